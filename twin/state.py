@@ -65,6 +65,8 @@ class CduSpec:
     pump_failover_s: float
     coolant: str
     loop_volume_l: float
+    height_u: int = 0  # rack units taken by an in-rack CDU
+    description: str = ""
 
 
 @dataclass
