@@ -1,0 +1,66 @@
+"""The Dash app factory: ``create_app(hub)`` wires the shell, the pages and the hub together.
+
+Pages live one per file in ``dashboard/pages`` (Dash pages, ``layout(**kwargs)`` and
+their callbacks beside them); the shell is :mod:`dashboard.shell`.  Everything is served
+from this process: Dash's own bundles with ``serve_locally`` and our CSS from
+``dashboard/assets`` — no CDN, no external fonts.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import dash
+from dash import _callback
+
+from dashboard import shell
+from dashboard.hub_context import HUB_CONFIG_KEY
+from dashboard.theme import register_template
+
+log = logging.getLogger(__name__)
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+PAGES_DIR = PACKAGE_DIR / "pages"
+ASSETS_DIR = PACKAGE_DIR / "assets"
+
+
+def _adopt_page_callbacks(app: dash.Dash) -> None:
+    """Move the callbacks the page modules just registered with ``dash.callback`` into ``app``.
+
+    Dash copies its global callback list into an app on the app's first request, so a
+    second app created before that (tests serve several) would receive both apps'
+    copies.  Creating the app re-executes every page module, which registers its
+    callbacks afresh, so we clear the list before and hand it to this app at once.
+    """
+    for key, value in _callback.GLOBAL_CALLBACK_MAP.items():
+        app.callback_map[key] = value
+    app._callback_list.extend(_callback.GLOBAL_CALLBACK_LIST)
+    _callback.GLOBAL_CALLBACK_MAP.clear()
+    _callback.GLOBAL_CALLBACK_LIST.clear()
+
+
+def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
+    """A Dash app showing ``hub`` (a :class:`ingest.live.LiveHub` or a stand-in).
+
+    ``tick_ms`` is the live-update period (≤ 2000 ms).
+    """
+    register_template()
+    _callback.GLOBAL_CALLBACK_MAP.clear()
+    _callback.GLOBAL_CALLBACK_LIST.clear()
+    app = dash.Dash(
+        "dashboard",
+        use_pages=True,
+        pages_folder=str(PAGES_DIR),
+        assets_folder=str(ASSETS_DIR),
+        serve_locally=True,
+        title="ClusterTwin",
+        update_title=None,
+        suppress_callback_exceptions=True,
+    )
+    app.server.config[HUB_CONFIG_KEY] = hub
+    _adopt_page_callbacks(app)
+    shell.register_callbacks(app)
+    app.layout = shell.layout(hub.site_name, tick_ms)
+    log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
+    return app

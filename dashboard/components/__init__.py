@@ -1,0 +1,1 @@
+"""Reusable layout pieces of the dashboard (factory functions returning Dash components)."""

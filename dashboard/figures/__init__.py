@@ -1,0 +1,1 @@
+"""Pure figure builders: (data) -> plotly.graph_objects.Figure, no Dash, no hub."""

@@ -1,0 +1,113 @@
+"""Every component id of the dashboard, in one module.
+
+One class per page (or shell part) holds plain string ids; repeated widgets use dict
+ids built by the functions below and matched with ``MATCH``/``ALL`` in callbacks.
+Ids are prefixed with the page name so two pages never collide.
+
+To add a page: append a class at the END of this file (pages are added in parallel,
+appending keeps merges trivial).
+"""
+
+from __future__ import annotations
+
+
+class Shell:
+    """The frame around every page: header, navigation, data ages, the live tick."""
+
+    HEADER = "shell-header"
+    SITE_NAME = "shell-site-name"
+    NAV = "shell-nav"
+    SOURCE_AGES = "shell-source-ages"
+    CLOCK = "shell-clock"
+    TICK = "shell-tick"  # dcc.Interval driving every live page
+    LOCATION = "shell-location"  # read-only view of the browser URL
+    MAIN = "shell-main"  # the page slot; class "is-stale"/"is-dead" greys it out
+
+
+# Pattern-matching id types (dict ids); use the helper functions below.
+KPI_VALUE = "kpi-value"
+NAV_LINK = "nav-link"
+ALERT_ACK = "alert-ack"
+ALERT_SILENCE = "alert-silence"
+FLOOR_HALL_GRAPH = "floor-hall-graph"
+
+
+def kpi_value(page: str, name: str) -> dict:
+    """Id of the value text of KPI card ``name`` on ``page``."""
+    return {"type": KPI_VALUE, "page": page, "name": name}
+
+
+def nav_link(path: str) -> dict:
+    """Id of the navigation link to ``path``."""
+    return {"type": NAV_LINK, "path": path}
+
+
+def alert_ack(alert_id: str) -> dict:
+    """Id of the acknowledge button of one alert."""
+    return {"type": ALERT_ACK, "alert": alert_id}
+
+
+def alert_silence(alert_id: str) -> dict:
+    """Id of the silence button of one alert."""
+    return {"type": ALERT_SILENCE, "alert": alert_id}
+
+
+def floor_hall_graph(hall: int) -> dict:
+    """Id of the floor-plan graph of hall ``hall``."""
+    return {"type": FLOOR_HALL_GRAPH, "hall": hall}
+
+
+class Overview:
+    """``/``: site summary."""
+
+    PAGE = "overview"
+    URL = "overview-url"
+    WINDOW = "overview-window"
+    KPIS = "overview-kpis"
+    POWER_TREND = "overview-power-trend"
+    PUE_TREND = "overview-pue-trend"
+    TEMP_TREND = "overview-temp-trend"
+    THROUGHPUT_TREND = "overview-throughput-trend"
+    HOT_RACKS = "overview-hot-racks"
+    OPEN_ALERTS = "overview-open-alerts"
+    JOBS = "overview-jobs"
+
+
+class Floor:
+    """``/floor``: hall floor plans and the rack drill-down."""
+
+    PAGE = "floor"
+    URL = "floor-url"
+    METRIC = "floor-metric"
+    HALLS = "floor-halls"
+    LEGEND = "floor-legend"
+    SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
+    RACK_PANEL = "floor-rack-panel"
+    RACK_TITLE = "floor-rack-title"
+    RACK_CLOSE = "floor-rack-close"
+    RACK_ELEVATION = "floor-rack-elevation"
+    RACK_GPU_TEMP = "floor-rack-gpu-temp"
+    RACK_GPU_POWER = "floor-rack-gpu-power"
+    RACK_GPU_CLOCK = "floor-rack-gpu-clock"
+    RACK_XIDS = "floor-rack-xids"
+    RACK_CDU = "floor-rack-cdu"
+    RACK_FEEDS = "floor-rack-feeds"
+    RACK_FABRIC = "floor-rack-fabric"
+    RACK_HISTORY = "floor-rack-history"
+
+
+class Alerts:
+    """``/alerts``: active and past alerts, acknowledge and silence."""
+
+    PAGE = "alerts"
+    URL = "alerts-url"
+    SEVERITY = "alerts-severity"
+    SHOW_CLEARED = "alerts-show-cleared"
+    SILENCE_DURATION = "alerts-silence-duration"
+    ACTIVE_TABLE = "alerts-active-table"
+    PAST_TABLE = "alerts-past-table"
+    SUMMARY = "alerts-summary"
+    ACTION_RESULT = "alerts-action-result"
+
+
+# --- pages added by other areas: append classes below this line -------------------

@@ -1,0 +1,148 @@
+"""Dashboard fixtures: a demo site with a plausible snapshot, and a real-browser harness.
+
+The browser harness serves the app from a thread (werkzeug on 127.0.0.1, a free port)
+and drives the system Chromium through Playwright.  Browser tests fail, never skip,
+when Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+# tests/ is on sys.path (rootdir conftest), where tests/dashboard would shadow the real
+# package as a namespace package; put the repository first so `dashboard` is ours.
+_REPO_DIR = str(Path(__file__).resolve().parents[2])
+if sys.path[0] != _REPO_DIR:
+    sys.path.insert(0, _REPO_DIR)
+
+from dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
+from twin.site import load_site  # noqa: E402
+
+CHROMIUM = os.environ.get("CLUSTERTWIN_CHROMIUM", "/usr/bin/chromium")
+CHROME_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--enable-unsafe-swiftshader",  # software WebGL for scattergl without a GPU
+]
+SCREENSHOT_DIR = Path(__file__).resolve().parents[1] / "screenshots"
+VIEWPORTS = {"1366x768": (1366, 768), "1920x1080": (1920, 1080)}
+SNAPSHOT_TS = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="session")
+def demo_state():
+    return load_site("demo")
+
+
+@pytest.fixture(scope="session")
+def demo_snapshot(demo_state):
+    return synthetic_snapshot(demo_state, ts=SNAPSHOT_TS, seed=1)
+
+
+@pytest.fixture()
+def demo_hub(demo_state, demo_snapshot):
+    """A fresh stand-in hub per test (acknowledge/silence mutate its alerts)."""
+    return StandinHub(demo_state, demo_snapshot)
+
+
+@pytest.fixture(scope="session")
+def dash_app(demo_state):
+    """The app over a demo stand-in hub; importing it loads the page modules."""
+    from dashboard.app import create_app
+
+    return create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=2)))
+
+
+@pytest.fixture(scope="session")
+def page_module(dash_app):
+    """Import a page module by name (pages can only be imported once an app exists)."""
+    return lambda name: importlib.import_module(f"dashboard.pages.{name}")
+
+
+class ServedApp:
+    """A Dash app served from a background thread; ``url(path)`` builds page URLs."""
+
+    def __init__(self, app):
+        self.server = make_server("127.0.0.1", 0, app.server, threaded=True)
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/") -> str:
+        return self.base_url + path
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def served_app(dash_app):
+    """The demo app served on 127.0.0.1 for the whole session."""
+    served = ServedApp(dash_app)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (the system one, no Playwright download)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: browser tests need it (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS)
+        yield browser
+        browser.close()
+
+
+class ConsoleLog:
+    """Collects browser console errors and failed requests of one page."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        page.on("console", lambda msg: self.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        page.on("requestfailed", lambda req: self.errors.append(f"request failed: {req.url}"))
+        self.external: list[str] = []
+        page.on("request", lambda req: self.external.append(req.url) if not req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+
+
+@pytest.fixture()
+def new_page(browser):
+    """Factory: ``new_page("1366x768") -> (page, console_log)``; pages close after the test."""
+    contexts = []
+
+    def make(viewport: str = "1366x768"):
+        width, height = VIEWPORTS[viewport]
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        page = context.new_page()
+        return page, ConsoleLog(page)
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture()
+def screenshot():
+    """``screenshot(page, name)`` writes ``tests/screenshots/<name>.png`` (full page)."""
+
+    def take(page, name: str) -> Path:
+        SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOT_DIR / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 10_000, f"screenshot {path.name} looks empty"
+        return path
+
+    return take
