@@ -1,0 +1,1 @@
+"""Storage: relational tables (SQLModel) and columnar telemetry frames, on SQLite or PostgreSQL."""

@@ -1,0 +1,122 @@
+"""Relational tables: site versions, scenarios, incidents (recordings), events/alerts, telemetry.
+
+Timestamps are timezone-aware UTC (:class:`UTCDateTime`).  Telemetry is not stored a
+row per sample: :class:`TelemetryChunk` holds one block of entities × fields of one
+frame as a float32 blob (see :mod:`ingest.store.frames`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import BigInteger, Column, DateTime, Index, LargeBinary, TypeDecorator, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """A DateTime that only accepts aware datetimes and always returns UTC-aware ones."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware UTC")
+        return value.astimezone(timezone.utc)
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def _ts(**kw):
+    return Field(default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, **kw))
+
+
+class SiteVersion(SQLModel, table=True):
+    """A site file as loaded, one row per distinct content."""
+
+    __tablename__ = "site_version"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True)
+    version: int
+    content_sha256: str
+    content: str
+    created_at: datetime = _ts()
+
+
+class Scenario(SQLModel, table=True):
+    """A what-if: edits to a site, stored as a site-file overlay."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    site_name: str = Field(index=True)
+    name: str
+    description: str = ""
+    content: str  # TOML overlay
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class Incident(SQLModel, table=True):
+    """A recorded time window worth replaying."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    site_name: str = Field(index=True)
+    name: str
+    description: str = ""
+    start_at: datetime = _ts()
+    end_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    created_at: datetime = _ts()
+
+
+class Event(SQLModel, table=True):
+    """An alert or event about one entity (threshold, XID, stale source, failure)."""
+
+    __table_args__ = (Index("ix_event_site_open", "site_name", "cleared_at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    site_name: str = Field(index=True)
+    key: str = Field(index=True)  # identifies the condition, to open/clear it once per episode
+    raised_at: datetime = _ts()
+    severity: str  # critical | warning | info
+    source: str  # twin, synthetic, dcgm, prometheus, redfish, ipmi
+    entity_kind: str
+    entity_id: int
+    entity_name: str
+    metric: str
+    value: float | None = None
+    message: str
+    acknowledged: bool = False
+    acknowledged_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    silenced_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    cleared_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+
+
+class TelemetryLayout(SQLModel, table=True):
+    """How one kind of frame is laid out: its fields and the block size of its chunks."""
+
+    __tablename__ = "telemetry_layout"
+    __table_args__ = (UniqueConstraint("site_name", "kind"),)
+    id: int | None = Field(default=None, primary_key=True)
+    site_name: str
+    kind: str  # gpu, cdu, power, source, rack
+    fields_csv: str  # canonical quantity names, comma-separated, in blob order
+    n_entities: int
+    block_size: int
+
+
+class TelemetryChunk(SQLModel, table=True):
+    """One block of one frame: float32 array [n_fields, block entities], C order."""
+
+    __tablename__ = "telemetry_chunk"
+    layout_id: int = Field(foreign_key="telemetry_layout.id", primary_key=True)
+    block: int = Field(primary_key=True)
+    ts_ms: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
