@@ -1,0 +1,52 @@
+# ClusterTwin: the two commands.
+#   make run   set up and start the dashboard on http://127.0.0.1:8050 (SQLite + synthetic colossus)
+#   make test  set up (venv, Python deps, Debian packages the tests need) and run the whole suite
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SITE   ?= colossus
+# Debian packages the test suite needs: headless Chromium and its driver (browser tests),
+# PostgreSQL server (storage on PostgreSQL), Prometheus + promtool (Prometheus API ingest),
+# OpenIPMI's ipmi_sim and ipmitool (IPMI ingest).
+APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool
+
+.PHONY: run test bench setup system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/clustertwin serve --site $(SITE) --host 127.0.0.1 --port 8050
+
+system-deps:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || missing="$$missing prometheus"; \
+	command -v ipmi_sim >/dev/null || missing="$$missing openipmi"; \
+	command -v ipmitool >/dev/null || missing="$$missing ipmitool"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test: $(STAMP) system-deps
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/clustertwin bench --json
+
+clean:
+	rm -rf $(VENV) var build *.egg-info tests/screenshots
