@@ -1,0 +1,270 @@
+"""Cooling-page figures: the plant → loop → CDU heat-flow diagram, CDU capacity use and throttle risk.
+
+Pure functions of a :class:`~twin.state.SiteState` and a :class:`~twin.snapshot.Snapshot`.
+Everything is aggregated server-side: the site view groups CDUs per (loop, hall); a
+loop's drill-down groups its CDUs per row once it has more than :data:`MAX_CDU_NODES`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard import theme
+from dashboard.figures.load_scale import load_colour, load_colours, translucent
+from twin.snapshot import Snapshot
+from twin.state import SiteState
+
+MAX_CDU_NODES = 40  # beyond this a loop's CDUs are shown per row
+USE_BINS_FRAC = np.round(np.arange(0.0, 1.30001, 0.05), 2)  # capacity-use histogram edges
+# time-to-throttle classes (upper bounds, seconds) and their labels
+TTT_EDGES_S = (30.0, 60.0, 120.0, 300.0, 600.0, math.inf)
+TTT_LABELS = ("< 30 s", "30–60 s", "1–2 min", "2–5 min", "5–10 min", "> 10 min")
+
+
+def _nan_to_zero(values: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(values), values, 0.0)
+
+
+def cdu_row(state: SiteState) -> np.ndarray:
+    """Row of each CDU: the row of the first rack it cools (-1 if it cools none)."""
+    row = np.full(state.n_cdus, -1, dtype=np.int32)
+    order = np.arange(state.n_racks)[::-1]  # first rack wins: write in reverse
+    row[state.rack_cdu[order]] = state.rack_row[order]
+    return row
+
+
+def _flow_weighted(temp_c: np.ndarray, flow_lpm: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Flow-weighted mean temperature per group (NaN where no known reading)."""
+    ok = np.isfinite(temp_c) & np.isfinite(flow_lpm) & (flow_lpm > 0)
+    weight = np.bincount(group[ok], flow_lpm[ok], n_groups)
+    total = np.bincount(group[ok], flow_lpm[ok] * temp_c[ok], n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight > 0, total / weight, np.nan)
+
+
+def cdu_groups(state: SiteState, loop: int | None) -> tuple[np.ndarray, list[str], list[int]]:
+    """Group id per CDU (-1 = not shown), group labels and each group's loop.
+
+    Site view (``loop is None``): one group per (loop, hall).  Loop view: every CDU
+    of the loop, or one group per row when the loop has more than ``MAX_CDU_NODES``.
+    """
+    group = np.full(state.n_cdus, -1, dtype=np.int64)
+    cdu_hall = np.full(state.n_cdus, 0, dtype=np.int64)
+    cdu_hall[state.rack_cdu] = state.rack_hall
+    if loop is None:
+        key = state.cdu_loop.astype(np.int64) * len(state.hall_name) + cdu_hall
+        uniq, group = np.unique(key, return_inverse=True)
+        counts = np.bincount(group, minlength=uniq.size)
+        labels = [f"{state.hall_name[k % len(state.hall_name)]} · {n} CDUs" for k, n in zip(uniq, counts)]
+        return group, labels, [int(k // len(state.hall_name)) for k in uniq]
+    members = np.flatnonzero(state.cdu_loop == loop)
+    if members.size <= MAX_CDU_NODES:
+        group[members] = np.arange(members.size)
+        return group, [state.cdu_name[c] for c in members], [loop] * members.size
+    rows = cdu_row(state)[members]
+    uniq, inverse = np.unique(rows, return_inverse=True)
+    group[members] = inverse
+    counts = np.bincount(inverse, minlength=uniq.size)
+    labels = [f"{state.row_name[r] if r >= 0 else 'no row'} · {n} CDUs" for r, n in zip(uniq, counts)]
+    return group, labels, [loop] * uniq.size
+
+
+def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = None) -> go.Figure:
+    """Sankey of heat (kW) from CDU groups through facility-water loops to plants.
+
+    Link width is heat in kW; hover shows coolant flow (L/min) and supply → return
+    temperatures (°C).  CDU-group nodes are coloured by their worst CDU's capacity use.
+    """
+    n_loops = len(state.loop_name)
+    loops = list(range(n_loops)) if loop is None else [int(loop)]
+    plants = sorted({int(state.loop_plant[lp]) for lp in loops})
+    group, group_labels, group_loop = cdu_groups(state, loop)
+    n_groups = len(group_labels)
+    shown = group >= 0
+    g = group[shown]
+    heat_kw = _nan_to_zero(snap.cdu_heat_kw)[shown]
+    flow_lpm = _nan_to_zero(snap.cdu_flow_lpm)[shown]
+    group_heat = np.bincount(g, heat_kw, n_groups)
+    group_flow = np.bincount(g, flow_lpm, n_groups)
+    group_supply = _flow_weighted(snap.cdu_supply_temp_c[shown], snap.cdu_flow_lpm[shown], g, n_groups)
+    group_return = _flow_weighted(snap.cdu_return_temp_c[shown], snap.cdu_flow_lpm[shown], g, n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        use = snap.cdu_heat_kw[shown] / snap.cdu_capacity_kw[shown]
+    worst_use = np.full(n_groups, -np.inf)
+    np.maximum.at(worst_use, g, np.where(np.isfinite(use), use, -np.inf))
+    worst_use[~np.isfinite(worst_use)] = np.nan
+
+    labels, colours, hover = [], [], []
+    plant_node = {}
+    for p in plants:
+        plant_node[p] = len(labels)
+        labels.append(state.plant_name[p])
+        colours.append(theme.STATUS_INFO)
+        hover.append(f"capacity {state.plant_capacity_kw[p] / 1e3:,.1f} MW<br>supply set-point {state.plant_supply_setpoint_c[p]:.1f} °C")
+    loop_node = {}
+    for lp in loops:
+        loop_node[lp] = len(labels)
+        sup, ret = snap.loop_supply_temp_c[lp], snap.loop_return_temp_c[lp]
+        labels.append(f"{state.loop_name[lp]} · {sup:.1f}→{ret:.1f} °C")
+        colours.append(theme.SERIES[5])
+        hover.append(
+            f"heat {snap.loop_heat_kw[lp] / 1e3:,.2f} MW of {state.loop_capacity_kw[lp] / 1e3:,.1f} MW"
+            f"<br>design facility flow {state.loop_flow_lpm[lp]:,.0f} L/min"
+        )
+    first_group = len(labels)
+    for k in range(n_groups):
+        labels.append(f"{group_labels[k]} · {group_supply[k]:.1f}→{group_return[k]:.1f} °C")
+        colours.append(load_colour(float(worst_use[k])))
+        hover.append(f"secondary flow {group_flow[k]:,.0f} L/min<br>worst CDU capacity use {worst_use[k]:.0%}")
+
+    src, dst, value, link_colour, link_hover = [], [], [], [], []
+    for k in range(n_groups):
+        src.append(first_group + k)
+        dst.append(loop_node[group_loop[k]])
+        value.append(float(group_heat[k]))
+        link_colour.append(translucent(colours[first_group + k]))
+        link_hover.append(f"{group_heat[k]:,.0f} kW · {group_flow[k]:,.0f} L/min secondary")
+    for lp in loops:
+        src.append(loop_node[lp])
+        dst.append(plant_node[int(state.loop_plant[lp])])
+        value.append(float(_nan_to_zero(snap.loop_heat_kw[lp : lp + 1])[0]))
+        link_colour.append("rgba(86, 180, 233, 0.35)")
+        link_hover.append(f"{snap.loop_heat_kw[lp]:,.0f} kW · {state.loop_flow_lpm[lp]:,.0f} L/min facility water (design)")
+
+    fig = go.Figure(
+        go.Sankey(
+            arrangement="fixed" if loop is None and n_groups > 30 else "snap",
+            valueformat=",.0f",
+            valuesuffix=" kW",
+            node=dict(
+                label=labels, color=colours, customdata=hover, pad=8, thickness=14,
+                hovertemplate="%{label}<br>%{customdata}<extra></extra>",
+                line=dict(width=0),
+            ),
+            link=dict(source=src, target=dst, value=value, color=link_colour, customdata=link_hover,
+                      hovertemplate="%{source.label} → %{target.label}<br>%{customdata}<extra></extra>"),
+        )
+    )
+    scope = "site" if loop is None else state.loop_name[int(loop)]
+    fig.update_layout(
+        **theme.base_layout(
+            title=f"Heat flow, CDUs → facility loops → plants ({scope}); width = heat (kW)",
+            uirevision=f"cooling-flow-{scope}",
+            margin=dict(l=8, r=8, t=40, b=8),
+            font=dict(size=11),
+        )
+    )
+    return fig
+
+
+def cdu_use_frac(snap: Snapshot) -> np.ndarray:
+    """Heat over capacity at the present supply temperature, per CDU (NaN if unknown)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        use = snap.cdu_heat_kw / snap.cdu_capacity_kw
+    return np.where(np.isfinite(use), use, np.nan)
+
+
+def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None) -> go.Figure:
+    """Histogram (pre-binned) of CDU capacity use in %, bars beyond 100 % in the critical colour."""
+    use = cdu_use_frac(snap)
+    if loop is not None:
+        use = use[state.cdu_loop == loop]
+    known = use[np.isfinite(use)]
+    clipped = np.clip(known, 0.0, USE_BINS_FRAC[-1] - 1e-9)
+    counts, edges = np.histogram(clipped, bins=USE_BINS_FRAC)
+    centres_pct = (edges[:-1] + edges[1:]) / 2 * 100
+    colours = load_colours(np.where(edges[:-1] < 1.0, edges[:-1], 1.01))
+    fig = go.Figure(
+        go.Bar(
+            x=centres_pct, y=counts, width=4.6, marker_color=colours,
+            customdata=np.stack([edges[:-1] * 100, edges[1:] * 100], axis=1),
+            hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} %: %{y} CDUs<extra></extra>",
+        )
+    )
+    fig.add_vline(x=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
+    unknown = int(use.size - known.size)
+    note = f" · {unknown} unknown" if unknown else ""
+    fig.update_layout(
+        **theme.base_layout(
+            title=f"CDU capacity use at present supply temperature ({known.size} CDUs{note})",
+            xaxis=dict(title="heat / capacity (%)", range=[0, USE_BINS_FRAC[-1] * 100], ticksuffix=" %"),
+            yaxis=dict(title="CDUs (count)"),
+            bargap=0.05,
+            uirevision="cooling-use",
+            showlegend=False,
+        )
+    )
+    return fig
+
+
+def worst_cdus(state: SiteState, snap: Snapshot, n: int = 10, loop: int | None = None) -> list[dict]:
+    """Rows of the ``n`` CDUs with the highest capacity use (display units, rounded)."""
+    use = cdu_use_frac(snap)
+    candidates = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
+    order = candidates[np.argsort(-np.nan_to_num(use[candidates], nan=-1.0), kind="stable")][:n]
+    spec_pumps = state.cdu_spec_array("pumps")
+    return [
+        {
+            "cdu": state.cdu_name[c],
+            "loop": state.loop_name[int(state.cdu_loop[c])],
+            "heat_kw": round(float(snap.cdu_heat_kw[c]), 1),
+            "capacity_kw": round(float(snap.cdu_capacity_kw[c]), 1),
+            "use_pct": round(float(use[c]) * 100, 1) if np.isfinite(use[c]) else None,
+            "supply_c": round(float(snap.cdu_supply_temp_c[c]), 1),
+            "return_c": round(float(snap.cdu_return_temp_c[c]), 1),
+            "flow_lpm": round(float(snap.cdu_flow_lpm[c]), 0),
+            "pumps": f"{int(snap.cdu_pumps_running[c])}/{int(spec_pumps[c])}",
+        }
+        for c in order
+    ]
+
+
+def throttle_classes(time_to_throttle_s: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Counts per :data:`TTT_LABELS` class, racks that never throttle (inf), unknown (NaN)."""
+    known = time_to_throttle_s[~np.isnan(time_to_throttle_s)]
+    never = int(np.isposinf(known).sum())
+    finite = known[np.isfinite(known)]
+    edges = np.concatenate([[0.0], np.array(TTT_EDGES_S[:-1]), [np.inf]])
+    counts, _ = np.histogram(finite, bins=edges)
+    return counts, never, int(time_to_throttle_s.size - known.size)
+
+
+def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
+    """Racks by time to throttle (s) for each failure scenario, as grouped bars."""
+    fig = go.Figure()
+    for i, (scenario, ttt_s) in enumerate(scenarios_s.items()):
+        counts, never, unknown = throttle_classes(np.asarray(ttt_s, dtype=np.float64))
+        fig.add_bar(
+            x=list(TTT_LABELS) + ["never"], y=list(counts) + [never],
+            name=scenario if not unknown else f"{scenario} ({unknown} racks unknown)",
+            marker_color=theme.SERIES[i % len(theme.SERIES)],
+            hovertemplate=f"{scenario}<br>%{{x}}: %{{y}} racks<extra></extra>",
+        )
+    fig.update_layout(
+        **theme.base_layout(
+            title="Racks by time to GPU throttling after the failure",
+            xaxis=dict(title="time to throttle"),
+            yaxis=dict(title="racks (count)"),
+            barmode="group",
+            uirevision="cooling-ttt",
+        )
+    )
+    return fig
+
+
+def throttle_risk_rows(state: SiteState, ttt_s: np.ndarray, n: int = 10) -> list[dict]:
+    """The ``n`` racks that throttle soonest (time in s), with their CDU."""
+    ttt = np.where(np.isnan(ttt_s), np.inf, ttt_s)
+    order = np.argsort(ttt, kind="stable")[:n]
+    return [
+        {
+            "rack": state.rack_name[r],
+            "cdu": state.cdu_name[int(state.rack_cdu[r])],
+            "time_to_throttle_s": round(float(ttt[r]), 0) if np.isfinite(ttt[r]) else None,
+        }
+        for r in order
+        if np.isfinite(ttt[r])
+    ]

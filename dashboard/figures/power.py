@@ -1,0 +1,420 @@
+"""Power-page figures: the one-line diagram, load and N-1 headroom, generation and swing.
+
+Pure functions of a :class:`~twin.state.SiteState` and a :class:`~twin.snapshot.Snapshot`.
+The one-line diagram stays readable at any scale: busways are always grouped per UPS
+in the site view, and any column with more than :data:`MAX_NODES_PER_COLUMN` elements
+is grouped per parent.  Focusing on an element shows its path and full subtree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard import theme
+from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
+from twin.snapshot import GPU_DOWN, Snapshot
+from twin.state import POWER_KINDS, SOURCE_KINDS, SiteState
+
+MAX_NODES_PER_COLUMN = 48
+LABEL_NODES_PER_COLUMN = 24  # columns with more nodes show names on hover only
+KIND_SYMBOL = {"source": "diamond", "switchgear": "square", "transformer": "circle", "ups": "hexagon", "busway": "triangle-right"}
+METRICS = {"power_n1_load_frac": "N-1 load", "power_load_frac": "load"}
+
+
+@dataclass
+class DiagramNode:
+    """One drawn node: a single element or a group of siblings of one kind."""
+
+    key: str  # "p<id>" element, "g<parent>:<kind>" group of a parent's children, "s<id>" source
+    label: str
+    column: int  # 0 sources, 1 + power depth
+    members: np.ndarray  # element ids (empty for sources)
+    parent_key: str | None
+    value_frac: float  # metric (max over members)
+    hover: str
+
+
+def _subtree(state: SiteState, root: int) -> np.ndarray:
+    """Boolean mask of ``root`` and all elements below it (parents come before children)."""
+    mask = np.zeros(state.n_power, dtype=bool)
+    mask[root] = True
+    for depth in range(int(state.power_depth[root]) + 1, int(state.power_depth.max()) + 1):
+        idx = np.flatnonzero(state.power_depth == depth)
+        mask[idx] = mask[state.power_parent[idx]]
+    return mask
+
+
+def _ancestors(state: SiteState, element: int) -> list[int]:
+    chain = []
+    parent = int(state.power_parent[element])
+    while parent >= 0:
+        chain.append(parent)
+        parent = int(state.power_parent[parent])
+    return chain
+
+
+def _root(state: SiteState, element: int) -> int:
+    chain = _ancestors(state, element)
+    return chain[-1] if chain else element
+
+
+def _element_hover(state: SiteState, snap: Snapshot, e: int) -> str:
+    usable = state.power_rating_kw[e] * state.power_max_util_frac[e]
+    return (
+        f"{POWER_KINDS[state.power_kind[e]]}, side {'AB'[int(state.power_side[e])]}"
+        f"<br>load {snap.power_load_kw[e]:,.0f} kW of {usable:,.0f} kW usable ({snap.power_load_frac[e]:.0%})"
+        f"<br>worst after one failure (N-1) {snap.power_n1_load_frac[e]:.0%}"
+    )
+
+
+def _group_hover(state: SiteState, snap: Snapshot, members: np.ndarray, metric: str) -> str:
+    values = getattr(snap, metric)[members]
+    worst = members[int(np.nanargmax(np.nan_to_num(values, nan=-1.0)))]
+    return (
+        f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}"
+        f"<br>total load {np.nansum(snap.power_load_kw[members]):,.0f} kW"
+        f"<br>worst {METRICS[metric]} {np.nanmax(values):.0%} ({state.power_name[worst]})"
+    )
+
+
+def diagram_nodes(state: SiteState, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> list[DiagramNode]:
+    """The nodes of the one-line diagram, parents before children, in drawing order."""
+    values = getattr(snap, metric)
+    if focus is None:
+        shown = np.ones(state.n_power, dtype=bool)
+        roots = np.flatnonzero(state.power_parent < 0)
+    else:
+        shown = _subtree(state, focus)
+        shown[_ancestors(state, focus)] = True
+        roots = np.array([_root(state, focus)])
+    nodes: list[DiagramNode] = []
+    node_of = np.full(state.n_power, -1)
+    # sources feeding the shown switchgear
+    for s in np.flatnonzero(np.isin(state.source_bus, roots)):
+        kind = SOURCE_KINDS[state.source_kind[s]]
+        soc = snap.battery_soc_frac[s]
+        soc_text = f"<br>state of charge {soc:.0%}" if np.isfinite(soc) else ""
+        nodes.append(
+            DiagramNode(
+                key=f"s{s}", label=state.source_name[s], column=0, members=np.zeros(0, np.int64),
+                parent_key=None, value_frac=float(snap.source_power_mw[s] / state.source_capacity_mw[s]) if state.source_capacity_mw[s] > 0 else math.nan,
+                hover=f"{kind}: {snap.source_power_mw[s]:,.1f} of {state.source_capacity_mw[s]:,.1f} MW{soc_text}",
+            )
+        )
+    source_nodes = list(nodes)
+    nodes.clear()
+    max_depth = int(state.power_depth.max()) if state.n_power else -1
+    for depth in range(max_depth + 1):
+        idx = np.flatnonzero(shown & (state.power_depth == depth))
+        idx = idx[np.lexsort((idx, state.power_side[idx]))] if depth == 0 else idx
+        busway_level = POWER_KINDS[state.power_kind[idx[0]]] == "busway" if idx.size else False
+        group = idx.size > MAX_NODES_PER_COLUMN or (busway_level and focus is None)
+        if focus is not None and idx.size and depth > int(state.power_depth[focus]):
+            group = idx.size > MAX_NODES_PER_COLUMN
+        if depth == 0 or not group:
+            for e in idx:
+                parent = int(state.power_parent[e])
+                node_of[e] = len(nodes)
+                nodes.append(
+                    DiagramNode(
+                        key=f"p{e}", label=state.power_name[e], column=depth + 1, members=np.array([e]),
+                        parent_key=nodes[node_of[parent]].key if parent >= 0 else None,
+                        value_frac=float(values[e]), hover=_element_hover(state, snap, e),
+                    )
+                )
+            continue
+        parents = state.power_parent[idx]
+        parent_nodes = node_of[parents]
+        for pn in np.unique(parent_nodes):
+            members = idx[parent_nodes == pn]
+            node_of[members] = len(nodes)
+            member_values = values[members]
+            nodes.append(
+                DiagramNode(
+                    key=f"g{nodes[pn].key}:{depth}", label=f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}",
+                    column=depth + 1, members=members, parent_key=nodes[pn].key,
+                    value_frac=float(np.nanmax(member_values)) if np.isfinite(member_values).any() else math.nan,
+                    hover=_group_hover(state, snap, members, metric),
+                )
+            )
+    # sources hang off their switchgear
+    for n in source_nodes:
+        bus = int(state.source_bus[int(n.key[1:])])
+        n.parent_key = nodes[node_of[bus]].key if node_of[bus] >= 0 else None
+    return source_nodes + nodes
+
+
+def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
+    """Vertical position of each node: leaves in order, a parent at its children's mean.
+
+    Sources sit beside the switchgear they feed (stacked around its position).
+    """
+    children: dict[str, list[str]] = {}
+    for n in nodes:
+        if n.column > 0 and n.parent_key is not None:
+            children.setdefault(n.parent_key, []).append(n.key)
+    y: dict[str, float] = {}
+    counter = [0.0]
+
+    def place(key: str) -> float:
+        kids = children.get(key, [])
+        if not kids:
+            y[key] = counter[0]
+            counter[0] += 1.0
+        else:
+            y[key] = float(np.mean([place(k) for k in kids]))
+        return y[key]
+
+    for n in nodes:
+        if n.column == 1:
+            place(n.key)
+            counter[0] += 0.5  # gap between switchgear
+    by_bus: dict[str | None, list[DiagramNode]] = {}
+    for n in nodes:
+        if n.column == 0:
+            by_bus.setdefault(n.parent_key, []).append(n)
+    for bus, sources in by_bus.items():
+        centre = y.get(bus, 0.0) if bus is not None else 0.0
+        spread = 0.8 if len(sources) > 1 else 0.0
+        for i, n in enumerate(sources):
+            y[n.key] = centre + (i - (len(sources) - 1) / 2) * spread
+    return y
+
+
+def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> go.Figure:
+    """One-line diagram: sources → switchgear → transformers → UPS → busways, coloured by ``metric``.
+
+    Node ``customdata`` carries the key of the element ("p<id>") or group for click
+    drill-down; colour is the (worst) load fraction, critical above 100 %.
+    """
+    nodes = diagram_nodes(state, snap, focus, metric)
+    y = _positions(nodes)
+    by_key = {n.key: n for n in nodes}
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for n in nodes:
+        if n.parent_key is None or n.parent_key not in by_key:
+            continue
+        p = by_key[n.parent_key]
+        x0, x1 = (n.column, p.column) if n.column == 0 else (p.column, n.column)
+        y0, y1 = (y[n.key], y[p.key]) if n.column == 0 else (y[p.key], y[n.key])
+        xm = (x0 + x1) / 2
+        edge_x += [x0, xm, xm, x1, None]
+        edge_y += [y0, y0, y1, y1, None]
+    fig = go.Figure(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color=theme.GRID, width=1), hoverinfo="skip", showlegend=False))
+    columns = sorted({n.column for n in nodes})
+    for column in columns:
+        col_nodes = [n for n in nodes if n.column == column]
+        kind = "source" if column == 0 else POWER_KINDS[state.power_kind[col_nodes[0].members[0]]]
+        label_it = len(col_nodes) <= LABEL_NODES_PER_COLUMN
+        fig.add_trace(
+            go.Scatter(
+                x=[column] * len(col_nodes), y=[y[n.key] for n in col_nodes],
+                mode="markers+text" if label_it else "markers",
+                text=[n.label for n in col_nodes] if label_it else None,
+                textposition="top center", textfont=dict(size=10, color=theme.TEXT_MUTED),
+                marker=dict(
+                    symbol=KIND_SYMBOL.get(kind, "circle"), size=13 if label_it else 9,
+                    color=load_colours([n.value_frac for n in col_nodes]),
+                    line=dict(color=theme.BACKGROUND, width=1),
+                ),
+                customdata=[[n.key, n.label, n.hover] for n in col_nodes],
+                hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>",
+                name=kind, showlegend=False,
+            )
+        )
+    # a colour bar for the metric (invisible marker carrying the scale)
+    fig.add_trace(
+        go.Scatter(
+            x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
+            marker=dict(colorscale=LOAD_COLOURSCALE, cmin=0, cmax=LOAD_SCALE_MAX_FRAC * 100, color=[0], showscale=True,
+                        colorbar=dict(title=dict(text=f"{METRICS[metric]} (%)", side="right"), ticksuffix=" %", thickness=10, len=0.8)),
+        )
+    )
+    column_titles = ["sources", *POWER_KINDS]
+    scope = "site" if focus is None else state.power_name[focus]
+    n_rows = max(y.values()) + 1 if y else 1
+    fig.update_layout(
+        **theme.base_layout(
+            title=f"One-line diagram ({scope}); colour = {METRICS[metric]} of the usable rating",
+            xaxis=dict(tickmode="array", tickvals=list(range(len(column_titles))), ticktext=column_titles,
+                       range=[-0.5, len(column_titles) - 0.5], showgrid=False, zeroline=False, side="top", fixedrange=True),
+            yaxis=dict(visible=False, autorange="reversed", range=None),
+            uirevision=f"power-tree-{scope}",
+            margin=dict(l=16, r=16, t=64, b=16),
+            height=max(360, min(900, int(22 * n_rows) + 100)),
+            hovermode="closest",
+        )
+    )
+    return fig
+
+
+def element_from_key(key: str | None) -> int | None:
+    """Element id a clicked node stands for: the element, or the parent of a group."""
+    if not key:
+        return None
+    if key.startswith("p"):
+        return int(key[1:])
+    if key.startswith("gp"):
+        return int(key[2:].split(":")[0])
+    return None
+
+
+def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
+    """Every power element: load (%) against worst load after a single failure (N-1, %)."""
+    fig = go.Figure()
+    for k, kind in enumerate(POWER_KINDS):
+        idx = np.flatnonzero(state.power_kind == k)
+        if idx.size == 0:
+            continue
+        trace = go.Scattergl if idx.size > 2000 else go.Scatter
+        fig.add_trace(
+            trace(
+                x=np.round(snap.power_load_frac[idx] * 100, 1), y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
+                mode="markers", name=kind,
+                marker=dict(symbol=KIND_SYMBOL[kind], size=8, color=theme.SERIES[k], line=dict(width=0)),
+                customdata=[state.power_name[e] for e in idx],
+                hovertemplate="<b>%{customdata}</b><br>load %{x:.0f} %<br>N-1 %{y:.0f} %<extra>" + kind + "</extra>",
+            )
+        )
+    fig.add_hline(y=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
+    fig.add_vline(x=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
+    fig.update_layout(
+        **theme.base_layout(
+            title="Load and N-1 load of each element (of usable rating)",
+            xaxis=dict(title="load now (%)", ticksuffix=" %", rangemode="tozero"),
+            yaxis=dict(title="load after worst single failure (%)", ticksuffix=" %", rangemode="tozero"),
+            uirevision="power-headroom",
+        )
+    )
+    return fig
+
+
+def worst_elements(state: SiteState, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac") -> list[dict]:
+    """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded)."""
+    values = np.nan_to_num(getattr(snap, metric), nan=-1.0)
+    order = np.argsort(-values, kind="stable")[:n]
+    usable = state.power_rating_kw * state.power_max_util_frac
+    return [
+        {
+            "element": state.power_name[e],
+            "kind": POWER_KINDS[state.power_kind[e]],
+            "side": "AB"[int(state.power_side[e])],
+            "load_kw": round(float(snap.power_load_kw[e]), 0),
+            "usable_kw": round(float(usable[e]), 0),
+            "load_pct": round(float(snap.power_load_frac[e]) * 100, 1),
+            "n1_pct": round(float(snap.power_n1_load_frac[e]) * 100, 1),
+            "n1_headroom_kw": round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
+        }
+        for e in order
+    ]
+
+
+def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
+    """Output and spare capacity (MW) per source kind, battery state of charge in the label."""
+    kinds, output, capacity, notes = [], [], [], []
+    for k, kind in enumerate(SOURCE_KINDS):
+        idx = np.flatnonzero(state.source_kind == k)
+        if idx.size == 0:
+            continue
+        kinds.append(f"{kind} ({idx.size})")
+        output.append(float(np.nansum(snap.source_power_mw[idx])))
+        capacity.append(float(state.source_capacity_mw[idx].sum()))
+        if kind == "battery":
+            soc = snap.battery_soc_frac[idx]
+            energy = state.source_energy_mwh[idx]
+            stored = float(np.nansum(soc * energy))
+            notes.append(f"{stored:,.0f} of {energy.sum():,.0f} MWh, lowest {np.nanmin(soc):.0%}" if np.isfinite(soc).any() else "charge unknown")
+        else:
+            notes.append("")
+    spare = [max(0.0, c - o) for c, o in zip(capacity, output)]
+    fig = go.Figure()
+    fig.add_bar(y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
+                customdata=notes, text=[f"{o:,.1f} MW" for o in output], textposition="inside",
+                hovertemplate="%{y}: %{x:,.1f} MW output<br>%{customdata}<extra></extra>")
+    fig.add_bar(y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
+                text=[f"{c:,.1f} MW cap. {n}".strip() for c, n in zip(capacity, notes)], textposition="outside",
+                hovertemplate="%{y}: %{x:,.1f} MW spare<extra></extra>", cliponaxis=False)
+    fig.update_layout(
+        **theme.base_layout(
+            title="Generation mix: output and spare capacity",
+            barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
+            yaxis=dict(autorange="reversed"), uirevision="power-generation",
+            margin=dict(l=110, r=140, t=56, b=40),
+        )
+    )
+    return fig
+
+
+def follow_capability(state: SiteState, snap: Snapshot) -> dict:
+    """What generation can follow: spare output (MW) and summed ramp rate (MW/s).
+
+    Spare = generation capacity − facility power (headroom for an upward swing);
+    ramp = Σ source ramp rates of sources with capacity (MW/s).
+    """
+    spare_mw = float(snap.generation_capacity_mw - snap.facility_power_mw)
+    ramp = float(state.source_ramp_mw_per_s[state.source_capacity_mw > 0].sum())
+    return {"spare_mw": spare_mw, "ramp_mw_per_s": ramp}
+
+
+def swing_figure(state: SiteState, snap: Snapshot) -> go.Figure:
+    """Training power swing against what generation can follow (two bullet bars)."""
+    can = follow_capability(state, snap)
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.32,
+                        subplot_titles=("swing amplitude vs spare generation (MW)", "swing ramp vs generation ramp (MW/s)"))
+    rows = (
+        (1, snap.swing_amplitude_mw, can["spare_mw"], "MW"),
+        (2, snap.swing_ramp_mw_per_s, can["ramp_mw_per_s"], "MW/s"),
+    )
+    for row, demand, capability, unit in rows:
+        ok = math.isfinite(demand) and demand <= capability
+        fig.add_bar(row=row, col=1, y=["can follow"], x=[capability], orientation="h", marker_color=theme.GRID,
+                    text=[f"{capability:,.1f} {unit}"], textposition="inside", showlegend=False,
+                    hovertemplate=f"generation can follow %{{x:,.2f}} {unit}<extra></extra>")
+        fig.add_bar(row=row, col=1, y=["swing"], x=[demand], orientation="h",
+                    marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL,
+                    text=[f"{demand:,.1f} {unit}"], textposition="inside", showlegend=False,
+                    hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>")
+        fig.update_xaxes(title_text=unit, rangemode="tozero", row=row, col=1)
+    fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36), bargap=0.25))
+    fig.update_annotations(font=dict(size=12, color=theme.TEXT_MUTED))
+    return fig
+
+
+def generation_limits(state: SiteState, snap: Snapshot) -> dict:
+    """IT budget under the available generation, GPUs runnable at full power, a common GPU cap.
+
+    IT budget (MW) = (generation capacity − site overhead) / PUE.
+    A GPU at full power costs its TDP plus its node's base power shared over the node's GPUs.
+    Runnable GPUs = ⌊IT budget / full-power cost⌋ (at most the GPUs not down).
+    Cap (W) = (IT budget − base power of nodes with a live GPU) / live GPUs, within
+    [min power limit, TDP]; ``cap_feasible`` is False when even the minimum does not fit.
+    """
+    pue = snap.pue_ratio if math.isfinite(snap.pue_ratio) and snap.pue_ratio >= 1.0 else 1.0
+    budget_mw = max(0.0, (snap.generation_capacity_mw - state.site_overhead_mw) / pue)
+    live = snap.gpu_state != GPU_DOWN
+    gpus_per_node = np.bincount(state.gpu_node, minlength=state.n_nodes).clip(1, None)
+    base_share_w = (state.node_base_power_w / gpus_per_node)[state.gpu_node]
+    tdp_w = state.gpu_spec_array("tdp_w")
+    full_cost_w = np.sort((tdp_w + base_share_w)[live])
+    runnable = int(np.searchsorted(np.cumsum(full_cost_w), budget_mw * 1e6, side="right"))
+    live_nodes = np.unique(state.gpu_node[live])
+    n_live = int(live.sum())
+    cap_w = (budget_mw * 1e6 - state.node_base_power_w[live_nodes].sum()) / n_live if n_live else math.nan
+    min_w = float(state.gpu_spec_array("min_power_limit_w")[live].max()) if n_live else math.nan
+    max_w = float(tdp_w[live].min()) if n_live else math.nan
+    return {
+        "it_power_mw": float(snap.it_power_mw),
+        "facility_power_mw": float(snap.facility_power_mw),
+        "generation_capacity_mw": float(snap.generation_capacity_mw),
+        "it_budget_mw": budget_mw,
+        "gpus_live": n_live,
+        "gpus_runnable_full_power": runnable,
+        "gpu_cap_w": float(min(max(cap_w, min_w), max_w)) if math.isfinite(cap_w) else math.nan,
+        "cap_feasible": bool(math.isfinite(cap_w) and cap_w >= min_w),
+    }
