@@ -105,7 +105,7 @@ def generate_fabric(
     core_slot = (spine_pod[sa] * spine_up + uplink) % cores_per_plane
     sb = n_leaves + n_spines + spine_plane[sa] * cores_per_plane + core_slot
 
-    link_a = np.concatenate([la, sa]).astype(np.int32)
+    link_a = np.concatenate([la, n_leaves + sa]).astype(np.int32)
     link_b = np.concatenate([lb, sb]).astype(np.int32)
     return Fabric(
         switch_name=names,
