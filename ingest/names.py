@@ -122,7 +122,7 @@ def dcgm_blank_mask(values, counter_field: bool = False):
 
     v = np.asarray(values, dtype=np.float64)
     mask = (v >= DCGM_FP64_BLANK) & (v < DCGM_FP64_BLANK + _SENTINEL_SPAN)
-    mask |= v >= DCGM_INT64_BLANK * (1 - 1e-15)
+    mask |= (v >= DCGM_INT64_BLANK * (1 - 1e-15)) & np.isfinite(v)
     if not counter_field:
         mask |= (v >= DCGM_INT32_BLANK) & (v < DCGM_INT32_BLANK + _SENTINEL_SPAN)
     return mask
