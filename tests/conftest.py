@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
+
+from ingest.store.pgserver import throwaway_postgres
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = (REPO_DIR.parent / "shared").resolve()
@@ -25,49 +22,11 @@ def fixtures_dir() -> Path:
 
 
 # --------------------------------------------------------------------------- PostgreSQL
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _pg_bin() -> Path:
-    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not candidates:
-        raise RuntimeError("PostgreSQL server binaries not found (make test installs Debian 'postgresql')")
-    return candidates[-1].parent
-
-
 @pytest.fixture(scope="session")
 def postgres_url():
-    """A throwaway PostgreSQL server on 127.0.0.1 for the session; yields a SQLAlchemy URL.
-
-    initdb refuses to run as root, so when root the cluster belongs to the ``postgres`` user.
-    """
-    bin_dir = _pg_bin()
-    work = Path(tempfile.mkdtemp(prefix="clustertwin-pg-"))
-    data, log = work / "data", work / "server.log"
-    port = _free_port()
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(work, "postgres", "postgres")
-        os.chmod(work, 0o755)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(as_user + [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                              "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
-    opts = (f"-p {port} -k {work} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off")
-    subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-o", opts, "start"],
-                   check=True, capture_output=True)
-    try:
-        subprocess.run(as_user + [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-                                  "-c", "create database twin_test"], check=True, capture_output=True)
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/twin_test"
-    finally:
-        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
+    """A throwaway PostgreSQL server on 127.0.0.1 for the whole session; yields its URL."""
+    with throwaway_postgres() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

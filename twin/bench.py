@@ -11,7 +11,10 @@ import importlib
 import time
 from collections.abc import Callable
 
-BENCH_MODULES: tuple[str, ...] = ()
+BENCH_MODULES: tuple[str, ...] = (
+    "twin.benchmarks_site",
+    "ingest.store.benchmarks",
+)
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 

@@ -13,6 +13,7 @@ import sys
 
 COMMAND_MODULES = (
     "twin.commands_sites",
+    "twin.commands_bench",
 )
 
 

@@ -1,0 +1,43 @@
+"""``clustertwin bench``: run the registered benchmarks and print their figures."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from twin.bench import registry
+
+
+def register(subparsers) -> None:
+    """Add the ``bench`` sub-command."""
+    bench = subparsers.add_parser("bench", help="run the performance benchmarks")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks")
+    bench.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    bench.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    benches = registry()
+    if args.list:
+        print("\n".join(sorted(benches)))
+        return 0
+    names = args.only or sorted(benches)
+    unknown = [n for n in names if n not in benches]
+    if unknown:
+        print(f"error: unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(sorted(benches))}",
+              file=sys.stderr)
+        return 2
+    results = {}
+    for name in names:
+        start = time.perf_counter()
+        results[name] = benches[name]()
+        results[name]["bench_wall_s"] = round(time.perf_counter() - start, 2)
+        if not args.json:
+            print(f"[{name}]")
+            for key, value in results[name].items():
+                print(f"  {key:<40} {value:.4g}" if isinstance(value, float) else f"  {key:<40} {value}")
+    if args.json:
+        print(json.dumps(results, indent=2, default=str))
+    return 0
