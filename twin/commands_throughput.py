@@ -27,10 +27,14 @@ def fabric_factors(job: JobSpec) -> training.FabricFactors:
     )
 
 
-def throughput_report(job: JobSpec) -> dict:
-    """All throughput and goodput figures of a job as a flat JSON-ready dict."""
+def throughput_report(job: JobSpec, factors: training.FabricFactors | None = None) -> dict:
+    """All throughput and goodput figures of a job as a flat JSON-ready dict.
+
+    ``factors`` (fabric fractions per dimension) default to the job file's regular
+    layout (:func:`fabric_factors`); pass the ones a site placement gives instead.
+    """
     par, model = job.parallel, job.model
-    factors = fabric_factors(job)
+    factors = factors or fabric_factors(job)
     step = training.step_time(model, par, job.hardware, factors)
     n_nodes = math.ceil(par.n_gpus / job.hardware.gpus_per_node)
     rel = job.reliability
@@ -68,6 +72,22 @@ def throughput_report(job: JobSpec) -> dict:
     }
 
 
+def site_report(job: JobSpec, site: str) -> dict:
+    """The job placed on GPUs 0..n−1 of a healthy site: fabric factors from the site's fabric."""
+    from twin import sitejob
+    from twin.site import load_site
+
+    state = load_site(site)
+    ids = sitejob.contiguous_placement(state, job.parallel.n_gpus)
+    result = sitejob.evaluate_site_job(state, job, ids)
+    f = result.fabric
+    factors = training.FabricFactors(dp=f["dp"].factor_frac, pp=f["pp"].factor_frac, cp=f["cp"].factor_frac)
+    report = throughput_report(job, factors)
+    report["site"] = state.name
+    report["fabric_limiting_tier_dp"] = f["dp"].limiting_tier
+    return report
+
+
 def _format_table(report: dict) -> str:
     rows = [
         ("job", report["job"]),
@@ -95,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate the job file and print JSON or a table; 2 on a bad job file."""
     try:
         job = load_job(Path(args.job))
-        report = throughput_report(job)
-    except (JobFileError, training.TrainingConfigError, goodput.ReliabilityError) as exc:
+        if args.site:
+            report = site_report(job, args.site)
+        else:
+            report = throughput_report(job)
+    except (JobFileError, training.TrainingConfigError, goodput.ReliabilityError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -114,5 +137,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Analytical step time, MFU, tokens per joule and goodput of a training job (docs/jobfile.md).",
     )
     parser.add_argument("--job", required=True, help="job file (TOML), e.g. data/jobs/llama3-405b-16k.toml")
+    parser.add_argument("--site", default=None,
+                        help="place the job on GPUs 0..n-1 of this site (name or file) and use its fabric")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     parser.set_defaults(func=run)

@@ -80,7 +80,10 @@ def evaluate_site_job(
     throttle = np.ones(state.n_gpus) if throttle_frac is None else np.asarray(throttle_frac, dtype=np.float64)
 
     groups = rank_groups(par)
-    reports = {dim: fabric.job_fabric_report(state, ids, groups[dim], link_up, switch_up) for dim in ("dp", "pp", "cp")}
+    sizes = {"dp": par.dp, "pp": par.pp, "cp": par.cp}
+    # a dimension of size 1 has no collective: its groups never span domains
+    reports = {dim: fabric.job_fabric_report(state, ids, groups[dim] if sizes[dim] > 1 else np.arange(ids.size),
+                                             link_up, switch_up) for dim in ("dp", "pp", "cp")}
     factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
                                      cp=reports["cp"].factor_frac)
     bottle = training.bottleneck_analysis(throttle, ids, state.gpu_rack, par.tp * par.cp * par.pp)

@@ -63,3 +63,17 @@ def test_bad_job_file_returns_2_and_names_field(tmp_path, capsys):
     bad.write_text(text)
     assert run(["throughput", "--job", str(bad), "--json"]) == 2
     assert "parallel.global_batch" in capsys.readouterr().err
+
+
+def test_site_option_places_the_job_on_the_demo_site(tmp_path, capsys):
+    text = (REPO / "data" / "jobs" / "megatron-18b-a100.toml").read_text()
+    job = tmp_path / "small.toml"
+    job.write_text(text.replace("dp = 32", "dp = 128").replace("global_batch = 1024", "global_batch = 1024"))
+    assert run(["throughput", "--job", str(job), "--site", "demo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["site"] == "demo" and out["fabric_factor_dp_frac"] == 1.0 and out["n_gpus"] == 1024
+
+
+def test_site_too_small_is_an_error(capsys):
+    assert run(["throughput", "--job", str(LLAMA), "--site", "demo"]) == 2
+    assert "16384" in capsys.readouterr().err
