@@ -204,6 +204,7 @@ SENSOR_RULES: tuple[SensorRule | tuple[re.Pattern[str], None], ...] = (
     _rule(r"^TEMP_GB_SXM(?P<i>\d+)_M$", "gpu", "hbm_temp_c", "C", 1),
     _rule(r"^TEMP_GB_SXM(?P<i>\d+)$", "gpu", "gpu_temp_c", "C", 1),
     _rule(r"^PWR_GB_SXM(?P<i>\d+)$", "gpu", "gpu_power_w", "W", 1),
+    _rule(r"^ENERGY_GB_SXM(?P<i>\d+)$", "gpu", "gpu_energy_j", "J", 1),
     # HGX HMC sensors: HGX_GPU_SXM_n_TEMP_0, _DRAM_0_Temp_0, _Power_0, _Energy_0 (1-based).
     _rule(r"^HGX_GPU_SXM_(?P<i>\d+)_DRAM_\d+_Temp_\d+$", "gpu", "hbm_temp_c", "C", 1),
     _rule(r"^HGX_GPU_SXM_(?P<i>\d+)_TEMP_0$", "gpu", "gpu_temp_c", "C", 1),
@@ -215,14 +216,14 @@ SENSOR_RULES: tuple[SensorRule | tuple[re.Pattern[str], None], ...] = (
     _rule(r"^GPU\s?(?P<i>\d+)[ _]Temp$", "gpu", "gpu_temp_c", "C", 0),
     _rule(r"^GPU\s?(?P<i>\d+)[ _](?:Power|Pwr)$", "gpu", "gpu_power_w", "W", 0),
     # PSUs and node power.
-    _rule(r"^PWR_PSU(?P<i>\d+)$", "psu", "psu_power_w", "W", 1),
+    _rule(r"^PWR_PSU(?P<i>\d+)$", "psu", "psu_power_w", "W", 0),  # DGX: PWR_PSU0..5
     _rule(r"^(?:PSU|PS)\s?(?P<i>\d+)[ _](?:Input[ _])?(?:Power|Pwr|PIN)$", "psu", "psu_power_w", "W", 1),
     _rule(r"^Power Supply (?P<i>\d+)$", "psu", "psu_power_w", "W", 1),
     _rule(r"^PSU Power$", "node", "node_power_w", "W"),
-    _rule(r"^(?:Total[ _]Power|Sys(?:tem)?[ _]Power|Pwr Consumption|Avg Power|PWR_TOTAL|TOTAL_POWER)$", "node", "node_power_w", "W"),
+    _rule(r"^(?:Total[ _]Power|Sys(?:tem)?[ _]Power|Pwr Consumption|Avg Power|PWR_TOTAL|TOTAL_POWER|PWR_SYSTEM)$", "node", "node_power_w", "W"),
     # Inlet / CPU temperatures and fans.
-    _rule(r"^(?:Inlet[ _]Temp|Ambient[ _]Temp|TEMP_INLET\w*|Sys(?:tem)?[ _]Inlet\w*|Front[ _]Panel[ _]Temp)$", "node", "inlet_temp_c", "C"),
-    _rule(r"^(?:CPU\s?(?P<i>\d+)[ _]Temp|TEMP_CPU(?P<j>\d+)|P(?P<k>\d) Temp)$", "node", "cpu_temp_c", "C"),
+    _rule(r"^(?:Inlet[ _]Temp|Ambient[ _]Temp|TEMP_INLET\w*|Sys(?:tem)?[ _]Inlet\w*|Front[ _]Panel[ _]Temp|TEMP_MB_INLET|TEMP_AMBIENT)$", "node", "inlet_temp_c", "C"),
+    _rule(r"^(?:CPU\s?(?P<i>\d+)[ _]Temp|TEMP_CPU(?P<j>\d+)|CPU(?P<l>\d)_TEMP|P(?P<k>\d) Temp)$", "node", "cpu_temp_c", "C"),
     _rule(r"^(?:SPD_FAN_|System Fan |Fan\s?)(?P<i>[\w ]+?)(?: Tach)?$", "node", "fan_speed_rpm", "RPM"),
 )
 
