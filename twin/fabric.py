@@ -113,6 +113,16 @@ def pod_uplink_gbps(state: SiteState, alive: np.ndarray | None = None) -> np.nda
     return np.bincount(state.switch_pod[spines], weights=up[spines], minlength=n_pods)
 
 
+def pod_surviving_spine_frac(state: SiteState, switch_up: np.ndarray | None = None) -> np.ndarray:
+    """Per pod, the fraction of its spines that are up (1 for a pod without spines)."""
+    spines = state.switch_tier == TIER_SPINE
+    n_pods = int(state.switch_pod.max()) + 1 if state.n_switches else 0
+    up = np.ones(state.n_switches, bool) if switch_up is None else np.asarray(switch_up, bool)
+    total = np.bincount(state.switch_pod[spines], minlength=n_pods).astype(np.float64)
+    alive = np.bincount(state.switch_pod[spines & up], minlength=n_pods)
+    return np.divide(alive, total, out=np.ones(n_pods), where=total > 0)
+
+
 # --- ring demand against capacity ---------------------------------------------------------
 def spanning_groups_per_domain(group: np.ndarray, domain: np.ndarray, n_domains: int) -> np.ndarray:
     """Number of groups present in each domain that also have members elsewhere.
@@ -147,6 +157,7 @@ class JobFabricReport:
     """Bus-bandwidth fraction a collective group set gets on a site, and why."""
 
     factor_frac: float  # fraction of the NIC rate the ring collective sustains
+    busbw_gbps: float  # per-GPU bus bandwidth: NIC rate × collective efficiency × factor
     limiting_tier: str  # "none", "leaf", "pod" or "disconnected"
     worst_leaf: int  # switch id, -1 if none limits
     worst_pod: int  # pod id, -1 if none limits
@@ -161,6 +172,7 @@ def job_fabric_report(
     group: np.ndarray,
     link_up: np.ndarray | None = None,
     switch_up: np.ndarray | None = None,
+    collective_efficiency_frac: float = 0.80,
 ) -> JobFabricReport:
     """Fabric factor of one set of collective groups placed on a site.
 
@@ -168,7 +180,8 @@ def job_fabric_report(
     ``job_gpu_ids[i]``.  Leaf domains are leaf switches (their uplinks carry the flows of
     groups spanning several leaves); pod domains are pods (their spines' core uplinks carry
     the flows of groups spanning several pods).  A job GPU whose leaf is down is
-    disconnected and gives factor 0.
+    disconnected and gives factor 0.  ``collective_efficiency_frac`` is the nccl-tests
+    busbw over line rate ([E] 0.80, as ``twin.training.COLLECTIVE_EFFICIENCY_FRAC``).
     """
     ids = np.asarray(job_gpu_ids, dtype=np.int64)
     alive = link_alive(state, link_up, switch_up)
@@ -176,7 +189,7 @@ def job_fabric_report(
     sw_up = np.ones(state.n_switches, bool) if switch_up is None else np.asarray(switch_up, bool)
     disconnected = ids[~sw_up[leaf]].astype(np.int32)
     if disconnected.size:
-        return JobFabricReport(0.0, "disconnected", int(leaf[~sw_up[leaf]][0]), -1, 0.0, 0.0, disconnected)
+        return JobFabricReport(0.0, 0.0, "disconnected", int(leaf[~sw_up[leaf]][0]), -1, 0.0, 0.0, disconnected)
 
     uplinks = switch_uplink_gbps(state, alive)
     leaf_flows = spanning_groups_per_domain(group, leaf, state.n_switches)
@@ -196,6 +209,7 @@ def job_fabric_report(
         tier = "leaf" if lf <= pf else "pod"
     return JobFabricReport(
         factor_frac=factor,
+        busbw_gbps=state.nic_gbps * collective_efficiency_frac * factor,
         limiting_tier=tier,
         worst_leaf=worst_leaf if lf < 1.0 else -1,
         worst_pod=worst_pod if pf < 1.0 else -1,

@@ -83,7 +83,8 @@ def evaluate_site_job(
     sizes = {"dp": par.dp, "pp": par.pp, "cp": par.cp}
     # a dimension of size 1 has no collective: its groups never span domains
     reports = {dim: fabric.job_fabric_report(state, ids, groups[dim] if sizes[dim] > 1 else np.arange(ids.size),
-                                             link_up, switch_up) for dim in ("dp", "pp", "cp")}
+                                             link_up, switch_up, job.hardware.collective_efficiency_frac)
+               for dim in ("dp", "pp", "cp")}
     factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
                                      cp=reports["cp"].factor_frac)
     bottle = training.bottleneck_analysis(throttle, ids, state.gpu_rack, par.tp * par.cp * par.pp)

@@ -137,3 +137,13 @@ def test_mask_shapes_are_checked():
 )
 def test_analytic_factor(stride, size, domain, over, expected):
     assert fabric.analytic_factor(stride, size, domain, over) == pytest.approx(expected)
+
+
+def test_busbw_and_surviving_spine_fraction():
+    s = tiny_site()
+    ids = np.arange(16)
+    rep = fabric.job_fabric_report(s, ids, group=ids % 4)
+    assert rep.busbw_gbps == pytest.approx(400.0 * 0.8)
+    switch_up = np.ones(10, bool)
+    switch_up[6] = False
+    assert list(fabric.pod_surviving_spine_frac(s, switch_up)) == [1.0, 0.5]
