@@ -111,3 +111,68 @@ class Alerts:
 
 
 # --- pages added by other areas: append classes below this line -------------------
+
+
+class Cooling:
+    """``/cooling``: plant → loops → CDUs, CDU capacity use, time to throttle."""
+
+    PAGE = "cooling"
+    SELECTION = "cooling-selection"  # dcc.Store {"loop": int | None}
+    RENDERED = "cooling-rendered"  # dcc.Store: timestamp of the snapshot on screen
+    URL_SYNC = "cooling-url-sync"
+    LOOP = "cooling-loop"  # dropdown: site or one loop
+    FLOW = "cooling-flow"
+    USE_HIST = "cooling-use-hist"
+    WORST = "cooling-worst"
+    TTT = "cooling-ttt"
+    TTT_TABLE = "cooling-ttt-table"
+    KPIS = "cooling-kpis"
+
+
+class Power:
+    """``/power``: one-line diagram, load and N-1 headroom, generation, swing."""
+
+    PAGE = "power"
+    SELECTION = "power-selection"  # dcc.Store {"element": int | None, "metric": str}
+    RENDERED = "power-rendered"
+    URL_SYNC = "power-url-sync"
+    METRIC = "power-metric"
+    RESET = "power-reset"
+    SCOPE = "power-scope"
+    TREE = "power-tree"
+    HEADROOM = "power-headroom"
+    WORST = "power-worst"
+    GENERATION = "power-generation"
+    SWING = "power-swing"
+    KPIS = "power-kpis"
+
+
+class Fabric:
+    """``/fabric``: switch matrices per tier, one switch's ports, job bandwidth."""
+
+    PAGE = "fabric"
+    SELECTION = "fabric-selection"  # dcc.Store {"tier": int, "switch": int | None}
+    RENDERED = "fabric-rendered"
+    URL_SYNC = "fabric-url-sync"
+    TIER = "fabric-tier"
+    MATRIX = "fabric-matrix"
+    DETAIL = "fabric-detail"
+    DETAIL_PANEL = "fabric-detail-panel"
+    DETAIL_EMPTY = "fabric-detail-empty"
+    TIERS = "fabric-tiers"
+    UTIL_HIST = "fabric-util-hist"
+    KPIS = "fabric-kpis"
+
+
+class Jobs:
+    """``/jobs``: job placement, step-time breakdown, bottleneck racks."""
+
+    PAGE = "jobs"
+    SELECTION = "jobs-selection"  # dcc.Store {"job": str | None, "rack": int | None}
+    RENDERED = "jobs-rendered"
+    URL_SYNC = "jobs-url-sync"
+    JOB = "jobs-job"
+    PLACEMENT = "jobs-placement"
+    BREAKDOWN = "jobs-breakdown"
+    BOTTLENECKS = "jobs-bottlenecks"
+    KPIS = "jobs-kpis"

@@ -72,29 +72,28 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     z[row, col] = np.round(mean_util[ids] * 100, 1)
     sid[row, col] = ids
     dn[row, col] = down[ids]
-    names = np.array(state.switch_name, dtype=object)
-    hover = np.full((n_rows, n_cols), "", dtype=object)
-    hover[row, col] = [f"{names[s]}<br>{installed[s] - down[s]}/{installed[s]} uplinks up" for s in ids]
+    names = np.full((n_rows, n_cols), "", dtype=object)
+    names[row, col] = [state.switch_name[s] for s in ids]
     row_label = "core group" if tier == TIER_CORE else "pod"
     fig = go.Figure(
         go.Heatmap(
-            z=z, customdata=np.dstack([sid, hover]), xgap=1, ygap=1,
+            z=z, customdata=sid, text=names, xgap=1, ygap=1,
             colorscale=LOAD_COLOURSCALE, zmin=0, zmax=LOAD_SCALE_MAX_FRAC * 100,
             colorbar=dict(title=dict(text="mean uplink util (%)", side="right"), ticksuffix=" %", thickness=10),
-            hovertemplate="%{customdata[1]}<br>mean uplink util %{z:.0f} %<extra></extra>",
+            hovertemplate="%{text}<br>mean uplink util %{z:.0f} %<extra></extra>",
             hoverongaps=False,
         )
     )
     rr, cc = np.nonzero(dn > 0)
-    if rr.size:
-        fig.add_trace(
-            go.Scatter(
-                x=cc, y=rr, mode="markers", name="uplinks down",
-                marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
-                customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1),
-                hovertemplate="%{customdata[1]} uplinks down<extra></extra>",
-            )
+    fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
+        go.Scatter(
+            x=cc, y=rr, mode="markers", name="uplinks down",
+            marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
+            customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1) if rr.size else None,
+            text=names[rr, cc] if rr.size else None,
+            hovertemplate="%{text}: %{customdata[1]} uplinks down<extra></extra>",
         )
+    )
     if selected is not None and selected in set(ids.tolist()):
         k = int(np.flatnonzero(ids == selected)[0])
         fig.add_trace(go.Scatter(x=[col[k]], y=[row[k]], mode="markers", name="selected", hoverinfo="skip",
@@ -156,7 +155,7 @@ def util_histogram(state: SiteState, snap: Snapshot) -> go.Figure:
             title=f"Link utilisation of links up ({int((~up).sum()):,} links down)",
             xaxis=dict(title="utilisation (%)", ticksuffix=" %", range=[0, 100]),
             yaxis=dict(title="links (count)"),
-            barmode="group", uirevision="fabric-util",
+            barmode="group", uirevision="fabric-util", margin=dict(l=64, r=16, t=84, b=48),
         )
     )
     return fig

@@ -72,6 +72,12 @@ def job_rack_gpus(state: SiteState, job: JobStatus) -> np.ndarray:
     return np.bincount(state.gpu_rack[np.asarray(job.gpu_ids, dtype=np.int64)], minlength=state.n_racks)
 
 
+def placement_key(state: SiteState, job: JobStatus) -> str:
+    """Fingerprint of where the job runs: equal keys mean the same racks and GPU counts."""
+    per_rack = job_rack_gpus(state, job)
+    return f"{job.name}:{hash(per_rack.tobytes()) & 0xFFFFFFFF:08x}"
+
+
 def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_rack: int | None = None) -> go.Figure:
     """Floor map (m): racks of the job coloured by its GPU count, bottleneck racks ringed.
 
@@ -101,16 +107,15 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
         )
     )
     bottleneck = np.asarray(job.bottleneck_racks, dtype=np.int64)
-    if bottleneck.size:
-        fig.add_trace(
-            go.Scatter(
-                x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
-                marker=dict(symbol="square-open", size=13, line=dict(width=2, color=theme.STATUS_CRITICAL)),
-                customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1),
-                text=[state.rack_name[r] for r in bottleneck],
-                hovertemplate="%{text}: bottleneck<extra></extra>",
-            )
+    fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
+        go.Scatter(
+            x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
+            marker=dict(symbol="square-open", size=13, line=dict(width=2, color=theme.STATUS_CRITICAL)),
+            customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1) if bottleneck.size else None,
+            text=[state.rack_name[r] for r in bottleneck],
+            hovertemplate="%{text}: bottleneck<extra></extra>",
         )
+    )
     if selected_rack is not None and 0 <= selected_rack < state.n_racks:
         fig.add_trace(
             go.Scatter(
@@ -125,6 +130,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
             yaxis=dict(title="y (m)", showgrid=False, zeroline=False, autorange="reversed"),
             uirevision=f"jobs-floor-{job.name}",
             hovermode="closest",
+            margin=dict(l=56, r=16, t=84, b=40),
         )
     )
     return fig

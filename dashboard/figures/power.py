@@ -37,6 +37,7 @@ class DiagramNode:
     parent_key: str | None
     value_frac: float  # metric (max over members)
     hover: str
+    bus: int = -1  # for sources: the switchgear fed
 
 
 def _subtree(state: SiteState, root: int) -> np.ndarray:
@@ -94,18 +95,30 @@ def diagram_nodes(state: SiteState, snap: Snapshot, focus: int | None = None, me
         roots = np.array([_root(state, focus)])
     nodes: list[DiagramNode] = []
     node_of = np.full(state.n_power, -1)
-    # sources feeding the shown switchgear
-    for s in np.flatnonzero(np.isin(state.source_bus, roots)):
-        kind = SOURCE_KINDS[state.source_kind[s]]
-        soc = snap.battery_soc_frac[s]
-        soc_text = f"<br>state of charge {soc:.0%}" if np.isfinite(soc) else ""
-        nodes.append(
-            DiagramNode(
-                key=f"s{s}", label=state.source_name[s], column=0, members=np.zeros(0, np.int64),
-                parent_key=None, value_frac=float(snap.source_power_mw[s] / state.source_capacity_mw[s]) if state.source_capacity_mw[s] > 0 else math.nan,
-                hover=f"{kind}: {snap.source_power_mw[s]:,.1f} of {state.source_capacity_mw[s]:,.1f} MW{soc_text}",
-            )
-        )
+    # sources feeding the shown switchgear; more than two of a kind on one bus are grouped
+    fed = np.flatnonzero(np.isin(state.source_bus, roots))
+    for bus in np.unique(state.source_bus[fed]):
+        for kind_id in np.unique(state.source_kind[fed]):
+            members = fed[(state.source_bus[fed] == bus) & (state.source_kind[fed] == kind_id)]
+            if members.size == 0:
+                continue
+            kind = SOURCE_KINDS[kind_id]
+            groups = [members] if members.size > 2 else [members[i : i + 1] for i in range(members.size)]
+            for group in groups:
+                out_mw = float(np.nansum(snap.source_power_mw[group]))
+                cap_mw = float(state.source_capacity_mw[group].sum())
+                soc = snap.battery_soc_frac[group]
+                soc_text = f"<br>state of charge {np.nanmean(soc):.0%}" if np.isfinite(soc).any() else ""
+                single = group.size == 1
+                nodes.append(
+                    DiagramNode(
+                        key=f"s{group[0]}" if single else f"s{bus}:{kind}", column=0, members=np.zeros(0, np.int64),
+                        label=state.source_name[group[0]] if single else f"{group.size} × {kind}",
+                        parent_key=None, value_frac=out_mw / cap_mw if cap_mw > 0 else math.nan,
+                        hover=f"{kind}: {out_mw:,.1f} of {cap_mw:,.1f} MW{soc_text}",
+                    )
+                )
+                nodes[-1].bus = int(bus)
     source_nodes = list(nodes)
     nodes.clear()
     max_depth = int(state.power_depth.max()) if state.n_power else -1
@@ -144,7 +157,7 @@ def diagram_nodes(state: SiteState, snap: Snapshot, focus: int | None = None, me
             )
     # sources hang off their switchgear
     for n in source_nodes:
-        bus = int(state.source_bus[int(n.key[1:])])
+        bus = n.bus
         n.parent_key = nodes[node_of[bus]].key if node_of[bus] >= 0 else None
     return source_nodes + nodes
 
@@ -180,7 +193,7 @@ def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
             by_bus.setdefault(n.parent_key, []).append(n)
     for bus, sources in by_bus.items():
         centre = y.get(bus, 0.0) if bus is not None else 0.0
-        spread = 0.8 if len(sources) > 1 else 0.0
+        spread = 2.0 if len(sources) > 1 else 0.0
         for i, n in enumerate(sources):
             y[n.key] = centre + (i - (len(sources) - 1) / 2) * spread
     return y
@@ -236,7 +249,10 @@ def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None
                         colorbar=dict(title=dict(text=f"{METRICS[metric]} (%)", side="right"), ticksuffix=" %", thickness=10, len=0.8)),
         )
     )
-    column_titles = ["sources", *POWER_KINDS]
+    column_titles = ["sources"] + [
+        POWER_KINDS[state.power_kind[next(n for n in nodes if n.column == c).members[0]]] if any(n.column == c for n in nodes) else ""
+        for c in range(1, max(columns) + 1)
+    ]
     scope = "site" if focus is None else state.power_name[focus]
     n_rows = max(y.values()) + 1 if y else 1
     fig.update_layout(
@@ -290,6 +306,7 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
             xaxis=dict(title="load now (%)", ticksuffix=" %", rangemode="tozero"),
             yaxis=dict(title="load after worst single failure (%)", ticksuffix=" %", rangemode="tozero"),
             uirevision="power-headroom",
+            margin=dict(l=64, r=16, t=84, b=48),
         )
     )
     return fig
@@ -345,7 +362,7 @@ def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
             title="Generation mix: output and spare capacity",
             barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
             yaxis=dict(autorange="reversed"), uirevision="power-generation",
-            margin=dict(l=110, r=140, t=56, b=40),
+            margin=dict(l=110, r=140, t=84, b=40),
         )
     )
     return fig
@@ -365,7 +382,7 @@ def follow_capability(state: SiteState, snap: Snapshot) -> dict:
 def swing_figure(state: SiteState, snap: Snapshot) -> go.Figure:
     """Training power swing against what generation can follow (two bullet bars)."""
     can = follow_capability(state, snap)
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.32,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.3,
                         subplot_titles=("swing amplitude vs spare generation (MW)", "swing ramp vs generation ramp (MW/s)"))
     rows = (
         (1, snap.swing_amplitude_mw, can["spare_mw"], "MW"),
@@ -380,7 +397,7 @@ def swing_figure(state: SiteState, snap: Snapshot) -> go.Figure:
                     marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL,
                     text=[f"{demand:,.1f} {unit}"], textposition="inside", showlegend=False,
                     hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>")
-        fig.update_xaxes(title_text=unit, rangemode="tozero", row=row, col=1)
+        fig.update_xaxes(rangemode="tozero", row=row, col=1)
     fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36), bargap=0.25))
     fig.update_annotations(font=dict(size=12, color=theme.TEXT_MUTED))
     return fig

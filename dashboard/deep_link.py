@@ -1,0 +1,53 @@
+"""Deep links: a page's selection lives in the URL query and is restored from it.
+
+A page keeps its selection (names, not ids, so links survive a site reload) in a
+``dcc.Store``.  :func:`register_url_writer` mirrors that store into the address bar
+with ``history.replaceState`` in the browser — the Dash pages router does not notice,
+so the page is not rebuilt on every click.  On load, Dash passes the query to the
+page's ``layout(**kwargs)``, which rebuilds the store with :func:`name_index`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import dash
+from dash import Input, Output
+
+_WRITE_URL_JS = """
+function(selection) {
+    if (!selection) { return window.dash_clientside.no_update; }
+    var params = new URLSearchParams();
+    Object.keys(selection).sort().forEach(function(key) {
+        var value = selection[key];
+        if (value !== null && value !== undefined && value !== '') { params.set(key, value); }
+    });
+    var query = params.toString();
+    var url = window.location.pathname + (query ? '?' + query : '');
+    if (url !== window.location.pathname + window.location.search) {
+        window.history.replaceState(window.history.state, '', url);
+    }
+    return query;
+}
+"""
+
+
+def query_string(selection: dict) -> str:
+    """``?a=1&b=x`` of the non-empty entries (sorted), or ``""``: the server-side twin of the JS."""
+    items = sorted((k, v) for k, v in selection.items() if v is not None and v != "")
+    return "?" + urlencode(items) if items else ""
+
+
+def name_index(names: list[str], value: str | None) -> int | None:
+    """Index of ``value`` in ``names`` (None when absent or empty)."""
+    if not value:
+        return None
+    try:
+        return names.index(value)
+    except ValueError:
+        return None
+
+
+def register_url_writer(selection_id: str, sync_id: str) -> None:
+    """Mirror the selection store ``selection_id`` into the URL (output: store ``sync_id``)."""
+    dash.clientside_callback(_WRITE_URL_JS, Output(sync_id, "data"), Input(selection_id, "data"))

@@ -1,0 +1,48 @@
+"""Partial figure updates: a ``dash.Patch`` carrying only the arrays that change per tick.
+
+Live pages build the new figure with the same pure builder as the first render, then
+send only the named trace fields (and the title).  Layout — and with it zoom, pan and
+``uirevision`` — stays as the browser has it.  Builders keep the number and order of
+traces fixed for a given selection (empty traces rather than missing ones), so trace
+indices stay valid between a full render and its patches.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from dash import Patch
+
+
+def _get(obj, path: str):
+    for part in path.split("."):
+        obj = obj[part]
+    return obj
+
+
+def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | None = None, title: bool = True) -> Patch:
+    """A Patch setting ``fields`` (trace index → dotted field names) of ``fig``'s traces.
+
+    ``fields=None`` replaces every trace whole (layout untouched).  With ``title`` the
+    layout title text is sent too (titles carry live counts).
+    """
+    as_dict = fig.to_plotly_json() if isinstance(fig, go.Figure) else fig
+    patch = Patch()
+    data = as_dict["data"]
+    if fields is None:
+        patch["data"] = data
+    else:
+        for index, names in fields.items():
+            for name in names:
+                target = patch["data"][index]
+                parts = name.split(".")
+                for part in parts[:-1]:
+                    target = target[part]
+                try:
+                    target[parts[-1]] = _get(data[index], name)
+                except KeyError:
+                    target[parts[-1]] = None
+    if title:
+        title_obj = as_dict.get("layout", {}).get("title")
+        if isinstance(title_obj, dict) and "text" in title_obj:
+            patch["layout"]["title"]["text"] = title_obj["text"]
+    return patch

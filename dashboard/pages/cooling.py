@@ -1,0 +1,206 @@
+"""``/cooling``: heat flow from CDUs through facility loops to plants, CDU capacity use, throttle risk.
+
+Deep link: ``/cooling?loop=<loop name>`` opens a loop's drill-down.  The live tick
+patches only the figures' data arrays; nothing is sent when the snapshot is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dash
+import numpy as np
+from dash import Input, Output, State, callback, ctx, dcc, html
+from dash.exceptions import PreventUpdate
+
+from dashboard import ids
+from dashboard.components.kpi import kpi_card
+from dashboard.data_table import Column, data_table
+from dashboard.deep_link import name_index, register_url_writer
+from dashboard.figure_patch import figure_patch
+from dashboard.figures import cooling as figs
+from dashboard.hub_context import current_hub
+from twin.snapshot import Snapshot
+from twin.state import SiteState
+
+dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · ClusterTwin", order=2)
+
+PAGE = ids.Cooling.PAGE
+SITE = "__site__"  # dropdown value of the site view
+WORST_COLUMNS = (
+    Column("cdu", "CDU"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
+    Column("capacity_kw", "capacity (kW)", "{:,.1f}"), Column("use_pct", "use (%)", "{:.1f}"),
+    Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
+    Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),
+)
+TTT_COLUMNS = (Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU"), Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"))
+
+
+def throttle_scenarios(snap: Snapshot) -> dict[str, np.ndarray]:
+    """Time-to-throttle arrays per failure scenario the snapshot carries (s, per rack)."""
+    return {"loss of one CDU pump": snap.rack_time_to_throttle_s}
+
+
+def kpis(state: SiteState, snap: Snapshot, loop: int | None) -> list:
+    """KPI cards for the site or one loop."""
+    cdus = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
+    use = figs.cdu_use_frac(snap)[cdus]
+    heat_mw = float(np.nansum(snap.cdu_heat_kw[cdus])) / 1e3
+    over_90 = int(np.sum(use > 0.9))
+    worst = float(np.nanmax(use)) if np.isfinite(use).any() else math.nan
+    pumps_short = int(np.sum(snap.cdu_pumps_running[cdus] < state.cdu_spec_array("pumps")[cdus]))
+    racks = np.flatnonzero(np.isin(state.rack_cdu, cdus))
+    ttt = snap.rack_time_to_throttle_s[racks]
+    fast = int(np.sum(ttt < 60.0))
+    return [
+        kpi_card(PAGE, "heat", "Heat removed", "MW", f"{heat_mw:,.2f}", note=f"{cdus.size:,} CDUs"),
+        kpi_card(PAGE, "worst_use", "Worst CDU capacity use", "%", f"{worst * 100:.0f}" if math.isfinite(worst) else "–",
+                 status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok"),
+        kpi_card(PAGE, "over_90", "CDUs above 90 % use", "CDUs", f"{over_90:,}", status="warning" if over_90 else "ok"),
+        kpi_card(PAGE, "pumps", "CDUs short of a pump", "CDUs", f"{pumps_short:,}", status="warning" if pumps_short else "ok"),
+        kpi_card(PAGE, "ttt", "Racks < 60 s from throttling", "racks", f"{fast:,}", note="after losing one CDU pump", status="critical" if fast else "ok"),
+        kpi_card(PAGE, "wet_bulb", "Outdoor wet bulb", "°C", f"{snap.outdoor_wet_bulb_c:.1f}"),
+    ]
+
+
+def cooling_view(state: SiteState, snap: Snapshot, loop: int | None, full: bool = True) -> tuple:
+    """Outputs of the page for one snapshot: (flow, use histogram, worst CDUs, ttt figure, ttt table, KPIs).
+
+    ``full=False`` returns Patches of the figures' data instead of whole figures.
+    """
+    flow = figs.cooling_flow_figure(state, snap, loop)
+    hist = figs.cdu_use_histogram(state, snap, loop)
+    scenarios = throttle_scenarios(snap)
+    racks = None if loop is None else np.flatnonzero(state.cdu_loop[state.rack_cdu] == loop)
+    if racks is not None:
+        scenarios = {k: v[racks] for k, v in scenarios.items()}
+    ttt = figs.throttle_risk_figure(scenarios)
+    first = next(iter(throttle_scenarios(snap).values()))
+    if racks is not None:
+        first = np.where(np.isin(np.arange(state.n_racks), racks), first, np.inf)
+    worst = data_table(figs.worst_cdus(state, snap, 8, loop), WORST_COLUMNS, "no CDUs")
+    ttt_rows = data_table(figs.throttle_risk_rows(state, first, 8), TTT_COLUMNS, "no rack throttles")
+    cards = kpis(state, snap, loop)
+    if not full:
+        flow = figure_patch(flow, {0: ("node", "link")})
+        hist = figure_patch(hist, {0: ("y", "marker.color")})
+        ttt = figure_patch(ttt, {i: ("y",) for i in range(len(scenarios))})
+    return flow, hist, worst, ttt, ttt_rows, cards
+
+
+def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
+    return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
+
+
+def layout(loop: str | None = None, **_kwargs) -> html.Div:
+    """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
+    hub = current_hub()
+    state, snap = hub.state, hub.latest()
+    loop_id = name_index(state.loop_name, loop)
+    selection = {"loop": state.loop_name[loop_id] if loop_id is not None else None}
+    options = [{"label": "whole site", "value": SITE}] + [{"label": name, "value": name} for name in state.loop_name]
+    if snap is None:
+        views = ({}, {}, html.Div("no data yet", className="empty"), {}, html.Div(), [])
+        rendered = None
+    else:
+        views = cooling_view(state, snap, loop_id)
+        rendered = {"ts": snap.ts.isoformat(), "selection": selection}
+    flow, hist, worst, ttt, ttt_rows, cards = views
+    return html.Div(
+        [
+            dcc.Store(id=ids.Cooling.SELECTION, data=selection),
+            dcc.Store(id=ids.Cooling.RENDERED, data=rendered),
+            dcc.Store(id=ids.Cooling.URL_SYNC),
+            html.Div(
+                [
+                    html.H1("Cooling"),
+                    html.Div(
+                        [html.Label("Scope", htmlFor=ids.Cooling.LOOP),
+                         dcc.Dropdown(id=ids.Cooling.LOOP, options=options, value=selection["loop"] or SITE, clearable=False,
+                                      className="metric-select")],
+                        className="controls",
+                    ),
+                ],
+                className="page-title",
+            ),
+            html.Div(cards, id=ids.Cooling.KPIS, className="kpis"),
+            html.Div(
+                [
+                    html.Div([_graph(ids.Cooling.FLOW, flow, "440px"),
+                              html.Div("Click a loop to drill down to its CDUs.", className="muted")], className="panel"),
+                    html.Div(_graph(ids.Cooling.USE_HIST, hist, "460px"), className="panel"),
+                ],
+                className="grid-2",
+            ),
+            html.Div(
+                [
+                    html.Div([html.H3("Highest CDU capacity use"), html.Div(worst, id=ids.Cooling.WORST)], className="panel"),
+                    html.Div([_graph(ids.Cooling.TTT, ttt, "300px"), html.H3("Racks that throttle soonest"),
+                              html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)], className="panel"),
+                ],
+                className="grid-2",
+            ),
+        ]
+    )
+
+
+def selection_from_click(state: SiteState, click: dict | None) -> str | None:
+    """Loop name of a clicked Sankey node (None when the click was not on a loop)."""
+    if not click or not click.get("points"):
+        return None
+    label = str(click["points"][0].get("label", ""))
+    name = label.split(" · ")[0]
+    return name if name in state.loop_name else None
+
+
+@callback(
+    Output(ids.Cooling.SELECTION, "data"),
+    Output(ids.Cooling.LOOP, "value"),
+    Input(ids.Cooling.LOOP, "value"),
+    Input(ids.Cooling.FLOW, "clickData"),
+    State(ids.Cooling.SELECTION, "data"),
+    prevent_initial_call=True,
+)
+def select_loop(value, click, selection):
+    """Dropdown or a click on a loop node sets the scope."""
+    state = current_hub().state
+    if ctx.triggered_id == ids.Cooling.FLOW:
+        name = selection_from_click(state, click)
+        if name is None:
+            raise PreventUpdate
+    else:
+        name = None if value in (None, SITE) else value
+    if (selection or {}).get("loop") == name:
+        raise PreventUpdate
+    return {"loop": name}, name or SITE
+
+
+@callback(
+    Output(ids.Cooling.FLOW, "figure"),
+    Output(ids.Cooling.USE_HIST, "figure"),
+    Output(ids.Cooling.WORST, "children"),
+    Output(ids.Cooling.TTT, "figure"),
+    Output(ids.Cooling.TTT_TABLE, "children"),
+    Output(ids.Cooling.KPIS, "children"),
+    Output(ids.Cooling.RENDERED, "data"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    Input(ids.Cooling.SELECTION, "data"),
+    State(ids.Cooling.RENDERED, "data"),
+    prevent_initial_call=True,
+)
+def refresh(_n, selection, rendered):
+    """New snapshot → patch the data; new selection → rebuild the figures."""
+    hub = current_hub()
+    snap = hub.latest()
+    if snap is None:
+        raise PreventUpdate
+    selection = selection or {}
+    now = {"ts": snap.ts.isoformat(), "selection": selection}
+    if rendered == now:
+        raise PreventUpdate
+    full = rendered is None or rendered.get("selection") != selection
+    loop = name_index(hub.state.loop_name, selection.get("loop"))
+    return (*cooling_view(hub.state, snap, loop, full=full), now)
+
+
+register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)

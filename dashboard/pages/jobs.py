@@ -1,0 +1,195 @@
+"""``/jobs``: where each training job runs, its step-time breakdown, MFU and goodput, bottleneck racks.
+
+Deep link: ``/jobs?job=<job name>&rack=<rack name>`` selects a job and marks a rack.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dash
+import numpy as np
+from dash import Input, Output, State, callback, ctx, dcc, html
+from dash.exceptions import PreventUpdate
+
+from dashboard import ids
+from dashboard.components.kpi import kpi_card
+from dashboard.data_table import Column, data_table
+from dashboard.deep_link import name_index, register_url_writer
+from dashboard.figure_patch import figure_patch
+from dashboard.figures import jobs as figs
+from dashboard.hub_context import current_hub
+from twin.snapshot import JobStatus, Snapshot
+from twin.state import SiteState
+
+dash.register_page(__name__, path="/jobs", name="Jobs", title="Jobs · ClusterTwin", order=5)
+
+PAGE = ids.Jobs.PAGE
+BOTTLENECK_COLUMNS = (
+    Column("rack", "rack", href="/floor?rack={}"), Column("job_gpus", "job GPUs", "{:,}"),
+    Column("slowest_pct", "slowest GPU speed (%)", "{:.0f}"), Column("max_gpu_temp_c", "hottest GPU (°C)", "{:.1f}"),
+    Column("rack_power_kw", "rack power (kW)", "{:,.1f}"),
+)
+
+
+def _si(value: float, unit: str) -> str:
+    """``2.78 M tokens/s`` style: a number with a k/M/G prefix."""
+    if not math.isfinite(value):
+        return "–"
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:,.2f} {prefix}{unit}"
+    return f"{value:,.0f} {unit}"
+
+
+def kpis(job: JobStatus) -> list:
+    """Step time, MFU, throughput and goodput, checkpoint interval, drain gain."""
+    s = figs.job_summary(job)
+    return [
+        kpi_card(PAGE, "step", "Step time", "s", f"{s['step_time_s']:.2f}", note=f"{s['gpus']:,} GPUs"),
+        kpi_card(PAGE, "mfu", "MFU", "%", f"{s['mfu_pct']:.1f}", note=f"{s['tflops_per_gpu']:,.0f} TFLOP/s per GPU"),
+        kpi_card(PAGE, "tokens", "Throughput", "tokens/s", _si(s["tokens_per_s"], "").strip(), note="while running"),
+        kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),
+        kpi_card(PAGE, "checkpoint", "Checkpoint interval", "min", f"{s['checkpoint_interval_min']:.0f}"),
+        kpi_card(PAGE, "drain", "Drain gain", "%", f"{s['drain_gain_pct']:.1f}",
+                 note=f"draining {np.asarray(job.bottleneck_racks).size} bottleneck racks", status="warning" if s["drain_gain_pct"] >= 1 else "ok"),
+    ]
+
+
+def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
+    """The job called ``name``, else the largest job, else None."""
+    for job in snap.jobs:
+        if job.name == name:
+            return job
+    return max(snap.jobs, key=lambda j: np.asarray(j.gpu_ids).size) if snap.jobs else None
+
+
+def jobs_view(state: SiteState, snap: Snapshot, job_name: str | None, rack: int | None,
+              full: bool = True, shown_placement: str | None = None) -> tuple:
+    """Outputs: (placement, breakdown, bottleneck table, KPIs, placement key); Patches when not ``full``.
+
+    When the job still runs where ``shown_placement`` says, the placement patch carries
+    only the bottleneck racks; otherwise every trace is replaced.
+    """
+    job = find_job(snap, job_name)
+    if job is None:
+        empty = html.Div("no training job running", className="empty")
+        return {}, {}, empty, [empty], None
+    placement = figs.placement_figure(state, snap, job, rack)
+    breakdown = figs.breakdown_figure(snap.jobs)
+    table = data_table(figs.bottleneck_rows(state, snap, job), BOTTLENECK_COLUMNS, "no bottleneck racks")
+    cards = kpis(job)
+    key = figs.placement_key(state, job)
+    if not full:
+        moved = key != shown_placement
+        placement = figure_patch(placement, None if moved else {2: ("x", "y", "customdata", "text")})
+        breakdown = figure_patch(breakdown, None, title=False)
+    return placement, breakdown, table, cards, key
+
+
+def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
+    return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
+
+
+def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
+    """The page; ``job`` (name) and ``rack`` (name) from the URL."""
+    hub = current_hub()
+    state, snap = hub.state, hub.latest()
+    rack_id = name_index(state.rack_name, rack)
+    names = [j.name for j in snap.jobs] if snap is not None else []
+    chosen = find_job(snap, job) if snap is not None else None
+    selection = {"job": chosen.name if chosen else job, "rack": state.rack_name[rack_id] if rack_id is not None else None}
+    if snap is None:
+        placement, breakdown, table, cards = {}, {}, html.Div("no data yet", className="empty"), []
+        rendered = None
+    else:
+        placement, breakdown, table, cards, key = jobs_view(state, snap, selection["job"], rack_id)
+        rendered = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
+    return html.Div(
+        [
+            dcc.Store(id=ids.Jobs.SELECTION, data=selection),
+            dcc.Store(id=ids.Jobs.RENDERED, data=rendered),
+            dcc.Store(id=ids.Jobs.URL_SYNC),
+            html.Div(
+                [
+                    html.H1("Jobs"),
+                    html.Div(
+                        [html.Label("Job", htmlFor=ids.Jobs.JOB),
+                         dcc.Dropdown(id=ids.Jobs.JOB, options=names, value=selection["job"], clearable=False, className="metric-select")],
+                        className="controls",
+                    ),
+                ],
+                className="page-title",
+            ),
+            html.Div(cards, id=ids.Jobs.KPIS, className="kpis"),
+            html.Div(
+                [
+                    html.Div([_graph(ids.Jobs.PLACEMENT, placement, "440px"),
+                              html.Div("Click a rack to mark it; rack names link to the floor view.", className="muted")], className="panel"),
+                    html.Div(
+                        [_graph(ids.Jobs.BREAKDOWN, breakdown, "260px"),
+                         html.H3("Bottleneck racks (slowest GPUs set the pace)"), html.Div(table, id=ids.Jobs.BOTTLENECKS)],
+                        className="panel",
+                    ),
+                ],
+                className="grid-2",
+            ),
+        ]
+    )
+
+
+@callback(
+    Output(ids.Jobs.SELECTION, "data"),
+    Input(ids.Jobs.JOB, "value"),
+    Input(ids.Jobs.PLACEMENT, "clickData"),
+    State(ids.Jobs.SELECTION, "data"),
+    prevent_initial_call=True,
+)
+def select(job_name, click, selection):
+    """The dropdown picks the job; a click on a job rack marks it."""
+    state = current_hub().state
+    selection = dict(selection or {})
+    if ctx.triggered_id == ids.Jobs.PLACEMENT:
+        if not click or not click.get("points"):
+            raise PreventUpdate
+        custom = click["points"][0].get("customdata")
+        if not isinstance(custom, list) or not custom:
+            raise PreventUpdate
+        selection["rack"] = state.rack_name[int(custom[0])]
+    else:
+        if job_name == selection.get("job"):
+            raise PreventUpdate
+        selection["job"] = job_name
+    return selection
+
+
+@callback(
+    Output(ids.Jobs.PLACEMENT, "figure"),
+    Output(ids.Jobs.BREAKDOWN, "figure"),
+    Output(ids.Jobs.BOTTLENECKS, "children"),
+    Output(ids.Jobs.KPIS, "children"),
+    Output(ids.Jobs.JOB, "options"),
+    Output(ids.Jobs.RENDERED, "data"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    Input(ids.Jobs.SELECTION, "data"),
+    State(ids.Jobs.RENDERED, "data"),
+    prevent_initial_call=True,
+)
+def refresh(_n, selection, rendered):
+    """New snapshot → patch the data; new selection → rebuild."""
+    hub = current_hub()
+    snap = hub.latest()
+    if snap is None:
+        raise PreventUpdate
+    selection = selection or {}
+    if rendered and rendered.get("ts") == snap.ts.isoformat() and rendered.get("selection") == selection:
+        raise PreventUpdate
+    full = rendered is None or rendered.get("selection") != selection
+    rack = name_index(hub.state.rack_name, selection.get("rack"))
+    *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
+                            shown_placement=(rendered or {}).get("placement"))
+    now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
+    return (*views, [j.name for j in snap.jobs], now)
+
+
+register_url_writer(ids.Jobs.SELECTION, ids.Jobs.URL_SYNC)

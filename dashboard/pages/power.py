@@ -1,0 +1,199 @@
+"""``/power``: one-line diagram, element load and N-1 headroom, generation, training power swing.
+
+Deep link: ``/power?element=<element name>&metric=power_load_frac`` focuses the diagram
+on an element's path and subtree and colours by load instead of N-1 load.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dash
+from dash import Input, Output, State, callback, ctx, dcc, html
+from dash.exceptions import PreventUpdate
+
+from dashboard import ids
+from dashboard.components.kpi import kpi_card
+from dashboard.data_table import Column, data_table
+from dashboard.deep_link import name_index, register_url_writer
+from dashboard.figure_patch import figure_patch
+from dashboard.figures import power as figs
+from dashboard.hub_context import current_hub
+from twin.snapshot import Snapshot
+from twin.state import SiteState
+
+dash.register_page(__name__, path="/power", name="Power", title="Power · ClusterTwin", order=3)
+
+PAGE = ids.Power.PAGE
+DEFAULT_METRIC = "power_n1_load_frac"
+WORST_COLUMNS = (
+    Column("element", "element"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
+    Column("load_pct", "load (%)", "{:.1f}"), Column("n1_pct", "N-1 load (%)", "{:.1f}"),
+    Column("n1_headroom_kw", "N-1 headroom (kW)", "{:,.0f}"),
+)
+
+
+def kpis(state: SiteState, snap: Snapshot) -> list:
+    """IT load vs generation, runnable GPUs at full power, the common GPU cap."""
+    lim = figs.generation_limits(state, snap)
+    short = lim["facility_power_mw"] > lim["generation_capacity_mw"]
+    runnable_frac = lim["gpus_runnable_full_power"] / lim["gpus_live"] if lim["gpus_live"] else math.nan
+    cap = lim["gpu_cap_w"]
+    return [
+        kpi_card(PAGE, "it", "IT load", "MW", f"{lim['it_power_mw']:,.1f}", note=f"facility {lim['facility_power_mw']:,.1f} MW"),
+        kpi_card(PAGE, "generation", "Available generation", "MW", f"{lim['generation_capacity_mw']:,.1f}",
+                 note=f"IT budget {lim['it_budget_mw']:,.1f} MW at present PUE", status="critical" if short else "ok"),
+        kpi_card(PAGE, "runnable", "GPUs runnable at full power", "GPUs", f"{lim['gpus_runnable_full_power']:,}",
+                 note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
+                 status="ok" if runnable_frac >= 1 else "warning"),
+        kpi_card(PAGE, "cap", "Power cap for all GPUs", "W", f"{cap:,.0f}" if math.isfinite(cap) else "–",
+                 note="fits generation" if lim["cap_feasible"] else "below min limit: shed GPUs",
+                 status="ok" if lim["cap_feasible"] and runnable_frac >= 1 else "warning" if lim["cap_feasible"] else "critical"),
+        kpi_card(PAGE, "swing", "Training swing", "MW", f"{snap.swing_amplitude_mw:,.1f}", note=f"ramp {snap.swing_ramp_mw_per_s:,.1f} MW/s"),
+    ]
+
+
+def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True) -> tuple:
+    """Outputs for one snapshot: (tree, headroom, worst table, generation, swing, KPIs); Patches when not ``full``."""
+    tree = figs.power_tree_figure(state, snap, element, metric)
+    headroom = figs.headroom_figure(state, snap)
+    worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
+    generation = figs.generation_figure(state, snap)
+    swing = figs.swing_figure(state, snap)
+    cards = kpis(state, snap)
+    if not full:
+        n_tree = len(tree.data)
+        tree = figure_patch(tree, {i: ("marker.color", "customdata") for i in range(1, n_tree - 1)})
+        headroom = figure_patch(headroom, {i: ("x", "y") for i in range(len(headroom.data))}, title=False)
+        generation = figure_patch(generation, {0: ("x", "text", "customdata"), 1: ("x", "text")}, title=False)
+        swing = figure_patch(swing, {i: ("x", "text", "marker.color") for i in range(len(swing.data))}, title=False)
+    return tree, headroom, worst, generation, swing, cards
+
+
+def _graph(graph_id: str, figure, height: str | None = None) -> dcc.Graph:
+    style = {"height": height} if height else {}
+    return dcc.Graph(id=graph_id, figure=figure, style=style, config={"displaylogo": False, "responsive": True})
+
+
+def _scope_text(state: SiteState, element: int | None) -> str:
+    return "whole site" if element is None else f"focused on {state.power_name[element]}"
+
+
+def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
+    """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
+    hub = current_hub()
+    state, snap = hub.state, hub.latest()
+    element_id = name_index(state.power_name, element)
+    metric = metric if metric in figs.METRICS else DEFAULT_METRIC
+    selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
+    if snap is None:
+        tree, headroom, worst, generation, swing, cards = {}, {}, html.Div("no data yet", className="empty"), {}, {}, []
+        rendered = None
+    else:
+        tree, headroom, worst, generation, swing, cards = power_view(state, snap, element_id, metric)
+        rendered = {"ts": snap.ts.isoformat(), "selection": selection}
+    return html.Div(
+        [
+            dcc.Store(id=ids.Power.SELECTION, data=selection),
+            dcc.Store(id=ids.Power.RENDERED, data=rendered),
+            dcc.Store(id=ids.Power.URL_SYNC),
+            html.Div(
+                [
+                    html.H1("Power"),
+                    html.Div(
+                        [
+                            html.Label("Colour by"),
+                            dcc.RadioItems(id=ids.Power.METRIC, value=metric, inline=True,
+                                           options=[{"label": f" {label} ", "value": key} for key, label in figs.METRICS.items()]),
+                            html.Span(_scope_text(state, element_id), id=ids.Power.SCOPE, className="muted"),
+                            html.Button("Whole site", id=ids.Power.RESET, n_clicks=0, disabled=element_id is None),
+                        ],
+                        className="controls",
+                    ),
+                ],
+                className="page-title",
+            ),
+            html.Div(cards, id=ids.Power.KPIS, className="kpis"),
+            html.Div(
+                [_graph(ids.Power.TREE, tree),
+                 html.Div("Click a switchgear, transformer, UPS or busway group to focus on it.", className="muted")],
+                className="panel", style={"marginBottom": "12px"},
+            ),
+            html.Div(
+                [
+                    html.Div(_graph(ids.Power.HEADROOM, headroom, "380px"), className="panel"),
+                    html.Div([html.H3("Least N-1 headroom"), html.Div(worst, id=ids.Power.WORST)], className="panel"),
+                ],
+                className="grid-2",
+            ),
+            html.Div(
+                [
+                    html.Div(_graph(ids.Power.GENERATION, generation, "300px"), className="panel"),
+                    html.Div([html.H3("Training power swing vs generation"), _graph(ids.Power.SWING, swing, "270px")], className="panel"),
+                ],
+                className="grid-2",
+            ),
+        ]
+    )
+
+
+@callback(
+    Output(ids.Power.SELECTION, "data"),
+    Input(ids.Power.TREE, "clickData"),
+    Input(ids.Power.METRIC, "value"),
+    Input(ids.Power.RESET, "n_clicks"),
+    State(ids.Power.SELECTION, "data"),
+    prevent_initial_call=True,
+)
+def select(click, metric, _reset, selection):
+    """Click focuses an element, the radio picks the metric, the button returns to the site."""
+    state = current_hub().state
+    selection = dict(selection or {})
+    if ctx.triggered_id == ids.Power.TREE:
+        if not click or not click.get("points"):
+            raise PreventUpdate
+        custom = click["points"][0].get("customdata")
+        element = figs.element_from_key(custom[0] if isinstance(custom, list) and custom else None)
+        if element is None:
+            raise PreventUpdate
+        selection["element"] = state.power_name[element]
+    elif ctx.triggered_id == ids.Power.RESET:
+        selection["element"] = None
+    else:
+        selection["metric"] = metric if metric in figs.METRICS else DEFAULT_METRIC
+    return selection
+
+
+@callback(
+    Output(ids.Power.TREE, "figure"),
+    Output(ids.Power.HEADROOM, "figure"),
+    Output(ids.Power.WORST, "children"),
+    Output(ids.Power.GENERATION, "figure"),
+    Output(ids.Power.SWING, "figure"),
+    Output(ids.Power.KPIS, "children"),
+    Output(ids.Power.SCOPE, "children"),
+    Output(ids.Power.RESET, "disabled"),
+    Output(ids.Power.RENDERED, "data"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    Input(ids.Power.SELECTION, "data"),
+    State(ids.Power.RENDERED, "data"),
+    prevent_initial_call=True,
+)
+def refresh(_n, selection, rendered):
+    """New snapshot → patch the data; new selection → rebuild the figures."""
+    hub = current_hub()
+    snap = hub.latest()
+    if snap is None:
+        raise PreventUpdate
+    selection = selection or {}
+    now = {"ts": snap.ts.isoformat(), "selection": selection}
+    if rendered == now:
+        raise PreventUpdate
+    full = rendered is None or rendered.get("selection") != selection
+    element = name_index(hub.state.power_name, selection.get("element"))
+    metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
+    views = power_view(hub.state, snap, element, metric, full=full)
+    return (*views, _scope_text(hub.state, element), element is None, now)
+
+
+register_url_writer(ids.Power.SELECTION, ids.Power.URL_SYNC)
