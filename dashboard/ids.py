@@ -29,7 +29,6 @@ KPI_VALUE = "kpi-value"
 NAV_LINK = "nav-link"
 ALERT_ACK = "alert-ack"
 ALERT_SILENCE = "alert-silence"
-FLOOR_HALL_GRAPH = "floor-hall-graph"
 
 
 def kpi_value(page: str, name: str) -> dict:
@@ -52,11 +51,6 @@ def alert_silence(alert_id: str) -> dict:
     return {"type": ALERT_SILENCE, "alert": alert_id}
 
 
-def floor_hall_graph(hall: int) -> dict:
-    """Id of the floor-plan graph of hall ``hall``."""
-    return {"type": FLOOR_HALL_GRAPH, "hall": hall}
-
-
 class Overview:
     """``/``: site summary."""
 
@@ -68,6 +62,8 @@ class Overview:
     PUE_TREND = "overview-pue-trend"
     TEMP_TREND = "overview-temp-trend"
     THROUGHPUT_TREND = "overview-throughput-trend"
+    GPU_TREND = "overview-gpu-trend"
+    MFU_TREND = "overview-mfu-trend"
     HOT_RACKS = "overview-hot-racks"
     OPEN_ALERTS = "overview-open-alerts"
     JOBS = "overview-jobs"
@@ -80,10 +76,10 @@ class Floor:
     URL = "floor-url"
     METRIC = "floor-metric"
     HALLS = "floor-halls"
-    LEGEND = "floor-legend"
     SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
     RACK_PANEL = "floor-rack-panel"
     RACK_TITLE = "floor-rack-title"
+    RACK_SUMMARY = "floor-rack-summary"
     RACK_CLOSE = "floor-rack-close"
     RACK_ELEVATION = "floor-rack-elevation"
     RACK_GPU_TEMP = "floor-rack-gpu-temp"

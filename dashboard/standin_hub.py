@@ -9,6 +9,7 @@ the served app uses the real hub.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -92,7 +93,7 @@ def synthetic_snapshot(state: SiteState, ts: datetime | None = None, seed: int =
     it_mw = float(rack_power_kw.sum() / 1000.0)
     cooling_mw = it_mw * 0.12
     facility_mw = it_mw + cooling_mw + it_mw * 0.04 + state.site_overhead_mw
-    capacity_mw = float(state.source_capacity_mw[state.source_kind != 2].sum()) if state.n_sources else np.nan
+    capacity_mw = max(float(state.source_capacity_mw[state.source_kind != 2].sum()), 1.2 * facility_mw)
     source_power = state.source_capacity_mw * min(1.0, facility_mw / capacity_mw) if state.n_sources else np.zeros(0)
     soc = np.where(state.source_kind == 2, 0.8, np.nan)
 
@@ -164,18 +165,22 @@ def synthetic_alerts(state: SiteState, snapshot: Snapshot) -> list[dict]:
 class StandinHub:
     """Serves one synthetic snapshot (or one you set) with the live hub's interface."""
 
-    def __init__(self, state: SiteState, snapshot: Snapshot | None = None, seed: int = 0):
+    def __init__(self, state: SiteState, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False):
+        """``live=True`` stamps the snapshot with the current time on every read (never stale)."""
         self.state = state
+        self.live = live
         self.site_name = state.name
         self.snapshot = snapshot if snapshot is not None else synthetic_snapshot(state, seed=seed)
         self._alerts = synthetic_alerts(state, self.snapshot)
         self._seed = seed
 
     def latest(self) -> Snapshot | None:
+        if self.live:
+            return replace(self.snapshot, ts=datetime.now(timezone.utc))
         return self.snapshot
 
     def trend(self, window_s: float = 900) -> pd.DataFrame:
-        return synthetic_trend(self.snapshot, window_s, seed=self._seed)
+        return synthetic_trend(self.latest(), window_s, seed=self._seed)
 
     def rack_history(self, rack_id: int, window_s: float = 600) -> pd.DataFrame:
         """Long format ts/gpu/metric/value for the GPUs of one rack."""

@@ -1,14 +1,353 @@
-"""``/floor``: hall floor plans (placeholder while the page is built)."""
+"""``/floor``: hall floor plans coloured by a rack metric, and the rack drill-down.
+
+Deep link: ``/floor?metric=rack_power_kw&rack=H1-R01-K03`` restores the colour metric
+and opens that rack's drill-down.  The plan sends one value per rack per update.
+"""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import dash
-from dash import html
+import numpy as np
+from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
+from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
+from dashboard.figures.rack import elevation_figure, gpu_grid_figure, rack_history_figure
+from dashboard.formatting import fmt, fmt_pct
+from dashboard.hub_context import current_hub
+from dashboard.rack_detail import (
+    cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
+)
+from dashboard.rollups import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
 
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
 
+HISTORY_WINDOW_S = 600
+_GRID_CACHE: dict[int, tuple[object, list]] = {}
+GRAPH_CONFIG = {"displaylogo": False, "responsive": True}
 
-def layout(**kwargs) -> html.Div:
-    return html.Div([html.H1("Floor")], id=ids.Floor.HALLS)
+
+def grids_for(state) -> list:
+    """Hall grids of ``state``, computed once per loaded site."""
+    cached = _GRID_CACHE.get(id(state))
+    if cached is None or cached[0] is not state:
+        cached = (state, hall_grids(state))
+        _GRID_CACHE[id(state)] = cached
+    return cached[1]
+
+
+def parse_metric(value) -> str:
+    return value if value in FLOOR_METRIC_BY_KEY else DEFAULT_FLOOR_METRIC
+
+
+def url_search(metric: str, rack_name: str | None) -> str:
+    """The query string that restores this view."""
+    params = {"metric": metric}
+    if rack_name:
+        params["rack"] = rack_name
+    return "?" + urlencode(params)
+
+
+def floor_view(state, snapshot, metric: str, rack: int | None):
+    """The full floor figure for ``metric`` (no data yet: an empty figure)."""
+    metrics = rack_metrics(state, snapshot) if snapshot is not None else {m.key: np.full(state.n_racks, np.nan) for m in FLOOR_METRICS}
+    return floor_figure(state, grids_for(state), metrics, metric, metric_range(state, metric), rack)
+
+
+def layout(metric=None, rack=None, **_kwargs) -> html.Div:
+    hub = current_hub()
+    state = hub.state
+    metric = parse_metric(metric)
+    rack_id = rack_index(state, rack)
+    rack_name = state.rack_name[rack_id] if rack_id is not None else None
+    figure = floor_view(state, hub.latest(), metric, rack_id)
+    return html.Div(
+        [
+            dcc.Location(id=ids.Floor.URL, refresh=False),
+            dcc.Store(id=ids.Floor.SELECTED_RACK, data=rack_name),
+            html.Div(
+                [
+                    html.H1("Floor"),
+                    html.Div(
+                        [
+                            html.Label("colour racks by", htmlFor=ids.Floor.METRIC),
+                            dcc.RadioItems(
+                                id=ids.Floor.METRIC, value=metric, inline=True, className="segmented",
+                                options=[{"label": f"{m.label} [{m.unit}]", "value": m.key} for m in FLOOR_METRICS],
+                            ),
+                        ],
+                        className="controls",
+                    ),
+                    html.Span(f"{state.n_racks:,} racks in {len(state.hall_name)} hall(s) · click a rack for details",
+                              className="muted"),
+                ],
+                className="page-title",
+            ),
+            html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
+            html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
+        ],
+        className="page page-floor",
+    )
+
+
+def rack_panel_children() -> list:
+    """The drill-down skeleton; callbacks fill the figures and tables."""
+    def graph(graph_id):
+        return dcc.Graph(id=graph_id, config=GRAPH_CONFIG, figure={"layout": {"height": 220, "template": "clustertwin_dark"}})
+
+    return [
+        html.Div([html.H2(id=ids.Floor.RACK_TITLE), html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0)], className="rack-head"),
+        html.Div(id=ids.Floor.RACK_SUMMARY, className="muted"),
+        html.Div(
+            [
+                html.Div(graph(ids.Floor.RACK_ELEVATION), className="panel"),
+                html.Div([html.H3("CDU"), html.Div(id=ids.Floor.RACK_CDU)], className="panel"),
+                html.Div([html.H3("GPU health and XID"), html.Div(id=ids.Floor.RACK_XIDS)], className="panel"),
+            ],
+            className="grid-3",
+        ),
+        html.Div(
+            [
+                html.Div(graph(ids.Floor.RACK_GPU_TEMP), className="panel"),
+                html.Div(graph(ids.Floor.RACK_GPU_POWER), className="panel"),
+                html.Div(graph(ids.Floor.RACK_GPU_CLOCK), className="panel"),
+            ],
+            className="grid-3",
+        ),
+        html.Div(
+            [
+                html.Div([html.H3("Power feeds"), html.Div(id=ids.Floor.RACK_FEEDS)], className="panel"),
+                html.Div([html.H3("Fabric"), html.Div(id=ids.Floor.RACK_FABRIC)], className="panel"),
+                html.Div(graph(ids.Floor.RACK_HISTORY), className="panel"),
+            ],
+            className="grid-3",
+        ),
+    ]
+
+
+def _kv(pairs: list[tuple[str, str]]) -> html.Dl:
+    children = []
+    for key, value in pairs:
+        children += [html.Dt(key), html.Dd(value)]
+    return html.Dl(children, className="kv")
+
+
+def cdu_block(info: dict) -> html.Div:
+    pumps_ok = info["pumps_running"] >= info["pumps_required"]
+    pump_class = "status-ok" if info["pumps_running"] >= info["pumps"] else "status-warning" if pumps_ok else "status-critical"
+    return html.Div([
+        _kv([
+            ("CDU", dcc.Link(info["name"], href="/cooling?" + urlencode({"cdu": info["name"]}))),
+            ("model", f"{info['model']} ({info['placement']})"),
+            ("loop", info["loop"]),
+            ("pumps running", html.Span(f"{info['pumps_running']} of {info['pumps']} (need {info['pumps_required']})", className=pump_class)),
+            ("flow", f"{fmt(info['flow_lpm'], 0)} L/min (design {fmt(info['design_flow_lpm'], 0)} L/min)"),
+            ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
+            ("ΔT", f"{fmt(info['delta_t_k'], 1)} K"),
+            ("heat / capacity", f"{fmt(info['heat_kw'], 1)} / {fmt(info['capacity_kw'], 1)} kW"),
+            ("headroom", html.Span(f"{fmt(info['headroom_kw'], 1)} kW", className="status-critical" if info["headroom_kw"] < 0 else "")),
+            ("racks served", str(info["racks_served"])),
+        ])
+    ])
+
+
+def feeds_block(feeds: list[dict]) -> html.Div:
+    if not feeds:
+        return html.Div("no feeds", className="empty")
+    head = html.Tr([html.Th("feed"), html.Th("element"), html.Th("load [kW]", className="num"),
+                    html.Th("load [%]", className="num"), html.Th("N-1 [%]", className="num")])
+    rows = []
+    for feed in feeds:
+        for i, el in enumerate(feed["chain"]):
+            n1_class = "num status-critical" if el["n1_load_frac"] > 1.0 else "num"
+            rows.append(html.Tr([
+                html.Td(feed["side"] if i == 0 else ""),
+                html.Td([dcc.Link(el["name"], href="/power?" + urlencode({"element": el["name"]})), html.Span(f" {el['kind']}", className="muted")]),
+                html.Td(fmt(el["load_kw"], 0), className="num"),
+                html.Td(fmt_pct(el["load_frac"], 0), className="num"),
+                html.Td(fmt_pct(el["n1_load_frac"], 0), className=n1_class),
+            ]))
+    return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
+
+
+def fabric_block(links: list[dict]) -> html.Div:
+    if not links:
+        return html.Div("no fabric links", className="empty")
+    head = html.Tr([html.Th("leaf switch"), html.Th("GPUs", className="num"), html.Th("uplinks", className="num"),
+                    html.Th("down", className="num"), html.Th("util mean/max [%]", className="num")])
+    rows = [
+        html.Tr([
+            html.Td(dcc.Link(link["name"], href="/fabric?" + urlencode({"switch": link["name"]}))),
+            html.Td(str(link["gpus"]), className="num"),
+            html.Td(f"{link['uplinks']} × {fmt(link['uplink_gbps'] / max(link['uplinks'], 1), 0)} Gb/s", className="num"),
+            html.Td(str(link["uplinks_down"]), className="num status-critical" if link["uplinks_down"] else "num"),
+            html.Td(f"{fmt_pct(link['mean_util_frac'])} / {fmt_pct(link['max_util_frac'])}", className="num"),
+        ])
+        for link in links
+    ]
+    return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
+
+
+def events_block(events: list[dict]) -> html.Div:
+    if not events:
+        return html.Div("all GPUs healthy, no XID errors", className="empty")
+    head = html.Tr([html.Th("node"), html.Th("GPU", className="num"), html.Th("state"), html.Th("XID", className="num"),
+                    html.Th("temp [°C]", className="num"), html.Th("speed [%]", className="num")])
+    rows = [
+        html.Tr([
+            html.Td(e["node"]), html.Td(str(e["index"]), className="num"),
+            html.Td(e["state"], className={"down": "status-critical", "throttled": "status-warning"}.get(e["state"], "")),
+            html.Td(str(e["xid"]) if e["xid"] else "–", className="num"),
+            html.Td(fmt(e["gpu_temp_c"], 1), className="num"),
+            html.Td(fmt_pct(e["throttle_frac"]), className="num"),
+        ])
+        for e in events[:20]
+    ]
+    more = [html.Div(f"… and {len(events) - 20} more", className="muted")] if len(events) > 20 else []
+    return html.Div([html.Table([html.Thead(head), html.Tbody(rows)], className="data"), *more])
+
+
+def rack_drilldown(hub, rack: int) -> dict:
+    """Every drill-down output for one rack, keyed by component id."""
+    state, snapshot = hub.state, hub.latest()
+    nodes, gpus = rack_gpus(state, rack)
+    nrows = node_rows(state, snapshot, nodes, gpus)
+    labels = [r["name"] for r in nrows]
+    cdu = cdu_info(state, snapshot, rack)
+    spec = state.gpu_specs[int(state.gpu_spec[gpus[0]])] if gpus.size else None
+    temp_range = (25.0, spec.slowdown_temp_c if spec else 90.0)
+    xid_grid = gpu_grid(state, nodes, gpus, snapshot.xid_last.astype(np.float64))
+    notes = np.where(xid_grid > 0, np.char.add("XID ", np.nan_to_num(xid_grid).astype(int).astype(str)), "")
+    down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))
+    notes = np.where(down_grid == 2, np.char.add(notes, " down"), notes)
+    history = hub.rack_history(rack, HISTORY_WINDOW_S)
+    hall = state.hall_name[state.rack_hall[rack]]
+    row = state.row_name[state.rack_row[rack]]
+    power_kw = float(snapshot.rack_power_kw[rack])
+    return {
+        ids.Floor.RACK_TITLE: f"Rack {state.rack_name[rack]}",
+        ids.Floor.RACK_SUMMARY: (
+            f"hall {hall} · row {row} · {state.rack_type[rack]} · {nodes.size} nodes · {gpus.size} GPUs · "
+            f"{fmt(power_kw, 1)} kW of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
+            f"time to throttle after a pump loss {fmt(float(snapshot.rack_time_to_throttle_s[rack]), 0)} s"
+        ),
+        ids.Floor.RACK_ELEVATION: elevation_figure(nrows, cdu["name"], cdu["placement"] == "in-rack", temp_range),
+        ids.Floor.RACK_GPU_TEMP: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c), labels, "GPU temperature", "°C", temp_range, 0, annotations=notes),
+        ids.Floor.RACK_GPU_POWER: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.gpu_power_w), labels, "GPU power", "W",
+                                                  (0.0, spec.tdp_w if spec else 1000.0), 0),
+        ids.Floor.RACK_GPU_CLOCK: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.sm_clock_mhz), labels, "SM clock", "MHz",
+                                                  (0.0, spec.max_sm_clock_mhz if spec else 2000.0), 0, higher_is_better=True,
+                                                  show_values=False),
+        ids.Floor.RACK_XIDS: events_block(gpu_events(state, snapshot, gpus)),
+        ids.Floor.RACK_CDU: cdu_block(cdu),
+        ids.Floor.RACK_FEEDS: feeds_block(feed_chains(state, snapshot, rack)),
+        ids.Floor.RACK_FABRIC: fabric_block(fabric_links(state, snapshot, gpus)),
+        ids.Floor.RACK_HISTORY: rack_history_figure(history, "gpu_temp_c", "GPU temperature", "°C"),
+    }
+
+
+DRILLDOWN_IDS = (
+    ids.Floor.RACK_TITLE, ids.Floor.RACK_SUMMARY, ids.Floor.RACK_ELEVATION, ids.Floor.RACK_GPU_TEMP,
+    ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK, ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU,
+    ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC, ids.Floor.RACK_HISTORY,
+)
+_DRILLDOWN_PROPS = {ids.Floor.RACK_ELEVATION: "figure", ids.Floor.RACK_GPU_TEMP: "figure", ids.Floor.RACK_GPU_POWER: "figure",
+                    ids.Floor.RACK_GPU_CLOCK: "figure", ids.Floor.RACK_HISTORY: "figure"}
+
+
+@dash.callback(
+    Output(ids.Floor.HALLS, "figure"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    State(ids.Floor.METRIC, "value"),
+    prevent_initial_call=True,
+)
+def live_floor(_n, metric):
+    return floor_update(current_hub(), parse_metric(metric))
+
+
+def floor_update(hub, metric: str):
+    """Live patch: colours and hover numbers of every rack."""
+    snapshot = hub.latest()
+    if snapshot is None:
+        return no_update
+    return floor_patch(grids_for(hub.state), rack_metrics(hub.state, snapshot), metric)
+
+
+@dash.callback(
+    Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
+    Input(ids.Floor.METRIC, "value"),
+    State(ids.Floor.SELECTED_RACK, "data"),
+    prevent_initial_call=True,
+)
+def change_metric(metric, rack_name):
+    hub = current_hub()
+    return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name))
+
+
+@dash.callback(
+    Output(ids.Floor.SELECTED_RACK, "data"),
+    Input(ids.Floor.HALLS, "clickData"),
+    Input(ids.Floor.RACK_CLOSE, "n_clicks"),
+    prevent_initial_call=True,
+)
+def select_rack(click_data, _close):
+    if dash.ctx.triggered_id == ids.Floor.RACK_CLOSE:
+        return None
+    return clicked_rack_name(current_hub().state, click_data)
+
+
+def clicked_rack_name(state, click_data) -> str | None:
+    """Rack name from a floor-plan click (the cell text is the rack name); no_update for aisles."""
+    try:
+        point = click_data["points"][0]
+    except (TypeError, KeyError, IndexError):
+        return no_update
+    name = point.get("text")
+    if rack_index(state, name) is not None:
+        return name
+    try:  # figures that keep customdata in click events carry the rack id at index 5
+        rack = int(point["customdata"][5])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return no_update
+    return state.rack_name[rack] if 0 <= rack < state.n_racks else no_update
+
+
+@dash.callback(
+    Output(ids.Floor.URL, "search"),
+    Input(ids.Floor.METRIC, "value"),
+    Input(ids.Floor.SELECTED_RACK, "data"),
+    prevent_initial_call=True,
+)
+def sync_url(metric, rack_name):
+    return url_search(parse_metric(metric), rack_name)
+
+
+@dash.callback(
+    Output(ids.Floor.RACK_PANEL, "className"),
+    Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
+    Input(ids.Floor.SELECTED_RACK, "data"),
+    prevent_initial_call=True,
+)
+def show_selection(rack_name):
+    state = current_hub().state
+    rack = rack_index(state, rack_name)
+    return ("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack)
+
+
+@dash.callback(
+    *[Output(i, _DRILLDOWN_PROPS.get(i, "children")) for i in DRILLDOWN_IDS],
+    Input(ids.Floor.SELECTED_RACK, "data"),
+    Input(ids.Shell.TICK, "n_intervals"),
+)
+def update_drilldown(rack_name, _n):
+    hub = current_hub()
+    rack = rack_index(hub.state, rack_name)
+    if rack is None or hub.latest() is None:
+        return tuple(no_update for _ in DRILLDOWN_IDS)
+    outputs = rack_drilldown(hub, rack)
+    return tuple(outputs[i] for i in DRILLDOWN_IDS)
+
+
+

@@ -1,14 +1,253 @@
-"""``/``: site overview (placeholder while the page is built)."""
+"""``/``: site overview — load vs supply, PUE, N-1, GPU health, throughput, hottest racks, alerts, trends.
+
+Deep link: ``/?window=3600`` sets the trend window in seconds.
+"""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import dash
-from dash import html
+from dash import ALL, Input, Output, State, ctx, dcc, html
 
 from dashboard import ids
+from dashboard.components.kpi import kpi_card
+from dashboard.figures.trends import trend_figure, trend_patch
+from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
+from dashboard.hub_context import current_hub
+from dashboard.rollups import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 
+PAGE = ids.Overview.PAGE
+WINDOWS_S = (900, 3600, 6 * 3600)
+DEFAULT_WINDOW_S = 900
 
-def layout(**kwargs) -> html.Div:
-    return html.Div([html.H1("Overview")], id=ids.Overview.KPIS)
+# (id, trend title, series, y title, unit, dashed, from zero)
+TRENDS = (
+    (ids.Overview.POWER_TREND, "Load vs supply",
+     [("it_power_mw", "IT"), ("facility_power_mw", "facility"), ("generation_capacity_mw", "supply")],
+     "power", "MW", ("generation_capacity_mw",), True),
+    (ids.Overview.PUE_TREND, "PUE", [("pue_ratio", "PUE")], "PUE", "ratio", (), False),
+    (ids.Overview.TEMP_TREND, "Hottest GPU", [("max_gpu_temp_c", "max GPU temperature")], "temperature", "°C", (), False),
+    (ids.Overview.GPU_TREND, "Unhealthy GPUs", [("gpus_throttled", "throttled"), ("gpus_down", "down")], "GPUs", "GPUs", (), True),
+    (ids.Overview.THROUGHPUT_TREND, "Training throughput", [("tokens_per_s", "tokens/s")], "throughput", "tokens/s", (), True),
+    (ids.Overview.MFU_TREND, "Model FLOP utilisation", [("mfu_pct", "MFU")], "MFU", "%", (), True),
+)
+
+# (name, label, unit) of the KPI cards, in display order.
+KPIS = (
+    ("it_power", "IT load", "MW"),
+    ("facility_power", "Facility load", "MW"),
+    ("supply_headroom", "Supply headroom", "MW"),
+    ("pue", "PUE", ""),
+    ("n1", "Power N-1", ""),
+    ("gpus_ok", "GPUs running", "GPUs"),
+    ("gpus_throttled", "GPUs throttled", "GPUs"),
+    ("gpus_down", "GPUs down", "GPUs"),
+    ("tokens", "Throughput", "tokens/s"),
+    ("goodput", "Goodput", "tokens/s"),
+    ("mfu", "MFU", "%"),
+    ("alerts", "Open alerts", "alerts"),
+)
+
+
+def parse_window(value) -> int:
+    """Trend window from the URL (seconds), falling back to the default."""
+    try:
+        window = int(float(value))
+    except (TypeError, ValueError):
+        return DEFAULT_WINDOW_S
+    return window if 60 <= window <= 24 * 3600 else DEFAULT_WINDOW_S
+
+
+def trend_frame(hub, window_s: int):
+    """The hub's trend over ``window_s`` with MFU converted to percent for display."""
+    frame = hub.trend(window_s)
+    frame = frame.copy()
+    frame["mfu_pct"] = frame["mfu_frac"] * 100.0 if "mfu_frac" in frame else float("nan")
+    return frame
+
+
+def kpi_view(state, snapshot, alerts: list[dict]) -> dict[str, tuple[str, str, str]]:
+    """KPI name -> (value text, note, status class ok/warning/critical/'') from one snapshot."""
+    if snapshot is None:
+        return {name: ("–", "no data", "") for name, _, _ in KPIS}
+    gpus = gpu_counts(snapshot)
+    jobs = jobs_summary(snapshot)
+    n1 = n1_status(state, snapshot)
+    counts = alert_counts(alerts)
+    headroom = snapshot.generation_capacity_mw - snapshot.facility_power_mw
+    headroom_status = "critical" if headroom < 0 else "warning" if headroom < 0.1 * snapshot.generation_capacity_mw else "ok"
+    total = max(state.n_gpus, 1)
+    return {
+        "it_power": (fmt(snapshot.it_power_mw, 1), f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW", ""),
+        "facility_power": (fmt(snapshot.facility_power_mw, 1), f"of {fmt(snapshot.generation_capacity_mw, 1)} MW supply", ""),
+        "supply_headroom": (fmt(headroom, 1), f"swing ±{fmt(snapshot.swing_amplitude_mw, 1)} MW", headroom_status),
+        "pue": (fmt(snapshot.pue_ratio, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", ""),
+        "n1": ("OK" if n1["ok"] else f"{len(n1['elements_over'])} over",
+               f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %", "ok" if n1["ok"] else "critical"),
+        "gpus_ok": (f"{gpus['ok']:,}", f"of {state.n_gpus:,}", ""),
+        "gpus_throttled": (f"{gpus['throttled']:,}", f"{fmt_pct(gpus['throttled'] / total, 2)} % of fleet",
+                           "warning" if gpus["throttled"] else "ok"),
+        "gpus_down": (f"{gpus['down']:,}", f"{fmt_pct(gpus['down'] / total, 2)} % of fleet", "critical" if gpus["down"] else "ok"),
+        "tokens": (fmt_si(jobs["tokens_per_s"]), f"{jobs['jobs']} job(s)", ""),
+        "goodput": (fmt_si(jobs["goodput_tokens_per_s"]), "after restarts and checkpoints", ""),
+        "mfu": (fmt_pct(jobs["mfu_frac"], 1), "GPU-weighted", ""),
+        "alerts": (f"{counts['critical'] + counts['warning'] + counts['info']}",
+                   f"{counts['critical']} critical · {counts['unacknowledged']} unacked",
+                   "critical" if counts["critical"] else "warning" if counts["warning"] else "ok"),
+    }
+
+
+def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
+    """The hottest racks, each linking to its floor drill-down."""
+    if not rows:
+        return html.Div("no rack data", className="empty")
+    head = html.Tr([html.Th("rack"), html.Th("hall"), html.Th("max GPU [°C]", className="num"),
+                    html.Th("power [kW]", className="num"), html.Th("to throttle", className="num")])
+    body = [
+        html.Tr([
+            html.Td(dcc.Link(r["name"], href="/floor?" + urlencode({"rack": r["name"], "metric": "max_gpu_temp_c"}))),
+            html.Td(r["hall"]),
+            html.Td(fmt(r["max_gpu_temp_c"], 1), className="num"),
+            html.Td(fmt(r["rack_power_kw"], 1), className="num"),
+            html.Td(fmt_duration(r["time_to_throttle_s"]), className="num"),
+        ])
+        for r in rows
+    ]
+    return html.Table([html.Thead(head), html.Tbody(body)], className="data")
+
+
+def open_alerts_list(alerts: list[dict], count: int = 6) -> html.Div:
+    """The newest open alerts, critical first, with a link to the alerts page."""
+    rank = {"critical": 0, "warning": 1, "info": 2}
+    open_alerts = [a for a in alerts if a.get("cleared_at") is None]
+    open_alerts.sort(key=lambda a: (rank.get(a["severity"], 3), -a["ts"].timestamp()))
+    items = [
+        html.Tr([
+            html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),
+            html.Td(a["message"]),
+            html.Td("acked" if a.get("acknowledged") else "", className="muted"),
+        ])
+        for a in open_alerts[:count]
+    ]
+    body = html.Table(html.Tbody(items), className="data") if items else html.Div("no open alerts", className="empty")
+    return html.Div([body, dcc.Link(f"all alerts ({len(open_alerts)} open) →", href="/alerts")])
+
+
+def jobs_table(snapshot) -> html.Table | html.Div:
+    """Running jobs with throughput, MFU, goodput and ETTR."""
+    if snapshot is None or not snapshot.jobs:
+        return html.Div("no running jobs", className="empty")
+    head = html.Tr([html.Th("job"), html.Th("GPUs", className="num"), html.Th("tokens/s", className="num"),
+                    html.Th("MFU [%]", className="num"), html.Th("goodput [tokens/s]", className="num"),
+                    html.Th("ETTR [%]", className="num")])
+    body = [
+        html.Tr([
+            html.Td(dcc.Link(j.name, href="/jobs?" + urlencode({"job": j.name}))),
+            html.Td(f"{len(j.gpu_ids):,}", className="num"),
+            html.Td(fmt_si(j.tokens_per_s), className="num"),
+            html.Td(fmt_pct(j.mfu_frac, 1), className="num"),
+            html.Td(fmt_si(j.goodput_tokens_per_s), className="num"),
+            html.Td(fmt_pct(j.ettr_frac, 1), className="num"),
+        ])
+        for j in snapshot.jobs
+    ]
+    return html.Table([html.Thead(head), html.Tbody(body)], className="data")
+
+
+def trend_figures(frame, window_s: int) -> dict:
+    """Trend id -> full figure for the window (uirevision tied to the window)."""
+    return {
+        tid: trend_figure(frame, series, y_title, unit, title, uirevision=f"{tid}-{window_s}", dashed=dashed, from_zero=zero)
+        for tid, title, series, y_title, unit, dashed, zero in TRENDS
+    }
+
+
+def layout(window=None, **_kwargs) -> html.Div:
+    hub = current_hub()
+    window_s = parse_window(window)
+    snapshot = hub.latest()
+    alerts = hub.alerts(active_only=True)
+    kpis = kpi_view(hub.state, snapshot, alerts)
+    figures = trend_figures(trend_frame(hub, window_s), window_s)
+    cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS]
+    graph_config = {"displaylogo": False, "responsive": True}
+    return html.Div(
+        [
+            dcc.Location(id=ids.Overview.URL, refresh=False),
+            html.Div(
+                [
+                    html.H1("Overview"),
+                    html.Div(
+                        [
+                            html.Label("trend window", htmlFor=ids.Overview.WINDOW),
+                            dcc.RadioItems(
+                                id=ids.Overview.WINDOW, value=window_s, inline=True, className="segmented",
+                                options=[{"label": f"{w // 60} min" if w < 3600 else f"{w // 3600} h", "value": w} for w in WINDOWS_S],
+                            ),
+                        ],
+                        className="controls",
+                    ),
+                ],
+                className="page-title",
+            ),
+            html.Div(cards, id=ids.Overview.KPIS, className="kpis"),
+            html.Div(
+                [html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel") for tid, *_ in TRENDS],
+                className="grid-3",
+            ),
+            html.Div(
+                [
+                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
+                    html.Div([html.H3("Open alerts"), html.Div(open_alerts_list(alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
+                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
+                ],
+                className="grid-3",
+            ),
+        ],
+        className="page page-overview",
+    )
+
+
+@dash.callback(
+    Output(ids.kpi_value(PAGE, ALL), "children"),
+    Output(ids.kpi_value(PAGE, ALL), "className"),
+    Output(ids.Overview.HOT_RACKS, "children"),
+    Output(ids.Overview.OPEN_ALERTS, "children"),
+    Output(ids.Overview.JOBS, "children"),
+    *[Output(tid, "figure") for tid, *_ in TRENDS],
+    Input(ids.Shell.TICK, "n_intervals"),
+    State(ids.Overview.WINDOW, "value"),
+    prevent_initial_call=True,
+)
+def live_update(_n, window_s):
+    hub = current_hub()
+    names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
+    return overview_update(hub, parse_window(window_s), names)
+
+
+def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
+    """Everything the live callback sends: KPI texts and classes, three tables, trend patches."""
+    snapshot = hub.latest()
+    alerts = hub.alerts(active_only=True)
+    kpis = kpi_view(hub.state, snapshot, alerts)
+    values = [kpis[name][0] for name in kpi_names]
+    classes = [f"kpi-value {kpis[name][2]}".strip() for name in kpi_names]
+    frame = trend_frame(hub, window_s)
+    patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
+    hot = hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None
+    return (values, classes, hot, open_alerts_list(alerts), jobs_table(snapshot), *patches)
+
+
+@dash.callback(
+    Output(ids.Overview.URL, "search"),
+    *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
+    Input(ids.Overview.WINDOW, "value"),
+    prevent_initial_call=True,
+)
+def change_window(window_s):
+    window_s = parse_window(window_s)
+    figures = trend_figures(trend_frame(current_hub(), window_s), window_s)
+    return ("?" + urlencode({"window": window_s}), *[figures[tid] for tid, *_ in TRENDS])

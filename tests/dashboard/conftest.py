@@ -8,6 +8,7 @@ when Chromium is missing.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ if sys.path[0] != _REPO_DIR:
 from dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
 from twin.site import load_site  # noqa: E402
 
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
 CHROMIUM = os.environ.get("CLUSTERTWIN_CHROMIUM", "/usr/bin/chromium")
 CHROME_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
@@ -58,7 +60,7 @@ def dash_app(demo_state):
     """The app over a demo stand-in hub; importing it loads the page modules."""
     from dashboard.app import create_app
 
-    return create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=2)))
+    return create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=2), live=True))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,210 @@
+"""Hall floor plans: every rack drawn to scale at its position, coloured by one metric.
+
+Each hall is one heatmap trace on a grid whose cells are the rack footprints (with
+empty cells for aisles and gaps), so racks scale with zoom and the browser receives
+one value per rack.  :func:`hall_grids` maps racks to cells once per site;
+:func:`floor_figure` draws, :func:`floor_patch` updates only colours and hover numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from dash import Patch
+from plotly.subplots import make_subplots
+
+from dashboard.rollups import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
+from dashboard.theme import base_layout
+from twin.state import SiteState
+
+RACK_DEPTH_M = 1.2  # drawn footprint depth when rows are far apart
+HALL_PLOT_HEIGHT_PX = 430
+HOVER_KEYS = tuple(m.key for m in FLOOR_METRICS)  # customdata[0..4]; customdata[5] = rack id
+
+
+@dataclass(frozen=True)
+class HallGrid:
+    """Cells of one hall: ``cell_rack[iy, ix]`` is the rack drawn there or -1 (aisle/gap)."""
+
+    hall: int
+    name: str
+    x_edges_m: np.ndarray
+    y_edges_m: np.ndarray
+    cell_rack: np.ndarray
+    rack_cell_iy: np.ndarray  # per rack of the site, -1 if in another hall
+    rack_cell_ix: np.ndarray
+
+
+def _axis_cells(centres_m: np.ndarray, size_m: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cell edges along one axis for footprints of ``size_m`` at ``centres_m``, gaps as cells.
+
+    Returns (edges, cell index of each unique centre).
+    """
+    unique = np.unique(np.round(centres_m, 3))
+    edges = [unique[0] - size_m / 2]
+    cell_of = np.empty(unique.size, dtype=np.int64)
+    for i, centre in enumerate(unique):
+        cell_of[i] = len(edges) - 1
+        upper = centre + size_m / 2
+        if i + 1 < unique.size:
+            next_lower = unique[i + 1] - size_m / 2
+            if next_lower > upper + 1e-6:  # aisle or gap: an empty cell
+                edges += [upper, next_lower]
+            else:  # touching (or overlapping: split at the midpoint)
+                edges.append(min(upper, (centre + unique[i + 1]) / 2))
+        else:
+            edges.append(upper)
+    return np.asarray(edges), cell_of
+
+
+def _pitch(values: np.ndarray, default: float) -> float:
+    diffs = np.diff(np.unique(np.round(values, 3)))
+    return float(diffs.min()) if diffs.size else default
+
+
+def hall_grids(state: SiteState) -> list[HallGrid]:
+    """One :class:`HallGrid` per hall (rack width = smallest x pitch, depth ≤ 1.2 m)."""
+    grids = []
+    for hall, name in enumerate(state.hall_name):
+        racks = np.flatnonzero(state.rack_hall == hall)
+        rack_iy = np.full(state.n_racks, -1, dtype=np.int64)
+        rack_ix = np.full(state.n_racks, -1, dtype=np.int64)
+        if racks.size == 0:
+            grids.append(HallGrid(hall, name, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.full((1, 1), -1), rack_iy, rack_ix))
+            continue
+        x, y = state.rack_x_m[racks], state.rack_y_m[racks]
+        width = _pitch(x, 0.6)
+        depth = min(RACK_DEPTH_M, 0.8 * _pitch(y, RACK_DEPTH_M / 0.8))
+        x_edges, x_cell = _axis_cells(x, width)
+        y_edges, y_cell = _axis_cells(y, depth)
+        ix = x_cell[np.searchsorted(np.unique(np.round(x, 3)), np.round(x, 3))]
+        iy = y_cell[np.searchsorted(np.unique(np.round(y, 3)), np.round(y, 3))]
+        cells = np.full((y_edges.size - 1, x_edges.size - 1), -1, dtype=np.int64)
+        cells[iy, ix] = racks
+        rack_iy[racks], rack_ix[racks] = iy, ix
+        grids.append(HallGrid(hall, name, x_edges, y_edges, cells, rack_iy, rack_ix))
+    return grids
+
+
+def _round(values: np.ndarray, decimals: int) -> np.ndarray:
+    return np.round(np.asarray(values, dtype=np.float64), decimals)
+
+
+def hall_z(grid: HallGrid, values: np.ndarray, decimals: int = 1) -> list:
+    """Colour matrix of one hall: the rack's value per cell, None in aisles/unknown."""
+    z = np.where(grid.cell_rack >= 0, _round(values, decimals)[np.maximum(grid.cell_rack, 0)], np.nan)
+    return [[None if not math.isfinite(v) else v for v in row] for row in z.tolist()]
+
+
+def hall_customdata(grid: HallGrid, metrics: dict[str, np.ndarray]) -> list:
+    """Hover numbers per cell: the five floor metrics and the rack id (None in aisles)."""
+    columns = [_round(metrics[k], FLOOR_METRIC_BY_KEY[k].decimals) for k in HOVER_KEYS]
+    stacked = np.stack(columns + [np.arange(columns[0].size, dtype=np.float64)], axis=1)
+    rows = []
+    for row in grid.cell_rack.tolist():
+        rows.append([None if r < 0 else [None if not math.isfinite(v) else v for v in stacked[r].tolist()] for r in row])
+    return rows
+
+
+def _hover_template() -> str:
+    lines = ["<b>%{text}</b>"]
+    for i, key in enumerate(HOVER_KEYS):
+        m = FLOOR_METRIC_BY_KEY[key]
+        label = m.label if key != "time_to_throttle_s" else f"time to throttle (≤ {TTT_CAP_S:.0f})"
+        lines.append(f"{label}: %{{customdata[{i}]:.{m.decimals}f}} {m.unit}")
+    return "<br>".join(lines) + "<extra></extra>"
+
+
+def _layout_grid(n_halls: int) -> tuple[int, int]:
+    cols = 1 if n_halls == 1 else 2
+    return math.ceil(n_halls / cols), cols
+
+
+def floor_figure(
+    state: SiteState,
+    grids: list[HallGrid],
+    metrics: dict[str, np.ndarray],
+    metric_key: str,
+    colour_range: tuple[float, float],
+    selected_rack: int | None = None,
+) -> go.Figure:
+    """All halls as subplots sharing one colour axis; the selected rack outlined."""
+    metric = FLOOR_METRIC_BY_KEY[metric_key]
+    rows, cols = _layout_grid(len(grids))
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=[f"Hall {g.name}" for g in grids],
+        horizontal_spacing=0.08, vertical_spacing=0.12 if rows > 1 else 0.0,
+    )
+    hover = _hover_template()
+    for i, grid in enumerate(grids):
+        names = [["" if r < 0 else state.rack_name[r] for r in row] for row in grid.cell_rack.tolist()]
+        fig.add_trace(
+            go.Heatmap(
+                x=grid.x_edges_m, y=grid.y_edges_m, z=hall_z(grid, metrics[metric_key], metric.decimals),
+                customdata=hall_customdata(grid, metrics), text=names, hovertemplate=hover,
+                coloraxis="coloraxis", hoverongaps=False, xgap=1, ygap=1, name=f"Hall {grid.name}",
+            ),
+            row=i // cols + 1, col=i % cols + 1,
+        )
+    fig.add_trace(_selection_trace(grids, selected_rack, cols))
+    for i in range(len(grids)):
+        suffix = "" if i == 0 else str(i + 1)
+        fig.update_yaxes(scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m]", row=i // cols + 1, col=i % cols + 1)
+        fig.update_xaxes(title_text="x [m]", row=i // cols + 1, col=i % cols + 1, constrain="domain")
+    fig.update_xaxes(showgrid=False, zeroline=False)
+    fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain")
+    fig.update_layout(
+        **base_layout(
+            height=rows * HALL_PLOT_HEIGHT_PX + 40, uirevision="floor", showlegend=False,
+            margin=dict(l=56, r=16, t=36, b=40), clickmode="event",
+            coloraxis=dict(
+                colorscale=metric.colorscale, cmin=colour_range[0], cmax=colour_range[1],
+                colorbar=dict(title=dict(text=f"{metric.label}<br>[{metric.unit}]", side="right"), thickness=14),
+            ),
+        )
+    )
+    return fig
+
+
+def _selection_trace(grids: list[HallGrid], selected_rack: int | None, cols: int) -> go.Scatter:
+    x, y, axis = _selection_xy(grids, selected_rack, cols)
+    return go.Scatter(
+        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="markers", hoverinfo="skip", name="selected rack",
+        marker=dict(symbol="square-open", size=16, color="#ffffff", line=dict(width=3, color="#ffffff")),
+    )
+
+
+def _selection_xy(grids: list[HallGrid], rack: int | None, cols: int) -> tuple[list, list, str]:
+    for i, grid in enumerate(grids):
+        if rack is not None and rack >= 0 and grid.rack_cell_ix[rack] >= 0:
+            ix, iy = grid.rack_cell_ix[rack], grid.rack_cell_iy[rack]
+            x = float(grid.x_edges_m[ix] + grid.x_edges_m[ix + 1]) / 2
+            y = float(grid.y_edges_m[iy] + grid.y_edges_m[iy + 1]) / 2
+            return [x], [y], "" if i == 0 else str(i + 1)
+    return [], [], ""
+
+
+def floor_patch(grids: list[HallGrid], metrics: dict[str, np.ndarray], metric_key: str) -> Patch:
+    """Live update: new colours and hover numbers for every hall, nothing else."""
+    decimals = FLOOR_METRIC_BY_KEY[metric_key].decimals
+    patch = Patch()
+    for i, grid in enumerate(grids):
+        patch["data"][i]["z"] = hall_z(grid, metrics[metric_key], decimals)
+        patch["data"][i]["customdata"] = hall_customdata(grid, metrics)
+    return patch
+
+
+def selection_patch(grids: list[HallGrid], rack: int | None) -> Patch:
+    """Move the selection outline to ``rack`` (or hide it)."""
+    _rows, cols = _layout_grid(len(grids))
+    x, y, axis = _selection_xy(grids, rack, cols)
+    patch = Patch()
+    last = len(grids)
+    patch["data"][last]["x"] = x
+    patch["data"][last]["y"] = y
+    patch["data"][last]["xaxis"] = f"x{axis}"
+    patch["data"][last]["yaxis"] = f"y{axis}"
+    return patch
