@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 BENCH_MODULES: tuple[str, ...] = (
     "twin.benchmarks_site",
+    "twin.benchmarks_training",
     "ingest.store.benchmarks",
 )
 

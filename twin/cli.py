@@ -14,6 +14,7 @@ import sys
 COMMAND_MODULES = (
     "twin.commands_sites",
     "twin.commands_bench",
+    "twin.commands_throughput",
 )
 
 

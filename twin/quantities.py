@@ -5,7 +5,7 @@ ingest sample uses one of these names.  The suffix carries the unit (habit 1 of
 CONVENTIONS.md): ``_w`` watts, ``_kw`` kilowatts, ``_mw`` megawatts, ``_c`` degrees
 Celsius, ``_k`` kelvin (temperature differences), ``_lpm`` litres per minute,
 ``_kpa`` kilopascals, ``_mhz`` megahertz, ``_frac`` a 0–1 fraction (never percent),
-``_j`` joules, ``_s`` seconds, ``_gbps`` gigabits per second, ``_total`` a counter.
+``_j`` joules, ``_s`` seconds, ``_h`` hours, ``_gbps`` gigabits per second, ``_total`` a counter.
 
 ``README.md`` carries the same table; ``tests/twin/test_quantities.py`` checks the two
 agree, so edit here and regenerate with ``clustertwin units --markdown``.
@@ -87,6 +87,11 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("tokens_per_s", "1/s", "job", "training tokens per second"),
     _Q("step_time_s", "s", "job", "training step time"),
     _Q("mfu_frac", "1", "job", "model FLOP utilisation"),
+    _Q("tflops_per_gpu", "TFLOP/s", "job", "model FLOPs per second per GPU (no recomputation)"),
+    _Q("tokens_per_joule", "1/J", "job", "training tokens per joule of GPU and node power"),
+    _Q("ettr_frac", "1", "job", "effective training time ratio"),
+    _Q("goodput_tokens_per_s", "1/s", "job", "tokens per second after failures and checkpoints"),
+    _Q("job_mttf_h", "h", "job", "mean time between job interruptions"),
 )
 
 BY_NAME: dict[str, Quantity] = {q.name: q for q in QUANTITIES}

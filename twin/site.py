@@ -354,7 +354,7 @@ class _Builder:
             endpoint_gbps=np.array([e.gbps for e in fab.endpoints]),
             endpoint_switch=np.array([switch_index[e.switch] for e in fab.endpoints], dtype=np.int32),
             latitude_deg=info.latitude_deg, longitude_deg=info.longitude_deg, weather=info.weather,
-            site_overhead_mw=info.site_overhead_mw,
+            site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
         )
 
     # ------------------------------------------------------------ design checks

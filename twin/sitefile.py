@@ -32,6 +32,7 @@ class SiteInfo(_Strict):
     site_overhead_mw: float = Field(0.0, ge=0)
     hostname_pattern: str = "h{hall}-r{row:02d}-k{rack:02d}-n{slot}"
     rack_name_pattern: str = "H{hall}-R{row:02d}-K{rack:02d}"
+    default_job: str = ""  # job file in data/jobs/ that the live twin places from GPU 0
 
 
 class FabricEndpoint(_Strict):

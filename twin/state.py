@@ -175,6 +175,7 @@ class SiteState:
     longitude_deg: float = 0.0
     weather: str = "memphis"  # key of the daily weather curve in data/weather.toml
     site_overhead_mw: float = 0.0  # lighting, offices, front-end network and storage
+    default_job: str = ""  # job file name in data/jobs/ placed by the live twin
 
     # ------------------------------------------------------------------------------
     @property

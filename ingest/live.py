@@ -1,0 +1,268 @@
+"""The live twin: readings in, one twin tick per second, snapshots out to storage and the dashboard.
+
+:class:`LiveHub` owns the twin engine of one site, the latest readings of every source
+(:class:`ingest.readings.ReadingsBuffer`), the frame store, the alert tracker and a
+trend buffer.  :meth:`LiveHub.step` is the job the scheduler runs every second; the
+dashboard only calls the read methods (``latest``, ``trend``, ``rack_history``,
+``alerts`` …), which never block on a tick for long.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from ingest.alerts import AlertTracker, evaluate
+from ingest.readings import ReadingsBuffer
+from ingest.store.frames import FrameStore
+from ingest.store.layouts import GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.models import Event, utcnow
+from ingest.synthetic import XID_DOWN, SyntheticSource
+from ingest.trend import TrendBuffer
+from twin.engine import PlacedJob, TickInputs, TwinEngine
+from twin.sitejob import evaluate_site_job
+from twin.snapshot import GPU_DOWN, Snapshot
+from twin.state import SiteState
+
+log = logging.getLogger(__name__)
+READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
+JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
+
+
+@dataclass
+class Poller:
+    """A polled source: ``poll(buffer)`` fetches, maps and stores readings; returns True when good."""
+
+    name: str
+    interval_s: float
+    poll: callable
+    last_ok_s: float = float("-inf")
+    failures: int = 0
+    stale_logged: bool = False
+
+    def run(self, buffer: ReadingsBuffer) -> None:
+        """One poll; failures are counted and logged once per episode, never raised."""
+        try:
+            ok = bool(self.poll(buffer))
+        except Exception as exc:  # noqa: BLE001 — a dead source must not stop the twin
+            ok = False
+            if not self.stale_logged:
+                log.warning("source %s failed: %s", self.name, exc)
+        if ok:
+            if self.stale_logged:
+                log.info("source %s recovered after %d failed polls", self.name, self.failures)
+            self.last_ok_s, self.failures, self.stale_logged = time.time(), 0, False
+        else:
+            self.failures += 1
+            self.stale_logged = True
+
+
+@dataclass
+class StepTiming:
+    """Where the time of the last step went (milliseconds), and the reading-to-state lag."""
+
+    synthetic_ms: float = 0.0
+    twin_ms: float = 0.0
+    record_ms: float = 0.0
+    alerts_ms: float = 0.0
+    total_ms: float = 0.0
+    lag_ms: float = 0.0  # from the newest reading entering the buffer to the snapshot being published
+
+
+class LiveHub:
+    """See module docstring."""
+
+    def __init__(self, state: SiteState, db: Engine, *, synthetic: SyntheticSource | None = None,
+                 pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
+                 record: bool = True, start: datetime | None = None) -> None:
+        self.state, self.site_name, self.db = state, state.name, db
+        self.synthetic = synthetic
+        self.pollers = pollers or []
+        self.jobs = jobs or []
+        self.record = record
+        start = start or (synthetic.start if synthetic else utcnow())
+        self.twin = TwinEngine(state, start=start)
+        self.buffer = ReadingsBuffer(state)
+        self.store = FrameStore(db, state.name, site_layouts(state))
+        self.tracker = AlertTracker(db, state.name)
+        self.trend_buffer = TrendBuffer()
+        self.timing = StepTiming()
+        self.predicted_gpu_temp_c: np.ndarray | None = None
+        self._latest: Snapshot | None = None
+        self._prev_ts: datetime | None = None
+        self._synthetic_ok_s = float("-inf")
+        self._jobs_at: datetime | None = None
+        self._job_status = []
+        self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
+        self._step_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ step
+    def step(self, ts: datetime | None = None) -> Snapshot:
+        """One live tick at ``ts`` (default: now, whole seconds)."""
+        with self._step_lock:
+            return self._step(ts or utcnow().replace(microsecond=0))
+
+    def _step(self, ts: datetime) -> Snapshot:
+        t0 = time.perf_counter()
+        dt_s = 1.0 if self._prev_ts is None else max((ts - self._prev_ts).total_seconds(), 0.0)
+        if self._prev_ts is not None and dt_s == 0.0:
+            return self._latest
+        self._prev_ts = ts
+        now_s = ts.timestamp()
+        if self.synthetic is not None:
+            self.synthetic.step(ts, dt_s, self.buffer)
+            self._synthetic_ok_s = now_s
+        t1 = time.perf_counter()
+        read_at = time.perf_counter()
+        snap = self.twin.tick(dt_s, self._inputs(ts, now_s))
+        snap = self._overlay(snap, now_s)
+        snap.jobs = self._evaluate_jobs(ts, snap)
+        t2 = time.perf_counter()
+        if self.record:
+            self.store.write_frame(ts, snapshot_frames(snap))
+        t3 = time.perf_counter()
+        self.tracker.update(ts, evaluate(self.state, snap))
+        self.trend_buffer.append(snap)
+        self._latest = snap
+        t4 = time.perf_counter()
+        self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
+                                 alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
+                                 lag_ms=(t4 - read_at) * 1e3 + (t1 - t0) * 1e3 * (self.synthetic is not None))
+        return snap
+
+    def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
+        """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""
+        b, s = self.buffer, self.state
+        cur = lambda kind, metric: b.current(kind, metric, now_s, READING_MAX_AGE_S)  # noqa: E731
+        pumps = cur("cdu", "pumps_running_total")
+        installed = s.cdu_spec_array("pumps")
+        facility = cur("cdu", "facility_supply_temp_c")
+        loop_supply = np.full(len(s.loop_name), np.nan)
+        seen = np.isfinite(facility)
+        if seen.any():
+            sums = np.bincount(s.cdu_loop[seen], weights=facility[seen], minlength=len(s.loop_name))
+            counts = np.bincount(s.cdu_loop[seen], minlength=len(s.loop_name))
+            loop_supply = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        limit = cur("gpu", "power_limit_w")
+        return TickInputs(
+            ts=ts,
+            gpu_util_frac=cur("gpu", "gpu_util_frac"),
+            gpu_power_limit_w=limit if np.isfinite(limit).any() else None,
+            cdu_pumps_running=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
+            cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
+            loop_supply_temp_c=loop_supply,
+            failed_power=b.failed("power"),
+            failed_sources=b.failed("source"),
+            failed_links=b.failed("link"),
+        )
+
+    def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
+        """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
+        cur = lambda metric: self.buffer.current("gpu", metric, now_s, READING_MAX_AGE_S)  # noqa: E731
+        self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
+        temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
+        gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
+        xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
+        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
+        rack_max = np.full(self.state.n_racks, -np.inf)
+        np.maximum.at(rack_max, self.state.gpu_rack, np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
+        return replace(
+            snap,
+            gpu_temp_c=gpu_temp,
+            hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
+            gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
+            xid_last=xid_last,
+            gpu_state=np.where(down, GPU_DOWN, snap.gpu_state).astype(np.int8),
+            rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
+            source_age_s=self.source_ages(now_s),
+        )
+
+    def _evaluate_jobs(self, ts: datetime, snap: Snapshot) -> list:
+        """Job throughput on the measured state (a down GPU counts as stopped), every JOB_EVERY_S."""
+        down_now = snap.gpu_state == GPU_DOWN
+        changed = self._jobs_at is None or (ts - self._jobs_at).total_seconds() >= JOB_EVERY_S or \
+            bool((down_now != self._down_at_jobs).any())
+        if self.jobs and changed:
+            throttle = np.where(down_now, 0.0, snap.throttle_frac)
+            self._job_status = [evaluate_site_job(self.state, job.spec, job.gpu_ids, throttle, snap.link_up).status
+                                for job in self.jobs]
+            self._jobs_at, self._down_at_jobs = ts, down_now
+        return self._job_status
+
+    # ------------------------------------------------------------ read side
+    def latest(self) -> Snapshot | None:
+        return self._latest
+
+    def trend(self, window_s: float = 900.0) -> pd.DataFrame:
+        return self.trend_buffer.frame(window_s)
+
+    def source_ages(self, now_s: float | None = None) -> dict[str, float]:
+        """Seconds since each source's last good reading (inf when never)."""
+        now_s = time.time() if now_s is None else now_s
+        ages = {p.name: now_s - p.last_ok_s for p in self.pollers}
+        if self.synthetic is not None:
+            ages[self.synthetic.name] = now_s - self._synthetic_ok_s
+        return ages
+
+    def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """Recorded GPU values of one rack over the last ``window_s`` s, long format (ts, gpu, metric, value)."""
+        if not 0 <= rack_id < self.state.n_racks:
+            raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
+        end = self._prev_ts or utcnow()
+        gpus = np.flatnonzero(self.state.gpu_rack == rack_id)
+        ts, values = self.store.read_window("gpu", gpus, end - timedelta(seconds=window_s), end)
+        n_ts, n_fields, n_gpus = values.shape
+        return pd.DataFrame({
+            "ts": pd.to_datetime(np.repeat(ts, n_fields * n_gpus)).tz_localize(timezone.utc),
+            "gpu": np.tile(gpus, n_ts * n_fields),
+            "metric": np.tile(np.repeat(np.array(GPU_FIELDS), n_gpus), n_ts),
+            "value": values.reshape(-1).astype(np.float64),
+        })
+
+    def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet."""
+        query = select(Event).where(Event.site_name == self.site_name)
+        if active_only:
+            query = query.where(Event.cleared_at.is_(None))
+        with Session(self.db) as session:
+            rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
+        return [{"id": e.id, "ts": e.raised_at, "severity": e.severity, "source": e.source,
+                 "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
+                 "metric": e.metric, "value": e.value, "message": e.message, "acknowledged": e.acknowledged,
+                 "silenced_until": e.silenced_until, "cleared_at": e.cleared_at} for e in rows]
+
+    def acknowledge(self, alert_id: int) -> None:
+        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow())
+
+    def silence(self, alert_id: int, duration_s: float) -> None:
+        if not duration_s > 0:
+            raise ValueError("silence duration must be positive seconds")
+        self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
+
+    def _update_event(self, alert_id: int, **values) -> None:
+        with Session(self.db) as session:
+            event = session.get(Event, alert_id)
+            if event is None:
+                raise KeyError(f"no alert with id {alert_id}")
+            for key, value in values.items():
+                setattr(event, key, value)
+            session.add(event)
+            session.commit()
+
+    # ------------------------------------------------------------- scheduling
+    def jobs_for_scheduler(self, tick_s: float = 1.0):
+        """The scheduler jobs of this hub: the twin step and one poll job per source."""
+        from ingest.scheduler import JobSpec
+
+        specs = [JobSpec("twin-step", self.step, tick_s)]
+        specs += [JobSpec(f"poll-{p.name}", lambda p=p: p.run(self.buffer), p.interval_s,
+                          jitter_s=min(0.2 * p.interval_s, 2.0)) for p in self.pollers]
+        return specs

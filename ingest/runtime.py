@@ -1,0 +1,106 @@
+"""Assemble and start the live twin of a site: database, sources, hub and scheduler.
+
+Used by ``clustertwin serve`` (ingest inside the web process, the embedded default of
+``make run``) and ``clustertwin ingest run`` (a separate process, optionally one shard of
+several writing into one PostgreSQL).  Only one process per database and shard runs the
+jobs: a second one on the same machine serves read-only.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from ingest.faults import parse_fault
+from ingest.live import LiveHub
+from ingest.scheduler import LeaderLock, acquire_leader, build_scheduler
+from ingest.store.db import open_database, resolve_db_url
+from ingest.store.models import utcnow
+from ingest.synthetic import SyntheticSource
+from twin.catalogue import DATA_DIR
+from twin.engine import PlacedJob
+from twin.jobfile import load_job
+from twin.site import load_site
+from twin.sitejob import contiguous_placement
+from twin.state import SiteState
+
+log = logging.getLogger(__name__)
+JOBS_DIR = DATA_DIR / "jobs"
+
+
+class LiveSetupError(ValueError):
+    """The live twin cannot be assembled as asked (bad source, job or fault)."""
+
+
+@dataclass
+class Runtime:
+    """A started live twin: the hub, and the scheduler and lock when this process leads."""
+
+    hub: LiveHub
+    db_url: str
+    scheduler: BackgroundScheduler | None = None
+    lock: LeaderLock | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def leading(self) -> bool:
+        return self.scheduler is not None
+
+    def stop(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=True)
+            self.scheduler = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        self.hub.db.dispose()
+
+
+def place_default_job(state: SiteState, job_name: str | None = None) -> list[PlacedJob]:
+    """The site's default job (or ``job_name``) placed on GPUs from id 0; [] when none is named."""
+    name = job_name if job_name is not None else state.default_job
+    if not name:
+        return []
+    path = JOBS_DIR / f"{name}.toml" if not name.endswith(".toml") else name
+    spec = load_job(path)
+    return [PlacedJob(spec=spec, gpu_ids=contiguous_placement(state, spec.parallel.n_gpus))]
+
+
+def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
+              faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
+              start: datetime | None = None) -> LiveHub:
+    """A hub for ``site`` with the named sources (not yet scheduled)."""
+    state = load_site(site)
+    engine = open_database(db_url)
+    start = start or utcnow().replace(microsecond=0)
+    unknown = [s for s in sources if s != "synthetic"]
+    if unknown:
+        raise LiveSetupError(f"unknown source(s) {unknown}: the live twin takes 'synthetic' here; "
+                            "real sources are attached with `clustertwin ingest run --dcgm/--prometheus/…`")
+    synthetic = None
+    if "synthetic" in sources:
+        synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults])
+    elif faults:
+        raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
+    return LiveHub(state, engine, synthetic=synthetic, jobs=place_default_job(state, job), record=record,
+                   start=start)
+
+
+def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = ("synthetic",), *,
+              shard: str = "0/1", tick_s: float = 1.0, **hub_kw) -> Runtime:
+    """Build the hub and, if no other process on this machine leads for this database, schedule it."""
+    url = resolve_db_url(db_url)
+    hub = build_hub(site, url, sources=sources, **hub_kw)
+    lock = acquire_leader(url, shard)
+    runtime = Runtime(hub=hub, db_url=url, lock=lock)
+    if lock is None:
+        runtime.notes.append("another process runs ingest for this database: serving read-only")
+        log.warning("another process runs ingest for %s: this one only serves", url)
+        return runtime
+    hub.step()  # the first snapshot exists before anyone asks for it
+    runtime.scheduler = build_scheduler(hub.jobs_for_scheduler(tick_s))
+    runtime.scheduler.start()
+    return runtime
