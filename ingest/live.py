@@ -23,7 +23,7 @@ from sqlmodel import Session, select
 from ingest.alerts import AlertTracker, evaluate
 from ingest.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
-from ingest.store.layouts import GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.models import Event, utcnow
 from ingest.synthetic import XID_DOWN, SyntheticSource
 from ingest.trend import TrendBuffer
@@ -82,12 +82,15 @@ class LiveHub:
 
     def __init__(self, state: SiteState, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
-                 record: bool = True, start: datetime | None = None) -> None:
+                 record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1)) -> None:
         self.state, self.site_name, self.db = state, state.name, db
         self.synthetic = synthetic
         self.pollers = pollers or []
         self.jobs = jobs or []
         self.record = record
+        self.shard = shard
+        first_gpu = np.searchsorted(state.gpu_rack, np.arange(state.n_racks))
+        self._rack_block = first_gpu // GPU_BLOCK
         start = start or (synthetic.start if synthetic else utcnow())
         self.twin = TwinEngine(state, start=start)
         self.buffer = ReadingsBuffer(state)
@@ -127,9 +130,9 @@ class LiveHub:
         snap.jobs = self._evaluate_jobs(ts, snap)
         t2 = time.perf_counter()
         if self.record:
-            self.store.write_frame(ts, snapshot_frames(snap))
+            self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
         t3 = time.perf_counter()
-        self.tracker.update(ts, evaluate(self.state, snap))
+        self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
         self.trend_buffer.append(snap)
         self._latest = snap
         t4 = time.perf_counter()
@@ -184,6 +187,15 @@ class LiveHub:
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
             source_age_s=self.source_ages(now_s),
         )
+
+    def _owns(self, condition) -> bool:
+        """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
+        index, count = self.shard
+        if condition.entity_kind == "rack":
+            return int(self._rack_block[condition.entity_id]) % count == index
+        if condition.entity_kind == "gpu":
+            return (condition.entity_id // GPU_BLOCK) % count == index
+        return index == 0
 
     def _evaluate_jobs(self, ts: datetime, snap: Snapshot) -> list:
         """Job throughput on the measured state (a down GPU counts as stopped), every JOB_EVERY_S."""

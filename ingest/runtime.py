@@ -71,7 +71,7 @@ def place_default_job(state: SiteState, job_name: str | None = None) -> list[Pla
 
 def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
               faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
-              start: datetime | None = None) -> LiveHub:
+              start: datetime | None = None, shard: tuple[int, int] = (0, 1)) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled)."""
     state = load_site(site)
     engine = open_database(db_url)
@@ -86,14 +86,22 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
     return LiveHub(state, engine, synthetic=synthetic, jobs=place_default_job(state, job), record=record,
-                   start=start)
+                   start=start, shard=shard)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` → (i, n), naming what is wrong otherwise."""
+    index, sep, count = text.partition("/")
+    if not (sep and index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
+        raise LiveSetupError(f"shard {text!r}: expected i/n with 0 ≤ i < n, e.g. 0/4")
+    return int(index), int(count)
 
 
 def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = ("synthetic",), *,
               shard: str = "0/1", tick_s: float = 1.0, **hub_kw) -> Runtime:
     """Build the hub and, if no other process on this machine leads for this database, schedule it."""
     url = resolve_db_url(db_url)
-    hub = build_hub(site, url, sources=sources, **hub_kw)
+    hub = build_hub(site, url, sources=sources, shard=parse_shard(shard), **hub_kw)
     lock = acquire_leader(url, shard)
     runtime = Runtime(hub=hub, db_url=url, lock=lock)
     if lock is None:

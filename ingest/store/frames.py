@@ -88,8 +88,15 @@ class FrameStore:
                 ids[lay.kind] = row.id
         return ids
 
-    def write_frame(self, ts: datetime, frames: dict[str, np.ndarray]) -> None:
-        """Store ``frames`` (kind → float array [n_fields, n_entities]) at ``ts`` in one transaction."""
+    def write_frame(self, ts: datetime, frames: dict[str, np.ndarray], shard: tuple[int, int] = (0, 1)) -> None:
+        """Store ``frames`` (kind → float array [n_fields, n_entities]) at ``ts`` in one transaction.
+
+        With ``shard=(i, n)`` only blocks ``b`` with ``b % n == i`` are written, so that n
+        ingest processes can share the writing of one site's frames.
+        """
+        index, count = shard
+        if not 0 <= index < count:
+            raise FrameError(f"shard {index}/{count}: index must be in 0..{count - 1}")
         ts_ms = to_ms(ts)
         rows = []
         for kind, values in frames.items():
@@ -101,7 +108,7 @@ class FrameStore:
                 raise FrameError(f"{kind!r} frame has shape {arr.shape}, layout wants "
                                  f"({len(lay.fields)}, {lay.n_entities})")
             layout_id = self._layout_ids[kind]
-            for block in range(lay.n_blocks):
+            for block in range(index, lay.n_blocks, count):
                 chunk = arr[:, block * lay.block_size:(block + 1) * lay.block_size]
                 rows.append({"layout_id": layout_id, "block": block, "ts_ms": ts_ms,
                              "data": np.ascontiguousarray(chunk).tobytes()})

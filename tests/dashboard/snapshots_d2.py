@@ -9,6 +9,7 @@ ranges (seeded, so tests are repeatable).  Test data only: the app never uses it
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 
@@ -247,3 +248,20 @@ def snapshot(state: SiteState, seed: int = 0, job_gpu_frac: float = 0.75) -> Sna
         swing_amplitude_mw=it_mw * 0.4, swing_ramp_mw_per_s=it_mw * 0.15,
         jobs=[job], source_age_s={"dcgm": 1.0, "redfish": 4.0},
     )
+
+
+def engine_snapshot(name: str = "demo"):
+    """``(state, snapshot, tick detail)`` from one tick of the real twin engine, with the
+    site's default job placed and evaluated as the live hub does."""
+    from twin.engine import TickInputs, TwinEngine
+    from twin.jobfile import load_job
+    from twin.sitejob import contiguous_placement, evaluate_site_job
+
+    state = site(name)
+    engine = TwinEngine(state)
+    snap = engine.tick(1.0, TickInputs())
+    if state.default_job:
+        spec = load_job(Path(__file__).resolve().parents[2] / "data" / "jobs" / f"{state.default_job}.toml")
+        gpu_ids = contiguous_placement(state, spec.parallel.n_gpus)
+        snap.jobs = [evaluate_site_job(state, spec, gpu_ids, snap.throttle_frac, snap.link_up).status]
+    return state, snap, engine.detail

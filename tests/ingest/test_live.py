@@ -121,3 +121,18 @@ def test_start_hub_steps_once_and_stops_cleanly(db):
         second.stop()
     finally:
         runtime.stop()
+
+
+def test_shards_split_frames_and_rack_alerts(tmp_path):
+    url = f"sqlite:///{tmp_path / 'sharded.db'}"
+    faults = ("xid:h1-r01-k01-n0/0=79", "xid:h1-r02-k01-n0/0=79")  # racks 0 and 8: arrays 0 and 1
+    hubs = [build_hub("demo", url, start=T0, faults=faults, shard=(i, 2)) for i in range(2)]
+    for i in range(3):
+        for hub in hubs:
+            hub.step(T0 + timedelta(seconds=i))
+    history = hubs[0].rack_history(9, window_s=60)  # rack 9 is written by shard 1
+    assert history["value"].notna().all() and history["ts"].nunique() == 3
+    racks = sorted(a["entity_name"] for a in hubs[0].alerts() if a["entity_kind"] == "rack")
+    assert racks == ["H1-R01-K01", "H1-R02-K01"]  # each raised once, by the shard owning it
+    with pytest.raises(LiveSetupError, match="shard '2/2'"):
+        start_hub("demo", url, shard="2/2")

@@ -80,3 +80,12 @@ def test_prune_before_deletes_only_older_chunks(store):
     assert deleted == 2 * LAYOUT.n_blocks
     ts, _ = store.read_window("gpu", np.array([0]), T0, T0 + timedelta(seconds=5))
     assert len(ts) == 1
+
+
+def test_shards_write_disjoint_blocks_that_together_make_the_frame(store):
+    for i in range(3):
+        store.write_frame(T0, {"gpu": frame(0)}, shard=(i, 3))
+    _, values = store.read_window("gpu", np.arange(1000), T0, T0)
+    np.testing.assert_array_equal(values[0], frame(0))
+    with pytest.raises(FrameError, match="shard 3/3"):
+        store.write_frame(T0, {"gpu": frame(0)}, shard=(3, 3))
