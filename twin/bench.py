@@ -15,6 +15,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "twin.benchmarks_site",
     "twin.benchmarks_training",
     "ingest.store.benchmarks",
+    "ingest.benchmarks_live",
 )
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}
