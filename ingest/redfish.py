@@ -315,6 +315,21 @@ def _parse_leak_detector(doc: dict, uri: str, counts: IngestCounts) -> list[Redf
     return [RedfishReading(uri, "cdu", cdu, -1, uri.rsplit("/", 1)[-1], "leak_detected", value, "rollup_max")]
 
 
+def _parse_leak_detection(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+    """``LeakDetection.LeakDetectorGroups[].Detectors[]`` excerpts carry each detector's state."""
+    cdu = _cdu_name(uri)
+    if not cdu:
+        return []
+    out = []
+    for group in doc.get("LeakDetectorGroups") or []:
+        for d in group.get("Detectors") or []:
+            state = d.get("DetectorState")
+            value = _LEAK_STATE.get(state, math.nan) if state is not None else math.nan
+            name = d.get("DeviceName") or str(d.get("DataSourceUri", "")).rsplit("/", 1)[-1]
+            out.append(RedfishReading(uri, "cdu", cdu, -1, name, "leak_detected", value, "rollup_max"))
+    return out
+
+
 def _pdu_name(uri: str) -> str:
     m = _PDU.search(uri)
     return f"{m.group(1)}/{m.group(2)}" if m else ""
@@ -389,6 +404,7 @@ _PARSERS = {
     "CoolingUnit": _parse_cooling_unit,
     "Pump": _parse_pump,
     "LeakDetector": _parse_leak_detector,
+    "LeakDetection": _parse_leak_detection,
     "PowerDistributionMetrics": _parse_power_distribution_metrics,
     "Circuit": _parse_circuit_or_outlet,
     "Outlet": _parse_circuit_or_outlet,
