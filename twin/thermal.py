@@ -1,0 +1,271 @@
+"""GPU die and HBM temperature on a liquid cold plate, and the throttling the GPU applies.
+
+Pure numpy functions over per-GPU arrays (no state, no I/O).  The model is one lumped
+thermal node per GPU package:
+
+* steady state: ``T_die = T_supply + P · (R_die + R_cal)`` where ``R_die`` is the
+  die-to-coolant resistance of the cold plate (catalogue ``r_th_die_c_per_w``) and
+  ``R_cal = 1 / (2 · ṁ · cp)`` the *caloric* resistance: the coolant warms by
+  ``P / (ṁ · cp)`` across the plate, so its mean temperature sits half of that above
+  the supply [Incropera & DeWitt, *Fundamentals of Heat and Mass Transfer*, 6th ed.,
+  §8.3 mean-temperature energy balance].
+* HBM: ``T_hbm = T_local + (T_die − T_local) · R_hbm / R_die`` with
+  ``T_local = T_supply + P · R_cal``: the HBM stacks share the die's cold plate and
+  follow its transient (one state variable per GPU; catalogue ``r_th_hbm_c_per_w``).
+* transient: ``C · dT/dt = P − (T − T_supply) / R_total`` with heat capacity ``C``
+  (catalogue ``heat_capacity_j_per_k``) and time constant ``τ = C · R_total``.  The
+  step update is the exact solution for constant inputs over ``dt``, so it is
+  unconditionally stable: ``T(t+dt) = T_ss + (T − T_ss) · exp(−dt / τ)``.
+* no flow: ``C_eff · dT/dt = P`` (adiabatic, :func:`adiabatic_step_c`).
+
+Throttling follows what the firmware and driver do (facts B2/B3; telemetry §1.4):
+
+* SW power cap (bit 0x04): board power held at the power limit;
+* SW thermal slowdown (0x20): the driver lowers clocks so the die stays below max
+  operating (87 °C H100) and the HBM below its max (95 °C);
+* HW slowdown (0x08 + 0x40): at the slowdown temperature (89 °C) hardware cuts clocks
+  by at least 2× (``HW_SLOWDOWN_CLOCK_FRAC``);
+* HW power brake (0x08 + 0x80): external brake (e.g. node PSUs lost), clocks cut 2×;
+* shutdown at 92 °C (handled by the caller as a latched ``GPU_DOWN``).
+
+Clock/power relation: ``P = P_idle + (P_demand − P_idle) · f^α`` with the clock
+fraction ``f`` and ``α = DVFS_POWER_EXPONENT`` (dynamic power ∝ f·V², V rising with f
+gives 2–3 over the DVFS range [E]); throughput is taken proportional to ``f``.
+Units are in the names (°C, K, W, J/K, kg/s, s).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# NVML / DCGM clock-event reason bits (telemetry.md §1.4, dcgm_fields.h).
+CLOCK_EVENT_GPU_IDLE = 0x001
+CLOCK_EVENT_SW_POWER_CAP = 0x004
+CLOCK_EVENT_HW_SLOWDOWN = 0x008
+CLOCK_EVENT_SW_THERMAL = 0x020
+CLOCK_EVENT_HW_THERMAL = 0x040
+CLOCK_EVENT_HW_POWER_BRAKE = 0x080
+
+# [E] dynamic power ∝ f·V² with V roughly ∝ f over the upper DVFS range → exponent 2–3;
+# 2.5 gives ~86 % throughput at a 500 W cap of a 700 W-demand H100 (85 W idle).
+DVFS_POWER_EXPONENT = 2.5
+# [P] NVML docs (facts B3): HW slowdown cuts core clocks by >= 2x.
+HW_SLOWDOWN_CLOCK_FRAC = 0.5
+# [E] utilisation below which a GPU reports the GPU_IDLE clock-event bit.
+IDLE_UTIL_FRAC = 0.01
+
+
+def _require_finite(name: str, value: np.ndarray | float) -> None:
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"{name}: non-finite value (NaN or inf) in input")
+
+
+def _require_positive(name: str, value: np.ndarray | float) -> None:
+    arr = np.asarray(value)
+    if arr.size and not np.all(arr > 0.0):  # also rejects NaN
+        bad = arr[~(arr > 0.0)].ravel()[0]
+        raise ValueError(f"{name}: must be > 0 (got {bad!r}); zero or negative flow has no steady state")
+
+
+def _require_nonnegative(name: str, value: np.ndarray | float) -> None:
+    arr = np.asarray(value)
+    if arr.size and not np.all(arr >= 0.0):
+        bad = arr[~(arr >= 0.0)].ravel()[0]
+        raise ValueError(f"{name}: must be >= 0 (got {bad!r})")
+
+
+def caloric_resistance_c_per_w(mass_flow_kg_s: np.ndarray | float, cp_j_per_kg_k: np.ndarray | float) -> np.ndarray:
+    """Rise of the mean coolant temperature in the plate per watt, ``1 / (2 ṁ cp)`` [K/W].
+
+    Parameters
+    ----------
+    mass_flow_kg_s : coolant mass flow through the GPU's cold plate [kg/s], > 0
+    cp_j_per_kg_k : coolant specific heat [J/(kg·K)], > 0
+
+    Raises ``ValueError`` for zero, negative or NaN flow (no steady state exists).
+    """
+    _require_positive("mass_flow_kg_s", mass_flow_kg_s)
+    _require_positive("cp_j_per_kg_k", cp_j_per_kg_k)
+    return 0.5 / (np.asarray(mass_flow_kg_s, dtype=np.float64) * cp_j_per_kg_k)
+
+
+def die_temp_steady_c(
+    power_w: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    r_th_die_c_per_w: np.ndarray | float,
+    r_cal_c_per_w: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """Steady die temperature ``T_supply + P · (R_die + R_cal)`` [°C].
+
+    Parameters
+    ----------
+    power_w : GPU board power [W], >= 0
+    supply_temp_c : coolant temperature at the cold-plate inlet [°C]
+    r_th_die_c_per_w : die-to-coolant thermal resistance [K/W], > 0
+    r_cal_c_per_w : caloric resistance from :func:`caloric_resistance_c_per_w` [K/W]
+    """
+    _require_nonnegative("power_w", power_w)
+    _require_finite("supply_temp_c", supply_temp_c)
+    _require_positive("r_th_die_c_per_w", r_th_die_c_per_w)
+    return supply_temp_c + np.asarray(power_w, dtype=np.float64) * (np.asarray(r_th_die_c_per_w) + r_cal_c_per_w)
+
+
+def hbm_temp_c(
+    die_temp_c: np.ndarray | float,
+    local_coolant_temp_c: np.ndarray | float,
+    r_th_die_c_per_w: np.ndarray | float,
+    r_th_hbm_c_per_w: np.ndarray | float,
+) -> np.ndarray:
+    """HBM temperature ``T_local + (T_die − T_local) · R_hbm / R_die`` [°C].
+
+    ``local_coolant_temp_c`` is the mean coolant temperature in the plate
+    (``T_supply + P · R_cal``).  In steady state this is ``T_local + P · R_hbm``.
+    """
+    _require_positive("r_th_die_c_per_w", r_th_die_c_per_w)
+    return local_coolant_temp_c + (die_temp_c - local_coolant_temp_c) * (
+        np.asarray(r_th_hbm_c_per_w) / r_th_die_c_per_w
+    )
+
+
+def time_constant_s(heat_capacity_j_per_k: np.ndarray | float, r_total_c_per_w: np.ndarray | float) -> np.ndarray:
+    """Lumped time constant ``τ = C · R_total`` [s]."""
+    _require_positive("heat_capacity_j_per_k", heat_capacity_j_per_k)
+    _require_positive("r_total_c_per_w", r_total_c_per_w)
+    return np.asarray(heat_capacity_j_per_k, dtype=np.float64) * r_total_c_per_w
+
+
+def decay_frac(tau_s: np.ndarray | float, dt_s: float) -> np.ndarray:
+    """Fraction of a temperature difference left after ``dt_s``: ``exp(−dt/τ)`` (1 for ``τ = inf``)."""
+    if not dt_s >= 0.0:
+        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
+    _require_positive("tau_s", tau_s)
+    return np.exp(-dt_s / np.asarray(tau_s, dtype=np.float64))
+
+
+def step_temp_c(
+    temp_c: np.ndarray | float, steady_temp_c: np.ndarray | float, tau_s: np.ndarray | float, dt_s: float
+) -> np.ndarray:
+    """Exact first-order step ``T_ss + (T − T_ss) · exp(−dt/τ)`` [°C]; stable for any ``dt_s >= 0``."""
+    if not dt_s >= 0.0:
+        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
+    _require_positive("tau_s", tau_s)
+    return steady_temp_c + (temp_c - steady_temp_c) * np.exp(-dt_s / np.asarray(tau_s, dtype=np.float64))
+
+
+def adiabatic_step_c(
+    temp_c: np.ndarray | float, power_w: np.ndarray | float, heat_capacity_j_per_k: np.ndarray | float, dt_s: float
+) -> np.ndarray:
+    """Temperature after ``dt_s`` with no coolant flow: ``T + P · dt / C`` [°C]."""
+    if not dt_s >= 0.0:
+        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
+    _require_nonnegative("power_w", power_w)
+    _require_positive("heat_capacity_j_per_k", heat_capacity_j_per_k)
+    return temp_c + np.asarray(power_w, dtype=np.float64) * dt_s / heat_capacity_j_per_k
+
+
+def power_at_clock_w(
+    clock_frac: np.ndarray | float, demand_w: np.ndarray | float, idle_w: np.ndarray | float
+) -> np.ndarray:
+    """Board power at clock fraction ``f``: ``P_idle + (P_demand − P_idle)·f^α`` [W] (never below demand if demand < idle)."""
+    dynamic = np.maximum(np.asarray(demand_w, dtype=np.float64) - idle_w, 0.0)
+    return np.minimum(demand_w, idle_w) + dynamic * np.power(clock_frac, DVFS_POWER_EXPONENT)
+
+
+def clock_at_power_frac(
+    power_w: np.ndarray | float, demand_w: np.ndarray | float, idle_w: np.ndarray | float
+) -> np.ndarray:
+    """Clock fraction that brings board power from ``demand_w`` down to ``power_w`` (inverse of :func:`power_at_clock_w`)."""
+    dynamic = np.asarray(demand_w, dtype=np.float64) - idle_w
+    allowed = np.asarray(power_w, dtype=np.float64) - idle_w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(dynamic > 0.0, allowed / dynamic, 1.0)
+    return np.power(np.clip(ratio, 0.0, 1.0), 1.0 / DVFS_POWER_EXPONENT)
+
+
+def thermal_power_limit_w(
+    limit_temp_c: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    r_total_c_per_w: np.ndarray | float,
+) -> np.ndarray:
+    """Power whose steady temperature equals ``limit_temp_c``: ``(T_limit − T_supply) / R_total`` [W].
+
+    This is the operating point the driver's SW thermal slowdown converges to; it is
+    negative when the coolant itself is above the limit.
+    """
+    return (limit_temp_c - np.asarray(supply_temp_c, dtype=np.float64)) / r_total_c_per_w
+
+
+def sw_thermal_power_limit_w(
+    supply_temp_c: np.ndarray | float,
+    r_die_c_per_w: np.ndarray | float,
+    r_hbm_c_per_w: np.ndarray | float,
+    r_cal_c_per_w: np.ndarray | float,
+    max_operating_temp_c: np.ndarray | float,
+    hbm_max_temp_c: np.ndarray | float,
+) -> np.ndarray:
+    """Highest power that keeps the die below max operating and the HBM below its max [W].
+
+    ``min((T_maxop − T_s) / (R_die + R_cal), (T_hbm,max − T_s) / (R_hbm + R_cal))``: the
+    steady operating point the driver's SW thermal slowdown converges to.
+    """
+    return np.minimum(
+        thermal_power_limit_w(max_operating_temp_c, supply_temp_c, np.asarray(r_die_c_per_w) + r_cal_c_per_w),
+        thermal_power_limit_w(hbm_max_temp_c, supply_temp_c, np.asarray(r_hbm_c_per_w) + r_cal_c_per_w),
+    )
+
+
+def throttle(
+    demand_w: np.ndarray,
+    power_limit_w: np.ndarray | float,
+    idle_w: np.ndarray | float,
+    die_temp_c: np.ndarray,
+    thermal_limit_w: np.ndarray | float,
+    max_operating_temp_c: np.ndarray | float,
+    slowdown_temp_c: np.ndarray | float,
+    util_frac: np.ndarray | float = 1.0,
+    power_brake: np.ndarray | bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Board power, clock fraction and NVML clock-event mask the GPU settles on this step.
+
+    Decisions use the die temperature at the start of the step (what the sensors read)
+    and, for the driver's SW thermal slowdown, the steady operating point
+    ``thermal_limit_w`` from :func:`sw_thermal_power_limit_w` (``inf`` with no flow:
+    then only the hardware limits act).
+
+    Parameters
+    ----------
+    demand_w : power the workload would draw at full clocks [W], >= 0
+    power_limit_w : enforced board power limit [W]
+    idle_w : idle board power [W] (the floor of clock scaling)
+    die_temp_c : die temperature now [°C]
+    thermal_limit_w : SW thermal operating point [W]
+    max_operating_temp_c, slowdown_temp_c : GPU limits [°C]
+    util_frac : utilisation (only for the GPU_IDLE bit)
+    power_brake : external power brake asserted (node PSUs lost)
+
+    Returns
+    -------
+    power_w, clock_frac, clock_event_mask (int32)
+    """
+    _require_finite("demand_w", demand_w)
+    _require_finite("die_temp_c", die_temp_c)
+    _require_nonnegative("demand_w", demand_w)
+    demand_w = np.asarray(demand_w, dtype=np.float64)
+    capped = demand_w > power_limit_w
+    target = np.minimum(demand_w, power_limit_w)
+    sw_thermal = (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c)
+    target = np.minimum(target, np.maximum(thermal_limit_w, np.minimum(idle_w, demand_w)))
+    clock = clock_at_power_frac(target, demand_w, idle_w)
+    hw_thermal = die_temp_c >= slowdown_temp_c
+    hw = hw_thermal | power_brake
+    clock = np.where(hw, np.minimum(clock, HW_SLOWDOWN_CLOCK_FRAC), clock)
+    power = power_at_clock_w(clock, demand_w, idle_w)
+    mask = (
+        np.where(np.asarray(util_frac) < IDLE_UTIL_FRAC, CLOCK_EVENT_GPU_IDLE, 0)
+        | np.where(capped, CLOCK_EVENT_SW_POWER_CAP, 0)
+        | np.where(sw_thermal, CLOCK_EVENT_SW_THERMAL, 0)
+        | np.where(hw, CLOCK_EVENT_HW_SLOWDOWN, 0)
+        | np.where(hw_thermal, CLOCK_EVENT_HW_THERMAL, 0)
+        | np.where(power_brake, CLOCK_EVENT_HW_POWER_BRAKE, 0)
+    ).astype(np.int32)
+    return power, clock, mask
