@@ -104,6 +104,7 @@ class Alerts:
     PAST_TABLE = "alerts-past-table"
     SUMMARY = "alerts-summary"
     ACTION_RESULT = "alerts-action-result"
+    SIGNATURE = "alerts-signature"  # dcc.Store: what the tables show, to skip unchanged re-renders
 
 
 # --- pages added by other areas: append classes below this line -------------------

@@ -139,9 +139,9 @@ def cdu_block(info: dict) -> html.Div:
     pump_class = "status-ok" if info["pumps_running"] >= info["pumps"] else "status-warning" if pumps_ok else "status-critical"
     return html.Div([
         _kv([
-            ("CDU", dcc.Link(info["name"], href="/cooling?" + urlencode({"cdu": info["name"]}))),
+            ("CDU", info["name"]),
             ("model", f"{info['model']} ({info['placement']})"),
-            ("loop", info["loop"]),
+            ("loop", dcc.Link(info["loop"], href="/cooling?" + urlencode({"loop": info["loop"]}))),
             ("pumps running", html.Span(f"{info['pumps_running']} of {info['pumps']} (need {info['pumps_required']})", className=pump_class)),
             ("flow", f"{fmt(info['flow_lpm'], 0)} L/min (design {fmt(info['design_flow_lpm'], 0)} L/min)"),
             ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
@@ -179,7 +179,7 @@ def fabric_block(links: list[dict]) -> html.Div:
                     html.Th("down", className="num"), html.Th("util mean/max [%]", className="num")])
     rows = [
         html.Tr([
-            html.Td(dcc.Link(link["name"], href="/fabric?" + urlencode({"switch": link["name"]}))),
+            html.Td(dcc.Link(link["name"], href="/fabric?" + urlencode({"switch": link["name"], "tier": "leaf"}))),
             html.Td(str(link["gpus"]), className="num"),
             html.Td(f"{link['uplinks']} × {fmt(link['uplink_gbps'] / max(link['uplinks'], 1), 0)} Gb/s", className="num"),
             html.Td(str(link["uplinks_down"]), className="num status-critical" if link["uplinks_down"] else "num"),

@@ -15,6 +15,7 @@ from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.hub_context import current_hub
+from dashboard.timestamps import aware
 from dashboard.rollups import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
@@ -123,7 +124,7 @@ def open_alerts_list(alerts: list[dict], count: int = 6) -> html.Div:
     """The newest open alerts, critical first, with a link to the alerts page."""
     rank = {"critical": 0, "warning": 1, "info": 2}
     open_alerts = [a for a in alerts if a.get("cleared_at") is None]
-    open_alerts.sort(key=lambda a: (rank.get(a["severity"], 3), -a["ts"].timestamp()))
+    open_alerts.sort(key=lambda a: (rank.get(a["severity"], 3), -aware(a["ts"]).timestamp()))
     items = [
         html.Tr([
             html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),

@@ -1,0 +1,52 @@
+"""The ``serve`` command: run the live twin of a site and its operator dashboard in one process."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8050
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``serve`` to the ``clustertwin`` sub-commands."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the live twin and the dashboard",
+        description="Start ingest and the twin for a site (in this process) and serve the operator dashboard. "
+        "Only one process per database runs ingest; others serve read-only.",
+    )
+    parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default: {DEFAULT_PORT})")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
+    parser.add_argument("--source", action="append", default=None, metavar="NAME",
+                        help="ingest source, repeatable (default: synthetic)")
+    parser.add_argument("--fault", action="append", default=None, metavar="SPEC",
+                        help="fault injected into the synthetic source, repeatable")
+    parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
+    parser.set_defaults(func=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Start the hub, build the app and serve until interrupted."""
+    from dashboard.app import create_app
+    from ingest.runtime import start_hub
+
+    if not 100 <= args.tick_ms <= 2000:
+        raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
+    sources = tuple(args.source or ("synthetic",))
+    runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()))
+    for note in runtime.notes:
+        log.warning("%s", note)
+    try:
+        app = create_app(runtime.hub, tick_ms=args.tick_ms)
+        log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
+        app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
+    finally:
+        runtime.stop()
+    return 0

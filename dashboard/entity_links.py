@@ -1,0 +1,65 @@
+"""Links from an entity (rack, CDU, power element, switch, job, GPU…) to the page that shows it.
+
+Each page restores its selection from the query string; these are the parameter
+names the pages read (``/floor?rack=``, ``/cooling?loop=``, ``/power?element=``,
+``/fabric?switch=``, ``/jobs?job=``).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from twin.state import SiteState
+
+
+def _name(names: list[str], entity_id, fallback: str | None) -> str | None:
+    try:
+        index = int(entity_id)
+    except (TypeError, ValueError):
+        return fallback
+    return names[index] if 0 <= index < len(names) else fallback
+
+
+def entity_href(state: SiteState, kind: str, entity_id=None, name: str | None = None) -> str | None:
+    """The page URL showing entity ``kind``/``entity_id`` (``name`` as fallback), or None."""
+    kind = (kind or "").lower()
+    if kind == "rack":
+        rack = _name(state.rack_name, entity_id, name)
+        return "/floor?" + urlencode({"rack": rack}) if rack else None
+    if kind == "node":
+        try:
+            rack_id = int(state.node_rack[int(entity_id)])
+        except (TypeError, ValueError, IndexError):
+            rack_id = None
+        return "/floor?" + urlencode({"rack": state.rack_name[rack_id]}) if rack_id is not None else None
+    if kind == "gpu":
+        try:
+            rack_id = int(state.gpu_rack[int(entity_id)])
+        except (TypeError, ValueError, IndexError):
+            return None
+        return "/floor?" + urlencode({"rack": state.rack_name[rack_id], "metric": "max_gpu_temp_c"})
+    if kind == "cdu":
+        try:
+            loop = state.loop_name[int(state.cdu_loop[int(entity_id)])]
+        except (TypeError, ValueError, IndexError):
+            return "/cooling"
+        return "/cooling?" + urlencode({"loop": loop})
+    if kind in ("loop", "plant"):
+        loop = _name(state.loop_name, entity_id, name) if kind == "loop" else None
+        return "/cooling?" + urlencode({"loop": loop}) if loop else "/cooling"
+    if kind in ("power", "power_element", "busway", "ups", "transformer", "switchgear", "feed"):
+        element = _name(state.power_name, entity_id, name)
+        return "/power?" + urlencode({"element": element}) if element else "/power"
+    if kind in ("source", "site"):
+        return "/power"
+    if kind in ("switch", "link"):
+        if kind == "link":
+            try:
+                entity_id = int(state.link_a[int(entity_id)])
+            except (TypeError, ValueError, IndexError):
+                return "/fabric"
+        switch = _name(state.switch_name, entity_id, name if kind == "switch" else None)
+        return "/fabric?" + urlencode({"switch": switch}) if switch else "/fabric"
+    if kind == "job":
+        return "/jobs?" + urlencode({"job": name}) if name else "/jobs"
+    return None
