@@ -46,3 +46,15 @@ def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | Non
         if isinstance(title_obj, dict) and "text" in title_obj:
             patch["layout"]["title"]["text"] = title_obj["text"]
     return patch
+
+
+def render_mode(rendered: dict | None, ts_iso: str, selection: dict) -> str:
+    """What a live callback should send: ``"skip"``, ``"patch"`` or ``"full"``.
+
+    ``rendered`` is the page's record of what is on screen (``{"ts", "selection"}``):
+    nothing new → skip; a new snapshot for the same selection → patch the data; a new
+    selection or nothing on screen yet → rebuild the figures.
+    """
+    if rendered is None or rendered.get("selection") != selection:
+        return "full"
+    return "skip" if rendered.get("ts") == ts_iso else "patch"

@@ -368,34 +368,52 @@ def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def follow_capability(state: SiteState, snap: Snapshot) -> dict:
-    """What generation can follow: spare output (MW) and summed ramp rate (MW/s).
+def follow_capability(state: SiteState, snap: Snapshot, detail=None) -> dict:
+    """What supply can follow: swing (MW) within one phase of the step, generation ramp (MW/s).
 
-    Spare = generation capacity − facility power (headroom for an upward swing);
-    ramp = Σ source ramp rates of sources with capacity (MW/s).
+    From the twin's swing report when ``detail`` (a TickDetail) is given; otherwise the
+    same rule as :func:`twin.swing.project_swing` from the Snapshot: generation ramp ×
+    the shorter phase of the largest job (compute share = its ``compute*`` breakdown over
+    the step time) + the spare power of batteries with charge left.
     """
-    spare_mw = float(snap.generation_capacity_mw - snap.facility_power_mw)
-    ramp = float(state.source_ramp_mw_per_s[state.source_capacity_mw > 0].sum())
-    return {"spare_mw": spare_mw, "ramp_mw_per_s": ramp}
+    if detail is not None and getattr(detail, "swing", None) is not None:
+        return {"followable_mw": float(detail.swing.followable_mw),
+                "generation_ramp_mw_per_s": float(detail.swing.generation_ramp_mw_per_s)}
+    battery = state.source_kind == SOURCE_KINDS.index("battery")
+    gen_ramp = float(state.source_ramp_mw_per_s[~battery & (state.source_capacity_mw > 0)].sum())
+    charged = battery & (np.nan_to_num(snap.battery_soc_frac, nan=0.0) > 0.0)
+    headroom = float(np.maximum(state.source_capacity_mw[charged] - np.nan_to_num(snap.source_power_mw[charged]), 0.0).sum())
+    phase_s = math.inf
+    if snap.jobs:
+        job = max(snap.jobs, key=lambda j: np.asarray(j.gpu_ids).size)
+        compute_s = sum(v for k, v in job.breakdown_s.items() if k.startswith("compute"))
+        if job.step_time_s > 0 and 0.0 < compute_s < job.step_time_s:
+            share = compute_s / job.step_time_s
+            phase_s = job.step_time_s * min(share, 1.0 - share)
+    followable = gen_ramp * phase_s + headroom if math.isfinite(phase_s) else math.inf
+    return {"followable_mw": followable, "generation_ramp_mw_per_s": gen_ramp}
 
 
-def swing_figure(state: SiteState, snap: Snapshot) -> go.Figure:
-    """Training power swing against what generation can follow (two bullet bars)."""
-    can = follow_capability(state, snap)
+def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
+    """Training power swing against what supply can follow (two bullet bars)."""
+    can = follow_capability(state, snap, detail)
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.3,
-                        subplot_titles=("swing amplitude vs spare generation (MW)", "swing ramp vs generation ramp (MW/s)"))
+                        subplot_titles=("swing amplitude vs swing supply can follow (MW)",
+                                        "swing ramp at step edges vs generation ramp (MW/s)"))
     rows = (
-        (1, snap.swing_amplitude_mw, can["spare_mw"], "MW"),
-        (2, snap.swing_ramp_mw_per_s, can["ramp_mw_per_s"], "MW/s"),
+        (1, snap.swing_amplitude_mw, can["followable_mw"], "MW"),
+        (2, snap.swing_ramp_mw_per_s, can["generation_ramp_mw_per_s"], "MW/s"),
     )
     for row, demand, capability, unit in rows:
         ok = math.isfinite(demand) and demand <= capability
-        fig.add_bar(row=row, col=1, y=["can follow"], x=[capability], orientation="h", marker_color=theme.GRID,
-                    text=[f"{capability:,.1f} {unit}"], textposition="inside", showlegend=False,
-                    hovertemplate=f"generation can follow %{{x:,.2f}} {unit}<extra></extra>")
+        shown = capability if math.isfinite(capability) else 0.0
+        fig.add_bar(row=row, col=1, y=["can follow"], x=[shown], orientation="h", marker_color=theme.GRID,
+                    text=[f"{capability:,.1f} {unit}" if math.isfinite(capability) else "no swing phase"],
+                    textposition="inside", insidetextanchor="start", showlegend=False,
+                    hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>")
         fig.add_bar(row=row, col=1, y=["swing"], x=[demand], orientation="h",
                     marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL,
-                    text=[f"{demand:,.1f} {unit}"], textposition="inside", showlegend=False,
+                    text=[f"{demand:,.1f} {unit}"], textposition="inside", insidetextanchor="start", showlegend=False,
                     hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>")
         fig.update_xaxes(rangemode="tozero", row=row, col=1)
     fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36), bargap=0.25))
@@ -403,7 +421,7 @@ def swing_figure(state: SiteState, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def generation_limits(state: SiteState, snap: Snapshot) -> dict:
+def generation_limits(state: SiteState, snap: Snapshot, detail=None) -> dict:
     """IT budget under the available generation, GPUs runnable at full power, a common GPU cap.
 
     IT budget (MW) = (generation capacity − site overhead) / PUE.
@@ -411,6 +429,7 @@ def generation_limits(state: SiteState, snap: Snapshot) -> dict:
     Runnable GPUs = ⌊IT budget / full-power cost⌋ (at most the GPUs not down).
     Cap (W) = (IT budget − base power of nodes with a live GPU) / live GPUs, within
     [min power limit, TDP]; ``cap_feasible`` is False when even the minimum does not fit.
+    With ``detail`` (a TickDetail) the twin's own site balance replaces these estimates.
     """
     pue = snap.pue_ratio if math.isfinite(snap.pue_ratio) and snap.pue_ratio >= 1.0 else 1.0
     budget_mw = max(0.0, (snap.generation_capacity_mw - state.site_overhead_mw) / pue)
@@ -425,7 +444,7 @@ def generation_limits(state: SiteState, snap: Snapshot) -> dict:
     cap_w = (budget_mw * 1e6 - state.node_base_power_w[live_nodes].sum()) / n_live if n_live else math.nan
     min_w = float(state.gpu_spec_array("min_power_limit_w")[live].max()) if n_live else math.nan
     max_w = float(tdp_w[live].min()) if n_live else math.nan
-    return {
+    result = {
         "it_power_mw": float(snap.it_power_mw),
         "facility_power_mw": float(snap.facility_power_mw),
         "generation_capacity_mw": float(snap.generation_capacity_mw),
@@ -434,4 +453,13 @@ def generation_limits(state: SiteState, snap: Snapshot) -> dict:
         "gpus_runnable_full_power": runnable,
         "gpu_cap_w": float(min(max(cap_w, min_w), max_w)) if math.isfinite(cap_w) else math.nan,
         "cap_feasible": bool(math.isfinite(cap_w) and cap_w >= min_w),
+        "source": "dashboard estimate",
     }
+    balance = getattr(detail, "balance", None)
+    if balance is not None:
+        result.update(
+            gpus_runnable_full_power=int(balance.gpus_at_full_power), gpu_cap_w=float(balance.power_cap_w),
+            cap_feasible=bool(balance.cap_fits), generation_n1_capacity_mw=float(balance.generation_n1_capacity_mw),
+            source="twin",
+        )
+    return result

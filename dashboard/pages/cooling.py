@@ -17,9 +17,10 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch
+from dashboard.figure_patch import figure_patch, render_mode
 from dashboard.figures import cooling as figs
 from dashboard.hub_context import current_hub
+from dashboard.tick_detail import tick_detail
 from twin.snapshot import Snapshot
 from twin.state import SiteState
 
@@ -36,8 +37,21 @@ WORST_COLUMNS = (
 TTT_COLUMNS = (Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU"), Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"))
 
 
-def throttle_scenarios(snap: Snapshot) -> dict[str, np.ndarray]:
-    """Time-to-throttle arrays per failure scenario the snapshot carries (s, per rack)."""
+SCENARIOS = (  # TickDetail.projections_s key prefix, label
+    ("pump_loss", "loss of one CDU pump"),
+    ("cdu_loss", "loss of the rack's CDU"),
+    ("facility_loss", "loss of facility water"),
+    ("excursion", "supply temperature excursion"),
+)
+
+
+def throttle_scenarios(snap: Snapshot, detail=None) -> dict[str, np.ndarray]:
+    """Time to throttle (s, per rack) per failure scenario: the twin's projections when
+    ``detail`` (a TickDetail) has them, else the one scenario the Snapshot carries."""
+    projections = getattr(detail, "projections_s", None) or {}
+    found = {label: projections[f"{key}_throttle_s"] for key, label in SCENARIOS if f"{key}_throttle_s" in projections}
+    if found and all(np.shape(v) == snap.rack_time_to_throttle_s.shape for v in found.values()):
+        return found
     return {"loss of one CDU pump": snap.rack_time_to_throttle_s}
 
 
@@ -63,19 +77,20 @@ def kpis(state: SiteState, snap: Snapshot, loop: int | None) -> list:
     ]
 
 
-def cooling_view(state: SiteState, snap: Snapshot, loop: int | None, full: bool = True) -> tuple:
+def cooling_view(state: SiteState, snap: Snapshot, loop: int | None, full: bool = True, detail=None) -> tuple:
     """Outputs of the page for one snapshot: (flow, use histogram, worst CDUs, ttt figure, ttt table, KPIs).
 
-    ``full=False`` returns Patches of the figures' data instead of whole figures.
+    ``full=False`` returns Patches of the figures' data instead of whole figures;
+    ``detail`` (the twin's TickDetail, when the hub has one) adds failure scenarios.
     """
     flow = figs.cooling_flow_figure(state, snap, loop)
     hist = figs.cdu_use_histogram(state, snap, loop)
-    scenarios = throttle_scenarios(snap)
+    scenarios = throttle_scenarios(snap, detail)
     racks = None if loop is None else np.flatnonzero(state.cdu_loop[state.rack_cdu] == loop)
     if racks is not None:
         scenarios = {k: v[racks] for k, v in scenarios.items()}
     ttt = figs.throttle_risk_figure(scenarios)
-    first = next(iter(throttle_scenarios(snap).values()))
+    first = snap.rack_time_to_throttle_s  # the table lists the pump-loss scenario
     if racks is not None:
         first = np.where(np.isin(np.arange(state.n_racks), racks), first, np.inf)
     worst = data_table(figs.worst_cdus(state, snap, 8, loop), WORST_COLUMNS, "no CDUs")
@@ -103,7 +118,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
         views = ({}, {}, html.Div("no data yet", className="empty"), {}, html.Div(), [])
         rendered = None
     else:
-        views = cooling_view(state, snap, loop_id)
+        views = cooling_view(state, snap, loop_id, detail=tick_detail(hub))
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     flow, hist, worst, ttt, ttt_rows, cards = views
     return html.Div(
@@ -135,7 +150,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
             html.Div(
                 [
                     html.Div([html.H3("Highest CDU capacity use"), html.Div(worst, id=ids.Cooling.WORST)], className="panel"),
-                    html.Div([_graph(ids.Cooling.TTT, ttt, "300px"), html.H3("Racks that throttle soonest"),
+                    html.Div([_graph(ids.Cooling.TTT, ttt, "300px"), html.H3("Racks that throttle soonest after losing one CDU pump"),
                               html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)], className="panel"),
                 ],
                 className="grid-2",
@@ -196,11 +211,12 @@ def refresh(_n, selection, rendered):
         raise PreventUpdate
     selection = selection or {}
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    if rendered == now:
+    mode = render_mode(rendered, now["ts"], selection)
+    if mode == "skip":
         raise PreventUpdate
-    full = rendered is None or rendered.get("selection") != selection
+    full = mode == "full"
     loop = name_index(hub.state.loop_name, selection.get("loop"))
-    return (*cooling_view(hub.state, snap, loop, full=full), now)
+    return (*cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub)), now)
 
 
 register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)

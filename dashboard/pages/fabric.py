@@ -17,7 +17,7 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch
+from dashboard.figure_patch import figure_patch, render_mode
 from dashboard.figures import fabric as figs
 from dashboard.hub_context import current_hub
 from twin.snapshot import Snapshot
@@ -181,9 +181,10 @@ def refresh(_n, selection, rendered):
         raise PreventUpdate
     selection = selection or {}
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    if rendered == now:
+    mode = render_mode(rendered, now["ts"], selection)
+    if mode == "skip":
         raise PreventUpdate
-    full = rendered is None or rendered.get("selection") != selection
+    full = mode == "full"
     switch = name_index(hub.state.switch_name, selection.get("switch"))
     tier = TIERS.get(selection.get("tier"), TIER_LEAF)
     matrix, detail, table, hist, cards = fabric_view(hub.state, snap, tier, switch, full=full)

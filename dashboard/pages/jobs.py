@@ -16,7 +16,7 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch
+from dashboard.figure_patch import figure_patch, render_mode
 from dashboard.figures import jobs as figs
 from dashboard.hub_context import current_hub
 from twin.snapshot import JobStatus, Snapshot
@@ -182,9 +182,10 @@ def refresh(_n, selection, rendered):
     if snap is None:
         raise PreventUpdate
     selection = selection or {}
-    if rendered and rendered.get("ts") == snap.ts.isoformat() and rendered.get("selection") == selection:
+    mode = render_mode(rendered, snap.ts.isoformat(), selection)
+    if mode == "skip":
         raise PreventUpdate
-    full = rendered is None or rendered.get("selection") != selection
+    full = mode == "full"
     rack = name_index(hub.state.rack_name, selection.get("rack"))
     *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
                             shown_placement=(rendered or {}).get("placement"))

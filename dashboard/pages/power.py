@@ -16,9 +16,10 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch
+from dashboard.figure_patch import figure_patch, render_mode
 from dashboard.figures import power as figs
 from dashboard.hub_context import current_hub
+from dashboard.tick_detail import tick_detail
 from twin.snapshot import Snapshot
 from twin.state import SiteState
 
@@ -33,9 +34,9 @@ WORST_COLUMNS = (
 )
 
 
-def kpis(state: SiteState, snap: Snapshot) -> list:
+def kpis(state: SiteState, snap: Snapshot, detail=None) -> list:
     """IT load vs generation, runnable GPUs at full power, the common GPU cap."""
-    lim = figs.generation_limits(state, snap)
+    lim = figs.generation_limits(state, snap, detail)
     short = lim["facility_power_mw"] > lim["generation_capacity_mw"]
     runnable_frac = lim["gpus_runnable_full_power"] / lim["gpus_live"] if lim["gpus_live"] else math.nan
     cap = lim["gpu_cap_w"]
@@ -53,14 +54,17 @@ def kpis(state: SiteState, snap: Snapshot) -> list:
     ]
 
 
-def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True) -> tuple:
-    """Outputs for one snapshot: (tree, headroom, worst table, generation, swing, KPIs); Patches when not ``full``."""
+def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True, detail=None) -> tuple:
+    """Outputs for one snapshot: (tree, headroom, worst table, generation, swing, KPIs); Patches when not ``full``.
+
+    ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report).
+    """
     tree = figs.power_tree_figure(state, snap, element, metric)
     headroom = figs.headroom_figure(state, snap)
     worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
     generation = figs.generation_figure(state, snap)
-    swing = figs.swing_figure(state, snap)
-    cards = kpis(state, snap)
+    swing = figs.swing_figure(state, snap, detail)
+    cards = kpis(state, snap, detail)
     if not full:
         n_tree = len(tree.data)
         tree = figure_patch(tree, {i: ("marker.color", "customdata") for i in range(1, n_tree - 1)})
@@ -90,7 +94,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
         tree, headroom, worst, generation, swing, cards = {}, {}, html.Div("no data yet", className="empty"), {}, {}, []
         rendered = None
     else:
-        tree, headroom, worst, generation, swing, cards = power_view(state, snap, element_id, metric)
+        tree, headroom, worst, generation, swing, cards = power_view(state, snap, element_id, metric, detail=tick_detail(hub))
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     return html.Div(
         [
@@ -187,12 +191,13 @@ def refresh(_n, selection, rendered):
         raise PreventUpdate
     selection = selection or {}
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    if rendered == now:
+    mode = render_mode(rendered, now["ts"], selection)
+    if mode == "skip":
         raise PreventUpdate
-    full = rendered is None or rendered.get("selection") != selection
+    full = mode == "full"
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
-    views = power_view(hub.state, snap, element, metric, full=full)
+    views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub))
     return (*views, _scope_text(hub.state, element), element is None, now)
 
 

@@ -1,0 +1,146 @@
+"""Power-page figure builders: diagram grouping and focus, headroom table, generation limits, swing."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from tests.dashboard import snapshots_d2
+
+from dashboard import theme
+from dashboard.figures import power
+from twin.state import POWER_KINDS
+
+
+@pytest.fixture(scope="module")
+def colossus():
+    state = snapshots_d2.site("colossus")
+    return state, snapshots_d2.snapshot(state, seed=5)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    state = snapshots_d2.site("demo")
+    return state, snapshots_d2.snapshot(state, seed=6)
+
+
+def _element_nodes(nodes):
+    return [n for n in nodes if n.column > 0]
+
+
+def test_site_diagram_groups_busways_and_covers_every_element_once(colossus):
+    state, snap = colossus
+    nodes = power.diagram_nodes(state, snap)
+    members = np.concatenate([n.members for n in _element_nodes(nodes)])
+    assert sorted(members.tolist()) == list(range(state.n_power))
+    busway = POWER_KINDS.index("busway")
+    busway_nodes = [n for n in _element_nodes(nodes) if state.power_kind[n.members[0]] == busway]
+    ups_count = int((state.power_kind == POWER_KINDS.index("ups")).sum())
+    assert len(busway_nodes) <= ups_count
+    assert all(n.key.startswith("g") for n in busway_nodes)
+    assert all(sum(1 for n in nodes if n.column == c) <= power.MAX_NODES_PER_COLUMN for c in {n.column for n in nodes})
+
+
+def test_group_colour_is_worst_member(colossus):
+    state, snap = colossus
+    nodes = power.diagram_nodes(state, snap, metric="power_load_frac")
+    group = next(n for n in nodes if n.key.startswith("g"))
+    assert group.value_frac == pytest.approx(float(np.nanmax(snap.power_load_frac[group.members])))
+
+
+def test_focus_shows_path_and_subtree_only(colossus):
+    state, snap = colossus
+    ups = int(np.flatnonzero(state.power_kind == POWER_KINDS.index("ups"))[3])
+    nodes = power.diagram_nodes(state, snap, focus=ups)
+    shown = set(np.concatenate([n.members for n in _element_nodes(nodes)]).tolist())
+    children = set(np.flatnonzero(state.power_parent == ups).tolist())
+    ancestors, parent = set(), int(state.power_parent[ups])
+    while parent >= 0:
+        ancestors.add(parent)
+        parent = int(state.power_parent[parent])
+    assert shown == {ups} | children | ancestors
+    assert all(n.key == f"p{c}" for n in nodes for c in n.members if c in children)  # busways shown one by one
+
+
+def test_click_keys_map_back_to_elements():
+    assert power.element_from_key("p12") == 12
+    assert power.element_from_key("gp7:4") == 7
+    assert power.element_from_key("s3") is None
+    assert power.element_from_key(None) is None
+
+
+def test_tree_figure_marks_overload_critical(demo):
+    state, snap = demo
+    hot = snapshots_d2.snapshot(state, seed=6)
+    hot.power_n1_load_frac[:] = 0.5
+    e = int(np.flatnonzero(state.power_parent < 0)[0])
+    hot.power_n1_load_frac[e] = 1.3
+    fig = power.power_tree_figure(state, hot)
+    colours = {cd[0]: c for trace in fig.data if trace.customdata is not None
+               for cd, c in zip(trace.customdata, trace.marker.color)}
+    assert colours[f"p{e}"] == theme.STATUS_CRITICAL
+    other = next(k for k in colours if k.startswith("p") and k != f"p{e}")
+    assert colours[other] != theme.STATUS_CRITICAL
+
+
+def test_worst_elements_by_n1(colossus):
+    state, snap = colossus
+    rows = power.worst_elements(state, snap, n=6)
+    assert [r["n1_pct"] for r in rows] == sorted((r["n1_pct"] for r in rows), reverse=True)
+    assert rows[0]["n1_pct"] == pytest.approx(float(np.nanmax(snap.power_n1_load_frac)) * 100, abs=0.05)
+
+
+def test_generation_limits_by_hand(demo):
+    state, snap = demo
+    tdp = float(state.gpu_specs[0].tdp_w)
+    base_share = float(state.node_base_power_w[0]) / 8
+    live = snap.gpu_state != 2
+    snap2 = snapshots_d2.snapshot(state, seed=6)
+    snap2.pue_ratio = 1.25
+    k = 100
+    snap2.generation_capacity_mw = k * (tdp + base_share) * 1.25 / 1e6 + state.site_overhead_mw + 1e-9
+    lim = power.generation_limits(state, snap2)
+    assert lim["gpus_runnable_full_power"] == k
+    assert lim["gpus_live"] == int(live.sum())
+    assert not lim["cap_feasible"]  # 100 GPUs' worth cannot run every GPU even at the minimum
+    detail = SimpleNamespace(balance=SimpleNamespace(gpus_at_full_power=7, power_cap_w=321.0, cap_fits=True,
+                                                     generation_n1_capacity_mw=1.0))
+    twin = power.generation_limits(state, snap2, detail)
+    assert (twin["gpus_runnable_full_power"], twin["gpu_cap_w"], twin["source"]) == (7, 321.0, "twin")
+
+
+def test_follow_capability_fallback_by_hand(demo):
+    state, snap = demo
+    snap2 = snapshots_d2.snapshot(state, seed=6)
+    job = snap2.jobs[0]
+    job.breakdown_s = {"compute": 1.5, "dp_comm": 0.5}
+    job.step_time_s = 2.0
+    battery = state.source_kind == 2
+    snap2.battery_soc_frac = np.where(battery, 0.5, np.nan)
+    snap2.source_power_mw = np.where(battery, 0.0, snap2.source_power_mw)
+    gen_ramp = float(state.source_ramp_mw_per_s[~battery & (state.source_capacity_mw > 0)].sum())
+    expected = gen_ramp * 0.5 + float(state.source_capacity_mw[battery].sum())  # phase = 2 s × min(0.75, 0.25)
+    can = power.follow_capability(state, snap2)
+    assert can["followable_mw"] == pytest.approx(expected)
+    assert can["generation_ramp_mw_per_s"] == pytest.approx(gen_ramp)
+
+
+def test_swing_bar_turns_critical_when_supply_cannot_follow(demo):
+    state, snap = demo
+    detail = SimpleNamespace(swing=SimpleNamespace(followable_mw=1.0, generation_ramp_mw_per_s=2.0))
+    snap2 = snapshots_d2.snapshot(state, seed=6)
+    snap2.swing_amplitude_mw, snap2.swing_ramp_mw_per_s = 0.5, 5.0
+    fig = power.swing_figure(state, snap2, detail)
+    swing_bars = [t for t in fig.data if list(t.y) == ["swing"]]
+    assert [t.marker.color for t in swing_bars] == [theme.STATUS_OK, theme.STATUS_CRITICAL]
+
+
+def test_generation_figure_totals(colossus):
+    state, snap = colossus
+    fig = power.generation_figure(state, snap)
+    output, spare = fig.data[0], fig.data[1]
+    assert sum(output.x) == pytest.approx(float(np.nansum(snap.source_power_mw)))
+    assert sum(output.x) + sum(spare.x) == pytest.approx(float(state.source_capacity_mw.sum()))
+    assert all(math.isfinite(v) for v in spare.x)
