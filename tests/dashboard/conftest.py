@@ -148,3 +148,52 @@ def screenshot():
         return path
 
     return take
+
+
+@pytest.fixture(scope="session")
+def colossus_state():
+    return load_site("colossus")
+
+
+@pytest.fixture(scope="session")
+def colossus_snapshot(colossus_state):
+    return synthetic_snapshot(colossus_state, ts=SNAPSHOT_TS, seed=3)
+
+
+@pytest.fixture()
+def hub_request(dash_app):
+    """``with hub_request(hub):`` runs page code in a request of the app with ``hub`` as its hub."""
+    from contextlib import contextmanager
+
+    from dashboard.hub_context import HUB_CONFIG_KEY
+
+    @contextmanager
+    def use(hub):
+        saved = dash_app.server.config[HUB_CONFIG_KEY]
+        dash_app.server.config[HUB_CONFIG_KEY] = hub
+        try:
+            with dash_app.server.test_request_context():
+                yield
+        finally:
+            dash_app.server.config[HUB_CONFIG_KEY] = saved
+
+    return use
+
+
+def find_component(component, component_id):
+    """The component with ``id == component_id`` inside a Dash layout tree (None if absent)."""
+    if getattr(component, "id", None) == component_id:
+        return component
+    children = getattr(component, "children", None)
+    if children is None:
+        return None
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        found = find_component(child, component_id)
+        if found is not None:
+            return found
+    return None
+
+
+@pytest.fixture()
+def find():
+    return find_component

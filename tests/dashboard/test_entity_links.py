@@ -1,0 +1,22 @@
+"""Entity links point at the page and query parameter that restores the entity's view."""
+
+from __future__ import annotations
+
+from dashboard.entity_links import entity_href
+
+
+def test_links_per_entity_kind(demo_state):
+    s = demo_state
+    assert entity_href(s, "rack", 2) == f"/floor?rack={s.rack_name[2]}"
+    assert entity_href(s, "gpu", 70) == f"/floor?rack={s.rack_name[s.gpu_rack[70]]}&metric=max_gpu_temp_c"
+    assert entity_href(s, "node", 9) == f"/floor?rack={s.rack_name[s.node_rack[9]]}"
+    assert entity_href(s, "cdu", 0) == f"/cooling?loop={s.loop_name[s.cdu_loop[0]]}"
+    assert entity_href(s, "busway", None, s.power_name[5]) == f"/power?element={s.power_name[5]}"
+    assert entity_href(s, "link", 0) == f"/fabric?switch={s.switch_name[s.link_a[0]]}"
+    assert entity_href(s, "job", None, "pretrain 70b") == "/jobs?job=pretrain+70b"
+    assert entity_href(s, "weather-station", 1) is None
+
+
+def test_bad_ids_fall_back_to_names_or_page(demo_state):
+    assert entity_href(demo_state, "rack", "not-a-number", "H1-R01-K01") == "/floor?rack=H1-R01-K01"
+    assert entity_href(demo_state, "cdu", 10_000) == "/cooling"

@@ -1,0 +1,67 @@
+"""Floor page functions, called directly: deep links, click handling, live patch, drill-down."""
+
+from __future__ import annotations
+
+import pytest
+from dash import no_update
+
+from dashboard import ids
+
+
+def test_url_round_trip(page_module):
+    floor = page_module("floor")
+    assert floor.url_search("rack_power_kw", "H1-R01-K03") == "?metric=rack_power_kw&rack=H1-R01-K03"
+    assert floor.url_search("max_gpu_temp_c", None) == "?metric=max_gpu_temp_c"
+    assert floor.parse_metric("nonsense") == "max_gpu_temp_c"
+
+
+def test_layout_restores_metric_and_rack(page_module, demo_hub, hub_request, find):
+    floor = page_module("floor")
+    rack = demo_hub.state.rack_name[5]
+    with hub_request(demo_hub):
+        page = floor.layout(metric="cdu_headroom_kw", rack=rack)
+    assert find(page, ids.Floor.METRIC).value == "cdu_headroom_kw"
+    assert find(page, ids.Floor.SELECTED_RACK).data == rack
+    assert find(page, ids.Floor.RACK_PANEL).className == "rack-panel"
+    figure = find(page, ids.Floor.HALLS).figure
+    assert "CDU headroom" in figure.layout.coloraxis.colorbar.title.text
+
+
+def test_unknown_rack_in_url_keeps_the_panel_closed(page_module, demo_hub, hub_request, find):
+    floor = page_module("floor")
+    with hub_request(demo_hub):
+        page = floor.layout(rack="NO-SUCH-RACK")
+    assert find(page, ids.Floor.SELECTED_RACK).data is None
+    assert find(page, ids.Floor.RACK_PANEL).className == "rack-panel hidden"
+
+
+@pytest.mark.parametrize("point, expected", [
+    ({"text": "H1-R01-K02"}, "H1-R01-K02"),
+    ({"text": "", "customdata": [1, 2, 3, 4, 5, 7]}, "H1-R01-K08"),
+    ({"text": ""}, no_update),
+])
+def test_clicked_rack_name(page_module, demo_state, point, expected):
+    floor = page_module("floor")
+    assert demo_state.rack_name[7] == "H1-R01-K08"
+    assert floor.clicked_rack_name(demo_state, {"points": [point]}) == expected
+    assert floor.clicked_rack_name(demo_state, None) is no_update
+
+
+def test_live_floor_patch_covers_every_hall(page_module, demo_hub):
+    floor = page_module("floor")
+    ops = floor.floor_update(demo_hub, "rack_power_kw").to_plotly_json()["operations"]
+    assert {(op["location"][1], op["location"][2]) for op in ops} == {(0, "z"), (0, "customdata")}
+
+
+def test_drilldown_of_one_rack(page_module, demo_hub):
+    floor = page_module("floor")
+    state = demo_hub.state
+    out = floor.rack_drilldown(demo_hub, 4)
+    assert set(out) == set(floor.DRILLDOWN_IDS)
+    assert out[ids.Floor.RACK_TITLE] == f"Rack {state.rack_name[4]}"
+    temp = out[ids.Floor.RACK_GPU_TEMP]
+    n_gpus = int((state.gpu_rack == 4).sum())
+    assert sum(v is not None for row in temp.data[0].z for v in row) == n_gpus
+    assert out[ids.Floor.RACK_ELEVATION].layout.yaxis.categoryarray[0] == "CDU"
+    feeds = out[ids.Floor.RACK_FEEDS].children[1].children
+    assert feeds[0].children[1].children[0].children == state.power_name[state.rack_feed_a[4]]
