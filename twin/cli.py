@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "twin.commands_sites",
     "twin.commands_bench",
     "twin.commands_throughput",
+    "twin.commands_project",
 )
 
 
