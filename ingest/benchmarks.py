@@ -52,15 +52,18 @@ def host_name(i: int) -> str:
     """Reference-site style hostname for host ``i`` (hall 1, 16 nodes per rack)."""
     rack, slot = divmod(i, 16)
     row, k = divmod(rack, 32)
-    return f"h1-r{row:02d}-k{k:02d}-n{slot}"
+    return f"h1-r{row + 1:02d}-k{k + 1:02d}-n{slot}"
 
 
-def synthetic_exposition(first_host: int, n_hosts: int, seed: int = 0) -> str:
-    """dcgm-exporter text for hosts ``first_host .. first_host+n_hosts-1``, 8 GPUs each."""
+def synthetic_exposition(first_host: int, n_hosts: int, seed: int = 0, hosts: list[str] | None = None) -> str:
+    """dcgm-exporter text for hosts ``first_host .. first_host+n_hosts-1``, 8 GPUs each.
+
+    ``hosts`` supplies the hostnames (e.g. a site's ``node_name``); default :func:`host_name`.
+    """
     labels = []
     vals = []
     for h in range(first_host, first_host + n_hosts):
-        host = host_name(h)
+        host = hosts[h] if hosts is not None else host_name(h)
         for g in range(GPUS_PER_HOST):
             uid = (h * GPUS_PER_HOST + g + seed * 7919) & 0xFFFFFFFFFFFF
             lab = (
@@ -118,22 +121,33 @@ def dcgm_parse(n_hosts: int = 64, peer_hosts: int = 8, site_chunk_hosts: int = 7
     peer_s = best_of(lambda: _peer_parse(peer_text), repeat=3)
 
     # Full site in chunks (text generation is not timed); a cold parser, then a warm one
-    # (label memo filled by the previous scrape, as in a running poller).
+    # (label memo filled by the previous scrape, as in a running poller); then the
+    # inventory mapping of every sample to a dense GPU id of the colossus reference site.
+    from ingest.inventory import Inventory
+    from twin.site import load_site
+
+    site = load_site("colossus")
+    hosts = list(site.node_name)
+    n_hosts_site = len(hosts)
+    inventory = Inventory.from_site(site)
     cold = DcgmParser()
-    full_s = 0.0
-    warm_s = 0.0
-    full_lines = 0
-    full_samples = 0
-    for first in range(0, FULL_SITE_HOSTS, site_chunk_hosts):
-        chunk = synthetic_exposition(first, min(site_chunk_hosts, FULL_SITE_HOSTS - first))
+    full_s = warm_s = map_s = 0.0
+    full_lines = full_samples = unmapped = 0
+    for first in range(0, n_hosts_site, site_chunk_hosts):
+        chunk = synthetic_exposition(first, min(site_chunk_hosts, n_hosts_site - first), hosts=hosts)
         full_lines += chunk.count("\n")
         t0 = time.perf_counter()
-        full_samples += len(cold.parse(chunk).batch)
+        batch = cold.parse(chunk).batch
         full_s += time.perf_counter() - t0
+        full_samples += len(batch)
         t0 = time.perf_counter()
         cold.parse(chunk)
         warm_s += time.perf_counter() - t0
-        del chunk
+        t0 = time.perf_counter()
+        mapped = inventory.map_batch(batch)
+        map_s += time.perf_counter() - t0
+        unmapped += int((mapped.entity_id < 0).sum())
+        del chunk, batch, mapped
 
     lines_per_s = lines / ours_s
     same_text_ours = peer_lines / ours_small_s
@@ -146,10 +160,12 @@ def dcgm_parse(n_hosts: int = 64, peer_hosts: int = 8, site_chunk_hosts: int = 7
         "peer_lines_per_s": round(peer_lines_per_s),
         "ours_lines_per_s_on_peer_text": round(same_text_ours),
         "speedup_ratio": round(same_text_ours / peer_lines_per_s, 1),
-        "full_site_hosts": FULL_SITE_HOSTS,
-        "full_site_gpus": FULL_SITE_HOSTS * GPUS_PER_HOST,
+        "full_site_hosts": n_hosts_site,
+        "full_site_gpus": n_hosts_site * GPUS_PER_HOST,
         "full_site_lines": full_lines,
         "full_site_samples": full_samples,
         "full_site_parse_s": round(full_s, 2),
         "full_site_parse_warm_s": round(warm_s, 2),
+        "full_site_map_s": round(map_s, 2),
+        "full_site_unmapped_samples": unmapped,
     }
