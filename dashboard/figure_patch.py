@@ -13,10 +13,24 @@ import plotly.graph_objects as go
 from dash import Patch
 
 
-def _get(obj, path: str):
-    for part in path.split("."):
+def _field(fig: go.Figure | dict, index: int, name: str):
+    """Trace ``index``'s field ``name`` (dotted path), None when unset."""
+    if isinstance(fig, go.Figure):
+        value = fig.data[index][name]
+        return value.to_plotly_json() if hasattr(value, "to_plotly_json") else value
+    obj = fig["data"][index]
+    for part in name.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
         obj = obj[part]
     return obj
+
+
+def _title(fig: go.Figure | dict) -> str | None:
+    if isinstance(fig, go.Figure):
+        return fig.layout.title.text
+    title = fig.get("layout", {}).get("title")
+    return title.get("text") if isinstance(title, dict) else None
 
 
 def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | None = None, title: bool = True) -> Patch:
@@ -25,11 +39,9 @@ def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | Non
     ``fields=None`` replaces every trace whole (layout untouched).  With ``title`` the
     layout title text is sent too (titles carry live counts).
     """
-    as_dict = fig.to_plotly_json() if isinstance(fig, go.Figure) else fig
     patch = Patch()
-    data = as_dict["data"]
     if fields is None:
-        patch["data"] = data
+        patch["data"] = [t.to_plotly_json() for t in fig.data] if isinstance(fig, go.Figure) else fig["data"]
     else:
         for index, names in fields.items():
             for name in names:
@@ -37,14 +49,11 @@ def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | Non
                 parts = name.split(".")
                 for part in parts[:-1]:
                     target = target[part]
-                try:
-                    target[parts[-1]] = _get(data[index], name)
-                except KeyError:
-                    target[parts[-1]] = None
+                target[parts[-1]] = _field(fig, index, name)
     if title:
-        title_obj = as_dict.get("layout", {}).get("title")
-        if isinstance(title_obj, dict) and "text" in title_obj:
-            patch["layout"]["title"]["text"] = title_obj["text"]
+        text = _title(fig)
+        if text is not None:
+            patch["layout"]["title"]["text"] = text
     return patch
 
 

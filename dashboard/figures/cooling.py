@@ -184,7 +184,6 @@ def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None)
             hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} %: %{y} CDUs<extra></extra>",
         )
     )
-    fig.add_vline(x=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
     unknown = int(use.size - known.size)
     note = f" · {unknown} unknown" if unknown else ""
     fig.update_layout(
@@ -195,6 +194,8 @@ def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None)
             bargap=0.05,
             uirevision="cooling-use",
             showlegend=False,
+            shapes=[dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100,
+                         line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))],
         )
     )
     return fig

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dashboard import theme
+from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC
 from twin.fabric import job_fabric_report
 from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
@@ -169,8 +169,10 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
     """
     up_idx = np.flatnonzero(state.link_a == switch)
     down_idx = np.flatnonzero(state.link_b == switch)
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22,
-                        subplot_titles=(f"uplinks ({up_idx.size})", "NIC ports (GPUs)" if state.switch_tier[switch] == TIER_LEAF else f"downlinks ({down_idx.size})"))
+    layout = stacked_layout(f"uplinks ({up_idx.size})",
+                            "NIC ports (GPUs)" if state.switch_tier[switch] == TIER_LEAF else f"downlinks ({down_idx.size})",
+                            gap_frac=0.22)
+    fig = go.Figure(layout=layout)
     _link_bars(fig, state, snap, up_idx, "b", row=1)
     if state.switch_tier[switch] == TIER_LEAF:
         gpus = np.flatnonzero(state.gpu_leaf == switch)
@@ -180,14 +182,14 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
             go.Bar(
                 x=[f"{n}/{state.gpu_index[g]}" for n, g in zip(node_names, gpus)], y=[1] * gpus.size,
                 marker_color=[GPU_STATE_COLOUR.get(int(s), theme.STATUS_UNKNOWN) for s in states],
-                customdata=[[state.rack_name[state.gpu_rack[g]], GPU_STATE_NAME.get(int(s), "unknown")] for g, s in zip(gpus, states)],
+                customdata=np.array([[state.rack_name[state.gpu_rack[g]], GPU_STATE_NAME.get(int(s), "unknown")]
+                                     for g, s in zip(gpus, states)], dtype=object).reshape(-1, 2),
                 hovertemplate="%{x} in %{customdata[0]}: %{customdata[1]}<br>NIC " + f"{state.nic_gbps:.0f} Gbit/s<extra></extra>",
-                showlegend=False,
-            ),
-            row=2, col=1,
+                showlegend=False, xaxis="x2", yaxis="y2",
+            )
         )
-        fig.update_yaxes(visible=False, row=2, col=1)
-        fig.update_xaxes(showticklabels=gpus.size <= 16, title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down", row=2, col=1)
+        fig.update_layout(yaxis2=dict(visible=False),
+                          xaxis2=dict(showticklabels=gpus.size <= 16, title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down"))
     else:
         _link_bars(fig, state, snap, down_idx, "a", row=2)
     fig.update_layout(
@@ -196,7 +198,6 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
             uirevision=f"fabric-switch-{switch}", bargap=0.1, margin=dict(l=56, r=16, t=56, b=40),
         )
     )
-    fig.update_annotations(font=dict(size=12, color=theme.TEXT_MUTED))
     return fig
 
 
@@ -207,16 +208,16 @@ def _link_bars(fig: go.Figure, state: SiteState, snap: Snapshot, links: np.ndarr
     util_pct = np.where(up, np.nan_to_num(snap.link_util_frac[links]) * 100, 100.0)
     labels = [f"{state.switch_name[s]} #{i}" for i, s in enumerate(far)]
     colours = np.where(up, theme.SERIES[0], theme.STATUS_CRITICAL)
+    axis = "" if row == 1 else str(row)
     fig.add_trace(
         go.Bar(
             x=labels, y=np.round(util_pct, 1), marker_color=colours, showlegend=False,
-            customdata=np.where(up, "up", "DOWN"),
+            customdata=np.where(up, "up", "DOWN"), xaxis=f"x{axis}", yaxis=f"y{axis}",
             hovertemplate="%{x}: %{customdata}, %{y:.0f} % utilised<extra></extra>",
-        ),
-        row=row, col=1,
+        )
     )
-    fig.update_yaxes(title_text="util (%)", range=[0, 100], ticksuffix=" %", row=row, col=1)
-    fig.update_xaxes(showticklabels=links.size <= 16, title_text=f"{int((~up).sum())} down (red)", row=row, col=1)
+    fig.update_layout({f"yaxis{axis}": dict(title_text="util (%)", range=[0, 100], ticksuffix=" %"),
+                       f"xaxis{axis}": dict(showticklabels=links.size <= 16, title_text=f"{int((~up).sum())} down (red)")})
 
 
 def job_bandwidth(state: SiteState, snap: Snapshot, job: JobStatus) -> dict:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from plotly.colors import sample_colorscale
+import numpy as np
+from plotly.colors import sample_colorscale, unlabel_rgb
 
 from dashboard import theme
 
@@ -21,24 +22,26 @@ LOAD_COLOURSCALE = [[i / 10 / LOAD_SCALE_MAX_FRAC, c] for i, c in enumerate(_VIR
 ]
 
 
-def load_colour(load_frac: float) -> str:
-    """Colour of one fraction (NaN → the unknown colour)."""
-    if load_frac is None or not math.isfinite(load_frac):
-        return theme.STATUS_UNKNOWN
-    if load_frac > 1.0:
-        return theme.STATUS_CRITICAL
-    return sample_colorscale(theme.SCALE_HOT, [max(0.0, load_frac)])[0]
+_STOP_FRAC = np.linspace(0.0, 1.0, len(_VIRIDIS_STOPS))
+_STOP_RGB = np.array([unlabel_rgb(c) for c in _VIRIDIS_STOPS], dtype=np.float64)  # [stops, 3]
 
 
 def load_colours(load_frac) -> list[str]:
-    """Colours of many fractions (one plotly colour-scale lookup for the finite ones)."""
-    values = [float(v) for v in load_frac]
-    inside = [i for i, v in enumerate(values) if math.isfinite(v) and v <= 1.0]
-    sampled = sample_colorscale(theme.SCALE_HOT, [max(0.0, values[i]) for i in inside]) if inside else []
-    out = [load_colour(v) for v in values]
-    for i, colour in zip(inside, sampled):
-        out[i] = colour
+    """Colours of many fractions: viridis (linear between 11 stops) to 100 %, critical above, unknown for NaN."""
+    values = np.asarray(load_frac, dtype=np.float64).ravel()
+    clipped = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
+    rgb = np.stack([np.interp(clipped, _STOP_FRAC, _STOP_RGB[:, k]) for k in range(3)], axis=1).round().astype(int)
+    out = [f"rgb({r}, {g}, {b})" for r, g, b in rgb]
+    for i in np.flatnonzero(~np.isfinite(values)):
+        out[i] = theme.STATUS_UNKNOWN
+    for i in np.flatnonzero(values > 1.0):
+        out[i] = theme.STATUS_CRITICAL
     return out
+
+
+def load_colour(load_frac: float | None) -> str:
+    """Colour of one fraction (None or NaN → the unknown colour)."""
+    return load_colours([math.nan if load_frac is None else load_frac])[0]
 
 
 def translucent(colour: str, alpha: float = 0.45) -> str:

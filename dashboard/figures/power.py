@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dashboard import theme
+from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
 from twin.snapshot import GPU_DOWN, Snapshot
 from twin.state import POWER_KINDS, SOURCE_KINDS, SiteState
@@ -236,7 +236,7 @@ def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None
                     color=load_colours([n.value_frac for n in col_nodes]),
                     line=dict(color=theme.BACKGROUND, width=1),
                 ),
-                customdata=[[n.key, n.label, n.hover] for n in col_nodes],
+                customdata=np.array([[n.key, n.label, n.hover] for n in col_nodes], dtype=object),
                 hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>",
                 name=kind, showlegend=False,
             )
@@ -294,12 +294,13 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
                 x=np.round(snap.power_load_frac[idx] * 100, 1), y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
                 mode="markers", name=kind,
                 marker=dict(symbol=KIND_SYMBOL[kind], size=8, color=theme.SERIES[k], line=dict(width=0)),
-                customdata=[state.power_name[e] for e in idx],
+                customdata=np.array(state.power_name, dtype=object)[idx],
                 hovertemplate="<b>%{customdata}</b><br>load %{x:.0f} %<br>N-1 %{y:.0f} %<extra>" + kind + "</extra>",
             )
         )
-    fig.add_hline(y=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
-    fig.add_vline(x=100, line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))
+    limit = dict(color=theme.STATUS_CRITICAL, dash="dash", width=1)
+    shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100, line=limit),
+              dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100, line=limit)]
     fig.update_layout(
         **theme.base_layout(
             title="Load and N-1 load of each element (of usable rating)",
@@ -307,6 +308,7 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
             yaxis=dict(title="load after worst single failure (%)", ticksuffix=" %", rangemode="tozero"),
             uirevision="power-headroom",
             margin=dict(l=64, r=16, t=84, b=48),
+            shapes=shapes,
         )
     )
     return fig
@@ -397,27 +399,28 @@ def follow_capability(state: SiteState, snap: Snapshot, detail=None) -> dict:
 def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
     """Training power swing against what supply can follow (two bullet bars)."""
     can = follow_capability(state, snap, detail)
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.3,
-                        subplot_titles=("swing amplitude vs swing supply can follow (MW)",
-                                        "swing ramp at step edges vs generation ramp (MW/s)"))
+    layout = stacked_layout("swing amplitude vs swing supply can follow (MW)",
+                            "swing ramp at step edges vs generation ramp (MW/s)")
     rows = (
-        (1, snap.swing_amplitude_mw, can["followable_mw"], "MW"),
-        (2, snap.swing_ramp_mw_per_s, can["generation_ramp_mw_per_s"], "MW/s"),
+        ("", snap.swing_amplitude_mw, can["followable_mw"], "MW"),
+        ("2", snap.swing_ramp_mw_per_s, can["generation_ramp_mw_per_s"], "MW/s"),
     )
-    for row, demand, capability, unit in rows:
+    traces = []
+    for axis, demand, capability, unit in rows:
         ok = math.isfinite(demand) and demand <= capability
         shown = capability if math.isfinite(capability) else 0.0
-        fig.add_bar(row=row, col=1, y=["can follow"], x=[shown], orientation="h", marker_color=theme.GRID,
-                    text=[f"{capability:,.1f} {unit}" if math.isfinite(capability) else "no swing phase"],
-                    textposition="inside", insidetextanchor="start", showlegend=False,
-                    hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>")
-        fig.add_bar(row=row, col=1, y=["swing"], x=[demand], orientation="h",
-                    marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL,
-                    text=[f"{demand:,.1f} {unit}"], textposition="inside", insidetextanchor="start", showlegend=False,
-                    hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>")
-        fig.update_xaxes(rangemode="tozero", row=row, col=1)
-    fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36), bargap=0.25))
-    fig.update_annotations(font=dict(size=12, color=theme.TEXT_MUTED))
+        traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
+                             marker_color=theme.GRID, showlegend=False, textposition="inside", insidetextanchor="start",
+                             text=[f"{capability:,.1f} {unit}" if math.isfinite(capability) else "no swing phase"],
+                             hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
+        traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
+                             marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
+                             text=[f"{demand:,.1f} {unit}"], textposition="inside", insidetextanchor="start",
+                             hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))
+        layout[f"xaxis{axis}"]["rangemode"] = "tozero"
+    fig = go.Figure(traces)
+    fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36),
+                                          bargap=0.25, **layout))
     return fig
 
 
