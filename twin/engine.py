@@ -234,14 +234,16 @@ class TwinEngine:
         self.gpus_per_node = np.maximum(self.by_node.counts, 1)
         self.gpus_per_rack = self.by_rack.counts
         self.gpus_per_cdu = np.bincount(self.gpu_cdu, minlength=s.n_cdus)
-        # per-rack GPU constants for projections (max over the rack's GPUs: conservative)
+        # per-rack GPU constants for projections, the conservative end over the rack's GPUs:
+        # highest resistance and idle power, lowest heat capacity and thresholds
         per_gpu = lambda v: np.broadcast_to(np.asarray(v, dtype=np.float64), (s.n_gpus,))  # noqa: E731
+        rack_min = lambda v: -self.by_rack.max(-per_gpu(v))  # noqa: E731
         self.rack_r_die = self.by_rack.max(per_gpu(self.r_die))
-        self.rack_heat_cap = self.by_rack.max(per_gpu(self.heat_cap))
+        self.rack_heat_cap = rack_min(self.heat_cap)
         self.rack_idle_w = self.by_rack.max(per_gpu(self.idle_w))
-        self.rack_max_op_c = self.by_rack.max(per_gpu(self.max_op_c))
-        self.rack_slowdown_c = self.by_rack.max(per_gpu(self.slowdown_c))
-        self.rack_shutdown_c = self.by_rack.max(per_gpu(self.shutdown_c))
+        self.rack_max_op_c = rack_min(self.max_op_c)
+        self.rack_slowdown_c = rack_min(self.slowdown_c)
+        self.rack_shutdown_c = rack_min(self.shutdown_c)
 
     def _precompute_cooling(self, s: SiteState) -> None:
         cdu = s.cdu_spec_array
@@ -309,8 +311,7 @@ class TwinEngine:
         ts = inp.ts if inp.ts is not None else self.ts + timedelta(seconds=dt_s)
         if ts.tzinfo is None:
             raise ValueError("TickInputs.ts: must be timezone-aware (UTC)")
-        self.ts = ts
-        r = {}  # results of the phases, by name
+        r = {"ts": ts}  # results of the phases, by name
         self._phase_weather(inp, r)
         self._phase_power_state(inp, r)
         self._phase_demand(inp, r)
@@ -324,10 +325,11 @@ class TwinEngine:
         self._phase_jobs(inp, r)
         self._phase_swing(inp, r)
         self._phase_projections(inp, r)
+        self.ts = ts
         return self._snapshot(r)
 
     def _phase_weather(self, inp: TickInputs, r: dict) -> None:
-        dry, wet = weather.outdoor_conditions(self.weather_curve, self.ts, self.state.longitude_deg)
+        dry, wet = weather.outdoor_conditions(self.weather_curve, r["ts"], self.state.longitude_deg)
         r["dry_bulb_c"] = dry if inp.outdoor_dry_bulb_c is None else float(inp.outdoor_dry_bulb_c)
         r["wet_bulb_c"] = wet if inp.outdoor_wet_bulb_c is None else float(inp.outdoor_wet_bulb_c)
 
@@ -396,7 +398,11 @@ class TwinEngine:
             override = np.asarray(inp.loop_supply_temp_c, dtype=np.float64)
             loop_supply = np.where(np.isfinite(override), override, loop_supply)
         fw = loop_supply[s.cdu_loop]
-        cdu_supply = cooling.cdu_supply_temp_c(fw, self.prev_cdu_heat_kw, self.cdu_rated_kw, self.cdu_approach_k)
+        # capacity at the secondary supply the facility water allows; floored at 10 % of the
+        # rated duty [E] so a CDU far past its curve shows a large but finite approach
+        cap_now = cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y)
+        cap_now = np.maximum(cap_now, 0.1 * self.cdu_rated_kw)
+        cdu_supply = cooling.cdu_supply_temp_c(fw, self.prev_cdu_heat_kw, cap_now, self.cdu_approach_k)
         cp, rho = cooling.coolant_properties(cdu_supply, self.coolant)
         # caloric resistance of one GPU plate; no flow → inf (handled by the thermal phase)
         plate_flow = cooling.mass_flow_kg_s(flow, rho) * GPU_FLOW_SHARE_FRAC / np.maximum(self.gpus_per_cdu, 1)
@@ -435,7 +441,10 @@ class TwinEngine:
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
         idx = np.flatnonzero(need)
-        if idx.size:  # the full throttle model only where a limit is near
+        if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
+            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, p_lim, self.max_op_c,
+                                              self.slowdown_c, util, brake)
+        elif idx.size:  # the full throttle model only where a limit is near
             sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
             p[idx], clock[idx], mask[idx] = thermal.throttle(
                 demand[idx], sub(limit), sub(self.idle_w), temp[idx], p_lim[idx], sub(self.max_op_c),
@@ -463,7 +472,7 @@ class TwinEngine:
             any_off = True
         state = np.zeros(n, dtype=np.int8)
         if idx.size:
-            state[idx[clock[idx] < 0.999]] = GPU_THROTTLED
+            state[clock < 0.999] = GPU_THROTTLED
         if any_off:
             clock[off] = 0.0
             state[off] = GPU_DOWN

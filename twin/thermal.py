@@ -177,9 +177,11 @@ def clock_at_power_frac(
     """Clock fraction that brings board power from ``demand_w`` down to ``power_w`` (inverse of :func:`power_at_clock_w`)."""
     dynamic = np.asarray(demand_w, dtype=np.float64) - idle_w
     allowed = np.asarray(power_w, dtype=np.float64) - idle_w
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(dynamic > 0.0, allowed / dynamic, 1.0)
-    return np.power(np.clip(ratio, 0.0, 1.0), 1.0 / DVFS_POWER_EXPONENT)
+    ratio = np.clip(allowed / np.maximum(dynamic, 1e-12), 0.0, 1.0)
+    no_dynamic = dynamic <= 0.0
+    if np.any(no_dynamic):  # demand at or below idle: clocks are not the limit
+        ratio = np.where(no_dynamic, 1.0, ratio)
+    return np.power(ratio, 1.0 / DVFS_POWER_EXPONENT)
 
 
 def thermal_power_limit_w(
@@ -256,16 +258,22 @@ def throttle(
     sw_thermal = (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c)
     target = np.minimum(target, np.maximum(thermal_limit_w, np.minimum(idle_w, demand_w)))
     clock = clock_at_power_frac(target, demand_w, idle_w)
-    hw_thermal = die_temp_c >= slowdown_temp_c
+    hw_thermal = np.asarray(die_temp_c >= slowdown_temp_c)
     hw = hw_thermal | power_brake
-    clock = np.where(hw, np.minimum(clock, HW_SLOWDOWN_CLOCK_FRAC), clock)
-    power = power_at_clock_w(clock, demand_w, idle_w)
-    mask = (
-        np.where(np.asarray(util_frac) < IDLE_UTIL_FRAC, CLOCK_EVENT_GPU_IDLE, 0)
-        | np.where(capped, CLOCK_EVENT_SW_POWER_CAP, 0)
-        | np.where(sw_thermal, CLOCK_EVENT_SW_THERMAL, 0)
-        | np.where(hw, CLOCK_EVENT_HW_SLOWDOWN, 0)
-        | np.where(hw_thermal, CLOCK_EVENT_HW_THERMAL, 0)
-        | np.where(power_brake, CLOCK_EVENT_HW_POWER_BRAKE, 0)
-    ).astype(np.int32)
+    power = np.broadcast_to(target, np.shape(clock)).astype(np.float64)
+    if np.any(hw):  # hardware slowdown: clocks cut at least 2x, power follows the clock
+        clock = np.where(hw, np.minimum(clock, HW_SLOWDOWN_CLOCK_FRAC), clock)
+        power = np.where(hw, power_at_clock_w(clock, demand_w, idle_w), power)
+    flags = (
+        (np.asarray(util_frac) < IDLE_UTIL_FRAC, CLOCK_EVENT_GPU_IDLE),
+        (capped, CLOCK_EVENT_SW_POWER_CAP),
+        (sw_thermal, CLOCK_EVENT_SW_THERMAL),
+        (hw, CLOCK_EVENT_HW_SLOWDOWN),
+        (hw_thermal, CLOCK_EVENT_HW_THERMAL),
+        (np.asarray(power_brake), CLOCK_EVENT_HW_POWER_BRAKE),
+    )
+    mask = np.zeros(np.shape(clock), dtype=np.int32)
+    for flag, bit in flags:
+        if np.any(flag):
+            mask |= np.asarray(flag, dtype=np.int32) * np.int32(bit)
     return power, clock, mask
