@@ -23,6 +23,9 @@ def add_run_parser(ingest_subparsers) -> None:
                     "share one PostgreSQL database, each with its own --shard i/n.")
     run.add_argument("--site", default="colossus", help="reference-site name or site file (default: colossus)")
     run.add_argument("--db", default=None, help="database URL (default: $CLUSTERTWIN_DB or var/clustertwin.db)")
+    run.add_argument("--source", action="append", default=None, metavar="SPEC",
+                     help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+                          "repeatable (default: synthetic)")
     run.add_argument("--shard", default="0/1", help="this process's shard i/n of the frame blocks (default: 0/1)")
     run.add_argument("--fault", action="append", default=[], metavar="SPEC",
                      help="inject a fault into the synthetic stream: KIND:TARGET[@START_S][+DURATION_S][=VALUE]")
@@ -35,7 +38,8 @@ def add_run_parser(ingest_subparsers) -> None:
 
 def _run(args) -> int:
     try:
-        runtime = start_hub(args.site, args.db, shard=args.shard, tick_s=args.tick_s,
+        runtime = start_hub(args.site, args.db, tuple(args.source or ("synthetic",)), shard=args.shard,
+                            tick_s=args.tick_s,
                             faults=tuple(args.fault), seed=args.seed, job=args.job)
     except (SiteError, FaultError, LiveSetupError) as exc:
         print(f"error: {exc}", file=sys.stderr)

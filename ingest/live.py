@@ -88,6 +88,7 @@ class LiveHub:
         self.pollers = pollers or []
         self.jobs = jobs or []
         self.record = record
+        self.reading_max_age_s = READING_MAX_AGE_S
         self.shard = shard
         first_gpu = np.searchsorted(state.gpu_rack, np.arange(state.n_racks))
         self._rack_block = first_gpu // GPU_BLOCK
@@ -144,7 +145,7 @@ class LiveHub:
     def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
         """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""
         b, s = self.buffer, self.state
-        cur = lambda kind, metric: b.current(kind, metric, now_s, READING_MAX_AGE_S)  # noqa: E731
+        cur = lambda kind, metric: b.current(kind, metric, now_s, self.reading_max_age_s)  # noqa: E731
         pumps = cur("cdu", "pumps_running_total")
         installed = s.cdu_spec_array("pumps")
         facility = cur("cdu", "facility_supply_temp_c")
@@ -169,7 +170,7 @@ class LiveHub:
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
         """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
-        cur = lambda metric: self.buffer.current("gpu", metric, now_s, READING_MAX_AGE_S)  # noqa: E731
+        cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
         self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
         temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)

@@ -15,7 +15,9 @@ from datetime import datetime
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from ingest.faults import parse_fault
+from ingest.inventory import Inventory
 from ingest.live import LiveHub
+from ingest.pollers import SourceSpecError, make_poller
 from ingest.scheduler import LeaderLock, acquire_leader, build_scheduler
 from ingest.store.db import open_database, resolve_db_url
 from ingest.store.models import utcnow
@@ -72,21 +74,26 @@ def place_default_job(state: SiteState, job_name: str | None = None) -> list[Pla
 def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
               faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
               start: datetime | None = None, shard: tuple[int, int] = (0, 1)) -> LiveHub:
-    """A hub for ``site`` with the named sources (not yet scheduled)."""
+    """A hub for ``site`` with the named sources (not yet scheduled).
+
+    ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
+    (see :mod:`ingest.pollers`).
+    """
     state = load_site(site)
     engine = open_database(db_url)
     start = start or utcnow().replace(microsecond=0)
-    unknown = [s for s in sources if s != "synthetic"]
-    if unknown:
-        raise LiveSetupError(f"unknown source(s) {unknown}: the live twin takes 'synthetic' here; "
-                            "real sources are attached with `clustertwin ingest run --dcgm/--prometheus/…`")
+    try:
+        inventory = Inventory.from_site(state)
+        pollers = [make_poller(spec, inventory) for spec in sources if spec != "synthetic"]
+    except SourceSpecError as exc:
+        raise LiveSetupError(str(exc)) from None
     synthetic = None
     if "synthetic" in sources:
         synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults])
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
-    return LiveHub(state, engine, synthetic=synthetic, jobs=place_default_job(state, job), record=record,
-                   start=start, shard=shard)
+    return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=place_default_job(state, job),
+                   record=record, start=start, shard=shard)
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -78,7 +78,7 @@ def test_bad_faults_and_sources_are_named(db):
         build_hub("demo", db, faults=("cdu:H9-CDU",))
     with pytest.raises(FaultError, match="unknown kind 'meteor'"):
         build_hub("demo", db, faults=("meteor:H1",))
-    with pytest.raises(LiveSetupError, match="unknown source"):
+    with pytest.raises(LiveSetupError, match="source 'carrier-pigeon': expected KIND=TARGET"):
         build_hub("demo", db, sources=("carrier-pigeon",))
 
 
