@@ -240,7 +240,7 @@ class DcgmParser:
         if bad_blocks:
             n_bad = int((~keep).sum())
             counts.malformed_lines += n_bad
-            log.warning("dcgm: %d line(s) with malformed labels skipped, e.g. %s", n_bad, next(iter(bad_blocks))[:120])
+            log.debug("dcgm: %d line(s) with malformed labels skipped, e.g. %s", n_bad, next(iter(bad_blocks))[:120])
         code = fam_code[fam]
         unmapped = code < 0
         if unmapped.any():
@@ -297,7 +297,7 @@ def _to_float(values, counts: IngestCounts) -> np.ndarray:
                 out[i] = np.nan
                 bad += 1
         counts.malformed_lines += bad
-        log.warning("dcgm: %d unparsable value(s) set to NaN", bad)
+        log.debug("dcgm: %d unparsable value(s) set to NaN", bad)
         return out
 
 
@@ -310,13 +310,13 @@ def _timestamps(stamps, fetched: float, counts: IngestCounts) -> np.ndarray:
     ahead = int((ts > time.time() + FUTURE_TOLERANCE_S).sum())
     if ahead:
         counts.future_timestamps += ahead
-        log.warning("dcgm: %d sample timestamp(s) ahead of the local clock (clock skew)", ahead)
+        log.debug("dcgm: %d sample timestamp(s) ahead of the local clock (clock skew)", ahead)
     return ts
 
 
 def _log_once_malformed(n: int, junk) -> None:
     example = next(j for j in junk if j)
-    log.warning("dcgm: %d malformed line(s) skipped, e.g. %r", n, example[:120])
+    log.debug("dcgm: %d malformed line(s) skipped, e.g. %r", n, example[:120])
 
 
 _DEFAULT_PARSER = DcgmParser()
@@ -342,7 +342,7 @@ def fetch_dcgm(
     try:
         resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, session=session)
     except http.FetchError as exc:
-        log.warning("dcgm: %s", exc)
+        log.debug("dcgm: %s", exc)
         return failed("dcgm", url, str(exc), exc.attempts, time.monotonic() - start)
     parsed = (parser or _DEFAULT_PARSER).parse(resp.text, default_host)
     return FetchResult("dcgm", url, True, parsed.batch, resp.attempts, "", time.monotonic() - start)

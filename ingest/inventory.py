@@ -94,6 +94,7 @@ class Inventory:
         if gpu_node.size:
             self._gpu_table[gpu_node, gpu_index] = np.arange(gpu_node.size, dtype=np.int32)
         self._uuid: dict[str, int] = dict(gpu_uuid or {})
+        self._reported_unknown: set[str] = set()
         self._named = {
             "cdu": {n.lower(): i for i, n in enumerate(cdu_name)},
             "pump": {n.lower(): i for i, n in enumerate(cdu_name)},
@@ -214,7 +215,10 @@ class Inventory:
                     break
                 if h not in counts.unknown_host_names:
                     counts.unknown_host_names.append(h)
-            log.warning("%s: %d unknown host(s)/equipment, e.g. %s", batch.source, len(unknown), sorted(unknown)[:3])
+            new = unknown - self._reported_unknown
+            if new:  # once per name, not once per read
+                self._reported_unknown |= new
+                log.warning("%s: %d new unknown host(s)/equipment, e.g. %s", batch.source, len(new), sorted(new)[:3])
         return out
 
     def map_batch(self, batch: SampleBatch) -> SampleBatch:

@@ -256,7 +256,7 @@ def fetch_ipmi(target: IpmiTarget | str, host: str | None = None, **kw) -> Fetch
     try:
         text, attempts = run_ipmitool(t, **kw)
     except RuntimeError as exc:
-        log.warning("ipmi: %s", exc)
+        log.debug("ipmi: %s", exc)
         return failed("ipmi", str(t), str(exc), kw.get("retries", 1) + 1, time.monotonic() - t0)
     batch = parse_ipmi(text, host or t.host)
     return FetchResult("ipmi", str(t), True, batch, attempts, "", time.monotonic() - t0)

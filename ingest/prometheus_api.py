@@ -181,7 +181,7 @@ def to_samples(
             n_resets = int(reset_mask(v).sum())
             if n_resets:
                 counts.counter_resets += n_resets
-                log.warning("prometheus: %s on %s went down %d time(s) (counter reset)", canonical, key[1], n_resets)
+                log.debug("prometheus: %s on %s went down %d time(s) (counter reset)", canonical, key[1], n_resets)
         refs.append(np.full(v.size, row, np.int32))
         metrics.append(np.full(v.size, METRIC_CODE[canonical], np.int16))
         values.append(v)
@@ -195,7 +195,7 @@ def to_samples(
     ahead = int((ts > now + FUTURE_TOLERANCE_S).sum())
     if ahead:
         counts.future_timestamps += ahead
-        log.warning("prometheus: %d sample(s) timestamped ahead of the local clock (clock skew)", ahead)
+        log.debug("prometheus: %d sample(s) timestamped ahead of the local clock (clock skew)", ahead)
     counts.samples = int(value.size)
     keys = list(ents)
     table = EntityTable(
@@ -230,11 +230,11 @@ def _call(url: str, params: dict, http_kw: dict) -> tuple[PromResponse, int]:
     try:
         r = http.get(url, params=params, accept_status=_ACCEPT, **http_kw)
     except http.FetchError as exc:
-        log.warning("prometheus: %s", exc)
+        log.debug("prometheus: %s", exc)
         return PromResponse(False, error_type="fetch", error=str(exc)), exc.attempts
     resp = parse_response(r.text)
     if not resp.ok:
-        log.warning("prometheus: %s: %s: %s", url, resp.error_type, resp.error)
+        log.debug("prometheus: %s: %s: %s", url, resp.error_type, resp.error)
     return resp, r.attempts
 
 

@@ -429,7 +429,7 @@ def parse_resource(doc: dict, uri: str | None = None, counts: IngestCounts | Non
         return parser(doc, uri, counts)
     except (AttributeError, TypeError, ValueError) as exc:  # a vendor shape we did not expect
         counts.malformed_lines += 1
-        log.warning("redfish: %s (%s) not understood: %s", uri, odata_type(doc), exc)
+        log.debug("redfish: %s (%s) not understood: %s", uri, odata_type(doc), exc)
         return []
 
 
@@ -541,7 +541,7 @@ def crawl(
     while queue:
         if len(result.docs) + len(result.errors) >= max_pages:
             result.truncated = True
-            log.warning("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, base_url, len(queue))
+            log.debug("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, base_url, len(queue))
             break
         path, depth = queue.popleft()
         url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path
