@@ -116,6 +116,8 @@ class TickDetail:
     dark_racks: np.ndarray  # int32 rack ids
     power_live: np.ndarray  # bool per element
     power_n1_worst_by: np.ndarray  # int32 per element: element whose loss gives the worst load
+    power_headroom_kw: np.ndarray  # per element: rating × max_util_frac − load (negative = overloaded)
+    power_n1_headroom_kw: np.ndarray  # per element: usable rating − worst single-failure load
     balance: SiteBalance
     swing: swing.SwingReport
     cooling_kw: dict[str, float]
@@ -524,6 +526,7 @@ class TwinEngine:
         roots = topo.top_down[0]
         r.update(power_load_kw=load, power_load_frac=powertree.load_frac(load, topo.usable_kw),
                  power_n1_load_frac=powertree.load_frac(worst, topo.usable_kw), power_n1_by=worst_by,
+                 power_n1_load_kw=worst,
                  tree_input_kw=float(inp_kw[roots].sum()))
 
     def _phase_site(self, dt_s: float, inp: TickInputs, r: dict) -> None:
@@ -707,7 +710,9 @@ class TwinEngine:
         sw = r["swing"]
         self.detail = TickDetail(
             clock_event_mask=r["mask"], dark_racks=np.flatnonzero(r["dark_rack"]).astype(np.int32),
-            power_live=r["power_live"], power_n1_worst_by=r["power_n1_by"], balance=r["balance"], swing=sw,
+            power_live=r["power_live"], power_n1_worst_by=r["power_n1_by"],
+            power_headroom_kw=self.topo.usable_kw - r["power_load_kw"],
+            power_n1_headroom_kw=self.topo.usable_kw - r["power_n1_load_kw"], balance=r["balance"], swing=sw,
             cooling_kw=r["cooling_kw"], projections_s=r["projections"])
         xid = np.zeros(s.n_gpus, dtype=np.int16)
         if self.gpu_down.any():
