@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 BENCH_MODULES: tuple[str, ...] = (
+    "twin.benchmarks",
     "twin.benchmarks_site",
     "twin.benchmarks_training",
     "ingest.store.benchmarks",
