@@ -37,6 +37,7 @@ def add_once_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--query", default=prometheus_api.DEFAULT_QUERY, help="PromQL for --source prometheus (default: DCGM fields)")
     p.add_argument("--host", default="", help="node name for sources without host labels (ipmi, redfish, unlabelled dcgm)")
+    p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates (self-signed BMCs)")
     p.add_argument("--timeout", type=float, default=5.0, help="per-request timeout in seconds (default 5)")
     p.add_argument("--retries", type=int, default=2, help="retries after the first attempt (default 2)")
     p.add_argument("--limit", type=int, default=0, help="print at most this many samples (0: all)")
@@ -51,11 +52,14 @@ def read_once(args: argparse.Namespace) -> FetchResult:
     """Fetch (URL) or parse (path) one source.  Raises ``ValueError`` for unusable arguments."""
     target, host = args.target, args.host
     http_kw = dict(timeout_s=args.timeout, retries=args.retries)
+    if args.insecure:
+        http_kw["verify"] = False
     if _is_url(target):
         if args.source == "dcgm":
             return dcgm.fetch_dcgm(target, default_host=host, **http_kw)
         if args.source == "prometheus":
             return prometheus_api.fetch_samples(target, args.query, default_host=host, **http_kw)
+        # Redfish credentials ride in the URL (https://user:password@bmc); requests sends them as basic auth.
         if args.source == "redfish":
             return redfish.fetch_redfish(target, host or None, **http_kw)
         if not target.startswith("ipmi://"):

@@ -335,12 +335,15 @@ def fetch_dcgm(
     timeout_s: float = http.DEFAULT_TIMEOUT_S,
     retries: int = http.DEFAULT_RETRIES,
     backoff_s: float = http.DEFAULT_BACKOFF_S,
-    session=None,
+    **http_kw,
 ) -> FetchResult:
-    """Scrape one exporter and parse it; never raises (errors land in the result)."""
+    """Scrape one exporter and parse it; never raises (errors land in the result).
+
+    ``http_kw`` passes through to :func:`ingest.http.get` (``session``, ``verify`` …).
+    """
     start = time.monotonic()
     try:
-        resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, session=session)
+        resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, **http_kw)
     except http.FetchError as exc:
         log.debug("dcgm: %s", exc)
         return failed("dcgm", url, str(exc), exc.attempts, time.monotonic() - start)

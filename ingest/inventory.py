@@ -152,6 +152,29 @@ class Inventory:
                 return table[alias.lower()]
         return -1
 
+    def gpu_ids(self, hosts: Sequence[str], index: np.ndarray, uuids: Sequence[str] | None = None) -> np.ndarray:
+        """Dense GPU id per (host, index) pair — UUID when the pair does not resolve; -1 if unknown.
+
+        One dict lookup per distinct host; the (node, index) step is a numpy gather.
+        UUIDs seen next to a resolved pair are remembered for later UUID-only lookups.
+        """
+        node_of: dict[str, int] = {}
+        nodes = np.fromiter((node_of[h] if h in node_of else node_of.setdefault(h, self.node_id(h, "gpu")) for h in hosts),
+                            np.int64, len(hosts))
+        idx = np.asarray(index, dtype=np.int64)
+        ok = (nodes >= 0) & (idx >= 0) & (idx < self._gpu_table.shape[1])
+        gid = np.full(len(hosts), -1, np.int32)
+        gid[ok] = self._gpu_table[nodes[ok], idx[ok]]
+        if uuids is not None:
+            for j, uuid in enumerate(uuids):
+                if not uuid:
+                    continue
+                if gid[j] >= 0:
+                    self._uuid[uuid] = int(gid[j])
+                elif uuid in self._uuid:
+                    gid[j] = self._uuid[uuid]
+        return gid
+
     # --- batches ------------------------------------------------------------------------
     def entity_ids(self, batch: SampleBatch) -> np.ndarray:
         """Site id per row of ``batch.entities`` (-1 unresolved); updates the batch counts."""
@@ -164,7 +187,7 @@ class Inventory:
         counts = batch.counts
         unknown: set[str] = set()
         host_cache: dict[tuple[str, int], int] = {}
-        host_kinds = {KIND_CODE["gpu"], KIND_CODE["node"], KIND_CODE["psu"]}
+        host_kinds = {KIND_CODE["node"], KIND_CODE["psu"]}
         node_of_row = np.full(n, -1, np.int64)
         for i in range(n):
             k = int(kinds[i])
@@ -179,19 +202,8 @@ class Inventory:
         # GPUs: (node, index) table first, UUID second
         gpu_rows = np.flatnonzero(kinds == KIND_CODE["gpu"])
         if gpu_rows.size:
-            nodes = node_of_row[gpu_rows]
-            idx = ents.index[gpu_rows].astype(np.int64)
-            ok = (nodes >= 0) & (idx >= 0) & (idx < self._gpu_table.shape[1])
-            gid = np.full(gpu_rows.size, -1, np.int32)
-            gid[ok] = self._gpu_table[nodes[ok], idx[ok]]
-            for j, row in enumerate(gpu_rows.tolist()):
-                uuid = ents.uuid[row]
-                if gid[j] >= 0:
-                    if uuid:
-                        self._uuid[uuid] = int(gid[j])
-                elif uuid and uuid in self._uuid:
-                    gid[j] = self._uuid[uuid]
-            out[gpu_rows] = gid
+            rows = gpu_rows.tolist()
+            out[gpu_rows] = self.gpu_ids([ents.host[r] for r in rows], ents.index[gpu_rows], [ents.uuid[r] for r in rows])
         for code in (KIND_CODE["node"], KIND_CODE["psu"]):
             rows = kinds == code
             out[rows] = node_of_row[rows]

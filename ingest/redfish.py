@@ -36,6 +36,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlparse
 
+import requests
+
 from ingest import http
 from ingest.names import READING_TYPE_UNITS, match_sensor, normalise_unit
 from ingest.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed
@@ -532,6 +534,10 @@ def crawl(
     seen = {start}
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     origin = base_url.rstrip("/")
+    prefix = start.rstrip("/")  # "/redfish/v1", or "/hmc/redfish/v1" for a proxied HMC tree
+    own_session = fetch is None and "session" not in http_kw
+    if own_session:
+        http_kw = {**http_kw, "session": requests.Session()}  # one connection for the whole walk
 
     def http_fetch(url: str) -> tuple[str, int]:
         r = http.get(url, **http_kw)
@@ -562,10 +568,12 @@ def crawl(
         for link in links(doc):
             p = urlparse(link)
             link_path = p.path + (f"?{p.query}" if p.query else "")
-            if not link_path.startswith(ROOT) or link_path in seen or _SKIP.search(link_path):
+            if not link_path.startswith(prefix) or link_path in seen or _SKIP.search(link_path):
                 continue
             seen.add(link_path)
             queue.append((link_path, depth + 1))
+    if own_session:
+        http_kw["session"].close()
     return result
 
 
@@ -583,8 +591,9 @@ def fetch_redfish(base_url: str, host: str | None = None, **kw) -> FetchResult:
     t0 = time.monotonic()
     name = host or (urlparse(base_url).hostname or base_url)
     res = crawl(base_url, **kw)
-    if ROOT not in res.docs:
-        return failed("redfish", base_url, res.errors.get(ROOT, "service root not read"), res.attempts, time.monotonic() - t0)
+    start = kw.get("start", ROOT)
+    if start not in res.docs:
+        return failed("redfish", base_url, res.errors.get(start, "service root not read"), res.attempts, time.monotonic() - t0)
     counts = IngestCounts(malformed_lines=len(res.errors))
     batch = parse_tree(res.docs, name, counts)
     warnings = [f"{u}: {e}" for u, e in list(res.errors.items())[:20]]

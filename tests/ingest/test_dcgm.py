@@ -232,3 +232,14 @@ def test_synthetic_site_page_matches_peer_and_memo_gives_same_result():
     assert set(got) == set(expected)
     assert all(got[k] == pytest.approx(v) for k, v in expected.items())
     assert len(set(first.entities.host)) == 3 and len(first.entities) == 24
+
+
+def test_crlf_line_endings_brace_in_label_and_trailing_comma():
+    text = (
+        "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\r\n"
+        'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",modelName="odd } name",Hostname="n1",} 40\r\n'
+        'DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 41'  # no final newline
+    )
+    batch = parse_dcgm(text)
+    assert batch.counts.malformed_lines == 0
+    assert dict(zip(batch.entity_index.tolist(), batch.value.tolist())) == {0: 40.0, 1: 41.0}

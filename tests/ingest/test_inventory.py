@@ -94,3 +94,9 @@ def test_reference_site_full_mapping():
     assert (ids >= 0).all()
     assert np.array_equal(site.gpu_node[ids], np.repeat(np.arange(4), 8))
     assert np.array_equal(site.gpu_index[ids], np.tile(np.arange(8), 4))
+
+
+def test_gpu_ids_vectorised_api():
+    inv = small_inventory()
+    ids = inv.gpu_ids(["h1-r03-k12-n5", "bmc-h1-r03-k12-n0", "nope", "nope"], np.array([7, 1, 0, -1]), ["GPU-q", "", "", "GPU-q"])
+    assert ids.tolist() == [23, 1, -1, 23]

@@ -150,3 +150,16 @@ def test_crawl_budget_and_errors_with_fake_fetch():
     assert small.truncated and len(small.docs) + len(small.errors) == 3
     shallow = crawl("http://bmc", fetch=fetch, max_depth=1)
     assert len(shallow.errors) == 0 and len(shallow.docs) == 2
+
+
+def test_crawl_follows_a_proxied_hmc_prefix():
+    pages = {
+        "/hmc/redfish/v1": {"Chassis": {"@odata.id": "/hmc/redfish/v1/Chassis"}, "Other": {"@odata.id": "/redfish/v1/Systems"}},
+        "/hmc/redfish/v1/Chassis": {"Members": []},
+    }
+
+    def fetch(url):
+        return json.dumps(pages["/" + url.split("/", 3)[3]]), 1
+
+    res = crawl("http://bmc", start="/hmc/redfish/v1", fetch=fetch)
+    assert set(res.docs) == {"/hmc/redfish/v1", "/hmc/redfish/v1/Chassis"} and not res.errors
