@@ -37,6 +37,7 @@ from ingest.samples import (
     IngestCounts,
     SampleBatch,
     check_values,
+    empty_batch,
     failed,
     keep_last,
 )
@@ -264,6 +265,13 @@ class DcgmParser:
         if last is not None:
             ref, code, value, ts = ref[last], code[last], value[last], ts[last]
         counts.samples = int(value.size)
+        used = np.unique(ref)
+        if used.size < len(ents):  # entities whose every series was unmapped or malformed
+            remap = np.full(len(ents), -1, np.int32)
+            remap[used] = np.arange(used.size, dtype=np.int32)
+            ref = remap[ref]
+            ents = [ents[i] for i in used.tolist()]
+            workloads = {int(remap[r]): wl for r, wl in workloads.items() if remap[r] >= 0}
         table = EntityTable(
             np.array([e[0] for e in ents], np.int8),
             [e[1] for e in ents],
@@ -276,8 +284,6 @@ class DcgmParser:
 
 
 def _empty(counts: IngestCounts, fetched: float) -> SampleBatch:
-    from ingest.samples import empty_batch
-
     b = empty_batch("dcgm", counts)
     b.fetched_at_s = fetched
     return b

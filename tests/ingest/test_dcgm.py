@@ -243,3 +243,14 @@ def test_crlf_line_endings_brace_in_label_and_trailing_comma():
     batch = parse_dcgm(text)
     assert batch.counts.malformed_lines == 0
     assert dict(zip(batch.entity_index.tolist(), batch.value.tolist())) == {0: 40.0, 1: 41.0}
+
+
+def test_entities_only_with_unmapped_series_are_not_listed():
+    text = (
+        'DCGM_FI_DEV_NVSWITCH_TEMPERATURE{nvswitch="0",Hostname="n1"} 40\n'
+        + _line("DCGM_FI_DEV_GPU_TEMP", "40", 0)
+        + _line("DCGM_FI_DEV_FB_FREE", "100", 1)
+    )
+    parsed = DcgmParser().parse(text)
+    assert len(parsed.batch.entities) == 1 and parsed.batch.counts.unmapped_series == 2
+    assert parsed.batch.entity_ref.tolist() == [0]
