@@ -265,7 +265,7 @@ class DcgmParser:
         if last is not None:
             ref, code, value, ts = ref[last], code[last], value[last], ts[last]
         counts.samples = int(value.size)
-        used = np.unique(ref)
+        used = np.flatnonzero(np.bincount(ref, minlength=len(ents)))
         if used.size < len(ents):  # entities whose every series was unmapped or malformed
             remap = np.full(len(ents), -1, np.int32)
             remap[used] = np.arange(used.size, dtype=np.int32)
