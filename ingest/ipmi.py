@@ -218,6 +218,14 @@ def ipmitool_command(target: IpmiTarget, args: tuple[str, ...] = ("sdr", "elist"
     return [binary, "-I", "lanplus", "-C", "3", "-H", target.host, "-p", str(target.port), "-U", target.user, "-E", *args]
 
 
+class IpmiError(RuntimeError):
+    """An ipmitool call failed after ``attempts`` tries (or could not start at all: 0)."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
 def run_ipmitool(
     target: IpmiTarget,
     args: tuple[str, ...] = ("sdr", "elist"),
@@ -227,10 +235,10 @@ def run_ipmitool(
     backoff_s: float = 0.5,
     sleep=time.sleep,
 ) -> tuple[str, int]:
-    """Run ipmitool; returns ``(stdout, attempts)``.  Raises ``RuntimeError`` naming the cause."""
+    """Run ipmitool; returns ``(stdout, attempts)``.  Raises :class:`IpmiError` naming the cause."""
     binary = shutil.which("ipmitool")
     if binary is None:
-        raise RuntimeError("ipmitool not found on PATH (Debian package: ipmitool)")
+        raise IpmiError("ipmitool not found on PATH (Debian package: ipmitool)", 0)
     env = {**os.environ, "IPMI_PASSWORD": target.password}
     cause = ""
     for attempt in range(retries + 1):
@@ -246,7 +254,7 @@ def run_ipmitool(
             cause = f"ipmitool exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
         if attempt < retries:
             sleep(backoff_s * 2**attempt)
-    raise RuntimeError(f"{target} {' '.join(args)} failed after {retries + 1} attempt(s): {cause}")
+    raise IpmiError(f"{target} {' '.join(args)} failed after {retries + 1} attempt(s): {cause}", retries + 1)
 
 
 def fetch_ipmi(target: IpmiTarget | str, host: str | None = None, **kw) -> FetchResult:
@@ -255,8 +263,8 @@ def fetch_ipmi(target: IpmiTarget | str, host: str | None = None, **kw) -> Fetch
     t0 = time.monotonic()
     try:
         text, attempts = run_ipmitool(t, **kw)
-    except RuntimeError as exc:
+    except IpmiError as exc:
         log.debug("ipmi: %s", exc)
-        return failed("ipmi", str(t), str(exc), kw.get("retries", 1) + 1, time.monotonic() - t0)
+        return failed("ipmi", str(t), str(exc), exc.attempts, time.monotonic() - t0)
     batch = parse_ipmi(text, host or t.host)
     return FetchResult("ipmi", str(t), True, batch, attempts, "", time.monotonic() - t0)
