@@ -47,6 +47,12 @@ class RewriteRule:
         return re.sub(self.pattern, self.replacement, name)
 
 
+def uuid_key(uuid: str) -> str:
+    """One spelling of a GPU UUID: DCGM's ``GPU-9DAD…`` and Redfish's ``9dad…`` agree."""
+    u = uuid.strip().lower()
+    return u[4:] if u.startswith("gpu-") else u
+
+
 def normalise_host(name: str) -> str:
     """Lower-case, without scheme, port and domain: ``HTTP://H1-R03-K12-N5.dc.local:9400`` → ``h1-r03-k12-n5``."""
     n = name.strip().lower()
@@ -93,7 +99,7 @@ class Inventory:
         self._gpu_table = np.full((max(n_nodes, 1), width), -1, np.int32)
         if gpu_node.size:
             self._gpu_table[gpu_node, gpu_index] = np.arange(gpu_node.size, dtype=np.int32)
-        self._uuid: dict[str, int] = dict(gpu_uuid or {})
+        self._uuid: dict[str, int] = {uuid_key(k): v for k, v in (gpu_uuid or {}).items()}
         self._reported_unknown: set[str] = set()
         self._named = {
             "cdu": {n.lower(): i for i, n in enumerate(cdu_name)},
@@ -166,9 +172,10 @@ class Inventory:
         gid = np.full(len(hosts), -1, np.int32)
         gid[ok] = self._gpu_table[nodes[ok], idx[ok]]
         if uuids is not None:
-            for j, uuid in enumerate(uuids):
-                if not uuid:
+            for j, raw in enumerate(uuids):
+                if not raw:
                     continue
+                uuid = uuid_key(raw)
                 if gid[j] >= 0:
                     self._uuid[uuid] = int(gid[j])
                 elif uuid in self._uuid:

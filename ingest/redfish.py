@@ -98,8 +98,38 @@ THROTTLE_BITS = {
 }
 
 
-def _gpu_index(uri: str) -> int:
-    """0-based GPU index from an HGX/processor URI (``HGX_GPU_SXM_1`` / ``GPU_SXM_1`` → 0)."""
+# GPU processors of one service: Processor URI → (0-based index, "GPU-<uuid>" or "").
+GpuMap = dict[str, tuple[int, str]]
+
+
+def gpu_processors(docs: dict[str, dict]) -> GpuMap:
+    """Find ``Processor`` resources with ``ProcessorType: GPU`` and give each an index and UUID.
+
+    The index comes from the Id when it carries a number (``GPU_SXM_1``/``GPU1`` → 0, HGX
+    numbering is 1-based), else from the order of Ids.  Redfish prints the bare UUID;
+    DCGM's label is ``GPU-<uuid>``, which is what the inventory joins on.
+    """
+    found = []
+    for uri, doc in docs.items():
+        if isinstance(doc, dict) and odata_type(doc) == "Processor" and doc.get("ProcessorType") == "GPU":
+            found.append((str(doc.get("@odata.id") or uri), str(doc.get("Id", "")), str(doc.get("UUID") or "")))
+    out: GpuMap = {}
+    for ordinal, (uri, pid, uuid) in enumerate(sorted(found, key=lambda f: f[1])):
+        idx = _digits(pid, 1) if re.search(r"\d", pid) else ordinal
+        if uuid and not uuid.upper().startswith("GPU-"):
+            uuid = f"GPU-{uuid.lower()}"
+        out[uri.rstrip("/")] = (idx, uuid)
+    return out
+
+
+def _gpu_index(uri: str, gpus: GpuMap | None = None) -> int:
+    """0-based GPU index of a URI: under a known GPU processor, else from HGX/processor names."""
+    if gpus:
+        m = re.search(r"^(.*?/Processors/[^/#]+)", uri)
+        if m and m.group(1) in gpus:
+            return gpus[m.group(1)][0]
+        if m:
+            return -1  # a processor that is not a GPU (a CPU)
     m = _HGX_GPU.search(uri)
     if m is None:
         return -1
@@ -128,7 +158,7 @@ def _sensor_reading(name: str, value: float, unit: str, uri: str, via: str, coun
     return RedfishReading(uri, m.kind, _owner(uri), m.index, "", m.canonical, value, via)
 
 
-def _parse_sensor(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_sensor(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     if _CDU.search(uri) or "/PowerEquipment/" in uri:
         return []
     name = doc.get("Id") or doc.get("Name") or uri.rsplit("/", 1)[-1]
@@ -139,7 +169,7 @@ def _parse_sensor(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishRead
     return [r] if r else []
 
 
-def _parse_thermal(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_thermal(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     out = []
     for i, t in enumerate(doc.get("Temperatures") or []):
         name = t.get("Name") or t.get("MemberId") or f"Temperature{i}"
@@ -162,7 +192,7 @@ def _digits(text: str, base: int = 0) -> int:
     return int(d[-1]) - base if d else -1
 
 
-def _parse_power(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_power(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     out = []
     owner = _owner(uri)
     for i, pc in enumerate(doc.get("PowerControl") or []):
@@ -185,7 +215,7 @@ def _psu_index(uri: str) -> int:
     return _digits(m.group(1)) if m else -1
 
 
-def _parse_psu(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_psu(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     if "/PowerEquipment/" in uri:
         return []  # power-shelf supplies are not node PSUs
     value = _reading(doc.get("InputPowerWatts"))
@@ -194,8 +224,8 @@ def _parse_psu(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading
     return [RedfishReading(uri, "psu", _owner(uri), _psu_index(uri), "", "psu_power_w", value, "metrics")]
 
 
-def _parse_environment(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
-    gpu = _gpu_index(uri)
+def _parse_environment(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    gpu = _gpu_index(uri, gpus)
     if gpu < 0:
         # chassis / CDU / PDU environment: nothing the twin tracks by name here
         return []
@@ -217,8 +247,8 @@ def _parse_environment(doc: dict, uri: str, counts: IngestCounts) -> list[Redfis
     return out
 
 
-def _parse_processor_metrics(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
-    gpu = _gpu_index(uri)
+def _parse_processor_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    gpu = _gpu_index(uri, gpus)
     if gpu < 0:
         return []
     out = []
@@ -237,8 +267,8 @@ def _parse_processor_metrics(doc: dict, uri: str, counts: IngestCounts) -> list[
     return out
 
 
-def _parse_port_metrics(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
-    gpu = _gpu_index(uri)
+def _parse_port_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    gpu = _gpu_index(uri, gpus)
     errors = ((doc.get("Oem") or {}).get("Nvidia") or {}).get("NVLinkErrors")
     if gpu < 0 or not isinstance(errors, dict) or "FlitCRCCount" not in errors:
         return []
@@ -268,7 +298,7 @@ _CONNECTOR_FIELDS = {
 }
 
 
-def _parse_connector(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_connector(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     cdu = _cdu_name(uri)
     if not cdu:
         return []  # a server cold-plate connector: not a CDU quantity
@@ -282,14 +312,14 @@ def _parse_connector(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishR
     ]
 
 
-def _parse_cooling_unit(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_cooling_unit(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     cdu = _cdu_name(uri)
     if not cdu or "CoolingCapacityWatts" not in doc:
         return []
     return [RedfishReading(uri, "cdu", cdu, -1, "", "cdu_capacity_kw", _reading(doc["CoolingCapacityWatts"]) / 1000.0, "metrics")]
 
 
-def _parse_pump(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_pump(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     cdu = _cdu_name(uri)
     if not cdu:
         return []
@@ -308,7 +338,7 @@ def _parse_pump(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReadin
 _LEAK_STATE = {"OK": 0.0, "Warning": 1.0, "Critical": 1.0}
 
 
-def _parse_leak_detector(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_leak_detector(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     cdu = _cdu_name(uri)
     if not cdu:
         return []
@@ -317,7 +347,7 @@ def _parse_leak_detector(doc: dict, uri: str, counts: IngestCounts) -> list[Redf
     return [RedfishReading(uri, "cdu", cdu, -1, uri.rsplit("/", 1)[-1], "leak_detected", value, "rollup_max")]
 
 
-def _parse_leak_detection(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_leak_detection(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     """``LeakDetection.LeakDetectorGroups[].Detectors[]`` excerpts carry each detector's state."""
     cdu = _cdu_name(uri)
     if not cdu:
@@ -337,14 +367,14 @@ def _pdu_name(uri: str) -> str:
     return f"{m.group(1)}/{m.group(2)}" if m else ""
 
 
-def _parse_power_distribution_metrics(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_power_distribution_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     pdu = _pdu_name(uri)
     if not pdu or "PowerWatts" not in doc:
         return []
     return [RedfishReading(uri, "power_element", pdu, -1, "", "feed_power_kw", _reading(doc["PowerWatts"]) / 1000.0, "metrics")]
 
 
-def _parse_circuit_or_outlet(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_circuit_or_outlet(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     pdu = _pdu_name(uri)
     if not pdu:
         return []
@@ -356,7 +386,7 @@ def _parse_circuit_or_outlet(doc: dict, uri: str, counts: IngestCounts) -> list[
     return out
 
 
-def _parse_metric_report(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_metric_report(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     out = []
     for mv in doc.get("MetricValues") or []:
         prop = str(mv.get("MetricProperty") or mv.get("MetricId") or "")
@@ -374,7 +404,7 @@ def _parse_metric_report(doc: dict, uri: str, counts: IngestCounts) -> list[Redf
     return out
 
 
-def _parse_log_entries(doc: dict, uri: str, counts: IngestCounts) -> list[RedfishReading]:
+def _parse_log_entries(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     entries = doc.get("Members") if odata_type(doc) == "LogEntryCollection" else [doc]
     last: dict[int, tuple[str, int, str]] = {}
     for e in entries or []:
@@ -416,8 +446,14 @@ _PARSERS = {
 }
 
 
-def parse_resource(doc: dict, uri: str | None = None, counts: IngestCounts | None = None) -> list[RedfishReading]:
-    """Readings in one resource (empty for resources that carry none).  Never raises on odd JSON."""
+def parse_resource(
+    doc: dict, uri: str | None = None, counts: IngestCounts | None = None, gpus: GpuMap | None = None
+) -> list[RedfishReading]:
+    """Readings in one resource (empty for resources that carry none).  Never raises on odd JSON.
+
+    ``gpus`` (from :func:`gpu_processors`) tells which processors are GPUs; without it
+    GPU sub-resources are recognised by HGX/``GPU…`` names in the URI.
+    """
     counts = counts if counts is not None else IngestCounts()
     if not isinstance(doc, dict):
         counts.malformed_lines += 1
@@ -428,7 +464,7 @@ def parse_resource(doc: dict, uri: str | None = None, counts: IngestCounts | Non
         return []
     counts.lines += 1
     try:
-        return parser(doc, uri, counts)
+        return parser(doc, uri, counts, gpus or {})
     except (AttributeError, TypeError, ValueError) as exc:  # a vendor shape we did not expect
         counts.malformed_lines += 1
         log.debug("redfish: %s (%s) not understood: %s", uri, odata_type(doc), exc)
@@ -580,9 +616,14 @@ def crawl(
 def parse_tree(docs: dict[str, dict], host: str, counts: IngestCounts | None = None) -> SampleBatch:
     """All documents of one service (``uri → doc``) → samples for ``host``."""
     counts = counts if counts is not None else IngestCounts()
+    gpus = gpu_processors(docs)
     readings: list[RedfishReading] = []
     for uri, doc in docs.items():
-        readings.extend(parse_resource(doc, uri, counts))
+        readings.extend(parse_resource(doc, uri, counts, gpus))
+    uuid_of = {idx: uuid for idx, uuid in gpus.values() if uuid}
+    for r in readings:
+        if r.kind == "gpu" and r.index in uuid_of:
+            r.uuid = uuid_of[r.index]
     return to_samples(readings, host, counts)
 
 

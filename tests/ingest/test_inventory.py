@@ -100,3 +100,11 @@ def test_gpu_ids_vectorised_api():
     inv = small_inventory()
     ids = inv.gpu_ids(["h1-r03-k12-n5", "bmc-h1-r03-k12-n0", "nope", "nope"], np.array([7, 1, 0, -1]), ["GPU-q", "", "", "GPU-q"])
     assert ids.tolist() == [23, 1, -1, 23]
+
+
+def test_redfish_uuid_joins_dcgm_uuid():
+    inv = small_inventory()
+    inv.map_batch(parse_dcgm(_dcgm("h1-r03-k12-n1", 4, "GPU-9DAD5BFD-A732-23FE-40AD-465D0CBE5F95")))
+    b = BatchBuilder("redfish")
+    b.add("gpu", "bmc-unknown-address", "gpu_power_w", 71.6, index=0, uuid="GPU-9dad5bfd-a732-23fe-40ad-465d0cbe5f95")
+    assert inv.map_batch(b.build()).entity_id.tolist() == [8 + 4]

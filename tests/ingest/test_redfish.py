@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ingest.redfish import crawl, links, load_document, parse_resource, parse_tree, to_samples
-from ingest.samples import IngestCounts
+from ingest.samples import KIND_CODE, IngestCounts
 
 REPO_FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 REDFISH_FILES = sorted(p for d in REPO_FIXTURES.glob("redfish-*") for p in d.rglob("*.json"))
@@ -163,3 +163,33 @@ def test_crawl_follows_a_proxied_hmc_prefix():
 
     res = crawl("http://bmc", start="/hmc/redfish/v1", fetch=fetch)
     assert set(res.docs) == {"/hmc/redfish/v1", "/hmc/redfish/v1/Chassis"} and not res.errors
+
+
+def test_gpu_processors_give_index_and_dcgm_style_uuid(fixtures_dir):
+    root = fixtures_dir / "redfish-nvidia-libredfish/nvidia_viking_dgx_h100"
+    batch = parse_tree(_tree(root), "dgx-1")
+    ents = batch.entities
+    uuid_of = {int(ents.index[i]): ents.uuid[i] for i in range(len(ents)) if ents.uuid[i]}
+    gpu1 = json.loads((root / "Systems/HGX_Baseboard_0/Processors/GPU_SXM_1/index.json").read_text())
+    assert uuid_of[0] == "GPU-" + gpu1["UUID"].lower()
+    assert len(set(uuid_of.values())) == 8
+    # every GPU entity carries its UUID, so index-only views (HGX chassis sensors) do not split it
+    assert all(ents.uuid[i] for i in range(len(ents)) if ents.kind[i] == KIND_CODE["gpu"])
+
+
+def test_processor_type_decides_what_is_a_gpu():
+    docs = {
+        "/redfish/v1/Systems/1/Processors/7": {"@odata.type": "#Processor.v1_13_0.Processor", "@odata.id": "/redfish/v1/Systems/1/Processors/7",
+                                                "Id": "7", "ProcessorType": "GPU", "UUID": "ABC"},
+        "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics": {"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
+                                                                   "@odata.id": "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics",
+                                                                   "PowerWatts": {"Reading": 650.0}},
+        "/redfish/v1/Systems/1/Processors/CPU0": {"@odata.type": "#Processor.v1_13_0.Processor", "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0",
+                                                   "Id": "CPU0", "ProcessorType": "CPU"},
+        "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics": {"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
+                                                                      "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics",
+                                                                      "PowerWatts": {"Reading": 250.0}},
+    }
+    batch = parse_tree(docs, "n1")
+    assert batch.value.tolist() == [650.0]
+    assert batch.entities.index.tolist() == [6] and batch.entities.uuid == ["GPU-abc"]
