@@ -27,6 +27,8 @@ from ingest.samples import ENTITY_KINDS, KIND_CODE, SampleBatch
 log = logging.getLogger(__name__)
 
 _EXAMPLES = 20
+# Sources whose GPU index is the site's index (DCGM's ``gpu`` label); BMC numbering is not.
+INDEX_AUTHORITATIVE_SOURCES = frozenset({"dcgm", "prometheus", "synthetic"})
 
 
 @dataclass(frozen=True)
@@ -158,11 +160,16 @@ class Inventory:
                 return table[alias.lower()]
         return -1
 
-    def gpu_ids(self, hosts: Sequence[str], index: np.ndarray, uuids: Sequence[str] | None = None) -> np.ndarray:
-        """Dense GPU id per (host, index) pair — UUID when the pair does not resolve; -1 if unknown.
+    def gpu_ids(
+        self, hosts: Sequence[str], index: np.ndarray, uuids: Sequence[str] | None = None, *, index_is_authoritative: bool = True
+    ) -> np.ndarray:
+        """Dense GPU id per (host, index) pair or UUID; -1 if unknown.
 
         One dict lookup per distinct host; the (node, index) step is a numpy gather.
-        UUIDs seen next to a resolved pair are remembered for later UUID-only lookups.
+        With ``index_is_authoritative`` (DCGM: the ``gpu`` label is the index the site
+        uses) the pair wins and its UUID is remembered; otherwise (BMCs number GPUs
+        their own way: HGX SXM 1..8, slot order) a known UUID wins over the pair and
+        nothing is learned.
         """
         node_of: dict[str, int] = {}
         nodes = np.fromiter((node_of[h] if h in node_of else node_of.setdefault(h, self.node_id(h, "gpu")) for h in hosts),
@@ -176,10 +183,14 @@ class Inventory:
                 if not raw:
                     continue
                 uuid = uuid_key(raw)
-                if gid[j] >= 0:
-                    self._uuid[uuid] = int(gid[j])
-                elif uuid in self._uuid:
-                    gid[j] = self._uuid[uuid]
+                known = self._uuid.get(uuid)
+                if index_is_authoritative:
+                    if gid[j] >= 0:
+                        self._uuid[uuid] = int(gid[j])
+                    elif known is not None:
+                        gid[j] = known
+                elif known is not None:
+                    gid[j] = known
         return gid
 
     # --- batches ------------------------------------------------------------------------
@@ -210,7 +221,12 @@ class Inventory:
         gpu_rows = np.flatnonzero(kinds == KIND_CODE["gpu"])
         if gpu_rows.size:
             rows = gpu_rows.tolist()
-            out[gpu_rows] = self.gpu_ids([ents.host[r] for r in rows], ents.index[gpu_rows], [ents.uuid[r] for r in rows])
+            out[gpu_rows] = self.gpu_ids(
+                [ents.host[r] for r in rows],
+                ents.index[gpu_rows],
+                [ents.uuid[r] for r in rows],
+                index_is_authoritative=batch.source in INDEX_AUTHORITATIVE_SOURCES,
+            )
         for code in (KIND_CODE["node"], KIND_CODE["psu"]):
             rows = kinds == code
             out[rows] = node_of_row[rows]

@@ -107,4 +107,9 @@ def test_redfish_uuid_joins_dcgm_uuid():
     inv.map_batch(parse_dcgm(_dcgm("h1-r03-k12-n1", 4, "GPU-9DAD5BFD-A732-23FE-40AD-465D0CBE5F95")))
     b = BatchBuilder("redfish")
     b.add("gpu", "bmc-unknown-address", "gpu_power_w", 71.6, index=0, uuid="GPU-9dad5bfd-a732-23fe-40ad-465d0cbe5f95")
-    assert inv.map_batch(b.build()).entity_id.tolist() == [8 + 4]
+    # a known BMC whose SXM numbering differs from DCGM's: the UUID wins over the index
+    b.add("gpu", "bmc-h1-r03-k12-n1", "gpu_temp_c", 30.0, index=0, uuid="GPU-9dad5bfd-a732-23fe-40ad-465d0cbe5f95")
+    # no UUID known yet: the index is used, and nothing is learned from a BMC
+    b.add("gpu", "bmc-h1-r03-k12-n1", "gpu_temp_c", 31.0, index=1, uuid="GPU-new")
+    assert inv.map_batch(b.build()).entity_id.tolist() == [8 + 4, 8 + 4, 8 + 1]
+    assert inv.gpu_ids(["nowhere"], np.array([0]), ["GPU-new"]).tolist() == [-1]
