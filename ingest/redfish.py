@@ -187,6 +187,32 @@ def _parse_thermal(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> l
     return out
 
 
+def _parse_fan(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    """New-model ``ThermalSubsystem/Fans/{id}``: ``SpeedPercent.SpeedRPM`` (percent alone is not rpm)."""
+    name = str(doc.get("Name") or doc.get("Id") or uri.rsplit("/", 1)[-1])
+    speed = doc.get("SpeedPercent")
+    if isinstance(speed, dict) and "SpeedRPM" in speed:
+        return [RedfishReading(uri, "node", _owner(uri), -1, name, "fan_speed_rpm", _reading(speed.get("SpeedRPM")), "metrics")]
+    counts.unmapped_series += 1
+    counts.unmapped_names[f"{name} [%]"] += 1
+    return []
+
+
+def _parse_thermal_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    """``ThermalMetrics``: the intake summary, and named readings through the sensor table."""
+    out = []
+    summary = doc.get("TemperatureSummaryCelsius") or {}
+    intake = summary.get("Intake") if isinstance(summary, dict) else None
+    if isinstance(intake, dict):
+        out.append(RedfishReading(uri, "node", _owner(uri), -1, "TemperatureSummary.Intake", "inlet_temp_c", _reading(intake), "metrics"))
+    for i, t in enumerate(doc.get("TemperatureReadingsCelsius") or []):
+        name = str(t.get("DataSourceUri") or "").rsplit("/", 1)[-1] or str(t.get("DeviceName") or f"Temperature{i}")
+        r = _sensor_reading(name, _reading(t), "C", f"{uri}#/TemperatureReadingsCelsius/{i}", "metrics", counts)
+        if r:
+            out.append(r)
+    return out
+
+
 def _digits(text: str, base: int = 0) -> int:
     d = re.findall(r"\d+", text or "")
     return int(d[-1]) - base if d else -1
@@ -426,6 +452,8 @@ def _parse_log_entries(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) 
 _PARSERS = {
     "Sensor": _parse_sensor,
     "Thermal": _parse_thermal,
+    "ThermalMetrics": _parse_thermal_metrics,
+    "Fan": _parse_fan,
     "Power": _parse_power,
     "PowerSupply": _parse_psu,
     "PowerSupplyMetrics": _parse_psu,

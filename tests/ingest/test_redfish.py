@@ -193,3 +193,16 @@ def test_processor_type_decides_what_is_a_gpu():
     batch = parse_tree(docs, "n1")
     assert batch.value.tolist() == [650.0]
     assert batch.entities.index.tolist() == [6] and batch.entities.uuid == ["GPU-abc"]
+
+
+def test_new_model_fans_and_thermal_metrics(fixtures_dir):
+    ex = fixtures_dir / "redfish-dmtf/DSP2046-examples"
+    fan = json.loads((ex / "Fan-v1-example.json").read_text())
+    tm = json.loads((ex / "ThermalMetrics-v1-example.json").read_text())
+    hp_fan = json.loads((fixtures_dir / "redfish-telegraf/hp/thermal_subsys/hp_thermal_subsys_fans_0.json").read_text())
+    counts = IngestCounts()
+    batch = to_samples(parse_resource(fan, None, counts) + parse_resource(tm, None, counts) + parse_resource(hp_fan, None, counts), "n", counts)
+    v = _by(batch)
+    assert v[("node", "n/Fan Bay 1", "fan_speed_rpm")] == fan["SpeedPercent"]["SpeedRPM"]
+    assert v[("node", "n/TemperatureSummary.Intake", "inlet_temp_c")] == tm["TemperatureSummaryCelsius"]["Intake"]["Reading"]
+    assert counts.unmapped_names["Fan 1 [%]"] == 1  # HP reports percent only: not an rpm
