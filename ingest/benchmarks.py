@@ -114,11 +114,11 @@ def dcgm_parse(n_hosts: int = 64, peer_hosts: int = 8, site_chunk_hosts: int = 7
 
     text = synthetic_exposition(0, n_hosts)
     lines = text.count("\n")
-    ours_s = best_of(lambda: DcgmParser().parse(text), repeat=3)
+    ours_s = best_of(lambda: DcgmParser().parse(text), repeat=7)
     peer_text = synthetic_exposition(0, peer_hosts)
     peer_lines = peer_text.count("\n")
-    ours_small_s = best_of(lambda: DcgmParser().parse(peer_text), repeat=3)
-    peer_s = best_of(lambda: _peer_parse(peer_text), repeat=3)
+    ours_small_s = best_of(lambda: DcgmParser().parse(peer_text), repeat=7)
+    peer_s = best_of(lambda: _peer_parse(peer_text), repeat=7)
 
     # Full site in chunks (text generation is not timed); a cold parser, then a warm one
     # (label memo filled by the previous scrape, as in a running poller); then the
