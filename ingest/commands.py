@@ -16,16 +16,18 @@ import sys
 from pathlib import Path
 
 from ingest import dcgm, ipmi, prometheus_api, redfish
+from ingest.commands_run import add_run_parser
 from ingest.samples import ENTITY_KINDS, METRICS, FetchResult, IngestCounts, SampleBatch
 
 SOURCES = ("dcgm", "prometheus", "redfish", "ipmi")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``ingest`` (with its ``once`` sub-command) to the ``clustertwin`` parser."""
+    """Add ``ingest`` (with its ``once`` and ``run`` sub-commands) to the ``clustertwin`` parser."""
     ingest = subparsers.add_parser("ingest", help="read telemetry sources")
     sub = ingest.add_subparsers(dest="ingest_command", required=True, metavar="SUBCOMMAND")
     add_once_command(sub)
+    add_run_parser(sub)
 
 
 def add_once_command(sub: argparse._SubParsersAction) -> None:

@@ -16,6 +16,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "twin.benchmarks_site",
     "twin.benchmarks_training",
     "ingest.store.benchmarks",
+    "ingest.benchmarks",
     "ingest.benchmarks_live",
 )
 

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "twin.commands_bench",
     "twin.commands_throughput",
     "twin.commands_project",
+    "ingest.commands",
 )
 
 
