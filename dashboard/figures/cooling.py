@@ -136,7 +136,7 @@ def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = Non
 
     fig = go.Figure(
         go.Sankey(
-            arrangement="fixed" if loop is None and n_groups > 30 else "snap",
+            arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
             valueformat=",.0f",
             valuesuffix=" kW",
             node=dict(
@@ -246,8 +246,9 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
         )
     fig.update_layout(
         **theme.base_layout(
-            title="Racks by time to GPU throttling after the failure",
+            title=None,
             xaxis=dict(title="time to throttle"),
+            margin=dict(l=56, r=16, t=48, b=40),
             yaxis=dict(title="racks (count)"),
             barmode="group",
             uirevision="cooling-ttt",
@@ -256,16 +257,27 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
     return fig
 
 
-def throttle_risk_rows(state: SiteState, ttt_s: np.ndarray, n: int = 10) -> list[dict]:
-    """The ``n`` racks that throttle soonest (time in s), with their CDU."""
-    ttt = np.where(np.isnan(ttt_s), np.inf, ttt_s)
-    order = np.argsort(ttt, kind="stable")[:n]
+def throttle_risk_rows(state: SiteState, scenarios_s: dict[str, np.ndarray], n: int = 10,
+                       racks: np.ndarray | None = None) -> list[dict]:
+    """The ``n`` racks that throttle soonest under any scenario (time in s), with the scenario and CDU.
+
+    ``racks`` limits the candidates (e.g. one loop's racks); racks that never throttle are left out.
+    """
+    names = list(scenarios_s)
+    if not names:
+        return []
+    stack = np.stack([np.where(np.isnan(v), np.inf, np.asarray(v, dtype=np.float64)) for v in scenarios_s.values()])
+    worst = stack.argmin(axis=0)
+    soonest = stack.min(axis=0)
+    candidates = np.arange(state.n_racks) if racks is None else np.asarray(racks)
+    candidates = candidates[np.isfinite(soonest[candidates])]
+    order = candidates[np.argsort(soonest[candidates], kind="stable")][:n]
     return [
         {
             "rack": state.rack_name[r],
             "cdu": state.cdu_name[int(state.rack_cdu[r])],
-            "time_to_throttle_s": round(float(ttt[r]), 0) if np.isfinite(ttt[r]) else None,
+            "scenario": names[int(worst[r])],
+            "time_to_throttle_s": round(float(soonest[r]), 0),
         }
         for r in order
-        if np.isfinite(ttt[r])
     ]

@@ -89,7 +89,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
         go.Scatter(
             x=cc, y=rr, mode="markers", name="uplinks down",
             marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
-            customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1) if rr.size else None,
+            customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1).astype(object) if rr.size else None,
             text=names[rr, cc] if rr.size else None,
             hovertemplate="%{text}: %{customdata[1]} uplinks down<extra></extra>",
         )
@@ -97,11 +97,11 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     if selected is not None and selected in set(ids.tolist()):
         k = int(np.flatnonzero(ids == selected)[0])
         fig.add_trace(go.Scatter(x=[col[k]], y=[row[k]], mode="markers", name="selected", hoverinfo="skip",
-                                 marker=dict(symbol="square-open", size=14, line=dict(width=2, color=theme.TEXT))))
+                                 marker=dict(symbol="square-open", size=14, color=theme.TEXT, line=dict(width=2))))
     column_label = "spine plane" if tier == TIER_SPINE else "switch in " + row_label
     fig.update_layout(
         **theme.base_layout(
-            title=f"{TIER_NAMES[tier].capitalize()} switches ({ids.size:,}): mean uplink utilisation; × = uplinks down",
+            title=f"{TIER_NAMES[tier].capitalize()} switches ({ids.size:,}): mean uplink utilisation",
             xaxis=dict(title=column_label, showgrid=False, zeroline=False, constrain="domain"),
             yaxis=dict(title=row_label, showgrid=False, zeroline=False, autorange="reversed"),
             uirevision=f"fabric-matrix-{tier}",

@@ -54,14 +54,14 @@ def breakdown_figure(jobs: list[JobStatus]) -> go.Figure:
         )
     fig.update_layout(
         **theme.base_layout(
-            title="Step time by component (s)",
+            title=None,
             barmode="stack",
             xaxis=dict(title="seconds per step (s)", rangemode="tozero"),
             yaxis=dict(autorange="reversed", automargin=True),
             uirevision="jobs-breakdown",
-            height=max(220, 90 + 48 * len(jobs)),
+            height=max(220, 110 + 48 * len(jobs)),
             legend=dict(traceorder="normal"),
-            margin=dict(l=56, r=16, t=72, b=40),
+            margin=dict(l=56, r=16, t=64, b=40),
         )
     )
     return fig
@@ -101,7 +101,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
             marker=dict(symbol="square", size=7, color=per_rack[idx] / np.maximum(gpus_per_rack[idx], 1) * 100,
                         colorscale=theme.SCALE_GOOD, cmin=0, cmax=100,
                         colorbar=dict(title=dict(text="rack GPUs in job (%)", side="right"), ticksuffix=" %", thickness=10)),
-            customdata=np.stack([idx, per_rack[idx]], axis=1),
+            customdata=np.stack([idx, per_rack[idx]], axis=1).astype(object),  # plain lists reach clickData
             text=[state.rack_name[r] for r in idx],
             hovertemplate="%{text}: %{customdata[1]} job GPUs<extra></extra>",
         )
@@ -110,8 +110,8 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
         go.Scatter(
             x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
-            marker=dict(symbol="square-open", size=13, line=dict(width=2, color=theme.STATUS_CRITICAL)),
-            customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1) if bottleneck.size else None,
+            marker=dict(symbol="square-open", size=13, color=theme.STATUS_CRITICAL, line=dict(width=2)),
+            customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1).astype(object) if bottleneck.size else None,
             text=[state.rack_name[r] for r in bottleneck],
             hovertemplate="%{text}: bottleneck<extra></extra>",
         )
@@ -120,7 +120,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
         fig.add_trace(
             go.Scatter(
                 x=[x[selected_rack]], y=[y[selected_rack]], mode="markers", name="selected", hoverinfo="skip",
-                marker=dict(symbol="diamond-open", size=16, line=dict(width=2, color=theme.TEXT)),
+                marker=dict(symbol="diamond-open", size=16, color=theme.TEXT, line=dict(width=2)),
             )
         )
     fig.update_layout(

@@ -410,12 +410,12 @@ def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
         ok = math.isfinite(demand) and demand <= capability
         shown = capability if math.isfinite(capability) else 0.0
         traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
-                             marker_color=theme.GRID, showlegend=False, textposition="inside", insidetextanchor="start",
+                             marker_color=theme.GRID, showlegend=False, textposition="auto", cliponaxis=False,
                              text=[f"{capability:,.1f} {unit}" if math.isfinite(capability) else "no swing phase"],
                              hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
         traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
                              marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
-                             text=[f"{demand:,.1f} {unit}"], textposition="inside", insidetextanchor="start",
+                             text=[f"{demand:,.1f} {unit}"], textposition="auto", cliponaxis=False,
                              hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))
         layout[f"xaxis{axis}"]["rangemode"] = "tozero"
     fig = go.Figure(traces)

@@ -34,7 +34,10 @@ WORST_COLUMNS = (
     Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
     Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),
 )
-TTT_COLUMNS = (Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU"), Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"))
+TTT_COLUMNS = (
+    Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU"), Column("scenario", "failure"),
+    Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"),
+)
 
 
 SCENARIOS = (  # TickDetail.projections_s key prefix, label
@@ -55,7 +58,7 @@ def throttle_scenarios(snap: Snapshot, detail=None) -> dict[str, np.ndarray]:
     return {"loss of one CDU pump": snap.rack_time_to_throttle_s}
 
 
-def kpis(state: SiteState, snap: Snapshot, loop: int | None) -> list:
+def kpis(state: SiteState, snap: Snapshot, loop: int | None, scenarios: dict[str, np.ndarray]) -> list:
     """KPI cards for the site or one loop."""
     cdus = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
     use = figs.cdu_use_frac(snap)[cdus]
@@ -64,15 +67,20 @@ def kpis(state: SiteState, snap: Snapshot, loop: int | None) -> list:
     worst = float(np.nanmax(use)) if np.isfinite(use).any() else math.nan
     pumps_short = int(np.sum(snap.cdu_pumps_running[cdus] < state.cdu_spec_array("pumps")[cdus]))
     racks = np.flatnonzero(np.isin(state.rack_cdu, cdus))
-    ttt = snap.rack_time_to_throttle_s[racks]
-    fast = int(np.sum(ttt < 60.0))
+    soonest = figs.throttle_risk_rows(state, scenarios, 1, racks)
+    fast = {name: int(np.sum(v[racks] < 60.0)) for name, v in scenarios.items()}
+    fast_name = max(fast, key=fast.get) if fast else ""
     return [
         kpi_card(PAGE, "heat", "Heat removed", "MW", f"{heat_mw:,.2f}", note=f"{cdus.size:,} CDUs"),
         kpi_card(PAGE, "worst_use", "Worst CDU capacity use", "%", f"{worst * 100:.0f}" if math.isfinite(worst) else "–",
-                 status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok"),
-        kpi_card(PAGE, "over_90", "CDUs above 90 % use", "CDUs", f"{over_90:,}", status="warning" if over_90 else "ok"),
+                 note=f"{over_90:,} CDUs above 90 %", status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok"),
         kpi_card(PAGE, "pumps", "CDUs short of a pump", "CDUs", f"{pumps_short:,}", status="warning" if pumps_short else "ok"),
-        kpi_card(PAGE, "ttt", "Racks < 60 s from throttling", "racks", f"{fast:,}", note="after losing one CDU pump", status="critical" if fast else "ok"),
+        kpi_card(PAGE, "ttt", "Soonest throttle after a failure", "s",
+                 f"{soonest[0]['time_to_throttle_s']:,.0f}" if soonest else "never",
+                 note=soonest[0]["scenario"] if soonest else "in every scenario",
+                 status="critical" if soonest and soonest[0]["time_to_throttle_s"] < 60 else "warning" if soonest else "ok"),
+        kpi_card(PAGE, "ttt_60", "Racks throttling within 60 s", "racks", f"{fast.get(fast_name, 0):,}",
+                 note=fast_name, status="critical" if fast.get(fast_name, 0) else "ok"),
         kpi_card(PAGE, "wet_bulb", "Outdoor wet bulb", "°C", f"{snap.outdoor_wet_bulb_c:.1f}"),
     ]
 
@@ -87,15 +95,10 @@ def cooling_view(state: SiteState, snap: Snapshot, loop: int | None, full: bool 
     hist = figs.cdu_use_histogram(state, snap, loop)
     scenarios = throttle_scenarios(snap, detail)
     racks = None if loop is None else np.flatnonzero(state.cdu_loop[state.rack_cdu] == loop)
-    if racks is not None:
-        scenarios = {k: v[racks] for k, v in scenarios.items()}
-    ttt = figs.throttle_risk_figure(scenarios)
-    first = snap.rack_time_to_throttle_s  # the table lists the pump-loss scenario
-    if racks is not None:
-        first = np.where(np.isin(np.arange(state.n_racks), racks), first, np.inf)
+    ttt = figs.throttle_risk_figure(scenarios if racks is None else {k: v[racks] for k, v in scenarios.items()})
     worst = data_table(figs.worst_cdus(state, snap, 8, loop), WORST_COLUMNS, "no CDUs")
-    ttt_rows = data_table(figs.throttle_risk_rows(state, first, 8), TTT_COLUMNS, "no rack throttles")
-    cards = kpis(state, snap, loop)
+    ttt_rows = data_table(figs.throttle_risk_rows(state, scenarios, 8, racks), TTT_COLUMNS, "no rack throttles in any scenario")
+    cards = kpis(state, snap, loop, scenarios)
     if not full:
         flow = figure_patch(flow, {0: ("node", "link")})
         hist = figure_patch(hist, {0: ("y", "marker.color")})
@@ -150,7 +153,8 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
             html.Div(
                 [
                     html.Div([html.H3("Highest CDU capacity use"), html.Div(worst, id=ids.Cooling.WORST)], className="panel"),
-                    html.Div([_graph(ids.Cooling.TTT, ttt, "300px"), html.H3("Racks that throttle soonest after losing one CDU pump"),
+                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px"),
+                              html.H3("Racks that throttle soonest"),
                               html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)], className="panel"),
                 ],
                 className="grid-2",

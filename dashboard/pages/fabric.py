@@ -14,6 +14,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
+from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -112,7 +113,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
             html.Div(
                 [
                     html.Div([_graph(ids.Fabric.MATRIX, matrix, "460px"),
-                              html.Div("Click a switch to see its uplinks and ports.", className="muted")], className="panel"),
+                              html.Div("× marks a switch with uplinks down. Click a switch to see its uplinks and ports.", className="muted")], className="panel"),
                     html.Div(
                         [html.Div("no switch selected", id=ids.Fabric.DETAIL_EMPTY, className="empty", style=_shown(switch_id is None)),
                          html.Div(_graph(ids.Fabric.DETAIL, detail, "480px"), id=ids.Fabric.DETAIL_PANEL, style=_shown(switch_id is not None))],
@@ -144,14 +145,10 @@ def select(click, tier, selection):
     state = current_hub().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Fabric.MATRIX:
-        if not click or not click.get("points"):
+        custom = clicked_custom(click)
+        if not custom or custom[0] is None or not 0 <= int(custom[0]) < state.n_switches:
             raise PreventUpdate
-        point = click["points"][0]
-        custom = point.get("customdata")
-        sid = custom[0] if isinstance(custom, list) else custom
-        if sid is None or int(sid) < 0:
-            raise PreventUpdate
-        selection["switch"] = state.switch_name[int(sid)]
+        selection["switch"] = state.switch_name[int(custom[0])]
     else:
         if tier not in TIERS or tier == selection.get("tier"):
             raise PreventUpdate

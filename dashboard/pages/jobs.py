@@ -13,6 +13,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
+from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -127,7 +128,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                     html.Div([_graph(ids.Jobs.PLACEMENT, placement, "440px"),
                               html.Div("Click a rack to mark it; rack names link to the floor view.", className="muted")], className="panel"),
                     html.Div(
-                        [_graph(ids.Jobs.BREAKDOWN, breakdown, "260px"),
+                        [html.H3("Step time by component (s)"), _graph(ids.Jobs.BREAKDOWN, breakdown, "260px"),
                          html.H3("Bottleneck racks (slowest GPUs set the pace)"), html.Div(table, id=ids.Jobs.BOTTLENECKS)],
                         className="panel",
                     ),
@@ -150,10 +151,8 @@ def select(job_name, click, selection):
     state = current_hub().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Jobs.PLACEMENT:
-        if not click or not click.get("points"):
-            raise PreventUpdate
-        custom = click["points"][0].get("customdata")
-        if not isinstance(custom, list) or not custom:
+        custom = clicked_custom(click)
+        if not custom or not 0 <= int(custom[0]) < state.n_racks:
             raise PreventUpdate
         selection["rack"] = state.rack_name[int(custom[0])]
     else:

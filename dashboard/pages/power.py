@@ -13,6 +13,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
+from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -43,7 +44,7 @@ def kpis(state: SiteState, snap: Snapshot, detail=None) -> list:
     return [
         kpi_card(PAGE, "it", "IT load", "MW", f"{lim['it_power_mw']:,.1f}", note=f"facility {lim['facility_power_mw']:,.1f} MW"),
         kpi_card(PAGE, "generation", "Available generation", "MW", f"{lim['generation_capacity_mw']:,.1f}",
-                 note=f"IT budget {lim['it_budget_mw']:,.1f} MW at present PUE", status="critical" if short else "ok"),
+                 note=f"IT budget {lim['it_budget_mw']:,.1f} MW", status="critical" if short else "ok"),
         kpi_card(PAGE, "runnable", "GPUs runnable at full power", "GPUs", f"{lim['gpus_runnable_full_power']:,}",
                  note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
                  status="ok" if runnable_frac >= 1 else "warning"),
@@ -154,10 +155,8 @@ def select(click, metric, _reset, selection):
     state = current_hub().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Power.TREE:
-        if not click or not click.get("points"):
-            raise PreventUpdate
-        custom = click["points"][0].get("customdata")
-        element = figs.element_from_key(custom[0] if isinstance(custom, list) and custom else None)
+        custom = clicked_custom(click)
+        element = figs.element_from_key(str(custom[0]) if custom else None)
         if element is None:
             raise PreventUpdate
         selection["element"] = state.power_name[element]

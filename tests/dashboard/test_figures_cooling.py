@@ -109,13 +109,19 @@ def test_throttle_classes_by_hand():
     assert (never, unknown) == (1, 1)
 
 
-def test_throttle_rows_soonest_first_without_never(demo):
+def test_throttle_rows_soonest_first_across_scenarios(demo):
     state, _ = demo
-    ttt = np.full(state.n_racks, np.inf)
-    ttt[[3, 1, 7]] = [50.0, 20.0, 35.0]
-    rows = cooling.throttle_risk_rows(state, ttt, n=10)
-    assert [r["rack"] for r in rows] == [state.rack_name[1], state.rack_name[7], state.rack_name[3]]
-    assert rows[0]["cdu"] == state.cdu_name[state.rack_cdu[1]]
+    pump = np.full(state.n_racks, np.inf)
+    pump[[3, 1, 7]] = [50.0, 20.0, 35.0]
+    cdu = np.full(state.n_racks, np.nan)
+    cdu[3] = 10.0
+    rows = cooling.throttle_risk_rows(state, {"pump": pump, "cdu": cdu}, n=10)
+    assert [r["rack"] for r in rows] == [state.rack_name[3], state.rack_name[1], state.rack_name[7]]
+    assert [r["scenario"] for r in rows] == ["cdu", "pump", "pump"]
+    assert rows[0]["time_to_throttle_s"] == 10.0
+    assert rows[1]["cdu"] == state.cdu_name[state.rack_cdu[1]]
+    only = cooling.throttle_risk_rows(state, {"pump": pump, "cdu": cdu}, n=10, racks=np.array([7, 9]))
+    assert [r["rack"] for r in only] == [state.rack_name[7]]
 
 
 def test_throttle_figure_one_trace_per_scenario():

@@ -178,3 +178,12 @@ def test_every_page_graph_has_a_figure(in_app, page_module):
             if g.id == ids.Fabric.DETAIL:
                 continue  # hidden until a switch is chosen
             assert isinstance(g.figure, go.Figure) and g.figure.data, (name, g.id)
+
+
+def test_clicked_custom_normalises_plotly_shapes():
+    from dashboard.click_data import clicked_custom
+
+    assert clicked_custom({"points": [{"customdata": {"0": 40, "1": 64}}]}) == [40, 64]
+    assert clicked_custom({"points": [{"customdata": ["p3", "x"]}]}) == ["p3", "x"]
+    assert clicked_custom({"points": [{"customdata": 7}]}) == [7]
+    assert clicked_custom({"points": [{}]}) is None and clicked_custom(None) is None

@@ -1,0 +1,40 @@
+"""A colossus-scale app for the cooling/power/fabric/jobs browser tests.
+
+The hub serves one tick of the real twin engine on the colossus site (default job
+placed) and its tick detail; ``hub.snapshot`` can be swapped to simulate a new tick.
+Import the fixture into a test module: ``from tests.dashboard.colossus_app_d2 import colossus_app``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import pytest
+
+from tests.dashboard import snapshots_d2
+
+LIVE_TICK_MS = 700
+
+
+@pytest.fixture(scope="module")
+def colossus_app():
+    """``(served app, hub)`` for colossus; served from a thread like the demo app."""
+    from dashboard.app import create_app
+    from dashboard.standin_hub import StandinHub
+    from tests.dashboard.conftest import ServedApp
+
+    state, snap, detail = snapshots_d2.engine_snapshot("colossus")
+    snap = replace(snap, ts=datetime.now(timezone.utc), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
+    hub = StandinHub(state, snap)
+    hub.detail = lambda: detail
+    app = create_app(hub, tick_ms=LIVE_TICK_MS)
+    app.server.test_client().get("/")  # first index render: the app adopts its page scripts now
+    served = ServedApp(app)
+    yield served, hub
+    served.stop()
+
+
+def freshen(hub, **changes) -> None:
+    """Serve a copy of the snapshot stamped now (a new tick), with ``changes`` applied."""
+    hub.snapshot = replace(hub.snapshot, ts=datetime.now(timezone.utc), **changes)
