@@ -21,7 +21,7 @@ from dashboard.theme import base_layout
 from twin.state import SiteState
 
 RACK_DEPTH_M = 1.2  # drawn footprint depth when rows are far apart
-HALL_PLOT_HEIGHT_PX = 430
+HALL_PLOT_HEIGHT_PX = 520
 HOVER_KEYS = tuple(m.key for m in FLOOR_METRICS)  # customdata[0..4]; customdata[5] = rack id
 
 
@@ -118,8 +118,13 @@ def _hover_template() -> str:
     return "<br>".join(lines) + "<extra></extra>"
 
 
-def _layout_grid(n_halls: int) -> tuple[int, int]:
-    cols = 1 if n_halls == 1 else 2
+def _layout_grid(grids: list[HallGrid]) -> tuple[int, int]:
+    """(rows, cols) of hall subplots: tall halls side by side (up to four), wide ones two per row."""
+    n_halls = len(grids)
+    if n_halls == 1:
+        return 1, 1
+    tall = all((g.y_edges_m[-1] - g.y_edges_m[0]) > 1.2 * (g.x_edges_m[-1] - g.x_edges_m[0]) for g in grids)
+    cols = min(n_halls, 4) if tall else 2
     return math.ceil(n_halls / cols), cols
 
 
@@ -133,10 +138,10 @@ def floor_figure(
 ) -> go.Figure:
     """All halls as subplots sharing one colour axis; the selected rack outlined."""
     metric = FLOOR_METRIC_BY_KEY[metric_key]
-    rows, cols = _layout_grid(len(grids))
+    rows, cols = _layout_grid(grids)
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=[f"Hall {g.name}" for g in grids],
-        horizontal_spacing=0.08, vertical_spacing=0.12 if rows > 1 else 0.0,
+        horizontal_spacing=0.06 if cols > 2 else 0.08, vertical_spacing=0.12 if rows > 1 else 0.0,
     )
     hover = _hover_template()
     for i, grid in enumerate(grids):
@@ -199,7 +204,7 @@ def floor_patch(grids: list[HallGrid], metrics: dict[str, np.ndarray], metric_ke
 
 def selection_patch(grids: list[HallGrid], rack: int | None) -> Patch:
     """Move the selection outline to ``rack`` (or hide it)."""
-    _rows, cols = _layout_grid(len(grids))
+    _rows, cols = _layout_grid(grids)
     x, y, axis = _selection_xy(grids, rack, cols)
     patch = Patch()
     last = len(grids)

@@ -68,7 +68,7 @@ def trend_figure(
             legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", font=dict(size=11), itemwidth=30),
         )
     )
-    fig.update_xaxes(title_text="time (UTC)", title_standoff=2, nticks=6)
+    fig.update_xaxes(title_text="time (UTC)", title_standoff=2, nticks=6, ticklabeloverflow="hide past domain")
     fig.update_yaxes(title_text=f"{y_title} [{unit}]", rangemode="tozero" if from_zero else "normal", nticks=6)
     return fig
 

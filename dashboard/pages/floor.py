@@ -15,7 +15,7 @@ from dash import Input, Output, State, dcc, html, no_update
 from dashboard import ids
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.figures.rack import elevation_figure, gpu_grid_figure, rack_history_figure
-from dashboard.formatting import fmt, fmt_pct
+from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.hub_context import current_hub
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
@@ -231,7 +231,7 @@ def rack_drilldown(hub, rack: int) -> dict:
         ids.Floor.RACK_SUMMARY: (
             f"hall {hall} · row {row} · {state.rack_type[rack]} · {nodes.size} nodes · {gpus.size} GPUs · "
             f"{fmt(power_kw, 1)} kW of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
-            f"time to throttle after a pump loss {fmt(float(snapshot.rack_time_to_throttle_s[rack]), 0)} s"
+            f"time to throttle after a pump loss {fmt_duration(float(snapshot.rack_time_to_throttle_s[rack]))}"
         ),
         ids.Floor.RACK_ELEVATION: elevation_figure(nrows, cdu["name"], cdu["placement"] == "in-rack", temp_range),
         ids.Floor.RACK_GPU_TEMP: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c), labels, "GPU temperature", "°C", temp_range, 0, annotations=notes),

@@ -31,7 +31,7 @@ TRENDS = (
      "power", "MW", ("generation_capacity_mw",), True),
     (ids.Overview.PUE_TREND, "PUE", [("pue_ratio", "PUE")], "PUE", "ratio", (), False),
     (ids.Overview.TEMP_TREND, "Hottest GPU", [("max_gpu_temp_c", "max GPU temperature")], "temperature", "°C", (), False),
-    (ids.Overview.GPU_TREND, "Unhealthy GPUs", [("gpus_throttled", "throttled"), ("gpus_down", "down")], "GPUs", "GPUs", (), True),
+    (ids.Overview.GPU_TREND, "Unhealthy GPUs", [("gpus_throttled", "throttled"), ("gpus_down", "down")], "count", "GPUs", (), True),
     (ids.Overview.THROUGHPUT_TREND, "Training throughput", [("tokens_per_s", "tokens/s")], "throughput", "tokens/s", (), True),
     (ids.Overview.MFU_TREND, "Model FLOP utilisation", [("mfu_pct", "MFU")], "MFU", "%", (), True),
 )

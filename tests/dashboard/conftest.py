@@ -114,9 +114,14 @@ class ConsoleLog:
         self.errors: list[str] = []
         page.on("console", lambda msg: self.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda req: self.errors.append(f"request failed: {req.url}"))
+        page.on("requestfailed", self._request_failed)
         self.external: list[str] = []
         page.on("request", lambda req: self.external.append(req.url) if not req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+
+    def _request_failed(self, request) -> None:
+        # a live-update request still in flight when the test navigates away is aborted: not an error
+        if request.failure != "net::ERR_ABORTED":
+            self.errors.append(f"request failed: {request.url} ({request.failure})")
 
 
 @pytest.fixture()
@@ -197,3 +202,17 @@ def find_component(component, component_id):
 @pytest.fixture()
 def find():
     return find_component
+
+
+@pytest.fixture(scope="session")
+def live_colossus(tmp_path_factory):
+    """The colossus live twin (real hub, synthetic source, SQLite) with the dashboard served."""
+    from dashboard.app import create_app
+    from ingest.runtime import start_hub
+
+    db = tmp_path_factory.mktemp("live") / "live.db"
+    runtime = start_hub("colossus", f"sqlite:///{db}", ("synthetic",))
+    served = ServedApp(create_app(runtime.hub, tick_ms=1000))
+    yield served, runtime.hub
+    served.stop()
+    runtime.stop()
