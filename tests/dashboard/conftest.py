@@ -216,3 +216,18 @@ def live_colossus(tmp_path_factory):
     yield served, runtime.hub
     served.stop()
     runtime.stop()
+
+
+@pytest.fixture()
+def serve_app():
+    """Factory: ``serve_app(app) -> ServedApp``, stopped after the test."""
+    started = []
+
+    def start(app) -> ServedApp:
+        served = ServedApp(app)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()

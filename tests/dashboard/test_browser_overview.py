@@ -20,3 +20,26 @@ def test_overview_renders_kpis_trends_and_tables(served_app, new_page, screensho
     screenshot(page, f"overview-{viewport}")
     assert log.errors == []
     assert log.external == []
+
+
+def test_overview_prints_dark_on_white(served_app, new_page, screenshot):
+    page, log = new_page("1366x768")
+    page.goto(served_app.url("/"))
+    expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible()
+    page.emulate_media(media="print")
+    assert page.evaluate("() => getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.kpi-value')).color") == "rgb(0, 0, 0)"
+    expect(page.locator(".nav")).to_be_hidden()
+    screenshot(page, "overview-print-1366x768")
+    assert log.errors == []
+
+
+def test_window_deep_link_and_switch(served_app, new_page):
+    page, log = new_page("1366x768")
+    page.goto(served_app.url("/?window=3600"))
+    expect(page.locator("#overview-window input[value='3600']")).to_be_checked()
+    page.locator("#overview-window").get_by_text("6 h").click()
+    expect(page).to_have_url(served_app.url("/?window=21600"))
+    page.reload()
+    expect(page.locator("#overview-window input[value='21600']")).to_be_checked()
+    assert log.errors == []
