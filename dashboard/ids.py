@@ -64,6 +64,9 @@ class Overview:
     THROUGHPUT_TREND = "overview-throughput-trend"
     GPU_TREND = "overview-gpu-trend"
     MFU_TREND = "overview-mfu-trend"
+    PINNED = "overview-pinned"  # dcc.Store: the pinned instant (UTC string) or None
+    PIN_LABEL = "overview-pin-label"
+    PIN_CLEAR = "overview-pin-clear"
     HOT_RACKS = "overview-hot-racks"
     OPEN_ALERTS = "overview-open-alerts"
     JOBS = "overview-jobs"

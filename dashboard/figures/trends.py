@@ -45,10 +45,12 @@ def trend_figure(
     dashed: tuple[str, ...] = (),
     from_zero: bool = False,
     height_px: int = 230,
+    pinned: str | None = None,
 ) -> go.Figure:
     """One line per ``(column, label)`` of ``frame`` (index = UTC time); ``dashed`` columns dotted.
 
     The y axis reads ``"<y_title> [<unit>]"``; hover shows values with the unit.
+    ``pinned`` (a UTC time string) draws a marker line at that instant.
     """
     frame = downsample(frame)
     fig = go.Figure()
@@ -69,8 +71,24 @@ def trend_figure(
         )
     )
     fig.update_xaxes(title_text="time (UTC)", title_standoff=2, nticks=6, ticklabeloverflow="hide past domain")
+    fig.update_layout(shapes=pin_shapes(pinned))
     fig.update_yaxes(title_text=f"{y_title} [{unit}]", rangemode="tozero" if from_zero else "normal", nticks=6)
     return fig
+
+
+def pin_shapes(pinned: str | None) -> list[dict]:
+    """A dashed vertical line at the pinned time (none without a pin)."""
+    if not pinned:
+        return []
+    return [dict(type="line", xref="x", yref="paper", x0=pinned, x1=pinned, y0=0, y1=1,
+                 line=dict(color="#f0e442", width=2, dash="dash"))]
+
+
+def pin_patch(pinned: str | None) -> Patch:
+    """Patch moving (or removing) the pinned-time line, leaving data and zoom alone."""
+    patch = Patch()
+    patch["layout"]["shapes"] = pin_shapes(pinned)
+    return patch
 
 
 def trend_patch(frame: pd.DataFrame, columns: list[str]) -> Patch:

@@ -1,18 +1,21 @@
 """``/``: site overview — load vs supply, PUE, N-1, GPU health, throughput, hottest racks, alerts, trends.
 
-Deep link: ``/?window=3600`` sets the trend window in seconds.
+Deep link: ``/?window=3600&at=2026-07-15T14:02:10Z`` sets the trend window in seconds
+and pins an instant (a dashed line on every trend; click a trend to pin, "clear pin" to drop).
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from datetime import datetime, timezone
+
 import dash
-from dash import ALL, Input, Output, State, ctx, dcc, html
+from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.components.kpi import kpi_card
-from dashboard.figures.trends import trend_figure, trend_patch
+from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.hub_context import current_hub
 from dashboard.timestamps import aware
@@ -60,6 +63,26 @@ def parse_window(value) -> int:
     except (TypeError, ValueError):
         return DEFAULT_WINDOW_S
     return window if 60 <= window <= 24 * 3600 else DEFAULT_WINDOW_S
+
+
+def parse_at(value) -> str | None:
+    """A pinned instant from the URL or a click (ISO 8601, naive = UTC) as a trend time string."""
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        return None
+    ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    return ts.strftime(TIME_FORMAT)
+
+
+def url_search(window_s: int, pinned: str | None) -> str:
+    """The query string restoring the window and the pin (``at`` in ISO 8601 UTC)."""
+    params = {"window": window_s}
+    if pinned:
+        params["at"] = pinned.replace(" ", "T") + "Z"
+    return "?" + urlencode(params)
 
 
 def trend_frame(hub, window_s: int):
@@ -158,26 +181,29 @@ def jobs_table(snapshot) -> html.Table | html.Div:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
 
 
-def trend_figures(frame, window_s: int) -> dict:
-    """Trend id -> full figure for the window (uirevision tied to the window)."""
+def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
+    """Trend id -> full figure for the window (uirevision tied to the window), pin drawn."""
     return {
-        tid: trend_figure(frame, series, y_title, unit, title, uirevision=f"{tid}-{window_s}", dashed=dashed, from_zero=zero)
+        tid: trend_figure(frame, series, y_title, unit, title, uirevision=f"{tid}-{window_s}", dashed=dashed,
+                          from_zero=zero, pinned=pinned)
         for tid, title, series, y_title, unit, dashed, zero in TRENDS
     }
 
 
-def layout(window=None, **_kwargs) -> html.Div:
+def layout(window=None, at=None, **_kwargs) -> html.Div:
     hub = current_hub()
     window_s = parse_window(window)
+    pinned = parse_at(at)
     snapshot = hub.latest()
     alerts = hub.alerts(active_only=True)
     kpis = kpi_view(hub.state, snapshot, alerts)
-    figures = trend_figures(trend_frame(hub, window_s), window_s)
+    figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
     cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS]
     graph_config = {"displaylogo": False, "responsive": True}
     return html.Div(
         [
             dcc.Location(id=ids.Overview.URL, refresh=False),
+            dcc.Store(id=ids.Overview.PINNED, data=pinned),
             html.Div(
                 [
                     html.H1("Overview"),
@@ -188,6 +214,8 @@ def layout(window=None, **_kwargs) -> html.Div:
                                 id=ids.Overview.WINDOW, value=window_s, inline=True, className="segmented",
                                 options=[{"label": f"{w // 60} min" if w < 3600 else f"{w // 3600} h", "value": w} for w in WINDOWS_S],
                             ),
+                            html.Span(pin_label(pinned), id=ids.Overview.PIN_LABEL, className="muted"),
+                            html.Button("clear pin", id=ids.Overview.PIN_CLEAR, n_clicks=0),
                         ],
                         className="controls",
                     ),
@@ -242,13 +270,51 @@ def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
     return (values, classes, hot, open_alerts_list(alerts), jobs_table(snapshot), *patches)
 
 
+def pin_label(pinned: str | None) -> str:
+    return f"pinned {pinned} UTC" if pinned else "click a trend to pin a time"
+
+
 @dash.callback(
-    Output(ids.Overview.URL, "search"),
     *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
     Input(ids.Overview.WINDOW, "value"),
+    State(ids.Overview.PINNED, "data"),
     prevent_initial_call=True,
 )
-def change_window(window_s):
+def change_window(window_s, pinned):
     window_s = parse_window(window_s)
-    figures = trend_figures(trend_frame(current_hub(), window_s), window_s)
-    return ("?" + urlencode({"window": window_s}), *[figures[tid] for tid, *_ in TRENDS])
+    figures = trend_figures(trend_frame(current_hub(), window_s), window_s, pinned)
+    return tuple(figures[tid] for tid, *_ in TRENDS)
+
+
+@dash.callback(
+    Output(ids.Overview.PINNED, "data"),
+    *[Input(tid, "clickData") for tid, *_ in TRENDS],
+    Input(ids.Overview.PIN_CLEAR, "n_clicks"),
+    prevent_initial_call=True,
+)
+def pin_time(*inputs):
+    if ctx.triggered_id == ids.Overview.PIN_CLEAR:
+        return None
+    return clicked_time(ctx.triggered[0]["value"] if ctx.triggered else None)
+
+
+def clicked_time(click_data) -> str | None:
+    """The time of a clicked trend point as a pin (no_update when the click has none)."""
+    try:
+        pinned = parse_at(str(click_data["points"][0]["x"]))
+    except (TypeError, KeyError, IndexError):
+        return no_update
+    return pinned or no_update
+
+
+@dash.callback(
+    Output(ids.Overview.URL, "search"),
+    Output(ids.Overview.PIN_LABEL, "children"),
+    *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
+    Input(ids.Overview.WINDOW, "value"),
+    Input(ids.Overview.PINNED, "data"),
+    prevent_initial_call=True,
+)
+def sync_url_and_pin(window_s, pinned):
+    pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
+    return (url_search(parse_window(window_s), pinned), pin_label(pinned), *pin_outputs)

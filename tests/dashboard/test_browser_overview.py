@@ -43,3 +43,20 @@ def test_window_deep_link_and_switch(served_app, new_page):
     page.reload()
     expect(page.locator("#overview-window input[value='21600']")).to_be_checked()
     assert log.errors == []
+
+
+def test_pinned_time_deep_link_and_clear(served_app, new_page, screenshot):
+    import datetime as dt
+
+    at = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    page, log = new_page("1920x1080")
+    page.goto(served_app.url(f"/?window=900&at={at}"))
+    expect(page.locator("#overview-pin-label")).to_have_text(f"pinned {at[:10]} {at[11:19]} UTC")
+    expect(page.locator("#overview-power-trend .shapelayer path")).to_have_count(1)
+    page.wait_for_timeout(2500)  # a live update must keep the pin
+    expect(page.locator("#overview-power-trend .shapelayer path")).to_have_count(1)
+    screenshot(page, "overview-pinned-1920x1080")
+    page.click("#overview-pin-clear")
+    expect(page).to_have_url(served_app.url("/?window=900"))
+    expect(page.locator("#overview-power-trend .shapelayer path")).to_have_count(0)
+    assert log.errors == []

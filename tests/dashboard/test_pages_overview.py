@@ -44,3 +44,31 @@ def test_live_update_sends_texts_and_patches(page_module, demo_hub):
     ops = patches[0].to_plotly_json()["operations"]
     assert {op["location"][-1] for op in ops} == {"x", "y"}
     assert len(hot.children[1].children) == 10
+
+
+def test_pinned_time_parsing_and_url(page_module):
+    overview = page_module("overview")
+    assert overview.parse_at("2026-07-15T14:02:10Z") == "2026-07-15 14:02:10"
+    assert overview.parse_at("2026-07-15T16:02:10+02:00") == "2026-07-15 14:02:10"
+    assert overview.parse_at("2026-07-15 14:02:10") == "2026-07-15 14:02:10"
+    assert overview.parse_at("yesterday") is None and overview.parse_at(None) is None
+    assert overview.url_search(900, "2026-07-15 14:02:10") == "?window=900&at=2026-07-15T14%3A02%3A10Z"
+    assert overview.url_search(3600, None) == "?window=3600"
+
+
+def test_clicking_a_trend_pins_its_time(page_module):
+    from dash import no_update
+
+    overview = page_module("overview")
+    assert overview.clicked_time({"points": [{"x": "2026-07-15 14:02:10"}]}) == "2026-07-15 14:02:10"
+    assert overview.clicked_time({"points": []}) is no_update
+
+
+def test_layout_draws_the_pin_on_every_trend(page_module, demo_hub, hub_request, find):
+    overview = page_module("overview")
+    with hub_request(demo_hub):
+        page = overview.layout(at="2026-07-15T13:55:00Z")
+    for tid, *_ in overview.TRENDS:
+        shapes = find(page, tid).figure.layout.shapes
+        assert len(shapes) == 1 and shapes[0].x0 == "2026-07-15 13:55:00"
+    assert find(page, ids.Overview.PINNED).data == "2026-07-15 13:55:00"
