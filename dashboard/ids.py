@@ -176,3 +176,15 @@ class Jobs:
     BREAKDOWN = "jobs-breakdown"
     BOTTLENECKS = "jobs-bottlenecks"
     KPIS = "jobs-kpis"
+
+
+COOLING_FLOW_GRAPH = "cooling-flow-graph"
+
+
+def cooling_flow_graph(scope: str) -> dict:
+    """Id of the cooling heat-flow diagram for ``scope`` (site or a loop name).
+
+    A new scope gets a new graph: plotly's Sankey keeps stale node positions when a
+    figure with other nodes is swapped in place.
+    """
+    return {"type": COOLING_FLOW_GRAPH, "scope": scope}

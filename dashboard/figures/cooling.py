@@ -18,6 +18,7 @@ from twin.snapshot import Snapshot
 from twin.state import SiteState
 
 MAX_CDU_NODES = 40  # beyond this a loop's CDUs are shown per row
+MAX_ROW_NODES = 14  # beyond this neighbouring rows are merged so labels do not overlap
 USE_BINS_FRAC = np.round(np.arange(0.0, 1.30001, 0.05), 2)  # capacity-use histogram edges
 # time-to-throttle classes (upper bounds, seconds) and their labels
 TTT_EDGES_S = (30.0, 60.0, 120.0, 300.0, 600.0, math.inf)
@@ -66,10 +67,27 @@ def cdu_groups(state: SiteState, loop: int | None) -> tuple[np.ndarray, list[str
         return group, [state.cdu_name[c] for c in members], [loop] * members.size
     rows = cdu_row(state)[members]
     uniq, inverse = np.unique(rows, return_inverse=True)
+    per_node = -(-uniq.size // MAX_ROW_NODES)  # rows merged into one node
+    inverse = inverse // per_node
     group[members] = inverse
-    counts = np.bincount(inverse, minlength=uniq.size)
-    labels = [f"{state.row_name[r] if r >= 0 else 'no row'} · {n} CDUs" for r, n in zip(uniq, counts)]
-    return group, labels, [loop] * uniq.size
+    counts = np.bincount(inverse)
+    labels = []
+    for k, n in enumerate(counts):
+        first, last = uniq[k * per_node], uniq[min((k + 1) * per_node, uniq.size) - 1]
+        name = state.row_name[first] if first >= 0 else "no row"
+        if last != first:
+            name += "–" + state.row_name[last].split("-")[-1]
+        labels.append(f"{name} · {n} CDUs")
+    return group, labels, [loop] * counts.size
+
+
+def _node_positions(n_plants: int, n_loops: int, n_groups: int) -> tuple[list[float], list[float]]:
+    """Sankey node centres (0–1): CDU groups left, loops middle, plants right, each column evenly spaced."""
+    def column(n: int) -> list[float]:
+        return [(i + 0.5) / n for i in range(n)]
+
+    x = [0.999] * n_plants + [0.5] * n_loops + [0.001] * n_groups
+    return x, column(n_plants) + column(n_loops) + column(n_groups)
 
 
 def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = None) -> go.Figure:
@@ -134,13 +152,14 @@ def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = Non
         link_colour.append("rgba(86, 180, 233, 0.35)")
         link_hover.append(f"{snap.loop_heat_kw[lp]:,.0f} kW · {state.loop_flow_lpm[lp]:,.0f} L/min facility water (design)")
 
+    node_x, node_y = _node_positions(len(plants), len(loops), n_groups)
     fig = go.Figure(
         go.Sankey(
             arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
             valueformat=",.0f",
             valuesuffix=" kW",
             node=dict(
-                label=labels, color=colours, customdata=hover, pad=8, thickness=14,
+                label=labels, color=colours, customdata=hover, pad=8, thickness=14, x=node_x, y=node_y,
                 hovertemplate="%{label}<br>%{customdata}<extra></extra>",
                 line=dict(width=0),
             ),

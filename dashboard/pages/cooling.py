@@ -10,7 +10,7 @@ import math
 
 import dash
 import numpy as np
-from dash import Input, Output, State, callback, ctx, dcc, html
+from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
@@ -110,6 +110,11 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
+    """The heat-flow graph of one scope (its own id per scope, see ``ids.cooling_flow_graph``)."""
+    return _graph(ids.cooling_flow_graph(loop_name or SITE), figure, "440px")
+
+
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
     hub = current_hub()
@@ -144,7 +149,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
             html.Div(cards, id=ids.Cooling.KPIS, className="kpis"),
             html.Div(
                 [
-                    html.Div([_graph(ids.Cooling.FLOW, flow, "440px"),
+                    html.Div([html.Div(_flow_graph(selection["loop"], flow), id=ids.Cooling.FLOW),
                               html.Div("Click a loop to drill down to its CDUs.", className="muted")], className="panel"),
                     html.Div(_graph(ids.Cooling.USE_HIST, hist, "460px"), className="panel"),
                 ],
@@ -176,15 +181,15 @@ def selection_from_click(state: SiteState, click: dict | None) -> str | None:
     Output(ids.Cooling.SELECTION, "data"),
     Output(ids.Cooling.LOOP, "value"),
     Input(ids.Cooling.LOOP, "value"),
-    Input(ids.Cooling.FLOW, "clickData"),
+    Input(ids.cooling_flow_graph(ALL), "clickData"),
     State(ids.Cooling.SELECTION, "data"),
     prevent_initial_call=True,
 )
-def select_loop(value, click, selection):
+def select_loop(value, clicks, selection):
     """Dropdown or a click on a loop node sets the scope."""
     state = current_hub().state
-    if ctx.triggered_id == ids.Cooling.FLOW:
-        name = selection_from_click(state, click)
+    if isinstance(ctx.triggered_id, dict):
+        name = selection_from_click(state, next((c for c in clicks if c), None))
         if name is None:
             raise PreventUpdate
     else:
@@ -195,7 +200,8 @@ def select_loop(value, click, selection):
 
 
 @callback(
-    Output(ids.Cooling.FLOW, "figure"),
+    Output(ids.Cooling.FLOW, "children"),
+    Output(ids.cooling_flow_graph(ALL), "figure"),
     Output(ids.Cooling.USE_HIST, "figure"),
     Output(ids.Cooling.WORST, "children"),
     Output(ids.Cooling.TTT, "figure"),
@@ -208,7 +214,7 @@ def select_loop(value, click, selection):
     prevent_initial_call=True,
 )
 def refresh(_n, selection, rendered):
-    """New snapshot → patch the data; new selection → rebuild the figures."""
+    """New snapshot → patch the data; new selection → rebuild the figures (a new flow graph)."""
     hub = current_hub()
     snap = hub.latest()
     if snap is None:
@@ -220,7 +226,11 @@ def refresh(_n, selection, rendered):
         raise PreventUpdate
     full = mode == "full"
     loop = name_index(hub.state.loop_name, selection.get("loop"))
-    return (*cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub)), now)
+    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub))
+    shown = ctx.outputs_list[1]  # the flow graph(s) on screen now
+    if full:
+        return (_flow_graph(selection.get("loop"), flow), [dash.no_update] * len(shown), *rest, now)
+    return (dash.no_update, [flow] * len(shown), *rest, now)
 
 
 register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)

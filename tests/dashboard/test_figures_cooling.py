@@ -51,8 +51,12 @@ def test_big_loop_drill_down_groups_cdus_by_row(colossus):
     assert members.size > cooling.MAX_CDU_NODES
     group, labels, _ = cooling.cdu_groups(state, loop)
     assert (group[members] >= 0).all() and (np.delete(group, members) == -1).all()
-    rows = cooling.cdu_row(state)[members]
-    assert len(labels) == np.unique(rows).size
+    rows = np.unique(cooling.cdu_row(state)[members])
+    assert len(labels) <= cooling.MAX_ROW_NODES
+    per_node = -(-rows.size // cooling.MAX_ROW_NODES)
+    assert len(labels) == -(-rows.size // per_node)
+    assert labels[0].startswith(state.row_name[rows[0]])
+    assert sum(int(label.split(" · ")[1].split()[0]) for label in labels) == members.size
     fig = cooling.cooling_flow_figure(state, snap, loop)
     assert len(fig.data[0].node.label) == 1 + 1 + len(labels)
     assert state.loop_name[loop] in fig.layout.title.text

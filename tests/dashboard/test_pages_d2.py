@@ -97,7 +97,7 @@ def test_cooling_layout_restores_loop_from_url(in_app, page_module):
     page = cooling.layout(loop=name)
     assert _find(page, ids.Cooling.SELECTION).data == {"loop": name}
     assert _find(page, ids.Cooling.LOOP).value == name
-    assert name in _find(page, ids.Cooling.FLOW).figure.layout.title.text
+    assert name in _find(page, ids.cooling_flow_graph(name)).figure.layout.title.text
     unknown = cooling.layout(loop="no-such-loop")
     assert _find(unknown, ids.Cooling.SELECTION).data == {"loop": None}
 
