@@ -272,14 +272,7 @@ class DcgmParser:
             ref = remap[ref]
             ents = [ents[i] for i in used.tolist()]
             workloads = {int(remap[r]): wl for r, wl in workloads.items() if remap[r] >= 0}
-        table = EntityTable(
-            np.array([e[0] for e in ents], np.int8),
-            [e[1] for e in ents],
-            np.array([e[2] for e in ents], np.int32),
-            [e[3] for e in ents],
-            [e[4] for e in ents],
-        )
-        batch = SampleBatch("dcgm", table, ref, code, value, ts, counts, fetched)
+        batch = SampleBatch("dcgm", EntityTable.from_rows(ents), ref, code, value, ts, counts, fetched)
         return DcgmParse(batch, workloads)
 
 

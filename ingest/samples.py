@@ -81,6 +81,17 @@ class EntityTable:
     name: list[str]  # sub-entity name (sensor, fan, outlet …), "" if none
 
     @classmethod
+    def from_rows(cls, rows: list[tuple[int, str, int, str, str]]) -> EntityTable:
+        """From (kind code, host, index, uuid, name) tuples."""
+        return cls(
+            np.array([r[0] for r in rows], np.int8),
+            [r[1] for r in rows],
+            np.array([r[2] for r in rows], np.int32),
+            [r[3] for r in rows],
+            [r[4] for r in rows],
+        )
+
+    @classmethod
     def empty(cls) -> EntityTable:
         return cls(np.zeros(0, np.int8), [], np.zeros(0, np.int32), [], [])
 
@@ -254,13 +265,7 @@ class BatchBuilder:
 
     def build(self) -> SampleBatch:
         ents = self._ent
-        table = EntityTable(
-            np.array([e[0] for e in ents], np.int8),
-            [e[1] for e in ents],
-            np.array([e[2] for e in ents], np.int32),
-            [e[3] for e in ents],
-            [e[4] for e in ents],
-        )
+        table = EntityTable.from_rows(ents)
         ref = np.array(self._ref, np.int32)
         metric = np.array(self._metric, np.int16)
         value = check_values(metric, np.array(self._value, np.float64), self.counts)
