@@ -52,9 +52,13 @@ def breakdown_figure(jobs: list[JobStatus]) -> go.Figure:
             textposition="inside", insidetextanchor="middle",
             hovertemplate="%{y}<br>" + component_label(key) + ": %{x:.3f} s (%{customdata:.0%} of the step)<extra></extra>",
         )
+    stalled = [job.name for job in jobs if not math.isfinite(job.step_time_s) or job.step_time_s <= 0]
+    notes = [dict(text=f"{', '.join(stalled)}: stalled, no step completes", x=0.5, y=0.5, xref="paper", yref="paper",
+                  showarrow=False, font=dict(size=14, color=theme.STATUS_CRITICAL))] if stalled else []
     fig.update_layout(
         **theme.base_layout(
             title=None,
+            annotations=notes,
             barmode="stack",
             xaxis=dict(title="seconds per step (s)", rangemode="tozero"),
             yaxis=dict(autorange="reversed", automargin=True),

@@ -299,13 +299,14 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
             )
         )
     limit = dict(color=theme.STATUS_CRITICAL, dash="dash", width=1)
+    top_pct = max(110.0, float(np.nanmax(np.r_[snap.power_load_frac, snap.power_n1_load_frac, 0.0])) * 100 + 5)
     shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100, line=limit),
               dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100, line=limit)]
     fig.update_layout(
         **theme.base_layout(
             title="Load and N-1 load of each element (of usable rating)",
-            xaxis=dict(title="load now (%)", ticksuffix=" %", rangemode="tozero"),
-            yaxis=dict(title="load after worst single failure (%)", ticksuffix=" %", rangemode="tozero"),
+            xaxis=dict(title="load now (%)", ticksuffix=" %", range=[0, top_pct]),
+            yaxis=dict(title="load after worst single failure (%)", ticksuffix=" %", range=[0, top_pct]),
             uirevision="power-headroom",
             margin=dict(l=64, r=16, t=84, b=48),
             shapes=shapes,

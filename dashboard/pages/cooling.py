@@ -79,8 +79,8 @@ def kpis(state: SiteState, snap: Snapshot, loop: int | None, scenarios: dict[str
                  f"{soonest[0]['time_to_throttle_s']:,.0f}" if soonest else "never",
                  note=soonest[0]["scenario"] if soonest else "in every scenario",
                  status="critical" if soonest and soonest[0]["time_to_throttle_s"] < 60 else "warning" if soonest else "ok"),
-        kpi_card(PAGE, "ttt_60", "Racks throttling within 60 s", "racks", f"{fast.get(fast_name, 0):,}",
-                 note=fast_name, status="critical" if fast.get(fast_name, 0) else "ok"),
+        kpi_card(PAGE, "ttt_60", "Racks < 60 s from throttling", "racks", f"{fast.get(fast_name, 0):,}",
+                 note=f"each, after {fast_name}" if fast_name else "", status="critical" if fast.get(fast_name, 0) else "ok"),
         kpi_card(PAGE, "wet_bulb", "Outdoor wet bulb", "°C", f"{snap.outdoor_wet_bulb_c:.1f}"),
     ]
 

@@ -50,7 +50,7 @@ def kpis(state: SiteState, snap: Snapshot) -> list:
         bw = figs.job_bandwidth(state, snap, job)
         factor = bw["factor_frac"]
         status = "ok" if factor >= 0.99 else "warning" if factor >= 0.5 else "critical"
-        note = f"{job.name}; limited at {bw['limiting_tier']} {bw['worst']}".strip() if bw["limiting_tier"] != "none" else f"{job.name}; full NIC rate"
+        note = f"limited by {bw['worst'] or bw['limiting_tier']}" if bw["limiting_tier"] != "none" else f"full NIC rate · {job.name}"
         cards.append(kpi_card(PAGE, "job_bw", "Job bandwidth per GPU", "Gbit/s",
                               f"{bw['per_gpu_gbps']:,.0f}" if math.isfinite(bw["per_gpu_gbps"]) else "–", note=note, status=status))
     return cards

@@ -47,7 +47,10 @@ def kpis(job: JobStatus) -> list:
     """Step time, MFU, throughput and goodput, checkpoint interval, drain gain."""
     s = figs.job_summary(job)
     return [
-        kpi_card(PAGE, "step", "Step time", "s", f"{s['step_time_s']:.2f}", note=f"{s['gpus']:,} GPUs"),
+        kpi_card(PAGE, "step", "Step time", "s" if math.isfinite(s["step_time_s"]) else "",
+                 f"{s['step_time_s']:.2f}" if math.isfinite(s["step_time_s"]) else "stalled",
+                 note=f"{s['gpus']:,} GPUs" if math.isfinite(s["step_time_s"]) else "a GPU or its leaf switch is down",
+                 status="ok" if math.isfinite(s["step_time_s"]) else "critical"),
         kpi_card(PAGE, "mfu", "MFU", "%", f"{s['mfu_pct']:.1f}", note=f"{s['tflops_per_gpu']:,.0f} TFLOP/s per GPU"),
         kpi_card(PAGE, "tokens", "Throughput", "tokens/s", _si(s["tokens_per_s"], "").strip(), note="while running"),
         kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),

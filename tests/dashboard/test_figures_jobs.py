@@ -74,3 +74,12 @@ def test_bottleneck_rows_by_hand(demo):
     in_rack = job.gpu_ids[state.gpu_rack[job.gpu_ids] == r0]
     assert rows[0]["job_gpus"] == in_rack.size
     assert rows[0]["slowest_pct"] == pytest.approx(float(snap.throttle_frac[in_rack].min()) * 100, abs=0.05)
+
+
+def test_stalled_job_is_said_not_drawn_empty(engine_demo):
+    _, snap, _ = engine_demo
+    job = snap.jobs[0]
+    stalled = type(job)(**{**job.__dict__, "step_time_s": float("inf"), "breakdown_s": {}})
+    fig = jobs.breakdown_figure([stalled])
+    assert "stalled" in fig.layout.annotations[0].text
+    assert not jobs.breakdown_figure([job]).layout.annotations
