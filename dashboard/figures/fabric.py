@@ -26,15 +26,19 @@ GPU_STATE_COLOUR = {GPU_OK: theme.STATUS_OK, GPU_THROTTLED: theme.STATUS_WARNING
 GPU_STATE_NAME = {GPU_OK: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down"}
 
 
-def uplink_stats(state: SiteState, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per switch: uplinks installed, uplinks down, mean utilisation of its up uplinks (NaN if none)."""
+def uplink_stats(state: SiteState, snap: Snapshot, downlinks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per switch: uplinks installed, uplinks down, mean utilisation of its up uplinks (NaN if none).
+
+    ``downlinks=True`` gives the same for the links from the tier below (cores have no uplinks).
+    """
     n = state.n_switches
+    end = state.link_b if downlinks else state.link_a
     up = np.asarray(snap.link_up, dtype=bool)
     util = np.where(up & np.isfinite(snap.link_util_frac), snap.link_util_frac, 0.0)
-    installed = np.bincount(state.link_a, minlength=n)
-    n_up = np.bincount(state.link_a, up.astype(np.float64), n)
+    installed = np.bincount(end, minlength=n)
+    n_up = np.bincount(end, up.astype(np.float64), n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_util = np.where(n_up > 0, np.bincount(state.link_a, util, n) / n_up, np.nan)
+        mean_util = np.where(n_up > 0, np.bincount(end, util, n) / n_up, np.nan)
     return installed, installed - n_up.astype(np.int64), mean_util
 
 
@@ -63,7 +67,8 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     for spines).  Each cell's ``customdata`` carries the switch id for drill-down.
     """
     ids, row, col = pod_positions(state, tier)
-    installed, down, mean_util = uplink_stats(state, snap)
+    links = "downlink" if tier == TIER_CORE else "uplink"
+    installed, down, mean_util = uplink_stats(state, snap, downlinks=tier == TIER_CORE)
     n_rows = int(row.max()) + 1 if ids.size else 0
     n_cols = int(col.max()) + 1 if ids.size else 0
     z = np.full((n_rows, n_cols), np.nan)
@@ -79,19 +84,19 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
         go.Heatmap(
             z=z, customdata=sid, text=names, xgap=1, ygap=1,
             colorscale=LOAD_COLOURSCALE, zmin=0, zmax=LOAD_SCALE_MAX_FRAC * 100,
-            colorbar=dict(title=dict(text="mean uplink util (%)", side="right"), ticksuffix=" %", thickness=10),
-            hovertemplate="%{text}<br>mean uplink util %{z:.0f} %<extra></extra>",
+            colorbar=dict(title=dict(text=f"mean {links} util (%)", side="right"), ticksuffix=" %", thickness=10),
+            hovertemplate="%{text}<br>mean " + links + " util %{z:.0f} %<extra></extra>",
             hoverongaps=False,
         )
     )
     rr, cc = np.nonzero(dn > 0)
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
         go.Scatter(
-            x=cc, y=rr, mode="markers", name="uplinks down",
+            x=cc, y=rr, mode="markers", name=f"{links}s down",
             marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
             customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1).astype(object) if rr.size else None,
             text=names[rr, cc] if rr.size else None,
-            hovertemplate="%{text}: %{customdata[1]} uplinks down<extra></extra>",
+            hovertemplate="%{text}: %{customdata[1]} " + links + "s down<extra></extra>",
         )
     )
     if selected is not None and selected in set(ids.tolist()):
@@ -101,7 +106,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     column_label = "spine plane" if tier == TIER_SPINE else "switch in " + row_label
     fig.update_layout(
         **theme.base_layout(
-            title=f"{TIER_NAMES[tier].capitalize()} switches ({ids.size:,}): mean uplink utilisation",
+            title=f"{TIER_NAMES[tier].capitalize()} switches ({ids.size:,}): mean {links} utilisation",
             xaxis=dict(title=column_label, showgrid=False, zeroline=False, constrain="domain"),
             yaxis=dict(title=row_label, showgrid=False, zeroline=False, autorange="reversed"),
             uirevision=f"fabric-matrix-{tier}",

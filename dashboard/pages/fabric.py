@@ -113,7 +113,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
             html.Div(
                 [
                     html.Div([_graph(ids.Fabric.MATRIX, matrix, "460px"),
-                              html.Div("× marks a switch with uplinks down. Click a switch to see its uplinks and ports.", className="muted")], className="panel"),
+                              html.Div("× marks a switch with links down. Click a switch to see its uplinks and ports.", className="muted")], className="panel"),
                     html.Div(
                         [html.Div("no switch selected", id=ids.Fabric.DETAIL_EMPTY, className="empty", style=_shown(switch_id is None)),
                          html.Div(_graph(ids.Fabric.DETAIL, detail, "480px"), id=ids.Fabric.DETAIL_PANEL, style=_shown(switch_id is not None))],

@@ -110,3 +110,11 @@ def test_job_bandwidth_full_rate_then_cut_at_a_leaf(demo):
     cut = fabric.job_bandwidth(state, _with_links(state, snap, up, np.zeros(state.n_links)), job)
     assert cut["per_gpu_gbps"] < state.nic_gbps
     assert cut["limiting_tier"] == "leaf" and cut["worst"] == state.switch_name[leaf]
+
+
+def test_core_matrix_uses_downlinks(colossus):
+    state, snap = colossus
+    fig = fabric.switch_matrix_figure(state, snap, 2)
+    assert "downlink" in fig.layout.title.text
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert np.isfinite(z).sum() == int((state.switch_tier == 2).sum())
