@@ -335,37 +335,47 @@ def worst_elements(state: SiteState, snap: Snapshot, n: int = 10, metric: str = 
     ]
 
 
+def _num(value: float) -> str:
+    """Two decimals below 10, one above (MW and MW/s figures span 0.01 to 1,000)."""
+    return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
+
+
 def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
-    """Output and spare capacity (MW) per source kind, battery state of charge in the label."""
+    """Output and spare capacity (MW) per source kind; batteries show their state of charge."""
     kinds, output, capacity, notes = [], [], [], []
     for k, kind in enumerate(SOURCE_KINDS):
         idx = np.flatnonzero(state.source_kind == k)
         if idx.size == 0:
             continue
-        kinds.append(f"{kind} ({idx.size})")
-        output.append(float(np.nansum(snap.source_power_mw[idx])))
-        capacity.append(float(state.source_capacity_mw[idx].sum()))
+        label = f"{kind} ({idx.size})"
+        note = ""
         if kind == "battery":
             soc = snap.battery_soc_frac[idx]
             energy = state.source_energy_mwh[idx]
-            stored = float(np.nansum(soc * energy))
-            notes.append(f"{stored:,.0f} of {energy.sum():,.0f} MWh, lowest {np.nanmin(soc):.0%}" if np.isfinite(soc).any() else "charge unknown")
-        else:
-            notes.append("")
+            if np.isfinite(soc).any():
+                stored = float(np.nansum(soc * energy))
+                label += f"<br>{stored / energy.sum():.0%} charged" if energy.sum() > 0 else ""
+                note = f"{_num(stored)} of {_num(float(energy.sum()))} MWh stored, lowest battery {np.nanmin(soc):.0%}"
+            else:
+                note = "charge unknown"
+        kinds.append(label)
+        output.append(float(np.nansum(snap.source_power_mw[idx])))
+        capacity.append(float(state.source_capacity_mw[idx].sum()))
+        notes.append(note)
     spare = [max(0.0, c - o) for c, o in zip(capacity, output)]
     fig = go.Figure()
     fig.add_bar(y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
-                customdata=notes, text=[f"{o:,.1f} MW" for o in output], textposition="inside",
-                hovertemplate="%{y}: %{x:,.1f} MW output<br>%{customdata}<extra></extra>")
+                customdata=notes, text=[f"{_num(o)} MW" for o in output], textposition="inside",
+                hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>")
     fig.add_bar(y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
-                text=[f"{c:,.1f} MW cap. {n}".strip() for c, n in zip(capacity, notes)], textposition="outside",
-                hovertemplate="%{y}: %{x:,.1f} MW spare<extra></extra>", cliponaxis=False)
+                text=[f"of {_num(c)} MW" for c in capacity], textposition="outside",
+                hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>", cliponaxis=False)
     fig.update_layout(
         **theme.base_layout(
             title="Generation mix: output and spare capacity",
             barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
             yaxis=dict(autorange="reversed"), uirevision="power-generation",
-            margin=dict(l=110, r=140, t=84, b=40),
+            margin=dict(l=110, r=90, t=84, b=40),
         )
     )
     return fig
@@ -412,11 +422,11 @@ def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
         shown = capability if math.isfinite(capability) else 0.0
         traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
                              marker_color=theme.GRID, showlegend=False, textposition="auto", cliponaxis=False,
-                             text=[f"{capability:,.1f} {unit}" if math.isfinite(capability) else "no swing phase"],
+                             text=[f"{_num(capability)} {unit}" if math.isfinite(capability) else "no swing phase"],
                              hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
         traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
                              marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
-                             text=[f"{demand:,.1f} {unit}"], textposition="auto", cliponaxis=False,
+                             text=[f"{_num(demand)} {unit}"], textposition="auto", cliponaxis=False,
                              hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))
         layout[f"xaxis{axis}"]["rangemode"] = "tozero"
     fig = go.Figure(traces)

@@ -70,7 +70,7 @@ def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: st
         n_tree = len(tree.data)
         tree = figure_patch(tree, {i: ("marker.color", "customdata") for i in range(1, n_tree - 1)})
         headroom = figure_patch(headroom, {i: ("x", "y") for i in range(len(headroom.data))}, title=False)
-        generation = figure_patch(generation, {0: ("x", "text", "customdata"), 1: ("x", "text")}, title=False)
+        generation = figure_patch(generation, {0: ("x", "y", "text", "customdata"), 1: ("x", "y", "text")}, title=False)
         swing = figure_patch(swing, {i: ("x", "text", "marker.color") for i in range(len(swing.data))}, title=False)
     return tree, headroom, worst, generation, swing, cards
 
