@@ -18,8 +18,15 @@ LIVE_TICK_MS = 700
 
 
 @pytest.fixture(scope="module")
-def colossus_app():
-    """``(served app, hub)`` for colossus; served from a thread like the demo app."""
+def colossus_app(dash_app):
+    """``(served app, hub)`` for colossus; served from a thread like the demo app.
+
+    Dash hands the inline scripts of clientside callbacks (the pages' URL writers) to
+    whichever app renders its index page first.  The session's demo app renders its
+    index before this app exists, and this app right after it is created, so each
+    takes its own scripts.
+    """
+    dash_app.server.test_client().get("/")
     from dashboard.app import create_app
     from dashboard.standin_hub import StandinHub
     from tests.dashboard.conftest import ServedApp
@@ -29,7 +36,7 @@ def colossus_app():
     hub = StandinHub(state, snap)
     hub.detail = lambda: detail
     app = create_app(hub, tick_ms=LIVE_TICK_MS)
-    app.server.test_client().get("/")  # first index render: the app adopts its page scripts now
+    app.server.test_client().get("/")
     served = ServedApp(app)
     yield served, hub
     served.stop()
