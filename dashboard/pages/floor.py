@@ -321,6 +321,8 @@ def clicked_rack_name(state, click_data) -> str | None:
     prevent_initial_call=True,
 )
 def sync_url(metric, rack_name):
+    if dash.ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
+        return no_update
     return url_search(parse_metric(metric), rack_name)
 
 

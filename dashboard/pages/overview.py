@@ -316,5 +316,7 @@ def clicked_time(click_data) -> str | None:
     prevent_initial_call=True,
 )
 def sync_url_and_pin(window_s, pinned):
+    if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
+        return (no_update,) * (2 + len(TRENDS))
     pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
     return (url_search(parse_window(window_s), pinned), pin_label(pinned), *pin_outputs)
