@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "twin.commands_throughput",
     "twin.commands_project",
     "ingest.commands",
+    "dashboard.commands",
 )
 
 
