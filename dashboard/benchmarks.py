@@ -143,7 +143,7 @@ def browser_figures(app, state) -> dict:
                 )
                 page.wait_for_function(
                     "(rack) => document.querySelector('#floor-rack-title')?.textContent === 'Rack ' + rack"
-                    " && document.querySelectorAll('#floor-rack-gpu-temp .hm image, #floor-rack-gpu-temp .heatmaplayer image').length > 0",
+                    " && document.querySelectorAll('#floor-rack-gpu-temp table.gpu-grid td').length > 0",
                     arg=target, timeout=30_000, polling=10,
                 )
                 best = min(best, (time.perf_counter() - start) * 1000.0)

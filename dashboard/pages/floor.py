@@ -14,7 +14,8 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
-from dashboard.figures.rack import elevation_figure, gpu_grid_figure, rack_history_figure
+from dashboard.components.rack_views import elevation_view, gpu_grid_view
+from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.hub_context import current_hub
 from dashboard.rack_detail import (
@@ -102,7 +103,7 @@ def rack_panel_children() -> list:
         html.Div(id=ids.Floor.RACK_SUMMARY, className="muted"),
         html.Div(
             [
-                html.Div(graph(ids.Floor.RACK_ELEVATION), className="panel"),
+                html.Div(html.Div(id=ids.Floor.RACK_ELEVATION), className="panel"),
                 html.Div([html.H3("CDU"), html.Div(id=ids.Floor.RACK_CDU)], className="panel"),
                 html.Div([html.H3("GPU health and XID"), html.Div(id=ids.Floor.RACK_XIDS)], className="panel"),
             ],
@@ -110,9 +111,9 @@ def rack_panel_children() -> list:
         ),
         html.Div(
             [
-                html.Div(graph(ids.Floor.RACK_GPU_TEMP), className="panel"),
-                html.Div(graph(ids.Floor.RACK_GPU_POWER), className="panel"),
-                html.Div(graph(ids.Floor.RACK_GPU_CLOCK), className="panel"),
+                html.Div(html.Div(id=ids.Floor.RACK_GPU_TEMP), className="panel"),
+                html.Div(html.Div(id=ids.Floor.RACK_GPU_POWER), className="panel"),
+                html.Div(html.Div(id=ids.Floor.RACK_GPU_CLOCK), className="panel"),
             ],
             className="grid-3",
         ),
@@ -233,13 +234,13 @@ def rack_drilldown(hub, rack: int) -> dict:
             f"{fmt(power_kw, 1)} kW of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
             f"time to throttle after a pump loss {fmt_duration(float(snapshot.rack_time_to_throttle_s[rack]))}"
         ),
-        ids.Floor.RACK_ELEVATION: elevation_figure(nrows, cdu["name"], cdu["placement"] == "in-rack", temp_range),
-        ids.Floor.RACK_GPU_TEMP: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c), labels, "GPU temperature", "°C", temp_range, 0, annotations=notes),
-        ids.Floor.RACK_GPU_POWER: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.gpu_power_w), labels, "GPU power", "W",
-                                                  (0.0, spec.tdp_w if spec else 1000.0), 0),
-        ids.Floor.RACK_GPU_CLOCK: gpu_grid_figure(gpu_grid(state, nodes, gpus, snapshot.sm_clock_mhz), labels, "SM clock", "MHz",
-                                                  (0.0, spec.max_sm_clock_mhz if spec else 2000.0), 0, higher_is_better=True,
-                                                  show_values=False),
+        ids.Floor.RACK_ELEVATION: elevation_view(nrows, cdu["name"] if cdu["placement"] == "in-rack" else None, temp_range),
+        ids.Floor.RACK_GPU_TEMP: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c), labels, "GPU temperature", "°C",
+                                               temp_range, 0, annotations=notes),
+        ids.Floor.RACK_GPU_POWER: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.gpu_power_w), labels, "GPU power", "W",
+                                                (0.0, spec.tdp_w if spec else 1000.0), 0),
+        ids.Floor.RACK_GPU_CLOCK: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.sm_clock_mhz), labels, "SM clock", "MHz",
+                                                (0.0, spec.max_sm_clock_mhz if spec else 2000.0), 0, higher_is_better=True),
         ids.Floor.RACK_XIDS: events_block(gpu_events(state, snapshot, gpus)),
         ids.Floor.RACK_CDU: cdu_block(cdu),
         ids.Floor.RACK_FEEDS: feeds_block(feed_chains(state, snapshot, rack)),
@@ -253,8 +254,7 @@ DRILLDOWN_IDS = (
     ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK, ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU,
     ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC, ids.Floor.RACK_HISTORY,
 )
-_DRILLDOWN_PROPS = {ids.Floor.RACK_ELEVATION: "figure", ids.Floor.RACK_GPU_TEMP: "figure", ids.Floor.RACK_GPU_POWER: "figure",
-                    ids.Floor.RACK_GPU_CLOCK: "figure", ids.Floor.RACK_HISTORY: "figure"}
+_DRILLDOWN_PROPS = {ids.Floor.RACK_HISTORY: "figure"}
 
 
 @dash.callback(

@@ -35,7 +35,7 @@ def test_deep_link_opens_rack_drilldown(served_app, new_page, screenshot, demo_s
     page.goto(served_app.url(f"/floor?metric=coolant_delta_t_k&rack={rack}"))
     expect(page.locator("#floor-rack-title")).to_have_text(f"Rack {rack}")
     expect(page.locator("#floor-metric input[value=coolant_delta_t_k]")).to_be_checked()
-    expect(page.locator("#floor-rack-gpu-temp .hm image, #floor-rack-gpu-temp .heatmaplayer image")).not_to_have_count(0)
+    expect(page.locator("#floor-rack-gpu-temp table.gpu-grid td")).to_have_count(64)
     expect(page.locator("#floor-rack-feeds tbody tr")).not_to_have_count(0)
     expect(page.locator("#floor-rack-fabric tbody tr")).not_to_have_count(0)
     expect(page.locator("#floor-rack-cdu")).to_contain_text("pumps running")

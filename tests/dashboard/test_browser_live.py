@@ -27,7 +27,7 @@ def test_my_pages_on_colossus_render_without_errors(live_colossus, new_page, scr
     screenshot(page, f"live-floor-{viewport}")
     page.goto(served.url(f"/floor?metric=time_to_throttle_s&rack={hub.state.rack_name[900]}"))
     expect(page.locator("#floor-rack-title")).to_have_text(f"Rack {hub.state.rack_name[900]}")
-    expect(page.locator("#floor-rack-gpu-power .hm image, #floor-rack-gpu-power .heatmaplayer image")).to_have_count(1)
+    expect(page.locator("#floor-rack-gpu-power table.gpu-grid td")).to_have_count(64)
     page.wait_for_timeout(1500)
     screenshot(page, f"live-floor-drilldown-{viewport}")
     page.goto(served.url("/alerts?past=1"))

@@ -59,9 +59,10 @@ def test_drilldown_of_one_rack(page_module, demo_hub):
     out = floor.rack_drilldown(demo_hub, 4)
     assert set(out) == set(floor.DRILLDOWN_IDS)
     assert out[ids.Floor.RACK_TITLE] == f"Rack {state.rack_name[4]}"
-    temp = out[ids.Floor.RACK_GPU_TEMP]
-    n_gpus = int((state.gpu_rack == 4).sum())
-    assert sum(v is not None for row in temp.data[0].z for v in row) == n_gpus
-    assert out[ids.Floor.RACK_ELEVATION].layout.yaxis.categoryarray[0] == "CDU"
+    table = out[ids.Floor.RACK_GPU_TEMP].children[1]
+    cells = [td for tr in table.children[1].children for td in tr.children[1:]]
+    assert len(cells) == int((state.gpu_rack == 4).sum())
+    units = out[ids.Floor.RACK_ELEVATION].children[1].children
+    assert units[-1].className == "rack-unit cdu" and units[0].children[0].children == "slot 7"
     feeds = out[ids.Floor.RACK_FEEDS].children[1].children
     assert feeds[0].children[1].children[0].children == state.power_name[state.rack_feed_a[4]]
