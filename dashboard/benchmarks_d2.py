@@ -52,8 +52,10 @@ def page_cases(hub, pages: dict) -> dict:
     """Name → zero-argument view call, for every measured page state."""
     from dashboard.tick_detail import tick_detail
 
-    state, snap, detail = hub.state, hub.latest(), tick_detail(hub)
     cooling, power, fabric, jobs = pages["cooling"], pages["power"], pages["fabric"], pages["jobs"]
+
+    state, snap, detail = hub.state, hub.latest(), tick_detail(hub)
+    trend = hub.trend(power.TREND_WINDOW_S) if hasattr(hub, "trend") else None
     ups = int(np.flatnonzero(state.power_kind == 2)[0])
     job = jobs.find_job(snap, None)
     shown = jobs.figs.placement_key(state, job) if job is not None else None
@@ -61,9 +63,9 @@ def page_cases(hub, pages: dict) -> dict:
         "cooling_full": lambda: cooling.cooling_view(state, snap, None, detail=detail),
         "cooling_patch": lambda: cooling.cooling_view(state, snap, None, full=False, detail=detail),
         "cooling_loop": lambda: cooling.cooling_view(state, snap, 0, detail=detail),
-        "power_full": lambda: power.power_view(state, snap, None, "power_n1_load_frac", detail=detail),
-        "power_patch": lambda: power.power_view(state, snap, None, "power_n1_load_frac", full=False, detail=detail),
-        "power_focus": lambda: power.power_view(state, snap, ups, "power_n1_load_frac", detail=detail),
+        "power_full": lambda: power.power_view(state, snap, None, "power_n1_load_frac", detail=detail, trend=trend),
+        "power_patch": lambda: power.power_view(state, snap, None, "power_n1_load_frac", full=False, detail=detail, trend=trend),
+        "power_focus": lambda: power.power_view(state, snap, ups, "power_n1_load_frac", detail=detail, trend=trend),
         "fabric_full": lambda: fabric.fabric_view(state, snap, 0, None),
         "fabric_patch": lambda: fabric.fabric_view(state, snap, 0, 0, full=False),
         "fabric_switch": lambda: fabric.fabric_view(state, snap, 0, 0),
@@ -81,8 +83,8 @@ def dashboard_pages_benchmark(site: str = "colossus") -> dict:
 
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
         hub = build_hub(site, f"sqlite:///{Path(tmp) / 'pages.db'}", start=T0, seed=1, record=False)
-        hub.step(T0)
-        hub.step(T0 + timedelta(seconds=1))
+        for second in range(60):  # a minute of trend behind the latest snapshot
+            hub.step(T0 + timedelta(seconds=second))
         create_app(hub)  # registers the pages so their modules can be imported
         pages = {name: importlib.import_module(f"dashboard.pages.{name}") for name in ("cooling", "power", "fabric", "jobs")}
         result: dict = {"site": site, "racks": hub.state.n_racks, "switches": hub.state.n_switches,

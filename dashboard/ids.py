@@ -144,6 +144,7 @@ class Power:
     WORST = "power-worst"
     GENERATION = "power-generation"
     SWING = "power-swing"
+    SUPPLY_TREND = "power-supply-trend"
     KPIS = "power-kpis"
 
 

@@ -154,8 +154,7 @@ def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = Non
 
     node_x, node_y = _node_positions(len(plants), len(loops), n_groups)
     fig = go.Figure(
-        go.Sankey(
-            arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
+        dict(type="sankey", arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
             valueformat=",.0f",
             valuesuffix=" kW",
             node=dict(
@@ -197,8 +196,7 @@ def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None)
     centres_pct = (edges[:-1] + edges[1:]) / 2 * 100
     colours = load_colours(np.where(edges[:-1] < 1.0, edges[:-1], 1.01))
     fig = go.Figure(
-        go.Bar(
-            x=centres_pct, y=counts, width=4.6, marker_color=colours,
+        dict(type="bar", x=centres_pct, y=counts, width=4.6, marker_color=colours,
             customdata=np.stack([edges[:-1] * 100, edges[1:] * 100], axis=1),
             hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} %: %{y} CDUs<extra></extra>",
         )
@@ -257,12 +255,11 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
     fig = go.Figure()
     for i, (scenario, ttt_s) in enumerate(scenarios_s.items()):
         counts, never, unknown = throttle_classes(np.asarray(ttt_s, dtype=np.float64))
-        fig.add_bar(
-            x=list(TTT_LABELS) + ["never"], y=list(counts) + [never],
+        fig.add_trace(dict(type="bar", x=list(TTT_LABELS) + ["never"], y=list(counts) + [never],
             name=scenario if not unknown else f"{scenario} ({unknown} racks unknown)",
             marker_color=theme.SERIES[i % len(theme.SERIES)],
             hovertemplate=f"{scenario}<br>%{{x}}: %{{y}} racks<extra></extra>",
-        )
+        ))
     fig.update_layout(
         **theme.base_layout(
             title=None,

@@ -81,8 +81,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     names[row, col] = [state.switch_name[s] for s in ids]
     row_label = "core group" if tier == TIER_CORE else "pod"
     fig = go.Figure(
-        go.Heatmap(
-            z=z, customdata=sid, text=names, xgap=1, ygap=1,
+        dict(type="heatmap", z=z, customdata=sid, text=names, xgap=1, ygap=1,
             colorscale=LOAD_COLOURSCALE, zmin=0, zmax=LOAD_SCALE_MAX_FRAC * 100,
             colorbar=dict(title=dict(text=f"mean {links} util (%)", side="right"), ticksuffix=" %", thickness=10),
             hovertemplate="%{text}<br>mean " + links + " util %{z:.0f} %<extra></extra>",
@@ -91,8 +90,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     )
     rr, cc = np.nonzero(dn > 0)
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
-        go.Scatter(
-            x=cc, y=rr, mode="markers", name=f"{links}s down",
+        dict(type="scatter", x=cc, y=rr, mode="markers", name=f"{links}s down",
             marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
             customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1).astype(object) if rr.size else None,
             text=names[rr, cc] if rr.size else None,
@@ -101,7 +99,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     )
     if selected is not None and selected in set(ids.tolist()):
         k = int(np.flatnonzero(ids == selected)[0])
-        fig.add_trace(go.Scatter(x=[col[k]], y=[row[k]], mode="markers", name="selected", hoverinfo="skip",
+        fig.add_trace(dict(type="scatter", x=[col[k]], y=[row[k]], mode="markers", name="selected", hoverinfo="skip",
                                  marker=dict(symbol="square-open", size=14, color=theme.TEXT, line=dict(width=2))))
     column_label = "spine plane" if tier == TIER_SPINE else "switch in " + row_label
     fig.update_layout(
@@ -153,8 +151,8 @@ def util_histogram(state: SiteState, snap: Snapshot) -> go.Figure:
         if not m.any():
             continue
         counts, _ = np.histogram(np.clip(snap.link_util_frac[m], 0, 1 - 1e-9), bins=UTIL_BINS_FRAC)
-        fig.add_bar(x=centres, y=counts, name=f"{TIER_NAMES[tier]} uplinks", marker_color=theme.SERIES[i],
-                    hovertemplate="%{x:.0f} %: %{y:,} links<extra>" + TIER_NAMES[tier] + "</extra>")
+        fig.add_trace(dict(type="bar", x=centres, y=counts, name=f"{TIER_NAMES[tier]} uplinks", marker_color=theme.SERIES[i],
+                    hovertemplate="%{x:.0f} %: %{y:,} links<extra>" + TIER_NAMES[tier] + "</extra>"))
     fig.update_layout(
         **theme.base_layout(
             title=f"Link utilisation of links up ({int((~up).sum()):,} links down)",
@@ -184,8 +182,7 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
         node_names = [state.node_name[state.gpu_node[g]] for g in gpus]
         states = snap.gpu_state[gpus]
         fig.add_trace(
-            go.Bar(
-                x=[f"{n}/{state.gpu_index[g]}" for n, g in zip(node_names, gpus)], y=[1] * gpus.size,
+            dict(type="bar", x=[f"{n}/{state.gpu_index[g]}" for n, g in zip(node_names, gpus)], y=[1] * gpus.size,
                 marker_color=[GPU_STATE_COLOUR.get(int(s), theme.STATUS_UNKNOWN) for s in states],
                 customdata=np.array([[state.rack_name[state.gpu_rack[g]], GPU_STATE_NAME.get(int(s), "unknown")]
                                      for g, s in zip(gpus, states)], dtype=object).reshape(-1, 2),
@@ -215,8 +212,7 @@ def _link_bars(fig: go.Figure, state: SiteState, snap: Snapshot, links: np.ndarr
     colours = np.where(up, theme.SERIES[0], theme.STATUS_CRITICAL)
     axis = "" if row == 1 else str(row)
     fig.add_trace(
-        go.Bar(
-            x=labels, y=np.round(util_pct, 1), marker_color=colours, showlegend=False,
+        dict(type="bar", x=labels, y=np.round(util_pct, 1), marker_color=colours, showlegend=False,
             customdata=np.where(up, "up", "DOWN"), xaxis=f"x{axis}", yaxis=f"y{axis}",
             hovertemplate="%{x}: %{customdata}, %{y:.0f} % utilised<extra></extra>",
         )

@@ -45,13 +45,12 @@ def breakdown_figure(jobs: list[JobStatus]) -> go.Figure:
         colour = BREAKDOWN_COLOURS[rank] if rank < len(BREAKDOWN_COLOURS) else theme.SERIES[i % len(theme.SERIES)]
         values = [float(job.breakdown_s.get(key, 0.0)) for job in jobs]
         shares = [v / job.step_time_s if job.step_time_s > 0 else math.nan for v, job in zip(values, jobs)]
-        fig.add_bar(
-            y=names, x=values, orientation="h", name=component_label(key), marker_color=colour,
+        fig.add_trace(dict(type="bar", y=names, x=values, orientation="h", name=component_label(key), marker_color=colour,
             customdata=shares,
             text=[f"{v:.2f} s" if job.step_time_s > 0 and v / job.step_time_s >= 0.06 else "" for v, job in zip(values, jobs)],
             textposition="inside", insidetextanchor="middle",
             hovertemplate="%{y}<br>" + component_label(key) + ": %{x:.3f} s (%{customdata:.0%} of the step)<extra></extra>",
-        )
+        ))
     stalled = [job.name for job in jobs if not math.isfinite(job.step_time_s) or job.step_time_s <= 0]
     notes = [dict(text=f"{', '.join(stalled)}: stalled, no step completes", x=0.5, y=0.5, xref="paper", yref="paper",
                   showarrow=False, font=dict(size=14, color=theme.STATUS_CRITICAL))] if stalled else []
@@ -93,15 +92,13 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
     x, y = np.round(state.rack_x_m, 2), np.round(state.rack_y_m, 2)
     fig = go.Figure()
     fig.add_trace(
-        go.Scatter(
-            x=x[~used], y=y[~used], mode="markers", name="other racks", hoverinfo="skip",
+        dict(type="scatter", x=x[~used], y=y[~used], mode="markers", name="other racks", hoverinfo="skip",
             marker=dict(symbol="square", size=7, color=theme.GRID),
         )
     )
     idx = np.flatnonzero(used)
     fig.add_trace(
-        go.Scatter(
-            x=x[idx], y=y[idx], mode="markers", name=f"{job.name} racks",
+        dict(type="scatter", x=x[idx], y=y[idx], mode="markers", name=f"{job.name} racks",
             marker=dict(symbol="square", size=7, color=per_rack[idx] / np.maximum(gpus_per_rack[idx], 1) * 100,
                         colorscale=theme.SCALE_GOOD, cmin=0, cmax=100,
                         colorbar=dict(title=dict(text="rack GPUs in job (%)", side="right"), ticksuffix=" %", thickness=10)),
@@ -112,8 +109,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
     )
     bottleneck = np.asarray(job.bottleneck_racks, dtype=np.int64)
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
-        go.Scatter(
-            x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
+        dict(type="scatter", x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
             marker=dict(symbol="square-open", size=13, color=theme.STATUS_CRITICAL, line=dict(width=2)),
             customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1).astype(object) if bottleneck.size else None,
             text=[state.rack_name[r] for r in bottleneck],
@@ -122,8 +118,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
     )
     if selected_rack is not None and 0 <= selected_rack < state.n_racks:
         fig.add_trace(
-            go.Scatter(
-                x=[x[selected_rack]], y=[y[selected_rack]], mode="markers", name="selected", hoverinfo="skip",
+            dict(type="scatter", x=[x[selected_rack]], y=[y[selected_rack]], mode="markers", name="selected", hoverinfo="skip",
                 marker=dict(symbol="diamond-open", size=16, color=theme.TEXT, line=dict(width=2)),
             )
         )

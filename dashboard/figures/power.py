@@ -219,15 +219,14 @@ def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None
         xm = (x0 + x1) / 2
         edge_x += [x0, xm, xm, x1, None]
         edge_y += [y0, y0, y1, y1, None]
-    fig = go.Figure(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color=theme.GRID, width=1), hoverinfo="skip", showlegend=False))
+    fig = go.Figure(dict(type="scatter", x=edge_x, y=edge_y, mode="lines", line=dict(color=theme.GRID, width=1), hoverinfo="skip", showlegend=False))
     columns = sorted({n.column for n in nodes})
     for column in columns:
         col_nodes = [n for n in nodes if n.column == column]
         kind = "source" if column == 0 else POWER_KINDS[state.power_kind[col_nodes[0].members[0]]]
         label_it = len(col_nodes) <= LABEL_NODES_PER_COLUMN
         fig.add_trace(
-            go.Scatter(
-                x=[column] * len(col_nodes), y=[y[n.key] for n in col_nodes],
+            dict(type="scatter", x=[column] * len(col_nodes), y=[y[n.key] for n in col_nodes],
                 mode="markers+text" if label_it else "markers",
                 text=[n.label for n in col_nodes] if label_it else None,
                 textposition="top center", textfont=dict(size=10, color=theme.TEXT_MUTED),
@@ -243,8 +242,7 @@ def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None
         )
     # a colour bar for the metric (invisible marker carrying the scale)
     fig.add_trace(
-        go.Scatter(
-            x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
+        dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
             marker=dict(colorscale=LOAD_COLOURSCALE, cmin=0, cmax=LOAD_SCALE_MAX_FRAC * 100, color=[0], showscale=True,
                         colorbar=dict(title=dict(text=f"{METRICS[metric]} (%)", side="right"), ticksuffix=" %", thickness=10, len=0.8)),
         )
@@ -288,9 +286,8 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
         idx = np.flatnonzero(state.power_kind == k)
         if idx.size == 0:
             continue
-        trace = go.Scattergl if idx.size > 2000 else go.Scatter
         fig.add_trace(
-            trace(
+            dict(type="scattergl" if idx.size > 2000 else "scatter",
                 x=np.round(snap.power_load_frac[idx] * 100, 1), y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
                 mode="markers", name=kind,
                 marker=dict(symbol=KIND_SYMBOL[kind], size=8, color=theme.SERIES[k], line=dict(width=0)),
@@ -364,18 +361,50 @@ def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
         notes.append(note)
     spare = [max(0.0, c - o) for c, o in zip(capacity, output)]
     fig = go.Figure()
-    fig.add_bar(y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
+    fig.add_trace(dict(type="bar", y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
                 customdata=notes, text=[f"{_num(o)} MW" for o in output], textposition="inside",
-                hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>")
-    fig.add_bar(y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
+                hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>"))
+    fig.add_trace(dict(type="bar", y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
                 text=[f"of {_num(c)} MW" for c in capacity], textposition="outside",
-                hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>", cliponaxis=False)
+                hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>", cliponaxis=False))
     fig.update_layout(
         **theme.base_layout(
             title="Generation mix: output and spare capacity",
             barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
             yaxis=dict(autorange="reversed"), uirevision="power-generation",
             margin=dict(l=110, r=90, t=84, b=40),
+        )
+    )
+    return fig
+
+
+TREND_SERIES = (  # column, legend name, line dash
+    ("facility_power_mw", "facility load", "solid"),
+    ("it_power_mw", "IT load", "solid"),
+    ("generation_capacity_mw", "available generation", "dash"),
+)
+
+
+def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
+    """IT and facility load against available generation over the trend window (MW).
+
+    ``trend`` is the hub's trend frame (UTC index); it is thinned to ``max_points`` rows.
+    Always one trace per series (empty without data) so live patches keep trace indices.
+    """
+    if trend is not None and len(trend) > max_points:
+        trend = trend.iloc[:: -(-len(trend) // max_points)]
+    fig = go.Figure()
+    for i, (column, name, dash) in enumerate(TREND_SERIES):
+        has = trend is not None and column in getattr(trend, "columns", ())
+        fig.add_trace(dict(type="scatter", x=trend.index if has else [], y=trend[column].to_numpy() if has else [], name=name, mode="lines",
+            line=dict(color=(theme.SERIES[1], theme.SERIES[0], theme.STATUS_CRITICAL)[i], dash=dash, width=2),
+            hovertemplate="%{y:,.1f} MW<extra>" + name + "</extra>",
+        ))
+    fig.update_layout(
+        **theme.base_layout(
+            title="Load and available generation (MW)",
+            xaxis=dict(title=None), yaxis=dict(title="power (MW)", rangemode="tozero"),
+            uirevision="power-trend", hovermode="x unified", margin=dict(l=56, r=16, t=84, b=36),
         )
     )
     return fig
@@ -420,11 +449,11 @@ def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
     for axis, demand, capability, unit in rows:
         ok = math.isfinite(demand) and demand <= capability
         shown = capability if math.isfinite(capability) else 0.0
-        traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
+        traces.append(dict(type="bar", xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
                              marker_color=theme.GRID, showlegend=False, textposition="auto", cliponaxis=False,
                              text=[f"{_num(capability)} {unit}" if math.isfinite(capability) else "no swing phase"],
                              hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
-        traces.append(go.Bar(xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
+        traces.append(dict(type="bar", xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
                              marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
                              text=[f"{_num(demand)} {unit}"], textposition="auto", cliponaxis=False,
                              hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))

@@ -55,16 +55,22 @@ def kpis(state: SiteState, snap: Snapshot, detail=None) -> list:
     ]
 
 
-def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True, detail=None) -> tuple:
-    """Outputs for one snapshot: (tree, headroom, worst table, generation, swing, KPIs); Patches when not ``full``.
+TREND_WINDOW_S = 900.0
 
-    ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report).
+
+def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True,
+               detail=None, trend=None) -> tuple:
+    """Outputs: (tree, headroom, worst table, generation, swing, supply trend, KPIs); Patches when not ``full``.
+
+    ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report);
+    ``trend`` the hub's trend frame (load and generation over time).
     """
     tree = figs.power_tree_figure(state, snap, element, metric)
     headroom = figs.headroom_figure(state, snap)
     worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
     generation = figs.generation_figure(state, snap)
     swing = figs.swing_figure(state, snap, detail)
+    supply = figs.supply_trend_figure(trend)
     cards = kpis(state, snap, detail)
     if not full:
         n_tree = len(tree.data)
@@ -72,7 +78,14 @@ def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: st
         headroom = figure_patch(headroom, {i: ("x", "y") for i in range(len(headroom.data))}, title=False)
         generation = figure_patch(generation, {0: ("x", "y", "text", "customdata"), 1: ("x", "y", "text")}, title=False)
         swing = figure_patch(swing, {i: ("x", "text", "marker.color") for i in range(len(swing.data))}, title=False)
-    return tree, headroom, worst, generation, swing, cards
+        supply = figure_patch(supply, {i: ("x", "y") for i in range(len(supply.data))}, title=False)
+    return tree, headroom, worst, generation, swing, supply, cards
+
+
+def _trend(hub):
+    """The hub's recent site trend, or None when it keeps none."""
+    trend = getattr(hub, "trend", None)
+    return trend(TREND_WINDOW_S) if callable(trend) else None
 
 
 def _graph(graph_id: str, figure, height: str | None = None) -> dcc.Graph:
@@ -92,10 +105,11 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
     selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
     if snap is None:
-        tree, headroom, worst, generation, swing, cards = {}, {}, html.Div("no data yet", className="empty"), {}, {}, []
+        tree, headroom, worst, generation, swing, supply, cards = {}, {}, html.Div("no data yet", className="empty"), {}, {}, {}, []
         rendered = None
     else:
-        tree, headroom, worst, generation, swing, cards = power_view(state, snap, element_id, metric, detail=tick_detail(hub))
+        tree, headroom, worst, generation, swing, supply, cards = power_view(
+            state, snap, element_id, metric, detail=tick_detail(hub), trend=_trend(hub))
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     return html.Div(
         [
@@ -133,10 +147,11 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             ),
             html.Div(
                 [
+                    html.Div(_graph(ids.Power.SUPPLY_TREND, supply, "300px"), className="panel"),
                     html.Div(_graph(ids.Power.GENERATION, generation, "300px"), className="panel"),
                     html.Div([html.H3("Training power swing vs generation"), _graph(ids.Power.SWING, swing, "270px")], className="panel"),
                 ],
-                className="grid-2",
+                className="grid-3",
             ),
         ]
     )
@@ -173,6 +188,7 @@ def select(click, metric, _reset, selection):
     Output(ids.Power.WORST, "children"),
     Output(ids.Power.GENERATION, "figure"),
     Output(ids.Power.SWING, "figure"),
+    Output(ids.Power.SUPPLY_TREND, "figure"),
     Output(ids.Power.KPIS, "children"),
     Output(ids.Power.SCOPE, "children"),
     Output(ids.Power.RESET, "disabled"),
@@ -196,7 +212,7 @@ def refresh(_n, selection, rendered):
     full = mode == "full"
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
-    views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub))
+    views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub), trend=_trend(hub))
     return (*views, _scope_text(hub.state, element), element is None, now)
 
 

@@ -144,3 +144,17 @@ def test_generation_figure_totals(colossus):
     assert sum(output.x) == pytest.approx(float(np.nansum(snap.source_power_mw)))
     assert sum(output.x) + sum(spare.x) == pytest.approx(float(state.source_capacity_mw.sum()))
     assert all(math.isfinite(v) for v in spare.x)
+
+
+def test_supply_trend_thins_and_keeps_three_traces():
+    import pandas as pd
+
+    index = pd.date_range("2026-07-15 12:00", periods=1000, freq="1s", tz="UTC")
+    trend = pd.DataFrame({"it_power_mw": np.linspace(80, 90, 1000), "facility_power_mw": np.linspace(100, 110, 1000),
+                          "generation_capacity_mw": np.full(1000, 43.0)}, index=index)
+    fig = power.supply_trend_figure(trend, max_points=300)
+    assert [t.name for t in fig.data] == ["facility load", "IT load", "available generation"]
+    assert 250 <= len(fig.data[0].x) <= 300
+    assert fig.data[2].y[0] == 43.0
+    empty = power.supply_trend_figure(None)
+    assert len(empty.data) == 3 and len(empty.data[0].x) == 0
