@@ -362,17 +362,17 @@ def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
     spare = [max(0.0, c - o) for c, o in zip(capacity, output)]
     fig = go.Figure()
     fig.add_trace(dict(type="bar", y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
-                customdata=notes, text=[f"{_num(o)} MW" for o in output], textposition="inside",
+                customdata=notes, text=[f"{_num(o)} MW" for o in output], textposition="inside", textangle=0,
                 hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>"))
     fig.add_trace(dict(type="bar", y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
                 text=[f"of {_num(c)} MW" for c in capacity], textposition="outside",
                 hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>", cliponaxis=False))
     fig.update_layout(
         **theme.base_layout(
-            title="Generation mix: output and spare capacity",
+            title=None,
             barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
             yaxis=dict(autorange="reversed"), uirevision="power-generation",
-            margin=dict(l=110, r=90, t=84, b=40),
+            margin=dict(l=110, r=90, t=56, b=40),
         )
     )
     return fig
@@ -402,9 +402,9 @@ def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
         ))
     fig.update_layout(
         **theme.base_layout(
-            title="Load and available generation (MW)",
+            title=None,
             xaxis=dict(title=None), yaxis=dict(title="power (MW)", rangemode="tozero"),
-            uirevision="power-trend", hovermode="x unified", margin=dict(l=56, r=16, t=84, b=36),
+            uirevision="power-trend", hovermode="x unified", margin=dict(l=56, r=16, t=56, b=36),
         )
     )
     return fig

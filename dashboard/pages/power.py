@@ -147,8 +147,10 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             ),
             html.Div(
                 [
-                    html.Div(_graph(ids.Power.SUPPLY_TREND, supply, "300px"), className="panel"),
-                    html.Div(_graph(ids.Power.GENERATION, generation, "300px"), className="panel"),
+                    html.Div([html.H3("Load and available generation (MW)"), _graph(ids.Power.SUPPLY_TREND, supply, "270px")],
+                             className="panel"),
+                    html.Div([html.H3("Generation mix: output and spare capacity"), _graph(ids.Power.GENERATION, generation, "270px")],
+                             className="panel"),
                     html.Div([html.H3("Training power swing vs generation"), _graph(ids.Power.SWING, swing, "270px")], className="panel"),
                 ],
                 className="grid-3",
