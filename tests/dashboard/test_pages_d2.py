@@ -187,3 +187,21 @@ def test_clicked_custom_normalises_plotly_shapes():
     assert clicked_custom({"points": [{"customdata": ["p3", "x"]}]}) == ["p3", "x"]
     assert clicked_custom({"points": [{"customdata": 7}]}) == [7]
     assert clicked_custom({"points": [{}]}) is None and clicked_custom(None) is None
+
+
+def test_layouts_before_the_first_snapshot(dash_app, page_module):
+    from types import SimpleNamespace
+
+    from dashboard.hub_context import HUB_CONFIG_KEY
+
+    real = dash_app.server.config[HUB_CONFIG_KEY]
+    empty = SimpleNamespace(state=real.state, site_name=real.site_name, latest=lambda: None)
+    dash_app.server.config[HUB_CONFIG_KEY] = empty
+    try:
+        with dash_app.server.app_context():
+            for name, rendered_id in (("cooling", ids.Cooling.RENDERED), ("power", ids.Power.RENDERED),
+                                      ("fabric", ids.Fabric.RENDERED), ("jobs", ids.Jobs.RENDERED)):
+                page = page_module(name).layout()
+                assert _find(page, rendered_id).data is None, name  # the first tick renders in full
+    finally:
+        dash_app.server.config[HUB_CONFIG_KEY] = real
