@@ -214,6 +214,10 @@ class LiveHub:
     def latest(self) -> Snapshot | None:
         return self._latest
 
+    def detail(self):
+        """The twin's results beyond the Snapshot contract (site balance, projections, N-1 causes)."""
+        return self.twin.detail
+
     def trend(self, window_s: float = 900.0) -> pd.DataFrame:
         return self.trend_buffer.frame(window_s)
 

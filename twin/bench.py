@@ -18,6 +18,8 @@ BENCH_MODULES: tuple[str, ...] = (
     "ingest.store.benchmarks",
     "ingest.benchmarks",
     "ingest.benchmarks_live",
+    "dashboard.benchmarks",
+    "dashboard.benchmarks_d2",
 )
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}
