@@ -63,3 +63,31 @@ def test_every_nav_link_opens_its_page_without_errors(live_colossus, new_page):
         expect(page.locator(".nav-link.active")).to_have_text(label)
         expect(page.locator("h1").first).to_be_visible()
     assert log.errors == []
+
+
+def test_acknowledge_and_silence_on_the_real_hub(live_colossus, new_page):
+    """Alert ids from the database are integers: buttons must hand them back unchanged."""
+    from sqlmodel import Session
+
+    from ingest.store.models import Event
+
+    served, hub = live_colossus
+    rack = hub.state.rack_name[321]
+    with Session(hub.db) as session:
+        event = Event(site_name=hub.site_name, key=f"test-{rack}", severity="warning", source="test",
+                      entity_kind="rack", entity_id=321, entity_name=rack, metric="rack_max_gpu_temp_c",
+                      message=f"test alert on {rack}")
+        session.add(event)
+        session.commit()
+        alert_id = event.id
+    page, log = new_page("1366x768")
+    page.goto(served.url("/alerts?severity=warning"))
+    row = page.locator(f'#alerts-active-table tr[data-alert="{alert_id}"]')
+    expect(row.locator("a")).to_have_attribute("href", f"/floor?rack={rack}")
+    row.get_by_role("button", name="acknowledge").click()
+    expect(page.locator("#alerts-action-result")).to_have_text(f"alert {alert_id} acknowledged")
+    expect(row).to_have_class("alert-row status-acknowledged")
+    row.get_by_role("button", name="silence").click()
+    expect(row).to_have_class("alert-row status-silenced")
+    assert [a for a in hub.alerts() if a["id"] == alert_id][0]["acknowledged"] is True
+    assert log.errors == []
