@@ -28,16 +28,19 @@ ASSETS_DIR = PACKAGE_DIR / "assets"
 def _adopt_page_callbacks(app: dash.Dash) -> None:
     """Move the callbacks the page modules just registered with ``dash.callback`` into ``app``.
 
-    Dash copies its global callback list into an app on the app's first request, so a
-    second app created before that (tests serve several) would receive both apps'
-    copies.  Creating the app re-executes every page module, which registers its
-    callbacks afresh, so we clear the list before and hand it to this app at once.
+    Dash copies its global callback list (and the inline scripts of clientside
+    callbacks) into an app on the app's first request / index render, so a second app
+    created before that (tests serve several) would receive both apps' copies and the
+    other none.  Creating the app re-executes every page module, which registers its
+    callbacks afresh, so we clear the lists before and hand them to this app at once.
     """
     for key, value in _callback.GLOBAL_CALLBACK_MAP.items():
         app.callback_map[key] = value
     app._callback_list.extend(_callback.GLOBAL_CALLBACK_LIST)
+    app._inline_scripts.extend(_callback.GLOBAL_INLINE_SCRIPTS)
     _callback.GLOBAL_CALLBACK_MAP.clear()
     _callback.GLOBAL_CALLBACK_LIST.clear()
+    _callback.GLOBAL_INLINE_SCRIPTS.clear()
 
 
 def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
@@ -48,6 +51,7 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     register_template()
     _callback.GLOBAL_CALLBACK_MAP.clear()
     _callback.GLOBAL_CALLBACK_LIST.clear()
+    _callback.GLOBAL_INLINE_SCRIPTS.clear()
     app = dash.Dash(
         "dashboard",
         use_pages=True,
