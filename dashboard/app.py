@@ -2,8 +2,8 @@
 
 Pages live one per file in ``dashboard/pages`` (Dash pages, ``layout(**kwargs)`` and
 their callbacks beside them); the shell is :mod:`dashboard.shell`.  Everything is served
-from this process: Dash's own bundles with ``serve_locally`` and our CSS from
-``dashboard/assets`` — no CDN, no external fonts.
+from this process: Dash's own bundles with ``serve_locally`` and our CSS from the
+top-level ``assets/`` folder — no CDN, no external fonts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PAGES_DIR = PACKAGE_DIR / "pages"
-ASSETS_DIR = PACKAGE_DIR / "assets"
+ASSETS_DIR = PACKAGE_DIR.parent / "assets"
 
 
 def _adopt_page_callbacks(app: dash.Dash) -> None:

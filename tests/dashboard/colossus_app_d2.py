@@ -28,7 +28,7 @@ def colossus_app(dash_app):
     """
     dash_app.server.test_client().get("/")
     from dashboard.app import create_app
-    from dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinHub
     from tests.dashboard.conftest import ServedApp
 
     state, snap, detail = snapshots_d2.engine_snapshot("colossus")

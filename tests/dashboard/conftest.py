@@ -24,7 +24,7 @@ _REPO_DIR = str(Path(__file__).resolve().parents[2])
 if sys.path[0] != _REPO_DIR:
     sys.path.insert(0, _REPO_DIR)
 
-from dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
+from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
 from twin.site import load_site  # noqa: E402
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from dashboard.app import create_app
-from dashboard.standin_hub import StandinHub
+from tests.dashboard.standin_hub import StandinHub
 
 
 def _index_and_dependencies(app) -> tuple[str, list]:

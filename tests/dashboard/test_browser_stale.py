@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 def stale_app(demo_state, dash_app):
     """An app whose only snapshot is 30 s old (created after the session app: both must keep working)."""
     from dashboard.app import create_app
-    from dashboard.standin_hub import StandinHub, synthetic_snapshot
+    from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
 
     snapshot = synthetic_snapshot(demo_state, ts=datetime.now(timezone.utc) - timedelta(seconds=30), seed=4)
     snapshot.source_age_s = {"dcgm": 30.0, "redfish": float("inf")}

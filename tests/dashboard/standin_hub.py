@@ -3,8 +3,8 @@
 :class:`StandinHub` has the same interface as ``ingest.live.LiveHub`` (``latest``,
 ``trend``, ``rack_history``, ``alerts``, ``acknowledge``, ``silence``,
 ``source_ages``) and serves a snapshot made by :func:`synthetic_snapshot`.  It exists
-for unit tests, the dashboard benchmark and working on the dashboard without ingest;
-the served app uses the real hub.
+for tests that need a fast, deterministic hub; the served app and the benchmark use
+the real one.
 """
 
 from __future__ import annotations
