@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from twin.snapshot import GPU_DOWN, GPU_THROTTLED, Snapshot
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.state import POWER_KINDS, TIER_LEAF, SiteState
 
-GPU_STATE_NAMES = {0: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down"}
+GPU_STATE_NAMES = {0: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
 def rack_index(state: SiteState, name: str | None) -> int | None:
@@ -66,7 +66,7 @@ def node_rows(state: SiteState, snapshot: Snapshot, nodes: np.ndarray, gpus: np.
 
 def gpu_events(state: SiteState, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
     """GPUs of the rack that are not OK or report an XID, worst first."""
-    bad = gpus[(snapshot.gpu_state[gpus] != 0) | (snapshot.xid_last[gpus] != 0)]
+    bad = gpus[np.isin(snapshot.gpu_state[gpus], (GPU_THROTTLED, GPU_DOWN)) | (snapshot.xid_last[gpus] != 0)]
     bad = bad[np.argsort(-snapshot.gpu_state[bad], kind="stable")]
     return [
         {

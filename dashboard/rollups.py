@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, Snapshot
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
 from twin.state import SiteState
 
 TTT_CAP_S = 3600.0  # time-to-throttle beyond this shows as "≥ 60 min"
@@ -75,9 +75,10 @@ def metric_range(state: SiteState, key: str) -> tuple[float, float]:
 
 
 def gpu_counts(snapshot: Snapshot) -> dict[str, int]:
-    """GPUs running normally, throttled and down."""
-    counts = np.bincount(np.asarray(snapshot.gpu_state, dtype=np.int64), minlength=3)
-    return {"ok": int(counts[GPU_OK]), "throttled": int(counts[GPU_THROTTLED]), "down": int(counts[GPU_DOWN])}
+    """GPUs running normally, throttled, down (a fault) and powered off on purpose."""
+    counts = np.bincount(np.asarray(snapshot.gpu_state, dtype=np.int64), minlength=4)
+    return {"ok": int(counts[GPU_OK]), "throttled": int(counts[GPU_THROTTLED]), "down": int(counts[GPU_DOWN]),
+            "off": int(counts[GPU_OFF])}
 
 
 def n1_status(state: SiteState, snapshot: Snapshot) -> dict:

@@ -166,6 +166,7 @@ class LiveHub:
             failed_power=b.failed("power"),
             failed_sources=b.failed("source"),
             failed_links=b.failed("link"),
+            nodes_off=b.nodes_off(),
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:

@@ -35,6 +35,7 @@ class ReadingsBuffer:
         self._values = {(k, m): np.full(sizes[k], np.nan) for k, ms in TRACKED.items() for m in ms}
         self._times = {key: np.full(arr.size, -np.inf) for key, arr in self._values.items()}
         self._failed: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in FAILED_KINDS}
+        self._nodes_off: np.ndarray | None = None
         self._lock = threading.Lock()
 
     def update(self, kind: str, metric: str, ids: np.ndarray, values: np.ndarray, t_s: float | np.ndarray) -> int:
@@ -68,3 +69,13 @@ class ReadingsBuffer:
         """Ids of ``kind`` entities reported failed."""
         with self._lock:
             return self._failed[kind].copy()
+
+    def set_nodes_off(self, mask: np.ndarray | None) -> None:
+        """Nodes the operator powered off (bool per node), as the cluster manager reports them."""
+        with self._lock:
+            self._nodes_off = None if mask is None else np.asarray(mask, dtype=bool).copy()
+
+    def nodes_off(self) -> np.ndarray | None:
+        """Bool per node powered off on purpose, or None when no source reports it."""
+        with self._lock:
+            return None if self._nodes_off is None else self._nodes_off.copy()

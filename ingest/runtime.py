@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from ingest.faults import parse_fault
@@ -87,12 +88,15 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
         pollers = [make_poller(spec, inventory) for spec in sources if spec != "synthetic"]
     except SourceSpecError as exc:
         raise LiveSetupError(str(exc)) from None
+    jobs = place_default_job(state, job)
     synthetic = None
     if "synthetic" in sources:
-        synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults])
+        job_gpus = np.concatenate([j.gpu_ids for j in jobs]) if jobs else None
+        synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults],
+                                    job_gpu_ids=job_gpus)
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
-    return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=place_default_job(state, job),
+    return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
                    record=record, start=start, shard=shard)
 
 

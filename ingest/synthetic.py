@@ -47,12 +47,19 @@ class SyntheticSource:
     seed: int = 0
     faults: list[Fault] = field(default_factory=list)
     workload: TrainingWorkload = field(default_factory=TrainingWorkload)
+    job_gpu_ids: np.ndarray | None = None  # GPUs of the training job (default: all)
+    power_off_idle_nodes: bool = True  # nodes without job GPUs are powered off, not left idling
     name: str = "synthetic"
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
         self.plant = TwinEngine(self.state, start=self.start)
         self.in_job = np.ones(self.state.n_gpus, dtype=bool)
+        if self.job_gpu_ids is not None:
+            self.in_job[:] = False
+            self.in_job[np.asarray(self.job_gpu_ids, dtype=np.int64)] = True
+        node_busy = np.bincount(self.state.gpu_node, weights=self.in_job, minlength=self.state.n_nodes) > 0
+        self.nodes_off = ~node_busy if self.power_off_idle_nodes and not node_busy.all() else None
         self.jitter_frac = self.rng.uniform(0.0, 0.03, self.state.n_gpus)
         self._base_r_die = self.plant.r_die
         self._base_uniform = self.plant.uniform_gpus
@@ -102,7 +109,8 @@ class SyntheticSource:
                     r_die = np.broadcast_to(np.asarray(self._base_r_die, dtype=np.float64), (s.n_gpus,)).copy()
                 r_die[s.gpu_rack == f.entity_id] *= growth
         self._degrade_interfaces(r_die)
-        return TickInputs(ts=ts, gpu_util_frac=util, cdu_pumps_running=pumps, loop_supply_temp_c=loop_supply,
+        return TickInputs(ts=ts, gpu_util_frac=util, nodes_off=self.nodes_off, cdu_pumps_running=pumps,
+                          loop_supply_temp_c=loop_supply,
                           failed_power=failed_power, failed_sources=failed_sources,
                           failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)))
 
@@ -132,6 +140,7 @@ class SyntheticSource:
         buffer.set_failed("power", inputs.failed_power)
         buffer.set_failed("source", inputs.failed_sources)
         buffer.set_failed("link", inputs.failed_links)
+        buffer.set_nodes_off(self.nodes_off)
         return truth
 
     def observe(self, truth: Snapshot, t_s: float, now_s: float, buffer: ReadingsBuffer) -> None:
@@ -140,6 +149,8 @@ class SyntheticSource:
         n = s.n_gpus
         gpu_ids = np.arange(n)
         seen = rng.random(n) >= DROPOUT_FRAC
+        if self.nodes_off is not None:
+            seen &= ~self.nodes_off[s.gpu_node]  # a powered-off node exports nothing
         xids = self.active_xids(t_s)
         xid = np.zeros(n)
         for g, code in xids.items():

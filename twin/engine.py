@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from twin import cooling, failures, power, powertree, swing, thermal, weather
-from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.state import SOURCE_KINDS, TIER_LEAF, TIER_SPINE, SiteState
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,7 @@ class TickInputs:
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
     node_psus_failed: np.ndarray | None = None  # int per node
+    nodes_off: np.ndarray | None = None  # bool per node: powered off by the operator (not a fault)
     failed_power: np.ndarray | list[int] = field(default_factory=list)  # power element ids
     failed_sources: np.ndarray | list[int] = field(default_factory=list)  # source ids
     failed_links: np.ndarray | list[int] = field(default_factory=list)  # link ids
@@ -366,6 +367,15 @@ class TwinEngine:
                                                                            self.tdp_w)
         dark = r["dark_rack"]
         off = self.by_rack.expand(dark) if dark.any() else np.zeros(n, dtype=bool)
+        node_off = None
+        if inp.nodes_off is not None:
+            node_off = np.asarray(inp.nodes_off, dtype=bool)
+            if node_off.shape != (s.n_nodes,):
+                raise ValueError(f"nodes_off: expected shape ({s.n_nodes},), got {node_off.shape}")
+            if node_off.any():
+                off = off | self.by_node.expand(node_off)
+            else:
+                node_off = None
         # node PSUs: failed ones, and half of them when one of two feeds is lost
         psus = s.node_psus.astype(np.float64)
         failed_psus = 0.0 if inp.node_psus_failed is None else np.asarray(inp.node_psus_failed, dtype=np.float64)
@@ -375,7 +385,8 @@ class TwinEngine:
         node_need = self.by_node.sum(np.minimum(demand, limit)) + s.node_base_power_w
         brake_node = node_need > power.node_power_available_w(psus_live, s.node_psu_rating_w)
         brake = self.by_node.expand(brake_node) if brake_node.any() else False
-        r.update(util=util, demand=demand, limit=limit, gpu_off=off, psus_live=psus_live, brake=brake,
+        r.update(util=util, demand=demand, limit=limit, gpu_off=off, node_off=node_off, psus_live=psus_live,
+                 brake=brake,
                  node_util=self.by_node.sum(util) / self.gpus_per_node)
 
     def _phase_cooling(self, inp: TickInputs, r: dict) -> None:
@@ -478,6 +489,8 @@ class TwinEngine:
         if any_off:
             clock[off] = 0.0
             state[off] = GPU_DOWN
+            if r["node_off"] is not None:
+                state[self.by_node.expand(r["node_off"])] = GPU_OFF
         self.gpu_temp_c = new_temp
         self.gpu_power_w = p
         self.gpu_util_frac = util
@@ -490,6 +503,8 @@ class TwinEngine:
         node_live = r["psus_live"] > 0
         dc = power.node_dc_power_w(gpu_sum, r["node_util"], s.node_base_power_w, s.node_idle_base_power_w)
         dark_node = r["dark_rack"][s.node_rack]
+        if r["node_off"] is not None:
+            dark_node = dark_node | r["node_off"]
         dc = np.where(dark_node | ~node_live, 0.0, dc)
         ac, eff = power.node_input_power_w(dc, r["psus_live"], s.node_psu_rating_w)
         rack_w = self.node_by_rack.sum(ac)
@@ -750,7 +765,9 @@ class TwinEngine:
             cooling_power_mw=r["cooling_mw"],
             facility_power_mw=facility,
             generation_capacity_mw=r["balance"].generation_capacity_mw,
-            pue_ratio=facility / it_mw if it_mw > 0 else float("nan"),
+            # PUE counts network switches as IT equipment (The Green Grid, PUE: a comprehensive
+            # examination of the metric, WP#49, 2012: IT equipment = compute, storage, network)
+            pue_ratio=facility / (it_mw + self.network_mw) if it_mw > 0 else float("nan"),
             outdoor_wet_bulb_c=r["wet_bulb_c"],
             outdoor_dry_bulb_c=r["dry_bulb_c"],
             swing_amplitude_mw=sw.amplitude_mw,

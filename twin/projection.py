@@ -12,6 +12,7 @@ from twin.engine import PlacedJob, TwinEngine
 from twin.jobfile import load_job
 from twin.scenario import Scenario
 from twin.sitejob import contiguous_placement, evaluate_site_job
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
 from twin.state import POWER_KINDS, SiteState
 
 TOP_N = 10
@@ -34,15 +35,21 @@ def _placed_job(state: SiteState, name: str | None) -> PlacedJob | None:
 def project(state: SiteState, scenario: Scenario) -> dict:
     """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
     start = scenario.time - timedelta(seconds=scenario.settle_s)
+    job = _placed_job(state, scenario.job)
+    inputs = scenario.inputs
+    if scenario.idle_nodes_off:
+        busy = np.zeros(state.n_nodes, dtype=bool)
+        if job is not None:
+            busy[state.gpu_node[job.gpu_ids]] = True
+        inputs = replace(inputs, nodes_off=~busy)
     engine = TwinEngine(state, start=start)
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps
     snap = None
     for i in range(steps):
-        snap = engine.tick(dt, replace(scenario.inputs, ts=start + timedelta(seconds=dt * (i + 1))))
+        snap = engine.tick(dt, replace(inputs, ts=start + timedelta(seconds=dt * (i + 1))))
     detail = engine.detail
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
-    job = _placed_job(state, scenario.job)
     return {
         "site": state.name,
         "scenario": scenario.name,
@@ -64,8 +71,8 @@ def project(state: SiteState, scenario: Scenario) -> dict:
         "overloaded_elements": _elements(state, snap.power_load_frac, snap.power_load_frac > 1.0),
         "n1_violations": _n1(state, snap, detail.power_n1_worst_by),
         "dark_racks": [state.rack_name[r] for r in detail.dark_racks],
-        "gpus": {"total": state.n_gpus, "throttled": int((snap.gpu_state == 1).sum()),
-                 "down": int((snap.gpu_state == 2).sum())},
+        "gpus": {"total": state.n_gpus, "throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
+                 "down": int((snap.gpu_state == GPU_DOWN).sum()), "off": int((snap.gpu_state == GPU_OFF).sum())},
         "hottest_gpus": [{"gpu": int(g), "node": state.node_name[state.gpu_node[g]], "index": int(state.gpu_index[g]),
                           "rack": state.rack_name[state.gpu_rack[g]], "gpu_temp_c": float(snap.gpu_temp_c[g]),
                           "throttle_frac": float(snap.throttle_frac[g])} for g in _top(snap.gpu_temp_c)],
@@ -121,7 +128,7 @@ def _fabric(state: SiteState, snap) -> dict:
 
 
 def _job(state: SiteState, job: PlacedJob, snap) -> dict:
-    down = snap.gpu_state == 2
+    down = snap.gpu_state == GPU_DOWN
     res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up)
     st = res.status
     return {"name": st.name, "gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,

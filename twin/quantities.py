@@ -81,7 +81,7 @@ QUANTITIES: tuple[Quantity, ...] = (
     # Site and jobs
     _Q("it_power_mw", "MW", "site", "IT load"),
     _Q("facility_power_mw", "MW", "site", "IT plus cooling and losses"),
-    _Q("pue_ratio", "1", "site", "facility power over IT power"),
+    _Q("pue_ratio", "1", "site", "facility power over IT power (racks and network)"),
     _Q("outdoor_wet_bulb_c", "°C", "site", "outdoor wet-bulb temperature"),
     _Q("outdoor_dry_bulb_c", "°C", "site", "outdoor dry-bulb temperature"),
     _Q("tokens_per_s", "1/s", "job", "training tokens per second"),

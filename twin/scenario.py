@@ -20,6 +20,7 @@ an unknown name is an error naming the key and the name::
     cdus_failed = ["H1-R01-K02-CDU"]         # all pumps lost
     loop_supply_temp_c = { FW-H1 = 32.0 }    # facility supply override per loop
     job = "colossus-405b-98k"                # job file in data/jobs/ ("" for none)
+    idle_nodes_off = true                    # power off every node without a GPU of the job
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from twin.state import SiteState
 
 _SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
-                   "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job"}
+                   "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
+                   "idle_nodes_off"}
 
 
 class ScenarioError(ValueError):
@@ -53,6 +55,7 @@ class Scenario:
     settle_s: float = 600.0
     inputs: TickInputs = field(default_factory=TickInputs)
     job: str | None = None  # None: the site's default job
+    idle_nodes_off: bool = False  # nodes without a GPU of the job are powered off
 
 
 def _ids(names, table: list[str], key: str, file: str) -> list[int]:
@@ -129,6 +132,10 @@ def parse_scenario(text: str, state: SiteState, file: str = "<scenario>") -> Sce
         if not isinstance(cond["job"], str):
             raise ScenarioError(f"{file}: conditions.job: expected a job file name")
         sc.job = cond["job"]
+    if "idle_nodes_off" in cond:
+        if not isinstance(cond["idle_nodes_off"], bool):
+            raise ScenarioError(f"{file}: conditions.idle_nodes_off: expected true or false")
+        sc.idle_nodes_off = cond["idle_nodes_off"]
     sc.inputs = inp
     return sc
 

@@ -13,8 +13,9 @@ from datetime import datetime
 
 import numpy as np
 
-# GPU health states in ``gpu_state``.
-GPU_OK, GPU_THROTTLED, GPU_DOWN = 0, 1, 2
+# GPU states in ``gpu_state``: running, throttled, down (a fault: shutdown, XID, dark
+# rack), and powered off on purpose by the operator (not a fault, raises no alert).
+GPU_OK, GPU_THROTTLED, GPU_DOWN, GPU_OFF = 0, 1, 2, 3
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Snapshot:
     gpu_util_frac: np.ndarray
     sm_clock_mhz: np.ndarray
     throttle_frac: np.ndarray
-    gpu_state: np.ndarray  # int8, GPU_OK / GPU_THROTTLED / GPU_DOWN
+    gpu_state: np.ndarray  # int8, GPU_OK / GPU_THROTTLED / GPU_DOWN / GPU_OFF
     xid_last: np.ndarray  # int16, 0 if none
     # rack [n_racks]
     rack_power_kw: np.ndarray

@@ -17,13 +17,14 @@ from dashboard import theme
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC
 from twin.fabric import job_fabric_report
-from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.state import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteState
 
 TIER_NAMES = {TIER_LEAF: "leaf", TIER_SPINE: "spine", TIER_CORE: "core"}
 UTIL_BINS_FRAC = np.round(np.arange(0.0, 1.00001, 0.05), 2)
-GPU_STATE_COLOUR = {GPU_OK: theme.STATUS_OK, GPU_THROTTLED: theme.STATUS_WARNING, GPU_DOWN: theme.STATUS_CRITICAL}
-GPU_STATE_NAME = {GPU_OK: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down"}
+GPU_STATE_COLOUR = {GPU_OK: theme.STATUS_OK, GPU_THROTTLED: theme.STATUS_WARNING, GPU_DOWN: theme.STATUS_CRITICAL,
+                    GPU_OFF: theme.STATUS_UNKNOWN}
+GPU_STATE_NAME = {GPU_OK: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
 def uplink_stats(state: SiteState, snap: Snapshot, downlinks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -191,7 +192,7 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
             )
         )
         fig.update_layout(yaxis2=dict(visible=False),
-                          xaxis2=dict(showticklabels=gpus.size <= 16, title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down"))
+                          xaxis2=dict(showticklabels=gpus.size <= 16, title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down, grey off"))
     else:
         _link_bars(fig, state, snap, down_idx, "a", row=2)
     fig.update_layout(

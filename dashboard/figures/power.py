@@ -476,7 +476,7 @@ def generation_limits(state: SiteState, snap: Snapshot, detail=None) -> dict:
     """
     pue = snap.pue_ratio if math.isfinite(snap.pue_ratio) and snap.pue_ratio >= 1.0 else 1.0
     budget_mw = max(0.0, (snap.generation_capacity_mw - state.site_overhead_mw) / pue)
-    live = snap.gpu_state != GPU_DOWN
+    live = snap.gpu_state < GPU_DOWN  # neither down nor powered off
     gpus_per_node = np.bincount(state.gpu_node, minlength=state.n_nodes).clip(1, None)
     base_share_w = (state.node_base_power_w / gpus_per_node)[state.gpu_node]
     tdp_w = state.gpu_spec_array("tdp_w")

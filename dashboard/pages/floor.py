@@ -22,6 +22,7 @@ from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
 )
 from dashboard.rollups import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
+from twin.snapshot import GPU_DOWN, GPU_OFF
 
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
 
@@ -222,7 +223,8 @@ def rack_drilldown(hub, rack: int) -> dict:
     xid_grid = gpu_grid(state, nodes, gpus, snapshot.xid_last.astype(np.float64))
     notes = np.where(xid_grid > 0, np.char.add("XID ", np.nan_to_num(xid_grid).astype(int).astype(str)), "")
     down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))
-    notes = np.where(down_grid == 2, np.char.add(notes, " down"), notes)
+    notes = np.where(down_grid == GPU_DOWN, np.char.add(notes, " down"), notes)
+    notes = np.where(down_grid == GPU_OFF, np.char.add(notes, " off"), notes)
     history = hub.rack_history(rack, HISTORY_WINDOW_S)
     hall = state.hall_name[state.rack_hall[rack]]
     row = state.row_name[state.rack_row[rack]]

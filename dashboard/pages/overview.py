@@ -111,7 +111,7 @@ def kpi_view(state, snapshot, alerts: list[dict]) -> dict[str, tuple[str, str, s
         "pue": (fmt(snapshot.pue_ratio, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", ""),
         "n1": ("OK" if n1["ok"] else f"{len(n1['elements_over'])} over",
                f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %", "ok" if n1["ok"] else "critical"),
-        "gpus_ok": (f"{gpus['ok']:,}", f"of {state.n_gpus:,}", ""),
+        "gpus_ok": (f"{gpus['ok']:,}", f"of {state.n_gpus:,}" + (f" · {gpus['off']:,} off" if gpus["off"] else ""), ""),
         "gpus_throttled": (f"{gpus['throttled']:,}", f"{fmt_pct(gpus['throttled'] / total, 2)} % of fleet",
                            "warning" if gpus["throttled"] else "ok"),
         "gpus_down": (f"{gpus['down']:,}", f"{fmt_pct(gpus['down'] / total, 2)} % of fleet", "critical" if gpus["down"] else "ok"),

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 def _with_bottlenecks(hub):
     """Make three racks of the job slow, as the twin would after throttling there."""
     job = hub.snapshot.jobs[0]
-    racks = np.unique(hub.state.gpu_rack[job.gpu_ids])[[3, 40, 400]].astype(np.int32)
+    racks = np.unique(hub.state.gpu_rack[job.gpu_ids])[[3, 40, 300]].astype(np.int32)
     job.bottleneck_racks = racks
     job.drain_gain_frac = 0.04
     return racks

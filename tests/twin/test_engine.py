@@ -200,3 +200,21 @@ def test_nonsense_inputs_raise(tiny):
         tiny.tick(1.0, TickInputs(failed_power=[99]))
     with pytest.raises(ValueError, match="liquid range"):
         tiny.tick(1.0, TickInputs(loop_supply_temp_c=np.array([150.0])))
+
+
+def test_nodes_powered_off_draw_nothing_and_are_not_faults():
+    from twin.site import load_site
+    from twin.snapshot import GPU_DOWN, GPU_OFF
+
+    demo = load_site("demo")
+    engine = TwinEngine(demo)
+    on = engine.tick(1.0)
+    off = np.zeros(demo.n_nodes, dtype=bool)
+    off[demo.node_rack >= 8] = True  # the second row
+    snap = engine.tick(1.0, TickInputs(nodes_off=off))
+    gpus_off = off[demo.gpu_node]
+    assert (snap.gpu_state[gpus_off] == GPU_OFF).all() and not (snap.gpu_state == GPU_DOWN).any()
+    assert (snap.gpu_power_w[gpus_off] == 0).all() and (snap.rack_power_kw[8:] == 0).all()
+    assert snap.it_power_mw == pytest.approx(on.it_power_mw / 2, rel=0.02)
+    with pytest.raises(ValueError, match="nodes_off: expected shape"):
+        engine.tick(1.0, TickInputs(nodes_off=off[:5]))

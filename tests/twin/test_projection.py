@@ -25,7 +25,7 @@ def test_baseline_balance_closes(baseline):
     b = baseline
     parts = b["it_power_mw"] + b["distribution_loss_mw"] + b["cooling_power_mw"] + b["network_power_mw"]
     assert b["facility_power_mw"] == pytest.approx(parts + 0.02, rel=1e-6)  # + site overhead of the demo file
-    assert b["pue_ratio"] == pytest.approx(b["facility_power_mw"] / b["it_power_mw"])
+    assert b["pue_ratio"] == pytest.approx(b["facility_power_mw"] / (b["it_power_mw"] + b["network_power_mw"]))
     assert b["generation_capacity_mw"] == pytest.approx(0.6 + 2 * 0.25 + 0.5)
     assert 0 < b["runnable_gpus_full_power"] <= 1024
     assert b["job"]["name"] == "demo-70b-1k" and b["job"]["tokens_per_s"] > 0
@@ -82,3 +82,14 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     path.write_text('[conditions]\nfailed_sources = ["GEN-9"]\n')
     assert main(["project", "--site", "demo", "--scenario", str(path)]) == 2
     assert "'GEN-9' is not in this site" in capsys.readouterr().err
+
+
+def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
+    colossus = load_site("colossus")
+    everything = project(colossus, Scenario())
+    assert everything["shortfall_mw"] > 0  # 43 MW cannot carry 100k GPUs
+    assert 20_000 < everything["runnable_gpus_full_power"] < 40_000
+    lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
+    assert lean["gpus"]["off"] == colossus.n_gpus - lean["job"]["gpus"]
+    assert lean["facility_power_mw"] < lean["generation_capacity_mw"] and lean["shortfall_mw"] == 0
+    assert lean["job"]["tokens_per_s"] > 0
