@@ -74,7 +74,7 @@ class StepTiming:
     record_ms: float = 0.0
     alerts_ms: float = 0.0
     total_ms: float = 0.0
-    lag_ms: float = 0.0  # from the newest reading entering the buffer to the snapshot being published
+    lag_ms: float = 0.0  # from a reading being taken (the synthetic plant's sensors, else the buffer) to publication
 
 
 class LiveHub:
@@ -125,7 +125,6 @@ class LiveHub:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = now_s
         t1 = time.perf_counter()
-        read_at = time.perf_counter()
         snap = self.twin.tick(dt_s, self._inputs(ts, now_s))
         snap = self._overlay(snap, now_s)
         snap.jobs = self._evaluate_jobs(ts, snap)
@@ -139,7 +138,7 @@ class LiveHub:
         t4 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
                                  alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
-                                 lag_ms=(t4 - read_at) * 1e3 + (t1 - t0) * 1e3 * (self.synthetic is not None))
+                                 lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
         return snap
 
     def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
