@@ -16,7 +16,7 @@ T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 
 @benchmark("live_step")
 def live_step_benchmark(site: str = "colossus", steps: int = 30) -> dict:
-    """``steps`` 1 Hz live steps with the synthetic source, recording to a fresh SQLite file.
+    """``steps`` 1 Hz live steps with the synthetic source, recording every frame to a fresh SQLite file.
 
     ``synthetic_hz`` is how many synthetic frames per second the plant + sensor model can
     produce (target ≥ 1 Hz); ``lag_ms`` runs from readings entering the buffer to the
@@ -24,7 +24,7 @@ def live_step_benchmark(site: str = "colossus", steps: int = 30) -> dict:
     1 s tick period over the whole step's time.
     """
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
-        hub = build_hub(site, f"sqlite:///{Path(tmp) / 'live.db'}", start=T0, seed=1)
+        hub = build_hub(site, f"sqlite:///{Path(tmp) / 'live.db'}", start=T0, seed=1, record_every_s=1.0)
         timings = []
         for i in range(steps):
             hub.step(T0 + timedelta(seconds=i))

@@ -32,6 +32,9 @@ def add_run_parser(ingest_subparsers) -> None:
     run.add_argument("--seed", type=int, default=0, help="seed of the synthetic stream (default: 0)")
     run.add_argument("--job", default=None, help="job file name in data/jobs/ (default: the site's default_job)")
     run.add_argument("--tick-s", type=float, default=1.0, help="seconds between twin ticks (default: 1)")
+    run.add_argument("--record-every-s", type=float, default=5.0,
+                     help="seconds between stored full-site frames (default: 5)")
+    run.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
     run.add_argument("--duration-s", type=float, default=None, help="stop after this many seconds (default: run)")
     run.set_defaults(func=_run)
 
@@ -40,7 +43,8 @@ def _run(args) -> int:
     try:
         runtime = start_hub(args.site, args.db, tuple(args.source or ("synthetic",)), shard=args.shard,
                             tick_s=args.tick_s,
-                            faults=tuple(args.fault), seed=args.seed, job=args.job)
+                            faults=tuple(args.fault), seed=args.seed, job=args.job,
+                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
     except (SiteError, FaultError, LiveSetupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

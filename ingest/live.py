@@ -34,6 +34,8 @@ from twin.state import SiteState
 
 log = logging.getLogger(__name__)
 READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
+RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
+RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
 
 
@@ -82,12 +84,15 @@ class LiveHub:
 
     def __init__(self, state: SiteState, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
-                 record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1)) -> None:
+                 record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1),
+                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S) -> None:
         self.state, self.site_name, self.db = state, state.name, db
         self.synthetic = synthetic
         self.pollers = pollers or []
         self.jobs = jobs or []
         self.record = record
+        self.record_every_s, self.retention_s = record_every_s, retention_s
+        self._recorded_at: datetime | None = None
         self.reading_max_age_s = READING_MAX_AGE_S
         self.shard = shard
         first_gpu = np.searchsorted(state.gpu_rack, np.arange(state.n_racks))
@@ -129,8 +134,10 @@ class LiveHub:
         snap = self._overlay(snap, now_s)
         snap.jobs = self._evaluate_jobs(ts, snap)
         t2 = time.perf_counter()
-        if self.record:
+        if self.record and (self._recorded_at is None
+                            or (ts - self._recorded_at).total_seconds() >= self.record_every_s):
             self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
+            self._recorded_at = ts
         t3 = time.perf_counter()
         self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
         self.trend_buffer.append(snap)
@@ -264,6 +271,12 @@ class LiveHub:
             raise ValueError("silence duration must be positive seconds")
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
 
+    def prune(self) -> int:
+        """Delete recorded frames older than the retention window; returns the chunks deleted."""
+        if self._prev_ts is None:
+            return 0
+        return self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))
+
     def _update_event(self, alert_id: int, **values) -> None:
         with Session(self.db) as session:
             event = session.get(Event, alert_id)
@@ -279,7 +292,7 @@ class LiveHub:
         """The scheduler jobs of this hub: the twin step and one poll job per source."""
         from ingest.scheduler import JobSpec
 
-        specs = [JobSpec("twin-step", self.step, tick_s)]
+        specs = [JobSpec("twin-step", self.step, tick_s), JobSpec("prune-frames", self.prune, 300.0)]
         specs += [JobSpec(f"poll-{p.name}", lambda p=p: p.run(self.buffer), p.interval_s,
                           jitter_s=min(0.2 * p.interval_s, 2.0)) for p in self.pollers]
         return specs

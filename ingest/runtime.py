@@ -74,7 +74,8 @@ def place_default_job(state: SiteState, job_name: str | None = None) -> list[Pla
 
 def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
               faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
-              start: datetime | None = None, shard: tuple[int, int] = (0, 1)) -> LiveHub:
+              start: datetime | None = None, shard: tuple[int, int] = (0, 1), record_every_s: float = 5.0,
+              retention_s: float = 3600.0) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled).
 
     ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
@@ -97,7 +98,8 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
     return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
-                   record=record, start=start, shard=shard)
+                   record=record, start=start, shard=shard, record_every_s=record_every_s,
+                   retention_s=retention_s)
 
 
 def parse_shard(text: str) -> tuple[int, int]:

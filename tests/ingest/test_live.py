@@ -25,7 +25,7 @@ def run(hub, seconds):
 
 
 def test_twin_follows_the_synthetic_plant_and_records_frames(db):
-    hub = build_hub("demo", db, seed=3, start=T0)
+    hub = build_hub("demo", db, seed=3, start=T0, record_every_s=1.0)
     snap = run(hub, 10)
     truth = hub.synthetic.last_truth
     # the twin sees only noisy readings, yet lands within a few percent of the plant
@@ -126,7 +126,7 @@ def test_start_hub_steps_once_and_stops_cleanly(db):
 def test_shards_split_frames_and_rack_alerts(tmp_path):
     url = f"sqlite:///{tmp_path / 'sharded.db'}"
     faults = ("xid:h1-r01-k01-n0/0=79", "xid:h1-r02-k01-n0/0=79")  # racks 0 and 8: arrays 0 and 1
-    hubs = [build_hub("demo", url, start=T0, faults=faults, shard=(i, 2)) for i in range(2)]
+    hubs = [build_hub("demo", url, start=T0, faults=faults, shard=(i, 2), record_every_s=1.0) for i in range(2)]
     for i in range(3):
         for hub in hubs:
             hub.step(T0 + timedelta(seconds=i))
@@ -136,3 +136,13 @@ def test_shards_split_frames_and_rack_alerts(tmp_path):
     assert racks == ["H1-R01-K01", "H1-R02-K01"]  # each raised once, by the shard owning it
     with pytest.raises(LiveSetupError, match="shard '2/2'"):
         start_hub("demo", url, shard="2/2")
+
+
+def test_frames_are_recorded_at_their_cadence_and_pruned_after_retention(db):
+    hub = build_hub("demo", db, start=T0, record_every_s=2.0, retention_s=5.0)
+    run(hub, 9)
+    ts, _ = hub.store.read_window("gpu", np.arange(4), T0, T0 + timedelta(seconds=60))
+    assert [int((t - ts[0]) / np.timedelta64(1, "s")) for t in ts] == [0, 2, 4, 6, 8]
+    assert hub.prune() > 0  # the frames older than 8 s − 5 s
+    ts, _ = hub.store.read_window("gpu", np.arange(4), T0, T0 + timedelta(seconds=60))
+    assert [int((t - ts[0]) / np.timedelta64(1, "s")) for t in ts] == [0, 2, 4]
