@@ -28,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="ingest source, repeatable (default: synthetic)")
     parser.add_argument("--fault", action="append", default=None, metavar="SPEC",
                         help="fault injected into the synthetic source, repeatable")
+    parser.add_argument("--record-every-s", type=float, default=5.0,
+                        help="seconds between stored full-site frames (default: 5)")
+    parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
     parser.set_defaults(func=serve)
 
@@ -40,7 +43,8 @@ def serve(args: argparse.Namespace) -> int:
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
     sources = tuple(args.source or ("synthetic",))
-    runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()))
+    runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
+                        record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
     for note in runtime.notes:
         log.warning("%s", note)
     try:
