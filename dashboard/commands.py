@@ -24,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default: {DEFAULT_PORT})")
     parser.add_argument("--db", default=None, metavar="URL",
                         help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
-    parser.add_argument("--source", action="append", default=None, metavar="NAME",
-                        help="ingest source, repeatable (default: synthetic)")
+    parser.add_argument("--source", action="append", default=None, metavar="SPEC",
+                        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+                             "repeatable (default: synthetic)")
     parser.add_argument("--fault", action="append", default=None, metavar="SPEC",
                         help="fault injected into the synthetic source, repeatable")
     parser.add_argument("--record-every-s", type=float, default=5.0,
