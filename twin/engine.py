@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from twin import cooling, failures, power, powertree, swing, thermal, weather
-from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
 from twin.state import SOURCE_KINDS, TIER_LEAF, TIER_SPINE, SiteState
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from ingest.faults import FaultError, parse_fault
+from ingest.faults import FaultError
 from ingest.runtime import LiveSetupError, build_hub, start_hub
 from ingest.scheduler import acquire_leader, build_scheduler
 from twin.snapshot import GPU_DOWN
