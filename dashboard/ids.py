@@ -93,6 +93,7 @@ class Floor:
     RACK_FEEDS = "floor-rack-feeds"
     RACK_FABRIC = "floor-rack-fabric"
     RACK_HISTORY = "floor-rack-history"
+    RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
 
 
 class Alerts:

@@ -18,6 +18,7 @@ from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.hub_context import current_hub
+from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
 )
@@ -88,6 +89,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                 className="page-title",
             ),
             html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
+            dcc.Store(id=ids.Floor.RACK_HTML),
             html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
         ],
         className="page page-floor",
@@ -95,7 +97,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
 
 
 def rack_panel_children() -> list:
-    """The drill-down skeleton; callbacks fill the figures and tables."""
+    """The drill-down skeleton; callbacks fill the figures and tables (the parts in STATIC_PARTS as HTML)."""
     def graph(graph_id):
         return dcc.Graph(id=graph_id, config=GRAPH_CONFIG, figure={"layout": {"height": 220, "template": "clustertwin_dark"}})
 
@@ -256,7 +258,19 @@ DRILLDOWN_IDS = (
     ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK, ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU,
     ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC, ids.Floor.RACK_HISTORY,
 )
-_DRILLDOWN_PROPS = {ids.Floor.RACK_HISTORY: "figure"}
+# Drill-down parts sent as HTML (several hundred cells and rows: as Dash components they cost
+# the browser ~0.5 s per update); a clientside callback sets them into their empty containers.
+STATIC_PARTS = (
+    ids.Floor.RACK_ELEVATION, ids.Floor.RACK_GPU_TEMP, ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK,
+    ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU, ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC,
+)
+
+
+def drilldown_outputs(hub, rack: int) -> tuple:
+    """What :func:`update_drilldown` sends for ``rack``: title, summary, the static parts' HTML, history figure."""
+    parts = rack_drilldown(hub, rack)
+    return (parts[ids.Floor.RACK_TITLE], parts[ids.Floor.RACK_SUMMARY],
+            {part: to_html(parts[part]) for part in STATIC_PARTS}, parts[ids.Floor.RACK_HISTORY])
 
 
 @dash.callback(
@@ -341,7 +355,10 @@ def show_selection(rack_name):
 
 
 @dash.callback(
-    *[Output(i, _DRILLDOWN_PROPS.get(i, "children")) for i in DRILLDOWN_IDS],
+    Output(ids.Floor.RACK_TITLE, "children"),
+    Output(ids.Floor.RACK_SUMMARY, "children"),
+    Output(ids.Floor.RACK_HTML, "data"),
+    Output(ids.Floor.RACK_HISTORY, "figure"),
     Input(ids.Floor.SELECTED_RACK, "data"),
     Input(ids.Shell.TICK, "n_intervals"),
 )
@@ -349,9 +366,33 @@ def update_drilldown(rack_name, _n):
     hub = current_hub()
     rack = rack_index(hub.state, rack_name)
     if rack is None or hub.latest() is None:
-        return tuple(no_update for _ in DRILLDOWN_IDS)
-    outputs = rack_drilldown(hub, rack)
-    return tuple(outputs[i] for i in DRILLDOWN_IDS)
+        return no_update, no_update, no_update, no_update
+    return drilldown_outputs(hub, rack)
 
 
-
+# Sets the static parts' HTML into their containers (unchanged parts are left alone) and makes
+# their dcc.Link-style anchors navigate inside the app, as dcc.Link does.
+dash.clientside_callback(
+    """
+    function(parts) {
+        if (!parts) { return; }
+        Object.keys(parts).forEach(function(id) {
+            var el = document.getElementById(id);
+            if (el && el.staticHtml !== parts[id]) { el.innerHTML = parts[id]; el.staticHtml = parts[id]; }
+        });
+        var panel = document.getElementById('%s');
+        if (panel && !panel.dashLinks) {
+            panel.dashLinks = true;
+            panel.addEventListener('click', function(event) {
+                var link = event.target.closest && event.target.closest('a[data-dash-link]');
+                if (!link || event.button !== 0 || event.metaKey || event.shiftKey || event.altKey || event.ctrlKey) { return; }
+                event.preventDefault();
+                window.history.pushState({}, '', link.getAttribute('href'));
+                window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));
+                window.scrollTo(0, 0);
+            });
+        }
+    }
+    """ % ids.Floor.RACK_PANEL,
+    Input(ids.Floor.RACK_HTML, "data"),
+)

@@ -54,3 +54,18 @@ def test_clicking_a_rack_opens_its_drilldown(served_app, new_page):
     expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K01")
     expect(page).to_have_url(served_app.url("/floor?metric=max_gpu_temp_c&rack=H1-R01-K01"))
     assert log.errors == []
+
+
+def test_drilldown_links_navigate_inside_the_app(served_app, new_page, demo_state):
+    rack = demo_state.rack_name[3]
+    page, log = new_page("1366x768")
+    page.goto(served_app.url(f"/floor?rack={rack}"))
+    link = page.locator("#floor-rack-feeds a").first
+    expect(link).to_be_visible()
+    element = link.inner_text()
+    page.evaluate("window.stillThisPage = true")  # a full page load would drop it
+    link.click()
+    expect(page.locator(".nav-link.active")).to_have_text("Power")
+    assert "/power?element=" in page.url and element.replace(" ", "+") in page.url
+    assert page.evaluate("window.stillThisPage") is True
+    assert log.errors == []

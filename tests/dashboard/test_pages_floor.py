@@ -66,3 +66,14 @@ def test_drilldown_of_one_rack(page_module, demo_hub):
     assert units[-1].className == "rack-unit cdu" and units[0].children[0].children == "slot 7"
     feeds = out[ids.Floor.RACK_FEEDS].children[1].children
     assert feeds[0].children[1].children[0].children == state.power_name[state.rack_feed_a[4]]
+
+
+def test_drilldown_outputs_send_static_parts_as_html(page_module, demo_hub):
+    floor = page_module("floor")
+    state = demo_hub.state
+    title, summary, parts, history = floor.drilldown_outputs(demo_hub, 4)
+    assert title == f"Rack {state.rack_name[4]}" and "GPUs" in summary
+    assert set(parts) == set(floor.STATIC_PARTS)
+    assert parts[ids.Floor.RACK_GPU_TEMP].count("<td") == int((state.gpu_rack == 4).sum())
+    assert f'data-dash-link href="/power?element={state.power_name[state.rack_feed_a[4]]}"' in parts[ids.Floor.RACK_FEEDS]
+    assert history.layout.height
