@@ -21,12 +21,13 @@ from ingest.live import LiveHub
 from ingest.pollers import SourceSpecError, make_poller
 from ingest.scheduler import LeaderLock, acquire_leader, build_scheduler
 from ingest.store.db import open_database, resolve_db_url
+from ingest.store.siteversions import record_site_version
 from ingest.store.models import utcnow
 from ingest.synthetic import SyntheticSource
 from twin.catalogue import DATA_DIR
 from twin.engine import PlacedJob
 from twin.jobfile import load_job
-from twin.site import load_site
+from twin.site import load_site, site_path
 from twin.sitejob import contiguous_placement
 from twin.state import SiteState
 
@@ -83,6 +84,8 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
     """
     state = load_site(site)
     engine = open_database(db_url)
+    version = record_site_version(engine, state.name, site_path(site).read_text(encoding="utf-8"))
+    log.info("site %s version %d", state.name, version.version)
     start = start or utcnow().replace(microsecond=0)
     try:
         inventory = Inventory.from_site(state)
