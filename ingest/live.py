@@ -98,7 +98,7 @@ class LiveHub:
         first_gpu = np.searchsorted(state.gpu_rack, np.arange(state.n_racks))
         self._rack_block = first_gpu // GPU_BLOCK
         start = start or (synthetic.start if synthetic else utcnow())
-        self.twin = TwinEngine(state, start=start)
+        self.twin = TwinEngine(state, start=start, settle=False)  # settled on the first step's readings
         self.buffer = ReadingsBuffer(state)
         self.store = FrameStore(db, state.name, site_layouts(state))
         self.tracker = AlertTracker(db, state.name)
@@ -130,7 +130,10 @@ class LiveHub:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = now_s
         t1 = time.perf_counter()
-        snap = self.twin.tick(dt_s, self._inputs(ts, now_s))
+        inputs = self._inputs(ts, now_s)
+        if self._latest is None:
+            self.twin.settle(inputs)
+        snap = self.twin.tick(dt_s, inputs)
         snap = self._overlay(snap, now_s)
         snap.jobs = self._evaluate_jobs(ts, snap)
         t2 = time.perf_counter()

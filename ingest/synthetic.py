@@ -53,7 +53,7 @@ class SyntheticSource:
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
-        self.plant = TwinEngine(self.state, start=self.start)
+        self.plant = TwinEngine(self.state, start=self.start, settle=False)  # settled on the first step
         self.in_job = np.ones(self.state.n_gpus, dtype=bool)
         if self.job_gpu_ids is not None:
             self.in_job[:] = False
@@ -133,6 +133,8 @@ class SyntheticSource:
         """Advance the plant to ``ts`` and write what its sensors read into ``buffer``."""
         t_s = (ts - self.start).total_seconds()
         inputs = self.plant_inputs(t_s, ts)
+        if self.last_truth is None:
+            self.plant.settle(inputs)
         truth = self.plant.tick(dt_s, inputs)
         self.last_truth = truth
         self.observe(truth, t_s, ts.timestamp(), buffer)

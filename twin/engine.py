@@ -208,10 +208,15 @@ class TwinEngine:
         self.prev_cdu_heat_kw = self.cdu_rated_kw * 0.5
         self.prev_plant_heat_kw = np.zeros(len(state.plant_name))
         self.detail: TickDetail | None = None
-        if settle:  # two long ticks reach the nominal steady state (exact exponential step)
-            self.tick(3600.0, TickInputs(ts=start))
-            self.tick(3600.0, TickInputs(ts=start))
-            self.battery_soc_frac = np.where(state.source_kind == _BATTERY, 1.0, np.nan)  # settling is not time
+        if settle:
+            self.settle(TickInputs(ts=start))
+
+    def settle(self, inputs: TickInputs) -> Snapshot:
+        """Reach the steady state under ``inputs`` (two long exact steps); batteries stay full."""
+        for _ in range(2):
+            snap = self.tick(3600.0, inputs)
+        self.battery_soc_frac = np.where(self.state.source_kind == _BATTERY, 1.0, np.nan)  # settling is not time
+        return snap
 
     # --- construction -----------------------------------------------------------------
     def _precompute_gpu(self, s: SiteState) -> None:
