@@ -67,3 +67,21 @@ def render_mode(rendered: dict | None, ts_iso: str, selection: dict) -> str:
     if rendered is None or rendered.get("selection") != selection:
         return "full"
     return "skip" if rendered.get("ts") == ts_iso else "patch"
+
+
+def live_render(hub, rendered: dict | None, selection: dict | None):
+    """``(snapshot, selection, full)`` for a page's live callback, or PreventUpdate when nothing is new.
+
+    ``full`` is True when the figures must be rebuilt (new selection, nothing on screen)
+    and False when only the data changed (see :func:`render_mode`).
+    """
+    from dash.exceptions import PreventUpdate
+
+    snap = hub.latest()
+    if snap is None:
+        raise PreventUpdate
+    selection = selection or {}
+    mode = render_mode(rendered, snap.ts.isoformat(), selection)
+    if mode == "skip":
+        raise PreventUpdate
+    return snap, selection, mode == "full"

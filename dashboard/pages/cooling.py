@@ -17,7 +17,7 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, render_mode
+from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
 from dashboard.hub_context import current_hub
 from dashboard.tick_detail import tick_detail
@@ -216,15 +216,8 @@ def select_loop(value, clicks, selection):
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures (a new flow graph)."""
     hub = current_hub()
-    snap = hub.latest()
-    if snap is None:
-        raise PreventUpdate
-    selection = selection or {}
+    snap, selection, full = live_render(hub, rendered, selection)
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    mode = render_mode(rendered, now["ts"], selection)
-    if mode == "skip":
-        raise PreventUpdate
-    full = mode == "full"
     loop = name_index(hub.state.loop_name, selection.get("loop"))
     flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub))
     shown = ctx.outputs_list[1]  # the flow graph(s) on screen now

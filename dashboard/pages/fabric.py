@@ -18,7 +18,7 @@ from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, render_mode
+from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import fabric as figs
 from dashboard.hub_context import current_hub
 from twin.snapshot import Snapshot
@@ -173,15 +173,8 @@ def select(click, tier, selection):
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
     hub = current_hub()
-    snap = hub.latest()
-    if snap is None:
-        raise PreventUpdate
-    selection = selection or {}
+    snap, selection, full = live_render(hub, rendered, selection)
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    mode = render_mode(rendered, now["ts"], selection)
-    if mode == "skip":
-        raise PreventUpdate
-    full = mode == "full"
     switch = name_index(hub.state.switch_name, selection.get("switch"))
     tier = TIERS.get(selection.get("tier"), TIER_LEAF)
     matrix, detail, table, hist, cards = fabric_view(hub.state, snap, tier, switch, full=full)

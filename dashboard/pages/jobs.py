@@ -17,7 +17,7 @@ from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, render_mode
+from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import jobs as figs
 from dashboard.hub_context import current_hub
 from twin.snapshot import JobStatus, Snapshot
@@ -180,14 +180,7 @@ def select(job_name, click, selection):
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
     hub = current_hub()
-    snap = hub.latest()
-    if snap is None:
-        raise PreventUpdate
-    selection = selection or {}
-    mode = render_mode(rendered, snap.ts.isoformat(), selection)
-    if mode == "skip":
-        raise PreventUpdate
-    full = mode == "full"
+    snap, selection, full = live_render(hub, rendered, selection)
     rack = name_index(hub.state.rack_name, selection.get("rack"))
     *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
                             shown_placement=(rendered or {}).get("placement"))

@@ -17,7 +17,7 @@ from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, render_mode
+from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
 from dashboard.hub_context import current_hub
 from dashboard.tick_detail import tick_detail
@@ -203,15 +203,8 @@ def select(click, metric, _reset, selection):
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures."""
     hub = current_hub()
-    snap = hub.latest()
-    if snap is None:
-        raise PreventUpdate
-    selection = selection or {}
+    snap, selection, full = live_render(hub, rendered, selection)
     now = {"ts": snap.ts.isoformat(), "selection": selection}
-    mode = render_mode(rendered, now["ts"], selection)
-    if mode == "skip":
-        raise PreventUpdate
-    full = mode == "full"
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
     views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub), trend=_trend(hub))
