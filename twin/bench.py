@@ -19,7 +19,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "ingest.benchmarks",
     "ingest.benchmarks_live",
     "dashboard.benchmarks",
-    "dashboard.benchmarks_d2",
+    "dashboard.benchmarks_pages",
 )
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}

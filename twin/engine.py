@@ -56,7 +56,7 @@ _BATTERY = SOURCE_KINDS.index("battery")
 
 @dataclass
 class PlacedJob:
-    """A training job (helper B's :class:`twin.jobfile.JobSpec`) on site GPUs."""
+    """A training job (:class:`twin.jobfile.JobSpec`) on site GPUs."""
 
     spec: object
     gpu_ids: np.ndarray
@@ -716,7 +716,7 @@ class TwinEngine:
     def _phase_jobs(self, inp: TickInputs, r: dict) -> None:
         statuses: list[JobStatus] = []
         if inp.jobs:
-            from twin import sitejob  # helper B's module; imported only when jobs are placed
+            from twin import sitejob  # imported only when jobs are placed
 
             for job in inp.jobs:
                 res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, r["clock"], r["link_up"])

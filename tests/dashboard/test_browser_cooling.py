@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.dashboard.colossus_app_d2 import colossus_app, freshen  # noqa: F401
+from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 
 pytestmark = pytest.mark.browser
 

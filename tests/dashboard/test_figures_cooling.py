@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 from dashboard import theme
 from dashboard.figures import cooling
@@ -14,14 +14,14 @@ from dashboard.figures import cooling
 
 @pytest.fixture(scope="module")
 def demo():
-    state = snapshots_d2.site("demo")
-    return state, snapshots_d2.snapshot(state, seed=3)
+    state = page_snapshots.site("demo")
+    return state, page_snapshots.snapshot(state, seed=3)
 
 
 @pytest.fixture(scope="module")
 def colossus():
-    state = snapshots_d2.site("colossus")
-    return state, snapshots_d2.snapshot(state, seed=4)
+    state = page_snapshots.site("colossus")
+    return state, page_snapshots.snapshot(state, seed=4)
 
 
 def test_site_flow_conserves_heat_from_cdus_to_loops(colossus):
@@ -72,7 +72,7 @@ def test_small_loop_drill_down_shows_each_cdu(demo):
 
 def test_flow_figure_survives_unknown_readings(demo):
     state, snap = demo
-    broken = snapshots_d2.snapshot(state, seed=3)
+    broken = page_snapshots.snapshot(state, seed=3)
     broken.cdu_heat_kw[:3] = np.nan
     broken.cdu_supply_temp_c[:] = np.nan
     fig = cooling.cooling_flow_figure(state, broken)
@@ -84,7 +84,7 @@ def test_flow_figure_survives_unknown_readings(demo):
 
 def test_use_histogram_counts_and_marks_overload(demo):
     state, snap = demo
-    over = snapshots_d2.snapshot(state, seed=3)
+    over = page_snapshots.snapshot(state, seed=3)
     over.cdu_heat_kw[0] = over.cdu_capacity_kw[0] * 1.1
     fig = cooling.cdu_use_histogram(state, over)
     bar = fig.data[0]

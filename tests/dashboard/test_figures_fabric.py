@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 from dashboard.figures import fabric
 from twin.state import TIER_LEAF, TIER_SPINE
@@ -12,18 +12,18 @@ from twin.state import TIER_LEAF, TIER_SPINE
 
 @pytest.fixture(scope="module")
 def demo():
-    state = snapshots_d2.site("demo")
-    return state, snapshots_d2.snapshot(state, seed=7)
+    state = page_snapshots.site("demo")
+    return state, page_snapshots.snapshot(state, seed=7)
 
 
 @pytest.fixture(scope="module")
 def colossus():
-    state = snapshots_d2.site("colossus")
-    return state, snapshots_d2.snapshot(state, seed=8)
+    state = page_snapshots.site("colossus")
+    return state, page_snapshots.snapshot(state, seed=8)
 
 
 def _with_links(state, snap, up, util):
-    snap2 = snapshots_d2.snapshot(state, seed=7)
+    snap2 = page_snapshots.snapshot(state, seed=7)
     snap2.link_up, snap2.link_util_frac = up, util
     return snap2
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 from dashboard.figures import jobs
 
 
 @pytest.fixture(scope="module")
 def demo():
-    state = snapshots_d2.site("demo")
-    return state, snapshots_d2.snapshot(state, seed=9)
+    state = page_snapshots.site("demo")
+    return state, page_snapshots.snapshot(state, seed=9)
 
 
 @pytest.fixture(scope="module")
 def engine_demo():
-    return snapshots_d2.engine_snapshot("demo")
+    return page_snapshots.engine_snapshot("demo")
 
 
 def test_breakdown_stacks_to_step_time(engine_demo):
@@ -60,7 +60,7 @@ def test_placement_key_follows_gpus(demo):
     state, snap = demo
     job = snap.jobs[0]
     key = jobs.placement_key(state, job)
-    moved = snapshots_d2.snapshot(state, seed=9, job_gpu_frac=0.5).jobs[0]
+    moved = page_snapshots.snapshot(state, seed=9, job_gpu_frac=0.5).jobs[0]
     assert jobs.placement_key(state, job) == key
     assert jobs.placement_key(state, moved) != key
 

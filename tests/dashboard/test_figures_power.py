@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 from dashboard import theme
 from dashboard.figures import power
@@ -16,14 +16,14 @@ from twin.state import POWER_KINDS
 
 @pytest.fixture(scope="module")
 def colossus():
-    state = snapshots_d2.site("colossus")
-    return state, snapshots_d2.snapshot(state, seed=5)
+    state = page_snapshots.site("colossus")
+    return state, page_snapshots.snapshot(state, seed=5)
 
 
 @pytest.fixture(scope="module")
 def demo():
-    state = snapshots_d2.site("demo")
-    return state, snapshots_d2.snapshot(state, seed=6)
+    state = page_snapshots.site("demo")
+    return state, page_snapshots.snapshot(state, seed=6)
 
 
 def _element_nodes(nodes):
@@ -73,7 +73,7 @@ def test_click_keys_map_back_to_elements():
 
 def test_tree_figure_marks_overload_critical(demo):
     state, snap = demo
-    hot = snapshots_d2.snapshot(state, seed=6)
+    hot = page_snapshots.snapshot(state, seed=6)
     hot.power_n1_load_frac[:] = 0.5
     e = int(np.flatnonzero(state.power_parent < 0)[0])
     hot.power_n1_load_frac[e] = 1.3
@@ -97,7 +97,7 @@ def test_generation_limits_by_hand(demo):
     tdp = float(state.gpu_specs[0].tdp_w)
     base_share = float(state.node_base_power_w[0]) / 8
     live = snap.gpu_state != 2
-    snap2 = snapshots_d2.snapshot(state, seed=6)
+    snap2 = page_snapshots.snapshot(state, seed=6)
     snap2.pue_ratio = 1.25
     k = 100
     snap2.generation_capacity_mw = k * (tdp + base_share) * 1.25 / 1e6 + state.site_overhead_mw + 1e-9
@@ -113,7 +113,7 @@ def test_generation_limits_by_hand(demo):
 
 def test_follow_capability_fallback_by_hand(demo):
     state, snap = demo
-    snap2 = snapshots_d2.snapshot(state, seed=6)
+    snap2 = page_snapshots.snapshot(state, seed=6)
     job = snap2.jobs[0]
     job.breakdown_s = {"compute": 1.5, "dp_comm": 0.5}
     job.step_time_s = 2.0
@@ -130,7 +130,7 @@ def test_follow_capability_fallback_by_hand(demo):
 def test_swing_bar_turns_critical_when_supply_cannot_follow(demo):
     state, snap = demo
     detail = SimpleNamespace(swing=SimpleNamespace(followable_mw=1.0, generation_ramp_mw_per_s=2.0))
-    snap2 = snapshots_d2.snapshot(state, seed=6)
+    snap2 = page_snapshots.snapshot(state, seed=6)
     snap2.swing_amplitude_mw, snap2.swing_ramp_mw_per_s = 0.5, 5.0
     fig = power.swing_figure(state, snap2, detail)
     swing_bars = [t for t in fig.data if list(t.y) == ["swing"]]

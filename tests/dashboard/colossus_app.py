@@ -2,7 +2,7 @@
 
 The hub serves one tick of the real twin engine on the colossus site (default job
 placed) and its tick detail; ``hub.snapshot`` can be swapped to simulate a new tick.
-Import the fixture into a test module: ``from tests.dashboard.colossus_app_d2 import colossus_app``.
+Import the fixture into a test module: ``from tests.dashboard.colossus_app import colossus_app``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 LIVE_TICK_MS = 700
 
@@ -31,7 +31,7 @@ def colossus_app(dash_app):
     from tests.dashboard.standin_hub import StandinHub
     from tests.dashboard.conftest import ServedApp
 
-    state, snap, detail = snapshots_d2.engine_snapshot("colossus")
+    state, snap, detail = page_snapshots.engine_snapshot("colossus")
     snap = replace(snap, ts=datetime.now(timezone.utc), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
     hub = StandinHub(state, snap)
     hub.detail = lambda: detail

@@ -13,7 +13,7 @@ from dash import Patch, dcc
 from dashboard import ids
 from dashboard.deep_link import name_index, query_string
 from dashboard.figure_patch import figure_patch, render_mode
-from tests.dashboard import snapshots_d2
+from tests.dashboard import page_snapshots
 
 
 def _find(component, component_id):
@@ -35,8 +35,8 @@ def _json_bytes(value) -> int:
 
 @pytest.fixture(scope="module")
 def colossus():
-    state = snapshots_d2.site("colossus")
-    return state, snapshots_d2.snapshot(state, seed=11)
+    state = page_snapshots.site("colossus")
+    return state, page_snapshots.snapshot(state, seed=11)
 
 
 @pytest.fixture()
@@ -104,7 +104,7 @@ def test_cooling_layout_restores_loop_from_url(in_app, page_module):
 
 def test_cooling_uses_twin_failure_scenarios(page_module):
     cooling = page_module("cooling")
-    state, snap, detail = snapshots_d2.engine_snapshot("demo")
+    state, snap, detail = page_snapshots.engine_snapshot("demo")
     scenarios = cooling.throttle_scenarios(snap, detail)
     assert list(scenarios) == [label for _, label in cooling.SCENARIOS]
     assert list(cooling.throttle_scenarios(snap)) == ["loss of one CDU pump"]
@@ -151,8 +151,8 @@ def test_jobs_layout_falls_back_to_the_largest_job(in_app, page_module):
 
 def test_jobs_view_without_jobs(page_module):
     jobs = page_module("jobs")
-    state = snapshots_d2.site("demo")
-    snap = snapshots_d2.snapshot(state)
+    state = page_snapshots.site("demo")
+    snap = page_snapshots.snapshot(state)
     snap.jobs = []
     placement, breakdown, table, cards, key = jobs.jobs_view(state, snap, None, None)
     assert placement == {} and key is None

@@ -75,7 +75,7 @@ def page_cases(hub, pages: dict) -> dict:
     }
 
 
-@benchmark("dashboard_pages_d2")
+@benchmark("dashboard_pages")
 def dashboard_pages_benchmark(site: str = "colossus") -> dict:
     """Server time (ms) and size (KB) of the four pages' renders, live patches and drill-downs."""
     from dashboard.app import create_app
