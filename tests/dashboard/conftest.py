@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from werkzeug.serving import make_server
 
 # tests/ is on sys.path (rootdir conftest), where tests/dashboard would shadow the real
@@ -124,6 +125,12 @@ class ConsoleLog:
             self.errors.append(f"request failed: {request.url} ({request.failure})")
 
 
+# Waits (expect, locators, navigation) allow for a loaded 2-core machine: a colossus page
+# renders in about 1 s there when idle, several seconds when other work competes.
+BROWSER_TIMEOUT_MS = 20_000
+expect.set_options(timeout=BROWSER_TIMEOUT_MS)
+
+
 @pytest.fixture()
 def new_page(browser):
     """Factory: ``new_page("1366x768") -> (page, console_log)``; pages close after the test."""
@@ -132,6 +139,7 @@ def new_page(browser):
     def make(viewport: str = "1366x768"):
         width, height = VIEWPORTS[viewport]
         context = browser.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(BROWSER_TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()
         return page, ConsoleLog(page)
