@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
@@ -45,7 +46,7 @@ class Poller:
 
     name: str
     interval_s: float
-    poll: callable
+    poll: Callable[[ReadingsBuffer], bool]
     last_ok_s: float = float("-inf")
     failures: int = 0
     stale_logged: bool = False
@@ -186,8 +187,7 @@ class LiveHub:
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
         xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
         down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
-        rack_max = np.full(self.state.n_racks, -np.inf)
-        np.maximum.at(rack_max, self.state.gpu_rack, np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
+        rack_max = self.twin.by_rack.max(np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
         return replace(
             snap,
             gpu_temp_c=gpu_temp,

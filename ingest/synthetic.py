@@ -61,8 +61,6 @@ class SyntheticSource:
         node_busy = np.bincount(self.state.gpu_node, weights=self.in_job, minlength=self.state.n_nodes) > 0
         self.nodes_off = ~node_busy if self.power_off_idle_nodes and not node_busy.all() else None
         self.jitter_frac = self.rng.uniform(0.0, 0.03, self.state.n_gpus)
-        self._base_r_die = self.plant.r_die
-        self._base_uniform = self.plant.uniform_gpus
         self.last_truth: Snapshot | None = None
 
     # ------------------------------------------------------------------ faults
@@ -77,7 +75,7 @@ class SyntheticSource:
         pumps = s.cdu_spec_array("pumps").copy()
         loop_supply = np.full(len(s.loop_name), np.nan)
         failed_power, failed_sources, failed_links = [], [], []
-        r_die = None
+        r_th_factor = None
         for f in self.faults:
             if not f.active(t_s):
                 continue
@@ -105,24 +103,13 @@ class SyntheticSource:
                 util[f.entity_id] = 0.0
             elif f.kind == "tim":
                 growth = 1.0 + (f.value if f.value is not None else 0.5) * since / 3600.0
-                if r_die is None:
-                    r_die = np.broadcast_to(np.asarray(self._base_r_die, dtype=np.float64), (s.n_gpus,)).copy()
-                r_die[s.gpu_rack == f.entity_id] *= growth
-        self._degrade_interfaces(r_die)
+                if r_th_factor is None:
+                    r_th_factor = np.ones(s.n_gpus)
+                r_th_factor[s.gpu_rack == f.entity_id] *= growth
         return TickInputs(ts=ts, gpu_util_frac=util, nodes_off=self.nodes_off, cdu_pumps_running=pumps,
                           loop_supply_temp_c=loop_supply,
-                          failed_power=failed_power, failed_sources=failed_sources,
+                          gpu_r_th_factor=r_th_factor, failed_power=failed_power, failed_sources=failed_sources,
                           failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)))
-
-    def _degrade_interfaces(self, r_die: np.ndarray | None) -> None:
-        """Give the plant degraded die-to-coolant resistances (None: back to the catalogue's)."""
-        plant = self.plant
-        if r_die is None:
-            plant.r_die, plant.uniform_gpus = self._base_r_die, self._base_uniform
-        else:
-            plant.r_die, plant.uniform_gpus = r_die, False
-        plant.rack_r_die = plant.by_rack.max(np.broadcast_to(np.asarray(plant.r_die, dtype=np.float64),
-                                                             (self.state.n_gpus,)))
 
     def active_xids(self, t_s: float) -> dict[int, int]:
         """GPU id → XID code of the XID faults active at ``t_s``."""

@@ -80,6 +80,8 @@ class TickInputs:
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
     node_psus_failed: np.ndarray | None = None  # int per node
     nodes_off: np.ndarray | None = None  # bool per node: powered off by the operator (not a fault)
+    gpu_r_th_factor: np.ndarray | None = None  # per-GPU multiplier of the die-to-coolant resistance
+    #                                            (a degrading thermal interface), default 1
     failed_power: np.ndarray | list[int] = field(default_factory=list)  # power element ids
     failed_sources: np.ndarray | list[int] = field(default_factory=list)  # source ids
     failed_links: np.ndarray | list[int] = field(default_factory=list)  # link ids
@@ -439,18 +441,25 @@ class TwinEngine:
         ex = self.by_cdu.expand
         no_flow_cdu = ~np.isfinite(r["r_cal_cdu"])
         r_cal_cdu = np.where(no_flow_cdu, 0.0, r["r_cal_cdu"])
-        if self.uniform_gpus:  # per-CDU quantities, expanded to GPUs
-            r_tot_cdu = self.r_die + r_cal_cdu
-            p_lim_cdu = thermal.sw_thermal_power_limit_w(r["cdu_supply"], self.r_die, self.r_hbm, r_cal_cdu,
+        r_die = self.r_die
+        if inp.gpu_r_th_factor is not None:
+            factor = np.asarray(inp.gpu_r_th_factor, dtype=np.float64)
+            if factor.shape != (n,) or not (factor > 0).all():
+                raise ValueError(f"gpu_r_th_factor: expected {n} positive factors")
+            r_die = self.r_die * factor
+        r["rack_r_die"] = self.rack_r_die if r_die is self.r_die else self.by_rack.max(r_die)
+        if self.uniform_gpus and r_die is self.r_die:  # per-CDU quantities, expanded to GPUs
+            r_tot_cdu = r_die + r_cal_cdu
+            p_lim_cdu = thermal.sw_thermal_power_limit_w(r["cdu_supply"], r_die, self.r_hbm, r_cal_cdu,
                                                          self.max_op_c, self.hbm_max_c)
             decay_cdu = thermal.decay_frac(self.heat_cap * r_tot_cdu, dt_s)
             r_tot, p_lim, decay = ex(r_tot_cdu), ex(np.where(no_flow_cdu, np.inf, p_lim_cdu)), ex(decay_cdu)
             supply, r_cal = ex(r["cdu_supply"]), ex(r_cal_cdu)
         else:
             supply, r_cal = ex(r["cdu_supply"]), ex(r_cal_cdu)
-            r_tot = self.r_die + r_cal
+            r_tot = r_die + r_cal
             p_lim = np.where(ex(no_flow_cdu), np.inf, thermal.sw_thermal_power_limit_w(
-                supply, self.r_die, self.r_hbm, r_cal, self.max_op_c, self.hbm_max_c))
+                supply, r_die, self.r_hbm, r_cal, self.max_op_c, self.hbm_max_c))
             decay = thermal.decay_frac(self.heat_cap * r_tot, dt_s)
         temp = self.gpu_temp_c
         demand, limit, util, brake = r["demand"], r["limit"], r["util"], r["brake"]
@@ -656,7 +665,7 @@ class TwinEngine:
         limits = (self.rack_max_op_c, self.rack_slowdown_c, self.rack_shutdown_c)
         out = {}
         out["pump_loss_throttle_s"], out["pump_loss_shutdown_s"] = failures.pump_loss(
-            *args, supply, self.rack_r_die, r_cal, self.rack_heat_cap, cp, rho, r["pumps"][rack_cdu],
+            *args, supply, r["rack_r_die"], r_cal, self.rack_heat_cap, cp, rho, r["pumps"][rack_cdu],
             self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_cap, cp, rho, *limits)
@@ -669,7 +678,7 @@ class TwinEngine:
             np.min(self.shutdown_c))
         out["facility_loss_throttle_s"], out["facility_loss_shutdown_s"] = cdu_thr[rack_cdu], cdu_shut[rack_cdu]
         out["excursion_throttle_s"], out["excursion_shutdown_s"] = failures.supply_excursion(
-            rack_temp, rack_p, self.rack_idle_w, supply, inp.supply_excursion_k, self.rack_r_die + r_cal,
+            rack_temp, rack_p, self.rack_idle_w, supply, inp.supply_excursion_k, r["rack_r_die"] + r_cal,
             self.rack_heat_cap, self.rack_max_op_c, self.rack_shutdown_c)
         dark = r["dark_rack"]
         if dark.any():

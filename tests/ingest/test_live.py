@@ -146,3 +146,11 @@ def test_frames_are_recorded_at_their_cadence_and_pruned_after_retention(db):
     assert hub.prune() > 0  # the frames older than 8 s − 5 s
     ts, _ = hub.store.read_window("gpu", np.arange(4), T0, T0 + timedelta(seconds=60))
     assert [int((t - ts[0]) / np.timedelta64(1, "s")) for t in ts] == [0, 2, 4]
+
+
+def test_a_degrading_interface_shows_as_measured_above_predicted(db):
+    hub = build_hub("demo", db, start=T0, faults=("tim:H1-R01-K03=60",))  # r_th doubles in 60 s
+    run(hub, 90)
+    rack = hub.state.gpu_rack == 2
+    residual = hub.latest().gpu_temp_c - hub.predicted_gpu_temp_c
+    assert residual[rack].mean() > 5 and abs(residual[~rack].mean()) < 1

@@ -218,3 +218,19 @@ def test_nodes_powered_off_draw_nothing_and_are_not_faults():
     assert snap.it_power_mw == pytest.approx(on.it_power_mw / 2, rel=0.02)
     with pytest.raises(ValueError, match="nodes_off: expected shape"):
         engine.tick(1.0, TickInputs(nodes_off=off[:5]))
+
+
+def test_a_degraded_thermal_interface_heats_only_its_gpus():
+    from twin.site import load_site
+
+    demo = load_site("demo")
+    engine = TwinEngine(demo)
+    base = engine.tick(3600.0)
+    factor = np.ones(demo.n_gpus)
+    factor[demo.gpu_rack == 3] = 2.0
+    worse = engine.tick(3600.0, TickInputs(gpu_r_th_factor=factor))
+    rise = worse.gpu_temp_c - base.gpu_temp_c
+    assert (rise[demo.gpu_rack == 3] > 10).all() and np.allclose(rise[demo.gpu_rack != 3], 0, atol=0.5)
+    assert worse.rack_time_to_throttle_s[3] <= base.rack_time_to_throttle_s[3]
+    with pytest.raises(ValueError, match="gpu_r_th_factor"):
+        engine.tick(1.0, TickInputs(gpu_r_th_factor=-factor))
