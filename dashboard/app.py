@@ -47,7 +47,7 @@ def _adopt_page_callbacks(app: dash.Dash) -> None:
 
 
 def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
-    """A Dash app showing ``hub`` (a :class:`ingest.live.LiveHub` or a stand-in).
+    """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
 
     ``tick_ms`` is the live-update period (≤ 2000 ms).
     """

@@ -93,7 +93,7 @@ def full_trend_overview_bytes(hub) -> int:
     from datetime import timedelta
 
     from dashboard.pages import overview
-    from ingest.trend import TrendBuffer
+    from ingest.live.trend import TrendBuffer
 
     snap = hub.latest()
     full = TrendBuffer()
@@ -176,7 +176,7 @@ def browser_figures(app, state) -> dict:
 def dashboard_benchmark() -> dict:
     """Live-update cost and render times of the dashboard on the colossus site (see module docstring)."""
     from dashboard.app import create_app
-    from ingest.runtime import start_hub
+    from ingest.live.runtime import start_hub
 
     with tempfile.TemporaryDirectory() as tmp:
         runtime = start_hub(SITE, f"sqlite:///{Path(tmp) / 'bench.db'}", ("synthetic",))

@@ -79,7 +79,7 @@ def page_cases(hub, pages: dict) -> dict:
 def dashboard_pages_benchmark(site: str = "colossus") -> dict:
     """Server time (ms) and size (KB) of the four pages' renders, live patches and drill-downs."""
     from dashboard.app import create_app
-    from ingest.runtime import build_hub
+    from ingest.live.runtime import build_hub
 
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
         hub = build_hub(site, f"sqlite:///{Path(tmp) / 'pages.db'}", start=T0, seed=1, record=False)

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def serve(args: argparse.Namespace) -> int:
     """Start the hub, build the app and serve until interrupted."""
     from dashboard.app import create_app
-    from ingest.runtime import start_hub
+    from ingest.live.runtime import start_hub
 
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")

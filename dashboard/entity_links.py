@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from twin.state import SiteState
+from twin.site.tables import SiteTables
 
 
 def _name(names: list[str], entity_id, fallback: str | None) -> str | None:
@@ -20,7 +20,7 @@ def _name(names: list[str], entity_id, fallback: str | None) -> str | None:
     return names[index] if 0 <= index < len(names) else fallback
 
 
-def entity_href(state: SiteState, kind: str, entity_id=None, name: str | None = None) -> str | None:
+def entity_href(state: SiteTables, kind: str, entity_id=None, name: str | None = None) -> str | None:
     """The page URL showing entity ``kind``/``entity_id`` (``name`` as fallback), or None."""
     kind = (kind or "").lower()
     if kind == "rack":

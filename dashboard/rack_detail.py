@@ -1,6 +1,6 @@
 """Everything the floor's rack drill-down shows about one rack, as plain data.
 
-Pure functions of (:class:`SiteState`, :class:`Snapshot`, rack id): per-GPU grids
+Pure functions of (:class:`SiteTables`, :class:`Snapshot`, rack id): per-GPU grids
 (node × GPU index) of temperature, power and clock, XID and health lists, the rack's
 CDU, its power feeds up to the switchgear, and its fabric leaf switches with uplinks.
 """
@@ -11,13 +11,13 @@ import math
 
 import numpy as np
 
-from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
-from twin.state import POWER_KINDS, TIER_LEAF, SiteState
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
+from twin.site.tables import POWER_KINDS, TIER_LEAF, SiteTables
 
 GPU_STATE_NAMES = {0: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
-def rack_index(state: SiteState, name: str | None) -> int | None:
+def rack_index(state: SiteTables, name: str | None) -> int | None:
     """Dense id of the rack called ``name`` (None when absent or unknown)."""
     if not name:
         return None
@@ -27,7 +27,7 @@ def rack_index(state: SiteState, name: str | None) -> int | None:
         return None
 
 
-def rack_gpus(state: SiteState, rack: int) -> tuple[np.ndarray, np.ndarray]:
+def rack_gpus(state: SiteTables, rack: int) -> tuple[np.ndarray, np.ndarray]:
     """(nodes of the rack by slot, GPU ids of the rack)."""
     nodes = np.flatnonzero(state.node_rack == rack)
     nodes = nodes[np.argsort(state.node_slot[nodes], kind="stable")]
@@ -35,7 +35,7 @@ def rack_gpus(state: SiteState, rack: int) -> tuple[np.ndarray, np.ndarray]:
     return nodes, gpus
 
 
-def gpu_grid(state: SiteState, nodes: np.ndarray, gpus: np.ndarray, values: np.ndarray) -> np.ndarray:
+def gpu_grid(state: SiteTables, nodes: np.ndarray, gpus: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``values`` of the rack's GPUs as a (node, GPU index) matrix; NaN where no GPU."""
     width = int(state.gpu_index[gpus].max()) + 1 if gpus.size else 1
     grid = np.full((nodes.size, width), np.nan)
@@ -45,7 +45,7 @@ def gpu_grid(state: SiteState, nodes: np.ndarray, gpus: np.ndarray, values: np.n
     return grid
 
 
-def node_rows(state: SiteState, snapshot: Snapshot, nodes: np.ndarray, gpus: np.ndarray) -> list[dict]:
+def node_rows(state: SiteTables, snapshot: Snapshot, nodes: np.ndarray, gpus: np.ndarray) -> list[dict]:
     """Per node of the rack: hostname, slot, max GPU temperature, GPU power and health counts."""
     rows = []
     for node in nodes:
@@ -64,7 +64,7 @@ def node_rows(state: SiteState, snapshot: Snapshot, nodes: np.ndarray, gpus: np.
     return rows
 
 
-def gpu_events(state: SiteState, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
+def gpu_events(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
     """GPUs of the rack that are not OK or report an XID, worst first."""
     bad = gpus[np.isin(snapshot.gpu_state[gpus], (GPU_THROTTLED, GPU_DOWN)) | (snapshot.xid_last[gpus] != 0)]
     bad = bad[np.argsort(-snapshot.gpu_state[bad], kind="stable")]
@@ -82,7 +82,7 @@ def gpu_events(state: SiteState, snapshot: Snapshot, gpus: np.ndarray) -> list[d
     ]
 
 
-def cdu_info(state: SiteState, snapshot: Snapshot, rack: int) -> dict:
+def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
     """The rack's CDU: pumps, flow, temperatures, heat and capacity, racks it serves."""
     cdu = int(state.rack_cdu[rack])
     spec = state.cdu_specs[state.cdu_spec[cdu]]
@@ -109,7 +109,7 @@ def cdu_info(state: SiteState, snapshot: Snapshot, rack: int) -> dict:
     }
 
 
-def feed_chains(state: SiteState, snapshot: Snapshot, rack: int) -> list[dict]:
+def feed_chains(state: SiteTables, snapshot: Snapshot, rack: int) -> list[dict]:
     """The rack's A and B feeds, each with its chain of elements up to the switchgear."""
     feeds = []
     for side, element in (("A", int(state.rack_feed_a[rack])), ("B", int(state.rack_feed_b[rack]))):
@@ -131,7 +131,7 @@ def feed_chains(state: SiteState, snapshot: Snapshot, rack: int) -> list[dict]:
     return feeds
 
 
-def fabric_links(state: SiteState, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
+def fabric_links(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
     """The leaf switches the rack's GPUs attach to, with their uplinks' state and load."""
     leaves = np.unique(state.gpu_leaf[gpus])
     rows = []

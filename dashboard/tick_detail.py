@@ -1,4 +1,4 @@
-"""The twin's per-tick extras (:class:`twin.engine.TickDetail`) behind the hub, when it has them.
+"""The twin's per-tick extras (:class:`twin.engine.tick.TickDetail`) behind the hub, when it has them.
 
 The Snapshot contract carries one time-to-throttle scenario and no site balance; the
 engine keeps the other failure scenarios, the supply balance and the swing report in

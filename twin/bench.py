@@ -2,25 +2,17 @@
 
 Areas register functions with :func:`benchmark`; each returns a flat dict of figures
 (units in the keys, ``*_ratio`` for comparisons against a named peer measured in the
-same run).  ``clustertwin bench --json`` runs them all.
+same run).  ``clustertwin bench --json`` runs them all.  Packages name the modules that
+register benchmarks in the ``clustertwin.benchmarks`` entry-point group.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
+from importlib.metadata import entry_points
 
-BENCH_MODULES: tuple[str, ...] = (
-    "twin.benchmarks",
-    "twin.benchmarks_site",
-    "twin.benchmarks_training",
-    "ingest.store.benchmarks",
-    "ingest.benchmarks",
-    "ingest.benchmarks_live",
-    "dashboard.benchmarks",
-    "dashboard.benchmarks_pages",
-)
+BENCH_GROUP = "clustertwin.benchmarks"
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}
 
@@ -37,8 +29,8 @@ def benchmark(name: str) -> Callable[[Callable[..., dict]], Callable[..., dict]]
 
 def registry() -> dict[str, Callable[..., dict]]:
     """All registered benchmarks, importing every area's benchmark module first."""
-    for module_name in BENCH_MODULES:
-        importlib.import_module(module_name)
+    for ep in sorted(entry_points(group=BENCH_GROUP), key=lambda ep: ep.name):
+        ep.load()
     return dict(_REGISTRY)
 
 

@@ -1,24 +1,27 @@
-"""The ``clustertwin`` command: one sub-command module per area, wired here.
+"""The ``clustertwin`` command: each package registers its own sub-commands.
 
-Each module in :data:`COMMAND_MODULES` has ``register(subparsers)`` that adds its
+Packages declare a ``register(subparsers)`` function in the ``clustertwin.commands``
+entry-point group (``[project.entry-points]`` in ``pyproject.toml``); it adds their
 sub-commands and sets ``func`` (called with the parsed args, returns an exit code).
+The twin's own commands come first, the others in entry-point name order.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
+from importlib.metadata import entry_points
 
-COMMAND_MODULES = (
-    "twin.commands_sites",
-    "twin.commands_bench",
-    "twin.commands_throughput",
-    "twin.commands_project",
-    "ingest.commands",
-    "dashboard.commands",
-)
+COMMAND_GROUP = "clustertwin.commands"
+
+
+def command_registrars() -> list:
+    """The ``register`` functions of every installed package, the twin's first."""
+    found = sorted(entry_points(group=COMMAND_GROUP), key=lambda ep: (ep.name != "twin", ep.name))
+    if not found:
+        raise RuntimeError(f"no '{COMMAND_GROUP}' entry points: install the project (pip install -e .)")
+    return [ep.load() for ep in found]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default="WARNING", help="logging level (default: WARNING)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    for register in command_registrars():
+        register(subparsers)
     return parser
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dash import html
 
 from dashboard import ids
-
-
 def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "") -> html.Div:
     """One card; the value span has the pattern id ``ids.kpi_value(page, name)`` and the status class."""
     return html.Div(

@@ -1,6 +1,6 @@
 """Cooling-page figures: the plant → loop → CDU heat-flow diagram, CDU capacity use and throttle risk.
 
-Pure functions of a :class:`~twin.state.SiteState` and a :class:`~twin.snapshot.Snapshot`.
+Pure functions of a :class:`~twin.site.tables.SiteTables` and a :class:`~twin.engine.snapshot.Snapshot`.
 Everything is aggregated server-side: the site view groups CDUs per (loop, hall); a
 loop's drill-down groups its CDUs per row once it has more than :data:`MAX_CDU_NODES`.
 """
@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 
 from dashboard import theme
 from dashboard.figures.load_scale import load_colour, load_colours, translucent
-from twin.snapshot import Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import SiteTables
 
 MAX_CDU_NODES = 40  # beyond this a loop's CDUs are shown per row
 MAX_ROW_NODES = 14  # beyond this neighbouring rows are merged so labels do not overlap
@@ -29,7 +29,7 @@ def _nan_to_zero(values: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(values), values, 0.0)
 
 
-def cdu_row(state: SiteState) -> np.ndarray:
+def cdu_row(state: SiteTables) -> np.ndarray:
     """Row of each CDU: the row of the first rack it cools (-1 if it cools none)."""
     row = np.full(state.n_cdus, -1, dtype=np.int32)
     order = np.arange(state.n_racks)[::-1]  # first rack wins: write in reverse
@@ -46,7 +46,7 @@ def _flow_weighted(temp_c: np.ndarray, flow_lpm: np.ndarray, group: np.ndarray, 
         return np.where(weight > 0, total / weight, np.nan)
 
 
-def cdu_groups(state: SiteState, loop: int | None) -> tuple[np.ndarray, list[str], list[int]]:
+def cdu_groups(state: SiteTables, loop: int | None) -> tuple[np.ndarray, list[str], list[int]]:
     """Group id per CDU (-1 = not shown), group labels and each group's loop.
 
     Site view (``loop is None``): one group per (loop, hall).  Loop view: every CDU
@@ -90,7 +90,7 @@ def _node_positions(n_plants: int, n_loops: int, n_groups: int) -> tuple[list[fl
     return x, column(n_plants) + column(n_loops) + column(n_groups)
 
 
-def cooling_flow_figure(state: SiteState, snap: Snapshot, loop: int | None = None) -> go.Figure:
+def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = None) -> go.Figure:
     """Sankey of heat (kW) from CDU groups through facility-water loops to plants.
 
     Link width is heat in kW; hover shows coolant flow (L/min) and supply → return
@@ -185,7 +185,7 @@ def cdu_use_frac(snap: Snapshot) -> np.ndarray:
     return np.where(np.isfinite(use), use, np.nan)
 
 
-def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None) -> go.Figure:
+def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None) -> go.Figure:
     """Histogram (pre-binned) of CDU capacity use in %, bars beyond 100 % in the critical colour."""
     use = cdu_use_frac(snap)
     if loop is not None:
@@ -218,7 +218,7 @@ def cdu_use_histogram(state: SiteState, snap: Snapshot, loop: int | None = None)
     return fig
 
 
-def worst_cdus(state: SiteState, snap: Snapshot, n: int = 10, loop: int | None = None) -> list[dict]:
+def worst_cdus(state: SiteTables, snap: Snapshot, n: int = 10, loop: int | None = None) -> list[dict]:
     """Rows of the ``n`` CDUs with the highest capacity use (display units, rounded)."""
     use = cdu_use_frac(snap)
     candidates = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
@@ -273,7 +273,7 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
     return fig
 
 
-def throttle_risk_rows(state: SiteState, scenarios_s: dict[str, np.ndarray], n: int = 10,
+def throttle_risk_rows(state: SiteTables, scenarios_s: dict[str, np.ndarray], n: int = 10,
                        racks: np.ndarray | None = None) -> list[dict]:
     """The ``n`` racks that throttle soonest under any scenario (time in s), with the scenario and CDU.
 

@@ -1,6 +1,6 @@
 """Fabric-page figures: switch matrices per tier, tier summary, one switch's ports, job bandwidth.
 
-Pure functions of a :class:`~twin.state.SiteState` and a :class:`~twin.snapshot.Snapshot`.
+Pure functions of a :class:`~twin.site.tables.SiteTables` and a :class:`~twin.engine.snapshot.Snapshot`.
 At colossus scale (~4,000 switches, ~200,000 links) nothing is sent per link: each
 switch's uplinks are reduced to mean utilisation and links down (``np.bincount`` over
 ``link_a``), and switches are drawn as a pods × position-in-pod matrix.
@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 from dashboard import theme
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC
-from twin.fabric import job_fabric_report
-from twin.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
-from twin.state import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteState
+from twin.physics.fabric import job_fabric_report
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
 TIER_NAMES = {TIER_LEAF: "leaf", TIER_SPINE: "spine", TIER_CORE: "core"}
 UTIL_BINS_FRAC = np.round(np.arange(0.0, 1.00001, 0.05), 2)
@@ -27,7 +27,7 @@ GPU_STATE_COLOUR = {GPU_OK: theme.STATUS_OK, GPU_THROTTLED: theme.STATUS_WARNING
 GPU_STATE_NAME = {GPU_OK: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
-def uplink_stats(state: SiteState, snap: Snapshot, downlinks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def uplink_stats(state: SiteTables, snap: Snapshot, downlinks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per switch: uplinks installed, uplinks down, mean utilisation of its up uplinks (NaN if none).
 
     ``downlinks=True`` gives the same for the links from the tier below (cores have no uplinks).
@@ -43,7 +43,7 @@ def uplink_stats(state: SiteState, snap: Snapshot, downlinks: bool = False) -> t
     return installed, installed - n_up.astype(np.int64), mean_util
 
 
-def pod_positions(state: SiteState, tier: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pod_positions(state: SiteTables, tier: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Switches of ``tier`` and their (pod, position in pod); spines use their plane.
 
     Cores (no pod) are laid out as plane × index within the plane.
@@ -61,7 +61,7 @@ def pod_positions(state: SiteState, tier: int) -> tuple[np.ndarray, np.ndarray, 
     return ids, row, np.arange(ids.size) - starts
 
 
-def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF, selected: int | None = None) -> go.Figure:
+def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEAF, selected: int | None = None) -> go.Figure:
     """Heatmap of mean uplink utilisation (%) per switch of ``tier``; crosses mark links down.
 
     Rows are pods (core groups for cores), columns the position in the pod (the plane
@@ -115,7 +115,7 @@ def switch_matrix_figure(state: SiteState, snap: Snapshot, tier: int = TIER_LEAF
     return fig
 
 
-def tier_rows(state: SiteState, snap: Snapshot) -> list[dict]:
+def tier_rows(state: SiteTables, snap: Snapshot) -> list[dict]:
     """One row per tier boundary (by the lower switch of each link): links, down, utilisation, live capacity."""
     up = np.asarray(snap.link_up, dtype=bool)
     util = snap.link_util_frac
@@ -141,7 +141,7 @@ def tier_rows(state: SiteState, snap: Snapshot) -> list[dict]:
     return rows
 
 
-def util_histogram(state: SiteState, snap: Snapshot) -> go.Figure:
+def util_histogram(state: SiteTables, snap: Snapshot) -> go.Figure:
     """Link utilisation distribution (pre-binned, %) per tier boundary, links down counted apart."""
     up = np.asarray(snap.link_up, dtype=bool)
     lower = state.switch_tier[state.link_a]
@@ -165,7 +165,7 @@ def util_histogram(state: SiteState, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Figure:
+def switch_detail_figure(state: SiteTables, snap: Snapshot, switch: int) -> go.Figure:
     """One switch: utilisation of each uplink (bars, crosses for down) and its downlinks.
 
     For a leaf the downlinks are GPU NIC ports, coloured by GPU state; for a spine or
@@ -204,7 +204,7 @@ def switch_detail_figure(state: SiteState, snap: Snapshot, switch: int) -> go.Fi
     return fig
 
 
-def _link_bars(fig: go.Figure, state: SiteState, snap: Snapshot, links: np.ndarray, far_end: str, row: int) -> None:
+def _link_bars(fig: go.Figure, state: SiteTables, snap: Snapshot, links: np.ndarray, far_end: str, row: int) -> None:
     """Bars of link utilisation (%) named by the far-end switch; down links drawn full height in the critical colour."""
     far = state.link_b[links] if far_end == "b" else state.link_a[links]
     up = np.asarray(snap.link_up, dtype=bool)[links]
@@ -222,7 +222,7 @@ def _link_bars(fig: go.Figure, state: SiteState, snap: Snapshot, links: np.ndarr
                        f"xaxis{axis}": dict(showticklabels=links.size <= 16, title_text=f"{int((~up).sum())} down (red)")})
 
 
-def job_bandwidth(state: SiteState, snap: Snapshot, job: JobStatus) -> dict:
+def job_bandwidth(state: SiteTables, snap: Snapshot, job: JobStatus) -> dict:
     """Per-GPU network bandwidth the job's rings get (Gbit/s) and what limits it.
 
     Assumption: inter-node collectives run one ring per rail (GPU index), the NCCL

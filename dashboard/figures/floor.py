@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 from dash import Patch
 from plotly.subplots import make_subplots
 
-from dashboard.rollups import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
+from dashboard.aggregates import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
 from dashboard.theme import base_layout
-from twin.state import SiteState
+from twin.site.tables import SiteTables
 
 RACK_DEPTH_M = 1.2  # drawn footprint depth when rows are far apart
 HALL_PLOT_HEIGHT_PX = 520
@@ -65,7 +65,7 @@ def _pitch(values: np.ndarray, default: float) -> float:
     return float(diffs.min()) if diffs.size else default
 
 
-def hall_grids(state: SiteState) -> list[HallGrid]:
+def hall_grids(state: SiteTables) -> list[HallGrid]:
     """One :class:`HallGrid` per hall (rack width = smallest x pitch, depth ≤ 1.2 m)."""
     grids = []
     for hall, name in enumerate(state.hall_name):
@@ -129,7 +129,7 @@ def _layout_grid(grids: list[HallGrid]) -> tuple[int, int]:
 
 
 def floor_figure(
-    state: SiteState,
+    state: SiteTables,
     grids: list[HallGrid],
     metrics: dict[str, np.ndarray],
     metric_key: str,

@@ -1,7 +1,7 @@
 """Jobs-page figures: where a job runs on the floor, its step-time breakdown, bottleneck racks.
 
-Pure functions of a :class:`~twin.state.SiteState`, a :class:`~twin.snapshot.Snapshot`
-and one of its :class:`~twin.snapshot.JobStatus`.  The floor map is one marker per rack
+Pure functions of a :class:`~twin.site.tables.SiteTables`, a :class:`~twin.engine.snapshot.Snapshot`
+and one of its :class:`~twin.engine.snapshot.JobStatus`.  The floor map is one marker per rack
 (1,568 at colossus scale), coloured by how many of the rack's GPUs the job uses.
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard import theme
-from twin.snapshot import JobStatus, Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import JobStatus, Snapshot
+from twin.site.tables import SiteTables
 
 # Display order and colour of step-time components; unknown keys follow in their own order.
 BREAKDOWN_ORDER = ("compute", "tp", "cp", "ep", "pp", "dp", "exposed_comm", "bubble", "throttle", "straggler")
@@ -70,18 +70,18 @@ def breakdown_figure(jobs: list[JobStatus]) -> go.Figure:
     return fig
 
 
-def job_rack_gpus(state: SiteState, job: JobStatus) -> np.ndarray:
+def job_rack_gpus(state: SiteTables, job: JobStatus) -> np.ndarray:
     """Number of the job's GPUs in each rack."""
     return np.bincount(state.gpu_rack[np.asarray(job.gpu_ids, dtype=np.int64)], minlength=state.n_racks)
 
 
-def placement_key(state: SiteState, job: JobStatus) -> str:
+def placement_key(state: SiteTables, job: JobStatus) -> str:
     """Fingerprint of where the job runs: equal keys mean the same racks and GPU counts."""
     per_rack = job_rack_gpus(state, job)
     return f"{job.name}:{hash(per_rack.tobytes()) & 0xFFFFFFFF:08x}"
 
 
-def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_rack: int | None = None) -> go.Figure:
+def placement_figure(state: SiteTables, snap: Snapshot, job: JobStatus, selected_rack: int | None = None) -> go.Figure:
     """Floor map (m): racks of the job coloured by its GPU count, bottleneck racks ringed.
 
     Racks without the job are drawn dim.  ``customdata`` is the rack id for click-through.
@@ -135,7 +135,7 @@ def placement_figure(state: SiteState, snap: Snapshot, job: JobStatus, selected_
     return fig
 
 
-def bottleneck_rows(state: SiteState, snap: Snapshot, job: JobStatus) -> list[dict]:
+def bottleneck_rows(state: SiteTables, snap: Snapshot, job: JobStatus) -> list[dict]:
     """The job's bottleneck racks: GPUs in the job, slowest GPU factor, hottest GPU (°C)."""
     ids = np.asarray(job.gpu_ids, dtype=np.int64)
     rows = []

@@ -1,6 +1,6 @@
 """Power-page figures: the one-line diagram, load and N-1 headroom, generation and swing.
 
-Pure functions of a :class:`~twin.state.SiteState` and a :class:`~twin.snapshot.Snapshot`.
+Pure functions of a :class:`~twin.site.tables.SiteTables` and a :class:`~twin.engine.snapshot.Snapshot`.
 The one-line diagram stays readable at any scale: busways are always grouped per UPS
 in the site view, and any column with more than :data:`MAX_NODES_PER_COLUMN` elements
 is grouped per parent.  Focusing on an element shows its path and full subtree.
@@ -17,8 +17,8 @@ import plotly.graph_objects as go
 from dashboard import theme
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
-from twin.snapshot import GPU_DOWN, Snapshot
-from twin.state import POWER_KINDS, SOURCE_KINDS, SiteState
+from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 MAX_NODES_PER_COLUMN = 48
 LABEL_NODES_PER_COLUMN = 24  # columns with more nodes show names on hover only
@@ -40,7 +40,7 @@ class DiagramNode:
     bus: int = -1  # for sources: the switchgear fed
 
 
-def _subtree(state: SiteState, root: int) -> np.ndarray:
+def _subtree(state: SiteTables, root: int) -> np.ndarray:
     """Boolean mask of ``root`` and all elements below it (parents come before children)."""
     mask = np.zeros(state.n_power, dtype=bool)
     mask[root] = True
@@ -50,7 +50,7 @@ def _subtree(state: SiteState, root: int) -> np.ndarray:
     return mask
 
 
-def _ancestors(state: SiteState, element: int) -> list[int]:
+def _ancestors(state: SiteTables, element: int) -> list[int]:
     chain = []
     parent = int(state.power_parent[element])
     while parent >= 0:
@@ -59,12 +59,12 @@ def _ancestors(state: SiteState, element: int) -> list[int]:
     return chain
 
 
-def _root(state: SiteState, element: int) -> int:
+def _root(state: SiteTables, element: int) -> int:
     chain = _ancestors(state, element)
     return chain[-1] if chain else element
 
 
-def _element_hover(state: SiteState, snap: Snapshot, e: int) -> str:
+def _element_hover(state: SiteTables, snap: Snapshot, e: int) -> str:
     usable = state.power_rating_kw[e] * state.power_max_util_frac[e]
     return (
         f"{POWER_KINDS[state.power_kind[e]]}, side {'AB'[int(state.power_side[e])]}"
@@ -73,7 +73,7 @@ def _element_hover(state: SiteState, snap: Snapshot, e: int) -> str:
     )
 
 
-def _group_hover(state: SiteState, snap: Snapshot, members: np.ndarray, metric: str) -> str:
+def _group_hover(state: SiteTables, snap: Snapshot, members: np.ndarray, metric: str) -> str:
     values = getattr(snap, metric)[members]
     worst = members[int(np.nanargmax(np.nan_to_num(values, nan=-1.0)))]
     return (
@@ -83,7 +83,7 @@ def _group_hover(state: SiteState, snap: Snapshot, members: np.ndarray, metric: 
     )
 
 
-def diagram_nodes(state: SiteState, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> list[DiagramNode]:
+def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> list[DiagramNode]:
     """The nodes of the one-line diagram, parents before children, in drawing order."""
     values = getattr(snap, metric)
     if focus is None:
@@ -199,7 +199,7 @@ def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
     return y
 
 
-def power_tree_figure(state: SiteState, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> go.Figure:
+def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> go.Figure:
     """One-line diagram: sources → switchgear → transformers → UPS → busways, coloured by ``metric``.
 
     Node ``customdata`` carries the key of the element ("p<id>") or group for click
@@ -279,7 +279,7 @@ def element_from_key(key: str | None) -> int | None:
     return None
 
 
-def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
+def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
     """Every power element: load (%) against worst load after a single failure (N-1, %)."""
     fig = go.Figure()
     for k, kind in enumerate(POWER_KINDS):
@@ -312,7 +312,7 @@ def headroom_figure(state: SiteState, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def worst_elements(state: SiteState, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac") -> list[dict]:
+def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac") -> list[dict]:
     """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded)."""
     values = np.nan_to_num(getattr(snap, metric), nan=-1.0)
     order = np.argsort(-values, kind="stable")[:n]
@@ -337,7 +337,7 @@ def _num(value: float) -> str:
     return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
 
 
-def generation_figure(state: SiteState, snap: Snapshot) -> go.Figure:
+def generation_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
     """Output and spare capacity (MW) per source kind; batteries show their state of charge."""
     kinds, output, capacity, notes = [], [], [], []
     for k, kind in enumerate(SOURCE_KINDS):
@@ -410,11 +410,11 @@ def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
     return fig
 
 
-def follow_capability(state: SiteState, snap: Snapshot, detail=None) -> dict:
+def follow_capability(state: SiteTables, snap: Snapshot, detail=None) -> dict:
     """What supply can follow: swing (MW) within one phase of the step, generation ramp (MW/s).
 
     From the twin's swing report when ``detail`` (a TickDetail) is given; otherwise the
-    same rule as :func:`twin.swing.project_swing` from the Snapshot: generation ramp ×
+    same rule as :func:`twin.physics.swing.project_swing` from the Snapshot: generation ramp ×
     the shorter phase of the largest job (compute share = its ``compute*`` breakdown over
     the step time) + the spare power of batteries with charge left.
     """
@@ -436,7 +436,7 @@ def follow_capability(state: SiteState, snap: Snapshot, detail=None) -> dict:
     return {"followable_mw": followable, "generation_ramp_mw_per_s": gen_ramp}
 
 
-def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
+def swing_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
     """Training power swing against what supply can follow (two bullet bars)."""
     can = follow_capability(state, snap, detail)
     layout = stacked_layout("swing amplitude vs swing supply can follow (MW)",
@@ -464,7 +464,7 @@ def swing_figure(state: SiteState, snap: Snapshot, detail=None) -> go.Figure:
     return fig
 
 
-def generation_limits(state: SiteState, snap: Snapshot, detail=None) -> dict:
+def generation_limits(state: SiteTables, snap: Snapshot, detail=None) -> dict:
     """IT budget under the available generation, GPUs runnable at full power, a common GPU cap.
 
     IT budget (MW) = (generation capacity − site overhead) / PUE.

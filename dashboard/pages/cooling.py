@@ -21,8 +21,8 @@ from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
 from dashboard.hub_context import current_hub
 from dashboard.tick_detail import tick_detail
-from twin.snapshot import Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import SiteTables
 
 dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · ClusterTwin", order=2)
 
@@ -58,7 +58,7 @@ def throttle_scenarios(snap: Snapshot, detail=None) -> dict[str, np.ndarray]:
     return {"loss of one CDU pump": snap.rack_time_to_throttle_s}
 
 
-def kpis(state: SiteState, snap: Snapshot, loop: int | None, scenarios: dict[str, np.ndarray]) -> list:
+def kpis(state: SiteTables, snap: Snapshot, loop: int | None, scenarios: dict[str, np.ndarray]) -> list:
     """KPI cards for the site or one loop."""
     cdus = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
     use = figs.cdu_use_frac(snap)[cdus]
@@ -85,7 +85,7 @@ def kpis(state: SiteState, snap: Snapshot, loop: int | None, scenarios: dict[str
     ]
 
 
-def cooling_view(state: SiteState, snap: Snapshot, loop: int | None, full: bool = True, detail=None) -> tuple:
+def cooling_view(state: SiteTables, snap: Snapshot, loop: int | None, full: bool = True, detail=None) -> tuple:
     """Outputs of the page for one snapshot: (flow, use histogram, worst CDUs, ttt figure, ttt table, KPIs).
 
     ``full=False`` returns Patches of the figures' data instead of whole figures;
@@ -168,7 +168,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
     )
 
 
-def selection_from_click(state: SiteState, click: dict | None) -> str | None:
+def selection_from_click(state: SiteTables, click: dict | None) -> str | None:
     """Loop name of a clicked Sankey node (None when the click was not on a loop)."""
     if not click or not click.get("points"):
         return None

@@ -21,8 +21,8 @@ from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import fabric as figs
 from dashboard.hub_context import current_hub
-from twin.snapshot import Snapshot
-from twin.state import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteState
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
 dash.register_page(__name__, path="/fabric", name="Fabric", title="Fabric · ClusterTwin", order=4)
 
@@ -35,7 +35,7 @@ TIER_COLUMNS = (
 )
 
 
-def kpis(state: SiteState, snap: Snapshot) -> list:
+def kpis(state: SiteTables, snap: Snapshot) -> list:
     """Links down, the busiest tier, the bandwidth the first running job gets."""
     up = np.asarray(snap.link_up, dtype=bool)
     down = int((~up).sum())
@@ -56,7 +56,7 @@ def kpis(state: SiteState, snap: Snapshot) -> list:
     return cards
 
 
-def fabric_view(state: SiteState, snap: Snapshot, tier: int, switch: int | None, full: bool = True) -> tuple:
+def fabric_view(state: SiteTables, snap: Snapshot, tier: int, switch: int | None, full: bool = True) -> tuple:
     """Outputs for one snapshot: (matrix, detail, tier table, histogram, KPIs); Patches when not ``full``."""
     matrix = figs.switch_matrix_figure(state, snap, tier, switch)
     detail = figs.switch_detail_figure(state, snap, switch) if switch is not None else {}

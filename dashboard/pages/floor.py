@@ -22,8 +22,8 @@ from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
 )
-from dashboard.rollups import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
-from twin.snapshot import GPU_DOWN, GPU_OFF
+from dashboard.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
 

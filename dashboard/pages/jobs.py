@@ -20,8 +20,8 @@ from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import jobs as figs
 from dashboard.hub_context import current_hub
-from twin.snapshot import JobStatus, Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import JobStatus, Snapshot
+from twin.site.tables import SiteTables
 
 dash.register_page(__name__, path="/jobs", name="Jobs", title="Jobs · ClusterTwin", order=5)
 
@@ -68,7 +68,7 @@ def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
     return max(snap.jobs, key=lambda j: np.asarray(j.gpu_ids).size) if snap.jobs else None
 
 
-def jobs_view(state: SiteState, snap: Snapshot, job_name: str | None, rack: int | None,
+def jobs_view(state: SiteTables, snap: Snapshot, job_name: str | None, rack: int | None,
               full: bool = True, shown_placement: str | None = None) -> tuple:
     """Outputs: (placement, breakdown, bottleneck table, KPIs, placement key); Patches when not ``full``.
 

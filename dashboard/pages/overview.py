@@ -19,7 +19,7 @@ from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.hub_context import current_hub
 from dashboard.timestamps import aware
-from dashboard.rollups import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.aggregates import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 

@@ -21,8 +21,8 @@ from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
 from dashboard.hub_context import current_hub
 from dashboard.tick_detail import tick_detail
-from twin.snapshot import Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import SiteTables
 
 dash.register_page(__name__, path="/power", name="Power", title="Power · ClusterTwin", order=3)
 
@@ -35,7 +35,7 @@ WORST_COLUMNS = (
 )
 
 
-def kpis(state: SiteState, snap: Snapshot, detail=None) -> list:
+def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
     """IT load vs generation, runnable GPUs at full power, the common GPU cap."""
     lim = figs.generation_limits(state, snap, detail)
     short = lim["facility_power_mw"] > lim["generation_capacity_mw"]
@@ -58,7 +58,7 @@ def kpis(state: SiteState, snap: Snapshot, detail=None) -> list:
 TREND_WINDOW_S = 900.0
 
 
-def power_view(state: SiteState, snap: Snapshot, element: int | None, metric: str, full: bool = True,
+def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: str, full: bool = True,
                detail=None, trend=None) -> tuple:
     """Outputs: (tree, headroom, worst table, generation, swing, supply trend, KPIs); Patches when not ``full``.
 
@@ -93,7 +93,7 @@ def _graph(graph_id: str, figure, height: str | None = None) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style=style, config={"displaylogo": False, "responsive": True})
 
 
-def _scope_text(state: SiteState, element: int | None) -> str:
+def _scope_text(state: SiteTables, element: int | None) -> str:
     return "whole site" if element is None else f"focused on {state.power_name[element]}"
 
 

@@ -18,7 +18,7 @@ from ingest.store.frames import FrameStore
 from ingest.store.layouts import site_layouts
 from ingest.store.pgserver import PostgresUnavailable, throwaway_postgres
 from twin.bench import benchmark
-from twin.site import load_site
+from twin.site.load import load_site
 
 WINDOW_S = 600  # the 10-minute window of the read target
 T0 = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)

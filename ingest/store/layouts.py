@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ingest.store.frames import FrameLayout
-from twin.snapshot import Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import SiteTables
 
 GPU_FIELDS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "throttle_frac",
               "xid_last")
@@ -18,7 +18,7 @@ SOURCE_FIELDS = ("source_power_mw", "battery_soc_frac")
 GPU_BLOCK = 512  # one array of 8 racks × 64 GPUs: a rack's GPUs never straddle two blocks
 
 
-def site_layouts(state: SiteState) -> list[FrameLayout]:
+def site_layouts(state: SiteTables) -> list[FrameLayout]:
     """Layouts for every kind of frame the twin records for ``state``."""
     return [
         FrameLayout("gpu", GPU_FIELDS, state.n_gpus, GPU_BLOCK),

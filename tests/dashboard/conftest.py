@@ -26,7 +26,7 @@ if sys.path[0] != _REPO_DIR:
     sys.path.insert(0, _REPO_DIR)
 
 from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
-from twin.site import load_site  # noqa: E402
+from twin.site.load import load_site  # noqa: E402
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 CHROMIUM = os.environ.get("CLUSTERTWIN_CHROMIUM", "/usr/bin/chromium")
@@ -216,7 +216,7 @@ def find():
 def live_colossus(tmp_path_factory):
     """The colossus live twin (real hub, synthetic source, SQLite) with the dashboard served."""
     from dashboard.app import create_app
-    from ingest.runtime import start_hub
+    from ingest.live.runtime import start_hub
 
     db = tmp_path_factory.mktemp("live") / "live.db"
     runtime = start_hub("colossus", f"sqlite:///{db}", ("synthetic",))

@@ -1,6 +1,6 @@
 """Plausible snapshots for testing the cooling, power, fabric and jobs pages.
 
-``site(name)`` loads a reference site with :func:`twin.site.load_site`; while that
+``site(name)`` loads a reference site with :func:`twin.site.load.load_site`; while that
 loader is missing it falls back to :func:`grid_site`, a small regular site built
 here.  :func:`snapshot` fills every Snapshot array with values in their physical
 ranges (seeded, so tests are repeatable).  Test data only: the app never uses it.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
-from twin.state import TIER_CORE, TIER_LEAF, TIER_SPINE, CduSpec, GpuSpec, SiteState
+from twin.engine.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, CduSpec, GpuSpec, SiteTables
 
 H100 = GpuSpec(
     name="H100-SXM5", tdp_w=700.0, min_power_limit_w=200.0, idle_power_w=70.0,
@@ -31,16 +31,16 @@ IN_RACK_CDU = CduSpec(
 )
 
 
-def site(name: str = "demo") -> SiteState:
+def site(name: str = "demo") -> SiteTables:
     """A reference site: the real loader when present, else a regular grid site."""
     try:
-        from twin.site import load_site
+        from twin.site.load import load_site
 
         return load_site(name)
     except (ImportError, LookupError) as err:  # loader or site file not there yet
         if "no such site" not in str(err) and not isinstance(err, ImportError):
             raise
-    except Exception as err:  # noqa: BLE001 - twin.errors.SiteError for a missing file
+    except Exception as err:  # noqa: BLE001 - twin.site.errors.SiteError for a missing file
         if "no such site" not in str(err):
             raise
     if name == "colossus":
@@ -54,7 +54,7 @@ def grid_site(
     racks_per_row: int = 8,
     racks_per_array: int = 4,
     arrays_per_pod: int = 2,
-) -> SiteState:
+) -> SiteTables:
     """A regular site: in-rack CDUs, A/B power tree, rail-optimised 3-tier fabric."""
     n_rows = halls * rows_per_hall
     n_racks = n_rows * racks_per_row
@@ -133,7 +133,7 @@ def grid_site(
     switch_plane = np.concatenate([np.arange(n_leaves) % rails, np.tile(np.arange(planes), n_pods), np.repeat(np.arange(planes), 2)]).astype(np.int32)
     switch_name = [f"leaf-{i}" for i in range(n_leaves)] + [f"spine-p{p}-{k}" for p in range(n_pods) for k in range(planes)] + [f"core-{k}-{c}" for k in range(planes) for c in range(2)]
 
-    return SiteState(
+    return SiteTables(
         name="grid", description="regular test site", source_file="(built in tests)",
         gpu_specs=[H100], cdu_specs=[IN_RACK_CDU],
         hall_name=[f"Hall {h + 1}" for h in range(halls)],
@@ -176,7 +176,7 @@ def grid_site(
     )
 
 
-def snapshot(state: SiteState, seed: int = 0, job_gpu_frac: float = 0.75) -> Snapshot:
+def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Snapshot:
     """A Snapshot with every array filled with plausible values for ``state``."""
     rng = np.random.default_rng(seed)
     n_gpus, n_racks, n_cdus = state.n_gpus, state.n_racks, state.n_cdus
@@ -253,9 +253,9 @@ def snapshot(state: SiteState, seed: int = 0, job_gpu_frac: float = 0.75) -> Sna
 def engine_snapshot(name: str = "demo"):
     """``(state, snapshot, tick detail)`` from one tick of the real twin engine, with the
     site's default job placed and evaluated as the live hub does."""
-    from twin.engine import TickInputs, TwinEngine
-    from twin.jobfile import load_job
-    from twin.sitejob import contiguous_placement, evaluate_site_job
+    from twin.engine.tick import TickInputs, TwinEngine
+    from twin.training.jobfile import load_job
+    from twin.training.sitejob import contiguous_placement, evaluate_site_job
 
     state = site(name)
     engine = TwinEngine(state)

@@ -1,6 +1,6 @@
 """A stand-in for the live hub serving synthetic but plausible data.
 
-:class:`StandinHub` has the same interface as ``ingest.live.LiveHub`` (``latest``,
+:class:`StandinHub` has the same interface as ``ingest.live.hub.LiveHub`` (``latest``,
 ``trend``, ``rack_history``, ``alerts``, ``acknowledge``, ``silence``,
 ``source_ages``) and serves a snapshot made by :func:`synthetic_snapshot`.  It exists
 for tests that need a fast, deterministic hub; the served app and the benchmark use
@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from twin.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
-from twin.state import SiteState
+from twin.engine.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.site.tables import SiteTables
 
 TREND_COLUMNS = (
     "it_power_mw", "facility_power_mw", "generation_capacity_mw", "pue_ratio", "gpus_throttled",
@@ -32,7 +32,7 @@ def _rack_max(values: np.ndarray, rack: np.ndarray, n_racks: int) -> np.ndarray:
     return out
 
 
-def _power_tree_load_kw(state: SiteState, rack_power_kw: np.ndarray) -> np.ndarray:
+def _power_tree_load_kw(state: SiteTables, rack_power_kw: np.ndarray) -> np.ndarray:
     """Load of every power element: racks split evenly over their feeds, summed upstream."""
     load = np.zeros(state.n_power)
     dual = state.rack_feed_b >= 0
@@ -46,7 +46,7 @@ def _power_tree_load_kw(state: SiteState, rack_power_kw: np.ndarray) -> np.ndarr
     return load
 
 
-def synthetic_snapshot(state: SiteState, ts: datetime | None = None, seed: int = 0) -> Snapshot:
+def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int = 0) -> Snapshot:
     """A plausible snapshot of ``state``: busy GPUs, a few hot racks, throttled and down GPUs."""
     rng = np.random.default_rng(seed)
     ts = ts or datetime.now(timezone.utc)
@@ -141,7 +141,7 @@ def synthetic_trend(snapshot: Snapshot, window_s: float = 900, period_s: float =
     return pd.DataFrame(frame, index=index)[list(TREND_COLUMNS)]
 
 
-def synthetic_alerts(state: SiteState, snapshot: Snapshot) -> list[dict]:
+def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
     """A handful of alerts about the hottest racks and a CDU, one already cleared."""
     hottest = np.argsort(np.nan_to_num(snapshot.rack_max_gpu_temp_c, nan=-1))[::-1][:3]
     alerts = []
@@ -165,7 +165,7 @@ def synthetic_alerts(state: SiteState, snapshot: Snapshot) -> list[dict]:
 class StandinHub:
     """Serves one synthetic snapshot (or one you set) with the live hub's interface."""
 
-    def __init__(self, state: SiteState, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False):
+    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False):
         """``live=True`` stamps the snapshot with the current time on every read (never stale)."""
         self.state = state
         self.live = live

@@ -7,7 +7,7 @@ import pytest
 from tests.dashboard import page_snapshots
 
 from dashboard.figures import fabric
-from twin.state import TIER_LEAF, TIER_SPINE
+from twin.site.tables import TIER_LEAF, TIER_SPINE
 
 
 @pytest.fixture(scope="module")

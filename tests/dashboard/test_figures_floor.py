@@ -8,7 +8,7 @@ import numpy as np
 import plotly
 
 from dashboard.figures.floor import _axis_cells, floor_figure, floor_patch, hall_grids, hall_z, selection_patch
-from dashboard.rollups import metric_range, rack_metrics
+from dashboard.aggregates import metric_range, rack_metrics
 
 
 def test_axis_cells_touching_footprints_and_a_gap():

@@ -11,7 +11,7 @@ from tests.dashboard import page_snapshots
 
 from dashboard import theme
 from dashboard.figures import power
-from twin.state import POWER_KINDS
+from twin.site.tables import POWER_KINDS
 
 
 @pytest.fixture(scope="module")

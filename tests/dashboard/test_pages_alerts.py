@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from dashboard import ids
-
-
 def test_severity_filter_parsing_and_url(page_module):
     alerts = page_module("alerts")
     assert alerts.parse_severities("critical,bogus") == ["critical"]

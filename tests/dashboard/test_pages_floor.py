@@ -6,8 +6,6 @@ import pytest
 from dash import no_update
 
 from dashboard import ids
-
-
 def test_url_round_trip(page_module):
     floor = page_module("floor")
     assert floor.url_search("rack_power_kw", "H1-R01-K03") == "?metric=rack_power_kw&rack=H1-R01-K03"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dashboard import ids
-
-
 def test_kpis_from_the_snapshot(page_module, demo_hub):
     overview = page_module("overview")
     snap = demo_hub.latest()

@@ -1,4 +1,4 @@
-"""A hand-built SiteState small enough to check by hand (tests of the physical models).
+"""A hand-built SiteTables small enough to check by hand (tests of the physical models).
 
 4 racks × 2 nodes × 8 H100 = 64 GPUs, one in-rack CDU per rack, one plant and loop,
 and a 2N power tree::
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twin.state import CduSpec, GpuSpec, SiteState
+from twin.site.tables import CduSpec, GpuSpec, SiteTables
 
 H100 = GpuSpec(
     name="H100-SXM5-80GB", tdp_w=700.0, min_power_limit_w=200.0, idle_power_w=85.0, peak_bf16_tflops=989.0,
@@ -32,7 +32,7 @@ CDU = CduSpec(
 A1, A2, B1, B2 = 6, 7, 8, 9
 
 
-def tiny_site(grid_mw: float = 1.0, gen_mw: float = 1.0, busway_kw: float = 100.0) -> SiteState:
+def tiny_site(grid_mw: float = 1.0, gen_mw: float = 1.0, busway_kw: float = 100.0) -> SiteTables:
     """The site in the module docstring; ratings are parameters for overload tests."""
     n_racks, nodes_per_rack, gpus_per_node = 4, 2, 8
     n_nodes = n_racks * nodes_per_rack
@@ -41,7 +41,7 @@ def tiny_site(grid_mw: float = 1.0, gen_mw: float = 1.0, busway_kw: float = 100.
     node_rack = np.repeat(np.arange(n_racks), nodes_per_rack).astype(np.int32)
     i32 = lambda v: np.asarray(v, dtype=np.int32)  # noqa: E731
     f64 = lambda v: np.asarray(v, dtype=np.float64)  # noqa: E731
-    return SiteState(
+    return SiteTables(
         name="tiny", description="hand-built test site", source_file="<tests>",
         gpu_specs=[H100], cdu_specs=[CDU],
         hall_name=["H1"], row_name=["R1"], row_hall=i32([0]),

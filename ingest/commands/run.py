@@ -1,0 +1,64 @@
+"""``clustertwin ingest run``: the live twin as its own process (no web server)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+
+from ingest.synthetic.faults import FaultError
+from ingest.live.runtime import LiveSetupError, start_hub
+from twin.site.errors import SiteError
+
+log = logging.getLogger(__name__)
+
+
+def add_run_parser(ingest_subparsers) -> None:
+    """Add ``run`` under the ``ingest`` sub-command."""
+    run = ingest_subparsers.add_parser(
+        "run", help="run the live twin (ingest, twin tick, storage, alerts) until stopped",
+        description="Run the live twin of a site without the web server. Several processes can "
+                    "share one PostgreSQL database, each with its own --shard i/n.")
+    run.add_argument("--site", default="colossus", help="reference-site name or site file (default: colossus)")
+    run.add_argument("--db", default=None, help="database URL (default: $CLUSTERTWIN_DB or var/clustertwin.db)")
+    run.add_argument("--source", action="append", default=None, metavar="SPEC",
+                     help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+                          "repeatable (default: synthetic)")
+    run.add_argument("--shard", default="0/1", help="this process's shard i/n of the frame blocks (default: 0/1)")
+    run.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                     help="inject a fault into the synthetic stream: KIND:TARGET[@START_S][+DURATION_S][=VALUE]")
+    run.add_argument("--seed", type=int, default=0, help="seed of the synthetic stream (default: 0)")
+    run.add_argument("--job", default=None, help="job file name in data/jobs/ (default: the site's default_job)")
+    run.add_argument("--tick-s", type=float, default=1.0, help="seconds between twin ticks (default: 1)")
+    run.add_argument("--record-every-s", type=float, default=5.0,
+                     help="seconds between stored full-site frames (default: 5)")
+    run.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
+    run.add_argument("--duration-s", type=float, default=None, help="stop after this many seconds (default: run)")
+    run.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    try:
+        runtime = start_hub(args.site, args.db, tuple(args.source or ("synthetic",)), shard=args.shard,
+                            tick_s=args.tick_s,
+                            faults=tuple(args.fault), seed=args.seed, job=args.job,
+                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
+    except (SiteError, FaultError, LiveSetupError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not runtime.leading:
+        print(f"error: {runtime.notes[0]}", file=sys.stderr)
+        runtime.stop()
+        return 1
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop.wait(args.duration_s)
+    snap = runtime.hub.latest()
+    runtime.stop()
+    print(json.dumps({"site": runtime.hub.site_name, "last_tick": snap.ts.isoformat() if snap else None,
+                      "it_power_mw": snap.it_power_mw if snap else None,
+                      "active_alerts": len(runtime.hub.alerts())}))
+    return 0

@@ -1,0 +1,1 @@
+"""The live runtime: readings buffer, pollers, scheduler, alert rules and the hub that ticks the twin."""

@@ -1,0 +1,301 @@
+"""The live twin: readings in, one twin tick per second, snapshots out to storage and the dashboard.
+
+:class:`LiveHub` owns the twin engine of one site, the latest readings of every source
+(:class:`ingest.live.readings.ReadingsBuffer`), the frame store, the alert tracker and a
+trend buffer.  :meth:`LiveHub.step` is the job the scheduler runs every second; the
+dashboard only calls the read methods (``latest``, ``trend``, ``rack_history``,
+``alerts`` …), which never block on a tick for long.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from ingest.live.alerts import AlertTracker, evaluate
+from ingest.live.readings import ReadingsBuffer
+from ingest.store.frames import FrameStore
+from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.models import Event, utcnow
+from ingest.synthetic.plant import XID_DOWN, SyntheticSource
+from ingest.live.trend import TrendBuffer
+from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
+from twin.training.sitejob import evaluate_site_job
+from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.site.tables import SiteTables
+
+log = logging.getLogger(__name__)
+READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
+RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
+RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
+JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
+
+
+@dataclass
+class Poller:
+    """A polled source: ``poll(buffer)`` fetches, maps and stores readings; returns True when good."""
+
+    name: str
+    interval_s: float
+    poll: Callable[[ReadingsBuffer], bool]
+    last_ok_s: float = float("-inf")
+    failures: int = 0
+    stale_logged: bool = False
+
+    def run(self, buffer: ReadingsBuffer) -> None:
+        """One poll; failures are counted and logged once per episode, never raised."""
+        try:
+            ok = bool(self.poll(buffer))
+        except Exception as exc:  # noqa: BLE001 — a dead source must not stop the twin
+            ok = False
+            if not self.stale_logged:
+                log.warning("source %s failed: %s", self.name, exc)
+        if ok:
+            if self.stale_logged:
+                log.info("source %s recovered after %d failed polls", self.name, self.failures)
+            self.last_ok_s, self.failures, self.stale_logged = time.time(), 0, False
+        else:
+            self.failures += 1
+            self.stale_logged = True
+
+
+@dataclass
+class StepTiming:
+    """Where the time of the last step went (milliseconds), and the reading-to-state lag."""
+
+    synthetic_ms: float = 0.0
+    twin_ms: float = 0.0
+    record_ms: float = 0.0
+    alerts_ms: float = 0.0
+    total_ms: float = 0.0
+    lag_ms: float = 0.0  # from a reading being taken (the synthetic plant's sensors, else the buffer) to publication
+
+
+class LiveHub:
+    """See module docstring."""
+
+    def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
+                 pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
+                 record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1),
+                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S) -> None:
+        self.state, self.site_name, self.db = state, state.name, db
+        self.synthetic = synthetic
+        self.pollers = pollers or []
+        self.jobs = jobs or []
+        self.record = record
+        self.record_every_s, self.retention_s = record_every_s, retention_s
+        self._recorded_at: datetime | None = None
+        self.reading_max_age_s = READING_MAX_AGE_S
+        self.shard = shard
+        first_gpu = np.searchsorted(state.gpu_rack, np.arange(state.n_racks))
+        self._rack_block = first_gpu // GPU_BLOCK
+        start = start or (synthetic.start if synthetic else utcnow())
+        self.twin = TwinEngine(state, start=start, settle=False)  # settled on the first step's readings
+        self.buffer = ReadingsBuffer(state)
+        self.store = FrameStore(db, state.name, site_layouts(state))
+        self.tracker = AlertTracker(db, state.name)
+        self.trend_buffer = TrendBuffer()
+        self.timing = StepTiming()
+        self.predicted_gpu_temp_c: np.ndarray | None = None
+        self._latest: Snapshot | None = None
+        self._prev_ts: datetime | None = None
+        self._synthetic_ok_s = float("-inf")
+        self._jobs_at: datetime | None = None
+        self._job_status = []
+        self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
+        self._step_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ step
+    def step(self, ts: datetime | None = None) -> Snapshot:
+        """One live tick at ``ts`` (default: now, whole seconds)."""
+        with self._step_lock:
+            return self._step(ts or utcnow().replace(microsecond=0))
+
+    def _step(self, ts: datetime) -> Snapshot:
+        t0 = time.perf_counter()
+        dt_s = 1.0 if self._prev_ts is None else max((ts - self._prev_ts).total_seconds(), 0.0)
+        if self._prev_ts is not None and dt_s == 0.0:
+            return self._latest
+        self._prev_ts = ts
+        now_s = ts.timestamp()
+        if self.synthetic is not None:
+            self.synthetic.step(ts, dt_s, self.buffer)
+            self._synthetic_ok_s = now_s
+        t1 = time.perf_counter()
+        inputs = self._inputs(ts, now_s)
+        if self._latest is None:
+            self.twin.settle(inputs)
+        snap = self.twin.tick(dt_s, inputs)
+        snap = self._overlay(snap, now_s)
+        snap.jobs = self._evaluate_jobs(ts, snap)
+        t2 = time.perf_counter()
+        if self.record and (self._recorded_at is None
+                            or (ts - self._recorded_at).total_seconds() >= self.record_every_s):
+            self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
+            self._recorded_at = ts
+        t3 = time.perf_counter()
+        self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
+        self.trend_buffer.append(snap)
+        self._latest = snap
+        t4 = time.perf_counter()
+        self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
+                                 alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
+                                 lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
+        return snap
+
+    def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
+        """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""
+        b, s = self.buffer, self.state
+        cur = lambda kind, metric: b.current(kind, metric, now_s, self.reading_max_age_s)  # noqa: E731
+        pumps = cur("cdu", "pumps_running_total")
+        installed = s.cdu_spec_array("pumps")
+        facility = cur("cdu", "facility_supply_temp_c")
+        loop_supply = np.full(len(s.loop_name), np.nan)
+        seen = np.isfinite(facility)
+        if seen.any():
+            sums = np.bincount(s.cdu_loop[seen], weights=facility[seen], minlength=len(s.loop_name))
+            counts = np.bincount(s.cdu_loop[seen], minlength=len(s.loop_name))
+            loop_supply = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        limit = cur("gpu", "power_limit_w")
+        return TickInputs(
+            ts=ts,
+            gpu_util_frac=cur("gpu", "gpu_util_frac"),
+            gpu_power_limit_w=limit if np.isfinite(limit).any() else None,
+            cdu_pumps_running=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
+            cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
+            loop_supply_temp_c=loop_supply,
+            failed_power=b.failed("power"),
+            failed_sources=b.failed("source"),
+            failed_links=b.failed("link"),
+            nodes_off=b.nodes_off(),
+        )
+
+    def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
+        """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
+        cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
+        self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
+        temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
+        gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
+        xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
+        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
+        rack_max = self.twin.by_rack.max(np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
+        return replace(
+            snap,
+            gpu_temp_c=gpu_temp,
+            hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
+            gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
+            xid_last=xid_last,
+            gpu_state=np.where(down, GPU_DOWN, snap.gpu_state).astype(np.int8),
+            rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
+            source_age_s=self.source_ages(now_s),
+        )
+
+    def _owns(self, condition) -> bool:
+        """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
+        index, count = self.shard
+        if condition.entity_kind == "rack":
+            return int(self._rack_block[condition.entity_id]) % count == index
+        if condition.entity_kind == "gpu":
+            return (condition.entity_id // GPU_BLOCK) % count == index
+        return index == 0
+
+    def _evaluate_jobs(self, ts: datetime, snap: Snapshot) -> list:
+        """Job throughput on the measured state (a down GPU counts as stopped), every JOB_EVERY_S."""
+        down_now = snap.gpu_state == GPU_DOWN
+        changed = self._jobs_at is None or (ts - self._jobs_at).total_seconds() >= JOB_EVERY_S or \
+            bool((down_now != self._down_at_jobs).any())
+        if self.jobs and changed:
+            throttle = np.where(down_now, 0.0, snap.throttle_frac)
+            self._job_status = [evaluate_site_job(self.state, job.spec, job.gpu_ids, throttle, snap.link_up).status
+                                for job in self.jobs]
+            self._jobs_at, self._down_at_jobs = ts, down_now
+        return self._job_status
+
+    # ------------------------------------------------------------ read side
+    def latest(self) -> Snapshot | None:
+        return self._latest
+
+    def detail(self):
+        """The twin's results beyond the Snapshot contract (site balance, projections, N-1 causes)."""
+        return self.twin.detail
+
+    def trend(self, window_s: float = 900.0) -> pd.DataFrame:
+        return self.trend_buffer.frame(window_s)
+
+    def source_ages(self, now_s: float | None = None) -> dict[str, float]:
+        """Seconds since each source's last good reading (inf when never)."""
+        now_s = time.time() if now_s is None else now_s
+        ages = {p.name: now_s - p.last_ok_s for p in self.pollers}
+        if self.synthetic is not None:
+            ages[self.synthetic.name] = now_s - self._synthetic_ok_s
+        return ages
+
+    def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """Recorded GPU values of one rack over the last ``window_s`` s, long format (ts, gpu, metric, value)."""
+        if not 0 <= rack_id < self.state.n_racks:
+            raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
+        end = self._prev_ts or utcnow()
+        gpus = np.flatnonzero(self.state.gpu_rack == rack_id)
+        ts, values = self.store.read_window("gpu", gpus, end - timedelta(seconds=window_s), end)
+        n_ts, n_fields, n_gpus = values.shape
+        return pd.DataFrame({
+            "ts": pd.to_datetime(np.repeat(ts, n_fields * n_gpus)).tz_localize(timezone.utc),
+            "gpu": np.tile(gpus, n_ts * n_fields),
+            "metric": np.tile(np.repeat(np.array(GPU_FIELDS), n_gpus), n_ts),
+            "value": values.reshape(-1).astype(np.float64),
+        })
+
+    def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet."""
+        query = select(Event).where(Event.site_name == self.site_name)
+        if active_only:
+            query = query.where(Event.cleared_at.is_(None))
+        with Session(self.db) as session:
+            rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
+        return [{"id": e.id, "ts": e.raised_at, "severity": e.severity, "source": e.source,
+                 "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
+                 "metric": e.metric, "value": e.value, "message": e.message, "acknowledged": e.acknowledged,
+                 "silenced_until": e.silenced_until, "cleared_at": e.cleared_at} for e in rows]
+
+    def acknowledge(self, alert_id: int) -> None:
+        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow())
+
+    def silence(self, alert_id: int, duration_s: float) -> None:
+        if not duration_s > 0:
+            raise ValueError("silence duration must be positive seconds")
+        self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
+
+    def prune(self) -> int:
+        """Delete recorded frames older than the retention window; returns the chunks deleted."""
+        if self._prev_ts is None:
+            return 0
+        return self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))
+
+    def _update_event(self, alert_id: int, **values) -> None:
+        with Session(self.db) as session:
+            event = session.get(Event, alert_id)
+            if event is None:
+                raise KeyError(f"no alert with id {alert_id}")
+            for key, value in values.items():
+                setattr(event, key, value)
+            session.add(event)
+            session.commit()
+
+    # ------------------------------------------------------------- scheduling
+    def jobs_for_scheduler(self, tick_s: float = 1.0):
+        """The scheduler jobs of this hub: the twin step and one poll job per source."""
+        from ingest.live.scheduler import ScheduledTask
+
+        specs = [ScheduledTask("twin-step", self.step, tick_s), ScheduledTask("prune-frames", self.prune, 300.0)]
+        specs += [ScheduledTask(f"poll-{p.name}", lambda p=p: p.run(self.buffer), p.interval_s,
+                          jitter_s=min(0.2 * p.interval_s, 2.0)) for p in self.pollers]
+        return specs

@@ -1,0 +1,1 @@
+"""Telemetry sources: dcgm-exporter, the Prometheus API, Redfish and IPMI, parsed into normalised samples."""

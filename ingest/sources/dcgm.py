@@ -1,0 +1,350 @@
+"""dcgm-exporter ``/metrics`` (Prometheus text 0.0.4) → normalised GPU samples, fast.
+
+The parser is built for a full-site exposition (100k GPUs × ~25 fields ≈ 2.5 M lines):
+
+* one compiled regex runs over the whole text (``re.findall``) and yields
+  (name, label block, value, timestamp) per sample line; a second alternative catches
+  every other non-comment line so malformed lines are counted, not lost;
+* the label block of GPU *i* on host *h* repeats across all ~25 families, so labels are
+  parsed once per distinct raw ``{...}`` string (memoised across scrapes by
+  :class:`DcgmParser`);
+* values are converted in one pass and all checks (DCGM blank sentinels, zero-is-missing,
+  physical ranges, duplicates) are numpy operations.
+
+Vendor names → canonical quantities come from :data:`ingest.sources.names.DCGM_FIELDS`.  Series
+without a canonical quantity are counted per name (``counts.unmapped_names``).
+``Hostname`` and ``hostname`` labels, ``UUID``/``uuid``/``gpu_uuid``, MIG instances
+(``GPU_I_ID``), NVLink/NVSwitch entity labels and unlabelled series are all accepted.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ingest.sources import http
+from ingest.sources.names import DCGM_FIELDS, dcgm_blank_mask
+from ingest.sources.samples import (
+    KIND_CODE,
+    METRIC_CODE,
+    EntityTable,
+    FetchResult,
+    IngestCounts,
+    SampleBatch,
+    check_values,
+    empty_batch,
+    failed,
+    keep_last,
+)
+
+log = logging.getLogger(__name__)
+
+# Branch 1: a sample line.  Branch 2: any other non-comment, non-blank line (malformed).
+_LINE = re.compile(
+    r"^(?:([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?[ \t]+([^ \t\r\n]+)(?:[ \t]+(-?[0-9]+))?[ \t]*\r?"
+    r"|([^#\s][^\n]*|[ \t]+[^\s#][^\n]*))$",
+    re.MULTILINE,
+)
+_SIMPLE_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"')
+_PAIR = re.compile(r'[ \t]*([a-zA-Z_][a-zA-Z0-9_]*)[ \t]*=[ \t]*"((?:[^"\\\n]|\\.)*)"[ \t]*(?:,|$)')
+
+FUTURE_TOLERANCE_S = 60.0  # timestamps further ahead of the local clock count as skew
+
+# Exporter namespaces: with honorLabels the exporter's own pod/namespace label an idle GPU.
+EXPORTER_NAMESPACES = frozenset({"gpu-operator", "nvidia-gpu-operator", "dcgm-exporter"})
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The Kubernetes workload holding a GPU, from pod labels (``exported_*`` first)."""
+
+    namespace: str
+    pod: str
+    container: str
+
+
+def parse_labels(block: str) -> dict[str, str] | None:
+    """``{a="x",b="y\\"z"}`` → dict, unescaping ``\\\\ \\" \\n``; ``None`` if malformed."""
+    inner = block[1:-1]
+    if "\\" not in inner:
+        pairs = _SIMPLE_PAIR.findall(inner)
+        # fast path: exactly name="value" pairs joined by commas (optional trailing comma)
+        used = sum(len(k) + len(v) for k, v in pairs) + 3 * len(pairs) + max(len(pairs) - 1, 0)
+        if used == len(inner) or (used + 1 == len(inner) and inner.endswith(",")):
+            return dict(pairs)
+    labels: dict[str, str] = {}
+    pos = 0
+    n = len(inner)
+    while pos < n:
+        m = _PAIR.match(inner, pos)
+        if m is None:
+            if inner[pos:].strip(" \t,") == "":
+                break
+            return None
+        value = m.group(2)
+        if "\\" in value:
+            value = value.replace("\\\\", "\x00").replace('\\"', '"').replace("\\n", "\n").replace("\x00", "\\")
+        labels[m.group(1)] = value
+        pos = m.end()
+    return labels
+
+
+def workload_of(labels: dict[str, str]) -> Workload | None:
+    """Workload on a GPU, or ``None`` for an idle GPU (handles honorLabels true and false)."""
+    if labels.get("exported_pod"):
+        return Workload(labels.get("exported_namespace", ""), labels["exported_pod"], labels.get("exported_container", ""))
+    pod, ns = labels.get("pod", ""), labels.get("namespace", "")
+    if not pod or ns in EXPORTER_NAMESPACES or pod.startswith(("nvidia-dcgm-exporter", "dcgm-exporter")):
+        return None
+    return Workload(ns, pod, labels.get("container", ""))
+
+
+def entity_key(labels: dict[str, str], default_host: str) -> tuple[int, str, int, str, str]:
+    """(kind code, host, gpu index, uuid, sub-name) of one series' labels."""
+    host = labels.get("Hostname") or labels.get("hostname") or default_host
+    uuid = labels.get("UUID") or labels.get("uuid") or labels.get("gpu_uuid") or ""
+    gpu = labels.get("gpu", "")
+    index = int(gpu) if gpu.isdigit() else -1
+    name = ""
+    if "GPU_I_ID" in labels:
+        name = f"mig{labels['GPU_I_ID']}"
+    if "nvlink" in labels:
+        name = f"nvlink{labels['nvlink']}"
+    if "nvswitch" in labels and index < 0:
+        return KIND_CODE["other"], host, -1, uuid, f"nvswitch{labels['nvswitch']}" + (f"/{name}" if name else "")
+    if index < 0 and not uuid:
+        # unlabelled series: the whole host (only meaningful when default_host is given)
+        return KIND_CODE["gpu"], host, -1, "", name
+    return KIND_CODE["gpu"], host, index, uuid, name
+
+
+@dataclass
+class DcgmParse:
+    """A parsed exposition: the sample batch plus per-entity workloads (K8s pod mapping)."""
+
+    batch: SampleBatch
+    workloads: dict[int, Workload]  # entity row → workload, only GPUs held by a pod
+
+
+class DcgmParser:
+    """Parses dcgm-exporter text; memoises label blocks across calls (same exporters, same labels).
+
+    The memo is bounded (``max_cached_labels``) and only speeds repeated scrapes up; the
+    output of :meth:`parse` does not depend on it.
+    """
+
+    def __init__(self, max_cached_labels: int = 2_000_000) -> None:
+        self._labels: dict[tuple[str, str], tuple[tuple, Workload | None] | None] = {}
+        self._max = max_cached_labels
+        self._fields: dict[str, tuple[int, float, bool, bool]] = {}
+
+    def _field(self, name: str) -> tuple[int, float, bool, bool]:
+        f = self._fields.get(name)
+        if f is None:
+            fm = DCGM_FIELDS.get(name)
+            f = (-1, 1.0, False, False) if fm is None else (METRIC_CODE[fm.canonical], fm.scale, fm.counter, fm.zero_is_missing)
+            self._fields[name] = f
+        return f
+
+    def _label_info(self, block: str, default_host: str) -> tuple[tuple, Workload | None] | None:
+        key = (block, default_host)
+        try:
+            return self._labels[key]
+        except KeyError:
+            pass
+        labels = parse_labels(block) if block else {}
+        info = None if labels is None else (entity_key(labels, default_host), workload_of(labels))
+        if len(self._labels) >= self._max:
+            self._labels.clear()
+        self._labels[key] = info
+        return info
+
+    def parse(self, text: str, default_host: str = "", fetched_at_s: float | None = None) -> DcgmParse:
+        """Parse one exposition.  ``default_host`` names series without a host label.
+
+        The cyclic garbage collector is paused while the millions of small tuples and
+        strings of a site-sized exposition are built (none of them form cycles); it
+        runs ~40 % faster that way.
+        """
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._parse(text, default_host, fetched_at_s)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _parse(self, text: str, default_host: str, fetched_at_s: float | None) -> DcgmParse:
+        fetched = time.time() if fetched_at_s is None else fetched_at_s
+        counts = IngestCounts()
+        rows = _LINE.findall(text)
+        if not rows:
+            counts.lines = 0
+            return DcgmParse(_empty(counts, fetched), {})
+        names, blocks, values, stamps, junk = zip(*rows)
+        counts.lines = len(rows)
+        n_junk = sum(1 for j in junk if j)
+        if n_junk:
+            keep = [i for i, j in enumerate(junk) if not j]
+            counts.malformed_lines += n_junk
+            names = [names[i] for i in keep]
+            blocks = [blocks[i] for i in keep]
+            values = [values[i] for i in keep]
+            stamps = [stamps[i] for i in keep]
+            _log_once_malformed(n_junk, junk)
+
+        # --- metric families ---------------------------------------------------------
+        fam_of: dict[str, int] = {}
+        fam_names: list[str] = []
+        for nm in dict.fromkeys(names):
+            fam_of[nm] = len(fam_names)
+            fam_names.append(nm)
+        fam = np.fromiter(map(fam_of.__getitem__, names), np.int32, len(names))
+        specs = [self._field(nm) for nm in fam_names]
+        fam_code = np.array([s[0] for s in specs], np.int16)
+        fam_scale = np.array([s[1] for s in specs])
+        fam_counter = np.array([s[2] for s in specs], bool)
+        fam_zero = np.array([s[3] for s in specs], bool)
+
+        # --- label blocks → entities ---------------------------------------------------
+        row_of_block: dict[str, int] = {}
+        row_of_key: dict[tuple, int] = {}
+        ents: list[tuple] = []
+        workloads: dict[int, Workload] = {}
+        bad_blocks: set[str] = set()
+        for block in dict.fromkeys(blocks):
+            info = self._label_info(block, default_host)
+            if info is None:
+                bad_blocks.add(block)
+                row_of_block[block] = -1
+                continue
+            key, wl = info
+            row = row_of_key.get(key)
+            if row is None:
+                row = row_of_key[key] = len(ents)
+                ents.append(key)
+            row_of_block[block] = row
+            if wl is not None:
+                workloads[row] = wl
+        ref = np.fromiter(map(row_of_block.__getitem__, blocks), np.int32, len(blocks))
+
+        # --- values ----------------------------------------------------------------------
+        value = _to_float(values, counts)
+        ts = _timestamps(stamps, fetched, counts)
+
+        keep = ref >= 0
+        if bad_blocks:
+            n_bad = int((~keep).sum())
+            counts.malformed_lines += n_bad
+            log.debug("dcgm: %d line(s) with malformed labels skipped, e.g. %s", n_bad, next(iter(bad_blocks))[:120])
+        code = fam_code[fam]
+        unmapped = code < 0
+        if unmapped.any():
+            per_fam = np.bincount(fam[unmapped & keep], minlength=len(fam_names))
+            for i in np.flatnonzero(per_fam):
+                counts.unmapped_names[fam_names[i]] += int(per_fam[i])
+            counts.unmapped_series += int(per_fam.sum())
+            keep &= ~unmapped
+        idx = None if keep.all() else np.flatnonzero(keep)
+        if idx is not None:
+            fam, ref, value, ts, code = fam[idx], ref[idx], value[idx], ts[idx], code[idx]
+
+        blank = dcgm_blank_mask(value, counter_field=False)
+        blank &= ~(fam_counter[fam] & (value < 2.0**31))
+        blank |= fam_zero[fam] & (value == 0.0)
+        value = value * fam_scale[fam]
+        value[blank] = np.nan
+        value = check_values(code, value, counts)
+
+        last = keep_last(ref, code, counts)
+        if last is not None:
+            ref, code, value, ts = ref[last], code[last], value[last], ts[last]
+        counts.samples = int(value.size)
+        used = np.flatnonzero(np.bincount(ref, minlength=len(ents)))
+        if used.size < len(ents):  # entities whose every series was unmapped or malformed
+            remap = np.full(len(ents), -1, np.int32)
+            remap[used] = np.arange(used.size, dtype=np.int32)
+            ref = remap[ref]
+            ents = [ents[i] for i in used.tolist()]
+            workloads = {int(remap[r]): wl for r, wl in workloads.items() if remap[r] >= 0}
+        batch = SampleBatch("dcgm", EntityTable.from_rows(ents), ref, code, value, ts, counts, fetched)
+        return DcgmParse(batch, workloads)
+
+
+def _empty(counts: IngestCounts, fetched: float) -> SampleBatch:
+    b = empty_batch("dcgm", counts)
+    b.fetched_at_s = fetched
+    return b
+
+
+def _to_float(values, counts: IngestCounts) -> np.ndarray:
+    """Strings → float64; unparsable ones become NaN and count as malformed."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except ValueError:
+        out = np.empty(len(values))
+        bad = 0
+        for i, v in enumerate(values):
+            try:
+                out[i] = float(v)
+            except ValueError:
+                out[i] = np.nan
+                bad += 1
+        counts.malformed_lines += bad
+        log.debug("dcgm: %d unparsable value(s) set to NaN", bad)
+        return out
+
+
+def _timestamps(stamps, fetched: float, counts: IngestCounts) -> np.ndarray:
+    """Optional sample timestamps (ms) → seconds; absent ones get the fetch time."""
+    n = len(stamps)
+    if not any(stamps):
+        return np.full(n, fetched)
+    ts = np.array([float(s) / 1000.0 if s else fetched for s in stamps])
+    ahead = int((ts > time.time() + FUTURE_TOLERANCE_S).sum())
+    if ahead:
+        counts.future_timestamps += ahead
+        log.debug("dcgm: %d sample timestamp(s) ahead of the local clock (clock skew)", ahead)
+    return ts
+
+
+def _log_once_malformed(n: int, junk) -> None:
+    example = next(j for j in junk if j)
+    log.debug("dcgm: %d malformed line(s) skipped, e.g. %r", n, example[:120])
+
+
+_DEFAULT_PARSER = DcgmParser()
+
+
+def parse_dcgm(text: str, default_host: str = "", fetched_at_s: float | None = None) -> SampleBatch:
+    """Parse dcgm-exporter text into a :class:`SampleBatch` (see module docstring)."""
+    return DcgmParser().parse(text, default_host, fetched_at_s).batch
+
+
+def fetch_dcgm(
+    url: str,
+    *,
+    default_host: str = "",
+    parser: DcgmParser | None = None,
+    timeout_s: float = http.DEFAULT_TIMEOUT_S,
+    retries: int = http.DEFAULT_RETRIES,
+    backoff_s: float = http.DEFAULT_BACKOFF_S,
+    **http_kw,
+) -> FetchResult:
+    """Scrape one exporter and parse it; never raises (errors land in the result).
+
+    ``http_kw`` passes through to :func:`ingest.sources.http.get` (``session``, ``verify`` …).
+    """
+    start = time.monotonic()
+    try:
+        resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, **http_kw)
+    except http.FetchError as exc:
+        log.debug("dcgm: %s", exc)
+        return failed("dcgm", url, str(exc), exc.attempts, time.monotonic() - start)
+    parsed = (parser or _DEFAULT_PARSER).parse(resp.text, default_host)
+    return FetchResult("dcgm", url, True, parsed.batch, resp.attempts, "", time.monotonic() - start)

@@ -1,0 +1,1 @@
+"""The synthetic plant: a twin engine with injected faults and a workload, read through noisy sensors."""

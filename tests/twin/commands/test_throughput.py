@@ -1,0 +1,81 @@
+"""Tests of the ``throughput`` sub-command, registered on a private parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from twin.commands import throughput as commands_throughput
+
+from twin.training import goodput, steptime as training
+from twin.training.jobfile import load_job
+
+REPO = Path(__file__).resolve().parents[3]
+LLAMA = REPO / "data" / "jobs" / "llama3-405b-16k.toml"
+KEYS = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu_frac", "tokens_per_joule", "breakdown", "job_mttf_h",
+        "checkpoint_interval_s", "interruptions_expected", "ettr_frac", "goodput_tokens_per_s"}
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    commands_throughput.register(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_json_output_has_the_contract_keys(capsys):
+    assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(out)
+    assert set(out["breakdown"]) == {"compute", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "bubble", "throttle_loss"}
+    assert sum(out["breakdown"].values()) == pytest.approx(out["step_time_s"])
+    assert out["goodput_tokens_per_s"] == pytest.approx(out["tokens_per_s"] * out["ettr_frac"])
+    # 2,048 nodes at 6.50 per 1,000 node-days
+    assert out["job_mttf_h"] == pytest.approx(1000 / (6.5 * 2048) * 24)
+
+
+def test_report_matches_the_models():
+    job = load_job(LLAMA)
+    rep = commands_throughput.throughput_report(job)
+    step = training.step_time(job.model, job.parallel, job.hardware, commands_throughput.fabric_factors(job))
+    assert rep["step_time_s"] == step.step_time_s
+    write = goodput.checkpoint_write_s(training.parameter_count(job.model), job.reliability.storage_write_gbps)
+    assert rep["checkpoint_write_s"] == pytest.approx(write)
+
+
+def test_oversubscription_slows_cross_pod_dp():
+    job = load_job(REPO / "data" / "jobs" / "llama3-405b-128k-context.toml")
+    # DP groups stride 8·16·16 = 2,048 GPUs: one member per 3,072-GPU pod → 1/7 at 1:7
+    assert commands_throughput.fabric_factors(job).dp == pytest.approx(1 / 7)
+
+
+def test_table_output(capsys):
+    assert run(["throughput", "--job", str(LLAMA)]) == 0
+    out = capsys.readouterr().out
+    assert "MFU" in out and "dp_comm" in out and "goodput tokens/s" in out
+
+
+def test_bad_job_file_returns_2_and_names_field(tmp_path, capsys):
+    text = LLAMA.read_text().replace("global_batch = 2048", "global_batch = 2047")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    assert run(["throughput", "--job", str(bad), "--json"]) == 2
+    assert "parallel.global_batch" in capsys.readouterr().err
+
+
+def test_site_option_places_the_job_on_the_demo_site(tmp_path, capsys):
+    text = (REPO / "data" / "jobs" / "megatron-18b-a100.toml").read_text()
+    job = tmp_path / "small.toml"
+    job.write_text(text.replace("dp = 32", "dp = 128").replace("global_batch = 1024", "global_batch = 1024"))
+    assert run(["throughput", "--job", str(job), "--site", "demo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["site"] == "demo" and out["fabric_factor_dp_frac"] == 1.0 and out["n_gpus"] == 1024
+
+
+def test_site_too_small_is_an_error(capsys):
+    assert run(["throughput", "--job", str(LLAMA), "--site", "demo"]) == 2
+    assert "16384" in capsys.readouterr().err

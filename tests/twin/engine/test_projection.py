@@ -1,0 +1,94 @@
+"""Scenario files and the site projection behind ``clustertwin project``."""
+
+import json
+
+import pytest
+
+from twin.cli import main
+from twin.engine.projection import project
+from twin.site.scenario import Scenario, ScenarioError, parse_scenario
+from twin.site.load import load_site
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_site("demo")
+
+
+@pytest.fixture(scope="module")
+def baseline(demo):
+    return project(demo, Scenario())
+
+
+def test_baseline_balance_closes(baseline):
+    b = baseline
+    parts = b["it_power_mw"] + b["distribution_loss_mw"] + b["cooling_power_mw"] + b["network_power_mw"]
+    assert b["facility_power_mw"] == pytest.approx(parts + 0.02, rel=1e-6)  # + site overhead of the demo file
+    assert b["pue_ratio"] == pytest.approx(b["facility_power_mw"] / (b["it_power_mw"] + b["network_power_mw"]))
+    assert b["generation_capacity_mw"] == pytest.approx(0.6 + 2 * 0.25 + 0.5)
+    assert 0 < b["runnable_gpus_full_power"] <= 1024
+    assert b["job"]["name"] == "demo-70b-1k" and b["job"]["tokens_per_s"] > 0
+
+
+def test_losing_one_side_keeps_racks_up_losing_both_darkens_them(demo, baseline):
+    sc = parse_scenario('[conditions]\nfailed_power = ["H1-UPS1-A"]\n', demo, "ups.toml")
+    out = project(demo, sc)
+    assert out["dark_racks"] == []  # B side carries every rack
+    assert out["it_power_mw"] == pytest.approx(baseline["it_power_mw"], rel=0.01)
+    both = parse_scenario('[conditions]\nfailed_power = ["H1-BW-R01-A", "H1-BW-R01-B"]\n', demo, "row.toml")
+    dark = project(demo, both)["dark_racks"]
+    assert dark == [f"H1-R01-K{k:02d}" for k in range(1, 9)]
+
+
+def test_cooling_loss_shortens_time_to_throttle(demo, baseline):
+    sc = parse_scenario('[scenario]\nsettle_s = 120\n[conditions]\nloop_supply_temp_c = { FW-H1 = 40.0 }\n',
+                        demo, "hot.toml")
+    hot = project(demo, sc)
+    assert hot["hottest_racks"][0]["max_gpu_temp_c"] > baseline["hottest_racks"][0]["max_gpu_temp_c"] + 5
+    base_t = baseline["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"]
+    assert hot["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"] < base_t
+
+
+def test_a_power_cap_lowers_it_load(demo, baseline):
+    capped = project(demo, parse_scenario("[conditions]\ngpu_power_limit_w = 400\n", demo, "cap.toml"))
+    assert capped["it_power_mw"] < baseline["it_power_mw"] * 0.85
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[conditions]\nfailed_power = ['H9-UPS']\n", "conditions.failed_power: 'H9-UPS' is not in this site"),
+    ("[conditions]\ngpu_util_frac = 1.5\n", r"conditions.gpu_util_frac: expected a number in \[0.0, 1.0\]"),
+    ("[conditions]\ngpu_power_limit_w = 900\n", "gpu_power_limit_w"),
+    ("[conditions]\nfans = 3\n", "conditions.fans: unknown key"),
+    ("[weather]\n", "unknown section 'weather'"),
+    ("[scenario]\ntime = '2024-07-22T20:00:00'\n", "needs a time zone"),
+    ("[conditions\n", "not valid TOML"),
+])
+def test_bad_scenarios_name_the_key(demo, text, message):
+    with pytest.raises(ScenarioError, match=message):
+        parse_scenario(text, demo, "bad.toml")
+
+
+def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
+    path = tmp_path / "trip.toml"
+    path.write_text('[scenario]\nname = "trip"\n[conditions]\nfailed_sources = ["GEN-01"]\n')
+    assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "runnable_gpus_full_power",
+                "power_cap_w_for_all_gpus", "n1_violations", "hottest_gpus", "hottest_racks",
+                "time_to_throttle_s", "swing", "fabric", "job"):
+        assert key in out, key
+    assert out["scenario"] == "trip" and out["generation_capacity_mw"] == pytest.approx(1.35)
+    path.write_text('[conditions]\nfailed_sources = ["GEN-9"]\n')
+    assert main(["project", "--site", "demo", "--scenario", str(path)]) == 2
+    assert "'GEN-9' is not in this site" in capsys.readouterr().err
+
+
+def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
+    colossus = load_site("colossus")
+    everything = project(colossus, Scenario())
+    assert everything["shortfall_mw"] > 0  # 43 MW cannot carry 100k GPUs
+    assert 20_000 < everything["runnable_gpus_full_power"] < 40_000
+    lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
+    assert lean["gpus"]["off"] == colossus.n_gpus - lean["job"]["gpus"]
+    assert lean["facility_power_mw"] < lean["generation_capacity_mw"] and lean["shortfall_mw"] == 0
+    assert lean["job"]["tokens_per_s"] > 0

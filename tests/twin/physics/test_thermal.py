@@ -1,0 +1,120 @@
+"""Tests of twin/physics/thermal.py: hand-computed points, monotonicity, stability, throttling bits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from twin.physics import thermal as th
+R_DIE, R_HBM, C = 0.035, 0.030, 750.0
+
+
+def test_steady_die_temperature_hand_point():
+    # 0.025 kg/s of PG25 (cp 3940) through the plate: R_cal = 0.5 / (0.025 * 3940) = 5.076e-3 K/W
+    r_cal = th.caloric_resistance_c_per_w(0.025, 3940.0)
+    assert r_cal == pytest.approx(5.0761e-3, rel=1e-4)
+    t = th.die_temp_steady_c(700.0, 30.0, R_DIE, r_cal)
+    assert t == pytest.approx(30.0 + 700.0 * (0.035 + 0.5 / (0.025 * 3940.0)), rel=1e-12)  # 58.05 °C
+
+
+def test_temperature_rises_with_power_and_falls_with_flow():
+    powers = np.array([100.0, 300.0, 500.0, 700.0])
+    t = th.die_temp_steady_c(powers, 30.0, R_DIE, th.caloric_resistance_c_per_w(0.025, 3940.0))
+    assert np.all(np.diff(t) > 0)
+    flows = np.array([0.005, 0.01, 0.02, 0.05])
+    t = th.die_temp_steady_c(700.0, 30.0, R_DIE, th.caloric_resistance_c_per_w(flows, 3940.0))
+    assert np.all(np.diff(t) < 0)
+
+
+@pytest.mark.parametrize("flow", [0.0, -0.01, float("nan")])
+def test_zero_negative_or_nan_flow_raises(flow):
+    with pytest.raises(ValueError, match="mass_flow_kg_s"):
+        th.caloric_resistance_c_per_w(np.array([0.02, flow]), 3940.0)
+
+
+def test_nonsense_inputs_raise_not_nan():
+    with pytest.raises(ValueError):
+        th.die_temp_steady_c(-5.0, 30.0, R_DIE)
+    with pytest.raises(ValueError):
+        th.die_temp_steady_c(700.0, float("nan"), R_DIE)
+    with pytest.raises(ValueError):
+        th.step_temp_c(50.0, 60.0, 0.0, 1.0)
+    with pytest.raises(ValueError):
+        th.step_temp_c(50.0, 60.0, 30.0, -1.0)
+
+
+def test_exact_step_is_stable_and_composes():
+    tau = th.time_constant_s(C, 0.04)  # 30 s
+    assert tau == pytest.approx(30.0)
+    assert th.step_temp_c(40.0, 60.0, tau, tau) == pytest.approx(60.0 - 20.0 / math.e)
+    # any dt: no overshoot, converges to the steady state
+    for dt in (1e-3, 1.0, 1e3, 1e9):
+        t = th.step_temp_c(40.0, 60.0, tau, dt)
+        assert 40.0 <= t <= 60.0
+    assert th.step_temp_c(40.0, 60.0, tau, 1e9) == pytest.approx(60.0)
+    # one step of 10 s equals ten steps of 1 s (exact solution for constant inputs)
+    t = 40.0
+    for _ in range(10):
+        t = th.step_temp_c(t, 60.0, tau, 1.0)
+    assert t == pytest.approx(th.step_temp_c(40.0, 60.0, tau, 10.0))
+    assert th.decay_frac(tau, 0.0) == 1.0
+
+
+def test_adiabatic_step_hand_point():
+    # 700 W into 750 J/K for 10 s: +9.33 K
+    assert th.adiabatic_step_c(50.0, 700.0, C, 10.0) == pytest.approx(50.0 + 7000.0 / 750.0)
+
+
+def test_hbm_follows_die_with_resistance_ratio():
+    local = 33.0
+    die = th.die_temp_steady_c(600.0, local, R_DIE)
+    assert th.hbm_temp_c(die, local, R_DIE, R_HBM) == pytest.approx(local + 600.0 * R_HBM)
+
+
+def _throttle(demand=700.0, limit=700.0, temp=60.0, thermal_limit=np.inf, util=0.9, brake=False):
+    p, clock, mask = th.throttle(np.array([demand]), limit, 85.0, np.array([temp]), thermal_limit, 87.0, 89.0,
+                                 util, brake)
+    return float(p[0]), float(clock[0]), int(mask[0])
+
+
+def test_nominal_gpu_is_not_throttled():
+    assert _throttle(demand=640.0) == (640.0, 1.0, 0)
+
+
+def test_power_cap_sets_sw_power_cap_bit_and_clock():
+    p, clock, mask = _throttle(demand=700.0, limit=500.0)
+    assert p == pytest.approx(500.0)
+    assert clock == pytest.approx(((500.0 - 85.0) / (700.0 - 85.0)) ** (1 / th.DVFS_POWER_EXPONENT))
+    assert mask == th.CLOCK_EVENT_SW_POWER_CAP
+
+
+def test_sw_thermal_slowdown_holds_max_operating():
+    # coolant at 70 °C, R_total 0.04 K/W: the die reaches 87 °C at (87 − 70)/0.04 = 425 W
+    lim = th.sw_thermal_power_limit_w(70.0, 0.04, 0.01, 0.0, 87.0, 95.0)
+    assert lim == pytest.approx(425.0)
+    p, clock, mask = _throttle(demand=700.0, thermal_limit=lim)
+    assert p == pytest.approx(425.0) and clock < 1.0
+    assert mask == th.CLOCK_EVENT_SW_THERMAL
+    # the HBM limit binds when its resistance is higher
+    assert th.sw_thermal_power_limit_w(70.0, 0.02, 0.05, 0.0, 87.0, 95.0) == pytest.approx(25.0 / 0.05)
+
+
+def test_hw_slowdown_at_slowdown_temperature_cuts_clocks_2x():
+    p, clock, mask = _throttle(demand=700.0, temp=89.5)
+    assert clock <= th.HW_SLOWDOWN_CLOCK_FRAC
+    assert mask & th.CLOCK_EVENT_HW_SLOWDOWN and mask & th.CLOCK_EVENT_HW_THERMAL
+    assert p == pytest.approx(85.0 + 615.0 * 0.5**th.DVFS_POWER_EXPONENT)
+
+
+def test_power_brake_and_idle_bits():
+    _, clock, mask = _throttle(brake=True)
+    assert clock <= 0.5 and mask == th.CLOCK_EVENT_HW_SLOWDOWN | th.CLOCK_EVENT_HW_POWER_BRAKE
+    p, _, mask = _throttle(demand=85.0, util=0.0)
+    assert p == 85.0 and mask == th.CLOCK_EVENT_GPU_IDLE
+
+
+def test_throttle_rejects_nan_demand():
+    with pytest.raises(ValueError, match="demand_w"):
+        _throttle(demand=float("nan"))

@@ -1,0 +1,145 @@
+"""The ``clustertwin throughput`` command: step time, MFU and goodput of a job file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+
+from twin.physics import fabric
+
+from twin.training import goodput, steptime as training
+from twin.training.jobfile import JobFileError, TrainingJob, load_job
+
+log = logging.getLogger(__name__)
+
+
+def fabric_factors(job: TrainingJob) -> training.FabricFactors:
+    """Ring factors per dimension for the job's regular layout (rank order TP, CP, PP, DP)."""
+    par = job.parallel
+    pod, over = job.pod_gpus, job.oversubscription
+    return training.FabricFactors(
+        tp=1.0,
+        cp=fabric.analytic_factor(par.tp, par.cp, pod, over),
+        pp=fabric.analytic_factor(par.tp * par.cp, par.pp, pod, over),
+        dp=fabric.analytic_factor(par.tp * par.cp * par.pp, par.dp, pod, over),
+    )
+
+
+def throughput_report(job: TrainingJob, factors: training.FabricFactors | None = None) -> dict:
+    """All throughput and goodput figures of a job as a flat JSON-ready dict.
+
+    ``factors`` (fabric fractions per dimension) default to the job file's regular
+    layout (:func:`fabric_factors`); pass the ones a site placement gives instead.
+    """
+    par, model = job.parallel, job.model
+    factors = factors or fabric_factors(job)
+    step = training.step_time(model, par, job.hardware, factors)
+    n_nodes = math.ceil(par.n_gpus / job.hardware.gpus_per_node)
+    rel = job.reliability
+    n_params = training.parameter_count(model)
+    write_s = rel.checkpoint_write_s
+    if write_s is None:
+        write_s = goodput.checkpoint_write_s(n_params, rel.storage_write_gbps)
+    good = goodput.goodput_summary(
+        tokens_per_s=step.tokens_per_s,
+        n_nodes=n_nodes,
+        failures_per_1000_node_days=rel.failures_per_1000_node_days,
+        write_s=write_s,
+        restart_s=rel.restart_s,
+        duration_s=rel.duration_days * goodput.SECONDS_PER_DAY,
+        interval_s=rel.checkpoint_interval_s,
+    )
+    return {
+        "job": job.name,
+        "gpu": job.gpu,
+        "n_gpus": par.n_gpus,
+        "n_nodes": n_nodes,
+        "params": n_params,
+        "micro_batches": par.micro_batches,
+        "step_time_s": step.step_time_s,
+        "tokens_per_s": step.tokens_per_s,
+        "tflops_per_gpu": step.tflops_per_gpu,
+        "hw_tflops_per_gpu": step.hw_tflops_per_gpu,
+        "mfu_frac": step.mfu_frac,
+        "tokens_per_joule": step.tokens_per_joule,
+        "avg_gpu_power_w": step.avg_gpu_power_w,
+        "bubble_frac": training.bubble_frac(par),
+        "fabric_factor_dp_frac": factors.dp,
+        "breakdown": step.breakdown_s,
+        **good,
+    }
+
+
+def site_report(job: TrainingJob, site: str) -> dict:
+    """The job placed on GPUs 0..n−1 of a healthy site: fabric factors from the site's fabric."""
+    from twin.training import sitejob
+    from twin.site.load import load_site
+
+    state = load_site(site)
+    ids = sitejob.contiguous_placement(state, job.parallel.n_gpus)
+    result = sitejob.evaluate_site_job(state, job, ids)
+    f = result.fabric
+    factors = training.FabricFactors(dp=f["dp"].factor_frac, pp=f["pp"].factor_frac, cp=f["cp"].factor_frac)
+    report = throughput_report(job, factors)
+    report["site"] = state.name
+    report["fabric_limiting_tier_dp"] = f["dp"].limiting_tier
+    return report
+
+
+def _format_table(report: dict) -> str:
+    rows = [
+        ("job", report["job"]),
+        ("GPUs / nodes", f"{report['n_gpus']:,} {report['gpu']} / {report['n_nodes']:,}"),
+        ("parameters", f"{report['params'] / 1e9:,.1f} B"),
+        ("step time", f"{report['step_time_s']:.3f} s"),
+        ("tokens/s", f"{report['tokens_per_s']:,.0f}"),
+        ("model TFLOP/s per GPU", f"{report['tflops_per_gpu']:.1f}"),
+        ("hardware TFLOP/s per GPU", f"{report['hw_tflops_per_gpu']:.1f}"),
+        ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
+        ("tokens per joule", f"{report['tokens_per_joule']:.2f}"),
+        ("job MTTF", f"{report['job_mttf_h']:.2f} h"),
+        ("checkpoint write / interval", f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_interval_s']:.0f} s"),
+        ("interruptions expected", f"{report['interruptions_expected']:.1f}"),
+        ("ETTR", f"{100 * report['ettr_frac']:.1f} %"),
+        ("goodput tokens/s", f"{report['goodput_tokens_per_s']:,.0f}"),
+    ]
+    step = report["step_time_s"]
+    rows += [(f"  {k}", f"{v:.3f} s ({100 * v / step:.1f} %)") for k, v in report["breakdown"].items()]
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the job file and print JSON or a table; 2 on a bad job file."""
+    try:
+        job = load_job(Path(args.job))
+        if args.site:
+            report = site_report(job, args.site)
+        else:
+            report = throughput_report(job)
+    except (JobFileError, training.TrainingConfigError, goodput.ReliabilityError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(_format_table(report))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``throughput`` to the ``clustertwin`` command."""
+    parser = subparsers.add_parser(
+        "throughput",
+        help="step time, MFU and goodput of a training job file",
+        description="Analytical step time, MFU, tokens per joule and goodput of a training job (docs/jobfile.md).",
+    )
+    parser.add_argument("--job", required=True, help="job file (TOML), e.g. data/jobs/llama3-405b-16k.toml")
+    parser.add_argument("--site", default=None,
+                        help="place the job on GPUs 0..n-1 of this site (name or file) and use its fabric")
+    parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    parser.set_defaults(func=run)

@@ -1,0 +1,140 @@
+"""Site-level projection: run the twin under a scenario and report what an operator acts on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import numpy as np
+
+from twin.site.catalogue import DATA_DIR
+from twin.engine.tick import PlacedJob, TwinEngine
+from twin.training.jobfile import load_job
+from twin.site.scenario import Scenario
+from twin.training.sitejob import contiguous_placement, evaluate_site_job
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
+from twin.site.tables import POWER_KINDS, SiteTables
+
+TOP_N = 10
+SETTLE_STEP_S = 60.0  # the exact exponential step is stable at any dt; minute steps let the plant follow
+
+
+def _top(values: np.ndarray, n: int = TOP_N) -> np.ndarray:
+    finite = np.flatnonzero(np.isfinite(values))
+    return finite[np.argsort(-values[finite], kind="stable")[:n]]
+
+
+def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
+    name = state.default_job if name is None else name
+    if not name:
+        return None
+    spec = load_job(DATA_DIR / "jobs" / f"{name}.toml")
+    return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
+
+
+def project(state: SiteTables, scenario: Scenario) -> dict:
+    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
+    start = scenario.time - timedelta(seconds=scenario.settle_s)
+    job = _placed_job(state, scenario.job)
+    inputs = scenario.inputs
+    if scenario.idle_nodes_off:
+        busy = np.zeros(state.n_nodes, dtype=bool)
+        if job is not None:
+            busy[state.gpu_node[job.gpu_ids]] = True
+        inputs = replace(inputs, nodes_off=~busy)
+    engine = TwinEngine(state, start=start)
+    steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
+    dt = scenario.settle_s / steps
+    snap = None
+    for i in range(steps):
+        snap = engine.tick(dt, replace(inputs, ts=start + timedelta(seconds=dt * (i + 1))))
+    detail = engine.detail
+    bal, sw, proj = detail.balance, detail.swing, detail.projections_s
+    return {
+        "site": state.name,
+        "scenario": scenario.name,
+        "ts": snap.ts.isoformat(),
+        "outdoor_dry_bulb_c": snap.outdoor_dry_bulb_c,
+        "outdoor_wet_bulb_c": snap.outdoor_wet_bulb_c,
+        "it_power_mw": bal.it_mw,
+        "distribution_loss_mw": bal.distribution_loss_mw,
+        "cooling_power_mw": bal.cooling_mw,
+        "network_power_mw": bal.network_mw,
+        "facility_power_mw": bal.facility_mw,
+        "pue_ratio": snap.pue_ratio,
+        "generation_capacity_mw": bal.generation_capacity_mw,
+        "generation_n1_capacity_mw": bal.generation_n1_capacity_mw,
+        "shortfall_mw": bal.shortfall_mw,
+        "runnable_gpus_full_power": bal.gpus_at_full_power,
+        "power_cap_w_for_all_gpus": bal.power_cap_w,
+        "power_cap_fits": bal.cap_fits,
+        "overloaded_elements": _elements(state, snap.power_load_frac, snap.power_load_frac > 1.0),
+        "n1_violations": _n1(state, snap, detail.power_n1_worst_by),
+        "dark_racks": [state.rack_name[r] for r in detail.dark_racks],
+        "gpus": {"total": state.n_gpus, "throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
+                 "down": int((snap.gpu_state == GPU_DOWN).sum()), "off": int((snap.gpu_state == GPU_OFF).sum())},
+        "hottest_gpus": [{"gpu": int(g), "node": state.node_name[state.gpu_node[g]], "index": int(state.gpu_index[g]),
+                          "rack": state.rack_name[state.gpu_rack[g]], "gpu_temp_c": float(snap.gpu_temp_c[g]),
+                          "throttle_frac": float(snap.throttle_frac[g])} for g in _top(snap.gpu_temp_c)],
+        "hottest_racks": [{"rack": state.rack_name[r], "max_gpu_temp_c": float(snap.rack_max_gpu_temp_c[r]),
+                           "rack_power_kw": float(snap.rack_power_kw[r])} for r in _top(snap.rack_max_gpu_temp_c)],
+        "time_to_throttle_s": _time_to_throttle(state, proj),
+        "swing": {"amplitude_mw": sw.amplitude_mw, "ramp_mw_per_s": sw.ramp_mw_per_s, "period_s": sw.period_s,
+                  "followable_mw": sw.followable_mw, "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
+                  "battery_headroom_mw": sw.battery_headroom_mw, "shortfall_mw": sw.shortfall_mw,
+                  "within_limits": sw.within_limits},
+        "fabric": _fabric(state, snap),
+        "job": _job(state, job, snap) if job else None,
+    }
+
+
+def _elements(state: SiteTables, frac: np.ndarray, mask: np.ndarray) -> list[dict]:
+    idx = np.flatnonzero(mask)
+    idx = idx[np.argsort(-frac[idx], kind="stable")]
+    return [{"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]], "load_frac": float(frac[e])}
+            for e in idx]
+
+
+def _n1(state: SiteTables, snap, worst_by: np.ndarray) -> list[dict]:
+    idx = np.flatnonzero(snap.power_n1_load_frac > 1.0)
+    idx = idx[np.argsort(-snap.power_n1_load_frac[idx], kind="stable")][:TOP_N]
+    return [{"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]],
+             "load_frac": float(snap.power_load_frac[e]), "n1_load_frac": float(snap.power_n1_load_frac[e]),
+             "after_loss_of": state.power_name[worst_by[e]] if worst_by[e] >= 0 else None} for e in idx]
+
+
+def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
+    out = {}
+    for key, values in proj.items():
+        finite = values[np.isfinite(values)]
+        worst = _top(-values, 3)
+        out[key] = {"min_s": float(finite.min()) if finite.size else None,
+                    "median_s": float(np.median(finite)) if finite.size else None,
+                    "racks_never": int((~np.isfinite(values)).sum()),
+                    "worst_racks": [state.rack_name[r] for r in worst]}
+    return out
+
+
+def _fabric(state: SiteTables, snap) -> dict:
+    up = snap.link_up
+    tiers = state.switch_tier[state.link_a]
+    return {
+        "links_down": int((~up).sum()),
+        "uplink_capacity_tbps": {name: float(state.link_gbps[(tiers == t) & up].sum() / 1000.0)
+                                 for t, name in enumerate(("leaf_to_spine", "spine_to_core"))},
+        "nic_injection_tbps": state.n_gpus * state.nic_gbps / 1000.0,
+        "mean_uplink_util_frac": float(snap.link_util_frac[up].mean()) if up.any() else 0.0,
+    }
+
+
+def _job(state: SiteTables, job: PlacedJob, snap) -> dict:
+    down = snap.gpu_state == GPU_DOWN
+    res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up)
+    st = res.status
+    return {"name": st.name, "gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,
+            "tokens_per_s": st.tokens_per_s, "tflops_per_gpu": st.tflops_per_gpu, "mfu_frac": st.mfu_frac,
+            "goodput_tokens_per_s": st.goodput_tokens_per_s, "ettr_frac": st.ettr_frac,
+            "checkpoint_interval_s": st.checkpoint_interval_s, "breakdown_s": st.breakdown_s,
+            "dp_busbw_gbps": res.fabric["dp"].busbw_gbps, "fabric_limiting_tier": res.fabric["dp"].limiting_tier,
+            "bottleneck_racks": [state.rack_name[r] for r in st.bottleneck_racks[:TOP_N]],
+            "drain_gain_frac": st.drain_gain_frac}

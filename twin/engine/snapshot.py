@@ -1,0 +1,90 @@
+"""One tick's results: what the twin knows and projects about a site at one instant.
+
+:class:`Snapshot` is the contract between the twin engine (``twin/engine/tick.py``), the
+synthetic stream and recorders (``ingest/``) and the dashboard (``dashboard/``).
+Arrays are indexed by the dense ids of :class:`twin.site.tables.SiteTables`.  NaN means
+"unknown" (no reading and no projection), never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+# GPU states in ``gpu_state``: running, throttled, down (a fault: shutdown, XID, dark
+# rack), and powered off on purpose by the operator (not a fault, raises no alert).
+GPU_OK, GPU_THROTTLED, GPU_DOWN, GPU_OFF = 0, 1, 2, 3
+
+
+@dataclass
+class JobStatus:
+    """Throughput and goodput of one running training job."""
+
+    name: str
+    gpu_ids: np.ndarray  # int32, GPUs the job runs on
+    step_time_s: float
+    tokens_per_s: float
+    tflops_per_gpu: float
+    mfu_frac: float
+    goodput_tokens_per_s: float
+    ettr_frac: float
+    checkpoint_interval_s: float
+    breakdown_s: dict[str, float]  # step-time components, seconds
+    bottleneck_racks: np.ndarray  # int32, racks whose GPUs set the pace
+    drain_gain_frac: float  # throughput recovered by draining the bottleneck racks
+
+
+@dataclass
+class Snapshot:
+    """Site state at ``ts`` (timezone-aware UTC).  Units in names."""
+
+    ts: datetime
+    # GPU [n_gpus]
+    gpu_temp_c: np.ndarray
+    hbm_temp_c: np.ndarray
+    gpu_power_w: np.ndarray
+    gpu_util_frac: np.ndarray
+    sm_clock_mhz: np.ndarray
+    throttle_frac: np.ndarray
+    gpu_state: np.ndarray  # int8, GPU_OK / GPU_THROTTLED / GPU_DOWN / GPU_OFF
+    xid_last: np.ndarray  # int16, 0 if none
+    # rack [n_racks]
+    rack_power_kw: np.ndarray
+    rack_max_gpu_temp_c: np.ndarray
+    rack_time_to_throttle_s: np.ndarray  # after loss of one CDU pump, inf if never
+    # CDU [n_cdus]
+    cdu_supply_temp_c: np.ndarray
+    cdu_return_temp_c: np.ndarray
+    cdu_flow_lpm: np.ndarray
+    cdu_heat_kw: np.ndarray
+    cdu_capacity_kw: np.ndarray
+    cdu_pumps_running: np.ndarray  # int8
+    # facility water loops [n_loops]
+    loop_supply_temp_c: np.ndarray
+    loop_return_temp_c: np.ndarray
+    loop_heat_kw: np.ndarray
+    # power tree [n_power]
+    power_load_kw: np.ndarray
+    power_load_frac: np.ndarray  # of usable rating (rating × max_util_frac)
+    power_n1_load_frac: np.ndarray  # worst load fraction after any single failure
+    # sources [n_sources]
+    source_power_mw: np.ndarray
+    battery_soc_frac: np.ndarray  # NaN for non-batteries
+    # fabric [n_links]
+    link_up: np.ndarray  # bool
+    link_util_frac: np.ndarray
+    # site scalars
+    it_power_mw: float
+    cooling_power_mw: float
+    facility_power_mw: float
+    generation_capacity_mw: float
+    pue_ratio: float
+    outdoor_wet_bulb_c: float
+    outdoor_dry_bulb_c: float
+    swing_amplitude_mw: float
+    swing_ramp_mw_per_s: float
+    jobs: list[JobStatus] = field(default_factory=list)
+    # source name -> seconds since its last good reading (inf when never)
+    source_age_s: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,390 @@
+"""Load a site file, check it, and expand it into the twin's struct-of-arrays state.
+
+``load_site("colossus")`` reads ``data/sites/colossus.toml``; a path loads any file.
+Every problem raises :class:`twin.site.errors.SiteError` naming file, entity and field, and
+nothing is returned until the whole file has passed: a broken file never half-loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
+from twin.site.errors import SiteError
+from twin.site.fabricgen import FabricDesignError, generate_fabric
+from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
+
+SITES_DIR = DATA_DIR / "sites"
+_POWER_SECTIONS = ("switchgear", "transformers", "ups", "busways")
+# allowed parent kind for each element kind (index into POWER_KINDS); None = may be a root
+_PARENT_KINDS = {0: (None, 0), 1: (0,), 2: (1,), 3: (2, 1)}
+
+
+def site_path(name_or_path: str | Path) -> Path:
+    """Resolve a reference-site name (``demo``) or a file path."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    candidate = SITES_DIR / f"{name_or_path}.toml"
+    if not candidate.exists():
+        known = ", ".join(sorted(p.stem for p in SITES_DIR.glob("*.toml")))
+        raise SiteError(str(name_or_path), "site", "name", f"no such site file (reference sites: {known})")
+    return candidate
+
+
+def load_site(name_or_path: str | Path, catalogue: Catalogue | None = None) -> SiteTables:
+    """Load, validate and expand a site into :class:`SiteTables`."""
+    path = site_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SiteError(str(path), "site file", "-", f"cannot read: {exc.strerror}") from None
+    return build_site(text, path.name, catalogue or load_catalogue())
+
+
+def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
+    """Parse site TOML ``text`` and build its state (``file`` names it in errors)."""
+    spec, _ = parse_site_file(text, file)
+    return _Builder(spec, file, catalogue).build()
+
+
+@dataclass
+class _Racks:
+    """Rack-level columns gathered row by row before conversion to arrays."""
+
+    name: list
+    row: list
+    hall: list
+    x_m: list
+    y_m: list
+    orientation_deg: list
+    array: list
+    type: list
+    cdu: list
+    feed_a: list
+    feed_b: list
+
+
+class _Builder:
+    """Expands one validated :class:`SiteFile` into a :class:`SiteTables`."""
+
+    def __init__(self, spec: SiteFile, file: str, catalogue: Catalogue) -> None:
+        self.spec, self.file, self.cat = spec, file, catalogue
+
+    def fail(self, entity: str, field: str, message: str) -> SiteError:
+        return SiteError(self.file, entity, field, message)
+
+    @staticmethod
+    def _unique(names: list[str], kind: str, file: str) -> dict[str, int]:
+        index: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name in index:
+                raise SiteError(file, f"{kind} {name!r}", "name", "duplicate name")
+            index[name] = i
+        return index
+
+    # ------------------------------------------------------------------ power
+    def power(self):
+        elements: list[tuple[int, PowerElementSpec]] = []
+        for kind, section in enumerate(_POWER_SECTIONS):
+            elements += [(kind, e) for e in getattr(self.spec.power, section)]
+        index = self._unique([e.name for _, e in elements], "power element", self.file)
+        depth = np.full(len(elements), -1)
+        for i, (kind, e) in enumerate(elements):
+            entity = f"{POWER_KINDS[kind]} {e.name!r}"
+            if e.parent is None:
+                if None not in _PARENT_KINDS[kind]:
+                    raise self.fail(entity, "parent", f"a {POWER_KINDS[kind]} needs a parent")
+                continue
+            if e.parent not in index:
+                raise self.fail(entity, "parent", f"{e.parent!r} does not exist")
+            parent_kind = elements[index[e.parent]][0]
+            if parent_kind not in _PARENT_KINDS[kind]:
+                raise self.fail(entity, "parent", f"{e.parent!r} is a {POWER_KINDS[parent_kind]}, "
+                                f"which cannot feed a {POWER_KINDS[kind]}")
+        for i in range(len(elements)):  # depth by walking up; cycles are impossible across kinds
+            chain, j = 0, i
+            while elements[j][1].parent is not None:
+                j, chain = index[elements[j][1].parent], chain + 1
+                if chain > len(elements):
+                    raise self.fail(f"power element {elements[i][1].name!r}", "parent", "parent cycle")
+            depth[i] = chain
+        order = np.argsort(depth, kind="stable")
+        elements = [elements[i] for i in order]
+        index = {e.name: i for i, (_, e) in enumerate(elements)}
+        return elements, index, depth[order]
+
+    def sources(self, power_index, elements):
+        names, kinds, cap, energy, ramp, bus = [], [], [], [], [], []
+        for s in self.spec.power.sources:
+            if s.bus not in power_index or elements[power_index[s.bus]][0] != 0:
+                raise self.fail(f"source {s.name!r}", "bus", f"{s.bus!r} is not a switchgear of this site")
+            for u in range(s.units):
+                names.append(s.name if s.units == 1 else f"{s.name}-{u + 1:02d}")
+                kinds.append(SOURCE_KINDS.index(s.kind))
+                cap.append(s.unit_mw)
+                energy.append(s.energy_mwh / s.units if s.kind == "battery" else 0.0)
+                ramp.append(s.ramp_mw_per_s)
+                bus.append(power_index[s.bus])
+        self._unique(names, "source", self.file)
+        return names, kinds, cap, energy, ramp, bus
+
+    # ---------------------------------------------------------------- cooling
+    def cooling(self):
+        plants = self.spec.cooling.plants
+        plant_index = self._unique([p.name for p in plants], "plant", self.file)
+        loops = self.spec.cooling.loops
+        loop_index = self._unique([lp.name for lp in loops], "loop", self.file)
+        for lp in loops:
+            if lp.plant not in plant_index:
+                raise self.fail(f"loop {lp.name!r}", "plant", f"{lp.plant!r} does not exist")
+        return plants, plant_index, loops, loop_index
+
+    # ---------------------------------------------------------------- compute
+    def racks(self, power_index, elements, loop_index):
+        info, fab = self.spec.site, self.spec.fabric
+        r = _Racks(*([] for _ in range(11)))
+        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = [], [], [], [], []
+        array = 0
+        self._unique([h.name for h in self.spec.halls], "hall", self.file)
+        for h, hall in enumerate(self.spec.halls):
+            if hall.loop not in loop_index:
+                raise self.fail(f"hall {hall.name!r}", "loop", f"{hall.loop!r} does not exist")
+            self._unique([row.name for row in hall.rows], f"hall {hall.name!r} row", self.file)
+            for row_no, row in enumerate(hall.rows, start=1):
+                entity = f"row {hall.name}/{row.name}"
+                rack_spec = self.cat.racks.get(row.rack_type)
+                if rack_spec is None:
+                    raise self.fail(entity, "rack_type", f"unknown rack type {row.rack_type!r}")
+                loop = row.loop or hall.loop
+                if loop not in loop_index:
+                    raise self.fail(entity, "loop", f"{loop!r} does not exist")
+                for field, feed, side in (("feed_a", row.feed_a, 0), ("feed_b", row.feed_b, 1)):
+                    if feed is None:
+                        continue
+                    if feed not in power_index or elements[power_index[feed]][0] != 3:
+                        raise self.fail(entity, field, f"{feed!r} is not a busway/PDU of this site")
+                    if elements[power_index[feed]][1].side != "AB"[side]:
+                        raise self.fail(entity, field, f"{feed!r} is on side {elements[power_index[feed]][1].side}")
+                if rack_spec.feeds == 2 and row.feed_b is None:
+                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} is dual-fed (A/B)")
+                row_id = len(row_name)
+                row_name.append(f"{hall.name}-{row.name}")
+                row_hall.append(h)
+                k = np.arange(row.racks)
+                along = k * row.pitch_m
+                xs = row.x_m + (along if row.direction == "x" else 0.0)
+                ys = row.y_m + (along if row.direction == "y" else 0.0)
+                n_arrays = -(-row.racks // fab.racks_per_array)
+                r.name += [info.rack_name_pattern.format(hall=h + 1, row=row_no, rack=i + 1) for i in k]
+                r.row += [row_id] * row.racks
+                r.hall += [h] * row.racks
+                r.x_m += list(np.broadcast_to(xs, row.racks))
+                r.y_m += list(np.broadcast_to(ys, row.racks))
+                r.orientation_deg += [row.orientation_deg] * row.racks
+                r.array += list(array + k // fab.racks_per_array)
+                array += n_arrays
+                r.type += [row.rack_type] * row.racks
+                r.feed_a += [power_index[row.feed_a]] * row.racks
+                r.feed_b += [power_index[row.feed_b] if row.feed_b else -1] * row.racks
+                if rack_spec.cdu is not None:
+                    first = len(cdu_name)
+                    cdu_name += [f"{n}-CDU" for n in r.name[-row.racks:]]
+                    cdu_loop += [loop_index[loop]] * row.racks
+                    cdu_spec_name += [rack_spec.cdu] * row.racks
+                    r.cdu += list(first + k)
+                else:
+                    if row.cdu_type is None or row.cdu_type not in self.cat.cdus:
+                        raise self.fail(entity, "cdu_type", f"rack type {rack_spec.name!r} has no in-rack CDU; "
+                                        f"name an in-row CDU type from the catalogue (got {row.cdu_type!r})")
+                    per = row.racks_per_cdu or row.racks
+                    n_cdu = -(-row.racks // per)
+                    first = len(cdu_name)
+                    cdu_name += [f"{hall.name}-{row.name}-CDU{i + 1}" for i in range(n_cdu)]
+                    cdu_loop += [loop_index[loop]] * n_cdu
+                    cdu_spec_name += [row.cdu_type] * n_cdu
+                    r.cdu += list(first + k // per)
+        return r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name
+
+    def check_positions(self, r: _Racks) -> None:
+        key = np.stack([np.asarray(r.hall), np.round(np.asarray(r.x_m) * 10), np.round(np.asarray(r.y_m) * 10)], 1)
+        _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            i = first[np.argmax(counts > 1)]
+            raise self.fail(f"rack {r.name[i]!r}", "position",
+                            f"({r.x_m[i]:.1f} m, {r.y_m[i]:.1f} m) is taken by another rack")
+        self._unique(r.name, "rack", self.file)
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> SiteTables:
+        spec, cat = self.spec, self.cat
+        elements, power_index, depth = self.power()
+        src = self.sources(power_index, elements)
+        plants, plant_index, loops, loop_index = self.cooling()
+        r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = self.racks(power_index, elements, loop_index)
+        self.check_positions(r)
+
+        rack_specs = [cat.racks[t] for t in r.type]
+        node_specs_per_rack = [cat.nodes[rs.node] for rs in rack_specs]
+        nodes_per_rack = np.array([rs.nodes for rs in rack_specs])
+        node_rack = np.repeat(np.arange(len(r.name)), nodes_per_rack).astype(np.int32)
+        node_slot = (np.arange(node_rack.size) - np.repeat(np.cumsum(nodes_per_rack) - nodes_per_rack,
+                                                           nodes_per_rack)).astype(np.int32)
+        node_types = sorted({rs.node for rs in rack_specs})
+        node_type_id = np.repeat(np.array([node_types.index(rs.node) for rs in rack_specs]), nodes_per_rack)
+        ntab = [cat.nodes[n] for n in node_types]
+
+        def per_node(attr, dtype=np.float64):
+            return np.array([getattr(n, attr) for n in ntab], dtype=dtype)[node_type_id]
+
+        gpus_per_node = per_node("gpus", np.int64)
+        gpu_names = sorted({n.gpu for n in ntab})
+        gpu_node = np.repeat(np.arange(node_rack.size), gpus_per_node).astype(np.int32)
+        gpu_index = (np.arange(gpu_node.size) - np.repeat(np.cumsum(gpus_per_node) - gpus_per_node,
+                                                          gpus_per_node)).astype(np.int32)
+        gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id],
+                             gpus_per_node).astype(np.int16)
+        gpu_rack = node_rack[gpu_node]
+        rack_row_no = {}
+        info = spec.site
+        hall_rows = {}
+        for row_id, h in enumerate(row_hall):
+            hall_rows.setdefault(h, []).append(row_id)
+            rack_row_no[row_id] = len(hall_rows[h])
+        rack_row = np.asarray(r.row, dtype=np.int32)
+        rack_pos_in_row = np.arange(len(r.name)) - np.searchsorted(rack_row, rack_row)
+        node_name = [
+            info.hostname_pattern.format(hall=r.hall[k] + 1, row=rack_row_no[r.row[k]],
+                                         rack=int(rack_pos_in_row[k]) + 1, slot=int(s))
+            for k, s in zip(node_rack, node_slot)
+        ]
+        self._unique(node_name, "node", self.file)
+
+        gpu_specs = [cat.gpus[n] for n in gpu_names]
+        cdu_types = sorted(set(cdu_spec_name))
+        cdu_specs = [cat.cdus[n] for n in cdu_types]
+        cdu_spec = np.array([cdu_types.index(n) for n in cdu_spec_name], dtype=np.int16)
+
+        tdp = np.array([g.tdp_w for g in gpu_specs])[gpu_spec]
+        node_full_w = np.bincount(gpu_node, weights=tdp, minlength=node_rack.size) + per_node("base_power_w")
+        rack_full_kw = np.bincount(node_rack, weights=node_full_w, minlength=len(r.name)) / 1000.0
+        rack_cdu = np.asarray(r.cdu, dtype=np.int32)
+        self.check_cdu_design(rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
+                              plant_index)
+        rack_feed_a = np.asarray(r.feed_a, dtype=np.int32)
+        rack_feed_b = np.asarray(r.feed_b, dtype=np.int32)
+        self.check_feed_design(rack_full_kw, rack_feed_a, rack_feed_b, elements)
+
+        fab = spec.fabric
+        try:
+            fabric = generate_fabric(
+                np.asarray(r.array)[gpu_rack], gpu_index, radix=fab.radix, rails=fab.rails,
+                pod_arrays=fab.pod_arrays, link_gbps=fab.link_gbps,
+                leaf_oversubscription=fab.leaf_oversubscription,
+                spine_oversubscription=fab.spine_oversubscription,
+                leaf_spine_parallel=fab.leaf_spine_parallel)
+        except FabricDesignError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise self.fail("fabric", field, message) from None
+        if (gpu_index >= fab.rails).any():
+            raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
+        switch_index = {n: i for i, n in enumerate(fabric.switch_name)}
+        for ep in fab.endpoints:
+            if ep.switch not in switch_index:
+                raise self.fail(f"fabric endpoint {ep.name!r}", "switch", f"link to unknown switch {ep.switch!r}")
+
+        pel = [e for _, e in elements]
+        return SiteTables(
+            name=info.name, description=info.description, source_file=self.file,
+            gpu_specs=gpu_specs, cdu_specs=cdu_specs,
+            hall_name=[h.name for h in spec.halls], row_name=row_name,
+            row_hall=np.asarray(row_hall, dtype=np.int32),
+            rack_name=r.name, rack_row=rack_row, rack_hall=np.asarray(r.hall, dtype=np.int32),
+            rack_x_m=np.asarray(r.x_m, dtype=np.float64), rack_y_m=np.asarray(r.y_m, dtype=np.float64),
+            rack_orientation_deg=np.asarray(r.orientation_deg, dtype=np.float64),
+            rack_array=np.asarray(r.array, dtype=np.int32), rack_type=r.type, rack_cdu=rack_cdu,
+            rack_feed_a=rack_feed_a, rack_feed_b=rack_feed_b,
+            rack_rated_kw=np.array([rs.nodes * ns.psus_required * ns.psu_rating_w / 1000.0
+                                    for rs, ns in zip(rack_specs, node_specs_per_rack)]),
+            node_name=node_name, node_bmc=[f"bmc-{n}" for n in node_name],
+            node_rack=node_rack, node_slot=node_slot,
+            node_psus=per_node("psus", np.int32), node_psus_required=per_node("psus_required", np.int32),
+            node_psu_rating_w=per_node("psu_rating_w"), node_base_power_w=per_node("base_power_w"),
+            node_idle_base_power_w=per_node("idle_base_power_w"),
+            gpu_node=gpu_node, gpu_rack=gpu_rack, gpu_index=gpu_index, gpu_spec=gpu_spec,
+            plant_name=[p.name for p in plants],
+            plant_capacity_kw=np.array([p.chillers * p.chiller_kw for p in plants]),
+            plant_supply_setpoint_c=np.array([p.supply_setpoint_c for p in plants]),
+            plant_design_wet_bulb_c=np.array([p.design_wet_bulb_c for p in plants]),
+            plant_tower_approach_k=np.array([p.tower_approach_k for p in plants]),
+            plant_chiller_count=np.array([p.chillers for p in plants], dtype=np.int32),
+            plant_chiller_kw=np.array([p.chiller_kw for p in plants]),
+            plant_cop=np.array([p.cop for p in plants]),
+            loop_name=[lp.name for lp in loops],
+            loop_plant=np.array([plant_index[lp.plant] for lp in loops], dtype=np.int32),
+            loop_capacity_kw=np.array([lp.capacity_kw for lp in loops]),
+            loop_flow_lpm=np.array([lp.flow_lpm for lp in loops]),
+            cdu_name=cdu_name, cdu_loop=np.asarray(cdu_loop, dtype=np.int32), cdu_spec=cdu_spec,
+            source_name=src[0], source_kind=np.asarray(src[1], dtype=np.int8),
+            source_capacity_mw=np.asarray(src[2], dtype=np.float64),
+            source_energy_mwh=np.asarray(src[3], dtype=np.float64),
+            source_ramp_mw_per_s=np.asarray(src[4], dtype=np.float64),
+            source_bus=np.asarray(src[5], dtype=np.int32),
+            power_name=[e.name for e in pel],
+            power_kind=np.array([k for k, _ in elements], dtype=np.int8),
+            power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),
+            power_side=np.array(["AB".index(e.side) for e in pel], dtype=np.int8),
+            power_rating_kw=np.array([e.nameplate_kw for e in pel]),
+            power_max_util_frac=np.array([e.max_util_frac for e in pel]),
+            power_efficiency_frac=np.array([e.efficiency_frac for e in pel]),
+            power_voltage_v=np.array([e.voltage_v for e in pel]),
+            power_phases=np.array([e.phases for e in pel], dtype=np.int8),
+            power_depth=depth.astype(np.int8),
+            switch_name=fabric.switch_name, switch_tier=fabric.switch_tier, switch_pod=fabric.switch_pod,
+            switch_plane=fabric.switch_plane, switch_ports=fabric.switch_ports,
+            link_a=fabric.link_a, link_b=fabric.link_b, link_gbps=fabric.link_gbps, gpu_leaf=fabric.gpu_leaf,
+            nic_gbps=fab.link_gbps, fabric_rails=fab.rails, fabric_pod_gpus=fabric.pod_gpus,
+            fabric_leaf_oversubscription=fab.leaf_oversubscription,
+            fabric_spine_oversubscription=fab.spine_oversubscription,
+            endpoint_name=[e.name for e in fab.endpoints], endpoint_kind=[e.kind for e in fab.endpoints],
+            endpoint_gbps=np.array([e.gbps for e in fab.endpoints]),
+            endpoint_switch=np.array([switch_index[e.switch] for e in fab.endpoints], dtype=np.int32),
+            latitude_deg=info.latitude_deg, longitude_deg=info.longitude_deg, weather=info.weather,
+            site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
+        )
+
+    # ------------------------------------------------------------ design checks
+    def check_cdu_design(self, rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
+                         plant_index):
+        """A CDU whose racks at full power exceed its capacity at design supply temperature is an error."""
+        heat_kw = np.bincount(rack_cdu, weights=rack_full_kw, minlength=len(cdu_name))
+        setpoint = np.array([plants[plant_index[lp.plant]].supply_setpoint_c for lp in loops])[cdu_loop]
+        for s, cs in enumerate(cdu_specs):
+            mine = np.flatnonzero(cdu_spec == s)
+            supply_c = setpoint[mine] + cs.approach_k
+            cap_kw = np.interp(supply_c, cs.capacity_curve_supply_c, cs.capacity_curve_kw)
+            bad = mine[heat_kw[mine] > cap_kw]
+            if bad.size:
+                i = bad[0]
+                j = int(np.searchsorted(mine, i))
+                raise self.fail(f"cdu {cdu_name[i]!r}", "capacity",
+                                f"overloaded by design: {heat_kw[i]:.0f} kW of racks at full power vs "
+                                f"{cap_kw[j]:.0f} kW capacity at {supply_c[j]:.1f} °C secondary supply")
+
+    def check_feed_design(self, rack_full_kw, feed_a, feed_b, elements):
+        """A busway loaded beyond its usable rating in normal operation (both feeds up) is an error."""
+        n_feeds = np.where(feed_b >= 0, 2.0, 1.0)
+        share = rack_full_kw / n_feeds
+        load = np.bincount(feed_a, weights=share, minlength=len(elements))
+        load += np.bincount(feed_b[feed_b >= 0], weights=share[feed_b >= 0], minlength=len(elements))
+        usable = np.array([e.usable_rating_kw for _, e in elements])
+        over = np.flatnonzero(load > usable)
+        if over.size:
+            e = elements[over[0]][1]
+            raise self.fail(f"busway {e.name!r}", "rating_kw",
+                            f"overloaded by design: {load[over[0]]:.0f} kW of racks at full power vs "
+                            f"{usable[over[0]]:.0f} kW usable")

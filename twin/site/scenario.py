@@ -1,0 +1,150 @@
+"""What-if scenario files: conditions to project a site under, by entity name.
+
+A scenario is TOML.  Every key is optional; names are the site's own entity names and
+an unknown name is an error naming the key and the name::
+
+    [scenario]
+    name = "generator trip on a hot afternoon"
+    time = "2024-07-22T20:00:00Z"   # instant of the projection (weather, UTC)
+    settle_s = 600                  # run the twin this long under the conditions first
+
+    [conditions]
+    gpu_util_frac = 0.95            # all GPUs
+    gpu_power_limit_w = 600         # a site-wide power cap
+    outdoor_dry_bulb_c = 36.0
+    outdoor_wet_bulb_c = 27.0
+    failed_power = ["H1-TX1-A"]     # power elements (switchgear, transformer, UPS, busway)
+    failed_sources = ["GEN-A-01"]
+    failed_switches = ["leaf-p00-a000-r3"]   # every link of the switch goes down
+    pumps_failed = ["H1-R01-K01-CDU"]        # one pump lost per named CDU
+    cdus_failed = ["H1-R01-K02-CDU"]         # all pumps lost
+    loop_supply_temp_c = { FW-H1 = 32.0 }    # facility supply override per loop
+    job = "colossus-405b-98k"                # job file in data/jobs/ ("" for none)
+    idle_nodes_off = true                    # power off every node without a GPU of the job
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from twin.engine.tick import START_TS, TickInputs
+from twin.site.tables import SiteTables
+
+_SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
+_CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
+                   "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
+                   "idle_nodes_off"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed or names something the site does not have."""
+
+
+@dataclass
+class Scenario:
+    """A parsed scenario, resolved against one site."""
+
+    name: str = "baseline"
+    description: str = ""
+    time: datetime = START_TS
+    settle_s: float = 600.0
+    inputs: TickInputs = field(default_factory=TickInputs)
+    job: str | None = None  # None: the site's default job
+    idle_nodes_off: bool = False  # nodes without a GPU of the job are powered off
+
+
+def _ids(names, table: list[str], key: str, file: str) -> list[int]:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ScenarioError(f"{file}: conditions.{key}: expected a list of names")
+    index = {n: i for i, n in enumerate(table)}
+    missing = [n for n in names if n not in index]
+    if missing:
+        raise ScenarioError(f"{file}: conditions.{key}: {missing[0]!r} is not in this site")
+    return [index[n] for n in names]
+
+
+def _number(value, key: str, file: str, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+        raise ScenarioError(f"{file}: {key}: expected a number in [{lo}, {hi}], got {value!r}")
+    return float(value)
+
+
+def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Scenario:
+    """Parse scenario TOML against ``state`` (``file`` names it in errors)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    unknown = set(raw) - {"scenario", "conditions"}
+    if unknown:
+        raise ScenarioError(f"{file}: unknown section {sorted(unknown)[0]!r} (sections: scenario, conditions)")
+    head, cond = raw.get("scenario", {}), raw.get("conditions", {})
+    for section, keys, known in (("scenario", head, _SCENARIO_KEYS), ("conditions", cond, _CONDITION_KEYS)):
+        bad = set(keys) - known
+        if bad:
+            raise ScenarioError(f"{file}: {section}.{sorted(bad)[0]}: unknown key (known: {', '.join(sorted(known))})")
+    sc = Scenario(name=str(head.get("name", Path(file).stem)), description=str(head.get("description", "")))
+    if "time" in head:
+        ts = head["time"]
+        if isinstance(ts, str):
+            try:
+                ts = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+            except ValueError:
+                raise ScenarioError(f"{file}: scenario.time: not an ISO 8601 time: {head['time']!r}") from None
+        if not isinstance(ts, datetime) or ts.tzinfo is None:
+            raise ScenarioError(f"{file}: scenario.time: needs a time zone (e.g. 2024-07-22T20:00:00Z)")
+        sc.time = ts.astimezone(timezone.utc)
+    if "settle_s" in head:
+        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, 7 * 86400.0)
+
+    inp = TickInputs(ts=sc.time)
+    if "gpu_util_frac" in cond:
+        inp.gpu_util_frac = _number(cond["gpu_util_frac"], "conditions.gpu_util_frac", file, 0.0, 1.0)
+    if "gpu_power_limit_w" in cond:
+        lo, hi = min(s.min_power_limit_w for s in state.gpu_specs), max(s.tdp_w for s in state.gpu_specs)
+        inp.gpu_power_limit_w = _number(cond["gpu_power_limit_w"], "conditions.gpu_power_limit_w", file, lo, hi)
+    for key in ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"):
+        if key in cond:
+            setattr(inp, key, _number(cond[key], f"conditions.{key}", file, -40.0, 60.0))
+    inp.failed_power = _ids(cond.get("failed_power", []), state.power_name, "failed_power", file)
+    inp.failed_sources = _ids(cond.get("failed_sources", []), state.source_name, "failed_sources", file)
+    switches = _ids(cond.get("failed_switches", []), state.switch_name, "failed_switches", file)
+    inp.failed_links = np.flatnonzero(np.isin(state.link_a, switches) | np.isin(state.link_b, switches))
+    pumps = state.cdu_spec_array("pumps").astype(np.int64)
+    for cdu in _ids(cond.get("pumps_failed", []), state.cdu_name, "pumps_failed", file):
+        pumps[cdu] = max(pumps[cdu] - 1, 0)
+    for cdu in _ids(cond.get("cdus_failed", []), state.cdu_name, "cdus_failed", file):
+        pumps[cdu] = 0
+    inp.cdu_pumps_running = pumps
+    loops = cond.get("loop_supply_temp_c", {})
+    if not isinstance(loops, dict):
+        raise ScenarioError(f"{file}: conditions.loop_supply_temp_c: expected a table of loop = °C")
+    supply = np.full(len(state.loop_name), np.nan)
+    for loop_id, name in zip(_ids(list(loops), state.loop_name, "loop_supply_temp_c", file), loops):
+        supply[loop_id] = _number(loops[name], f"conditions.loop_supply_temp_c.{name}", file, 2.0, 70.0)
+    inp.loop_supply_temp_c = supply
+    if "job" in cond:
+        if not isinstance(cond["job"], str):
+            raise ScenarioError(f"{file}: conditions.job: expected a job file name")
+        sc.job = cond["job"]
+    if "idle_nodes_off" in cond:
+        if not isinstance(cond["idle_nodes_off"], bool):
+            raise ScenarioError(f"{file}: conditions.idle_nodes_off: expected true or false")
+        sc.idle_nodes_off = cond["idle_nodes_off"]
+    sc.inputs = inp
+    return sc
+
+
+def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
+    """Read and parse a scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_scenario(text, state, path.name)

@@ -1,0 +1,1 @@
+"""Training models: step time under parallelism, goodput, job files, jobs placed on a site, validation cases."""

@@ -1,0 +1,270 @@
+"""Training-job files (``data/jobs/*.toml``): parse, apply defaults, validate, build specs.
+
+Fields are documented in ``docs/jobfile.md``.  Every error names the file and the
+``section.field`` at fault.  GPU figures come from the equipment catalogue
+(``data/catalogue.toml``, tables ``[gpu."NAME"]`` with :class:`twin.site.tables.GpuSpec` fields).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from twin.training import goodput, steptime as training
+from twin.site.tables import GpuSpec
+
+CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
+REQUIRED = object()
+AUTO = "auto"
+
+# section -> field -> (type(s), default or REQUIRED)
+_SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
+    "model": {
+        "layers": ((int,), REQUIRED),
+        "hidden": ((int,), REQUIRED),
+        "heads": ((int,), REQUIRED),
+        "vocab": ((int,), REQUIRED),
+        "seq_len": ((int,), REQUIRED),
+        "ffn_hidden": ((int,), 0),
+        "kv_heads": ((int,), 0),
+        "gated_mlp": ((bool,), False),
+    },
+    "parallel": {
+        "tp": ((int,), 1),
+        "pp": ((int,), 1),
+        "dp": ((int,), REQUIRED),
+        "cp": ((int,), 1),
+        "virtual_stages": ((int,), 1),
+        "micro_batch": ((int,), 1),
+        "global_batch": ((int,), REQUIRED),
+        "recompute": ((str,), "none"),
+        "allow_uneven_stages": ((bool,), False),
+        "dp_overlap_frac": ((int, float), 0.0),
+        "pp_overlap_frac": ((int, float), 0.0),
+        "cp_overlap_frac": ((int, float), 0.0),
+        "tp_overlap_frac": ((int, float), 0.0),
+    },
+    "hardware": {
+        "gpu": ((str,), "H100-SXM5-80GB"),
+        "peak_tflops": ((int, float), None),
+        "gpus_per_node": ((int,), 8),
+        "nic_gbps_per_gpu": ((int, float), 400.0),
+        "nvlink_gbps": ((int, float), None),
+        "busy_power_w": ((int, float), None),
+        "idle_power_w": ((int, float), None),
+        "node_base_power_w": ((int, float), None),
+        "gemm_efficiency_frac": ((int, float), training.GEMM_EFFICIENCY_FRAC),
+        "collective_efficiency_frac": ((int, float), training.COLLECTIVE_EFFICIENCY_FRAC),
+    },
+    "fabric": {
+        "pod_gpus": ((int,), 4096),
+        "oversubscription": ((int, float), 1.0),
+    },
+    "reliability": {
+        "failures_per_1000_node_days": ((int, float), goodput.DEFAULT_FAILURES_PER_1000_NODE_DAYS),
+        "checkpoint_write_s": ((int, float, str), AUTO),
+        "storage_write_gbps": ((int, float), goodput.DEFAULT_STORAGE_WRITE_GBPS),
+        "restart_s": ((int, float), goodput.DEFAULT_RESTART_S),
+        "checkpoint_interval_s": ((int, float, str), AUTO),
+        "duration_days": ((int, float), 30.0),
+    },
+}
+_TOP_LEVEL = {"name": str, "description": str, "source": str}
+
+
+class JobFileError(ValueError):
+    """A job file or catalogue that cannot be used; the message names file and field."""
+
+
+@dataclass(frozen=True)
+class ReliabilitySpec:
+    """Failure and checkpoint inputs of a job (``None`` = automatic)."""
+
+    failures_per_1000_node_days: float
+    checkpoint_write_s: float | None
+    storage_write_gbps: float
+    restart_s: float
+    checkpoint_interval_s: float | None
+    duration_days: float
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """A parsed, validated job file."""
+
+    name: str
+    description: str
+    model: training.ModelSpec
+    parallel: training.ParallelSpec
+    hardware: training.HardwareSpec
+    gpu: str
+    pod_gpus: int
+    oversubscription: float
+    reliability: ReliabilitySpec
+    source_file: str = ""
+
+
+# --- catalogue ------------------------------------------------------------------------
+def load_gpu_catalogue(path: Path | str = CATALOGUE_PATH) -> dict[str, GpuSpec]:
+    """GPU types of the catalogue file: ``[gpu."NAME"]`` tables → :class:`GpuSpec`."""
+    data = _read_toml(Path(path))
+    names = [f.name for f in fields(GpuSpec) if f.name != "name"]
+    out: dict[str, GpuSpec] = {}
+    for gpu_name, table in data.get("gpu", {}).items():
+        missing = [n for n in names if n not in table]
+        if missing:
+            raise JobFileError(f"{path}: gpu.{gpu_name!r} lacks {', '.join(missing)}")
+        out[gpu_name] = GpuSpec(name=gpu_name, **{n: float(table[n]) for n in names})
+    if not out:
+        raise JobFileError(f"{path}: no [gpu.\"NAME\"] tables")
+    return out
+
+
+def node_base_power_w(gpu_name: str, path: Path | str = CATALOGUE_PATH) -> float | None:
+    """``base_power_w`` of the first catalogue node type built on ``gpu_name`` (None if none)."""
+    for table in _read_toml(Path(path)).get("node", {}).values():
+        if table.get("gpu") == gpu_name and "base_power_w" in table:
+            return float(table["base_power_w"])
+    return None
+
+
+# --- job files ------------------------------------------------------------------------
+def load_job(path: Path | str, catalogue_path: Path | str = CATALOGUE_PATH) -> TrainingJob:
+    """Read and validate a job file; errors name the file and ``section.field``."""
+    path = Path(path)
+    return parse_job(_read_toml(path), source=str(path), catalogue_path=catalogue_path)
+
+
+def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path | str = CATALOGUE_PATH) -> TrainingJob:
+    """Build a :class:`TrainingJob` from an already-parsed TOML mapping."""
+    for key, value in data.items():
+        if key in _SCHEMA:
+            continue
+        if key not in _TOP_LEVEL:
+            raise JobFileError(f"{source}: unknown section or key {key!r} (expected {sorted(_SCHEMA) + sorted(_TOP_LEVEL)})")
+        if not isinstance(value, _TOP_LEVEL[key]):
+            raise JobFileError(f"{source}: {key} must be a string")
+    sec = {name: _section(data, name, source) for name in _SCHEMA}
+
+    catalogue = load_gpu_catalogue(catalogue_path)
+    hw_in = sec["hardware"]
+    gpu_name = hw_in["gpu"]
+    if gpu_name not in catalogue:
+        raise JobFileError(f"{source}: hardware.gpu {gpu_name!r} not in the catalogue ({sorted(catalogue)})")
+    spec = catalogue[gpu_name]
+    base_w = hw_in["node_base_power_w"]
+    if base_w is None:
+        base_w = node_base_power_w(gpu_name, catalogue_path) or training.HardwareSpec.node_base_power_w
+
+    def pick(key: str, default: float) -> float:
+        return float(default if hw_in[key] is None else hw_in[key])
+
+    hardware = training.HardwareSpec(
+        peak_tflops=pick("peak_tflops", spec.peak_bf16_tflops),
+        nvlink_gbps=pick("nvlink_gbps", spec.nvlink_gbps),
+        nic_gbps=float(hw_in["nic_gbps_per_gpu"]),
+        gpus_per_node=hw_in["gpus_per_node"],
+        busy_power_w=pick("busy_power_w", spec.tdp_w),
+        idle_power_w=pick("idle_power_w", spec.idle_power_w),
+        node_base_power_w=float(base_w),
+        gemm_efficiency_frac=float(hw_in["gemm_efficiency_frac"]),
+        collective_efficiency_frac=float(hw_in["collective_efficiency_frac"]),
+    )
+    for key in ("gemm_efficiency_frac", "collective_efficiency_frac"):
+        if not 0.0 < getattr(hardware, key) <= 1.0:
+            raise JobFileError(f"{source}: hardware.{key} must be in (0, 1]")
+    model = training.ModelSpec(**sec["model"])
+    p = sec["parallel"]
+    parallel = training.ParallelSpec(**{k: (float(v) if k.endswith("_frac") else v) for k, v in p.items()})
+    try:
+        training.validate(model, parallel, hardware)
+    except training.TrainingConfigError as exc:
+        raise JobFileError(f"{source}: {exc}") from None
+    fab = sec["fabric"]
+    if fab["pod_gpus"] <= 0:
+        raise JobFileError(f"{source}: fabric.pod_gpus must be positive")
+    if fab["oversubscription"] < 1.0:
+        raise JobFileError(f"{source}: fabric.oversubscription must be >= 1 (down:up above the pod)")
+
+    rel = sec["reliability"]
+    reliability = ReliabilitySpec(
+        failures_per_1000_node_days=_nonneg(rel, "failures_per_1000_node_days", source),
+        checkpoint_write_s=_auto_or_number(rel, "checkpoint_write_s", source),
+        storage_write_gbps=_positive(rel, "storage_write_gbps", source),
+        restart_s=_nonneg(rel, "restart_s", source),
+        checkpoint_interval_s=_auto_or_number(rel, "checkpoint_interval_s", source),
+        duration_days=_positive(rel, "duration_days", source),
+    )
+    if reliability.checkpoint_interval_s is not None and reliability.checkpoint_interval_s <= 0:
+        raise JobFileError(f"{source}: reliability.checkpoint_interval_s must be positive or \"auto\"")
+    return TrainingJob(
+        name=data.get("name", Path(source).stem),
+        description=data.get("description", ""),
+        model=model,
+        parallel=parallel,
+        hardware=hardware,
+        gpu=gpu_name,
+        pod_gpus=fab["pod_gpus"],
+        oversubscription=float(fab["oversubscription"]),
+        reliability=reliability,
+        source_file=source,
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise JobFileError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise JobFileError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _section(data: dict[str, Any], name: str, source: str) -> dict[str, Any]:
+    raw = data.get(name, {})
+    if not isinstance(raw, dict):
+        raise JobFileError(f"{source}: [{name}] must be a table")
+    schema = _SCHEMA[name]
+    unknown = sorted(set(raw) - set(schema))
+    if unknown:
+        raise JobFileError(f"{source}: unknown field {name}.{unknown[0]} (known: {', '.join(schema)})")
+    out: dict[str, Any] = {}
+    for key, (types, default) in schema.items():
+        if key not in raw:
+            if default is REQUIRED:
+                raise JobFileError(f"{source}: missing required field {name}.{key}")
+            out[key] = default
+            continue
+        value = raw[key]
+        bad_bool = isinstance(value, bool) and bool not in types
+        if bad_bool or not isinstance(value, types):
+            want = " or ".join(t.__name__ for t in types)
+            raise JobFileError(f"{source}: {name}.{key} must be {want}, got {value!r}")
+        out[key] = value
+    return out
+
+
+def _auto_or_number(sec: dict[str, Any], key: str, source: str) -> float | None:
+    value = sec[key]
+    if isinstance(value, str):
+        if value != AUTO:
+            raise JobFileError(f"{source}: reliability.{key} must be a number or \"auto\", got {value!r}")
+        return None
+    if value < 0:
+        raise JobFileError(f"{source}: reliability.{key} must be >= 0, got {value}")
+    return float(value)
+
+
+def _nonneg(sec: dict[str, Any], key: str, source: str) -> float:
+    if sec[key] < 0:
+        raise JobFileError(f"{source}: reliability.{key} must be >= 0, got {sec[key]}")
+    return float(sec[key])
+
+
+def _positive(sec: dict[str, Any], key: str, source: str) -> float:
+    if sec[key] <= 0:
+        raise JobFileError(f"{source}: reliability.{key} must be positive, got {sec[key]}")
+    return float(sec[key])
