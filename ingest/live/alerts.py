@@ -61,12 +61,12 @@ def _rack_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
 
 def _xid_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
     out = []
-    for g in np.flatnonzero(snap.xid_last > 0):
-        code = int(snap.xid_last[g])
+    for g in np.flatnonzero(snap.last_xid_code > 0):
+        code = int(snap.last_xid_code[g])
         node = state.gpu_node[g]
         name = f"{state.node_name[node]}/gpu{int(state.gpu_index[g])}"
         out.append(Condition(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "twin", "gpu", int(g), name,
-                             "xid_last", float(code), f"XID {code} on {name}"))
+                             "last_xid_code", float(code), f"XID {code} on {name}"))
     return out
 
 
@@ -79,11 +79,11 @@ def _cooling_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
         out.append(Condition(f"cdu_over:cdu:{c}", "critical", "twin", "cdu", int(c), state.cdu_name[c], "cdu_heat_kw",
                              float(snap.cdu_heat_kw[c]), f"heat {snap.cdu_heat_kw[c]:.0f} kW exceeds capacity "
                              f"{snap.cdu_capacity_kw[c]:.0f} kW"))
-    for c in np.flatnonzero(snap.cdu_pumps_running < installed):
-        sev = "critical" if snap.cdu_pumps_running[c] < required[c] else "warning"
-        out.append(Condition(f"pump:cdu:{c}", sev, "twin", "cdu", int(c), state.cdu_name[c], "pumps_running_total",
-                             float(snap.cdu_pumps_running[c]),
-                             f"{int(snap.cdu_pumps_running[c])} of {int(installed[c])} pumps running"
+    for c in np.flatnonzero(snap.pumps_running_count < installed):
+        sev = "critical" if snap.pumps_running_count[c] < required[c] else "warning"
+        out.append(Condition(f"pump:cdu:{c}", sev, "twin", "cdu", int(c), state.cdu_name[c], "pumps_running_count",
+                             float(snap.pumps_running_count[c]),
+                             f"{int(snap.pumps_running_count[c])} of {int(installed[c])} pumps running"
                              + ("" if sev == "critical" else " (no redundancy left)")))
     return out
 
@@ -108,12 +108,12 @@ def _power_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
 
 
 def _link_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    down = np.flatnonzero(~snap.link_up)
+    down = np.flatnonzero(~snap.link_up_flag)
     if not down.size:
         return []
     per_switch = np.bincount(state.link_a[down], minlength=state.n_switches)
     return [Condition(f"links_down:switch:{s}", "warning", "twin", "switch", int(s), state.switch_name[s],
-                      "link_up", float(per_switch[s]), f"{int(per_switch[s])} uplink(s) down")
+                      "link_up_flag", float(per_switch[s]), f"{int(per_switch[s])} uplink(s) down")
             for s in np.flatnonzero(per_switch)]
 
 

@@ -116,7 +116,7 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
 
 
 def _fabric(state: SiteTables, snap) -> dict:
-    up = snap.link_up
+    up = snap.link_up_flag
     tiers = state.switch_tier[state.link_a]
     return {
         "links_down": int((~up).sum()),
@@ -129,10 +129,10 @@ def _fabric(state: SiteTables, snap) -> dict:
 
 def _job(state: SiteTables, job: PlacedJob, snap) -> dict:
     down = snap.gpu_state == GPU_DOWN
-    res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up)
+    res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up_flag)
     st = res.status
     return {"name": st.name, "gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,
-            "tokens_per_s": st.tokens_per_s, "tflops_per_gpu": st.tflops_per_gpu, "mfu_frac": st.mfu_frac,
+            "tokens_per_s": st.tokens_per_s, "gpu_model_tflops": st.gpu_model_tflops, "mfu_frac": st.mfu_frac,
             "goodput_tokens_per_s": st.goodput_tokens_per_s, "ettr_frac": st.ettr_frac,
             "checkpoint_interval_s": st.checkpoint_interval_s, "breakdown_s": st.breakdown_s,
             "dp_busbw_gbps": res.fabric["dp"].busbw_gbps, "fabric_limiting_tier": res.fabric["dp"].limiting_tier,

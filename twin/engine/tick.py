@@ -74,7 +74,7 @@ class TickInputs:
     gpu_util_frac: np.ndarray | float = DEFAULT_UTIL_FRAC
     gpu_power_demand_w: np.ndarray | float | None = None  # overrides the util-derived demand
     gpu_power_limit_w: np.ndarray | float | None = None  # enforced board limit, default TDP
-    cdu_pumps_running: np.ndarray | None = None  # int per CDU, default all installed pumps
+    pumps_running_count: np.ndarray | None = None  # int per CDU, default all installed pumps
     cdu_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
@@ -398,7 +398,7 @@ class TwinEngine:
 
     def _phase_cooling(self, inp: TickInputs, r: dict) -> None:
         s = self.state
-        pumps = self.cdu_pumps.copy() if inp.cdu_pumps_running is None else np.asarray(inp.cdu_pumps_running,
+        pumps = self.cdu_pumps.copy() if inp.pumps_running_count is None else np.asarray(inp.pumps_running_count,
                                                                                          dtype=np.float64)
         if self.cdu_in_rack.any() and r["dark_rack"].any():  # an in-rack CDU is powered by its rack
             cdu_dark = np.bincount(s.rack_cdu, weights=r["dark_rack"], minlength=s.n_cdus) >= self.racks_per_cdu
@@ -699,7 +699,7 @@ class TwinEngine:
         up = np.ones(s.n_links, dtype=bool)
         up[failed] = False
         if s.n_links == 0:
-            r.update(link_up=up, link_util=np.zeros(0))
+            r.update(link_up_flag=up, link_util=np.zeros(0))
             return
         cap = self.switch_up_gbps - np.bincount(s.link_a[failed], weights=s.link_gbps[failed],
                                                 minlength=s.n_switches)
@@ -720,7 +720,7 @@ class TwinEngine:
             if failed.size:
                 util[failed] = 0.0
             self._link_cache = (key, util)
-        r.update(link_up=up, link_util=self._link_cache[1].copy())
+        r.update(link_up_flag=up, link_util=self._link_cache[1].copy())
 
     def _phase_jobs(self, inp: TickInputs, r: dict) -> None:
         statuses: list[JobStatus] = []
@@ -728,7 +728,7 @@ class TwinEngine:
             from twin.training import sitejob  # imported only when jobs are placed
 
             for job in inp.jobs:
-                res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, r["clock"], r["link_up"])
+                res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, r["clock"], r["link_up_flag"])
                 statuses.append(res.status)
         r["jobs"] = statuses
 
@@ -755,7 +755,7 @@ class TwinEngine:
             sm_clock_mhz=r["clock"] * self.max_clock_mhz,
             throttle_frac=r["clock"],
             gpu_state=r["gpu_state"],
-            xid_last=xid,
+            last_xid_code=xid,
             rack_power_kw=r["rack_power_kw"],
             rack_max_gpu_temp_c=r["rack_max_temp"],
             rack_time_to_throttle_s=r["projections"]["pump_loss_throttle_s"],
@@ -764,7 +764,7 @@ class TwinEngine:
             cdu_flow_lpm=r["cdu_flow"],
             cdu_heat_kw=r["cdu_heat_kw"],
             cdu_capacity_kw=r["cdu_capacity"],
-            cdu_pumps_running=r["pumps"].astype(np.int8),
+            pumps_running_count=r["pumps"].astype(np.int8),
             loop_supply_temp_c=r["loop_supply"],
             loop_return_temp_c=r["loop_return"],
             loop_heat_kw=r["loop_heat_kw"],
@@ -773,7 +773,7 @@ class TwinEngine:
             power_n1_load_frac=r["power_n1_load_frac"],
             source_power_mw=r["source_mw"],
             battery_soc_frac=r["soc"].copy(),
-            link_up=r["link_up"],
+            link_up_flag=r["link_up_flag"],
             link_util_frac=r["link_util"],
             it_power_mw=it_mw,
             cooling_power_mw=r["cooling_mw"],

@@ -137,16 +137,16 @@ def cdu_supply_temp_c(
 
 
 def cdu_flow_lpm(
-    pumps_running: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
+    pumps_running_count: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
 ) -> np.ndarray:
     """Secondary flow [L/min]: design flow with ``pumps_required`` running, pro rata below, no gain above.
 
     Identical pumps in parallel on a fixed system curve: extra pumps beyond those
     required share the duty (redundancy) rather than add flow [E].
     """
-    running = np.asarray(pumps_running, dtype=np.float64)
+    running = np.asarray(pumps_running_count, dtype=np.float64)
     if running.size and np.any(running < 0):
-        raise ValueError("pumps_running: must be >= 0")
+        raise ValueError("pumps_running_count: must be >= 0")
     return np.asarray(design_flow_lpm) * np.minimum(running / np.asarray(pumps_required, dtype=np.float64), 1.0)
 
 

@@ -89,12 +89,12 @@ def cdu_loss(
 
 def pump_loss(
     temp_c, power_w, idle_w, supply_temp_c, r_die_c_per_w, r_cal_c_per_w, heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running, pumps_required, pump_failover_s,
+    coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running_count, pumps_required, pump_failover_s,
     max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring)."""
     c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
-    remaining = np.asarray(pumps_running, dtype=np.float64) - 1.0
+    remaining = np.asarray(pumps_running_count, dtype=np.float64) - 1.0
     required = np.asarray(pumps_required, dtype=np.float64)
     # (a) redundant: fail-over gap with no flow, then nominal again
     nf_thr, nf_shut = _no_flow_times(temp_c, power_w, idle_w, c_eff, max_operating_temp_c, slowdown_temp_c,

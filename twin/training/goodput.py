@@ -122,7 +122,7 @@ def goodput_summary(
         "checkpoint_interval_s": tau,
         "young_interval_s": young_interval_s(write_s, mttf) if math.isfinite(mttf) else float("inf"),
         "restart_s": restart_s,
-        "interruptions_expected": expected_interruptions(duration_s, mttf),
+        "interruptions_expected_count": expected_interruptions(duration_s, mttf),
         "ettr_frac": ettr,
         "goodput_tokens_per_s": tokens_per_s * ettr,
     }
