@@ -20,7 +20,7 @@ from twin.engine.snapshot import GPU_DOWN, Snapshot
 from twin.site.tables import SiteTables
 
 XID_SEVERITY = {79: "critical", 48: "critical", 95: "critical", 64: "critical", 94: "warning", 63: "warning",
-                74: "warning", 92: "info", 119: "critical", 120: "critical"}  # telemetry.md §1.6
+                74: "warning", 92: "info", 119: "critical", 120: "critical"}  # [NVIDIA-XID-Catalog]
 STALE_AFTER_S = 10.0
 
 

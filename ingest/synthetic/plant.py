@@ -25,17 +25,17 @@ from twin.engine.tick import TickInputs, TwinEngine
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
-# Sensor models [E]: DCGM prints temperatures as integers (telemetry.md §1.1), board power
+# Sensor models [E]: DCGM prints temperatures as integers [DCGM-Exporter], board power
 # with ~1 % averaging noise; one reading in 10,000 goes missing per scrape.
 POWER_NOISE_W = 4.0
 TEMP_NOISE_C = 0.4
 FLOW_NOISE_FRAC = 0.01
 DROPOUT_FRAC = 1e-4
 # Loss of facility water: supply rises by 20 K over the ~7 min chilled-water ride-through
-# of an NVIDIA DSX-class plant (facts B5, [S]).
+# of an NVIDIA DSX-class plant [NVIDIA-CDU-Reqs] [S].
 FACILITY_LOSS_RISE_K_PER_S = 20.0 / 420.0
 FACILITY_LOSS_MAX_C = 60.0
-XID_DOWN = {79, 48, 95, 119}  # the GPU stops working until reset (telemetry.md §1.6)
+XID_DOWN = {79, 48, 95, 119}  # the GPU stops working until reset [NVIDIA-XID-Catalog]
 
 
 @dataclass

@@ -45,12 +45,12 @@ GPU_FLOW_SHARE_FRAC = 0.8  # [E] share of a rack's secondary flow through GPU co
 BASE_LIQUID_CAPTURE_FRAC = 0.5  # [E] share of non-GPU node power removed by liquid (CPU cold plates)
 SWITCH_POWER_W = 1700.0  # [E] SN5600-class switch with 64 × 800G optics (~15 W each) + ASIC/CPU/fans
 COMM_POWER_FRAC = 0.15  # [E] GPU dynamic power kept during communication phases (NCCL kernels)
-DEFAULT_UTIL_FRAC = 0.9  # nominal training load (telemetry §5.3: GPU_UTIL 90–100 %)
+DEFAULT_UTIL_FRAC = 0.9  # nominal training load (GPU_UTIL 90–100 % [Est-H100-Training-Load])
 DEFAULT_STEP_TIME_S = 2.0  # [E] step time of the nominal job (swing period), Uptime: 1–2 s
 DEFAULT_COMPUTE_FRAC = 0.85  # [E] share of the step at busy power
 CROSS_POD_TRAFFIC_FRAC = 0.5  # [E] share of a pod's uplink traffic that continues to the core
-XID_THERMAL_SHUTDOWN = 79  # telemetry §1.6: "fallen off the bus", thermal suspect
-START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT (facts A1)
+XID_THERMAL_SHUTDOWN = 79  # [NVIDIA-XID-Catalog]: "fallen off the bus", thermal suspect
+START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT [Musk-2024-07-22]
 _BATTERY = SOURCE_KINDS.index("battery")
 
 

@@ -1,6 +1,6 @@
 """Fabric bandwidth a job's collectives get: nccl-tests bus bandwidth, tier capacity, failures.
 
-Bus bandwidth (nccl-tests ``doc/PERFORMANCE.md``, github.com/NVIDIA/nccl-tests; facts D6):
+Bus bandwidth (nccl-tests ``doc/PERFORMANCE.md``, github.com/NVIDIA/nccl-tests [NCCL-Tests-Perf]):
 a collective moving ``S`` bytes over ``n`` ranks takes ``t = (S/B)·factor(n)`` at per-rank
 bus bandwidth ``B``, with ``factor = 2(n−1)/n`` for all-reduce and ``(n−1)/n`` for
 reduce-scatter, all-gather and all-to-all.

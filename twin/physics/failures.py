@@ -9,21 +9,21 @@ Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 
 * **loss of one CDU pump** — if the remaining pumps still meet ``pumps_required``,
   only the fail-over gap matters: the plate flow is taken as zero for
-  ``pump_failover_s`` (facts B5: ≤ 5 s) and the GPU heats adiabatically; otherwise the
+  ``pump_failover_s`` ([NVIDIA-CDU-Reqs]: ≤ 5 s) and the GPU heats adiabatically; otherwise the
   flow falls to ``remaining/required`` of design and the GPU relaxes exponentially to
   the new steady temperature ``T_s + P (R_die + R_cal / f)``.
 * **loss of a CDU** (no secondary flow) — the GPU heats adiabatically into its own
   heat capacity plus the coolant held in its cold plate (``PLATE_COOLANT_L``); the
   rest of the stagnant loop is not in thermal contact without flow.  This matches the
   observation that a DLC server reaches thermal shutdown in under a minute after loss
-  of the secondary loop (InterPACK 2017, facts B5).  To shutdown: full power to the
+  of the secondary loop [InterPACK-2017].  To shutdown: full power to the
   slowdown temperature, then HW-slowdown power (clocks ÷2) to shutdown.
 * **loss of facility water** — the CDU pumps keep circulating; the whole secondary
   loop (``loop_volume_l · ρ · cp``) and the GPU packages heat together at
   ``Q / C_loop``; the hottest GPU keeps its offset above the coolant.  After the first
   throttle the driver sheds GPU power as the coolant warms (linearised here to the
   mean of full and idle power) until only idle power and the non-GPU liquid heat remain,
-  which carry the loop on to shutdown (facts B5: "slow temperature rise", InterPACK 2018).
+  which carry the loop on to shutdown ("slow temperature rise" [InterPACK-2018]).
 * **supply excursion +ΔT** — the steady temperature rises by ΔT; the GPU relaxes to
   it with time constant τ.  Shutdown only if even idle power cannot hold the die
   below the shutdown temperature.

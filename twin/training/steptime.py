@@ -234,7 +234,7 @@ def recompute_flops_per_sequence(model: ModelSpec, recompute: str) -> float:
 
 
 def megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, vocab: int, recompute: bool) -> float:
-    """Megatron's closed form (facts D3; Narayanan et al. SC'21, eq. 3).
+    """Megatron's closed form [Megatron-SC21 eq. 3].
 
     ``72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))`` without recomputation and
     ``96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`` with full recomputation.

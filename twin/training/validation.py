@@ -17,11 +17,11 @@ from twin.commands.throughput import throughput_report
 from twin.training.jobfile import TrainingJob, load_job
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
-MEGATRON = "Narayanan et al., SC'21, arXiv:2104.04473, Table 1"
-LLAMA = "Dubey et al., arXiv:2407.21783, Table 4"
-LLAMA_FAIL = "Dubey et al., arXiv:2407.21783 §3.3.4 (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
-LLAMA_ETTR = "Dubey et al., arXiv:2407.21783 §3.3.4 (\"higher than 90% effective training time\")"
-OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h (facts D5, [S] via glennklockwood.com)"
+MEGATRON = "[Megatron-SC21 Table 1]"
+LLAMA = "[Llama3-2024 Table 4]"
+LLAMA_FAIL = "[Llama3-2024 §3.3.4] (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
+LLAMA_ETTR = "[Llama3-2024 §3.3.4] (\"higher than 90% effective training time\")"
+OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h [Klockwood-JobReliability] [S]"
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def test_snapshot_has_every_field_with_the_right_shapes(tiny):
                 assert np.isfinite(value.astype(float)).all() or f.name == "rack_time_to_throttle_s", f.name
     assert snap.ts.tzinfo is not None and snap.jobs == []
     assert (snap.gpu_state == GPU_OK).all() and (snap.throttle_frac == 1.0).all()
-    assert 40.0 < snap.gpu_temp_c.mean() < 60.0  # liquid-cooled H100 under load: 41–50 °C (facts B3)
+    assert 40.0 < snap.gpu_temp_c.mean() < 60.0  # liquid-cooled H100 under load: 41–50 °C [CoolingMatters-2025]
 
 
 def test_energy_balance_closes(tiny):
@@ -127,7 +127,7 @@ def test_colossus_start_supply_cannot_run_every_gpu_at_full_power():
     eng = TwinEngine(load_site("colossus"))
     snap = eng.tick(1.0)
     b = eng.detail.balance
-    assert snap.generation_capacity_mw == pytest.approx(43.0)  # 8 MW grid + 14 × 2.5 MW (facts A6)
+    assert snap.generation_capacity_mw == pytest.approx(43.0)  # 8 MW grid + 14 × 2.5 MW [Colossus-Power-2024]
     assert 20_000 < b.gpus_at_full_power < 50_000
     assert b.power_cap_w == 200.0 and not b.cap_fits
     assert snap.swing_amplitude_mw > 30.0 and not eng.detail.swing.within_limits

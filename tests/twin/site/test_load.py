@@ -38,7 +38,7 @@ def test_colossus_matches_the_published_build(colossus):
     assert s["cdus"] == s["racks"]  # one in-rack CDU per rack
     assert s["generation_capacity_by_kind_mw"] == {"grid_mw": 8.0, "generator_mw": 35.0, "battery_mw": 0.0}
     assert s["power_sources_by_kind"]["generator"] == 14
-    # facts A3: a 1:1 three-tier Clos of 128-port switches for 100k endpoints ≈ 3,900 switches
+    # [Est-Clos-Sizing]: a 1:1 three-tier Clos of 128-port switches for 100k endpoints ≈ 3,900 switches
     assert 3_800 <= s["switches"] <= 4_100
     assert colossus.fabric_pod_gpus == 4096
 
