@@ -58,8 +58,7 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("rack_power_kw", "kW", "rack", "rack IT input power"),
     _Q("rack_max_gpu_temp_c", "°C", "rack", "hottest GPU die temperature in the rack"),
     _Q("rack_time_to_throttle_s", "s", "rack",
-       "time until the rack's hottest GPU reaches its maximum operating temperature after the loss of one CDU pump "
-       "(inf if never)"),
+       "time until the rack's hottest GPU throttles after the loss of one pump of its CDU (inf if never)"),
     _Q("coolant_supply_temp_c", "°C", "cdu", "secondary (rack-side) coolant supply temperature"),
     _Q("cdu_supply_temp_c", "°C", "cdu", "the twin's secondary coolant supply temperature (stored as "
        "`coolant_supply_temp_c`)"),
@@ -101,10 +100,10 @@ QUANTITIES: tuple[Quantity, ...] = (
     # Site and jobs
     _Q("it_power_mw", "MW", "site", "IT load"),
     _Q("facility_power_mw", "MW", "site", "IT plus cooling and losses"),
-    _Q("cooling_power_mw", "MW", "site", "power drawn by pumps, chillers and cooling towers"),
-    _Q("generation_capacity_mw", "MW", "site", "power the site's sources can deliver now"),
-    _Q("swing_amplitude_mw", "MW", "site", "peak-to-trough site power swing over a training step"),
-    _Q("swing_ramp_mw_per_s", "MW/s", "site", "steepest site power ramp over a training step"),
+    _Q("cooling_power_mw", "MW", "site", "power drawn by CDU pumps and the cooling plant"),
+    _Q("generation_capacity_mw", "MW", "site", "capacity of the live sources (batteries only while charged)"),
+    _Q("swing_amplitude_mw", "MW", "site", "site power difference between the compute and communication phases of the running jobs"),
+    _Q("swing_ramp_mw_per_s", "MW/s", "site", "site power ramp at a step edge (swing amplitude over the edge time)"),
     _Q("pue_ratio", "1", "site", "facility power over IT power (racks and network)"),
     _Q("outdoor_wet_bulb_c", "°C", "site", "outdoor wet-bulb temperature"),
     _Q("outdoor_dry_bulb_c", "°C", "site", "outdoor dry-bulb temperature"),
