@@ -73,3 +73,33 @@ def test_every_throughput_json_key_is_listed():
 def test_unknown_names_are_refused_by_name():
     with pytest.raises(KeyError, match="gpu_temperature"):
         quantity("gpu_temperature")
+
+
+def _report_keys(obj, out: set[str]) -> set[str]:
+    """Every key of a JSON-like report; the keys of quantity maps (``breakdown_s``) and of
+    sections keyed by name (``time_to_throttle_s``) are names, not fields."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            out.add(key)
+            if key in BY_NAME:
+                continue
+            if key in NOT_QUANTITIES and NOT_QUANTITIES[key].startswith("section keyed by"):
+                for inner in value.values():
+                    _report_keys(inner, out)
+            else:
+                _report_keys(value, out)
+    elif isinstance(obj, list):
+        for item in obj:
+            _report_keys(item, out)
+    return out
+
+
+def test_every_project_and_sites_show_json_key_is_listed():
+    from twin.engine.projection import project
+    from twin.site.load import load_site
+    from twin.site.scenario import Scenario
+    from twin.site.summary import site_summary
+
+    demo = load_site("demo")
+    keys = _report_keys(project(demo, Scenario()), set()) | _report_keys(site_summary(demo), set())
+    assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
