@@ -7,7 +7,7 @@ holds the facility supply temperature at its setpoint while it can.
 Equations (units in names):
 
 * energy balance of a loop: ``ΔT = Q / (ṁ · cp)`` with ``ṁ = V̇ · ρ``
-  [Incropera & DeWitt, §8.3];
+  [Incropera-DeWitt §8.3];
 * CDU capacity: linear interpolation of the catalogue curve of capacity against
   secondary supply temperature ([Supermicro-HotChips-2024]: in-rack 100 kW @ 32 °C, 60 kW @
   40 °C), held at its first point below the curve, extended linearly above it, never

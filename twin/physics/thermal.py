@@ -7,8 +7,8 @@ thermal node per GPU package:
   die-to-coolant resistance of the cold plate (catalogue ``r_th_die_c_per_w``) and
   ``R_cal = 1 / (2 · ṁ · cp)`` the *caloric* resistance: the coolant warms by
   ``P / (ṁ · cp)`` across the plate, so its mean temperature sits half of that above
-  the supply [Incropera & DeWitt, *Fundamentals of Heat and Mass Transfer*, 6th ed.,
-  §8.3 mean-temperature energy balance].
+  the supply [Incropera-DeWitt §8.3] (the
+  mean-temperature energy balance).
 * HBM: ``T_hbm = T_local + (T_die − T_local) · R_hbm / R_die`` with
   ``T_local = T_supply + P · R_cal``: the HBM stacks share the die's cold plate and
   follow its transient (one state variable per GPU; catalogue ``r_th_hbm_c_per_w``).
