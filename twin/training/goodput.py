@@ -29,7 +29,7 @@ DEFAULT_RESTART_S = 600.0
 # moments; Rajbhandari et al., ZeRO, arXiv:1910.02054 §3.1) a checkpoint keeps all but
 # the gradients: 2 + 12 = 14.
 CHECKPOINT_BYTES_PER_PARAM = 14.0
-# Meta Tectonic sustained throughput for Llama 3 checkpoints: 2 TB/s [Llama3-2024 §3.3.1] = 16,000 Gbit/s.
+# Meta Tectonic sustained throughput for Llama 3 checkpoints: 2 TB/s [Llama3-2024] = 16,000 Gbit/s.
 DEFAULT_STORAGE_WRITE_GBPS = 16_000.0
 
 
