@@ -44,6 +44,7 @@ class GpuSpec:
     heat_capacity_j_per_k: float
     hbm_gb: float
     nvlink_gbps: float
+    hbm_gbyte_per_s: float = 0.0  # HBM bandwidth [GB/s]; 0 = not given
 
 
 @dataclass(frozen=True)

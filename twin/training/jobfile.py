@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from twin.training import goodput, steptime as training
+from twin.training import goodput, models, pipeline, steptime as training
 from twin.site.tables import GpuSpec
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
@@ -30,21 +30,30 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "ffn_hidden": ((int,), 0),
         "kv_heads": ((int,), 0),
         "gated_mlp": ((bool,), False),
+        "experts": ((int,), 0),
+        "experts_per_token": ((int,), 1),
     },
     "parallel": {
         "tp": ((int,), 1),
         "pp": ((int,), 1),
         "dp": ((int,), REQUIRED),
         "cp": ((int,), 1),
-        "virtual_stages": ((int,), 1),
+        "virtual_stages": ((int,), 0),
         "micro_batch": ((int,), 1),
         "global_batch": ((int,), REQUIRED),
         "recompute": ((str,), "none"),
         "allow_uneven_stages": ((bool,), False),
-        "dp_overlap_frac": ((int, float), 0.0),
+        "dp_overlap_frac": ((int, float, str), AUTO),
         "pp_overlap_frac": ((int, float), 0.0),
         "cp_overlap_frac": ((int, float), 0.0),
         "tp_overlap_frac": ((int, float), 0.0),
+        "schedule": ((str,), pipeline.DEFAULT_SCHEDULE),
+        "flash_attention": ((bool,), True),
+        "dp_mode": ((str,), "ddp"),
+        "dp_bucket_mb": ((int, float), training.DEFAULT_DP_BUCKET_MB),
+        "ep": ((int,), 1),
+        "first_stage_layers": ((int,), -1),
+        "last_stage_layers": ((int,), -1),
     },
     "hardware": {
         "gpu": ((str,), "H100-SXM5-80GB"),
@@ -57,6 +66,8 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "node_base_power_w": ((int, float), None),
         "gemm_efficiency_frac": ((int, float), training.GEMM_EFFICIENCY_FRAC),
         "collective_efficiency_frac": ((int, float), training.COLLECTIVE_EFFICIENCY_FRAC),
+        "hbm_gbyte_per_s": ((int, float), None),
+        "power_limit_w": ((int, float), None),
     },
     "fabric": {
         "pod_gpus": ((int,), 4096),
@@ -142,10 +153,16 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     for key, value in data.items():
         if key in _SCHEMA:
             continue
+        if key == "model" and isinstance(value, str):
+            continue  # a named model (data/models.toml)
         if key not in _TOP_LEVEL:
             raise JobFileError(f"{source}: unknown section or key {key!r} (expected {sorted(_SCHEMA) + sorted(_TOP_LEVEL)})")
         if not isinstance(value, _TOP_LEVEL[key]):
             raise JobFileError(f"{source}: {key} must be a string")
+    try:
+        data = models.expand_model(data, source)
+    except models.ModelPresetError as exc:
+        raise JobFileError(str(exc)) from None
     sec = {name: _section(data, name, source) for name in _SCHEMA}
 
     catalogue = load_gpu_catalogue(catalogue_path)
@@ -171,13 +188,15 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         node_base_power_w=float(base_w),
         gemm_efficiency_frac=float(hw_in["gemm_efficiency_frac"]),
         collective_efficiency_frac=float(hw_in["collective_efficiency_frac"]),
+        hbm_gbyte_per_s=pick("hbm_gbyte_per_s", spec.hbm_gbyte_per_s),
+        power_limit_w=pick("power_limit_w", 0.0),
     )
     for key in ("gemm_efficiency_frac", "collective_efficiency_frac"):
         if not 0.0 < getattr(hardware, key) <= 1.0:
             raise JobFileError(f"{source}: hardware.{key} must be in (0, 1]")
     model = training.ModelSpec(**sec["model"])
     p = sec["parallel"]
-    parallel = training.ParallelSpec(**{k: (float(v) if k.endswith("_frac") else v) for k, v in p.items()})
+    parallel = training.ParallelSpec(**_parallel_fields(p, source))
     try:
         training.validate(model, parallel, hardware)
     except training.TrainingConfigError as exc:
@@ -211,6 +230,17 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         reliability=reliability,
         source_file=source,
     )
+
+
+def _parallel_fields(p: dict[str, Any], source: str) -> dict[str, Any]:
+    """``[parallel]`` values as :class:`ParallelSpec` arguments (``"auto"`` DP overlap → None)."""
+    out = {k: (float(v) if k.endswith("_frac") and not isinstance(v, str) else v) for k, v in p.items()}
+    if isinstance(out["dp_overlap_frac"], str):
+        if out["dp_overlap_frac"] != AUTO:
+            raise JobFileError(f"{source}: parallel.dp_overlap_frac must be a number or \"auto\", got {p['dp_overlap_frac']!r}")
+        out["dp_overlap_frac"] = None
+    out["dp_bucket_mb"] = float(out["dp_bucket_mb"])
+    return out
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -75,6 +75,9 @@ class LayerShape:
     tp: float
     micro_batch: float
     gated_mlp: bool
+    experts: float = 1.0  # MLP experts in the layer (1 = dense)
+    experts_per_token: float = 1.0  # top-k routing
+    ep: float = 1.0  # expert-parallel ranks sharing the experts
 
 
 def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> dict[str, float]:
@@ -87,10 +90,15 @@ def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> di
     """
     t, s, h, tp = shape.tokens, shape.seq_len, shape.hidden, shape.tp
     mlp_up_n = shape.ffn / tp * (2.0 if shape.gated_mlp else 1.0)
+    # a rank's E/ep local experts share the T·k routed tokens evenly (balanced routing)
+    local_experts = shape.experts / shape.ep
+    expert_tokens = t * shape.experts_per_token / local_experts
     gemm = (gemm_s(t, (h + 2.0 * shape.kv_hidden) / tp, h, dev)
             + gemm_s(t, h, h / tp, dev)
-            + gemm_s(t, mlp_up_n, h, dev)
-            + gemm_s(t, h, shape.ffn / tp, dev))
+            + gemm_s(expert_tokens, mlp_up_n, h, dev, local_experts)
+            + gemm_s(expert_tokens, h, shape.ffn / tp, dev, local_experts))
+    if shape.experts > 1:
+        gemm += gemm_s(t, shape.experts, h, dev)  # router
     head_dim = h / shape.heads
     q_rows = t / shape.micro_batch  # query rows per sequence on this rank
     heads_local = shape.heads / tp * shape.micro_batch
@@ -100,7 +108,8 @@ def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> di
     else:
         attention = gemm_s(q_rows, s, head_dim, dev, heads_local) + gemm_s(q_rows, head_dim, s, dev, heads_local)
         attention += SOFTMAX_BYTES_PER_SCORE * q_rows * s * heads_local / dev.hbm_bytes_per_s
-    elements = (NORM_RESIDUAL_ELEMENTS_PER_HIDDEN * h + ACTIVATION_ELEMENTS_PER_FFN[shape.gated_mlp] * shape.ffn) * t / tp
+    act = ACTIVATION_ELEMENTS_PER_FFN[shape.gated_mlp] * shape.ffn * shape.experts_per_token
+    elements = (NORM_RESIDUAL_ELEMENTS_PER_HIDDEN * h + act) * t / tp
     return {"gemm": gemm, "attention": attention, "elementwise": BYTES_BF16 * elements / dev.hbm_bytes_per_s}
 
 

@@ -69,6 +69,16 @@ class ModelSpec:
     ffn_hidden: int = 0  # 0 → 4·hidden
     kv_heads: int = 0  # 0 → heads (multi-head attention)
     gated_mlp: bool = False  # SwiGLU-style MLP with three ffn matrices
+    experts: int = 0  # mixture of experts: MLP experts per layer (0 or 1 = dense)
+    experts_per_token: int = 1  # top-k routing
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 1
+
+    @property
+    def active_experts(self) -> int:
+        return self.experts_per_token if self.moe else 1
 
     @property
     def ffn(self) -> int:
@@ -100,6 +110,7 @@ class ParallelSpec:
     flash_attention: bool = True
     dp_mode: str = "ddp"
     dp_bucket_mb: float = DEFAULT_DP_BUCKET_MB
+    ep: int = 1  # expert-parallel size (carved out of dp, as in Megatron-Core)
     first_stage_layers: int = -1  # -1 = automatic split (pipeline.stage_layers)
     last_stage_layers: int = -1
 
@@ -171,7 +182,7 @@ def validate(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> None:
     for name in ("layers", "hidden", "heads", "vocab", "seq_len"):
         if getattr(model, name) <= 0:
             raise TrainingConfigError(f"model.{name} must be positive, got {getattr(model, name)}")
-    for name in ("tp", "pp", "dp", "cp", "virtual_stages", "micro_batch", "global_batch"):
+    for name in ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch"):
         if getattr(par, name) <= 0:
             raise TrainingConfigError(f"parallel.{name} must be positive, got {getattr(par, name)}")
     if par.recompute not in RECOMPUTE_MODES:
@@ -186,6 +197,13 @@ def validate(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> None:
         raise TrainingConfigError(f"model.ffn_hidden ({model.ffn}) not divisible by parallel.tp ({par.tp})")
     if model.seq_len % par.cp:
         raise TrainingConfigError(f"model.seq_len ({model.seq_len}) not divisible by parallel.cp ({par.cp})")
+    if model.experts < 0 or not 1 <= model.experts_per_token <= max(model.experts, 1):
+        raise TrainingConfigError(
+            f"model.experts_per_token ({model.experts_per_token}) must be in 1..model.experts ({model.experts})")
+    if par.ep > 1 and (not model.moe or model.experts % par.ep or par.dp % par.ep):
+        raise TrainingConfigError(
+            f"parallel.ep ({par.ep}) needs a mixture-of-experts model whose model.experts ({model.experts}) "
+            f"and parallel.dp ({par.dp}) it divides")
     if par.schedule not in pipeline.SCHEDULES:
         raise TrainingConfigError(f"parallel.schedule must be one of {pipeline.SCHEDULES}, got {par.schedule!r}")
     if par.dp_mode not in DP_MODES:
@@ -243,17 +261,22 @@ def layer_forward_flops(model: ModelSpec) -> dict[str, float]:
     ``2·s²·h`` each; output projection ``2·s·h²``; MLP ``2·s·h·f`` per matrix (2 matrices,
     3 when gated).  For ``h_kv = h`` and ``f = 4h`` the total is ``24·s·h²·(1 + s/(6h))``,
     Megatron's per-layer count (Narayanan et al. SC'21 Appendix, arXiv:2104.04473).
-    Causal masking is not discounted, as in Megatron's count.
+    Causal masking is not discounted, as in Megatron's count.  A mixture-of-experts layer
+    runs ``experts_per_token`` expert MLPs per token plus the router ``2·s·h·E``
+    (active, not total, parameters set the FLOPs; Fedus et al., arXiv:2101.03961).
     """
     s, h = float(model.seq_len), float(model.hidden)
     h_kv = h * model.kv / model.heads
     mlp_mats = 3.0 if model.gated_mlp else 2.0
-    return {
+    out = {
         "qkv": 2.0 * s * h * (h + 2.0 * h_kv),
         "attn_scores": 4.0 * s * s * h,
         "attn_out": 2.0 * s * h * h,
-        "mlp": mlp_mats * 2.0 * s * h * model.ffn,
+        "mlp": mlp_mats * 2.0 * s * h * model.ffn * model.active_experts,
     }
+    if model.moe:
+        out["router"] = 2.0 * s * h * model.experts
+    return out
 
 
 def logits_forward_flops(model: ModelSpec) -> float:
@@ -297,12 +320,24 @@ def megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, 
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
 
 
+def expert_parameter_count(model: ModelSpec) -> float:
+    """Weights of one layer's MLP experts (all of them; one MLP for a dense model)."""
+    mlp_mats = 3.0 if model.gated_mlp else 2.0
+    return mlp_mats * model.hidden * model.ffn * max(model.experts, 1)
+
+
 def layer_parameter_count(model: ModelSpec) -> float:
-    """Weights of one transformer layer: attention, MLP and two norms."""
+    """Weights of one transformer layer: attention, MLP (all experts), router and two norms."""
     h = float(model.hidden)
     h_kv = h * model.kv / model.heads
-    mlp_mats = 3.0 if model.gated_mlp else 2.0
-    return h * (h + 2.0 * h_kv) + h * h + mlp_mats * h * model.ffn + 4.0 * h
+    router = h * model.experts if model.moe else 0.0
+    return h * (h + 2.0 * h_kv) + h * h + expert_parameter_count(model) + router + 4.0 * h
+
+
+def active_parameter_count(model: ModelSpec) -> float:
+    """Weights a token passes through: total minus the experts it is not routed to."""
+    idle_experts = max(model.experts, 1) - model.active_experts
+    return parameter_count(model) - model.layers * expert_parameter_count(model) * idle_experts / max(model.experts, 1)
 
 
 def parameter_count(model: ModelSpec) -> float:
@@ -337,7 +372,8 @@ def layer_shape(model: ModelSpec, par: ParallelSpec) -> opcost.LayerShape:
     return opcost.LayerShape(
         tokens=par.micro_batch * model.seq_len / par.cp, seq_len=model.seq_len, hidden=model.hidden,
         kv_hidden=model.hidden * model.kv / model.heads, ffn=model.ffn, heads=model.heads, tp=par.tp,
-        micro_batch=par.micro_batch, gated_mlp=model.gated_mlp)
+        micro_batch=par.micro_batch, gated_mlp=model.gated_mlp, experts=max(model.experts, 1),
+        experts_per_token=model.active_experts, ep=par.ep)
 
 
 def layer_forward_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> dict[str, float]:
@@ -392,7 +428,13 @@ def communication_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, facto
     """
     b, s, h = par.micro_batch, model.seq_len / par.cp, model.hidden
     act_bytes = b * s * h * BYTES_PER_ACTIVATION
-    out = {"tp_layer": 0.0, "cp_layer": 0.0, "pp": 0.0, "dp": 0.0}
+    out = {"tp_layer": 0.0, "cp_layer": 0.0, "ep_layer": 0.0, "pp": 0.0, "dp": 0.0}
+    if par.ep > 1:
+        routed_bytes = act_bytes * model.active_experts / par.tp
+        span = par.tp * par.cp * par.pp * par.ep
+        bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(span, hw, factors.dp))
+        calls = 6.0 if par.recompute == "full" else 4.0
+        out["ep_layer"] = calls * fabric.collective_time_s("all_to_all", routed_bytes, par.ep, bw)
     if par.tp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.tp, hw, factors.tp))
         calls = 6.0 if par.recompute == "full" else 4.0
@@ -407,10 +449,22 @@ def communication_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, facto
         out["pp"] = 2.0 * par.micro_batches * virtual_stages(model, par) * act_bytes / par.tp / bw * (1.0 - par.pp_overlap_frac)
     n_dp = par.dp * par.cp
     if n_dp > 1:
-        grad_bytes = parameter_count(model) / (par.tp * par.pp) * BYTES_PER_GRADIENT
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.n_gpus, hw, factors.dp))
-        out["dp"] = fabric.collective_time_s("all_reduce", grad_bytes, n_dp, bw)
+        out["dp"] = fabric.collective_time_s("all_reduce", dense_grad_bytes(model, par), n_dp, bw)
+        if n_dp // par.ep > 1:
+            out["dp"] += fabric.collective_time_s("all_reduce", expert_grad_bytes(model, par), n_dp // par.ep, bw)
     return out
+
+
+def expert_grad_bytes(model: ModelSpec, par: ParallelSpec) -> float:
+    """BF16 gradient bytes of the expert weights one rank holds (reduced over ``dp·cp/ep`` ranks)."""
+    return model.layers * expert_parameter_count(model) / (par.tp * par.pp * par.ep) * BYTES_PER_GRADIENT
+
+
+def dense_grad_bytes(model: ModelSpec, par: ParallelSpec) -> float:
+    """BF16 gradient bytes of the non-expert weights one rank holds (reduced over ``dp·cp`` ranks)."""
+    dense = parameter_count(model) - model.layers * expert_parameter_count(model)
+    return dense / (par.tp * par.pp) * BYTES_PER_GRADIENT
 
 
 def dp_exposed_s(dp_s: float, model: ModelSpec, par: ParallelSpec, stage_fwd_bwd_s: float) -> float:
@@ -427,7 +481,7 @@ def dp_exposed_s(dp_s: float, model: ModelSpec, par: ParallelSpec, stage_fwd_bwd
         return 0.0
     if par.dp_overlap_frac is not None:
         return dp_s * (1.0 - par.dp_overlap_frac)
-    grad_bytes = parameter_count(model) / (par.tp * par.pp) * BYTES_PER_GRADIENT
+    grad_bytes = dense_grad_bytes(model, par) + expert_grad_bytes(model, par)
     if par.dp_mode == "fsdp":
         unit_bytes = layer_parameter_count(model) / par.tp * BYTES_PER_GRADIENT
         window = stage_fwd_bwd_s
@@ -466,7 +520,7 @@ def step_time(
     -------
     StepResult
         ``breakdown_s`` has ``compute, stage_imbalance, tp_comm, pp_comm, dp_comm,
-        cp_comm, bubble, throttle_loss`` in seconds; they sum to ``step_time_s``.
+        cp_comm, ep_comm, bubble, throttle_loss`` in seconds; they sum to ``step_time_s``.
         ``compute`` is the mean stage's busy time (``ops_s`` splits it into ``gemm,
         attention, elementwise, optimizer``); ``stage_imbalance`` is the wait for the
         slowest stage.
@@ -492,13 +546,13 @@ def step_time(
     ops["elementwise"] = ops["elementwise"] + 0.0
     ops["elementwise"][-1] += logits["elementwise"]
     ops["elementwise"][0] += embed
-    coll = layers * (comm["tp_layer"] + comm["cp_layer"])
+    coll = layers * (comm["tp_layer"] + comm["cp_layer"] + comm["ep_layer"])
     stage = ops["gemm"] + ops["attention"] + ops["elementwise"] + coll
     slowest = float(stage.max())
     mean_stage = float(stage.mean())
 
-    optimizer = opcost.optimizer_s(parameter_count(model) / (par.tp * par.pp)
-                                   / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
+    held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
+    optimizer = opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
     ops_s = {k: m * float(v_.mean()) for k, v_ in ops.items()}
     ops_s["optimizer"] = optimizer
     compute_s = sum(ops_s.values())
@@ -514,6 +568,7 @@ def step_time(
         "pp_comm": comm["pp"],
         "dp_comm": dp_s,
         "cp_comm": m * float((layers * comm["cp_layer"]).mean()),
+        "ep_comm": m * float((layers * comm["ep_layer"]).mean()),
         "bubble": bubble_s,
         "throttle_loss": throttle_s,
     }
