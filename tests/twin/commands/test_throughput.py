@@ -31,7 +31,11 @@ def test_json_output_has_the_contract_keys(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert KEYS <= set(out)
-    assert set(out["breakdown"]) == {"compute", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "bubble", "throttle_loss"}
+    assert set(out["breakdown"]) == {"compute", "stage_imbalance", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "ep_comm",
+                                     "bubble", "throttle_loss"}
+    assert sum(out["ops"].values()) == pytest.approx(out["breakdown"]["compute"])
+    assert out["stage_layers"] == [7] + [8] * 14 + [7]  # 126 layers on 16 stages, as published
+    assert out["schedule"] == "interleaved" and out["virtual_stages"] == 2
     assert sum(out["breakdown"].values()) == pytest.approx(out["step_time_s"])
     assert out["goodput_tokens_per_s"] == pytest.approx(out["tokens_per_s"] * out["ettr_frac"])
     # 2,048 nodes at 6.50 per 1,000 node-days

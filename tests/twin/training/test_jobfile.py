@@ -29,6 +29,7 @@ r_th_hbm_c_per_w = 0.04
 heat_capacity_j_per_k = 500.0
 hbm_gb = 80.0
 nvlink_gbps = 2000.0
+hbm_gbyte_per_s = 2000.0
 
 [node."TEST-NODE"]
 gpu = "TEST-GPU"
@@ -95,7 +96,8 @@ def test_overrides(tmp_path, catalogue):
         ("global_batch = 32", "global_batch = 30", "parallel.global_batch"),
         ("heads = 16", "heads = 15", "model.hidden"),
         ("tp = 2", "tp = 32", "parallel.tp"),
-        ("pp = 2", "pp = 3", "parallel.pp·virtual_stages"),
+        ("pp = 2", "pp = 16", "parallel.pp·virtual_stages"),
+        ("[hardware]", '[hardware]\n[parallel.x]', "parallel.x"),
         ("tp = 2", 'tp = "two"', "parallel.tp must be int"),
         ("tp = 2", "tp = 2\nflux = 1", "parallel.flux"),
         ('gpu = "TEST-GPU"', 'gpu = "B200"', "hardware.gpu"),

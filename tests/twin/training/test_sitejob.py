@@ -21,7 +21,7 @@ def make_job(tp=8, pp=16, dp=8):
     return parse_job({
         "name": "t",
         "model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 4096},
-        "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16},
+        "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16, "dp_overlap_frac": 0.0},
         "hardware": {"gpu": "H100-SXM5-80GB"},
     })
 
