@@ -18,6 +18,7 @@ from twin.site.tables import GpuSpec
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
 REQUIRED = object()
 AUTO = "auto"
+MATURE = "mature"
 
 # section -> field -> (type(s), default or REQUIRED)
 _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
@@ -80,6 +81,12 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "restart_s": ((int, float), goodput.DEFAULT_RESTART_S),
         "checkpoint_interval_s": ((int, float, str), AUTO),
         "duration_days": ((int, float), 30.0),
+        "storage_read_gbps": ((int, float), goodput.DEFAULT_STORAGE_READ_GBPS),
+        "storage_node_gbps": ((int, float), goodput.DEFAULT_STORAGE_NODE_GBPS),
+        "storage_share_frac": ((int, float), 1.0),
+        "checkpoint_restore_s": ((int, float, str), AUTO),
+        "software_failures_per_job_day": ((int, float), goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY),
+        "fleet_age_days": ((int, float, str), MATURE),
     },
 }
 _TOP_LEVEL = {"name": str, "description": str, "source": str}
@@ -99,6 +106,12 @@ class ReliabilitySpec:
     restart_s: float
     checkpoint_interval_s: float | None
     duration_days: float
+    storage_read_gbps: float = goodput.DEFAULT_STORAGE_READ_GBPS
+    storage_node_gbps: float = goodput.DEFAULT_STORAGE_NODE_GBPS
+    storage_share_frac: float = 1.0
+    checkpoint_restore_s: float | None = None
+    software_failures_per_job_day: float = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
+    fleet_age_days: float = float("inf")  # "mature": no burn-in
 
 
 @dataclass(frozen=True)
@@ -215,6 +228,7 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         restart_s=_nonneg(rel, "restart_s", source),
         checkpoint_interval_s=_auto_or_number(rel, "checkpoint_interval_s", source),
         duration_days=_positive(rel, "duration_days", source),
+        **_reliability_extras(rel, source),
     )
     if reliability.checkpoint_interval_s is not None and reliability.checkpoint_interval_s <= 0:
         raise JobFileError(f"{source}: reliability.checkpoint_interval_s must be positive or \"auto\"")
@@ -241,6 +255,28 @@ def _parallel_fields(p: dict[str, Any], source: str) -> dict[str, Any]:
         out["dp_overlap_frac"] = None
     out["dp_bucket_mb"] = float(out["dp_bucket_mb"])
     return out
+
+
+def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
+    """Storage, software-failure and fleet-age fields of ``[reliability]``."""
+    share = float(rel["storage_share_frac"])
+    if not 0.0 < share <= 1.0:
+        raise JobFileError(f"{source}: reliability.storage_share_frac must be in (0, 1], got {share}")
+    age = rel["fleet_age_days"]
+    if isinstance(age, str):
+        if age != MATURE:
+            raise JobFileError(f"{source}: reliability.fleet_age_days must be a number or \"mature\", got {age!r}")
+        age = float("inf")
+    elif age < 0:
+        raise JobFileError(f"{source}: reliability.fleet_age_days must be >= 0, got {age}")
+    return {
+        "storage_read_gbps": _positive(rel, "storage_read_gbps", source),
+        "storage_node_gbps": _positive(rel, "storage_node_gbps", source),
+        "storage_share_frac": share,
+        "checkpoint_restore_s": _auto_or_number(rel, "checkpoint_restore_s", source),
+        "software_failures_per_job_day": _nonneg(rel, "software_failures_per_job_day", source),
+        "fleet_age_days": float(age),
+    }
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from twin.physics import fabric
 
-from twin.training import goodput, steptime as training
+from twin.training import jobgoodput, steptime as training
 from twin.training.jobfile import TrainingJob
 from twin.engine.snapshot import JobStatus
 from twin.site.tables import SiteTables
@@ -98,13 +98,8 @@ def evaluate_site_job(
     stalled = stalled or (reports["dp"].disconnected_gpus.size > 0 and n_nodes > 1)
     step = None if stalled else training.step_time(job.model, par, job.hardware, factors, pace)
 
-    rel = job.reliability
-    write_s = rel.checkpoint_write_s
-    if write_s is None:
-        write_s = goodput.checkpoint_write_s(training.parameter_count(job.model), rel.storage_write_gbps)
     tokens = 0.0 if step is None else step.tokens_per_s
-    good = goodput.goodput_summary(tokens, n_nodes, rel.failures_per_1000_node_days, write_s, rel.restart_s,
-                                   rel.duration_days * goodput.SECONDS_PER_DAY, rel.checkpoint_interval_s)
+    good = jobgoodput.job_goodput(job, tokens, n_nodes, jobgoodput.site_storage(state))
     status = JobStatus(
         name=job.name,
         gpu_ids=ids.astype(np.int32),
