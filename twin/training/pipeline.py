@@ -25,7 +25,7 @@ hold the input embedding and the output layer, take the smaller share (Llama 3
 
 from __future__ import annotations
 
-import numpy as np
+import functools
 
 SCHEDULES = ("1f1b", "interleaved", "zero_bubble")
 DEFAULT_SCHEDULE = "interleaved"
@@ -44,17 +44,17 @@ def resolve_virtual_stages(schedule: str, requested: int, pp: int, micro_batches
     return DEFAULT_VIRTUAL_STAGES if fits else 1
 
 
-def stage_layers(layers: int, pp: int, first: int = -1, last: int = -1) -> np.ndarray:
-    """Layers on each of the ``pp`` stages (int array summing to ``layers``).
+@functools.lru_cache(maxsize=1024)
+def stage_layers(layers: int, pp: int, first: int = -1, last: int = -1) -> tuple[int, ...]:
+    """Layers on each of the ``pp`` stages (summing to ``layers``).
 
     ``first``/``last`` (>= 0) fix the first and last stages' layers; the rest are spread
     as evenly as possible.  By default the remainder of ``layers / pp`` goes to the
     middle stages, so the end stages (embedding, output layer) hold the smaller share.
     """
-    out = np.zeros(pp, dtype=np.int64)
     if pp == 1:
-        out[0] = layers
-        return out
+        return (layers,)
+    out = [0] * pp
     fixed = {0: first, pp - 1: last}
     free = [i for i in range(pp) if fixed.get(i, -1) < 0]
     remaining = layers - sum(v for v in fixed.values() if v >= 0)
@@ -63,10 +63,10 @@ def stage_layers(layers: int, pp: int, first: int = -1, last: int = -1) -> np.nd
             out[i] = v
     if free:
         q, r = divmod(remaining, len(free))
-        out[free] = q
-        middle_first = sorted(free, key=lambda i: (i in (0, pp - 1), i))
-        out[middle_first[:r]] += 1
-    return out
+        middle_first = [i for i in free if i not in (0, pp - 1)] + [i for i in free if i in (0, pp - 1)]
+        for k, i in enumerate(middle_first):
+            out[i] = q + (1 if k < r else 0)
+    return tuple(out)
 
 
 def bubble_frac(schedule: str, pp: int, micro_batches: int, virtual_stages: int = 1) -> float:

@@ -33,6 +33,7 @@ not fit that window, and at least the last bucket, is exposed.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -320,12 +321,14 @@ def megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, 
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
 
 
+@functools.lru_cache(maxsize=256)
 def expert_parameter_count(model: ModelSpec) -> float:
     """Weights of one layer's MLP experts (all of them; one MLP for a dense model)."""
     mlp_mats = 3.0 if model.gated_mlp else 2.0
     return mlp_mats * model.hidden * model.ffn * max(model.experts, 1)
 
 
+@functools.lru_cache(maxsize=256)
 def layer_parameter_count(model: ModelSpec) -> float:
     """Weights of one transformer layer: attention, MLP (all experts), router and two norms."""
     h = float(model.hidden)
@@ -334,12 +337,14 @@ def layer_parameter_count(model: ModelSpec) -> float:
     return h * (h + 2.0 * h_kv) + h * h + expert_parameter_count(model) + router + 4.0 * h
 
 
+@functools.lru_cache(maxsize=256)
 def active_parameter_count(model: ModelSpec) -> float:
     """Weights a token passes through: total minus the experts it is not routed to."""
     idle_experts = max(model.experts, 1) - model.active_experts
     return parameter_count(model) - model.layers * expert_parameter_count(model) * idle_experts / max(model.experts, 1)
 
 
+@functools.lru_cache(maxsize=256)
 def parameter_count(model: ModelSpec) -> float:
     """Weights of the model: layers (attention, MLP, 2 norms) plus untied input/output embeddings."""
     return model.layers * layer_parameter_count(model) + 2.0 * model.vocab * model.hidden
@@ -352,12 +357,15 @@ def clock_frac(hw: HardwareSpec) -> float:
     The twin's DVFS law (:func:`twin.physics.thermal.clock_at_power_frac`) with the GEMM
     demand equal to ``busy_power_w``: 1 at the default limit, lower when capped.
     """
+    if hw.limit_w >= hw.busy_power_w:
+        return 1.0  # the GEMM demand fits under the limit: full clock
     return float(thermal.clock_at_power_frac(hw.limit_w, hw.busy_power_w, hw.idle_power_w))
 
 
-def device(hw: HardwareSpec) -> opcost.Device:
-    """Compute rate and HBM bandwidth one GPU of ``hw`` sustains."""
-    return opcost.Device(flops_per_s=hw.peak_tflops * 1e12 * hw.gemm_efficiency_frac * clock_frac(hw),
+def device(hw: HardwareSpec, clock: float | None = None) -> opcost.Device:
+    """Compute rate and HBM bandwidth one GPU of ``hw`` sustains (``clock`` from :func:`clock_frac`)."""
+    clock = clock_frac(hw) if clock is None else clock
+    return opcost.Device(flops_per_s=hw.peak_tflops * 1e12 * hw.gemm_efficiency_frac * clock,
                          hbm_bytes_per_s=hw.hbm_gbyte_per_s * 1e9)
 
 
@@ -383,13 +391,14 @@ def layer_forward_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> di
     return out
 
 
-def layer_train_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> dict[str, float]:
+def layer_train_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec,
+                  dev: opcost.Device | None = None) -> dict[str, float]:
     """Forward + backward (+ recomputation) seconds of one layer per micro-batch, by op class.
 
     Backward costs twice the forward; ``full`` recomputation repeats the forward,
     ``selective`` repeats the attention part only (Korthikanti et al., arXiv:2205.05198).
     """
-    fwd = opcost.layer_forward_s(layer_shape(model, par), device(hw), par.flash_attention)
+    fwd = opcost.layer_forward_s(layer_shape(model, par), dev or device(hw), par.flash_attention)
     out = {k: 3.0 * v for k, v in fwd.items()}
     if par.recompute == "full":
         out = {k: out[k] + fwd[k] for k in out}
@@ -413,6 +422,19 @@ def _gbps_to_bytes_per_s(gbps: float) -> float:
     return gbps * 1e9 / 8.0
 
 
+@functools.lru_cache(maxsize=256)
+def _busbw_factor(op: str, n: int) -> float:
+    return float(fabric.busbw_factor(op, n))
+
+
+def _collective_s(op: str, size_bytes: float, n: int, busbw_bytes_per_s: float) -> float:
+    """:func:`twin.physics.fabric.collective_time_s` with the bus-bandwidth factor cached (hot path)."""
+    factor = _busbw_factor(op, n)
+    if factor == 0.0:
+        return 0.0
+    return float("inf") if busbw_bytes_per_s <= 0.0 else size_bytes * factor / busbw_bytes_per_s
+
+
 def communication_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, factors: FabricFactors) -> dict[str, float]:
     """Communication seconds: TP and CP per layer and micro-batch, PP and DP per step.
 
@@ -434,25 +456,25 @@ def communication_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, facto
         span = par.tp * par.cp * par.pp * par.ep
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(span, hw, factors.dp))
         calls = 6.0 if par.recompute == "full" else 4.0
-        out["ep_layer"] = calls * fabric.collective_time_s("all_to_all", routed_bytes, par.ep, bw)
+        out["ep_layer"] = calls * _collective_s("all_to_all", routed_bytes, par.ep, bw)
     if par.tp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.tp, hw, factors.tp))
         calls = 6.0 if par.recompute == "full" else 4.0
-        out["tp_layer"] = calls * fabric.collective_time_s("all_reduce", act_bytes, par.tp, bw) * (1.0 - par.tp_overlap_frac)
+        out["tp_layer"] = calls * _collective_s("all_reduce", act_bytes, par.tp, bw) * (1.0 - par.tp_overlap_frac)
     if par.cp > 1:
         kv_bytes = 2.0 * b * model.seq_len * h * model.kv / model.heads / par.tp * BYTES_PER_ACTIVATION
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.tp * par.cp, hw, factors.cp))
         calls = 3.0 if par.recompute == "full" else 2.0
-        out["cp_layer"] = calls * fabric.collective_time_s("all_gather", kv_bytes, par.cp, bw) * (1.0 - par.cp_overlap_frac)
+        out["cp_layer"] = calls * _collective_s("all_gather", kv_bytes, par.cp, bw) * (1.0 - par.cp_overlap_frac)
     if par.pp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.tp * par.cp * par.pp, hw, factors.pp))
         out["pp"] = 2.0 * par.micro_batches * virtual_stages(model, par) * act_bytes / par.tp / bw * (1.0 - par.pp_overlap_frac)
     n_dp = par.dp * par.cp
     if n_dp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.n_gpus, hw, factors.dp))
-        out["dp"] = fabric.collective_time_s("all_reduce", dense_grad_bytes(model, par), n_dp, bw)
+        out["dp"] = _collective_s("all_reduce", dense_grad_bytes(model, par), n_dp, bw)
         if n_dp // par.ep > 1:
-            out["dp"] += fabric.collective_time_s("all_reduce", expert_grad_bytes(model, par), n_dp // par.ep, bw)
+            out["dp"] += _collective_s("all_reduce", expert_grad_bytes(model, par), n_dp // par.ep, bw)
     return out
 
 
@@ -530,31 +552,34 @@ def step_time(
         raise TrainingConfigError(f"pace_factor_frac must be in (0, 1], got {pace_factor_frac}")
     factors = factors or FabricFactors()
     n, m = par.n_gpus, par.micro_batches
-    dev = device(hw)
+    clock = clock_frac(hw)
+    dev = device(hw, clock)
     v = virtual_stages(model, par)
     layers = pipeline.stage_layers(model.layers, par.pp, par.first_stage_layers, par.last_stage_layers)
-    per_layer = layer_train_s(model, par, hw)
+    per_layer = layer_train_s(model, par, hw, dev)
     comm = communication_s(model, par, hw, factors)
     tokens = par.micro_batch * model.seq_len / par.cp
     logits = opcost.logits_s(tokens, model.hidden, model.vocab, par.tp, dev)
     embed = opcost.embedding_s(tokens, model.hidden, par.tp, dev)
 
-    # per micro-batch seconds of every stage, by op class
-    ops = {k: layers * per_layer[k] for k in ("gemm", "attention", "elementwise")}
-    ops["gemm"] = ops["gemm"].astype(np.float64)
-    ops["gemm"][-1] += logits["gemm"]
-    ops["elementwise"] = ops["elementwise"] + 0.0
-    ops["elementwise"][-1] += logits["elementwise"]
-    ops["elementwise"][0] += embed
-    coll = layers * (comm["tp_layer"] + comm["cp_layer"] + comm["ep_layer"])
-    stage = ops["gemm"] + ops["attention"] + ops["elementwise"] + coll
-    slowest = float(stage.max())
-    mean_stage = float(stage.mean())
+    # per micro-batch seconds of every stage, by op class (first stage: embedding; last: output layer)
+    pp = par.pp
+    gemm = [float(x) * per_layer["gemm"] for x in layers]
+    attention = [float(x) * per_layer["attention"] for x in layers]
+    elementwise = [float(x) * per_layer["elementwise"] for x in layers]
+    gemm[-1] += logits["gemm"]
+    elementwise[-1] += logits["elementwise"]
+    elementwise[0] += embed
+    coll_layer = comm["tp_layer"] + comm["cp_layer"] + comm["ep_layer"]
+    stage = [gemm[i] + attention[i] + elementwise[i] + float(layers[i]) * coll_layer for i in range(pp)]
+    slowest = max(stage)
+    mean_stage = sum(stage) / pp
+    mean_layers = model.layers / pp
 
     held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
     optimizer = opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
-    ops_s = {k: m * float(v_.mean()) for k, v_ in ops.items()}
-    ops_s["optimizer"] = optimizer
+    ops_s = {"gemm": m * sum(gemm) / pp, "attention": m * sum(attention) / pp,
+             "elementwise": m * sum(elementwise) / pp, "optimizer": optimizer}
     compute_s = sum(ops_s.values())
     frac = pipeline.bubble_frac(par.schedule, par.pp, m, v)
     bubble_s = frac * m * slowest
@@ -564,11 +589,11 @@ def step_time(
     breakdown = {
         "compute": compute_s,
         "stage_imbalance": imbalance_s,
-        "tp_comm": m * float((layers * comm["tp_layer"]).mean()),
+        "tp_comm": m * mean_layers * comm["tp_layer"],
         "pp_comm": comm["pp"],
         "dp_comm": dp_s,
-        "cp_comm": m * float((layers * comm["cp_layer"]).mean()),
-        "ep_comm": m * float((layers * comm["ep_layer"]).mean()),
+        "cp_comm": m * mean_layers * comm["cp_layer"],
+        "ep_comm": m * mean_layers * comm["ep_layer"],
         "bubble": bubble_s,
         "throttle_loss": throttle_s,
     }
@@ -592,13 +617,13 @@ def step_time(
         pace_factor_frac=pace_factor_frac,
         breakdown_s=breakdown,
         ops_s=ops_s,
-        stage_layers=[int(x) for x in layers],
-        stage_time_s=[float(x) for x in stage],
+        stage_layers=list(layers),
+        stage_time_s=stage,
         schedule=par.schedule if par.pp > 1 else "none",
         virtual_stages=v,
         bubble_frac=frac,
         dp_overlap_frac=0.0 if comm["dp"] <= 0 else 1.0 - dp_s / comm["dp"],
-        clock_frac=clock_frac(hw),
+        clock_frac=clock,
     )
 
 
