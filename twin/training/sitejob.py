@@ -49,6 +49,15 @@ def rank_groups(par: training.ParallelSpec) -> dict[str, np.ndarray]:
     }
 
 
+def _no_collective_report(state: SiteTables, dp: fabric.JobFabricReport, eff: float) -> fabric.JobFabricReport:
+    """Report of a parallel dimension of size 1: full rate unless the job's GPUs are cut off."""
+    if dp.disconnected_gpus.size:
+        return dp
+    return fabric.JobFabricReport(factor_frac=1.0, busbw_gbps=state.nic_gbps * eff, limiting_tier="none",
+                                  worst_leaf=-1, worst_pod=-1, leaf_factor_frac=1.0, pod_factor_frac=1.0,
+                                  disconnected_gpus=dp.disconnected_gpus)
+
+
 @dataclass
 class SiteJobResult:
     """Everything the twin knows about one placed job."""
@@ -83,10 +92,17 @@ def evaluate_site_job(
 
     groups = rank_groups(par)
     sizes = {"dp": par.dp, "pp": par.pp, "cp": par.cp}
-    # a dimension of size 1 has no collective: its groups never span domains
-    reports = {dim: fabric.job_fabric_report(state, ids, groups[dim] if sizes[dim] > 1 else np.arange(ids.size),
-                                             link_up, switch_up, job.hardware.collective_efficiency_frac)
-               for dim in ("dp", "pp", "cp")}
+    # a dimension of size 1 has no collective: its groups never span domains, so only DP (which
+    # also finds GPUs cut off by a down leaf) is evaluated for it; PP and CP then copy its
+    # verdict on disconnection and otherwise get the full rate
+    eff = job.hardware.collective_efficiency_frac
+    reports = {"dp": fabric.job_fabric_report(state, ids, groups["dp"] if sizes["dp"] > 1 else np.arange(ids.size),
+                                              link_up, switch_up, eff)}
+    for dim in ("pp", "cp"):
+        if sizes[dim] > 1:
+            reports[dim] = fabric.job_fabric_report(state, ids, groups[dim], link_up, switch_up, eff)
+        else:
+            reports[dim] = _no_collective_report(state, reports["dp"], eff)
     factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
                                      cp=reports["cp"].factor_frac)
     bottle = training.bottleneck_analysis(throttle, ids, state.gpu_rack, par.tp * par.cp * par.pp)
