@@ -59,3 +59,20 @@ def job_goodput(job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: St
         fleet_age_days=rel.fleet_age_days,
         restore_s=restore_s,
     )
+
+
+def restart_timings(job: TrainingJob, n_nodes: int, storage: StorageSystem | None = None,
+                    tokens_per_s: float = 0.0) -> "restart.RestartTimings":
+    """:class:`twin.training.restart.RestartTimings` of ``job``: its checkpoint interval
+    (the job file's or Daly's optimum), write and restore times through ``storage``, and the
+    GPU idle-to-busy power ratio of its hardware."""
+    from twin.training import restart
+
+    good = job_goodput(job, tokens_per_s, n_nodes, storage)
+    hw = job.hardware
+    return restart.RestartTimings(
+        checkpoint_interval_s=good["checkpoint_interval_s"],
+        checkpoint_write_s=good["checkpoint_write_s"],
+        restore_s=good["checkpoint_restore_s"],
+        idle_power_frac=hw.idle_power_w / min(hw.busy_power_w, hw.limit_w),
+    )

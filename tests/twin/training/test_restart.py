@@ -84,3 +84,17 @@ def test_bad_inputs_are_rejected():
         restart.step(restart.new_state(), IDS, np.zeros(4, bool), np.zeros(4, bool), -1.0, T)
     with pytest.raises(ValueError, match="checkpoint_interval_s"):
         restart.RestartTimings(checkpoint_interval_s=0, checkpoint_write_s=1, restore_s=1)
+
+
+def test_timings_of_a_job_file_come_from_its_goodput():
+    from pathlib import Path
+
+    from twin.training import jobgoodput
+    from twin.training.jobfile import load_job
+
+    job = load_job(Path(__file__).resolve().parents[3] / "data" / "jobs" / "llama3-405b-16k.toml")
+    t = jobgoodput.restart_timings(job, 2048)
+    good = jobgoodput.job_goodput(job, 0.0, 2048)
+    assert t.checkpoint_interval_s == good["checkpoint_interval_s"]
+    assert t.restore_s == good["checkpoint_restore_s"] > 0
+    assert t.idle_power_frac == pytest.approx(85.0 / 700.0)
