@@ -369,12 +369,6 @@ def device(hw: HardwareSpec, clock: float | None = None) -> opcost.Device:
                          hbm_bytes_per_s=hw.hbm_gbyte_per_s * 1e9)
 
 
-def achieved_tflops_per_gpu(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> float:
-    """Model TFLOP/s one GPU would sustain on the layer matmuls alone (no memory-bound work)."""
-    flops = sum(layer_forward_flops(model).values()) * par.micro_batch / (par.tp * par.cp)
-    return flops / layer_forward_s(model, par, hw)["gemm_and_attention"] / 1e12
-
-
 def layer_shape(model: ModelSpec, par: ParallelSpec) -> opcost.LayerShape:
     """One layer as a TP rank sees it for one micro-batch."""
     return opcost.LayerShape(
@@ -382,13 +376,6 @@ def layer_shape(model: ModelSpec, par: ParallelSpec) -> opcost.LayerShape:
         kv_hidden=model.hidden * model.kv / model.heads, ffn=model.ffn, heads=model.heads, tp=par.tp,
         micro_batch=par.micro_batch, gated_mlp=model.gated_mlp, experts=max(model.experts, 1),
         experts_per_token=model.active_experts, ep=par.ep)
-
-
-def layer_forward_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> dict[str, float]:
-    """Forward seconds of one layer per micro-batch on one GPU, by op class (plus their GEMM sum)."""
-    out = opcost.layer_forward_s(layer_shape(model, par), device(hw), par.flash_attention)
-    out["gemm_and_attention"] = out["gemm"] + (out["attention"] if par.flash_attention else 0.0)
-    return out
 
 
 def layer_train_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec,
