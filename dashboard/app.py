@@ -30,7 +30,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PAGES_DIR = PACKAGE_DIR / "pages"
 ASSETS_DIR = PACKAGE_DIR.parent / "assets"
 # The largest callback body the pages send is the alerts page with 500 alert buttons
-# (about 0.1 MB, see tests/dashboard/test_app_limits.py); 2 MiB leaves room and bounds
+# (about 0.22 MB, see tests/dashboard/test_app_limits.py); 2 MiB leaves room and bounds
 # what a burst of oversized POSTs can cost (they are refused before being read).
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
 CALLBACK_PATH = "/_dash-update-component"

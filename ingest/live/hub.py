@@ -152,7 +152,8 @@ class LiveHub:
             self._recorded_at = ts
         t3 = time.perf_counter()
         conditions = [c for c in evaluate(self.state, snap) if self._owns(c)]
-        self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions))
+        self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions),
+                    reached_db=lambda counts: counts != (0, 0))  # no transition: the tracker did not write
         self.trend_buffer.append(snap)
         self._latest = snap
         t4 = time.perf_counter()
@@ -161,18 +162,22 @@ class LiveHub:
                                  lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
         return snap
 
-    def _write(self, cost: str, write: Callable[[], object]) -> None:
+    def _write(self, cost: str, write: Callable[[], object],
+               reached_db: Callable[[object], bool] = lambda _result: True) -> None:
         """Run a database write; when the database is down the tick goes on and the outage is logged once.
 
-        A failed frame is lost; failed alert changes are retried on the next tick (the
-        tracker only records what it committed).
+        ``cost`` names what a failure loses; ``reached_db(result)`` says whether the write
+        touched the database (only then does its success end an outage).  A failed frame
+        is lost; failed alert changes are retried on the next tick (the tracker only
+        records what it committed).
         """
         try:
-            write()
+            result = write()
         except SQLAlchemyError as exc:
             self.outage.failed(cost, exc)
         else:
-            self.outage.succeeded()
+            if reached_db(result):
+                self.outage.succeeded()
 
     def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
         """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""

@@ -6,8 +6,11 @@ werkzeug on 127.0.0.1, and the log is checked for tracebacks.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -162,6 +165,54 @@ def test_oversized_bodies_are_refused_with_413(served_demo, caplog):
     status, _ = post(served, None, raw=b"x" * (MAX_REQUEST_BYTES + 1))
     assert status == 413
     assert tracebacks(caplog) == []
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        return int(status.read().split("VmRSS:")[1].split()[0]) / 1024
+
+
+def test_eight_parallel_45_mb_posts_are_refused_quickly_in_bounded_memory(served_demo):
+    """The issue's reproduction: before the limit the process grew by ~400 MB here (1.3 GB on colossus)."""
+    served, _ = served_demo
+    chunk, results = b"x" * (1 << 20), []
+
+    def send() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", served.server.server_port, timeout=30)
+        try:
+            conn.putrequest("POST", CALLBACK_PATH)
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", str(45 << 20))
+            conn.endheaders()
+            for _ in range(45):
+                conn.send(chunk)
+            results.append(conn.getresponse().status)
+        except OSError as exc:  # the server may close before the client has sent everything
+            results.append(type(exc).__name__)
+        finally:
+            conn.close()
+
+    before_mb, peak_mb, done = _rss_mb(), [0.0], threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.01):
+            peak_mb[0] = max(peak_mb[0], _rss_mb())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    started = time.monotonic()
+    senders = [threading.Thread(target=send) for _ in range(8)]
+    for t in senders:
+        t.start()
+    for t in senders:
+        t.join(timeout=60)
+    elapsed_s = time.monotonic() - started
+    done.set()
+    watcher.join()
+    assert results and all(r == 413 or r in ("BrokenPipeError", "ConnectionResetError") for r in results), results
+    assert results.count(413) >= 1
+    assert elapsed_s < 30
+    assert peak_mb[0] - before_mb < 250, f"grew {peak_mb[0] - before_mb:.0f} MB"  # werkzeug drains 10 MB reads
 
 
 def test_the_largest_body_a_page_sends_is_far_below_the_limit(demo_state):
