@@ -114,9 +114,14 @@ def _guard_requests(app: dash.Dash) -> None:
     def _check_callback_body():
         if flask.request.path != CALLBACK_PATH or flask.request.method != "POST":
             return None
-        body = flask.request.get_json(silent=True)
-        problem = _callback_body_problem(app, body)
+        try:
+            body = flask.request.get_json(silent=True)
+        except RecursionError:
+            body, problem = None, "the JSON is nested too deeply"
+        else:
+            problem = _callback_body_problem(app, body)
         if problem is None:
+            flask.g.callback_output = body["output"]
             return None
         log.warning("refused callback request from %s: %s", flask.request.remote_addr, problem)
         return flask.jsonify(error=f"bad callback request: {problem}"), 400
@@ -127,7 +132,7 @@ def _guard_requests(app: dash.Dash) -> None:
             return error
         if flask.request.path != CALLBACK_PATH:
             raise error
-        output = (flask.request.get_json(silent=True) or {}).get("output", "?")
+        output = flask.g.get("callback_output", "?")
         if isinstance(error, InputError):
             log.warning("callback %s: bad input: %s", str(output)[:120], error)
             return flask.jsonify(error=str(error)), 400

@@ -127,6 +127,8 @@ def test_malformed_callback_requests_get_400(served_demo, caplog):
     status, text = post(served, {"output": "nothing.children", "inputs": []})
     assert status == 400 and "unknown callback output" in text
     assert post(served, {"output": PAGES_OUTPUT, "inputs": "abc"})[0] == 400
+    status, text = post(served, None, raw=b"[" * 100_000 + b"]" * 100_000)
+    assert status == 400 and "nested too deeply" in text
     assert tracebacks(caplog) == []
 
 
@@ -226,3 +228,30 @@ def test_the_largest_body_a_page_sends_is_far_below_the_limit(demo_state):
                                   for i in range(n_alerts)]] * 2
     size = len(json.dumps(body).encode())
     assert size < MAX_REQUEST_BYTES / 4, size
+
+
+def test_a_read_only_follower_refuses_acknowledgements_with_a_message(tmp_path, serve_app, caplog):
+    """Two live twins on one database: the follower's dashboard says why it cannot acknowledge."""
+    from ingest.live.runtime import start_hub
+
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    leader = start_hub("demo", url, faults=("xid:h1-r01-k01-n0/0=79",))
+    follower = start_hub("demo", url)
+    try:
+        assert leader.leading and not follower.leading
+        alert = leader.hub.alerts()[0]
+        served = serve_app(create_app(follower.hub))
+        body = silence_body(alert["id"], 3600)
+        button = {"alert": alert["id"], "type": ids.ALERT_ACK}
+        body["inputs"][1], body["inputs"][2] = [{"id": button, "property": "n_clicks", "value": 1}], []
+        body["changedPropIds"] = [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"]
+        status, text = post(served, body)
+        assert status == 200 and "not done: this server is a read-only follower" in text
+        status, text = post(served, silence_body(alert["id"], 3600))
+        assert status == 200 and "read-only follower" in text
+        again = next(a for a in leader.hub.alerts() if a["id"] == alert["id"])
+        assert not again["acknowledged"] and again["silenced_until"] is None
+        assert tracebacks(caplog) == []
+    finally:
+        follower.stop()
+        leader.stop()
