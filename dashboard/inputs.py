@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 
 from dash import html
 
@@ -78,6 +79,17 @@ def window_s(value) -> int:
     if not MIN_WINDOW_S <= seconds <= MAX_WINDOW_S:
         raise InputError(f"trend window {seconds:g} s is outside {MIN_WINDOW_S}..{MAX_WINDOW_S} s")
     return int(seconds)
+
+
+def instant(value) -> datetime:
+    """An ISO 8601 instant (``2026-07-15T14:02:10Z``; without an offset it is UTC) as aware UTC."""
+    if not isinstance(value, str) or len(value) > 40:
+        raise InputError(f"time must be ISO 8601 text such as 2026-07-15T14:02:10Z, not {type(value).__name__}")
+    try:
+        ts = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        raise InputError(f"time {value!r} is not ISO 8601 (e.g. 2026-07-15T14:02:10Z)") from None
+    return ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
 
 
 def choice(name: str, value, options: Sequence[str]) -> str:

@@ -189,7 +189,7 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
     }
 
 
-@inputs.query_layout(window=inputs.window_s)
+@inputs.query_layout(window=inputs.window_s, at=inputs.instant)
 def layout(window=None, at=None, **_kwargs) -> html.Div:
     hub = current_hub()
     window_s = parse_window(window)

@@ -95,6 +95,7 @@ def test_a_seven_day_silence_is_accepted(served_demo):
 @pytest.mark.parametrize("path,search,ignored", [
     ("/", "?window=inf", "trend window"),
     ("/", "?window=60&window=120", "'window' given 2 times"),
+    ("/", "?at=yesterday", "time 'yesterday' is not ISO 8601"),
     ("/floor", "?rack=a&rack=b", "'rack' given 2 times"),
     ("/floor", "?metric=x&metric=y", "'metric' given 2 times"),
     ("/floor", "?metric=nonsense", "metric 'nonsense' is not one of"),

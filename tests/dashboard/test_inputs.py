@@ -81,3 +81,14 @@ def test_query_layout_drops_bad_parameters_and_says_so(find):
     text = " ".join(str(c) for c in note.children)
     assert "tier 'root' is not one of leaf, spine" in text and "'switch' given 2 times" in text
     assert find(page, "page") is not None
+
+
+def test_instants_are_iso_8601_and_utc():
+    from datetime import datetime, timezone
+
+    assert inputs.instant("2026-07-15T14:02:10Z") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=timezone.utc)
+    assert inputs.instant("2026-07-15 16:02:10+02:00") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=timezone.utc)
+    assert inputs.instant("2026-07-15T14:02:10").tzinfo is not None
+    for bad in ("yesterday", "2026-13-01T00:00:00Z", "", ["2026-07-15T14:02:10Z"], "9" * 41):
+        with pytest.raises(InputError, match="time"):
+            inputs.instant(bad)

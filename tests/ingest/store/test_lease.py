@@ -131,3 +131,29 @@ def test_a_clean_stop_hands_over_at_the_next_check(tmp_path):
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_leader_cut_off_from_the_database_leads_until_its_lease_would_expire(tmp_path, caplog, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    runtime = start_hub("demo", f"sqlite:///{tmp_path / 'twin.db'}", lease_s=15.0, renew_s=3600.0)
+    try:
+        assert runtime.leading
+        until = runtime.lease.held_until
+
+        def unreachable(now=None):
+            raise OperationalError("UPDATE ingest_lease", {}, Exception("connection refused"))
+
+        monkeypatch.setattr(runtime.lease, "try_acquire", unreachable)
+        caplog.clear()
+        assert runtime.check_lease(until - timedelta(seconds=1)) and runtime.leading
+        assert runtime.check_lease(until - timedelta(seconds=0.5)) and runtime.leading
+        assert not runtime.check_lease(until + timedelta(seconds=0.1))
+        assert not runtime.leading and not runtime.hub.writable
+        lease_lines = [r.getMessage() for r in caplog.records if "ingest lease" in r.getMessage()]
+        assert len([m for m in lease_lines if "not checked" in m]) == 1, lease_lines
+        assert all(r.exc_info is None for r in caplog.records)
+        monkeypatch.undo()
+        assert runtime.check_lease() and runtime.leading  # back: nobody else took it, so it leads again
+    finally:
+        runtime.stop()
