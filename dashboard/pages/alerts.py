@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
 from dashboard.hub_context import current_hub
@@ -159,6 +159,7 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     }
 
 
+@inputs.query_layout()
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
@@ -201,13 +202,17 @@ def apply_action(hub, triggered_id, silence_s: float) -> str:
     """Acknowledge or silence the alert of the clicked button; returns a message for the page."""
     if not isinstance(triggered_id, dict):
         return ""
-    alert_id = triggered_id.get("alert")
-    if triggered_id.get("type") == ids.ALERT_ACK:
-        hub.acknowledge(alert_id)
-        return f"alert {alert_id} acknowledged"
-    if triggered_id.get("type") == ids.ALERT_SILENCE:
-        hub.silence(alert_id, float(silence_s))
-        return f"alert {alert_id} silenced for {format_age(float(silence_s))}"
+    try:
+        alert_id = inputs.alert_id(triggered_id.get("alert"))
+        if triggered_id.get("type") == ids.ALERT_ACK:
+            hub.acknowledge(alert_id)
+            return f"alert {alert_id} acknowledged"
+        if triggered_id.get("type") == ids.ALERT_SILENCE:
+            silence_s = inputs.silence_duration_s(silence_s)
+            hub.silence(alert_id, silence_s)
+            return f"alert {alert_id} silenced for {format_age(silence_s)}"
+    except (inputs.InputError, KeyError, PermissionError) as exc:  # PermissionError: a read-only follower
+        return f"not done: {exc.args[0] if exc.args else exc}"
     return ""
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -115,6 +115,7 @@ def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
     return _graph(ids.cooling_flow_graph(loop_name or SITE), figure, "440px")
 
 
+@inputs.query_layout(loop=inputs.site_entity("loop", "loop_name"))
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
     hub = current_hub()

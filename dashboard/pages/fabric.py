@@ -13,7 +13,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -79,6 +79,7 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+@inputs.query_layout(tier=inputs.one_of("tier", TIERS), switch=inputs.site_entity("switch", "switch_name"))
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
     hub = current_hub()

@@ -12,7 +12,7 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
@@ -59,6 +59,7 @@ def floor_view(state, snapshot, metric: str, rack: int | None):
     return floor_figure(state, grids_for(state), metrics, metric, metric_range(state, metric), rack)
 
 
+@inputs.query_layout(metric=inputs.one_of("metric", FLOOR_METRIC_BY_KEY), rack=inputs.site_entity("rack", "rack_name"))
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
     hub = current_hub()
     state = hub.state

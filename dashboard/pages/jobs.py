@@ -12,7 +12,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -95,6 +95,7 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+@inputs.query_layout(rack=inputs.site_entity("rack", "rack_name"))
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
     hub = current_hub()

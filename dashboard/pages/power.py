@@ -12,7 +12,7 @@ import dash
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -97,6 +97,7 @@ def _scope_text(state: SiteTables, element: int | None) -> str:
     return "whole site" if element is None else f"focused on {state.power_name[element]}"
 
 
+@inputs.query_layout(element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS))
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
     hub = current_hub()
