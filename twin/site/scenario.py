@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from twin.engine.tick import START_TS, TickInputs
+from twin.errors import InputError
 from twin.site.tables import SiteTables
 
 _SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
@@ -41,7 +42,7 @@ _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "
                    "idle_nodes_off"}
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """A scenario file is malformed or names something the site does not have."""
 
 
@@ -80,10 +81,18 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{file}: arrays or tables nested too deeply") from None
     unknown = set(raw) - {"scenario", "conditions"}
     if unknown:
         raise ScenarioError(f"{file}: unknown section {sorted(unknown)[0]!r} (sections: scenario, conditions)")
     head, cond = raw.get("scenario", {}), raw.get("conditions", {})
+    for section, table in (("scenario", head), ("conditions", cond)):
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{file}: {section}: expected a table [{section}]")
+    for key in ("name", "description"):
+        if not isinstance(head.get(key, ""), str):
+            raise ScenarioError(f"{file}: scenario.{key}: expected a string")
     for section, keys, known in (("scenario", head, _SCENARIO_KEYS), ("conditions", cond, _CONDITION_KEYS)):
         bad = set(keys) - known
         if bad:
@@ -146,5 +155,7 @@ def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     return parse_scenario(text, state, path.name)
