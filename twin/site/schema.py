@@ -195,15 +195,17 @@ class SiteFile(_Strict):
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
     """Turn a pydantic error location into (entity description, field)."""
-    node, entity = raw, "site file"
+    node, entity, in_list = raw, "site file", False
     for i, key in enumerate(loc):
         if isinstance(node, dict) and key in node:
             node = node[key]
+            if not in_list and isinstance(node, dict):  # a table such as [site] or [fabric]
+                entity = ".".join(str(k) for k in loc[:i + 1])
         elif isinstance(node, list) and isinstance(key, int) and key < len(node):
             node = node[key]
             section = ".".join(str(k) for k in loc[:i] if not isinstance(k, int))
             label = node.get("name", f"#{key + 1}") if isinstance(node, dict) else f"#{key + 1}"
-            entity = f"{section} {label!r}"
+            entity, in_list = f"{section} {label!r}", True
         else:
             return entity, ".".join(str(k) for k in loc[i:])
     return entity, str(loc[-1]) if loc else "-"
@@ -223,4 +225,5 @@ def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict]:
         err = exc.errors()[0]
         entity, field = _entity_at(raw, tuple(err["loc"]))
         more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
-        raise SiteError(file, entity, field, f"{err['msg']}{more}") from None
+        message = err["msg"].removeprefix("Value error, ")
+        raise SiteError(file, entity, field, f"{message}{more}") from None
