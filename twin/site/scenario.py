@@ -6,7 +6,7 @@ an unknown name is an error naming the key and the name::
     [scenario]
     name = "generator trip on a hot afternoon"
     time = "2024-07-22T20:00:00Z"   # instant of the projection (weather, UTC)
-    settle_s = 600                  # run the twin this long under the conditions first
+    settle_s = 600                  # run the twin this long under the conditions first (≤ 1 day)
 
     [conditions]
     gpu_util_frac = 0.95            # all GPUs
@@ -40,6 +40,9 @@ _SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
                    "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
                    "idle_nodes_off"}
+
+
+MAX_SETTLE_S = 86_400.0  # one day of minute steps bounds the run time of a projection
 
 
 class ScenarioError(InputError):
@@ -109,7 +112,7 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
             raise ScenarioError(f"{file}: scenario.time: needs a time zone (e.g. 2024-07-22T20:00:00Z)")
         sc.time = ts.astimezone(timezone.utc)
     if "settle_s" in head:
-        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, 7 * 86400.0)
+        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, MAX_SETTLE_S)
 
     inp = TickInputs(ts=sc.time)
     if "gpu_util_frac" in cond:
