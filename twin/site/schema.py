@@ -101,8 +101,8 @@ class LoopSpec(_Strict):
 
 
 class CoolingSpec(_Strict):
-    plants: list[PlantSpec] = Field(max_length=limits.MAX_PLANTS)
-    loops: list[LoopSpec] = Field(max_length=limits.MAX_LOOPS)
+    plants: list[PlantSpec] = Field(min_length=1, max_length=limits.MAX_PLANTS)
+    loops: list[LoopSpec] = Field(min_length=1, max_length=limits.MAX_LOOPS)
 
 
 class SourceSpec(_Strict):
@@ -156,7 +156,7 @@ _Elements = Annotated[list[PowerElementSpec], Field(max_length=limits.MAX_POWER_
 
 
 class PowerSpec(_Strict):
-    sources: list[SourceSpec] = Field(max_length=limits.MAX_SOURCE_UNITS)
+    sources: list[SourceSpec] = Field(min_length=1, max_length=limits.MAX_SOURCE_UNITS)
     switchgear: _Elements
     transformers: _Elements
     ups: _Elements
@@ -182,7 +182,7 @@ class RowSpec(_Strict):
 class HallSpec(_Strict):
     name: Name
     loop: Name
-    rows: list[RowSpec] = Field(max_length=limits.MAX_ROWS)
+    rows: list[RowSpec] = Field(min_length=1, max_length=limits.MAX_ROWS)
 
 
 class SiteFile(_Strict):
@@ -190,7 +190,7 @@ class SiteFile(_Strict):
     fabric: FabricSpec
     cooling: CoolingSpec
     power: PowerSpec
-    halls: list[HallSpec] = Field(max_length=limits.MAX_HALLS)
+    halls: list[HallSpec] = Field(min_length=1, max_length=limits.MAX_HALLS)
 
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
