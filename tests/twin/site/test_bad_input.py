@@ -144,3 +144,20 @@ def test_limits_are_ten_times_colossus():
     assert limits.MAX_GPUS == 10 * colossus.n_gpus and limits.MAX_RACKS == 10 * colossus.n_racks
     assert limits.MAX_SWITCHES == 10 * colossus.n_switches and limits.MAX_SWITCH_LINKS == 10 * colossus.n_links
     assert limits.MAX_NODES == 10 * colossus.n_nodes
+
+
+def _numeric_fields():
+    from twin.site import schema
+    for cls in (schema.SiteInfo, schema.FabricSpec, schema.FabricEndpoint, schema.PlantSpec, schema.LoopSpec,
+                schema.SourceSpec, schema.PowerElementSpec, schema.RowSpec):
+        for name, field in cls.model_fields.items():
+            if field.annotation in (int, float, int | None, float | None):
+                yield cls.__name__, name, field
+
+
+def test_every_number_has_a_finite_documented_range():
+    docs = (SITES_DIR.parents[1] / "docs" / "sites.md").read_text().split("## Ranges, limits and strictness")[1]
+    for cls, name, field in _numeric_fields():
+        bounds = {a for m in field.metadata for a in ("gt", "ge", "le") if getattr(m, a, None) is not None}
+        assert {"le"} <= bounds and bounds & {"gt", "ge"}, f"{cls}.{name} has no finite range"
+        assert f"`{name}`" in docs, f"{cls}.{name} missing from the ranges table of docs/sites.md"
