@@ -139,7 +139,8 @@ def mutated(draw, doc: dict, extra_values=st.nothing()) -> dict:
         old = parent[key]
         op = draw(st.sampled_from(["number", "name", "any", "delete", "add", "duplicate"]))
         if op == "number" and isinstance(old, (int, float)) and not isinstance(old, bool):
-            parent[key] = draw(st.one_of(_ints, _floats, st.floats(-10 * abs(old) - 1, 10 * abs(old) + 1)))
+            scale = 10.0 * min(abs(float(old)), 1e300) + 1.0 if math.isfinite(old) else 1e6
+            parent[key] = draw(st.one_of(_ints, _floats, st.floats(-scale, scale)))
         elif op == "name" and isinstance(old, str):
             parent[key] = draw(st.one_of(st.sampled_from(names), _texts, _patterns))
         elif op == "delete":
