@@ -144,3 +144,14 @@ def test_shipped_job_files_load(path):
 
 def test_shipped_jobs_exist():
     assert len(JOBS) >= 3
+
+
+def test_every_number_of_a_job_file_has_a_documented_finite_range():
+    from twin.training.jobfile import _RANGES, _SCHEMA
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "jobfile.md").read_text().split("## Ranges")[1]
+    for section, schema in _SCHEMA.items():
+        for key, (types, _) in schema.items():
+            if int in types or float in types:
+                lo, hi, _ = _RANGES[f"{section}.{key}"]
+                assert -1e12 < lo < hi < 1e12
+                assert f"`{section}.{key}`" in docs, f"{section}.{key} missing from docs/jobfile.md"
