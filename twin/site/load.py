@@ -19,6 +19,7 @@ from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
+from twin.textfile import read_text
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 SITES_DIR = DATA_DIR / "sites"
@@ -48,13 +49,8 @@ def load_site(name_or_path: str | Path, catalogue: Catalogue | None = None) -> S
 
 
 def read_site_text(path: Path) -> str:
-    """The text of a site file; unreadable or non-UTF-8 files raise :class:`SiteError`."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SiteError(str(path), "site file", "-", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SiteError(str(path), "site file", "-", f"not UTF-8 text (byte {exc.start})") from None
+    """The text of a site file; unreadable, huge or non-UTF-8 files raise :class:`SiteError`."""
+    return read_text(path, lambda problem: SiteError(str(path), "site file", "-", problem))
 
 
 def default_job_path(name: str) -> Path:

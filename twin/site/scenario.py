@@ -35,6 +35,7 @@ import numpy as np
 from twin.engine.tick import START_TS, TickInputs
 from twin.errors import InputError
 from twin.site.tables import SiteTables
+from twin.textfile import read_text
 
 _SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
@@ -155,10 +156,5 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
 def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
     """Read and parse a scenario file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    text = read_text(path, lambda problem: ScenarioError(f"{path}: {problem}"))
     return parse_scenario(text, state, path.name)

@@ -17,6 +17,7 @@ from twin.errors import InputError
 from twin.training import goodput, steptime as training
 from twin.site.limits import MAX_GPUS
 from twin.site.tables import GpuSpec
+from twin.textfile import read_text
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
 REQUIRED = object()
@@ -264,17 +265,9 @@ def _n_gpus(parallel: dict[str, Any]) -> int:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    text = read_text(path, lambda problem: JobFileError(f"{path}: {problem}"))
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise JobFileError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise JobFileError(f"{path}: is a directory, not a job file") from None
-    except OSError as exc:
-        raise JobFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise JobFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise JobFileError(f"{path}: invalid TOML: {exc}") from None
     except RecursionError:

@@ -126,3 +126,25 @@ def test_bench_json_is_strict_and_unknown_benchmarks_are_one_line(monkeypatch, c
     assert out["fake"]["rate_per_s"] is None and out["fake"]["ratio"] is None
     assert main(["bench", "--only", "nope"]) == EXIT_BAD_INPUT
     assert "unknown benchmark(s) nope" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("argv", [
+    ["sites", "show", "/dev/zero"],
+    ["throughput", "--job", "/dev/zero"],
+    ["project", "--site", "demo", "--scenario", "/dev/zero"],
+])
+def test_endless_file_is_refused_after_a_bounded_read(capsys, argv):
+    assert main(argv) == EXIT_BAD_INPUT
+    assert "larger than 16 MiB" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sites", "show", "{tmp}"], "is a directory"),
+    (["throughput", "--job", "{tmp}/missing.toml"], "missing.toml: file not found"),
+    (["project", "--site", "demo", "--scenario", "{tmp}"], "is a directory"),
+])
+def test_directories_and_missing_files(tmp_path, capsys, argv, message):
+    path = tmp_path / "dir.toml"
+    path.mkdir()
+    assert main([a.replace("{tmp}", str(path)) for a in argv]) == EXIT_BAD_INPUT
+    assert message in one_error_line(capsys)

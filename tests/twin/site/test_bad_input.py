@@ -127,7 +127,7 @@ def test_deeply_nested_arrays(tmp_path):
 def test_site_path_that_is_a_directory(tmp_path):
     target = tmp_path / "dir.toml"
     target.mkdir()
-    with pytest.raises(SiteError, match="dir.toml: site file: -: cannot read"):
+    with pytest.raises(SiteError, match="dir.toml: site file: -: is a directory, not a file"):
         load_site(target)
 
 
