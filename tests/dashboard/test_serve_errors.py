@@ -61,3 +61,10 @@ def test_refused_database(capsys):
     assert main(["serve", "--site", "demo", "--db", url]) == EXIT_BAD_INPUT
     err = one_error_line(capsys)
     assert "cannot open" in err and "pw-not-shown" not in err
+
+
+def test_bad_fault_and_source(capsys, db):
+    assert main(["serve", "--site", "demo", "--db", db, "--fault", "nonsense"]) == EXIT_BAD_INPUT
+    assert "fault 'nonsense'" in one_error_line(capsys)
+    assert main(["serve", "--site", "demo", "--db", db, "--source", "telnet=x"]) == EXIT_BAD_INPUT
+    one_error_line(capsys)
