@@ -161,3 +161,11 @@ def test_every_number_has_a_finite_documented_range():
         bounds = {a for m in field.metadata for a in ("gt", "ge", "le") if getattr(m, a, None) is not None}
         assert {"le"} <= bounds and bounds & {"gt", "ge"}, f"{cls}.{name} has no finite range"
         assert f"`{name}`" in docs, f"{cls}.{name} missing from the ranges table of docs/sites.md"
+
+
+def test_quoted_input_with_newlines_stays_one_line():
+    with pytest.raises(SiteError) as info:
+        build(DEMO_TEXT.replace("[site]\n", '[site]\n"bad\\nkey" = 1\n', 1))
+    assert str(info.value) == "edited.toml: site: bad\\nkey: Extra inputs are not permitted"
+    with pytest.raises(SiteError, match=r"unknown field \{a\\nb\}"):
+        build(DEMO_TEXT.replace("[site]\n", '[site]\nhostname_pattern = "{a\\nb}"\n', 1))
