@@ -15,7 +15,7 @@ from datetime import datetime
 import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from ingest.synthetic.faults import FaultError, parse_fault
+from ingest.synthetic.faults import parse_fault
 from ingest.sources.inventory import Inventory
 from ingest.live.hub import LiveHub
 from ingest.live.pollers import SourceSpecError, make_poller
@@ -100,11 +100,8 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
     synthetic = None
     if "synthetic" in sources:
         job_gpus = np.concatenate([j.gpu_ids for j in jobs]) if jobs else None
-        try:
-            parsed_faults = [parse_fault(state, f) for f in faults]
-        except FaultError as exc:
-            raise LiveSetupError(str(exc)) from None
-        synthetic = SyntheticSource(state, start=start, seed=seed, faults=parsed_faults, job_gpu_ids=job_gpus)
+        synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults],
+                                    job_gpu_ids=job_gpus)
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
     return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
