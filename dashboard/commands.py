@@ -41,13 +41,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def serve(args: argparse.Namespace) -> int:
     """Start the hub, build the app and serve until interrupted."""
     from dashboard.app import create_app
-    from ingest.live.runtime import start_hub
+    from ingest.live.runtime import LiveSetupError, start_hub
+    from ingest.synthetic.faults import FaultError
 
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
     sources = tuple(args.source or ("synthetic",))
-    runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
-                        record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
+    try:
+        runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
+                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
+    except FaultError as exc:
+        raise LiveSetupError(f"--fault: {exc}") from None
     for note in runtime.notes:
         log.warning("%s", note)
     try:

@@ -4,6 +4,10 @@ Packages declare a ``register(subparsers)`` function in the ``clustertwin.comman
 entry-point group (``[project.entry-points]`` in ``pyproject.toml``); it adds their
 sub-commands and sets ``func`` (called with the parsed args, returns an exit code).
 The twin's own commands come first, the others in entry-point name order.
+
+A command that meets bad input raises :class:`twin.errors.InputError`; :func:`main` prints
+it as one line ``error: …`` on stderr and exits with 2 (the traceback only with
+``--log-level DEBUG``).  Any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +17,12 @@ import logging
 import sys
 from importlib.metadata import entry_points
 
+from twin.errors import InputError
+
 COMMAND_GROUP = "clustertwin.commands"
+EXIT_BAD_INPUT = 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+log = logging.getLogger("clustertwin")
 
 
 def command_registrars() -> list:
@@ -30,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="clustertwin",
         description="Digital twin of a hyperscale liquid-cooled AI training cluster.",
     )
-    parser.add_argument("--log-level", default="WARNING", help="logging level (default: WARNING)")
+    parser.add_argument("--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
+                        help="logging level (default: WARNING); DEBUG also shows tracebacks of input errors")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in command_registrars():
         register(subparsers)
@@ -40,8 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return int(args.func(args) or 0)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        log.debug("input error", exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

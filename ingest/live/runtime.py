@@ -34,14 +34,15 @@ from twin.site.catalogue import DATA_DIR
 from twin.engine.tick import PlacedJob
 from twin.training.jobfile import load_job
 from twin.site.load import load_site, site_path
-from twin.training.sitejob import contiguous_placement
+from twin.errors import InputError
+from twin.training.sitejob import PlacementError, contiguous_placement
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
 JOBS_DIR = DATA_DIR / "jobs"
 
 
-class LiveSetupError(ValueError):
+class LiveSetupError(InputError):
     """The live twin cannot be assembled as asked (bad source, job or fault)."""
 
 
@@ -162,7 +163,10 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
         pollers = [make_poller(spec, inventory) for spec in sources if spec != "synthetic"]
     except SourceSpecError as exc:
         raise LiveSetupError(str(exc)) from None
-    jobs = place_default_job(state, job)
+    try:
+        jobs = place_default_job(state, job)
+    except PlacementError as exc:
+        raise LiveSetupError(f"default job: {exc}") from None
     synthetic = None
     if "synthetic" in sources:
         job_gpus = np.concatenate([j.gpu_ids for j in jobs]) if jobs else None

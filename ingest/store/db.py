@@ -16,11 +16,30 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlmodel import create_engine
+
+from twin.errors import InputError
 
 log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_SQLITE_PATH = Path("var") / "clustertwin.db"
+CONNECT_TIMEOUT_S = 5  # PostgreSQL: give up on an unreachable server after this long
+
+
+class DatabaseError(InputError):
+    """The database cannot be opened: bad URL, refused or unreachable server, read-only file.
+
+    The message shows the URL with its password hidden.
+    """
+
+
+def _shown(url: str) -> str:
+    """``url`` with any password replaced by ``***``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparsable database URL>"
 
 
 def resolve_db_url(url: str | None = None) -> str:
@@ -29,7 +48,10 @@ def resolve_db_url(url: str | None = None) -> str:
     if url:
         return url
     path = DEFAULT_SQLITE_PATH.resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseError(f"database {path}: cannot create its directory: {exc.strerror or exc}") from None
     return f"sqlite:///{path}"
 
 
@@ -45,14 +67,22 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 def make_engine(url: str | None = None) -> Engine:
     """An engine for ``url`` (resolved as in :func:`resolve_db_url`)."""
     url = resolve_db_url(url)
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise DatabaseError(f"database URL {_shown(url)}: not a database URL "
+                            "(e.g. sqlite:///var/clustertwin.db or postgresql://user@host/db)") from None
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
     else:
         if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
             url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-        engine = create_engine(url, pool_pre_ping=True)
+        connect_args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
+        try:
+            engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+        except (ArgumentError, ImportError) as exc:
+            raise DatabaseError(f"database {_shown(url)}: unsupported URL: {exc}") from None
     return engine
 
 
@@ -69,8 +99,17 @@ def migrate(engine: Engine, revision: str = "head") -> None:
 
 
 def open_database(url: str | None = None) -> Engine:
-    """Engine with the schema migrated to head: what every process calls first."""
+    """Engine with the schema migrated to head: what every process calls first.
+
+    Raises :class:`DatabaseError` when the database cannot be reached or written.
+    """
     engine = make_engine(url)
-    migrate(engine)
+    try:
+        migrate(engine)
+    except OperationalError as exc:
+        engine.dispose()
+        lines = str(exc.orig or exc).strip().splitlines() or [type(exc).__name__]
+        raise DatabaseError(f"database {engine.url.render_as_string(hide_password=True)}: "
+                            f"cannot open: {lines[0]}") from None
     log.info("database ready at %s", engine.url.render_as_string(hide_password=True))
     return engine

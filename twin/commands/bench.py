@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 
 from twin.bench import registry
+from twin.commands.jsonout import dumps
+from twin.errors import InputError
 
 
 def register(subparsers) -> None:
@@ -26,9 +26,7 @@ def _run(args) -> int:
     names = args.only or sorted(benches)
     unknown = [n for n in names if n not in benches]
     if unknown:
-        print(f"error: unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(sorted(benches))}",
-              file=sys.stderr)
-        return 2
+        raise InputError(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(sorted(benches))}")
     results = {}
     for name in names:
         start = time.perf_counter()
@@ -39,5 +37,5 @@ def _run(args) -> int:
             for key, value in results[name].items():
                 print(f"  {key:<40} {value:.4g}" if isinstance(value, float) else f"  {key:<40} {value}")
     if args.json:
-        print(json.dumps(results, indent=2, default=str))
+        print(dumps(results, indent=2))
     return 0

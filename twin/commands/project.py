@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-
-from twin.site.errors import SiteError
-from twin.training.jobfile import JobFileError
+from twin.commands.jsonout import dumps, finite_or_null
 from twin.engine.projection import project
-from twin.site.scenario import Scenario, ScenarioError, load_scenario
 from twin.site.load import load_site
+from twin.site.scenario import Scenario, ScenarioError, load_scenario
+from twin.training import goodput, steptime as training
+from twin.training.sitejob import PlacementError
 
 
 def register(subparsers) -> None:
@@ -26,32 +23,20 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run)
 
 
-def _clean(value):
-    """JSON has no infinity: unbounded times become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _run(args) -> int:
+    state = load_site(args.site)
+    scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
     try:
-        state = load_site(args.site)
-        scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
-        report = _clean(project(state, scenario))
-    except (SiteError, ScenarioError, JobFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        report = finite_or_null(project(state, scenario))  # unbounded times (never throttles) become null
+    except (PlacementError, training.TrainingConfigError, goodput.ReliabilityError) as exc:
+        raise ScenarioError(f"{args.scenario or 'nominal conditions'}: job: {exc}") from exc
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps(report, indent=2))
         return 0
     for key, value in report.items():
         if isinstance(value, (dict, list)):
             print(f"{key}:")
-            for line in json.dumps(value, indent=2).splitlines():
+            for line in dumps(value, indent=2).splitlines():
                 print(f"  {line}")
         else:
             print(f"{key:<28} {value}")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from twin.site.catalogue import load_catalogue
+from twin.commands.jsonout import dumps
+from twin.quantities import QUANTITIES, markdown_table
 from twin.site.errors import SiteError
-from twin.quantities import markdown_table
-from twin.site.load import SITES_DIR, load_site
+from twin.site.load import SITES_DIR, default_job_path, load_site
 from twin.site.summary import site_summary
+from twin.site.tables import SiteTables
+from twin.training.jobfile import JobFileError, load_job
 
 
 def register(subparsers) -> None:
@@ -26,6 +27,7 @@ def register(subparsers) -> None:
     show.set_defaults(func=_show)
     units = subparsers.add_parser("units", help="print the canonical quantity names and units")
     units.add_argument("--markdown", action="store_true", help="as the Markdown table in README.md")
+    units.add_argument("--json", action="store_true", help="print JSON")
     units.set_defaults(func=_units)
 
 
@@ -35,30 +37,35 @@ def _list(args) -> int:
     return 0
 
 
-def _load(name):
+def check_default_job(state: SiteTables) -> None:
+    """The site's default job parses and fits the site, as the live twin needs (raises :class:`SiteError`)."""
+    if not state.default_job:
+        return
     try:
-        load_catalogue()
-        return load_site(name)
-    except SiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return None
+        job = load_job(default_job_path(state.default_job))
+    except JobFileError as exc:
+        raise SiteError(state.source_file, "site", "default_job", str(exc)) from None
+    if job.parallel.n_gpus > state.n_gpus:
+        raise SiteError(state.source_file, "site", "default_job",
+                        f"{state.default_job!r} needs {job.parallel.n_gpus:,} GPUs, the site has {state.n_gpus:,}")
 
 
 def _validate(args) -> int:
-    state = _load(args.file)
-    if state is None:
+    """Everything ``serve`` checks when it loads the site; exit 1 naming the first problem."""
+    try:
+        state = load_site(args.file)
+        check_default_job(state)
+    except SiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"{args.file}: ok ({state.n_racks} racks, {state.n_gpus} GPUs)")
     return 0
 
 
 def _show(args) -> int:
-    state = _load(args.name)
-    if state is None:
-        return 1
-    summary = site_summary(state)
+    summary = site_summary(load_site(args.name))
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(dumps(summary, indent=2))
         return 0
     width = max(len(k) for k in summary)
     for key, value in summary.items():
@@ -67,10 +74,12 @@ def _show(args) -> int:
 
 
 def _units(args) -> int:
-    if args.markdown:
+    if args.json:
+        print(dumps([{"name": q.name, "unit": q.unit, "entity": q.entity, "description": q.description}
+                     for q in QUANTITIES], indent=2))
+    elif args.markdown:
         print(markdown_table())
     else:
-        from twin.quantities import QUANTITIES
         for q in QUANTITIES:
             print(f"{q.name:<28} {q.unit:<8} {q.entity:<14} {q.description}")
     return 0

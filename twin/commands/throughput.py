@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
-import sys
 from pathlib import Path
 
+from twin.commands.jsonout import dumps
 from twin.physics import fabric
-
 from twin.training import goodput, jobgoodput, steptime as training
 from twin.training.jobfile import JobFileError, TrainingJob, load_job
+from twin.training.sitejob import PlacementError
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +88,11 @@ def site_report(job: TrainingJob, site: str) -> dict:
     return report
 
 
+def _fixed(value: float, spec: str, unit: str = "", never: str = "never (no failures)") -> str:
+    """``value`` formatted with ``spec`` and ``unit``, or ``never`` when it is infinite or undefined."""
+    return f"{value:{spec}}{unit}" if math.isfinite(value) else never
+
+
 def _format_table(report: dict) -> str:
     rows = [
         ("job", report["job"]),
@@ -100,9 +104,10 @@ def _format_table(report: dict) -> str:
         ("hardware TFLOP/s per GPU", f"{report['gpu_hw_tflops']:.1f}"),
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
         ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
-        ("job MTTF", f"{report['job_mttf_h']:.2f} h"),
+        ("job MTTF", _fixed(report["job_mttf_h"], ".2f", " h")),
         ("checkpoint write / restore / interval",
-         f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_restore_s']:.1f} s / {report['checkpoint_interval_s']:.0f} s"),
+         f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_restore_s']:.1f} s / "
+         f"{_fixed(report['checkpoint_interval_s'], '.0f', ' s')}"),
         ("interruptions expected", f"{report['interruptions_expected_count']:.1f}"),
         ("ETTR", f"{100 * report['ettr_frac']:.1f} %"),
         ("goodput tokens/s", f"{report['goodput_tokens_per_s']:,.0f}"),
@@ -116,18 +121,14 @@ def _format_table(report: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate the job file and print JSON or a table; 2 on a bad job file."""
+    """Evaluate the job file and print strict JSON or a table; a bad job file raises :class:`JobFileError`."""
+    job = load_job(Path(args.job))
     try:
-        job = load_job(Path(args.job))
-        if args.site:
-            report = site_report(job, args.site)
-        else:
-            report = throughput_report(job)
-    except (JobFileError, training.TrainingConfigError, goodput.ReliabilityError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        report = site_report(job, args.site) if args.site else throughput_report(job)
+    except (training.TrainingConfigError, goodput.ReliabilityError, PlacementError) as exc:
+        raise JobFileError(f"{args.job}: {exc}") from exc
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps(report, indent=2))
     else:
         print(_format_table(report))
     return 0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from twin.errors import InputError
 
-class SiteError(ValueError):
+
+class SiteError(InputError):
     """A site or catalogue file is invalid.
 
     The message names the file, the entity and the field, e.g.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twin.site import limits
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE
 
 
@@ -53,7 +54,8 @@ def generate_fabric(
 ) -> Fabric:
     """Build the fabric for GPUs placed in arrays (``gpu_array``) on rails (``gpu_rail``).
 
-    Raises :class:`FabricDesignError` naming the parameter when ports do not suffice.
+    Raises :class:`FabricDesignError` naming the parameter when ports do not suffice or the
+    fabric would exceed the switch and link limits of :mod:`twin.site.limits`.
     """
     n_arrays = int(gpu_array.max()) + 1
     n_pods = math.ceil(n_arrays / pod_arrays)
@@ -82,6 +84,14 @@ def generate_fabric(
     n_leaves = n_arrays * rails
     n_spines = n_pods * spines_per_pod
     n_cores = spines_per_pod * cores_per_plane
+    n_switches = n_leaves + n_spines + n_cores
+    n_links = n_leaves * spines_per_pod * leaf_spine_parallel + n_spines * spine_up
+    if n_switches > limits.MAX_SWITCHES:
+        raise FabricDesignError(f"switches: the design needs {n_switches:,} switches, more than the limit of "
+                                f"{limits.MAX_SWITCHES:,} (fewer, fuller arrays: racks_per_array, pod_arrays)")
+    if n_links > limits.MAX_SWITCH_LINKS:
+        raise FabricDesignError(f"links: the design needs {n_links:,} switch-to-switch links, more than the "
+                                f"limit of {limits.MAX_SWITCH_LINKS:,}")
     leaf_ids = np.arange(n_leaves)
     leaf_array = leaf_ids // rails
     leaf_pod = leaf_array // pod_arrays

@@ -7,18 +7,24 @@ nothing is returned until the whole file has passed: a broken file never half-lo
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from twin.site import limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
+from twin.textfile import read_text
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 SITES_DIR = DATA_DIR / "sites"
+JOBS_DIR = DATA_DIR / "jobs"
+WEATHER_FILE = DATA_DIR / "weather.toml"
 _POWER_SECTIONS = ("switchgear", "transformers", "ups", "busways")
 # allowed parent kind for each element kind (index into POWER_KINDS); None = may be a root
 _PARENT_KINDS = {0: (None, 0), 1: (0,), 2: (1,), 3: (2, 1)}
@@ -39,11 +45,24 @@ def site_path(name_or_path: str | Path) -> Path:
 def load_site(name_or_path: str | Path, catalogue: Catalogue | None = None) -> SiteTables:
     """Load, validate and expand a site into :class:`SiteTables`."""
     path = site_path(name_or_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SiteError(str(path), "site file", "-", f"cannot read: {exc.strerror}") from None
-    return build_site(text, path.name, catalogue or load_catalogue())
+    return build_site(read_site_text(path), path.name, catalogue or load_catalogue())
+
+
+def read_site_text(path: Path) -> str:
+    """The text of a site file; unreadable, huge or non-UTF-8 files raise :class:`SiteError`."""
+    return read_text(path, lambda problem: SiteError(str(path), "site file", "-", problem))
+
+
+def default_job_path(name: str) -> Path:
+    """The job file a site's ``default_job`` names: ``data/jobs/NAME.toml``, or a path ending in .toml."""
+    return Path(name) if name.endswith(".toml") else JOBS_DIR / f"{name}.toml"
+
+
+@lru_cache(maxsize=1)
+def weather_keys() -> frozenset[str]:
+    """Keys of the weather curves in ``data/weather.toml``."""
+    with WEATHER_FILE.open("rb") as fh:
+        return frozenset(tomllib.load(fh))
 
 
 def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
@@ -172,6 +191,8 @@ class _Builder:
                         raise self.fail(entity, field, f"{feed!r} is on side {elements[power_index[feed]][1].side}")
                 if rack_spec.feeds == 2 and row.feed_b is None:
                     raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} is dual-fed (A/B)")
+                if rack_spec.feeds == 1 and row.feed_b is not None:
+                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} has a single feed")
                 row_id = len(row_name)
                 row_name.append(f"{hall.name}-{row.name}")
                 row_hall.append(h)
@@ -192,15 +213,22 @@ class _Builder:
                 r.feed_a += [power_index[row.feed_a]] * row.racks
                 r.feed_b += [power_index[row.feed_b] if row.feed_b else -1] * row.racks
                 if rack_spec.cdu is not None:
+                    for field in ("cdu_type", "racks_per_cdu"):
+                        if getattr(row, field) is not None:
+                            raise self.fail(entity, field, f"rack type {rack_spec.name!r} has an in-rack CDU "
+                                            f"({rack_spec.cdu}); {field} applies only to racks cooled in-row")
                     first = len(cdu_name)
                     cdu_name += [f"{n}-CDU" for n in r.name[-row.racks:]]
                     cdu_loop += [loop_index[loop]] * row.racks
                     cdu_spec_name += [rack_spec.cdu] * row.racks
                     r.cdu += list(first + k)
                 else:
-                    if row.cdu_type is None or row.cdu_type not in self.cat.cdus:
+                    if row.cdu_type is None:
                         raise self.fail(entity, "cdu_type", f"rack type {rack_spec.name!r} has no in-rack CDU; "
-                                        f"name an in-row CDU type from the catalogue (got {row.cdu_type!r})")
+                                        "name an in-row CDU type from the catalogue")
+                    if row.cdu_type not in self.cat.cdus:
+                        raise self.fail(entity, "cdu_type", f"unknown CDU type {row.cdu_type!r} "
+                                        f"(catalogue: {', '.join(sorted(self.cat.cdus))})")
                     per = row.racks_per_cdu or row.racks
                     n_cdu = -(-row.racks // per)
                     first = len(cdu_name)
@@ -220,8 +248,48 @@ class _Builder:
         self._unique(r.name, "rack", self.file)
 
     # ------------------------------------------------------------------ build
+    def check_references(self) -> None:
+        """Names of things outside the site file: weather curve and default job."""
+        info = self.spec.site
+        if info.weather not in weather_keys():
+            raise self.fail("site", "weather", f"no weather curve {info.weather!r} in {WEATHER_FILE.name} "
+                            f"(have: {', '.join(sorted(weather_keys()))})")
+        if info.default_job and not default_job_path(info.default_job).is_file():
+            raise self.fail("site", "default_job", f"no job file {info.default_job!r} in data/jobs/")
+
+    def check_counts(self) -> None:
+        """Every count and the entity total within :mod:`twin.site.limits`, before anything is expanded."""
+        rows = [(hall, row) for hall in self.spec.halls for row in hall.rows]
+        if len(rows) > limits.MAX_ROWS:
+            raise self.fail("halls", "rows", f"{len(rows):,} rows, more than the limit of {limits.MAX_ROWS:,}")
+        n_racks = n_nodes = n_gpus = n_cdus = 0
+        for hall, row in rows:
+            entity = f"row {hall.name}/{row.name}"
+            rack_spec = self.cat.racks.get(row.rack_type)
+            if rack_spec is None:
+                raise self.fail(entity, "rack_type", f"unknown rack type {row.rack_type!r} "
+                                f"(catalogue: {', '.join(sorted(self.cat.racks))})")
+            n_racks += row.racks
+            n_nodes += row.racks * rack_spec.nodes
+            n_gpus += row.racks * rack_spec.nodes * self.cat.nodes[rack_spec.node].gpus
+            n_cdus += row.racks if rack_spec.cdu else -(-row.racks // (row.racks_per_cdu or row.racks))
+        units = sum(s.units for s in self.spec.power.sources)
+        for field, count, limit in (("racks", n_racks, limits.MAX_RACKS), ("nodes", n_nodes, limits.MAX_NODES),
+                                    ("gpus", n_gpus, limits.MAX_GPUS),
+                                    ("units", units, limits.MAX_SOURCE_UNITS)):
+            if count > limit:
+                raise self.fail("site", field, f"{count:,} {field} in total, more than the limit of {limit:,}")
+        p = self.spec.power
+        total = (n_racks + n_nodes + n_gpus + n_cdus + units
+                 + len(p.switchgear) + len(p.transformers) + len(p.ups) + len(p.busways))
+        if total > limits.MAX_ENTITIES:
+            raise self.fail("site", "entities", f"{total:,} entities in total, more than the limit of "
+                            f"{limits.MAX_ENTITIES:,}")
+
     def build(self) -> SiteTables:
         spec, cat = self.spec, self.cat
+        self.check_references()
+        self.check_counts()
         elements, power_index, depth = self.power()
         src = self.sources(power_index, elements)
         plants, plant_index, loops, loop_index = self.cooling()
@@ -280,6 +348,8 @@ class _Builder:
         self.check_feed_design(rack_full_kw, rack_feed_a, rack_feed_b, elements)
 
         fab = spec.fabric
+        if (gpu_index >= fab.rails).any():
+            raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
         try:
             fabric = generate_fabric(
                 np.asarray(r.array)[gpu_rack], gpu_index, radix=fab.radix, rails=fab.rails,
@@ -290,8 +360,6 @@ class _Builder:
         except FabricDesignError as exc:
             field, _, message = str(exc).partition(": ")
             raise self.fail("fabric", field, message) from None
-        if (gpu_index >= fab.rails).any():
-            raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
         switch_index = {n: i for i, n in enumerate(fabric.switch_name)}
         for ep in fab.endpoints:
             if ep.switch not in switch_index:

@@ -6,7 +6,7 @@ an unknown name is an error naming the key and the name::
     [scenario]
     name = "generator trip on a hot afternoon"
     time = "2024-07-22T20:00:00Z"   # instant of the projection (weather, UTC)
-    settle_s = 600                  # run the twin this long under the conditions first
+    settle_s = 600                  # run the twin this long under the conditions first (≤ 1 day)
 
     [conditions]
     gpu_util_frac = 0.95            # all GPUs
@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from twin.engine.tick import START_TS, TickInputs
+from twin.errors import InputError
 from twin.site.tables import SiteTables
+from twin.textfile import read_text
 
 _SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
@@ -41,7 +43,10 @@ _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "
                    "idle_nodes_off"}
 
 
-class ScenarioError(ValueError):
+MAX_SETTLE_S = 86_400.0  # one day of minute steps bounds the run time of a projection
+
+
+class ScenarioError(InputError):
     """A scenario file is malformed or names something the site does not have."""
 
 
@@ -80,10 +85,18 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{file}: arrays or tables nested too deeply") from None
     unknown = set(raw) - {"scenario", "conditions"}
     if unknown:
         raise ScenarioError(f"{file}: unknown section {sorted(unknown)[0]!r} (sections: scenario, conditions)")
     head, cond = raw.get("scenario", {}), raw.get("conditions", {})
+    for section, table in (("scenario", head), ("conditions", cond)):
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{file}: {section}: expected a table [{section}]")
+    for key in ("name", "description"):
+        if not isinstance(head.get(key, ""), str):
+            raise ScenarioError(f"{file}: scenario.{key}: expected a string")
     for section, keys, known in (("scenario", head, _SCENARIO_KEYS), ("conditions", cond, _CONDITION_KEYS)):
         bad = set(keys) - known
         if bad:
@@ -100,7 +113,7 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
             raise ScenarioError(f"{file}: scenario.time: needs a time zone (e.g. 2024-07-22T20:00:00Z)")
         sc.time = ts.astimezone(timezone.utc)
     if "settle_s" in head:
-        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, 7 * 86400.0)
+        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, MAX_SETTLE_S)
 
     inp = TickInputs(ts=sc.time)
     if "gpu_util_frac" in cond:
@@ -143,8 +156,5 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
 def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
     """Read and parse a scenario file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_text(path, lambda problem: ScenarioError(f"{path}: {problem}"))
     return parse_scenario(text, state, path.name)

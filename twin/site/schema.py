@@ -10,80 +10,109 @@ Semantic checks (references, design overloads, fabric port budgets) live in
 from __future__ import annotations
 
 import math
+import re
+import string
 import tomllib
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from twin.site import limits
 from twin.site.errors import SiteError
+
+# A short name of an entity or a type; every numeric field below has a finite range.
+Name = Annotated[str, Field(min_length=1, max_length=limits.MAX_NAME_CHARS)]
+_PATTERN_SPEC = re.compile(r"0?\d{0,2}[dxX]?")  # e.g. "02d": no width that could allocate much
+
+
+def _name_pattern(fields: tuple[str, ...]):
+    """Validator of a ``str.format`` pattern that may use only ``fields`` with short integer specs."""
+    def check(pattern: str) -> str:
+        try:
+            parts = list(string.Formatter().parse(pattern))
+        except ValueError as exc:
+            raise ValueError(f"not a valid pattern: {exc}") from None
+        for _, field, spec, conversion in parts:
+            if field is None:
+                continue
+            if field not in fields:
+                raise ValueError(f"unknown field {{{field}}} (fields: {', '.join(fields)})")
+            if conversion or not _PATTERN_SPEC.fullmatch(spec or ""):
+                raise ValueError(f"format of {{{field}}} must be like {{{field}:02d}}, got {spec!r}")
+        pattern.format(**{f: 1 for f in fields})
+        return pattern
+    return AfterValidator(check)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
+                              str_max_length=limits.MAX_TEXT_CHARS)
 
 
 class SiteInfo(_Strict):
-    name: str
+    name: Name
     description: str = ""
     sources: str = ""  # where the numbers come from
     latitude_deg: float = Field(0.0, ge=-90, le=90)
     longitude_deg: float = Field(0.0, ge=-180, le=180)
-    weather: str = "memphis"
-    site_overhead_mw: float = Field(0.0, ge=0)
-    hostname_pattern: str = "h{hall}-r{row:02d}-k{rack:02d}-n{slot}"
-    rack_name_pattern: str = "H{hall}-R{row:02d}-K{rack:02d}"
-    default_job: str = ""  # job file in data/jobs/ that the live twin places from GPU 0
+    weather: Name = "memphis"
+    site_overhead_mw: float = Field(0.0, ge=0, le=1_000)
+    hostname_pattern: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS),
+                                _name_pattern(("hall", "row", "rack", "slot"))] = "h{hall}-r{row:02d}-k{rack:02d}-n{slot}"
+    rack_name_pattern: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS),
+                                 _name_pattern(("hall", "row", "rack"))] = "H{hall}-R{row:02d}-K{rack:02d}"
+    default_job: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS)] = ""  # job in data/jobs/, from GPU 0
 
 
 class FabricEndpoint(_Strict):
-    name: str
+    name: Name
     kind: Literal["storage", "frontend", "management"]
-    gbps: float = Field(gt=0)
-    switch: str  # name of the switch it attaches to
+    gbps: float = Field(gt=0, le=1e6)
+    switch: Name  # name of the switch it attaches to
 
 
 class FabricSpec(_Strict):
-    radix: int = Field(128, gt=1)  # 400G ports per switch (SN5600: 128 × 400G)
-    link_gbps: float = Field(400.0, gt=0)
-    rails: int = Field(8, gt=0)
-    racks_per_array: int = Field(8, gt=0)
-    pod_arrays: int = Field(8, gt=0)
-    leaf_oversubscription: float = Field(1.0, ge=1.0)
-    spine_oversubscription: float = Field(1.0, ge=1.0)
-    leaf_spine_parallel: int = Field(1, gt=0)  # parallel links from each leaf to each spine
-    endpoints: list[FabricEndpoint] = []
+    radix: int = Field(128, gt=1, le=1024)  # 400G ports per switch (SN5600: 128 × 400G)
+    link_gbps: float = Field(400.0, gt=0, le=10_000)
+    rails: int = Field(8, gt=0, le=64)
+    racks_per_array: int = Field(8, gt=0, le=limits.MAX_RACKS)
+    pod_arrays: int = Field(8, gt=0, le=limits.MAX_RACKS)
+    leaf_oversubscription: float = Field(1.0, ge=1.0, le=64)
+    spine_oversubscription: float = Field(1.0, ge=1.0, le=64)
+    leaf_spine_parallel: int = Field(1, gt=0, le=1024)  # parallel links from each leaf to each spine
+    endpoints: list[FabricEndpoint] = Field([], max_length=limits.MAX_ENDPOINTS)
 
 
 class PlantSpec(_Strict):
-    name: str
-    chillers: int = Field(gt=0)
-    chiller_kw: float = Field(gt=0)
-    cop: float = Field(gt=0)
+    name: Name
+    chillers: int = Field(gt=0, le=1_000)
+    chiller_kw: float = Field(gt=0, le=100_000)
+    cop: float = Field(gt=0, le=100)
     supply_setpoint_c: float = Field(ge=2, le=60)
-    design_wet_bulb_c: float
-    tower_approach_k: float = Field(ge=0)
+    design_wet_bulb_c: float = Field(ge=-40, le=45)
+    tower_approach_k: float = Field(ge=0, le=30)
 
 
 class LoopSpec(_Strict):
-    name: str
-    plant: str
-    capacity_kw: float = Field(gt=0)
-    flow_lpm: float = Field(gt=0)
+    name: Name
+    plant: Name
+    capacity_kw: float = Field(gt=0, le=1e7)
+    flow_lpm: float = Field(gt=0, le=1e8)
 
 
 class CoolingSpec(_Strict):
-    plants: list[PlantSpec]
-    loops: list[LoopSpec]
+    plants: list[PlantSpec] = Field(min_length=1, max_length=limits.MAX_PLANTS)
+    loops: list[LoopSpec] = Field(min_length=1, max_length=limits.MAX_LOOPS)
 
 
 class SourceSpec(_Strict):
-    name: str
+    name: Name
     kind: Literal["grid", "generator", "battery"]
-    units: int = Field(1, gt=0)  # identical units expand to NAME-01, NAME-02, …
-    unit_mw: float = Field(gt=0)
-    energy_mwh: float = Field(0.0, ge=0)
-    ramp_mw_per_s: float = Field(gt=0)
-    bus: str
+    units: int = Field(1, gt=0, le=limits.MAX_SOURCE_UNITS)  # identical units expand to NAME-01, NAME-02, …
+    unit_mw: float = Field(gt=0, le=10_000)
+    energy_mwh: float = Field(0.0, ge=0, le=1e6)
+    ramp_mw_per_s: float = Field(gt=0, le=1e5)
+    bus: Name
 
     @model_validator(mode="after")
     def _battery_has_energy(self):
@@ -93,12 +122,12 @@ class SourceSpec(_Strict):
 
 
 class PowerElementSpec(_Strict):
-    name: str
-    parent: str | None = None
+    name: Name
+    parent: Name | None = None
     side: Literal["A", "B"]
-    rating_kw: float | None = Field(None, gt=0)
-    voltage_v: float = Field(gt=0)
-    amps: float | None = Field(None, gt=0)
+    rating_kw: float | None = Field(None, gt=0, le=1e7)
+    voltage_v: float = Field(gt=0, le=1e6)
+    amps: float | None = Field(None, gt=0, le=1e6)
     phases: Literal[1, 3] = 3
     power_factor: float = Field(0.95, gt=0, le=1)
     max_util_frac: float = Field(0.8, gt=0, le=1)
@@ -123,42 +152,45 @@ class PowerElementSpec(_Strict):
         return phase_factor * self.voltage_v * self.amps * self.power_factor / 1000.0
 
 
+_Elements = Annotated[list[PowerElementSpec], Field(max_length=limits.MAX_POWER_ELEMENTS)]
+
+
 class PowerSpec(_Strict):
-    sources: list[SourceSpec]
-    switchgear: list[PowerElementSpec]
-    transformers: list[PowerElementSpec]
-    ups: list[PowerElementSpec]
-    busways: list[PowerElementSpec]
+    sources: list[SourceSpec] = Field(min_length=1, max_length=limits.MAX_SOURCE_UNITS)
+    switchgear: _Elements
+    transformers: _Elements
+    ups: _Elements
+    busways: _Elements
 
 
 class RowSpec(_Strict):
-    name: str
-    x_m: float  # centre of the first rack
-    y_m: float
-    racks: int = Field(gt=0)
-    pitch_m: float = Field(0.6, gt=0)  # rack-to-rack spacing along the row
+    name: Name
+    x_m: float = Field(ge=-10_000, le=10_000)  # centre of the first rack
+    y_m: float = Field(ge=-10_000, le=10_000)
+    racks: int = Field(gt=0, le=limits.MAX_RACKS)
+    pitch_m: float = Field(0.6, gt=0, le=100)  # rack-to-rack spacing along the row
     direction: Literal["x", "y"] = "x"  # the row runs along this axis
-    orientation_deg: float = 0.0  # 0 = fronts face +y
-    rack_type: str
-    feed_a: str
-    feed_b: str | None = None
-    loop: str | None = None  # defaults to the hall's loop
-    cdu_type: str | None = None  # for racks without an in-rack CDU
-    racks_per_cdu: int | None = Field(None, gt=0)
+    orientation_deg: float = Field(0.0, ge=-360, le=360)  # 0 = fronts face +y
+    rack_type: Name
+    feed_a: Name
+    feed_b: Name | None = None
+    loop: Name | None = None  # defaults to the hall's loop
+    cdu_type: Name | None = None  # only for racks without an in-rack CDU
+    racks_per_cdu: int | None = Field(None, gt=0, le=limits.MAX_RACKS)  # idem
 
 
 class HallSpec(_Strict):
-    name: str
-    loop: str
-    rows: list[RowSpec]
+    name: Name
+    loop: Name
+    rows: list[RowSpec] = Field(min_length=1, max_length=limits.MAX_ROWS)
 
 
 class StorageSpec(_Strict):
     """Shared checkpoint storage; defaults are Meta Tectonic's figures for Llama 3 [Llama3-2024]."""
 
-    write_gbps: float = Field(16_000.0, gt=0)  # aggregate sustained write [Gbit/s] (2 TB/s)
-    read_gbps: float = Field(56_000.0, gt=0)  # aggregate peak read [Gbit/s] (7 TB/s)
-    node_gbps: float = Field(400.0, gt=0)  # storage/front-end NIC per node [Gbit/s]
+    write_gbps: float = Field(16_000.0, gt=0, le=10_000_000)  # aggregate sustained write [Gbit/s] (2 TB/s)
+    read_gbps: float = Field(56_000.0, gt=0, le=10_000_000)  # aggregate peak read [Gbit/s] (7 TB/s)
+    node_gbps: float = Field(400.0, gt=0, le=10_000)  # storage/front-end NIC per node [Gbit/s]
     share_frac: float = Field(1.0, gt=0, le=1)  # share of the storage one job gets beside other jobs
 
 
@@ -167,21 +199,23 @@ class SiteFile(_Strict):
     fabric: FabricSpec
     cooling: CoolingSpec
     power: PowerSpec
-    halls: list[HallSpec]
+    halls: list[HallSpec] = Field(min_length=1, max_length=limits.MAX_HALLS)
     storage: StorageSpec = StorageSpec()
 
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
     """Turn a pydantic error location into (entity description, field)."""
-    node, entity = raw, "site file"
+    node, entity, in_list = raw, "site file", False
     for i, key in enumerate(loc):
         if isinstance(node, dict) and key in node:
             node = node[key]
+            if not in_list and isinstance(node, dict):  # a table such as [site] or [fabric]
+                entity = ".".join(str(k) for k in loc[:i + 1])
         elif isinstance(node, list) and isinstance(key, int) and key < len(node):
             node = node[key]
             section = ".".join(str(k) for k in loc[:i] if not isinstance(k, int))
             label = node.get("name", f"#{key + 1}") if isinstance(node, dict) else f"#{key + 1}"
-            entity = f"{section} {label!r}"
+            entity, in_list = f"{section} {label!r}", True
         else:
             return entity, ".".join(str(k) for k in loc[i:])
     return entity, str(loc[-1]) if loc else "-"
@@ -193,10 +227,13 @@ def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict]:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SiteError(file, "site file", "-", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SiteError(file, "site file", "-", "arrays or tables nested too deeply") from None
     try:
         return SiteFile.model_validate(raw), raw
     except ValidationError as exc:
         err = exc.errors()[0]
         entity, field = _entity_at(raw, tuple(err["loc"]))
         more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
-        raise SiteError(file, entity, field, f"{err['msg']}{more}") from None
+        message = err["msg"].removeprefix("Value error, ")
+        raise SiteError(file, entity, field, f"{message}{more}") from None

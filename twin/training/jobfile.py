@@ -7,13 +7,17 @@ Fields are documented in ``docs/jobfile.md``.  Every error names the file and th
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from twin.errors import InputError
 from twin.training import goodput, models, pipeline, steptime as training
+from twin.site.limits import MAX_GPUS
 from twin.site.tables import GpuSpec
+from twin.textfile import read_text
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
 REQUIRED = object()
@@ -91,8 +95,61 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
 }
 _TOP_LEVEL = {"name": str, "description": str, "source": str}
 
+# section.field -> (lowest, highest, lowest excluded): every number has a finite range (docs/jobfile.md)
+_RANGES: dict[str, tuple[float, float, bool]] = {
+    "model.layers": (1, 10_000, False),
+    "model.hidden": (1, 1_000_000, False),
+    "model.heads": (1, 100_000, False),
+    "model.vocab": (1, 10_000_000, False),
+    "model.seq_len": (1, 100_000_000, False),
+    "model.ffn_hidden": (0, 10_000_000, False),
+    "model.kv_heads": (0, 100_000, False),
+    "parallel.tp": (1, MAX_GPUS, False),
+    "parallel.pp": (1, MAX_GPUS, False),
+    "parallel.dp": (1, MAX_GPUS, False),
+    "parallel.cp": (1, MAX_GPUS, False),
+    "parallel.virtual_stages": (1, 10_000, False),
+    "parallel.micro_batch": (1, 1_000_000, False),
+    "parallel.global_batch": (1, 1_000_000_000, False),
+    "parallel.dp_overlap_frac": (0.0, 1.0, False),
+    "parallel.pp_overlap_frac": (0.0, 1.0, False),
+    "parallel.cp_overlap_frac": (0.0, 1.0, False),
+    "parallel.tp_overlap_frac": (0.0, 1.0, False),
+    "hardware.peak_tflops": (0.0, 100_000.0, True),
+    "hardware.gpus_per_node": (1, 1_024, False),
+    "hardware.nic_gbps_per_gpu": (0.0, 100_000.0, True),
+    "hardware.nvlink_gbps": (0.0, 1_000_000.0, True),
+    "hardware.busy_power_w": (0.0, 10_000.0, True),
+    "hardware.idle_power_w": (0.0, 10_000.0, False),
+    "hardware.node_base_power_w": (0.0, 100_000.0, False),
+    "hardware.gemm_efficiency_frac": (0.0, 1.0, True),
+    "hardware.collective_efficiency_frac": (0.0, 1.0, True),
+    "fabric.pod_gpus": (1, MAX_GPUS, False),
+    "fabric.oversubscription": (1.0, 1_000.0, False),
+    "reliability.failures_per_1000_node_days": (0.0, 1_000_000.0, False),
+    "reliability.checkpoint_write_s": (0.0, 1e7, False),
+    "reliability.storage_write_gbps": (0.0, 1e9, True),
+    "reliability.restart_s": (0.0, 1e7, False),
+    "reliability.checkpoint_interval_s": (0.0, 1e9, True),
+    "reliability.duration_days": (0.0, 36_500.0, True),
+    "model.experts": (0, 100000, False),
+    "model.experts_per_token": (1, 1000, False),
+    "parallel.dp_bucket_mb": (0.0, 1000000.0, True),
+    "parallel.ep": (1, 100000, False),
+    "parallel.first_stage_layers": (-1, 10000, False),
+    "parallel.last_stage_layers": (-1, 10000, False),
+    "hardware.hbm_gbyte_per_s": (0.0, 1000000.0, True),
+    "hardware.power_limit_w": (0.0, 100000.0, True),
+    "reliability.storage_read_gbps": (0.0, 1000000000.0, True),
+    "reliability.storage_node_gbps": (0.0, 1000000.0, True),
+    "reliability.storage_share_frac": (0.0, 1.0, True),
+    "reliability.checkpoint_restore_s": (0.0, 10000000.0, False),
+    "reliability.software_failures_per_job_day": (0.0, 1000000.0, False),
+    "reliability.fleet_age_days": (0.0, 36500.0, False),
+}
 
-class JobFileError(ValueError):
+
+class JobFileError(InputError):
     """A job file or catalogue that cannot be used; the message names file and field."""
 
 
@@ -188,6 +245,10 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     if base_w is None:
         base_w = node_base_power_w(gpu_name, catalogue_path) or training.HardwareSpec.node_base_power_w
 
+    n_gpus = _n_gpus(sec["parallel"])
+    if n_gpus > MAX_GPUS:
+        raise JobFileError(f"{source}: parallel: tp·cp·pp·dp = {n_gpus:,} GPUs, more than the limit of {MAX_GPUS:,}")
+
     def pick(key: str, default: float) -> float:
         return float(default if hw_in[key] is None else hw_in[key])
 
@@ -279,14 +340,28 @@ def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
     }
 
 
+def _n_gpus(parallel: dict[str, Any]) -> int:
+    return parallel["tp"] * parallel["cp"] * parallel["pp"] * parallel["dp"]
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    text = read_text(path, lambda problem: JobFileError(f"{path}: {problem}"))
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise JobFileError(f"{path}: file not found") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise JobFileError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise JobFileError(f"{path}: arrays or tables nested too deeply") from None
+
+
+def _check_range(name: str, value: Any, source: str) -> None:
+    """Numbers must be finite and inside the range of ``_RANGES``; strings are checked by their users."""
+    if isinstance(value, str) or name not in _RANGES:
+        return
+    lo, hi, lo_open = _RANGES[name]
+    if not (math.isfinite(value) and (lo < value if lo_open else lo <= value) and value <= hi):
+        bracket = "(" if lo_open else "["
+        raise JobFileError(f"{source}: {name} must be in {bracket}{lo:g}, {hi:g}], got {value!r}")
 
 
 def _section(data: dict[str, Any], name: str, source: str) -> dict[str, Any]:
@@ -309,6 +384,7 @@ def _section(data: dict[str, Any], name: str, source: str) -> dict[str, Any]:
         if bad_bool or not isinstance(value, types):
             want = " or ".join(t.__name__ for t in types)
             raise JobFileError(f"{source}: {name}.{key} must be {want}, got {value!r}")
+        _check_range(f"{name}.{key}", value, source)
         out[key] = value
     return out
 

@@ -1,13 +1,14 @@
-"""Tests of the ``throughput`` sub-command, registered on a private parser."""
+"""Tests of the ``throughput`` sub-command, run through the ``clustertwin`` entry point."""
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+from twin.cli import main
 from twin.commands import throughput as commands_throughput
 
 from twin.training import goodput, steptime as training
@@ -20,16 +21,19 @@ KEYS = {"step_time_s", "tokens_per_s", "gpu_model_tflops", "mfu_frac", "tokens_p
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    commands_throughput.register(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return main(argv)
+
+
+def strict_json(text: str):
+    """Parse JSON refusing NaN and ±Infinity, which Python's parser accepts by default."""
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+    return json.loads(text, parse_constant=refuse)
 
 
 def test_json_output_has_the_contract_keys(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = strict_json(capsys.readouterr().out)
     assert KEYS <= set(out)
     assert set(out["breakdown_s"]) == {"compute", "stage_imbalance", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "ep_comm",
                                      "bubble", "throttle_loss"}
@@ -89,3 +93,71 @@ def test_site_option_places_the_job_on_the_demo_site(tmp_path, capsys):
 def test_site_too_small_is_an_error(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--site", "demo"]) == 2
     assert "16384" in capsys.readouterr().err
+
+
+def _zero_failure_job(tmp_path) -> Path:
+    text = LLAMA.read_text()
+    assert "\nfailures_per_1000_node_days = 6.50" in text
+    job = tmp_path / "no-failures.toml"
+    text = text.replace("\nfailures_per_1000_node_days = 6.50", "\nfailures_per_1000_node_days = 0\n"
+                        "software_failures_per_job_day = 0", 1)
+    job.write_text(text)
+    return job
+
+
+def test_zero_failure_rate_gives_strict_json_with_null_mttf(tmp_path, capsys):
+    assert run(["throughput", "--job", str(_zero_failure_job(tmp_path)), "--json"]) == 0
+    out = strict_json(capsys.readouterr().out)
+    assert out["job_mttf_h"] is None and out["interruptions_expected_count"] == 0.0
+    # no failures: only the one checkpoint write over the whole run is lost
+    assert out["ettr_frac"] == pytest.approx(1.0, abs=1e-5)
+    assert out["goodput_tokens_per_s"] == pytest.approx(out["tokens_per_s"], rel=1e-5)
+    assert all(v is None or math.isfinite(v) for v in out.values() if isinstance(v, float))
+
+
+def test_zero_failure_rate_table_says_never(tmp_path, capsys):
+    assert run(["throughput", "--job", str(_zero_failure_job(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "never (no failures)" in out and "inf" not in out and "nan" not in out
+
+
+@pytest.mark.parametrize("field, value", [
+    ("failures_per_1000_node_days", "nan"), ("failures_per_1000_node_days", "inf"),
+    ("failures_per_1000_node_days", "1e308"), ("nic_gbps_per_gpu", "nan"), ("nic_gbps_per_gpu", "inf"),
+    ("nic_gbps_per_gpu", "1e308"), ("peak_tflops", "inf"), ("peak_tflops", "-inf"), ("oversubscription", "nan"),
+    ("oversubscription", "1e308"),
+])
+def test_non_finite_and_absurd_numbers_are_one_line_errors(tmp_path, capsys, field, value):
+    section = {"failures_per_1000_node_days": "reliability", "nic_gbps_per_gpu": "hardware",
+               "peak_tflops": "hardware", "oversubscription": "fabric"}[field]
+    lines = [ln for ln in LLAMA.read_text().splitlines() if not ln.startswith(f"{field} ")]
+    text = "\n".join(lines).replace(f"[{section}]", f"[{section}]\n{field} = {value}", 1)
+    assert f"[{section}]" in text
+    job = tmp_path / "bad.toml"
+    job.write_text(text)
+    assert run(["throughput", "--job", str(job), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and f"{section}.{field} must be in" in captured.err
+
+
+def test_job_path_that_is_a_directory(tmp_path, capsys):
+    assert run(["throughput", "--job", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a directory" in err
+
+
+def test_non_utf8_job_file(tmp_path, capsys):
+    job = tmp_path / "latin1.toml"
+    job.write_bytes(b'name = "caf\xe9"\n')
+    assert run(["throughput", "--job", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not UTF-8" in err
+
+
+def test_deeply_nested_job_file(tmp_path, capsys):
+    job = tmp_path / "deep.toml"
+    job.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert run(["throughput", "--job", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err

@@ -199,3 +199,14 @@ def test_new_keys_parse(tmp_path, catalogue):
     assert (r.fleet_age_days, r.storage_share_frac, r.checkpoint_restore_s) == (10.0, 0.5, 42.0)
     assert job.hardware.power_limit_w == 400.0 and job.hardware.hbm_gbyte_per_s == 2000.0
     assert jobfile.load_job(write(tmp_path, MINIMAL), catalogue).parallel.dp_overlap_frac is None  # "auto"
+
+
+def test_every_number_of_a_job_file_has_a_documented_finite_range():
+    from twin.training.jobfile import _RANGES, _SCHEMA
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "jobfile.md").read_text().split("## Ranges")[1]
+    for section, schema in _SCHEMA.items():
+        for key, (types, _) in schema.items():
+            if int in types or float in types:
+                lo, hi, _ = _RANGES[f"{section}.{key}"]
+                assert -1e12 < lo < hi < 1e12
+                assert f"`{section}.{key}`" in docs, f"{section}.{key} missing from docs/jobfile.md"
