@@ -62,12 +62,6 @@ def collective_time_s(op: str, size_bytes: float, n: int, busbw_bytes_per_s: flo
     return size_bytes * factor / busbw_bytes_per_s
 
 
-def algbw_from_busbw(op: str, busbw: float, n: int) -> float:
-    """Algorithm bandwidth ``S/t`` from bus bandwidth (``busbw / factor``)."""
-    factor = busbw_factor(op, n)
-    return float("inf") if factor == 0.0 else busbw / factor
-
-
 # --- tier capacity --------------------------------------------------------------------
 def link_alive(state: SiteTables, link_up: np.ndarray | None = None, switch_up: np.ndarray | None = None) -> np.ndarray:
     """Links that carry traffic: up, with both end switches up."""
@@ -98,29 +92,12 @@ def tier_capacity_gbps(state: SiteTables, alive: np.ndarray | None = None) -> di
     }
 
 
-def surviving_uplink_frac(state: SiteTables, alive: np.ndarray) -> np.ndarray:
-    """Per switch, surviving over installed uplink capacity (1 for switches with no uplinks)."""
-    installed = switch_uplink_gbps(state)
-    surviving = switch_uplink_gbps(state, alive)
-    return np.divide(surviving, installed, out=np.ones_like(installed), where=installed > 0)
-
-
 def pod_uplink_gbps(state: SiteTables, alive: np.ndarray | None = None) -> np.ndarray:
     """Capacity leaving each pod towards the core [Gbit/s] (sum of its spines' uplinks)."""
     up = switch_uplink_gbps(state, alive)
     spines = state.switch_tier == TIER_SPINE
     n_pods = int(state.switch_pod.max()) + 1 if state.n_switches else 0
     return np.bincount(state.switch_pod[spines], weights=up[spines], minlength=n_pods)
-
-
-def pod_surviving_spine_frac(state: SiteTables, switch_up: np.ndarray | None = None) -> np.ndarray:
-    """Per pod, the fraction of its spines that are up (1 for a pod without spines)."""
-    spines = state.switch_tier == TIER_SPINE
-    n_pods = int(state.switch_pod.max()) + 1 if state.n_switches else 0
-    up = np.ones(state.n_switches, bool) if switch_up is None else np.asarray(switch_up, bool)
-    total = np.bincount(state.switch_pod[spines], minlength=n_pods).astype(np.float64)
-    alive = np.bincount(state.switch_pod[spines & up], minlength=n_pods)
-    return np.divide(alive, total, out=np.ones(n_pods), where=total > 0)
 
 
 # --- ring demand against capacity ---------------------------------------------------------
