@@ -121,7 +121,8 @@ def _fabric(state: SiteTables, snap) -> dict:
     cap = fabric.tier_capacity_gbps(state, fabric.link_alive(state, up))
     return {
         "links_down": int((~up).sum()),
-        "uplink_capacity_tbps": {"leaf_to_spine": cap["leaf_spine"] / 1000.0, "spine_to_core": cap["spine_core"] / 1000.0},
+        "uplink_capacity_tbps": {"leaf_to_spine": cap["leaf_spine"] / 1000.0,
+                                 "spine_to_core": cap["spine_core"] / 1000.0},
         "nic_injection_tbps": cap["injection"] / 1000.0,
         "mean_uplink_util_frac": float(snap.link_util_frac[up].mean()) if up.any() else 0.0,
     }

@@ -387,7 +387,7 @@ class TwinEngine:
         temp, demand, limit, util, brake = (self.gpu_temp_c, dem.gpu_power_demand_w, dem.gpu_power_limit_w,
                                             dem.gpu_util_frac, dem.gpu_power_brake)
         p = np.minimum(demand, limit)
-        need = (p_lim < p) | (temp >= self.max_op_c) | (demand > limit) | brake
+        need = thermal.throttle_active(demand, limit, temp, p_lim, self.max_op_c, brake)
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
         idx = np.flatnonzero(need)

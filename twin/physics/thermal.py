@@ -224,6 +224,26 @@ def sw_thermal_power_limit_w(
     )
 
 
+def throttle_active(
+    demand_w: np.ndarray | float,
+    power_limit_w: np.ndarray | float,
+    die_temp_c: np.ndarray | float,
+    thermal_limit_w: np.ndarray | float,
+    max_operating_temp_c: np.ndarray | float,
+    power_brake: np.ndarray | bool = False,
+) -> np.ndarray:
+    """GPUs on which a throttling mechanism of :func:`throttle` acts (bool).
+
+    Power cap (demand above the limit), SW thermal slowdown (operating point below the
+    capped demand, or die at max operating), HW slowdown or power brake.  Elsewhere
+    :func:`throttle` returns ``min(demand, limit)``, full clocks and at most the idle bit,
+    so a caller may run it on the active GPUs only.  Assumes the slowdown temperature is
+    not below max operating (true of every catalogue GPU).
+    """
+    target = np.minimum(demand_w, power_limit_w)
+    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > power_limit_w) | power_brake
+
+
 def throttle(
     demand_w: np.ndarray,
     power_limit_w: np.ndarray | float,

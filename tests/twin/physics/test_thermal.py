@@ -135,3 +135,22 @@ def test_power_brake_and_idle_bits():
 def test_throttle_rejects_nan_demand():
     with pytest.raises(ValueError, match="demand_w"):
         _throttle(demand=float("nan"))
+
+
+def test_throttle_changes_nothing_but_the_idle_bit_where_no_mechanism_is_active():
+    rng = np.random.default_rng(4)
+    n = 2000
+    demand = rng.uniform(0.0, 800.0, n)
+    limit = rng.choice([500.0, 700.0], n)
+    temp = rng.uniform(30.0, 95.0, n)
+    p_lim = rng.uniform(300.0, 900.0, n)
+    util = rng.uniform(0.0, 1.0, n)
+    brake = rng.uniform(size=n) < 0.05
+    active = th.throttle_active(demand, limit, temp, p_lim, 87.0, brake)
+    assert 0 < active.sum() < n
+    power, clock, mask = th.throttle(demand, limit, 85.0, temp, p_lim, 87.0, 89.0, util, brake)
+    quiet = ~active
+    assert power[quiet] == pytest.approx(np.minimum(demand, limit)[quiet])
+    assert (clock[quiet] == 1.0).all()
+    assert (mask[quiet] & ~th.CLOCK_EVENT_GPU_IDLE == 0).all()
+    assert ((clock[active] < 1.0) | (mask[active] & ~th.CLOCK_EVENT_GPU_IDLE != 0)).all()
