@@ -57,7 +57,7 @@ from twin.engine.phases import (
 )
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
 from twin.physics import cooling, fabric, failures, power, powertree, swing, thermal, weather
-from twin.site.tables import TIER_LEAF, TIER_SPINE, SiteTables
+from twin.site.tables import SiteTables
 
 __all__ = ["PlacedJob", "SiteBalance", "TickDetail", "TickInputs", "TwinEngine", "START_TS", "DEFAULT_UTIL_FRAC"]
 
@@ -207,12 +207,6 @@ class TwinEngine:
     def _precompute_fabric(self, s: SiteTables) -> None:
         self.leaf_gpus = np.bincount(s.gpu_leaf, minlength=s.n_switches).astype(np.float64)
         self.switch_up_gbps = fabric.switch_uplink_gbps(s)
-        self.leaf_ids = np.flatnonzero(s.switch_tier == TIER_LEAF)
-        self.spine_ids = np.flatnonzero(s.switch_tier == TIER_SPINE)
-        self.n_pods = int(s.switch_pod.max()) + 1 if s.n_switches else 0
-        self.leaf_pod = np.maximum(s.switch_pod[self.leaf_ids], 0)
-        self.spine_pod = np.maximum(s.switch_pod[self.spine_ids], 0)
-        self.spines_per_pod = np.maximum(np.bincount(self.spine_pod, minlength=self.n_pods), 1)
         self._link_cache = None  # (failed links, switch utilisation) -> link utilisation
         self._uplink_cache = (np.zeros(0, np.int64).tobytes(), self.switch_up_gbps)  # failed links -> capacity
 
@@ -521,12 +515,7 @@ class TwinEngine:
         return self._uplink_cache[1]
 
     def _fabric(self, inp: TickInputs, dem: DemandResult, gt: GpuThermalResult) -> FabricResult:
-        """Link state from the inputs and an estimated utilisation (switch level, see docs/physics.md).
-
-        Active GPUs offer ``nic_gbps × (1 − compute_frac)`` averaged over a step; a leaf
-        spreads it over its live uplinks; a pod's leaf traffic spreads evenly over its
-        spines, which forward ``CROSS_POD_TRAFFIC_FRAC`` of it over their live uplinks.
-        """
+        """Link state from the inputs and an estimated utilisation (:func:`twin.physics.fabric.uplink_util_frac`)."""
         s = self.state
         failed = _as_ids(inp.failed_links, s.n_links, "failed_links")
         up = np.ones(s.n_links, dtype=bool)
@@ -540,12 +529,7 @@ class TwinEngine:
             gpus = np.bincount(s.gpu_leaf, weights=active, minlength=s.n_switches)
         else:
             gpus = self.leaf_gpus
-        carried = gpus * (s.nic_gbps * (1.0 - DEFAULT_COMPUTE_FRAC))
-        pod_up = np.bincount(self.leaf_pod, weights=carried[self.leaf_ids], minlength=self.n_pods)
-        received = pod_up[self.spine_pod] / self.spines_per_pod[self.spine_pod]
-        carried[self.spine_ids] = received * CROSS_POD_TRAFFIC_FRAC
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sw_util = np.minimum(np.where(cap > 0, carried / cap, 0.0), 1.0)
+        sw_util = fabric.uplink_util_frac(s, gpus, cap, 1.0 - DEFAULT_COMPUTE_FRAC, CROSS_POD_TRAFFIC_FRAC)
         key = (failed.tobytes(), sw_util.tobytes())
         if self._link_cache is None or self._link_cache[0] != key:
             link_util = sw_util[s.link_a]

@@ -100,6 +100,31 @@ def pod_uplink_gbps(state: SiteTables, alive: np.ndarray | None = None) -> np.nd
     return np.bincount(state.switch_pod[spines], weights=up[spines], minlength=n_pods)
 
 
+def uplink_util_frac(
+    state: SiteTables, leaf_active_gpus: np.ndarray, uplink_gbps: np.ndarray, offered_frac: float,
+    cross_pod_frac: float,
+) -> np.ndarray:
+    """Estimated utilisation of each switch's uplinks (switch level, 0–1) [E].
+
+    Active GPUs offer ``nic_gbps × offered_frac`` (the communication share of a step)
+    averaged over a step; a leaf spreads its GPUs' traffic over its uplinks; a pod's leaf
+    traffic spreads evenly over its spines, which forward ``cross_pod_frac`` of it over
+    their uplinks.  ``leaf_active_gpus`` counts active GPUs per switch (by ``gpu_leaf``),
+    ``uplink_gbps`` is the surviving uplink capacity per switch
+    (:func:`switch_uplink_gbps`); a switch without uplinks reads 0.
+    """
+    leaves = np.flatnonzero(state.switch_tier == TIER_LEAF)
+    spines = np.flatnonzero(state.switch_tier == TIER_SPINE)
+    n_pods = int(state.switch_pod.max()) + 1 if state.n_switches else 0
+    leaf_pod, spine_pod = np.maximum(state.switch_pod[leaves], 0), np.maximum(state.switch_pod[spines], 0)
+    spines_per_pod = np.maximum(np.bincount(spine_pod, minlength=n_pods), 1)
+    carried = np.asarray(leaf_active_gpus, dtype=np.float64) * (state.nic_gbps * offered_frac)
+    pod_up = np.bincount(leaf_pod, weights=carried[leaves], minlength=n_pods)
+    carried[spines] = pod_up[spine_pod] / spines_per_pod[spine_pod] * cross_pod_frac
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.minimum(np.where(uplink_gbps > 0, carried / uplink_gbps, 0.0), 1.0)
+
+
 # --- ring demand against capacity ---------------------------------------------------------
 def spanning_groups_per_domain(group: np.ndarray, domain: np.ndarray, n_domains: int) -> np.ndarray:
     """Number of groups present in each domain that also have members elsewhere.

@@ -143,3 +143,16 @@ def test_busbw():
     ids = np.arange(16)
     rep = fabric.job_fabric_report(s, ids, group=ids % 4)
     assert rep.busbw_gbps == pytest.approx(400.0 * 0.8)
+
+
+def test_uplink_utilisation_hand_example():
+    s = tiny_site()
+    link_up = np.ones(16, bool)
+    link_up[0] = False  # leaf 0 keeps one 800G uplink
+    cap = fabric.switch_uplink_gbps(s, link_up)
+    active = np.array([4, 4, 4, 2, 0, 0, 0, 0, 0, 0], dtype=np.float64)
+    util = fabric.uplink_util_frac(s, active, cap, offered_frac=0.15, cross_pod_frac=0.5)
+    # each active GPU offers 400G × 0.15 = 60G; spines get their pod's leaf traffic / 2 spines × 0.5
+    expected = [240 / 800, 240 / 1600, 240 / 1600, 120 / 1600, 120 / 1600, 120 / 1600, 90 / 1600, 90 / 1600, 0, 0]
+    assert util == pytest.approx(expected)
+    assert fabric.uplink_util_frac(s, active * 100, cap, 0.15, 0.5).max() == 1.0  # saturates at 1
