@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from twin.physics import fabric
 from twin.site.catalogue import DATA_DIR
 from twin.engine.tick import PlacedJob, TwinEngine
 from twin.training.jobfile import load_job
@@ -117,12 +118,12 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
 
 def _fabric(state: SiteTables, snap) -> dict:
     up = snap.link_up_flag
-    tiers = state.switch_tier[state.link_a]
+    cap = fabric.tier_capacity_gbps(state, fabric.link_alive(state, up))
     return {
         "n_links_down": int((~up).sum()),
-        "uplink_capacity_tbps": {name: float(state.link_gbps[(tiers == t) & up].sum() / 1000.0)
-                                 for t, name in enumerate(("leaf_to_spine", "spine_to_core"))},
-        "nic_injection_tbps": state.n_gpus * state.nic_gbps / 1000.0,
+        "uplink_capacity_tbps": {"leaf_to_spine": cap["leaf_spine"] / 1000.0,
+                                 "spine_to_core": cap["spine_core"] / 1000.0},
+        "nic_injection_tbps": cap["injection"] / 1000.0,
         "mean_uplink_util_frac": float(snap.link_util_frac[up].mean()) if up.any() else 0.0,
     }
 

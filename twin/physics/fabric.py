@@ -62,12 +62,6 @@ def collective_time_s(op: str, size_bytes: float, n: int, busbw_bytes_per_s: flo
     return size_bytes * factor / busbw_bytes_per_s
 
 
-def algbw_from_busbw(op: str, busbw: float, n: int) -> float:
-    """Algorithm bandwidth ``S/t`` from bus bandwidth (``busbw / factor``)."""
-    factor = busbw_factor(op, n)
-    return float("inf") if factor == 0.0 else busbw / factor
-
-
 # --- tier capacity --------------------------------------------------------------------
 def link_alive(state: SiteTables, link_up_flag: np.ndarray | None = None, switch_up: np.ndarray | None = None) -> np.ndarray:
     """Links that carry traffic: up, with both end switches up."""
@@ -98,13 +92,6 @@ def tier_capacity_gbps(state: SiteTables, alive: np.ndarray | None = None) -> di
     }
 
 
-def surviving_uplink_frac(state: SiteTables, alive: np.ndarray) -> np.ndarray:
-    """Per switch, surviving over installed uplink capacity (1 for switches with no uplinks)."""
-    installed = switch_uplink_gbps(state)
-    surviving = switch_uplink_gbps(state, alive)
-    return np.divide(surviving, installed, out=np.ones_like(installed), where=installed > 0)
-
-
 def pod_uplink_gbps(state: SiteTables, alive: np.ndarray | None = None) -> np.ndarray:
     """Capacity leaving each pod towards the core [Gbit/s] (sum of its spines' uplinks)."""
     up = switch_uplink_gbps(state, alive)
@@ -113,14 +100,29 @@ def pod_uplink_gbps(state: SiteTables, alive: np.ndarray | None = None) -> np.nd
     return np.bincount(state.switch_pod[spines], weights=up[spines], minlength=n_pods)
 
 
-def pod_surviving_spine_frac(state: SiteTables, switch_up: np.ndarray | None = None) -> np.ndarray:
-    """Per pod, the fraction of its spines that are up (1 for a pod without spines)."""
-    spines = state.switch_tier == TIER_SPINE
+def uplink_util_frac(
+    state: SiteTables, leaf_active_gpus: np.ndarray, uplink_gbps: np.ndarray, offered_frac: float,
+    cross_pod_frac: float,
+) -> np.ndarray:
+    """Estimated utilisation of each switch's uplinks (switch level, 0–1) [E].
+
+    Active GPUs offer ``nic_gbps × offered_frac`` (the communication share of a step)
+    averaged over a step; a leaf spreads its GPUs' traffic over its uplinks; a pod's leaf
+    traffic spreads evenly over its spines, which forward ``cross_pod_frac`` of it over
+    their uplinks.  ``leaf_active_gpus`` counts active GPUs per switch (by ``gpu_leaf``),
+    ``uplink_gbps`` is the surviving uplink capacity per switch
+    (:func:`switch_uplink_gbps`); a switch without uplinks reads 0.
+    """
+    leaves = np.flatnonzero(state.switch_tier == TIER_LEAF)
+    spines = np.flatnonzero(state.switch_tier == TIER_SPINE)
     n_pods = int(state.switch_pod.max()) + 1 if state.n_switches else 0
-    up = np.ones(state.n_switches, bool) if switch_up is None else np.asarray(switch_up, bool)
-    total = np.bincount(state.switch_pod[spines], minlength=n_pods).astype(np.float64)
-    alive = np.bincount(state.switch_pod[spines & up], minlength=n_pods)
-    return np.divide(alive, total, out=np.ones(n_pods), where=total > 0)
+    leaf_pod, spine_pod = np.maximum(state.switch_pod[leaves], 0), np.maximum(state.switch_pod[spines], 0)
+    spines_per_pod = np.maximum(np.bincount(spine_pod, minlength=n_pods), 1)
+    carried = np.asarray(leaf_active_gpus, dtype=np.float64) * (state.nic_gbps * offered_frac)
+    pod_up = np.bincount(leaf_pod, weights=carried[leaves], minlength=n_pods)
+    carried[spines] = pod_up[spine_pod] / spines_per_pod[spine_pod] * cross_pod_frac
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.minimum(np.where(uplink_gbps > 0, carried / uplink_gbps, 0.0), 1.0)
 
 
 # --- ring demand against capacity ---------------------------------------------------------

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC, power_at_clock_w
+from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC, die_temp_steady_c, power_at_clock_w, time_constant_s
 
 # [E] coolant held in one GPU cold plate and its short hoses (~50 mL).
 PLATE_COOLANT_L = 0.05
@@ -103,11 +103,11 @@ def pump_loss(
     gap_shut = np.where(nf_shut <= pump_failover_s, nf_shut, np.inf)
     # (b) degraded flow: relax to the new steady state
     frac = np.clip(remaining / required, 1e-9, 1.0)
-    r_total = r_die_c_per_w + np.asarray(r_cal_c_per_w) / frac
-    steady = supply_temp_c + power_w * r_total
-    tau = heat_capacity_j_per_k * r_total
+    r_cal_degraded = np.asarray(r_cal_c_per_w) / frac
+    steady = die_temp_steady_c(power_w, supply_temp_c, r_die_c_per_w, r_cal_degraded)
+    tau = time_constant_s(heat_capacity_j_per_k, r_die_c_per_w + r_cal_degraded)
     deg_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
-    steady_floor = supply_temp_c + np.minimum(idle_w, power_w) * r_total
+    steady_floor = die_temp_steady_c(np.minimum(idle_w, power_w), supply_temp_c, r_die_c_per_w, r_cal_degraded)
     deg_shut = np.where(steady_floor > shutdown_temp_c,
                         time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf)
     redundant = remaining >= required
@@ -151,10 +151,10 @@ def supply_excursion(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``."""
     new_supply = supply_temp_c + delta_k
-    steady = new_supply + power_w * r_total_c_per_w
-    tau = heat_capacity_j_per_k * r_total_c_per_w
+    steady = die_temp_steady_c(power_w, new_supply, r_total_c_per_w)
+    tau = time_constant_s(heat_capacity_j_per_k, r_total_c_per_w)
     t_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
-    steady_floor = new_supply + np.minimum(idle_w, power_w) * r_total_c_per_w
+    steady_floor = die_temp_steady_c(np.minimum(idle_w, power_w), new_supply, r_total_c_per_w)
     t_shut = np.where(steady_floor > shutdown_temp_c,
                       time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf)
     return t_thr, t_shut

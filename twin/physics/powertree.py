@@ -270,34 +270,3 @@ def load_frac(load_kw: np.ndarray, usable_kw: np.ndarray) -> np.ndarray:
     """Load as a fraction of usable rating (``rating × max_util_frac``); NaN for zero rating."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(usable_kw > 0, load_kw / usable_kw, np.nan)
-
-
-@dataclass
-class FailureOutcome:
-    """Result of one failure scenario (full roll-up with the failure applied)."""
-
-    dark_racks: np.ndarray  # int32 rack ids
-    overloaded: np.ndarray  # int32 element ids with load_frac > 1
-    load_kw: np.ndarray
-    load_frac: np.ndarray
-
-
-def failure_outcome(
-    topo: PowerTopology,
-    rack_power_kw: np.ndarray,
-    failed_elements: np.ndarray | list[int] = (),
-    source_live: np.ndarray | None = None,
-) -> FailureOutcome:
-    """Blast radius of a failure: dark racks and overloaded elements (on demand, not per tick)."""
-    if source_live is None:
-        source_live = np.ones(topo.source_bus.size, dtype=bool)
-    live = element_live(topo, np.asarray(failed_elements, dtype=np.int64), source_live)
-    share_a, share_b, dark = rack_feed_shares(topo, live)
-    load, _ = rollup(topo, rack_power_kw, share_a, share_b)
-    frac = load_frac(load, topo.usable_kw)
-    return FailureOutcome(
-        dark_racks=np.flatnonzero(dark).astype(np.int32),
-        overloaded=np.flatnonzero(frac > 1.0).astype(np.int32),
-        load_kw=load,
-        load_frac=frac,
-    )

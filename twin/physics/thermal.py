@@ -110,6 +110,13 @@ def die_temp_steady_c(
     return supply_temp_c + np.asarray(power_w, dtype=np.float64) * (np.asarray(r_th_die_c_per_w) + r_cal_c_per_w)
 
 
+def plate_coolant_temp_c(
+    power_w: np.ndarray | float, supply_temp_c: np.ndarray | float, r_cal_c_per_w: np.ndarray | float
+) -> np.ndarray:
+    """Mean coolant temperature in the GPU's cold plate ``T_supply + P · R_cal`` [°C]."""
+    return supply_temp_c + np.asarray(power_w, dtype=np.float64) * r_cal_c_per_w
+
+
 def hbm_temp_c(
     die_temp_c: np.ndarray | float,
     local_coolant_temp_c: np.ndarray | float,
@@ -119,7 +126,7 @@ def hbm_temp_c(
     """HBM temperature ``T_local + (T_die − T_local) · R_hbm / R_die`` [°C].
 
     ``local_coolant_temp_c`` is the mean coolant temperature in the plate
-    (``T_supply + P · R_cal``).  In steady state this is ``T_local + P · R_hbm``.
+    (:func:`plate_coolant_temp_c`).  In steady state this is ``T_local + P · R_hbm``.
     """
     _require_positive("r_th_die_c_per_w", r_th_die_c_per_w)
     return local_coolant_temp_c + (die_temp_c - local_coolant_temp_c) * (
@@ -142,14 +149,15 @@ def decay_frac(tau_s: np.ndarray | float, dt_s: float) -> np.ndarray:
     return np.exp(-dt_s / np.asarray(tau_s, dtype=np.float64))
 
 
-def step_temp_c(
-    temp_c: np.ndarray | float, steady_temp_c: np.ndarray | float, tau_s: np.ndarray | float, dt_s: float
+def relax_temp_c(
+    temp_c: np.ndarray | float, steady_temp_c: np.ndarray | float, decay_frac: np.ndarray | float
 ) -> np.ndarray:
-    """Exact first-order step ``T_ss + (T − T_ss) · exp(−dt/τ)`` [°C]; stable for any ``dt_s >= 0``."""
-    if not dt_s >= 0.0:
-        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
-    _require_positive("tau_s", tau_s)
-    return steady_temp_c + (temp_c - steady_temp_c) * np.exp(-dt_s / np.asarray(tau_s, dtype=np.float64))
+    """Exact first-order step ``T_ss + (T − T_ss) · d`` [°C] with ``d = exp(−dt/τ)`` from :func:`decay_frac`.
+
+    Stable for any ``dt_s >= 0``.  ``decay_frac`` may be computed once per group of GPUs
+    that share a time constant (a CDU) and broadcast.
+    """
+    return steady_temp_c + (np.asarray(temp_c, dtype=np.float64) - steady_temp_c) * decay_frac
 
 
 def adiabatic_step_c(
@@ -214,6 +222,26 @@ def sw_thermal_power_limit_w(
         thermal_power_limit_w(max_operating_temp_c, supply_temp_c, np.asarray(r_die_c_per_w) + r_cal_c_per_w),
         thermal_power_limit_w(hbm_max_temp_c, supply_temp_c, np.asarray(r_hbm_c_per_w) + r_cal_c_per_w),
     )
+
+
+def throttle_active(
+    demand_w: np.ndarray | float,
+    power_limit_w: np.ndarray | float,
+    die_temp_c: np.ndarray | float,
+    thermal_limit_w: np.ndarray | float,
+    max_operating_temp_c: np.ndarray | float,
+    power_brake: np.ndarray | bool = False,
+) -> np.ndarray:
+    """GPUs on which a throttling mechanism of :func:`throttle` acts (bool).
+
+    Power cap (demand above the limit), SW thermal slowdown (operating point below the
+    capped demand, or die at max operating), HW slowdown or power brake.  Elsewhere
+    :func:`throttle` returns ``min(demand, limit)``, full clocks and at most the idle bit,
+    so a caller may run it on the active GPUs only.  Assumes the slowdown temperature is
+    not below max operating (true of every catalogue GPU).
+    """
+    target = np.minimum(demand_w, power_limit_w)
+    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > power_limit_w) | power_brake
 
 
 def throttle(

@@ -309,18 +309,6 @@ def recompute_flops_per_sequence(model: ModelSpec, recompute: str) -> float:
     raise TrainingConfigError(f"parallel.recompute must be one of {RECOMPUTE_MODES}, got {recompute!r}")
 
 
-def megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, vocab: int, recompute: bool) -> float:
-    """Megatron's closed form [Megatron-SC21 eq. 3].
-
-    ``72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))`` without recomputation and
-    ``96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`` with full recomputation.
-    """
-    b, s, l, h, v = (float(x) for x in (batch, seq_len, layers, hidden, vocab))
-    if recompute:
-        return 96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
-    return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
-
-
 @functools.lru_cache(maxsize=256)
 def expert_parameter_count(model: ModelSpec) -> float:
     """Weights of one layer's MLP experts (all of them; one MLP for a dense model)."""

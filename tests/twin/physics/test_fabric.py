@@ -58,12 +58,11 @@ def test_unknown_collective_and_zero_ranks_raise():
         fabric.busbw_factor("all_reduce", 0)
 
 
-def test_collective_time_and_algbw():
+def test_collective_time():
     # 1 GB all-reduce over 8 ranks at 40 GB/s busbw: 1e9·1.75/40e9
     assert fabric.collective_time_s("all_reduce", 1e9, 8, 40e9) == pytest.approx(0.04375)
     assert fabric.collective_time_s("all_reduce", 1e9, 1, 40e9) == 0.0
     assert fabric.collective_time_s("all_gather", 1e9, 4, 0.0) == float("inf")
-    assert fabric.algbw_from_busbw("all_reduce", 35.0, 8) == pytest.approx(20.0)
 
 
 def test_tier_capacity():
@@ -93,7 +92,7 @@ def test_failed_leaf_uplink_halves_the_ring_rate():
     # leaf 0: 4 spanning groups × 400G = 1600G demand on 800G surviving uplink
     assert rep.factor_frac == pytest.approx(0.5)
     assert rep.limiting_tier == "leaf" and rep.worst_leaf == 0
-    assert fabric.surviving_uplink_frac(s, fabric.link_alive(s, link_up_flag))[0] == 0.5
+    assert fabric.switch_uplink_gbps(s, fabric.link_alive(s, link_up_flag))[0] == 0.5 * fabric.switch_uplink_gbps(s)[0]
 
 
 def test_groups_inside_one_leaf_ignore_uplink_failures():
@@ -139,11 +138,21 @@ def test_analytic_factor(stride, size, domain, over, expected):
     assert fabric.analytic_factor(stride, size, domain, over) == pytest.approx(expected)
 
 
-def test_busbw_and_surviving_spine_fraction():
+def test_busbw():
     s = tiny_site()
     ids = np.arange(16)
     rep = fabric.job_fabric_report(s, ids, group=ids % 4)
     assert rep.busbw_gbps == pytest.approx(400.0 * 0.8)
-    switch_up = np.ones(10, bool)
-    switch_up[6] = False
-    assert list(fabric.pod_surviving_spine_frac(s, switch_up)) == [1.0, 0.5]
+
+
+def test_uplink_utilisation_hand_example():
+    s = tiny_site()
+    link_up_flag = np.ones(16, bool)
+    link_up_flag[0] = False  # leaf 0 keeps one 800G uplink
+    cap = fabric.switch_uplink_gbps(s, link_up_flag)
+    active = np.array([4, 4, 4, 2, 0, 0, 0, 0, 0, 0], dtype=np.float64)
+    util = fabric.uplink_util_frac(s, active, cap, offered_frac=0.15, cross_pod_frac=0.5)
+    # each active GPU offers 400G × 0.15 = 60G; spines get their pod's leaf traffic / 2 spines × 0.5
+    expected = [240 / 800, 240 / 1600, 240 / 1600, 120 / 1600, 120 / 1600, 120 / 1600, 90 / 1600, 90 / 1600, 0, 0]
+    assert util == pytest.approx(expected)
+    assert fabric.uplink_util_frac(s, active * 100, cap, 0.15, 0.5).max() == 1.0  # saturates at 1

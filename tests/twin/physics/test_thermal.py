@@ -40,26 +40,43 @@ def test_nonsense_inputs_raise_not_nan():
     with pytest.raises(ValueError):
         th.die_temp_steady_c(700.0, float("nan"), R_DIE)
     with pytest.raises(ValueError):
-        th.step_temp_c(50.0, 60.0, 0.0, 1.0)
+        th.decay_frac(0.0, 1.0)
     with pytest.raises(ValueError):
-        th.step_temp_c(50.0, 60.0, 30.0, -1.0)
+        th.decay_frac(30.0, -1.0)
+
+
+def _step(temp_c, steady_c, tau_s, dt_s):
+    return th.relax_temp_c(temp_c, steady_c, th.decay_frac(tau_s, dt_s))
 
 
 def test_exact_step_is_stable_and_composes():
     tau = th.time_constant_s(C, 0.04)  # 30 s
     assert tau == pytest.approx(30.0)
-    assert th.step_temp_c(40.0, 60.0, tau, tau) == pytest.approx(60.0 - 20.0 / math.e)
+    assert _step(40.0, 60.0, tau, tau) == pytest.approx(60.0 - 20.0 / math.e)
     # any dt: no overshoot, converges to the steady state
     for dt in (1e-3, 1.0, 1e3, 1e9):
-        t = th.step_temp_c(40.0, 60.0, tau, dt)
+        t = _step(40.0, 60.0, tau, dt)
         assert 40.0 <= t <= 60.0
-    assert th.step_temp_c(40.0, 60.0, tau, 1e9) == pytest.approx(60.0)
+    assert _step(40.0, 60.0, tau, 1e9) == pytest.approx(60.0)
     # one step of 10 s equals ten steps of 1 s (exact solution for constant inputs)
     t = 40.0
     for _ in range(10):
-        t = th.step_temp_c(t, 60.0, tau, 1.0)
-    assert t == pytest.approx(th.step_temp_c(40.0, 60.0, tau, 10.0))
+        t = _step(t, 60.0, tau, 1.0)
+    assert t == pytest.approx(_step(40.0, 60.0, tau, 10.0))
     assert th.decay_frac(tau, 0.0) == 1.0
+
+
+def test_relax_broadcasts_a_shared_decay_over_gpus():
+    decay = th.decay_frac(np.array([30.0, 60.0]), 30.0)  # one time constant per CDU
+    temps = th.relax_temp_c(np.array([[40.0, 40.0], [50.0, 50.0]]), 60.0, decay)
+    assert temps[0] == pytest.approx([60.0 - 20.0 / math.e, 60.0 - 20.0 * math.exp(-0.5)])
+    assert temps[1] == pytest.approx([60.0 - 10.0 / math.e, 60.0 - 10.0 * math.exp(-0.5)])
+
+
+def test_plate_coolant_sits_half_the_plate_rise_above_the_supply():
+    r_cal = th.caloric_resistance_c_per_w(0.025, 3940.0)
+    rise = 700.0 / (0.025 * 3940.0)  # Q / (ṁ cp) across the plate
+    assert th.plate_coolant_temp_c(700.0, 30.0, r_cal) == pytest.approx(30.0 + rise / 2.0)
 
 
 def test_adiabatic_step_hand_point():
@@ -118,3 +135,22 @@ def test_power_brake_and_idle_bits():
 def test_throttle_rejects_nan_demand():
     with pytest.raises(ValueError, match="demand_w"):
         _throttle(demand=float("nan"))
+
+
+def test_throttle_changes_nothing_but_the_idle_bit_where_no_mechanism_is_active():
+    rng = np.random.default_rng(4)
+    n = 2000
+    demand = rng.uniform(0.0, 800.0, n)
+    limit = rng.choice([500.0, 700.0], n)
+    temp = rng.uniform(30.0, 95.0, n)
+    p_lim = rng.uniform(300.0, 900.0, n)
+    util = rng.uniform(0.0, 1.0, n)
+    brake = rng.uniform(size=n) < 0.05
+    active = th.throttle_active(demand, limit, temp, p_lim, 87.0, brake)
+    assert 0 < active.sum() < n
+    power, clock, mask = th.throttle(demand, limit, 85.0, temp, p_lim, 87.0, 89.0, util, brake)
+    quiet = ~active
+    assert power[quiet] == pytest.approx(np.minimum(demand, limit)[quiet])
+    assert (clock[quiet] == 1.0).all()
+    assert (mask[quiet] & ~th.CLOCK_EVENT_GPU_IDLE == 0).all()
+    assert ((clock[active] < 1.0) | (mask[active] & ~th.CLOCK_EVENT_GPU_IDLE != 0)).all()

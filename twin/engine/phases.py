@@ -1,0 +1,181 @@
+"""Typed results of the tick phases: one small dataclass per phase, units in the field names.
+
+:meth:`twin.engine.tick.TwinEngine.tick` runs its phases in order; each phase takes the
+results it needs and returns its own (see ``docs/physics.md``).  Arrays are indexed by
+the dense ids of :class:`twin.site.tables.SiteTables`; the prefix names the entity
+(``gpu_``, ``node_``, ``rack_``, ``cdu_``, ``loop_``, ``plant_``, ``power_``,
+``source_``, ``link_``).  Per-GPU values that are the same for every GPU of a site may
+be scalars (numpy broadcasting).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from twin.engine.balance import SiteBalance
+from twin.engine.snapshot import JobStatus
+from twin.physics.swing import SwingReport
+
+
+@dataclass(frozen=True)
+class WeatherResult:
+    """Outdoor air at the site [°C]."""
+
+    dry_bulb_c: float
+    wet_bulb_c: float
+
+
+@dataclass(frozen=True)
+class PowerStateResult:
+    """Which power sources and elements are live, and how racks draw on their feeds."""
+
+    source_live: np.ndarray  # bool [n_sources]
+    power_live: np.ndarray  # bool [n_power]
+    rack_feed_a_share_frac: np.ndarray  # [n_racks] share of the rack's load on its A feed
+    rack_feed_b_share_frac: np.ndarray  # [n_racks] share on its B feed (0 single-fed)
+    rack_dark: np.ndarray  # bool [n_racks]: neither feed live
+
+
+@dataclass(frozen=True)
+class DemandResult:
+    """What the GPUs ask for and what may be drawn: utilisation, demand, limits, PSUs."""
+
+    gpu_util_frac: np.ndarray  # [n_gpus], missing readings held, clipped to 0–1
+    gpu_power_demand_w: np.ndarray  # [n_gpus] board power at full clocks
+    gpu_power_limit_w: np.ndarray | float  # enforced board limit (scalar when uniform)
+    gpu_off: np.ndarray  # bool [n_gpus]: in a dark rack or a node switched off
+    node_off: np.ndarray | None  # bool [n_nodes] switched off by the operator, None if none
+    node_psus_live: np.ndarray  # [n_nodes] PSUs that can deliver power
+    gpu_power_brake: np.ndarray | bool  # bool [n_gpus] (or False): node asserts the power brake
+    node_util_frac: np.ndarray  # [n_nodes] mean GPU utilisation
+
+
+@dataclass(frozen=True)
+class CoolingResult:
+    """Secondary and facility loops before this tick's heat arrives (previous tick's heat)."""
+
+    pumps_running_count: np.ndarray  # float [n_cdus]
+    cdu_flow_lpm: np.ndarray  # [n_cdus] secondary flow
+    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply
+    cdu_capacity_kw: np.ndarray  # [n_cdus] capacity at that supply temperature
+    cdu_coolant_cp_j_per_kg_k: np.ndarray  # [n_cdus] at the supply temperature
+    cdu_coolant_density_kg_per_m3: np.ndarray  # [n_cdus]
+    cdu_plate_r_cal_c_per_w: np.ndarray  # [n_cdus] caloric resistance of one GPU plate, inf with no flow
+    loop_supply_temp_c: np.ndarray  # [n_loops] facility supply
+    plant_chiller_kw: np.ndarray  # [n_plants] heat the chillers lift
+
+
+@dataclass(frozen=True)
+class GpuThermalResult:
+    """Throttling, board power and temperatures after this tick's thermal step."""
+
+    gpu_power_w: np.ndarray  # [n_gpus] board power (0 when down or off)
+    gpu_clock_frac: np.ndarray  # [n_gpus] clock fraction (0 when down or off)
+    gpu_clock_event_mask: np.ndarray  # int32 [n_gpus], NVML bit layout
+    hbm_temp_c: np.ndarray  # [n_gpus]
+    gpu_state: np.ndarray  # int8 [n_gpus], GPU_OK / GPU_THROTTLED / GPU_DOWN / GPU_OFF
+    gpu_down: np.ndarray  # bool [n_gpus]: not running (shut down, dark, or switched off)
+    any_gpu_down: bool
+    rack_r_die_c_per_w: np.ndarray  # [n_racks] highest die-to-coolant resistance in the rack
+
+
+@dataclass(frozen=True)
+class ItPowerResult:
+    """Node and rack power at the PSUs."""
+
+    node_dc_power_w: np.ndarray  # [n_nodes] DC load behind the PSUs
+    node_input_power_w: np.ndarray  # [n_nodes] AC input
+    rack_power_kw: np.ndarray  # [n_racks] IT input power
+    rack_gpu_power_w: np.ndarray  # [n_racks] GPU board power
+
+
+@dataclass(frozen=True)
+class HeatResult:
+    """Heat carried by the secondary and facility loops, and their return temperatures."""
+
+    cdu_heat_kw: np.ndarray  # [n_cdus] heat into the secondary loop
+    cdu_return_temp_c: np.ndarray  # [n_cdus]
+    cdu_pump_kw: float  # electrical power of all CDU pumps
+    loop_heat_kw: np.ndarray  # [n_loops] (liquid, air and pump heat)
+    loop_return_temp_c: np.ndarray  # [n_loops]
+    plant_heat_kw: np.ndarray  # [n_plants]
+
+
+@dataclass(frozen=True)
+class PowerTreeResult:
+    """Power-tree loads and single-failure (N-1) loads."""
+
+    power_load_kw: np.ndarray  # [n_power] delivered downstream
+    power_load_frac: np.ndarray  # [n_power] of usable rating
+    power_n1_load_kw: np.ndarray  # [n_power] worst load after any single failure
+    power_n1_load_frac: np.ndarray  # [n_power]
+    power_n1_worst_by: np.ndarray  # int32 [n_power] element whose loss gives that load, -1 none
+    tree_input_kw: float  # input of the root elements (IT power plus conversion losses)
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    """Site power: cooling by part, IT and facility totals, source dispatch and batteries."""
+
+    cooling_kw: dict[str, float]  # by part, see twin.physics.cooling.cooling_power_kw
+    it_mw: float
+    cooling_mw: float
+    facility_mw: float
+    source_power_mw: np.ndarray  # [n_sources] (negative: a battery charging)
+    battery_soc_frac: np.ndarray  # [n_sources], NaN for non-batteries
+    balance: SiteBalance
+
+
+@dataclass(frozen=True)
+class FabricResult:
+    """Link state and estimated utilisation."""
+
+    link_up_flag: np.ndarray  # bool [n_links]
+    link_util_frac: np.ndarray  # [n_links]
+
+
+@dataclass(frozen=True)
+class ProjectionResult:
+    """Per-rack projections after cooling failures, from the hottest GPU of each rack."""
+
+    times_s: dict[str, np.ndarray]  # <scenario>_throttle_s / _shutdown_s, [n_racks], inf if never
+    rack_max_gpu_temp_c: np.ndarray  # [n_racks]
+
+
+@dataclass(frozen=True)
+class TickResults:
+    """Every phase's result of one tick, in phase order; the snapshot is built from these."""
+
+    ts: datetime
+    weather: WeatherResult
+    power_state: PowerStateResult
+    demand: DemandResult
+    cooling: CoolingResult
+    gpu_thermal: GpuThermalResult
+    it_power: ItPowerResult
+    heat: HeatResult
+    power_tree: PowerTreeResult
+    site: SiteResult
+    fabric: FabricResult
+    jobs: list[JobStatus]
+    swing: SwingReport
+    projections: ProjectionResult
+
+
+@dataclass
+class TickDetail:
+    """Results that the Snapshot contract has no field for (yet)."""
+
+    clock_event_mask: np.ndarray  # int32 per GPU, NVML bit layout
+    dark_racks: np.ndarray  # int32 rack ids
+    power_live: np.ndarray  # bool per element
+    power_n1_worst_by: np.ndarray  # int32 per element: element whose loss gives the worst load
+    power_headroom_kw: np.ndarray  # per element: rating × max_util_frac − load (negative = overloaded)
+    power_n1_headroom_kw: np.ndarray  # per element: usable rating − worst single-failure load
+    balance: SiteBalance
+    swing: SwingReport
+    cooling_kw: dict[str, float]
+    projections_s: dict[str, np.ndarray]  # per rack: <scenario>_throttle_s / _shutdown_s
