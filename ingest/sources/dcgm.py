@@ -35,6 +35,7 @@ from ingest.sources.samples import (
     EntityTable,
     FetchResult,
     IngestCounts,
+    judged,
     SampleBatch,
     check_values,
     empty_batch,
@@ -104,12 +105,23 @@ def workload_of(labels: dict[str, str]) -> Workload | None:
     return Workload(ns, pod, labels.get("container", ""))
 
 
-def entity_key(labels: dict[str, str], default_host: str) -> tuple[int, str, int, str, str]:
-    """(kind code, host, gpu index, uuid, sub-name) of one series' labels."""
+MAX_GPU_INDEX = 2**31 - 1  # entity indexes are int32
+
+
+def entity_key(labels: dict[str, str], default_host: str) -> tuple[int, str, int, str, str] | None:
+    """(kind code, host, gpu index, uuid, sub-name) of one series' labels.
+
+    ``None`` when the labels cannot name an entity: a ``gpu`` index beyond int32
+    (callers count and skip that series).
+    """
     host = labels.get("Hostname") or labels.get("hostname") or default_host
     uuid = labels.get("UUID") or labels.get("uuid") or labels.get("gpu_uuid") or ""
     gpu = labels.get("gpu", "")
-    index = int(gpu) if gpu.isdigit() else -1
+    index = -1
+    if gpu.isascii() and gpu.isdigit():
+        if len(gpu) > 10 or int(gpu) > MAX_GPU_INDEX:
+            return None
+        index = int(gpu)
     name = ""
     if "GPU_I_ID" in labels:
         name = f"mig{labels['GPU_I_ID']}"
@@ -158,7 +170,8 @@ class DcgmParser:
         except KeyError:
             pass
         labels = parse_labels(block) if block else {}
-        info = None if labels is None else (entity_key(labels, default_host), workload_of(labels))
+        key = None if labels is None else entity_key(labels, default_host)
+        info = None if key is None else (key, workload_of(labels))
         if len(self._labels) >= self._max:
             self._labels.clear()
         self._labels[key] = info
@@ -326,6 +339,11 @@ def parse_dcgm(text: str, default_host: str = "", fetched_at_s: float | None = N
     return DcgmParser().parse(text, default_host, fetched_at_s).batch
 
 
+# One exporter's page: ~100 KB for 8 GPUs with the default field set; 32 MiB leaves room
+# for an exporter fronting thousands of GPUs (federation) without letting a runaway body in.
+MAX_BYTES = 32 * 2**20
+
+
 def fetch_dcgm(
     url: str,
     *,
@@ -334,17 +352,21 @@ def fetch_dcgm(
     timeout_s: float = http.DEFAULT_TIMEOUT_S,
     retries: int = http.DEFAULT_RETRIES,
     backoff_s: float = http.DEFAULT_BACKOFF_S,
+    max_bytes: int = MAX_BYTES,
     **http_kw,
 ) -> FetchResult:
     """Scrape one exporter and parse it; never raises (errors land in the result).
 
-    ``http_kw`` passes through to :func:`ingest.sources.http.get` (``session``, ``verify`` …).
+    ``timeout_s`` bounds each attempt in total (``deadline_s`` all of them), ``max_bytes``
+    the body.  A page whose lines are mostly malformed is a failed read
+    (:func:`ingest.sources.samples.garbage_reason`).  ``http_kw`` passes through to
+    :func:`ingest.sources.http.get` (``session``, ``verify``, ``deadline_s`` …).
     """
     start = time.monotonic()
     try:
-        resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, **http_kw)
+        resp = http.get(url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, max_bytes=max_bytes, **http_kw)
     except http.FetchError as exc:
         log.debug("dcgm: %s", exc)
         return failed("dcgm", url, str(exc), exc.attempts, time.monotonic() - start)
     parsed = (parser or _DEFAULT_PARSER).parse(resp.text, default_host)
-    return FetchResult("dcgm", url, True, parsed.batch, resp.attempts, "", time.monotonic() - start)
+    return judged(FetchResult("dcgm", url, True, parsed.batch, resp.attempts, "", time.monotonic() - start))

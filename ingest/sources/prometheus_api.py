@@ -12,7 +12,6 @@ a matrix are checked for counter resets.  The fetchers are thin wrappers over
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import numpy as np
 
 from ingest.sources import http
 from ingest.sources.counters import reset_mask
+from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.dcgm import FUTURE_TOLERANCE_S, entity_key
 from ingest.sources.names import DCGM_FIELDS, dcgm_blank_mask
 from ingest.sources.samples import (
@@ -80,9 +80,9 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
     """Parse an API answer (JSON text or decoded dict).  Never raises."""
     if not isinstance(payload, dict):
         try:
-            payload = json.loads(payload)
-        except (TypeError, ValueError) as exc:
-            return PromResponse(False, error_type="bad_response", error=f"not JSON: {exc}")
+            payload = load_json(payload)
+        except JsonError as exc:
+            return PromResponse(False, error_type="bad_response", error=str(exc))
         if not isinstance(payload, dict):
             return PromResponse(False, error_type="bad_response", error="JSON answer is not an object")
     warnings = [str(w) for w in payload.get("warnings") or []]
@@ -162,6 +162,10 @@ def to_samples(
             counts.unmapped_names[name or "<no __name__>"] += 1
             continue
         key = entity_key(s.labels, default_host)
+        if key is None:
+            counts.malformed_lines += int(s.value.size)
+            log.debug("prometheus: series with unusable labels skipped: %s", str(s.labels)[:120])
+            continue
         mkey = (key, fm.canonical)
         if mkey in chosen:
             counts.duplicates += 1
@@ -210,6 +214,9 @@ def to_samples(
 
 # --- thin fetchers --------------------------------------------------------------------
 _ACCEPT = frozenset({200, 400, 422})  # error bodies on 400/422 are JSON worth reading
+# A site-wide query_range answer runs to tens of MB; 256 MiB bounds memory (the decoded
+# JSON takes several times the text) while leaving room for the largest sensible query.
+MAX_BYTES = 256 * 2**20
 
 
 def query(base_url: str, promql: str, *, at_s: float | None = None, **http_kw) -> tuple[PromResponse, int]:
@@ -228,7 +235,7 @@ def query_range(base_url: str, promql: str, start_s: float, end_s: float, step_s
 
 def _call(url: str, params: dict, http_kw: dict) -> tuple[PromResponse, int]:
     try:
-        r = http.get(url, params=params, accept_status=_ACCEPT, **http_kw)
+        r = http.get(url, params=params, accept_status=_ACCEPT, **{"max_bytes": MAX_BYTES, **http_kw})
     except http.FetchError as exc:
         log.debug("prometheus: %s", exc)
         return PromResponse(False, error_type="fetch", error=str(exc)), exc.attempts
