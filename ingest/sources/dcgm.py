@@ -2,7 +2,7 @@
 
 The parser is built for a full-site exposition (100k GPUs × ~25 fields ≈ 2.5 M lines):
 
-* one compiled regex runs over the whole text (``re.findall``) and yields
+* one compiled regex cuts the whole text (``re.split``, a flat list of strings) into
   (name, label block, value, timestamp) per sample line; a second alternative catches
   every other non-comment line so malformed lines are counted, not lost;
 * the label block of GPU *i* on host *h* repeats across all ~25 families, so labels are
@@ -19,7 +19,6 @@ without a canonical quantity are counted per name (``counts.unmapped_names``).
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 import time
@@ -180,36 +179,32 @@ class DcgmParser:
     def parse(self, text: str, default_host: str = "", fetched_at_s: float | None = None) -> DcgmParse:
         """Parse one exposition.  ``default_host`` names series without a host label.
 
-        The cyclic garbage collector is paused while the millions of small tuples and
-        strings of a site-sized exposition are built (none of them form cycles); it
-        runs ~40 % faster that way.
+        The lines are cut with ``re.split`` rather than ``re.findall``: split returns one
+        flat list of strings, where findall builds a tuple per line, and millions of
+        tuples set the cyclic garbage collector running over and over (it cost ~40 %).
+        Strings are not tracked by the collector, so it stays enabled and idle here.
         """
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self._parse(text, default_host, fetched_at_s)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-
-    def _parse(self, text: str, default_host: str, fetched_at_s: float | None) -> DcgmParse:
         fetched = time.time() if fetched_at_s is None else fetched_at_s
         counts = IngestCounts()
-        rows = _LINE.findall(text)
-        if not rows:
+        parts = _LINE.split(text)
+        # parts: [between, name, labels, value, timestamp, junk, between, name, …]
+        names, blocks, values, stamps, junk = parts[1::6], parts[2::6], parts[3::6], parts[4::6], parts[5::6]
+        del parts
+        if not names:
             counts.lines = 0
             return DcgmParse(_empty(counts, fetched), {})
-        names, blocks, values, stamps, junk = zip(*rows)
-        counts.lines = len(rows)
-        n_junk = sum(1 for j in junk if j)
+        counts.lines = len(names)
+        n_junk = len(junk) - junk.count(None)
         if n_junk:
-            keep = [i for i, j in enumerate(junk) if not j]
+            keep = [i for i, j in enumerate(junk) if j is None]
             counts.malformed_lines += n_junk
             names = [names[i] for i in keep]
             blocks = [blocks[i] for i in keep]
             values = [values[i] for i in keep]
             stamps = [stamps[i] for i in keep]
             _log_once_malformed(n_junk, junk)
+            if not names:
+                return DcgmParse(_empty(counts, fetched), {})
 
         # --- metric families ---------------------------------------------------------
         fam_of: dict[str, int] = {}
@@ -327,7 +322,7 @@ def _timestamps(stamps, fetched: float, counts: IngestCounts) -> np.ndarray:
 
 
 def _log_once_malformed(n: int, junk) -> None:
-    example = next(j for j in junk if j)
+    example = next(j for j in junk if j is not None)
     log.debug("dcgm: %d malformed line(s) skipped, e.g. %r", n, example[:120])
 
 
