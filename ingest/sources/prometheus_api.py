@@ -72,8 +72,15 @@ class PromResponse:
 def _value(v) -> float:
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return float("nan")
+
+
+def _messages(value) -> list[str]:
+    """``warnings``/``infos`` as a list of strings, whatever shape the server sent."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [] if value is None or value is False else [str(value)]
 
 
 def parse_response(payload: str | bytes | dict) -> PromResponse:
@@ -85,8 +92,8 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
             return PromResponse(False, error_type="bad_response", error=str(exc))
         if not isinstance(payload, dict):
             return PromResponse(False, error_type="bad_response", error="JSON answer is not an object")
-    warnings = [str(w) for w in payload.get("warnings") or []]
-    infos = [str(i) for i in payload.get("infos") or []]
+    warnings = _messages(payload.get("warnings"))
+    infos = _messages(payload.get("infos"))
     if payload.get("status") != "success":
         return PromResponse(
             False,
@@ -105,19 +112,23 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
         try:
             ts, v = result
             resp.timestamp_s = float(ts)
-        except (TypeError, ValueError):
-            return PromResponse(False, rtype, warnings=warnings, error_type="bad_response", error=f"bad {rtype} result {result!r}")
+        except (TypeError, ValueError, OverflowError):
+            return PromResponse(False, rtype, warnings=warnings, error_type="bad_response",
+                                error=f"bad {rtype} result {str(result)[:200]!r}")
         if rtype == "scalar":
             resp.scalar = _value(v)
         else:
             resp.string = str(v)
         return resp
     if rtype not in ("vector", "matrix") or not isinstance(result, list):
-        return PromResponse(False, rtype, warnings=warnings, error_type="bad_response", error=f"unsupported result {rtype!r}")
+        return PromResponse(False, str(rtype)[:40], warnings=warnings, error_type="bad_response",
+                            error=f"unsupported result {str(rtype)[:40]!r}")
     for item in result:
         try:
             labels = {str(k): str(v) for k, v in item["metric"].items()}
             points = [item["value"]] if rtype == "vector" else item["values"]
+            if not isinstance(points, list):
+                raise TypeError("values is not a list")
         except (KeyError, TypeError, AttributeError):
             resp.malformed_points += 1  # includes native histograms: no plain value to read
             continue
@@ -127,7 +138,7 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
             try:
                 ts[i] = float(p[0])
                 vals[i] = _value(p[1])
-            except (TypeError, ValueError, IndexError):
+            except (TypeError, ValueError, IndexError, KeyError, OverflowError):
                 ts[i] = np.nan
                 vals[i] = np.nan
                 resp.malformed_points += 1

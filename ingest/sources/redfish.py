@@ -71,8 +71,8 @@ class RedfishReading:
 
 def odata_type(doc: dict) -> str:
     """``"#Sensor.v1_2_0.Sensor"`` → ``"Sensor"``."""
-    t = doc.get("@odata.type") or ""
-    return t.rsplit(".", 1)[-1] if t else ""
+    t = doc.get("@odata.type")
+    return t.rsplit(".", 1)[-1] if isinstance(t, str) else ""
 
 
 def _reading(obj) -> float:
@@ -219,7 +219,9 @@ def _parse_thermal_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuM
 
 def _digits(text: str, base: int = 0) -> int:
     d = re.findall(r"\d+", text or "")
-    return int(d[-1]) - base if d else -1
+    if not d or len(d[-1]) > 9:  # no number, or none that can be an instance index
+        return -1
+    return int(d[-1]) - base
 
 
 def _parse_power(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:

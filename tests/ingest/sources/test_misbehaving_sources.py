@@ -238,3 +238,31 @@ def test_ipmi_timeout_is_the_deadline(capsys):
                              "--timeout", "1", "--json"], capsys)
         assert time.monotonic() - t0 < 2.0
         assert code == 1 and not doc["ok"]
+
+
+# --- shapes the property tests found --------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    '{"status": "success", "data": {"resultType": "vector", "result": []}, "warnings": true}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [null, {"metric": {}, "values": [{}, [0.0, "0"]]}]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": 7}]}}',
+    '{"status": "success", "data": {"resultType": "scalar", "result": [1' + "0" * 400 + ', "1"]}}',
+    '{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {"__name__": "DCGM_FI_DEV_GPU_TEMP"},'
+    ' "value": [1, 1' + "0" * 400 + ']}]}}',
+    '{"status": "success", "data": {"resultType": ["vector"], "result": []}}',
+])
+def test_odd_prometheus_answers_never_raise(text):
+    resp = parse_response(text)
+    if resp.ok:
+        to_samples(resp)
+    else:
+        assert resp.error and len(resp.error) < 300
+
+
+def test_odd_redfish_shapes_never_raise():
+    from ingest.sources.redfish import parse_tree
+
+    docs = {"/redfish/v1": {"@odata.type": [None]},
+            "/redfish/v1/Systems/1/Processors/GPU" + "9" * 30: {"@odata.type": "#Processor.v1.Processor",
+                                                                  "ProcessorType": "GPU", "Id": "GPU" + "9" * 5000}}
+    batch = parse_tree(docs, "n0")
+    assert len(batch) == 0
