@@ -42,6 +42,7 @@ from ingest.live.freshness import Freshness
 log = logging.getLogger(__name__)
 SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi")
 DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0}
+WATCHDOG_MARGIN_S = 5.0  # a poll's watchdog allows this beyond its fetch deadlines (parsing, mapping)
 
 
 class SourceSpecError(ValueError):
@@ -144,8 +145,6 @@ def make_poller(spec: str, inventory: Inventory, interval_s: float | None = None
     return watched_poller(name, fetchers, inventory, interval_s,
                           watchdog_s=per_target_s * len(targets) + WATCHDOG_MARGIN_S, freshness=freshness)
 
-
-WATCHDOG_MARGIN_S = 5.0  # beyond the fetch deadlines: parsing and inventory mapping
 
 
 def watched_poller(name: str, fetchers: list[tuple[Callable[[], FetchResult], str]], inventory: Inventory,
