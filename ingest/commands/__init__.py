@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ingest.sources import dcgm, ipmi, prometheus_api, redfish
 from ingest.commands.run import add_run_parser
-from ingest.sources.samples import ENTITY_KINDS, METRICS, FetchResult, IngestCounts, SampleBatch
+from ingest.sources.samples import ENTITY_KINDS, METRICS, FetchResult, IngestCounts, SampleBatch, judged
 
 SOURCES = ("dcgm", "prometheus", "redfish", "ipmi")
 
@@ -40,8 +40,15 @@ def add_once_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--query", default=prometheus_api.DEFAULT_QUERY, help="PromQL for --source prometheus (default: DCGM fields)")
     p.add_argument("--host", default="", help="node name for sources without host labels (ipmi, redfish, unlabelled dcgm)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates (self-signed BMCs)")
-    p.add_argument("--timeout", type=float, default=5.0, help="per-request timeout in seconds (default 5)")
+    p.add_argument("--timeout", type=float, default=5.0,
+                   help="seconds for the whole read, retries included (default 5); a Redfish crawl "
+                        "applies it to every page and stops after --crawl-deadline")
     p.add_argument("--retries", type=int, default=2, help="retries after the first attempt (default 2)")
+    p.add_argument("--max-mb", type=float, default=None,
+                   help="largest response accepted, in MiB (default per source: dcgm 32, prometheus 256, "
+                        "redfish 16 per page)")
+    p.add_argument("--crawl-deadline", type=float, default=redfish.CRAWL_DEADLINE_S,
+                   help=f"seconds for a whole Redfish crawl (default {redfish.CRAWL_DEADLINE_S:g})")
     p.add_argument("--limit", type=int, default=0, help="print at most this many samples (0: all)")
     p.set_defaults(func=run_once)
 
@@ -53,7 +60,13 @@ def _is_url(target: str) -> bool:
 def read_once(args: argparse.Namespace) -> FetchResult:
     """Fetch (URL) or parse (path) one source.  Raises ``ValueError`` for unusable arguments."""
     target, host = args.target, args.host
-    http_kw = dict(timeout_s=args.timeout, retries=args.retries)
+    if not args.timeout > 0:
+        raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    http_kw = dict(timeout_s=args.timeout, deadline_s=args.timeout, retries=args.retries)
+    if args.max_mb is not None:
+        if not args.max_mb > 0:
+            raise ValueError(f"--max-mb must be positive, not {args.max_mb:g}")
+        http_kw["max_bytes"] = int(args.max_mb * 2**20)
     if args.insecure:
         http_kw["verify"] = False
     if _is_url(target):
@@ -61,12 +74,13 @@ def read_once(args: argparse.Namespace) -> FetchResult:
             return dcgm.fetch_dcgm(target, default_host=host, **http_kw)
         if args.source == "prometheus":
             return prometheus_api.fetch_samples(target, args.query, default_host=host, **http_kw)
-        # Redfish credentials ride in the URL (https://user:password@bmc); requests sends them as basic auth.
+        # Redfish credentials ride in the URL (https://user:password@bmc) and are sent as basic auth.
         if args.source == "redfish":
-            return redfish.fetch_redfish(target, host or None, **http_kw)
+            return redfish.fetch_redfish(target, host or None, crawl_deadline_s=args.crawl_deadline, **http_kw)
         if not target.startswith("ipmi://"):
             raise ValueError(f"--source ipmi needs an ipmi://user:password@host[:port] target, not {target!r}")
-        return ipmi.fetch_ipmi(target, host or None, timeout_s=max(args.timeout, 5.0), retries=args.retries)
+        return ipmi.fetch_ipmi(target, host or None, timeout_s=args.timeout, deadline_s=args.timeout,
+                               retries=args.retries)
     path = Path(target)
     if not path.exists():
         raise ValueError(f"--target {target!r} is neither a URL nor an existing file or directory")
@@ -85,7 +99,7 @@ def read_once(args: argparse.Namespace) -> FetchResult:
             batch = prometheus_api.to_samples(resp, default_host=host)
         else:
             batch = ipmi.parse_ipmi(text, host or path.stem)
-    return FetchResult(args.source, target, True, batch, 0)
+    return judged(FetchResult(args.source, target, True, batch, 0))
 
 
 def _parse_redfish_path(path: Path, host: str) -> SampleBatch:

@@ -10,11 +10,21 @@ A source is named on the command line as ``KIND=TARGET[#HOST]``:
 ``#HOST`` names the site entity the target belongs to when its payload does not (a
 BMC's sensors, a CDU's tree).  Every fetch goes through the site's inventory; unknown
 hosts are counted in the fetch result, never silently dropped.
+
+Every fetch has its own deadline (a poll interval per target); a :class:`Watchdog` is
+the second line of defence against what no socket deadline covers (a hung DNS lookup,
+a parser on a pathological page): it runs the fetches in a worker thread and abandons
+a poll that outlives its deadline.  The abandoned thread cannot be killed, but its
+readings are discarded, the next poll may start, and a poller with
+``max_abandoned`` threads still stuck starts no more.  An abandoned poll is a failed
+poll, so the source's age grows and the stale-source alert
+(:mod:`ingest.live.alerts`) is raised as for any dead source.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -26,11 +36,13 @@ from ingest.live.hub import Poller
 from ingest.sources.prometheus_api import fetch_samples
 from ingest.live.readings import TRACKED, ReadingsBuffer
 from ingest.sources.redfish import fetch_redfish
-from ingest.sources.samples import KIND_CODE, METRIC_CODE, FetchResult, SampleBatch
+from ingest.sources.samples import KIND_CODE, METRIC_CODE, FetchResult, SampleBatch, failed
+from ingest.live.freshness import Freshness
 
 log = logging.getLogger(__name__)
 SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi")
 DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0}
+WATCHDOG_MARGIN_S = 5.0  # a poll's watchdog allows this beyond its fetch deadlines (parsing, mapping)
 
 
 class SourceSpecError(ValueError):
@@ -63,32 +75,116 @@ def parse_source_spec(spec: str) -> tuple[str, list[str], str]:
     return kind, [t for t in targets.split(",") if t], host
 
 
-def _fetcher(kind: str, target: str, host: str) -> Callable[[], FetchResult]:
+class PollAbandoned(RuntimeError):
+    """A poll outlived its watchdog deadline (or too many earlier ones are still stuck)."""
+
+
+class Watchdog:
+    """Runs a callable in a worker thread and waits at most ``deadline_s`` for it (see module docstring)."""
+
+    def __init__(self, name: str, deadline_s: float, max_abandoned: int = 2) -> None:
+        self.name, self.deadline_s, self.max_abandoned = name, deadline_s, max_abandoned
+        self.abandoned_total = 0
+        self._stuck: list[threading.Thread] = []
+
+    @property
+    def stuck(self) -> int:
+        """Abandoned worker threads still running."""
+        self._stuck = [t for t in self._stuck if t.is_alive()]
+        return len(self._stuck)
+
+    def run(self, func: Callable[[], object]) -> object:
+        """``func()``'s value; raises :class:`PollAbandoned` after ``deadline_s`` s, or ``func``'s exception."""
+        if self.stuck >= self.max_abandoned:
+            raise PollAbandoned(f"{self.name}: {len(self._stuck)} earlier poll(s) still stuck; no new poll started")
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["value"] = func()
+            except BaseException as exc:  # noqa: BLE001 — handed to the waiting caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=work, name=f"poll-{self.name}", daemon=True)
+        worker.start()
+        if not done.wait(self.deadline_s):
+            self._stuck.append(worker)
+            self.abandoned_total += 1
+            raise PollAbandoned(f"{self.name}: poll abandoned after {self.deadline_s:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+def fetch_deadline_s(kind: str, interval_s: float) -> float:
+    """Seconds one target may take: its poll interval (a Redfish crawl: three)."""
+    return 3.0 * interval_s if kind == "redfish" else interval_s
+
+
+def _fetcher(kind: str, target: str, host: str, deadline_s: float) -> Callable[[], FetchResult]:
     if kind == "dcgm":
-        return lambda: fetch_dcgm(target, default_host=host)
+        return lambda: fetch_dcgm(target, default_host=host, deadline_s=deadline_s)
     if kind == "prometheus":
-        return lambda: fetch_samples(target, default_host=host)
+        return lambda: fetch_samples(target, default_host=host, deadline_s=deadline_s)
     if kind == "redfish":
-        return lambda: fetch_redfish(target, host=host or None)
-    return lambda: fetch_ipmi(target, host=host or None)
+        return lambda: fetch_redfish(target, host=host or None, crawl_deadline_s=deadline_s)
+    return lambda: fetch_ipmi(target, host=host or None, deadline_s=deadline_s)
 
 
-def make_poller(spec: str, inventory: Inventory, interval_s: float | None = None) -> Poller:
-    """A :class:`Poller` for one source specification."""
+def make_poller(spec: str, inventory: Inventory, interval_s: float | None = None,
+                freshness: Freshness | None = None) -> Poller:
+    """A :class:`Poller` for one source specification, each fetch bounded and the poll watched."""
     kind, targets, host = parse_source_spec(spec)
-    fetchers = [(_fetcher(kind, t, host), t) for t in targets]
+    interval_s = interval_s or DEFAULT_INTERVAL_S[kind]
+    per_target_s = fetch_deadline_s(kind, interval_s)
+    fetchers = [(_fetcher(kind, t, host, per_target_s), t) for t in targets]
+    name = kind if len(targets) == 1 and not host else f"{kind}:{host or len(targets)}"
+    return watched_poller(name, fetchers, inventory, interval_s,
+                          watchdog_s=per_target_s * len(targets) + WATCHDOG_MARGIN_S, freshness=freshness)
 
-    def poll(buffer: ReadingsBuffer) -> bool:
-        good = 0
+
+
+def watched_poller(name: str, fetchers: list[tuple[Callable[[], FetchResult], str]], inventory: Inventory,
+                   interval_s: float, watchdog_s: float, max_abandoned: int = 2,
+                   freshness: Freshness | None = None) -> Poller:
+    """A :class:`Poller` running ``fetchers`` under a :class:`Watchdog` of ``watchdog_s`` seconds.
+
+    The fetches and the inventory mapping run in the worker; only a poll that finished in
+    time stores its readings, so an abandoned poll's late answer is dropped.
+    """
+    watchdog = Watchdog(name, watchdog_s, max_abandoned)
+
+    def fetch_all() -> list[FetchResult]:
+        results = []
         for fetch, target in fetchers:
             result = fetch()
+            if result.ok:
+                result.batch = inventory.map_batch(result.batch)
+            results.append(result)
+        return results
+
+    def poll(buffer: ReadingsBuffer) -> bool:
+        try:
+            results = watchdog.run(fetch_all)
+        except PollAbandoned as exc:
+            if freshness is not None:
+                for _, target in fetchers:
+                    freshness.record(failed(name.split(":")[0], target, str(exc)))
+            raise
+        good = 0
+        for result in results:
+            if freshness is not None:
+                freshness.record(result)
             if not result.ok:
-                log.debug("%s %s: %s", kind, target, result.error)
+                log.debug("%s %s: %s", name, result.target, result.error)
                 continue
-            mapped = inventory.map_batch(result.batch)
-            store_batch(buffer, mapped)
+            store_batch(buffer, result.batch)
             good += 1
         return good > 0
 
-    return Poller(name=kind if len(targets) == 1 and not host else f"{kind}:{host or len(targets)}",
-                  interval_s=interval_s or DEFAULT_INTERVAL_S[kind], poll=poll)
+    poller = Poller(name=name, interval_s=interval_s, poll=poll)
+    poller.watchdog = watchdog  # for status pages and tests: abandoned_total, stuck
+    return poller

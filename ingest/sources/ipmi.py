@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from ingest.sources.names import match_sensor, normalise_unit
-from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed
+from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed, judged
 
 log = logging.getLogger(__name__)
 
@@ -233,28 +233,40 @@ def run_ipmitool(
     timeout_s: float = 15.0,
     retries: int = 1,
     backoff_s: float = 0.5,
+    deadline_s: float | None = None,
     sleep=time.sleep,
 ) -> tuple[str, int]:
-    """Run ipmitool; returns ``(stdout, attempts)``.  Raises :class:`IpmiError` naming the cause."""
+    """Run ipmitool; returns ``(stdout, attempts)``.  Raises :class:`IpmiError` naming the cause.
+
+    Each attempt is killed after ``timeout_s``; ``deadline_s`` bounds all attempts and
+    back-off sleeps together (no retry starts when the time is used up).
+    """
     binary = shutil.which("ipmitool")
     if binary is None:
         raise IpmiError("ipmitool not found on PATH (Debian package: ipmitool)", 0)
     env = {**os.environ, "IPMI_PASSWORD": target.password}
+    end_s = math.inf if deadline_s is None else time.monotonic() + deadline_s
     cause = ""
+    attempts = 0
     for attempt in range(retries + 1):
+        attempts = attempt + 1
+        budget_s = max(min(timeout_s, end_s - time.monotonic()), 0.01)
         try:
             proc = subprocess.run(
-                ipmitool_command(target, args, binary), capture_output=True, text=True, timeout=timeout_s, env=env
+                ipmitool_command(target, args, binary), capture_output=True, text=True, timeout=budget_s, env=env
             )
         except subprocess.TimeoutExpired:
-            cause = f"ipmitool timed out after {timeout_s:g} s"
+            cause = f"ipmitool timed out after {budget_s:.3g} s"
         else:
             if proc.returncode == 0 and proc.stdout.strip():
-                return proc.stdout, attempt + 1
+                return proc.stdout, attempts
             cause = f"ipmitool exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
         if attempt < retries:
-            sleep(backoff_s * 2**attempt)
-    raise IpmiError(f"{target} {' '.join(args)} failed after {retries + 1} attempt(s): {cause}", retries + 1)
+            delay = backoff_s * 2**attempt
+            if end_s - time.monotonic() - delay < 0.05:
+                break
+            sleep(delay)
+    raise IpmiError(f"{target} {' '.join(args)} failed after {attempts} attempt(s): {cause}", attempts)
 
 
 def fetch_ipmi(target: IpmiTarget | str, host: str | None = None, **kw) -> FetchResult:
@@ -267,4 +279,4 @@ def fetch_ipmi(target: IpmiTarget | str, host: str | None = None, **kw) -> Fetch
         log.debug("ipmi: %s", exc)
         return failed("ipmi", str(t), str(exc), exc.attempts, time.monotonic() - t0)
     batch = parse_ipmi(text, host or t.host)
-    return FetchResult("ipmi", str(t), True, batch, attempts, "", time.monotonic() - t0)
+    return judged(FetchResult("ipmi", str(t), True, batch, attempts, "", time.monotonic() - t0))

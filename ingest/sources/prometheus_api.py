@@ -12,7 +12,6 @@ a matrix are checked for counter resets.  The fetchers are thin wrappers over
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import numpy as np
 
 from ingest.sources import http
 from ingest.sources.counters import reset_mask
+from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.dcgm import FUTURE_TOLERANCE_S, entity_key
 from ingest.sources.names import DCGM_FIELDS, dcgm_blank_mask
 from ingest.sources.samples import (
@@ -72,21 +72,28 @@ class PromResponse:
 def _value(v) -> float:
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return float("nan")
+
+
+def _messages(value) -> list[str]:
+    """``warnings``/``infos`` as a list of strings, whatever shape the server sent."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [] if value is None or value is False else [str(value)]
 
 
 def parse_response(payload: str | bytes | dict) -> PromResponse:
     """Parse an API answer (JSON text or decoded dict).  Never raises."""
     if not isinstance(payload, dict):
         try:
-            payload = json.loads(payload)
-        except (TypeError, ValueError) as exc:
-            return PromResponse(False, error_type="bad_response", error=f"not JSON: {exc}")
+            payload = load_json(payload)
+        except JsonError as exc:
+            return PromResponse(False, error_type="bad_response", error=str(exc))
         if not isinstance(payload, dict):
             return PromResponse(False, error_type="bad_response", error="JSON answer is not an object")
-    warnings = [str(w) for w in payload.get("warnings") or []]
-    infos = [str(i) for i in payload.get("infos") or []]
+    warnings = _messages(payload.get("warnings"))
+    infos = _messages(payload.get("infos"))
     if payload.get("status") != "success":
         return PromResponse(
             False,
@@ -105,19 +112,23 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
         try:
             ts, v = result
             resp.timestamp_s = float(ts)
-        except (TypeError, ValueError):
-            return PromResponse(False, rtype, warnings=warnings, error_type="bad_response", error=f"bad {rtype} result {result!r}")
+        except (TypeError, ValueError, OverflowError):
+            return PromResponse(False, rtype, warnings=warnings, error_type="bad_response",
+                                error=f"bad {rtype} result {str(result)[:200]!r}")
         if rtype == "scalar":
             resp.scalar = _value(v)
         else:
             resp.string = str(v)
         return resp
     if rtype not in ("vector", "matrix") or not isinstance(result, list):
-        return PromResponse(False, rtype, warnings=warnings, error_type="bad_response", error=f"unsupported result {rtype!r}")
+        return PromResponse(False, str(rtype)[:40], warnings=warnings, error_type="bad_response",
+                            error=f"unsupported result {str(rtype)[:40]!r}")
     for item in result:
         try:
             labels = {str(k): str(v) for k, v in item["metric"].items()}
             points = [item["value"]] if rtype == "vector" else item["values"]
+            if not isinstance(points, list):
+                raise TypeError("values is not a list")
         except (KeyError, TypeError, AttributeError):
             resp.malformed_points += 1  # includes native histograms: no plain value to read
             continue
@@ -127,7 +138,7 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
             try:
                 ts[i] = float(p[0])
                 vals[i] = _value(p[1])
-            except (TypeError, ValueError, IndexError):
+            except (TypeError, ValueError, IndexError, KeyError, OverflowError):
                 ts[i] = np.nan
                 vals[i] = np.nan
                 resp.malformed_points += 1
@@ -162,6 +173,10 @@ def to_samples(
             counts.unmapped_names[name or "<no __name__>"] += 1
             continue
         key = entity_key(s.labels, default_host)
+        if key is None:
+            counts.malformed_lines += int(s.value.size)
+            log.debug("prometheus: series with unusable labels skipped: %s", str(s.labels)[:120])
+            continue
         mkey = (key, fm.canonical)
         if mkey in chosen:
             counts.duplicates += 1
@@ -210,6 +225,9 @@ def to_samples(
 
 # --- thin fetchers --------------------------------------------------------------------
 _ACCEPT = frozenset({200, 400, 422})  # error bodies on 400/422 are JSON worth reading
+# A site-wide query_range answer runs to tens of MB; 256 MiB bounds memory (the decoded
+# JSON takes several times the text) while leaving room for the largest sensible query.
+MAX_BYTES = 256 * 2**20
 
 
 def query(base_url: str, promql: str, *, at_s: float | None = None, **http_kw) -> tuple[PromResponse, int]:
@@ -228,7 +246,7 @@ def query_range(base_url: str, promql: str, start_s: float, end_s: float, step_s
 
 def _call(url: str, params: dict, http_kw: dict) -> tuple[PromResponse, int]:
     try:
-        r = http.get(url, params=params, accept_status=_ACCEPT, **http_kw)
+        r = http.get(url, params=params, accept_status=_ACCEPT, **{"max_bytes": MAX_BYTES, **http_kw})
     except http.FetchError as exc:
         log.debug("prometheus: %s", exc)
         return PromResponse(False, error_type="fetch", error=str(exc)), exc.attempts

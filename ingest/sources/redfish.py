@@ -36,15 +36,19 @@ from collections import deque
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlparse
 
-import requests
-
 from ingest.sources import http
+from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.names import READING_TYPE_UNITS, match_sensor, normalise_unit
 from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed
 
 log = logging.getLogger(__name__)
 
 ROOT = "/redfish/v1"
+MAX_DEPTH = 32  # JSON nesting of one resource; real trees stay under 15
+# One resource page: BMC collections with $expand run to a few MB; 16 MiB bounds a runaway body.
+MAX_BYTES = 16 * 2**20
+# A whole crawl (thousands of pages on a DGX BMC) must end: this bounds it in seconds.
+CRAWL_DEADLINE_S = 120.0
 
 # Higher wins when one tree reports the same (entity, metric) several times.
 _PRIORITY = {"sensor": 4, "hmc_sensor": 5, "metrics": 3, "legacy": 2, "report": 1, "log": 1}
@@ -67,8 +71,8 @@ class RedfishReading:
 
 def odata_type(doc: dict) -> str:
     """``"#Sensor.v1_2_0.Sensor"`` → ``"Sensor"``."""
-    t = doc.get("@odata.type") or ""
-    return t.rsplit(".", 1)[-1] if t else ""
+    t = doc.get("@odata.type")
+    return t.rsplit(".", 1)[-1] if isinstance(t, str) else ""
 
 
 def _reading(obj) -> float:
@@ -215,7 +219,9 @@ def _parse_thermal_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuM
 
 def _digits(text: str, base: int = 0) -> int:
     d = re.findall(r"\d+", text or "")
-    return int(d[-1]) - base if d else -1
+    if not d or len(d[-1]) > 9:  # no number, or none that can be an instance index
+        return -1
+    return int(d[-1]) - base
 
 
 def _parse_power(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
@@ -502,8 +508,8 @@ def parse_resource(
 def load_document(text: str | bytes, where: str = "") -> tuple[dict | None, str]:
     """JSON text → ``(doc, "")`` or ``(None, error naming the problem)``."""
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
+        doc = load_json(text, MAX_DEPTH)
+    except JsonError as exc:
         return None, f"{where or 'document'}: invalid JSON: {exc}"
     if not isinstance(doc, dict):
         return None, f"{where or 'document'}: JSON is a {type(doc).__name__}, not an object"
@@ -584,27 +590,32 @@ def crawl(
     start: str = ROOT,
     max_pages: int = 3000,
     max_depth: int = 10,
+    crawl_deadline_s: float = CRAWL_DEADLINE_S,
     fetch=None,
     **http_kw,
 ) -> CrawlResult:
     """Breadth-first walk from ``start`` following ``@odata.id`` links, within budgets.
 
-    ``max_pages`` bounds the GETs, ``max_depth`` the link distance from the root.
-    Paginated collections are followed through ``Members@odata.nextLink``.  A failing
-    page is recorded in ``errors`` and the walk goes on.  ``fetch(url) -> (text, attempts)``
-    may replace HTTP (tests, captured trees).
+    ``max_pages`` bounds the GETs, ``max_depth`` the link distance from the root and
+    ``crawl_deadline_s`` the seconds of the whole walk (each page is bounded by
+    ``timeout_s`` and ``max_bytes``, default :data:`MAX_BYTES`).  Paginated collections
+    are followed through ``Members@odata.nextLink``.  A failing page is recorded in
+    ``errors`` and the walk goes on.  ``fetch(url) -> (text, attempts)`` may replace
+    HTTP (tests, captured trees).
     """
     result = CrawlResult()
     seen = {start}
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     origin = base_url.rstrip("/")
     prefix = start.rstrip("/")  # "/redfish/v1", or "/hmc/redfish/v1" for a proxied HMC tree
+    end_s = time.monotonic() + crawl_deadline_s
+    http_kw = {"max_bytes": MAX_BYTES, **http_kw}
     own_session = fetch is None and "session" not in http_kw
     if own_session:
-        http_kw = {**http_kw, "session": requests.Session()}  # one connection for the whole walk
+        http_kw["session"] = http.Session()  # one connection for the whole walk
 
     def http_fetch(url: str) -> tuple[str, int]:
-        r = http.get(url, **http_kw)
+        r = http.get(url, **{**http_kw, "deadline_s": min(http_kw.get("deadline_s", math.inf), max(end_s - time.monotonic(), 0.01))})
         return r.text, r.attempts
 
     get = fetch or http_fetch
@@ -612,6 +623,10 @@ def crawl(
         if len(result.docs) + len(result.errors) >= max_pages:
             result.truncated = True
             log.debug("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, base_url, len(queue))
+            break
+        if time.monotonic() >= end_s:
+            result.truncated = True
+            log.debug("redfish: crawl deadline %g s reached at %s; %d link(s) not followed", crawl_deadline_s, base_url, len(queue))
             break
         path, depth = queue.popleft()
         url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path
@@ -667,5 +682,5 @@ def fetch_redfish(base_url: str, host: str | None = None, **kw) -> FetchResult:
     batch = parse_tree(res.docs, name, counts)
     warnings = [f"{u}: {e}" for u, e in list(res.errors.items())[:20]]
     if res.truncated:
-        warnings.append("page budget reached: tree only partly read")
+        warnings.append("page or time budget reached: tree only partly read")
     return FetchResult("redfish", base_url, True, batch, res.attempts, "", time.monotonic() - t0, warnings)

@@ -32,6 +32,7 @@ _LO = np.array([VALID_RANGE.get(m, (-np.inf, np.inf))[0] for m in METRICS])
 _HI = np.array([VALID_RANGE.get(m, (-np.inf, np.inf))[1] for m in METRICS])
 
 _EXAMPLES = 20  # how many unknown names to remember for the report
+_INDEX_MIN, _INDEX_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass
@@ -254,6 +255,9 @@ class BatchBuilder:
         name: str = "",
         timestamp_s: float | None = None,
     ) -> None:
+        if not _INDEX_MIN <= index <= _INDEX_MAX:  # entity indexes are int32; a vendor number beyond is junk
+            self.counts.malformed_lines += 1
+            return
         self._ref.append(self.entity(kind, host, index, uuid, name))
         self._metric.append(METRIC_CODE[metric])
         self._value.append(value)
@@ -302,6 +306,34 @@ class FetchResult:
     @property
     def counts(self) -> IngestCounts:
         return self.batch.counts
+
+
+MAX_MALFORMED_FRAC = 0.5  # a read whose lines are mostly malformed is a failed read, not a sparse one
+
+
+def garbage_reason(counts: IngestCounts) -> str:
+    """Why a parsed page is not the format it claims to be ("" when it is plausible).
+
+    More than :data:`MAX_MALFORMED_FRAC` of its lines malformed (random bytes, an HTML
+    error page, a UTF-16 body read as UTF-8) means the read failed, even if a few lines
+    happened to parse.
+    """
+    if counts.lines and counts.malformed_lines > MAX_MALFORMED_FRAC * counts.lines:
+        return (f"not a valid page: {counts.malformed_lines} of {counts.lines} line(s) malformed "
+                f"({counts.samples} sample(s) read)")
+    return ""
+
+
+def judged(result: FetchResult) -> FetchResult:
+    """``result``, turned into a failed read when :func:`garbage_reason` finds its page unusable.
+
+    The counts of the parse are kept, so the report still says what was seen.
+    """
+    reason = garbage_reason(result.batch.counts) if result.ok else ""
+    if not reason:
+        return result
+    return FetchResult(result.source, result.target, False, empty_batch(result.source, result.batch.counts),
+                       result.attempts, reason, result.elapsed_s, result.warnings)
 
 
 def failed(source: str, target: str, error: str, attempts: int = 1, elapsed_s: float = 0.0) -> FetchResult:

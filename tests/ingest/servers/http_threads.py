@@ -3,6 +3,10 @@
 A route gets ``(path_with_query, hit_number)`` and returns ``(status, content_type, body)``
 or ``None`` for 404; ``hits`` counts requests per path.  Used to serve a
 dcgm-exporter-style ``/metrics``, Redfish fixture trees and deliberately broken answers.
+
+A route may instead return a callable ``write(wfile, stopping)`` that writes the raw
+answer itself (status line, headers and body, as slowly or as much as it likes); it
+must return once ``stopping`` (a :class:`threading.Event`) is set, which ``stop()`` does.
 """
 
 from __future__ import annotations
@@ -29,6 +33,13 @@ class _Handler(BaseHTTPRequestHandler):
             answer = self.server.route(path, n)
         except Exception as exc:  # a broken route must not hang the test
             answer = (500, "text/plain", f"route failed: {exc}")
+        if callable(answer):
+            try:
+                answer(self.wfile, self.server.stopping)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up, as it should
+            self.close_connection = True
+            return
         if answer is None:
             answer = (404, "text/plain", f"no such resource {path}")
         status, ctype, body = answer
@@ -54,6 +65,7 @@ class _Server(ThreadingHTTPServer):
         self.route = route
         self.hits: Counter = Counter()
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
 
 
 class HttpServer:
@@ -77,6 +89,7 @@ class HttpServer:
         return self._server.hits
 
     def stop(self) -> None:
+        self._server.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
