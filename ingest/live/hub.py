@@ -31,6 +31,7 @@ from ingest.live.trend import TrendBuffer
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.training.sitejob import evaluate_site_job
 from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.view import EMPTY_TICK, ViewTick
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,11 @@ class StepTiming:
 
 
 class LiveHub:
-    """See module docstring."""
+    """See module docstring.  It is the ``live`` view of :mod:`twin.engine.view`."""
+
+    key = "live"
+    label = "live"
+    is_live = True
 
     def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
@@ -107,6 +112,8 @@ class LiveHub:
         self.timing = StepTiming()
         self.predicted_gpu_temp_c: np.ndarray | None = None
         self._latest: Snapshot | None = None
+        self._published: ViewTick = EMPTY_TICK  # snapshot and its detail, replaced together under _publish_lock
+        self._publish_lock = threading.Lock()
         self._prev_ts: datetime | None = None
         self._synthetic_ok_s = float("-inf")
         self._jobs_at: datetime | None = None
@@ -146,6 +153,8 @@ class LiveHub:
         self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
         self.trend_buffer.append(snap)
         self._latest = snap
+        with self._publish_lock:
+            self._published = ViewTick(snap, self.twin.detail)
         t4 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
                                  alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
@@ -221,12 +230,17 @@ class LiveHub:
         return self._job_status
 
     # ------------------------------------------------------------ read side
+    def latest_tick(self) -> ViewTick:
+        """The last published snapshot with the detail of the same tick, read together."""
+        with self._publish_lock:
+            return self._published
+
     def latest(self) -> Snapshot | None:
-        return self._latest
+        return self.latest_tick().snapshot
 
     def detail(self):
-        """The twin's results beyond the Snapshot contract (site balance, projections, N-1 causes)."""
-        return self.twin.detail
+        """The twin's results beyond the Snapshot contract of the published tick (site balance, N-1 causes)."""
+        return self.latest_tick().detail
 
     def trend(self, window_s: float = 900.0) -> pd.DataFrame:
         return self.trend_buffer.frame(window_s)

@@ -1,8 +1,9 @@
 """A stand-in for the live hub serving synthetic but plausible data.
 
-:class:`StandinHub` has the same interface as ``ingest.live.hub.LiveHub`` (``latest``,
-``trend``, ``rack_history``, ``alerts``, ``acknowledge``, ``silence``,
-``source_ages``) and serves a snapshot made by :func:`synthetic_snapshot`.  It exists
+:class:`StandinHub` is a live view (:class:`twin.engine.view.View`) like
+``ingest.live.hub.LiveHub`` (``latest_tick``, ``latest``, ``trend``, ``rack_history``,
+``alerts``, ``acknowledge``, ``silence``, ``source_ages``) and serves a snapshot made by
+:func:`synthetic_snapshot` (with no tick detail unless one is given).  It exists
 for tests that need a fast, deterministic hub; the served app and the benchmark use
 the real one.
 """
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from twin.engine.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.engine.view import ViewTick
 from twin.site.tables import SiteTables
 
 TREND_COLUMNS = (
@@ -165,19 +167,30 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
 class StandinHub:
     """Serves one synthetic snapshot (or one you set) with the live hub's interface."""
 
-    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False):
-        """``live=True`` stamps the snapshot with the current time on every read (never stale)."""
+    key = "live"
+    label = "live"
+    is_live = True
+
+    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False,
+                 detail=None):
+        """``live=True`` stamps the snapshot with the current time on every read (never stale).
+
+        ``detail`` is the ``TickDetail`` served with every snapshot (None: the pages' fallbacks).
+        """
         self.state = state
         self.live = live
         self.site_name = state.name
         self.snapshot = snapshot if snapshot is not None else synthetic_snapshot(state, seed=seed)
+        self.tick_detail = detail
         self._alerts = synthetic_alerts(state, self.snapshot)
         self._seed = seed
 
+    def latest_tick(self) -> ViewTick:
+        snapshot = replace(self.snapshot, ts=datetime.now(timezone.utc)) if self.live else self.snapshot
+        return ViewTick(snapshot, self.tick_detail)
+
     def latest(self) -> Snapshot | None:
-        if self.live:
-            return replace(self.snapshot, ts=datetime.now(timezone.utc))
-        return self.snapshot
+        return self.latest_tick().snapshot
 
     def trend(self, window_s: float = 900) -> pd.DataFrame:
         return synthetic_trend(self.latest(), window_s, seed=self._seed)
