@@ -7,7 +7,7 @@
 * Callbacks sit beside the layout, registered with ``dash.callback``;
   :func:`dashboard.app.create_app` hands them to the app.  Live callbacks take
   ``Input(ids.Shell.TICK, "n_intervals")`` (the shell's ≤ 2 s interval) and read data
-  with ``dashboard.hub_context.current_hub()`` (``latest()``, ``trend()``, ``state``...).
+  with ``dashboard.views.current_view()`` (``latest()``, ``trend()``, ``state``...).
 * Ids come from :mod:`dashboard.ids` (append a class per page at the end of that file);
   figures are pure builders in ``dashboard/figures/`` using ``dashboard.theme.base_layout``;
   cards from ``dashboard.components``.

@@ -15,7 +15,7 @@ from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dashboard import ids
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import normalise_alert
 
 dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
@@ -159,10 +159,11 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     }
 
 
+@view_layout
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
-    view = alerts_view(current_hub(), severities, show_past)
+    view = alerts_view(current_screen(**_kwargs).view, severities, show_past)
     return html.Div(
         [
             dcc.Location(id=ids.Alerts.URL, refresh=False),
@@ -228,7 +229,7 @@ def apply_action(hub, triggered_id, silence_s: float) -> str:
     prevent_initial_call=True,
 )
 def update_alerts(_n, _acks, _silences, severity, show_cleared, silence_s, signature):
-    hub = current_hub()
+    hub = current_view()
     message = no_update
     triggered = ctx.triggered_id
     if isinstance(triggered, dict):

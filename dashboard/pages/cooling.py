@@ -19,8 +19,7 @@ from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
-from dashboard.hub_context import current_hub
-from dashboard.tick_detail import tick_detail
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -51,7 +50,7 @@ SCENARIOS = (  # TickDetail.projections_s key prefix, label
 def throttle_scenarios(snap: Snapshot, detail=None) -> dict[str, np.ndarray]:
     """Time to throttle (s, per rack) per failure scenario: the twin's projections when
     ``detail`` (a TickDetail) has them, else the one scenario the Snapshot carries."""
-    projections = getattr(detail, "projections_s", None) or {}
+    projections = detail.projections_s if detail is not None else {}
     found = {label: projections[f"{key}_throttle_s"] for key, label in SCENARIOS if f"{key}_throttle_s" in projections}
     if found and all(np.shape(v) == snap.rack_time_to_throttle_s.shape for v in found.values()):
         return found
@@ -115,10 +114,12 @@ def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
     return _graph(ids.cooling_flow_graph(loop_name or SITE), figure, "440px")
 
 
+@view_layout
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    hub = current_screen(**_kwargs).view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     loop_id = name_index(state.loop_name, loop)
     selection = {"loop": state.loop_name[loop_id] if loop_id is not None else None}
     options = [{"label": "whole site", "value": SITE}] + [{"label": name, "value": name} for name in state.loop_name]
@@ -126,7 +127,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
         views = ({}, {}, html.Div("no data yet", className="empty"), {}, html.Div(), [])
         rendered = None
     else:
-        views = cooling_view(state, snap, loop_id, detail=tick_detail(hub))
+        views = cooling_view(state, snap, loop_id, detail=tick.detail)
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     flow, hist, worst, ttt, ttt_rows, cards = views
     return html.Div(
@@ -187,7 +188,7 @@ def selection_from_click(state: SiteTables, click: dict | None) -> str | None:
 )
 def select_loop(value, clicks, selection):
     """Dropdown or a click on a loop node sets the scope."""
-    state = current_hub().state
+    state = current_view().state
     if isinstance(ctx.triggered_id, dict):
         name = selection_from_click(state, next((c for c in clicks if c), None))
         if name is None:
@@ -215,11 +216,12 @@ def select_loop(value, clicks, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures (a new flow graph)."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     loop = name_index(hub.state.loop_name, selection.get("loop"))
-    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub))
+    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
     shown = ctx.outputs_list[1]  # the flow graph(s) on screen now
     if full:
         return (_flow_graph(selection.get("loop"), flow), [dash.no_update] * len(shown), *rest, now)

@@ -20,7 +20,7 @@ from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import fabric as figs
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
@@ -79,10 +79,12 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+@view_layout
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    hub = current_screen(**_kwargs).view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     tier = tier if tier in TIERS else "leaf"
     switch_id = name_index(state.switch_name, switch)
     selection = {"tier": tier, "switch": state.switch_name[switch_id] if switch_id is not None else None}
@@ -142,7 +144,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
 )
 def select(click, tier, selection):
     """A click on a matrix cell selects that switch; the tier radio switches matrices."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Fabric.MATRIX:
         custom = clicked_custom(click)
@@ -172,8 +174,9 @@ def select(click, tier, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     switch = name_index(hub.state.switch_name, selection.get("switch"))
     tier = TIERS.get(selection.get("tier"), TIER_LEAF)

@@ -17,7 +17,7 @@ from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selec
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
@@ -59,8 +59,9 @@ def floor_view(state, snapshot, metric: str, rack: int | None):
     return floor_figure(state, grids_for(state), metrics, metric, metric_range(state, metric), rack)
 
 
+@view_layout
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
-    hub = current_hub()
+    hub = current_screen(**_kwargs).view
     state = hub.state
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
@@ -280,7 +281,7 @@ def drilldown_outputs(hub, rack: int) -> tuple:
     prevent_initial_call=True,
 )
 def live_floor(_n, metric):
-    return floor_update(current_hub(), parse_metric(metric))
+    return floor_update(current_view(), parse_metric(metric))
 
 
 def floor_update(hub, metric: str):
@@ -298,7 +299,7 @@ def floor_update(hub, metric: str):
     prevent_initial_call=True,
 )
 def change_metric(metric, rack_name):
-    hub = current_hub()
+    hub = current_view()
     return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name))
 
 
@@ -311,7 +312,7 @@ def change_metric(metric, rack_name):
 def select_rack(click_data, _close):
     if dash.ctx.triggered_id == ids.Floor.RACK_CLOSE:
         return None
-    return clicked_rack_name(current_hub().state, click_data)
+    return clicked_rack_name(current_view().state, click_data)
 
 
 def clicked_rack_name(state, click_data) -> str | None:
@@ -349,7 +350,7 @@ def sync_url(metric, rack_name):
     prevent_initial_call=True,
 )
 def show_selection(rack_name):
-    state = current_hub().state
+    state = current_view().state
     rack = rack_index(state, rack_name)
     return ("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack)
 
@@ -363,7 +364,7 @@ def show_selection(rack_name):
     Input(ids.Shell.TICK, "n_intervals"),
 )
 def update_drilldown(rack_name, _n):
-    hub = current_hub()
+    hub = current_view()
     rack = rack_index(hub.state, rack_name)
     if rack is None or hub.latest() is None:
         return no_update, no_update, no_update, no_update

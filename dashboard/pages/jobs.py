@@ -19,7 +19,7 @@ from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import jobs as figs
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 
@@ -95,10 +95,12 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+@view_layout
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    hub = current_screen(**_kwargs).view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     rack_id = name_index(state.rack_name, rack)
     names = [j.name for j in snap.jobs] if snap is not None else []
     chosen = find_job(snap, job) if snap is not None else None
@@ -151,7 +153,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
 )
 def select(job_name, click, selection):
     """The dropdown picks the job; a click on a job rack marks it."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Jobs.PLACEMENT:
         custom = clicked_custom(click)
@@ -179,8 +181,9 @@ def select(job_name, click, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     rack = name_index(hub.state.rack_name, selection.get("rack"))
     *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
                             shown_placement=(rendered or {}).get("placement"))

@@ -17,7 +17,7 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
 from dashboard.aggregates import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
 
@@ -190,8 +190,9 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
     }
 
 
+@view_layout
 def layout(window=None, at=None, **_kwargs) -> html.Div:
-    hub = current_hub()
+    hub = current_screen(**_kwargs).view
     window_s = parse_window(window)
     pinned = parse_at(at)
     snapshot = hub.latest()
@@ -252,7 +253,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     prevent_initial_call=True,
 )
 def live_update(_n, window_s):
-    hub = current_hub()
+    hub = current_view()
     names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
     return overview_update(hub, parse_window(window_s), names)
 
@@ -282,7 +283,7 @@ def pin_label(pinned: str | None) -> str:
 )
 def change_window(window_s, pinned):
     window_s = parse_window(window_s)
-    figures = trend_figures(trend_frame(current_hub(), window_s), window_s, pinned)
+    figures = trend_figures(trend_frame(current_view(), window_s), window_s, pinned)
     return tuple(figures[tid] for tid, *_ in TRENDS)
 
 

@@ -19,8 +19,7 @@ from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
-from dashboard.hub_context import current_hub
-from dashboard.tick_detail import tick_detail
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -82,10 +81,9 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     return tree, headroom, worst, generation, swing, supply, cards
 
 
-def _trend(hub):
-    """The hub's recent site trend, or None when it keeps none."""
-    trend = getattr(hub, "trend", None)
-    return trend(TREND_WINDOW_S) if callable(trend) else None
+def _trend(view):
+    """The view's recent site trend (a frame, possibly empty)."""
+    return view.trend(TREND_WINDOW_S)
 
 
 def _graph(graph_id: str, figure, height: str | None = None) -> dcc.Graph:
@@ -97,10 +95,12 @@ def _scope_text(state: SiteTables, element: int | None) -> str:
     return "whole site" if element is None else f"focused on {state.power_name[element]}"
 
 
+@view_layout
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    hub = current_screen(**_kwargs).view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     element_id = name_index(state.power_name, element)
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
     selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
@@ -109,7 +109,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
         rendered = None
     else:
         tree, headroom, worst, generation, swing, supply, cards = power_view(
-            state, snap, element_id, metric, detail=tick_detail(hub), trend=_trend(hub))
+            state, snap, element_id, metric, detail=tick.detail, trend=_trend(hub))
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     return html.Div(
         [
@@ -169,7 +169,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
 )
 def select(click, metric, _reset, selection):
     """Click focuses an element, the radio picks the metric, the button returns to the site."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Power.TREE:
         custom = clicked_custom(click)
@@ -202,12 +202,13 @@ def select(click, metric, _reset, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
-    views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub), trend=_trend(hub))
+    views = power_view(hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub))
     return (*views, _scope_text(hub.state, element), element is None, now)
 
 
