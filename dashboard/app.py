@@ -15,9 +15,9 @@ import logging
 from pathlib import Path
 
 import dash
-from dash import _callback
 
 from dashboard import shell
+from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
 
@@ -28,33 +28,13 @@ PAGES_DIR = PACKAGE_DIR / "pages"
 ASSETS_DIR = PACKAGE_DIR.parent / "assets"
 
 
-def _adopt_page_callbacks(app: dash.Dash) -> None:
-    """Move the callbacks the page modules just registered with ``dash.callback`` into ``app``.
-
-    Dash copies its global callback list (and the inline scripts of clientside
-    callbacks) into an app on the app's first request / index render, so a second app
-    created before that (tests serve several) would receive both apps' copies and the
-    other none.  Creating the app re-executes every page module, which registers its
-    callbacks afresh, so we clear the lists before and hand them to this app at once.
-    """
-    for key, value in _callback.GLOBAL_CALLBACK_MAP.items():
-        app.callback_map[key] = value
-    app._callback_list.extend(_callback.GLOBAL_CALLBACK_LIST)
-    app._inline_scripts.extend(_callback.GLOBAL_INLINE_SCRIPTS)
-    _callback.GLOBAL_CALLBACK_MAP.clear()
-    _callback.GLOBAL_CALLBACK_LIST.clear()
-    _callback.GLOBAL_INLINE_SCRIPTS.clear()
-
-
 def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
 
     ``tick_ms`` is the live-update period (≤ 2000 ms).
     """
     register_template()
-    _callback.GLOBAL_CALLBACK_MAP.clear()
-    _callback.GLOBAL_CALLBACK_LIST.clear()
-    _callback.GLOBAL_INLINE_SCRIPTS.clear()
+    clear_global_callbacks()  # the page modules register theirs afresh when Dash imports them
     app = dash.Dash(
         "dashboard",
         use_pages=True,
@@ -66,7 +46,7 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
         suppress_callback_exceptions=True,
     )
     app.server.config[HUB_CONFIG_KEY] = hub
-    _adopt_page_callbacks(app)
+    adopt_global_callbacks(app)
     shell.register_callbacks(app)
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))

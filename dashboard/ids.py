@@ -22,6 +22,9 @@ class Shell:
     TICK = "shell-tick"  # dcc.Interval driving every live page
     LOCATION = "shell-location"  # read-only view of the browser URL
     MAIN = "shell-main"  # the page slot; class "is-stale"/"is-dead" greys it out
+    VIEW_BANNER = "shell-view-banner"  # under the header: which scenario/replay view is on screen
+    VIEW_ERROR = "shell-view-error"  # the message of a page whose view cannot be shown
+    LINK_KEEPER = "shell-link-keeper"  # dcc.Store written by the clientside link handler (never read)
 
 
 # Pattern-matching id types (dict ids); use the helper functions below.

@@ -192,8 +192,10 @@ def unavailable_page(message: str):
     """The page body shown instead of a page when its view cannot be shown."""
     from dash import dcc, html
 
+    from dashboard import ids
+
     return html.Div(
-        [html.H1("View not available"), html.P(message, id="view-unavailable-message", className="view-error"),
+        [html.H1("View not available"), html.P(message, id=ids.Shell.VIEW_ERROR, className="view-error"),
          html.P(["Scenarios: "] + [item for name in available_scenarios()
                                    for item in (dcc.Link(name, href=f"?view=scenario:{name}"), " ")]
                 + [" · ", dcc.Link("back to live", href="?")])],

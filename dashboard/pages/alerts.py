@@ -15,6 +15,7 @@ from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dashboard import ids
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
+from dashboard.deep_link import keep_view
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import normalise_alert
 
@@ -78,8 +79,8 @@ def _entity_cell(state, alert: dict):
     return dcc.Link(label, href=href) if href else label
 
 
-def active_table(state, alerts: list[dict], now: datetime) -> html.Table | html.Div:
-    """Open alerts with acknowledge and silence buttons."""
+def active_table(state, alerts: list[dict], now: datetime, actions: bool = True) -> html.Table | html.Div:
+    """Open alerts, with acknowledge and silence buttons when ``actions`` (live views only)."""
     if not alerts:
         return html.Div("no active alerts match the filter", className="empty")
     head = html.Tr([html.Th("severity"), html.Th("raised (UTC)", className="num"), html.Th("age", className="num"), html.Th("source"), html.Th("entity"),
@@ -104,7 +105,7 @@ def active_table(state, alerts: list[dict], now: datetime) -> html.Table | html.
                                     disabled=bool(alert.get("acknowledged"))),
                         " ",
                         html.Button("silence", id=ids.alert_silence(alert["id"]), n_clicks=0),
-                    ],
+                    ] if actions else html.Span("read-only", className="muted"),
                     className="actions",
                 ),
             ],
@@ -153,7 +154,7 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     past = [a for a in chosen if a.get("cleared_at") is not None] if show_past else []
     return {
         "summary": summary(everything, now),
-        "active": active_table(hub.state, active, now),
+        "active": active_table(hub.state, active, now, actions=hub.is_live),
         "past": past_table(hub.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
         "signature": [alerts_signature(active, now), alerts_signature(past, now), severities, show_past],
     }
@@ -199,9 +200,14 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
 
 
 def apply_action(hub, triggered_id, silence_s: float) -> str:
-    """Acknowledge or silence the alert of the clicked button; returns a message for the page."""
+    """Acknowledge or silence the alert of the clicked button; returns a message for the page.
+
+    Only a live view's alerts can be acknowledged or silenced; other views' are read-only.
+    """
     if not isinstance(triggered_id, dict):
         return ""
+    if not hub.is_live:
+        return f"alerts of {hub.label} are read-only"
     alert_id = triggered_id.get("alert")
     if triggered_id.get("type") == ids.ALERT_ACK:
         hub.acknowledge(alert_id)
@@ -238,7 +244,7 @@ def update_alerts(_n, _acks, _silences, severity, show_cleared, silence_s, signa
         message = apply_action(hub, triggered, silence_s or SILENCE_OPTIONS_S[1])
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
     view = alerts_view(hub, severities, show_past)
-    search = url_search(severities, show_past) if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED) else no_update
+    search = keep_view(url_search(severities, show_past)) if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED) else no_update
     if view["signature"] == signature and message is no_update:
         return no_update, no_update, no_update, no_update, no_update, search
     return view["summary"], view["active"], view["past"], view["signature"], message, search

@@ -17,6 +17,8 @@ from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selec
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
+from dashboard.dash_internals import PUSH_STATE_JS
+from dashboard.deep_link import keep_view
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
@@ -340,7 +342,7 @@ def clicked_rack_name(state, click_data) -> str | None:
 def sync_url(metric, rack_name):
     if dash.ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update
-    return url_search(parse_metric(metric), rack_name)
+    return keep_view(url_search(parse_metric(metric), rack_name))
 
 
 @dash.callback(
@@ -388,12 +390,11 @@ dash.clientside_callback(
                 var link = event.target.closest && event.target.closest('a[data-dash-link]');
                 if (!link || event.button !== 0 || event.metaKey || event.shiftKey || event.altKey || event.ctrlKey) { return; }
                 event.preventDefault();
-                window.history.pushState({}, '', link.getAttribute('href'));
-                window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));
+                (%s)(link.getAttribute('href'));
                 window.scrollTo(0, 0);
             });
         }
     }
-    """ % ids.Floor.RACK_PANEL,
+    """ % (ids.Floor.RACK_PANEL, PUSH_STATE_JS),
     Input(ids.Floor.RACK_HTML, "data"),
 )

@@ -17,6 +17,7 @@ from dashboard import ids
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
+from dashboard.deep_link import keep_view
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
 from dashboard.aggregates import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
@@ -320,4 +321,4 @@ def sync_url_and_pin(window_s, pinned):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return (no_update,) * (2 + len(TRENDS))
     pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
-    return (url_search(parse_window(window_s), pinned), pin_label(pinned), *pin_outputs)
+    return (keep_view(url_search(parse_window(window_s), pinned)), pin_label(pinned), *pin_outputs)
