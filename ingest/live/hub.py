@@ -21,7 +21,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ingest.live.alerts import AlertTracker, evaluate
+from ingest.live.alert_rules import SiteFacts, evaluate
+from ingest.live.alerts import AlertTracker
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
@@ -111,6 +112,7 @@ class LiveHub:
         self._synthetic_ok_s = float("-inf")
         self._jobs_at: datetime | None = None
         self._job_status = []
+        self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
         self._step_lock = threading.Lock()
 
@@ -143,7 +145,7 @@ class LiveHub:
             self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
             self._recorded_at = ts
         t3 = time.perf_counter()
-        self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
+        self.tracker.update(ts, [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)])
         self.trend_buffer.append(snap)
         self._latest = snap
         t4 = time.perf_counter()
@@ -198,6 +200,15 @@ class LiveHub:
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
             source_age_s=self.source_ages(now_s),
         )
+
+    def _facts(self, snap: Snapshot) -> SiteFacts:
+        """What the alert rules need beyond the snapshot; remembers each job's best throughput."""
+        for job in snap.jobs:
+            if np.isfinite(job.tokens_per_s) and job.tokens_per_s > self._job_best.get(job.name, 0.0):
+                self._job_best[job.name] = float(job.tokens_per_s)
+        detail = self.twin.detail
+        return SiteFacts(power_live=detail.power_live, source_live=detail.source_live,
+                         job_best_tokens_per_s=dict(self._job_best))
 
     def _owns(self, condition) -> bool:
         """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
