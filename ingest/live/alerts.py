@@ -88,3 +88,29 @@ def history(engine: Engine, event_id: int) -> list[dict]:
                             .order_by(EventChange.changed_at, EventChange.id)).all()
     return [{"changed_at": r.changed_at, "severity": r.severity, "message": r.message, "value": r.value}
             for r in rows]
+
+
+def list_alerts(engine: Engine, site_name: str | None = None, active_only: bool = True,
+                limit: int = 500) -> list[dict]:
+    """Stored alerts newest first (``site_name`` None: every site); ``active_only`` keeps uncleared ones."""
+    query = select(Event)
+    if site_name is not None:
+        query = query.where(Event.site_name == site_name)
+    if active_only:
+        query = query.where(Event.cleared_at.is_(None))
+    with Session(engine) as session:
+        rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
+    return [alert_dict(e) for e in rows]
+
+
+def alert_dict(e: Event) -> dict:
+    """One stored alert as the dashboard, the API and ``clustertwin alerts list`` show it."""
+    return {"id": e.id, "site": e.site_name, "key": e.key, "ts": e.raised_at, "raised_at": e.raised_at,
+            "updated_at": e.updated_at or e.raised_at, "severity": e.severity, "source": e.source,
+            "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
+            "metric": e.metric, "value": e.value, "message": e.message, "group": e.group_key or e.key,
+            "impact": {"gpus": e.impact_gpus, "jobs": [j for j in e.impact_jobs.split(",") if j],
+                       "tokens_per_s": e.impact_tokens_per_s, "power_mw": e.impact_power_mw},
+            "runbook": e.runbook, "acknowledged": e.acknowledged, "acknowledged_at": e.acknowledged_at,
+            "ack_comment": e.ack_comment, "acknowledged_by": e.acknowledged_by,
+            "silenced_until": e.silenced_until, "cleared_at": e.cleared_at}

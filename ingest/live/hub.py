@@ -19,10 +19,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from ingest.live.alert_rules import SiteFacts, evaluate
-from ingest.live.alerts import AlertTracker
+from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
@@ -266,24 +266,22 @@ class LiveHub:
         })
 
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
-        """Alerts newest first; ``active_only`` keeps the ones not cleared yet."""
-        query = select(Event).where(Event.site_name == self.site_name)
-        if active_only:
-            query = query.where(Event.cleared_at.is_(None))
-        with Session(self.db) as session:
-            rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
-        return [{"id": e.id, "ts": e.raised_at, "severity": e.severity, "source": e.source,
-                 "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
-                 "metric": e.metric, "value": e.value, "message": e.message, "acknowledged": e.acknowledged,
-                 "silenced_until": e.silenced_until, "cleared_at": e.cleared_at} for e in rows]
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`)."""
+        return list_alerts(self.db, self.site_name, active_only, limit)
 
-    def acknowledge(self, alert_id: int) -> None:
-        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow())
+    def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
+        """Mark an alert acknowledged, with the operator's comment (and user, once there are users)."""
+        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
+                           acknowledged_by=user[:100])
 
     def silence(self, alert_id: int, duration_s: float) -> None:
         if not duration_s > 0:
             raise ValueError("silence duration must be positive seconds")
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
+
+    def unsilence(self, alert_id: int) -> None:
+        """Lift an alert's silence."""
+        self._update_event(alert_id, silenced_until=None)
 
     def prune(self) -> int:
         """Delete recorded frames older than the retention window; returns the chunks deleted."""
