@@ -31,7 +31,8 @@ from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from ingest.live.trend import TrendBuffer
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.training.sitejob import evaluate_site_job
-from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
+from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls b
 RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
 RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
+# [E] a powered GPU draws at least its idle power; one measured below half of it is not running
+# (shut down, fallen off the bus), whatever the twin's own state says
+DEAD_POWER_FRAC = 0.5
 
 
 @dataclass
@@ -115,6 +119,8 @@ class LiveHub:
         self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
         self._step_lock = threading.Lock()
+        self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
+        self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
 
     # ------------------------------------------------------------------ step
     def step(self, ts: datetime | None = None) -> Snapshot:
@@ -182,13 +188,23 @@ class LiveHub:
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
-        """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
+        """Measured GPU values replace the twin's where fresh; the prediction is kept aside.
+
+        GPU health follows the measured numbers the pages show: a GPU drawing less than
+        :data:`DEAD_POWER_FRAC` of its idle power is down, one measured at or above its
+        slowdown temperature is throttled to the hardware-slowdown clock.
+        """
         cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
         self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
         temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
         xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
-        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
+        powered = snap.gpu_state != GPU_OFF
+        dead = powered & np.isfinite(power) & (power < DEAD_POWER_FRAC * self._gpu_idle_w)
+        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN) | dead
+        hot = powered & ~down & np.isfinite(temp) & (temp >= self._gpu_slowdown_c)
+        gpu_state = np.where(down, GPU_DOWN, np.where(hot, GPU_THROTTLED, snap.gpu_state)).astype(np.int8)
+        throttle = np.where(hot, np.minimum(snap.throttle_frac, HW_SLOWDOWN_CLOCK_FRAC), snap.throttle_frac)
         rack_max = self.twin.by_rack.max(np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
         return replace(
             snap,
@@ -196,7 +212,8 @@ class LiveHub:
             hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
             gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
             xid_last=xid_last,
-            gpu_state=np.where(down, GPU_DOWN, snap.gpu_state).astype(np.int8),
+            gpu_state=gpu_state,
+            throttle_frac=np.where(down, 0.0, throttle),
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
             source_age_s=self.source_ages(now_s),
         )
