@@ -19,9 +19,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from ingest.live.alerts import AlertTracker, evaluate
+from ingest.live.alert_rules import SiteFacts, evaluate
+from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
@@ -30,8 +31,9 @@ from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from ingest.live.trend import TrendBuffer
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.training.sitejob import evaluate_site_job
-from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.engine.view import EMPTY_TICK, ViewTick
+from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,9 @@ READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls b
 RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
 RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
+# [E] a powered GPU draws at least its idle power; one measured below half of it is not running
+# (shut down, fallen off the bus), whatever the twin's own state says
+DEAD_POWER_FRAC = 0.5
 
 
 @dataclass
@@ -118,8 +123,11 @@ class LiveHub:
         self._synthetic_ok_s = float("-inf")
         self._jobs_at: datetime | None = None
         self._job_status = []
+        self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
         self._step_lock = threading.Lock()
+        self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
+        self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
 
     # ------------------------------------------------------------------ step
     def step(self, ts: datetime | None = None) -> Snapshot:
@@ -150,7 +158,7 @@ class LiveHub:
             self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
             self._recorded_at = ts
         t3 = time.perf_counter()
-        self.tracker.update(ts, [c for c in evaluate(self.state, snap) if self._owns(c)])
+        self.tracker.update(ts, [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)])
         self.trend_buffer.append(snap)
         self._latest = snap
         with self._publish_lock:
@@ -189,13 +197,23 @@ class LiveHub:
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
-        """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
+        """Measured GPU values replace the twin's where fresh; the prediction is kept aside.
+
+        GPU health follows the measured numbers the pages show: a GPU drawing less than
+        :data:`DEAD_POWER_FRAC` of its idle power is down, one measured at or above its
+        slowdown temperature is throttled to the hardware-slowdown clock.
+        """
         cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
         self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
         temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
         xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
-        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
+        powered = snap.gpu_state != GPU_OFF
+        dead = powered & np.isfinite(power) & (power < DEAD_POWER_FRAC * self._gpu_idle_w)
+        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN) | dead
+        hot = powered & ~down & np.isfinite(temp) & (temp >= self._gpu_slowdown_c)
+        gpu_state = np.where(down, GPU_DOWN, np.where(hot, GPU_THROTTLED, snap.gpu_state)).astype(np.int8)
+        throttle = np.where(hot, np.minimum(snap.throttle_frac, HW_SLOWDOWN_CLOCK_FRAC), snap.throttle_frac)
         rack_max = self.twin.by_rack.max(np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
         return replace(
             snap,
@@ -203,10 +221,20 @@ class LiveHub:
             hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
             gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
             xid_last=xid_last,
-            gpu_state=np.where(down, GPU_DOWN, snap.gpu_state).astype(np.int8),
+            gpu_state=gpu_state,
+            throttle_frac=np.where(down, 0.0, throttle),
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
             source_age_s=self.source_ages(now_s),
         )
+
+    def _facts(self, snap: Snapshot) -> SiteFacts:
+        """What the alert rules need beyond the snapshot; remembers each job's best throughput."""
+        for job in snap.jobs:
+            if np.isfinite(job.tokens_per_s) and job.tokens_per_s > self._job_best.get(job.name, 0.0):
+                self._job_best[job.name] = float(job.tokens_per_s)
+        detail = self.twin.detail
+        return SiteFacts(power_live=detail.power_live, source_live=detail.source_live,
+                         job_best_tokens_per_s=dict(self._job_best))
 
     def _owns(self, condition) -> bool:
         """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
@@ -269,24 +297,22 @@ class LiveHub:
         })
 
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
-        """Alerts newest first; ``active_only`` keeps the ones not cleared yet."""
-        query = select(Event).where(Event.site_name == self.site_name)
-        if active_only:
-            query = query.where(Event.cleared_at.is_(None))
-        with Session(self.db) as session:
-            rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
-        return [{"id": e.id, "ts": e.raised_at, "severity": e.severity, "source": e.source,
-                 "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
-                 "metric": e.metric, "value": e.value, "message": e.message, "acknowledged": e.acknowledged,
-                 "silenced_until": e.silenced_until, "cleared_at": e.cleared_at} for e in rows]
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`)."""
+        return list_alerts(self.db, self.site_name, active_only, limit)
 
-    def acknowledge(self, alert_id: int) -> None:
-        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow())
+    def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
+        """Mark an alert acknowledged, with the operator's comment (and user, once there are users)."""
+        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
+                           acknowledged_by=user[:100])
 
     def silence(self, alert_id: int, duration_s: float) -> None:
         if not duration_s > 0:
             raise ValueError("silence duration must be positive seconds")
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
+
+    def unsilence(self, alert_id: int) -> None:
+        """Lift an alert's silence."""
+        self._update_event(alert_id, silenced_until=None)
 
     def prune(self) -> int:
         """Delete recorded frames older than the retention window; returns the chunks deleted."""

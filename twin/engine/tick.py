@@ -118,6 +118,7 @@ class TickDetail:
     clock_event_mask: np.ndarray  # int32 per GPU, NVML bit layout
     dark_racks: np.ndarray  # int32 rack ids
     power_live: np.ndarray  # bool per element
+    source_live: np.ndarray  # bool per source: not tripped or failed
     power_n1_worst_by: np.ndarray  # int32 per element: element whose loss gives the worst load
     power_headroom_kw: np.ndarray  # per element: rating × max_util_frac − load (negative = overloaded)
     power_n1_headroom_kw: np.ndarray  # per element: usable rating − worst single-failure load
@@ -739,7 +740,7 @@ class TwinEngine:
         sw = r["swing"]
         self.detail = TickDetail(
             clock_event_mask=r["mask"], dark_racks=np.flatnonzero(r["dark_rack"]).astype(np.int32),
-            power_live=r["power_live"], power_n1_worst_by=r["power_n1_by"],
+            power_live=r["power_live"], source_live=r["source_live"], power_n1_worst_by=r["power_n1_by"],
             power_headroom_kw=self.topo.usable_kw - r["power_load_kw"],
             power_n1_headroom_kw=self.topo.usable_kw - r["power_n1_load_kw"], balance=r["balance"], swing=sw,
             cooling_kw=r["cooling_kw"], projections_s=r["projections"])
