@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.hub_context import ViewSelection, current_hub, selection
-from ingest.live.alerts import evaluate
+from ingest.live.alert_rules import SiteFacts, evaluate
+from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
 from twin.engine.projection import run_scenario
 from twin.engine.snapshot import GPU_DOWN, Snapshot
@@ -61,7 +62,7 @@ class ScenarioView:
         self._tick = ViewTick(snap, detail)
         self._trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"),
                                    columns=list(TREND_COLUMNS))
-        self._alerts = _alerts_of(state, snap)
+        self._alerts = _alerts_of(state, snap, detail)
         self.label = f"scenario · {self.title}"
 
     def latest_tick(self) -> ViewTick:
@@ -87,12 +88,10 @@ class ScenarioView:
         return {}
 
 
-def _alerts_of(state: SiteTables, snap: Snapshot) -> list[dict]:
+def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:
     """The live alert rules evaluated on the scenario's snapshot, as read-only alert dicts."""
-    return [{"id": f"{c.key}", "ts": snap.ts, "severity": c.severity, "source": c.source,
-             "entity_kind": c.entity_kind, "entity_id": c.entity_id, "entity_name": c.entity_name,
-             "metric": c.metric, "value": c.value, "message": c.message, "acknowledged": False,
-             "silenced_until": None, "cleared_at": None} for c in evaluate(state, snap)]
+    facts = SiteFacts() if detail is None else SiteFacts(detail.power_live, detail.source_live)
+    return [condition_alert(c, snap.ts, state.name) for c in evaluate(state, snap, facts)]
 
 
 _cache: dict[tuple, ScenarioView] = {}

@@ -114,3 +114,13 @@ def alert_dict(e: Event) -> dict:
             "runbook": e.runbook, "acknowledged": e.acknowledged, "acknowledged_at": e.acknowledged_at,
             "ack_comment": e.ack_comment, "acknowledged_by": e.acknowledged_by,
             "silenced_until": e.silenced_until, "cleared_at": e.cleared_at}
+
+
+def condition_alert(c: Condition, ts: datetime, site_name: str = "") -> dict:
+    """A condition that was never stored (a scenario's or a replay's) in the shape of :func:`alert_dict`."""
+    return {"id": c.key, "site": site_name, "key": c.key, "ts": ts, "raised_at": ts, "updated_at": ts,
+            "severity": c.severity, "source": c.source, "entity_kind": c.entity_kind, "entity_id": c.entity_id,
+            "entity_name": c.entity_name, "metric": c.metric, "value": c.value, "message": c.message,
+            "group": c.group_key, "impact": c.impact.as_dict(), "runbook": c.runbook, "acknowledged": False,
+            "acknowledged_at": None, "ack_comment": "", "acknowledged_by": "", "silenced_until": None,
+            "cleared_at": None}
