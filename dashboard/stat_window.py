@@ -35,11 +35,11 @@ class WindowStat:
 
 def window_stat(trend: pd.DataFrame, column: str, window_s: float = STAT_WINDOW_S,
                 latest: float = math.nan) -> WindowStat:
-    """Stat of ``column`` over the last ``window_s`` of ``trend`` (a ``ts`` column, UTC); ``latest`` if empty."""
-    if trend is None or trend.empty or column not in trend or "ts" not in trend:
+    """Stat of ``column`` over the last ``window_s`` of ``trend`` (indexed by UTC time); ``latest`` if empty."""
+    if trend is None or trend.empty or column not in trend:
         return WindowStat(latest, latest, latest, ())
-    end = trend["ts"].iloc[-1]
-    recent = trend.loc[trend["ts"] >= end - pd.Timedelta(seconds=window_s), column].to_numpy(dtype=np.float64)
+    end = trend.index[-1]
+    recent = trend.loc[trend.index >= end - pd.Timedelta(seconds=window_s), column].to_numpy(dtype=np.float64)
     recent = recent[np.isfinite(recent)]
     if recent.size == 0:
         return WindowStat(latest, latest, latest, ())

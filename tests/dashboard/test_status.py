@@ -70,7 +70,7 @@ def test_hostlists_compress_like_slurm_and_round_trip():
 def test_window_stat_averages_the_swing_and_keeps_its_band():
     ts = pd.date_range(T0, periods=120, freq="1s")
     it_mw = np.where(np.arange(120) % 2 == 0, 23.6, 10.2)  # a training swing sampled every second
-    trend = pd.DataFrame({"ts": ts, "it_power_mw": it_mw})
+    trend = pd.DataFrame({"it_power_mw": it_mw}, index=pd.DatetimeIndex(ts, name="ts"))
     stat = window_stat(trend, "it_power_mw", window_s=30)
     assert stat.low == 10.2 and stat.high == 23.6 and abs(stat.mean - 16.9) < 0.3 and not stat.steady
     assert len(stat.samples) <= 60
