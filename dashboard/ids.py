@@ -133,6 +133,19 @@ class Cooling:
     KPIS = "cooling-kpis"
 
 
+class Cdu:
+    """``/cdu``: one CDU — its state, flow, temperatures and pumps over time, its racks and alerts."""
+
+    PAGE = "cdu"
+    KPIS = "cdu-kpis"
+    STATUS = "cdu-status"
+    TEMPS = "cdu-temps"
+    FLOW = "cdu-flow"
+    HEAT = "cdu-heat"
+    RACKS = "cdu-racks"
+    ALERTS = "cdu-alerts"
+
+
 class Power:
     """``/power``: one-line diagram, load and N-1 headroom, generation, swing."""
 

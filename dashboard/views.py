@@ -24,6 +24,7 @@ from dashboard.hub_context import ViewSelection, current_hub, selection
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
+from ingest.store.layouts import CDU_FIELDS
 from twin.engine.projection import run_scenario
 from twin.engine.snapshot import GPU_DOWN, Snapshot
 from twin.engine.view import LIVE, REPLAY, SCENARIO, View, ViewKey, ViewTick, format_view_key, parse_view_key
@@ -83,6 +84,12 @@ class ScenarioView:
         if not 0 <= rack_id < self.state.n_racks:
             raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
         return pd.DataFrame({name: [] for name in HISTORY_COLUMNS})
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        if not 0 <= cdu_id < self.state.n_cdus:
+            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
+        return pd.DataFrame(columns=list(CDU_FIELDS), index=pd.DatetimeIndex([], tz=timezone.utc, name="ts"),
+                            dtype=float)
 
     def source_ages(self) -> dict[str, float]:
         return {}

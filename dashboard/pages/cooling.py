@@ -28,7 +28,7 @@ dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · 
 PAGE = ids.Cooling.PAGE
 SITE = "__site__"  # dropdown value of the site view
 WORST_COLUMNS = (
-    Column("cdu", "CDU"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
+    Column("cdu", "CDU", href="/cdu?cdu={}"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
     Column("capacity_kw", "capacity (kW)", "{:,.1f}"), Column("use_pct", "use (%)", "{:.1f}"),
     Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
     Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),

@@ -25,7 +25,7 @@ from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
-from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.models import Event, utcnow
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from ingest.live.trend import TrendBuffer
@@ -295,6 +295,15 @@ class LiveHub:
             "metric": np.tile(np.repeat(np.array(GPU_FIELDS), n_gpus), n_ts),
             "value": values.reshape(-1).astype(np.float64),
         })
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """Recorded values of one CDU over the last ``window_s`` s, one column per CDU field, indexed by UTC time."""
+        if not 0 <= cdu_id < self.state.n_cdus:
+            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
+        end = self._prev_ts or utcnow()
+        ts, values = self.store.read_window("cdu", np.array([cdu_id]), end - timedelta(seconds=window_s), end)
+        index = pd.DatetimeIndex(pd.to_datetime(ts).tz_localize(timezone.utc), name="ts")
+        return pd.DataFrame(values[:, :, 0].astype(np.float64), index=index, columns=list(CDU_FIELDS))
 
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
         """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`)."""

@@ -210,6 +210,16 @@ class StandinHub:
             }))
         return pd.concat(rows, ignore_index=True)
 
+    def cdu_history(self, cdu_id: int, window_s: float = 600) -> pd.DataFrame:
+        """The CDU's snapshot values with 1 % noise every 10 s over the window."""
+        n = max(2, int(window_s / 10))
+        ts = pd.date_range(end=self.snapshot.ts, periods=n, freq=pd.Timedelta(seconds=10), name="ts")
+        snap, rng = self.snapshot, np.random.default_rng(cdu_id)
+        values = {"coolant_supply_temp_c": snap.cdu_supply_temp_c, "coolant_return_temp_c": snap.cdu_return_temp_c,
+                  "coolant_flow_lpm": snap.cdu_flow_lpm, "cdu_heat_kw": snap.cdu_heat_kw,
+                  "cdu_capacity_kw": snap.cdu_capacity_kw, "pumps_running_total": snap.cdu_pumps_running}
+        return pd.DataFrame({k: float(v[cdu_id]) * (1.0 + rng.normal(0, 0.01, n)) for k, v in values.items()}, index=ts)
+
     def alerts(self, active_only: bool = True) -> list[dict]:
         rows = [dict(a) for a in self._alerts]
         return [a for a in rows if a["cleared_at"] is None] if active_only else rows

@@ -65,6 +65,9 @@ class View(Protocol):
     def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
         """GPU values of one rack over the window, long format (ts, gpu, metric, value); may be empty."""
 
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """One CDU's recorded values over the window, a column per CDU field, indexed by UTC time; may be empty."""
+
     def source_ages(self) -> dict[str, float]:
         """Seconds since each source's last good reading ({} for a view without sources)."""
 
