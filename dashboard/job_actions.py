@@ -81,15 +81,15 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
     # down GPUs, by rack
     for rack in np.unique(state.gpu_rack[ids[down]]):
         gpus = ids[down & (state.gpu_rack[ids] == rack)]
-        xids = sorted({int(x) for x in snap.xid_last[gpus] if x})
+        xids = sorted({int(x) for x in snap.last_xid_code[gpus] if x})
         xid_text = f" (XID {', '.join(map(str, xids))})" if xids else ""
         causes.append(Cause("gpus_down", "rack", state.rack_name[rack], int(gpus.size), 0.0,
                             f"{gpus.size} GPUs down{xid_text}"))
         drain_gpus.append(gpus)
     # leaf switches whose uplinks are all down, under the job's GPUs
     leaves = np.unique(state.gpu_leaf[ids])
-    if not snap.link_up.all():
-        down_links = np.bincount(state.link_a[~snap.link_up], minlength=state.n_switches)
+    if not snap.link_up_flag.all():
+        down_links = np.bincount(state.link_a[~snap.link_up_flag], minlength=state.n_switches)
         installed = np.bincount(state.link_a, minlength=state.n_switches)
         for leaf in leaves:
             if state.switch_tier[leaf] == TIER_LEAF and installed[leaf] and down_links[leaf] >= installed[leaf]:
@@ -127,8 +127,8 @@ def expected_after_drain(state: SiteTables, snap: Snapshot, spec, gpu_ids: np.nd
     drained = np.isin(state.gpu_node, [state.node_name.index(h) for h in diagnosis.drain_hosts])
     throttle = np.where(snap.gpu_state == GPU_DOWN, 0.0, np.nan_to_num(snap.throttle_frac, nan=1.0))
     throttle = np.where(drained, 1.0, throttle)
-    link_up = snap.link_up.copy()
+    link_up_flag = snap.link_up_flag.copy()
     cut = [state.switch_name.index(c.entity_name) for c in diagnosis.causes if c.kind == "leaf_cut"]
     if cut:
-        link_up[np.isin(state.link_a, cut)] = True
-    return float(evaluate_site_job(state, spec, ids, throttle, link_up).status.tokens_per_s)
+        link_up_flag[np.isin(state.link_a, cut)] = True
+    return float(evaluate_site_job(state, spec, ids, throttle, link_up_flag).status.tokens_per_s)

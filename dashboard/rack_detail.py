@@ -66,7 +66,7 @@ def node_rows(state: SiteTables, snapshot: Snapshot, nodes: np.ndarray, gpus: np
 
 def gpu_events(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> list[dict]:
     """GPUs of the rack that are not OK or report an XID, worst first."""
-    bad = gpus[np.isin(snapshot.gpu_state[gpus], (GPU_THROTTLED, GPU_DOWN)) | (snapshot.xid_last[gpus] != 0)]
+    bad = gpus[np.isin(snapshot.gpu_state[gpus], (GPU_THROTTLED, GPU_DOWN)) | (snapshot.last_xid_code[gpus] != 0)]
     bad = bad[np.argsort(-snapshot.gpu_state[bad], kind="stable")]
     return [
         {
@@ -74,7 +74,7 @@ def gpu_events(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> list[
             "node": state.node_name[state.gpu_node[g]],
             "index": int(state.gpu_index[g]),
             "state": GPU_STATE_NAMES.get(int(snapshot.gpu_state[g]), "?"),
-            "xid": int(snapshot.xid_last[g]),
+            "xid": int(snapshot.last_xid_code[g]),
             "gpu_temp_c": float(snapshot.gpu_temp_c[g]),
             "throttle_frac": float(snapshot.throttle_frac[g]),
         }
@@ -94,7 +94,7 @@ def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
         "model": spec.name,
         "placement": spec.placement,
         "loop": state.loop_name[state.cdu_loop[cdu]],
-        "pumps_running": int(snapshot.cdu_pumps_running[cdu]),
+        "pumps_running_count": int(snapshot.pumps_running_count[cdu]),
         "pumps": spec.pumps,
         "pumps_required": spec.pumps_required,
         "flow_lpm": float(snapshot.cdu_flow_lpm[cdu]),
@@ -143,7 +143,7 @@ def fabric_links(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> lis
             "tier": "leaf" if state.switch_tier[leaf] == TIER_LEAF else str(int(state.switch_tier[leaf])),
             "gpus": int((state.gpu_leaf[gpus] == leaf).sum()),
             "uplinks": int(up.size),
-            "uplinks_down": int((~snapshot.link_up[up]).sum()),
+            "uplinks_down": int((~snapshot.link_up_flag[up]).sum()),
             "uplink_gbps": float(state.link_gbps[up].sum()),
             "mean_util_frac": float(np.mean(snapshot.link_util_frac[up])) if up.size else math.nan,
             "max_util_frac": float(np.max(snapshot.link_util_frac[up])) if up.size else math.nan,

@@ -58,7 +58,7 @@ class ScenarioView:
         snap, detail, job = run_scenario(state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s))))
         if job is not None:
             running_frac = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)  # as the live hub does
-            snap.jobs = [evaluate_site_job(state, job.spec, job.gpu_ids, running_frac, snap.link_up).status]
+            snap.jobs = [evaluate_site_job(state, job.spec, job.gpu_ids, running_frac, snap.link_up_flag).status]
             rows[-1] = trend_row(snap)  # the job is evaluated on the settled state only
         self._tick = ViewTick(snap, detail)
         self._trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"),

@@ -1,11 +1,12 @@
 """Canonical quantity names: the one list of what the twin measures and in which unit.
 
-Every array in the twin state, every stored telemetry field and every normalised
-ingest sample uses one of these names.  The suffix carries the unit (habit 1 of
-CONVENTIONS.md): ``_w`` watts, ``_kw`` kilowatts, ``_mw`` megawatts, ``_c`` degrees
-Celsius, ``_k`` kelvin (temperature differences), ``_lpm`` litres per minute,
-``_kpa`` kilopascals, ``_mhz`` megahertz, ``_frac`` a 0–1 fraction (never percent),
-``_j`` joules, ``_s`` seconds, ``_h`` hours, ``_gbps`` gigabits per second, ``_total`` a counter.
+Every array in the twin state (:class:`twin.engine.snapshot.Snapshot`), every stored
+telemetry field, every normalised ingest sample and every number of the ``--json``
+reports uses one of these names.  The suffix carries the unit (habit 1 of
+CONVENTIONS.md); :data:`UNIT_SUFFIXES` lists the accepted ones and
+:data:`CATEGORICAL_FORMS` the forms of codes, states, flags and counts.  Fields that are
+not quantities (names, ids, timestamps, nested records) are listed in
+:data:`NOT_QUANTITIES` instead, so that nothing is left out silently.
 
 ``README.md`` carries the same table; ``tests/twin/test_quantities.py`` checks the two
 agree, so edit here and regenerate with ``clustertwin units --markdown``.
@@ -41,11 +42,12 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("power_limit_w", "W", "gpu", "enforced board power limit"),
     _Q("fb_used_mib", "MiB", "gpu", "frame-buffer memory in use"),
     _Q("clock_event_mask", "bitmask", "gpu", "clock-event (throttle) reason bits, NVML layout"),
-    _Q("xid_last", "code", "gpu", "last XID error code, 0 if none"),
+    _Q("last_xid_code", "code", "gpu", "last XID error code, 0 if none"),
     _Q("ecc_dbe_total", "count", "gpu", "double-bit ECC errors (volatile)"),
     _Q("pcie_replay_total", "count", "gpu", "PCIe replay counter"),
     _Q("nvlink_crc_error_total", "count", "gpu", "NVLink CRC flit errors"),
     _Q("throttle_frac", "1", "gpu", "clock/throughput factor after throttling (1 = full speed)"),
+    _Q("gpu_state", "state", "gpu", "0 running, 1 throttled, 2 down (a fault), 3 powered off on purpose"),
     # Node
     _Q("node_power_w", "W", "node", "node input power at the PSUs"),
     _Q("cpu_temp_c", "°C", "node", "CPU temperature"),
@@ -54,7 +56,15 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("psu_power_w", "W", "psu", "PSU input power"),
     # Rack and CDU
     _Q("rack_power_kw", "kW", "rack", "rack IT input power"),
+    _Q("rack_max_gpu_temp_c", "°C", "rack", "hottest GPU die temperature in the rack"),
+    _Q("rack_time_to_throttle_s", "s", "rack",
+       "time until the rack's hottest GPU throttles after the loss of one pump of its CDU (inf if never)"),
     _Q("coolant_supply_temp_c", "°C", "cdu", "secondary (rack-side) coolant supply temperature"),
+    _Q("cdu_supply_temp_c", "°C", "cdu", "the twin's secondary coolant supply temperature (stored as "
+       "`coolant_supply_temp_c`)"),
+    _Q("cdu_return_temp_c", "°C", "cdu", "the twin's secondary coolant return temperature (stored as "
+       "`coolant_return_temp_c`)"),
+    _Q("cdu_flow_lpm", "L/min", "cdu", "the twin's secondary coolant flow (stored as `coolant_flow_lpm`)"),
     _Q("coolant_return_temp_c", "°C", "cdu", "secondary coolant return temperature"),
     _Q("coolant_flow_lpm", "L/min", "cdu", "secondary coolant flow"),
     _Q("coolant_delta_t_k", "K", "cdu", "secondary return minus supply"),
@@ -65,34 +75,173 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("cdu_heat_kw", "kW", "cdu", "heat removed by the CDU"),
     _Q("cdu_capacity_kw", "kW", "cdu", "heat the CDU can remove at the present supply temperature"),
     _Q("pump_speed_frac", "1", "pump", "pump speed as a fraction of maximum"),
-    _Q("pumps_running_total", "count", "cdu", "pumps running"),
-    _Q("leak_detected", "bool", "cdu", "a leak detector reports a leak"),
+    _Q("pumps_running_count", "count", "cdu", "pumps running in the CDU"),
+    _Q("leak_detected_flag", "flag", "cdu", "a leak detector reports a leak"),
+    # Facility water loops
+    _Q("loop_supply_temp_c", "°C", "loop", "facility-water loop supply temperature (leaving the plant)"),
+    _Q("loop_return_temp_c", "°C", "loop", "facility-water loop return temperature"),
+    _Q("loop_heat_kw", "kW", "loop", "heat the loop returns to the plant"),
     # Power tree
     _Q("feed_power_kw", "kW", "power_element", "power through a feed element (busway, PDU, UPS, transformer)"),
     _Q("feed_current_a", "A", "power_element", "current through a feed element"),
     _Q("feed_voltage_v", "V", "power_element", "voltage at a feed element"),
     _Q("load_frac", "1", "power_element", "load as a fraction of the element's usable rating"),
+    _Q("power_load_kw", "kW", "power_element", "the twin's power delivered downstream by a power-tree element "
+       "(stored as `feed_power_kw`)"),
+    _Q("power_load_frac", "1", "power_element", "the twin's load over usable rating (rating × max_util_frac; stored "
+       "as `load_frac`)"),
+    _Q("power_n1_load_frac", "1", "power_element", "worst load fraction after any single upstream failure (N-1)"),
     _Q("source_power_mw", "MW", "source", "power delivered by a source"),
     _Q("battery_soc_frac", "1", "source", "battery state of charge"),
     # Fabric
-    _Q("link_up", "bool", "link", "link is up"),
+    _Q("link_up_flag", "flag", "link", "link is up"),
     _Q("link_util_frac", "1", "link", "link utilisation"),
     _Q("link_flaps_total", "count", "link", "link state changes"),
     # Site and jobs
     _Q("it_power_mw", "MW", "site", "IT load"),
     _Q("facility_power_mw", "MW", "site", "IT plus cooling and losses"),
+    _Q("cooling_power_mw", "MW", "site", "power drawn by CDU pumps and the cooling plant"),
+    _Q("generation_capacity_mw", "MW", "site", "capacity of the live sources (batteries only while charged)"),
+    _Q("swing_amplitude_mw", "MW", "site", "site power difference between the compute and communication phases of the running jobs"),
+    _Q("swing_ramp_mw_per_s", "MW/s", "site", "site power ramp at a step edge (swing amplitude over the edge time)"),
     _Q("pue_ratio", "1", "site", "facility power over IT power (racks and network)"),
     _Q("outdoor_wet_bulb_c", "°C", "site", "outdoor wet-bulb temperature"),
     _Q("outdoor_dry_bulb_c", "°C", "site", "outdoor dry-bulb temperature"),
     _Q("tokens_per_s", "1/s", "job", "training tokens per second"),
     _Q("step_time_s", "s", "job", "training step time"),
     _Q("mfu_frac", "1", "job", "model FLOP utilisation"),
-    _Q("tflops_per_gpu", "TFLOP/s", "job", "model FLOPs per second per GPU (no recomputation)"),
-    _Q("tokens_per_joule", "1/J", "job", "training tokens per joule of GPU and node power"),
+    _Q("gpu_model_tflops", "TFLOP/s", "job", "model FLOPs per second per GPU (no recomputation)"),
+    _Q("tokens_per_j", "1/J", "job", "training tokens per joule of GPU and node power"),
     _Q("ettr_frac", "1", "job", "effective training time ratio"),
     _Q("goodput_tokens_per_s", "1/s", "job", "tokens per second after failures and checkpoints"),
     _Q("job_mttf_h", "h", "job", "mean time between job interruptions"),
+    _Q("checkpoint_interval_s", "s", "job", "time between checkpoints"),
+    _Q("breakdown_s", "s", "job", "step-time components (compute, exposed communication, bubble, …) by name"),
+    _Q("drain_gain_frac", "1", "job", "throughput recovered by draining the racks that set the pace"),
+    _Q("gpu_hw_tflops", "TFLOP/s", "job", "executed FLOPs per second per GPU (recomputation included)"),
+    _Q("avg_gpu_power_w", "W", "job", "GPU power averaged over a training step"),
+    _Q("bubble_frac", "1", "job", "pipeline-bubble share of a step"),
+    _Q("fabric_factor_dp_frac", "1", "job", "data-parallel bandwidth the fabric delivers, as a fraction of the NICs'"),
+    _Q("checkpoint_write_s", "s", "job", "time a checkpoint write blocks training"),
+    _Q("young_interval_s", "s", "job", "Young's first-order optimum checkpoint interval"),
+    _Q("restart_s", "s", "job", "time from an interruption to training again"),
+    _Q("interruptions_expected_count", "count", "job", "interruptions expected over the job's duration"),
+    _Q("n_gpus", "count", "site, job", "GPUs of a site, or GPUs a job runs on"),
+    _Q("n_nodes", "count", "site, job", "nodes of a site, or nodes a job runs on"),
+    _Q("n_params", "count", "job", "model parameters"),
+    _Q("n_micro_batches", "count", "job", "micro-batches per pipeline per step"),
+    # Site inventory (``clustertwin sites show``)
+    _Q("n_halls", "count", "site", "halls"),
+    _Q("n_rows", "count", "site", "rack rows"),
+    _Q("n_racks", "count", "site", "racks"),
+    _Q("n_cdus", "count", "site", "CDUs"),
+    _Q("n_cooling_loops", "count", "site", "facility-water loops"),
+    _Q("n_plants", "count", "site", "cooling plants"),
+    _Q("n_switches", "count", "site", "fabric switches"),
+    _Q("n_leaf_switches", "count", "site", "leaf switches"),
+    _Q("n_spine_switches", "count", "site", "spine switches"),
+    _Q("n_core_switches", "count", "site", "core switches"),
+    _Q("n_links", "count", "site", "fabric links, switch-to-switch plus one NIC link per GPU"),
+    _Q("n_power_elements", "count", "site", "power-tree elements (transformers, UPSs, busways, PDUs)"),
+    _Q("n_power_sources", "count", "site", "power sources (grid, generators, batteries)"),
+    _Q("n_power_sources_by_kind", "count", "site", "power sources by kind (grid, generator, battery)"),
+    _Q("generation_capacity_by_kind_mw", "MW", "site", "rated source capacity by kind (`<kind>_mw`)"),
+    _Q("battery_energy_mwh", "MWh", "site", "energy the batteries store when full"),
+    _Q("rated_it_power_mw", "MW", "site", "sum of the racks' rated power"),
+    _Q("full_load_it_power_mw", "MW", "site", "IT power with every GPU at its TDP"),
+    _Q("gpu_tdp_total_mw", "MW", "site", "sum of the GPUs' TDP"),
+    # Site projection (``clustertwin project``)
+    _Q("distribution_loss_mw", "MW", "site", "losses of the power tree between the sources and the racks"),
+    _Q("network_power_mw", "MW", "site", "power of the fabric switches"),
+    _Q("generation_n1_capacity_mw", "MW", "site", "generation capacity after the loss of the largest live source"),
+    _Q("shortfall_mw", "MW", "site", "facility power above the generation capacity"),
+    _Q("n_gpus_runnable_at_full_power", "count", "site", "GPUs that can run at TDP within the generation (the others off)"),
+    _Q("power_cap_for_all_gpus_w", "W", "site", "per-GPU power limit that lets every running GPU fit the generation, clipped to [minimum limit, TDP]"),
+    _Q("power_cap_fits_flag", "flag", "site", "the clipped power cap actually fits the generation"),
+    _Q("n_gpus_throttled", "count", "site", "GPUs throttled"),
+    _Q("n_gpus_down", "count", "site", "GPUs down (a fault)"),
+    _Q("n_gpus_off", "count", "site", "GPUs powered off on purpose"),
+    _Q("swing_period_s", "s", "site", "step time of the fastest job (the swing's period)"),
+    _Q("swing_followable_mw", "MW", "site", "swing that the generation ramp and the batteries can track"),
+    _Q("generation_ramp_mw_per_s", "MW/s", "site", "summed ramp rate of the live generators"),
+    _Q("battery_headroom_mw", "MW", "site", "spare power of the charged batteries"),
+    _Q("swing_shortfall_mw", "MW", "site", "swing the supply cannot follow"),
+    _Q("swing_within_limits_flag", "flag", "site", "the supply can follow the swing"),
+    _Q("n_links_down", "count", "site", "fabric links down"),
+    _Q("uplink_capacity_tbps", "Tb/s", "site", "surviving uplink capacity by tier"),
+    _Q("nic_injection_tbps", "Tb/s", "site", "GPU NIC bandwidth into the fabric"),
+    _Q("mean_uplink_util_frac", "1", "site", "mean utilisation of the live uplinks"),
+    _Q("min_s", "s", "rack", "shortest time to throttle or shut down among the racks, per failure scenario"),
+    _Q("median_s", "s", "rack", "median time to throttle or shut down among the racks, per failure scenario"),
+    _Q("n_racks_never", "count", "rack", "racks that never throttle or shut down in a failure scenario"),
+    _Q("dp_busbw_gbps", "Gb/s", "job", "bus bandwidth of the job's data-parallel collectives"),
+    # Ingest
+    _Q("source_age_s", "s", "ingest_source", "seconds since a telemetry source's last good reading (inf if never)"),
 )
+
+# Fields of the snapshot, the job status and the reports that are not quantities.
+NOT_QUANTITIES: dict[str, str] = {
+    "ts": "timestamp (timezone-aware UTC)",
+    "jobs": "records: one JobStatus per running job",
+    "name": "name of a job",
+    "gpu_ids": "ids: dense GPU ids a job runs on",
+    "bottleneck_racks": "ids: dense rack ids (names in reports) whose GPUs set a job's pace",
+    "job": "name of a job file (throughput report); section of the running job (project report)",
+    "gpu": "name of a GPU type (throughput report)",
+    "site": "name of a site (reports)",
+    "fabric_limiting_tier_dp": "name of the fabric tier that limits data-parallel traffic (throughput report)",
+    "fabric_limiting_tier": "name of the fabric tier that limits data-parallel traffic (project report)",
+    "description": "text: what a site file describes",
+    "gpu_types": "names of the GPU types of a site",
+    "scenario": "name of a what-if scenario",
+    "dark_racks": "names of racks without power",
+    "worst_racks": "names of the racks that fail first in a scenario",
+    "gpu_id": "id: dense GPU id",
+    "gpu_index": "id: GPU index within its node (0–7)",
+    "node": "name of a node",
+    "rack": "name of a rack",
+    "element": "name of a power-tree element",
+    "kind": "name of a kind of power-tree element",
+    "after_loss_of": "name of the power-tree element whose loss gives the worst load",
+    "gpus": "section: GPU counts by state (project report)",
+    "hottest_gpus": "section: the hottest GPUs (project report)",
+    "hottest_racks": "section: the hottest racks (project report)",
+    "overloaded_elements": "section: power-tree elements above their usable rating (project report)",
+    "n1_violations": "section: power-tree elements overloaded after a single failure (project report)",
+    "swing": "section: training power swing against the supply (project report)",
+    "fabric": "section: fabric state (project report)",
+    "time_to_throttle_s": "section keyed by failure scenario: statistics of the racks' times (project report)",
+}
+
+# Unit suffixes: the name ends in ``_<suffix>`` and the value is in that unit.
+UNIT_SUFFIXES: dict[str, str] = {
+    "w": "watts", "kw": "kilowatts", "mw": "megawatts", "mwh": "megawatt-hours",
+    "c": "degrees Celsius", "k": "kelvin (temperature differences)",
+    "lpm": "litres per minute", "kpa": "kilopascals", "pa": "pascals",
+    "v": "volts", "a": "amperes", "j": "joules", "mhz": "megahertz", "rpm": "revolutions per minute",
+    "s": "seconds", "h": "hours", "mib": "mebibytes", "gbps": "gigabits per second",
+    "tbps": "terabits per second", "tflops": "10^12 floating-point operations per second",
+    "per_s": "per second (a rate: ``tokens_per_s``, ``mw_per_s``)", "per_j": "per joule",
+    "frac": "a 0–1 fraction (never percent)", "ratio": "a dimensionless ratio that may exceed 1",
+    "total": "a monotone counter (resets only when the device resets)",
+}
+
+# Forms of names whose values are codes, states, flags or counts rather than measurements.
+CATEGORICAL_FORMS: dict[str, str] = {
+    "*_code": "a code from a published table (e.g. an XID)",
+    "*_state": "a state code defined where the name is produced",
+    "*_mask": "a bitmask whose bits are defined by the source",
+    "*_flag": "a boolean, 1 = true",
+    "*_count": "a number of things present now (a gauge, unlike ``_total``)",
+    "n_*": "a number of things",
+}
+
+
+def has_unit_form(name: str) -> bool:
+    """True if ``name`` ends in a unit suffix or has one of the categorical forms."""
+    suffixes = list(UNIT_SUFFIXES) + [form[2:] for form in CATEGORICAL_FORMS if form.startswith("*_")]
+    return name.startswith("n_") or any(name.endswith("_" + suffix) for suffix in suffixes)
+
 
 BY_NAME: dict[str, Quantity] = {q.name: q for q in QUANTITIES}
 

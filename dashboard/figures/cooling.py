@@ -234,7 +234,7 @@ def worst_cdus(state: SiteTables, snap: Snapshot, n: int = 10, loop: int | None 
             "supply_c": round(float(snap.cdu_supply_temp_c[c]), 1),
             "return_c": round(float(snap.cdu_return_temp_c[c]), 1),
             "flow_lpm": round(float(snap.cdu_flow_lpm[c]), 0),
-            "pumps": f"{int(snap.cdu_pumps_running[c])}/{int(spec_pumps[c])}",
+            "pumps": f"{int(snap.pumps_running_count[c])}/{int(spec_pumps[c])}",
         }
         for c in order
     ]

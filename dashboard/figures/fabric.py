@@ -34,7 +34,7 @@ def uplink_stats(state: SiteTables, snap: Snapshot, downlinks: bool = False) -> 
     """
     n = state.n_switches
     end = state.link_b if downlinks else state.link_a
-    up = np.asarray(snap.link_up, dtype=bool)
+    up = np.asarray(snap.link_up_flag, dtype=bool)
     util = np.where(up & np.isfinite(snap.link_util_frac), snap.link_util_frac, 0.0)
     installed = np.bincount(end, minlength=n)
     n_up = np.bincount(end, up.astype(np.float64), n)
@@ -117,7 +117,7 @@ def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEA
 
 def tier_rows(state: SiteTables, snap: Snapshot) -> list[dict]:
     """One row per tier boundary (by the lower switch of each link): links, down, utilisation, live capacity."""
-    up = np.asarray(snap.link_up, dtype=bool)
+    up = np.asarray(snap.link_up_flag, dtype=bool)
     util = snap.link_util_frac
     lower = state.switch_tier[state.link_a]
     upper = state.switch_tier[state.link_b]
@@ -143,7 +143,7 @@ def tier_rows(state: SiteTables, snap: Snapshot) -> list[dict]:
 
 def util_histogram(state: SiteTables, snap: Snapshot) -> go.Figure:
     """Link utilisation distribution (pre-binned, %) per tier boundary, links down counted apart."""
-    up = np.asarray(snap.link_up, dtype=bool)
+    up = np.asarray(snap.link_up_flag, dtype=bool)
     lower = state.switch_tier[state.link_a]
     fig = go.Figure()
     centres = (UTIL_BINS_FRAC[:-1] + UTIL_BINS_FRAC[1:]) / 2 * 100
@@ -207,7 +207,7 @@ def switch_detail_figure(state: SiteTables, snap: Snapshot, switch: int) -> go.F
 def _link_bars(fig: go.Figure, state: SiteTables, snap: Snapshot, links: np.ndarray, far_end: str, row: int) -> None:
     """Bars of link utilisation (%) named by the far-end switch; down links drawn full height in the critical colour."""
     far = state.link_b[links] if far_end == "b" else state.link_a[links]
-    up = np.asarray(snap.link_up, dtype=bool)[links]
+    up = np.asarray(snap.link_up_flag, dtype=bool)[links]
     util_pct = np.where(up, np.nan_to_num(snap.link_util_frac[links]) * 100, 100.0)
     labels = [f"{state.switch_name[s]} #{i}" for i, s in enumerate(far)]
     colours = np.where(up, theme.SERIES[0], theme.STATUS_CRITICAL)
@@ -231,7 +231,7 @@ def job_bandwidth(state: SiteTables, snap: Snapshot, job: JobStatus) -> dict:
     ids = np.asarray(job.gpu_ids, dtype=np.int64)
     if ids.size == 0:
         return {"per_gpu_gbps": math.nan, "factor_frac": math.nan, "limiting_tier": "none", "worst": ""}
-    report = job_fabric_report(state, ids, state.gpu_index[ids], link_up=np.asarray(snap.link_up, dtype=bool))
+    report = job_fabric_report(state, ids, state.gpu_index[ids], link_up_flag=np.asarray(snap.link_up_flag, dtype=bool))
     worst = ""
     if report.worst_leaf >= 0 and report.limiting_tier in ("leaf", "disconnected"):
         worst = state.switch_name[report.worst_leaf]

@@ -159,7 +159,7 @@ def job_summary(job: JobStatus) -> dict:
     return {
         "step_time_s": job.step_time_s,
         "mfu_pct": job.mfu_frac * 100,
-        "tflops_per_gpu": job.tflops_per_gpu,
+        "gpu_model_tflops": job.gpu_model_tflops,
         "tokens_per_s": job.tokens_per_s,
         "goodput_tokens_per_s": job.goodput_tokens_per_s,
         "ettr_pct": job.ettr_frac * 100,

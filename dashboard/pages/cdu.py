@@ -51,7 +51,7 @@ def cdu_state(state: SiteTables, snap: Snapshot, cdu: int) -> tuple[str, str]:
     """(status class, one-line state) of the CDU from its pumps and heat against capacity."""
     installed = int(state.cdu_spec_array("pumps")[cdu])
     required = int(state.cdu_spec_array("pumps_required")[cdu])
-    running = int(snap.cdu_pumps_running[cdu])
+    running = int(snap.pumps_running_count[cdu])
     heat, capacity = float(snap.cdu_heat_kw[cdu]), float(snap.cdu_capacity_kw[cdu])
     if running < required:
         return "critical", f"LOST — {running} of {installed} pumps running, {required} needed"
@@ -69,7 +69,7 @@ def kpis(state: SiteTables, snap: Snapshot, cdu: int) -> list:
     use = heat / capacity if capacity > 0 else math.nan
     flow = float(snap.cdu_flow_lpm[cdu])
     ttt = float(np.min(snap.rack_time_to_throttle_s[racks])) if racks.size else math.inf
-    running = int(snap.cdu_pumps_running[cdu])
+    running = int(snap.pumps_running_count[cdu])
     return [
         kpi_card(PAGE, "supply", "Secondary supply", "°C", fmt(snap.cdu_supply_temp_c[cdu], 1),
                  note=f"return {fmt(snap.cdu_return_temp_c[cdu], 1)} °C"),
@@ -136,8 +136,8 @@ def _body(view, cdu: int) -> list:
     figures = history_figures(history)
     config = {"displaylogo": False, "responsive": True}
     pumps_note = "" if history.empty else \
-        f"pumps running over the window: min {int(np.nanmin(history['pumps_running_total']))}, " \
-        f"max {int(np.nanmax(history['pumps_running_total']))}"
+        f"pumps running over the window: min {int(np.nanmin(history['pumps_running_count']))}, " \
+        f"max {int(np.nanmax(history['pumps_running_count']))}"
     return [
         html.Div(text, id=ids.Cdu.STATUS, className=f"cdu-status status-banner-{status}"),
         html.Div(kpis(state, snap, cdu), id=ids.Cdu.KPIS, className="kpis"),

@@ -64,7 +64,7 @@ def kpis(state: SiteTables, snap: Snapshot, loop: int | None, scenarios: dict[st
     heat_mw = float(np.nansum(snap.cdu_heat_kw[cdus])) / 1e3
     over_90 = int(np.sum(use > 0.9))
     worst = float(np.nanmax(use)) if np.isfinite(use).any() else math.nan
-    pumps_short = int(np.sum(snap.cdu_pumps_running[cdus] < state.cdu_spec_array("pumps")[cdus]))
+    pumps_short = int(np.sum(snap.pumps_running_count[cdus] < state.cdu_spec_array("pumps")[cdus]))
     racks = np.flatnonzero(np.isin(state.rack_cdu, cdus))
     soonest = figs.throttle_risk_rows(state, scenarios, 1, racks)
     fast = {name: int(np.sum(v[racks] < 60.0)) for name, v in scenarios.items()}

@@ -37,7 +37,7 @@ TIER_COLUMNS = (
 
 def kpis(state: SiteTables, snap: Snapshot) -> list:
     """Links down, the busiest tier, the bandwidth the first running job gets."""
-    up = np.asarray(snap.link_up, dtype=bool)
+    up = np.asarray(snap.link_up_flag, dtype=bool)
     down = int((~up).sum())
     live_util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
     cards = [

@@ -142,14 +142,14 @@ def _kv(pairs: list[tuple[str, str]]) -> html.Dl:
 
 
 def cdu_block(info: dict) -> html.Div:
-    pumps_ok = info["pumps_running"] >= info["pumps_required"]
-    pump_class = "status-ok" if info["pumps_running"] >= info["pumps"] else "status-warning" if pumps_ok else "status-critical"
+    pumps_ok = info["pumps_running_count"] >= info["pumps_required"]
+    pump_class = "status-ok" if info["pumps_running_count"] >= info["pumps"] else "status-warning" if pumps_ok else "status-critical"
     return html.Div([
         _kv([
             ("CDU", info["name"]),
             ("model", f"{info['model']} ({info['placement']})"),
             ("loop", dcc.Link(info["loop"], href="/cooling?" + urlencode({"loop": info["loop"]}))),
-            ("pumps running", html.Span(f"{info['pumps_running']} of {info['pumps']} (need {info['pumps_required']})", className=pump_class)),
+            ("pumps running", html.Span(f"{info['pumps_running_count']} of {info['pumps']} (need {info['pumps_required']})", className=pump_class)),
             ("flow", f"{fmt(info['flow_lpm'], 0)} L/min (design {fmt(info['design_flow_lpm'], 0)} L/min)"),
             ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
             ("ΔT", f"{fmt(info['delta_t_k'], 1)} K"),
@@ -225,7 +225,7 @@ def rack_drilldown(hub, rack: int) -> dict:
     cdu = cdu_info(state, snapshot, rack)
     spec = state.gpu_specs[int(state.gpu_spec[gpus[0]])] if gpus.size else None
     temp_range = (25.0, spec.slowdown_temp_c if spec else 90.0)
-    xid_grid = gpu_grid(state, nodes, gpus, snapshot.xid_last.astype(np.float64))
+    xid_grid = gpu_grid(state, nodes, gpus, snapshot.last_xid_code.astype(np.float64))
     notes = np.where(xid_grid > 0, np.char.add("XID ", np.nan_to_num(xid_grid).astype(int).astype(str)), "")
     down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))
     notes = np.where(down_grid == GPU_DOWN, np.char.add(notes, " down"), notes)

@@ -51,7 +51,7 @@ def kpis(job: JobStatus) -> list:
                  f"{s['step_time_s']:.2f}" if math.isfinite(s["step_time_s"]) else "stalled",
                  note=f"{s['gpus']:,} GPUs" if math.isfinite(s["step_time_s"]) else "a GPU or its leaf switch is down",
                  status="ok" if math.isfinite(s["step_time_s"]) else "critical"),
-        kpi_card(PAGE, "mfu", "MFU", "%", f"{s['mfu_pct']:.1f}", note=f"{s['tflops_per_gpu']:,.0f} TFLOP/s per GPU"),
+        kpi_card(PAGE, "mfu", "MFU", "%", f"{s['mfu_pct']:.1f}", note=f"{s['gpu_model_tflops']:,.0f} TFLOP/s per GPU"),
         kpi_card(PAGE, "tokens", "Throughput", "tokens/s", _si(s["tokens_per_s"], "").strip(), note="while running"),
         kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),
         kpi_card(PAGE, "checkpoint", "Checkpoint interval", "min", f"{s['checkpoint_interval_min']:.0f}"),

@@ -23,7 +23,7 @@ import numpy as np
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, JobStatus, Snapshot
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
 
-# XID severities from NVIDIA's XID catalogue [NVIDIA-XID] (79: fallen off the bus, 48: DBE ECC,
+# XID severities from NVIDIA's XID catalogue [NVIDIA-XID-Catalog] (79: fallen off the bus, 48: DBE ECC,
 # 95: uncontained ECC, 64: row-remap failure, 94: contained ECC, 63: row-remap pending,
 # 74: NVLink error, 92: high single-bit ECC rate, 119/120: GSP RPC timeout / error).
 XID_SEVERITY = {79: "critical", 48: "critical", 95: "critical", 64: "critical", 94: "warning", 63: "warning",
@@ -162,18 +162,18 @@ def _cooling_conditions(ctx: _Context) -> list[Condition]:
     required = s.cdu_spec_array("pumps_required")
     installed = s.cdu_spec_array("pumps")
     cdu_of_gpu = s.rack_cdu[s.gpu_rack]
-    flagged = np.flatnonzero((snap.cdu_heat_kw > snap.cdu_capacity_kw) | (snap.cdu_pumps_running < installed))
+    flagged = np.flatnonzero((snap.cdu_heat_kw > snap.cdu_capacity_kw) | (snap.pumps_running_count < installed))
     for c in flagged:
         gpus = cdu_of_gpu == c
         impact = ctx.impact_of_gpus(gpus, float(snap.cdu_heat_kw[c]) / 1e3)
-        running = int(snap.cdu_pumps_running[c])
+        running = int(snap.pumps_running_count[c])
         if running < installed[c]:
             lost = running < required[c]
             text = (f"CDU {s.cdu_name[c]} lost: {running} of {int(installed[c])} pumps running, "
                     f"{impact.gpus} GPUs without full cooling" if lost else
                     f"{running} of {int(installed[c])} pumps running (no redundancy left)")
             out.append(_cond(f"pump:cdu:{c}", "critical" if lost else "warning", "cdu", c, s.cdu_name[c],
-                             "pumps_running_total", running, text, impact=impact))
+                             "pumps_running_count", running, text, impact=impact))
         elif snap.cdu_heat_kw[c] > snap.cdu_capacity_kw[c]:
             out.append(_cond(f"cdu_over:cdu:{c}", "critical", "cdu", c, s.cdu_name[c], "cdu_heat_kw",
                              snap.cdu_heat_kw[c], f"heat exceeds capacity {snap.cdu_capacity_kw[c]:.0f} kW",
@@ -295,7 +295,7 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
 def _link_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
     """Switches with down uplinks; severity from the GPUs they cut off.  Returns leaf → key of cut-off leaves."""
     s, snap = ctx.state, ctx.snap
-    down = np.flatnonzero(~snap.link_up)
+    down = np.flatnonzero(~snap.link_up_flag)
     if not down.size:
         return [], {}
     per_switch = np.bincount(s.link_a[down], minlength=s.n_switches)
@@ -310,7 +310,7 @@ def _link_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
         key = f"links_down:switch:{sw}"
         text = (f"all {int(installed[sw])} uplinks down: {impact.gpus} GPUs cut off" if isolated and is_leaf else
                 f"{int(per_switch[sw])} of {int(installed[sw])} uplinks down")
-        out.append(_cond(key, sev, "switch", sw, s.switch_name[sw], "link_up", per_switch[sw], text, impact=impact))
+        out.append(_cond(key, sev, "switch", sw, s.switch_name[sw], "link_up_flag", per_switch[sw], text, impact=impact))
         if isolated and is_leaf:
             cut_leaves[int(sw)] = key
     return out, cut_leaves
@@ -319,12 +319,12 @@ def _link_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
 def _xid_conditions(ctx: _Context) -> list[Condition]:
     s, snap = ctx.state, ctx.snap
     out = []
-    for g in np.flatnonzero(snap.xid_last > 0):
-        code = int(snap.xid_last[g])
+    for g in np.flatnonzero(snap.last_xid_code > 0):
+        code = int(snap.last_xid_code[g])
         name = f"{s.node_name[s.gpu_node[g]]}/gpu{int(s.gpu_index[g])}"
         one = np.zeros(s.n_gpus, dtype=bool)
         one[g] = True
-        out.append(_cond(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "gpu", g, name, "xid_last", code,
+        out.append(_cond(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "gpu", g, name, "last_xid_code", code,
                          f"XID {code} on {name}", impact=ctx.impact_of_gpus(one)))
     return out
 

@@ -173,7 +173,7 @@ class LiveHub:
         """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""
         b, s = self.buffer, self.state
         cur = lambda kind, metric: b.current(kind, metric, now_s, self.reading_max_age_s)  # noqa: E731
-        pumps = cur("cdu", "pumps_running_total")
+        pumps = cur("cdu", "pumps_running_count")
         installed = s.cdu_spec_array("pumps")
         facility = cur("cdu", "facility_supply_temp_c")
         loop_supply = np.full(len(s.loop_name), np.nan)
@@ -187,7 +187,7 @@ class LiveHub:
             ts=ts,
             gpu_util_frac=cur("gpu", "gpu_util_frac"),
             gpu_power_limit_w=limit if np.isfinite(limit).any() else None,
-            cdu_pumps_running=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
+            pumps_running_count=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
             cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
             loop_supply_temp_c=loop_supply,
             failed_power=b.failed("power"),
@@ -205,12 +205,12 @@ class LiveHub:
         """
         cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
         self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
-        temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("xid_last")
+        temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("last_xid_code")
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
-        xid_last = np.where(np.isfinite(xid), xid, snap.xid_last).astype(np.int16)
+        last_xid_code = np.where(np.isfinite(xid), xid, snap.last_xid_code).astype(np.int16)
         powered = snap.gpu_state != GPU_OFF
         dead = powered & np.isfinite(power) & (power < DEAD_POWER_FRAC * self._gpu_idle_w)
-        down = np.isin(xid_last, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN) | dead
+        down = np.isin(last_xid_code, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN) | dead
         hot = powered & ~down & np.isfinite(temp) & (temp >= self._gpu_slowdown_c)
         gpu_state = np.where(down, GPU_DOWN, np.where(hot, GPU_THROTTLED, snap.gpu_state)).astype(np.int8)
         throttle = np.where(hot, np.minimum(snap.throttle_frac, HW_SLOWDOWN_CLOCK_FRAC), snap.throttle_frac)
@@ -220,7 +220,7 @@ class LiveHub:
             gpu_temp_c=gpu_temp,
             hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
             gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
-            xid_last=xid_last,
+            last_xid_code=last_xid_code,
             gpu_state=gpu_state,
             throttle_frac=np.where(down, 0.0, throttle),
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
@@ -252,7 +252,7 @@ class LiveHub:
             bool((down_now != self._down_at_jobs).any())
         if self.jobs and changed:
             throttle = np.where(down_now, 0.0, snap.throttle_frac)
-            self._job_status = [evaluate_site_job(self.state, job.spec, job.gpu_ids, throttle, snap.link_up).status
+            self._job_status = [evaluate_site_job(self.state, job.spec, job.gpu_ids, throttle, snap.link_up_flag).status
                                 for job in self.jobs]
             self._jobs_at, self._down_at_jobs = ts, down_now
         return self._job_status

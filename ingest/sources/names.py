@@ -57,7 +57,7 @@ _MEMCLK = FieldMap("mem_clock_mhz", 1.0, "MHz")
 _PLIMIT = FieldMap("power_limit_w", 1.0, "W")
 _FBUSED = FieldMap("fb_used_mib", 1.0, "MiB")
 _CLOCKEV = FieldMap("clock_event_mask", 1.0, "bitmask")
-_XID = FieldMap("xid_last", 1.0, "code")
+_XID = FieldMap("last_xid_code", 1.0, "code")
 _DBE = FieldMap("ecc_dbe_total", 1.0, "count", counter=True)
 _REPLAY = FieldMap("pcie_replay_total", 1.0, "count", counter=True)
 _NVCRC = FieldMap("nvlink_crc_error_total", 1.0, "count", counter=True)
@@ -144,7 +144,7 @@ VALID_RANGE: dict[str, tuple[float, float]] = {
     "power_limit_w": (0.0, 2000.0),
     "fb_used_mib": (0.0, 1e7),
     "clock_event_mask": (0.0, 2.0**32),
-    "xid_last": (0.0, 65535.0),
+    "last_xid_code": (0.0, 65535.0),
     "ecc_dbe_total": (0.0, _INF),
     "pcie_replay_total": (0.0, _INF),
     "nvlink_crc_error_total": (0.0, _INF),
@@ -165,8 +165,8 @@ VALID_RANGE: dict[str, tuple[float, float]] = {
     "cdu_heat_kw": (-1e5, 1e5),
     "cdu_capacity_kw": (0.0, 1e5),
     "pump_speed_frac": (0.0, 1.0),
-    "pumps_running_total": (0.0, 1000.0),
-    "leak_detected": (0.0, 1.0),
+    "pumps_running_count": (0.0, 1000.0),
+    "leak_detected_flag": (0.0, 1.0),
     "feed_power_kw": (-1e5, 1e6),
     "feed_current_a": (0.0, 1e6),
     "feed_voltage_v": (0.0, 1e6),

@@ -13,11 +13,11 @@
   (``…_TEMP_1``): °C of headroom, not a temperature.  It is skipped and counted;
 * CDUs under ``ThermalEquipment/CDUs`` (``CoolingUnit``, primary = facility side and
   secondary = rack side ``CoolantConnector``, ``Pump``, ``LeakDetector``) → ``coolant_*``,
-  ``facility_*``, ``pump_speed_frac``, ``leak_detected``, ``pumps_running_total``;
+  ``facility_*``, ``pump_speed_frac``, ``leak_detected_flag``, ``pumps_running_count``;
 * rack PDUs under ``PowerEquipment`` (``PowerDistributionMetrics``, mains/branch
   ``Circuit``, ``Outlet``) → ``feed_power_kw``, ``feed_current_a``, ``feed_voltage_v``;
 * ``MetricReport`` values (strings) by the sensor id inside ``MetricProperty``;
-* XID codes inside ``LogEntry`` messages (``… XID 62 …``) → ``xid_last``.
+* XID codes inside ``LogEntry`` messages (``… XID 62 …``) → ``last_xid_code``.
 
 The same quantity often appears several times in one tree (a GPU's power in the HMC
 sensor, the processor's EnvironmentMetrics, the host BMC's rounded sensor, a metric
@@ -354,10 +354,10 @@ def _parse_pump(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list
     speed = _reading(doc.get("PumpSpeedPercent")) / 100.0
     state = (doc.get("Status") or {}).get("State", "Enabled")
     running = 1.0 if state == "Enabled" and speed > 0 else 0.0
-    # "pump_running" is rolled up into pumps_running_total by to_samples
+    # "pump_running" is rolled up into pumps_running_count by to_samples
     return [
         RedfishReading(uri, "pump", cdu, index, "", "pump_speed_frac", speed, "metrics"),
-        RedfishReading(uri, "cdu", cdu, -1, f"pump{pid}", "pumps_running_total", running, "rollup_sum"),
+        RedfishReading(uri, "cdu", cdu, -1, f"pump{pid}", "pumps_running_count", running, "rollup_sum"),
     ]
 
 
@@ -370,7 +370,7 @@ def _parse_leak_detector(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap
         return []
     state = doc.get("DetectorState")
     value = _LEAK_STATE.get(state, math.nan) if state is not None else math.nan
-    return [RedfishReading(uri, "cdu", cdu, -1, uri.rsplit("/", 1)[-1], "leak_detected", value, "rollup_max")]
+    return [RedfishReading(uri, "cdu", cdu, -1, uri.rsplit("/", 1)[-1], "leak_detected_flag", value, "rollup_max")]
 
 
 def _parse_leak_detection(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
@@ -384,7 +384,7 @@ def _parse_leak_detection(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMa
             state = d.get("DetectorState")
             value = _LEAK_STATE.get(state, math.nan) if state is not None else math.nan
             name = d.get("DeviceName") or str(d.get("DataSourceUri", "")).rsplit("/", 1)[-1]
-            out.append(RedfishReading(uri, "cdu", cdu, -1, name, "leak_detected", value, "rollup_max"))
+            out.append(RedfishReading(uri, "cdu", cdu, -1, name, "leak_detected_flag", value, "rollup_max"))
     return out
 
 
@@ -446,7 +446,7 @@ def _parse_log_entries(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) 
         created = str(e.get("Created", ""))
         if gpu not in last or created >= last[gpu][0]:
             last[gpu] = (created, int(m.group(1)), str(e.get("@odata.id", uri)))
-    return [RedfishReading(u, "gpu", _owner(u), g, "", "xid_last", float(code), "log") for g, (_, code, u) in last.items()]
+    return [RedfishReading(u, "gpu", _owner(u), g, "", "last_xid_code", float(code), "log") for g, (_, code, u) in last.items()]
 
 
 _PARSERS = {

@@ -25,17 +25,17 @@ from twin.engine.tick import TickInputs, TwinEngine
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
-# Sensor models [E]: DCGM prints temperatures as integers (telemetry.md §1.1), board power
+# Sensor models [E]: DCGM prints temperatures as integers [DCGM-Exporter], board power
 # with ~1 % averaging noise; one reading in 10,000 goes missing per scrape.
 POWER_NOISE_W = 4.0
 TEMP_NOISE_C = 0.4
 FLOW_NOISE_FRAC = 0.01
 DROPOUT_FRAC = 1e-4
 # Loss of facility water: supply rises by 20 K over the ~7 min chilled-water ride-through
-# of an NVIDIA DSX-class plant (facts B5, [S]).
+# of an NVIDIA DSX-class plant [NVIDIA-CDU-Reqs] [S].
 FACILITY_LOSS_RISE_K_PER_S = 20.0 / 420.0
 FACILITY_LOSS_MAX_C = 60.0
-XID_DOWN = {79, 48, 95, 119}  # the GPU stops working until reset (telemetry.md §1.6)
+XID_DOWN = {79, 48, 95, 119}  # the GPU stops working until reset [NVIDIA-XID-Catalog]
 
 
 @dataclass
@@ -106,7 +106,7 @@ class SyntheticSource:
                 if r_th_factor is None:
                     r_th_factor = np.ones(s.n_gpus)
                 r_th_factor[s.gpu_rack == f.entity_id] *= growth
-        return TickInputs(ts=ts, gpu_util_frac=util, nodes_off=self.nodes_off, cdu_pumps_running=pumps,
+        return TickInputs(ts=ts, gpu_util_frac=util, nodes_off=self.nodes_off, pumps_running_count=pumps,
                           loop_supply_temp_c=loop_supply,
                           gpu_r_th_factor=r_th_factor, failed_power=failed_power, failed_sources=failed_sources,
                           failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)))
@@ -154,13 +154,13 @@ class SyntheticSource:
         for metric, values in (("gpu_temp_c", temp), ("hbm_temp_c", hbm), ("gpu_power_w", power),
                                ("gpu_util_frac", truth.gpu_util_frac), ("sm_clock_mhz", clock)):
             buffer.update("gpu", metric, ids, values[seen], now_s)
-        buffer.update("gpu", "xid_last", gpu_ids, xid, now_s)  # the exporter keeps the last XID
+        buffer.update("gpu", "last_xid_code", gpu_ids, xid, now_s)  # the exporter keeps the last XID
         cdu_ids = np.arange(s.n_cdus)
         flow = truth.cdu_flow_lpm * (1.0 + rng.normal(0, FLOW_NOISE_FRAC, s.n_cdus))
         buffer.update("cdu", "coolant_flow_lpm", cdu_ids, flow, now_s)
         buffer.update("cdu", "coolant_supply_temp_c", cdu_ids, np.round(truth.cdu_supply_temp_c, 1), now_s)
         buffer.update("cdu", "coolant_return_temp_c", cdu_ids, np.round(truth.cdu_return_temp_c, 1), now_s)
-        buffer.update("cdu", "pumps_running_total", cdu_ids, truth.cdu_pumps_running, now_s)
+        buffer.update("cdu", "pumps_running_count", cdu_ids, truth.pumps_running_count, now_s)
         buffer.update("cdu", "facility_supply_temp_c", cdu_ids,
                       np.round(truth.loop_supply_temp_c[s.cdu_loop], 1), now_s)
         buffer.update("power_element", "feed_power_kw", np.arange(s.n_power), truth.power_load_kw, now_s)

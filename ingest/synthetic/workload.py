@@ -2,7 +2,7 @@
 
 Synchronous data-parallel training alternates a compute phase (GPUs near TDP) and a
 communication phase (near idle) every step, and stalls every GPU at once while a
-checkpoint is written (facts C5: Llama 3 paper §3.3.4; Choukse et al. arXiv:2508.14318).
+checkpoint is written ([Llama3-2024 §3.3.4]; [Choukse-2025]).
 Sampled at 1 Hz with steps of a few seconds, the site load therefore swings; this
 module gives the per-GPU utilisation at an instant, vectorised over GPUs.
 """

@@ -217,8 +217,8 @@ def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Sn
     source_power_mw = source_cap * min(1.0, it_mw * 1.25 / source_cap.sum())
     soc = np.where(state.source_kind == 2, rng.uniform(0.4, 0.95, state.n_sources), np.nan)
 
-    link_up = rng.random(state.n_links) > 0.002
-    link_util = np.where(link_up, rng.beta(2, 3, state.n_links), 0.0)
+    link_up_flag = rng.random(state.n_links) > 0.002
+    link_util = np.where(link_up_flag, rng.beta(2, 3, state.n_links), 0.0)
 
     job_gpus = np.arange(int(n_gpus * job_gpu_frac), dtype=np.int32)
     bottleneck = np.unique(state.gpu_rack[job_gpus[gpu_state[job_gpus] == GPU_THROTTLED]])[:5].astype(np.int32)
@@ -226,7 +226,7 @@ def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Sn
     step = sum(breakdown.values())
     job = JobStatus(
         name="pretrain-70b", gpu_ids=job_gpus, step_time_s=step, tokens_per_s=4e6 * job_gpus.size / 1e5 / step * 8,
-        tflops_per_gpu=420.0, mfu_frac=0.425, goodput_tokens_per_s=3.6e6 * job_gpus.size / 1e5, ettr_frac=0.9,
+        gpu_model_tflops=420.0, mfu_frac=0.425, goodput_tokens_per_s=3.6e6 * job_gpus.size / 1e5, ettr_frac=0.9,
         checkpoint_interval_s=1800.0, breakdown_s=breakdown, bottleneck_racks=bottleneck, drain_gain_frac=0.03,
     )
     return Snapshot(
@@ -234,14 +234,14 @@ def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Sn
         gpu_temp_c=gpu_temp_c, hbm_temp_c=gpu_temp_c + 5.0, gpu_power_w=gpu_power_w,
         gpu_util_frac=rng.uniform(0.8, 1.0, n_gpus), sm_clock_mhz=np.full(n_gpus, 1980.0),
         throttle_frac=np.where(gpu_state == GPU_THROTTLED, 0.8, 1.0), gpu_state=gpu_state,
-        xid_last=np.zeros(n_gpus, np.int16),
+        last_xid_code=np.zeros(n_gpus, np.int16),
         rack_power_kw=rack_power_kw, rack_max_gpu_temp_c=rack_max, rack_time_to_throttle_s=rack_ttt,
         cdu_supply_temp_c=cdu_supply, cdu_return_temp_c=cdu_return, cdu_flow_lpm=cdu_flow, cdu_heat_kw=cdu_heat_kw,
-        cdu_capacity_kw=cdu_capacity_kw, cdu_pumps_running=np.where(rng.random(n_cdus) < 0.02, 1, 2).astype(np.int8),
+        cdu_capacity_kw=cdu_capacity_kw, pumps_running_count=np.where(rng.random(n_cdus) < 0.02, 1, 2).astype(np.int8),
         loop_supply_temp_c=loop_supply, loop_return_temp_c=loop_supply + 10.0, loop_heat_kw=loop_heat,
         power_load_kw=power_load_kw, power_load_frac=power_load_frac, power_n1_load_frac=np.minimum(power_load_frac * 2.0, 1.6),
         source_power_mw=source_power_mw, battery_soc_frac=soc,
-        link_up=link_up, link_util_frac=link_util,
+        link_up_flag=link_up_flag, link_util_frac=link_util,
         it_power_mw=it_mw, cooling_power_mw=it_mw * 0.2, facility_power_mw=it_mw * 1.25,
         generation_capacity_mw=float(source_cap.sum()), pue_ratio=1.25,
         outdoor_wet_bulb_c=24.0, outdoor_dry_bulb_c=31.0,
@@ -263,5 +263,5 @@ def engine_snapshot(name: str = "demo"):
     if state.default_job:
         spec = load_job(Path(__file__).resolve().parents[2] / "data" / "jobs" / f"{state.default_job}.toml")
         gpu_ids = contiguous_placement(state, spec.parallel.n_gpus)
-        snap.jobs = [evaluate_site_job(state, spec, gpu_ids, snap.throttle_frac, snap.link_up).status]
+        snap.jobs = [evaluate_site_job(state, spec, gpu_ids, snap.throttle_frac, snap.link_up_flag).status]
     return state, snap, engine.detail

@@ -102,20 +102,20 @@ def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int 
     all_gpus = np.arange(n_gpus, dtype=np.int32)
     job = JobStatus(
         name="pretrain-70b", gpu_ids=all_gpus, step_time_s=6.2, tokens_per_s=n_gpus * 410.0 * float(throttle_frac.mean()),
-        tflops_per_gpu=420.0, mfu_frac=0.42, goodput_tokens_per_s=n_gpus * 380.0, ettr_frac=0.93,
+        gpu_model_tflops=420.0, mfu_frac=0.42, goodput_tokens_per_s=n_gpus * 380.0, ettr_frac=0.93,
         checkpoint_interval_s=1800.0, breakdown_s={"compute": 4.9, "exposed_comm": 0.9, "straggler": 0.4},
         bottleneck_racks=np.flatnonzero(hot_rack)[:5].astype(np.int32), drain_gain_frac=0.01,
     )
     return Snapshot(
         ts=ts, gpu_temp_c=gpu_temp_c, hbm_temp_c=gpu_temp_c + 4.0, gpu_power_w=gpu_power_w, gpu_util_frac=util,
-        sm_clock_mhz=sm_clock, throttle_frac=throttle_frac, gpu_state=state_code, xid_last=xid,
+        sm_clock_mhz=sm_clock, throttle_frac=throttle_frac, gpu_state=state_code, last_xid_code=xid,
         rack_power_kw=rack_power_kw, rack_max_gpu_temp_c=rack_max_temp, rack_time_to_throttle_s=ttt,
         cdu_supply_temp_c=supply_c, cdu_return_temp_c=return_c, cdu_flow_lpm=flow_lpm, cdu_heat_kw=cdu_heat_kw,
-        cdu_capacity_kw=cap, cdu_pumps_running=pumps,
+        cdu_capacity_kw=cap, pumps_running_count=pumps,
         loop_supply_temp_c=np.full(n_loops, 24.0), loop_return_temp_c=np.full(n_loops, 34.0), loop_heat_kw=loop_heat,
         power_load_kw=power_load_kw, power_load_frac=load_frac, power_n1_load_frac=np.where(state.power_parent >= 0, 2 * load_frac, load_frac),
         source_power_mw=source_power, battery_soc_frac=soc,
-        link_up=rng.random(state.n_links) > 0.001, link_util_frac=rng.uniform(0.2, 0.8, state.n_links),
+        link_up_flag=rng.random(state.n_links) > 0.001, link_util_frac=rng.uniform(0.2, 0.8, state.n_links),
         it_power_mw=it_mw, cooling_power_mw=cooling_mw, facility_power_mw=facility_mw, generation_capacity_mw=capacity_mw,
         pue_ratio=facility_mw / it_mw if it_mw else np.nan, outdoor_wet_bulb_c=22.0, outdoor_dry_bulb_c=31.0,
         swing_amplitude_mw=it_mw * 0.15, swing_ramp_mw_per_s=it_mw * 0.05, jobs=[job],
@@ -158,7 +158,7 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
     if state.n_cdus:
         alerts.append(dict(
             id="a9", ts=snapshot.ts - timedelta(hours=2), severity="info", source="cdu-modbus", entity_kind="cdu",
-            entity_id=0, entity_name=state.cdu_name[0], metric="pumps_running_total", message="pump 2 restarted",
+            entity_id=0, entity_name=state.cdu_name[0], metric="pumps_running_count", message="pump 2 restarted",
             acknowledged=True, silenced_until=None, cleared_at=snapshot.ts - timedelta(hours=1),
         ))
     return alerts
@@ -217,7 +217,7 @@ class StandinHub:
         snap, rng = self.snapshot, np.random.default_rng(cdu_id)
         values = {"coolant_supply_temp_c": snap.cdu_supply_temp_c, "coolant_return_temp_c": snap.cdu_return_temp_c,
                   "coolant_flow_lpm": snap.cdu_flow_lpm, "cdu_heat_kw": snap.cdu_heat_kw,
-                  "cdu_capacity_kw": snap.cdu_capacity_kw, "pumps_running_total": snap.cdu_pumps_running}
+                  "cdu_capacity_kw": snap.cdu_capacity_kw, "pumps_running_count": snap.pumps_running_count}
         return pd.DataFrame({k: float(v[cdu_id]) * (1.0 + rng.normal(0, 0.01, n)) for k, v in values.items()}, index=ts)
 
     def alerts(self, active_only: bool = True) -> list[dict]:

@@ -68,12 +68,12 @@ def test_live_tick_updates_data_and_keeps_zoom(colossus_app, new_page):  # noqa:
     page.evaluate(f"Plotly.relayout(document.querySelector('{graph}'), {{'xaxis.range': [10, 20], 'yaxis.range': [8, 2]}})")
     down = np.zeros(hub.state.n_links, dtype=bool)
     down[:500] = True
-    freshen(hub, link_up=~down)  # a new tick: 500 links go down
+    freshen(hub, link_up_flag=~down)  # a new tick: 500 links go down
     expect(page.locator('[data-kpi="links_down"] .kpi-value')).to_have_text("500")
     xrange = page.evaluate(f"document.querySelector('{graph}')._fullLayout.xaxis.range")
     assert xrange == pytest.approx([10, 20])
     marks = page.evaluate(f"document.querySelector('{graph}').data[1].x.length")
     assert marks > 0
-    freshen(hub, link_up=np.ones(hub.state.n_links, dtype=bool))
+    freshen(hub, link_up_flag=np.ones(hub.state.n_links, dtype=bool))
     expect(page.locator('[data-kpi="links_down"] .kpi-value')).to_have_text("0")
     assert log.errors == []

@@ -24,7 +24,7 @@ def colossus():
 
 def _with_links(state, snap, up, util):
     snap2 = page_snapshots.snapshot(state, seed=7)
-    snap2.link_up, snap2.link_util_frac = up, util
+    snap2.link_up_flag, snap2.link_util_frac = up, util
     return snap2
 
 
@@ -78,7 +78,7 @@ def test_tier_rows_add_up(colossus):
     state, snap = colossus
     rows = fabric.tier_rows(state, snap)
     assert sum(r["links"] for r in rows) == state.n_links
-    assert sum(r["links_down"] for r in rows) == int((~snap.link_up).sum())
+    assert sum(r["links_down"] for r in rows) == int((~snap.link_up_flag).sum())
     assert all(0 <= r["mean_util_pct"] <= r["p99_util_pct"] <= 100 for r in rows)
 
 

@@ -32,16 +32,16 @@ def nominal(demo, spec):
 def with_job(demo, spec, snap):
     """The snapshot with its job re-evaluated on the snapshot's own state."""
     throttle = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)
-    status = evaluate_site_job(demo, spec, np.arange(demo.n_gpus), throttle, snap.link_up).status
+    status = evaluate_site_job(demo, spec, np.arange(demo.n_gpus), throttle, snap.link_up_flag).status
     return replace(snap, jobs=[status])
 
 
 def test_a_down_gpu_stalls_the_job_and_its_host_is_drained(demo, spec, nominal):
     state = nominal.gpu_state.copy()
-    xid = nominal.xid_last.copy()
+    xid = nominal.last_xid_code.copy()
     g = int(np.flatnonzero((demo.gpu_rack == 2))[5])
     state[g], xid[g] = GPU_DOWN, 79
-    snap = with_job(demo, spec, replace(nominal, gpu_state=state, xid_last=xid))
+    snap = with_job(demo, spec, replace(nominal, gpu_state=state, last_xid_code=xid))
     diag = diagnose(demo, snap, snap.jobs[0])
     assert diag.condition == "stalled"
     assert diag.causes[0].kind == "gpus_down" and diag.causes[0].entity_name == demo.rack_name[2]
@@ -69,9 +69,9 @@ def test_a_hot_rack_is_a_slow_rack_with_its_reason(demo, spec, nominal):
 
 
 def test_a_cut_off_leaf_is_named_and_its_hosts_drained(demo, spec, nominal):
-    link_up = nominal.link_up.copy()
-    link_up[demo.link_a == 0] = False
-    snap = with_job(demo, spec, replace(nominal, link_up=link_up))
+    link_up_flag = nominal.link_up_flag.copy()
+    link_up_flag[demo.link_a == 0] = False
+    snap = with_job(demo, spec, replace(nominal, link_up_flag=link_up_flag))
     diag = diagnose(demo, snap, snap.jobs[0])
     assert diag.condition == "stalled"
     assert [c.kind for c in diag.causes] == ["leaf_cut"] and diag.causes[0].entity_name == demo.switch_name[0]

@@ -30,14 +30,14 @@ def _find(component, component_id):
 
 def test_state_line_says_lost_no_redundancy_or_over_capacity(page_module, demo_state, demo_snapshot):
     cdu = page_module("cdu")
-    pumps = demo_snapshot.cdu_pumps_running.copy()
+    pumps = demo_snapshot.pumps_running_count.copy()
     pumps[0], pumps[1] = 0, 1
     pumps[3] = int(demo_state.cdu_spec_array("pumps")[3])
     heat = demo_snapshot.cdu_heat_kw.copy()
     heat[2] = demo_snapshot.cdu_capacity_kw[2] * 1.2
     heat[3] = demo_snapshot.cdu_capacity_kw[3] * 0.5
     pumps[2] = pumps[3]
-    snap = replace(demo_snapshot, cdu_pumps_running=pumps, cdu_heat_kw=heat)
+    snap = replace(demo_snapshot, pumps_running_count=pumps, cdu_heat_kw=heat)
     assert cdu.cdu_state(demo_state, snap, 0)[0] == "critical" and "LOST" in cdu.cdu_state(demo_state, snap, 0)[1]
     assert cdu.cdu_state(demo_state, snap, 1) == ("warning", "NO REDUNDANCY — 1 of 2 pumps running")
     assert "OVER CAPACITY" in cdu.cdu_state(demo_state, snap, 2)[1]

@@ -1,15 +1,19 @@
-"""The canonical quantity list and the README's copy of it."""
+"""The canonical quantity list: complete, one unit form per name, and the README's copy of it."""
 
+import dataclasses
 import re
 
 import pytest
 
+from ingest.live.readings import TRACKED
+from ingest.sources import names
+from ingest.sources.samples import METRICS
+from ingest.store import layouts
 from tests.conftest import REPO_DIR
-from twin.quantities import QUANTITIES, markdown_table, quantity
-
-UNIT_SUFFIXES = ("_w", "_kw", "_mw", "_c", "_k", "_lpm", "_kpa", "_mhz", "_frac", "_j", "_s", "_h", "_v", "_a",
-                 "_mib", "_rpm", "_total", "_ratio", "_mask", "_last", "_up", "_detected", "_gpu", "_per_s",
-                 "_per_joule")
+from twin.commands.throughput import throughput_report
+from twin.engine.snapshot import JobStatus, Snapshot
+from twin.quantities import BY_NAME, NOT_QUANTITIES, QUANTITIES, has_unit_form, markdown_table, quantity
+from twin.training.jobfile import load_job
 
 
 def test_readme_table_is_the_generated_one():
@@ -19,13 +23,83 @@ def test_readme_table_is_the_generated_one():
     assert block.group(1).strip() == markdown_table().strip()
 
 
-def test_names_are_unique_and_carry_a_unit_suffix():
-    names = [q.name for q in QUANTITIES]
-    assert len(names) == len(set(names))
-    for name in names:
-        assert name.endswith(UNIT_SUFFIXES), name
+def test_names_are_unique_and_carry_a_unit_or_a_categorical_form():
+    names_ = [q.name for q in QUANTITIES]
+    assert len(names_) == len(set(names_))
+    assert [n for n in names_ if not has_unit_form(n)] == []
+
+
+@pytest.mark.parametrize("name", ["xid_last", "link_up", "tflops_per_gpu", "tokens_per_joule", "pumps_running",
+                                  "leak_detected", "params", "gpu_temp"])
+def test_names_without_a_unit_are_refused(name):
+    assert not has_unit_form(name)
+
+
+@pytest.mark.parametrize("name", ["gpu_temp_c", "coolant_flow_lpm", "pcie_replay_total", "last_xid_code",
+                                  "link_up_flag", "pumps_running_count", "n_gpus", "swing_ramp_mw_per_s"])
+def test_names_with_a_unit_or_form_are_accepted(name):
+    assert has_unit_form(name)
+
+
+def test_not_quantities_are_not_also_quantities():
+    assert sorted(set(NOT_QUANTITIES) & set(BY_NAME)) == []
+
+
+@pytest.mark.parametrize("record", [Snapshot, JobStatus])
+def test_every_snapshot_and_job_status_field_is_listed(record):
+    unlisted = [f.name for f in dataclasses.fields(record) if f.name not in BY_NAME and f.name not in NOT_QUANTITIES]
+    assert unlisted == [], f"add these {record.__name__} fields to twin/quantities.py"
+
+
+def test_every_stored_frame_field_is_a_quantity():
+    fields = (layouts.GPU_FIELDS + layouts.CDU_FIELDS + layouts.RACK_FIELDS + layouts.POWER_FIELDS
+              + layouts.SOURCE_FIELDS)
+    assert [f for f in fields if f not in BY_NAME] == []
+
+
+def test_every_sample_metric_and_vendor_mapping_is_a_quantity():
+    targets = set(METRICS) | set(names.VALID_RANGE) | {fm.canonical for fm in names.DCGM_FIELDS.values()}
+    targets |= {rule.canonical for rule in names.SENSOR_RULES if getattr(rule, "canonical", None)}
+    targets |= {m for metrics in TRACKED.values() for m in metrics}
+    assert sorted(targets - set(BY_NAME)) == []
+
+
+def test_every_throughput_json_key_is_listed():
+    report = throughput_report(load_job(REPO_DIR / "data" / "jobs" / "demo-70b-1k.toml"))
+    unlisted = [k for k in report if k not in BY_NAME and k not in NOT_QUANTITIES]
+    assert unlisted == []
 
 
 def test_unknown_names_are_refused_by_name():
     with pytest.raises(KeyError, match="gpu_temperature"):
         quantity("gpu_temperature")
+
+
+def _report_keys(obj, out: set[str]) -> set[str]:
+    """Every key of a JSON-like report; the keys of quantity maps (``breakdown_s``) and of
+    sections keyed by name (``time_to_throttle_s``) are names, not fields."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            out.add(key)
+            if key in BY_NAME:
+                continue
+            if key in NOT_QUANTITIES and NOT_QUANTITIES[key].startswith("section keyed by"):
+                for inner in value.values():
+                    _report_keys(inner, out)
+            else:
+                _report_keys(value, out)
+    elif isinstance(obj, list):
+        for item in obj:
+            _report_keys(item, out)
+    return out
+
+
+def test_every_project_and_sites_show_json_key_is_listed():
+    from twin.engine.projection import project
+    from twin.site.load import load_site
+    from twin.site.scenario import Scenario
+    from twin.site.summary import site_summary
+
+    demo = load_site("demo")
+    keys = _report_keys(project(demo, Scenario()), set()) | _report_keys(site_summary(demo), set())
+    assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []

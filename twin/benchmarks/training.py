@@ -27,11 +27,11 @@ def throughput_model() -> dict:
     throttle = np.ones(state.n_gpus)
     slow = rng.choice(state.n_gpus, 100, replace=False)
     throttle[slow] = rng.uniform(0.6, 0.95, slow.size)
-    link_up = np.ones(state.n_links, bool)
-    link_up[rng.choice(state.n_links, 200, replace=False)] = False
+    link_up_flag = np.ones(state.n_links, bool)
+    link_up_flag[rng.choice(state.n_links, 200, replace=False)] = False
 
     def site_eval() -> None:
-        sitejob.evaluate_site_job(state, job, ids, throttle, link_up)
+        sitejob.evaluate_site_job(state, job, ids, throttle, link_up_flag)
 
     site_s = best_of(site_eval, repeat=5)
     bottleneck_s = best_of(

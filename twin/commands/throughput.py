@@ -58,18 +58,18 @@ def throughput_report(job: TrainingJob, factors: training.FabricFactors | None =
         "gpu": job.gpu,
         "n_gpus": par.n_gpus,
         "n_nodes": n_nodes,
-        "params": n_params,
-        "micro_batches": par.micro_batches,
+        "n_params": n_params,
+        "n_micro_batches": par.micro_batches,
         "step_time_s": step.step_time_s,
         "tokens_per_s": step.tokens_per_s,
-        "tflops_per_gpu": step.tflops_per_gpu,
-        "hw_tflops_per_gpu": step.hw_tflops_per_gpu,
+        "gpu_model_tflops": step.gpu_model_tflops,
+        "gpu_hw_tflops": step.gpu_hw_tflops,
         "mfu_frac": step.mfu_frac,
-        "tokens_per_joule": step.tokens_per_joule,
+        "tokens_per_j": step.tokens_per_j,
         "avg_gpu_power_w": step.avg_gpu_power_w,
         "bubble_frac": training.bubble_frac(par),
         "fabric_factor_dp_frac": factors.dp,
-        "breakdown": step.breakdown_s,
+        "breakdown_s": step.breakdown_s,
         **good,
     }
 
@@ -94,21 +94,21 @@ def _format_table(report: dict) -> str:
     rows = [
         ("job", report["job"]),
         ("GPUs / nodes", f"{report['n_gpus']:,} {report['gpu']} / {report['n_nodes']:,}"),
-        ("parameters", f"{report['params'] / 1e9:,.1f} B"),
+        ("parameters", f"{report['n_params'] / 1e9:,.1f} B"),
         ("step time", f"{report['step_time_s']:.3f} s"),
         ("tokens/s", f"{report['tokens_per_s']:,.0f}"),
-        ("model TFLOP/s per GPU", f"{report['tflops_per_gpu']:.1f}"),
-        ("hardware TFLOP/s per GPU", f"{report['hw_tflops_per_gpu']:.1f}"),
+        ("model TFLOP/s per GPU", f"{report['gpu_model_tflops']:.1f}"),
+        ("hardware TFLOP/s per GPU", f"{report['gpu_hw_tflops']:.1f}"),
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
-        ("tokens per joule", f"{report['tokens_per_joule']:.2f}"),
+        ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
         ("job MTTF", f"{report['job_mttf_h']:.2f} h"),
         ("checkpoint write / interval", f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_interval_s']:.0f} s"),
-        ("interruptions expected", f"{report['interruptions_expected']:.1f}"),
+        ("interruptions expected", f"{report['interruptions_expected_count']:.1f}"),
         ("ETTR", f"{100 * report['ettr_frac']:.1f} %"),
         ("goodput tokens/s", f"{report['goodput_tokens_per_s']:,.0f}"),
     ]
     step = report["step_time_s"]
-    rows += [(f"  {k}", f"{v:.3f} s ({100 * v / step:.1f} %)") for k, v in report["breakdown"].items()]
+    rows += [(f"  {k}", f"{v:.3f} s ({100 * v / step:.1f} %)") for k, v in report["breakdown_s"].items()]
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 

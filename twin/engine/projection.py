@@ -78,24 +78,24 @@ def project(state: SiteTables, scenario: Scenario) -> dict:
         "generation_capacity_mw": bal.generation_capacity_mw,
         "generation_n1_capacity_mw": bal.generation_n1_capacity_mw,
         "shortfall_mw": bal.shortfall_mw,
-        "runnable_gpus_full_power": bal.gpus_at_full_power,
-        "power_cap_w_for_all_gpus": bal.power_cap_w,
-        "power_cap_fits": bal.cap_fits,
+        "n_gpus_runnable_at_full_power": bal.gpus_at_full_power,
+        "power_cap_for_all_gpus_w": bal.power_cap_w,
+        "power_cap_fits_flag": bal.cap_fits,
         "overloaded_elements": _elements(state, snap.power_load_frac, snap.power_load_frac > 1.0),
         "n1_violations": _n1(state, snap, detail.power_n1_worst_by),
         "dark_racks": [state.rack_name[r] for r in detail.dark_racks],
-        "gpus": {"total": state.n_gpus, "throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
-                 "down": int((snap.gpu_state == GPU_DOWN).sum()), "off": int((snap.gpu_state == GPU_OFF).sum())},
-        "hottest_gpus": [{"gpu": int(g), "node": state.node_name[state.gpu_node[g]], "index": int(state.gpu_index[g]),
+        "gpus": {"n_gpus": state.n_gpus, "n_gpus_throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
+                 "n_gpus_down": int((snap.gpu_state == GPU_DOWN).sum()), "n_gpus_off": int((snap.gpu_state == GPU_OFF).sum())},
+        "hottest_gpus": [{"gpu_id": int(g), "node": state.node_name[state.gpu_node[g]], "gpu_index": int(state.gpu_index[g]),
                           "rack": state.rack_name[state.gpu_rack[g]], "gpu_temp_c": float(snap.gpu_temp_c[g]),
                           "throttle_frac": float(snap.throttle_frac[g])} for g in _top(snap.gpu_temp_c)],
-        "hottest_racks": [{"rack": state.rack_name[r], "max_gpu_temp_c": float(snap.rack_max_gpu_temp_c[r]),
+        "hottest_racks": [{"rack": state.rack_name[r], "rack_max_gpu_temp_c": float(snap.rack_max_gpu_temp_c[r]),
                            "rack_power_kw": float(snap.rack_power_kw[r])} for r in _top(snap.rack_max_gpu_temp_c)],
         "time_to_throttle_s": _time_to_throttle(state, proj),
-        "swing": {"amplitude_mw": sw.amplitude_mw, "ramp_mw_per_s": sw.ramp_mw_per_s, "period_s": sw.period_s,
-                  "followable_mw": sw.followable_mw, "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
-                  "battery_headroom_mw": sw.battery_headroom_mw, "shortfall_mw": sw.shortfall_mw,
-                  "within_limits": sw.within_limits},
+        "swing": {"swing_amplitude_mw": sw.amplitude_mw, "swing_ramp_mw_per_s": sw.ramp_mw_per_s, "swing_period_s": sw.period_s,
+                  "swing_followable_mw": sw.followable_mw, "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
+                  "battery_headroom_mw": sw.battery_headroom_mw, "swing_shortfall_mw": sw.shortfall_mw,
+                  "swing_within_limits_flag": sw.within_limits},
         "fabric": _fabric(state, snap),
         "job": _job(state, job, snap) if job else None,
     }
@@ -112,7 +112,7 @@ def _n1(state: SiteTables, snap, worst_by: np.ndarray) -> list[dict]:
     idx = np.flatnonzero(snap.power_n1_load_frac > 1.0)
     idx = idx[np.argsort(-snap.power_n1_load_frac[idx], kind="stable")][:TOP_N]
     return [{"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]],
-             "load_frac": float(snap.power_load_frac[e]), "n1_load_frac": float(snap.power_n1_load_frac[e]),
+             "load_frac": float(snap.power_load_frac[e]), "power_n1_load_frac": float(snap.power_n1_load_frac[e]),
              "after_loss_of": state.power_name[worst_by[e]] if worst_by[e] >= 0 else None} for e in idx]
 
 
@@ -123,16 +123,16 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
         worst = _top(-values, 3)
         out[key] = {"min_s": float(finite.min()) if finite.size else None,
                     "median_s": float(np.median(finite)) if finite.size else None,
-                    "racks_never": int((~np.isfinite(values)).sum()),
+                    "n_racks_never": int((~np.isfinite(values)).sum()),
                     "worst_racks": [state.rack_name[r] for r in worst]}
     return out
 
 
 def _fabric(state: SiteTables, snap) -> dict:
-    up = snap.link_up
+    up = snap.link_up_flag
     tiers = state.switch_tier[state.link_a]
     return {
-        "links_down": int((~up).sum()),
+        "n_links_down": int((~up).sum()),
         "uplink_capacity_tbps": {name: float(state.link_gbps[(tiers == t) & up].sum() / 1000.0)
                                  for t, name in enumerate(("leaf_to_spine", "spine_to_core"))},
         "nic_injection_tbps": state.n_gpus * state.nic_gbps / 1000.0,
@@ -142,10 +142,10 @@ def _fabric(state: SiteTables, snap) -> dict:
 
 def _job(state: SiteTables, job: PlacedJob, snap) -> dict:
     down = snap.gpu_state == GPU_DOWN
-    res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up)
+    res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up_flag)
     st = res.status
-    return {"name": st.name, "gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,
-            "tokens_per_s": st.tokens_per_s, "tflops_per_gpu": st.tflops_per_gpu, "mfu_frac": st.mfu_frac,
+    return {"name": st.name, "n_gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,
+            "tokens_per_s": st.tokens_per_s, "gpu_model_tflops": st.gpu_model_tflops, "mfu_frac": st.mfu_frac,
             "goodput_tokens_per_s": st.goodput_tokens_per_s, "ettr_frac": st.ettr_frac,
             "checkpoint_interval_s": st.checkpoint_interval_s, "breakdown_s": st.breakdown_s,
             "dp_busbw_gbps": res.fabric["dp"].busbw_gbps, "fabric_limiting_tier": res.fabric["dp"].limiting_tier,

@@ -26,7 +26,7 @@ class JobStatus:
     gpu_ids: np.ndarray  # int32, GPUs the job runs on
     step_time_s: float
     tokens_per_s: float
-    tflops_per_gpu: float
+    gpu_model_tflops: float
     mfu_frac: float
     goodput_tokens_per_s: float
     ettr_frac: float
@@ -49,7 +49,7 @@ class Snapshot:
     sm_clock_mhz: np.ndarray
     throttle_frac: np.ndarray
     gpu_state: np.ndarray  # int8, GPU_OK / GPU_THROTTLED / GPU_DOWN / GPU_OFF
-    xid_last: np.ndarray  # int16, 0 if none
+    last_xid_code: np.ndarray  # int16, 0 if none
     # rack [n_racks]
     rack_power_kw: np.ndarray
     rack_max_gpu_temp_c: np.ndarray
@@ -60,7 +60,7 @@ class Snapshot:
     cdu_flow_lpm: np.ndarray
     cdu_heat_kw: np.ndarray
     cdu_capacity_kw: np.ndarray
-    cdu_pumps_running: np.ndarray  # int8
+    pumps_running_count: np.ndarray  # int8
     # facility water loops [n_loops]
     loop_supply_temp_c: np.ndarray
     loop_return_temp_c: np.ndarray
@@ -73,7 +73,7 @@ class Snapshot:
     source_power_mw: np.ndarray
     battery_soc_frac: np.ndarray  # NaN for non-batteries
     # fabric [n_links]
-    link_up: np.ndarray  # bool
+    link_up_flag: np.ndarray  # bool
     link_util_frac: np.ndarray
     # site scalars
     it_power_mw: float

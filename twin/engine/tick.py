@@ -45,12 +45,12 @@ GPU_FLOW_SHARE_FRAC = 0.8  # [E] share of a rack's secondary flow through GPU co
 BASE_LIQUID_CAPTURE_FRAC = 0.5  # [E] share of non-GPU node power removed by liquid (CPU cold plates)
 SWITCH_POWER_W = 1700.0  # [E] SN5600-class switch with 64 × 800G optics (~15 W each) + ASIC/CPU/fans
 COMM_POWER_FRAC = 0.15  # [E] GPU dynamic power kept during communication phases (NCCL kernels)
-DEFAULT_UTIL_FRAC = 0.9  # nominal training load (telemetry §5.3: GPU_UTIL 90–100 %)
+DEFAULT_UTIL_FRAC = 0.9  # nominal training load (GPU_UTIL 90–100 % [Est-H100-Training-Load])
 DEFAULT_STEP_TIME_S = 2.0  # [E] step time of the nominal job (swing period), Uptime: 1–2 s
 DEFAULT_COMPUTE_FRAC = 0.85  # [E] share of the step at busy power
 CROSS_POD_TRAFFIC_FRAC = 0.5  # [E] share of a pod's uplink traffic that continues to the core
-XID_THERMAL_SHUTDOWN = 79  # telemetry §1.6: "fallen off the bus", thermal suspect
-START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT (facts A1)
+XID_THERMAL_SHUTDOWN = 79  # [NVIDIA-XID-Catalog]: "fallen off the bus", thermal suspect
+START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT [Musk-2024-07-22]
 _BATTERY = SOURCE_KINDS.index("battery")
 
 
@@ -74,7 +74,7 @@ class TickInputs:
     gpu_util_frac: np.ndarray | float = DEFAULT_UTIL_FRAC
     gpu_power_demand_w: np.ndarray | float | None = None  # overrides the util-derived demand
     gpu_power_limit_w: np.ndarray | float | None = None  # enforced board limit, default TDP
-    cdu_pumps_running: np.ndarray | None = None  # int per CDU, default all installed pumps
+    pumps_running_count: np.ndarray | None = None  # int per CDU, default all installed pumps
     cdu_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
@@ -399,7 +399,7 @@ class TwinEngine:
 
     def _phase_cooling(self, inp: TickInputs, r: dict) -> None:
         s = self.state
-        pumps = self.cdu_pumps.copy() if inp.cdu_pumps_running is None else np.asarray(inp.cdu_pumps_running,
+        pumps = self.cdu_pumps.copy() if inp.pumps_running_count is None else np.asarray(inp.pumps_running_count,
                                                                                          dtype=np.float64)
         if self.cdu_in_rack.any() and r["dark_rack"].any():  # an in-rack CDU is powered by its rack
             cdu_dark = np.bincount(s.rack_cdu, weights=r["dark_rack"], minlength=s.n_cdus) >= self.racks_per_cdu
@@ -700,7 +700,7 @@ class TwinEngine:
         up = np.ones(s.n_links, dtype=bool)
         up[failed] = False
         if s.n_links == 0:
-            r.update(link_up=up, link_util=np.zeros(0))
+            r.update(link_up_flag=up, link_util=np.zeros(0))
             return
         cap = self.switch_up_gbps - np.bincount(s.link_a[failed], weights=s.link_gbps[failed],
                                                 minlength=s.n_switches)
@@ -721,7 +721,7 @@ class TwinEngine:
             if failed.size:
                 util[failed] = 0.0
             self._link_cache = (key, util)
-        r.update(link_up=up, link_util=self._link_cache[1].copy())
+        r.update(link_up_flag=up, link_util=self._link_cache[1].copy())
 
     def _phase_jobs(self, inp: TickInputs, r: dict) -> None:
         statuses: list[JobStatus] = []
@@ -729,7 +729,7 @@ class TwinEngine:
             from twin.training import sitejob  # imported only when jobs are placed
 
             for job in inp.jobs:
-                res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, r["clock"], r["link_up"])
+                res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, r["clock"], r["link_up_flag"])
                 statuses.append(res.status)
         r["jobs"] = statuses
 
@@ -756,7 +756,7 @@ class TwinEngine:
             sm_clock_mhz=r["clock"] * self.max_clock_mhz,
             throttle_frac=r["clock"],
             gpu_state=r["gpu_state"],
-            xid_last=xid,
+            last_xid_code=xid,
             rack_power_kw=r["rack_power_kw"],
             rack_max_gpu_temp_c=r["rack_max_temp"],
             rack_time_to_throttle_s=r["projections"]["pump_loss_throttle_s"],
@@ -765,7 +765,7 @@ class TwinEngine:
             cdu_flow_lpm=r["cdu_flow"],
             cdu_heat_kw=r["cdu_heat_kw"],
             cdu_capacity_kw=r["cdu_capacity"],
-            cdu_pumps_running=r["pumps"].astype(np.int8),
+            pumps_running_count=r["pumps"].astype(np.int8),
             loop_supply_temp_c=r["loop_supply"],
             loop_return_temp_c=r["loop_return"],
             loop_heat_kw=r["loop_heat_kw"],
@@ -774,7 +774,7 @@ class TwinEngine:
             power_n1_load_frac=r["power_n1_load_frac"],
             source_power_mw=r["source_mw"],
             battery_soc_frac=r["soc"].copy(),
-            link_up=r["link_up"],
+            link_up_flag=r["link_up_flag"],
             link_util_frac=r["link_util"],
             it_power_mw=it_mw,
             cooling_power_mw=r["cooling_mw"],

@@ -7,14 +7,14 @@ holds the facility supply temperature at its setpoint while it can.
 Equations (units in names):
 
 * energy balance of a loop: ``ΔT = Q / (ṁ · cp)`` with ``ṁ = V̇ · ρ``
-  [Incropera & DeWitt, §8.3];
+  [Incropera-DeWitt §8.3];
 * CDU capacity: linear interpolation of the catalogue curve of capacity against
-  secondary supply temperature (facts B5: Supermicro in-rack 100 kW @ 32 °C, 60 kW @
+  secondary supply temperature ([Supermicro-HotChips-2024]: in-rack 100 kW @ 32 °C, 60 kW @
   40 °C), held at its first point below the curve, extended linearly above it, never
   negative;
 * CDU approach: for a liquid-to-liquid exchanger with fixed flows the log-mean
   temperature difference scales with duty, so ``approach = approach_design ·
-  Q / capacity`` (``approach_design`` quoted at rated duty, facts B5: 4 °C ATD);
+  Q / capacity`` (``approach_design`` quoted at rated duty, [NVIDIA-CDU-Reqs]: 4 °C ATD);
 * plant: towers deliver ``T_wb + approach_tower``; when that is at or below the
   setpoint the plant free-cools, otherwise chillers make up the lift.  Heat above the
   plant's capacity stays in the water: ``T_supply = T_base + (Q − Q_cap)⁺ / (ṁ cp)``;
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# --- coolant property tables (facts B5: Airedale chiller manual glycol tables) [P] ---
+# --- coolant property tables ([Airedale-DeltaChill p. 53] glycol tables) [P] ---
 PROPERTY_TEMP_C = np.array([20.0, 30.0, 40.0])
 PG25_CP_J_PER_KG_K = np.array([3910.0, 3940.0, 3960.0])
 PG25_DENSITY_KG_PER_M3 = np.array([1023.7, 1019.2, 1014.3])
@@ -51,7 +51,7 @@ def _interp(temp_c: np.ndarray | float, table: np.ndarray) -> np.ndarray:
 def coolant_properties(temp_c: np.ndarray | float, coolant: str = "PG25") -> tuple[np.ndarray, np.ndarray]:
     """Specific heat [J/(kg·K)] and density [kg/m³] of ``coolant`` at ``temp_c``.
 
-    Linear interpolation of the facts B5 table (20/30/40 °C), held constant outside it
+    Linear interpolation of the [Airedale-DeltaChill] table (20/30/40 °C), held constant outside it
     (the properties change by < 1 % per 10 K).  ``coolant`` is ``"PG25"`` or ``"water"``.
     Raises ``ValueError`` below the freezing point, at or above boiling, or for NaN.
     """
@@ -80,7 +80,7 @@ def coolant_delta_t_k(
 ) -> np.ndarray:
     """Coolant temperature rise ``Q / (ṁ · cp)`` [K] of a loop carrying ``heat_w`` at ``flow_lpm``.
 
-    Hand check (facts B5): 1 kW on PG25 at 30 °C with 1.49 L/min gives 10 K.
+    Hand check [Est-Coolant-Flow]: 1 kW on PG25 at 30 °C with 1.49 L/min gives 10 K.
     Raises ``ValueError`` for zero, negative or NaN flow.
     """
     flow = np.asarray(flow_lpm, dtype=np.float64)
@@ -137,16 +137,16 @@ def cdu_supply_temp_c(
 
 
 def cdu_flow_lpm(
-    pumps_running: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
+    pumps_running_count: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
 ) -> np.ndarray:
     """Secondary flow [L/min]: design flow with ``pumps_required`` running, pro rata below, no gain above.
 
     Identical pumps in parallel on a fixed system curve: extra pumps beyond those
     required share the duty (redundancy) rather than add flow [E].
     """
-    running = np.asarray(pumps_running, dtype=np.float64)
+    running = np.asarray(pumps_running_count, dtype=np.float64)
     if running.size and np.any(running < 0):
-        raise ValueError("pumps_running: must be >= 0")
+        raise ValueError("pumps_running_count: must be >= 0")
     return np.asarray(design_flow_lpm) * np.minimum(running / np.asarray(pumps_required, dtype=np.float64), 1.0)
 
 

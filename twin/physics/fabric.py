@@ -1,6 +1,6 @@
 """Fabric bandwidth a job's collectives get: nccl-tests bus bandwidth, tier capacity, failures.
 
-Bus bandwidth (nccl-tests ``doc/PERFORMANCE.md``, github.com/NVIDIA/nccl-tests; facts D6):
+Bus bandwidth (nccl-tests ``doc/PERFORMANCE.md``, github.com/NVIDIA/nccl-tests [NCCL-Tests-Perf]):
 a collective moving ``S`` bytes over ``n`` ranks takes ``t = (S/B)·factor(n)`` at per-rank
 bus bandwidth ``B``, with ``factor = 2(n−1)/n`` for all-reduce and ``(n−1)/n`` for
 reduce-scatter, all-gather and all-to-all.
@@ -14,7 +14,7 @@ and the worst domain bounds the collective.  For ``k`` members of each group per
 domain of ``G`` GPUs at ``oversub``:1 this gives ``min(1, k/oversub)``.
 
 Switches and links are the arrays of :class:`twin.site.tables.SiteTables`; health is given as
-boolean masks (``link_up[n_links]``, ``switch_up[n_switches]``).  Everything is
+boolean masks (``link_up_flag[n_links]``, ``switch_up[n_switches]``).  Everything is
 vectorised with ``np.bincount`` over links, switches and GPUs.
 """
 
@@ -69,11 +69,11 @@ def algbw_from_busbw(op: str, busbw: float, n: int) -> float:
 
 
 # --- tier capacity --------------------------------------------------------------------
-def link_alive(state: SiteTables, link_up: np.ndarray | None = None, switch_up: np.ndarray | None = None) -> np.ndarray:
+def link_alive(state: SiteTables, link_up_flag: np.ndarray | None = None, switch_up: np.ndarray | None = None) -> np.ndarray:
     """Links that carry traffic: up, with both end switches up."""
-    alive = np.ones(state.n_links, bool) if link_up is None else np.asarray(link_up, bool).copy()
+    alive = np.ones(state.n_links, bool) if link_up_flag is None else np.asarray(link_up_flag, bool).copy()
     if alive.shape != (state.n_links,):
-        raise FabricError(f"link_up has shape {alive.shape}, expected ({state.n_links},)")
+        raise FabricError(f"link_up_flag has shape {alive.shape}, expected ({state.n_links},)")
     if switch_up is not None:
         sw = np.asarray(switch_up, bool)
         if sw.shape != (state.n_switches,):
@@ -170,7 +170,7 @@ def job_fabric_report(
     state: SiteTables,
     job_gpu_ids: np.ndarray,
     group: np.ndarray,
-    link_up: np.ndarray | None = None,
+    link_up_flag: np.ndarray | None = None,
     switch_up: np.ndarray | None = None,
     collective_efficiency_frac: float = 0.80,
 ) -> JobFabricReport:
@@ -184,7 +184,7 @@ def job_fabric_report(
     busbw over line rate ([E] 0.80, as ``twin.training.steptime.COLLECTIVE_EFFICIENCY_FRAC``).
     """
     ids = np.asarray(job_gpu_ids, dtype=np.int64)
-    alive = link_alive(state, link_up, switch_up)
+    alive = link_alive(state, link_up_flag, switch_up)
     leaf = state.gpu_leaf[ids].astype(np.int64)
     sw_up = np.ones(state.n_switches, bool) if switch_up is None else np.asarray(switch_up, bool)
     disconnected = ids[~sw_up[leaf]].astype(np.int32)

@@ -9,21 +9,21 @@ Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 
 * **loss of one CDU pump** — if the remaining pumps still meet ``pumps_required``,
   only the fail-over gap matters: the plate flow is taken as zero for
-  ``pump_failover_s`` (facts B5: ≤ 5 s) and the GPU heats adiabatically; otherwise the
+  ``pump_failover_s`` ([NVIDIA-CDU-Reqs]: ≤ 5 s) and the GPU heats adiabatically; otherwise the
   flow falls to ``remaining/required`` of design and the GPU relaxes exponentially to
   the new steady temperature ``T_s + P (R_die + R_cal / f)``.
 * **loss of a CDU** (no secondary flow) — the GPU heats adiabatically into its own
   heat capacity plus the coolant held in its cold plate (``PLATE_COOLANT_L``); the
   rest of the stagnant loop is not in thermal contact without flow.  This matches the
   observation that a DLC server reaches thermal shutdown in under a minute after loss
-  of the secondary loop (InterPACK 2017, facts B5).  To shutdown: full power to the
+  of the secondary loop [InterPACK-2017].  To shutdown: full power to the
   slowdown temperature, then HW-slowdown power (clocks ÷2) to shutdown.
 * **loss of facility water** — the CDU pumps keep circulating; the whole secondary
   loop (``loop_volume_l · ρ · cp``) and the GPU packages heat together at
   ``Q / C_loop``; the hottest GPU keeps its offset above the coolant.  After the first
   throttle the driver sheds GPU power as the coolant warms (linearised here to the
   mean of full and idle power) until only idle power and the non-GPU liquid heat remain,
-  which carry the loop on to shutdown (facts B5: "slow temperature rise", InterPACK 2018).
+  which carry the loop on to shutdown ("slow temperature rise" [InterPACK-2018]).
 * **supply excursion +ΔT** — the steady temperature rises by ΔT; the GPU relaxes to
   it with time constant τ.  Shutdown only if even idle power cannot hold the die
   below the shutdown temperature.
@@ -89,12 +89,12 @@ def cdu_loss(
 
 def pump_loss(
     temp_c, power_w, idle_w, supply_temp_c, r_die_c_per_w, r_cal_c_per_w, heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running, pumps_required, pump_failover_s,
+    coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running_count, pumps_required, pump_failover_s,
     max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring)."""
     c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
-    remaining = np.asarray(pumps_running, dtype=np.float64) - 1.0
+    remaining = np.asarray(pumps_running_count, dtype=np.float64) - 1.0
     required = np.asarray(pumps_required, dtype=np.float64)
     # (a) redundant: fail-over gap with no flow, then nominal again
     nf_thr, nf_shut = _no_flow_times(temp_c, power_w, idle_w, c_eff, max_operating_temp_c, slowdown_temp_c,

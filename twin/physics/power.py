@@ -3,12 +3,12 @@
 Pure numpy functions.
 
 * GPU demand: ``P = P_idle + u · (P_tdp − P_idle)`` — board power rises with the
-  fraction of time kernels run (telemetry §5.2–5.3: ~85 W idle, at the 700 W cap in
-  large-model training) [E: linear in utilisation].
+  fraction of time kernels run (~85 W idle [NVSMI-H100-Capture], at the 700 W cap in
+  large-model training [Est-H100-Training-Load]) [E: linear in utilisation].
 * node DC load: ``Σ P_gpu + P_base,idle + ū · (P_base,full − P_base,idle)`` with the
   node's mean GPU utilisation ``ū`` (CPUs, NICs, memory, fans follow the job) [E].
 * PSU efficiency: 80 PLUS Titanium (230 V internal redundant) points 90 % @ 10 %,
-  94 % @ 20 %, 96 % @ 50 %, 91 % @ 100 % load (facts C2, en.wikipedia.org/wiki/80_Plus)
+  94 % @ 20 %, 96 % @ 50 %, 91 % @ 100 % load [Wikipedia-80PLUS]
   [P], linearly interpolated in load per PSU, held at the end points outside.
   Redundant PSUs share the load equally.
 * node input (AC) power: ``P_dc / η(P_dc / (n_live · P_rating))``.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# facts C2 [P]: 80 PLUS Titanium, 230 V internal redundant.
+# [Wikipedia-80PLUS] [P]: 80 PLUS Titanium, 230 V internal redundant.
 PSU_LOAD_POINTS_FRAC = np.array([0.10, 0.20, 0.50, 1.00])
 PSU_EFFICIENCY_POINTS_FRAC = np.array([0.90, 0.94, 0.96, 0.91])
 
@@ -38,7 +38,7 @@ def gpu_demand_power_w(
 
 
 def psu_efficiency_frac(load_frac: np.ndarray | float) -> np.ndarray:
-    """PSU efficiency at ``load_frac`` of its rated output (80 PLUS Titanium curve, facts C2)."""
+    """PSU efficiency at ``load_frac`` of its rated output (80 PLUS Titanium curve, [Wikipedia-80PLUS])."""
     return np.interp(load_frac, PSU_LOAD_POINTS_FRAC, PSU_EFFICIENCY_POINTS_FRAC)
 
 

@@ -6,7 +6,7 @@ B feed.  Conventions:
 
 * ``load_kw[e]`` is the power element ``e`` delivers downstream: the sum of its
   children's input power (racks' shares for a busway); its input is
-  ``load_kw[e] / efficiency_frac[e]`` (facts C2 efficiencies per stage), so a parent
+  ``load_kw[e] / efficiency_frac[e]`` ([Power-Stage-Efficiency] per stage), so a parent
   carries its children's conversion losses;
 * a dual-fed rack splits its load evenly over A and B while both are live and moves it
   all to the live side otherwise; with neither live it is *dark*;

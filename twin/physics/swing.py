@@ -2,8 +2,7 @@
 
 Every training step has a compute phase (GPUs near their busy power) and a
 communication/checkpoint phase (near idle); with thousands of GPUs in lock-step the
-whole site load swings by tens of MW every step (facts C5: Llama 3 §3.3.4; Choukse et
-al., arXiv:2508.14318; Uptime Intelligence: swings beyond 100 % of the low point every
+whole site load swings by tens of MW every step ([Llama3-2024 §3.3.4]; [Choukse-2025]; Uptime Intelligence: swings beyond 100 % of the low point every
 1–2 s).
 
 Model (units in names):

@@ -7,8 +7,8 @@ thermal node per GPU package:
   die-to-coolant resistance of the cold plate (catalogue ``r_th_die_c_per_w``) and
   ``R_cal = 1 / (2 · ṁ · cp)`` the *caloric* resistance: the coolant warms by
   ``P / (ṁ · cp)`` across the plate, so its mean temperature sits half of that above
-  the supply [Incropera & DeWitt, *Fundamentals of Heat and Mass Transfer*, 6th ed.,
-  §8.3 mean-temperature energy balance].
+  the supply [Incropera-DeWitt §8.3] (the
+  mean-temperature energy balance).
 * HBM: ``T_hbm = T_local + (T_die − T_local) · R_hbm / R_die`` with
   ``T_local = T_supply + P · R_cal``: the HBM stacks share the die's cold plate and
   follow its transient (one state variable per GPU; catalogue ``r_th_hbm_c_per_w``).
@@ -18,7 +18,7 @@ thermal node per GPU package:
   unconditionally stable: ``T(t+dt) = T_ss + (T − T_ss) · exp(−dt / τ)``.
 * no flow: ``C_eff · dT/dt = P`` (adiabatic, :func:`adiabatic_step_c`).
 
-Throttling follows what the firmware and driver do (facts B2/B3; telemetry §1.4):
+Throttling follows what the firmware and driver do ([NVSMI-H800-Capture]; [NVML-ClocksEventReasons]; [DCGM-Fields]):
 
 * SW power cap (bit 0x04): board power held at the power limit;
 * SW thermal slowdown (0x20): the driver lowers clocks so the die stays below max
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# NVML / DCGM clock-event reason bits (telemetry.md §1.4, dcgm_fields.h).
+# NVML / DCGM clock-event reason bits ([DCGM-Fields] field 112; [NVML-ClocksEventReasons]).
 CLOCK_EVENT_GPU_IDLE = 0x001
 CLOCK_EVENT_SW_POWER_CAP = 0x004
 CLOCK_EVENT_HW_SLOWDOWN = 0x008
@@ -49,7 +49,7 @@ CLOCK_EVENT_HW_POWER_BRAKE = 0x080
 # [E] dynamic power ∝ f·V² with V roughly ∝ f over the upper DVFS range → exponent 2–3;
 # 2.5 gives ~86 % throughput at a 500 W cap of a 700 W-demand H100 (85 W idle).
 DVFS_POWER_EXPONENT = 2.5
-# [P] NVML docs (facts B3): HW slowdown cuts core clocks by >= 2x.
+# [P] [NVML-ClocksEventReasons]: HW slowdown cuts core clocks by >= 2x.
 HW_SLOWDOWN_CLOCK_FRAC = 0.5
 # [E] utilisation below which a GPU reports the GPU_IDLE clock-event bit.
 IDLE_UTIL_FRAC = 0.01

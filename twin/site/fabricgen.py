@@ -1,12 +1,12 @@
 """Generate a rail-optimised three-tier Clos fabric from a few parameters.
 
 Layout (what NVIDIA calls rail-optimised; the xAI topology itself is unpublished,
-facts.md A3/F1): GPU *k* of every node is on rail *k*.  An *array* of racks has one
+[Colossus-Unpublished]): GPU *k* of every node is on rail *k*.  An *array* of racks has one
 leaf per rail; the leaf's downlinks are the NICs of that rail in the array.  A *pod*
 of ``pod_arrays`` arrays has ``leaf_uplinks / leaf_spine_parallel`` spines, each
 leaf connecting ``leaf_spine_parallel`` links to every spine of its pod.  Spine *j*
 of every pod (plane *j*) connects its uplinks round-robin to the cores of group *j*.
-With radix 128 at 1:1 this is the folded Clos of facts.md A3 (k³/4 host limit).
+With radix 128 at 1:1 this is the folded Clos of [Est-Clos-Sizing] (k³/4 host limit).
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
         pumps[cdu] = max(pumps[cdu] - 1, 0)
     for cdu in _ids(cond.get("cdus_failed", []), state.cdu_name, "cdus_failed", file):
         pumps[cdu] = 0
-    inp.cdu_pumps_running = pumps
+    inp.pumps_running_count = pumps
     loops = cond.get("loop_supply_temp_c", {})
     if not isinstance(loops, dict):
         raise ScenarioError(f"{file}: conditions.loop_supply_temp_c: expected a table of loop = °C")

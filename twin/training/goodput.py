@@ -2,9 +2,9 @@
 
 A synchronous job stops when any of its nodes fails, so its failures form a series
 system: job MTTF = node MTTF / nodes (Epoch AI, "Hardware failures won't limit AI
-scaling"; facts D4).  Node failure rates are quoted per 1,000 node-days as in Kokolis
+scaling" [EpochAI-Failures]).  Node failure rates are quoted per 1,000 node-days as in Kokolis
 et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters",
-HPCA'25, arXiv:2410.21680 (facts D5).
+HPCA'25, arXiv:2410.21680 [Kokolis-HPCA25].
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 SECONDS_PER_DAY = 86_400.0
 
-# Failures per 1,000 node-days (facts D5).
+# Failures per 1,000 node-days [Kokolis-HPCA25].
 # Kokolis et al. HPCA'25 (arXiv:2410.21680) [S via secondary notes; abstract P]: RSC-1 16K A100.
 RSC1_FAILURES_PER_1000_NODE_DAYS = 6.50
 # Same paper, RSC-2 8K A100.
@@ -29,7 +29,7 @@ DEFAULT_RESTART_S = 600.0
 # moments; Rajbhandari et al., ZeRO, arXiv:1910.02054 §3.1) a checkpoint keeps all but
 # the gradients: 2 + 12 = 14.
 CHECKPOINT_BYTES_PER_PARAM = 14.0
-# Meta Tectonic sustained throughput for Llama 3 checkpoints: 2 TB/s (facts A7) = 16,000 Gbit/s.
+# Meta Tectonic sustained throughput for Llama 3 checkpoints: 2 TB/s [Llama3-2024] = 16,000 Gbit/s.
 DEFAULT_STORAGE_WRITE_GBPS = 16_000.0
 
 
@@ -66,7 +66,7 @@ def young_interval_s(write_s: float, mttf_s: float) -> float:
 
 
 def daly_interval_s(write_s: float, mttf_s: float) -> float:
-    """Daly's higher-order optimum (Daly, FGCS 22(3), 2006; facts D4).
+    """Daly's higher-order optimum [Daly-2006].
 
     ``τ = √(2δM)·[1 + ⅓·√(δ/2M) + (1/9)·(δ/2M)] − δ`` for ``δ < 2M``, else ``τ = M``.
     """
@@ -83,7 +83,7 @@ def ettr_frac(interval_s: float, write_s: float, restart_s: float, mttf_s: float
 
     ``ETTR = (1 − (u₀ + τ/2)/M) / (1 + δ/τ)``: checkpoints cost ``δ`` per interval ``τ``;
     each failure (rate ``1/M``) costs the restart ``u₀`` plus on average half an interval
-    of lost work.  This is the form of Kokolis et al. HPCA'25 (arXiv:2410.21680, facts D4,
+    of lost work.  This is the form of Kokolis et al. HPCA'25 [Kokolis-HPCA25],
     [S]) with ``N·r_f = 1/M``, and Young's first-order waste model.  Clipped to [0, 1].
     """
     if interval_s <= 0:
@@ -122,7 +122,7 @@ def goodput_summary(
         "checkpoint_interval_s": tau,
         "young_interval_s": young_interval_s(write_s, mttf) if math.isfinite(mttf) else float("inf"),
         "restart_s": restart_s,
-        "interruptions_expected": expected_interruptions(duration_s, mttf),
+        "interruptions_expected_count": expected_interruptions(duration_s, mttf),
         "ettr_frac": ettr,
         "goodput_tokens_per_s": tokens_per_s * ettr,
     }

@@ -64,13 +64,13 @@ def evaluate_site_job(
     job: TrainingJob,
     gpu_ids: np.ndarray,
     throttle_frac: np.ndarray | None = None,
-    link_up: np.ndarray | None = None,
+    link_up_flag: np.ndarray | None = None,
     switch_up: np.ndarray | None = None,
 ) -> SiteJobResult:
     """Throughput and goodput of ``job`` running on ``gpu_ids`` of ``state``.
 
     ``throttle_frac`` (per site GPU, 1 = full speed, 0 = down) sets the synchronous pace;
-    ``link_up``/``switch_up`` masks set the fabric factors per parallel dimension.  A job
+    ``link_up_flag``/``switch_up`` masks set the fabric factors per parallel dimension.  A job
     with a down GPU or a GPU whose leaf is down is stalled: step time ``inf``, no tokens.
     """
     par = job.parallel
@@ -85,7 +85,7 @@ def evaluate_site_job(
     sizes = {"dp": par.dp, "pp": par.pp, "cp": par.cp}
     # a dimension of size 1 has no collective: its groups never span domains
     reports = {dim: fabric.job_fabric_report(state, ids, groups[dim] if sizes[dim] > 1 else np.arange(ids.size),
-                                             link_up, switch_up, job.hardware.collective_efficiency_frac)
+                                             link_up_flag, switch_up, job.hardware.collective_efficiency_frac)
                for dim in ("dp", "pp", "cp")}
     factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
                                      cp=reports["cp"].factor_frac)
@@ -110,7 +110,7 @@ def evaluate_site_job(
         gpu_ids=ids.astype(np.int32),
         step_time_s=math.inf if step is None else step.step_time_s,
         tokens_per_s=tokens,
-        tflops_per_gpu=0.0 if step is None else step.tflops_per_gpu,
+        gpu_model_tflops=0.0 if step is None else step.gpu_model_tflops,
         mfu_frac=0.0 if step is None else step.mfu_frac,
         goodput_tokens_per_s=good["goodput_tokens_per_s"],
         ettr_frac=good["ettr_frac"],

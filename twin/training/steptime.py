@@ -125,10 +125,10 @@ class StepResult:
 
     step_time_s: float
     tokens_per_s: float
-    tflops_per_gpu: float  # model FLOPs (no recompute) per second per GPU
-    hw_tflops_per_gpu: float  # executed FLOPs incl. recomputation
+    gpu_model_tflops: float  # model FLOPs (no recompute) per second per GPU
+    gpu_hw_tflops: float  # executed FLOPs incl. recomputation
     mfu_frac: float
-    tokens_per_joule: float
+    tokens_per_j: float
     avg_gpu_power_w: float
     pace_factor_frac: float
     breakdown_s: dict[str, float] = field(default_factory=dict)
@@ -234,7 +234,7 @@ def recompute_flops_per_sequence(model: ModelSpec, recompute: str) -> float:
 
 
 def megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, vocab: int, recompute: bool) -> float:
-    """Megatron's closed form (facts D3; Narayanan et al. SC'21, eq. 3).
+    """Megatron's closed form [Megatron-SC21 eq. 3].
 
     ``72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))`` without recomputation and
     ``96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`` with full recomputation.
@@ -380,10 +380,10 @@ def step_time(
     return StepResult(
         step_time_s=step_s,
         tokens_per_s=tokens_per_s,
-        tflops_per_gpu=tflops,
-        hw_tflops_per_gpu=hw_flops / (n * step_s) / 1e12,
+        gpu_model_tflops=tflops,
+        gpu_hw_tflops=hw_flops / (n * step_s) / 1e12,
         mfu_frac=tflops / hw.peak_tflops,
-        tokens_per_joule=tokens_per_s / site_power_w,
+        tokens_per_j=tokens_per_s / site_power_w,
         avg_gpu_power_w=gpu_power_w,
         pace_factor_frac=pace_factor_frac,
         breakdown_s=breakdown,

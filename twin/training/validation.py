@@ -17,11 +17,11 @@ from twin.commands.throughput import throughput_report
 from twin.training.jobfile import TrainingJob, load_job
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
-MEGATRON = "Narayanan et al., SC'21, arXiv:2104.04473, Table 1"
-LLAMA = "Dubey et al., arXiv:2407.21783, Table 4"
-LLAMA_FAIL = "Dubey et al., arXiv:2407.21783 §3.3.4 (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
-LLAMA_ETTR = "Dubey et al., arXiv:2407.21783 §3.3.4 (\"higher than 90% effective training time\")"
-OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h (facts D5, [S] via glennklockwood.com)"
+MEGATRON = "[Megatron-SC21 Table 1]"
+LLAMA = "[Llama3-2024 Table 4]"
+LLAMA_FAIL = "[Llama3-2024 §3.3.4] (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
+LLAMA_ETTR = "[Llama3-2024 §3.3.4] (\"higher than 90% effective training time\")"
+OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h [Klockwood-JobReliability] [S]"
 
 
 @dataclass(frozen=True)
@@ -29,18 +29,18 @@ class ThroughputCase:
     """A published TFLOP/s-per-GPU figure for a job file."""
 
     job_file: str
-    metric: str  # "hw_tflops_per_gpu" (counts recomputation) or "tflops_per_gpu" (model FLOPs)
+    metric: str  # "gpu_hw_tflops" (counts recomputation) or "gpu_model_tflops" (model FLOPs)
     published: float
     source: str
 
 
 THROUGHPUT_CASES = (
-    ThroughputCase("megatron-18b-a100.toml", "hw_tflops_per_gpu", 135.0, MEGATRON),
-    ThroughputCase("megatron-145b-a100.toml", "hw_tflops_per_gpu", 148.0, MEGATRON),
-    ThroughputCase("megatron-1t-a100.toml", "hw_tflops_per_gpu", 163.0, MEGATRON),
-    ThroughputCase("llama3-405b-8k.toml", "tflops_per_gpu", 430.0, LLAMA),
-    ThroughputCase("llama3-405b-16k.toml", "tflops_per_gpu", 400.0, LLAMA),
-    ThroughputCase("llama3-405b-128k-context.toml", "tflops_per_gpu", 380.0, LLAMA),
+    ThroughputCase("megatron-18b-a100.toml", "gpu_hw_tflops", 135.0, MEGATRON),
+    ThroughputCase("megatron-145b-a100.toml", "gpu_hw_tflops", 148.0, MEGATRON),
+    ThroughputCase("megatron-1t-a100.toml", "gpu_hw_tflops", 163.0, MEGATRON),
+    ThroughputCase("llama3-405b-8k.toml", "gpu_model_tflops", 430.0, LLAMA),
+    ThroughputCase("llama3-405b-16k.toml", "gpu_model_tflops", 400.0, LLAMA),
+    ThroughputCase("llama3-405b-128k-context.toml", "gpu_model_tflops", 380.0, LLAMA),
 )
 
 
@@ -62,7 +62,7 @@ def throughput_rows() -> list[list[str]]:
         job = load_job(JOBS_DIR / case.job_file)
         rep = throughput_report(job)
         value = rep[case.metric]
-        label = "TFLOP/s/GPU incl. recompute" if case.metric == "hw_tflops_per_gpu" else "model TFLOP/s/GPU"
+        label = "TFLOP/s/GPU incl. recompute" if case.metric == "gpu_hw_tflops" else "model TFLOP/s/GPU"
         rows.append([f"`{case.job_file}`", _inputs(job), f"{value:.0f} ({label}; MFU {100 * rep['mfu_frac']:.0f} %)",
                      f"{case.published:.0f}", _err(value, case.published), case.source])
     return rows
@@ -76,8 +76,8 @@ def sensitivity_rows() -> list[list[str]]:
         for overlap in (0.0, 1.0):
             par = dataclasses.replace(job.parallel, virtual_stages=v, dp_overlap_frac=overlap)
             rep = throughput_report(dataclasses.replace(job, parallel=par))
-            b = rep["breakdown"]
-            rows.append([str(v), f"{overlap:.0f}", f"{rep['tflops_per_gpu']:.0f}", _err(rep["tflops_per_gpu"], 400.0),
+            b = rep["breakdown_s"]
+            rows.append([str(v), f"{overlap:.0f}", f"{rep['gpu_model_tflops']:.0f}", _err(rep["gpu_model_tflops"], 400.0),
                          f"{b['bubble']:.2f}", f"{b['dp_comm']:.2f}", f"{rep['step_time_s']:.2f}"])
     return rows
 

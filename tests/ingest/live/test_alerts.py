@@ -49,15 +49,15 @@ def test_hot_gpus_are_aggregated_per_rack_with_severity_by_threshold(demo, nomin
 
 
 def test_pumps_power_links_and_stale_sources(demo, nominal):
-    pumps = nominal.cdu_pumps_running.copy()
+    pumps = nominal.pumps_running_count.copy()
     pumps[1], pumps[2] = 1, 0
     frac = nominal.power_load_frac.copy()
     frac[5] = 1.2
     n1 = nominal.power_n1_load_frac.copy()
     n1[6] = 1.1
-    link_up = nominal.link_up.copy()
-    link_up[np.flatnonzero(demo.link_a == 0)[:2]] = False
-    snap = replace(nominal, cdu_pumps_running=pumps, power_load_frac=frac, power_n1_load_frac=n1, link_up=link_up,
+    link_up_flag = nominal.link_up_flag.copy()
+    link_up_flag[np.flatnonzero(demo.link_a == 0)[:2]] = False
+    snap = replace(nominal, pumps_running_count=pumps, power_load_frac=frac, power_n1_load_frac=n1, link_up_flag=link_up_flag,
                    source_age_s={"dcgm": 45.0, "synthetic": 0.0, "redfish": float("inf")})
     conds = {c.key: c for c in evaluate(demo, snap)}
     assert conds["pump:cdu:1"].severity == "warning" and conds["pump:cdu:2"].severity == "critical"
@@ -71,9 +71,9 @@ def test_pumps_power_links_and_stale_sources(demo, nominal):
 def test_tracker_writes_only_transitions(demo, nominal, tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'a.db'}")
     tracker = AlertTracker(engine, "demo")
-    pumps = nominal.cdu_pumps_running.copy()
+    pumps = nominal.pumps_running_count.copy()
     pumps[3] = 0
-    broken = evaluate(demo, replace(nominal, cdu_pumps_running=pumps))
+    broken = evaluate(demo, replace(nominal, pumps_running_count=pumps))
     assert tracker.update(T0, broken)[0] >= 1
     assert tracker.update(T0 + timedelta(seconds=1), broken) == (0, 0)
     restarted = AlertTracker(engine, "demo")  # a restarted process picks up the open alerts
@@ -145,7 +145,7 @@ def test_facility_supply_above_setpoint_is_a_cause_of_the_hot_racks(demo, nomina
 def test_cdu_loss_groups_heat_shutdowns_and_the_stalled_job_under_the_cdu(demo, job):
     pumps = demo.cdu_spec_array("pumps").astype(np.int64)
     pumps[0] = 0
-    by_key, conds = run(demo, job, seconds=600.0, cdu_pumps_running=pumps)
+    by_key, conds = run(demo, job, seconds=600.0, pumps_running_count=pumps)
     cdu = by_key["pump:cdu:0"]
     assert cdu.severity == "critical" and "lost" in cdu.message
     rack0 = int(np.flatnonzero(demo.rack_cdu == 0)[0])

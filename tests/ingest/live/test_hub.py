@@ -49,7 +49,7 @@ def test_faults_raise_alerts_once_and_clear_them(db):
     assert active["h1-r01-k02-n0/gpu5"]["severity"] == "critical"
     snap = hub.latest()
     gpu = int(np.flatnonzero((hub.state.gpu_node == 8) & (hub.state.gpu_index == 5))[0])
-    assert snap.gpu_state[gpu] == GPU_DOWN and snap.xid_last[gpu] == 79
+    assert snap.gpu_state[gpu] == GPU_DOWN and snap.last_xid_code[gpu] == 79
     assert snap.jobs[0].tokens_per_s == 0  # one GPU down stalls the synchronous job
     for i in range(4, 8):
         hub.step(T0 + timedelta(seconds=i))

@@ -156,7 +156,7 @@ def test_label_variants_lowercase_hostname_old_uuid_and_1x_names():
     assert rows[("h1-r01-k01-n0/gpu3", "gpu_temp_c")] == 41
     assert rows[("h1-r01-k01-n0/gpu3", "clock_event_mask")] == 4
     assert rows[("h1-r01-k01-n0/gpu4", "clock_event_mask")] == 72  # HW_SLOWDOWN|HW_THERMAL
-    assert rows[("h1-r01-k01-n0/gpu4", "xid_last")] == 79  # the code, not a count
+    assert rows[("h1-r01-k01-n0/gpu4", "last_xid_code")] == 79  # the code, not a count
     assert "GPU-old" in batch.entities.uuid
 
 

@@ -150,7 +150,7 @@ def test_redfish_odd_shapes_and_warning_leak():
     doc = {"@odata.type": "#LeakDetector.v1_2_0.LeakDetector",
            "@odata.id": "/redfish/v1/ThermalEquipment/CDUs/7/LeakDetection/LeakDetectors/Tray", "DetectorState": "Warning"}
     batch = to_samples(parse_resource(doc), "cdu-7")
-    assert batch.select("leak_detected").value.tolist() == [1.0]
+    assert batch.select("leak_detected_flag").value.tolist() == [1.0]
     weird = {"@odata.type": "#Thermal.v1_7_0.Thermal", "@odata.id": "/redfish/v1/Chassis/1/Thermal", "Temperatures": "oops"}
     from ingest.sources.samples import IngestCounts
 

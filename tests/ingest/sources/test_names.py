@@ -8,8 +8,8 @@ from ingest.sources.names import DCGM_FIELDS, VALID_RANGE, dcgm_blank_mask, matc
 from twin.quantities import BY_NAME
 
 CSV_DIR = "dcgm-exporter"
-# The fields the twin reads from every exporter (telemetry.md §1.3).
-CORE = {"gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_energy_j", "gpu_util_frac", "sm_clock_mhz", "xid_last", "fb_used_mib"}
+# The fields the twin reads from every exporter [DCGM-Fields] [DCGM-Exporter].
+CORE = {"gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_energy_j", "gpu_util_frac", "sm_clock_mhz", "last_xid_code", "fb_used_mib"}
 
 
 def read_csv(path) -> list[tuple[str, str, str]]:

@@ -60,8 +60,8 @@ def test_cdu_readings_map_to_coolant_names(fixtures_dir):
     assert v[(*cdu, "facility_flow_lpm")] == pri["FlowLitersPerMinute"]["Reading"] == 42
     assert v[(*cdu, "facility_return_temp_c")] == 40
     # pump 2 failed (UnavailableOffline, 0 %): one pump running, no leak
-    assert v[(*cdu, "pumps_running_total")] == 1
-    assert v[(*cdu, "leak_detected")] == 0
+    assert v[(*cdu, "pumps_running_count")] == 1
+    assert v[(*cdu, "leak_detected_flag")] == 0
     assert v[("pump", "cdu-ctl-1/pump2/CDUs/1", "pump_speed_frac")] == 0.0
 
 
@@ -92,7 +92,7 @@ def test_dgx_h100_quirks(fixtures_dir):
     psus = [v[("psu", f"dgx-1/psu{i}", "psu_power_w")] for i in range(6)]
     assert sum(psus) == pytest.approx(v[("node", "dgx-1/PWR_SYSTEM", "node_power_w")], rel=0.1)
     # XID codes from LogEntry messages
-    assert v[("gpu", "dgx-1/gpu0", "xid_last")] == 62
+    assert v[("gpu", "dgx-1/gpu0", "last_xid_code")] == 62
     assert batch.counts.duplicates == 0
 
 

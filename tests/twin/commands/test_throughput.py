@@ -15,8 +15,8 @@ from twin.training.jobfile import load_job
 
 REPO = Path(__file__).resolve().parents[3]
 LLAMA = REPO / "data" / "jobs" / "llama3-405b-16k.toml"
-KEYS = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu_frac", "tokens_per_joule", "breakdown", "job_mttf_h",
-        "checkpoint_interval_s", "interruptions_expected", "ettr_frac", "goodput_tokens_per_s"}
+KEYS = {"step_time_s", "tokens_per_s", "gpu_model_tflops", "mfu_frac", "tokens_per_j", "breakdown_s", "job_mttf_h",
+        "checkpoint_interval_s", "interruptions_expected_count", "ettr_frac", "goodput_tokens_per_s"}
 
 
 def run(argv: list[str]) -> int:
@@ -31,8 +31,8 @@ def test_json_output_has_the_contract_keys(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert KEYS <= set(out)
-    assert set(out["breakdown"]) == {"compute", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "bubble", "throttle_loss"}
-    assert sum(out["breakdown"].values()) == pytest.approx(out["step_time_s"])
+    assert set(out["breakdown_s"]) == {"compute", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "bubble", "throttle_loss"}
+    assert sum(out["breakdown_s"].values()) == pytest.approx(out["step_time_s"])
     assert out["goodput_tokens_per_s"] == pytest.approx(out["tokens_per_s"] * out["ettr_frac"])
     # 2,048 nodes at 6.50 per 1,000 node-days
     assert out["job_mttf_h"] == pytest.approx(1000 / (6.5 * 2048) * 24)

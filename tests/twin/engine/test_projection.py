@@ -26,7 +26,7 @@ def test_baseline_balance_closes(baseline):
     assert b["facility_power_mw"] == pytest.approx(parts + 0.02, rel=1e-6)  # + site overhead of the demo file
     assert b["pue_ratio"] == pytest.approx(b["facility_power_mw"] / (b["it_power_mw"] + b["network_power_mw"]))
     assert b["generation_capacity_mw"] == pytest.approx(0.6 + 2 * 0.25 + 0.5)
-    assert 0 < b["runnable_gpus_full_power"] <= 1024
+    assert 0 < b["n_gpus_runnable_at_full_power"] <= 1024
     assert b["job"]["name"] == "demo-70b-1k" and b["job"]["tokens_per_s"] > 0
 
 
@@ -44,7 +44,7 @@ def test_cooling_loss_shortens_time_to_throttle(demo, baseline):
     sc = parse_scenario('[scenario]\nsettle_s = 120\n[conditions]\nloop_supply_temp_c = { FW-H1 = 40.0 }\n',
                         demo, "hot.toml")
     hot = project(demo, sc)
-    assert hot["hottest_racks"][0]["max_gpu_temp_c"] > baseline["hottest_racks"][0]["max_gpu_temp_c"] + 5
+    assert hot["hottest_racks"][0]["rack_max_gpu_temp_c"] > baseline["hottest_racks"][0]["rack_max_gpu_temp_c"] + 5
     base_t = baseline["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"]
     assert hot["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"] < base_t
 
@@ -73,8 +73,8 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     path.write_text('[scenario]\nname = "trip"\n[conditions]\nfailed_sources = ["GEN-01"]\n')
     assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "runnable_gpus_full_power",
-                "power_cap_w_for_all_gpus", "n1_violations", "hottest_gpus", "hottest_racks",
+    for key in ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "n_gpus_runnable_at_full_power",
+                "power_cap_for_all_gpus_w", "n1_violations", "hottest_gpus", "hottest_racks",
                 "time_to_throttle_s", "swing", "fabric", "job"):
         assert key in out, key
     assert out["scenario"] == "trip" and out["generation_capacity_mw"] == pytest.approx(1.35)
@@ -87,8 +87,8 @@ def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
     colossus = load_site("colossus")
     everything = project(colossus, Scenario())
     assert everything["shortfall_mw"] > 0  # 43 MW cannot carry 100k GPUs
-    assert 20_000 < everything["runnable_gpus_full_power"] < 40_000
+    assert 20_000 < everything["n_gpus_runnable_at_full_power"] < 40_000
     lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
-    assert lean["gpus"]["off"] == colossus.n_gpus - lean["job"]["gpus"]
+    assert lean["gpus"]["n_gpus_off"] == colossus.n_gpus - lean["job"]["n_gpus"]
     assert lean["facility_power_mw"] < lean["generation_capacity_mw"] and lean["shortfall_mw"] == 0
     assert lean["job"]["tokens_per_s"] > 0

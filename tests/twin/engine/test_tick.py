@@ -25,8 +25,8 @@ def test_snapshot_has_every_field_with_the_right_shapes(tiny):
     s = tiny.state
     sizes = {"gpu": s.n_gpus, "rack": s.n_racks, "cdu": s.n_cdus, "loop": len(s.loop_name), "power": s.n_power,
              "source": s.n_sources, "link": s.n_links}
-    prefixes = {"gpu_": "gpu", "hbm_": "gpu", "sm_": "gpu", "throttle_": "gpu", "xid_": "gpu", "rack_": "rack",
-                "cdu_": "cdu", "loop_": "loop", "power_": "power", "source_": "source", "battery_": "source",
+    prefixes = {"gpu_": "gpu", "hbm_": "gpu", "sm_": "gpu", "throttle_": "gpu", "last_xid_": "gpu", "rack_": "rack",
+                "cdu_": "cdu", "pumps_": "cdu", "loop_": "loop", "power_": "power", "source_": "source", "battery_": "source",
                 "link_": "link"}
     for f in dataclasses.fields(snap):
         value = getattr(snap, f.name)
@@ -37,7 +37,7 @@ def test_snapshot_has_every_field_with_the_right_shapes(tiny):
                 assert np.isfinite(value.astype(float)).all() or f.name == "rack_time_to_throttle_s", f.name
     assert snap.ts.tzinfo is not None and snap.jobs == []
     assert (snap.gpu_state == GPU_OK).all() and (snap.throttle_frac == 1.0).all()
-    assert 40.0 < snap.gpu_temp_c.mean() < 60.0  # liquid-cooled H100 under load: 41–50 °C (facts B3)
+    assert 40.0 < snap.gpu_temp_c.mean() < 60.0  # liquid-cooled H100 under load: 41–50 °C [CoolingMatters-2025]
 
 
 def test_energy_balance_closes(tiny):
@@ -49,7 +49,7 @@ def test_energy_balance_closes(tiny):
     liquid_kw = (gpu_w + en.BASE_LIQUID_CAPTURE_FRAC * node_dc.sum()) / 1e3
     assert snap.cdu_heat_kw.sum() == pytest.approx(liquid_kw)
     # facility loop heat = all IT power (liquid + air) + CDU pump work
-    pumps_kw = (snap.cdu_pumps_running * 0.75).sum()
+    pumps_kw = (snap.pumps_running_count * 0.75).sum()
     assert snap.loop_heat_kw.sum() == pytest.approx(snap.rack_power_kw.sum() + pumps_kw)
     assert snap.it_power_mw == pytest.approx(snap.rack_power_kw.sum() / 1e3)
     # coolant rise closes Q = ṁ cp ΔT on every CDU
@@ -75,12 +75,12 @@ def test_loss_of_a_cdu_heats_its_rack_to_throttle_then_shutdown(tiny):
     pumps = np.array([0, 2, 2, 2])
     times = []
     for step in range(120):
-        snap = tiny.tick(1.0, TickInputs(cdu_pumps_running=pumps))
+        snap = tiny.tick(1.0, TickInputs(pumps_running_count=pumps))
         rack0 = snap.gpu_state[:16]
         if (rack0 == GPU_THROTTLED).any() and not times:
             times.append(step + 1)
     assert snap.cdu_flow_lpm[0] == 0.0
-    assert (snap.gpu_state[:16] == GPU_DOWN).all() and (snap.xid_last[:16] == 79).all()
+    assert (snap.gpu_state[:16] == GPU_DOWN).all() and (snap.last_xid_code[:16] == 79).all()
     assert (snap.gpu_state[16:] == GPU_OK).all()
     assert snap.gpu_power_w[:16].sum() == 0.0
     assert 20 < times[0] < 60  # adiabatic at ~640 W into ~950 J/K from ~50 °C: about 55 s to 87 °C
@@ -93,7 +93,7 @@ def test_failed_busway_darkens_its_single_fed_rack(tiny):
     assert snap.rack_power_kw[3] == 0.0 and (snap.gpu_state[48:] == GPU_DOWN).all()
     assert snap.power_load_kw[A2] == 0.0
     assert snap.rack_power_kw[2] > 0.0 and (snap.gpu_state[32:48] == GPU_OK).all()
-    assert snap.xid_last.max() == 0  # dark, not thermally shut down
+    assert snap.last_xid_code.max() == 0  # dark, not thermally shut down
 
 
 def test_n1_fraction_and_failed_busway_moves_load(tiny):
@@ -127,7 +127,7 @@ def test_colossus_start_supply_cannot_run_every_gpu_at_full_power():
     eng = TwinEngine(load_site("colossus"))
     snap = eng.tick(1.0)
     b = eng.detail.balance
-    assert snap.generation_capacity_mw == pytest.approx(43.0)  # 8 MW grid + 14 × 2.5 MW (facts A6)
+    assert snap.generation_capacity_mw == pytest.approx(43.0)  # 8 MW grid + 14 × 2.5 MW [Colossus-Power-2024]
     assert 20_000 < b.gpus_at_full_power < 50_000
     assert b.power_cap_w == 200.0 and not b.cap_fits
     assert snap.swing_amplitude_mw > 30.0 and not eng.detail.swing.within_limits
@@ -154,7 +154,7 @@ def test_supply_override_and_link_failure(tiny):
     assert (snap.gpu_state == GPU_THROTTLED).all()
     assert (tiny.detail.clock_event_mask & 0x20).all()  # SW thermal slowdown
     assert snap.gpu_temp_c.max() <= 87.0 + 1e-6
-    assert not snap.link_up[0] and snap.link_util_frac[0] == 0.0 and snap.link_up[1:].all()
+    assert not snap.link_up_flag[0] and snap.link_util_frac[0] == 0.0 and snap.link_up_flag[1:].all()
     assert np.isfinite(snap.rack_time_to_throttle_s).all()  # already throttling: 0 s
 
 
@@ -194,8 +194,8 @@ def test_warmer_facility_water_shrinks_cdu_capacity_and_widens_the_approach(tiny
 def test_nonsense_inputs_raise(tiny):
     with pytest.raises(ValueError, match="gpu_util_frac"):
         tiny.tick(1.0, TickInputs(gpu_util_frac=np.ones(3)))
-    with pytest.raises(ValueError, match="pumps_running"):
-        tiny.tick(1.0, TickInputs(cdu_pumps_running=np.array([-1, 2, 2, 2])))
+    with pytest.raises(ValueError, match="pumps_running_count"):
+        tiny.tick(1.0, TickInputs(pumps_running_count=np.array([-1, 2, 2, 2])))
     with pytest.raises(ValueError, match="failed_power"):
         tiny.tick(1.0, TickInputs(failed_power=[99]))
     with pytest.raises(ValueError, match="liquid range"):

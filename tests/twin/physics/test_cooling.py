@@ -26,7 +26,7 @@ def test_unknown_coolant_raises():
 
 
 def test_delta_t_hand_point_facts_b5():
-    # facts B5: PG25 at 30 °C, 10 K rise needs 1.49 L/min per kW
+    # [Est-Coolant-Flow]: PG25 at 30 °C, 10 K rise needs 1.49 L/min per kW
     assert float(co.coolant_delta_t_k(1000.0, 1.49, 30.0)) == pytest.approx(10.0, abs=0.05)
 
 

@@ -87,21 +87,21 @@ def test_healthy_fabric_gives_full_rate():
 def test_failed_leaf_uplink_halves_the_ring_rate():
     s = tiny_site()
     ids = np.arange(16)
-    link_up = np.ones(16, bool)
-    link_up[0] = False  # leaf 0 → spine 4
-    rep = fabric.job_fabric_report(s, ids, group=ids % 4, link_up=link_up)
+    link_up_flag = np.ones(16, bool)
+    link_up_flag[0] = False  # leaf 0 → spine 4
+    rep = fabric.job_fabric_report(s, ids, group=ids % 4, link_up_flag=link_up_flag)
     # leaf 0: 4 spanning groups × 400G = 1600G demand on 800G surviving uplink
     assert rep.factor_frac == pytest.approx(0.5)
     assert rep.limiting_tier == "leaf" and rep.worst_leaf == 0
-    assert fabric.surviving_uplink_frac(s, fabric.link_alive(s, link_up))[0] == 0.5
+    assert fabric.surviving_uplink_frac(s, fabric.link_alive(s, link_up_flag))[0] == 0.5
 
 
 def test_groups_inside_one_leaf_ignore_uplink_failures():
     s = tiny_site()
     ids = np.arange(16)
-    link_up = np.ones(16, bool)
-    link_up[0] = False
-    rep = fabric.job_fabric_report(s, ids, group=ids // 4, link_up=link_up)  # one group per leaf
+    link_up_flag = np.ones(16, bool)
+    link_up_flag[0] = False
+    rep = fabric.job_fabric_report(s, ids, group=ids // 4, link_up_flag=link_up_flag)  # one group per leaf
     assert rep.factor_frac == 1.0
 
 
@@ -126,7 +126,7 @@ def test_failed_leaf_disconnects_its_gpus():
 
 
 def test_mask_shapes_are_checked():
-    with pytest.raises(fabric.FabricError, match="link_up"):
+    with pytest.raises(fabric.FabricError, match="link_up_flag"):
         fabric.link_alive(tiny_site(), np.ones(3, bool))
 
 

@@ -33,13 +33,13 @@ def build(text):
 
 def test_colossus_matches_the_published_build(colossus):
     s = site_summary(colossus)
-    assert s["gpus"] >= 100_000 and s["gpus"] == s["racks"] * 64 == s["nodes"] * 8
-    assert s["halls"] == 4 and 1_500 <= s["racks"] <= 1_600
-    assert s["cdus"] == s["racks"]  # one in-rack CDU per rack
+    assert s["n_gpus"] >= 100_000 and s["n_gpus"] == s["n_racks"] * 64 == s["n_nodes"] * 8
+    assert s["n_halls"] == 4 and 1_500 <= s["n_racks"] <= 1_600
+    assert s["n_cdus"] == s["n_racks"]  # one in-rack CDU per rack
     assert s["generation_capacity_by_kind_mw"] == {"grid_mw": 8.0, "generator_mw": 35.0, "battery_mw": 0.0}
-    assert s["power_sources_by_kind"]["generator"] == 14
-    # facts A3: a 1:1 three-tier Clos of 128-port switches for 100k endpoints ≈ 3,900 switches
-    assert 3_800 <= s["switches"] <= 4_100
+    assert s["n_power_sources_by_kind"]["generator"] == 14
+    # [Est-Clos-Sizing]: a 1:1 three-tier Clos of 128-port switches for 100k endpoints ≈ 3,900 switches
+    assert 3_800 <= s["n_switches"] <= 4_100
     assert colossus.fabric_pod_gpus == 4096
 
 

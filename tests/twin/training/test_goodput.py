@@ -66,7 +66,7 @@ def test_checkpoint_write_hand_computed():
 
 def test_goodput_summary_consistent():
     s = goodput.goodput_summary(1e6, 2048, 6.5, 10.0, 600.0, 54 * 86400.0)
-    assert s["interruptions_expected"] == pytest.approx(54 * 86400.0 / (s["job_mttf_h"] * 3600))
+    assert s["interruptions_expected_count"] == pytest.approx(54 * 86400.0 / (s["job_mttf_h"] * 3600))
     assert s["goodput_tokens_per_s"] == pytest.approx(1e6 * s["ettr_frac"])
     assert s["checkpoint_interval_s"] == pytest.approx(goodput.daly_interval_s(10.0, s["job_mttf_h"] * 3600))
     fixed = goodput.goodput_summary(1e6, 2048, 6.5, 10.0, 600.0, 86400.0, interval_s=1800.0)

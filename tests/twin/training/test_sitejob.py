@@ -50,10 +50,10 @@ def test_healthy_job_matches_the_analytic_model(demo):
 def test_failed_uplinks_of_one_leaf_bound_the_dp_ring(demo):
     job = make_job()
     ids = sitejob.contiguous_placement(demo, 1024)
-    link_up = np.ones(demo.n_links, bool)
+    link_up_flag = np.ones(demo.n_links, bool)
     leaf0_uplinks = np.flatnonzero(demo.link_a == 0)
-    link_up[leaf0_uplinks[:60]] = False  # 4 of 64 uplinks left
-    res = sitejob.evaluate_site_job(demo, job, ids, link_up=link_up)
+    link_up_flag[leaf0_uplinks[:60]] = False  # 4 of 64 uplinks left
+    res = sitejob.evaluate_site_job(demo, job, ids, link_up_flag=link_up_flag)
     # leaf 0 (rail 0, 64 nodes) holds members of 16 DP groups (one per pipeline stage): 16 flows on 4 links
     assert res.fabric["dp"].factor_frac == pytest.approx(4 / 16)
     assert res.fabric["dp"].worst_leaf == 0
