@@ -16,7 +16,7 @@ from pathlib import Path
 
 import dash
 
-from dashboard import shell
+from dashboard import compare, shell
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
@@ -48,6 +48,7 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     app.server.config[HUB_CONFIG_KEY] = hub
     adopt_global_callbacks(app)
     shell.register_callbacks(app)
+    compare.register_callbacks(app)
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app

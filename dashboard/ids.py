@@ -97,6 +97,7 @@ class Floor:
     RACK_FABRIC = "floor-rack-fabric"
     RACK_HISTORY = "floor-rack-history"
     RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
+    COMPARE_HALLS = "floor-compare-halls"  # compare mode: the other view's floor
 
 
 class Alerts:

@@ -171,14 +171,19 @@ def current_screen(**layout_kwargs) -> Screen:
     return screen_for(selection(**layout_kwargs), current_hub())
 
 
-def current_view() -> View:
-    """For callbacks: the view on screen; a view that cannot be shown stops the update (its page says why)."""
+def callback_screen() -> Screen:
+    """For callbacks: the screen of the page; a view that cannot be shown stops the update (its page says why)."""
     from dash.exceptions import PreventUpdate
 
     try:
-        return current_screen().view
+        return current_screen()
     except ViewUnavailable:
         raise PreventUpdate from None
+
+
+def current_view() -> View:
+    """For callbacks: the view on screen (see :func:`callback_screen`)."""
+    return callback_screen().view
 
 
 def view_layout(layout: Callable) -> Callable:

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
 from dashboard.deep_link import keep_view
@@ -160,11 +160,24 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     }
 
 
+def comparison(screen) -> list:
+    """Compare mode: open alerts per severity in A against B."""
+    a = [normalise_alert(x) for x in screen.view.alerts(active_only=True)]
+    b = [normalise_alert(x) for x in screen.compare.alerts(active_only=True)]
+    rows = [(f"open {sev}", "alerts", 0, float(sum(x["severity"] == sev for x in a)), float(sum(x["severity"] == sev for x in b)))
+            for sev in SEVERITIES]
+    return [compare.header(screen), html.Div([html.H3("Open alerts"), compare.numbers_table(rows, screen)], className="panel")]
+
+
+compare.register(ids.Alerts.PAGE, comparison)
+
+
 @view_layout
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
-    view = alerts_view(current_screen(**_kwargs).view, severities, show_past)
+    screen = current_screen(**_kwargs)
+    view = alerts_view(screen.view, severities, show_past)
     return html.Div(
         [
             dcc.Location(id=ids.Alerts.URL, refresh=False),
@@ -190,6 +203,7 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
+            compare.section(ids.Alerts.PAGE, screen),
             html.Div(view["summary"], id=ids.Alerts.SUMMARY, className="muted"),
             html.Div(id=ids.Alerts.ACTION_RESULT, className="action-result", role="status"),
             html.Div([html.H3("Active"), html.Div(view["active"], id=ids.Alerts.ACTIVE_TABLE)], className="panel"),

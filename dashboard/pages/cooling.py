@@ -13,7 +13,7 @@ import numpy as np
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -114,10 +114,40 @@ def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
     return _graph(ids.cooling_flow_graph(loop_name or SITE), figure, "440px")
 
 
+def comparison(screen) -> list:
+    """Compare mode: site cooling numbers and the CDUs whose heat differs most, A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    pumps = state.cdu_spec_array("pumps")
+    rows = [
+        ("heat removed", "MW", 2, float(np.nansum(a.cdu_heat_kw)) / 1e3, float(np.nansum(b.cdu_heat_kw)) / 1e3),
+        ("cooling power", "MW", 2, a.cooling_power_mw, b.cooling_power_mw),
+        ("worst CDU capacity use", "%", 0, np.nanmax(figs.cdu_use_frac(a)) * 100, np.nanmax(figs.cdu_use_frac(b)) * 100),
+        ("CDUs short of a pump", "CDUs", 0, float(np.sum(a.cdu_pumps_running < pumps)), float(np.sum(b.cdu_pumps_running < pumps))),
+        ("outdoor wet bulb", "°C", 1, a.outdoor_wet_bulb_c, b.outdoor_wet_bulb_c),
+    ]
+    cdus = compare.largest_changes(a.cdu_heat_kw, b.cdu_heat_kw, 8)
+    names = [state.cdu_name[c] for c in cdus]
+    columns = [("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
+               ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
+               ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
+               ("pumps", 0, a.cdu_pumps_running[cdus].astype(float), b.cdu_pumps_running[cdus].astype(float))]
+    return [compare.header(screen), html.Div([
+        html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
+        html.Div([html.H3("CDUs whose heat differs most"),
+                  compare.entities_table(names, [None] * len(names), columns, screen, entity="CDU")], className="panel"),
+    ], className="compare-grid")]
+
+
+compare.register(PAGE, comparison)
+
+
 @view_layout
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     tick = hub.latest_tick()
     state, snap = hub.state, tick.snapshot
     loop_id = name_index(state.loop_name, loop)
@@ -147,6 +177,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Cooling.KPIS, className="kpis"),
             html.Div(
                 [

@@ -13,7 +13,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -79,10 +79,35 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+def _fabric_numbers(state: SiteTables, snap: Snapshot) -> dict[str, float]:
+    up = np.asarray(snap.link_up, dtype=bool)
+    util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
+    bw = figs.job_bandwidth(state, snap, snap.jobs[0])["per_gpu_gbps"] if snap.jobs else math.nan
+    return {"down": float((~up).sum()), "mean": util.mean() * 100 if util.size else math.nan,
+            "p99": np.quantile(util, 0.99) * 100 if util.size else math.nan, "bw": bw}
+
+
+def comparison(screen) -> list:
+    """Compare mode: fabric numbers of A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    na, nb = _fabric_numbers(state, a), _fabric_numbers(state, b)
+    rows = [("links down", "links", 0, na["down"], nb["down"]),
+            ("mean link utilisation", "%", 1, na["mean"], nb["mean"]),
+            ("p99 link utilisation", "%", 1, na["p99"], nb["p99"]),
+            ("job bandwidth per GPU", "Gbit/s", 0, na["bw"], nb["bw"])]
+    return [compare.header(screen), html.Div([html.H3("Fabric"), compare.numbers_table(rows, screen)], className="panel")]
+
+
+compare.register(PAGE, comparison)
+
+
 @view_layout
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     tick = hub.latest_tick()
     state, snap = hub.state, tick.snapshot
     tier = tier if tier in TIERS else "leaf"
@@ -111,6 +136,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Fabric.KPIS, className="kpis"),
             html.Div(
                 [

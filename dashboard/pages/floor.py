@@ -12,14 +12,14 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.deep_link import keep_view
-from dashboard.views import current_screen, current_view, view_layout
+from dashboard.views import callback_screen, current_screen, current_view, view_layout
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
@@ -55,20 +55,63 @@ def url_search(metric: str, rack_name: str | None) -> str:
     return "?" + urlencode(params)
 
 
-def floor_view(state, snapshot, metric: str, rack: int | None):
-    """The full floor figure for ``metric`` (no data yet: an empty figure)."""
-    metrics = rack_metrics(state, snapshot) if snapshot is not None else {m.key: np.full(state.n_racks, np.nan) for m in FLOOR_METRICS}
-    return floor_figure(state, grids_for(state), metrics, metric, metric_range(state, metric), rack)
+def floor_metrics(state, snapshot, against=None) -> dict[str, np.ndarray]:
+    """Per-rack floor metrics of ``snapshot`` (NaN without one); minus ``against``'s when given (A − B)."""
+    if snapshot is None:
+        return {m.key: np.full(state.n_racks, np.nan) for m in FLOOR_METRICS}
+    metrics = rack_metrics(state, snapshot)
+    if against is None:
+        return metrics
+    other = floor_metrics(state, against)
+    return {key: metrics[key] - other[key] for key in metrics}
+
+
+def floor_view(state, snapshot, metric: str, rack: int | None, against=None):
+    """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B."""
+    return floor_figure(state, grids_for(state), floor_metrics(state, snapshot, against), metric,
+                        metric_range(state, metric), rack, diff=against is not None)
+
+
+def diff_against(screen):
+    """The snapshot the floor is coloured against (difference mode), else None."""
+    return screen.compare.latest() if screen.diff and screen.compare is not None else None
+
+
+def comparison(screen) -> list:
+    """Compare mode: B's floor beside A's (side by side) and the racks that differ most."""
+    state = screen.view.state
+    a_snap, b_snap = screen.view.latest(), screen.compare.latest()
+    children = [compare.header(screen)]
+    if a_snap is None or b_snap is None:
+        return children + [html.Div("no data in one of the views", className="empty")]
+    a, b = rack_metrics(state, a_snap), rack_metrics(state, b_snap)
+    racks = compare.largest_changes(a["max_gpu_temp_c"], b["max_gpu_temp_c"], 10)
+    names = [state.rack_name[r] for r in racks]
+    columns = [(f"{m.label} [{m.unit}]", m.decimals, a[m.key][racks], b[m.key][racks])
+               for m in FLOOR_METRICS if m.key in ("max_gpu_temp_c", "rack_power_kw", "cdu_headroom_kw")]
+    table = html.Div([html.H3("Racks whose max GPU temperature differs most"),
+                      compare.entities_table(names, ["?" + urlencode({"rack": n}) for n in names], columns, screen)],
+                     className="panel")
+    if screen.diff:
+        return children + [html.P("The floor below is coloured by A − B.", className="compare-note"), table]
+    figure = floor_view(state, b_snap, DEFAULT_FLOOR_METRIC, None)
+    figure.update_layout(title=dict(text=f"B: {screen.compare.label} · max GPU temperature", font=dict(size=13)))
+    return children + [html.Div(dcc.Graph(id=ids.Floor.COMPARE_HALLS, figure=figure, config=GRAPH_CONFIG),
+                                className="panel"), table]
+
+
+compare.register("floor", comparison)
 
 
 @view_layout
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     state = hub.state
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = floor_view(state, hub.latest(), metric, rack_id)
+    figure = floor_view(state, hub.latest(), metric, rack_id, diff_against(screen))
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
@@ -91,6 +134,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
+            compare.section(ids.Floor.PAGE, screen),
             html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
             dcc.Store(id=ids.Floor.RACK_HTML),
             html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
@@ -283,15 +327,16 @@ def drilldown_outputs(hub, rack: int) -> tuple:
     prevent_initial_call=True,
 )
 def live_floor(_n, metric):
-    return floor_update(current_view(), parse_metric(metric))
+    screen = callback_screen()
+    return floor_update(screen.view, parse_metric(metric), diff_against(screen))
 
 
-def floor_update(hub, metric: str):
-    """Live patch: colours and hover numbers of every rack."""
+def floor_update(hub, metric: str, against=None):
+    """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given)."""
     snapshot = hub.latest()
     if snapshot is None:
         return no_update
-    return floor_patch(grids_for(hub.state), rack_metrics(hub.state, snapshot), metric)
+    return floor_patch(grids_for(hub.state), floor_metrics(hub.state, snapshot, against), metric)
 
 
 @dash.callback(
@@ -301,8 +346,9 @@ def floor_update(hub, metric: str):
     prevent_initial_call=True,
 )
 def change_metric(metric, rack_name):
-    hub = current_view()
-    return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name))
+    screen = callback_screen()
+    hub = screen.view
+    return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name), diff_against(screen))
 
 
 @dash.callback(

@@ -12,7 +12,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -95,10 +95,35 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+def comparison(screen) -> list:
+    """Compare mode: every job's headline numbers in A against B (jobs matched by name)."""
+    a, b = screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    panels = []
+    for job in a.jobs:
+        other = next((j for j in b.jobs if j.name == job.name), None)
+        sa = figs.job_summary(job)
+        sb = figs.job_summary(other) if other is not None else {k: math.nan for k in sa}
+        rows = [("step time", "s", 2, sa["step_time_s"], sb["step_time_s"]),
+                ("MFU", "%", 1, sa["mfu_pct"], sb["mfu_pct"]),
+                ("throughput", "tokens/s", 0, sa["tokens_per_s"], sb["tokens_per_s"]),
+                ("goodput", "tokens/s", 0, sa["goodput_tokens_per_s"], sb["goodput_tokens_per_s"]),
+                ("ETTR", "%", 1, sa["ettr_pct"], sb["ettr_pct"]),
+                ("drain gain", "%", 1, sa["drain_gain_pct"], sb["drain_gain_pct"])]
+        panels.append(html.Div([html.H3(f"Job {job.name}" + ("" if other is not None else " (not running in B)")),
+                                compare.numbers_table(rows, screen)], className="panel"))
+    return [compare.header(screen)] + (panels or [html.Div("no running jobs in A", className="empty")])
+
+
+compare.register(PAGE, comparison)
+
+
 @view_layout
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     tick = hub.latest_tick()
     state, snap = hub.state, tick.snapshot
     rack_id = name_index(state.rack_name, rack)
@@ -127,6 +152,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Jobs.KPIS, className="kpis"),
             html.Div(
                 [

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
@@ -125,6 +125,56 @@ def kpi_view(state, snapshot, alerts: list[dict]) -> dict[str, tuple[str, str, s
     }
 
 
+# (KPI name, digits) of the numbers behind the tiles, for compare mode.
+def kpi_numbers(state, snapshot, alerts: list[dict]) -> dict[str, tuple[float, int]]:
+    """KPI name -> (number, display digits) of one snapshot (NaN without one)."""
+    if snapshot is None:
+        return {name: (float("nan"), 0) for name, _, _ in KPIS}
+    gpus = gpu_counts(snapshot)
+    jobs = jobs_summary(snapshot)
+    counts = alert_counts(alerts)
+    return {
+        "it_power": (snapshot.it_power_mw, 1),
+        "facility_power": (snapshot.facility_power_mw, 1),
+        "supply_headroom": (snapshot.generation_capacity_mw - snapshot.facility_power_mw, 1),
+        "pue": (snapshot.pue_ratio, 2),
+        "n1": (float(len(n1_status(state, snapshot)["elements_over"])), 0),
+        "gpus_ok": (float(gpus["ok"]), 0),
+        "gpus_throttled": (float(gpus["throttled"]), 0),
+        "gpus_down": (float(gpus["down"]), 0),
+        "tokens": (jobs["tokens_per_s"], 0),
+        "goodput": (jobs["goodput_tokens_per_s"], 0),
+        "mfu": (jobs["mfu_frac"] * 100.0, 1),
+        "alerts": (float(counts["critical"] + counts["warning"] + counts["info"]), 0),
+    }
+
+
+def comparison(screen) -> list:
+    """Compare mode: KPI tiles of A against B, and the hottest racks of A with their B values."""
+    state = screen.view.state
+    a_snap, b_snap = screen.view.latest(), screen.compare.latest()
+    a = kpi_numbers(state, a_snap, screen.view.alerts(active_only=True))
+    b = kpi_numbers(state, b_snap, screen.compare.alerts(active_only=True))
+    tiles = []
+    for name, label, unit in KPIS:
+        label = label + (" (N-1 elements over)" if name == "n1" else "")
+        value, note = compare.tile_texts(a[name][0], b[name][0], a[name][1], screen.diff, "B")
+        tiles.append(kpi_card(PAGE + "-compare", name, ("Δ " if screen.diff else "") + label, unit, value, note))
+    children = [compare.header(screen), html.Div(tiles, className="kpis")]
+    if a_snap is not None and b_snap is not None:
+        racks = [r["rack"] for r in hottest_racks(state, a_snap)]
+        names = [state.rack_name[r] for r in racks]
+        hrefs = ["/floor?" + urlencode({"rack": n, "metric": "max_gpu_temp_c"}) for n in names]
+        columns = [("max GPU [°C]", 1, a_snap.rack_max_gpu_temp_c[racks], b_snap.rack_max_gpu_temp_c[racks]),
+                   ("power [kW]", 1, a_snap.rack_power_kw[racks], b_snap.rack_power_kw[racks])]
+        children.append(html.Div([html.H3("Hottest racks in A, against B"),
+                                  compare.entities_table(names, hrefs, columns, screen)], className="panel"))
+    return children
+
+
+compare.register(PAGE, comparison)
+
+
 def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
     """The hottest racks, each linking to its floor drill-down."""
     if not rows:
@@ -193,14 +243,16 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
 
 @view_layout
 def layout(window=None, at=None, **_kwargs) -> html.Div:
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     window_s = parse_window(window)
     pinned = parse_at(at)
     snapshot = hub.latest()
     alerts = hub.alerts(active_only=True)
     kpis = kpi_view(hub.state, snapshot, alerts)
     figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
-    cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS]
+    # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
+    cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS] if screen.compare is None else []
     graph_config = {"displaylogo": False, "responsive": True}
     return html.Div(
         [
@@ -224,7 +276,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
-            html.Div(cards, id=ids.Overview.KPIS, className="kpis"),
+            compare.section(PAGE, screen),
+            html.Div(cards, id=ids.Overview.KPIS, className="kpis" if cards else ""),
             html.Div(
                 [html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel") for tid, *_ in TRENDS],
                 className="grid-3",

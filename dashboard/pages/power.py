@@ -7,12 +7,13 @@ on an element's path and subtree and colours by load instead of N-1 load.
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import compare, ids
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -95,10 +96,42 @@ def _scope_text(state: SiteTables, element: int | None) -> str:
     return "whole site" if element is None else f"focused on {state.power_name[element]}"
 
 
+def comparison(screen) -> list:
+    """Compare mode: site power numbers and the elements whose load differs most, A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    la, lb = figs.generation_limits(state, a, screen.view.latest_tick().detail), \
+        figs.generation_limits(state, b, screen.compare.latest_tick().detail)
+    rows = [
+        ("IT load", "MW", 1, a.it_power_mw, b.it_power_mw),
+        ("facility load", "MW", 1, a.facility_power_mw, b.facility_power_mw),
+        ("available generation", "MW", 1, la["generation_capacity_mw"], lb["generation_capacity_mw"]),
+        ("GPUs runnable at full power", "GPUs", 0, la["gpus_runnable_full_power"], lb["gpus_runnable_full_power"]),
+        ("power cap for all GPUs", "W", 0, la["gpu_cap_w"], lb["gpu_cap_w"]),
+        ("training swing", "MW", 1, a.swing_amplitude_mw, b.swing_amplitude_mw),
+        ("PUE", "", 2, a.pue_ratio, b.pue_ratio),
+    ]
+    elements = compare.largest_changes(a.power_load_frac, b.power_load_frac, 8)
+    names = [state.power_name[e] for e in elements]
+    columns = [("load [%]", 0, a.power_load_frac[elements] * 100, b.power_load_frac[elements] * 100),
+               ("N-1 load [%]", 0, a.power_n1_load_frac[elements] * 100, b.power_n1_load_frac[elements] * 100)]
+    hrefs = ["?" + urlencode({"element": n}) for n in names]
+    return [compare.header(screen), html.Div([
+        html.Div([html.H3("Site power"), compare.numbers_table(rows, screen)], className="panel"),
+        html.Div([html.H3("Elements whose load differs most"),
+                  compare.entities_table(names, hrefs, columns, screen, entity="element")], className="panel"),
+    ], className="compare-grid")]
+
+
+compare.register(PAGE, comparison)
+
+
 @view_layout
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
-    hub = current_screen(**_kwargs).view
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     tick = hub.latest_tick()
     state, snap = hub.state, tick.snapshot
     element_id = name_index(state.power_name, element)
@@ -132,6 +165,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Power.KPIS, className="kpis"),
             html.Div(
                 [_graph(ids.Power.TREE, tree),
