@@ -124,7 +124,7 @@ def comparison(screen) -> list:
         ("heat removed", "MW", 2, float(np.nansum(a.cdu_heat_kw)) / 1e3, float(np.nansum(b.cdu_heat_kw)) / 1e3),
         ("cooling power", "MW", 2, a.cooling_power_mw, b.cooling_power_mw),
         ("worst CDU capacity use", "%", 0, np.nanmax(figs.cdu_use_frac(a)) * 100, np.nanmax(figs.cdu_use_frac(b)) * 100),
-        ("CDUs short of a pump", "CDUs", 0, float(np.sum(a.cdu_pumps_running < pumps)), float(np.sum(b.cdu_pumps_running < pumps))),
+        ("CDUs short of a pump", "CDUs", 0, float(np.sum(a.pumps_running_count < pumps)), float(np.sum(b.pumps_running_count < pumps))),
         ("outdoor wet bulb", "°C", 1, a.outdoor_wet_bulb_c, b.outdoor_wet_bulb_c),
     ]
     cdus = compare.largest_changes(a.cdu_heat_kw, b.cdu_heat_kw, 8)
@@ -132,7 +132,7 @@ def comparison(screen) -> list:
     columns = [("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
                ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
                ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
-               ("pumps", 0, a.cdu_pumps_running[cdus].astype(float), b.cdu_pumps_running[cdus].astype(float))]
+               ("pumps", 0, a.pumps_running_count[cdus].astype(float), b.pumps_running_count[cdus].astype(float))]
     return [compare.header(screen), html.Div([
         html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
         html.Div([html.H3("CDUs whose heat differs most"),

@@ -80,7 +80,7 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
 
 
 def _fabric_numbers(state: SiteTables, snap: Snapshot) -> dict[str, float]:
-    up = np.asarray(snap.link_up, dtype=bool)
+    up = np.asarray(snap.link_up_flag, dtype=bool)
     util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
     bw = figs.job_bandwidth(state, snap, snap.jobs[0])["per_gpu_gbps"] if snap.jobs else math.nan
     return {"down": float((~up).sum()), "mean": util.mean() * 100 if util.size else math.nan,

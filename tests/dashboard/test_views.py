@@ -44,7 +44,7 @@ def test_scenario_view_is_a_view_at_the_scenario_time(demo_state, scenario):
 def test_scenario_view_runs_the_twin_under_the_scenario(demo_state, scenario):
     snap = scenario.latest()
     cdu = demo_state.cdu_name.index("H1-R01-K01-CDU")
-    assert snap.cdu_pumps_running[cdu] == 0
+    assert snap.pumps_running_count[cdu] == 0
     racks = np.flatnonzero(demo_state.rack_cdu == cdu)
     others = np.flatnonzero(demo_state.rack_cdu != cdu)
     gpus = np.isin(demo_state.gpu_rack, racks)
@@ -83,7 +83,7 @@ def test_scenario_views_are_cached_until_the_file_changes(demo_state, tmp_path):
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     second = scenario_view(demo_state, "mine", tmp_path)
     assert second is not first
-    assert second.latest().cdu_pumps_running[demo_state.cdu_name.index("H1-R01-K02-CDU")] == 0
+    assert second.latest().pumps_running_count[demo_state.cdu_name.index("H1-R01-K02-CDU")] == 0
 
 
 @pytest.mark.parametrize("key, message", [
