@@ -39,6 +39,16 @@ def kpi_value(page: str, name: str) -> dict:
     return {"type": KPI_VALUE, "page": page, "name": name}
 
 
+def kpi_note(page: str, name: str) -> dict:
+    """Id of the note under the value of KPI card ``name`` on ``page``."""
+    return {"type": "kpi-note", "page": page, "name": name}
+
+
+def kpi_spark(page: str, name: str) -> dict:
+    """Id of the sparkline of KPI card ``name`` on ``page``."""
+    return {"type": "kpi-spark", "page": page, "name": name}
+
+
 def nav_link(path: str) -> dict:
     """Id of the navigation link to ``path``."""
     return {"type": NAV_LINK, "path": path}
@@ -73,6 +83,8 @@ class Overview:
     HOT_RACKS = "overview-hot-racks"
     OPEN_ALERTS = "overview-open-alerts"
     JOBS = "overview-jobs"
+    STATUS = "overview-status"  # the status banner: worst cause, scope, job impact
+    BREAKDOWN = "overview-breakdown"  # facility = IT + network + losses + cooling + site
 
 
 class Floor:

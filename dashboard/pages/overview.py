@@ -20,7 +20,10 @@ from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.deep_link import keep_view
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
-from dashboard.aggregates import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.entity_links import entity_href
+from dashboard.status import Banner, alert_counts, group_alerts, status_banner
+from dashboard.tiles import TILES, overview_tiles, power_breakdown
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 
@@ -40,21 +43,7 @@ TRENDS = (
     (ids.Overview.MFU_TREND, "Model FLOP utilisation", [("mfu_pct", "MFU")], "MFU", "%", (), True),
 )
 
-# (name, label, unit) of the KPI cards, in display order.
-KPIS = (
-    ("it_power", "IT load", "MW"),
-    ("facility_power", "Facility load", "MW"),
-    ("supply_headroom", "Supply headroom", "MW"),
-    ("pue", "PUE", ""),
-    ("n1", "Power N-1", ""),
-    ("gpus_ok", "GPUs running", "GPUs"),
-    ("gpus_throttled", "GPUs throttled", "GPUs"),
-    ("gpus_down", "GPUs down", "GPUs"),
-    ("tokens", "Throughput", "tokens/s"),
-    ("goodput", "Goodput", "tokens/s"),
-    ("mfu", "MFU", "%"),
-    ("alerts", "Open alerts", "alerts"),
-)
+KPIS = TILES  # (name, label, unit) of the KPI tiles, in display order
 
 
 def parse_window(value) -> int:
@@ -94,37 +83,6 @@ def trend_frame(hub, window_s: int):
     return frame
 
 
-def kpi_view(state, snapshot, alerts: list[dict]) -> dict[str, tuple[str, str, str]]:
-    """KPI name -> (value text, note, status class ok/warning/critical/'') from one snapshot."""
-    if snapshot is None:
-        return {name: ("–", "no data", "") for name, _, _ in KPIS}
-    gpus = gpu_counts(snapshot)
-    jobs = jobs_summary(snapshot)
-    n1 = n1_status(state, snapshot)
-    counts = alert_counts(alerts)
-    headroom = snapshot.generation_capacity_mw - snapshot.facility_power_mw
-    headroom_status = "critical" if headroom < 0 else "warning" if headroom < 0.1 * snapshot.generation_capacity_mw else "ok"
-    total = max(state.n_gpus, 1)
-    return {
-        "it_power": (fmt(snapshot.it_power_mw, 1), f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW", ""),
-        "facility_power": (fmt(snapshot.facility_power_mw, 1), f"of {fmt(snapshot.generation_capacity_mw, 1)} MW supply", ""),
-        "supply_headroom": (fmt(headroom, 1), f"swing ±{fmt(snapshot.swing_amplitude_mw, 1)} MW", headroom_status),
-        "pue": (fmt(snapshot.pue_ratio, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", ""),
-        "n1": ("OK" if n1["ok"] else f"{len(n1['elements_over'])} over",
-               f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %", "ok" if n1["ok"] else "critical"),
-        "gpus_ok": (f"{gpus['ok']:,}", f"of {state.n_gpus:,}" + (f" · {gpus['off']:,} off" if gpus["off"] else ""), ""),
-        "gpus_throttled": (f"{gpus['throttled']:,}", f"{fmt_pct(gpus['throttled'] / total, 2)} % of fleet",
-                           "warning" if gpus["throttled"] else "ok"),
-        "gpus_down": (f"{gpus['down']:,}", f"{fmt_pct(gpus['down'] / total, 2)} % of fleet", "critical" if gpus["down"] else "ok"),
-        "tokens": (fmt_si(jobs["tokens_per_s"]), f"{jobs['jobs']} job(s)", ""),
-        "goodput": (fmt_si(jobs["goodput_tokens_per_s"]), "after restarts and checkpoints", ""),
-        "mfu": (fmt_pct(jobs["mfu_frac"], 1), "GPU-weighted", ""),
-        "alerts": (f"{counts['critical'] + counts['warning'] + counts['info']}",
-                   f"{counts['critical']} critical · {counts['unacknowledged']} unacked",
-                   "critical" if counts["critical"] else "warning" if counts["warning"] else "ok"),
-    }
-
-
 # (KPI name, digits) of the numbers behind the tiles, for compare mode.
 def kpi_numbers(state, snapshot, alerts: list[dict]) -> dict[str, tuple[float, int]]:
     """KPI name -> (number, display digits) of one snapshot (NaN without one)."""
@@ -145,7 +103,7 @@ def kpi_numbers(state, snapshot, alerts: list[dict]) -> dict[str, tuple[float, i
         "tokens": (jobs["tokens_per_s"], 0),
         "goodput": (jobs["goodput_tokens_per_s"], 0),
         "mfu": (jobs["mfu_frac"] * 100.0, 1),
-        "alerts": (float(counts["critical"] + counts["warning"] + counts["info"]), 0),
+        "alerts": (float(counts["open"]), 0),
     }
 
 
@@ -194,21 +152,42 @@ def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
 
 
-def open_alerts_list(alerts: list[dict], count: int = 6) -> html.Div:
-    """The newest open alerts, critical first, with a link to the alerts page."""
-    rank = {"critical": 0, "warning": 1, "info": 2}
-    open_alerts = [a for a in alerts if a.get("cleared_at") is None]
-    open_alerts.sort(key=lambda a: (rank.get(a["severity"], 3), -aware(a["ts"]).timestamp()))
-    items = [
-        html.Tr([
-            html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),
-            html.Td(a["message"]),
-            html.Td("acked" if a.get("acknowledged") else "", className="muted"),
-        ])
-        for a in open_alerts[:count]
+def open_alerts_list(state, alerts: list[dict], count: int = 5) -> html.Div:
+    """Open alerts by cause, most urgent first; each cause links to its equipment, with its impact."""
+    groups = group_alerts(alerts)
+    rows = []
+    for group in groups[:count]:
+        root = group.root
+        href = entity_href(state, root.get("entity_kind", ""), root.get("entity_id"), root.get("entity_name"))
+        name = root.get("entity_name", "")
+        impact = [f"{group.gpus:,} GPUs"] if group.gpus else []
+        impact += [f"{len(group.jobs)} job{'s' if len(group.jobs) != 1 else ''}"] if group.jobs else []
+        more = f" +{len(group.children)}" if group.children else ""
+        rows.append(html.Tr([
+            html.Td(html.Span(group.severity, className=f"sev sev-{group.severity}")),
+            html.Td([dcc.Link(name, href=href) if href else name, html.Span(f" {root.get('message', '')}")],
+                    className="alert-text"),
+            html.Td(" · ".join(impact) + more, className="num muted"),
+        ]))
+    body = html.Table(html.Tbody(rows), className="data alerts-compact") if rows else \
+        html.Div("no open alerts", className="empty")
+    counts = alert_counts(alerts)
+    return html.Div([body, dcc.Link(f"all alerts ({counts['open']} open, {len(groups)} causes, "
+                                    f"{counts['need_attention']} need attention) →", href="/alerts")])
+
+
+def banner_block(state, banner: Banner) -> list:
+    """The status banner's children: severity, headline linked to the cause, scope and job impact."""
+    href = entity_href(state, banner.entity_kind, None, banner.entity_name) if banner.entity_kind else None
+    headline = dcc.Link(banner.headline, href=href) if href else html.Span(banner.headline)
+    more = [" · ", dcc.Link(f"{banner.more} more cause{'s' if banner.more != 1 else ''} →", href="/alerts")] \
+        if banner.more else []
+    return [
+        html.Span(banner.severity.upper() if banner.severity != "ok" else "OK", className=f"sev sev-{banner.severity}"),
+        html.Span(headline, className="status-headline"),
+        html.Span(banner.scope, className="status-scope"),
+        html.Span([banner.job_impact, *more], className="status-jobs"),
     ]
-    body = html.Table(html.Tbody(items), className="data") if items else html.Div("no open alerts", className="empty")
-    return html.Div([body, dcc.Link(f"all alerts ({len(open_alerts)} open) →", href="/alerts")])
 
 
 def jobs_table(snapshot) -> html.Table | html.Div:
@@ -241,26 +220,48 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
     }
 
 
+def tiles_of(view) -> dict:
+    """The tiles of a view's latest tick, over its trend's last seconds."""
+    tick = view.latest_tick()
+    return overview_tiles(view.state, tick.snapshot, tick.detail, view.trend(120.0), view.alerts(active_only=True))
+
+
 @view_layout
 def layout(window=None, at=None, **_kwargs) -> html.Div:
     screen = current_screen(**_kwargs)
     hub = screen.view
     window_s = parse_window(window)
     pinned = parse_at(at)
-    snapshot = hub.latest()
+    tick = hub.latest_tick()
+    snapshot = tick.snapshot
     alerts = hub.alerts(active_only=True)
-    kpis = kpi_view(hub.state, snapshot, alerts)
+    tiles = tiles_of(hub)
     figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
     # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
-    cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS] if screen.compare is None else []
-    graph_config = {"displaylogo": False, "responsive": True}
+    cards = [kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark)
+             for (name, label, unit), t in ((k, tiles[k[0]]) for k in KPIS)] if screen.compare is None else []
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
+    graph_config = {"displaylogo": False, "responsive": True, "displayModeBar": "hover"}
     return html.Div(
         [
             dcc.Location(id=ids.Overview.URL, refresh=False),
             dcc.Store(id=ids.Overview.PINNED, data=pinned),
+            html.Div(banner_block(hub.state, banner), id=ids.Overview.STATUS,
+                     className=f"status-banner status-banner-{banner.severity}", role="status"),
+            compare.section(PAGE, screen),
+            html.Div(cards, id=ids.Overview.KPIS, className="kpis" if cards else ""),
+            html.Div(power_breakdown(snapshot, tick.detail), id=ids.Overview.BREAKDOWN, className="breakdown muted"),
             html.Div(
                 [
-                    html.H1("Overview"),
+                    html.Div([html.H3("Open alerts by cause"), html.Div(open_alerts_list(hub.state, alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
+                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
+                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
+                ],
+                className="grid-3",
+            ),
+            html.Div(
+                [
+                    html.H2("Trends", className="section-title"),
                     html.Div(
                         [
                             html.Label("trend window", htmlFor=ids.Overview.WINDOW),
@@ -276,18 +277,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
-            compare.section(PAGE, screen),
-            html.Div(cards, id=ids.Overview.KPIS, className="kpis" if cards else ""),
             html.Div(
                 [html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel") for tid, *_ in TRENDS],
-                className="grid-3",
-            ),
-            html.Div(
-                [
-                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
-                    html.Div([html.H3("Open alerts"), html.Div(open_alerts_list(alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
-                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
-                ],
                 className="grid-3",
             ),
         ],
@@ -298,6 +289,11 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
 @dash.callback(
     Output(ids.kpi_value(PAGE, ALL), "children"),
     Output(ids.kpi_value(PAGE, ALL), "className"),
+    Output(ids.kpi_note(PAGE, ALL), "children"),
+    Output(ids.kpi_spark(PAGE, ALL), "children"),
+    Output(ids.Overview.STATUS, "children"),
+    Output(ids.Overview.STATUS, "className"),
+    Output(ids.Overview.BREAKDOWN, "children"),
     Output(ids.Overview.HOT_RACKS, "children"),
     Output(ids.Overview.OPEN_ALERTS, "children"),
     Output(ids.Overview.JOBS, "children"),
@@ -313,16 +309,22 @@ def live_update(_n, window_s):
 
 
 def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
-    """Everything the live callback sends: KPI texts and classes, three tables, trend patches."""
-    snapshot = hub.latest()
+    """Everything the live callback sends: tiles, the banner, the breakdown, three tables, trend patches."""
+    tick = hub.latest_tick()
+    snapshot = tick.snapshot
     alerts = hub.alerts(active_only=True)
-    kpis = kpi_view(hub.state, snapshot, alerts)
-    values = [kpis[name][0] for name in kpi_names]
-    classes = [f"kpi-value {kpis[name][2]}".strip() for name in kpi_names]
+    tiles = tiles_of(hub)
+    values = [tiles[name].value for name in kpi_names]
+    classes = [f"kpi-value {tiles[name].status}".strip() for name in kpi_names]
+    notes = [tiles[name].note for name in kpi_names]
+    sparks = [tiles[name].spark for name in kpi_names]
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
     frame = trend_frame(hub, window_s)
     patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
     hot = hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None
-    return (values, classes, hot, open_alerts_list(alerts), jobs_table(snapshot), *patches)
+    return (values, classes, notes, sparks, banner_block(hub.state, banner),
+            f"status-banner status-banner-{banner.severity}", power_breakdown(snapshot, tick.detail), hot,
+            open_alerts_list(hub.state, alerts), jobs_table(snapshot), *patches)
 
 
 def pin_label(pinned: str | None) -> str:
