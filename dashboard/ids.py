@@ -64,6 +64,21 @@ def alert_silence(alert_id: str) -> dict:
     return {"type": ALERT_SILENCE, "alert": alert_id}
 
 
+def alert_unsilence(alert_id: str) -> dict:
+    """Id of the button that lifts one alert's silence."""
+    return {"type": "alert-unsilence", "alert": alert_id}
+
+
+def alert_comment(alert_id: str) -> dict:
+    """Id of the acknowledgement comment input of one alert."""
+    return {"type": "alert-comment", "alert": alert_id}
+
+
+def alert_silence_for(alert_id: str) -> dict:
+    """Id of the silence-duration choice of one alert."""
+    return {"type": "alert-silence-for", "alert": alert_id}
+
+
 class Overview:
     """``/``: site summary."""
 
@@ -119,7 +134,6 @@ class Alerts:
     URL = "alerts-url"
     SEVERITY = "alerts-severity"
     SHOW_CLEARED = "alerts-show-cleared"
-    SILENCE_DURATION = "alerts-silence-duration"
     ACTIVE_TABLE = "alerts-active-table"
     PAST_TABLE = "alerts-past-table"
     SUMMARY = "alerts-summary"

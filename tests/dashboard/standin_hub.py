@@ -153,7 +153,9 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
             source="twin", entity_kind="rack", entity_id=int(rack), entity_name=state.rack_name[rack],
             metric="rack_max_gpu_temp_c",
             message=f"GPU temperature {snapshot.rack_max_gpu_temp_c[rack]:.1f} °C in rack {state.rack_name[rack]}",
-            acknowledged=False, silenced_until=None, cleared_at=None,
+            acknowledged=False, silenced_until=None, cleared_at=None, key=f"gpu_hot:rack:{int(rack)}",
+            group=f"gpu_hot:rack:{int(rack)}", impact={"gpus": 64, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0},
+            runbook="Check the rack's CDU flow and supply.",
         ))
     if state.n_cdus:
         alerts.append(dict(
@@ -224,10 +226,15 @@ class StandinHub:
         rows = [dict(a) for a in self._alerts]
         return [a for a in rows if a["cleared_at"] is None] if active_only else rows
 
-    def acknowledge(self, alert_id: str) -> None:
+    def acknowledge(self, alert_id: str, comment: str = "", user: str = "") -> None:
         for alert in self._alerts:
             if alert["id"] == alert_id:
-                alert["acknowledged"] = True
+                alert["acknowledged"], alert["ack_comment"] = True, comment
+
+    def unsilence(self, alert_id: str) -> None:
+        for alert in self._alerts:
+            if alert["id"] == alert_id:
+                alert["silenced_until"] = None
 
     def silence(self, alert_id: str, duration_s: float) -> None:
         for alert in self._alerts:
