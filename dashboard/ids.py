@@ -221,6 +221,8 @@ class Jobs:
     BREAKDOWN = "jobs-breakdown"
     BOTTLENECKS = "jobs-bottlenecks"
     KPIS = "jobs-kpis"
+    DIAGNOSIS = "jobs-diagnosis"  # causes, hosts to drain, throughput after draining
+    THROUGHPUT = "jobs-throughput"  # throughput trend
 
 
 COOLING_FLOW_GRAPH = "cooling-flow-graph"

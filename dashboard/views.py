@@ -56,6 +56,7 @@ class ScenarioView:
         times: list = []
         rows: list[tuple] = []
         snap, detail, job = run_scenario(state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s))))
+        self._jobs = [job] if job is not None else []
         if job is not None:
             running_frac = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)  # as the live hub does
             snap.jobs = [evaluate_site_job(state, job.spec, job.gpu_ids, running_frac, snap.link_up_flag).status]
@@ -84,6 +85,9 @@ class ScenarioView:
         if not 0 <= rack_id < self.state.n_racks:
             raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
         return pd.DataFrame({name: [] for name in HISTORY_COLUMNS})
+
+    def placed_jobs(self) -> list:
+        return list(self._jobs)
 
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         if not 0 <= cdu_id < self.state.n_cdus:

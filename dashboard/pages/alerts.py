@@ -104,7 +104,7 @@ def _actions(alert: dict, status: str):
         html.Button("silence", id=ids.alert_silence(alert_id), n_clicks=0)
     return html.Div(
         [
-            dcc.Input(id=ids.alert_comment(alert_id), type="text", placeholder="comment", maxLength=MAX_COMMENT_CHARS,
+            dcc.Input(id=ids.alert_comment(alert_id), placeholder="comment", maxLength=MAX_COMMENT_CHARS,
                       debounce=False, className="alert-comment", disabled=bool(alert.get("acknowledged"))),
             html.Button("acknowledge", id=ids.alert_ack(alert_id), n_clicks=0, disabled=bool(alert.get("acknowledged"))),
             dcc.Dropdown(id=ids.alert_silence_for(alert_id), value=SILENCE_OPTIONS_S[1], clearable=False,

@@ -296,6 +296,10 @@ class LiveHub:
             "value": values.reshape(-1).astype(np.float64),
         })
 
+    def placed_jobs(self) -> list[PlacedJob]:
+        """The training jobs the live twin evaluates, as placed on the site."""
+        return list(self.jobs)
+
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         """Recorded values of one CDU over the last ``window_s`` s, one column per CDU field, indexed by UTC time."""
         if not 0 <= cdu_id < self.state.n_cdus:

@@ -212,6 +212,10 @@ class StandinHub:
             }))
         return pd.concat(rows, ignore_index=True)
 
+    def placed_jobs(self) -> list:
+        """No job specs behind the stand-in's synthetic job statuses."""
+        return []
+
     def cdu_history(self, cdu_id: int, window_s: float = 600) -> pd.DataFrame:
         """The CDU's snapshot values with 1 % noise every 10 s over the window."""
         n = max(2, int(window_s / 10))

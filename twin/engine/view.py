@@ -68,6 +68,9 @@ class View(Protocol):
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         """One CDU's recorded values over the window, a column per CDU field, indexed by UTC time; may be empty."""
 
+    def placed_jobs(self) -> list:
+        """The training jobs of the view as placed on the site (:class:`twin.engine.tick.PlacedJob`)."""
+
     def source_ages(self) -> dict[str, float]:
         """Seconds since each source's last good reading ({} for a view without sources)."""
 
