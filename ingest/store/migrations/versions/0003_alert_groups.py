@@ -1,15 +1,15 @@
 """alert groups, impact, runbook, acknowledgement comment and change history
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0003
+Revises: 0002
 """
 from alembic import op
 import sqlalchemy as sa
 import sqlmodel
 
 
-revision = '0002'
-down_revision = '0001'
+revision = '0003'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 
