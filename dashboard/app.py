@@ -15,9 +15,12 @@ import logging
 from pathlib import Path
 
 import dash
+import flask
+from werkzeug.exceptions import HTTPException
 
 from dashboard import compare, shell
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
+from dashboard.inputs import InputError
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
 
@@ -26,6 +29,11 @@ log = logging.getLogger(__name__)
 PACKAGE_DIR = Path(__file__).resolve().parent
 PAGES_DIR = PACKAGE_DIR / "pages"
 ASSETS_DIR = PACKAGE_DIR.parent / "assets"
+# The largest callback body the pages send is the alerts page with 500 alert buttons
+# (about 0.22 MB, see tests/dashboard/test_app_limits.py); 2 MiB leaves room and bounds
+# what a burst of oversized POSTs can cost (they are refused before being read).
+MAX_REQUEST_BYTES = 2 * 1024 * 1024
+CALLBACK_PATH = "/_dash-update-component"
 
 
 def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
@@ -49,6 +57,67 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     adopt_global_callbacks(app)
     shell.register_callbacks(app)
     compare.register_callbacks(app)
+    _guard_requests(app)
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app
+
+
+def _callback_body_problem(app: dash.Dash, body) -> str | None:
+    """What is structurally wrong with a callback request body (None when it looks like Dash's)."""
+    if not isinstance(body, dict):
+        return "the body must be a JSON object"
+    output = body.get("output")
+    if not isinstance(output, str) or output not in app.callback_map:
+        return "unknown callback output"
+    for key in ("inputs", "state"):
+        items = body.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, (dict, list)) for i in items):
+            return f"'{key}' must be a list of component properties"
+    if not isinstance(body.get("changedPropIds", []), list):
+        return "'changedPropIds' must be a list"
+    return None
+
+
+def _guard_requests(app: dash.Dash) -> None:
+    """Bound request bodies and answer bad callback requests with a 4xx and one log line.
+
+    Every legitimate callback input comes from a page's own widgets, so a callback that
+    fails on its input was sent something the UI never sends: it gets HTTP 400 with the
+    reason, logged as one warning line (the traceback only at debug level).  Pages
+    validate the inputs a user can get wrong (:mod:`dashboard.inputs`) and show a message
+    instead.  Errors outside callbacks keep Flask's usual 500 with a traceback.
+    """
+    server = app.server
+    server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+
+    @server.before_request
+    def _check_callback_body():
+        if flask.request.path != CALLBACK_PATH or flask.request.method != "POST":
+            return None
+        try:
+            body = flask.request.get_json(silent=True)
+        except RecursionError:
+            body, problem = None, "the JSON is nested too deeply"
+        else:
+            problem = _callback_body_problem(app, body)
+        if problem is None:
+            flask.g.callback_output = body["output"]
+            return None
+        log.warning("refused callback request from %s: %s", flask.request.remote_addr, problem)
+        return flask.jsonify(error=f"bad callback request: {problem}"), 400
+
+    @server.errorhandler(Exception)
+    def _callback_error(error: Exception):
+        if isinstance(error, HTTPException):
+            return error
+        if flask.request.path != CALLBACK_PATH:
+            raise error
+        output = flask.g.get("callback_output", "?")
+        if isinstance(error, InputError):
+            log.warning("callback %s: bad input: %s", str(output)[:120], error)
+            return flask.jsonify(error=str(error)), 400
+        log.warning("callback %s refused its input: %s: %s", str(output)[:120], type(error).__name__,
+                    str(error)[:200])
+        log.debug("callback failure", exc_info=error)
+        return flask.jsonify(error=f"invalid callback input ({type(error).__name__})"), 400

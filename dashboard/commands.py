@@ -17,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run the live twin and the dashboard",
         description="Start ingest and the twin for a site (in this process) and serve the operator dashboard. "
-        "Only one process per database runs ingest; others serve read-only.",
+        "Per site and shard only the holder of the ingest lease in the database runs ingest (lease 15 s, "
+        "renewed every 5 s); other processes serve read-only and one of them takes over within 20 s "
+        "if the leader dies (5 s if it stops cleanly).",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")

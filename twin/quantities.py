@@ -130,6 +130,15 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("n_nodes", "count", "site, job", "nodes of a site, or nodes a job runs on"),
     _Q("n_params", "count", "job", "model parameters"),
     _Q("n_micro_batches", "count", "job", "micro-batches per pipeline per step"),
+    _Q("n_active_params", "count", "job", "parameters active per token (all of them for a dense model; MoE: the routed experts)"),
+    _Q("n_virtual_stages", "count", "job", "model chunks per pipeline stage (interleaved schedule)"),
+    _Q("n_stage_layers", "count", "job", "transformer layers on each pipeline stage (a list, first to last stage)"),
+    _Q("stage_time_s", "s", "job", "busy time of each pipeline stage per micro-batch pass (a list)"),
+    _Q("stage_imbalance_frac", "1", "job", "how much the slowest pipeline stage exceeds the mean stage"),
+    _Q("dp_overlap_frac", "1", "job", "share of the data-parallel gradient traffic hidden behind compute"),
+    _Q("clock_frac", "1", "job", "SM clock the power limit allows, as a fraction of the maximum clock"),
+    _Q("ops_s", "s", "job", "compute time per step by operation class (a map: GEMMs, attention, memory-bound ops…)"),
+    _Q("checkpoint_restore_s", "s", "job", "time to read the last checkpoint back after an interruption"),
     # Site inventory (``clustertwin sites show``)
     _Q("n_halls", "count", "site", "halls"),
     _Q("n_rows", "count", "site", "rack rows"),
@@ -211,6 +220,8 @@ NOT_QUANTITIES: dict[str, str] = {
     "swing": "section: training power swing against the supply (project report)",
     "fabric": "section: fabric state (project report)",
     "time_to_throttle_s": "section keyed by failure scenario: statistics of the racks' times (project report)",
+    "schedule": "name of the pipeline schedule (1f1b, interleaved, zero_bubble)",
+    "interruptions_per_day_by_cause": "section keyed by failure cause: interruptions per day (throughput report)",
 }
 
 # Unit suffixes: the name ends in ``_<suffix>`` and the value is in that unit.

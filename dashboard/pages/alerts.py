@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
 from dashboard.deep_link import keep_view
@@ -30,7 +30,6 @@ dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · Clu
 SEVERITIES = ("critical", "warning", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 SILENCE_OPTIONS_S = (900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600)
-MAX_SILENCE_S = 7 * 24 * 3600.0  # a longer silence hides a fault for good
 MAX_COMMENT_CHARS = 500
 CHILDREN_SHOWN = 8  # alerts listed under a cause before "… and N more"
 PAST_LIMIT = 200
@@ -223,6 +222,7 @@ compare.register(ids.Alerts.PAGE, comparison)
 
 
 @view_layout
+@inputs.query_layout()
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
@@ -266,17 +266,6 @@ def _alert_name(hub, alert_id) -> str:
     return "that alert (no longer listed)"
 
 
-def silence_duration_s(value) -> float:
-    """A silence duration in seconds from the UI, bounded to (0, 7 days]; ValueError otherwise."""
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"silence duration must be a number of seconds, got {value!r}") from None
-    if not 0 < seconds <= MAX_SILENCE_S:
-        raise ValueError(f"silence duration must be between 1 s and 7 days, got {value!r}")
-    return seconds
-
-
 def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str = "") -> str:
     """Acknowledge, silence or lift the silence of the clicked alert; returns a message naming it.
 
@@ -286,23 +275,23 @@ def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str
         return ""
     if not hub.is_live:
         return f"alerts of {hub.label} are read-only"
-    alert_id = triggered_id.get("alert")
-    kind = triggered_id.get("type")
-    name = _alert_name(hub, alert_id)
     try:
+        alert_id = inputs.alert_id(triggered_id.get("alert"))
+        kind = triggered_id.get("type")
+        name = _alert_name(hub, alert_id)
         if kind == ids.ALERT_ACK:
             comment = (comment or "").strip()[:MAX_COMMENT_CHARS] if isinstance(comment, str) else ""
             hub.acknowledge(alert_id, comment=comment)
             return f"acknowledged: {name}" + (f" (“{comment}”)" if comment else "")
         if kind == ids.ALERT_SILENCE:
-            seconds = silence_duration_s(silence_s)
+            seconds = inputs.silence_duration_s(silence_s)
             hub.silence(alert_id, seconds)
             return f"silenced for {format_age(seconds)}: {name}"
         if kind == "alert-unsilence":
             hub.unsilence(alert_id)
             return f"silence lifted: {name}"
-    except (KeyError, ValueError) as exc:
-        return f"not done: {exc}"
+    except (inputs.InputError, KeyError, PermissionError) as exc:  # PermissionError: a read-only follower
+        return f"not done: {exc.args[0] if exc.args else exc}"
     return ""
 
 

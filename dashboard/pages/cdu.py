@@ -15,7 +15,7 @@ import numpy as np
 from dash import Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.figures.trends import trend_figure
@@ -155,6 +155,7 @@ def _body(view, cdu: int) -> list:
 
 
 @view_layout
+@inputs.query_layout(cdu=inputs.site_entity("CDU", "cdu_name"))
 def layout(cdu=None, **kwargs) -> html.Div:
     view = current_screen(**kwargs).view
     index = cdu_index(view.state, cdu)

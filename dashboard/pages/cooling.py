@@ -13,7 +13,7 @@ import numpy as np
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
@@ -144,6 +144,7 @@ compare.register(PAGE, comparison)
 
 
 @view_layout
+@inputs.query_layout(loop=inputs.site_entity("loop", "loop_name"))
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
     screen = current_screen(**_kwargs)

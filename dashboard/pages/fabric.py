@@ -13,7 +13,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -104,6 +104,7 @@ compare.register(PAGE, comparison)
 
 
 @view_layout
+@inputs.query_layout(tier=inputs.one_of("tier", TIERS), switch=inputs.site_entity("switch", "switch_name"))
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
     screen = current_screen(**_kwargs)

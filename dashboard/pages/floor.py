@@ -12,7 +12,7 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
@@ -104,6 +104,7 @@ compare.register("floor", comparison)
 
 
 @view_layout
+@inputs.query_layout(metric=inputs.one_of("metric", FLOOR_METRIC_BY_KEY), rack=inputs.site_entity("rack", "rack_name"))
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
     screen = current_screen(**_kwargs)
     hub = screen.view

@@ -12,7 +12,7 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -195,6 +195,7 @@ compare.register(PAGE, comparison)
 
 
 @view_layout
+@inputs.query_layout(rack=inputs.site_entity("rack", "rack_name"))
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
     screen = current_screen(**_kwargs)

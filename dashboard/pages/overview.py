@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
@@ -49,10 +49,9 @@ KPIS = TILES  # (name, label, unit) of the KPI tiles, in display order
 def parse_window(value) -> int:
     """Trend window from the URL (seconds), falling back to the default."""
     try:
-        window = int(float(value))
-    except (TypeError, ValueError):
+        return inputs.window_s(value)
+    except inputs.InputError:
         return DEFAULT_WINDOW_S
-    return window if 60 <= window <= 24 * 3600 else DEFAULT_WINDOW_S
 
 
 def parse_at(value) -> str | None:
@@ -227,6 +226,7 @@ def tiles_of(view) -> dict:
 
 
 @view_layout
+@inputs.query_layout(window=inputs.window_s, at=inputs.instant)
 def layout(window=None, at=None, **_kwargs) -> html.Div:
     screen = current_screen(**_kwargs)
     hub = screen.view

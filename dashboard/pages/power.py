@@ -13,7 +13,7 @@ import dash
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -128,6 +128,7 @@ compare.register(PAGE, comparison)
 
 
 @view_layout
+@inputs.query_layout(element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS))
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
     screen = current_screen(**_kwargs)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session
 
 from ingest.live.alert_rules import SiteFacts, evaluate
@@ -27,6 +28,7 @@ from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.models import Event, utcnow
+from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from ingest.live.trend import TrendBuffer
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
@@ -44,6 +46,9 @@ JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU 
 # [E] a powered GPU draws at least its idle power; one measured below half of it is not running
 # (shut down, fallen off the bus), whatever the twin's own state says
 DEAD_POWER_FRAC = 0.5
+MAX_SILENCE_S = 7 * 24 * 3600.0  # longer silences are refused: nobody would see the alert again
+READ_ONLY_MESSAGE = ("this server is a read-only follower: acknowledge and silence alerts on the server "
+                     "that runs ingest")
 
 
 @dataclass
@@ -128,6 +133,9 @@ class LiveHub:
         self._step_lock = threading.Lock()
         self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
         self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
+        self.writable = True  # False on a read-only follower (see ingest.live.runtime)
+        self.outage = WriteOutage(log, f"database of site {state.name}")
+        self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
 
     # ------------------------------------------------------------------ step
     def step(self, ts: datetime | None = None) -> Snapshot:
@@ -155,10 +163,12 @@ class LiveHub:
         t2 = time.perf_counter()
         if self.record and (self._recorded_at is None
                             or (ts - self._recorded_at).total_seconds() >= self.record_every_s):
-            self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard)
+            self._write("frames dropped", lambda: self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard))
             self._recorded_at = ts
         t3 = time.perf_counter()
-        self.tracker.update(ts, [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)])
+        conditions = [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)]
+        self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions),
+                    reached_db=lambda counts: counts != (0, 0))  # no transition: the tracker did not write
         self.trend_buffer.append(snap)
         self._latest = snap
         with self._publish_lock:
@@ -168,6 +178,23 @@ class LiveHub:
                                  alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
                                  lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
         return snap
+
+    def _write(self, cost: str, write: Callable[[], object],
+               reached_db: Callable[[object], bool] = lambda _result: True) -> None:
+        """Run a database write; when the database is down the tick goes on and the outage is logged once.
+
+        ``cost`` names what a failure loses; ``reached_db(result)`` says whether the write
+        touched the database (only then does its success end an outage).  A failed frame
+        is lost; failed alert changes are retried on the next tick (the tracker only
+        records what it committed).
+        """
+        try:
+            result = write()
+        except SQLAlchemyError as exc:
+            self.outage.failed(cost, exc)
+        else:
+            if reached_db(result):
+                self.outage.succeeded()
 
     def _inputs(self, ts: datetime, now_s: float) -> TickInputs:
         """Twin inputs from the readings (NaN where nothing fresh: the twin keeps its model)."""
@@ -310,17 +337,29 @@ class LiveHub:
         return pd.DataFrame(values[:, :, 0].astype(np.float64), index=index, columns=list(CDU_FIELDS))
 
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
-        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`)."""
-        return list_alerts(self.db, self.site_name, active_only, limit)
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`).
+
+        With the database down, the last list read is returned (the outage is logged by writes).
+        """
+        try:
+            result = list_alerts(self.db, self.site_name, active_only, limit)
+        except SQLAlchemyError:
+            if (active_only, limit) in self._last_alerts:
+                return self._last_alerts[(active_only, limit)]
+            raise
+        self._last_alerts[(active_only, limit)] = result
+        return result
 
     def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
-        """Mark an alert acknowledged, with the operator's comment (and user, once there are users)."""
+        """Mark an alert acknowledged with the operator's comment; PermissionError on a read-only follower."""
         self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
                            acknowledged_by=user[:100])
 
     def silence(self, alert_id: int, duration_s: float) -> None:
-        if not duration_s > 0:
-            raise ValueError("silence duration must be positive seconds")
+        """Silence an alert for ``duration_s`` seconds (0 < duration ≤ 7 days)."""
+        if not 0 < duration_s <= MAX_SILENCE_S:
+            raise ValueError(f"silence duration must be positive and at most {MAX_SILENCE_S:g} s (7 days), "
+                             f"not {duration_s!r} s")
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
 
     def unsilence(self, alert_id: int) -> None:
@@ -329,11 +368,18 @@ class LiveHub:
 
     def prune(self) -> int:
         """Delete recorded frames older than the retention window; returns the chunks deleted."""
-        if self._prev_ts is None:
+        if self._prev_ts is None or not self.writable:
             return 0
-        return self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))
+        deleted = []
+        self._write("prunes skipped", lambda: deleted.append(
+            self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))))
+        return deleted[0] if deleted else 0
 
     def _update_event(self, alert_id: int, **values) -> None:
+        if not self.writable:
+            raise PermissionError(READ_ONLY_MESSAGE)
+        if isinstance(alert_id, bool) or not isinstance(alert_id, int):
+            raise KeyError(f"no alert with id {alert_id!r}")
         with Session(self.db) as session:
             event = session.get(Event, alert_id)
             if event is None:

@@ -2,25 +2,31 @@
 
 Used by ``clustertwin serve`` (ingest inside the web process, the embedded default of
 ``make run``) and ``clustertwin ingest run`` (a separate process, optionally one shard of
-several writing into one PostgreSQL).  Only one process per database and shard runs the
-jobs: a second one on the same machine serves read-only.
+several writing into one PostgreSQL).  Only one process per site and shard runs the
+jobs: the holder of the ingest lease in the database (:mod:`ingest.store.lease`).  The
+others serve read-only (acknowledging or silencing alerts is refused there) and check the
+lease every 5 s; when the leader stops renewing it, one of them takes over within 20 s.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.synthetic.faults import parse_fault
 from ingest.sources.inventory import Inventory
 from ingest.live.hub import LiveHub
 from ingest.live.pollers import SourceSpecError, make_poller
-from ingest.live.scheduler import LeaderLock, acquire_leader, build_scheduler
+from ingest.live.scheduler import build_scheduler
 from ingest.store.db import open_database, resolve_db_url
+from ingest.store.lease import LEASE_S, RENEW_S, Lease, lease_name
+from ingest.store.outage import one_line
 from ingest.store.siteversions import record_site_version
 from ingest.store.models import utcnow
 from ingest.synthetic.plant import SyntheticSource
@@ -41,25 +47,89 @@ class LiveSetupError(ValueError):
 
 @dataclass
 class Runtime:
-    """A started live twin: the hub, and the scheduler and lock when this process leads."""
+    """A started live twin: the hub, its ingest lease, and the scheduler while this process leads."""
 
     hub: LiveHub
     db_url: str
+    lease: Lease | None = None
+    tick_s: float = 1.0
+    renew_s: float = RENEW_S
     scheduler: BackgroundScheduler | None = None
-    lock: LeaderLock | None = None
     notes: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _lease_error: bool = False
 
     @property
     def leading(self) -> bool:
         return self.scheduler is not None
 
-    def stop(self) -> None:
+    def check_lease(self, now: datetime | None = None) -> bool:
+        """Renew (leader) or try to take (follower) the lease, and start or stop ingest to match.
+
+        While the database cannot be reached the leader keeps leading until its own lease
+        would have expired, and a follower stays one.  Returns whether this process leads.
+        """
+        now = now or utcnow()
+        try:
+            held = self.lease.try_acquire(now)
+        except SQLAlchemyError as exc:
+            if not self._lease_error:
+                log.error("ingest lease %s not checked (%s); will retry every %.0f s", self.lease.name,
+                          one_line(exc), self.renew_s)
+            self._lease_error = True
+            until = self.lease.held_until
+            held = self.leading and until is not None and now < until
+        else:
+            if self._lease_error:
+                log.warning("ingest lease %s checked again", self.lease.name)
+            self._lease_error = False
+        if held and not self.leading:
+            self._start_ingest()
+        elif not held and self.leading:
+            log.warning("lost the ingest lease %s to another process: serving read-only", self.lease.name)
+            self._stop_ingest()
+        return held
+
+    def _start_ingest(self) -> None:
+        log.warning("this process (%s) now runs ingest for %s", self.lease.holder, self.lease.name)
+        self.hub.writable = True
+        self.hub.step()  # the first snapshot exists before anyone asks for it
+        self.scheduler = build_scheduler(self.hub.jobs_for_scheduler(self.tick_s))
+        self.scheduler.start()
+
+    def _stop_ingest(self) -> None:
+        self.hub.writable = False
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
             self.scheduler = None
-        if self.lock is not None:
-            self.lock.release()
-            self.lock = None
+
+    def _keep_lease(self) -> None:
+        while not self._stop.wait(self.renew_s):
+            try:
+                self.check_lease()
+            except Exception:  # noqa: BLE001 — the lease thread must outlive a failed tick
+                log.exception("ingest lease check failed")
+
+    def start_lease_thread(self) -> None:
+        """Check the lease every ``renew_s`` seconds in a daemon thread until :meth:`stop`."""
+        self._thread = threading.Thread(target=self._keep_lease, name="ingest-lease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop ingest and the lease thread, and release the lease so a follower takes over at once."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        leading = self.leading
+        self._stop_ingest()
+        if leading and self.lease is not None:
+            try:
+                self.lease.release()
+            except SQLAlchemyError as exc:
+                log.warning("ingest lease %s not released (%s): it expires in at most %.0f s",
+                            self.lease.name, one_line(exc), LEASE_S)
         self.hub.db.dispose()
 
 
@@ -114,17 +184,23 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = ("synthetic",), *,
-              shard: str = "0/1", tick_s: float = 1.0, **hub_kw) -> Runtime:
-    """Build the hub and, if no other process on this machine leads for this database, schedule it."""
+              shard: str = "0/1", tick_s: float = 1.0, lease_s: float = LEASE_S, renew_s: float = RENEW_S,
+              **hub_kw) -> Runtime:
+    """Build the hub and take the ingest lease of its site and shard, or serve read-only as a follower.
+
+    Either way a thread keeps checking the lease every ``renew_s`` seconds: the leader
+    renews it, a follower takes over once it has expired (``lease_s`` after the last renewal).
+    """
     url = resolve_db_url(db_url)
     hub = build_hub(site, url, sources=sources, shard=parse_shard(shard), **hub_kw)
-    lock = acquire_leader(url, shard)
-    runtime = Runtime(hub=hub, db_url=url, lock=lock)
-    if lock is None:
-        runtime.notes.append("another process runs ingest for this database: serving read-only")
-        log.warning("another process runs ingest for %s: this one only serves", url)
-        return runtime
-    hub.step()  # the first snapshot exists before anyone asks for it
-    runtime.scheduler = build_scheduler(hub.jobs_for_scheduler(tick_s))
-    runtime.scheduler.start()
+    hub.writable = False
+    lease = Lease(hub.db, lease_name(hub.site_name, shard), lease_s=lease_s)
+    runtime = Runtime(hub=hub, db_url=url, lease=lease, tick_s=tick_s, renew_s=renew_s)
+    if not runtime.check_lease():
+        takeover_s = lease_s + renew_s
+        runtime.notes.append(f"another process runs ingest for site {hub.site_name} shard {shard}: serving "
+                             f"read-only, and taking over within {takeover_s:.0f} s if it stops")
+        log.warning("another process runs ingest for %s in %s: this one serves read-only", lease.name,
+                    lease.engine.url.render_as_string(hide_password=True))
+    runtime.start_lease_thread()
     return runtime

@@ -146,3 +146,13 @@ class TelemetryChunk(SQLModel, table=True):
     block: int = Field(primary_key=True)
     ts_ms: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class IngestLease(SQLModel, table=True):
+    """Who runs ingest for one site and shard, until when (see :mod:`ingest.store.lease`)."""
+
+    __tablename__ = "ingest_lease"
+    name: str = Field(primary_key=True)  # "<site>#<shard i/n>"
+    holder: str  # "<host>:<pid>:<random>" of the leading process
+    expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    acquired_at: datetime = _ts()

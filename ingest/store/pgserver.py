@@ -35,31 +35,53 @@ def pg_bin_dir() -> Path:
     return candidates[-1].parent
 
 
+class PostgresServer:
+    """A throwaway cluster that can be stopped and started again (to test database outages)."""
+
+    def __init__(self, bin_dir: Path, work: Path, port: int, as_user: list[str], database: str) -> None:
+        self.bin_dir, self.work, self.port, self.as_user = bin_dir, work, port, as_user
+        self.data, self.log = work / "data", work / "server.log"
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/{database}"
+
+    def run(self, *cmd: str) -> None:
+        subprocess.run(self.as_user + list(cmd), check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        opts = (f"-p {self.port} -k {self.work} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off")
+        self.run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-o", opts, "start")
+
+    def stop(self) -> None:
+        """Stop at once (``-m immediate``: connections are cut, as when the server dies)."""
+        subprocess.run(self.as_user + [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
+                       capture_output=True, timeout=60)
+
+
 @contextmanager
-def throwaway_postgres(database: str = "twin_test"):
-    """Start a fresh cluster (fsync off), create ``database``, yield its URL, then stop and delete it."""
+def throwaway_postgres_server(database: str = "twin_test"):
+    """Start a fresh cluster (fsync off), create ``database``, yield the server, then stop and delete it."""
     bin_dir = pg_bin_dir()
     work = Path(tempfile.mkdtemp(prefix="clustertwin-pg-"))
-    data, log = work / "data", work / "server.log"
-    port = free_port()
     as_user: list[str] = []
     if os.geteuid() == 0:
         shutil.chown(work, "postgres", "postgres")
         os.chmod(work, 0o755)
         as_user = ["runuser", "-u", "postgres", "--"]
-
-    def run(*cmd: str) -> None:
-        subprocess.run(as_user + list(cmd), check=True, capture_output=True, timeout=60)
-
+    server = PostgresServer(bin_dir, work, free_port(), as_user, database)
     try:
-        run(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
-        opts = (f"-p {port} -k {work} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off")
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-o", opts, "start")
-        run(str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-            "-c", f"create database {database}")
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/{database}"
+        server.run(str(bin_dir / "initdb"), "-D", str(server.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                   "--no-sync")
+        server.start()
+        server.run(str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(server.port), "-U", "postgres",
+                   "-c", f"create database {database}")
+        yield server
     finally:
-        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def throwaway_postgres(database: str = "twin_test"):
+    """Start a fresh cluster (fsync off), create ``database``, yield its URL, then stop and delete it."""
+    with throwaway_postgres_server(database) as server:
+        yield server.url

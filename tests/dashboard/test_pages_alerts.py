@@ -48,8 +48,8 @@ def test_acknowledge_and_silence_change_status_and_signature(page_module, demo_h
 def test_silence_durations_are_bounded(page_module, demo_hub):
     alerts = page_module("alerts")
     for bad in (1e9, 1e12, float("inf"), float("nan"), -5, 0, "abc", None):
-        assert alerts.apply_action(demo_hub, ids.alert_silence("a1"), bad).startswith("not done: silence duration")
-    assert alerts.silence_duration_s(7 * 24 * 3600) == 7 * 24 * 3600
+        assert alerts.apply_action(demo_hub, ids.alert_silence("a1"), bad).startswith("not done: ")
+    assert alerts.apply_action(demo_hub, ids.alert_silence("a1"), 7 * 24 * 3600).startswith("silenced for")
 
 
 def test_naive_database_times_are_treated_as_utc(page_module, demo_hub):

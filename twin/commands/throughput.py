@@ -11,7 +11,7 @@ from pathlib import Path
 
 from twin.physics import fabric
 
-from twin.training import goodput, steptime as training
+from twin.training import goodput, jobgoodput, steptime as training
 from twin.training.jobfile import JobFileError, TrainingJob, load_job
 
 log = logging.getLogger(__name__)
@@ -29,36 +29,27 @@ def fabric_factors(job: TrainingJob) -> training.FabricFactors:
     )
 
 
-def throughput_report(job: TrainingJob, factors: training.FabricFactors | None = None) -> dict:
+def throughput_report(job: TrainingJob, factors: training.FabricFactors | None = None,
+                      storage: jobgoodput.StorageSystem | None = None) -> dict:
     """All throughput and goodput figures of a job as a flat JSON-ready dict.
 
     ``factors`` (fabric fractions per dimension) default to the job file's regular
-    layout (:func:`fabric_factors`); pass the ones a site placement gives instead.
+    layout (:func:`fabric_factors`); pass the ones a site placement gives instead, and
+    the site's checkpoint ``storage``.
     """
     par, model = job.parallel, job.model
     factors = factors or fabric_factors(job)
     step = training.step_time(model, par, job.hardware, factors)
     n_nodes = math.ceil(par.n_gpus / job.hardware.gpus_per_node)
-    rel = job.reliability
     n_params = training.parameter_count(model)
-    write_s = rel.checkpoint_write_s
-    if write_s is None:
-        write_s = goodput.checkpoint_write_s(n_params, rel.storage_write_gbps)
-    good = goodput.goodput_summary(
-        tokens_per_s=step.tokens_per_s,
-        n_nodes=n_nodes,
-        failures_per_1000_node_days=rel.failures_per_1000_node_days,
-        write_s=write_s,
-        restart_s=rel.restart_s,
-        duration_s=rel.duration_days * goodput.SECONDS_PER_DAY,
-        interval_s=rel.checkpoint_interval_s,
-    )
+    good = jobgoodput.job_goodput(job, step.tokens_per_s, n_nodes, storage)
     return {
         "job": job.name,
         "gpu": job.gpu,
         "n_gpus": par.n_gpus,
         "n_nodes": n_nodes,
         "n_params": n_params,
+        "n_active_params": training.active_parameter_count(model),
         "n_micro_batches": par.micro_batches,
         "step_time_s": step.step_time_s,
         "tokens_per_s": step.tokens_per_s,
@@ -67,9 +58,17 @@ def throughput_report(job: TrainingJob, factors: training.FabricFactors | None =
         "mfu_frac": step.mfu_frac,
         "tokens_per_j": step.tokens_per_j,
         "avg_gpu_power_w": step.avg_gpu_power_w,
-        "bubble_frac": training.bubble_frac(par),
+        "bubble_frac": step.bubble_frac,
+        "schedule": step.schedule,
+        "n_virtual_stages": step.virtual_stages,
+        "n_stage_layers": step.stage_layers,
+        "stage_time_s": step.stage_time_s,
+        "stage_imbalance_frac": max(step.stage_time_s) / (sum(step.stage_time_s) / len(step.stage_time_s)) - 1.0,
+        "dp_overlap_frac": step.dp_overlap_frac,
+        "clock_frac": step.clock_frac,
         "fabric_factor_dp_frac": factors.dp,
         "breakdown_s": step.breakdown_s,
+        "ops_s": step.ops_s,
         **good,
     }
 
@@ -84,7 +83,7 @@ def site_report(job: TrainingJob, site: str) -> dict:
     result = sitejob.evaluate_site_job(state, job, ids)
     f = result.fabric
     factors = training.FabricFactors(dp=f["dp"].factor_frac, pp=f["pp"].factor_frac, cp=f["cp"].factor_frac)
-    report = throughput_report(job, factors)
+    report = throughput_report(job, factors, jobgoodput.site_storage(state))
     report["site"] = state.name
     report["fabric_limiting_tier_dp"] = f["dp"].limiting_tier
     return report
@@ -102,13 +101,16 @@ def _format_table(report: dict) -> str:
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
         ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
         ("job MTTF", f"{report['job_mttf_h']:.2f} h"),
-        ("checkpoint write / interval", f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_interval_s']:.0f} s"),
+        ("checkpoint write / restore / interval",
+         f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_restore_s']:.1f} s / {report['checkpoint_interval_s']:.0f} s"),
         ("interruptions expected", f"{report['interruptions_expected_count']:.1f}"),
         ("ETTR", f"{100 * report['ettr_frac']:.1f} %"),
         ("goodput tokens/s", f"{report['goodput_tokens_per_s']:,.0f}"),
     ]
     step = report["step_time_s"]
     rows += [(f"  {k}", f"{v:.3f} s ({100 * v / step:.1f} %)") for k, v in report["breakdown_s"].items()]
+    rows += [(f"    compute: {k}", f"{v:.3f} s") for k, v in report["ops_s"].items()]
+    rows += [(f"  interruptions/day: {k}", f"{v:.2f}") for k, v in report["interruptions_per_day_by_cause"].items()]
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 

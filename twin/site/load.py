@@ -355,6 +355,8 @@ class _Builder:
             endpoint_switch=np.array([switch_index[e.switch] for e in fab.endpoints], dtype=np.int32),
             latitude_deg=info.latitude_deg, longitude_deg=info.longitude_deg, weather=info.weather,
             site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
+            storage_write_gbps=self.spec.storage.write_gbps, storage_read_gbps=self.spec.storage.read_gbps,
+            storage_node_gbps=self.spec.storage.node_gbps, storage_share_frac=self.spec.storage.share_frac,
         )
 
     # ------------------------------------------------------------ design checks

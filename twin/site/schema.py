@@ -153,12 +153,22 @@ class HallSpec(_Strict):
     rows: list[RowSpec]
 
 
+class StorageSpec(_Strict):
+    """Shared checkpoint storage; defaults are Meta Tectonic's figures for Llama 3 [Llama3-2024]."""
+
+    write_gbps: float = Field(16_000.0, gt=0)  # aggregate sustained write [Gbit/s] (2 TB/s)
+    read_gbps: float = Field(56_000.0, gt=0)  # aggregate peak read [Gbit/s] (7 TB/s)
+    node_gbps: float = Field(400.0, gt=0)  # storage/front-end NIC per node [Gbit/s]
+    share_frac: float = Field(1.0, gt=0, le=1)  # share of the storage one job gets beside other jobs
+
+
 class SiteFile(_Strict):
     site: SiteInfo
     fabric: FabricSpec
     cooling: CoolingSpec
     power: PowerSpec
     halls: list[HallSpec]
+    storage: StorageSpec = StorageSpec()
 
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:

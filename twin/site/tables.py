@@ -44,6 +44,7 @@ class GpuSpec:
     heat_capacity_j_per_k: float
     hbm_gb: float
     nvlink_gbps: float
+    hbm_gbyte_per_s: float = 0.0  # HBM bandwidth [GB/s]; 0 = not given
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,10 @@ class SiteTables:
     weather: str = "memphis"  # key of the daily weather curve in data/weather.toml
     site_overhead_mw: float = 0.0  # lighting, offices, front-end network and storage
     default_job: str = ""  # job file name in data/jobs/ placed by the live twin
+    storage_write_gbps: float = 16_000.0  # checkpoint storage, aggregate write [Gbit/s]
+    storage_read_gbps: float = 56_000.0  # aggregate read [Gbit/s]
+    storage_node_gbps: float = 400.0  # per-node storage NIC [Gbit/s]
+    storage_share_frac: float = 1.0  # share of the storage one job gets beside other jobs
 
     # ------------------------------------------------------------------------------
     @property

@@ -5,6 +5,14 @@ system: job MTTF = node MTTF / nodes (Epoch AI, "Hardware failures won't limit A
 scaling" [EpochAI-Failures]).  Node failure rates are quoted per 1,000 node-days as in Kokolis
 et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters",
 HPCA'25, arXiv:2410.21680 [Kokolis-HPCA25].
+
+Interruptions are summed by cause: the hardware causes (GPU incl. NVLink, HBM, NIC and
+optics, host) split the per-node rate in the proportions of Llama 3's root-cause table;
+software (bugs, NCCL watchdog timeouts, dependencies) is a per-job rate, independent of the
+job's size; a young fleet fails more often while it burns in.
+
+Checkpoint write and restore times come from the storage system: the checkpoint crosses
+``min(aggregate · share, nodes · node NIC)``, whichever is narrower.
 """
 
 from __future__ import annotations
@@ -33,6 +41,41 @@ CHECKPOINT_BYTES_PER_PARAM = 14.0
 DEFAULT_STORAGE_WRITE_GBPS = 16_000.0
 
 
+# Llama 3 405B, 54-day pre-training snapshot on 16,384 H100 (2,048 nodes): 419 unexpected
+# interruptions by root cause (Dubey et al., arXiv:2407.21783, Table 5; the counts of faulty
+# GPU 148, HBM3 72, network switch/cable 35, SRAM 19, GPU system processor 17 and CPU 2 are
+# confirmed by DatacenterDynamics and Tom's Hardware [S]; the rest as listed in the table,
+# summing to 419).  Llama 3 counts NVLink failures under "faulty GPU".
+LLAMA3_INTERRUPTIONS_BY_CAUSE = {
+    # faulty GPU (incl. NVLink) 148, GPU SRAM 19, GPU system processor 17, silent data
+    # corruption 6, GPU thermal interface and sensor 6
+    "gpu_nvlink": 196,
+    "hbm": 72,
+    # network switch/cable 35, NIC 7
+    "nic_optics": 42,
+    # host maintenance 32, SSD 3, power supply 3, chassis 2, IO expansion board 2, CPU 2, system memory 2
+    "host": 46,
+    # software bug 54, NCCL watchdog timeouts 7, dependency 2
+    "software": 63,
+}
+LLAMA3_SNAPSHOT_DAYS = 54.0
+HARDWARE_CAUSES = ("gpu_nvlink", "hbm", "nic_optics", "host")
+_HW_TOTAL = sum(LLAMA3_INTERRUPTIONS_BY_CAUSE[c] for c in HARDWARE_CAUSES)
+# Share of each hardware cause in the per-node failure rate [D from the table above].
+HARDWARE_CAUSE_SHARE = {c: LLAMA3_INTERRUPTIONS_BY_CAUSE[c] / _HW_TOTAL for c in HARDWARE_CAUSES}
+# Software interruptions per job-day [D]: 63 in 54 days (Llama 3 Table 5).
+DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY = LLAMA3_INTERRUPTIONS_BY_CAUSE["software"] / LLAMA3_SNAPSHOT_DAYS
+# [E] burn-in (infant mortality): a new fleet's hardware rate is (1 + excess·e^(−age/τ)) times
+# the mature rate; Kokolis et al. (HPCA'25) report a persistent ~1.2 % of "lemon" nodes that
+# are removed over the first months.  Excess 1.0 (twice the rate at day 0), τ = 60 days.
+BURN_IN_EXCESS_FRAC = 1.0
+BURN_IN_TAU_DAYS = 60.0
+# Meta Tectonic peak read for Llama 3 checkpoints: 7 TB/s [Llama3-2024] = 56,000 Gbit/s.
+DEFAULT_STORAGE_READ_GBPS = 56_000.0
+# [P] storage/front-end NIC per node: one 400 GbE per Colossus server [STH-Colossus-2024].
+DEFAULT_STORAGE_NODE_GBPS = 400.0
+
+
 class ReliabilityError(ValueError):
     """Bad reliability input (names the field)."""
 
@@ -58,6 +101,63 @@ def checkpoint_write_s(n_params: float, storage_write_gbps: float, bytes_per_par
     if storage_write_gbps <= 0:
         raise ReliabilityError(f"reliability.storage_write_gbps must be positive, got {storage_write_gbps}")
     return n_params * bytes_per_param * 8.0 / (storage_write_gbps * 1e9)
+
+
+def checkpoint_transfer_s(
+    n_params: float,
+    n_nodes: int,
+    aggregate_gbps: float,
+    node_gbps: float,
+    share_frac: float = 1.0,
+    bytes_per_param: float = CHECKPOINT_BYTES_PER_PARAM,
+) -> float:
+    """Time to move one checkpoint between the job and storage [s].
+
+    ``bytes · 8 / min(aggregate_gbps · share_frac, n_nodes · node_gbps)``: the storage
+    system's aggregate bandwidth (the part left by other jobs) or the job's own storage
+    NICs, whichever is narrower.  Use the write bandwidth for saves and the read
+    bandwidth for restores.
+    """
+    if aggregate_gbps <= 0 or node_gbps <= 0 or not 0 < share_frac <= 1 or n_nodes <= 0:
+        raise ReliabilityError(
+            f"storage bandwidths and nodes must be positive and share_frac in (0, 1], got "
+            f"{aggregate_gbps}, {node_gbps}, {share_frac}, {n_nodes}")
+    gbps = min(aggregate_gbps * share_frac, n_nodes * node_gbps)
+    return n_params * bytes_per_param * 8.0 / (gbps * 1e9)
+
+
+def burn_in_factor(fleet_age_days: float) -> float:
+    """Hardware failure-rate multiplier of a fleet ``fleet_age_days`` old (inf = mature → 1)."""
+    if fleet_age_days < 0:
+        raise ReliabilityError(f"reliability.fleet_age_days must be >= 0, got {fleet_age_days}")
+    return 1.0 + BURN_IN_EXCESS_FRAC * math.exp(-fleet_age_days / BURN_IN_TAU_DAYS)
+
+
+def interruptions_per_day_by_cause(
+    n_nodes: int,
+    failures_per_1000_node_days: float,
+    software_failures_per_job_day: float = DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY,
+    fleet_age_days: float = math.inf,
+) -> dict[str, float]:
+    """Expected interruptions per day of one job, by cause.
+
+    Hardware cause ``c``: ``rate · share_c · n_nodes / 1000 · burn_in``; software: the
+    per-job rate.  The hardware causes sum to the node rate of :func:`job_mttf_s`.
+    """
+    if n_nodes <= 0 or failures_per_1000_node_days < 0 or software_failures_per_job_day < 0:
+        raise ReliabilityError(
+            f"need n_nodes > 0 and non-negative rates, got {n_nodes}, {failures_per_1000_node_days}, "
+            f"{software_failures_per_job_day}")
+    hw_per_day = failures_per_1000_node_days * n_nodes / 1000.0 * burn_in_factor(fleet_age_days)
+    out = {c: hw_per_day * HARDWARE_CAUSE_SHARE[c] for c in HARDWARE_CAUSES}
+    out["software"] = software_failures_per_job_day
+    return out
+
+
+def mttf_from_rates_s(per_day_by_cause: dict[str, float]) -> float:
+    """Job mean time to interruption [s] from per-day rates by cause (exponential, series)."""
+    total = sum(per_day_by_cause.values())
+    return math.inf if total <= 0 else SECONDS_PER_DAY / total
 
 
 def young_interval_s(write_s: float, mttf_s: float) -> float:
@@ -107,9 +207,18 @@ def goodput_summary(
     restart_s: float,
     duration_s: float,
     interval_s: float | None = None,
-) -> dict[str, float]:
-    """Reliability figures of one job (``interval_s`` None → Daly's optimum)."""
-    mttf = job_mttf_s(n_nodes, failures_per_1000_node_days)
+    software_failures_per_job_day: float = 0.0,
+    fleet_age_days: float = math.inf,
+    restore_s: float = 0.0,
+) -> dict:
+    """Reliability figures of one job (``interval_s`` None → Daly's optimum).
+
+    Each interruption costs ``restart_s + restore_s`` plus half an interval of lost work.
+    """
+    by_cause = interruptions_per_day_by_cause(n_nodes, failures_per_1000_node_days, software_failures_per_job_day,
+                                              fleet_age_days)
+    mttf = mttf_from_rates_s(by_cause)
+    restart_s = restart_s + restore_s
     tau = daly_interval_s(write_s, mttf) if interval_s is None else float(interval_s)
     if math.isinf(tau):
         tau = duration_s
@@ -121,8 +230,10 @@ def goodput_summary(
         "checkpoint_write_s": write_s,
         "checkpoint_interval_s": tau,
         "young_interval_s": young_interval_s(write_s, mttf) if math.isfinite(mttf) else float("inf"),
-        "restart_s": restart_s,
+        "restart_s": restart_s - restore_s,
+        "checkpoint_restore_s": restore_s,
         "interruptions_expected_count": expected_interruptions(duration_s, mttf),
+        "interruptions_per_day_by_cause": by_cause,
         "ettr_frac": ettr,
         "goodput_tokens_per_s": tokens_per_s * ettr,
     }

@@ -12,12 +12,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from twin.training import goodput, steptime as training
+from twin.training import goodput, models, pipeline, steptime as training
 from twin.site.tables import GpuSpec
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
 REQUIRED = object()
 AUTO = "auto"
+MATURE = "mature"
 
 # section -> field -> (type(s), default or REQUIRED)
 _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
@@ -30,21 +31,30 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "ffn_hidden": ((int,), 0),
         "kv_heads": ((int,), 0),
         "gated_mlp": ((bool,), False),
+        "experts": ((int,), 0),
+        "experts_per_token": ((int,), 1),
     },
     "parallel": {
         "tp": ((int,), 1),
         "pp": ((int,), 1),
         "dp": ((int,), REQUIRED),
         "cp": ((int,), 1),
-        "virtual_stages": ((int,), 1),
+        "virtual_stages": ((int,), 0),
         "micro_batch": ((int,), 1),
         "global_batch": ((int,), REQUIRED),
         "recompute": ((str,), "none"),
         "allow_uneven_stages": ((bool,), False),
-        "dp_overlap_frac": ((int, float), 0.0),
+        "dp_overlap_frac": ((int, float, str), AUTO),
         "pp_overlap_frac": ((int, float), 0.0),
         "cp_overlap_frac": ((int, float), 0.0),
         "tp_overlap_frac": ((int, float), 0.0),
+        "schedule": ((str,), pipeline.DEFAULT_SCHEDULE),
+        "flash_attention": ((bool,), True),
+        "dp_mode": ((str,), "ddp"),
+        "dp_bucket_mb": ((int, float), training.DEFAULT_DP_BUCKET_MB),
+        "ep": ((int,), 1),
+        "first_stage_layers": ((int,), -1),
+        "last_stage_layers": ((int,), -1),
     },
     "hardware": {
         "gpu": ((str,), "H100-SXM5-80GB"),
@@ -57,6 +67,8 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "node_base_power_w": ((int, float), None),
         "gemm_efficiency_frac": ((int, float), training.GEMM_EFFICIENCY_FRAC),
         "collective_efficiency_frac": ((int, float), training.COLLECTIVE_EFFICIENCY_FRAC),
+        "hbm_gbyte_per_s": ((int, float), None),
+        "power_limit_w": ((int, float), None),
     },
     "fabric": {
         "pod_gpus": ((int,), 4096),
@@ -69,6 +81,12 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "restart_s": ((int, float), goodput.DEFAULT_RESTART_S),
         "checkpoint_interval_s": ((int, float, str), AUTO),
         "duration_days": ((int, float), 30.0),
+        "storage_read_gbps": ((int, float), goodput.DEFAULT_STORAGE_READ_GBPS),
+        "storage_node_gbps": ((int, float), goodput.DEFAULT_STORAGE_NODE_GBPS),
+        "storage_share_frac": ((int, float), 1.0),
+        "checkpoint_restore_s": ((int, float, str), AUTO),
+        "software_failures_per_job_day": ((int, float), goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY),
+        "fleet_age_days": ((int, float, str), MATURE),
     },
 }
 _TOP_LEVEL = {"name": str, "description": str, "source": str}
@@ -88,6 +106,12 @@ class ReliabilitySpec:
     restart_s: float
     checkpoint_interval_s: float | None
     duration_days: float
+    storage_read_gbps: float = goodput.DEFAULT_STORAGE_READ_GBPS
+    storage_node_gbps: float = goodput.DEFAULT_STORAGE_NODE_GBPS
+    storage_share_frac: float = 1.0
+    checkpoint_restore_s: float | None = None
+    software_failures_per_job_day: float = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
+    fleet_age_days: float = float("inf")  # "mature": no burn-in
 
 
 @dataclass(frozen=True)
@@ -142,10 +166,16 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     for key, value in data.items():
         if key in _SCHEMA:
             continue
+        if key == "model" and isinstance(value, str):
+            continue  # a named model (data/models.toml)
         if key not in _TOP_LEVEL:
             raise JobFileError(f"{source}: unknown section or key {key!r} (expected {sorted(_SCHEMA) + sorted(_TOP_LEVEL)})")
         if not isinstance(value, _TOP_LEVEL[key]):
             raise JobFileError(f"{source}: {key} must be a string")
+    try:
+        data = models.expand_model(data, source)
+    except models.ModelPresetError as exc:
+        raise JobFileError(str(exc)) from None
     sec = {name: _section(data, name, source) for name in _SCHEMA}
 
     catalogue = load_gpu_catalogue(catalogue_path)
@@ -171,13 +201,15 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         node_base_power_w=float(base_w),
         gemm_efficiency_frac=float(hw_in["gemm_efficiency_frac"]),
         collective_efficiency_frac=float(hw_in["collective_efficiency_frac"]),
+        hbm_gbyte_per_s=pick("hbm_gbyte_per_s", spec.hbm_gbyte_per_s),
+        power_limit_w=pick("power_limit_w", 0.0),
     )
     for key in ("gemm_efficiency_frac", "collective_efficiency_frac"):
         if not 0.0 < getattr(hardware, key) <= 1.0:
             raise JobFileError(f"{source}: hardware.{key} must be in (0, 1]")
     model = training.ModelSpec(**sec["model"])
     p = sec["parallel"]
-    parallel = training.ParallelSpec(**{k: (float(v) if k.endswith("_frac") else v) for k, v in p.items()})
+    parallel = training.ParallelSpec(**_parallel_fields(p, source))
     try:
         training.validate(model, parallel, hardware)
     except training.TrainingConfigError as exc:
@@ -196,6 +228,7 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         restart_s=_nonneg(rel, "restart_s", source),
         checkpoint_interval_s=_auto_or_number(rel, "checkpoint_interval_s", source),
         duration_days=_positive(rel, "duration_days", source),
+        **_reliability_extras(rel, source),
     )
     if reliability.checkpoint_interval_s is not None and reliability.checkpoint_interval_s <= 0:
         raise JobFileError(f"{source}: reliability.checkpoint_interval_s must be positive or \"auto\"")
@@ -211,6 +244,39 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         reliability=reliability,
         source_file=source,
     )
+
+
+def _parallel_fields(p: dict[str, Any], source: str) -> dict[str, Any]:
+    """``[parallel]`` values as :class:`ParallelSpec` arguments (``"auto"`` DP overlap → None)."""
+    out = {k: (float(v) if k.endswith("_frac") and not isinstance(v, str) else v) for k, v in p.items()}
+    if isinstance(out["dp_overlap_frac"], str):
+        if out["dp_overlap_frac"] != AUTO:
+            raise JobFileError(f"{source}: parallel.dp_overlap_frac must be a number or \"auto\", got {p['dp_overlap_frac']!r}")
+        out["dp_overlap_frac"] = None
+    out["dp_bucket_mb"] = float(out["dp_bucket_mb"])
+    return out
+
+
+def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
+    """Storage, software-failure and fleet-age fields of ``[reliability]``."""
+    share = float(rel["storage_share_frac"])
+    if not 0.0 < share <= 1.0:
+        raise JobFileError(f"{source}: reliability.storage_share_frac must be in (0, 1], got {share}")
+    age = rel["fleet_age_days"]
+    if isinstance(age, str):
+        if age != MATURE:
+            raise JobFileError(f"{source}: reliability.fleet_age_days must be a number or \"mature\", got {age!r}")
+        age = float("inf")
+    elif age < 0:
+        raise JobFileError(f"{source}: reliability.fleet_age_days must be >= 0, got {age}")
+    return {
+        "storage_read_gbps": _positive(rel, "storage_read_gbps", source),
+        "storage_node_gbps": _positive(rel, "storage_node_gbps", source),
+        "storage_share_frac": share,
+        "checkpoint_restore_s": _auto_or_number(rel, "checkpoint_restore_s", source),
+        "software_failures_per_job_day": _nonneg(rel, "software_failures_per_job_day", source),
+        "fleet_age_days": float(age),
+    }
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from twin.physics import fabric
 
-from twin.training import goodput, steptime as training
+from twin.training import jobgoodput, steptime as training
 from twin.training.jobfile import TrainingJob
 from twin.engine.snapshot import JobStatus
 from twin.site.tables import SiteTables
@@ -47,6 +47,15 @@ def rank_groups(par: training.ParallelSpec) -> dict[str, np.ndarray]:
         "pp": dp_i * (tp * cp) + r % (tp * cp),
         "dp": r % (tp * cp * pp),
     }
+
+
+def _no_collective_report(state: SiteTables, dp: fabric.JobFabricReport, eff: float) -> fabric.JobFabricReport:
+    """Report of a parallel dimension of size 1: full rate unless the job's GPUs are cut off."""
+    if dp.disconnected_gpus.size:
+        return dp
+    return fabric.JobFabricReport(factor_frac=1.0, busbw_gbps=state.nic_gbps * eff, limiting_tier="none",
+                                  worst_leaf=-1, worst_pod=-1, leaf_factor_frac=1.0, pod_factor_frac=1.0,
+                                  disconnected_gpus=dp.disconnected_gpus)
 
 
 @dataclass
@@ -83,10 +92,17 @@ def evaluate_site_job(
 
     groups = rank_groups(par)
     sizes = {"dp": par.dp, "pp": par.pp, "cp": par.cp}
-    # a dimension of size 1 has no collective: its groups never span domains
-    reports = {dim: fabric.job_fabric_report(state, ids, groups[dim] if sizes[dim] > 1 else np.arange(ids.size),
-                                             link_up_flag, switch_up, job.hardware.collective_efficiency_frac)
-               for dim in ("dp", "pp", "cp")}
+    # a dimension of size 1 has no collective: its groups never span domains, so only DP (which
+    # also finds GPUs cut off by a down leaf) is evaluated for it; PP and CP then copy its
+    # verdict on disconnection and otherwise get the full rate
+    eff = job.hardware.collective_efficiency_frac
+    reports = {"dp": fabric.job_fabric_report(state, ids, groups["dp"] if sizes["dp"] > 1 else np.arange(ids.size),
+                                              link_up_flag, switch_up, eff)}
+    for dim in ("pp", "cp"):
+        if sizes[dim] > 1:
+            reports[dim] = fabric.job_fabric_report(state, ids, groups[dim], link_up_flag, switch_up, eff)
+        else:
+            reports[dim] = _no_collective_report(state, reports["dp"], eff)
     factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
                                      cp=reports["cp"].factor_frac)
     bottle = training.bottleneck_analysis(throttle, ids, state.gpu_rack, par.tp * par.cp * par.pp)
@@ -98,13 +114,8 @@ def evaluate_site_job(
     stalled = stalled or (reports["dp"].disconnected_gpus.size > 0 and n_nodes > 1)
     step = None if stalled else training.step_time(job.model, par, job.hardware, factors, pace)
 
-    rel = job.reliability
-    write_s = rel.checkpoint_write_s
-    if write_s is None:
-        write_s = goodput.checkpoint_write_s(training.parameter_count(job.model), rel.storage_write_gbps)
     tokens = 0.0 if step is None else step.tokens_per_s
-    good = goodput.goodput_summary(tokens, n_nodes, rel.failures_per_1000_node_days, write_s, rel.restart_s,
-                                   rel.duration_days * goodput.SECONDS_PER_DAY, rel.checkpoint_interval_s)
+    good = jobgoodput.job_goodput(job, tokens, n_nodes, jobgoodput.site_storage(state))
     status = JobStatus(
         name=job.name,
         gpu_ids=ids.astype(np.int32),

@@ -12,15 +12,26 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from twin.physics import power
 from twin.training import goodput
 from twin.commands.throughput import throughput_report
 from twin.training.jobfile import TrainingJob, load_job
+from twin.training.recorded_power import recorded_power
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
-MEGATRON = "[Megatron-SC21 Table 1]"
-LLAMA = "[Llama3-2024 Table 4]"
-LLAMA_FAIL = "[Llama3-2024 §3.3.4] (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
-LLAMA_ETTR = "[Llama3-2024 §3.3.4] (\"higher than 90% effective training time\")"
+# The shared fixtures sit beside the repository (see tests/conftest.py).
+MLPERF_POWER_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "mlperf-power" / \
+    "dell-8xXE9680-8xH100-llama2_70b_lora"
+MLPERF_POWER = ("mlcommons/training_results_v4.1, Dell 8xXE9680x8H100-SXM-80GB-POWER, llama2_70b_lora, "
+                "power/result_{run} (fixtures mlperf-power)")
+MEGASCALE = "Jiang et al., NSDI'24, arXiv:2402.15627, abstract (55.2 % MFU; 1.34× Megatron-LM)"
+OPT_TPUT = "Zhang et al., arXiv:2205.01068 §2.4 (\"up to 147 TFLOP/s per GPU\")"
+MEGATRON = "Narayanan et al., SC'21, arXiv:2104.04473, Table 1"
+LLAMA = "Dubey et al., arXiv:2407.21783, Table 4"
+LLAMA_FAIL = "Dubey et al., arXiv:2407.21783 §3.3.4 (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
+LLAMA_ETTR = "Dubey et al., arXiv:2407.21783 §3.3.4 (\"higher than 90% effective training time\")"
 OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h [Klockwood-JobReliability] [S]"
 
 
@@ -41,14 +52,24 @@ THROUGHPUT_CASES = (
     ThroughputCase("llama3-405b-8k.toml", "gpu_model_tflops", 430.0, LLAMA),
     ThroughputCase("llama3-405b-16k.toml", "gpu_model_tflops", 400.0, LLAMA),
     ThroughputCase("llama3-405b-128k-context.toml", "gpu_model_tflops", 380.0, LLAMA),
+    ThroughputCase("megascale-175b-12k.toml", "gpu_model_tflops", 312.0 * 0.552 / 1.34,
+                   "Megatron-LM on the MegaScale job: 55.2 %/1.34 = 41.2 % MFU [D]; " + MEGASCALE),
+    ThroughputCase("megascale-175b-12k.toml", "gpu_model_tflops", 312.0 * 0.552,
+                   "MegaScale itself (parallel blocks, sliding-window attention: not modelled); " + MEGASCALE),
+    ThroughputCase("opt-175b-992.toml", "gpu_hw_tflops", 147.0, OPT_TPUT),
 )
 
 
 def _inputs(job: TrainingJob) -> str:
     p = job.parallel
     dims = f"TP{p.tp} CP{p.cp} PP{p.pp} DP{p.dp}" if p.cp > 1 else f"TP{p.tp} PP{p.pp} DP{p.dp}"
-    return (f"{p.n_gpus:,} {job.gpu.split('-')[0]}, {dims}, v={p.virtual_stages}, mb={p.micro_batch}, "
-            f"GB={p.global_batch}, s={job.model.seq_len}, recompute={p.recompute}")
+    from twin.training.steptime import virtual_stages
+    sched = p.schedule if p.pp > 1 else "no PP"
+    if p.pp > 1 and p.schedule == "interleaved":
+        sched += f" v={virtual_stages(job.model, p)}"
+    flash = "flash" if p.flash_attention else "no flash"
+    return (f"{p.n_gpus:,} {job.gpu.split('-')[0]}, {dims}, {sched}, mb={p.micro_batch}, "
+            f"GB={p.global_batch}, s={job.model.seq_len}, recompute={p.recompute}, {flash}, {p.dp_mode}")
 
 
 def _err(model: float, published: float) -> str:
@@ -69,41 +90,77 @@ def throughput_rows() -> list[list[str]]:
 
 
 def sensitivity_rows() -> list[list[str]]:
-    """Llama 3 16K case with virtual pipeline stages, which Table 4 does not state (not a validation)."""
+    """Llama 3 16K case under each pipeline schedule and DP overlap, which Table 4 does not state (not a validation)."""
     job = load_job(JOBS_DIR / "llama3-405b-16k.toml")
     rows = []
-    for v in (1, 2, 4):
-        for overlap in (0.0, 1.0):
-            par = dataclasses.replace(job.parallel, virtual_stages=v, dp_overlap_frac=overlap)
+    for schedule, v in (("1f1b", 0), ("interleaved", 2), ("interleaved", 4), ("zero_bubble", 0)):
+        for overlap in (0.0, None):
+            par = dataclasses.replace(job.parallel, schedule=schedule, virtual_stages=v, dp_overlap_frac=overlap)
             rep = throughput_report(dataclasses.replace(job, parallel=par))
             b = rep["breakdown_s"]
-            rows.append([str(v), f"{overlap:.0f}", f"{rep['gpu_model_tflops']:.0f}", _err(rep["gpu_model_tflops"], 400.0),
-                         f"{b['bubble']:.2f}", f"{b['dp_comm']:.2f}", f"{rep['step_time_s']:.2f}"])
+            label = schedule + (f" v={v}" if v else "")
+            rows.append([label, "none" if overlap == 0.0 else "derived (FSDP)", f"{rep['gpu_model_tflops']:.0f}",
+                         _err(rep["gpu_model_tflops"], 400.0), f"{b['bubble']:.2f}", f"{b['dp_comm']:.2f}",
+                         f"{rep['step_time_s']:.2f}"])
     return rows
 
 
 def reliability_rows() -> list[list[str]]:
-    """Rows: case, inputs, twin, published, error, source (default failure rate of the twin)."""
+    """Rows: case, inputs, twin, published, error, source (default rates of the twin)."""
     rate = goodput.DEFAULT_FAILURES_PER_1000_NODE_DAYS
+    sw = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
     rows = []
     days, nodes = 54.0, 2048
-    mttf_s = goodput.job_mttf_s(nodes, rate)
-    expected = goodput.expected_interruptions(days * goodput.SECONDS_PER_DAY, mttf_s)
-    rows.append(["Llama 3 405B interruptions", f"{nodes:,} nodes, {days:.0f} days, {rate} /1000 node-days",
-                 f"{expected:.0f} interruptions (MTTF {mttf_s / 3600:.2f} h)", "419 (MTTF 3.09 h)",
-                 _err(expected, 419.0), LLAMA_FAIL])
-    rate2 = goodput.RSC2_FAILURES_PER_1000_NODE_DAYS
-    expected2 = goodput.expected_interruptions(days * goodput.SECONDS_PER_DAY, goodput.job_mttf_s(nodes, rate2))
-    rows.append(["same, RSC-2 rate", f"{nodes:,} nodes, {days:.0f} days, {rate2} /1000 node-days",
-                 f"{expected2:.0f} interruptions", "419", _err(expected2, 419.0), LLAMA_FAIL])
+    for label, r in (("Llama 3 405B interruptions", rate), ("same, RSC-2 node rate", goodput.RSC2_FAILURES_PER_1000_NODE_DAYS)):
+        per_day = goodput.interruptions_per_day_by_cause(nodes, r, sw)
+        expected = days * sum(per_day.values())
+        mttf_h = goodput.mttf_from_rates_s(per_day) / 3600.0
+        rows.append([label, f"{nodes:,} nodes, {days:.0f} days, {r} /1000 node-days + {sw:.2f} software/job-day",
+                     f"{expected:.0f} interruptions (MTTF {mttf_h:.2f} h)", "419 (MTTF 3.09 h)",
+                     _err(expected, 419.0), LLAMA_FAIL])
     rep = throughput_report(load_job(JOBS_DIR / "llama3-405b-16k.toml"))
     rows.append(["Llama 3 405B ETTR", "job file `llama3-405b-16k.toml` (restart 600 s [E], Daly interval, "
-                 f"write {rep['checkpoint_write_s']:.1f} s)", f"{100 * rep['ettr_frac']:.1f} %", "> 90 %",
+                 f"write {rep['checkpoint_write_s']:.1f} s, restore {rep['checkpoint_restore_s']:.1f} s)",
+                 f"{100 * rep['ettr_frac']:.1f} %", "> 90 %",
                  f"{100 * rep['ettr_frac'] - 90:+.1f} points vs the 90 % bound", LLAMA_ETTR])
     opt_nodes = 124
-    opt_mttf_h = goodput.job_mttf_s(opt_nodes, rate) / 3600.0
-    rows.append(["OPT-175B job MTTI", f"{opt_nodes} nodes (992 A100), {rate} /1000 node-days",
-                 f"{opt_mttf_h:.1f} h", "~7.5 h", _err(opt_mttf_h, 7.5), OPT])
+    opt_mttf_h = goodput.mttf_from_rates_s(goodput.interruptions_per_day_by_cause(opt_nodes, rate, sw)) / 3600.0
+    rows.append(["OPT-175B job MTTI", f"{opt_nodes} nodes (992 A100), {rate} /1000 node-days + {sw:.2f} software/job-day, "
+                 "mature fleet", f"{opt_mttf_h:.1f} h", "~7.5 h", _err(opt_mttf_h, 7.5), OPT])
+    young = goodput.mttf_from_rates_s(goodput.interruptions_per_day_by_cause(opt_nodes, rate, sw, fleet_age_days=0.0))
+    rows.append(["same, new fleet (burn-in at day 0)", f"as above, fleet_age_days = 0 (hardware rate ×"
+                 f"{goodput.burn_in_factor(0.0):.1f} [E])", f"{young / 3600.0:.1f} h", "~7.5 h", _err(young / 3600.0, 7.5), OPT])
+    return rows
+
+
+def power_rows() -> list[list[str]]:
+    """Recorded MLPerf node power against the twin's node power for the same job (AC input, W)."""
+    from twin.site.catalogue import load_catalogue
+
+    job = load_job(JOBS_DIR / "mlperf-llama2-70b-lora-64.toml")
+    rep = throughput_report(job)
+    node = next(n for n in load_catalogue().nodes.values() if n.gpu == job.gpu)
+    hw = job.hardware
+    busy = (rep["avg_gpu_power_w"] - hw.idle_power_w) / (hw.busy_power_w - hw.idle_power_w)
+
+    def node_ac_w(gpu_w: float, util: float) -> float:
+        dc = power.node_dc_power_w(np.array([node.gpus * gpu_w]), np.array([util]), node.base_power_w,
+                                   node.idle_base_power_w)
+        ac, _ = power.node_input_power_w(dc, np.array([node.psus]), node.psu_rating_w)
+        return float(ac[0])
+
+    mean_w = node_ac_w(rep["avg_gpu_power_w"], busy)
+    peak_w = node_ac_w(min(hw.busy_power_w, hw.limit_w), 1.0)
+    rows = []
+    for r in (0, 1):
+        folder = MLPERF_POWER_DIR / f"result_{r}"
+        rec = recorded_power(MLPERF_POWER_DIR / f"result_{r}.txt", sorted(folder.glob("node_*.txt")))
+        inputs = (f"job file `mlperf-llama2-70b-lora-64.toml`, node type {node.name}; run {r}: "
+                  f"{rec.nodes} nodes, {rec.duration_s:.0f} s")
+        rows.append([f"mean node power, run {r}", inputs, f"{mean_w / 1e3:.2f} kW", f"{rec.mean_node_w / 1e3:.2f} kW",
+                     _err(mean_w, rec.mean_node_w), MLPERF_POWER.format(run=r)])
+        rows.append([f"peak node power, run {r}", inputs, f"{peak_w / 1e3:.2f} kW", f"{rec.peak_node_w / 1e3:.2f} kW",
+                     _err(peak_w, rec.peak_node_w), MLPERF_POWER.format(run=r)])
     return rows
 
 
@@ -118,9 +175,10 @@ def markdown_tables() -> str:
     return "\n\n".join([
         "### Throughput\n\n" + _table(["case", "inputs", "twin", "published", "error", "source"], throughput_rows()),
         "### Sensitivity of the Llama 3 16K case to unstated inputs (not a validation)\n\n"
-        + _table(["virtual stages", "DP overlap", "model TFLOP/s/GPU", "vs 400", "bubble s", "dp_comm s", "step s"],
+        + _table(["schedule", "DP overlap", "model TFLOP/s/GPU", "vs 400", "bubble s", "dp_comm s", "step s"],
                  sensitivity_rows()),
         "### Reliability\n\n" + _table(["case", "inputs", "twin", "published", "error", "source"], reliability_rows()),
+        "### Recorded power\n\n" + _table(["case", "inputs", "twin", "recorded", "error", "source"], power_rows()),
     ])
 
 

@@ -31,11 +31,21 @@ def test_json_output_has_the_contract_keys(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert KEYS <= set(out)
-    assert set(out["breakdown_s"]) == {"compute", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "bubble", "throttle_loss"}
+    assert set(out["breakdown_s"]) == {"compute", "stage_imbalance", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "ep_comm",
+                                     "bubble", "throttle_loss"}
+    assert sum(out["ops_s"].values()) == pytest.approx(out["breakdown_s"]["compute"])
+    assert out["n_stage_layers"] == [7] + [8] * 14 + [7]  # 126 layers on 16 stages, as published
+    assert out["schedule"] == "interleaved" and out["n_virtual_stages"] == 2
     assert sum(out["breakdown_s"].values()) == pytest.approx(out["step_time_s"])
     assert out["goodput_tokens_per_s"] == pytest.approx(out["tokens_per_s"] * out["ettr_frac"])
-    # 2,048 nodes at 6.50 per 1,000 node-days
-    assert out["job_mttf_h"] == pytest.approx(1000 / (6.5 * 2048) * 24)
+    # 2,048 nodes at 6.50 per 1,000 node-days plus Llama 3's 63 software interruptions in 54 days
+    assert out["job_mttf_h"] == pytest.approx(24 / (6.5 * 2048 / 1000 + 63 / 54))
+    causes = out["interruptions_per_day_by_cause"]
+    assert set(causes) == {"gpu_nvlink", "hbm", "nic_optics", "host", "software"}
+    assert causes["hbm"] == pytest.approx(6.5 * 2.048 * 72 / 356)
+    # 405.9 B parameters × 14 B over 2 TB/s write and 7 TB/s read (the job file's storage)
+    assert out["checkpoint_write_s"] == pytest.approx(out["n_params"] * 14 / 2e12)
+    assert out["checkpoint_restore_s"] == pytest.approx(out["n_params"] * 14 / 7e12)
 
 
 def test_report_matches_the_models():

@@ -71,3 +71,42 @@ def test_goodput_summary_consistent():
     assert s["checkpoint_interval_s"] == pytest.approx(goodput.daly_interval_s(10.0, s["job_mttf_h"] * 3600))
     fixed = goodput.goodput_summary(1e6, 2048, 6.5, 10.0, 600.0, 86400.0, interval_s=1800.0)
     assert fixed["checkpoint_interval_s"] == 1800.0 and fixed["ettr_frac"] < s["ettr_frac"]
+
+
+def test_interruptions_by_cause_hand_computed():
+    rates = goodput.interruptions_per_day_by_cause(2048, 6.5, software_failures_per_job_day=63 / 54)
+    hw = 6.5 * 2048 / 1000
+    assert rates["gpu_nvlink"] == pytest.approx(hw * 196 / 356)
+    assert rates["hbm"] == pytest.approx(hw * 72 / 356)
+    assert rates["nic_optics"] == pytest.approx(hw * 42 / 356)
+    assert rates["host"] == pytest.approx(hw * 46 / 356)
+    assert sum(rates[c] for c in goodput.HARDWARE_CAUSES) == pytest.approx(hw)  # the node rate is split, not changed
+    assert goodput.mttf_from_rates_s(rates) == pytest.approx(86400 / (hw + 63 / 54))
+    assert sum(goodput.LLAMA3_INTERRUPTIONS_BY_CAUSE.values()) == 419
+
+
+def test_burn_in_doubles_a_new_fleet_and_fades():
+    assert goodput.burn_in_factor(0.0) == pytest.approx(2.0)
+    assert goodput.burn_in_factor(60.0) == pytest.approx(1.0 + math.exp(-1.0))
+    assert goodput.burn_in_factor(math.inf) == 1.0
+    young = goodput.interruptions_per_day_by_cause(100, 5.0, 0.0, fleet_age_days=0.0)
+    assert young["hbm"] == pytest.approx(2 * 5.0 * 0.1 * 72 / 356)
+    with pytest.raises(goodput.ReliabilityError):
+        goodput.burn_in_factor(-1.0)
+
+
+def test_checkpoint_transfer_takes_the_narrower_of_storage_and_node_nics():
+    # 1e9 params × 14 B = 14 GB = 112 Gbit
+    assert goodput.checkpoint_transfer_s(1e9, 100, 16_000, 400) == pytest.approx(112 / 16_000)
+    assert goodput.checkpoint_transfer_s(1e9, 2, 16_000, 400) == pytest.approx(112 / 800)  # 2 nodes × 400 Gb/s
+    assert goodput.checkpoint_transfer_s(1e9, 100, 16_000, 400, share_frac=0.25) == pytest.approx(112 / 4_000)
+    with pytest.raises(goodput.ReliabilityError):
+        goodput.checkpoint_transfer_s(1e9, 100, 16_000, 400, share_frac=0.0)
+
+
+def test_slow_storage_lowers_goodput_and_lengthens_the_daly_interval():
+    fast = goodput.goodput_summary(1e6, 2048, 6.5, write_s=3.0, restart_s=600, duration_s=86400, restore_s=1.0)
+    slow = goodput.goodput_summary(1e6, 2048, 6.5, write_s=300.0, restart_s=600, duration_s=86400, restore_s=100.0)
+    assert slow["ettr_frac"] < fast["ettr_frac"]
+    assert slow["checkpoint_interval_s"] > fast["checkpoint_interval_s"]
+    assert slow["checkpoint_restore_s"] == 100.0 and slow["restart_s"] == 600

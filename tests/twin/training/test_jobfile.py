@@ -29,6 +29,7 @@ r_th_hbm_c_per_w = 0.04
 heat_capacity_j_per_k = 500.0
 hbm_gb = 80.0
 nvlink_gbps = 2000.0
+hbm_gbyte_per_s = 2000.0
 
 [node."TEST-NODE"]
 gpu = "TEST-GPU"
@@ -95,7 +96,8 @@ def test_overrides(tmp_path, catalogue):
         ("global_batch = 32", "global_batch = 30", "parallel.global_batch"),
         ("heads = 16", "heads = 15", "model.hidden"),
         ("tp = 2", "tp = 32", "parallel.tp"),
-        ("pp = 2", "pp = 3", "parallel.pp·virtual_stages"),
+        ("pp = 2", "pp = 16", "parallel.pp·virtual_stages"),
+        ("[hardware]", '[hardware]\n[parallel.x]', "parallel.x"),
         ("tp = 2", 'tp = "two"', "parallel.tp must be int"),
         ("tp = 2", "tp = 2\nflux = 1", "parallel.flux"),
         ('gpu = "TEST-GPU"', 'gpu = "B200"', "hardware.gpu"),
@@ -144,3 +146,56 @@ def test_shipped_job_files_load(path):
 
 def test_shipped_jobs_exist():
     assert len(JOBS) >= 3
+
+
+def test_named_model_at_top_level_and_with_overrides(tmp_path):
+    from twin.training import models
+    presets = models.load_models()
+    text = 'model = "llama3-405b"\n[parallel]\ntp = 8\npp = 16\ndp = 8\nglobal_batch = 128\n'
+    job = jobfile.load_job(write(tmp_path, text))
+    assert job.model.layers == 126 and job.model.gated_mlp and job.model.kv_heads == 8
+    assert job.model.seq_len == presets["llama3-405b"]["seq_len"] == 8192
+    text = '[model]\nname = "llama3-405b"\nseq_len = 131072\n[parallel]\ntp = 8\ncp = 16\npp = 16\ndp = 1\nglobal_batch = 16\n'
+    job = jobfile.load_job(write(tmp_path, text))
+    assert job.model.seq_len == 131072 and job.model.hidden == 16384
+
+
+def test_every_named_model_is_a_valid_model():
+    from twin.training import models
+    for name in models.load_models():
+        job = jobfile.parse_job({"model": name, "parallel": {"dp": 1, "global_batch": 1}})
+        assert job.model.layers > 0
+
+
+def test_unknown_model_name_lists_the_known_ones(tmp_path):
+    with pytest.raises(JobFileError, match="llama3-405b"):
+        jobfile.load_job(write(tmp_path, 'model = "llama9"\n[parallel]\ndp = 1\nglobal_batch = 1\n'))
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ('[parallel]\ndp = 4\nglobal_batch = 32\ndp_overlap_frac = "some"\n', "parallel.dp_overlap_frac"),
+        ('[reliability]\nfleet_age_days = "old"\n', "reliability.fleet_age_days"),
+        ("[reliability]\nstorage_share_frac = 1.5\n", "reliability.storage_share_frac"),
+        ("[reliability]\nstorage_read_gbps = 0\n", "reliability.storage_read_gbps"),
+    ],
+)
+def test_new_keys_name_the_field(tmp_path, catalogue, extra, field):
+    text = MINIMAL + extra if not extra.startswith("[parallel]") else MINIMAL.replace(
+        "[parallel]\ntp = 2\npp = 2\ndp = 4\nglobal_batch = 32\n", "[parallel]\ntp = 2\npp = 2\n" + extra.split("\n", 1)[1])
+    with pytest.raises(JobFileError, match=field.replace(".", r"\.")):
+        jobfile.load_job(write(tmp_path, text), catalogue)
+
+
+def test_new_keys_parse(tmp_path, catalogue):
+    text = MINIMAL.replace("global_batch = 32", 'global_batch = 32\nschedule = "zero_bubble"\ndp_mode = "fsdp"\n'
+                           "flash_attention = false\ndp_overlap_frac = 0.5") + (
+        '\n[reliability]\nfleet_age_days = 10\nstorage_share_frac = 0.5\ncheckpoint_restore_s = 42\n')
+    text = text.replace('gpu = "TEST-GPU"', 'gpu = "TEST-GPU"\npower_limit_w = 400')
+    job = jobfile.load_job(write(tmp_path, text), catalogue)
+    p, r = job.parallel, job.reliability
+    assert (p.schedule, p.dp_mode, p.flash_attention, p.dp_overlap_frac) == ("zero_bubble", "fsdp", False, 0.5)
+    assert (r.fleet_age_days, r.storage_share_frac, r.checkpoint_restore_s) == (10.0, 0.5, 42.0)
+    assert job.hardware.power_limit_w == 400.0 and job.hardware.hbm_gbyte_per_s == 2000.0
+    assert jobfile.load_job(write(tmp_path, MINIMAL), catalogue).parallel.dp_overlap_frac is None  # "auto"

@@ -21,7 +21,7 @@ def make_job(tp=8, pp=16, dp=8):
     return parse_job({
         "name": "t",
         "model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 4096},
-        "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16},
+        "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16, "dp_overlap_frac": 0.0},
         "hardware": {"gpu": "H100-SXM5-80GB"},
     })
 
@@ -90,3 +90,20 @@ def test_placement_errors(demo):
         sitejob.contiguous_placement(demo, 2048)
     with pytest.raises(sitejob.PlacementError, match="needs 1024"):
         sitejob.evaluate_site_job(demo, make_job(), np.arange(512))
+
+
+def test_site_storage_sets_checkpoint_times_and_goodput(demo):
+    import dataclasses
+
+    job = make_job()
+    ids = sitejob.contiguous_placement(demo, 1024)
+    fast = sitejob.evaluate_site_job(demo, job, ids)
+    slow_site = dataclasses.replace(demo, storage_write_gbps=100.0, storage_read_gbps=200.0)
+    slow = sitejob.evaluate_site_job(slow_site, job, ids)
+    # 128 nodes × 400 Gb/s of storage NICs is wider than 100 Gb/s of storage: the storage limits
+    bits = training.parameter_count(job.model) * 14 * 8
+    from twin.training import jobgoodput
+    write_s, restore_s = jobgoodput.checkpoint_times_s(job, 128, jobgoodput.site_storage(slow_site))
+    assert write_s == pytest.approx(bits / 100e9) and restore_s == pytest.approx(bits / 200e9)
+    assert slow.status.ettr_frac < fast.status.ettr_frac
+    assert slow.status.checkpoint_interval_s > fast.status.checkpoint_interval_s  # Young/Daly grows with the write

@@ -1,0 +1,78 @@
+"""Goodput of a parsed job: checkpoint write and restore through the storage system, failures by cause."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from twin.training import goodput, steptime as training
+from twin.training.jobfile import TrainingJob
+
+
+@dataclass(frozen=True)
+class StorageSystem:
+    """Checkpoint storage as a job sees it [Gbit/s]."""
+
+    write_gbps: float
+    read_gbps: float
+    node_gbps: float
+    share_frac: float = 1.0
+
+
+def job_storage(job: TrainingJob) -> StorageSystem:
+    """The storage the job file describes (used without a site)."""
+    rel = job.reliability
+    return StorageSystem(rel.storage_write_gbps, rel.storage_read_gbps, rel.storage_node_gbps, rel.storage_share_frac)
+
+
+def site_storage(state) -> StorageSystem:
+    """The storage of a site (``[storage]`` of the site file, see :class:`twin.site.tables.SiteTables`)."""
+    return StorageSystem(state.storage_write_gbps, state.storage_read_gbps, state.storage_node_gbps,
+                         state.storage_share_frac)
+
+
+def checkpoint_times_s(job: TrainingJob, n_nodes: int, storage: StorageSystem) -> tuple[float, float]:
+    """(write, restore) seconds of one checkpoint; explicit job-file values win."""
+    rel = job.reliability
+    params = training.parameter_count(job.model)
+    write = rel.checkpoint_write_s
+    if write is None:
+        write = goodput.checkpoint_transfer_s(params, n_nodes, storage.write_gbps, storage.node_gbps, storage.share_frac)
+    restore = rel.checkpoint_restore_s
+    if restore is None:
+        restore = goodput.checkpoint_transfer_s(params, n_nodes, storage.read_gbps, storage.node_gbps, storage.share_frac)
+    return write, restore
+
+
+def job_goodput(job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: StorageSystem | None = None) -> dict:
+    """:func:`twin.training.goodput.goodput_summary` of ``job`` on ``n_nodes`` with its storage."""
+    rel = job.reliability
+    write_s, restore_s = checkpoint_times_s(job, n_nodes, storage or job_storage(job))
+    return goodput.goodput_summary(
+        tokens_per_s=tokens_per_s,
+        n_nodes=n_nodes,
+        failures_per_1000_node_days=rel.failures_per_1000_node_days,
+        write_s=write_s,
+        restart_s=rel.restart_s,
+        duration_s=rel.duration_days * goodput.SECONDS_PER_DAY,
+        interval_s=rel.checkpoint_interval_s,
+        software_failures_per_job_day=rel.software_failures_per_job_day,
+        fleet_age_days=rel.fleet_age_days,
+        restore_s=restore_s,
+    )
+
+
+def restart_timings(job: TrainingJob, n_nodes: int, storage: StorageSystem | None = None,
+                    tokens_per_s: float = 0.0) -> "restart.RestartTimings":
+    """:class:`twin.training.restart.RestartTimings` of ``job``: its checkpoint interval
+    (the job file's or Daly's optimum), write and restore times through ``storage``, and the
+    GPU idle-to-busy power ratio of its hardware."""
+    from twin.training import restart
+
+    good = job_goodput(job, tokens_per_s, n_nodes, storage)
+    hw = job.hardware
+    return restart.RestartTimings(
+        checkpoint_interval_s=good["checkpoint_interval_s"],
+        checkpoint_write_s=good["checkpoint_write_s"],
+        restore_s=good["checkpoint_restore_s"],
+        idle_power_frac=hw.idle_power_w / min(hw.busy_power_w, hw.limit_w),
+    )
