@@ -69,4 +69,5 @@ def test_layout_for_a_named_cdu_and_an_unknown_one(in_app, page_module, demo_sta
     racks = _find(page, ids.Cdu.RACKS)
     assert racks is not None
     missing = cdu.layout(cdu="NOPE-CDU")
-    assert "No CDU named 'NOPE-CDU'" in str(missing.to_plotly_json())
+    text = str(missing.to_plotly_json())
+    assert "no CDU named 'NOPE-CDU'" in text and "No CDU selected" in text
