@@ -30,8 +30,10 @@ def view_time(view) -> str:
 
 def _chip(view) -> html.Span:
     kind = "live" if view.is_live else kind_of(view.key)
+    if view.is_live:
+        return html.Span(html.Strong("LIVE", className="view-kind"), className="view-chip view-chip-live")
     return html.Span([html.Strong(kind.upper(), className="view-kind"), " ", view.label.split(" · ", 1)[-1],
-                      html.Span(" · " + view_time(view), className="view-time") if not view.is_live else None],
+                      html.Span(" · " + view_time(view), className="view-time")],
                      className=f"view-chip view-chip-{kind}")
 
 

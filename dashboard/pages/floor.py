@@ -72,6 +72,14 @@ def floor_view(state, snapshot, metric: str, rack: int | None, against=None):
                         metric_range(state, metric), rack, diff=against is not None)
 
 
+def titled(figure, screen):
+    """In compare mode, say on the main floor which view it shows (A, or A − B)."""
+    if screen.compare is not None:
+        what = f"A − B: {screen.view.label} − {screen.compare.label}" if screen.diff else f"A: {screen.view.label}"
+        figure.update_layout(title=dict(text=what, font=dict(size=13)))
+    return figure
+
+
 def diff_against(screen):
     """The snapshot the floor is coloured against (difference mode), else None."""
     return screen.compare.latest() if screen.diff and screen.compare is not None else None
@@ -112,7 +120,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = floor_view(state, hub.latest(), metric, rack_id, diff_against(screen))
+    figure = titled(floor_view(state, hub.latest(), metric, rack_id, diff_against(screen)), screen)
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
@@ -349,7 +357,8 @@ def floor_update(hub, metric: str, against=None):
 def change_metric(metric, rack_name):
     screen = callback_screen()
     hub = screen.view
-    return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name), diff_against(screen))
+    return titled(floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name),
+                             diff_against(screen)), screen)
 
 
 @dash.callback(

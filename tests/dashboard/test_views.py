@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from dashboard.views import SCENARIO_DIR, ScenarioView, ViewUnavailable, resolve, scenario_view, screen_for
+from dashboard.views import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
 from dashboard.hub_context import ViewSelection, selection_from_url
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
