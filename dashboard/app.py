@@ -16,10 +16,10 @@ from pathlib import Path
 
 import dash
 import flask
-from dash import _callback
 from werkzeug.exceptions import HTTPException
 
-from dashboard import shell
+from dashboard import compare, shell
+from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
@@ -36,33 +36,13 @@ MAX_REQUEST_BYTES = 2 * 1024 * 1024
 CALLBACK_PATH = "/_dash-update-component"
 
 
-def _adopt_page_callbacks(app: dash.Dash) -> None:
-    """Move the callbacks the page modules just registered with ``dash.callback`` into ``app``.
-
-    Dash copies its global callback list (and the inline scripts of clientside
-    callbacks) into an app on the app's first request / index render, so a second app
-    created before that (tests serve several) would receive both apps' copies and the
-    other none.  Creating the app re-executes every page module, which registers its
-    callbacks afresh, so we clear the lists before and hand them to this app at once.
-    """
-    for key, value in _callback.GLOBAL_CALLBACK_MAP.items():
-        app.callback_map[key] = value
-    app._callback_list.extend(_callback.GLOBAL_CALLBACK_LIST)
-    app._inline_scripts.extend(_callback.GLOBAL_INLINE_SCRIPTS)
-    _callback.GLOBAL_CALLBACK_MAP.clear()
-    _callback.GLOBAL_CALLBACK_LIST.clear()
-    _callback.GLOBAL_INLINE_SCRIPTS.clear()
-
-
 def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
 
     ``tick_ms`` is the live-update period (≤ 2000 ms).
     """
     register_template()
-    _callback.GLOBAL_CALLBACK_MAP.clear()
-    _callback.GLOBAL_CALLBACK_LIST.clear()
-    _callback.GLOBAL_INLINE_SCRIPTS.clear()
+    clear_global_callbacks()  # the page modules register theirs afresh when Dash imports them
     app = dash.Dash(
         "dashboard",
         use_pages=True,
@@ -74,8 +54,9 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
         suppress_callback_exceptions=True,
     )
     app.server.config[HUB_CONFIG_KEY] = hub
-    _adopt_page_callbacks(app)
+    adopt_global_callbacks(app)
     shell.register_callbacks(app)
+    compare.register_callbacks(app)
     _guard_requests(app)
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))

@@ -50,12 +50,11 @@ def _measure(view) -> tuple[float, float, float]:
 
 def page_cases(hub, pages: dict) -> dict:
     """Name → zero-argument view call, for every measured page state."""
-    from dashboard.tick_detail import tick_detail
-
     cooling, power, fabric, jobs = pages["cooling"], pages["power"], pages["fabric"], pages["jobs"]
 
-    state, snap, detail = hub.state, hub.latest(), tick_detail(hub)
-    trend = hub.trend(power.TREND_WINDOW_S) if hasattr(hub, "trend") else None
+    tick = hub.latest_tick()
+    state, snap, detail = hub.state, tick.snapshot, tick.detail
+    trend = hub.trend(power.TREND_WINDOW_S)
     ups = int(np.flatnonzero(state.power_kind == 2)[0])
     job = jobs.find_job(snap, None)
     shown = jobs.figs.placement_key(state, job) if job is not None else None

@@ -3,21 +3,27 @@
 A page keeps its selection (names, not ids, so links survive a site reload) in a
 ``dcc.Store``.  :func:`register_url_writer` mirrors that store into the address bar
 with ``history.replaceState`` in the browser — the Dash pages router does not notice,
-so the page is not rebuilt on every click.  On load, Dash passes the query to the
+so the page is not rebuilt on every click.  The view parameters (``view``, ``compare``,
+``diff``: which view is on screen, see :mod:`dashboard.hub_context`) stay as they are.  On load, Dash passes the query to the
 page's ``layout(**kwargs)``, which rebuilds the store with :func:`name_index`.
 """
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output
 
+from dashboard.hub_context import VIEW_PARAMS, selection
+
 _WRITE_URL_JS = """
 function(selection) {
     if (!selection) { return window.dash_clientside.no_update; }
+    var current = new URLSearchParams(window.location.search);
     var params = new URLSearchParams();
+    %s.forEach(function(key) { if (current.get(key)) { params.set(key, current.get(key)); } });
     Object.keys(selection).sort().forEach(function(key) {
         var value = selection[key];
         if (value !== null && value !== undefined && value !== '') { params.set(key, value); }
@@ -29,13 +35,27 @@ function(selection) {
     }
     return query;
 }
-"""
+""" % json.dumps(list(VIEW_PARAMS))
 
 
-def query_string(selection: dict) -> str:
-    """``?a=1&b=x`` of the non-empty entries (sorted), or ``""``: the server-side twin of the JS."""
-    items = sorted((k, v) for k, v in selection.items() if v is not None and v != "")
+def query_string(selected: dict, view_params: dict | None = None) -> str:
+    """``?a=1&b=x`` of the view parameters, then the non-empty entries (sorted), or ``""``.
+
+    The server-side twin of the JS.
+    """
+    items = [(k, v) for k, v in (view_params or {}).items() if k in VIEW_PARAMS and v]
+    items += sorted((k, v) for k, v in selected.items() if v is not None and v != "")
     return "?" + urlencode(items) if items else ""
+
+
+def keep_view(search: str) -> str:
+    """``search`` (``?a=1`` or ``""``) with the view parameters of the page on screen put first."""
+    params = selection().params()
+    if not params:
+        return search
+    extra = urlencode(params)
+    rest = search.lstrip("?")
+    return "?" + extra + ("&" + rest if rest else "")
 
 
 def name_index(names: list[str], value: str | None) -> int | None:

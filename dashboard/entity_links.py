@@ -1,7 +1,7 @@
 """Links from an entity (rack, CDU, power element, switch, job, GPU…) to the page that shows it.
 
 Each page restores its selection from the query string; these are the parameter
-names the pages read (``/floor?rack=``, ``/cooling?loop=``, ``/power?element=``,
+names the pages read (``/floor?rack=``, ``/cdu?cdu=``, ``/cooling?loop=``, ``/power?element=``,
 ``/fabric?switch=``, ``/jobs?job=``).
 """
 
@@ -39,11 +39,8 @@ def entity_href(state: SiteTables, kind: str, entity_id=None, name: str | None =
             return None
         return "/floor?" + urlencode({"rack": state.rack_name[rack_id], "metric": "max_gpu_temp_c"})
     if kind == "cdu":
-        try:
-            loop = state.loop_name[int(state.cdu_loop[int(entity_id)])]
-        except (TypeError, ValueError, IndexError):
-            return "/cooling"
-        return "/cooling?" + urlencode({"loop": loop})
+        cdu = _name(state.cdu_name, entity_id, name)
+        return "/cdu?" + urlencode({"cdu": cdu}) if cdu else "/cooling"
     if kind in ("loop", "plant"):
         loop = _name(state.loop_name, entity_id, name) if kind == "loop" else None
         return "/cooling?" + urlencode({"loop": loop}) if loop else "/cooling"

@@ -69,19 +69,21 @@ def render_mode(rendered: dict | None, ts_iso: str, selection: dict) -> str:
     return "skip" if rendered.get("ts") == ts_iso else "patch"
 
 
-def live_render(hub, rendered: dict | None, selection: dict | None):
-    """``(snapshot, selection, full)`` for a page's live callback, or PreventUpdate when nothing is new.
+def live_render(view, rendered: dict | None, selection: dict | None):
+    """``(tick, selection, full)`` for a page's live callback, or PreventUpdate when nothing is new.
+
+    ``tick`` is the view's :class:`twin.engine.view.ViewTick` (snapshot and detail read together).
 
     ``full`` is True when the figures must be rebuilt (new selection, nothing on screen)
     and False when only the data changed (see :func:`render_mode`).
     """
     from dash.exceptions import PreventUpdate
 
-    snap = hub.latest()
-    if snap is None:
+    tick = view.latest_tick()
+    if tick.snapshot is None:
         raise PreventUpdate
     selection = selection or {}
-    mode = render_mode(rendered, snap.ts.isoformat(), selection)
+    mode = render_mode(rendered, tick.snapshot.ts.isoformat(), selection)
     if mode == "skip":
         raise PreventUpdate
-    return snap, selection, mode == "full"
+    return tick, selection, mode == "full"

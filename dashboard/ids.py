@@ -22,6 +22,9 @@ class Shell:
     TICK = "shell-tick"  # dcc.Interval driving every live page
     LOCATION = "shell-location"  # read-only view of the browser URL
     MAIN = "shell-main"  # the page slot; class "is-stale"/"is-dead" greys it out
+    VIEW_BANNER = "shell-view-banner"  # under the header: which scenario/replay view is on screen
+    VIEW_ERROR = "shell-view-error"  # the message of a page whose view cannot be shown
+    LINK_KEEPER = "shell-link-keeper"  # dcc.Store written by the clientside link handler (never read)
 
 
 # Pattern-matching id types (dict ids); use the helper functions below.
@@ -34,6 +37,16 @@ ALERT_SILENCE = "alert-silence"
 def kpi_value(page: str, name: str) -> dict:
     """Id of the value text of KPI card ``name`` on ``page``."""
     return {"type": KPI_VALUE, "page": page, "name": name}
+
+
+def kpi_note(page: str, name: str) -> dict:
+    """Id of the note under the value of KPI card ``name`` on ``page``."""
+    return {"type": "kpi-note", "page": page, "name": name}
+
+
+def kpi_spark(page: str, name: str) -> dict:
+    """Id of the sparkline of KPI card ``name`` on ``page``."""
+    return {"type": "kpi-spark", "page": page, "name": name}
 
 
 def nav_link(path: str) -> dict:
@@ -49,6 +62,21 @@ def alert_ack(alert_id: str) -> dict:
 def alert_silence(alert_id: str) -> dict:
     """Id of the silence button of one alert."""
     return {"type": ALERT_SILENCE, "alert": alert_id}
+
+
+def alert_unsilence(alert_id: str) -> dict:
+    """Id of the button that lifts one alert's silence."""
+    return {"type": "alert-unsilence", "alert": alert_id}
+
+
+def alert_comment(alert_id: str) -> dict:
+    """Id of the acknowledgement comment input of one alert."""
+    return {"type": "alert-comment", "alert": alert_id}
+
+
+def alert_silence_for(alert_id: str) -> dict:
+    """Id of the silence-duration choice of one alert."""
+    return {"type": "alert-silence-for", "alert": alert_id}
 
 
 class Overview:
@@ -70,6 +98,8 @@ class Overview:
     HOT_RACKS = "overview-hot-racks"
     OPEN_ALERTS = "overview-open-alerts"
     JOBS = "overview-jobs"
+    STATUS = "overview-status"  # the status banner: worst cause, scope, job impact
+    BREAKDOWN = "overview-breakdown"  # facility = IT + network + losses + cooling + site
 
 
 class Floor:
@@ -94,6 +124,7 @@ class Floor:
     RACK_FABRIC = "floor-rack-fabric"
     RACK_HISTORY = "floor-rack-history"
     RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
+    COMPARE_HALLS = "floor-compare-halls"  # compare mode: the other view's floor
 
 
 class Alerts:
@@ -103,7 +134,6 @@ class Alerts:
     URL = "alerts-url"
     SEVERITY = "alerts-severity"
     SHOW_CLEARED = "alerts-show-cleared"
-    SILENCE_DURATION = "alerts-silence-duration"
     ACTIVE_TABLE = "alerts-active-table"
     PAST_TABLE = "alerts-past-table"
     SUMMARY = "alerts-summary"
@@ -128,6 +158,19 @@ class Cooling:
     TTT = "cooling-ttt"
     TTT_TABLE = "cooling-ttt-table"
     KPIS = "cooling-kpis"
+
+
+class Cdu:
+    """``/cdu``: one CDU — its state, flow, temperatures and pumps over time, its racks and alerts."""
+
+    PAGE = "cdu"
+    KPIS = "cdu-kpis"
+    STATUS = "cdu-status"
+    TEMPS = "cdu-temps"
+    FLOW = "cdu-flow"
+    HEAT = "cdu-heat"
+    RACKS = "cdu-racks"
+    ALERTS = "cdu-alerts"
 
 
 class Power:
@@ -178,6 +221,8 @@ class Jobs:
     BREAKDOWN = "jobs-breakdown"
     BOTTLENECKS = "jobs-bottlenecks"
     KPIS = "jobs-kpis"
+    DIAGNOSIS = "jobs-diagnosis"  # causes, hosts to drain, throughput after draining
+    THROUGHPUT = "jobs-throughput"  # throughput trend
 
 
 COOLING_FLOW_GRAPH = "cooling-flow-graph"

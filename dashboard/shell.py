@@ -1,4 +1,9 @@
-"""The app shell: header with site name, navigation and data ages, the live tick, the page slot."""
+"""The app shell: header with site name, navigation and data ages, the view banner, the live tick, the page slot.
+
+The view on screen comes from the URL (``?view=…&compare=…&diff=1``, see
+:mod:`dashboard.views`): the banner names a scenario or replay view, the clock shows
+its time instead of an age, and every in-app link keeps the view parameters.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,10 @@ from dash import ALL, Input, Output, dcc, html
 from dashboard import ids
 from dashboard.components.data_age import DEAD_AFTER_S, STALE_AFTER_S, age_badges, format_age
 from dashboard.components.nav import PAGES, nav_bar
-from dashboard.hub_context import current_hub
+from dashboard.components.view_banner import banner, unavailable_banner, view_time
+from dashboard.dash_internals import PUSH_STATE_JS
+from dashboard.hub_context import VIEW_PARAMS, current_hub, selection_from_url
+from dashboard.views import ViewUnavailable, screen_for
 
 TICK_MS = 2000  # live-update period of every page
 
@@ -29,6 +37,8 @@ def layout(site_name: str, tick_ms: int = TICK_MS) -> html.Div:
                 [html.Span(id=ids.Shell.CLOCK, className="clock"), html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages")],
                 className="status-block",
             ),
+            html.Div(id=ids.Shell.VIEW_BANNER, className="view-banner", hidden=True, role="status",
+                     **{"aria-live": "polite"}),
         ],
         id=ids.Shell.HEADER,
         className="header",
@@ -37,6 +47,7 @@ def layout(site_name: str, tick_ms: int = TICK_MS) -> html.Div:
         [
             dcc.Location(id=ids.Shell.LOCATION),
             dcc.Interval(id=ids.Shell.TICK, interval=tick_ms, n_intervals=0),
+            dcc.Store(id=ids.Shell.LINK_KEEPER),
             header,
             html.Main(dash.page_container, id=ids.Shell.MAIN, className="main"),
         ],
@@ -67,19 +78,85 @@ def status_view(snapshot_ts: datetime | None, source_ages_s: dict[str, float], n
     return clock, age_badges(source_ages_s), main_class
 
 
+def view_status(view, now: datetime | None = None) -> tuple:
+    """(clock text, age badges, main-area class) for whichever view is on screen."""
+    snapshot = view.latest()
+    if view.is_live:
+        return status_view(snapshot.ts if snapshot is not None else None, view.source_ages(), now)
+    return f"{view.label.split(' · ', 1)[0]} time {view_time(view)}", [], "main"
+
+
+def banner_view(search: str | None) -> tuple:
+    """(children, class, hidden) of the view banner for the URL query ``search``."""
+    try:
+        return banner(screen_for(selection_from_url(search), current_hub()))
+    except ViewUnavailable as exc:
+        return unavailable_banner(str(exc))
+
+
+# Keeps the view parameters on every in-app link: nav hrefs are rewritten when the URL
+# changes, and a click on any other same-origin link without its own view parameters
+# navigates (as dcc.Link does) to the link's page with the current ones.
+_KEEP_VIEW_JS = """
+function(search, navIds) {
+    var KEYS = %(keys)s;
+    var push = %(push)s;
+    function withView(href) {
+        var url = new URL(href, window.location.href);
+        var current = new URLSearchParams(window.location.search);
+        if (KEYS.some(function(k) { return url.searchParams.has(k); })) { return null; }
+        var extra = KEYS.filter(function(k) { return current.get(k); });
+        if (!extra.length) { return null; }
+        var params = new URLSearchParams();
+        extra.forEach(function(k) { params.set(k, current.get(k)); });
+        url.searchParams.forEach(function(v, k) { params.set(k, v); });
+        return url.pathname + '?' + params.toString();
+    }
+    if (!window.clustertwinKeepsView) {
+        window.clustertwinKeepsView = true;
+        window.addEventListener('click', function(event) {
+            var link = event.target.closest && event.target.closest('a[href]');
+            if (!link || link.target || event.button !== 0 || event.metaKey || event.shiftKey ||
+                event.altKey || event.ctrlKey || link.origin !== window.location.origin) { return; }
+            var href = withView(link.getAttribute('href'));
+            if (href === null) { return; }
+            event.preventDefault();
+            event.stopPropagation();
+            push(href);
+            window.scrollTo(0, 0);
+        }, true);
+    }
+    var hrefs = navIds.map(function(id) { return withView(id.path) || id.path; });
+    return [hrefs, search || ''];
+}
+""" % {"keys": list(VIEW_PARAMS).__repr__(), "push": PUSH_STATE_JS}
+
+
 def register_callbacks(app: dash.Dash) -> None:
-    """Header status on every tick; highlight the active nav link in the browser."""
+    """Header status on every tick, the view banner, the active nav link and view-keeping links."""
 
     @app.callback(
         Output(ids.Shell.CLOCK, "children"),
         Output(ids.Shell.SOURCE_AGES, "children"),
         Output(ids.Shell.MAIN, "className"),
         Input(ids.Shell.TICK, "n_intervals"),
+        Input(ids.Shell.LOCATION, "search"),
     )
-    def update_status(_n: int):
-        hub = current_hub()
-        snapshot = hub.latest()
-        return status_view(snapshot.ts if snapshot is not None else None, hub.source_ages())
+    def update_status(_n: int, search: str | None):
+        try:
+            view = screen_for(selection_from_url(search), current_hub()).view
+        except ViewUnavailable:
+            return "view not available", [], "main"
+        return view_status(view)
+
+    @app.callback(
+        Output(ids.Shell.VIEW_BANNER, "children"),
+        Output(ids.Shell.VIEW_BANNER, "className"),
+        Output(ids.Shell.VIEW_BANNER, "hidden"),
+        Input(ids.Shell.LOCATION, "search"),
+    )
+    def update_banner(search: str | None):
+        return banner_view(search)
 
     app.clientside_callback(
         """
@@ -93,5 +170,13 @@ def register_callbacks(app: dash.Dash) -> None:
         dash.State(ids.nav_link(ALL), "id"),
     )
 
+    app.clientside_callback(
+        _KEEP_VIEW_JS,
+        Output(ids.nav_link(ALL), "href"),
+        Output(ids.Shell.LINK_KEEPER, "data"),
+        Input(ids.Shell.LOCATION, "search"),
+        dash.State(ids.nav_link(ALL), "id"),
+    )
 
-__all__ = ["PAGES", "TICK_MS", "layout", "register_callbacks", "status_view"]
+
+__all__ = ["PAGES", "TICK_MS", "banner_view", "layout", "register_callbacks", "status_view", "view_status"]

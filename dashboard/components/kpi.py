@@ -1,12 +1,15 @@
-"""KPI cards: a label, a big value with its unit, and a small note underneath."""
+"""KPI cards: a label, a big value with its unit, a sparkline, and a small note underneath."""
 
 from __future__ import annotations
 
 from dash import html
 
 from dashboard import ids
-def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "") -> html.Div:
-    """One card; the value span has the pattern id ``ids.kpi_value(page, name)`` and the status class."""
+
+
+def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "",
+             spark: str = "") -> html.Div:
+    """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``)."""
     return html.Div(
         [
             html.Div(label, className="kpi-label"),
@@ -14,10 +17,11 @@ def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–
                 [
                     html.Span(value, id=ids.kpi_value(page, name), className=f"kpi-value {status}".strip()),
                     html.Span(unit, className="kpi-unit"),
+                    html.Span(spark, id=ids.kpi_spark(page, name), className="kpi-spark", **{"aria-hidden": "true"}),
                 ],
                 className="kpi-main",
             ),
-            html.Div(note, className="kpi-note"),
+            html.Div(note, id=ids.kpi_note(page, name), className="kpi-note"),
         ],
         className="kpi",
         **{"data-kpi": name},

@@ -109,13 +109,25 @@ def hall_customdata(grid: HallGrid, metrics: dict[str, np.ndarray]) -> list:
     return rows
 
 
-def _hover_template() -> str:
-    lines = ["<b>%{text}</b>"]
+def _hover_template(diff: bool = False) -> str:
+    lines = ["<b>%{text}</b>" + (" · A − B" if diff else "")]
     for i, key in enumerate(HOVER_KEYS):
         m = FLOOR_METRIC_BY_KEY[key]
         label = m.label if key != "time_to_throttle_s" else f"time to throttle (≤ {TTT_CAP_S:.0f})"
-        lines.append(f"{label}: %{{customdata[{i}]:.{m.decimals}f}} {m.unit}")
+        number = f"%{{customdata[{i}]:+.{m.decimals}f}}" if diff else f"%{{customdata[{i}]:.{m.decimals}f}}"
+        lines.append(f"{'Δ ' if diff else ''}{label}: {number} {m.unit}")
     return "<br>".join(lines) + "<extra></extra>"
+
+
+DIFF_COLORSCALE = "RdBu_r"  # diverging: blue where A is below B, white equal, red above
+
+
+def diff_range(values: np.ndarray, colour_range: tuple[float, float]) -> tuple[float, float]:
+    """Symmetric colour range of differences: the 98th percentile of |A − B|, at least 2 % of the metric's range."""
+    finite = np.abs(values[np.isfinite(values)])
+    floor = 0.02 * (colour_range[1] - colour_range[0])
+    top = max(float(np.percentile(finite, 98)) if finite.size else 0.0, floor, 1e-9)
+    return -top, top
 
 
 def _layout_grid(grids: list[HallGrid]) -> tuple[int, int]:
@@ -135,15 +147,23 @@ def floor_figure(
     metric_key: str,
     colour_range: tuple[float, float],
     selected_rack: int | None = None,
+    diff: bool = False,
 ) -> go.Figure:
-    """All halls as subplots sharing one colour axis; the selected rack outlined."""
+    """All halls as subplots sharing one colour axis; the selected rack outlined.
+
+    ``diff``: ``metrics`` are differences A − B, coloured on a diverging scale around zero.
+    """
     metric = FLOOR_METRIC_BY_KEY[metric_key]
+    colorscale, title = metric.colorscale, f"{metric.label}<br>[{metric.unit}]"
+    if diff:
+        colorscale, colour_range = DIFF_COLORSCALE, diff_range(metrics[metric_key], colour_range)
+        title = f"Δ {metric.label}<br>A − B [{metric.unit}]"
     rows, cols = _layout_grid(grids)
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=[f"Hall {g.name}" for g in grids],
         horizontal_spacing=0.06 if cols > 2 else 0.08, vertical_spacing=0.12 if rows > 1 else 0.0,
     )
-    hover = _hover_template()
+    hover = _hover_template(diff)
     for i, grid in enumerate(grids):
         names = [["" if r < 0 else state.rack_name[r] for r in row] for row in grid.cell_rack.tolist()]
         fig.add_trace(
@@ -163,11 +183,11 @@ def floor_figure(
     fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain")
     fig.update_layout(
         **base_layout(
-            height=rows * HALL_PLOT_HEIGHT_PX + 40, uirevision="floor", showlegend=False,
+            height=rows * HALL_PLOT_HEIGHT_PX + 40, uirevision="floor-diff" if diff else "floor", showlegend=False,
             margin=dict(l=56, r=16, t=36, b=40), clickmode="event",
             coloraxis=dict(
-                colorscale=metric.colorscale, cmin=colour_range[0], cmax=colour_range[1],
-                colorbar=dict(title=dict(text=f"{metric.label}<br>[{metric.unit}]", side="right"), thickness=14),
+                colorscale=colorscale, cmin=colour_range[0], cmax=colour_range[1],
+                colorbar=dict(title=dict(text=title, side="right"), thickness=14),
             ),
         )
     )

@@ -395,7 +395,7 @@ def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
         trend = trend.iloc[:: -(-len(trend) // max_points)]
     fig = go.Figure()
     for i, (column, name, dash) in enumerate(TREND_SERIES):
-        has = trend is not None and column in getattr(trend, "columns", ())
+        has = trend is not None and column in trend.columns
         fig.add_trace(dict(type="scatter", x=trend.index if has else [], y=trend[column].to_numpy() if has else [], name=name, mode="lines",
             line=dict(color=(theme.SERIES[1], theme.SERIES[0], theme.STATUS_CRITICAL)[i], dash=dash, width=2),
             hovertemplate="%{y:,.1f} MW<extra>" + name + "</extra>",
@@ -418,7 +418,7 @@ def follow_capability(state: SiteTables, snap: Snapshot, detail=None) -> dict:
     the shorter phase of the largest job (compute share = its ``compute*`` breakdown over
     the step time) + the spare power of batteries with charge left.
     """
-    if detail is not None and getattr(detail, "swing", None) is not None:
+    if detail is not None and detail.swing is not None:
         return {"followable_mw": float(detail.swing.followable_mw),
                 "generation_ramp_mw_per_s": float(detail.swing.generation_ramp_mw_per_s)}
     battery = state.source_kind == SOURCE_KINDS.index("battery")
@@ -498,7 +498,7 @@ def generation_limits(state: SiteTables, snap: Snapshot, detail=None) -> dict:
         "cap_feasible": bool(math.isfinite(cap_w) and cap_w >= min_w),
         "source": "dashboard estimate",
     }
-    balance = getattr(detail, "balance", None)
+    balance = detail.balance if detail is not None else None
     if balance is not None:
         result.update(
             gpus_runnable_full_power=int(balance.gpus_at_full_power), gpu_cap_w=float(balance.power_cap_w),

@@ -1,4 +1,9 @@
-"""``/alerts``: active and past alerts; acknowledge, silence, jump to the entity's page.
+"""``/alerts``: open alerts grouped by cause with their impact and first action; acknowledge, silence.
+
+Each cause (a CDU loss, a dead busway, a stalled job…) is one block: its root alert, what
+it costs (GPUs, jobs, throughput, MW), a runbook line, and the alerts it explains
+underneath.  Acknowledge takes a comment; the silence duration is chosen per alert and a
+silence can be lifted; confirmations name the alert.
 
 Deep link: ``/alerts?severity=critical,warning&past=1`` restores the severity filter
 and whether cleared alerts are listed.  Tables are re-sent only when an alert changes.
@@ -12,17 +17,21 @@ from urllib.parse import urlencode
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
-from dashboard.hub_context import current_hub
+from dashboard.deep_link import keep_view
+from dashboard.views import current_screen, current_view, view_layout
+from dashboard.status import AlertGroup, alert_counts, group_alerts
 from dashboard.timestamps import normalise_alert
 
 dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
 
 SEVERITIES = ("critical", "warning", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-SILENCE_OPTIONS_S = (900, 3600, 4 * 3600, 24 * 3600)
+SILENCE_OPTIONS_S = (900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600)
+MAX_COMMENT_CHARS = 500
+CHILDREN_SHOWN = 8  # alerts listed under a cause before "… and N more"
 PAST_LIMIT = 200
 
 
@@ -69,7 +78,8 @@ def sort_alerts(alerts: list[dict]) -> list[dict]:
 
 def alerts_signature(alerts: list[dict], now: datetime) -> list:
     """What a table shows, compactly: re-render only when it changes."""
-    return sorted([str(a["id"]), alert_status(a, now), a.get("severity"), a.get("message")] for a in alerts)
+    return sorted([str(a["id"]), alert_status(a, now), a.get("severity"), a.get("message"), str(a.get("group")),
+                   str(a.get("impact"))] for a in alerts)
 
 
 def _entity_cell(state, alert: dict):
@@ -78,40 +88,81 @@ def _entity_cell(state, alert: dict):
     return dcc.Link(label, href=href) if href else label
 
 
-def active_table(state, alerts: list[dict], now: datetime) -> html.Table | html.Div:
-    """Open alerts with acknowledge and silence buttons."""
+def _impact_text(gpus: int, jobs, tokens_per_s: float, power_mw: float) -> str:
+    parts = [f"{gpus:,} GPUs"] if gpus else []
+    parts += [f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"] if jobs else []
+    parts += [f"−{tokens_per_s:,.0f} tokens/s"] if tokens_per_s >= 1 else []
+    parts += [f"{power_mw:,.2f} MW"] if power_mw >= 0.005 else []
+    return " · ".join(parts) or "no measurable impact"
+
+
+def _actions(alert: dict, status: str):
+    """Comment, acknowledge, silence-for and silence (or lift the silence) of one alert."""
+    alert_id = alert["id"]
+    silence = html.Button("lift silence", id=ids.alert_unsilence(alert_id), n_clicks=0) if status == "silenced" else \
+        html.Button("silence", id=ids.alert_silence(alert_id), n_clicks=0)
+    return html.Div(
+        [
+            dcc.Input(id=ids.alert_comment(alert_id), placeholder="comment", maxLength=MAX_COMMENT_CHARS,
+                      debounce=False, className="alert-comment", disabled=bool(alert.get("acknowledged"))),
+            html.Button("acknowledge", id=ids.alert_ack(alert_id), n_clicks=0, disabled=bool(alert.get("acknowledged"))),
+            dcc.Dropdown(id=ids.alert_silence_for(alert_id), value=SILENCE_OPTIONS_S[1], clearable=False,
+                         searchable=False, className="silence-for",
+                         options=[{"label": format_age(v).replace(".0", ""), "value": v} for v in SILENCE_OPTIONS_S]),
+            silence,
+        ],
+        className="actions",
+    )
+
+
+def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) -> html.Tr:
+    status = alert_status(alert, now)
+    until = alert.get("silenced_until")
+    status_text = f"silenced until {until.astimezone(timezone.utc):%H:%M} UTC" if status == "silenced" else status
+    if status == "acknowledged" and alert.get("ack_comment"):
+        status_text += f": {alert['ack_comment']}"
+    impact = alert.get("impact") or {}
+    return html.Tr(
+        [
+            html.Td(html.Span(alert["severity"], className=f"sev sev-{alert['severity']}")),
+            html.Td(["↳ ", _entity_cell(state, alert)] if child else _entity_cell(state, alert),
+                    className="child-entity" if child else ""),
+            html.Td(alert.get("message", ""), className="alert-text"),
+            html.Td(_impact_text(int(impact.get("gpus", 0)), impact.get("jobs", ()), float(impact.get("tokens_per_s", 0.0)),
+                                 float(impact.get("power_mw", 0.0))), className="num"),
+            html.Td([_utc(alert["ts"]), html.Br(), html.Span(format_age((now - alert["ts"]).total_seconds()), className="muted")],
+                    className="num"),
+            html.Td(status_text, className="muted" if status != "open" else ""),
+            html.Td(_actions(alert, status) if actions else html.Span("read-only", className="muted")),
+        ],
+        className=f"alert-row status-{status}" + (" child" if child else ""),
+        **{"data-alert": str(alert["id"])},
+    )
+
+
+def _group_block(state, group: AlertGroup, now: datetime, actions: bool) -> html.Div:
+    """One cause: its root alert (with the whole group's impact), its first action, the alerts it explains."""
+    root = dict(group.root, impact={"gpus": group.gpus, "jobs": list(group.jobs), "tokens_per_s": group.tokens_per_s,
+                                    "power_mw": group.power_mw})
+    children = group.children
+    rows = [_alert_row(state, root, now, actions, child=False)]
+    if root.get("runbook"):
+        rows.append(html.Tr(html.Td(["first action: ", root["runbook"]], colSpan=7), className="runbook"))
+    rows += [_alert_row(state, a, now, actions, child=True) for a in children[:CHILDREN_SHOWN]]
+    if len(children) > CHILDREN_SHOWN:
+        rows.append(html.Tr(html.Td(f"… and {len(children) - CHILDREN_SHOWN} more alerts under this cause", colSpan=7),
+                            className="muted more"))
+    return html.Tbody(rows, className=f"alert-group sev-border-{group.severity}", **{"data-group": group.key})
+
+
+def active_table(state, alerts: list[dict], now: datetime, actions: bool = True) -> html.Table | html.Div:
+    """Open alerts grouped by cause, most urgent first, with per-alert actions when ``actions`` (live only)."""
     if not alerts:
         return html.Div("no active alerts match the filter", className="empty")
-    head = html.Tr([html.Th("severity"), html.Th("raised (UTC)", className="num"), html.Th("age", className="num"), html.Th("source"), html.Th("entity"),
-                    html.Th("message"), html.Th("status"), html.Th("actions")])
-    rows = []
-    for alert in sort_alerts(alerts):
-        status = alert_status(alert, now)
-        until = alert.get("silenced_until")
-        status_text = f"silenced until {until.astimezone(timezone.utc):%H:%M} UTC" if status == "silenced" else status
-        rows.append(html.Tr(
-            [
-                html.Td(html.Span(alert["severity"], className=f"sev sev-{alert['severity']}")),
-                html.Td(_utc(alert["ts"]), className="num"),
-                html.Td(format_age((now - alert["ts"]).total_seconds()), className="num"),
-                html.Td(alert.get("source", "")),
-                html.Td(_entity_cell(state, alert)),
-                html.Td(alert.get("message", "")),
-                html.Td(status_text, className="muted" if status != "open" else ""),
-                html.Td(
-                    [
-                        html.Button("acknowledge", id=ids.alert_ack(alert["id"]), n_clicks=0,
-                                    disabled=bool(alert.get("acknowledged"))),
-                        " ",
-                        html.Button("silence", id=ids.alert_silence(alert["id"]), n_clicks=0),
-                    ],
-                    className="actions",
-                ),
-            ],
-            className=f"alert-row status-{status}",
-            **{"data-alert": str(alert["id"])},
-        ))
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="data alerts")
+    head = html.Thead(html.Tr([html.Th("severity"), html.Th("entity"), html.Th("alert"), html.Th("impact", className="num"),
+                               html.Th("raised (UTC)", className="num"), html.Th("status"), html.Th("actions")]))
+    return html.Table([head, *[_group_block(state, g, now, actions) for g in group_alerts(alerts)]],
+                      className="data alerts grouped")
 
 
 def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
@@ -137,11 +188,10 @@ def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
 
 
 def summary(alerts: list[dict], now: datetime) -> str:
-    active = [a for a in alerts if a.get("cleared_at") is None]
-    by_sev = {s: sum(1 for a in active if a["severity"] == s) for s in SEVERITIES}
-    unacked = sum(1 for a in active if alert_status(a, now) == "open")
-    return (f"{len(active)} active: {by_sev['critical']} critical, {by_sev['warning']} warning, {by_sev['info']} info · "
-            f"{unacked} need attention (not acknowledged or silenced)")
+    """The same counts the overview shows (:func:`dashboard.status.alert_counts`)."""
+    c = alert_counts(alerts, now)
+    return (f"{c['open']} open in {c['groups']} causes: {c['critical']} critical, {c['warning']} warning, "
+            f"{c['info']} info · {c['need_attention']} need attention (not acknowledged or silenced)")
 
 
 def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | None = None) -> dict:
@@ -153,17 +203,31 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     past = [a for a in chosen if a.get("cleared_at") is not None] if show_past else []
     return {
         "summary": summary(everything, now),
-        "active": active_table(hub.state, active, now),
+        "active": active_table(hub.state, active, now, actions=hub.is_live),
         "past": past_table(hub.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
         "signature": [alerts_signature(active, now), alerts_signature(past, now), severities, show_past],
     }
 
 
+def comparison(screen) -> list:
+    """Compare mode: open alerts per severity in A against B."""
+    a = [normalise_alert(x) for x in screen.view.alerts(active_only=True)]
+    b = [normalise_alert(x) for x in screen.compare.alerts(active_only=True)]
+    rows = [(f"open {sev}", "alerts", 0, float(sum(x["severity"] == sev for x in a)), float(sum(x["severity"] == sev for x in b)))
+            for sev in SEVERITIES]
+    return [compare.header(screen), html.Div([html.H3("Open alerts"), compare.numbers_table(rows, screen)], className="panel")]
+
+
+compare.register(ids.Alerts.PAGE, comparison)
+
+
+@view_layout
 @inputs.query_layout()
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
-    view = alerts_view(current_hub(), severities, show_past)
+    screen = current_screen(**_kwargs)
+    view = alerts_view(screen.view, severities, show_past)
     return html.Div(
         [
             dcc.Location(id=ids.Alerts.URL, refresh=False),
@@ -178,17 +242,13 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
                                           options=[{"label": s, "value": s} for s in SEVERITIES]),
                             dcc.Checklist(id=ids.Alerts.SHOW_CLEARED, value=["past"] if show_past else [], inline=True,
                                           className="segmented", options=[{"label": "show cleared", "value": "past"}]),
-                            html.Label("silence for", htmlFor=ids.Alerts.SILENCE_DURATION),
-                            dcc.RadioItems(
-                                id=ids.Alerts.SILENCE_DURATION, value=SILENCE_OPTIONS_S[1], inline=True, className="segmented",
-                                options=[{"label": format_age(s).replace(".0", ""), "value": s} for s in SILENCE_OPTIONS_S],
-                            ),
                         ],
                         className="controls",
                     ),
                 ],
                 className="page-title",
             ),
+            compare.section(ids.Alerts.PAGE, screen),
             html.Div(view["summary"], id=ids.Alerts.SUMMARY, className="muted"),
             html.Div(id=ids.Alerts.ACTION_RESULT, className="action-result", role="status"),
             html.Div([html.H3("Active"), html.Div(view["active"], id=ids.Alerts.ACTIVE_TABLE)], className="panel"),
@@ -198,22 +258,49 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
     )
 
 
-def apply_action(hub, triggered_id, silence_s: float) -> str:
-    """Acknowledge or silence the alert of the clicked button; returns a message for the page."""
+def _alert_name(hub, alert_id) -> str:
+    """How a confirmation names an alert: its entity and text, not its database id."""
+    for alert in hub.alerts(active_only=False):
+        if str(alert["id"]) == str(alert_id):
+            return f"{alert.get('entity_kind', '')} {alert.get('entity_name', '')} — {alert.get('message', '')}".strip()
+    return "that alert (no longer listed)"
+
+
+def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str = "") -> str:
+    """Acknowledge, silence or lift the silence of the clicked alert; returns a message naming it.
+
+    Only a live view's alerts can be acknowledged or silenced; other views' are read-only.
+    """
     if not isinstance(triggered_id, dict):
         return ""
+    if not hub.is_live:
+        return f"alerts of {hub.label} are read-only"
     try:
         alert_id = inputs.alert_id(triggered_id.get("alert"))
-        if triggered_id.get("type") == ids.ALERT_ACK:
-            hub.acknowledge(alert_id)
-            return f"alert {alert_id} acknowledged"
-        if triggered_id.get("type") == ids.ALERT_SILENCE:
-            silence_s = inputs.silence_duration_s(silence_s)
-            hub.silence(alert_id, silence_s)
-            return f"alert {alert_id} silenced for {format_age(silence_s)}"
+        kind = triggered_id.get("type")
+        name = _alert_name(hub, alert_id)
+        if kind == ids.ALERT_ACK:
+            comment = (comment or "").strip()[:MAX_COMMENT_CHARS] if isinstance(comment, str) else ""
+            hub.acknowledge(alert_id, comment=comment)
+            return f"acknowledged: {name}" + (f" (“{comment}”)" if comment else "")
+        if kind == ids.ALERT_SILENCE:
+            seconds = inputs.silence_duration_s(silence_s)
+            hub.silence(alert_id, seconds)
+            return f"silenced for {format_age(seconds)}: {name}"
+        if kind == "alert-unsilence":
+            hub.unsilence(alert_id)
+            return f"silence lifted: {name}"
     except (inputs.InputError, KeyError, PermissionError) as exc:  # PermissionError: a read-only follower
         return f"not done: {exc.args[0] if exc.args else exc}"
     return ""
+
+
+def _state_for(alert_id, states: list) -> object:
+    """The value of the per-alert input (comment or silence duration) of ``alert_id``."""
+    for item in states or []:
+        if isinstance(item, dict) and str((item.get("id") or {}).get("alert")) == str(alert_id):
+            return item.get("value")
+    return None
 
 
 @dash.callback(
@@ -226,23 +313,28 @@ def apply_action(hub, triggered_id, silence_s: float) -> str:
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.alert_ack(ALL), "n_clicks"),
     Input(ids.alert_silence(ALL), "n_clicks"),
+    Input(ids.alert_unsilence(ALL), "n_clicks"),
     Input(ids.Alerts.SEVERITY, "value"),
     Input(ids.Alerts.SHOW_CLEARED, "value"),
-    State(ids.Alerts.SILENCE_DURATION, "value"),
+    State(ids.alert_comment(ALL), "value"),
+    State(ids.alert_silence_for(ALL), "value"),
     State(ids.Alerts.SIGNATURE, "data"),
     prevent_initial_call=True,
 )
-def update_alerts(_n, _acks, _silences, severity, show_cleared, silence_s, signature):
-    hub = current_hub()
+def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature):
+    hub = current_view()
     message = no_update
     triggered = ctx.triggered_id
     if isinstance(triggered, dict):
         if not (ctx.triggered and ctx.triggered[0].get("value")):
             return (no_update,) * 6  # a button appeared (table re-render), nobody clicked it
-        message = apply_action(hub, triggered, silence_s or SILENCE_OPTIONS_S[1])
+        comments, durations = (ctx.states_list or [[], [], None])[:2]
+        alert_id = triggered.get("alert")
+        message = apply_action(hub, triggered, _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
+                               _state_for(alert_id, comments) or "")
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
     view = alerts_view(hub, severities, show_past)
-    search = url_search(severities, show_past) if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED) else no_update
+    search = keep_view(url_search(severities, show_past)) if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED) else no_update
     if view["signature"] == signature and message is no_update:
         return no_update, no_update, no_update, no_update, no_update, search
     return view["summary"], view["active"], view["past"], view["signature"], message, search

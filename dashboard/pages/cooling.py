@@ -13,14 +13,13 @@ import numpy as np
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
-from dashboard.hub_context import current_hub
-from dashboard.tick_detail import tick_detail
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -29,7 +28,7 @@ dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · 
 PAGE = ids.Cooling.PAGE
 SITE = "__site__"  # dropdown value of the site view
 WORST_COLUMNS = (
-    Column("cdu", "CDU"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
+    Column("cdu", "CDU", href="/cdu?cdu={}"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
     Column("capacity_kw", "capacity (kW)", "{:,.1f}"), Column("use_pct", "use (%)", "{:.1f}"),
     Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
     Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),
@@ -51,7 +50,7 @@ SCENARIOS = (  # TickDetail.projections_s key prefix, label
 def throttle_scenarios(snap: Snapshot, detail=None) -> dict[str, np.ndarray]:
     """Time to throttle (s, per rack) per failure scenario: the twin's projections when
     ``detail`` (a TickDetail) has them, else the one scenario the Snapshot carries."""
-    projections = getattr(detail, "projections_s", None) or {}
+    projections = detail.projections_s if detail is not None else {}
     found = {label: projections[f"{key}_throttle_s"] for key, label in SCENARIOS if f"{key}_throttle_s" in projections}
     if found and all(np.shape(v) == snap.rack_time_to_throttle_s.shape for v in found.values()):
         return found
@@ -115,11 +114,43 @@ def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
     return _graph(ids.cooling_flow_graph(loop_name or SITE), figure, "440px")
 
 
+def comparison(screen) -> list:
+    """Compare mode: site cooling numbers and the CDUs whose heat differs most, A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    pumps = state.cdu_spec_array("pumps")
+    rows = [
+        ("heat removed", "MW", 2, float(np.nansum(a.cdu_heat_kw)) / 1e3, float(np.nansum(b.cdu_heat_kw)) / 1e3),
+        ("cooling power", "MW", 2, a.cooling_power_mw, b.cooling_power_mw),
+        ("worst CDU capacity use", "%", 0, np.nanmax(figs.cdu_use_frac(a)) * 100, np.nanmax(figs.cdu_use_frac(b)) * 100),
+        ("CDUs short of a pump", "CDUs", 0, float(np.sum(a.pumps_running_count < pumps)), float(np.sum(b.pumps_running_count < pumps))),
+        ("outdoor wet bulb", "°C", 1, a.outdoor_wet_bulb_c, b.outdoor_wet_bulb_c),
+    ]
+    cdus = compare.largest_changes(a.cdu_heat_kw, b.cdu_heat_kw, 8)
+    names = [state.cdu_name[c] for c in cdus]
+    columns = [("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
+               ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
+               ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
+               ("pumps", 0, a.pumps_running_count[cdus].astype(float), b.pumps_running_count[cdus].astype(float))]
+    return [compare.header(screen), html.Div([
+        html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
+        html.Div([html.H3("CDUs whose heat differs most"),
+                  compare.entities_table(names, [None] * len(names), columns, screen, entity="CDU")], className="panel"),
+    ], className="compare-grid")]
+
+
+compare.register(PAGE, comparison)
+
+
+@view_layout
 @inputs.query_layout(loop=inputs.site_entity("loop", "loop_name"))
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     loop_id = name_index(state.loop_name, loop)
     selection = {"loop": state.loop_name[loop_id] if loop_id is not None else None}
     options = [{"label": "whole site", "value": SITE}] + [{"label": name, "value": name} for name in state.loop_name]
@@ -127,7 +158,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
         views = ({}, {}, html.Div("no data yet", className="empty"), {}, html.Div(), [])
         rendered = None
     else:
-        views = cooling_view(state, snap, loop_id, detail=tick_detail(hub))
+        views = cooling_view(state, snap, loop_id, detail=tick.detail)
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     flow, hist, worst, ttt, ttt_rows, cards = views
     return html.Div(
@@ -147,6 +178,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Cooling.KPIS, className="kpis"),
             html.Div(
                 [
@@ -188,7 +220,7 @@ def selection_from_click(state: SiteTables, click: dict | None) -> str | None:
 )
 def select_loop(value, clicks, selection):
     """Dropdown or a click on a loop node sets the scope."""
-    state = current_hub().state
+    state = current_view().state
     if isinstance(ctx.triggered_id, dict):
         name = selection_from_click(state, next((c for c in clicks if c), None))
         if name is None:
@@ -216,11 +248,12 @@ def select_loop(value, clicks, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures (a new flow graph)."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     loop = name_index(hub.state.loop_name, selection.get("loop"))
-    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick_detail(hub))
+    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
     shown = ctx.outputs_list[1]  # the flow graph(s) on screen now
     if full:
         return (_flow_graph(selection.get("loop"), flow), [dash.no_update] * len(shown), *rest, now)

@@ -13,14 +13,14 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import fabric as figs
-from dashboard.hub_context import current_hub
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
@@ -79,11 +79,38 @@ def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+def _fabric_numbers(state: SiteTables, snap: Snapshot) -> dict[str, float]:
+    up = np.asarray(snap.link_up_flag, dtype=bool)
+    util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
+    bw = figs.job_bandwidth(state, snap, snap.jobs[0])["per_gpu_gbps"] if snap.jobs else math.nan
+    return {"down": float((~up).sum()), "mean": util.mean() * 100 if util.size else math.nan,
+            "p99": np.quantile(util, 0.99) * 100 if util.size else math.nan, "bw": bw}
+
+
+def comparison(screen) -> list:
+    """Compare mode: fabric numbers of A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    na, nb = _fabric_numbers(state, a), _fabric_numbers(state, b)
+    rows = [("links down", "links", 0, na["down"], nb["down"]),
+            ("mean link utilisation", "%", 1, na["mean"], nb["mean"]),
+            ("p99 link utilisation", "%", 1, na["p99"], nb["p99"]),
+            ("job bandwidth per GPU", "Gbit/s", 0, na["bw"], nb["bw"])]
+    return [compare.header(screen), html.Div([html.H3("Fabric"), compare.numbers_table(rows, screen)], className="panel")]
+
+
+compare.register(PAGE, comparison)
+
+
+@view_layout
 @inputs.query_layout(tier=inputs.one_of("tier", TIERS), switch=inputs.site_entity("switch", "switch_name"))
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     tier = tier if tier in TIERS else "leaf"
     switch_id = name_index(state.switch_name, switch)
     selection = {"tier": tier, "switch": state.switch_name[switch_id] if switch_id is not None else None}
@@ -110,6 +137,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Fabric.KPIS, className="kpis"),
             html.Div(
                 [
@@ -143,7 +171,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
 )
 def select(click, tier, selection):
     """A click on a matrix cell selects that switch; the tier radio switches matrices."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Fabric.MATRIX:
         custom = clicked_custom(click)
@@ -173,8 +201,9 @@ def select(click, tier, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     switch = name_index(hub.state.switch_name, selection.get("switch"))
     tier = TIERS.get(selection.get("tier"), TIER_LEAF)

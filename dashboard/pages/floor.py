@@ -12,12 +12,14 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
-from dashboard.hub_context import current_hub
+from dashboard.dash_internals import PUSH_STATE_JS
+from dashboard.deep_link import keep_view
+from dashboard.views import callback_screen, current_screen, current_view, view_layout
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
@@ -53,20 +55,72 @@ def url_search(metric: str, rack_name: str | None) -> str:
     return "?" + urlencode(params)
 
 
-def floor_view(state, snapshot, metric: str, rack: int | None):
-    """The full floor figure for ``metric`` (no data yet: an empty figure)."""
-    metrics = rack_metrics(state, snapshot) if snapshot is not None else {m.key: np.full(state.n_racks, np.nan) for m in FLOOR_METRICS}
-    return floor_figure(state, grids_for(state), metrics, metric, metric_range(state, metric), rack)
+def floor_metrics(state, snapshot, against=None) -> dict[str, np.ndarray]:
+    """Per-rack floor metrics of ``snapshot`` (NaN without one); minus ``against``'s when given (A − B)."""
+    if snapshot is None:
+        return {m.key: np.full(state.n_racks, np.nan) for m in FLOOR_METRICS}
+    metrics = rack_metrics(state, snapshot)
+    if against is None:
+        return metrics
+    other = floor_metrics(state, against)
+    return {key: metrics[key] - other[key] for key in metrics}
 
 
+def floor_view(state, snapshot, metric: str, rack: int | None, against=None):
+    """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B."""
+    return floor_figure(state, grids_for(state), floor_metrics(state, snapshot, against), metric,
+                        metric_range(state, metric), rack, diff=against is not None)
+
+
+def titled(figure, screen):
+    """In compare mode, say on the main floor which view it shows (A, or A − B)."""
+    if screen.compare is not None:
+        what = f"A − B: {screen.view.label} − {screen.compare.label}" if screen.diff else f"A: {screen.view.label}"
+        figure.update_layout(title=dict(text=what, font=dict(size=13)))
+    return figure
+
+
+def diff_against(screen):
+    """The snapshot the floor is coloured against (difference mode), else None."""
+    return screen.compare.latest() if screen.diff and screen.compare is not None else None
+
+
+def comparison(screen) -> list:
+    """Compare mode: B's floor beside A's (side by side) and the racks that differ most."""
+    state = screen.view.state
+    a_snap, b_snap = screen.view.latest(), screen.compare.latest()
+    children = [compare.header(screen)]
+    if a_snap is None or b_snap is None:
+        return children + [html.Div("no data in one of the views", className="empty")]
+    a, b = rack_metrics(state, a_snap), rack_metrics(state, b_snap)
+    racks = compare.largest_changes(a["max_gpu_temp_c"], b["max_gpu_temp_c"], 10)
+    names = [state.rack_name[r] for r in racks]
+    columns = [(f"{m.label} [{m.unit}]", m.decimals, a[m.key][racks], b[m.key][racks])
+               for m in FLOOR_METRICS if m.key in ("max_gpu_temp_c", "rack_power_kw", "cdu_headroom_kw")]
+    table = html.Div([html.H3("Racks whose max GPU temperature differs most"),
+                      compare.entities_table(names, ["?" + urlencode({"rack": n}) for n in names], columns, screen)],
+                     className="panel")
+    if screen.diff:
+        return children + [html.P("The floor below is coloured by A − B.", className="compare-note"), table]
+    figure = floor_view(state, b_snap, DEFAULT_FLOOR_METRIC, None)
+    figure.update_layout(title=dict(text=f"B: {screen.compare.label} · max GPU temperature", font=dict(size=13)))
+    return children + [html.Div(dcc.Graph(id=ids.Floor.COMPARE_HALLS, figure=figure, config=GRAPH_CONFIG),
+                                className="panel"), table]
+
+
+compare.register("floor", comparison)
+
+
+@view_layout
 @inputs.query_layout(metric=inputs.one_of("metric", FLOOR_METRIC_BY_KEY), rack=inputs.site_entity("rack", "rack_name"))
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
-    hub = current_hub()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     state = hub.state
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = floor_view(state, hub.latest(), metric, rack_id)
+    figure = titled(floor_view(state, hub.latest(), metric, rack_id, diff_against(screen)), screen)
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
@@ -89,6 +143,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
+            compare.section(ids.Floor.PAGE, screen),
             html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
             dcc.Store(id=ids.Floor.RACK_HTML),
             html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
@@ -281,15 +336,16 @@ def drilldown_outputs(hub, rack: int) -> tuple:
     prevent_initial_call=True,
 )
 def live_floor(_n, metric):
-    return floor_update(current_hub(), parse_metric(metric))
+    screen = callback_screen()
+    return floor_update(screen.view, parse_metric(metric), diff_against(screen))
 
 
-def floor_update(hub, metric: str):
-    """Live patch: colours and hover numbers of every rack."""
+def floor_update(hub, metric: str, against=None):
+    """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given)."""
     snapshot = hub.latest()
     if snapshot is None:
         return no_update
-    return floor_patch(grids_for(hub.state), rack_metrics(hub.state, snapshot), metric)
+    return floor_patch(grids_for(hub.state), floor_metrics(hub.state, snapshot, against), metric)
 
 
 @dash.callback(
@@ -299,8 +355,10 @@ def floor_update(hub, metric: str):
     prevent_initial_call=True,
 )
 def change_metric(metric, rack_name):
-    hub = current_hub()
-    return floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name))
+    screen = callback_screen()
+    hub = screen.view
+    return titled(floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name),
+                             diff_against(screen)), screen)
 
 
 @dash.callback(
@@ -312,7 +370,7 @@ def change_metric(metric, rack_name):
 def select_rack(click_data, _close):
     if dash.ctx.triggered_id == ids.Floor.RACK_CLOSE:
         return None
-    return clicked_rack_name(current_hub().state, click_data)
+    return clicked_rack_name(current_view().state, click_data)
 
 
 def clicked_rack_name(state, click_data) -> str | None:
@@ -340,7 +398,7 @@ def clicked_rack_name(state, click_data) -> str | None:
 def sync_url(metric, rack_name):
     if dash.ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update
-    return url_search(parse_metric(metric), rack_name)
+    return keep_view(url_search(parse_metric(metric), rack_name))
 
 
 @dash.callback(
@@ -350,7 +408,7 @@ def sync_url(metric, rack_name):
     prevent_initial_call=True,
 )
 def show_selection(rack_name):
-    state = current_hub().state
+    state = current_view().state
     rack = rack_index(state, rack_name)
     return ("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack)
 
@@ -364,7 +422,7 @@ def show_selection(rack_name):
     Input(ids.Shell.TICK, "n_intervals"),
 )
 def update_drilldown(rack_name, _n):
-    hub = current_hub()
+    hub = current_view()
     rack = rack_index(hub.state, rack_name)
     if rack is None or hub.latest() is None:
         return no_update, no_update, no_update, no_update
@@ -388,12 +446,11 @@ dash.clientside_callback(
                 var link = event.target.closest && event.target.closest('a[data-dash-link]');
                 if (!link || event.button !== 0 || event.metaKey || event.shiftKey || event.altKey || event.ctrlKey) { return; }
                 event.preventDefault();
-                window.history.pushState({}, '', link.getAttribute('href'));
-                window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));
+                (%s)(link.getAttribute('href'));
                 window.scrollTo(0, 0);
             });
         }
     }
-    """ % ids.Floor.RACK_PANEL,
+    """ % (ids.Floor.RACK_PANEL, PUSH_STATE_JS),
     Input(ids.Floor.RACK_HTML, "data"),
 )

@@ -12,14 +12,18 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
+from dashboard.entity_links import entity_href
 from dashboard.figures import jobs as figs
-from dashboard.hub_context import current_hub
+from dashboard.figures.trends import trend_figure
+from dashboard.formatting import fmt_duration
+from dashboard.job_actions import JobDiagnosis, diagnose, expected_after_drain
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 
@@ -29,8 +33,12 @@ PAGE = ids.Jobs.PAGE
 BOTTLENECK_COLUMNS = (
     Column("rack", "rack", href="/floor?rack={}"), Column("job_gpus", "job GPUs", "{:,}"),
     Column("slowest_pct", "slowest GPU speed (%)", "{:.0f}"), Column("max_gpu_temp_c", "hottest GPU (°C)", "{:.1f}"),
-    Column("rack_power_kw", "rack power (kW)", "{:,.1f}"),
+    Column("rack_power_kw", "rack power (kW)", "{:,.1f}"), Column("why", "why it is slow"),
 )
+CAUSE_COLUMNS = (Column("entity", "cause"), Column("reason", "what"), Column("gpus", "job GPUs", "{:,}"),
+                 Column("speed_pct", "speed (%)", "{:.0f}"))
+THROUGHPUT_WINDOW_S = 3600.0
+_expected_cache: dict[tuple, float] = {}  # (site, job, snapshot ts, hosts) -> tokens/s after draining
 
 
 def _si(value: float, unit: str) -> str:
@@ -68,6 +76,65 @@ def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
     return max(snap.jobs, key=lambda j: np.asarray(j.gpu_ids).size) if snap.jobs else None
 
 
+def _job_alert(alerts: list[dict], job: JobStatus) -> dict | None:
+    """The open stalled/slowed alert of ``job`` (its start time and the throughput it lost)."""
+    for alert in alerts:
+        if alert.get("entity_kind") == "job" and alert.get("entity_name") == job.name and alert.get("cleared_at") is None:
+            return alert
+    return None
+
+
+def _expected(view, snap: Snapshot, job: JobStatus, diag: JobDiagnosis) -> float:
+    """Tokens/s after draining and restarting on spares (cached per snapshot; NaN without the job's spec)."""
+    placed = next((p for p in view.placed_jobs() if p.spec.name == job.name), None)
+    if placed is None or not diag.drain_hosts:
+        return math.nan
+    key = (view.state.name, job.name, snap.ts, tuple(diag.drain_hosts))
+    if key not in _expected_cache:
+        if len(_expected_cache) > 64:
+            _expected_cache.clear()
+        _expected_cache[key] = expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag)
+    return _expected_cache[key]
+
+
+def diagnosis_panel(view, snap: Snapshot, job: JobStatus) -> html.Div:
+    """For a stalled or slowed job: since when, what it lost, the causes, the hosts to drain, the gain."""
+    state = view.state
+    diag = diagnose(state, snap, job)
+    if diag.condition == "running":
+        return html.Div(f"{job.name} is running at full pace: nothing to drain.", className="empty")
+    alert = _job_alert(view.alerts(active_only=True), job)
+    since = alert.get("raised_at") or alert.get("ts") if alert else None
+    lost_rate = float((alert.get("impact") or {}).get("tokens_per_s", 0.0)) if alert else 0.0
+    age_s = (snap.ts - since).total_seconds() if since is not None else math.nan
+    head = f"{job.name} {diag.condition}"
+    if since is not None:
+        head += f" since {since:%H:%M:%S} UTC ({fmt_duration(age_s)})"
+    head += f", {_si(job.tokens_per_s, 'tokens/s')}"
+    lost = [f"work lost so far ≈ {_si(lost_rate * age_s, 'tokens')}"] if since is not None and lost_rate > 0 else []
+    rows = [{"entity": c.entity_name, "reason": c.reason, "gpus": c.gpus, "speed_pct": c.speed_frac * 100.0}
+            for c in diag.causes]
+    for row, cause in zip(rows, diag.causes):
+        row["href"] = entity_href(state, cause.entity_kind, None, cause.entity_name)
+    causes = html.Table([html.Thead(html.Tr([html.Th(c.header, className="num" if c.fmt else None) for c in CAUSE_COLUMNS])),
+                         html.Tbody([html.Tr([html.Td(dcc.Link(r["entity"], href=r["href"]) if r["href"] else r["entity"]),
+                                              html.Td(r["reason"]), html.Td(f"{r['gpus']:,}", className="num"),
+                                              html.Td(f"{r['speed_pct']:.0f}", className="num")]) for r in rows])],
+                        className="data")
+    expected = _expected(view, snap, job, diag)
+    after = (f"expected after draining and restarting on spares: {_si(expected, 'tokens/s')}"
+             if math.isfinite(expected) else "expected throughput after draining: needs the job's placement")
+    checkpoint = f"checkpoints every {job.checkpoint_interval_s / 60:.0f} min (restart loses up to that much work)"
+    return html.Div([
+        html.Div(head, className=f"job-condition status-{'critical' if diag.condition == 'stalled' else 'warning'}"),
+        html.Div(" · ".join(lost + [checkpoint]), className="muted"),
+        causes,
+        html.H3(f"Drain {len(diag.drain_hosts)} host{'s' if len(diag.drain_hosts) != 1 else ''}"),
+        html.Pre(diag.drain_command, className="drain-command"),
+        html.Div(after, className="expected"),
+    ], className="diagnosis")
+
+
 def jobs_view(state: SiteTables, snap: Snapshot, job_name: str | None, rack: int | None,
               full: bool = True, shown_placement: str | None = None) -> tuple:
     """Outputs: (placement, breakdown, bottleneck table, KPIs, placement key); Patches when not ``full``.
@@ -81,7 +148,9 @@ def jobs_view(state: SiteTables, snap: Snapshot, job_name: str | None, rack: int
         return {}, {}, empty, [empty], None
     placement = figs.placement_figure(state, snap, job, rack)
     breakdown = figs.breakdown_figure(snap.jobs)
-    table = data_table(figs.bottleneck_rows(state, snap, job), BOTTLENECK_COLUMNS, "no bottleneck racks")
+    reasons = {c.entity_name: c.reason for c in diagnose(state, snap, job).causes if c.entity_kind == "rack"}
+    rows = [dict(r, why=reasons.get(r["rack"], "not slower than the job's pace")) for r in figs.bottleneck_rows(state, snap, job)]
+    table = data_table(rows, BOTTLENECK_COLUMNS, "no bottleneck racks")
     cards = kpis(job)
     key = figs.placement_key(state, job)
     if not full:
@@ -91,15 +160,48 @@ def jobs_view(state: SiteTables, snap: Snapshot, job_name: str | None, rack: int
     return placement, breakdown, table, cards, key
 
 
+def throughput_figure(view):
+    """The view's training throughput over the last hour."""
+    return trend_figure(view.trend(THROUGHPUT_WINDOW_S), [("tokens_per_s", "tokens/s")], "throughput", "tokens/s",
+                        "Throughput, last hour", uirevision="jobs-throughput", from_zero=True)
+
+
 def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
 
 
+def comparison(screen) -> list:
+    """Compare mode: every job's headline numbers in A against B (jobs matched by name)."""
+    a, b = screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    panels = []
+    for job in a.jobs:
+        other = next((j for j in b.jobs if j.name == job.name), None)
+        sa = figs.job_summary(job)
+        sb = figs.job_summary(other) if other is not None else {k: math.nan for k in sa}
+        rows = [("step time", "s", 2, sa["step_time_s"], sb["step_time_s"]),
+                ("MFU", "%", 1, sa["mfu_pct"], sb["mfu_pct"]),
+                ("throughput", "tokens/s", 0, sa["tokens_per_s"], sb["tokens_per_s"]),
+                ("goodput", "tokens/s", 0, sa["goodput_tokens_per_s"], sb["goodput_tokens_per_s"]),
+                ("ETTR", "%", 1, sa["ettr_pct"], sb["ettr_pct"]),
+                ("drain gain", "%", 1, sa["drain_gain_pct"], sb["drain_gain_pct"])]
+        panels.append(html.Div([html.H3(f"Job {job.name}" + ("" if other is not None else " (not running in B)")),
+                                compare.numbers_table(rows, screen)], className="panel"))
+    return [compare.header(screen)] + (panels or [html.Div("no running jobs in A", className="empty")])
+
+
+compare.register(PAGE, comparison)
+
+
+@view_layout
 @inputs.query_layout(rack=inputs.site_entity("rack", "rack_name"))
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     rack_id = name_index(state.rack_name, rack)
     names = [j.name for j in snap.jobs] if snap is not None else []
     chosen = find_job(snap, job) if snap is not None else None
@@ -126,7 +228,18 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Jobs.KPIS, className="kpis"),
+            html.Div(
+                [
+                    html.Div([html.H3("Diagnosis and action"),
+                              html.Div(diagnosis_panel(hub, snap, chosen) if chosen is not None and snap is not None
+                                       else html.Div("no training job running", className="empty"), id=ids.Jobs.DIAGNOSIS)],
+                             className="panel"),
+                    html.Div(_graph(ids.Jobs.THROUGHPUT, throughput_figure(hub), "260px"), className="panel"),
+                ],
+                className="grid-2",
+            ),
             html.Div(
                 [
                     html.Div([_graph(ids.Jobs.PLACEMENT, placement, "440px"),
@@ -152,7 +265,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
 )
 def select(job_name, click, selection):
     """The dropdown picks the job; a click on a job rack marks it."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Jobs.PLACEMENT:
         custom = clicked_custom(click)
@@ -173,6 +286,8 @@ def select(job_name, click, selection):
     Output(ids.Jobs.KPIS, "children"),
     Output(ids.Jobs.JOB, "options"),
     Output(ids.Jobs.RENDERED, "data"),
+    Output(ids.Jobs.DIAGNOSIS, "children"),
+    Output(ids.Jobs.THROUGHPUT, "figure"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Jobs.SELECTION, "data"),
     State(ids.Jobs.RENDERED, "data"),
@@ -180,13 +295,16 @@ def select(job_name, click, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     rack = name_index(hub.state.rack_name, selection.get("rack"))
     *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
                             shown_placement=(rendered or {}).get("placement"))
     now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
-    return (*views, [j.name for j in snap.jobs], now)
+    job = find_job(snap, selection.get("job"))
+    diagnosis = diagnosis_panel(hub, snap, job) if job is not None else html.Div("no training job running", className="empty")
+    return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub))
 
 
 register_url_writer(ids.Jobs.SELECTION, ids.Jobs.URL_SYNC)

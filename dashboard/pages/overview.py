@@ -13,13 +13,17 @@ from datetime import datetime, timezone
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
-from dashboard.hub_context import current_hub
+from dashboard.deep_link import keep_view
+from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
-from dashboard.aggregates import alert_counts, gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.entity_links import entity_href
+from dashboard.status import Banner, alert_counts, group_alerts, status_banner
+from dashboard.tiles import TILES, overview_tiles, power_breakdown
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 
@@ -39,21 +43,7 @@ TRENDS = (
     (ids.Overview.MFU_TREND, "Model FLOP utilisation", [("mfu_pct", "MFU")], "MFU", "%", (), True),
 )
 
-# (name, label, unit) of the KPI cards, in display order.
-KPIS = (
-    ("it_power", "IT load", "MW"),
-    ("facility_power", "Facility load", "MW"),
-    ("supply_headroom", "Supply headroom", "MW"),
-    ("pue", "PUE", ""),
-    ("n1", "Power N-1", ""),
-    ("gpus_ok", "GPUs running", "GPUs"),
-    ("gpus_throttled", "GPUs throttled", "GPUs"),
-    ("gpus_down", "GPUs down", "GPUs"),
-    ("tokens", "Throughput", "tokens/s"),
-    ("goodput", "Goodput", "tokens/s"),
-    ("mfu", "MFU", "%"),
-    ("alerts", "Open alerts", "alerts"),
-)
+KPIS = TILES  # (name, label, unit) of the KPI tiles, in display order
 
 
 def parse_window(value) -> int:
@@ -92,35 +82,54 @@ def trend_frame(hub, window_s: int):
     return frame
 
 
-def kpi_view(state, snapshot, alerts: list[dict]) -> dict[str, tuple[str, str, str]]:
-    """KPI name -> (value text, note, status class ok/warning/critical/'') from one snapshot."""
+# (KPI name, digits) of the numbers behind the tiles, for compare mode.
+def kpi_numbers(state, snapshot, alerts: list[dict]) -> dict[str, tuple[float, int]]:
+    """KPI name -> (number, display digits) of one snapshot (NaN without one)."""
     if snapshot is None:
-        return {name: ("–", "no data", "") for name, _, _ in KPIS}
+        return {name: (float("nan"), 0) for name, _, _ in KPIS}
     gpus = gpu_counts(snapshot)
     jobs = jobs_summary(snapshot)
-    n1 = n1_status(state, snapshot)
     counts = alert_counts(alerts)
-    headroom = snapshot.generation_capacity_mw - snapshot.facility_power_mw
-    headroom_status = "critical" if headroom < 0 else "warning" if headroom < 0.1 * snapshot.generation_capacity_mw else "ok"
-    total = max(state.n_gpus, 1)
     return {
-        "it_power": (fmt(snapshot.it_power_mw, 1), f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW", ""),
-        "facility_power": (fmt(snapshot.facility_power_mw, 1), f"of {fmt(snapshot.generation_capacity_mw, 1)} MW supply", ""),
-        "supply_headroom": (fmt(headroom, 1), f"swing ±{fmt(snapshot.swing_amplitude_mw, 1)} MW", headroom_status),
-        "pue": (fmt(snapshot.pue_ratio, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", ""),
-        "n1": ("OK" if n1["ok"] else f"{len(n1['elements_over'])} over",
-               f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %", "ok" if n1["ok"] else "critical"),
-        "gpus_ok": (f"{gpus['ok']:,}", f"of {state.n_gpus:,}" + (f" · {gpus['off']:,} off" if gpus["off"] else ""), ""),
-        "gpus_throttled": (f"{gpus['throttled']:,}", f"{fmt_pct(gpus['throttled'] / total, 2)} % of fleet",
-                           "warning" if gpus["throttled"] else "ok"),
-        "gpus_down": (f"{gpus['down']:,}", f"{fmt_pct(gpus['down'] / total, 2)} % of fleet", "critical" if gpus["down"] else "ok"),
-        "tokens": (fmt_si(jobs["tokens_per_s"]), f"{jobs['jobs']} job(s)", ""),
-        "goodput": (fmt_si(jobs["goodput_tokens_per_s"]), "after restarts and checkpoints", ""),
-        "mfu": (fmt_pct(jobs["mfu_frac"], 1), "GPU-weighted", ""),
-        "alerts": (f"{counts['critical'] + counts['warning'] + counts['info']}",
-                   f"{counts['critical']} critical · {counts['unacknowledged']} unacked",
-                   "critical" if counts["critical"] else "warning" if counts["warning"] else "ok"),
+        "it_power": (snapshot.it_power_mw, 1),
+        "facility_power": (snapshot.facility_power_mw, 1),
+        "supply_headroom": (snapshot.generation_capacity_mw - snapshot.facility_power_mw, 1),
+        "pue": (snapshot.pue_ratio, 2),
+        "n1": (float(len(n1_status(state, snapshot)["elements_over"])), 0),
+        "gpus_ok": (float(gpus["ok"]), 0),
+        "gpus_throttled": (float(gpus["throttled"]), 0),
+        "gpus_down": (float(gpus["down"]), 0),
+        "tokens": (jobs["tokens_per_s"], 0),
+        "goodput": (jobs["goodput_tokens_per_s"], 0),
+        "mfu": (jobs["mfu_frac"] * 100.0, 1),
+        "alerts": (float(counts["open"]), 0),
     }
+
+
+def comparison(screen) -> list:
+    """Compare mode: KPI tiles of A against B, and the hottest racks of A with their B values."""
+    state = screen.view.state
+    a_snap, b_snap = screen.view.latest(), screen.compare.latest()
+    a = kpi_numbers(state, a_snap, screen.view.alerts(active_only=True))
+    b = kpi_numbers(state, b_snap, screen.compare.alerts(active_only=True))
+    tiles = []
+    for name, label, unit in KPIS:
+        label = label + (" (N-1 elements over)" if name == "n1" else "")
+        value, note = compare.tile_texts(a[name][0], b[name][0], a[name][1], screen.diff, "B")
+        tiles.append(kpi_card(PAGE + "-compare", name, ("Δ " if screen.diff else "") + label, unit, value, note))
+    children = [compare.header(screen), html.Div(tiles, className="kpis")]
+    if a_snap is not None and b_snap is not None:
+        racks = [r["rack"] for r in hottest_racks(state, a_snap)]
+        names = [state.rack_name[r] for r in racks]
+        hrefs = ["/floor?" + urlencode({"rack": n, "metric": "max_gpu_temp_c"}) for n in names]
+        columns = [("max GPU [°C]", 1, a_snap.rack_max_gpu_temp_c[racks], b_snap.rack_max_gpu_temp_c[racks]),
+                   ("power [kW]", 1, a_snap.rack_power_kw[racks], b_snap.rack_power_kw[racks])]
+        children.append(html.Div([html.H3("Hottest racks in A, against B"),
+                                  compare.entities_table(names, hrefs, columns, screen)], className="panel"))
+    return children
+
+
+compare.register(PAGE, comparison)
 
 
 def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
@@ -142,21 +151,42 @@ def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
 
 
-def open_alerts_list(alerts: list[dict], count: int = 6) -> html.Div:
-    """The newest open alerts, critical first, with a link to the alerts page."""
-    rank = {"critical": 0, "warning": 1, "info": 2}
-    open_alerts = [a for a in alerts if a.get("cleared_at") is None]
-    open_alerts.sort(key=lambda a: (rank.get(a["severity"], 3), -aware(a["ts"]).timestamp()))
-    items = [
-        html.Tr([
-            html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),
-            html.Td(a["message"]),
-            html.Td("acked" if a.get("acknowledged") else "", className="muted"),
-        ])
-        for a in open_alerts[:count]
+def open_alerts_list(state, alerts: list[dict], count: int = 5) -> html.Div:
+    """Open alerts by cause, most urgent first; each cause links to its equipment, with its impact."""
+    groups = group_alerts(alerts)
+    rows = []
+    for group in groups[:count]:
+        root = group.root
+        href = entity_href(state, root.get("entity_kind", ""), root.get("entity_id"), root.get("entity_name"))
+        name = root.get("entity_name", "")
+        impact = [f"{group.gpus:,} GPUs"] if group.gpus else []
+        impact += [f"{len(group.jobs)} job{'s' if len(group.jobs) != 1 else ''}"] if group.jobs else []
+        more = f" +{len(group.children)}" if group.children else ""
+        rows.append(html.Tr([
+            html.Td(html.Span(group.severity, className=f"sev sev-{group.severity}")),
+            html.Td([dcc.Link(name, href=href) if href else name, html.Span(f" {root.get('message', '')}")],
+                    className="alert-text"),
+            html.Td(" · ".join(impact) + more, className="num muted"),
+        ]))
+    body = html.Table(html.Tbody(rows), className="data alerts-compact") if rows else \
+        html.Div("no open alerts", className="empty")
+    counts = alert_counts(alerts)
+    return html.Div([body, dcc.Link(f"all alerts ({counts['open']} open, {len(groups)} causes, "
+                                    f"{counts['need_attention']} need attention) →", href="/alerts")])
+
+
+def banner_block(state, banner: Banner) -> list:
+    """The status banner's children: severity, headline linked to the cause, scope and job impact."""
+    href = entity_href(state, banner.entity_kind, None, banner.entity_name) if banner.entity_kind else None
+    headline = dcc.Link(banner.headline, href=href) if href else html.Span(banner.headline)
+    more = [" · ", dcc.Link(f"{banner.more} more cause{'s' if banner.more != 1 else ''} →", href="/alerts")] \
+        if banner.more else []
+    return [
+        html.Span(banner.severity.upper() if banner.severity != "ok" else "OK", className=f"sev sev-{banner.severity}"),
+        html.Span(headline, className="status-headline"),
+        html.Span(banner.scope, className="status-scope"),
+        html.Span([banner.job_impact, *more], className="status-jobs"),
     ]
-    body = html.Table(html.Tbody(items), className="data") if items else html.Div("no open alerts", className="empty")
-    return html.Div([body, dcc.Link(f"all alerts ({len(open_alerts)} open) →", href="/alerts")])
 
 
 def jobs_table(snapshot) -> html.Table | html.Div:
@@ -189,24 +219,49 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
     }
 
 
+def tiles_of(view) -> dict:
+    """The tiles of a view's latest tick, over its trend's last seconds."""
+    tick = view.latest_tick()
+    return overview_tiles(view.state, tick.snapshot, tick.detail, view.trend(120.0), view.alerts(active_only=True))
+
+
+@view_layout
 @inputs.query_layout(window=inputs.window_s, at=inputs.instant)
 def layout(window=None, at=None, **_kwargs) -> html.Div:
-    hub = current_hub()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
     window_s = parse_window(window)
     pinned = parse_at(at)
-    snapshot = hub.latest()
+    tick = hub.latest_tick()
+    snapshot = tick.snapshot
     alerts = hub.alerts(active_only=True)
-    kpis = kpi_view(hub.state, snapshot, alerts)
+    tiles = tiles_of(hub)
     figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
-    cards = [kpi_card(PAGE, name, label, unit, *kpis[name]) for name, label, unit in KPIS]
-    graph_config = {"displaylogo": False, "responsive": True}
+    # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
+    cards = [kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark)
+             for (name, label, unit), t in ((k, tiles[k[0]]) for k in KPIS)] if screen.compare is None else []
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
+    graph_config = {"displaylogo": False, "responsive": True, "displayModeBar": "hover"}
     return html.Div(
         [
             dcc.Location(id=ids.Overview.URL, refresh=False),
             dcc.Store(id=ids.Overview.PINNED, data=pinned),
+            html.Div(banner_block(hub.state, banner), id=ids.Overview.STATUS,
+                     className=f"status-banner status-banner-{banner.severity}", role="status"),
+            compare.section(PAGE, screen),
+            html.Div(cards, id=ids.Overview.KPIS, className="kpis" if cards else ""),
+            html.Div(power_breakdown(snapshot, tick.detail), id=ids.Overview.BREAKDOWN, className="breakdown muted"),
             html.Div(
                 [
-                    html.H1("Overview"),
+                    html.Div([html.H3("Open alerts by cause"), html.Div(open_alerts_list(hub.state, alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
+                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
+                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
+                ],
+                className="grid-3",
+            ),
+            html.Div(
+                [
+                    html.H2("Trends", className="section-title"),
                     html.Div(
                         [
                             html.Label("trend window", htmlFor=ids.Overview.WINDOW),
@@ -222,17 +277,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                 ],
                 className="page-title",
             ),
-            html.Div(cards, id=ids.Overview.KPIS, className="kpis"),
             html.Div(
                 [html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel") for tid, *_ in TRENDS],
-                className="grid-3",
-            ),
-            html.Div(
-                [
-                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
-                    html.Div([html.H3("Open alerts"), html.Div(open_alerts_list(alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
-                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
-                ],
                 className="grid-3",
             ),
         ],
@@ -243,6 +289,11 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
 @dash.callback(
     Output(ids.kpi_value(PAGE, ALL), "children"),
     Output(ids.kpi_value(PAGE, ALL), "className"),
+    Output(ids.kpi_note(PAGE, ALL), "children"),
+    Output(ids.kpi_spark(PAGE, ALL), "children"),
+    Output(ids.Overview.STATUS, "children"),
+    Output(ids.Overview.STATUS, "className"),
+    Output(ids.Overview.BREAKDOWN, "children"),
     Output(ids.Overview.HOT_RACKS, "children"),
     Output(ids.Overview.OPEN_ALERTS, "children"),
     Output(ids.Overview.JOBS, "children"),
@@ -252,22 +303,28 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     prevent_initial_call=True,
 )
 def live_update(_n, window_s):
-    hub = current_hub()
+    hub = current_view()
     names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
     return overview_update(hub, parse_window(window_s), names)
 
 
 def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
-    """Everything the live callback sends: KPI texts and classes, three tables, trend patches."""
-    snapshot = hub.latest()
+    """Everything the live callback sends: tiles, the banner, the breakdown, three tables, trend patches."""
+    tick = hub.latest_tick()
+    snapshot = tick.snapshot
     alerts = hub.alerts(active_only=True)
-    kpis = kpi_view(hub.state, snapshot, alerts)
-    values = [kpis[name][0] for name in kpi_names]
-    classes = [f"kpi-value {kpis[name][2]}".strip() for name in kpi_names]
+    tiles = tiles_of(hub)
+    values = [tiles[name].value for name in kpi_names]
+    classes = [f"kpi-value {tiles[name].status}".strip() for name in kpi_names]
+    notes = [tiles[name].note for name in kpi_names]
+    sparks = [tiles[name].spark for name in kpi_names]
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
     frame = trend_frame(hub, window_s)
     patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
     hot = hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None
-    return (values, classes, hot, open_alerts_list(alerts), jobs_table(snapshot), *patches)
+    return (values, classes, notes, sparks, banner_block(hub.state, banner),
+            f"status-banner status-banner-{banner.severity}", power_breakdown(snapshot, tick.detail), hot,
+            open_alerts_list(hub.state, alerts), jobs_table(snapshot), *patches)
 
 
 def pin_label(pinned: str | None) -> str:
@@ -282,7 +339,7 @@ def pin_label(pinned: str | None) -> str:
 )
 def change_window(window_s, pinned):
     window_s = parse_window(window_s)
-    figures = trend_figures(trend_frame(current_hub(), window_s), window_s, pinned)
+    figures = trend_figures(trend_frame(current_view(), window_s), window_s, pinned)
     return tuple(figures[tid] for tid, *_ in TRENDS)
 
 
@@ -319,4 +376,4 @@ def sync_url_and_pin(window_s, pinned):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return (no_update,) * (2 + len(TRENDS))
     pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
-    return (url_search(parse_window(window_s), pinned), pin_label(pinned), *pin_outputs)
+    return (keep_view(url_search(parse_window(window_s), pinned)), pin_label(pinned), *pin_outputs)

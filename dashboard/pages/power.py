@@ -7,20 +7,20 @@ on an element's path and subtree and colours by load instead of N-1 load.
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
 import dash
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids, inputs
+from dashboard import compare, ids, inputs
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
-from dashboard.hub_context import current_hub
-from dashboard.tick_detail import tick_detail
+from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -82,10 +82,9 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     return tree, headroom, worst, generation, swing, supply, cards
 
 
-def _trend(hub):
-    """The hub's recent site trend, or None when it keeps none."""
-    trend = getattr(hub, "trend", None)
-    return trend(TREND_WINDOW_S) if callable(trend) else None
+def _trend(view):
+    """The view's recent site trend (a frame, possibly empty)."""
+    return view.trend(TREND_WINDOW_S)
 
 
 def _graph(graph_id: str, figure, height: str | None = None) -> dcc.Graph:
@@ -97,11 +96,45 @@ def _scope_text(state: SiteTables, element: int | None) -> str:
     return "whole site" if element is None else f"focused on {state.power_name[element]}"
 
 
+def comparison(screen) -> list:
+    """Compare mode: site power numbers and the elements whose load differs most, A against B."""
+    state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
+    if a is None or b is None:
+        return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
+    la, lb = figs.generation_limits(state, a, screen.view.latest_tick().detail), \
+        figs.generation_limits(state, b, screen.compare.latest_tick().detail)
+    rows = [
+        ("IT load", "MW", 1, a.it_power_mw, b.it_power_mw),
+        ("facility load", "MW", 1, a.facility_power_mw, b.facility_power_mw),
+        ("available generation", "MW", 1, la["generation_capacity_mw"], lb["generation_capacity_mw"]),
+        ("GPUs runnable at full power", "GPUs", 0, la["gpus_runnable_full_power"], lb["gpus_runnable_full_power"]),
+        ("power cap for all GPUs", "W", 0, la["gpu_cap_w"], lb["gpu_cap_w"]),
+        ("training swing", "MW", 1, a.swing_amplitude_mw, b.swing_amplitude_mw),
+        ("PUE", "", 2, a.pue_ratio, b.pue_ratio),
+    ]
+    elements = compare.largest_changes(a.power_load_frac, b.power_load_frac, 8)
+    names = [state.power_name[e] for e in elements]
+    columns = [("load [%]", 0, a.power_load_frac[elements] * 100, b.power_load_frac[elements] * 100),
+               ("N-1 load [%]", 0, a.power_n1_load_frac[elements] * 100, b.power_n1_load_frac[elements] * 100)]
+    hrefs = ["?" + urlencode({"element": n}) for n in names]
+    return [compare.header(screen), html.Div([
+        html.Div([html.H3("Site power"), compare.numbers_table(rows, screen)], className="panel"),
+        html.Div([html.H3("Elements whose load differs most"),
+                  compare.entities_table(names, hrefs, columns, screen, entity="element")], className="panel"),
+    ], className="compare-grid")]
+
+
+compare.register(PAGE, comparison)
+
+
+@view_layout
 @inputs.query_layout(element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS))
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
-    hub = current_hub()
-    state, snap = hub.state, hub.latest()
+    screen = current_screen(**_kwargs)
+    hub = screen.view
+    tick = hub.latest_tick()
+    state, snap = hub.state, tick.snapshot
     element_id = name_index(state.power_name, element)
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
     selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
@@ -110,7 +143,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
         rendered = None
     else:
         tree, headroom, worst, generation, swing, supply, cards = power_view(
-            state, snap, element_id, metric, detail=tick_detail(hub), trend=_trend(hub))
+            state, snap, element_id, metric, detail=tick.detail, trend=_trend(hub))
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     return html.Div(
         [
@@ -133,6 +166,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
                 ],
                 className="page-title",
             ),
+            compare.section(PAGE, screen),
             html.Div(cards, id=ids.Power.KPIS, className="kpis"),
             html.Div(
                 [_graph(ids.Power.TREE, tree),
@@ -170,7 +204,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
 )
 def select(click, metric, _reset, selection):
     """Click focuses an element, the radio picks the metric, the button returns to the site."""
-    state = current_hub().state
+    state = current_view().state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Power.TREE:
         custom = clicked_custom(click)
@@ -203,12 +237,13 @@ def select(click, metric, _reset, selection):
 )
 def refresh(_n, selection, rendered):
     """New snapshot → patch the data; new selection → rebuild the figures."""
-    hub = current_hub()
-    snap, selection, full = live_render(hub, rendered, selection)
+    hub = current_view()
+    tick, selection, full = live_render(hub, rendered, selection)
+    snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
-    views = power_view(hub.state, snap, element, metric, full=full, detail=tick_detail(hub), trend=_trend(hub))
+    views = power_view(hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub))
     return (*views, _scope_text(hub.state, element), element is None, now)
 
 

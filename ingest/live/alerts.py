@@ -1,155 +1,70 @@
-"""Alert rules over a twin snapshot, raised and cleared once per episode.
+"""Alert episodes in the store: raised once, updated while they last, cleared once.
 
-Rules are vectorised over the snapshot's arrays and aggregated to the entity an
-operator acts on (a rack, not its 64 GPUs).  :class:`AlertTracker` remembers which
-conditions are open so the database sees only transitions: one row when a condition
-starts, one update when it clears.
+:class:`AlertTracker` turns the conditions of successive snapshots (from
+:mod:`ingest.live.alert_rules`) into :class:`Event` rows.  The database sees only what
+changed: one row when a condition starts; an update, with a history row
+(:class:`EventChange`), when its severity or text changes; an impact update when what it
+costs changes; one update when it clears.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ingest.store.models import Event
-from twin.engine.snapshot import GPU_DOWN, Snapshot
-from twin.site.tables import SiteTables
-
-XID_SEVERITY = {79: "critical", 48: "critical", 95: "critical", 64: "critical", 94: "warning", 63: "warning",
-                74: "warning", 92: "info", 119: "critical", 120: "critical"}  # [NVIDIA-XID-Catalog]
-STALE_AFTER_S = 10.0
+from ingest.live.alert_rules import Condition
+from ingest.store.models import Event, EventChange
 
 
-@dataclass(frozen=True)
-class Condition:
-    """A condition that holds now for one entity."""
-
-    key: str
-    severity: str
-    source: str
-    entity_kind: str
-    entity_id: int
-    entity_name: str
-    metric: str
-    value: float
-    message: str
-
-
-def _rack_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    out = []
-    max_op = state.gpu_spec_array("max_operating_temp_c")
-    slowdown = state.gpu_spec_array("slowdown_temp_c")
-    hot = np.bincount(state.gpu_rack, weights=snap.gpu_temp_c >= max_op, minlength=state.n_racks)
-    very_hot = np.bincount(state.gpu_rack, weights=snap.gpu_temp_c >= slowdown, minlength=state.n_racks)
-    down = np.bincount(state.gpu_rack, weights=snap.gpu_state == GPU_DOWN, minlength=state.n_racks)
-    for r in np.flatnonzero(hot > 0):
-        sev = "critical" if very_hot[r] else "warning"
-        limit = "slowdown" if very_hot[r] else "max operating"
-        out.append(Condition(f"gpu_hot:rack:{r}", sev, "twin", "rack", int(r), state.rack_name[r], "gpu_temp_c",
-                             float(snap.rack_max_gpu_temp_c[r]),
-                             f"{int(hot[r])} GPU(s) at or above {limit} temperature "
-                             f"(max {snap.rack_max_gpu_temp_c[r]:.1f} °C)"))
-    for r in np.flatnonzero(down > 0):
-        out.append(Condition(f"gpu_down:rack:{r}", "critical", "twin", "rack", int(r), state.rack_name[r],
-                             "gpu_state", float(down[r]), f"{int(down[r])} GPU(s) down"))
-    return out
-
-
-def _xid_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    out = []
-    for g in np.flatnonzero(snap.last_xid_code > 0):
-        code = int(snap.last_xid_code[g])
-        node = state.gpu_node[g]
-        name = f"{state.node_name[node]}/gpu{int(state.gpu_index[g])}"
-        out.append(Condition(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "twin", "gpu", int(g), name,
-                             "last_xid_code", float(code), f"XID {code} on {name}"))
-    return out
-
-
-def _cooling_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    out = []
-    required = state.cdu_spec_array("pumps_required")
-    installed = state.cdu_spec_array("pumps")
-    over = snap.cdu_heat_kw > snap.cdu_capacity_kw
-    for c in np.flatnonzero(over):
-        out.append(Condition(f"cdu_over:cdu:{c}", "critical", "twin", "cdu", int(c), state.cdu_name[c], "cdu_heat_kw",
-                             float(snap.cdu_heat_kw[c]), f"heat {snap.cdu_heat_kw[c]:.0f} kW exceeds capacity "
-                             f"{snap.cdu_capacity_kw[c]:.0f} kW"))
-    for c in np.flatnonzero(snap.pumps_running_count < installed):
-        sev = "critical" if snap.pumps_running_count[c] < required[c] else "warning"
-        out.append(Condition(f"pump:cdu:{c}", sev, "twin", "cdu", int(c), state.cdu_name[c], "pumps_running_count",
-                             float(snap.pumps_running_count[c]),
-                             f"{int(snap.pumps_running_count[c])} of {int(installed[c])} pumps running"
-                             + ("" if sev == "critical" else " (no redundancy left)")))
-    return out
-
-
-def _power_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    out = []
-    for e in np.flatnonzero(snap.power_load_frac > 1.0):
-        out.append(Condition(f"overload:power:{e}", "critical", "twin", "power", int(e), state.power_name[e],
-                             "load_frac", float(snap.power_load_frac[e]),
-                             f"loaded to {snap.power_load_frac[e]:.0%} of its usable rating"))
-    n1 = (snap.power_n1_load_frac > 1.0) & ~(snap.power_load_frac > 1.0)
-    for e in np.flatnonzero(n1):
-        out.append(Condition(f"n1:power:{e}", "warning", "twin", "power", int(e), state.power_name[e], "load_frac",
-                             float(snap.power_n1_load_frac[e]),
-                             f"N-1: would reach {snap.power_n1_load_frac[e]:.0%} after a single failure"))
-    load_mw = snap.facility_power_mw
-    if load_mw > snap.generation_capacity_mw:
-        out.append(Condition("supply:site:0", "critical", "twin", "site", 0, state.name, "facility_power_mw",
-                             float(load_mw), f"facility load {load_mw:.1f} MW exceeds generation "
-                             f"{snap.generation_capacity_mw:.1f} MW"))
-    return out
-
-
-def _link_conditions(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    down = np.flatnonzero(~snap.link_up_flag)
-    if not down.size:
-        return []
-    per_switch = np.bincount(state.link_a[down], minlength=state.n_switches)
-    return [Condition(f"links_down:switch:{s}", "warning", "twin", "switch", int(s), state.switch_name[s],
-                      "link_up_flag", float(per_switch[s]), f"{int(per_switch[s])} uplink(s) down")
-            for s in np.flatnonzero(per_switch)]
-
-
-def _stale_conditions(snap: Snapshot) -> list[Condition]:
-    return [Condition(f"stale:source:{name}", "warning", name, "source", 0, name, "source_age_s", float(age),
-                      "no reading yet" if not np.isfinite(age) else f"no good reading for {age:.0f} s")
-            for name, age in snap.source_age_s.items() if not age <= STALE_AFTER_S]
-
-
-def evaluate(state: SiteTables, snap: Snapshot) -> list[Condition]:
-    """Every condition that holds in ``snap``."""
-    return (_rack_conditions(state, snap) + _xid_conditions(state, snap) + _cooling_conditions(state, snap)
-            + _power_conditions(state, snap) + _link_conditions(state, snap) + _stale_conditions(snap))
+def _impact_columns(c: Condition) -> dict:
+    return {"group_key": c.group_key, "impact_gpus": int(c.impact.gpus), "impact_jobs": ",".join(c.impact.jobs),
+            "impact_tokens_per_s": round(float(c.impact.tokens_per_s), 1),
+            "impact_power_mw": round(float(c.impact.power_mw), 3)}
 
 
 class AlertTracker:
-    """Turns the conditions of successive snapshots into Event rows (open once, clear once)."""
+    """Records the transitions and changes of alert episodes (see module docstring)."""
 
     def __init__(self, engine: Engine, site_name: str) -> None:
         self.engine, self.site_name = engine, site_name
         with Session(engine) as session:
             rows = session.exec(select(Event).where(Event.site_name == site_name, Event.cleared_at.is_(None))).all()
         self.open: dict[str, int] = {row.key: row.id for row in rows}
+        # what was last written per open key: (severity, message) and the impact columns
+        self._text: dict[str, tuple[str, str]] = {row.key: (row.severity, row.message) for row in rows}
+        self._impact: dict[str, dict] = {row.key: {k: getattr(row, k) for k in
+                                                   ("group_key", "impact_gpus", "impact_jobs",
+                                                    "impact_tokens_per_s", "impact_power_mw")} for row in rows}
 
     def update(self, ts: datetime, conditions: list[Condition]) -> tuple[int, int]:
-        """Record transitions at ``ts``; returns (raised, cleared) counts."""
+        """Record what changed at ``ts``; returns (raised, cleared) counts."""
         now = {c.key: c for c in conditions}
         new = [c for key, c in now.items() if key not in self.open]
         gone = [key for key in self.open if key not in now]
-        if not new and not gone:
+        changed = [c for key, c in now.items() if key in self.open and
+                   ((c.severity, c.message) != self._text[key] or _impact_columns(c) != self._impact[key])]
+        if not new and not gone and not changed:
             return 0, 0
         with Session(self.engine) as session:
-            rows = [Event(site_name=self.site_name, key=c.key, raised_at=ts, severity=c.severity, source=c.source,
-                          entity_kind=c.entity_kind, entity_id=c.entity_id, entity_name=c.entity_name,
-                          metric=c.metric, value=c.value, message=c.message) for c in new]
+            rows = [Event(site_name=self.site_name, key=c.key, raised_at=ts, updated_at=ts, severity=c.severity,
+                          source=c.source, entity_kind=c.entity_kind, entity_id=c.entity_id,
+                          entity_name=c.entity_name, metric=c.metric, value=c.value, message=c.message,
+                          runbook=c.runbook, **_impact_columns(c)) for c in new]
             session.add_all(rows)
+            for c in changed:
+                event = session.get(Event, self.open[c.key])
+                if event is None:
+                    continue
+                if (c.severity, c.message) != self._text[c.key]:
+                    session.add(EventChange(event_id=event.id, changed_at=ts, severity=c.severity,
+                                            message=c.message, value=c.value))
+                    event.severity, event.message, event.value = c.severity, c.message, c.value
+                for column, value in _impact_columns(c).items():
+                    setattr(event, column, value)
+                event.updated_at = ts
+                session.add(event)
             for key in gone:
                 event = session.get(Event, self.open[key])
                 if event is not None:
@@ -158,6 +73,54 @@ class AlertTracker:
             session.commit()
             for row in rows:
                 self.open[row.key] = row.id
+        for c in new + changed:
+            self._text[c.key] = (c.severity, c.message)
+            self._impact[c.key] = _impact_columns(c)
         for key in gone:
-            del self.open[key]
+            del self.open[key], self._text[key], self._impact[key]
         return len(new), len(gone)
+
+
+def history(engine: Engine, event_id: int) -> list[dict]:
+    """The changes of one alert, oldest first: ``changed_at``, ``severity``, ``message``, ``value``."""
+    with Session(engine) as session:
+        rows = session.exec(select(EventChange).where(EventChange.event_id == event_id)
+                            .order_by(EventChange.changed_at, EventChange.id)).all()
+    return [{"changed_at": r.changed_at, "severity": r.severity, "message": r.message, "value": r.value}
+            for r in rows]
+
+
+def list_alerts(engine: Engine, site_name: str | None = None, active_only: bool = True,
+                limit: int = 500) -> list[dict]:
+    """Stored alerts newest first (``site_name`` None: every site); ``active_only`` keeps uncleared ones."""
+    query = select(Event)
+    if site_name is not None:
+        query = query.where(Event.site_name == site_name)
+    if active_only:
+        query = query.where(Event.cleared_at.is_(None))
+    with Session(engine) as session:
+        rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
+    return [alert_dict(e) for e in rows]
+
+
+def alert_dict(e: Event) -> dict:
+    """One stored alert as the dashboard, the API and ``clustertwin alerts list`` show it."""
+    return {"id": e.id, "site": e.site_name, "key": e.key, "ts": e.raised_at, "raised_at": e.raised_at,
+            "updated_at": e.updated_at or e.raised_at, "severity": e.severity, "source": e.source,
+            "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
+            "metric": e.metric, "value": e.value, "message": e.message, "group": e.group_key or e.key,
+            "impact": {"gpus": e.impact_gpus, "jobs": [j for j in e.impact_jobs.split(",") if j],
+                       "tokens_per_s": e.impact_tokens_per_s, "power_mw": e.impact_power_mw},
+            "runbook": e.runbook, "acknowledged": e.acknowledged, "acknowledged_at": e.acknowledged_at,
+            "ack_comment": e.ack_comment, "acknowledged_by": e.acknowledged_by,
+            "silenced_until": e.silenced_until, "cleared_at": e.cleared_at}
+
+
+def condition_alert(c: Condition, ts: datetime, site_name: str = "") -> dict:
+    """A condition that was never stored (a scenario's or a replay's) in the shape of :func:`alert_dict`."""
+    return {"id": c.key, "site": site_name, "key": c.key, "ts": ts, "raised_at": ts, "updated_at": ts,
+            "severity": c.severity, "source": c.source, "entity_kind": c.entity_kind, "entity_id": c.entity_id,
+            "entity_name": c.entity_name, "metric": c.metric, "value": c.value, "message": c.message,
+            "group": c.group_key, "impact": c.impact.as_dict(), "runbook": c.runbook, "acknowledged": False,
+            "acknowledged_at": None, "ack_comment": "", "acknowledged_by": "", "silenced_until": None,
+            "cleared_at": None}

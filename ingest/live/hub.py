@@ -20,19 +20,22 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from ingest.live.alerts import AlertTracker, evaluate
+from ingest.live.alert_rules import SiteFacts, evaluate
+from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
-from ingest.store.layouts import GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.models import Event, utcnow
 from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from ingest.live.trend import TrendBuffer
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.training.sitejob import evaluate_site_job
-from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
+from twin.engine.view import EMPTY_TICK, ViewTick
+from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,9 @@ READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls b
 RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
 RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
+# [E] a powered GPU draws at least its idle power; one measured below half of it is not running
+# (shut down, fallen off the bus), whatever the twin's own state says
+DEAD_POWER_FRAC = 0.5
 MAX_SILENCE_S = 7 * 24 * 3600.0  # longer silences are refused: nobody would see the alert again
 READ_ONLY_MESSAGE = ("this server is a read-only follower: acknowledge and silence alerts on the server "
                      "that runs ingest")
@@ -86,7 +92,11 @@ class StepTiming:
 
 
 class LiveHub:
-    """See module docstring."""
+    """See module docstring.  It is the ``live`` view of :mod:`twin.engine.view`."""
+
+    key = "live"
+    label = "live"
+    is_live = True
 
     def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
@@ -112,12 +122,17 @@ class LiveHub:
         self.timing = StepTiming()
         self.predicted_gpu_temp_c: np.ndarray | None = None
         self._latest: Snapshot | None = None
+        self._published: ViewTick = EMPTY_TICK  # snapshot and its detail, replaced together under _publish_lock
+        self._publish_lock = threading.Lock()
         self._prev_ts: datetime | None = None
         self._synthetic_ok_s = float("-inf")
         self._jobs_at: datetime | None = None
         self._job_status = []
+        self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
         self._step_lock = threading.Lock()
+        self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
+        self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
         self.writable = True  # False on a read-only follower (see ingest.live.runtime)
         self.outage = WriteOutage(log, f"database of site {state.name}")
         self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
@@ -151,11 +166,13 @@ class LiveHub:
             self._write("frames dropped", lambda: self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard))
             self._recorded_at = ts
         t3 = time.perf_counter()
-        conditions = [c for c in evaluate(self.state, snap) if self._owns(c)]
+        conditions = [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)]
         self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions),
                     reached_db=lambda counts: counts != (0, 0))  # no transition: the tracker did not write
         self.trend_buffer.append(snap)
         self._latest = snap
+        with self._publish_lock:
+            self._published = ViewTick(snap, self.twin.detail)
         t4 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
                                  alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
@@ -207,13 +224,23 @@ class LiveHub:
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
-        """Measured GPU values replace the twin's where fresh; the prediction is kept aside."""
+        """Measured GPU values replace the twin's where fresh; the prediction is kept aside.
+
+        GPU health follows the measured numbers the pages show: a GPU drawing less than
+        :data:`DEAD_POWER_FRAC` of its idle power is down, one measured at or above its
+        slowdown temperature is throttled to the hardware-slowdown clock.
+        """
         cur = lambda metric: self.buffer.current("gpu", metric, now_s, self.reading_max_age_s)  # noqa: E731
         self.predicted_gpu_temp_c = snap.gpu_temp_c.copy()
         temp, power, hbm, xid = cur("gpu_temp_c"), cur("gpu_power_w"), cur("hbm_temp_c"), cur("last_xid_code")
         gpu_temp = np.where(np.isfinite(temp), temp, snap.gpu_temp_c)
         last_xid_code = np.where(np.isfinite(xid), xid, snap.last_xid_code).astype(np.int16)
-        down = np.isin(last_xid_code, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN)
+        powered = snap.gpu_state != GPU_OFF
+        dead = powered & np.isfinite(power) & (power < DEAD_POWER_FRAC * self._gpu_idle_w)
+        down = np.isin(last_xid_code, list(XID_DOWN)) | (snap.gpu_state == GPU_DOWN) | dead
+        hot = powered & ~down & np.isfinite(temp) & (temp >= self._gpu_slowdown_c)
+        gpu_state = np.where(down, GPU_DOWN, np.where(hot, GPU_THROTTLED, snap.gpu_state)).astype(np.int8)
+        throttle = np.where(hot, np.minimum(snap.throttle_frac, HW_SLOWDOWN_CLOCK_FRAC), snap.throttle_frac)
         rack_max = self.twin.by_rack.max(np.where(np.isfinite(gpu_temp), gpu_temp, -np.inf))
         return replace(
             snap,
@@ -221,10 +248,20 @@ class LiveHub:
             hbm_temp_c=np.where(np.isfinite(hbm), hbm, snap.hbm_temp_c),
             gpu_power_w=np.where(down, 0.0, np.where(np.isfinite(power), power, snap.gpu_power_w)),
             last_xid_code=last_xid_code,
-            gpu_state=np.where(down, GPU_DOWN, snap.gpu_state).astype(np.int8),
+            gpu_state=gpu_state,
+            throttle_frac=np.where(down, 0.0, throttle),
             rack_max_gpu_temp_c=np.where(np.isfinite(rack_max), rack_max, np.nan),
             source_age_s=self.source_ages(now_s),
         )
+
+    def _facts(self, snap: Snapshot) -> SiteFacts:
+        """What the alert rules need beyond the snapshot; remembers each job's best throughput."""
+        for job in snap.jobs:
+            if np.isfinite(job.tokens_per_s) and job.tokens_per_s > self._job_best.get(job.name, 0.0):
+                self._job_best[job.name] = float(job.tokens_per_s)
+        detail = self.twin.detail
+        return SiteFacts(power_live=detail.power_live, source_live=detail.source_live,
+                         job_best_tokens_per_s=dict(self._job_best))
 
     def _owns(self, condition) -> bool:
         """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
@@ -248,12 +285,17 @@ class LiveHub:
         return self._job_status
 
     # ------------------------------------------------------------ read side
+    def latest_tick(self) -> ViewTick:
+        """The last published snapshot with the detail of the same tick, read together."""
+        with self._publish_lock:
+            return self._published
+
     def latest(self) -> Snapshot | None:
-        return self._latest
+        return self.latest_tick().snapshot
 
     def detail(self):
-        """The twin's results beyond the Snapshot contract (site balance, projections, N-1 causes)."""
-        return self.twin.detail
+        """The twin's results beyond the Snapshot contract of the published tick (site balance, N-1 causes)."""
+        return self.latest_tick().detail
 
     def trend(self, window_s: float = 900.0) -> pd.DataFrame:
         return self.trend_buffer.frame(window_s)
@@ -281,27 +323,37 @@ class LiveHub:
             "value": values.reshape(-1).astype(np.float64),
         })
 
+    def placed_jobs(self) -> list[PlacedJob]:
+        """The training jobs the live twin evaluates, as placed on the site."""
+        return list(self.jobs)
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """Recorded values of one CDU over the last ``window_s`` s, one column per CDU field, indexed by UTC time."""
+        if not 0 <= cdu_id < self.state.n_cdus:
+            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
+        end = self._prev_ts or utcnow()
+        ts, values = self.store.read_window("cdu", np.array([cdu_id]), end - timedelta(seconds=window_s), end)
+        index = pd.DatetimeIndex(pd.to_datetime(ts).tz_localize(timezone.utc), name="ts")
+        return pd.DataFrame(values[:, :, 0].astype(np.float64), index=index, columns=list(CDU_FIELDS))
+
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
-        """Alerts newest first; ``active_only`` keeps the ones not cleared yet."""
-        query = select(Event).where(Event.site_name == self.site_name)
-        if active_only:
-            query = query.where(Event.cleared_at.is_(None))
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`).
+
+        With the database down, the last list read is returned (the outage is logged by writes).
+        """
         try:
-            with Session(self.db) as session:
-                rows = session.exec(query.order_by(Event.raised_at.desc(), Event.id.desc()).limit(limit)).all()
+            result = list_alerts(self.db, self.site_name, active_only, limit)
         except SQLAlchemyError:
-            if (active_only, limit) in self._last_alerts:  # database down: the last list read (the outage is logged by writes)
+            if (active_only, limit) in self._last_alerts:
                 return self._last_alerts[(active_only, limit)]
             raise
-        self._last_alerts[(active_only, limit)] = result = [{"id": e.id, "ts": e.raised_at, "severity": e.severity, "source": e.source,
-                 "entity_kind": e.entity_kind, "entity_id": e.entity_id, "entity_name": e.entity_name,
-                 "metric": e.metric, "value": e.value, "message": e.message, "acknowledged": e.acknowledged,
-                 "silenced_until": e.silenced_until, "cleared_at": e.cleared_at} for e in rows]
+        self._last_alerts[(active_only, limit)] = result
         return result
 
-    def acknowledge(self, alert_id: int) -> None:
-        """Mark an alert acknowledged; PermissionError on a read-only follower, KeyError if unknown."""
-        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow())
+    def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
+        """Mark an alert acknowledged with the operator's comment; PermissionError on a read-only follower."""
+        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
+                           acknowledged_by=user[:100])
 
     def silence(self, alert_id: int, duration_s: float) -> None:
         """Silence an alert for ``duration_s`` seconds (0 < duration ≤ 7 days)."""
@@ -309,6 +361,10 @@ class LiveHub:
             raise ValueError(f"silence duration must be positive and at most {MAX_SILENCE_S:g} s (7 days), "
                              f"not {duration_s!r} s")
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
+
+    def unsilence(self, alert_id: int) -> None:
+        """Lift an alert's silence."""
+        self._update_event(alert_id, silenced_until=None)
 
     def prune(self) -> int:
         """Delete recorded frames older than the retention window; returns the chunks deleted."""

@@ -78,7 +78,12 @@ class Incident(SQLModel, table=True):
 
 
 class Event(SQLModel, table=True):
-    """An alert or event about one entity (threshold, XID, stale source, failure)."""
+    """An alert or event about one entity (threshold, XID, stale source, failure).
+
+    ``group_key`` is the key of the root-cause alert it belongs to (its own key for a root
+    cause); the ``impact_*`` columns say what it costs.  Text, severity and impact are
+    updated while the episode lasts; :class:`EventChange` keeps each change.
+    """
 
     __table_args__ = (Index("ix_event_site_open", "site_name", "cleared_at"),)
     id: int | None = Field(default=None, primary_key=True)
@@ -97,6 +102,27 @@ class Event(SQLModel, table=True):
     acknowledged_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
     silenced_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
     cleared_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    group_key: str = ""
+    impact_gpus: int = 0
+    impact_jobs: str = ""  # job names, comma-separated
+    impact_tokens_per_s: float = 0.0
+    impact_power_mw: float = 0.0
+    runbook: str = ""
+    updated_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    ack_comment: str = ""
+    acknowledged_by: str = ""
+
+
+class EventChange(SQLModel, table=True):
+    """One change of an open alert's severity or text, kept as its history."""
+
+    __tablename__ = "event_change"
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="event.id", index=True)
+    changed_at: datetime = _ts()
+    severity: str
+    message: str
+    value: float | None = None
 
 
 class TelemetryLayout(SQLModel, table=True):

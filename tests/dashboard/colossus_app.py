@@ -33,8 +33,7 @@ def colossus_app(dash_app):
 
     state, snap, detail = page_snapshots.engine_snapshot("colossus")
     snap = replace(snap, ts=datetime.now(timezone.utc), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
-    hub = StandinHub(state, snap)
-    hub.detail = lambda: detail
+    hub = StandinHub(state, snap, detail=detail)
     app = create_app(hub, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
     served = ServedApp(app)

@@ -1,8 +1,9 @@
 """A stand-in for the live hub serving synthetic but plausible data.
 
-:class:`StandinHub` has the same interface as ``ingest.live.hub.LiveHub`` (``latest``,
-``trend``, ``rack_history``, ``alerts``, ``acknowledge``, ``silence``,
-``source_ages``) and serves a snapshot made by :func:`synthetic_snapshot`.  It exists
+:class:`StandinHub` is a live view (:class:`twin.engine.view.View`) like
+``ingest.live.hub.LiveHub`` (``latest_tick``, ``latest``, ``trend``, ``rack_history``,
+``alerts``, ``acknowledge``, ``silence``, ``source_ages``) and serves a snapshot made by
+:func:`synthetic_snapshot` (with no tick detail unless one is given).  It exists
 for tests that need a fast, deterministic hub; the served app and the benchmark use
 the real one.
 """
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from twin.engine.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.engine.view import ViewTick
 from twin.site.tables import SiteTables
 
 TREND_COLUMNS = (
@@ -151,7 +153,9 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
             source="twin", entity_kind="rack", entity_id=int(rack), entity_name=state.rack_name[rack],
             metric="rack_max_gpu_temp_c",
             message=f"GPU temperature {snapshot.rack_max_gpu_temp_c[rack]:.1f} °C in rack {state.rack_name[rack]}",
-            acknowledged=False, silenced_until=None, cleared_at=None,
+            acknowledged=False, silenced_until=None, cleared_at=None, key=f"gpu_hot:rack:{int(rack)}",
+            group=f"gpu_hot:rack:{int(rack)}", impact={"gpus": 64, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0},
+            runbook="Check the rack's CDU flow and supply.",
         ))
     if state.n_cdus:
         alerts.append(dict(
@@ -165,19 +169,30 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
 class StandinHub:
     """Serves one synthetic snapshot (or one you set) with the live hub's interface."""
 
-    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False):
-        """``live=True`` stamps the snapshot with the current time on every read (never stale)."""
+    key = "live"
+    label = "live"
+    is_live = True
+
+    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False,
+                 detail=None):
+        """``live=True`` stamps the snapshot with the current time on every read (never stale).
+
+        ``detail`` is the ``TickDetail`` served with every snapshot (None: the pages' fallbacks).
+        """
         self.state = state
         self.live = live
         self.site_name = state.name
         self.snapshot = snapshot if snapshot is not None else synthetic_snapshot(state, seed=seed)
+        self.tick_detail = detail
         self._alerts = synthetic_alerts(state, self.snapshot)
         self._seed = seed
 
+    def latest_tick(self) -> ViewTick:
+        snapshot = replace(self.snapshot, ts=datetime.now(timezone.utc)) if self.live else self.snapshot
+        return ViewTick(snapshot, self.tick_detail)
+
     def latest(self) -> Snapshot | None:
-        if self.live:
-            return replace(self.snapshot, ts=datetime.now(timezone.utc))
-        return self.snapshot
+        return self.latest_tick().snapshot
 
     def trend(self, window_s: float = 900) -> pd.DataFrame:
         return synthetic_trend(self.latest(), window_s, seed=self._seed)
@@ -197,14 +212,33 @@ class StandinHub:
             }))
         return pd.concat(rows, ignore_index=True)
 
+    def placed_jobs(self) -> list:
+        """No job specs behind the stand-in's synthetic job statuses."""
+        return []
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600) -> pd.DataFrame:
+        """The CDU's snapshot values with 1 % noise every 10 s over the window."""
+        n = max(2, int(window_s / 10))
+        ts = pd.date_range(end=self.snapshot.ts, periods=n, freq=pd.Timedelta(seconds=10), name="ts")
+        snap, rng = self.snapshot, np.random.default_rng(cdu_id)
+        values = {"coolant_supply_temp_c": snap.cdu_supply_temp_c, "coolant_return_temp_c": snap.cdu_return_temp_c,
+                  "coolant_flow_lpm": snap.cdu_flow_lpm, "cdu_heat_kw": snap.cdu_heat_kw,
+                  "cdu_capacity_kw": snap.cdu_capacity_kw, "pumps_running_count": snap.pumps_running_count}
+        return pd.DataFrame({k: float(v[cdu_id]) * (1.0 + rng.normal(0, 0.01, n)) for k, v in values.items()}, index=ts)
+
     def alerts(self, active_only: bool = True) -> list[dict]:
         rows = [dict(a) for a in self._alerts]
         return [a for a in rows if a["cleared_at"] is None] if active_only else rows
 
-    def acknowledge(self, alert_id: str) -> None:
+    def acknowledge(self, alert_id: str, comment: str = "", user: str = "") -> None:
         for alert in self._alerts:
             if alert["id"] == alert_id:
-                alert["acknowledged"] = True
+                alert["acknowledged"], alert["ack_comment"] = True, comment
+
+    def unsilence(self, alert_id: str) -> None:
+        for alert in self._alerts:
+            if alert["id"] == alert_id:
+                alert["silenced_until"] = None
 
     def silence(self, alert_id: str, duration_s: float) -> None:
         for alert in self._alerts:

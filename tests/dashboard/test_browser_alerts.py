@@ -14,7 +14,9 @@ pytestmark = pytest.mark.browser
 def test_alerts_page_lists_active_alerts_with_entity_links(served_app, new_page, screenshot, viewport):
     page, log = new_page(viewport)
     page.goto(served_app.url("/alerts?past=1"))
-    expect(page.locator("#alerts-active-table tbody tr")).to_have_count(3)
+    expect(page.locator("#alerts-active-table tbody tr.alert-row")).to_have_count(3)
+    expect(page.locator("#alerts-active-table tbody.alert-group")).to_have_count(3)
+    expect(page.locator("#alerts-active-table .runbook").first).to_contain_text("first action")
     expect(page.locator("#alerts-past-table tbody tr")).to_have_count(1)
     expect(page.locator("#alerts-active-table a").first).to_have_attribute("href", re.compile(r"^/floor\?rack=H1-R\d\d-K\d\d$"))
     screenshot(page, f"alerts-{viewport}")
@@ -25,12 +27,15 @@ def test_alerts_page_lists_active_alerts_with_entity_links(served_app, new_page,
 def test_acknowledge_and_severity_filter_deep_link(served_app, new_page, screenshot):
     page, log = new_page("1366x768")
     page.goto(served_app.url("/alerts"))
-    first = page.locator("#alerts-active-table tbody tr").first
+    first = page.locator("#alerts-active-table tbody tr.alert-row").first
     alert_id = first.get_attribute("data-alert")
+    first.get_by_placeholder("comment").fill("on it")
     first.get_by_role("button", name="acknowledge").click()
-    expect(page.locator("#alerts-action-result")).to_have_text(f"alert {alert_id} acknowledged")
+    expect(page.locator("#alerts-action-result")).to_contain_text("acknowledged: rack ")
+    expect(page.locator("#alerts-action-result")).to_contain_text("(“on it”)")
     row = page.locator(f'#alerts-active-table tr[data-alert="{alert_id}"]')
     expect(row).to_have_class("alert-row status-acknowledged")
+    expect(row).to_contain_text("acknowledged: on it")
     expect(row.get_by_role("button", name="acknowledge")).to_be_disabled()
     page.get_by_text("info", exact=True).click()  # untick info
     expect(page).to_have_url(served_app.url("/alerts?severity=critical%2Cwarning"))
@@ -43,7 +48,7 @@ def test_acknowledge_and_severity_filter_deep_link(served_app, new_page, screens
 def test_entity_link_opens_the_rack_on_the_floor(served_app, new_page):
     page, log = new_page("1366x768")
     page.goto(served_app.url("/alerts"))
-    link = page.locator("#alerts-active-table tbody tr").first.locator("a")
+    link = page.locator("#alerts-active-table tbody tr.alert-row").first.locator("a")
     rack = link.inner_text().split()[-1]
     link.click()
     expect(page.locator("#floor-rack-title")).to_have_text(f"Rack {rack}")

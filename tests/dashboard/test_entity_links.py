@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from dashboard.entity_links import entity_href
 
 
@@ -10,7 +12,7 @@ def test_links_per_entity_kind(demo_state):
     assert entity_href(s, "rack", 2) == f"/floor?rack={s.rack_name[2]}"
     assert entity_href(s, "gpu", 70) == f"/floor?rack={s.rack_name[s.gpu_rack[70]]}&metric=max_gpu_temp_c"
     assert entity_href(s, "node", 9) == f"/floor?rack={s.rack_name[s.node_rack[9]]}"
-    assert entity_href(s, "cdu", 0) == f"/cooling?loop={s.loop_name[s.cdu_loop[0]]}"
+    assert entity_href(s, "cdu", 0) == "/cdu?" + urlencode({"cdu": s.cdu_name[0]})
     assert entity_href(s, "busway", None, s.power_name[5]) == f"/power?element={s.power_name[5]}"
     assert entity_href(s, "link", 0) == f"/fabric?switch={s.switch_name[s.link_a[0]]}"
     assert entity_href(s, "job", None, "pretrain 70b") == "/jobs?job=pretrain+70b"

@@ -195,7 +195,11 @@ def test_layouts_before_the_first_snapshot(dash_app, page_module):
     from dashboard.hub_context import HUB_CONFIG_KEY
 
     real = dash_app.server.config[HUB_CONFIG_KEY]
-    empty = SimpleNamespace(state=real.state, site_name=real.site_name, latest=lambda: None)
+    from twin.engine.view import EMPTY_TICK
+
+    empty = SimpleNamespace(state=real.state, site_name=real.site_name, key="live", label="live", is_live=True,
+                            latest=lambda: None, latest_tick=lambda: EMPTY_TICK,
+                            trend=lambda window_s=900.0: real.trend(window_s).iloc[0:0])
     dash_app.server.config[HUB_CONFIG_KEY] = empty
     try:
         with dash_app.server.app_context():

@@ -172,6 +172,7 @@ class TickDetail:
     clock_event_mask: np.ndarray  # int32 per GPU, NVML bit layout
     dark_racks: np.ndarray  # int32 rack ids
     power_live: np.ndarray  # bool per element
+    source_live: np.ndarray  # bool per source: not tripped or failed
     power_n1_worst_by: np.ndarray  # int32 per element: element whose loss gives the worst load
     power_headroom_kw: np.ndarray  # per element: rating × max_util_frac − load (negative = overloaded)
     power_n1_headroom_kw: np.ndarray  # per element: usable rating − worst single-failure load

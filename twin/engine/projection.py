@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -9,11 +10,11 @@ import numpy as np
 
 from twin.physics import fabric
 from twin.site.catalogue import DATA_DIR
-from twin.engine.tick import PlacedJob, TwinEngine
+from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
 from twin.training.jobfile import load_job
 from twin.site.scenario import Scenario
 from twin.training.sitejob import contiguous_placement, evaluate_site_job
-from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.site.tables import POWER_KINDS, SiteTables
 
 TOP_N = 10
@@ -33,8 +34,13 @@ def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
     return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
 
 
-def project(state: SiteTables, scenario: Scenario) -> dict:
-    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
+def run_scenario(state: SiteTables, scenario: Scenario,
+                 each_tick: Callable[[Snapshot], None] | None = None) -> tuple[Snapshot, TickDetail, PlacedJob | None]:
+    """Settle the twin for ``scenario.settle_s`` under its conditions.
+
+    Returns the last snapshot, its tick detail and the placed job (None without one);
+    ``each_tick`` sees every intermediate snapshot (minute steps), e.g. for a trend.
+    """
     start = scenario.time - timedelta(seconds=scenario.settle_s)
     job = _placed_job(state, scenario.job)
     inputs = scenario.inputs
@@ -49,7 +55,14 @@ def project(state: SiteTables, scenario: Scenario) -> dict:
     snap = None
     for i in range(steps):
         snap = engine.tick(dt, replace(inputs, ts=start + timedelta(seconds=dt * (i + 1))))
-    detail = engine.detail
+        if each_tick is not None:
+            each_tick(snap)
+    return snap, engine.detail, job
+
+
+def project(state: SiteTables, scenario: Scenario) -> dict:
+    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
+    snap, detail, job = run_scenario(state, scenario)
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
     return {
         "site": state.name,

@@ -611,7 +611,8 @@ class TwinEngine:
         self.detail = TickDetail(
             clock_event_mask=gt.gpu_clock_event_mask,
             dark_racks=np.flatnonzero(res.power_state.rack_dark).astype(np.int32),
-            power_live=res.power_state.power_live, power_n1_worst_by=tree.power_n1_worst_by,
+            power_live=res.power_state.power_live, source_live=res.power_state.source_live,
+            power_n1_worst_by=tree.power_n1_worst_by,
             power_headroom_kw=self.topo.usable_kw - tree.power_load_kw,
             power_n1_headroom_kw=self.topo.usable_kw - tree.power_n1_load_kw, balance=site.balance, swing=sw,
             cooling_kw=site.cooling_kw, projections_s=res.projections.times_s)

@@ -154,3 +154,28 @@ def test_a_degrading_interface_shows_as_measured_above_predicted(db):
     rack = hub.state.gpu_rack == 2
     residual = hub.latest().gpu_temp_c - hub.predicted_gpu_temp_c
     assert residual[rack].mean() > 5 and abs(residual[~rack].mean()) < 1
+
+
+def test_gpu_health_follows_the_measured_numbers(db):
+    """A rack measured at 90 °C is throttled; one drawing ~0 W is down — whatever the twin's model says."""
+    from ingest.live.hub import LiveHub
+    from ingest.store.db import open_database
+    from twin.engine.snapshot import GPU_OK, GPU_THROTTLED
+    from twin.site.load import load_site
+
+    state = load_site("demo")
+    hub = LiveHub(state, open_database(db), record=False, start=T0)
+    hub.step(T0)
+    hot = np.flatnonzero(state.gpu_rack == 3)
+    dead = np.flatnonzero(state.gpu_rack == 4)
+    t1 = T0 + timedelta(seconds=1)
+    hub.buffer.update("gpu", "gpu_temp_c", hot, np.full(hot.size, 90.5), t1.timestamp())
+    hub.buffer.update("gpu", "gpu_temp_c", dead, np.full(dead.size, 90.5), t1.timestamp())
+    hub.buffer.update("gpu", "gpu_power_w", dead, np.full(dead.size, 2.0), t1.timestamp())
+    snap = hub.step(t1)
+    assert (snap.gpu_state[hot] == GPU_THROTTLED).all() and (snap.throttle_frac[hot] <= 0.5).all()
+    assert (snap.gpu_state[dead] == GPU_DOWN).all() and (snap.gpu_power_w[dead] == 0).all()
+    others = np.setdiff1d(np.arange(state.n_gpus), np.concatenate([hot, dead]))
+    assert (snap.gpu_state[others] == GPU_OK).all()
+    rules = {a["key"] for a in hub.alerts()}
+    assert "gpu_hot:rack:3" in rules and "gpu_down:rack:4" in rules

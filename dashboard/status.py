@@ -1,0 +1,154 @@
+"""What is wrong, how bad: alerts grouped by cause, one set of counts, and the status banner.
+
+Pure functions of the alert dicts a view serves (see :func:`ingest.live.alerts.alert_dict`:
+``group``, ``impact``, ``severity``, ``acknowledged``, ``silenced_until`` …) and of the
+snapshot.  Every page that counts alerts uses :func:`alert_counts`, so the overview and
+the alerts page cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class AlertGroup:
+    """A root cause and the alerts it explains, with the worst severity and largest impact of them."""
+
+    key: str
+    root: dict  # the root-cause alert (or the first child when the root has cleared)
+    children: list[dict] = field(default_factory=list)
+    severity: str = "info"
+    gpus: int = 0
+    jobs: tuple[str, ...] = ()
+    tokens_per_s: float = 0.0
+    power_mw: float = 0.0
+    raised_at: datetime | None = None
+
+    @property
+    def members(self) -> list[dict]:
+        return [self.root] + self.children
+
+
+def _silenced(alert: dict, now: datetime) -> bool:
+    until = alert.get("silenced_until")
+    return until is not None and until > now
+
+
+def needs_attention(alert: dict, now: datetime | None = None) -> bool:
+    """Open, not acknowledged and not silenced: what an operator still has to look at."""
+    now = now or datetime.now(timezone.utc)
+    return alert.get("cleared_at") is None and not alert.get("acknowledged") and not _silenced(alert, now)
+
+
+def alert_counts(alerts: list[dict], now: datetime | None = None) -> dict[str, int]:
+    """Open alerts per severity, how many need attention, and how many cause groups are open."""
+    now = now or datetime.now(timezone.utc)
+    counts = {"critical": 0, "warning": 0, "info": 0, "open": 0, "need_attention": 0, "groups": 0}
+    groups = set()
+    for alert in alerts:
+        if alert.get("cleared_at") is not None:
+            continue
+        severity = alert.get("severity", "info")
+        counts[severity] = counts.get(severity, 0) + 1
+        counts["open"] += 1
+        counts["need_attention"] += needs_attention(alert, now)
+        groups.add(alert.get("group") or alert.get("key") or alert.get("id"))
+    counts["groups"] = len(groups)
+    return counts
+
+
+def group_alerts(alerts: list[dict]) -> list[AlertGroup]:
+    """Open alerts by root cause, most urgent group first (severity, throughput lost, GPUs, power, name)."""
+    by_key: dict[str, AlertGroup] = {}
+    for alert in alerts:
+        if alert.get("cleared_at") is not None:
+            continue
+        key = alert.get("group") or alert.get("key") or str(alert.get("id"))
+        group = by_key.get(key)
+        is_root = (alert.get("key") or str(alert.get("id"))) == key
+        if group is None:
+            by_key[key] = group = AlertGroup(key, alert)
+        elif is_root:
+            group.children.append(group.root)
+            group.root = alert
+        else:
+            group.children.append(alert)
+    for group in by_key.values():
+        members = group.members
+        group.severity = min((m.get("severity", "info") for m in members), key=lambda s: SEVERITY_RANK.get(s, 3))
+        impacts = [m.get("impact") or {} for m in members]
+        group.gpus = max((int(i.get("gpus", 0)) for i in impacts), default=0)
+        group.jobs = tuple(sorted({j for i in impacts for j in i.get("jobs", ())}))
+        group.tokens_per_s = max((float(i.get("tokens_per_s", 0.0)) for i in impacts), default=0.0)
+        group.power_mw = max((float(i.get("power_mw", 0.0)) for i in impacts), default=0.0)
+        group.raised_at = min((m["raised_at"] for m in members if m.get("raised_at") is not None), default=None)
+        group.children.sort(key=_alert_order)
+    return sorted(by_key.values(), key=lambda g: (SEVERITY_RANK.get(g.severity, 3), -g.tokens_per_s, -g.gpus,
+                                                  -g.power_mw, g.root.get("entity_name", ""), g.key))
+
+
+def _alert_order(alert: dict) -> tuple:
+    impact = alert.get("impact") or {}
+    return (SEVERITY_RANK.get(alert.get("severity"), 3), -float(impact.get("tokens_per_s", 0.0)),
+            -int(impact.get("gpus", 0)), alert.get("entity_name", ""), alert.get("id") or 0)
+
+
+@dataclass(frozen=True)
+class Banner:
+    """The overview's first line: the worst current cause, its scope, and what it does to the jobs."""
+
+    severity: str  # critical | warning | ok
+    headline: str  # e.g. "CDU H1-R05-K03-CDU lost: 1 of 2 pumps running …"
+    scope: str  # e.g. "12 racks · 768 GPUs · 1 job · 0.9 MW"
+    job_impact: str  # e.g. "colossus-405b-24k stalled since 20:12:40 UTC, 0 tokens/s"
+    entity_kind: str = ""
+    entity_name: str = ""
+    more: int = 0  # other open cause groups
+
+
+def _racks_in(group: AlertGroup) -> int:
+    return len({m.get("entity_name") for m in group.members if m.get("entity_kind") == "rack"})
+
+
+def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
+    """The banner for the open ``alerts`` and the running ``jobs`` (:class:`JobStatus` list)."""
+    groups = group_alerts(alerts)
+    stalled = [a for a in alerts if a.get("cleared_at") is None and a.get("entity_kind") == "job"]
+    if not groups:
+        running = [j for j in jobs or [] if math.isfinite(j.tokens_per_s) and j.tokens_per_s > 0]
+        text = ", ".join(f"{j.name} {j.tokens_per_s:,.0f} tokens/s" for j in running) or "no training job reported"
+        return Banner("ok", "All systems normal", "no open alerts", text)
+    worst = groups[0]
+    root = worst.root
+    message, name = root.get("message", ""), root.get("entity_name", "")
+    headline = message if name and name in message else f"{_kind_label(root.get('entity_kind', ''))} {name}: {message}"
+    parts = []
+    racks = _racks_in(worst)
+    if racks:
+        parts.append(f"{racks} rack{'s' if racks != 1 else ''}")
+    if worst.gpus:
+        parts.append(f"{worst.gpus:,} GPUs")
+    if worst.jobs:
+        parts.append(f"{len(worst.jobs)} job{'s' if len(worst.jobs) != 1 else ''}")
+    if worst.power_mw:
+        parts.append(f"{worst.power_mw:.2f} MW")
+    job_lines = []
+    for alert in sorted(stalled, key=_alert_order):
+        since = alert.get("raised_at")
+        when = f" since {since:%H:%M:%S} UTC" if isinstance(since, datetime) else ""
+        value = alert.get("value")
+        rate = f"{value:,.0f} tokens/s" if isinstance(value, (int, float)) and math.isfinite(value) else "no rate"
+        verb = "stalled" if "stalled" in alert.get("message", "") else "slowed"
+        job_lines.append(f"{alert.get('entity_name')} {verb}{when}, {rate}")
+    return Banner(worst.severity, headline, " · ".join(parts) or "site-wide", "; ".join(job_lines) or
+                  "jobs unaffected", root.get("entity_kind", ""), root.get("entity_name", ""), len(groups) - 1)
+
+
+def _kind_label(kind: str) -> str:
+    return {"cdu": "CDU", "gpu": "GPU", "job": "Job", "loop": "Loop", "power": "Power", "rack": "Rack",
+            "site": "Site", "source": "Source", "switch": "Switch"}.get(kind, kind.capitalize())

@@ -1,0 +1,218 @@
+"""The view registry: a view key from the URL → the view a page renders.
+
+``live`` is the app's live hub.  ``scenario:<name>`` is a :class:`ScenarioView`: the twin
+settled under ``data/scenarios/<name>.toml`` on the live hub's site, computed once per
+(site, file, file modification time) and cached.  ``replay:`` keys parse, but no incident
+store exists yet, so they resolve to a "no such incident" message.  Whatever cannot be
+shown raises :class:`ViewUnavailable` with a message meant for the page, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dashboard.hub_context import ViewSelection, current_hub, selection
+from ingest.live.alert_rules import SiteFacts, evaluate
+from ingest.live.alerts import condition_alert
+from ingest.live.trend import TREND_COLUMNS, trend_row
+from ingest.store.layouts import CDU_FIELDS
+from twin.engine.projection import run_scenario
+from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.view import LIVE, REPLAY, SCENARIO, View, ViewKey, ViewTick, format_view_key, parse_view_key
+from twin.site.catalogue import DATA_DIR
+from twin.site.scenario import ScenarioError, load_scenario
+from twin.site.tables import SiteTables
+from twin.training.sitejob import evaluate_site_job
+
+log = logging.getLogger(__name__)
+SCENARIO_DIR = DATA_DIR / "scenarios"
+HISTORY_COLUMNS = ("ts", "gpu", "metric", "value")
+
+
+class ViewUnavailable(ValueError):
+    """A view key that cannot be shown; the message says why, for the page."""
+
+
+class ScenarioView:
+    """The twin settled under a scenario file: one snapshot, its detail, the settling ticks as trend."""
+
+    is_live = False
+
+    def __init__(self, state: SiteTables, path: Path) -> None:
+        self.state, self.site_name, self.path = state, state.name, path
+        self.key = format_view_key(ViewKey(SCENARIO, path.stem))
+        scenario = load_scenario(path, state)
+        self.title = scenario.name
+        self.description = scenario.description
+        times: list = []
+        rows: list[tuple] = []
+        snap, detail, job = run_scenario(state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s))))
+        self._jobs = [job] if job is not None else []
+        if job is not None:
+            running_frac = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)  # as the live hub does
+            snap.jobs = [evaluate_site_job(state, job.spec, job.gpu_ids, running_frac, snap.link_up_flag).status]
+            rows[-1] = trend_row(snap)  # the job is evaluated on the settled state only
+        self._tick = ViewTick(snap, detail)
+        self._trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"),
+                                   columns=list(TREND_COLUMNS))
+        self._alerts = _alerts_of(state, snap, detail)
+        self.label = f"scenario · {self.title}"
+
+    def latest_tick(self) -> ViewTick:
+        return self._tick
+
+    def latest(self) -> Snapshot | None:
+        return self._tick.snapshot
+
+    def trend(self, window_s: float = 900.0) -> pd.DataFrame:
+        if self._trend.empty:
+            return self._trend
+        return self._trend[self._trend.index >= self._trend.index[-1] - pd.Timedelta(seconds=window_s)]
+
+    def alerts(self, active_only: bool = True) -> list[dict]:
+        return [dict(a) for a in self._alerts]
+
+    def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        if not 0 <= rack_id < self.state.n_racks:
+            raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
+        return pd.DataFrame({name: [] for name in HISTORY_COLUMNS})
+
+    def placed_jobs(self) -> list:
+        return list(self._jobs)
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        if not 0 <= cdu_id < self.state.n_cdus:
+            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
+        return pd.DataFrame(columns=list(CDU_FIELDS), index=pd.DatetimeIndex([], tz=timezone.utc, name="ts"),
+                            dtype=float)
+
+    def source_ages(self) -> dict[str, float]:
+        return {}
+
+
+def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:
+    """The live alert rules evaluated on the scenario's snapshot, as read-only alert dicts."""
+    facts = SiteFacts() if detail is None else SiteFacts(detail.power_live, detail.source_live)
+    return [condition_alert(c, snap.ts, state.name) for c in evaluate(state, snap, facts)]
+
+
+_cache: dict[tuple, ScenarioView] = {}
+_cache_lock = threading.Lock()
+
+
+def scenario_view(state: SiteTables, name: str, folder: Path = SCENARIO_DIR) -> ScenarioView:
+    """The cached :class:`ScenarioView` of ``folder/<name>.toml`` on ``state``'s site."""
+    path = folder / f"{name}.toml"
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except OSError:
+        known = sorted(p.stem for p in folder.glob("*.toml"))
+        raise ViewUnavailable(f"no scenario {name!r} (scenarios: {', '.join(known) or 'none'})") from None
+    cache_key = (state.name, str(path), mtime_ns)
+    with _cache_lock:  # one computation per scenario, however many callbacks ask at once
+        view = _cache.get(cache_key)
+        if view is None:
+            try:
+                view = ScenarioView(state, path)
+            except ScenarioError as exc:
+                raise ViewUnavailable(f"scenario {name!r} cannot run on site {state.name!r}: {exc}") from None
+            for stale in [k for k in _cache if k[:2] == cache_key[:2]]:
+                del _cache[stale]
+            _cache[cache_key] = view
+            log.info("scenario view %s computed for site %s", name, state.name)
+    return view
+
+
+def available_scenarios(folder: Path = SCENARIO_DIR) -> list[str]:
+    """Names of the scenario files (any site)."""
+    return sorted(p.stem for p in folder.glob("*.toml"))
+
+
+def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> View:
+    """The view of ``key_text`` (empty: live); :class:`ViewUnavailable` when it cannot be shown."""
+    try:
+        key = parse_view_key(key_text)
+    except ValueError as exc:
+        raise ViewUnavailable(str(exc)) from None
+    if key.kind == LIVE:
+        return live
+    if key.kind == SCENARIO:
+        return scenario_view(live.state, key.name, folder)
+    if key.kind == REPLAY:
+        raise ViewUnavailable(f"no such incident {key.name!r}: incident replay is not available yet")
+    raise ViewUnavailable(f"view key {key_text!r}: unknown kind")
+
+
+# --------------------------------------------------------------- what is on screen
+@dataclass(frozen=True)
+class Screen:
+    """The views a page renders: ``view``, and ``compare`` (another view or None) shown against it."""
+
+    view: View
+    compare: View | None
+    diff: bool
+    selection: ViewSelection
+
+
+def screen_for(selected: ViewSelection, live: View, folder: Path = SCENARIO_DIR) -> Screen:
+    """Resolve both keys of ``selected``; :class:`ViewUnavailable` names the key that failed."""
+    view = resolve(selected.view, live, folder)
+    other = resolve(selected.compare, live, folder) if selected.compare else None
+    return Screen(view, other, selected.diff and other is not None, selected)
+
+
+def current_screen(**layout_kwargs) -> Screen:
+    """The screen of this request (layout kwargs, else the page URL); raises :class:`ViewUnavailable`."""
+    return screen_for(selection(**layout_kwargs), current_hub())
+
+
+def callback_screen() -> Screen:
+    """For callbacks: the screen of the page; a view that cannot be shown stops the update (its page says why)."""
+    from dash.exceptions import PreventUpdate
+
+    try:
+        return current_screen()
+    except ViewUnavailable:
+        raise PreventUpdate from None
+
+
+def current_view() -> View:
+    """For callbacks: the view on screen (see :func:`callback_screen`)."""
+    return callback_screen().view
+
+
+def view_layout(layout: Callable) -> Callable:
+    """Decorate a page's ``layout(**kwargs)``: a view that cannot be shown gives a message, not a traceback."""
+
+    @functools.wraps(layout)
+    def wrapped(*args, **kwargs):
+        try:
+            return layout(*args, **kwargs)
+        except ViewUnavailable as exc:
+            return unavailable_page(str(exc))
+
+    return wrapped
+
+
+def unavailable_page(message: str):
+    """The page body shown instead of a page when its view cannot be shown."""
+    from dash import dcc, html
+
+    from dashboard import ids
+
+    return html.Div(
+        [html.H1("View not available"), html.P(message, id=ids.Shell.VIEW_ERROR, className="view-error"),
+         html.P(["Scenarios: "] + [item for name in available_scenarios()
+                                   for item in (dcc.Link(name, href=f"?view=scenario:{name}"), " ")]
+                + [" · ", dcc.Link("back to live", href="?")])],
+        className="page page-view-unavailable",
+    )

@@ -1,0 +1,77 @@
+"""Alert grouping, one set of counts, the status banner, hostlists and windowed KPI stats."""
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+
+from dashboard.hostlist import compress, expand
+from dashboard.stat_window import window_stat
+from dashboard.status import alert_counts, group_alerts, status_banner
+
+T0 = datetime(2026, 7, 15, 20, 12, 40, tzinfo=timezone.utc)
+
+
+def alert(id_, key, severity, kind, name, message, group="", gpus=0, jobs=(), tokens=0.0, mw=0.0, **extra):
+    base = {"id": id_, "key": key, "group": group or key, "severity": severity, "entity_kind": kind,
+            "entity_name": name, "message": message, "raised_at": T0 + timedelta(seconds=id_),
+            "impact": {"gpus": gpus, "jobs": list(jobs), "tokens_per_s": tokens, "power_mw": mw},
+            "acknowledged": False, "silenced_until": None, "cleared_at": None, "value": 0.0}
+    return {**base, **extra}
+
+
+CDU = "pump:cdu:4"
+ALERTS = [
+    alert(1, CDU, "critical", "cdu", "H1-R05-K03-CDU", "CDU H1-R05-K03-CDU lost: 0 of 2 pumps running", gpus=64,
+          jobs=("big",), tokens=1.2e6, mw=0.1),
+    alert(2, "gpu_hot:rack:7", "critical", "rack", "H1-R05-K03", "64 of 64 GPUs at or above slowdown", group=CDU,
+          gpus=64, jobs=("big",), tokens=1.2e6),
+    alert(3, "job_stalled:job:0", "critical", "job", "big", "stalled: 0 tokens/s, 24,576 GPUs idle", group=CDU,
+          gpus=24576, jobs=("big",), tokens=1.2e6),
+    alert(4, "n1:power:9", "warning", "power", "H2-BW-R01-A", "N-1: one more failure overloads it", mw=0.4,
+          acknowledged=True),
+    alert(5, "stale:source:dcgm", "warning", "source", "dcgm", "no reading yet",
+          silenced_until=T0 + timedelta(hours=1)),
+    alert(6, "xid:48:gpu:3", "critical", "gpu", "n1/gpu3", "XID 48", cleared_at=T0),
+]
+
+
+def test_groups_put_effects_under_their_cause_most_urgent_first():
+    groups = group_alerts(ALERTS)
+    assert [g.key for g in groups] == [CDU, "n1:power:9", "stale:source:dcgm"]
+    cdu = groups[0]
+    assert cdu.root["id"] == 1 and [c["id"] for c in cdu.children] == [3, 2]  # the stalled job leads the children
+    assert cdu.gpus == 24576 and cdu.jobs == ("big",) and cdu.severity == "critical"
+
+
+def test_one_set_of_counts_for_every_page():
+    counts = alert_counts(ALERTS, now=T0)
+    assert counts["open"] == 5 and counts["critical"] == 3 and counts["warning"] == 2
+    assert counts["need_attention"] == 3  # the acknowledged and the silenced one do not
+    assert counts["groups"] == 3
+
+
+def test_banner_names_the_worst_cause_its_scope_and_the_job_impact():
+    banner = status_banner(ALERTS)
+    assert banner.severity == "critical" and banner.headline.startswith("CDU H1-R05-K03-CDU lost")
+    assert banner.scope == "1 rack · 24,576 GPUs · 1 job · 0.10 MW"
+    assert banner.job_impact == "big stalled since 20:12:43 UTC, 0 tokens/s"
+    assert banner.entity_kind == "cdu" and banner.more == 2
+    assert status_banner([]).severity == "ok"
+
+
+def test_hostlists_compress_like_slurm_and_round_trip():
+    hosts = ["h1-r01-k02-n0", "h1-r01-k02-n1", "h1-r01-k02-n3", "node007", "node008", "node010", "login"]
+    assert compress(hosts) == "login,h1-r01-k02-n[0-1,3],node[007-008,010]"
+    assert sorted(expand(compress(hosts))) == sorted(hosts)
+    assert compress(["a1", "a1"]) == "a1"
+
+
+def test_window_stat_averages_the_swing_and_keeps_its_band():
+    ts = pd.date_range(T0, periods=120, freq="1s")
+    it_mw = np.where(np.arange(120) % 2 == 0, 23.6, 10.2)  # a training swing sampled every second
+    trend = pd.DataFrame({"it_power_mw": it_mw}, index=pd.DatetimeIndex(ts, name="ts"))
+    stat = window_stat(trend, "it_power_mw", window_s=30)
+    assert stat.low == 10.2 and stat.high == 23.6 and abs(stat.mean - 16.9) < 0.3 and not stat.steady
+    assert len(stat.samples) <= 60
+    assert window_stat(pd.DataFrame(), "it_power_mw", latest=5.0).mean == 5.0
