@@ -83,7 +83,8 @@ class Overview:
     """``/``: site summary."""
 
     PAGE = "overview"
-    URL = "overview-url"
+    SELECTION = "overview-selection"  # dcc.Store {"window": seconds, "at": ISO time or None}, mirrored into the URL
+    URL_SYNC = "overview-url-sync"
     WINDOW = "overview-window"
     KPIS = "overview-kpis"
     POWER_TREND = "overview-power-trend"

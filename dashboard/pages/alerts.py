@@ -133,7 +133,7 @@ def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) ->
             html.Td([_utc(alert["ts"]), html.Br(), html.Span(format_age((now - alert["ts"]).total_seconds()), className="muted")],
                     className="num"),
             html.Td(status_text, className="muted" if status != "open" else ""),
-            html.Td(_actions(alert, status) if actions else html.Span("read-only", className="muted")),
+            html.Td(_actions(alert, status) if actions else html.Div("read-only", className="actions muted")),
         ],
         className=f"alert-row status-{status}" + (" child" if child else ""),
         **{"data-alert": str(alert["id"])},

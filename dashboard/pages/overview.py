@@ -17,7 +17,7 @@ from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
-from dashboard.deep_link import keep_view
+from dashboard.deep_link import register_url_writer
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
 from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
@@ -64,14 +64,6 @@ def parse_at(value) -> str | None:
         return None
     ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
     return ts.strftime(TIME_FORMAT)
-
-
-def url_search(window_s: int, pinned: str | None) -> str:
-    """The query string restoring the window and the pin (``at`` in ISO 8601 UTC)."""
-    params = {"window": window_s}
-    if pinned:
-        params["at"] = pinned.replace(" ", "T") + "Z"
-    return "?" + urlencode(params)
 
 
 def trend_frame(hub, window_s: int):
@@ -244,8 +236,10 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     graph_config = {"displaylogo": False, "responsive": True, "displayModeBar": "hover"}
     return html.Div(
         [
-            dcc.Location(id=ids.Overview.URL, refresh=False),
+            dcc.Store(id=ids.Overview.SELECTION, data=None),
+            dcc.Store(id=ids.Overview.URL_SYNC),
             dcc.Store(id=ids.Overview.PINNED, data=pinned),
+            html.H1("Overview", className="visually-compact"),
             html.Div(banner_block(hub.state, banner), id=ids.Overview.STATUS,
                      className=f"status-banner status-banner-{banner.severity}", role="status"),
             compare.section(PAGE, screen),
@@ -365,7 +359,7 @@ def clicked_time(click_data) -> str | None:
 
 
 @dash.callback(
-    Output(ids.Overview.URL, "search"),
+    Output(ids.Overview.SELECTION, "data"),
     Output(ids.Overview.PIN_LABEL, "children"),
     *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
     Input(ids.Overview.WINDOW, "value"),
@@ -376,4 +370,9 @@ def sync_url_and_pin(window_s, pinned):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return (no_update,) * (2 + len(TRENDS))
     pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
-    return (keep_view(url_search(parse_window(window_s), pinned)), pin_label(pinned), *pin_outputs)
+    selection = {"window": str(parse_window(window_s)), "at": pinned.replace(" ", "T") + "Z" if pinned else None}
+    return (selection, pin_label(pinned), *pin_outputs)
+
+
+# the address bar follows the selection in the browser (a late server reply cannot rewrite another page's URL)
+register_url_writer(ids.Overview.SELECTION, ids.Overview.URL_SYNC)

@@ -31,7 +31,7 @@ def test_my_pages_on_colossus_render_without_errors(live_colossus, new_page, scr
     page.wait_for_timeout(1500)
     screenshot(page, f"live-floor-drilldown-{viewport}")
     page.goto(served.url("/alerts?past=1"))
-    expect(page.locator("#alerts-summary")).to_contain_text("active")
+    expect(page.locator("#alerts-summary")).to_contain_text("open in")
     screenshot(page, f"live-alerts-{viewport}")
     assert log.errors == []
     assert log.external == []
@@ -85,7 +85,7 @@ def test_acknowledge_and_silence_on_the_real_hub(live_colossus, new_page):
     row = page.locator(f'#alerts-active-table tr[data-alert="{alert_id}"]')
     expect(row.locator("a")).to_have_attribute("href", f"/floor?rack={rack}")
     row.get_by_role("button", name="acknowledge").click()
-    expect(page.locator("#alerts-action-result")).to_have_text(f"alert {alert_id} acknowledged")
+    expect(page.locator("#alerts-action-result")).to_contain_text("acknowledged: ")
     expect(row).to_have_class("alert-row status-acknowledged")
     row.get_by_role("button", name="silence").click()
     expect(row).to_have_class("alert-row status-silenced")

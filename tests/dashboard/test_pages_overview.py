@@ -50,8 +50,6 @@ def test_pinned_time_parsing_and_url(page_module):
     assert overview.parse_at("2026-07-15T16:02:10+02:00") == "2026-07-15 14:02:10"
     assert overview.parse_at("2026-07-15 14:02:10") == "2026-07-15 14:02:10"
     assert overview.parse_at("yesterday") is None and overview.parse_at(None) is None
-    assert overview.url_search(900, "2026-07-15 14:02:10") == "?window=900&at=2026-07-15T14%3A02%3A10Z"
-    assert overview.url_search(3600, None) == "?window=3600"
 
 
 def test_clicking_a_trend_pins_its_time(page_module):
