@@ -24,6 +24,10 @@ STATUS_WARNING = "#e69f00"
 STATUS_CRITICAL = "#d55e00"
 STATUS_INFO = "#56b4e9"
 STATUS_UNKNOWN = "#7f8c99"
+# Equipment that is not running: dead (tripped, lost) is near-black under a critical cross,
+# off (powered down on purpose) is a neutral grey hatch; neither is on any value scale.
+EQUIPMENT_DEAD = "#0b0e12"
+EQUIPMENT_OFF = "#6b7785"
 SEVERITY_COLOUR = {"critical": STATUS_CRITICAL, "warning": STATUS_WARNING, "info": STATUS_INFO}
 
 # Line colours for trend charts (Okabe–Ito order).

@@ -65,7 +65,7 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report);
     ``trend`` the hub's trend frame (load and generation over time).
     """
-    tree = figs.power_tree_figure(state, snap, element, metric)
+    tree = figs.power_tree_figure(state, snap, element, metric, detail)
     headroom = figs.headroom_figure(state, snap)
     worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
     generation = figs.generation_figure(state, snap)
@@ -73,8 +73,7 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     supply = figs.supply_trend_figure(trend)
     cards = kpis(state, snap, detail)
     if not full:
-        n_tree = len(tree.data)
-        tree = figure_patch(tree, {i: ("marker.color", "customdata") for i in range(1, n_tree - 1)})
+        tree = figure_patch(tree, figs.tree_patch_fields(tree))
         headroom = figure_patch(headroom, {i: ("x", "y") for i in range(len(headroom.data))}, title=False)
         generation = figure_patch(generation, {0: ("x", "y", "text", "customdata"), 1: ("x", "y", "text")}, title=False)
         swing = figure_patch(swing, {i: ("x", "text", "marker.color") for i in range(len(swing.data))}, title=False)
