@@ -33,6 +33,10 @@ SEVERITY_COLOUR = {"critical": STATUS_CRITICAL, "warning": STATUS_WARNING, "info
 # Line colours for trend charts (Okabe–Ito order).
 SERIES = ("#56b4e9", "#e69f00", "#009e73", "#f0e442", "#cc79a7", "#0072b2", "#d55e00")
 
+# One orientation on every floor map: x to the right, y downward from the hall origin
+# (row 1 at the top, as on the site drawings); y axes of maps use this autorange.
+MAP_Y_AUTORANGE = "reversed"
+
 SCALE_HOT = "Viridis"  # higher = hotter / more loaded
 SCALE_GOOD = "Cividis"  # higher = more headroom
 
