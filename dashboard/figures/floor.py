@@ -285,22 +285,20 @@ def floor_figure(
     fig.add_trace(_selection_trace(grids, selected_rack, cols))
     for trace in _overlay_traces(grids, overlay, cols):
         fig.add_trace(trace)
-    for trace in _rack_label_traces(state, grids):
-        fig.add_trace(trace)
     for i in range(len(grids)):
         suffix = "" if i == 0 else str(i + 1)
         fig.update_yaxes(scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m] ↓", row=i // cols + 1, col=i % cols + 1)
         fig.update_xaxes(title_text="x [m] →", row=i // cols + 1, col=i % cols + 1, constrain="domain")
     fig.update_xaxes(showgrid=False, zeroline=False)
     fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain", autorange=MAP_Y_AUTORANGE)
-    for annotation in row_label_annotations(state, grids, cols):
+    for annotation in row_label_annotations(state, grids, cols) + rack_label_annotations(state, grids):
         fig.add_annotation(annotation)
     fig.update_layout(
         **base_layout(
             height=rows * HALL_PLOT_HEIGHT_PX + 70, uirevision="floor-diff" if diff else "floor", showlegend=True,
-            legend=dict(orientation="h", x=0, xanchor="left", y=-0.04, yanchor="top", itemclick=False,
+            legend=dict(orientation="h", x=0, xanchor="left", y=-0.1, yanchor="top", itemclick=False,
                         itemdoubleclick=False),
-            margin=dict(l=56, r=16, t=36, b=40), clickmode="event",
+            margin=dict(l=56, r=16, t=36, b=64), clickmode="event",
             coloraxis=dict(
                 colorscale=colorscale, cmin=colour_range[0], cmax=colour_range[1],
                 colorbar=dict(title=dict(text=title, side="right"), thickness=14),
@@ -310,21 +308,23 @@ def floor_figure(
     return fig
 
 
-def _rack_label_traces(state: SiteTables, grids: list[HallGrid]) -> list[go.Scatter]:
-    """Per hall small enough (≤ :data:`RACK_LABELS_MAX` racks): each rack's position label at its cell centre."""
-    traces = []
+def rack_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dict]:
+    """Each rack's position label at its cell centre, in halls of at most :data:`RACK_LABELS_MAX` racks.
+
+    Annotations rather than a text trace: a text trace over the heatmap takes its hover and clicks.
+    """
+    annotations = []
     for i, grid in enumerate(grids):
         racks = np.flatnonzero(grid.rack_cell_ix >= 0)
-        if racks.size == 0 or racks.size > RACK_LABELS_MAX:
+        if racks.size > RACK_LABELS_MAX:
             continue
         axis = "" if i == 0 else str(i + 1)
-        boxes = [_cell_box(grid, int(r)) for r in racks]
-        traces.append(go.Scatter(
-            x=[(b[0] + b[1]) / 2 for b in boxes], y=[(b[2] + b[3]) / 2 for b in boxes], xaxis=f"x{axis}", yaxis=f"y{axis}",
-            mode="text", text=[short_name(state.rack_name[r]) for r in racks], hoverinfo="skip", showlegend=False,
-            textfont=dict(size=9, color="#ffffff", shadow="0px 0px 2px #000000"), name="rack labels",
-        ))
-    return traces
+        for r in racks:
+            x0, x1, y0, y1 = _cell_box(grid, int(r))
+            annotations.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", showarrow=False,
+                                    text=short_name(state.rack_name[r]), name="rack label",
+                                    font=dict(size=9, color="#ffffff", shadow="0px 0px 2px #000000")))
+    return annotations
 
 
 def _selection_trace(grids: list[HallGrid], selected_rack: int | None, cols: int) -> go.Scatter:
