@@ -194,12 +194,15 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                 ],
                 className="grid-2",
             ),
+            # the CDU table spans the page: ten columns do not fit half a 1366 px screen
+            html.Div([html.H3("CDUs: lost first, then by capacity use"), html.Div(worst, id=ids.Cooling.WORST)],
+                     className="panel panel-wide"),
             html.Div(
                 [
-                    html.Div([html.H3("Highest CDU capacity use"), html.Div(worst, id=ids.Cooling.WORST)], className="panel"),
-                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px"),
-                              html.H3("Racks that throttle soonest"),
-                              html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)], className="panel"),
+                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px")],
+                             className="panel"),
+                    html.Div([html.H3("Racks that throttle soonest"), html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)],
+                             className="panel"),
                 ],
                 className="grid-2",
             ),
