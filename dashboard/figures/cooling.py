@@ -235,17 +235,19 @@ def worst_cdus(state: SiteTables, snap: Snapshot, n: int = 10, loop: int | None 
     """Rows of the ``n`` worst CDUs: lost ones first, then by capacity use, ties by name (display units).
 
     A lost CDU (fewer pumps running than it needs) shows no use and no headroom: it
-    cools nothing, whatever its heat reading says.  Its row carries the critical class.
+    cools nothing, whatever its heat reading says.  Its row carries the critical class.  A CDU
+    whose racks are all powered off says so ("racks off") and keeps its place by use.
     """
     use = cdu_use_frac(snap)
     lost = cdu_lost(state, snap)
+    off = cdu_off(state, snap) & ~lost
     candidates = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
     order = order_by([~lost, -np.nan_to_num(use, nan=-1.0)], state.cdu_name, candidates)[:n]
     spec_pumps = state.cdu_spec_array("pumps")
     return [
         {
             "cdu": state.cdu_name[c],
-            "state": "LOST" if lost[c] else "",
+            "state": "LOST" if lost[c] else "racks off" if off[c] else "",
             "loop": state.loop_name[int(state.cdu_loop[c])],
             "heat_kw": round(float(snap.cdu_heat_kw[c]), 1),
             "capacity_kw": 0.0 if lost[c] else round(float(snap.cdu_capacity_kw[c]), 1),

@@ -27,6 +27,7 @@ HOVER_KEYS = tuple(m.key for m in FLOOR_METRICS)  # customdata[0..4]; customdata
 RACK_LABELS_MAX = 200  # halls with more racks show row labels only (rack labels would not fit)
 ALERT_LEVELS = ((2, "critical"), (1, "warning"))  # overlay traces per hall, in this order
 OFF_LEGEND = "off (powered down)"
+OFF_INSET_FRAC = 0.03  # the hatch leaves a thin gap so neighbouring off racks stay distinct
 ALERT_INSET_FRAC = 0.12  # alert outlines sit this far inside the rack cell, so neighbours stay apart
 MAP_Y_AUTORANGE = theme.MAP_Y_AUTORANGE
 
@@ -174,9 +175,9 @@ def rack_outlines(grid: HallGrid, racks: np.ndarray, inset_frac: float = 0.0) ->
 
 def _overlay_xy(grid: HallGrid, overlay: FloorOverlay) -> list[tuple[list, list]]:
     """(x, y) of this hall's off hatch and alert outlines, in trace order."""
-    out = [rack_outlines(grid, np.flatnonzero(overlay.off))]
-    for level, _name in ALERT_LEVELS:
-        out.append(rack_outlines(grid, np.flatnonzero(overlay.alert_level == level), ALERT_INSET_FRAC))
+    out = [rack_outlines(grid, np.flatnonzero(overlay.off), OFF_INSET_FRAC)]
+    for level, _name in ALERT_LEVELS:  # an off rack shows as off: alerts about its feed or CDU do not concern it
+        out.append(rack_outlines(grid, np.flatnonzero((overlay.alert_level == level) & ~overlay.off), ALERT_INSET_FRAC))
     return out
 
 

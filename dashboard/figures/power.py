@@ -255,7 +255,7 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
     Node ``customdata`` carries the key of the element ("p<id>") or group for click
     drill-down; colour is the (worst) load fraction, critical above 100 %.  De-energised
     elements and lost sources (the twin's ``detail`` when given, else inferred from loads)
-    are drawn near-black under a critical cross; feeds left carrying racks alone wear a
+    are drawn near-black, outlined and crossed in the critical colour; feeds left carrying racks alone wear a
     warning badge.  Both have a legend entry.  Trace order: edges, one per column,
     dead crosses, badges, colour bar.
     """
@@ -288,7 +288,8 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
                 marker=dict(
                     symbol=KIND_SYMBOL.get(kind, "circle"), size=13 if label_it else 9,
                     color=node_colours(col_nodes),
-                    line=dict(color=theme.BACKGROUND, width=1),
+                    line=dict(color=[theme.STATUS_CRITICAL if n.all_dead else theme.BACKGROUND for n in col_nodes],
+                              width=[2 if n.all_dead else 1 for n in col_nodes]),
                 ),
                 customdata=np.array([[n.key, n.label, n.hover] for n in col_nodes], dtype=object),
                 hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>",
@@ -334,7 +335,7 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
 def tree_patch_fields(fig: go.Figure) -> dict[int, tuple[str, ...]]:
     """The fields a live tick changes in :func:`power_tree_figure`'s traces (by index)."""
     n = len(fig.data)
-    fields = {i: ("marker.color", "customdata", "text") for i in range(1, n - 3)}
+    fields = {i: ("marker.color", "marker.line.color", "marker.line.width", "customdata", "text") for i in range(1, n - 3)}
     fields.update({i: ("x", "y", "customdata") for i in (n - 3, n - 2)})
     return fields
 

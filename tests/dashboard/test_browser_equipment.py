@@ -42,6 +42,11 @@ def faulted(dash_app, tmp_path_factory):
     hub.db.dispose()
 
 
+def _fresh(hub) -> None:
+    """One more tick stamped now, so the page shows live (not stale, greyed) data."""
+    hub.step(datetime.now(timezone.utc))
+
+
 def _no_overlap(page, graph: str, other: str) -> None:
     """The graph's modebar (shown on hover) does not cover its ``other`` element (title, legend)."""
     page.locator(f"{graph} .nsewdrag, {graph} .sankey").first.hover()
@@ -59,6 +64,7 @@ def _no_overlap(page, graph: str, other: str) -> None:
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_power_marks_the_dead_busway_and_the_feed_left_alone(faulted, new_page, screenshot, viewport):
     served, hub = faulted
+    _fresh(hub)
     page, log = new_page(viewport)
     page.goto(served.url("/power"))
     legend = page.locator("#power-tree .legend")
@@ -66,6 +72,7 @@ def test_power_marks_the_dead_busway_and_the_feed_left_alone(faulted, new_page, 
     expect(legend).to_contain_text(power_figs.ALONE_LEGEND)
     # site view: busways grouped per UPS; the A group names its dead busway
     expect(page.locator("#power-tree .textpoint", has_text="1 dead")).to_have_count(1)
+    screenshot(page, f"equipment-power-site-{viewport}")
     page.goto(served.url("/power?element=H1-UPS1-A"))
     expect(page.locator("#power-tree .gtitle")).to_contain_text("H1-UPS1-A")
     expect(page.locator("#power-tree .textpoint", has_text="H1-BW-R01-A")).to_have_count(1)
@@ -81,6 +88,7 @@ def test_power_marks_the_dead_busway_and_the_feed_left_alone(faulted, new_page, 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_cooling_puts_the_lost_cdu_first_in_critical_style(faulted, new_page, screenshot, viewport):
     served, hub = faulted
+    _fresh(hub)
     page, log = new_page(viewport)
     page.goto(served.url("/cooling"))
     first = page.locator("#cooling-worst tbody tr").first
@@ -104,9 +112,11 @@ def test_cooling_puts_the_lost_cdu_first_in_critical_style(faulted, new_page, sc
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_floor_hatches_off_racks_and_outlines_alerted_ones(faulted, new_page, screenshot, viewport):
     served, hub = faulted
+    _fresh(hub)
     page, log = new_page(viewport)
     page.goto(served.url("/floor"))
     legend = page.locator("#floor-halls .legend")
+    expect(page.locator(".main.is-stale")).to_have_count(0)
     expect(legend).to_contain_text(OFF_LEGEND)
     expect(legend).to_contain_text("rack with a critical alert")
     expect(page.locator("#floor-halls .annotation-text", has_text="R01")).to_have_count(1)

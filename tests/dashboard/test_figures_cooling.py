@@ -155,6 +155,10 @@ def test_lost_cdu_tops_the_table_with_critical_styling_and_no_headroom(demo):
     assert rows[0]["state"] == "LOST" and rows[0]["row_class"] == "row-critical"
     assert rows[0]["use_pct"] is None and rows[0]["capacity_kw"] == 0.0
     assert all(r["row_class"] is None and r["state"] == "" for r in rows[1:])
+    off_rack = int(np.flatnonzero(state.rack_cdu != coolest)[0])
+    everything = cooling.worst_cdus(state, _with_lost_and_off(state, snap, coolest, off_rack), n=state.n_cdus)
+    assert [r["state"] for r in everything if r["state"]] == ["LOST", "racks off"]
+    assert next(r for r in everything if r["state"] == "racks off")["cdu"] == state.cdu_name[int(state.rack_cdu[off_rack])]
 
 
 def test_use_histogram_leaves_out_lost_and_off_cdus(demo):

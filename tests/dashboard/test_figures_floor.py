@@ -166,3 +166,9 @@ def test_lost_cdu_has_negative_headroom_on_the_floor(demo_state, demo_snapshot):
     metrics = rack_metrics(demo_state, replace(demo_snapshot, pumps_running_count=pumps))
     assert metrics["cdu_headroom_kw"][6] == pytest.approx(-demo_snapshot.cdu_heat_kw[cdu])
     assert metrics["cdu_headroom_kw"][7] > 0
+
+
+def test_off_racks_carry_no_alert_outline(demo_state, demo_snapshot):
+    fig = floor_figure(demo_state, hall_grids(demo_state), rack_metrics(demo_state, demo_snapshot), "rack_power_kw", (0, 100),
+                       overlay=_overlay(demo_state, off_racks=(0, 1), critical=(0, 1, 2)))
+    assert len(_named(fig, "critical alert")[0].x) == 6  # rack 2 only: racks 0 and 1 are off

@@ -182,6 +182,7 @@ def test_dead_busway_and_lost_generator_are_marked_with_legend_entries(demo):
     names = [c[1] for c in busways.customdata]
     dead_at = names.index("H1-BW-R01-A")
     assert busways.marker.color[dead_at] == theme.EQUIPMENT_DEAD
+    assert busways.marker.line.color[dead_at] == theme.STATUS_CRITICAL and busways.marker.line.width[dead_at] == 2
     assert busways.marker.color[names.index("H1-BW-R02-A")] != theme.EQUIPMENT_DEAD
     cross = _trace(fig, power.DEAD_LEGEND)
     assert cross.showlegend and (busways.x[dead_at], busways.y[dead_at]) in set(zip(cross.x, cross.y))
