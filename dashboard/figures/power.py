@@ -384,21 +384,29 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac") -> list[dict]:
-    """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded)."""
+def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac",
+                   detail=None) -> list[dict]:
+    """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded), ties by name.
+
+    De-energised elements (the twin's ``detail``, else inferred from loads) come first with
+    state "DEAD", no headroom and the critical row class: their 0 % load is not spare capacity.
+    """
     values = np.nan_to_num(getattr(snap, metric), nan=-1.0)
-    order = order_by([-values], state.power_name)[:n]
+    dead = ~power_status(state, snap, detail).power_live
+    order = order_by([~dead, -values], state.power_name)[:n]
     usable = state.power_rating_kw * state.power_max_util_frac
     return [
         {
             "element": state.power_name[e],
+            "state": "DEAD" if dead[e] else "",
             "kind": POWER_KINDS[state.power_kind[e]],
             "side": "AB"[int(state.power_side[e])],
             "load_kw": round(float(snap.power_load_kw[e]), 0),
             "usable_kw": round(float(usable[e]), 0),
             "load_pct": round(float(snap.power_load_frac[e]) * 100, 1),
             "n1_pct": round(float(snap.power_n1_load_frac[e]) * 100, 1),
-            "n1_headroom_kw": round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
+            "n1_headroom_kw": None if dead[e] else round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
+            "row_class": "row-critical" if dead[e] else None,
         }
         for e in order
     ]
@@ -409,14 +417,20 @@ def _num(value: float) -> str:
     return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
 
 
-def generation_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
-    """Output and spare capacity (MW) per source kind; batteries show their state of charge."""
+def generation_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
+    """Output and spare capacity (MW) per source kind; batteries show their state of charge.
+
+    Sources the twin's ``detail`` reports lost are named in the label and their capacity left out.
+    """
+    live = power_status(state, snap, detail).source_live
     kinds, output, capacity, notes = [], [], [], []
     for k, kind in enumerate(SOURCE_KINDS):
-        idx = np.flatnonzero(state.source_kind == k)
-        if idx.size == 0:
+        every = np.flatnonzero(state.source_kind == k)
+        if every.size == 0:
             continue
-        label = f"{kind} ({idx.size})"
+        idx = every[live[every]]
+        lost = every.size - idx.size
+        label = f"{kind} ({every.size})" + (f"<br><b>{lost} lost</b>" if lost else "")
         note = ""
         if kind == "battery":
             soc = snap.battery_soc_frac[idx]

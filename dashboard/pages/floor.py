@@ -284,7 +284,7 @@ def rack_drilldown(hub, rack: int) -> dict:
     labels = [r["name"] for r in nrows]
     cdu = cdu_info(state, snapshot, rack)
     spec = state.gpu_specs[int(state.gpu_spec[gpus[0]])] if gpus.size else None
-    temp_range = (25.0, spec.slowdown_temp_c if spec else 90.0)
+    temp_range = (25.0, spec.shutdown_temp_c if spec else 95.0)  # as on the floor plan: up to shutdown
     xid_grid = gpu_grid(state, nodes, gpus, snapshot.last_xid_code.astype(np.float64))
     notes = np.where(xid_grid > 0, np.char.add("XID ", np.nan_to_num(xid_grid).astype(int).astype(str)), "")
     down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))

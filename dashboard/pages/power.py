@@ -29,7 +29,7 @@ dash.register_page(__name__, path="/power", name="Power", title="Power · Cluste
 PAGE = ids.Power.PAGE
 DEFAULT_METRIC = "power_n1_load_frac"
 WORST_COLUMNS = (
-    Column("element", "element"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
+    Column("element", "element", href="/power?element={}"), Column("state", "state"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
     Column("load_pct", "load (%)", "{:.1f}"), Column("n1_pct", "N-1 load (%)", "{:.1f}"),
     Column("n1_headroom_kw", "N-1 headroom (kW)", "{:,.0f}"),
 )
@@ -67,8 +67,8 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     """
     tree = figs.power_tree_figure(state, snap, element, metric, detail)
     headroom = figs.headroom_figure(state, snap)
-    worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
-    generation = figs.generation_figure(state, snap)
+    worst = data_table(figs.worst_elements(state, snap, 10, metric, detail), WORST_COLUMNS, "no power elements")
+    generation = figs.generation_figure(state, snap, detail)
     swing = figs.swing_figure(state, snap, detail)
     supply = figs.supply_trend_figure(trend)
     cards = kpis(state, snap, detail)

@@ -225,3 +225,21 @@ def test_worst_elements_break_ties_by_name(demo):
     flat = replace(snap, power_n1_load_frac=np.full(state.n_power, 0.5))
     rows = power.worst_elements(state, flat, n=state.n_power)
     assert [r["element"] for r in rows] == sorted(state.power_name)
+
+
+def test_dead_element_tops_the_headroom_table_without_headroom(demo):
+    state, snap = demo
+    rows = power.worst_elements(state, snap, n=3, detail=_dead_busway_detail(state))
+    assert rows[0]["element"] == "H1-BW-R01-A" and rows[0]["state"] == "DEAD"
+    assert rows[0]["n1_headroom_kw"] is None and rows[0]["row_class"] == "row-critical"
+    assert all(r["state"] == "" and r["row_class"] is None for r in rows[1:])
+
+
+def test_generation_mix_names_the_lost_generator_and_drops_its_capacity(demo):
+    state, snap = demo
+    healthy = power.generation_figure(state, snap)
+    lost = power.generation_figure(state, snap, _dead_busway_detail(state))
+    gen = next(i for i, y in enumerate(lost.data[0].y) if y.startswith("generator"))
+    assert "1 lost" in lost.data[0].y[gen] and "lost" not in healthy.data[0].y[gen]
+    gen01 = state.source_name.index("GEN-01")
+    assert lost.data[1].text[gen] == f"of {power._num(float(state.source_capacity_mw[state.source_kind == state.source_kind[gen01]].sum() - state.source_capacity_mw[gen01]))} MW"
