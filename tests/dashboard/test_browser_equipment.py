@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard.figures import power as power_figs
+from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 from dashboard.figures.floor import OFF_LEGEND
 
 pytestmark = pytest.mark.browser
@@ -129,4 +130,18 @@ def test_floor_hatches_off_racks_and_outlines_alerted_ones(faulted, new_page, sc
     expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K01")
     expect(page.locator("#floor-rack-title")).to_be_in_viewport()
     assert page.evaluate("window.scrollY") > 0
+    assert log.errors == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_colossus_floor_labels_every_row(colossus_app, new_page, screenshot, viewport):  # noqa: F811
+    served, hub = colossus_app
+    freshen(hub)
+    page, log = new_page(viewport)
+    page.goto(served.url("/floor"))
+    n_rows = len(set(hub.state.rack_row.tolist()))
+    expect(page.locator("#floor-halls .annotation-text", has_text="R")).to_have_count(n_rows)
+    expect(page.locator("#floor-halls .legend")).to_contain_text(OFF_LEGEND)
+    screenshot(page, f"equipment-floor-colossus-{viewport}")
+    _no_overlap(page, "#floor-halls", ".legend")
     assert log.errors == []
