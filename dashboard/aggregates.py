@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dashboard.equipment import cdu_lost
+from dashboard.ordering import order_by
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
 from twin.site.tables import SiteTables
 
@@ -112,9 +113,9 @@ def jobs_summary(snapshot: Snapshot) -> dict[str, float]:
 
 
 def hottest_racks(state: SiteTables, snapshot: Snapshot, count: int = 10) -> list[dict]:
-    """The ``count`` racks with the highest max GPU temperature, hottest first."""
+    """The ``count`` racks with the highest max GPU temperature, hottest first, ties by name."""
     temps = np.asarray(snapshot.rack_max_gpu_temp_c, dtype=np.float64)
-    order = np.argsort(np.nan_to_num(temps, nan=-np.inf))[::-1][:count]
+    order = order_by([-temps], state.rack_name)[:count]  # hottest first, ties by name (NaN last)
     return [
         {
             "rack": int(r),
