@@ -145,3 +145,22 @@ def test_colossus_floor_labels_every_row(colossus_app, new_page, screenshot, vie
     screenshot(page, f"equipment-floor-colossus-{viewport}")
     _no_overlap(page, "#floor-halls", ".legend")
     assert log.errors == []
+
+
+def _luminance(rgb: str) -> float:
+    channels = [int(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_critical_badge_meets_wcag_aa_contrast(faulted, new_page):
+    served, hub = faulted
+    _fresh(hub)
+    page, log = new_page("1366x768")
+    page.goto(served.url("/alerts"))
+    badge = page.locator(".sev-critical").first
+    expect(badge).to_be_visible()
+    fg, bg = badge.evaluate("el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+    high, low = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    assert (high + 0.05) / (low + 0.05) >= 4.5, (fg, bg)
+    assert log.errors == []
