@@ -324,7 +324,7 @@ def rack_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dic
             x0, x1, y0, y1 = _cell_box(grid, int(r))
             annotations.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", showarrow=False,
                                     text=short_name(state.rack_name[r]), name="rack label",
-                                    font=dict(size=9, color="#ffffff", shadow="0px 0px 2px #000000")))
+                                    font=dict(size=9, color="#ffffff", shadow="0px 0px 3px #000000, 0px 0px 2px #000000")))
     return annotations
 
 
