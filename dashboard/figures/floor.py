@@ -157,7 +157,7 @@ def _cell_box(grid: HallGrid, rack: int, inset_frac: float = 0.0) -> tuple[float
     x0, x1 = float(grid.x_edges_m[ix]), float(grid.x_edges_m[ix + 1])
     y0, y1 = float(grid.y_edges_m[iy]), float(grid.y_edges_m[iy + 1])
     dx, dy = (x1 - x0) * inset_frac, (y1 - y0) * inset_frac
-    return x0 + dx, x1 - dx, y0 + dy, y1 - dy
+    return round(x0 + dx, 3), round(x1 - dx, 3), round(y0 + dy, 3), round(y1 - dy, 3)  # mm: short JSON
 
 
 def rack_outlines(grid: HallGrid, racks: np.ndarray, inset_frac: float = 0.0) -> tuple[list, list]:
@@ -190,7 +190,7 @@ def _alert_style(name: str) -> dict:
     return dict(line=dict(color=theme.SEVERITY_COLOUR[name], width=2.5 if name == "critical" else 2))
 
 
-def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay, cols: int) -> list[go.Scatter]:
+def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay) -> list[go.Scatter]:
     """Per hall: off racks hatched grey and alert outlines by severity; then legend-only entries."""
     traces = []
     for i, grid in enumerate(grids):
@@ -210,7 +210,7 @@ def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay, cols: int) -> 
     return traces
 
 
-def row_label_annotations(state: SiteTables, grids: list[HallGrid], cols: int) -> list[dict]:
+def row_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dict]:
     """One label per row, left of its first rack (the row name without the hall prefix)."""
     annotations = []
     for i, grid in enumerate(grids):
@@ -284,7 +284,7 @@ def floor_figure(
             row=i // cols + 1, col=i % cols + 1,
         )
     fig.add_trace(_selection_trace(grids, selected_rack, cols))
-    for trace in _overlay_traces(grids, overlay, cols):
+    for trace in _overlay_traces(grids, overlay):
         fig.add_trace(trace)
     for i in range(len(grids)):
         suffix = "" if i == 0 else str(i + 1)
@@ -292,8 +292,9 @@ def floor_figure(
         fig.update_xaxes(title_text="x [m] →", row=i // cols + 1, col=i % cols + 1, constrain="domain")
     fig.update_xaxes(showgrid=False, zeroline=False)
     fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain", autorange=MAP_Y_AUTORANGE)
-    for annotation in row_label_annotations(state, grids, cols) + rack_label_annotations(state, grids):
-        fig.add_annotation(annotation)
+    # one layout update: add_annotation per label re-validates the whole list each time (seconds at colossus)
+    fig.update_layout(annotations=list(fig.layout.annotations) + row_label_annotations(state, grids)
+                      + rack_label_annotations(state, grids))
     fig.update_layout(
         **base_layout(
             height=rows * HALL_PLOT_HEIGHT_PX + 70, uirevision="floor-diff" if diff else "floor", showlegend=True,
