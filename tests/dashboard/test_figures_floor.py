@@ -172,3 +172,18 @@ def test_off_racks_carry_no_alert_outline(demo_state, demo_snapshot):
     fig = floor_figure(demo_state, hall_grids(demo_state), rack_metrics(demo_state, demo_snapshot), "rack_power_kw", (0, 100),
                        overlay=_overlay(demo_state, off_racks=(0, 1), critical=(0, 1, 2)))
     assert len(_named(fig, "critical alert")[0].x) == 6  # rack 2 only: racks 0 and 1 are off
+
+
+def test_colossus_patch_with_half_the_racks_off_and_alerts_stays_small(colossus_state, colossus_snapshot):
+    from dashboard.figures.floor import FloorOverlay
+
+    off = np.zeros(colossus_state.n_racks, dtype=bool)
+    off[::2] = True
+    level = np.zeros(colossus_state.n_racks, dtype=np.int8)
+    level[1::4] = 2
+    level[3::4] = 1
+    patch = floor_patch(hall_grids(colossus_state), rack_metrics(colossus_state, colossus_snapshot), "max_gpu_temp_c",
+                        FloorOverlay(off, level), colossus_state).to_plotly_json()
+    outlines = [op["params"]["value"] for op in patch["operations"] if op["location"][-1] == "x" and op["location"][1] > 4]
+    assert sum(v is None for xs in outlines for v in xs) == colossus_state.n_racks  # one rectangle per off or alerted rack
+    assert len(json.dumps(patch, cls=plotly.utils.PlotlyJSONEncoder)) < 300_000
