@@ -201,7 +201,8 @@ def _mark(node: DiagramNode, members: np.ndarray, state: SiteTables, status: Pow
 def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
     """Vertical position of each node: leaves in order, a parent at its children's mean.
 
-    Sources sit beside the switchgear they feed (stacked around its position).
+    Sources sit beside the switchgear they feed (stacked around its position, never
+    reaching into the stack of a neighbouring switchgear).
     """
     children: dict[str, list[str]] = {}
     for n in nodes:
@@ -227,9 +228,12 @@ def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
     for n in nodes:
         if n.column == 0:
             by_bus.setdefault(n.parent_key, []).append(n)
+    centres = sorted(y.get(bus, 0.0) if bus is not None else 0.0 for bus in by_bus)
     for bus, sources in by_bus.items():
         centre = y.get(bus, 0.0) if bus is not None else 0.0
-        spread = 2.0 if len(sources) > 1 else 0.0
+        # stacks of neighbouring buses must not interleave: keep a gap of one spacing between them
+        nearest = min((abs(c - centre) for c in centres if c != centre), default=math.inf)
+        spread = min(2.0, nearest / len(sources)) if len(sources) > 1 else 0.0
         for i, n in enumerate(sources):
             y[n.key] = centre + (i - (len(sources) - 1) / 2) * spread
     return y

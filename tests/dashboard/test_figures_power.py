@@ -243,3 +243,18 @@ def test_generation_mix_names_the_lost_generator_and_drops_its_capacity(demo):
     assert "1 lost" in lost.data[0].y[gen] and "lost" not in healthy.data[0].y[gen]
     gen01 = state.source_name.index("GEN-01")
     assert lost.data[1].text[gen] == f"of {power._num(float(state.source_capacity_mw[state.source_kind == state.source_kind[gen01]].sum() - state.source_capacity_mw[gen01]))} MW"
+
+
+def test_source_stacks_of_neighbouring_switchgear_do_not_interleave(demo):
+    state, snap = demo
+    nodes = power.diagram_nodes(state, snap)
+    y = power._positions(nodes)
+    by_bus: dict = {}
+    for n in nodes:
+        if n.column == 0:
+            by_bus.setdefault(n.parent_key, []).append(y[n.key])
+    assert len(by_bus) == 2
+    (lo_a, hi_a), (lo_b, hi_b) = sorted((min(v), max(v)) for v in by_bus.values())
+    assert hi_a < lo_b
+    every = sorted(v for ys in by_bus.values() for v in ys)
+    assert min(np.diff(every)) > 0.5  # room for a marker and its label between any two sources
