@@ -28,7 +28,7 @@ KIND_SYMBOL = {"source": "diamond", "switchgear": "square", "transformer": "circ
 METRICS = {"power_n1_load_frac": "N-1 load", "power_load_frac": "load"}
 DEAD_LEGEND = "de-energised (tripped or lost)"
 ALONE_LEGEND = "no redundancy (partner feed dead)"
-BADGE_OFFSET = (0.16, -0.45)  # (columns, rows) from a node to its no-redundancy badge
+BADGE_OFFSET = (0.1, -0.2)  # (columns, rows) from a node to its no-redundancy badge
 
 
 @dataclass
