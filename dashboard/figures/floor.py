@@ -28,6 +28,7 @@ RACK_LABELS_MAX = 200  # halls with more racks show row labels only (rack labels
 ALERT_LEVELS = ((2, "critical"), (1, "warning"))  # overlay traces per hall, in this order
 OFF_LEGEND = "off (powered down)"
 OFF_INSET_FRAC = 0.03  # the hatch leaves a thin gap so neighbouring off racks stay distinct
+SELECTION_OUTSET_FRAC = 0.06  # the selection outline sits just outside the cell, clear of alert outlines
 ALERT_INSET_FRAC = 0.12  # alert outlines sit this far inside the rack cell, so neighbours stay apart
 MAP_Y_AUTORANGE = theme.MAP_Y_AUTORANGE
 
@@ -330,20 +331,20 @@ def rack_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dic
 
 
 def _selection_trace(grids: list[HallGrid], selected_rack: int | None, cols: int) -> go.Scatter:
+    """The selected rack's outline: a white rectangle around its cell (scales with zoom, unlike a marker)."""
     x, y, axis = _selection_xy(grids, selected_rack, cols)
     return go.Scatter(
-        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="markers", hoverinfo="skip", name="selected rack",
-        marker=dict(symbol="square-open", size=16, color="#ffffff", line=dict(width=3, color="#ffffff")),
+        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip", name="selected rack",
+        line=dict(width=3, color="#ffffff"), showlegend=False,
     )
 
 
 def _selection_xy(grids: list[HallGrid], rack: int | None, cols: int) -> tuple[list, list, str]:
+    """Outline of ``rack``'s cell slightly outside it, and its subplot's axis suffix (empty lists: none)."""
     for i, grid in enumerate(grids):
         if rack is not None and rack >= 0 and grid.rack_cell_ix[rack] >= 0:
-            ix, iy = grid.rack_cell_ix[rack], grid.rack_cell_iy[rack]
-            x = float(grid.x_edges_m[ix] + grid.x_edges_m[ix + 1]) / 2
-            y = float(grid.y_edges_m[iy] + grid.y_edges_m[iy + 1]) / 2
-            return [x], [y], "" if i == 0 else str(i + 1)
+            x, y = rack_outlines(grid, np.array([rack]), -SELECTION_OUTSET_FRAC)
+            return x[:-1], y[:-1], "" if i == 0 else str(i + 1)
     return [], [], ""
 
 

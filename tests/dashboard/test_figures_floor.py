@@ -51,7 +51,10 @@ def test_floor_figure_one_trace_per_hall_shared_colour_axis_and_units(demo_state
     assert fig.layout.uirevision == "floor"
     selection = fig.data[len(heatmaps)]
     assert selection.name == "selected rack"
-    assert len(selection.x) == 1 and abs(selection.x[0] - demo_state.rack_x_m[3]) < 0.31
+    assert len(selection.x) == 5  # a closed rectangle around rack 3's cell
+    assert min(selection.x) < demo_state.rack_x_m[3] < max(selection.x)
+    assert min(selection.y) < demo_state.rack_y_m[3] < max(selection.y)
+    assert max(selection.x) - min(selection.x) < 0.8
 
 
 def test_colossus_patch_sends_one_value_per_rack_and_stays_small(colossus_state, colossus_snapshot):
