@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dashboard.equipment import cdu_lost
+from dashboard.ordering import order_by
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
 from twin.site.tables import SiteTables
 
@@ -46,7 +48,9 @@ def rack_metrics(state: SiteTables, snapshot: Snapshot) -> dict[str, np.ndarray]
     """Every floor metric as one float array per rack (NaN unknown; time-to-throttle capped)."""
     cdu = state.rack_cdu
     delta_t = snapshot.cdu_return_temp_c - snapshot.cdu_supply_temp_c
-    headroom = snapshot.cdu_capacity_kw - snapshot.cdu_heat_kw
+    # a lost CDU (too few pumps) removes nothing: its headroom is minus the heat it should carry
+    capacity = np.where(cdu_lost(state, snapshot), 0.0, snapshot.cdu_capacity_kw)
+    headroom = capacity - snapshot.cdu_heat_kw
     ttt = np.minimum(np.asarray(snapshot.rack_time_to_throttle_s, dtype=np.float64), TTT_CAP_S)
     return {
         "max_gpu_temp_c": np.asarray(snapshot.rack_max_gpu_temp_c, dtype=np.float64),
@@ -59,9 +63,9 @@ def rack_metrics(state: SiteTables, snapshot: Snapshot) -> dict[str, np.ndarray]
 
 def metric_range(state: SiteTables, key: str) -> tuple[float, float]:
     """Fixed colour range of a floor metric, so colours mean the same from tick to tick."""
-    if key == "max_gpu_temp_c":
-        slowdown = max((s.slowdown_temp_c for s in state.gpu_specs), default=90.0)
-        return 25.0, float(slowdown)
+    if key == "max_gpu_temp_c":  # up to the shutdown temperature: 89 °C and 92 °C must not look alike
+        shutdown = max((s.shutdown_temp_c for s in state.gpu_specs), default=95.0)
+        return 25.0, float(shutdown)
     if key == "rack_power_kw":
         return 0.0, float(np.max(state.rack_rated_kw, initial=1.0))
     if key == "coolant_delta_t_k":
@@ -109,9 +113,9 @@ def jobs_summary(snapshot: Snapshot) -> dict[str, float]:
 
 
 def hottest_racks(state: SiteTables, snapshot: Snapshot, count: int = 10) -> list[dict]:
-    """The ``count`` racks with the highest max GPU temperature, hottest first."""
+    """The ``count`` racks with the highest max GPU temperature, hottest first, ties by name."""
     temps = np.asarray(snapshot.rack_max_gpu_temp_c, dtype=np.float64)
-    order = np.argsort(np.nan_to_num(temps, nan=-np.inf))[::-1][:count]
+    order = order_by([-temps], state.rack_name)[:count]  # hottest first, ties by name (NaN last)
     return [
         {
             "rack": int(r),

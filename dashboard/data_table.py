@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from dash import dcc, html
 
+ROW_CLASS = "row_class"  # a row's optional CSS class (e.g. "row-critical"), not a column
+
 
 @dataclass(frozen=True)
 class Column:
@@ -30,11 +32,11 @@ def _cell(row: dict, col: Column) -> html.Td:
 
 
 def data_table(rows: list[dict], columns: tuple[Column, ...], empty: str = "nothing to show", table_id: str | None = None) -> html.Div:
-    """A ``table.data`` of ``rows``; ``empty`` text when there are none."""
+    """A ``table.data`` of ``rows``; ``empty`` text when there are none.  A row's ``row_class`` styles its line."""
     if not rows:
         return html.Div(empty, className="empty", id=table_id) if table_id else html.Div(empty, className="empty")
     head = html.Thead(html.Tr([html.Th(c.header, className="num" if c.fmt else None) for c in columns]))
-    body = html.Tbody([html.Tr([_cell(r, c) for c in columns]) for r in rows])
+    body = html.Tbody([html.Tr([_cell(r, c) for c in columns], className=r.get(ROW_CLASS)) for r in rows])
     table = html.Table([head, body], className="data", style={"whiteSpace": "nowrap"})
     scroll = {"overflowX": "auto"}
     return html.Div(table, id=table_id, style=scroll) if table_id else html.Div(table, style=scroll)

@@ -126,6 +126,7 @@ class Floor:
     RACK_HISTORY = "floor-rack-history"
     RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
     COMPARE_HALLS = "floor-compare-halls"  # compare mode: the other view's floor
+    RACK_SCROLLED = "floor-rack-scrolled"  # dcc.Store: the rack whose panel was last scrolled into view
 
 
 class Alerts:

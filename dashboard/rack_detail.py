@@ -88,6 +88,8 @@ def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
     spec = state.cdu_specs[state.cdu_spec[cdu]]
     supply, ret = float(snapshot.cdu_supply_temp_c[cdu]), float(snapshot.cdu_return_temp_c[cdu])
     heat, cap = float(snapshot.cdu_heat_kw[cdu]), float(snapshot.cdu_capacity_kw[cdu])
+    lost = bool(snapshot.pumps_running_count[cdu] < spec.pumps_required)
+    cap = 0.0 if lost else cap  # a CDU without enough pumps cools nothing
     return {
         "cdu": cdu,
         "name": state.cdu_name[cdu],
@@ -106,6 +108,7 @@ def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
         "capacity_kw": cap,
         "headroom_kw": cap - heat,
         "racks_served": int((state.rack_cdu == cdu).sum()),
+        "lost": lost,
     }
 
 

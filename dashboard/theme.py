@@ -24,10 +24,18 @@ STATUS_WARNING = "#e69f00"
 STATUS_CRITICAL = "#d55e00"
 STATUS_INFO = "#56b4e9"
 STATUS_UNKNOWN = "#7f8c99"
+# Equipment that is not running: dead (tripped, lost) is near-black under a critical cross,
+# off (powered down on purpose) is a neutral grey hatch; neither is on any value scale.
+EQUIPMENT_DEAD = "#0b0e12"
+EQUIPMENT_OFF = "#6b7785"
 SEVERITY_COLOUR = {"critical": STATUS_CRITICAL, "warning": STATUS_WARNING, "info": STATUS_INFO}
 
 # Line colours for trend charts (Okabe–Ito order).
 SERIES = ("#56b4e9", "#e69f00", "#009e73", "#f0e442", "#cc79a7", "#0072b2", "#d55e00")
+
+# One orientation on every floor map: x to the right, y downward from the hall origin
+# (row 1 at the top, as on the site drawings); y axes of maps use this autorange.
+MAP_Y_AUTORANGE = "reversed"
 
 SCALE_HOT = "Viridis"  # higher = hotter / more loaded
 SCALE_GOOD = "Cividis"  # higher = more headroom

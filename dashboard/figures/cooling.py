@@ -13,10 +13,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard import theme
+from dashboard.equipment import cdu_lost, cdu_off
+from dashboard.ordering import order_by
 from dashboard.figures.load_scale import load_colour, load_colours, translucent
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
+LOST_USE_FRAC = 9.99  # stands for "lost" where a use fraction picks the colour (beyond any real use)
 MAX_CDU_NODES = 40  # beyond this a loop's CDUs are shown per row
 MAX_ROW_NODES = 14  # beyond this neighbouring rows are merged so labels do not overlap
 USE_BINS_FRAC = np.round(np.arange(0.0, 1.30001, 0.05), 2)  # capacity-use histogram edges
@@ -114,6 +117,8 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
     worst_use = np.full(n_groups, -np.inf)
     np.maximum.at(worst_use, g, np.where(np.isfinite(use), use, -np.inf))
     worst_use[~np.isfinite(worst_use)] = np.nan
+    group_lost = np.bincount(g, cdu_lost(state, snap)[shown], n_groups).astype(np.int64)
+    worst_use[group_lost > 0] = LOST_USE_FRAC  # a lost CDU is worse than any use: the critical colour
 
     labels, colours, hover = [], [], []
     plant_node = {}
@@ -136,7 +141,8 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
     for k in range(n_groups):
         labels.append(f"{group_labels[k]} · {group_supply[k]:.1f}→{group_return[k]:.1f} °C")
         colours.append(load_colour(float(worst_use[k])))
-        hover.append(f"secondary flow {group_flow[k]:,.0f} L/min<br>worst CDU capacity use {worst_use[k]:.0%}")
+        lost_text = f"<br><b>{group_lost[k]} CDU(s) lost</b>" if group_lost[k] else ""
+        hover.append(f"secondary flow {group_flow[k]:,.0f} L/min<br>worst CDU capacity use {worst_use[k]:.0%}{lost_text}")
 
     src, dst, value, link_colour, link_hover = [], [], [], [], []
     for k in range(n_groups):
@@ -186,11 +192,16 @@ def cdu_use_frac(snap: Snapshot) -> np.ndarray:
 
 
 def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None) -> go.Figure:
-    """Histogram (pre-binned) of CDU capacity use in %, bars beyond 100 % in the critical colour."""
+    """Histogram (pre-binned) of CDU capacity use in %, bars beyond 100 % in the critical colour.
+
+    Lost CDUs (too few pumps) and CDUs whose racks are all powered off are left out and
+    counted in the title: their near-zero use would read as spare capacity.
+    """
     use = cdu_use_frac(snap)
-    if loop is not None:
-        use = use[state.cdu_loop == loop]
-    known = use[np.isfinite(use)]
+    lost, off = cdu_lost(state, snap), cdu_off(state, snap) & ~cdu_lost(state, snap)
+    scope = np.ones(state.n_cdus, dtype=bool) if loop is None else state.cdu_loop == loop
+    counted = scope & ~lost & ~off
+    known = use[counted & np.isfinite(use)]
     clipped = np.clip(known, 0.0, USE_BINS_FRAC[-1] - 1e-9)
     counts, edges = np.histogram(clipped, bins=USE_BINS_FRAC)
     centres_pct = (edges[:-1] + edges[1:]) / 2 * 100
@@ -201,8 +212,10 @@ def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None
             hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} %: %{y} CDUs<extra></extra>",
         )
     )
-    unknown = int(use.size - known.size)
-    note = f" · {unknown} unknown" if unknown else ""
+    unknown = int(counted.sum() - known.size)
+    notes = [f"{unknown} unknown" if unknown else "", f"{int((scope & lost).sum())} lost" if (scope & lost).any() else "",
+             f"{int((scope & off).sum())} off" if (scope & off).any() else ""]
+    note = "".join(f" · {n}" for n in notes if n)
     fig.update_layout(
         **theme.base_layout(
             title=f"CDU capacity use at present supply temperature ({known.size} CDUs{note})",
@@ -219,22 +232,31 @@ def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None
 
 
 def worst_cdus(state: SiteTables, snap: Snapshot, n: int = 10, loop: int | None = None) -> list[dict]:
-    """Rows of the ``n`` CDUs with the highest capacity use (display units, rounded)."""
+    """Rows of the ``n`` worst CDUs: lost ones first, then by capacity use, ties by name (display units).
+
+    A lost CDU (fewer pumps running than it needs) shows no use and no headroom: it
+    cools nothing, whatever its heat reading says.  Its row carries the critical class.  A CDU
+    whose racks are all powered off says so ("racks off") and keeps its place by use.
+    """
     use = cdu_use_frac(snap)
+    lost = cdu_lost(state, snap)
+    off = cdu_off(state, snap) & ~lost
     candidates = np.arange(state.n_cdus) if loop is None else np.flatnonzero(state.cdu_loop == loop)
-    order = candidates[np.argsort(-np.nan_to_num(use[candidates], nan=-1.0), kind="stable")][:n]
+    order = order_by([~lost, -np.nan_to_num(use, nan=-1.0)], state.cdu_name, candidates)[:n]
     spec_pumps = state.cdu_spec_array("pumps")
     return [
         {
             "cdu": state.cdu_name[c],
+            "state": "LOST" if lost[c] else "racks off" if off[c] else "",
             "loop": state.loop_name[int(state.cdu_loop[c])],
             "heat_kw": round(float(snap.cdu_heat_kw[c]), 1),
-            "capacity_kw": round(float(snap.cdu_capacity_kw[c]), 1),
-            "use_pct": round(float(use[c]) * 100, 1) if np.isfinite(use[c]) else None,
+            "capacity_kw": 0.0 if lost[c] else round(float(snap.cdu_capacity_kw[c]), 1),
+            "use_pct": None if lost[c] or not np.isfinite(use[c]) else round(float(use[c]) * 100, 1),
             "supply_c": round(float(snap.cdu_supply_temp_c[c]), 1),
             "return_c": round(float(snap.cdu_return_temp_c[c]), 1),
             "flow_lpm": round(float(snap.cdu_flow_lpm[c]), 0),
             "pumps": f"{int(snap.pumps_running_count[c])}/{int(spec_pumps[c])}",
+            "row_class": "row-critical" if lost[c] else None,
         }
         for c in order
     ]
@@ -287,7 +309,7 @@ def throttle_risk_rows(state: SiteTables, scenarios_s: dict[str, np.ndarray], n:
     soonest = stack.min(axis=0)
     candidates = np.arange(state.n_racks) if racks is None else np.asarray(racks)
     candidates = candidates[np.isfinite(soonest[candidates])]
-    order = candidates[np.argsort(soonest[candidates], kind="stable")][:n]
+    order = order_by([soonest], state.rack_name, candidates)[:n]
     return [
         {
             "rack": state.rack_name[r],

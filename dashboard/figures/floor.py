@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from dash import Patch
 from plotly.subplots import make_subplots
 
+from dashboard import theme
 from dashboard.aggregates import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
 from dashboard.theme import base_layout
 from twin.site.tables import SiteTables
@@ -23,6 +24,25 @@ from twin.site.tables import SiteTables
 RACK_DEPTH_M = 1.2  # drawn footprint depth when rows are far apart
 HALL_PLOT_HEIGHT_PX = 520
 HOVER_KEYS = tuple(m.key for m in FLOOR_METRICS)  # customdata[0..4]; customdata[5] = rack id
+RACK_LABELS_MAX = 200  # halls with more racks show row labels only (rack labels would not fit)
+ALERT_LEVELS = ((2, "critical"), (1, "warning"))  # overlay traces per hall, in this order
+OFF_LEGEND = "off (powered down)"
+OFF_INSET_FRAC = 0.03  # the hatch leaves a thin gap so neighbouring off racks stay distinct
+SELECTION_OUTSET_FRAC = 0.06  # the selection outline sits just outside the cell, clear of alert outlines
+ALERT_INSET_FRAC = 0.12  # alert outlines sit this far inside the rack cell, so neighbours stay apart
+MAP_Y_AUTORANGE = theme.MAP_Y_AUTORANGE
+
+
+@dataclass(frozen=True)
+class FloorOverlay:
+    """Per rack: powered off (hatched grey, no metric colour) and open-alert level (0 none, 1 warning, 2 critical)."""
+
+    off: np.ndarray  # bool [n_racks]
+    alert_level: np.ndarray  # int [n_racks]
+
+    @staticmethod
+    def empty(n_racks: int) -> "FloorOverlay":
+        return FloorOverlay(np.zeros(n_racks, dtype=bool), np.zeros(n_racks, dtype=np.int8))
 
 
 @dataclass(frozen=True)
@@ -93,9 +113,12 @@ def _round(values: np.ndarray, decimals: int) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float64), decimals)
 
 
-def hall_z(grid: HallGrid, values: np.ndarray, decimals: int = 1) -> list:
-    """Colour matrix of one hall: the rack's value per cell, None in aisles/unknown."""
-    z = np.where(grid.cell_rack >= 0, _round(values, decimals)[np.maximum(grid.cell_rack, 0)], np.nan)
+def hall_z(grid: HallGrid, values: np.ndarray, decimals: int = 1, off: np.ndarray | None = None) -> list:
+    """Colour matrix of one hall: the rack's value per cell, None in aisles, unknown and off racks."""
+    values = _round(values, decimals)
+    if off is not None:
+        values = np.where(off, np.nan, values)
+    z = np.where(grid.cell_rack >= 0, values[np.maximum(grid.cell_rack, 0)], np.nan)
     return [[None if not math.isfinite(v) else v for v in row] for row in z.tolist()]
 
 
@@ -130,6 +153,85 @@ def diff_range(values: np.ndarray, colour_range: tuple[float, float]) -> tuple[f
     return -top, top
 
 
+def _cell_box(grid: HallGrid, rack: int, inset_frac: float = 0.0) -> tuple[float, float, float, float]:
+    ix, iy = grid.rack_cell_ix[rack], grid.rack_cell_iy[rack]
+    x0, x1 = float(grid.x_edges_m[ix]), float(grid.x_edges_m[ix + 1])
+    y0, y1 = float(grid.y_edges_m[iy]), float(grid.y_edges_m[iy + 1])
+    dx, dy = (x1 - x0) * inset_frac, (y1 - y0) * inset_frac
+    return round(x0 + dx, 3), round(x1 - dx, 3), round(y0 + dy, 3), round(y1 - dy, 3)  # mm: short JSON
+
+
+def rack_outlines(grid: HallGrid, racks: np.ndarray, inset_frac: float = 0.0) -> tuple[list, list]:
+    """Closed rectangles (x, y lists, ``None`` between them) around the cells of ``racks`` in this hall."""
+    xs: list = []
+    ys: list = []
+    for rack in racks:
+        if grid.rack_cell_ix[rack] < 0:
+            continue
+        x0, x1, y0, y1 = _cell_box(grid, int(rack), inset_frac)
+        xs += [x0, x1, x1, x0, x0, None]
+        ys += [y0, y0, y1, y1, y0, None]
+    return xs, ys
+
+
+def _overlay_xy(grid: HallGrid, overlay: FloorOverlay) -> list[tuple[list, list]]:
+    """(x, y) of this hall's off hatch and alert outlines, in trace order."""
+    out = [rack_outlines(grid, np.flatnonzero(overlay.off), OFF_INSET_FRAC)]
+    for level, _name in ALERT_LEVELS:  # an off rack shows as off: alerts about its feed or CDU do not concern it
+        out.append(rack_outlines(grid, np.flatnonzero((overlay.alert_level == level) & ~overlay.off), ALERT_INSET_FRAC))
+    return out
+
+
+def _off_style() -> dict:
+    return dict(fill="toself", fillcolor=theme.EQUIPMENT_OFF, line=dict(width=0, color=theme.EQUIPMENT_OFF),
+                fillpattern=dict(shape="/", fgcolor=theme.PANEL, bgcolor=theme.EQUIPMENT_OFF, size=6, solidity=0.35))
+
+
+def _alert_style(name: str) -> dict:
+    return dict(line=dict(color=theme.SEVERITY_COLOUR[name], width=2.5 if name == "critical" else 2))
+
+
+def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay) -> list[go.Scatter]:
+    """Per hall: off racks hatched grey and alert outlines by severity; then legend-only entries."""
+    traces = []
+    for i, grid in enumerate(grids):
+        axis = "" if i == 0 else str(i + 1)
+        (ox, oy), *alerts = _overlay_xy(grid, overlay)
+        traces.append(go.Scatter(x=ox, y=oy, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
+                                 showlegend=False, legendgroup="off", name=OFF_LEGEND, **_off_style()))
+        for (ax, ay), (_level, name) in zip(alerts, ALERT_LEVELS):
+            traces.append(go.Scatter(x=ax, y=ay, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
+                                     showlegend=False, legendgroup=name, name=f"{name} alert", **_alert_style(name)))
+    # legend entries (a trace with no point still draws its swatch)
+    traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=OFF_LEGEND, legendgroup="off", showlegend=True,
+                             hoverinfo="skip", **_off_style()))
+    for _level, name in ALERT_LEVELS:
+        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=f"rack with a {name} alert", legendgroup=name,
+                                 showlegend=True, hoverinfo="skip", **_alert_style(name)))
+    return traces
+
+
+def row_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dict]:
+    """One label per row, left of its first rack (the row name without the hall prefix)."""
+    annotations = []
+    for i, grid in enumerate(grids):
+        axis = "" if i == 0 else str(i + 1)
+        racks = np.flatnonzero(grid.rack_cell_ix >= 0)
+        for row in np.unique(state.rack_row[racks]):
+            members = racks[state.rack_row[racks] == row]
+            first = members[np.argmin(grid.rack_cell_ix[members])]
+            x0, _x1, y0, y1 = _cell_box(grid, int(first))
+            annotations.append(dict(x=x0, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", xanchor="right",
+                                    text=short_name(state.row_name[row]), showarrow=False,
+                                    font=dict(size=10, color=theme.TEXT_MUTED)))
+    return annotations
+
+
+def short_name(name: str) -> str:
+    """The last part of a hierarchical name: ``H1-R01-K03`` → ``K03``, ``H1-R01`` → ``R01``."""
+    return name.rsplit("-", 1)[-1]
+
+
 def _layout_grid(grids: list[HallGrid]) -> tuple[int, int]:
     """(rows, cols) of hall subplots: tall halls side by side (up to four), wide ones two per row."""
     n_halls = len(grids)
@@ -148,11 +250,19 @@ def floor_figure(
     colour_range: tuple[float, float],
     selected_rack: int | None = None,
     diff: bool = False,
+    overlay: FloorOverlay | None = None,
 ) -> go.Figure:
     """All halls as subplots sharing one colour axis; the selected rack outlined.
 
     ``diff``: ``metrics`` are differences A − B, coloured on a diverging scale around zero.
+    ``overlay``: powered-off racks drawn hatched grey instead of coloured, racks with
+    open alerts outlined in their severity colour; each has a legend entry.  Rows are
+    labelled at their left end, racks by their position when the hall is small enough.
+    Every hall is drawn x to the right and y downward (see :data:`MAP_Y_AUTORANGE`).
+    Trace order: one heatmap per hall, the selection outline, per hall (off, critical,
+    warning), then the legend entries.
     """
+    overlay = overlay if overlay is not None else FloorOverlay.empty(state.n_racks)
     metric = FLOOR_METRIC_BY_KEY[metric_key]
     colorscale, title = metric.colorscale, f"{metric.label}<br>[{metric.unit}]"
     if diff:
@@ -165,26 +275,33 @@ def floor_figure(
     )
     hover = _hover_template(diff)
     for i, grid in enumerate(grids):
-        names = [["" if r < 0 else state.rack_name[r] for r in row] for row in grid.cell_rack.tolist()]
+        names = hall_names(state, grid, overlay.off)
         fig.add_trace(
             go.Heatmap(
-                x=grid.x_edges_m, y=grid.y_edges_m, z=hall_z(grid, metrics[metric_key], metric.decimals),
+                x=grid.x_edges_m, y=grid.y_edges_m, z=hall_z(grid, metrics[metric_key], metric.decimals, overlay.off),
                 customdata=hall_customdata(grid, metrics), text=names, hovertemplate=hover,
                 coloraxis="coloraxis", hoverongaps=False, xgap=1, ygap=1, name=f"Hall {grid.name}",
             ),
             row=i // cols + 1, col=i % cols + 1,
         )
     fig.add_trace(_selection_trace(grids, selected_rack, cols))
+    for trace in _overlay_traces(grids, overlay):
+        fig.add_trace(trace)
     for i in range(len(grids)):
         suffix = "" if i == 0 else str(i + 1)
-        fig.update_yaxes(scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m]", row=i // cols + 1, col=i % cols + 1)
-        fig.update_xaxes(title_text="x [m]", row=i // cols + 1, col=i % cols + 1, constrain="domain")
+        fig.update_yaxes(scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m] ↓", row=i // cols + 1, col=i % cols + 1)
+        fig.update_xaxes(title_text="x [m] →", row=i // cols + 1, col=i % cols + 1, constrain="domain")
     fig.update_xaxes(showgrid=False, zeroline=False)
-    fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain")
+    fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain", autorange=MAP_Y_AUTORANGE)
+    # one layout update: add_annotation per label re-validates the whole list each time (seconds at colossus)
+    fig.update_layout(annotations=list(fig.layout.annotations) + row_label_annotations(state, grids)
+                      + rack_label_annotations(state, grids))
     fig.update_layout(
         **base_layout(
-            height=rows * HALL_PLOT_HEIGHT_PX + 40, uirevision="floor-diff" if diff else "floor", showlegend=False,
-            margin=dict(l=56, r=16, t=36, b=40), clickmode="event",
+            height=rows * HALL_PLOT_HEIGHT_PX + 70, uirevision="floor-diff" if diff else "floor", showlegend=True,
+            legend=dict(orientation="h", x=0, xanchor="left", y=-0.1, yanchor="top", itemclick=False,
+                        itemdoubleclick=False),
+            margin=dict(l=56, r=16, t=36, b=64), clickmode="event",
             coloraxis=dict(
                 colorscale=colorscale, cmin=colour_range[0], cmax=colour_range[1],
                 colorbar=dict(title=dict(text=title, side="right"), thickness=14),
@@ -194,31 +311,67 @@ def floor_figure(
     return fig
 
 
+def rack_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dict]:
+    """Each rack's position label at its cell centre, in halls of at most :data:`RACK_LABELS_MAX` racks.
+
+    Annotations rather than a text trace: a text trace over the heatmap takes its hover and clicks.
+    """
+    annotations = []
+    for i, grid in enumerate(grids):
+        racks = np.flatnonzero(grid.rack_cell_ix >= 0)
+        if racks.size > RACK_LABELS_MAX:
+            continue
+        axis = "" if i == 0 else str(i + 1)
+        for r in racks:
+            x0, x1, y0, y1 = _cell_box(grid, int(r))
+            annotations.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", showarrow=False,
+                                    text=short_name(state.rack_name[r]), name="rack label",
+                                    font=dict(size=9, color="#ffffff", shadow="0px 0px 3px #000000, 0px 0px 2px #000000")))
+    return annotations
+
+
 def _selection_trace(grids: list[HallGrid], selected_rack: int | None, cols: int) -> go.Scatter:
+    """The selected rack's outline: a white rectangle around its cell (scales with zoom, unlike a marker)."""
     x, y, axis = _selection_xy(grids, selected_rack, cols)
     return go.Scatter(
-        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="markers", hoverinfo="skip", name="selected rack",
-        marker=dict(symbol="square-open", size=16, color="#ffffff", line=dict(width=3, color="#ffffff")),
+        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip", name="selected rack",
+        line=dict(width=3, color="#ffffff"), showlegend=False,
     )
 
 
 def _selection_xy(grids: list[HallGrid], rack: int | None, cols: int) -> tuple[list, list, str]:
+    """Outline of ``rack``'s cell slightly outside it, and its subplot's axis suffix (empty lists: none)."""
     for i, grid in enumerate(grids):
         if rack is not None and rack >= 0 and grid.rack_cell_ix[rack] >= 0:
-            ix, iy = grid.rack_cell_ix[rack], grid.rack_cell_iy[rack]
-            x = float(grid.x_edges_m[ix] + grid.x_edges_m[ix + 1]) / 2
-            y = float(grid.y_edges_m[iy] + grid.y_edges_m[iy + 1]) / 2
-            return [x], [y], "" if i == 0 else str(i + 1)
+            x, y = rack_outlines(grid, np.array([rack]), -SELECTION_OUTSET_FRAC)
+            return x[:-1], y[:-1], "" if i == 0 else str(i + 1)
     return [], [], ""
 
 
-def floor_patch(grids: list[HallGrid], metrics: dict[str, np.ndarray], metric_key: str) -> Patch:
-    """Live update: new colours and hover numbers for every hall, nothing else."""
+def hall_names(state: SiteTables, grid: HallGrid, off: np.ndarray) -> list:
+    """Hover name per cell: the rack name (" · off" when powered off), empty in aisles."""
+    return [["" if r < 0 else state.rack_name[r] + (" · off" if off[r] else "") for r in row] for row in grid.cell_rack.tolist()]
+
+
+def floor_patch(grids: list[HallGrid], metrics: dict[str, np.ndarray], metric_key: str,
+                overlay: FloorOverlay | None = None, state: SiteTables | None = None) -> Patch:
+    """Live update: colours and hover numbers of every hall, and (with ``overlay``) the off hatch,
+    the alert outlines and (with ``state``) the hover names; nothing else."""
     decimals = FLOOR_METRIC_BY_KEY[metric_key].decimals
     patch = Patch()
+    off = overlay.off if overlay is not None else None
     for i, grid in enumerate(grids):
-        patch["data"][i]["z"] = hall_z(grid, metrics[metric_key], decimals)
+        patch["data"][i]["z"] = hall_z(grid, metrics[metric_key], decimals, off)
         patch["data"][i]["customdata"] = hall_customdata(grid, metrics)
+        if overlay is not None and state is not None:
+            patch["data"][i]["text"] = hall_names(state, grid, overlay.off)
+    if overlay is not None:
+        first = len(grids) + 1
+        per_hall = 1 + len(ALERT_LEVELS)
+        for i, grid in enumerate(grids):
+            for k, (x, y) in enumerate(_overlay_xy(grid, overlay)):
+                patch["data"][first + i * per_hall + k]["x"] = x
+                patch["data"][first + i * per_hall + k]["y"] = y
     return patch
 
 

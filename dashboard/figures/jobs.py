@@ -125,8 +125,8 @@ def placement_figure(state: SiteTables, snap: Snapshot, job: JobStatus, selected
     fig.update_layout(
         **theme.base_layout(
             title=f"Placement of {job.name}: {int(used.sum()):,} racks, {np.asarray(job.gpu_ids).size:,} GPUs",
-            xaxis=dict(title="x (m)", showgrid=False, zeroline=False, scaleanchor="y", scaleratio=1, constrain="domain"),
-            yaxis=dict(title="y (m)", showgrid=False, zeroline=False, autorange="reversed"),
+            xaxis=dict(title="x (m) →", showgrid=False, zeroline=False, scaleanchor="y", scaleratio=1, constrain="domain"),
+            yaxis=dict(title="y (m) ↓", showgrid=False, zeroline=False, autorange=theme.MAP_Y_AUTORANGE),
             uirevision=f"jobs-floor-{job.name}",
             hovermode="closest",
             margin=dict(l=56, r=16, t=84, b=40),

@@ -15,6 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard import theme
+from dashboard.equipment import PowerStatus, power_status
+from dashboard.ordering import order_by
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
 from twin.engine.snapshot import GPU_DOWN, Snapshot
@@ -24,6 +26,9 @@ MAX_NODES_PER_COLUMN = 48
 LABEL_NODES_PER_COLUMN = 24  # columns with more nodes show names on hover only
 KIND_SYMBOL = {"source": "diamond", "switchgear": "square", "transformer": "circle", "ups": "hexagon", "busway": "triangle-right"}
 METRICS = {"power_n1_load_frac": "N-1 load", "power_load_frac": "load"}
+DEAD_LEGEND = "de-energised (tripped or lost)"
+ALONE_LEGEND = "no redundancy (partner feed dead)"
+BADGE_OFFSET = (0.1, -0.2)  # (columns, rows) from a node to its no-redundancy badge
 
 
 @dataclass
@@ -38,6 +43,9 @@ class DiagramNode:
     value_frac: float  # metric (max over members)
     hover: str
     bus: int = -1  # for sources: the switchgear fed
+    dead: int = 0  # members (elements or sources) de-energised
+    all_dead: bool = False  # every member de-energised: drawn in the dead colour
+    alone: int = 0  # members carrying racks without redundancy
 
 
 def _subtree(state: SiteTables, root: int) -> np.ndarray:
@@ -83,9 +91,15 @@ def _group_hover(state: SiteTables, snap: Snapshot, members: np.ndarray, metric:
     )
 
 
-def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> list[DiagramNode]:
-    """The nodes of the one-line diagram, parents before children, in drawing order."""
+def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac",
+                  status: PowerStatus | None = None) -> list[DiagramNode]:
+    """The nodes of the one-line diagram, parents before children, in drawing order.
+
+    ``status`` (default: inferred from the loads) marks dead members and feeds left without redundancy.
+    """
     values = getattr(snap, metric)
+    status = status if status is not None else power_status(state, snap)
+    dead_power, dead_source = ~status.power_live, ~status.source_live
     if focus is None:
         shown = np.ones(state.n_power, dtype=bool)
         roots = np.flatnonzero(state.power_parent < 0)
@@ -119,6 +133,10 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
                     )
                 )
                 nodes[-1].bus = int(bus)
+                nodes[-1].dead = int(dead_source[group].sum())
+                nodes[-1].all_dead = nodes[-1].dead == group.size
+                if nodes[-1].dead:
+                    nodes[-1].hover += f"<br><b>{nodes[-1].dead} of {group.size} tripped or lost</b>"
     source_nodes = list(nodes)
     nodes.clear()
     max_depth = int(state.power_depth.max()) if state.n_power else -1
@@ -140,6 +158,7 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
                         value_frac=float(values[e]), hover=_element_hover(state, snap, e),
                     )
                 )
+                _mark(nodes[-1], np.array([e]), state, status)
             continue
         parents = state.power_parent[idx]
         parent_nodes = node_of[parents]
@@ -155,6 +174,7 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
                     hover=_group_hover(state, snap, members, metric),
                 )
             )
+            _mark(nodes[-1], members, state, status)
     # sources hang off their switchgear
     for n in source_nodes:
         bus = n.bus
@@ -162,10 +182,27 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
     return source_nodes + nodes
 
 
+def _mark(node: DiagramNode, members: np.ndarray, state: SiteTables, status: PowerStatus) -> None:
+    """Count the node's dead members and members left alone, and say which in its hover."""
+    dead = members[~status.power_live[members]]
+    alone = members[status.no_redundancy[members] & status.power_live[members]]
+    node.dead, node.alone = int(dead.size), int(alone.size)
+    node.all_dead = dead.size == members.size
+    if dead.size:
+        node.hover += "<br><b>de-energised: " + ", ".join(state.power_name[e] for e in dead[:4]) + \
+            (" …" if dead.size > 4 else "") + "</b>"
+        if members.size > 1:
+            node.label += f" · {dead.size} dead"
+    if alone.size:
+        node.hover += "<br><b>no redundancy: " + ", ".join(state.power_name[e] for e in alone[:4]) + \
+            (" …" if alone.size > 4 else "") + " carry racks alone</b>"
+
+
 def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
     """Vertical position of each node: leaves in order, a parent at its children's mean.
 
-    Sources sit beside the switchgear they feed (stacked around its position).
+    Sources sit beside the switchgear they feed (stacked around its position, never
+    reaching into the stack of a neighbouring switchgear).
     """
     children: dict[str, list[str]] = {}
     for n in nodes:
@@ -191,21 +228,43 @@ def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
     for n in nodes:
         if n.column == 0:
             by_bus.setdefault(n.parent_key, []).append(n)
+    centres = sorted(y.get(bus, 0.0) if bus is not None else 0.0 for bus in by_bus)
     for bus, sources in by_bus.items():
         centre = y.get(bus, 0.0) if bus is not None else 0.0
-        spread = 2.0 if len(sources) > 1 else 0.0
+        # stacks of neighbouring buses must not interleave: keep a gap of one spacing between them
+        nearest = min((abs(c - centre) for c in centres if c != centre), default=math.inf)
+        spread = min(2.0, nearest / len(sources)) if len(sources) > 1 else 0.0
         for i, n in enumerate(sources):
             y[n.key] = centre + (i - (len(sources) - 1) / 2) * spread
     return y
 
 
-def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac") -> go.Figure:
+def node_colours(nodes: list[DiagramNode]) -> list[str]:
+    """Marker colour of each node: the load colour, the dead colour when every member is dead."""
+    colours = load_colours([n.value_frac for n in nodes])
+    return [theme.EQUIPMENT_DEAD if n.all_dead else c for n, c in zip(nodes, colours)]
+
+
+def _overlay_trace(name: str, points: list[tuple[float, float, str]], marker: dict) -> dict:
+    """A legend-carrying marker trace over nodes (always present, possibly empty, so patches keep indices)."""
+    return dict(type="scatter", x=[p[0] for p in points], y=[p[1] for p in points], mode="markers", name=name,
+                customdata=[p[2] for p in points], hovertemplate="%{customdata}<extra></extra>",
+                marker=marker, showlegend=True)
+
+
+def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac",
+                      detail=None) -> go.Figure:
     """One-line diagram: sources → switchgear → transformers → UPS → busways, coloured by ``metric``.
 
     Node ``customdata`` carries the key of the element ("p<id>") or group for click
-    drill-down; colour is the (worst) load fraction, critical above 100 %.
+    drill-down; colour is the (worst) load fraction, critical above 100 %.  De-energised
+    elements and lost sources (the twin's ``detail`` when given, else inferred from loads)
+    are drawn near-black, outlined and crossed in the critical colour; feeds left carrying racks alone wear a
+    warning badge.  Both have a legend entry.  Trace order: edges, one per column,
+    dead crosses, badges, colour bar.
     """
-    nodes = diagram_nodes(state, snap, focus, metric)
+    status = power_status(state, snap, detail)
+    nodes = diagram_nodes(state, snap, focus, metric, status)
     y = _positions(nodes)
     by_key = {n.key: n for n in nodes}
     edge_x: list[float | None] = []
@@ -232,14 +291,22 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
                 textposition="top center", textfont=dict(size=10, color=theme.TEXT_MUTED),
                 marker=dict(
                     symbol=KIND_SYMBOL.get(kind, "circle"), size=13 if label_it else 9,
-                    color=load_colours([n.value_frac for n in col_nodes]),
-                    line=dict(color=theme.BACKGROUND, width=1),
+                    color=node_colours(col_nodes),
+                    line=dict(color=[theme.STATUS_CRITICAL if n.all_dead else theme.BACKGROUND for n in col_nodes],
+                              width=[2 if n.all_dead else 1 for n in col_nodes]),
                 ),
                 customdata=np.array([[n.key, n.label, n.hover] for n in col_nodes], dtype=object),
                 hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>",
                 name=kind, showlegend=False,
             )
         )
+    dead = [(n.column, y[n.key], f"<b>{n.label}</b>: {n.dead} de-energised") for n in nodes if n.dead]
+    alone = [(n.column + BADGE_OFFSET[0], y[n.key] + BADGE_OFFSET[1],
+              f"<b>{n.label}</b>: {n.alone} without redundancy") for n in nodes if n.alone]
+    fig.add_trace(_overlay_trace(DEAD_LEGEND, dead, dict(symbol="x-thin-open", size=17, color=theme.STATUS_CRITICAL,
+                                                         line=dict(color=theme.STATUS_CRITICAL, width=3))))
+    fig.add_trace(_overlay_trace(ALONE_LEGEND, alone, dict(symbol="circle", size=10, color=theme.STATUS_WARNING,
+                                                           line=dict(color=theme.BACKGROUND, width=1.5))))
     # a colour bar for the metric (invisible marker carrying the scale)
     fig.add_trace(
         dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
@@ -260,12 +327,21 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
                        range=[-0.5, len(column_titles) - 0.5], showgrid=False, zeroline=False, side="top", fixedrange=True),
             yaxis=dict(visible=False, autorange="reversed", range=None),
             uirevision=f"power-tree-{scope}",
-            margin=dict(l=16, r=16, t=64, b=16),
-            height=max(360, min(900, int(22 * n_rows) + 100)),
+            margin=dict(l=16, r=16, t=64, b=40),
+            height=max(360, min(900, int(22 * n_rows) + 120)),
             hovermode="closest",
+            legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top", itemclick=False, itemdoubleclick=False),
         )
     )
     return fig
+
+
+def tree_patch_fields(fig: go.Figure) -> dict[int, tuple[str, ...]]:
+    """The fields a live tick changes in :func:`power_tree_figure`'s traces (by index)."""
+    n = len(fig.data)
+    fields = {i: ("marker.color", "marker.line.color", "marker.line.width", "customdata", "text") for i in range(1, n - 3)}
+    fields.update({i: ("x", "y", "customdata") for i in (n - 3, n - 2)})
+    return fields
 
 
 def element_from_key(key: str | None) -> int | None:
@@ -312,21 +388,29 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac") -> list[dict]:
-    """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded)."""
+def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac",
+                   detail=None) -> list[dict]:
+    """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded), ties by name.
+
+    De-energised elements (the twin's ``detail``, else inferred from loads) come first with
+    state "DEAD", no headroom and the critical row class: their 0 % load is not spare capacity.
+    """
     values = np.nan_to_num(getattr(snap, metric), nan=-1.0)
-    order = np.argsort(-values, kind="stable")[:n]
+    dead = ~power_status(state, snap, detail).power_live
+    order = order_by([~dead, -values], state.power_name)[:n]
     usable = state.power_rating_kw * state.power_max_util_frac
     return [
         {
             "element": state.power_name[e],
+            "state": "DEAD" if dead[e] else "",
             "kind": POWER_KINDS[state.power_kind[e]],
             "side": "AB"[int(state.power_side[e])],
             "load_kw": round(float(snap.power_load_kw[e]), 0),
             "usable_kw": round(float(usable[e]), 0),
             "load_pct": round(float(snap.power_load_frac[e]) * 100, 1),
             "n1_pct": round(float(snap.power_n1_load_frac[e]) * 100, 1),
-            "n1_headroom_kw": round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
+            "n1_headroom_kw": None if dead[e] else round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
+            "row_class": "row-critical" if dead[e] else None,
         }
         for e in order
     ]
@@ -337,14 +421,20 @@ def _num(value: float) -> str:
     return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
 
 
-def generation_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
-    """Output and spare capacity (MW) per source kind; batteries show their state of charge."""
+def generation_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
+    """Output and spare capacity (MW) per source kind; batteries show their state of charge.
+
+    Sources the twin's ``detail`` reports lost are named in the label and their capacity left out.
+    """
+    live = power_status(state, snap, detail).source_live
     kinds, output, capacity, notes = [], [], [], []
     for k, kind in enumerate(SOURCE_KINDS):
-        idx = np.flatnonzero(state.source_kind == k)
-        if idx.size == 0:
+        every = np.flatnonzero(state.source_kind == k)
+        if every.size == 0:
             continue
-        label = f"{kind} ({idx.size})"
+        idx = every[live[every]]
+        lost = every.size - idx.size
+        label = f"{kind} ({every.size})" + (f"<br><b>{lost} lost</b>" if lost else "")
         note = ""
         if kind == "battery":
             soc = snap.battery_soc_frac[idx]

@@ -7,6 +7,7 @@ patches only the figures' data arrays; nothing is sent when the snapshot is unch
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
 import dash
 import numpy as np
@@ -16,6 +17,7 @@ from dash.exceptions import PreventUpdate
 from dashboard import compare, ids, inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
+from dashboard.equipment import cdu_lost, rack_off
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
@@ -28,13 +30,13 @@ dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · 
 PAGE = ids.Cooling.PAGE
 SITE = "__site__"  # dropdown value of the site view
 WORST_COLUMNS = (
-    Column("cdu", "CDU", href="/cdu?cdu={}"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
+    Column("cdu", "CDU", href="/cdu?cdu={}"), Column("state", "state"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
     Column("capacity_kw", "capacity (kW)", "{:,.1f}"), Column("use_pct", "use (%)", "{:.1f}"),
     Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
     Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),
 )
 TTT_COLUMNS = (
-    Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU"), Column("scenario", "failure"),
+    Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU", href="/cdu?cdu={}"), Column("scenario", "failure"),
     Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"),
 )
 
@@ -65,7 +67,8 @@ def kpis(state: SiteTables, snap: Snapshot, loop: int | None, scenarios: dict[st
     over_90 = int(np.sum(use > 0.9))
     worst = float(np.nanmax(use)) if np.isfinite(use).any() else math.nan
     pumps_short = int(np.sum(snap.pumps_running_count[cdus] < state.cdu_spec_array("pumps")[cdus]))
-    racks = np.flatnonzero(np.isin(state.rack_cdu, cdus))
+    lost = int(cdu_lost(state, snap)[cdus].sum())
+    racks = np.flatnonzero(np.isin(state.rack_cdu, cdus) & ~rack_off(state, snap))
     soonest = figs.throttle_risk_rows(state, scenarios, 1, racks)
     fast = {name: int(np.sum(v[racks] < 60.0)) for name, v in scenarios.items()}
     fast_name = max(fast, key=fast.get) if fast else ""
@@ -73,7 +76,9 @@ def kpis(state: SiteTables, snap: Snapshot, loop: int | None, scenarios: dict[st
         kpi_card(PAGE, "heat", "Heat removed", "MW", f"{heat_mw:,.2f}", note=f"{cdus.size:,} CDUs"),
         kpi_card(PAGE, "worst_use", "Worst CDU capacity use", "%", f"{worst * 100:.0f}" if math.isfinite(worst) else "–",
                  note=f"{over_90:,} CDUs above 90 %", status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok"),
-        kpi_card(PAGE, "pumps", "CDUs short of a pump", "CDUs", f"{pumps_short:,}", status="warning" if pumps_short else "ok"),
+        kpi_card(PAGE, "pumps", "CDUs short of a pump", "CDUs", f"{pumps_short:,}",
+                 note=f"{lost:,} lost (too few pumps to cool)" if lost else "",
+                 status="critical" if lost else "warning" if pumps_short else "ok"),
         kpi_card(PAGE, "ttt", "Soonest throttle after a failure", "s",
                  f"{soonest[0]['time_to_throttle_s']:,.0f}" if soonest else "never",
                  note=soonest[0]["scenario"] if soonest else "in every scenario",
@@ -93,8 +98,9 @@ def cooling_view(state: SiteTables, snap: Snapshot, loop: int | None, full: bool
     flow = figs.cooling_flow_figure(state, snap, loop)
     hist = figs.cdu_use_histogram(state, snap, loop)
     scenarios = throttle_scenarios(snap, detail)
-    racks = None if loop is None else np.flatnonzero(state.cdu_loop[state.rack_cdu] == loop)
-    ttt = figs.throttle_risk_figure(scenarios if racks is None else {k: v[racks] for k, v in scenarios.items()})
+    in_scope = np.ones(state.n_racks, dtype=bool) if loop is None else state.cdu_loop[state.rack_cdu] == loop
+    racks = np.flatnonzero(in_scope & ~rack_off(state, snap))  # powered-off racks cannot throttle
+    ttt = figs.throttle_risk_figure({k: v[racks] for k, v in scenarios.items()})
     worst = data_table(figs.worst_cdus(state, snap, 8, loop), WORST_COLUMNS, "no CDUs")
     ttt_rows = data_table(figs.throttle_risk_rows(state, scenarios, 8, racks), TTT_COLUMNS, "no rack throttles in any scenario")
     cards = kpis(state, snap, loop, scenarios)
@@ -136,7 +142,8 @@ def comparison(screen) -> list:
     return [compare.header(screen), html.Div([
         html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
         html.Div([html.H3("CDUs whose heat differs most"),
-                  compare.entities_table(names, [None] * len(names), columns, screen, entity="CDU")], className="panel"),
+                  compare.entities_table(names, ["/cdu?" + urlencode({"cdu": n}) for n in names], columns, screen,
+                                         entity="CDU")], className="panel"),
     ], className="compare-grid")]
 
 
@@ -188,12 +195,15 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                 ],
                 className="grid-2",
             ),
+            # the CDU table spans the page: ten columns do not fit half a 1366 px screen
+            html.Div([html.H3("CDUs: lost first, then by capacity use"), html.Div(worst, id=ids.Cooling.WORST)],
+                     className="panel panel-wide"),
             html.Div(
                 [
-                    html.Div([html.H3("Highest CDU capacity use"), html.Div(worst, id=ids.Cooling.WORST)], className="panel"),
-                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px"),
-                              html.H3("Racks that throttle soonest"),
-                              html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)], className="panel"),
+                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px")],
+                             className="panel"),
+                    html.Div([html.H3("Racks that throttle soonest"), html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)],
+                             className="panel"),
                 ],
                 className="grid-2",
             ),

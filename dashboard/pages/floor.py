@@ -13,7 +13,9 @@ import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import compare, ids, inputs
-from dashboard.figures.floor import floor_figure, floor_patch, hall_grids, selection_patch
+from dashboard.equipment import rack_off
+from dashboard.figures.floor import FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
+from dashboard.rack_alerts import rack_alert_level
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
@@ -66,10 +68,22 @@ def floor_metrics(state, snapshot, against=None) -> dict[str, np.ndarray]:
     return {key: metrics[key] - other[key] for key in metrics}
 
 
-def floor_view(state, snapshot, metric: str, rack: int | None, against=None):
-    """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B."""
+def floor_overlay(state, snapshot, alerts: list[dict] | None) -> FloorOverlay:
+    """Off racks of ``snapshot`` and the open-alert level of every rack (nothing without data)."""
+    overlay = FloorOverlay.empty(state.n_racks)
+    off = rack_off(state, snapshot) if snapshot is not None else overlay.off
+    level = rack_alert_level(state, alerts) if alerts else overlay.alert_level
+    return FloorOverlay(off, level)
+
+
+def floor_view(state, snapshot, metric: str, rack: int | None, against=None, alerts: list[dict] | None = None):
+    """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B.
+
+    ``alerts`` (the view's open alerts) outline their racks; off racks are hatched.
+    """
     return floor_figure(state, grids_for(state), floor_metrics(state, snapshot, against), metric,
-                        metric_range(state, metric), rack, diff=against is not None)
+                        metric_range(state, metric), rack, diff=against is not None,
+                        overlay=floor_overlay(state, snapshot, alerts))
 
 
 def titled(figure, screen):
@@ -102,7 +116,7 @@ def comparison(screen) -> list:
                      className="panel")
     if screen.diff:
         return children + [html.P("The floor below is coloured by A − B.", className="compare-note"), table]
-    figure = floor_view(state, b_snap, DEFAULT_FLOOR_METRIC, None)
+    figure = floor_view(state, b_snap, DEFAULT_FLOOR_METRIC, None, alerts=screen.compare.alerts())
     figure.update_layout(title=dict(text=f"B: {screen.compare.label} · max GPU temperature", font=dict(size=13)))
     return children + [html.Div(dcc.Graph(id=ids.Floor.COMPARE_HALLS, figure=figure, config=GRAPH_CONFIG),
                                 className="panel"), table]
@@ -120,7 +134,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = titled(floor_view(state, hub.latest(), metric, rack_id, diff_against(screen)), screen)
+    figure = titled(floor_view(state, hub.latest(), metric, rack_id, diff_against(screen), hub.alerts()), screen)
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
@@ -146,6 +160,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
             compare.section(ids.Floor.PAGE, screen),
             html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
             dcc.Store(id=ids.Floor.RACK_HTML),
+            dcc.Store(id=ids.Floor.RACK_SCROLLED),
             html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
         ],
         className="page page-floor",
@@ -207,7 +222,8 @@ def cdu_block(info: dict) -> html.Div:
             ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
             ("ΔT", f"{fmt(info['delta_t_k'], 1)} K"),
             ("heat / capacity", f"{fmt(info['heat_kw'], 1)} / {fmt(info['capacity_kw'], 1)} kW"),
-            ("headroom", html.Span(f"{fmt(info['headroom_kw'], 1)} kW", className="status-critical" if info["headroom_kw"] < 0 else "")),
+            ("headroom", html.Span("none: CDU lost (too few pumps)", className="status-critical") if info.get("lost") else
+             html.Span(f"{fmt(info['headroom_kw'], 1)} kW", className="status-critical" if info["headroom_kw"] < 0 else "")),
             ("racks served", str(info["racks_served"])),
         ])
     ])
@@ -277,7 +293,7 @@ def rack_drilldown(hub, rack: int) -> dict:
     labels = [r["name"] for r in nrows]
     cdu = cdu_info(state, snapshot, rack)
     spec = state.gpu_specs[int(state.gpu_spec[gpus[0]])] if gpus.size else None
-    temp_range = (25.0, spec.slowdown_temp_c if spec else 90.0)
+    temp_range = (25.0, spec.shutdown_temp_c if spec else 95.0)  # as on the floor plan: up to shutdown
     xid_grid = gpu_grid(state, nodes, gpus, snapshot.last_xid_code.astype(np.float64))
     notes = np.where(xid_grid > 0, np.char.add("XID ", np.nan_to_num(xid_grid).astype(int).astype(str)), "")
     down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))
@@ -345,7 +361,8 @@ def floor_update(hub, metric: str, against=None):
     snapshot = hub.latest()
     if snapshot is None:
         return no_update
-    return floor_patch(grids_for(hub.state), floor_metrics(hub.state, snapshot, against), metric)
+    return floor_patch(grids_for(hub.state), floor_metrics(hub.state, snapshot, against), metric,
+                       floor_overlay(hub.state, snapshot, hub.alerts()), hub.state)
 
 
 @dash.callback(
@@ -358,7 +375,7 @@ def change_metric(metric, rack_name):
     screen = callback_screen()
     hub = screen.view
     return titled(floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name),
-                             diff_against(screen)), screen)
+                             diff_against(screen), hub.alerts()), screen)
 
 
 @dash.callback(
@@ -453,4 +470,28 @@ dash.clientside_callback(
     }
     """ % (ids.Floor.RACK_PANEL, PUSH_STATE_JS),
     Input(ids.Floor.RACK_HTML, "data"),
+)
+
+
+# Opening a rack (a click, a search hit or a deep link) scrolls its panel into view once the
+# panel shows; closing it or a live update of the same rack does not scroll.
+dash.clientside_callback(
+    """
+    function(rack, scrolled) {
+        if (!rack || rack === scrolled) { return rack || null; }
+        var tries = 0;
+        (function scroll() {
+            var panel = document.getElementById('%s');
+            if (panel && !panel.classList.contains('hidden')) {
+                panel.scrollIntoView({block: 'start', behavior: 'auto'});
+            } else if (tries++ < 40) {
+                setTimeout(scroll, 50);
+            }
+        })();
+        return rack;
+    }
+    """ % ids.Floor.RACK_PANEL,
+    Output(ids.Floor.RACK_SCROLLED, "data"),
+    Input(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Floor.RACK_SCROLLED, "data"),
 )

@@ -29,7 +29,7 @@ dash.register_page(__name__, path="/power", name="Power", title="Power · Cluste
 PAGE = ids.Power.PAGE
 DEFAULT_METRIC = "power_n1_load_frac"
 WORST_COLUMNS = (
-    Column("element", "element"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
+    Column("element", "element", href="/power?element={}"), Column("state", "state"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
     Column("load_pct", "load (%)", "{:.1f}"), Column("n1_pct", "N-1 load (%)", "{:.1f}"),
     Column("n1_headroom_kw", "N-1 headroom (kW)", "{:,.0f}"),
 )
@@ -65,16 +65,15 @@ def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: s
     ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report);
     ``trend`` the hub's trend frame (load and generation over time).
     """
-    tree = figs.power_tree_figure(state, snap, element, metric)
+    tree = figs.power_tree_figure(state, snap, element, metric, detail)
     headroom = figs.headroom_figure(state, snap)
-    worst = data_table(figs.worst_elements(state, snap, 10, metric), WORST_COLUMNS, "no power elements")
-    generation = figs.generation_figure(state, snap)
+    worst = data_table(figs.worst_elements(state, snap, 10, metric, detail), WORST_COLUMNS, "no power elements")
+    generation = figs.generation_figure(state, snap, detail)
     swing = figs.swing_figure(state, snap, detail)
     supply = figs.supply_trend_figure(trend)
     cards = kpis(state, snap, detail)
     if not full:
-        n_tree = len(tree.data)
-        tree = figure_patch(tree, {i: ("marker.color", "customdata") for i in range(1, n_tree - 1)})
+        tree = figure_patch(tree, figs.tree_patch_fields(tree))
         headroom = figure_patch(headroom, {i: ("x", "y") for i in range(len(headroom.data))}, title=False)
         generation = figure_patch(generation, {0: ("x", "y", "text", "customdata"), 1: ("x", "y", "text")}, title=False)
         swing = figure_patch(swing, {i: ("x", "text", "marker.color") for i in range(len(swing.data))}, title=False)

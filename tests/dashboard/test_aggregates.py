@@ -51,3 +51,18 @@ def test_alert_counts_ignore_cleared():
               {"severity": "warning", "acknowledged": True, "cleared_at": None},
               {"severity": "critical", "acknowledged": False, "cleared_at": "yesterday"}]
     assert alert_counts(alerts) == {"critical": 1, "warning": 1, "info": 0, "unacknowledged": 1}
+
+
+def test_hottest_racks_break_ties_by_name_and_skip_unknown(demo_state, demo_snapshot):
+    from dataclasses import replace
+
+    import numpy as np
+
+    from dashboard.aggregates import hottest_racks
+
+    temps = np.full(demo_state.n_racks, 60.0)
+    temps[5] = 70.0
+    temps[2] = np.nan
+    rows = hottest_racks(demo_state, replace(demo_snapshot, rack_max_gpu_temp_c=temps), count=4)
+    expected = [demo_state.rack_name[5]] + sorted(n for i, n in enumerate(demo_state.rack_name) if i not in (2, 5))[:3]
+    assert [r["name"] for r in rows] == expected

@@ -11,8 +11,8 @@ pytestmark = pytest.mark.browser
 def _click_first_rack(page):
     """Click the centre of the first rack cell of the first hall."""
     box = page.locator("#floor-halls .nsewdrag").first.bounding_box()
-    # demo hall: racks fill the plot's bottom-left corner cell
-    page.mouse.click(box["x"] + box["width"] * 0.06, box["y"] + box["height"] * 0.92)
+    # demo hall, drawn y downward: row 1 (K01 first) is the top row, K01 the top-left cell
+    page.mouse.click(box["x"] + box["width"] * 0.06, box["y"] + box["height"] * 0.08)
 
 
 @pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])

@@ -132,3 +132,55 @@ def test_throttle_figure_one_trace_per_scenario():
     fig = cooling.throttle_risk_figure({"pump": np.array([10.0, np.inf]), "cdu": np.array([40.0, 50.0])})
     assert [t.name for t in fig.data] == ["pump", "cdu"]
     assert list(fig.data[0].y) == [1, 0, 0, 0, 0, 0, 1]
+
+
+def _with_lost_and_off(state, snap, lost_cdu: int, off_rack: int):
+    from dataclasses import replace
+
+    from twin.engine.snapshot import GPU_OFF
+
+    pumps = snap.pumps_running_count.copy()
+    pumps[lost_cdu] = 0
+    gpu_state = snap.gpu_state.copy()
+    gpu_state[state.gpu_rack == off_rack] = GPU_OFF
+    return replace(snap, pumps_running_count=pumps, gpu_state=gpu_state)
+
+
+def test_lost_cdu_tops_the_table_with_critical_styling_and_no_headroom(demo):
+    state, snap = demo
+    use = cooling.cdu_use_frac(snap)
+    coolest = int(np.nanargmin(use))  # sorted last by use: it must still come first once lost
+    rows = cooling.worst_cdus(state, _with_lost_and_off(state, snap, coolest, 0), n=3)
+    assert rows[0]["cdu"] == state.cdu_name[coolest]
+    assert rows[0]["state"] == "LOST" and rows[0]["row_class"] == "row-critical"
+    assert rows[0]["use_pct"] is None and rows[0]["capacity_kw"] == 0.0
+    assert all(r["row_class"] is None and r["state"] == "" for r in rows[1:])
+    off_rack = int(np.flatnonzero(state.rack_cdu != coolest)[0])
+    everything = cooling.worst_cdus(state, _with_lost_and_off(state, snap, coolest, off_rack), n=state.n_cdus)
+    assert [r["state"] for r in everything if r["state"]] == ["LOST", "racks off"]
+    assert next(r for r in everything if r["state"] == "racks off")["cdu"] == state.cdu_name[int(state.rack_cdu[off_rack])]
+
+
+def test_use_histogram_leaves_out_lost_and_off_cdus(demo):
+    state, snap = demo
+    assert (np.bincount(state.rack_cdu, minlength=state.n_cdus) == 1).all()  # demo: one in-rack CDU per rack
+    before = cooling.cdu_use_histogram(state, snap)
+    after = cooling.cdu_use_histogram(state, _with_lost_and_off(state, snap, 2, 5))
+    assert int(np.sum(before.data[0].y)) == state.n_cdus
+    assert int(np.sum(after.data[0].y)) == state.n_cdus - 2
+    assert "· 1 lost · 1 off" in after.layout.title.text
+
+
+def test_lost_cdu_makes_its_sankey_group_critical(demo):
+    state, snap = demo
+    fig = cooling.cooling_flow_figure(state, _with_lost_and_off(state, snap, 2, 5))
+    node = fig.data[0].node
+    lost_nodes = [i for i, h in enumerate(node.customdata) if "lost" in h]
+    assert lost_nodes and all(node.color[i] == theme.STATUS_CRITICAL for i in lost_nodes)
+
+
+def test_throttle_rows_break_ties_by_rack_name(demo):
+    state, _snap = demo
+    same = np.full(state.n_racks, 120.0)
+    rows = cooling.throttle_risk_rows(state, {"pump": same}, n=state.n_racks)
+    assert [r["rack"] for r in rows] == sorted(state.rack_name)

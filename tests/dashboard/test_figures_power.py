@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -158,3 +159,102 @@ def test_supply_trend_thins_and_keeps_three_traces():
     assert fig.data[2].y[0] == 43.0
     empty = power.supply_trend_figure(None)
     assert len(empty.data) == 3 and len(empty.data[0].x) == 0
+
+
+def _dead_busway_detail(state):
+    live = np.ones(state.n_power, dtype=bool)
+    live[state.power_name.index("H1-BW-R01-A")] = False
+    sources = np.ones(state.n_sources, dtype=bool)
+    sources[state.source_name.index("GEN-01")] = False
+    return SimpleNamespace(power_live=live, source_live=sources)
+
+
+def _trace(fig, name):
+    return next(t for t in fig.data if t.name == name)
+
+
+def test_dead_busway_and_lost_generator_are_marked_with_legend_entries(demo):
+    state, snap = demo
+    detail = _dead_busway_detail(state)
+    ups = state.power_name.index("H1-UPS1-A")
+    fig = power.power_tree_figure(state, snap, focus=ups, detail=detail)
+    busways = _trace(fig, "busway")
+    names = [c[1] for c in busways.customdata]
+    dead_at = names.index("H1-BW-R01-A")
+    assert busways.marker.color[dead_at] == theme.EQUIPMENT_DEAD
+    assert busways.marker.line.color[dead_at] == theme.STATUS_CRITICAL and busways.marker.line.width[dead_at] == 2
+    assert busways.marker.color[names.index("H1-BW-R02-A")] != theme.EQUIPMENT_DEAD
+    cross = _trace(fig, power.DEAD_LEGEND)
+    assert cross.showlegend and (busways.x[dead_at], busways.y[dead_at]) in set(zip(cross.x, cross.y))
+    site = power.power_tree_figure(state, snap, detail=detail)
+    sources = _trace(site, "source")
+    source_names = [c[1] for c in sources.customdata]
+    assert sources.marker.color[source_names.index("GEN-01")] == theme.EQUIPMENT_DEAD
+    assert sources.marker.color[source_names.index("GEN-02")] != theme.EQUIPMENT_DEAD
+    assert len(_trace(site, power.DEAD_LEGEND).x) == 2  # the busway (in its group) and the generator
+
+
+def test_surviving_feed_wears_the_no_redundancy_badge_in_the_site_view(demo):
+    state, snap = demo
+    fig = power.power_tree_figure(state, snap, detail=_dead_busway_detail(state))
+    badge = _trace(fig, power.ALONE_LEGEND)
+    assert badge.showlegend and len(badge.x) == 1
+    assert "1 without redundancy" in badge.customdata[0]
+    busway_groups = _trace(fig, "busway")
+    b_group = next(i for i, c in enumerate(busway_groups.customdata) if "H1-BW-R01-B" in c[2] and "no redundancy" in c[2])
+    assert badge.x[0] == pytest.approx(busway_groups.x[b_group] + power.BADGE_OFFSET[0])
+    # the A side group holds one dead busway: crossed and labelled, but not all dead
+    a_group = next(i for i, c in enumerate(busway_groups.customdata) if "de-energised: H1-BW-R01-A" in c[2])
+    assert busway_groups.marker.color[a_group] != theme.EQUIPMENT_DEAD
+    assert "1 dead" in busway_groups.customdata[a_group][1]
+
+
+def test_healthy_site_has_empty_overlays_and_patch_fields_cover_them(demo):
+    state, snap = demo
+    fig = power.power_tree_figure(state, snap, detail=SimpleNamespace(power_live=np.ones(state.n_power, bool),
+                                                                      source_live=np.ones(state.n_sources, bool)))
+    assert len(_trace(fig, power.DEAD_LEGEND).x) == 0 and len(_trace(fig, power.ALONE_LEGEND).x) == 0
+    fields = power.tree_patch_fields(fig)
+    n = len(fig.data)
+    assert fields[n - 3] == ("x", "y", "customdata") and fields[n - 2] == ("x", "y", "customdata")
+    assert n - 1 not in fields and 0 not in fields
+
+
+def test_worst_elements_break_ties_by_name(demo):
+    state, snap = demo
+    flat = replace(snap, power_n1_load_frac=np.full(state.n_power, 0.5))
+    rows = power.worst_elements(state, flat, n=state.n_power)
+    assert [r["element"] for r in rows] == sorted(state.power_name)
+
+
+def test_dead_element_tops_the_headroom_table_without_headroom(demo):
+    state, snap = demo
+    rows = power.worst_elements(state, snap, n=3, detail=_dead_busway_detail(state))
+    assert rows[0]["element"] == "H1-BW-R01-A" and rows[0]["state"] == "DEAD"
+    assert rows[0]["n1_headroom_kw"] is None and rows[0]["row_class"] == "row-critical"
+    assert all(r["state"] == "" and r["row_class"] is None for r in rows[1:])
+
+
+def test_generation_mix_names_the_lost_generator_and_drops_its_capacity(demo):
+    state, snap = demo
+    healthy = power.generation_figure(state, snap)
+    lost = power.generation_figure(state, snap, _dead_busway_detail(state))
+    gen = next(i for i, y in enumerate(lost.data[0].y) if y.startswith("generator"))
+    assert "1 lost" in lost.data[0].y[gen] and "lost" not in healthy.data[0].y[gen]
+    gen01 = state.source_name.index("GEN-01")
+    assert lost.data[1].text[gen] == f"of {power._num(float(state.source_capacity_mw[state.source_kind == state.source_kind[gen01]].sum() - state.source_capacity_mw[gen01]))} MW"
+
+
+def test_source_stacks_of_neighbouring_switchgear_do_not_interleave(demo):
+    state, snap = demo
+    nodes = power.diagram_nodes(state, snap)
+    y = power._positions(nodes)
+    by_bus: dict = {}
+    for n in nodes:
+        if n.column == 0:
+            by_bus.setdefault(n.parent_key, []).append(y[n.key])
+    assert len(by_bus) == 2
+    (lo_a, hi_a), (lo_b, hi_b) = sorted((min(v), max(v)) for v in by_bus.values())
+    assert hi_a < lo_b
+    every = sorted(v for ys in by_bus.values() for v in ys)
+    assert min(np.diff(every)) > 0.5  # room for a marker and its label between any two sources

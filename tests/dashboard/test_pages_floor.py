@@ -48,7 +48,9 @@ def test_clicked_rack_name(page_module, demo_state, point, expected):
 def test_live_floor_patch_covers_every_hall(page_module, demo_hub):
     floor = page_module("floor")
     ops = floor.floor_update(demo_hub, "rack_power_kw").to_plotly_json()["operations"]
-    assert {(op["location"][1], op["location"][2]) for op in ops} == {(0, "z"), (0, "customdata")}
+    # demo: one hall (trace 0), the selection (1), its off hatch and alert outlines (2-4)
+    assert {(op["location"][1], op["location"][2]) for op in ops} == {
+        (0, "z"), (0, "customdata"), (0, "text"), *((i, axis) for i in (2, 3, 4) for axis in ("x", "y"))}
 
 
 def test_drilldown_of_one_rack(page_module, demo_hub):
