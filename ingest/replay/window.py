@@ -94,15 +94,17 @@ def detail_racks(state: SiteTables, frames: list[SiteFrame], extra: list[int] = 
                  limit: int = MAX_DETAIL_RACKS) -> np.ndarray:
     """Racks to keep at full GPU detail: ``extra`` first, then the most affected racks.
 
-    A rack's score counts its throttled-GPU fraction, its GPUs down or reporting XIDs, its
+    A rack's score sums its GPUs' worst clock loss, its GPUs down or reporting XIDs, its
     CDU's missing pumps and its hottest GPU's rise over the window; the hottest rack is
     kept when nothing happened.
     """
     gpu = np.stack([f.gpu for f in frames]).astype(np.float32)  # [t, field, gpu]
     temp, throttle, xid = (gpu[:, GPU_FIELDS.index(k)] for k in ("gpu_temp_c", "throttle_frac", "xid_last"))
-    down = np.stack([f.gpu_state == GPU_DOWN for f in frames])
+    gpu_state = np.stack([f.gpu_state for f in frames])
+    down, off = gpu_state == GPU_DOWN, gpu_state == GPU_OFF
     per_rack = lambda v: np.bincount(state.gpu_rack, weights=v, minlength=state.n_racks)  # noqa: E731
-    score = per_rack(np.nanmax(throttle, axis=0)) + per_rack((down.any(axis=0) | (np.nanmax(xid, axis=0) > 0)) * 10.0)
+    slowed = np.nan_to_num(np.nanmax(np.where(off, 0.0, 1.0 - throttle), axis=0))  # throttle_frac 1 = full speed
+    score = per_rack(slowed) + per_rack((down.any(axis=0) | (np.nanmax(xid, axis=0) > 0)) * 10.0)
     pumps = np.stack([f.cdu[5] for f in frames])
     score += (pumps.max(axis=0) - pumps.min(axis=0))[state.rack_cdu] * 5.0
     rack_max = np.stack([_rack_max(state, t) for t in temp])
