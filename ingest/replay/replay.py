@@ -8,8 +8,7 @@ twin projects, and :class:`ReplayResult` holds per-signal errors (:mod:`ingest.r
 
 Signals compared (recorded → projected): ``gpu_temp_c``, ``hbm_temp_c`` and ``gpu_power_w``
 of the detail GPUs, ``rack_max_gpu_temp_c`` and ``rack_mean_gpu_power_w`` of every rack,
-``rack_power_kw``, ``coolant_return_temp_c`` per CDU, ``it_power_mw`` and, when the site
-runs a job, ``job_tokens_per_s``.  In recordings of the live hub, rack power, CDU
+``rack_power_kw``, ``coolant_supply_temp_c`` and ``coolant_return_temp_c`` per CDU, ``it_power_mw``.  In recordings of the live hub, rack power, CDU
 temperatures and IT power are the live twin's own estimates (no sensor gives them), so
 their errors measure replay consistency, not the model.
 
@@ -182,7 +181,8 @@ class Replayer:
             self.engine_setup(engine)
         gpu_rack_max = engine.by_rack
         out: dict[str, list] = {k: [] for k in ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "rack_max_gpu_temp_c",
-                                                "rack_mean_gpu_power_w", "rack_power_kw", "coolant_return_temp_c",
+                                                "rack_mean_gpu_power_w", "rack_power_kw", "coolant_supply_temp_c",
+                                                "coolant_return_temp_c",
                                                 "it_power_mw", "gpus_throttled", "gpus_down", "max_gpu_temp_c")}
         t_start = time.perf_counter()
         for n, i in enumerate(frames):
@@ -197,6 +197,7 @@ class Replayer:
             out["rack_mean_gpu_power_w"].append(gpu_rack_max.sum(np.where(live, snap.gpu_power_w, 0.0))
                                                 / np.maximum(gpu_rack_max.sum(live), 1))
             out["rack_power_kw"].append(snap.rack_power_kw)
+            out["coolant_supply_temp_c"].append(snap.cdu_supply_temp_c)
             out["coolant_return_temp_c"].append(snap.cdu_return_temp_c)
             out["it_power_mw"].append(np.array([snap.it_power_mw]))
             out["gpus_throttled"].append(np.array([np.count_nonzero(snap.gpu_state == GPU_THROTTLED)]))
@@ -218,6 +219,7 @@ class Replayer:
                 "rack_max_gpu_temp_c": rec.rack["rack_max_gpu_temp_c"][idx],
                 "rack_mean_gpu_power_w": rec.rack["rack_mean_gpu_power_w"][idx],
                 "rack_power_kw": rec.rack["rack_power_kw"][idx],
+                "coolant_supply_temp_c": rec.cdu["coolant_supply_temp_c"][idx],
                 "coolant_return_temp_c": rec.cdu["coolant_return_temp_c"][idx], "it_power_mw": it}
 
 
