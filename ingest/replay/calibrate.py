@@ -70,7 +70,7 @@ def fit(state: SiteTables, rec: Recording, split: int) -> Calibration:
     cal.cdu_approach_delta_k = delta
     measured = rec.gpu["gpu_temp_c"][1:split]
     measured = np.where(rec.gpu["gpu_power_w"][1:split] > 0, measured, np.nan)
-    if rec.gpu_ids.size:
+    if rec.gpu_ids.size and np.isfinite(measured).any():
         one = Replayer(state, rec, engine_setup=cal.setup).run(train)["gpu_temp_c"][1:]
         probe = np.ones(state.n_gpus)
         probe[rec.gpu_ids] = R_PROBE
