@@ -47,6 +47,9 @@ class Recording:
     gpu: dict[str, np.ndarray]  # [n_frames, n_detail_gpus]
     site: pd.DataFrame
 
+    def __post_init__(self) -> None:
+        self.site_rows = self.site.to_dict("records")  # row access in the replay loop, without pandas indexing
+
     @property
     def n_frames(self) -> int:
         return len(self.ts)
@@ -98,7 +101,7 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
     pumps = rec.cdu["pumps_running_total"][i]
     installed = state.cdu_spec_array("pumps")
     pumps = np.where(np.isfinite(pumps), pumps, installed)
-    row = rec.site.iloc[i]
+    row = rec.site_rows[i]
     nodes_off = np.zeros(state.n_nodes, dtype=bool)
     nodes_off[_ids(row["nodes_off"])] = True
     inp = TickInputs(
