@@ -1,9 +1,7 @@
 """Imports from real systems: MLPerf power logs, nvidia-smi CSV/XML, dcgmi dmon, Prometheus history, --site auto."""
 
 import json
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +12,6 @@ from ingest.replay.bundle import read_bundle
 from ingest.replay.library import find_incident, validate
 from twin.cli import main
 from twin.site.load import load_site
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from servers import prometheus as peer  # noqa: E402
 
 MLPERF = "mlperf-power/dell-8xXE9680-8xH100-llama2_70b_lora"
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)

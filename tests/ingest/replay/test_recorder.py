@@ -8,8 +8,6 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from ingest.live.runtime import build_hub
 from ingest.replay.bundle import read_bundle
 from ingest.replay.recorder import FlightRecorder
