@@ -77,3 +77,9 @@ def test_replay_command_prints_speed_and_errors(tim_incident, capsys):
     assert out["speed_x"] > 1 and set(out["signals"]["gpu_temp_c"]) >= {"cv_rmse", "nmbe"}
     assert main(["replay", str(path), "--calibrate", "1.5"]) == 1
     assert "strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_speed_paces_the_replay(tim_incident):
+    _, bundle, state = tim_incident
+    result = replay(bundle, state, speed=300.0)  # 600 s of recording in about 2 s
+    assert result.wall_s >= 600 / 300 * 0.95 and result.speed_x <= 300 * 1.05
