@@ -8,8 +8,11 @@ twin projects, and :class:`ReplayResult` holds per-signal errors (:mod:`ingest.r
 
 Signals compared (recorded → projected): ``gpu_temp_c``, ``hbm_temp_c`` and ``gpu_power_w``
 of the detail GPUs, ``rack_max_gpu_temp_c`` and ``rack_mean_gpu_power_w`` of every rack,
-``rack_power_kw``, ``coolant_supply_temp_c`` and ``coolant_return_temp_c`` per CDU, ``it_power_mw``.  In recordings of the live hub, rack power, CDU
-temperatures and IT power are the live twin's own estimates (no sensor gives them), so
+``rack_power_kw``, ``coolant_supply_temp_c`` and ``coolant_return_temp_c`` per CDU,
+``it_power_mw`` and, when the recording reports the throughput of the site's default job,
+``job_tokens_per_s`` (projected every :data:`JOB_EVERY_FRAMES` frames on the replayed
+throttling and links).  In recordings of the live hub, rack power, CDU temperatures, IT
+power and job throughput are the live twin's own estimates (no sensor gives them), so
 their errors measure replay consistency, not the model.
 
 A scenario (:mod:`twin.site.scenario`) is applied on top of the recorded inputs: its
@@ -32,6 +35,9 @@ from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.scenario import Scenario
 from twin.site.tables import SiteTables
+from twin.training.sitejob import evaluate_site_job
+
+JOB_EVERY_FRAMES = 6  # job throughput is projected every 6th frame (30 s at 5 s; ~0.1 s for a 24k-GPU job)
 
 
 @dataclass
@@ -167,9 +173,14 @@ class Replayer:
     """Runs the twin over a recording (see module docstring)."""
 
     def __init__(self, state: SiteTables, rec: Recording, *, scenario: Scenario | None = None,
-                 engine_setup=None) -> None:
+                 engine_setup=None, job=None, job_every: int = JOB_EVERY_FRAMES) -> None:
         self.state, self.rec, self.scenario = state, rec, scenario
         self.engine_setup = engine_setup  # called with the fresh TwinEngine (calibrated parameters)
+        self.job, self.job_every = job, job_every  # a PlacedJob whose throughput is projected
+
+    def _tokens_per_s(self, snap) -> float:
+        throttle = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)
+        return evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle, snap.link_up).status.tokens_per_s
 
     def run(self, frames: range | None = None, speed: float | None = None, *,
             gpu_r_th_factor: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -186,7 +197,8 @@ class Replayer:
         out: dict[str, list] = {k: [] for k in ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "rack_max_gpu_temp_c",
                                                 "rack_mean_gpu_power_w", "rack_power_kw", "coolant_supply_temp_c",
                                                 "coolant_return_temp_c",
-                                                "it_power_mw", "gpus_throttled", "gpus_down", "max_gpu_temp_c")}
+                                                "it_power_mw", "job_tokens_per_s", "gpus_throttled", "gpus_down",
+                                                "max_gpu_temp_c")}
         t_start = time.perf_counter()
         for n, i in enumerate(frames):
             inp = frame_inputs(rec, s, i, self.scenario)
@@ -203,6 +215,8 @@ class Replayer:
             out["coolant_supply_temp_c"].append(snap.cdu_supply_temp_c)
             out["coolant_return_temp_c"].append(snap.cdu_return_temp_c)
             out["it_power_mw"].append(np.array([snap.it_power_mw]))
+            due = self.job is not None and (n % self.job_every == 0 or n == len(frames) - 1)
+            out["job_tokens_per_s"].append(np.array([self._tokens_per_s(snap) if due else np.nan]))
             out["gpus_throttled"].append(np.array([np.count_nonzero(snap.gpu_state == GPU_THROTTLED)]))
             out["gpus_down"].append(np.array([np.count_nonzero(~live)]))
             out["max_gpu_temp_c"].append(np.array([np.nanmax(snap.gpu_temp_c)]))
@@ -223,7 +237,8 @@ class Replayer:
                 "rack_mean_gpu_power_w": rec.rack["rack_mean_gpu_power_w"][idx],
                 "rack_power_kw": rec.rack["rack_power_kw"][idx],
                 "coolant_supply_temp_c": rec.cdu["coolant_supply_temp_c"][idx],
-                "coolant_return_temp_c": rec.cdu["coolant_return_temp_c"][idx], "it_power_mw": it}
+                "coolant_return_temp_c": rec.cdu["coolant_return_temp_c"][idx], "it_power_mw": it,
+                "job_tokens_per_s": rec.site["job_tokens_per_s"].to_numpy(dtype=np.float64)[idx, None]}
 
 
 def score(recorded: dict[str, np.ndarray], projected: dict[str, np.ndarray], skip: int = 1) -> dict[str, dict]:
@@ -238,11 +253,21 @@ def score(recorded: dict[str, np.ndarray], projected: dict[str, np.ndarray], ski
     return out
 
 
+def recorded_job(state: SiteTables, rec: Recording):
+    """The site's default job placed as the live hub places it, when the recording reports its throughput."""
+    if not state.default_job or not np.isfinite(rec.site["job_tokens_per_s"].to_numpy(dtype=np.float64)).any():
+        return None
+    from ingest.live.runtime import place_default_job
+
+    jobs = place_default_job(state)
+    return jobs[0] if jobs else None
+
+
 def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, scenario: Scenario | None = None,
            rec: Recording | None = None, engine_setup=None, gpu_r_th_factor=None) -> ReplayResult:
     """Replay ``bundle`` on ``state`` (see module docstring)."""
     rec = rec or load_recording(bundle, state)
-    player = Replayer(state, rec, scenario=scenario, engine_setup=engine_setup)
+    player = Replayer(state, rec, scenario=scenario, engine_setup=engine_setup, job=recorded_job(state, rec))
     t0 = time.perf_counter()
     projected = player.run(speed=speed, gpu_r_th_factor=gpu_r_th_factor)
     wall = time.perf_counter() - t0
