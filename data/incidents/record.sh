@@ -30,10 +30,10 @@ fi
 
 if want colossus-hot-afternoon; then
 rec --name colossus-hot-afternoon --tag cooling --tag weather --start 2024-07-22T20:00:00+00:00 \
-    --fault facility_water:FW-H1@60+120=5 --fault facility_water:FW-H1@180+120=10 \
-    --fault facility_water:FW-H1@300+120=15 --fault facility_water:FW-H1@420=20 \
+    --fault facility_water:FW-H1@60+120=6 --fault facility_water:FW-H1@180+120=12 \
+    --fault facility_water:FW-H1@300+120=18 --fault facility_water:FW-H1@420=24 \
     --title "Hot afternoon: facility water drifts up and throttling spreads" \
-    --notes "15:00 CDT; the supply of loop FW-H1 steps 5, 10, 15 then 20 K above its setpoint, two minutes apart."
+    --notes "15:00 CDT; the supply of loop FW-H1 steps 6, 12, 18 then 24 K above its setpoint, two minutes apart."
 fi
 
 if want colossus-xid79-restart; then
