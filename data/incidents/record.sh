@@ -1,0 +1,43 @@
+#!/bin/sh
+# Re-create the shipped colossus incidents with the project's synthetic plant (see docs/incidents.md).
+# Usage, from the repository root: sh data/incidents/record.sh [INCIDENT ...]   (all when none is named;
+# a few minutes per incident)
+set -e
+OUT=data/incidents
+want() { [ -z "$WANTED" ] && return 0; for n in $WANTED; do [ "$n" = "$1" ] && return 0; done; return 1; }
+WANTED="$*"
+rec() { clustertwin incidents record --site colossus --duration 600 --tick 5 --out "$OUT" --max-detail-racks 8 "$@"; }
+
+if want colossus-cdu-pump-failure; then
+rec --name colossus-cdu-pump-failure --tag cooling --tag pump \
+    --fault pump:H1-R01-K01-CDU@60+50=2 --fault pump:H1-R01-K01-CDU@110=1 --detail-rack H1-R01-K01 \
+    --title "CDU pump failure throttles a rack and slows the job" \
+    --notes "Both pumps of H1-R01-K01-CDU stop at 60 s; one restarts after 50 s, the other stays failed."
+fi
+
+if want colossus-generator-trip; then
+rec --name colossus-generator-trip --tag power --tag generator \
+    --fault source:GEN-A-01@60 --fault source:GEN-A-02@60 --fault source:GEN-A-03@60 \
+    --title "Generator trip: generation falls below the facility load" \
+    --notes "Three generators of bank A trip at 60 s. The colossus site file has no battery, and the engine computes the emergency per-GPU power cap (TickDetail.balance.power_cap_w) without applying it: this records what the engine does today."
+fi
+
+if want colossus-spine-failure; then
+rec --name colossus-spine-failure --tag fabric --fault link:spine-p00-s00@60 \
+    --title "Spine switch failure degrades collective bandwidth" \
+    --notes "Every link of spine-p00-s00 goes down at 60 s. The engine's job model shows no step-time change for the loss of one spine of pod 0's 64."
+fi
+
+if want colossus-hot-afternoon; then
+rec --name colossus-hot-afternoon --tag cooling --tag weather --start 2024-07-22T20:00:00+00:00 \
+    --fault facility_water:FW-H1@60+120=6 --fault facility_water:FW-H1@180+120=12 \
+    --fault facility_water:FW-H1@300+120=18 --fault facility_water:FW-H1@420=24 \
+    --title "Hot afternoon: facility water drifts up and throttling spreads" \
+    --notes "15:00 CDT; the supply of loop FW-H1 steps 6, 12, 18 then 24 K above its setpoint, two minutes apart."
+fi
+
+if want colossus-xid79-restart; then
+rec --name colossus-xid79-restart --tag gpu --tag xid --fault xid:h1-r01-k05-n3/2@60=79 \
+    --title "XID 79: a GPU falls off the bus" \
+    --notes "GPU 2 of h1-r01-k05-n3 falls off the bus at 60 s. The engine has no job restart from checkpoint yet: the job stays stopped for the rest of the recording."
+fi

@@ -1,0 +1,146 @@
+"""``clustertwin incidents list|show|export|import|record``: the incident library from the command line.
+
+``import`` reads a bundle (``--format bundle``, the default) or a recording from another
+system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  Exit codes: 0 done,
+1 refused (invalid file, unknown name), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ingest.replay.bundle import BundleError, read_bundle
+from ingest.replay.library import find_incident, import_file, list_incidents, user_dir, validate
+from ingest.synthetic.faults import FaultError
+
+IMPORT_FORMATS = ("bundle", "prometheus", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``incidents`` and its sub-commands to the ``clustertwin`` parser."""
+    p = subparsers.add_parser("incidents", help="recorded incidents: list, show, export, import, record")
+    p.add_argument("--dir", help="the user's incident directory (default $CLUSTERTWIN_INCIDENTS or var/incidents)")
+    sub = p.add_subparsers(dest="incidents_command", required=True, metavar="SUBCOMMAND")
+    ls = sub.add_parser("list", help="incidents of the library (yours and the shipped ones)")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
+    show = sub.add_parser("show", help="metadata and contents of one incident")
+    show.add_argument("incident", help="name or bundle path")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=run_show)
+    exp = sub.add_parser("export", help="copy an incident's bundle to a file")
+    exp.add_argument("incident")
+    exp.add_argument("output", help="file to write")
+    exp.set_defaults(func=run_export)
+    imp = sub.add_parser("import", help="validate a bundle or a recording from another system and store it")
+    imp.add_argument("source", help="bundle file, log file, or a Prometheus URL")
+    imp.add_argument("--format", choices=IMPORT_FORMATS, default="bundle")
+    imp.add_argument("--site", default="auto", help="site name or path, or 'auto' to size one from the recording")
+    imp.add_argument("--name", help="incident name (default: the bundle's, or derived from the source)")
+    imp.add_argument("--replace", action="store_true", help="replace a stored incident of the same name")
+    imp.add_argument("--start", help="window start for --format prometheus (ISO 8601 UTC)")
+    imp.add_argument("--end", help="window end for --format prometheus (ISO 8601 UTC)")
+    imp.add_argument("--step", type=float, default=5.0, help="seconds between frames (prometheus, default 5)")
+    imp.add_argument("--run-log", help="the run's own MLPerf log (phases), for --format mlperf-power")
+    imp.add_argument("--db", help="database to record an auto-built site's version in (default: the embedded one)")
+    imp.add_argument("--json", action="store_true")
+    imp.set_defaults(func=run_import)
+    rec = sub.add_parser("record", help="record an incident from the synthetic plant with injected faults")
+    rec.add_argument("--site", required=True)
+    rec.add_argument("--name", required=True)
+    rec.add_argument("--fault", action="append", default=[], help="KIND:TARGET[@START_S][+DURATION_S][=VALUE]")
+    rec.add_argument("--duration", type=float, default=600.0, help="seconds to record (default 600)")
+    rec.add_argument("--tick", type=float, default=5.0, help="seconds between ticks and frames (default 5)")
+    rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
+    rec.add_argument("--seed", type=int, default=0)
+    rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
+    rec.add_argument("--title", default="")
+    rec.add_argument("--tag", action="append", default=[])
+    rec.add_argument("--notes", default="")
+    rec.add_argument("--detail-rack", action="append", default=[], help="rack to keep at full GPU detail")
+    rec.add_argument("--max-detail-racks", type=int, help="racks at full GPU detail (default 16)")
+    rec.add_argument("--out", help="directory to write the bundle to (default: the user's incident directory)")
+    rec.add_argument("--json", action="store_true")
+    rec.set_defaults(func=run_record)
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def run_list(args) -> int:
+    entries = list_incidents(args.dir)
+    if args.json:
+        print(json.dumps([e.as_dict() for e in entries], indent=1))
+        return 0
+    for e in entries:
+        print(f"{e.name:<32} {e.site_name:<10} {e.start}  {e.end}  {'shipped' if e.shipped else 'local':<8} {e.title}")
+    return 0
+
+
+def run_show(args) -> int:
+    try:
+        bundle = read_bundle(find_incident(args.incident, args.dir))
+    except (KeyError, BundleError) as exc:
+        return _fail(str(exc).strip('"'))
+    info = {**bundle.metadata, "tables": {k: t.num_rows for k, t in bundle.tables.items()},
+            "events": bundle.frame("events").astype({"ts": str}).to_dict("records")}
+    if args.json:
+        print(json.dumps(info, indent=1, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+def run_export(args) -> int:
+    try:
+        path = find_incident(args.incident, args.dir)
+        read_bundle(path)
+    except (KeyError, BundleError) as exc:
+        return _fail(str(exc).strip('"'))
+    shutil.copyfile(path, args.output)
+    return 0
+
+
+def run_import(args) -> int:
+    try:
+        if args.format == "bundle":
+            path = import_file(Path(args.source), args.dir, name=args.name, replace=args.replace)
+            name, report = read_bundle(path).name, {}
+        else:
+            from ingest.imports.run import import_recording
+
+            name, report = import_recording(args)
+    except (BundleError, ValueError, OSError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(json.dumps({"name": name, **report}))
+    else:
+        print(name)
+        for line in report.get("skipped", []):
+            print(f"skipped: {line}", file=sys.stderr)
+    return 0
+
+
+def run_record(args) -> int:
+    from datetime import datetime
+
+    from ingest.replay.session import T0, RecordSpec, record_synthetic
+
+    spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
+                      tick_s=args.tick, start=datetime.fromisoformat(args.start) if args.start else T0,
+                      seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
+                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
+    try:
+        path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
+        validate(read_bundle(path))
+    except (FaultError, BundleError, ValueError) as exc:
+        return _fail(str(exc))
+    print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
+    return 0

@@ -1,0 +1,112 @@
+"""nvidia-smi recordings: ``--query-gpu=… --format=csv`` logs (with or without header and units) and ``-q -x`` XML.
+
+CSV: the header names the query fields, with units in brackets (``power.draw [W]``);
+``noheader`` logs need the field list (``fields``); ``nounits`` drops ``W``/``%``/``MHz``
+from values.  ``[N/A]``/``N/A`` is missing.  Timestamps print as ``2024/07/22 15:00:00.123``
+(local time of the host; we take them as UTC unless told otherwise).
+
+XML: ``-q -x`` documents (several when logged with ``-l``), one ``<gpu>`` element per GPU
+in index order, temperatures ``"27 C"``, power ``"67.03 W"``, utilisation ``"45 %"``,
+clocks ``"1275 MHz"`` [fixtures: nvidia-smi-telegraf/*.xml].
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from ingest.imports.series import ImportError_, make_series
+
+DEFAULT_FIELDS = ("timestamp", "index", "temperature.gpu", "temperature.memory", "power.draw", "utilization.gpu",
+                  "clocks.sm")
+# nvidia-smi query field → (canonical metric, scale to the canonical unit)
+CSV_FIELDS = {
+    "temperature.gpu": ("gpu_temp_c", 1.0),
+    "temperature.memory": ("hbm_temp_c", 1.0),
+    "power.draw": ("gpu_power_w", 1.0),
+    "power.draw.instant": ("gpu_power_w", 1.0),
+    "power.draw.average": ("gpu_power_w", 1.0),
+    "utilization.gpu": ("gpu_util_frac", 0.01),
+    "clocks.sm": ("sm_clock_mhz", 1.0),
+    "clocks.current.sm": ("sm_clock_mhz", 1.0),
+}
+_NUMBER = re.compile(r"^\s*(-?[\d.]+)")
+
+
+def _number(text: str | None) -> float | None:
+    m = _NUMBER.match(text or "")
+    return float(m.group(1)) if m else None
+
+
+def _timestamp(text: str) -> int:
+    text = text.strip()
+    for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S", "%a %b %d %H:%M:%S %Y"):
+        try:
+            return int(datetime.strptime(text, fmt).replace(tzinfo=timezone.utc).timestamp() * 1000)
+        except ValueError:
+            continue
+    raise ImportError_(f"timestamp {text!r} is not in an nvidia-smi format")
+
+
+def parse_csv(text: str, host: str, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """A ``--format=csv`` log (see module docstring) as a series."""
+    rows = [r for r in csv.reader(io.StringIO(text), skipinitialspace=True) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise ImportError_("empty nvidia-smi CSV")
+    if rows[0][0].strip().startswith("timestamp") or rows[0][0].strip().startswith("index"):
+        header = [re.sub(r"\s*\[.*\]$", "", c.strip()) for c in rows[0]]
+        rows = rows[1:]
+    else:
+        header = list(fields or DEFAULT_FIELDS)
+    for need in ("timestamp", "index"):
+        if need not in header:
+            raise ImportError_(f"nvidia-smi CSV: the query must include {need!r} (fields: {', '.join(header)})")
+    t_col, i_col = header.index("timestamp"), header.index("index")
+    known = [(k, CSV_FIELDS[name]) for k, name in enumerate(header) if name in CSV_FIELDS]
+    out = []
+    for row in rows:
+        if len(row) != len(header):
+            raise ImportError_(f"nvidia-smi CSV: a row has {len(row)} values for {len(header)} fields: {row}")
+        ts, gpu = _timestamp(row[t_col]), int(row[i_col])
+        for k, (metric, scale) in known:
+            value = _number(row[k])
+            if value is not None:
+                out.append((ts, host, gpu, metric, value * scale))
+    return make_series(out)
+
+
+def parse_xml(text: str, host: str) -> pd.DataFrame:
+    """``nvidia-smi -q -x`` output (one or more documents) as a series."""
+    docs = [d for d in re.split(r"(?=<\?xml)", text) if d.strip()]
+    out = []
+    for doc in docs:
+        try:
+            root = ET.fromstring(doc.strip())
+        except ET.ParseError as exc:
+            raise ImportError_(f"nvidia-smi XML does not parse ({exc})") from None
+        if root.tag != "nvidia_smi_log":
+            raise ImportError_(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
+        ts = _timestamp(root.findtext("timestamp", ""))
+        for index, gpu in enumerate(root.findall("gpu")):
+            minor = _number(gpu.findtext("minor_number"))
+            idx = int(minor) if minor is not None else index
+            power = gpu.findtext("gpu_power_readings/power_draw") or gpu.findtext("power_readings/power_draw")
+            for metric, value in (("gpu_temp_c", _number(gpu.findtext("temperature/gpu_temp"))),
+                                  ("hbm_temp_c", _number(gpu.findtext("temperature/memory_temp"))),
+                                  ("gpu_power_w", _number(power)),
+                                  ("gpu_util_frac", _number(gpu.findtext("utilization/gpu_util"))),
+                                  ("sm_clock_mhz", _number(gpu.findtext("clocks/sm_clock")))):
+                if value is not None:
+                    out.append((ts, host, idx, metric, value / 100.0 if metric == "gpu_util_frac" else value))
+    return make_series(out)
+
+
+def product_name(text: str) -> str | None:
+    """The first GPU's product name of an XML log (for ``--site auto``)."""
+    m = re.search(r"<product_name>([^<]+)</product_name>", text)
+    return m.group(1).strip() if m else None

@@ -1,0 +1,80 @@
+"""Benchmarks of incidents on colossus: headless replay speed and the import time of a 30-minute bundle."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ingest.replay.bundle import Bundle, read_bundle, write_bundle
+from ingest.replay.library import SHIPPED_DIR, import_file, validate
+from ingest.replay.replay import load_recording, replay
+from twin.bench import benchmark
+
+INCIDENT = "colossus-cdu-pump-failure"
+
+
+@benchmark("replay_colossus")
+def replay_colossus_benchmark(incident: str = INCIDENT) -> dict:
+    """Replay a shipped colossus incident with the twin re-simulated every frame, as fast as possible.
+
+    ``speed_x`` is recorded seconds per wall second (target ≥ 150, stretch 500) at the
+    recording's frame cadence; ``gpu_ticks_per_s`` counts every GPU of the site per frame.
+    ``speed_x_cpu`` divides by the process's CPU time instead of the wall clock.
+    """
+    bundle = read_bundle(SHIPPED_DIR / f"{incident}.ctincident")
+    state = validate(bundle)
+    t0 = time.perf_counter()
+    rec = load_recording(bundle, state)
+    load_s = time.perf_counter() - t0
+    cpu0 = time.process_time()
+    result = replay(bundle, state, rec=rec)
+    cpu_s = time.process_time() - cpu0
+    return {"incident": incident, "gpus": state.n_gpus, "frames": result.frames,
+            "frame_every_s": bundle.metadata["frame_every_s"], "duration_s": result.duration_s,
+            "load_s": load_s, "replay_s": result.wall_s, "speed_x": result.speed_x,
+            "gpu_ticks_per_s": result.gpu_ticks_per_s,
+            # on a shared machine the wall clock includes waiting for a core; CPU time does not
+            "cpu_s": cpu_s, "speed_x_cpu": result.duration_s / cpu_s,
+            "gpu_ticks_per_cpu_s": result.gpu_ticks_per_s * result.wall_s / cpu_s}
+
+
+def stretched(bundle: Bundle, times: int) -> Bundle:
+    """``bundle`` repeated ``times`` times back to back (a longer recording of the same shape)."""
+    start, end = (bundle.frame("site")["ts"].iloc[k] for k in (0, -1))
+    span = (end - start) + timedelta(seconds=bundle.metadata["frame_every_s"])
+    tables = {}
+    for name, table in bundle.tables.items():
+        parts = []
+        for k in range(times):
+            shift = pa.scalar(int(span.total_seconds() * 1000 * k), type=pa.duration("ms"))
+            parts.append(table.set_column(0, "ts", pc.add(table.column("ts"), shift)))
+        tables[name] = pa.concat_tables(parts)
+    meta = dict(bundle.metadata, name=f"{bundle.name}-x{times}",
+                end=(end + span * (times - 1)).isoformat())
+    return Bundle(meta, bundle.site_toml, tables)
+
+
+@benchmark("bundle_import")
+def bundle_import_benchmark(incident: str = INCIDENT, minutes: float = 30.0) -> dict:
+    """Import (read, checksum, schema and site validation, store) of a colossus bundle of ``minutes``.
+
+    The bundle is the shipped 10-minute incident repeated back to back (same entities,
+    same detail), written once; the import is timed from file to stored copy (target ≤ 10 s).
+    """
+    bundle = read_bundle(SHIPPED_DIR / f"{incident}.ctincident")
+    ten_min_s = (bundle.frame("site")["ts"].iloc[-1] - bundle.frame("site")["ts"].iloc[0]).total_seconds()
+    times = max(1, round(minutes * 60 / (ten_min_s + bundle.metadata["frame_every_s"])))
+    big = stretched(bundle, times)
+    with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
+        path = write_bundle(Path(tmp) / "big.ctincident", big)
+        t0 = time.perf_counter()
+        import_file(path, Path(tmp) / "lib")
+        import_s = time.perf_counter() - t0
+        size = path.stat().st_size
+    return {"incident": big.name, "minutes": times * (ten_min_s + bundle.metadata["frame_every_s"]) / 60,
+            "frames": big.tables["site"].num_rows, "bundle_mb": size / 1e6, "import_s": import_s}

@@ -1,0 +1,110 @@
+"""Calibration of a site's uncertain parameters on the first part of a recording, scored on the rest.
+
+Fitted, in this order, on frames ``[0, split)`` (``split = fraction × frames``):
+
+1. **CDU approach** [K] per CDU: the mean gap between the recorded and projected secondary
+   supply temperature is added to the CDU's approach (secondary supply = facility supply +
+   approach at rated duty, :func:`twin.physics.cooling.cdu_supply_temp_c`).
+2. **Thermal resistance** per detail GPU, as a factor on the die-to-coolant resistance:
+   the die rise over the coolant is linear in it, so two replays (factor 1 and 1.25) give
+   the factor whose mean temperature matches the recorded mean, clipped to [0.3, 3].
+3. **Time constant**: one factor on the GPU heat capacity (τ = C·R), the best of a
+   coarse scan by the RMSE of the detail GPUs' temperatures.
+
+Held-out errors are computed on ``[split, end)`` of one replay of the whole recording with
+the fitted parameters, next to the same errors before calibration.  The PSU efficiency
+curve is not fitted yet (recorded node input power is needed, which only the MLPerf
+imports carry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ingest.replay.replay import Recording, Replayer, score
+from twin.site.tables import SiteTables
+
+R_PROBE = 1.25
+HEAT_CAP_FACTORS = (0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+@dataclass
+class Calibration:
+    """Fitted parameters (see module docstring)."""
+
+    cdu_approach_delta_k: np.ndarray  # added to the site's approach, per CDU
+    gpu_r_th_factor: np.ndarray  # per GPU (1 where not fitted)
+    heat_capacity_factor: float
+
+    def setup(self, engine) -> None:
+        """Apply to a fresh :class:`twin.engine.tick.TwinEngine`."""
+        engine.cdu_approach_k = np.maximum(engine.cdu_approach_k + self.cdu_approach_delta_k, 0.1)
+        engine.heat_cap = engine.heat_cap * self.heat_capacity_factor
+
+    def summary(self, state: SiteTables, gpu_ids: np.ndarray) -> dict:
+        f = self.gpu_r_th_factor[gpu_ids]
+        d = self.cdu_approach_delta_k
+        return {"cdu_approach_delta_k": {"mean": float(np.mean(d)), "min": float(np.min(d)), "max": float(np.max(d))},
+                "gpu_r_th_factor": {"gpus": int(gpu_ids.size), "mean": float(np.mean(f)) if f.size else 1.0,
+                                    "min": float(np.min(f)) if f.size else 1.0,
+                                    "max": float(np.max(f)) if f.size else 1.0},
+                "heat_capacity_factor": self.heat_capacity_factor}
+
+
+def _mean_over_time(a: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.nanmean(a, axis=0)
+
+
+def fit(state: SiteTables, rec: Recording, split: int) -> Calibration:
+    """Fit on frames ``[0, split)`` of ``rec``."""
+    if split < 3:
+        raise ValueError(f"calibration needs at least 3 frames to fit on, the fraction gives {split}")
+    train = range(0, split)
+    recorded = rec.cdu["coolant_supply_temp_c"][:split]
+    cal = Calibration(np.zeros(state.n_cdus), np.ones(state.n_gpus), 1.0)
+    base = Replayer(state, rec, engine_setup=cal.setup).run(train)
+    delta = np.nan_to_num(_mean_over_time(recorded[1:] - base["coolant_supply_temp_c"][1:]))
+    cal.cdu_approach_delta_k = delta
+    measured = rec.gpu["gpu_temp_c"][1:split]
+    measured = np.where(rec.gpu["gpu_power_w"][1:split] > 0, measured, np.nan)
+    if rec.gpu_ids.size and np.isfinite(measured).any():
+        one = Replayer(state, rec, engine_setup=cal.setup).run(train)["gpu_temp_c"][1:]
+        probe = np.ones(state.n_gpus)
+        probe[rec.gpu_ids] = R_PROBE
+        two = Replayer(state, rec, engine_setup=cal.setup).run(train, gpu_r_th_factor=probe)["gpu_temp_c"][1:]
+        slope = _mean_over_time(two - one) / (R_PROBE - 1.0)
+        gap = _mean_over_time(measured - one)
+        factor = np.where(np.abs(slope) > 1e-6, 1.0 + gap / np.where(slope == 0, 1.0, slope), 1.0)
+        cal.gpu_r_th_factor[rec.gpu_ids] = np.clip(np.nan_to_num(factor, nan=1.0), 0.3, 3.0)
+        best = (np.inf, 1.0)
+        for k in HEAT_CAP_FACTORS:
+            cal.heat_capacity_factor = k
+            proj = Replayer(state, rec, engine_setup=cal.setup).run(
+                train, gpu_r_th_factor=cal.gpu_r_th_factor)["gpu_temp_c"][1:]
+            err = np.nanmean((measured - proj) ** 2)
+            if err < best[0]:
+                best = (err, k)
+        cal.heat_capacity_factor = best[1]
+    return cal
+
+
+def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float) -> dict:
+    """Fit on the first ``fraction`` of the frames; errors on the rest before and after."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"--calibrate {fraction}: the fitted fraction must lie strictly between 0 and 1")
+    split = int(round(rec.n_frames * fraction))
+    if rec.n_frames - split < 2:
+        raise ValueError(f"--calibrate {fraction}: leaves fewer than 2 frames held out of {rec.n_frames}")
+    cal = fit(state, rec, split)
+    before = Replayer(state, rec)
+    after = Replayer(state, rec, engine_setup=cal.setup)
+    recorded = {k: v[split:] for k, v in before.recorded().items()}
+    proj_before = {k: v[split:] for k, v in before.run().items()}
+    proj_after = {k: v[split:] for k, v in after.run(gpu_r_th_factor=cal.gpu_r_th_factor).items()}
+    return {"fraction": fraction, "fit_frames": split, "heldout_frames": rec.n_frames - split,
+            "parameters": cal.summary(state, rec.gpu_ids),
+            "heldout_before": score(recorded, proj_before, skip=0),
+            "heldout_after": score(recorded, proj_after, skip=0), "calibration": cal}

@@ -1,0 +1,151 @@
+"""The incident library: shipped incidents in ``data/incidents``, the user's in ``var/incidents``.
+
+The user's directory comes from ``--dir``, else ``CLUSTERTWIN_INCIDENTS``, else
+``var/incidents`` under the working directory (next to the embedded database).  Imports
+are validated completely — the bundle itself (:func:`ingest.replay.bundle.read_bundle`) and
+its tables against its own site file — before anything is written, and then land with one
+atomic rename: a refused file leaves the library as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from ingest.replay.bundle import ID_COLUMNS, SUFFIX, Bundle, BundleError, read_bundle, write_atomic, write_bundle
+from twin.site.catalogue import DATA_DIR, load_catalogue
+from twin.site.errors import SiteError
+from twin.site.load import build_site
+from twin.site.tables import SiteTables
+
+SHIPPED_DIR = DATA_DIR / "incidents"
+DEFAULT_USER_DIR = Path("var") / "incidents"
+
+
+def user_dir(path: str | Path | None = None) -> Path:
+    """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents."""
+    out = Path(path or os.environ.get("CLUSTERTWIN_INCIDENTS") or DEFAULT_USER_DIR)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@dataclass
+class IncidentEntry:
+    """One incident of the library, as listed."""
+
+    name: str
+    title: str
+    site_name: str
+    start: str
+    end: str
+    tags: list[str]
+    path: Path
+    shipped: bool
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "path": str(self.path)}
+
+
+def list_incidents(directory: Path | None = None) -> list[IncidentEntry]:
+    """Every readable incident of the user's directory and the shipped one (user first on a name clash)."""
+    out: dict[str, IncidentEntry] = {}
+    for folder, shipped in ((user_dir(directory), False), (SHIPPED_DIR, True)):
+        for path in sorted(folder.glob(f"*{SUFFIX}")):
+            try:
+                meta = read_bundle(path).metadata
+            except BundleError:
+                continue
+            out.setdefault(meta["name"], IncidentEntry(meta["name"], meta["title"], meta["site_name"],
+                                                       meta["start"], meta["end"], meta["tags"], path, shipped))
+    return sorted(out.values(), key=lambda e: (e.site_name, e.start, e.name))
+
+
+def find_incident(name_or_path: str, directory: Path | None = None) -> Path:
+    """The bundle file of an incident name (user's, then shipped) or an existing path."""
+    path = Path(name_or_path)
+    if path.suffix == SUFFIX and path.exists():
+        return path
+    for folder in (user_dir(directory), SHIPPED_DIR):
+        candidate = folder / f"{name_or_path}{SUFFIX}"
+        if candidate.exists():
+            return candidate
+    raise KeyError(f"no incident named {name_or_path!r} (see `clustertwin incidents list`)")
+
+
+def bundle_site(bundle: Bundle) -> SiteTables:
+    """The site a bundle was recorded on, built from the site file it carries."""
+    try:
+        return build_site(bundle.site_toml, f"{bundle.name}:site.toml", load_catalogue())
+    except SiteError as exc:
+        raise BundleError(f"{bundle.name}: its site file does not load ({exc})") from None
+
+
+def check_against_site(bundle: Bundle, state: SiteTables) -> None:
+    """Entity ids and counts of every table fit ``state``; times lie in the window, frames are complete."""
+    counts = {"gpu": state.n_gpus, "rack": state.n_racks, "cdu": state.n_cdus, "power": state.n_power,
+              "source": state.n_sources, "loop": len(state.loop_name)}
+    site = bundle.frame("site")
+    n_frames = len(site)
+    if n_frames == 0:
+        raise BundleError(f"{bundle.name}: the recording holds no frame")
+    if bundle.metadata["site_name"] != state.name:
+        raise BundleError(f"{bundle.name}: metadata names site {bundle.metadata['site_name']!r}, "
+                          f"its site file is {state.name!r}")
+    times = set(bundle.tables["site"].column("ts").cast("int64").to_pylist())
+    for table, column in ID_COLUMNS.items():
+        t = bundle.tables.get(table)
+        if t is None or t.num_rows == 0:
+            continue
+        ids = t.column(column).to_numpy()
+        if ids.min() < 0 or ids.max() >= counts[table]:
+            raise BundleError(f"{bundle.name}: table {table} names {column} {int(ids.max())}, the site has "
+                              f"{counts[table]} {table} entities")
+        ts = t.column("ts").cast("int64").to_numpy()
+        if not set(np.unique(ts).tolist()) <= times:
+            raise BundleError(f"{bundle.name}: table {table} has instants that are not frames of the site table")
+        if table in ("rack", "cdu") and t.num_rows != n_frames * counts[table]:
+            raise BundleError(f"{bundle.name}: table {table} has {t.num_rows} rows, expected {n_frames} frames × "
+                              f"{counts[table]} entities")
+    links = max((max(x) for x in site["failed_links"] if len(x)), default=-1)
+    if links >= state.link_a.size:
+        raise BundleError(f"{bundle.name}: failed link id {links} is beyond the site's {state.link_a.size} links")
+
+
+def validate(bundle: Bundle) -> SiteTables:
+    """Full validation of a loaded bundle against its own site; returns that site."""
+    state = bundle_site(bundle)
+    check_against_site(bundle, state)
+    return state
+
+
+def import_file(source: Path, directory: Path | None = None, *, name: str | None = None,
+                replace: bool = False) -> Path:
+    """Validate ``source`` and add it to the user's library (as ``name`` if given); returns the stored path."""
+    bundle = read_bundle(source)
+    validate(bundle)
+    target_name = name or bundle.name
+    dest = user_dir(directory) / f"{target_name}{SUFFIX}"
+    if dest.exists() and not replace:
+        raise BundleError(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
+    if name and name != bundle.name:
+        bundle.metadata["name"] = name
+        return write_bundle(dest, bundle)
+    write_atomic(dest, Path(source).read_bytes())
+    return dest
+
+
+def store_bundle(bundle: Bundle, directory: Path | None = None, *, replace: bool = False) -> Path:
+    """Validate a bundle built in memory (an import from another format) and store it."""
+    validate(bundle)
+    dest = user_dir(directory) / f"{bundle.name}{SUFFIX}"
+    if dest.exists() and not replace:
+        raise BundleError(f"an incident named {bundle.name!r} is already stored (choose --name or --replace)")
+    return write_bundle(dest, bundle)
+
+
+def window_of(bundle: Bundle) -> tuple[datetime, datetime]:
+    return datetime.fromisoformat(bundle.metadata["start"]), datetime.fromisoformat(bundle.metadata["end"])

@@ -1,0 +1,197 @@
+"""The flight recorder: the last N minutes of a whole site on disk, saved as an incident on demand or on a critical alert.
+
+The live hub calls :meth:`FlightRecorder.on_tick` after every tick.  Every ``every_s`` a
+:class:`ingest.replay.window.SiteFrame` is written to the ring directory as one file
+(``<epoch ms>.npz``) through a synced temporary file and a rename; events (alerts as
+they open) are appended to ``events.jsonl``, one synced line each.  Frames older than
+``window_s`` are deleted.  Killing the process at any moment therefore loses at most the
+frame being written (and a torn last event line, which loading skips); a restarted
+recorder picks up the ring where it was.
+
+:meth:`FlightRecorder.save` writes a window of the ring as an incident bundle into the
+incident directory (atomically, see :mod:`ingest.replay.bundle`).  When a critical alert
+opens, a save of ``[alert − pre_roll_s, alert + post_roll_s]`` is scheduled and written
+once the post-roll has been recorded.  Saved bundles live outside the ring and are never
+pruned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ingest.replay.bundle import SCHEMAS, SUFFIX, Bundle, write_bundle
+from ingest.replay.window import SiteFrame, capture, detail_racks, window_tables
+from twin.engine.snapshot import Snapshot
+from twin.site.tables import SiteTables
+
+log = logging.getLogger(__name__)
+WINDOW_S = 900.0  # ring length: the last 15 minutes
+EVERY_S = 5.0  # frame cadence, the hub's recording cadence
+PRE_ROLL_S = 300.0
+POST_ROLL_S = 120.0
+
+
+@dataclass
+class PendingSave:
+    """An automatic save waiting for its post-roll."""
+
+    trigger_ts: datetime
+    due_ts: datetime
+    reason: str
+    entity_racks: list[int]
+
+
+def _ms(ts: datetime) -> int:
+    return int(round(ts.timestamp() * 1000))
+
+
+def _field(alert, name):
+    return alert[name] if isinstance(alert, dict) else getattr(alert, name)
+
+
+class FlightRecorder:
+    """See module docstring."""
+
+    def __init__(self, state: SiteTables, ring_dir: Path, incidents_dir: Path, *, site_toml: str,
+                 site_version: int = 1, window_s: float = WINDOW_S, every_s: float = EVERY_S,
+                 pre_roll_s: float = PRE_ROLL_S, post_roll_s: float = POST_ROLL_S, auto_save: bool = True,
+                 origin: str = "flight recorder") -> None:
+        if not 0 < every_s <= window_s or pre_roll_s < 0 or post_roll_s < 0:
+            raise ValueError("need 0 < every_s ≤ window_s and non-negative pre/post-roll seconds")
+        self.state, self.site_toml, self.site_version = state, site_toml, site_version
+        self.ring_dir, self.incidents_dir = Path(ring_dir), Path(incidents_dir)
+        self.window_s, self.every_s = window_s, every_s
+        self.pre_roll_s, self.post_roll_s, self.auto_save = pre_roll_s, post_roll_s, auto_save
+        self.origin = origin
+        self.ring_dir.mkdir(parents=True, exist_ok=True)
+        self.incidents_dir.mkdir(parents=True, exist_ok=True)
+        for tmp in self.ring_dir.glob(".*.tmp-*"):
+            tmp.unlink(missing_ok=True)  # a write the previous process did not finish
+        self._frames = sorted(int(p.stem) for p in self.ring_dir.glob("*.npz") if p.stem.isdigit())
+        self._events_path = self.ring_dir / "events.jsonl"
+        self._open: set[str] = set()
+        self.pending: list[PendingSave] = []
+        self.saved: list[Path] = []
+
+    # ------------------------------------------------------------------ ticks
+    def on_tick(self, ts: datetime, snapshot: Snapshot, alerts=(), *, failed_power=(), failed_sources=(),
+                failed_links=None, nodes_off=None) -> list[Path]:
+        """Record ``snapshot`` (at the cadence) and the alerts that opened; returns bundles saved now."""
+        critical = self._log_alerts(ts, alerts)
+        if not self._frames or _ms(ts) - self._frames[-1] >= self.every_s * 1000 - 1:
+            frame = capture(ts, snapshot, failed_power=failed_power, failed_sources=failed_sources,
+                            failed_links=failed_links, nodes_off=nodes_off)
+            self._write_frame(frame)
+        self._prune(ts)
+        if self.auto_save and critical and not any(p.due_ts >= ts for p in self.pending):
+            racks = sorted({int(_field(a, "entity_id")) for a in critical if _field(a, "entity_kind") == "rack"})
+            self.pending.append(PendingSave(ts, ts + timedelta(seconds=self.post_roll_s),
+                                            _field(critical[0], "message"), racks))
+        return self._flush_pending(ts)
+
+    def _write_frame(self, frame: SiteFrame) -> None:
+        ts_ms = _ms(frame.ts)
+        path = self.ring_dir / f"{ts_ms}.npz"
+        tmp = self.ring_dir / f".{ts_ms}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            np.savez(f, **frame.arrays())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        self._frames.append(ts_ms)
+
+    def _log_alerts(self, ts: datetime, alerts) -> list:
+        """Append the alerts that opened since the last tick to the event log; returns the critical ones."""
+        now = {_field(a, "key"): a for a in alerts}
+        opened = [a for k, a in now.items() if k not in self._open]
+        self._open = set(now)
+        if opened:
+            lines = "".join(json.dumps({"ts_ms": _ms(ts), **{k: _field(a, k) for k in (
+                "severity", "source", "entity_kind", "entity_id", "entity_name", "metric", "value", "message")}},
+                default=float) + "\n" for a in opened)
+            with open(self._events_path, "a", encoding="utf-8") as f:
+                f.write(lines)
+                f.flush()
+                os.fsync(f.fileno())
+        return [a for a in opened if _field(a, "severity") == "critical"]
+
+    def _prune(self, ts: datetime) -> None:
+        horizon = _ms(ts) - int(self.window_s * 1000)
+        keep_from = horizon - int((self.pre_roll_s if self.pending else 0) * 1000)
+        while self._frames and self._frames[0] < keep_from:
+            (self.ring_dir / f"{self._frames.pop(0)}.npz").unlink(missing_ok=True)
+
+    def _flush_pending(self, ts: datetime) -> list[Path]:
+        done = [p for p in self.pending if p.due_ts <= ts]
+        self.pending = [p for p in self.pending if p.due_ts > ts]
+        out = []
+        for p in done:
+            name = f"{self.state.name}-{p.trigger_ts.strftime('%Y%m%dT%H%M%SZ')}"
+            out.append(self.save(p.trigger_ts - timedelta(seconds=self.pre_roll_s), p.due_ts, name=name,
+                                 title=f"Critical alert: {p.reason}", tags=["automatic", "critical"],
+                                 extra_racks=p.entity_racks))
+        return out
+
+    # ------------------------------------------------------------------- ring
+    def frame_times(self) -> list[datetime]:
+        return [datetime.fromtimestamp(ms / 1000, tz=timezone.utc) for ms in self._frames]
+
+    def frames(self, start: datetime, end: datetime) -> list[SiteFrame]:
+        """The ring's frames between ``start`` and ``end`` (inclusive), oldest first."""
+        out = []
+        for ms in self._frames:
+            if _ms(start) <= ms <= _ms(end):
+                with np.load(self.ring_dir / f"{ms}.npz") as arrays:
+                    out.append(SiteFrame.from_arrays(arrays))
+        return out
+
+    def events(self, start: datetime, end: datetime) -> pa.Table:
+        """Events logged between ``start`` and ``end`` as the bundle's events table (torn lines skipped)."""
+        rows = []
+        if self._events_path.exists():
+            for line in self._events_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if _ms(start) <= row["ts_ms"] <= _ms(end):
+                    rows.append(row)
+        return events_table(rows)
+
+    # ------------------------------------------------------------------- save
+    def save(self, start: datetime, end: datetime, *, name: str, title: str = "", tags=(), notes: str = "",
+             extra_racks=(), max_detail_racks: int | None = None) -> Path:
+        """Write the ring's ``[start, end]`` as the incident ``name``; returns the bundle's path."""
+        frames = self.frames(start, end)
+        if not frames:
+            raise ValueError(f"the flight recorder holds no frame between {start} and {end}")
+        kw = {} if max_detail_racks is None else {"limit": max_detail_racks}
+        detail = detail_racks(self.state, frames, list(extra_racks), **kw)
+        tables = window_tables(self.state, frames, detail)
+        tables["events"] = self.events(start, end)
+        meta = {"name": name, "title": title or name, "site_name": self.state.name, "site_version": self.site_version,
+                "start": frames[0].ts.isoformat(), "end": frames[-1].ts.isoformat(), "frame_every_s": self.every_s,
+                "tags": list(tags), "notes": notes, "origin": self.origin,
+                "detail_racks": [self.state.rack_name[r] for r in detail]}
+        path = write_bundle(self.incidents_dir / f"{name}{SUFFIX}", Bundle(meta, self.site_toml, tables))
+        self.saved.append(path)
+        log.info("saved incident %s (%d frames, %d detail racks)", name, len(frames), detail.size)
+        return path
+
+
+def events_table(rows: list[dict]) -> pa.Table:
+    """The bundle events table from event dicts (``ts_ms`` plus the event fields)."""
+    schema = SCHEMAS["events"]
+    cols = [pa.array(np.array([r["ts_ms"] for r in rows], dtype=np.int64).astype("datetime64[ms]"),
+                     type=schema.field("ts").type)]
+    for f in list(schema)[1:]:
+        cols.append(pa.array([r[f.name] for r in rows], type=f.type))
+    return pa.Table.from_arrays(cols, schema=schema)
