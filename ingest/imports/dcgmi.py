@@ -1,6 +1,6 @@
 """``dcgmi dmon`` text output: header lines, then one row per entity per loop, no timestamps.
 
-Layout (DCGM ``dcgmi/DeviceMonitor.cpp``, telemetry.md §1.7)::
+Layout [DCGMI-Dmon]::
 
     #Entity   TMPTR  POWER  GPUTL  SMCLK
     ID        C      W
@@ -21,7 +21,7 @@ from ingest.imports.series import ImportError_, make_series
 
 # short name → (canonical metric, scale)
 SHORT_NAMES = {"TMPTR": ("gpu_temp_c", 1.0), "MMTMP": ("hbm_temp_c", 1.0), "POWER": ("gpu_power_w", 1.0),
-               "GPUTL": ("gpu_util_frac", 0.01), "SMCLK": ("sm_clock_mhz", 1.0), "XIDER": ("xid_last", 1.0)}
+               "GPUTL": ("gpu_util_frac", 0.01), "SMCLK": ("sm_clock_mhz", 1.0), "XIDER": ("last_xid_code", 1.0)}
 
 
 def parse_dmon(text: str, host: str, start: datetime, interval_s: float = 1.0) -> pd.DataFrame:

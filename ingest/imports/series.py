@@ -26,9 +26,9 @@ from twin.physics.power import psu_efficiency_frac
 from twin.site.tables import SiteTables
 
 COLUMNS = ("ts", "host", "gpu", "metric", "value")
-METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "xid_last", "node_power_w")
+METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "last_xid_code", "node_power_w")
 GPU_METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "throttle_frac",
-               "xid_last")
+               "last_xid_code")
 
 
 class ImportError_(ValueError):
@@ -149,7 +149,7 @@ def series_bundle(series: pd.DataFrame, state: SiteTables, site_toml: str, *, na
             arrays.append(pa.array(np.asarray(columns[f.name]).reshape(-1).astype(f.type.to_pandas_dtype())))
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    g = {k: (np.nan_to_num(v[:, gpu_ids]) if k == "xid_last" else v[:, gpu_ids]) for k, v in gpu.items()}
+    g = {k: (np.nan_to_num(v[:, gpu_ids]) if k == "last_xid_code" else v[:, gpu_ids]) for k, v in gpu.items()}
     racks = np.arange(state.n_racks)
 
     def rack_stat(values: np.ndarray, fn) -> np.ndarray:
@@ -177,7 +177,7 @@ def series_bundle(series: pd.DataFrame, state: SiteTables, site_toml: str, *, na
     n_cdu, n_loops = state.n_cdus, len(state.loop_name)
     cdu = {"coolant_supply_temp_c": nan(n_cdu), "coolant_return_temp_c": nan(n_cdu), "coolant_flow_lpm": nan(n_cdu),
            "cdu_heat_kw": nan(n_cdu), "cdu_capacity_kw": nan(n_cdu),
-           "pumps_running_total": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8)}
+           "pumps_running_count": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8)}
     it_mw = np.where(np.isfinite(m.node_power_w).any(axis=1), np.nansum(m.node_power_w, axis=1) / 1e6, np.nan) \
         if np.isfinite(m.node_power_w).any() else np.full(n_frames, np.nan)
     empty_ids = pa.array([[]] * n_frames, type=pa.list_(pa.int32()))

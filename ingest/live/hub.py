@@ -129,6 +129,7 @@ class LiveHub:
         self._jobs_at: datetime | None = None
         self._job_status = []
         self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
+        self.conditions: list = []  # the alert conditions of the last step (this shard's), e.g. for a recorder
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
         self._step_lock = threading.Lock()
         self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
@@ -167,6 +168,7 @@ class LiveHub:
             self._recorded_at = ts
         t3 = time.perf_counter()
         conditions = [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)]
+        self.conditions = conditions
         self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions),
                     reached_db=lambda counts: counts != (0, 0))  # no transition: the tracker did not write
         self.trend_buffer.append(snap)

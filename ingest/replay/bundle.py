@@ -46,13 +46,13 @@ _IDS = pa.list_(pa.int32())
 # Every table of a bundle and its schema (name → Arrow type); unknown tables are refused.
 SCHEMAS: dict[str, pa.Schema] = {
     "gpu": pa.schema([("ts", _TS), ("gpu_id", _I), ("gpu_temp_c", _F), ("hbm_temp_c", _F), ("gpu_power_w", _F),
-                      ("gpu_util_frac", _F), ("sm_clock_mhz", _F), ("throttle_frac", _F), ("xid_last", pa.int16())]),
+                      ("gpu_util_frac", _F), ("sm_clock_mhz", _F), ("throttle_frac", _F), ("last_xid_code", pa.int16())]),
     "rack": pa.schema([("ts", _TS), ("rack_id", _I), ("rack_power_kw", _F), ("rack_max_gpu_temp_c", _F),
                        ("rack_mean_gpu_temp_c", _F), ("rack_mean_gpu_power_w", _F), ("rack_mean_util_frac", _F),
                        ("rack_mean_throttle_frac", _F), ("rack_gpus_down_total", pa.int16())]),
     "cdu": pa.schema([("ts", _TS), ("cdu_id", _I), ("coolant_supply_temp_c", _F), ("coolant_return_temp_c", _F),
                       ("coolant_flow_lpm", _F), ("cdu_heat_kw", _F), ("cdu_capacity_kw", _F),
-                      ("pumps_running_total", pa.int8())]),
+                      ("pumps_running_count", pa.int8())]),
     "power": pa.schema([("ts", _TS), ("power_id", _I), ("feed_power_kw", _F), ("load_frac", _F)]),
     "source": pa.schema([("ts", _TS), ("source_id", _I), ("source_power_mw", _F), ("battery_soc_frac", _F)]),
     "loop": pa.schema([("ts", _TS), ("loop_id", _I), ("loop_supply_temp_c", _F), ("loop_return_temp_c", _F)]),

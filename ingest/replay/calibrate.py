@@ -41,7 +41,7 @@ class Calibration:
     def setup(self, engine) -> None:
         """Apply to a fresh :class:`twin.engine.tick.TwinEngine`."""
         engine.cdu_approach_k = np.maximum(engine.cdu_approach_k + self.cdu_approach_delta_k, 0.1)
-        engine.heat_cap = engine.heat_cap * self.heat_capacity_factor
+        engine.heat_capacity_j_per_k = engine.heat_capacity_j_per_k * self.heat_capacity_factor
 
     def summary(self, state: SiteTables, gpu_ids: np.ndarray) -> dict:
         f = self.gpu_r_th_factor[gpu_ids]

@@ -104,14 +104,14 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
     if rec.gpu_ids.size:
         detail = rec.gpu["gpu_util_frac"][i]
         util[rec.gpu_ids] = np.where(np.isfinite(detail), detail, util[rec.gpu_ids])
-    pumps = rec.cdu["pumps_running_total"][i]
+    pumps = rec.cdu["pumps_running_count"][i]
     installed = state.cdu_spec_array("pumps")
     pumps = np.where(np.isfinite(pumps), pumps, installed)
     row = rec.site_rows[i]
     nodes_off = np.zeros(state.n_nodes, dtype=bool)
     nodes_off[_ids(row["nodes_off"])] = True
     inp = TickInputs(
-        ts=rec.ts[i], gpu_util_frac=util, cdu_pumps_running=pumps.astype(np.int64),
+        ts=rec.ts[i], gpu_util_frac=util, pumps_running_count=pumps.astype(np.int64),
         cdu_flow_lpm=rec.cdu["coolant_flow_lpm"][i], loop_supply_temp_c=rec.loop_supply_temp_c[i].copy(),
         failed_power=_ids(row["failed_power"]), failed_sources=_ids(row["failed_sources"]),
         failed_links=_ids(row["failed_links"]), nodes_off=nodes_off if nodes_off.any() else None,
@@ -127,9 +127,9 @@ def apply_scenario(inp: TickInputs, scenario: Scenario, state: SiteTables) -> Ti
     inp.failed_power = np.union1d(inp.failed_power, _ids(sc.failed_power))
     inp.failed_sources = np.union1d(inp.failed_sources, _ids(sc.failed_sources))
     inp.failed_links = np.union1d(inp.failed_links, _ids(sc.failed_links))
-    if sc.cdu_pumps_running is not None:
-        lost = state.cdu_spec_array("pumps") - np.asarray(sc.cdu_pumps_running)
-        inp.cdu_pumps_running = np.maximum(inp.cdu_pumps_running - lost, 0).astype(np.int64)
+    if sc.pumps_running_count is not None:
+        lost = state.cdu_spec_array("pumps") - np.asarray(sc.pumps_running_count)
+        inp.pumps_running_count = np.maximum(inp.pumps_running_count - lost, 0).astype(np.int64)
         inp.cdu_flow_lpm = np.where(lost > 0, np.nan, inp.cdu_flow_lpm)  # the pump model decides the new flow
     if sc.loop_supply_temp_c is not None:
         override = np.asarray(sc.loop_supply_temp_c, dtype=np.float64)
@@ -180,7 +180,7 @@ class Replayer:
 
     def _tokens_per_s(self, snap) -> float:
         throttle = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)
-        return evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle, snap.link_up).status.tokens_per_s
+        return evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle, snap.link_up_flag).status.tokens_per_s
 
     def run(self, frames: range | None = None, speed: float | None = None, *,
             gpu_r_th_factor: np.ndarray | None = None) -> dict[str, np.ndarray]:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from ingest.live.alerts import evaluate
 from ingest.live.hub import LiveHub
 from ingest.live.runtime import build_hub
 from ingest.replay.recorder import FlightRecorder
@@ -25,7 +24,7 @@ def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[
     """One hub step at ``ts`` handed to ``recorder`` with its alerts and reported failures."""
     snap = hub.step(ts)
     b = hub.buffer
-    return recorder.on_tick(ts, snap, evaluate(hub.state, snap), failed_power=b.failed("power"),
+    return recorder.on_tick(ts, snap, hub.conditions, failed_power=b.failed("power"),
                             failed_sources=b.failed("source"), failed_links=b.failed("link"),
                             nodes_off=b.nodes_off())
 

@@ -72,12 +72,12 @@ def capture(ts: datetime, snap: Snapshot, *, failed_power=(), failed_sources=(),
     """
     job = snap.jobs[0] if snap.jobs else None
     gpu = np.stack([snap.gpu_temp_c, snap.hbm_temp_c, snap.gpu_power_w, snap.gpu_util_frac, snap.sm_clock_mhz,
-                    snap.throttle_frac, snap.xid_last]).astype(np.float16)
+                    snap.throttle_frac, snap.last_xid_code]).astype(np.float16)
     return SiteFrame(
         ts=ts, gpu=gpu, gpu_state=np.asarray(snap.gpu_state, dtype=np.int8),
         rack_power_kw=np.asarray(snap.rack_power_kw, dtype=np.float32),
         cdu=np.stack([snap.cdu_supply_temp_c, snap.cdu_return_temp_c, snap.cdu_flow_lpm, snap.cdu_heat_kw,
-                      snap.cdu_capacity_kw, snap.cdu_pumps_running]).astype(np.float32),
+                      snap.cdu_capacity_kw, snap.pumps_running_count]).astype(np.float32),
         power=np.stack([snap.power_load_kw, snap.power_load_frac]).astype(np.float32),
         source=np.stack([snap.source_power_mw, snap.battery_soc_frac]).astype(np.float32),
         loop=np.stack([snap.loop_supply_temp_c, snap.loop_return_temp_c]).astype(np.float32),
@@ -85,7 +85,7 @@ def capture(ts: datetime, snap: Snapshot, *, failed_power=(), failed_sources=(),
                           snap.outdoor_wet_bulb_c, job.tokens_per_s if job else np.nan,
                           job.step_time_s if job else np.nan], dtype=np.float32),
         failed_power=_ids(failed_power), failed_sources=_ids(failed_sources),
-        failed_links=_ids(np.flatnonzero(~np.asarray(snap.link_up)) if failed_links is None else failed_links),
+        failed_links=_ids(np.flatnonzero(~np.asarray(snap.link_up_flag)) if failed_links is None else failed_links),
         nodes_off=_ids(np.flatnonzero(nodes_off) if nodes_off is not None else []),
     )
 
@@ -99,7 +99,7 @@ def detail_racks(state: SiteTables, frames: list[SiteFrame], extra: list[int] = 
     kept when nothing happened.
     """
     gpu = np.stack([f.gpu for f in frames]).astype(np.float32)  # [t, field, gpu]
-    temp, throttle, xid = (gpu[:, GPU_FIELDS.index(k)] for k in ("gpu_temp_c", "throttle_frac", "xid_last"))
+    temp, throttle, xid = (gpu[:, GPU_FIELDS.index(k)] for k in ("gpu_temp_c", "throttle_frac", "last_xid_code"))
     gpu_state = np.stack([f.gpu_state for f in frames])
     down, off = gpu_state == GPU_DOWN, gpu_state == GPU_OFF
     per_rack = lambda v: np.bincount(state.gpu_rack, weights=v, minlength=state.n_racks)  # noqa: E731
@@ -154,7 +154,7 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
     g = {k: gpu[:, i][:, gpu_ids] for i, k in enumerate(GPU_FIELDS)}
     g["gpu_temp_c"], g["hbm_temp_c"] = _round(g["gpu_temp_c"], 0.1), _round(g["hbm_temp_c"], 0.1)
     g["gpu_power_w"], g["sm_clock_mhz"] = _round(g["gpu_power_w"], 0.5), np.round(g["sm_clock_mhz"])
-    g["xid_last"] = np.nan_to_num(g["xid_last"]).astype(np.int16)
+    g["last_xid_code"] = np.nan_to_num(g["last_xid_code"]).astype(np.int16)
     racks = np.arange(state.n_racks, dtype=np.int32)
     live = state_t != GPU_OFF
 
@@ -178,7 +178,7 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
     }
     cdu = np.stack([f.cdu for f in frames])
     cdu_cols = {name: cdu[:, i] for i, name in enumerate(SCHEMAS["cdu"].names[2:])}
-    cdu_cols["pumps_running_total"] = np.nan_to_num(cdu_cols["pumps_running_total"]).astype(np.int8)
+    cdu_cols["pumps_running_count"] = np.nan_to_num(cdu_cols["pumps_running_count"]).astype(np.int8)
     power, source, loop = (np.stack([getattr(f, k) for f in frames]) for k in ("power", "source", "loop"))
     scalars = np.stack([f.scalars for f in frames])
     site_schema = SCHEMAS["site"]

@@ -26,7 +26,7 @@ CSV_HEADER_UNITS = """timestamp, index, name, temperature.gpu, temperature.memor
 CSV_BARE = """2024/07/22 15:00:00.100, 0, 61, 55, 650.12, 97, 1980
 2024/07/22 15:00:05.100, 0, 62, 55, 648.00, 96, 1965
 """
-# Written for these tests from the documented `dcgmi dmon` layout (telemetry.md §1.7; no licensed capture exists).
+# Written for these tests from the documented `dcgmi dmon` layout [DCGMI-Dmon] (no licensed capture exists).
 DMON = """#Entity   TMPTR  POWER    GPUTL  SMCLK  XIDER
 ID        C      W
 GPU 0     61     650.1    97     1980   0
@@ -103,7 +103,7 @@ def test_dcgmi_dmon_rows_become_loops_at_the_interval():
     s = dcgmi.parse_dmon(DMON, "h1-r01-k01-n0", T0, interval_s=5.0)
     assert sorted(s["ts"].unique()) == [T0, T0.replace(second=5)]
     gpu1 = s[(s["gpu"] == 1) & (s["ts"] == T0.replace(second=5))]
-    assert dict(zip(gpu1["metric"], gpu1["value"]))["xid_last"] == 79
+    assert dict(zip(gpu1["metric"], gpu1["value"]))["last_xid_code"] == 79
     assert not ((s["gpu"] == 0) & (s["metric"] == "gpu_power_w") & (s["ts"] > T0)).any()  # N/A
 
 

@@ -10,7 +10,7 @@ from ingest.replay.replay import replay
 SHIPPED = {
     "colossus-cdu-pump-failure": ("critical", "0 of 2 pumps running"),
     "colossus-generator-trip": ("critical", "exceeds generation"),
-    "colossus-spine-failure": ("warning", "uplink(s) down"),
+    "colossus-spine-failure": ("warning", "uplinks down"),
     "colossus-hot-afternoon": (None, None),
     "colossus-xid79-restart": ("critical", "XID 79 on h1-r01-k05-n3/gpu2"),
 }
