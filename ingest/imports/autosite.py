@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from ingest.imports.series import ImportError_
+from ingest.imports.series import RecordingImportError
 from twin.site.catalogue import load_catalogue
 from twin.site.load import build_site, site_path
 from twin.site.tables import SiteTables
@@ -25,10 +25,10 @@ MAX_RACKS = 16
 def auto_site(name: str, hosts: list[str], gpu_model: str | None = None) -> tuple[str, SiteTables, dict[str, str]]:
     """(site TOML, built site, host → node name) for a recording of ``hosts``."""
     if not hosts:
-        raise ImportError_("--site auto: the recording names no host")
+        raise RecordingImportError("--site auto: the recording names no host")
     n_racks = math.ceil(len(hosts) / NODES_PER_RACK)
     if n_racks > MAX_RACKS:
-        raise ImportError_(f"--site auto: {len(hosts)} hosts need {n_racks} racks, more than the {MAX_RACKS} a "
+        raise RecordingImportError(f"--site auto: {len(hosts)} hosts need {n_racks} racks, more than the {MAX_RACKS} a "
                            f"minimal site holds; write a site file")
     text = site_path("demo").read_text(encoding="utf-8")
     header = (f"# Site built by `clustertwin incidents import --site auto` from a recording of {len(hosts)} host(s)"

@@ -13,21 +13,26 @@ loop (a new pass over the entities) is ``interval_s`` after the previous one fro
 
 from __future__ import annotations
 
+import math
+
 from datetime import datetime
 
 import pandas as pd
 
-from ingest.imports.series import ImportError_, make_series
+from ingest.imports.series import RecordingImportError, make_series
 
 # short name → (canonical metric, scale)
 SHORT_NAMES = {"TMPTR": ("gpu_temp_c", 1.0), "MMTMP": ("hbm_temp_c", 1.0), "POWER": ("gpu_power_w", 1.0),
                "GPUTL": ("gpu_util_frac", 0.01), "SMCLK": ("sm_clock_mhz", 1.0), "XIDER": ("last_xid_code", 1.0)}
 
 
+MAX_GPU_INDEX = 1023  # GPU ids of one host; a larger one is a corrupt line
+
+
 def parse_dmon(text: str, host: str, start: datetime, interval_s: float = 1.0) -> pd.DataFrame:
     """The GPU rows of ``text`` as a series (see module docstring)."""
     if start.tzinfo is None:
-        raise ImportError_("dcgmi dmon: the start time needs a time zone")
+        raise RecordingImportError("dcgmi dmon: the start time needs a time zone")
     fields: list[str] | None = None
     loop, seen = -1, set()
     start_ms = int(start.timestamp() * 1000)
@@ -46,6 +51,8 @@ def parse_dmon(text: str, host: str, start: datetime, interval_s: float = 1.0) -
         if len(parts) > 2 and parts[2] == "LINK":
             continue
         gpu = int(parts[1])
+        if gpu > MAX_GPU_INDEX:
+            continue
         if gpu in seen or loop < 0:
             loop, seen = loop + 1, set()
         seen.add(gpu)
@@ -54,9 +61,11 @@ def parse_dmon(text: str, host: str, start: datetime, interval_s: float = 1.0) -
             if name in SHORT_NAMES and raw != "N/A":
                 metric, scale = SHORT_NAMES[name]
                 try:
-                    out.append((ts, host, gpu, metric, float(raw) * scale))
+                    value = float(raw) * scale
                 except ValueError:
                     continue
+                if math.isfinite(value):
+                    out.append((ts, host, gpu, metric, value))
     if fields is None:
-        raise ImportError_("dcgmi dmon: no '#Entity' header line")
+        raise RecordingImportError("dcgmi dmon: no '#Entity' header line")
     return make_series(out)

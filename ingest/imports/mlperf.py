@@ -10,14 +10,22 @@ which become info events of the incident.  Lines may carry a rank prefix (`` 0: 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
-from ingest.imports.series import ImportError_, make_series
+from ingest.imports.series import RecordingImportError, make_series
 
 PHASE_KEYS = ("init_start", "init_stop", "run_start", "block_start", "block_stop", "eval_start", "eval_stop",
               "run_stop")
+
+
+MAX_TIME_MS = 4_102_444_800_000  # 2100-01-01: later time stamps are not real recordings
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def mllog_records(text: str) -> list[dict]:
@@ -28,9 +36,11 @@ def mllog_records(text: str) -> list[dict]:
         if not sep:
             continue
         try:
-            out.append(json.loads(payload))
+            record = json.loads(payload)
         except ValueError:
             continue
+        if isinstance(record, dict):
+            out.append(record)
     return out
 
 
@@ -38,11 +48,14 @@ def parse_power_log(text: str, default_host: str) -> pd.DataFrame:
     """``power_reading`` records as a series of ``node_power_w`` (host from metadata, else ``default_host``)."""
     rows = []
     for rec in mllog_records(text):
-        if rec.get("key") != "power_reading" or not isinstance(rec.get("value"), (int, float)):
+        value, time_ms = rec.get("value"), rec.get("time_ms")
+        if rec.get("key") != "power_reading" or not _finite(value) or not _finite(time_ms) \
+                or not 0 <= time_ms < MAX_TIME_MS:
             continue
-        host = str((rec.get("metadata") or {}).get("host", default_host))
-        rows.append((int(rec["time_ms"]), host if host and not host.isdigit() else default_host, -1,
-                     "node_power_w", float(rec["value"])))
+        metadata = rec.get("metadata")
+        host = str(metadata.get("host", default_host)) if isinstance(metadata, dict) else default_host
+        rows.append((int(time_ms), host if host and not host.isdigit() else default_host, -1,
+                     "node_power_w", float(value)))
     return make_series(rows)
 
 
@@ -64,9 +77,9 @@ def read_power_logs(source: Path) -> pd.DataFrame:
     """Every ``node_*.txt`` power log of a directory (or one file); host names are the file stems."""
     files = sorted(source.glob("node_*.txt")) if source.is_dir() else [source]
     if not files:
-        raise ImportError_(f"{source}: no node_*.txt MLPerf power logs")
+        raise RecordingImportError(f"{source}: no node_*.txt MLPerf power logs")
     parts = [parse_power_log(f.read_text(errors="replace"), f.stem) for f in files]
     series = pd.concat(parts, ignore_index=True)
     if series.empty:
-        raise ImportError_(f"{source}: no power_reading lines")
+        raise RecordingImportError(f"{source}: no power_reading lines")
     return series

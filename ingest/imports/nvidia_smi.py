@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 import pandas as pd
 
-from ingest.imports.series import ImportError_, make_series
+from ingest.imports.series import RecordingImportError, make_series
 
 DEFAULT_FIELDS = ("timestamp", "index", "temperature.gpu", "temperature.memory", "power.draw", "utilization.gpu",
                   "clocks.sm")
@@ -50,14 +51,20 @@ def _timestamp(text: str) -> int:
             return int(datetime.strptime(text, fmt).replace(tzinfo=timezone.utc).timestamp() * 1000)
         except ValueError:
             continue
-    raise ImportError_(f"timestamp {text!r} is not in an nvidia-smi format")
+    raise RecordingImportError(f"timestamp {text!r} is not in an nvidia-smi format")
+
+
+MAX_GPU_INDEX = 1023  # GPU indices of one host
 
 
 def parse_csv(text: str, host: str, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
     """A ``--format=csv`` log (see module docstring) as a series."""
-    rows = [r for r in csv.reader(io.StringIO(text), skipinitialspace=True) if r and any(c.strip() for c in r)]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:
+        raise RecordingImportError(f"nvidia-smi CSV does not parse ({exc})") from None
     if not rows:
-        raise ImportError_("empty nvidia-smi CSV")
+        raise RecordingImportError("empty nvidia-smi CSV")
     if rows[0][0].strip().startswith("timestamp") or rows[0][0].strip().startswith("index"):
         header = [re.sub(r"\s*\[.*\]$", "", c.strip()) for c in rows[0]]
         rows = rows[1:]
@@ -65,17 +72,21 @@ def parse_csv(text: str, host: str, fields: tuple[str, ...] | None = None) -> pd
         header = list(fields or DEFAULT_FIELDS)
     for need in ("timestamp", "index"):
         if need not in header:
-            raise ImportError_(f"nvidia-smi CSV: the query must include {need!r} (fields: {', '.join(header)})")
+            raise RecordingImportError(f"nvidia-smi CSV: the query must include {need!r} (fields: {', '.join(header)})")
     t_col, i_col = header.index("timestamp"), header.index("index")
     known = [(k, CSV_FIELDS[name]) for k, name in enumerate(header) if name in CSV_FIELDS]
     out = []
     for row in rows:
         if len(row) != len(header):
-            raise ImportError_(f"nvidia-smi CSV: a row has {len(row)} values for {len(header)} fields: {row}")
-        ts, gpu = _timestamp(row[t_col]), int(row[i_col])
+            raise RecordingImportError(f"nvidia-smi CSV: a row has {len(row)} values for {len(header)} fields: "
+                                       f"{', '.join(row)[:200]!r}")
+        index = row[i_col].strip()
+        if not index.isdigit() or int(index) > MAX_GPU_INDEX:
+            raise RecordingImportError(f"nvidia-smi CSV: GPU index {index[:40]!r} is not a GPU index")
+        ts, gpu = _timestamp(row[t_col]), int(index)
         for k, (metric, scale) in known:
             value = _number(row[k])
-            if value is not None:
+            if value is not None and math.isfinite(value):
                 out.append((ts, host, gpu, metric, value * scale))
     return make_series(out)
 
@@ -88,9 +99,9 @@ def parse_xml(text: str, host: str) -> pd.DataFrame:
         try:
             root = ET.fromstring(doc.strip())
         except ET.ParseError as exc:
-            raise ImportError_(f"nvidia-smi XML does not parse ({exc})") from None
+            raise RecordingImportError(f"nvidia-smi XML does not parse ({exc})") from None
         if root.tag != "nvidia_smi_log":
-            raise ImportError_(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
+            raise RecordingImportError(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
         ts = _timestamp(root.findtext("timestamp", ""))
         for index, gpu in enumerate(root.findall("gpu")):
             minor = _number(gpu.findtext("minor_number"))

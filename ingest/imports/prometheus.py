@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ingest.imports.series import GPU_METRICS, ImportError_, make_series
+from ingest.imports.series import GPU_METRICS, RecordingImportError, make_series
 from ingest.sources import prometheus_api
 from ingest.sources.inventory import Inventory
 from ingest.sources.samples import ENTITY_KINDS, METRICS, SampleBatch
@@ -46,11 +46,11 @@ def fetch_history(base_url: str, start_s: float, end_s: float, step_s: float, st
                   query: str = prometheus_api.DEFAULT_QUERY, **http_kw) -> pd.DataFrame:
     """Query ``[start_s, end_s]`` every ``step_s`` and return the GPU series."""
     if not end_s > start_s or step_s <= 0:
-        raise ImportError_("prometheus import: needs --start before --end and a positive --step")
+        raise RecordingImportError("prometheus import: needs --start before --end and a positive --step")
     if (end_s - start_s) / step_s > MAX_POINTS:
-        raise ImportError_(f"prometheus import: {(end_s - start_s) / step_s:.0f} points per series exceed "
+        raise RecordingImportError(f"prometheus import: {(end_s - start_s) / step_s:.0f} points per series exceed "
                            f"Prometheus' {MAX_POINTS}; use a larger --step")
     resp, _ = prometheus_api.query_range(base_url, query, start_s, end_s, step_s, **http_kw)
     if not resp.ok:
-        raise ImportError_(f"prometheus import: {resp.error_type}: {resp.error}")
+        raise RecordingImportError(f"prometheus import: {resp.error_type}: {resp.error}")
     return batch_series(prometheus_api.to_samples(resp), state)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingest.imports import dcgmi, mlperf, nvidia_smi
 from ingest.imports.autosite import auto_site
-from ingest.imports.series import ImportError_, series_bundle
+from ingest.imports.series import RecordingImportError, series_bundle
 from ingest.replay.library import store_bundle, validate
 from twin.site.load import load_site, site_path
 
@@ -19,19 +19,19 @@ def _files(source: Path, patterns: tuple[str, ...]) -> list[Path]:
     if source.is_dir():
         files = sorted(f for p in patterns for f in source.glob(p))
         if not files:
-            raise ImportError_(f"{source}: no {' or '.join(patterns)} files")
+            raise RecordingImportError(f"{source}: no {' or '.join(patterns)} files")
         return files
     if not source.exists():
-        raise ImportError_(f"{source}: no such file or directory")
+        raise RecordingImportError(f"{source}: no such file or directory")
     return [source]
 
 
 def _utc(text: str | None, what: str) -> datetime:
     if not text:
-        raise ImportError_(f"{what} is required for this format (ISO 8601 with a time zone)")
+        raise RecordingImportError(f"{what} is required for this format (ISO 8601 with a time zone)")
     ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if ts.tzinfo is None:
-        raise ImportError_(f"{what} {text!r}: needs a time zone, e.g. 2024-07-22T15:00:00Z")
+        raise RecordingImportError(f"{what} {text!r}: needs a time zone, e.g. 2024-07-22T15:00:00Z")
     return ts
 
 
@@ -76,7 +76,7 @@ def import_recording(args) -> tuple[str, dict]:
     state = None if auto else load_site(args.site)
     series, events, model = read_series(args, state)
     if series.empty:
-        raise ImportError_(f"{args.source}: no usable reading in the recording")
+        raise RecordingImportError(f"{args.source}: no usable reading in the recording")
     host_map = None
     if auto:
         text, state, host_map = auto_site(f"auto-{name}", sorted(series["host"].unique()), model)

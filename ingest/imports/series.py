@@ -23,6 +23,7 @@ import pyarrow as pa
 from ingest.replay.bundle import SCHEMAS, Bundle
 from ingest.replay.recorder import events_table
 from twin.physics.power import psu_efficiency_frac
+from twin.errors import InputError
 from twin.site.tables import SiteTables
 
 COLUMNS = ("ts", "host", "gpu", "metric", "value")
@@ -31,7 +32,7 @@ GPU_METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_c
                "last_xid_code")
 
 
-class ImportError_(ValueError):
+class RecordingImportError(InputError):
     """A recording cannot be imported (the message names the file and the problem)."""
 
 
@@ -66,7 +67,7 @@ def map_series(series: pd.DataFrame, state: SiteTables, step_s: float,
                host_map: dict[str, str] | None = None) -> Mapped:
     """Resample ``series`` to ``step_s`` frames on ``state``'s GPUs and nodes (see module docstring)."""
     if series.empty:
-        raise ImportError_("the recording holds no reading")
+        raise RecordingImportError("the recording holds no reading")
     node_of = {name: i for i, name in enumerate(state.node_name)}
     hosts = sorted(series["host"].unique())
     host_node = {}
