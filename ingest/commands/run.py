@@ -48,10 +48,8 @@ def _run(args) -> int:
     except (SiteError, FaultError, LiveSetupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not runtime.leading:
-        print(f"error: {runtime.notes[0]}", file=sys.stderr)
-        runtime.stop()
-        return 1
+    if not runtime.leading:  # a standby: the lease thread takes ingest over when the leader stops
+        print(f"standby: {runtime.notes[0]}", file=sys.stderr)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -316,7 +316,11 @@ class LiveHub:
             raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
         end = self._prev_ts or utcnow()
         gpus = np.flatnonzero(self.state.gpu_rack == rack_id)
-        ts, values = self.store.read_window("gpu", gpus, end - timedelta(seconds=window_s), end)
+        try:
+            ts, values = self.store.read_window("gpu", gpus, end - timedelta(seconds=window_s), end)
+        except SQLAlchemyError:  # database down: no history (the outage is logged by the writes)
+            return pd.DataFrame({"ts": pd.Series([], dtype="datetime64[ns, UTC]"), "gpu": pd.Series([], dtype=np.int64),
+                                 "metric": pd.Series([], dtype=str), "value": pd.Series([], dtype=np.float64)})
         n_ts, n_fields, n_gpus = values.shape
         return pd.DataFrame({
             "ts": pd.to_datetime(np.repeat(ts, n_fields * n_gpus)).tz_localize(timezone.utc),
@@ -334,7 +338,10 @@ class LiveHub:
         if not 0 <= cdu_id < self.state.n_cdus:
             raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
         end = self._prev_ts or utcnow()
-        ts, values = self.store.read_window("cdu", np.array([cdu_id]), end - timedelta(seconds=window_s), end)
+        try:
+            ts, values = self.store.read_window("cdu", np.array([cdu_id]), end - timedelta(seconds=window_s), end)
+        except SQLAlchemyError:  # database down: no history (the outage is logged by the writes)
+            ts, values = np.zeros(0, dtype="datetime64[ms]"), np.zeros((0, len(CDU_FIELDS), 1), dtype=np.float32)
         index = pd.DatetimeIndex(pd.to_datetime(ts).tz_localize(timezone.utc), name="ts")
         return pd.DataFrame(values[:, :, 0].astype(np.float64), index=index, columns=list(CDU_FIELDS))
 

@@ -10,14 +10,9 @@ a reloader would otherwise duplicate them).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import logging
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -55,37 +50,3 @@ def _guarded(job: ScheduledTask) -> Callable[[], None]:
 
     run.__name__ = job.job_id
     return run
-
-
-class LeaderLock:
-    """An exclusive advisory lock on a file named after the database URL."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
-def acquire_leader(db_url: str, shard: str = "0/1") -> LeaderLock | None:
-    """The ingest lock for (``db_url``, ``shard``) on this machine, or None if another process holds it."""
-    digest = hashlib.sha256(f"{db_url}|{shard}".encode()).hexdigest()[:16]
-    lock = LeaderLock(Path(tempfile.gettempdir()) / f"clustertwin-ingest-{digest}.lock")
-    return lock if lock.acquire() else None

@@ -7,7 +7,7 @@ import pytest
 
 from ingest.synthetic.faults import FaultError
 from ingest.live.runtime import LiveSetupError, build_hub, start_hub
-from ingest.live.scheduler import acquire_leader, build_scheduler
+from ingest.live.scheduler import build_scheduler
 from twin.engine.snapshot import GPU_DOWN
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
@@ -88,15 +88,6 @@ def test_synthetic_stream_is_reproducible(db, tmp_path):
     sa, sb = run(a, 3), run(b, 3)
     np.testing.assert_array_equal(sa.gpu_temp_c, sb.gpu_temp_c)
     np.testing.assert_array_equal(sa.gpu_power_w, sb.gpu_power_w)
-
-
-def test_only_one_process_leads_ingest_for_a_database(db):
-    first = acquire_leader(db)
-    assert first is not None
-    assert acquire_leader(db) is None
-    assert acquire_leader(db, shard="1/2") is not None
-    first.release()
-    assert acquire_leader(db) is not None
 
 
 def test_scheduler_runs_each_job_once_at_a_time(db):

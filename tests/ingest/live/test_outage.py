@@ -32,6 +32,7 @@ def test_a_database_outage_is_logged_once_when_it_starts_and_once_when_it_ends(c
             assert snap.ts == at(s) and hub.latest() is snap  # the live view goes on
         assert hub.prune() == 0
         assert hub.alerts() == alerts_before  # the last list read, not an error
+        assert hub.rack_history(3).empty and hub.cdu_history(0).empty  # no history, not an error
         assert hub.outage.active and hub.outage.lost["frames dropped"] == 6
         server.start()
         hub.step(at(9))
