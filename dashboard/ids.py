@@ -225,6 +225,7 @@ class Jobs:
     KPIS = "jobs-kpis"
     DIAGNOSIS = "jobs-diagnosis"  # causes, hosts to drain, throughput after draining
     THROUGHPUT = "jobs-throughput"  # throughput trend
+    TIMELINE = "jobs-timeline"  # the job's failures, restarts and checkpoints
 
 
 COOLING_FLOW_GRAPH = "cooling-flow-graph"

@@ -89,6 +89,9 @@ class ScenarioView:
     def placed_jobs(self) -> list:
         return list(self._jobs)
 
+    def job_timeline(self, job_name: str) -> list[dict]:
+        return []  # a settled scenario has no history
+
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         if not 0 <= cdu_id < self.state.n_cdus:
             raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")

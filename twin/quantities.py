@@ -139,6 +139,11 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("clock_frac", "1", "job", "SM clock the power limit allows, as a fraction of the maximum clock"),
     _Q("ops_s", "s", "job", "compute time per step by operation class (a map: GEMMs, attention, memory-bound ops…)"),
     _Q("checkpoint_restore_s", "s", "job", "time to read the last checkpoint back after an interruption"),
+    _Q("checkpoint_age_s", "s", "job", "training progress since the last completed checkpoint (lost if a rank fails now)"),
+    _Q("lost_work_s", "s", "job", "wall time without progress because of failures (rolled-back progress and restarts)"),
+    _Q("lost_tokens_count", "count", "job", "tokens the failures cost so far (lost work times the job's throughput)"),
+    _Q("interruptions_total", "count", "job", "failures that stopped the job since the twin started"),
+    _Q("job_power_frac", "1", "job", "GPU power of a job over its training power (idle share while stopped)"),
     # Site inventory (``clustertwin sites show``)
     _Q("n_halls", "count", "site", "halls"),
     _Q("n_rows", "count", "site", "rack rows"),
@@ -221,6 +226,7 @@ NOT_QUANTITIES: dict[str, str] = {
     "fabric": "section: fabric state (project report)",
     "time_to_throttle_s": "section keyed by failure scenario: statistics of the racks' times (project report)",
     "schedule": "name of the pipeline schedule (1f1b, interleaved, zero_bubble)",
+    "restart_phase": "name of a job's phase in the restart cycle (running, checkpointing, detecting, draining, restoring, warming_up)",
     "interruptions_per_day_by_cause": "section keyed by failure cause: interruptions per day (throughput report)",
 }
 

@@ -51,21 +51,48 @@ def _si(value: float, unit: str) -> str:
     return f"{value:,.0f} {unit}"
 
 
+PHASE_TEXT = {"running": "running", "checkpointing": "writing a checkpoint", "detecting": "failure detected",
+              "draining": "draining, swapping spares", "restoring": "restoring the checkpoint",
+              "warming_up": "warming up"}
+
+
 def kpis(job: JobStatus) -> list:
-    """Step time, MFU, throughput and goodput, checkpoint interval, drain gain."""
+    """Phase and step time, MFU, throughput and goodput, checkpoint age, lost work, drain gain."""
     s = figs.job_summary(job)
+    running = math.isfinite(s["step_time_s"])
+    phase = job.restart_phase
+    drain = s["drain_gain_pct"]
+    drain_text = f"{drain:.1f}" if math.isfinite(drain) else "restart"
+    drain_note = (f"draining {np.asarray(job.bottleneck_racks).size} bottleneck racks" if math.isfinite(drain)
+                  else "the job is stopped: draining restores it")
+    age = job.checkpoint_age_s
     return [
-        kpi_card(PAGE, "step", "Step time", "s" if math.isfinite(s["step_time_s"]) else "",
-                 f"{s['step_time_s']:.2f}" if math.isfinite(s["step_time_s"]) else "stalled",
-                 note=f"{s['gpus']:,} GPUs" if math.isfinite(s["step_time_s"]) else "a GPU or its leaf switch is down",
-                 status="ok" if math.isfinite(s["step_time_s"]) else "critical"),
+        kpi_card(PAGE, "step", "Step time", "s" if running else "", f"{s['step_time_s']:.2f}" if running else "stalled",
+                 note=PHASE_TEXT.get(phase, phase) if phase != "running" or not running else f"{s['gpus']:,} GPUs",
+                 status="ok" if running and phase == "running" else "warning" if running else "critical"),
         kpi_card(PAGE, "mfu", "MFU", "%", f"{s['mfu_pct']:.1f}", note=f"{s['gpu_model_tflops']:,.0f} TFLOP/s per GPU"),
-        kpi_card(PAGE, "tokens", "Throughput", "tokens/s", _si(s["tokens_per_s"], "").strip(), note="while running"),
+        kpi_card(PAGE, "tokens", "Throughput", "tokens/s", _si(s["tokens_per_s"], "").strip(),
+                 note=PHASE_TEXT.get(phase, phase), status="critical" if s["tokens_per_s"] <= 0 else ""),
         kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),
-        kpi_card(PAGE, "checkpoint", "Checkpoint interval", "min", f"{s['checkpoint_interval_min']:.0f}"),
-        kpi_card(PAGE, "drain", "Drain gain", "%", f"{s['drain_gain_pct']:.1f}",
-                 note=f"draining {np.asarray(job.bottleneck_racks).size} bottleneck racks", status="warning" if s["drain_gain_pct"] >= 1 else "ok"),
+        kpi_card(PAGE, "checkpoint", "Checkpoint age", "min", f"{age / 60:.0f}" if math.isfinite(age) else "–",
+                 note=f"every {s['checkpoint_interval_min']:.0f} min"),
+        kpi_card(PAGE, "lost", "Work lost to failures", "min", f"{job.lost_work_s / 60:.1f}",
+                 note=f"{job.interruptions_total} interruption(s) · {_si(job.lost_tokens_count, 'tokens')}",
+                 status="warning" if job.interruptions_total else "ok"),
+        kpi_card(PAGE, "drain", "Drain gain", "%" if math.isfinite(drain) else "", drain_text, note=drain_note,
+                 status="warning" if not math.isfinite(drain) or drain >= 1 else "ok"),
     ]
+
+
+def timeline_table(view, job: JobStatus) -> html.Div:
+    """The job's failures, restarts and checkpoints, newest first."""
+    events = view.job_timeline(job.name)[::-1][:20]
+    if not events:
+        return html.Div("no failures, restarts or checkpoints recorded yet", className="empty")
+    rows = [html.Tr([html.Td(f"{e['ts']:%H:%M:%S}", className="num"), html.Td(PHASE_TEXT.get(e["phase"], e["phase"])),
+                     html.Td(f"{e['lost_work_s'] / 60:.1f}", className="num")]) for e in events]
+    head = html.Tr([html.Th("UTC", className="num"), html.Th("phase from then"), html.Th("lost so far (min)", className="num")])
+    return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
 
 
 def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
@@ -234,7 +261,9 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                 [
                     html.Div([html.H3("Diagnosis and action"),
                               html.Div(diagnosis_panel(hub, snap, chosen) if chosen is not None and snap is not None
-                                       else html.Div("no training job running", className="empty"), id=ids.Jobs.DIAGNOSIS)],
+                                       else html.Div("no training job running", className="empty"), id=ids.Jobs.DIAGNOSIS),
+                              html.H3("Timeline: failures, restarts, checkpoints"),
+                              html.Div(timeline_table(hub, chosen) if chosen is not None else None, id=ids.Jobs.TIMELINE)],
                              className="panel"),
                     html.Div(_graph(ids.Jobs.THROUGHPUT, throughput_figure(hub), "260px"), className="panel"),
                 ],
@@ -288,6 +317,7 @@ def select(job_name, click, selection):
     Output(ids.Jobs.RENDERED, "data"),
     Output(ids.Jobs.DIAGNOSIS, "children"),
     Output(ids.Jobs.THROUGHPUT, "figure"),
+    Output(ids.Jobs.TIMELINE, "children"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Jobs.SELECTION, "data"),
     State(ids.Jobs.RENDERED, "data"),
@@ -304,7 +334,8 @@ def refresh(_n, selection, rendered):
     now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
     job = find_job(snap, selection.get("job"))
     diagnosis = diagnosis_panel(hub, snap, job) if job is not None else html.Div("no training job running", className="empty")
-    return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub))
+    timeline = timeline_table(hub, job) if job is not None else None
+    return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub), timeline)
 
 
 register_url_writer(ids.Jobs.SELECTION, ids.Jobs.URL_SYNC)

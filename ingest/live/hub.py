@@ -24,6 +24,7 @@ from sqlmodel import Session
 
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
+from ingest.live.job_runs import JobRun
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
@@ -127,7 +128,9 @@ class LiveHub:
         self._prev_ts: datetime | None = None
         self._synthetic_ok_s = float("-inf")
         self._jobs_at: datetime | None = None
-        self._job_status = []
+        self._job_base: list = []  # each job at full pace on the current state (before its restart phase)
+        self.job_runs = [JobRun.start(state, job) for job in self.jobs]
+        self._swapped_at_jobs = 0
         self._job_best: dict[str, float] = {}  # best throughput seen per job [tokens/s], the alerts' baseline
         self.conditions: list = []  # the alert conditions of the last step (this shard's), e.g. for a recorder
         self._down_at_jobs = np.zeros(state.n_gpus, dtype=bool)
@@ -160,7 +163,7 @@ class LiveHub:
             self.twin.settle(inputs)
         snap = self.twin.tick(dt_s, inputs)
         snap = self._overlay(snap, now_s)
-        snap.jobs = self._evaluate_jobs(ts, snap)
+        snap.jobs = self._evaluate_jobs(ts, snap, dt_s)
         t2 = time.perf_counter()
         if self.record and (self._recorded_at is None
                             or (ts - self._recorded_at).total_seconds() >= self.record_every_s):
@@ -274,17 +277,32 @@ class LiveHub:
             return (condition.entity_id // GPU_BLOCK) % count == index
         return index == 0
 
-    def _evaluate_jobs(self, ts: datetime, snap: Snapshot) -> list:
-        """Job throughput on the measured state (a down GPU counts as stopped), every JOB_EVERY_S."""
+    def _evaluate_jobs(self, ts: datetime, snap: Snapshot, dt_s: float) -> list:
+        """Job throughput on the measured state, run through the restart cycle (:mod:`ingest.live.job_runs`).
+
+        The full-pace figures are re-evaluated every JOB_EVERY_S, or at once when a GPU goes
+        down or a rank is swapped for a spare; the restart phase steps every tick.
+        """
         down_now = snap.gpu_state == GPU_DOWN
+        swapped = sum(int(run.swapped.sum()) for run in self.job_runs)
         changed = self._jobs_at is None or (ts - self._jobs_at).total_seconds() >= JOB_EVERY_S or \
-            bool((down_now != self._down_at_jobs).any())
+            bool((down_now != self._down_at_jobs).any()) or swapped != self._swapped_at_jobs
         if self.jobs and changed:
-            throttle = np.where(down_now, 0.0, snap.throttle_frac)
-            self._job_status = [evaluate_site_job(self.state, job.spec, job.gpu_ids, throttle, snap.link_up_flag).status
-                                for job in self.jobs]
-            self._jobs_at, self._down_at_jobs = ts, down_now
-        return self._job_status
+            self._job_base = [evaluate_site_job(self.state, run.job.spec, run.job.gpu_ids, run.running_frac(snap),
+                                                snap.link_up_flag).status for run in self.job_runs]
+            self._jobs_at, self._down_at_jobs, self._swapped_at_jobs = ts, down_now, swapped
+        statuses = []
+        for run, base in zip(self.job_runs, self._job_base):
+            run.step(ts, dt_s, snap, XID_DOWN, self._job_best.get(base.name, base.tokens_per_s))
+            statuses.append(run.status(base))
+        return statuses
+
+    def job_timeline(self, job_name: str) -> list[dict]:
+        """Phase changes of a job (failures, restarts, checkpoints), oldest first."""
+        for run in self.job_runs:
+            if run.job.spec.name == job_name:
+                return list(run.timeline)
+        return []
 
     # ------------------------------------------------------------ read side
     def latest_tick(self) -> ViewTick:

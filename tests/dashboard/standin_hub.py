@@ -216,6 +216,9 @@ class StandinHub:
         """No job specs behind the stand-in's synthetic job statuses."""
         return []
 
+    def job_timeline(self, job_name: str) -> list[dict]:
+        return []
+
     def cdu_history(self, cdu_id: int, window_s: float = 600) -> pd.DataFrame:
         """The CDU's snapshot values with 1 % noise every 10 s over the window."""
         n = max(2, int(window_s / 10))

@@ -34,6 +34,13 @@ class JobStatus:
     breakdown_s: dict[str, float]  # step-time components, seconds
     bottleneck_racks: np.ndarray  # int32, racks whose GPUs set the pace
     drain_gain_frac: float  # throughput recovered by draining the bottleneck racks
+    # restart cycle (live twin): phase, unsaved progress, losses so far, GPU power relative to training
+    restart_phase: str = "running"  # running | checkpointing | detecting | draining | restoring | warming_up
+    checkpoint_age_s: float = float("nan")  # training progress since the last completed checkpoint
+    lost_work_s: float = 0.0
+    lost_tokens_count: float = 0.0
+    interruptions_total: int = 0
+    job_power_frac: float = 1.0  # GPU power of the job over its training power (dips while stopped)
 
 
 @dataclass

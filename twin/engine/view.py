@@ -71,6 +71,9 @@ class View(Protocol):
     def placed_jobs(self) -> list:
         """The training jobs of the view as placed on the site (:class:`twin.engine.tick.PlacedJob`)."""
 
+    def job_timeline(self, job_name: str) -> list[dict]:
+        """A job's restart-cycle phase changes, oldest first (``ts``, ``phase``, ``from``…); may be empty."""
+
     def source_ages(self) -> dict[str, float]:
         """Seconds since each source's last good reading ({} for a view without sources)."""
 
