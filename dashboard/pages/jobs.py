@@ -138,7 +138,10 @@ def diagnosis_panel(view, snap: Snapshot, job: JobStatus) -> html.Div:
     if since is not None:
         head += f" since {since:%H:%M:%S} UTC ({fmt_duration(age_s)})"
     head += f", {_si(job.tokens_per_s, 'tokens/s')}"
-    lost = [f"work lost so far ≈ {_si(lost_rate * age_s, 'tokens')}"] if since is not None and lost_rate > 0 else []
+    if job.interruptions_total:  # the restart cycle counts what failures cost (the same figure as the KPI)
+        lost = [f"work lost to failures {job.lost_work_s / 60:.1f} min, {_si(job.lost_tokens_count, 'tokens')}"]
+    else:
+        lost = [f"throughput lost so far ≈ {_si(lost_rate * age_s, 'tokens')}"] if since is not None and lost_rate > 0 else []
     rows = [{"entity": c.entity_name, "reason": c.reason, "gpus": c.gpus, "speed_pct": c.speed_frac * 100.0}
             for c in diag.causes]
     for row, cause in zip(rows, diag.causes):
