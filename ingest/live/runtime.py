@@ -11,8 +11,9 @@ lease every 5 s; when the leader stops renewing it, one of them takes over withi
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -174,9 +175,14 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
                                     job_gpu_ids=job_gpus)
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
-    return LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
-                   record=record, start=start, shard=shard, record_every_s=record_every_s,
-                   retention_s=retention_s)
+    hub = LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
+                  record=record, start=start, shard=shard, record_every_s=record_every_s,
+                  retention_s=retention_s)
+    if synthetic is not None and hub.job_runs:
+        # the plant's job stops and restarts on the same cycle the twin expects; its checkpoints are
+        # the workload's own, so the plant's restart cycle writes none
+        synthetic.restart_timings = replace(hub.job_runs[0].timings, checkpoint_interval_s=math.inf)
+    return hub
 
 
 def parse_shard(text: str) -> tuple[int, int]:

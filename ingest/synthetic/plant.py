@@ -21,8 +21,9 @@ import numpy as np
 from ingest.synthetic.faults import Fault
 from ingest.live.readings import ReadingsBuffer
 from ingest.synthetic.workload import TrainingWorkload, job_util_frac
+from twin.training import restart
 from twin.engine.tick import TickInputs, TwinEngine
-from twin.engine.snapshot import Snapshot
+from twin.engine.snapshot import GPU_DOWN, Snapshot
 from twin.site.tables import SiteTables
 
 # Sensor models [E]: DCGM prints temperatures as integers [DCGM-Exporter], board power
@@ -49,6 +50,7 @@ class SyntheticSource:
     workload: TrainingWorkload = field(default_factory=TrainingWorkload)
     job_gpu_ids: np.ndarray | None = None  # GPUs of the training job (default: all)
     power_off_idle_nodes: bool = True  # nodes without job GPUs are powered off, not left idling
+    restart_timings: restart.RestartTimings | None = None  # the job stops and restarts when a GPU fails
     name: str = "synthetic"
 
     def __post_init__(self) -> None:
@@ -62,16 +64,25 @@ class SyntheticSource:
         self.nodes_off = ~node_busy if self.power_off_idle_nodes and not node_busy.all() else None
         self.jitter_frac = self.rng.uniform(0.0, 0.03, self.state.n_gpus)
         self.last_truth: Snapshot | None = None
+        self.job_restart = restart.new_state()  # the plant's own job: stops and restarts on a failure
+        self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
 
     # ------------------------------------------------------------------ faults
     def _links_of(self, switch: int) -> np.ndarray:
         s = self.state
         return np.flatnonzero((s.link_a == switch) | (s.link_b == switch))
 
-    def plant_inputs(self, t_s: float, ts: datetime) -> TickInputs:
-        """The plant's inputs at ``t_s`` seconds into the stream: workload plus active faults."""
+    def plant_inputs(self, t_s: float, ts: datetime, job_frac: float = 1.0) -> TickInputs:
+        """The plant's inputs at ``t_s`` seconds into the stream: workload plus active faults.
+
+        ``job_frac`` scales the job GPUs' utilisation above idle: 0 while the job is stopped
+        by a failure, ramping back to 1 while it warms up (the whole-job power dip and surge).
+        """
         s = self.state
         util = job_util_frac(self.workload, t_s, self.in_job, self.jitter_frac)
+        if job_frac < 1.0:
+            idle = self.workload.idle_util_frac
+            util = np.where(self.in_job, idle + (util - idle) * job_frac, util)
         pumps = s.cdu_spec_array("pumps").copy()
         loop_supply = np.full(len(s.loop_name), np.nan)
         failed_power, failed_sources, failed_links = [], [], []
@@ -119,7 +130,7 @@ class SyntheticSource:
     def step(self, ts: datetime, dt_s: float, buffer: ReadingsBuffer) -> Snapshot:
         """Advance the plant to ``ts`` and write what its sensors read into ``buffer``."""
         t_s = (ts - self.start).total_seconds()
-        inputs = self.plant_inputs(t_s, ts)
+        inputs = self.plant_inputs(t_s, ts, self._job_frac(t_s, dt_s))
         if self.last_truth is None:
             self.plant.settle(inputs)
         truth = self.plant.tick(dt_s, inputs)
@@ -131,6 +142,21 @@ class SyntheticSource:
         buffer.set_failed("link", inputs.failed_links)
         buffer.set_nodes_off(self.nodes_off)
         return truth
+
+    def _job_frac(self, t_s: float, dt_s: float) -> float:
+        """The job's throughput share this tick from its restart cycle (1 without ``restart_timings``)."""
+        if self.restart_timings is None or not self.in_job.any():
+            return 1.0
+        ids = np.flatnonzero(self.in_job)
+        down = np.zeros(ids.size, dtype=bool)
+        if self.last_truth is not None:
+            down = self.last_truth.gpu_state[ids] == GPU_DOWN
+        xid = np.isin(ids, [g for g, code in self.active_xids(t_s).items() if code in XID_DOWN])
+        self.job_restart, tick = restart.step(self.job_restart, ids, down & ~self.job_swapped, xid & ~self.job_swapped,
+                                              dt_s, self.restart_timings)
+        if tick.phase == "draining":  # the failed ranks move to hot spares
+            self.job_swapped |= np.isin(ids, tick.drain_gpu_ids)
+        return tick.tokens_frac
 
     def observe(self, truth: Snapshot, t_s: float, now_s: float, buffer: ReadingsBuffer) -> None:
         """Noisy, quantised, occasionally missing sensor readings of ``truth``."""

@@ -35,3 +35,19 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
     timeline = hub.job_timeline(job_after.name)
     assert [e["phase"] for e in timeline][:5] == ["detecting", "draining", "restoring", "warming_up", "running"]
     assert timeline[0]["ts"] == T0 + timedelta(seconds=10)
+
+
+def test_the_whole_job_power_dips_while_it_restarts_and_surges_back(tmp_path):
+    """The synthetic plant's job stops on the same cycle: the twin sees the site's IT load dip and recover."""
+    hub = build_hub("demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",),
+                    record=False)
+    t = hub.job_runs[0].timings
+    it_mw = {}
+    total_s = int(10 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s + 30)
+    for i in range(total_s):
+        it_mw[i] = hub.step(T0 + timedelta(seconds=i)).it_power_mw
+    before = np.mean([it_mw[i] for i in range(3, 9)])
+    stopped = np.mean([it_mw[i] for i in range(int(10 + t.xid_detection_s + 5), int(10 + t.xid_detection_s + 60))])
+    after = np.mean([it_mw[i] for i in range(total_s - 20, total_s)])
+    assert stopped < 0.6 * before  # every GPU of the job near idle while it is stopped
+    assert after > 0.9 * before  # back at training power on the spare
