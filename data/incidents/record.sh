@@ -38,6 +38,6 @@ fi
 
 if want colossus-xid79-restart; then
 rec --name colossus-xid79-restart --tag gpu --tag xid --fault xid:h1-r01-k05-n3/2@60=79 \
-    --title "XID 79: a GPU falls off the bus" \
-    --notes "GPU 2 of h1-r01-k05-n3 falls off the bus at 60 s. The engine has no job restart from checkpoint yet: the job stays stopped for the rest of the recording."
+    --title "XID 79: a GPU falls off the bus and the job restarts from its checkpoint" \
+    --notes "GPU 2 of h1-r01-k05-n3 falls off the bus at 60 s. The job stops (every GPU near idle), the failure is detected after 30 s, the node is drained and its ranks move to a spare, the job restores its last checkpoint and warms up, and runs again with the GPU still down."
 fi
