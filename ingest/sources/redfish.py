@@ -169,13 +169,64 @@ def _parse_sensor(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> li
     unit = normalise_unit(doc.get("ReadingUnits")) or READING_TYPE_UNITS.get(doc.get("ReadingType") or "", "")
     if not unit and doc.get("Reading") is None:
         return []  # discrete sensor (STATUS_*, POWER_STATE): no value to map
+    if doc.get("PhysicalContext") in _GPU_CONTEXTS and unit == "C" and match_sensor(str(name)) is None:
+        index = _gpu_context_index(doc, str(name), gpus, 1)
+        if index >= 0 and not re.search(r"T\.?LIMIT", str(name), re.IGNORECASE):
+            metric = "hbm_temp_c" if _HBM_NAME.search(str(name)) else "gpu_temp_c"
+            return [RedfishReading(uri, "gpu", _owner(uri), index, "", metric, _reading(doc.get("Reading")), "sensor")]
     r = _sensor_reading(name, _reading(doc.get("Reading")), unit, uri, "sensor", counts)
     return [r] if r else []
 
 
+_GPU_CONTEXTS = {"GPU", "Accelerator", "GPUSubsystem"}  # Redfish PhysicalContext values of a GPU
+_HBM_NAME = re.compile(r"HBM|MEM|DRAM", re.IGNORECASE)
+
+
+def _gpu_context_index(entry: dict, name: str, gpus: GpuMap, base: int) -> int:
+    """GPU index of a reading with a GPU ``PhysicalContext``: its ``RelatedItem`` GPU, else its name's number."""
+    for item in entry.get("RelatedItem") or []:
+        ref = item.get("@odata.id") if isinstance(item, dict) else None
+        if isinstance(ref, str):
+            index = _gpu_index(ref, gpus)
+            if index >= 0:
+                return index
+    digits = _digits(name)
+    return digits - base if digits >= base else -1
+
+
+def _gpu_context_readings(entries: list, uri: str, gpus: GpuMap, counts: IngestCounts) -> tuple[list, set]:
+    """Readings of temperatures whose ``PhysicalContext`` is a GPU but whose names no rule knows.
+
+    HGX BMCs of server vendors (e.g. Supermicro) name GPU sensors freely but tag them with
+    ``PhysicalContext: GPU``; the HBM one carries "HBM"/"Mem"/"DRAM" in its name.  Without a
+    ``RelatedItem`` the number in the name is the GPU: 0-based when any GPU entry of the
+    document says 0, else 1-based (the slot numbering BMCs use).
+    """
+    gpu_entries = [(i, t) for i, t in enumerate(entries) if isinstance(t, dict)
+                   and t.get("PhysicalContext") in _GPU_CONTEXTS
+                   and match_sensor(str(t.get("Name") or t.get("MemberId") or "")) is None]
+    names = [str(t.get("Name") or t.get("MemberId") or "") for _, t in gpu_entries]
+    base = 0 if any(_digits(n) == 0 for n in names) else 1
+    out, used = [], set()
+    for (i, t), name in zip(gpu_entries, names):
+        index = _gpu_context_index(t, name, gpus, base)
+        if _HEADROOM.search(name) or re.search(r"T\.?LIMIT", name, re.IGNORECASE) or index < 0:
+            continue
+        metric = "hbm_temp_c" if _HBM_NAME.search(name) else "gpu_temp_c"
+        out.append(RedfishReading(f"{uri}#/Temperatures/{i}", "gpu", _owner(uri), index, "", metric,
+                                  _reading(t.get("ReadingCelsius")), "legacy"))
+        used.add(i)
+    return out, used
+
+
 def _parse_thermal(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
-    out = []
-    for i, t in enumerate(doc.get("Temperatures") or []):
+    temps = doc.get("Temperatures") or []
+    if not isinstance(temps, list):
+        raise TypeError(f"Temperatures is a {type(temps).__name__}, not a list")
+    out, by_context = _gpu_context_readings(temps, uri, gpus, counts)
+    for i, t in enumerate(temps):
+        if i in by_context:
+            continue
         name = t.get("Name") or t.get("MemberId") or f"Temperature{i}"
         r = _sensor_reading(name, _reading(t.get("ReadingCelsius")), "C", f"{uri}#/Temperatures/{i}", "legacy", counts)
         if r:

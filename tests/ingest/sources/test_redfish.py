@@ -206,3 +206,33 @@ def test_new_model_fans_and_thermal_metrics(fixtures_dir):
     assert v[("node", "n/Fan Bay 1", "fan_speed_rpm")] == fan["SpeedPercent"]["SpeedRPM"]
     assert v[("node", "n/TemperatureSummary.Intake", "inlet_temp_c")] == tm["TemperatureSummaryCelsius"]["Intake"]["Reading"]
     assert counts.unmapped_names["Fan 1 [%]"] == 1  # HP reports percent only: not an rpm
+
+
+def _gpu_temps(batch) -> dict[tuple[str, str], float]:
+    return {(metric, label): float(value) for kind, label, metric, value, _ in batch.rows()
+            if metric in ("gpu_temp_c", "hbm_temp_c")}
+
+
+def test_hgx_gpu_temperatures_by_physical_context():
+    """A server-vendor HGX BMC (Supermicro-style; written for this test from the Redfish Thermal schema:
+    sensors named freely but tagged ``PhysicalContext: GPU``) gives per-GPU die and HBM temperatures."""
+    temps = [{"Name": "CPU1 Temp", "PhysicalContext": "CPU", "ReadingCelsius": 45}]
+    temps += [{"Name": f"HGX GPU{i} Die", "PhysicalContext": "GPU", "ReadingCelsius": 60 + i} for i in range(1, 9)]
+    temps += [{"Name": f"HGX GPU{i} HBM", "PhysicalContext": "GPU", "ReadingCelsius": 50 + i} for i in range(1, 9)]
+    temps += [{"Name": "HGX GPU3 T.Limit", "PhysicalContext": "GPU", "ReadingCelsius": 25},
+              {"Name": "Accelerator Temp", "PhysicalContext": "Accelerator", "ReadingCelsius": 77,
+               "RelatedItem": [{"@odata.id": "/redfish/v1/Systems/1/Processors/GPU_SXM_8"}]}]
+    doc = {"@odata.type": "#Thermal.v1_7_0.Thermal", "@odata.id": "/redfish/v1/Chassis/1/Thermal", "Temperatures": temps}
+    counts = IngestCounts()
+    got = _gpu_temps(to_samples(parse_resource(doc, None, counts), "hgx1", counts))
+    assert got[("gpu_temp_c", "hgx1/gpu0")] == 61 and got[("hbm_temp_c", "hgx1/gpu0")] == 51
+    assert got[("hbm_temp_c", "hgx1/gpu7")] == 58
+    assert sum(1 for metric, _ in got if metric == "gpu_temp_c") == 8  # the T.Limit headroom is no temperature
+    assert 77.0 in got.values()  # the RelatedItem names the GPU (GPU_SXM_8 is GPU 7)
+
+
+def test_hgx_gpu_sensor_by_physical_context():
+    doc = {"@odata.type": "#Sensor.v1_2_0.Sensor", "@odata.id": "/redfish/v1/Chassis/HGX_BB/Sensors/GPU_3_Mem",
+           "Id": "GPU_3_Mem", "ReadingType": "Temperature", "ReadingUnits": "Cel", "Reading": 66.0,
+           "PhysicalContext": "GPU"}
+    assert _gpu_temps(to_samples(parse_resource(doc), "hgx1")) == {("hbm_temp_c", "hgx1/gpu2"): 66.0}
