@@ -16,18 +16,6 @@ def in_app(dash_app):
         yield dash_app.server.config
 
 
-def _find(component, component_id):
-    if getattr(component, "id", None) == component_id:
-        return component
-    children = getattr(component, "children", None)
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        if child is not None and not isinstance(child, (str, int, float)):
-            found = _find(child, component_id)
-            if found is not None:
-                return found
-    return None
-
-
 def test_state_line_says_lost_no_redundancy_or_over_capacity(page_module, demo_state, demo_snapshot):
     cdu = page_module("cdu")
     pumps = demo_snapshot.pumps_running_count.copy()
@@ -62,11 +50,11 @@ def test_alerts_of_the_cdu_its_racks_and_its_group(page_module, demo_state):
     assert [r["message"] for r in rows] == ["lost", "stalled", "hot"]
 
 
-def test_layout_for_a_named_cdu_and_an_unknown_one(in_app, page_module, demo_state):
+def test_layout_for_a_named_cdu_and_an_unknown_one(in_app, page_module, demo_state, find):
     cdu = page_module("cdu")
     page = cdu.layout(cdu=demo_state.cdu_name[3])
-    assert _find(page, ids.Cdu.STATUS) is not None and _find(page, ids.Cdu.TEMPS) is not None
-    racks = _find(page, ids.Cdu.RACKS)
+    assert find(page, ids.Cdu.STATUS) is not None and find(page, ids.Cdu.TEMPS) is not None
+    racks = find(page, ids.Cdu.RACKS)
     assert racks is not None
     missing = cdu.layout(cdu="NOPE-CDU")
     text = str(missing.to_plotly_json())
