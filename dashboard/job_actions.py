@@ -84,7 +84,7 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
         xids = sorted({int(x) for x in snap.last_xid_code[gpus] if x})
         xid_text = f" (XID {', '.join(map(str, xids))})" if xids else ""
         causes.append(Cause("gpus_down", "rack", state.rack_name[rack], int(gpus.size), 0.0,
-                            f"{gpus.size} GPUs down{xid_text}"))
+                            f"{gpus.size} GPU{'s' if gpus.size != 1 else ''} down{xid_text}"))
         drain_gpus.append(gpus)
     # leaf switches whose uplinks are all down, under the job's GPUs
     leaves = np.unique(state.gpu_leaf[ids])

@@ -382,7 +382,7 @@ def _job_conditions(ctx: _Context, cause_of_gpu: dict[str, np.ndarray]) -> list[
         impact = Impact(int(ids.size) if stalled else 0, (job.name,), max(best - now, 0.0), 0.0)
         if stalled:
             n_down = int(np.count_nonzero(ctx.down[ids]))
-            text = f"stalled: 0 tokens/s, {ids.size:,} GPUs idle" + (f" ({n_down} GPUs down)" if n_down else "")
+            text = f"stalled: 0 tokens/s, {ids.size:,} GPUs idle" + (f" ({n_down} GPU{'s' if n_down != 1 else ''} down)" if n_down else "")
             out.append(_cond(f"job_stalled:job:{j}", "critical", "job", j, job.name, "tokens_per_s", now, text,
                              impact=impact, group=group))
         else:

@@ -417,7 +417,8 @@ class TwinEngine:
         if no_flow_cdu.any():  # no flow: adiabatic heating of the package
             nf = np.flatnonzero(self.by_cdu.expand(no_flow_cdu))
             cap = self.heat_capacity_j_per_k[nf] if np.ndim(self.heat_capacity_j_per_k) else self.heat_capacity_j_per_k
-            new_temp[nf] = thermal.adiabatic_step_c(temp[nf], p[nf], cap, dt_s)
+            shutdown = self.shutdown_c[nf] if np.ndim(self.shutdown_c) else self.shutdown_c
+            new_temp[nf] = thermal.adiabatic_step_c(temp[nf], p[nf], cap, dt_s, shutdown)
         # HBM against the catalogue resistances (a degraded die interface does not change the HBM's)
         hbm = thermal.hbm_temp_c(new_temp, thermal.plate_coolant_temp_c(p, supply, r_cal), self.r_die_c_per_w,
                                  self.r_hbm_c_per_w)

@@ -161,14 +161,23 @@ def relax_temp_c(
 
 
 def adiabatic_step_c(
-    temp_c: np.ndarray | float, power_w: np.ndarray | float, heat_capacity_j_per_k: np.ndarray | float, dt_s: float
+    temp_c: np.ndarray | float, power_w: np.ndarray | float, heat_capacity_j_per_k: np.ndarray | float, dt_s: float,
+    shutdown_c: np.ndarray | float | None = None,
 ) -> np.ndarray:
-    """Temperature after ``dt_s`` with no coolant flow: ``T + P · dt / C`` [°C]."""
+    """Temperature after ``dt_s`` with no coolant flow: ``T + P · dt / C`` [°C].
+
+    With ``shutdown_c`` the heating stops there: the GPU's hardware shutdown cuts its power
+    when the die reaches it (NVML shutdown threshold [NVSMI-H800-Capture]), so a long step
+    cannot carry a package past it; a die already above it keeps its temperature.
+    """
     if not dt_s >= 0.0:
         raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
     _require_nonnegative("power_w", power_w)
     _require_positive("heat_capacity_j_per_k", heat_capacity_j_per_k)
-    return temp_c + np.asarray(power_w, dtype=np.float64) * dt_s / heat_capacity_j_per_k
+    heated = temp_c + np.asarray(power_w, dtype=np.float64) * dt_s / heat_capacity_j_per_k
+    if shutdown_c is None:
+        return heated
+    return np.minimum(heated, np.maximum(temp_c, shutdown_c))
 
 
 def power_at_clock_w(

@@ -154,3 +154,13 @@ def test_throttle_changes_nothing_but_the_idle_bit_where_no_mechanism_is_active(
     assert (clock[quiet] == 1.0).all()
     assert (mask[quiet] & ~th.CLOCK_EVENT_GPU_IDLE == 0).all()
     assert ((clock[active] < 1.0) | (mask[active] & ~th.CLOCK_EVENT_GPU_IDLE != 0)).all()
+
+
+def test_adiabatic_heating_stops_at_the_shutdown_temperature():
+    """700 W into 600 J/K for an hour would be +4,200 K; the hardware shutdown at 92 °C cuts it."""
+    from twin.physics.thermal import adiabatic_step_c
+
+    assert adiabatic_step_c(40.0, 700.0, 600.0, 10.0) == pytest.approx(40.0 + 700.0 * 10.0 / 600.0)
+    assert adiabatic_step_c(40.0, 700.0, 600.0, 3600.0, shutdown_c=92.0) == 92.0
+    assert adiabatic_step_c(95.0, 0.0, 600.0, 60.0, shutdown_c=92.0) == 95.0  # already past: kept, not cooled
+    assert adiabatic_step_c(40.0, 700.0, 600.0, 1.0, shutdown_c=92.0) == pytest.approx(40.0 + 700.0 / 600.0)
