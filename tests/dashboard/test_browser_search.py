@@ -53,11 +53,11 @@ def test_a_job_hit_keeps_the_view_and_fits_a_wide_screen(served_app, dash_app, n
     job = dash_app.server.config[HUB_CONFIG_KEY].latest().jobs[0].name
     page, log = new_page("1920x1080")
     page.goto(served_app.url("/?view=live"))
-    expect(page.locator("#shell-search")).to_be_visible()
+    expect(page.locator("#overview-status")).to_be_visible()
     _search(page, job[-6:])
     hit = page.locator("#shell-search-results a.search-hit", has_text=job).first
     expect(hit).to_be_visible()
     screenshot(page, "search-1920x1080")
     hit.click()
-    expect(page).to_have_url(re.compile(r"/jobs\?.*job=" + re.escape(job)))
+    expect(page).to_have_url(re.compile(r"/jobs\?view=live&job=" + re.escape(job) + "$"))
     assert log.errors == []
