@@ -14,6 +14,8 @@ import numpy as np
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.site.tables import POWER_KINDS, TIER_LEAF, SiteTables
 
+RACK_POWER_NOTE = "rack input power: all nodes' PSU input (GPUs, CPUs, memory, NICs, fans)"
+NODE_POWER_NOTE = "GPU power: the node's GPUs only (its PSU input, counted in rack input power, also feeds CPUs, memory, NICs, fans)"
 GPU_STATE_NAMES = {0: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 

@@ -1,4 +1,4 @@
-"""The app shell: header with site name, navigation and data ages, the view banner, the live tick, the page slot.
+"""The app shell: header with site name, navigation, search (Ctrl-K) and data ages, the view banner, the live tick, the page slot.
 
 The view on screen comes from the URL (``?view=…&compare=…&diff=1``, see
 :mod:`dashboard.views`): the banner names a scenario or replay view, the clock shows
@@ -16,6 +16,7 @@ from dash import ALL, Input, Output, dcc, html
 from dashboard import ids
 from dashboard.components.data_age import DEAD_AFTER_S, STALE_AFTER_S, age_badges, format_age
 from dashboard.components.nav import PAGES, nav_bar
+from dashboard.components.search_box import register_callbacks as register_search, search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
 from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.hub_context import VIEW_PARAMS, current_hub, selection_from_url
@@ -33,6 +34,7 @@ def layout(site_name: str, tick_ms: int = TICK_MS) -> html.Div:
                 className="brand-block",
             ),
             nav_bar(),
+            search_box(),
             html.Div(
                 [html.Span(id=ids.Shell.CLOCK, className="clock"), html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages")],
                 className="status-block",
@@ -133,7 +135,8 @@ function(search, navIds) {
 
 
 def register_callbacks(app: dash.Dash) -> None:
-    """Header status on every tick, the view banner, the active nav link and view-keeping links."""
+    """Header status on every tick, the view banner, search, the active nav link and view-keeping links."""
+    register_search(app)
 
     @app.callback(
         Output(ids.Shell.CLOCK, "children"),

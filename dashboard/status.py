@@ -135,7 +135,7 @@ def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
         parts.append(f"{worst.gpus:,} GPUs")
     if worst.jobs:
         parts.append(f"{len(worst.jobs)} job{'s' if len(worst.jobs) != 1 else ''}")
-    if worst.power_mw:
+    if worst.power_mw >= 0.005:  # shown to 0.01 MW: less would read "0.00 MW"
         parts.append(f"{worst.power_mw:.2f} MW")
     job_lines = []
     for alert in sorted(stalled, key=_alert_order):

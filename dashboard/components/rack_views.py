@@ -12,6 +12,7 @@ import numpy as np
 from dash import html
 
 from dashboard.colour_scale import gradient_css, text_colour, value_colours
+from dashboard.rack_detail import NODE_POWER_NOTE
 from dashboard.theme import SCALE_GOOD, SCALE_HOT
 
 
@@ -43,11 +44,12 @@ def elevation_view(node_rows: list[dict], cdu_label: str | None, temp_range_c: t
             [
                 html.Span(f"slot {row['slot']}", className="slot"),
                 html.Span(row["name"], className="host"),
-                html.Span(f"{temp} · {row['gpu_power_kw']:.1f} kW" + (" · " + ", ".join(notes) if notes else ""), className="vals"),
+                html.Span(f"{temp} · GPUs {row['gpu_power_kw']:.1f} kW" + (" · " + ", ".join(notes) if notes else ""),
+                          className="vals"),
             ],
             className="rack-unit" + (" has-issue" if notes else ""),
             style={"background": colour, "color": text_colour(colour)},
-            title=f"{row['name']}: max GPU {temp}, GPU power {row['gpu_power_kw']:.1f} kW",
+            title=f"{row['name']}: max GPU {temp}, {row['gpu_power_kw']:.1f} kW {NODE_POWER_NOTE}",
         ))
     if cdu_label:
         units.append(html.Div([html.Span("CDU", className="slot"), html.Span(cdu_label, className="host")], className="rack-unit cdu"))

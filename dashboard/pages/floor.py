@@ -24,6 +24,7 @@ from dashboard.deep_link import keep_view
 from dashboard.views import callback_screen, current_screen, current_view, view_layout
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
+    RACK_POWER_NOTE,
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
 )
 from dashboard.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
@@ -174,7 +175,7 @@ def rack_panel_children() -> list:
 
     return [
         html.Div([html.H2(id=ids.Floor.RACK_TITLE), html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0)], className="rack-head"),
-        html.Div(id=ids.Floor.RACK_SUMMARY, className="muted"),
+        html.Div(id=ids.Floor.RACK_SUMMARY, className="muted", title=RACK_POWER_NOTE),
         html.Div(
             [
                 html.Div(html.Div(id=ids.Floor.RACK_ELEVATION), className="panel"),
@@ -307,7 +308,7 @@ def rack_drilldown(hub, rack: int) -> dict:
         ids.Floor.RACK_TITLE: f"Rack {state.rack_name[rack]}",
         ids.Floor.RACK_SUMMARY: (
             f"hall {hall} · row {row} · {state.rack_type[rack]} · {nodes.size} nodes · {gpus.size} GPUs · "
-            f"{fmt(power_kw, 1)} kW of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
+            f"{fmt(power_kw, 1)} kW rack input power of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
             f"time to throttle after a pump loss {fmt_duration(float(snapshot.rack_time_to_throttle_s[rack]))}"
         ),
         ids.Floor.RACK_ELEVATION: elevation_view(nrows, cdu["name"] if cdu["placement"] == "in-rack" else None, temp_range),

@@ -64,6 +64,10 @@ def test_drilldown_of_one_rack(page_module, demo_hub):
     assert len(cells) == int((state.gpu_rack == 4).sum())
     units = out[ids.Floor.RACK_ELEVATION].children[1].children
     assert units[-1].className == "rack-unit cdu" and units[0].children[0].children == "slot 7"
+    # rack power and node power say what they include
+    assert "kW rack input power of" in out[ids.Floor.RACK_SUMMARY]
+    assert "PSU input (GPUs, CPUs, memory, NICs, fans)" in floor.RACK_POWER_NOTE
+    assert "the node's GPUs only" in units[0].title and " GPUs " in units[0].children[2].children
     feeds = out[ids.Floor.RACK_FEEDS].children[1].children
     assert feeds[0].children[1].children[0].children == state.power_name[state.rack_feed_a[4]]
 

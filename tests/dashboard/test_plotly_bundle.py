@@ -13,6 +13,7 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 BUNDLES = sorted((REPO_DIR / "assets").glob("plotly-*.min.js"))
 MAX_BUNDLE_BYTES = 3_000_000
 SHAPE_TYPES = {"line", "rect", "circle", "path"}  # layout shapes, not traces
+INPUT_TYPES = {"search", "text", "number"}  # dcc.Input types, not traces
 
 
 def _bundle() -> Path:
@@ -40,7 +41,7 @@ def app_trace_types() -> set[str]:
         types |= set(re.findall(r"""\btype\s*=\s*["'](\w+)["']""", text))
         types |= set(re.findall(r"""["']type["']\s*:\s*["'](\w+)["']""", text))
         types |= {name.lower() for name in re.findall(r"\bgo\.(\w+)\(", text)} - {"figure"}
-    return types - SHAPE_TYPES
+    return types - SHAPE_TYPES - INPUT_TYPES
 
 
 def test_bundle_matches_plotly_py_version_and_size():

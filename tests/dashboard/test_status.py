@@ -58,6 +58,8 @@ def test_banner_names_the_worst_cause_its_scope_and_the_job_impact():
     assert banner.job_impact == "big stalled since 20:12:43 UTC, 0 tokens/s"
     assert banner.entity_kind == "cdu" and banner.more == 2
     assert status_banner([]).severity == "ok"
+    tiny = [dict(a, impact=dict(a.get("impact") or {}, power_mw=0.001)) for a in ALERTS]
+    assert "MW" not in status_banner(tiny).scope
 
 
 def test_hostlists_compress_like_slurm_and_round_trip():
