@@ -245,6 +245,7 @@ class Replay:
 
     PAGE = "replay"
     SEARCH = "replay-search"
+    SELECTED = "replay-selected"  # dcc.Store: the incident on screen (None: none)
     LIBRARY = "replay-library"
     TIMELINE = "replay-timeline"
     SLIDER = "replay-slider"

@@ -225,6 +225,7 @@ def layout(view: str | None = None, **_query) -> html.Div:
                              className="panel replay-twin")]
     return html.Div([
         html.H1("Incident replay"),
+        dcc.Store(id=ids.Replay.SELECTED, data=selected),
         html.Div([
             html.Div([dcc.Input(id=ids.Replay.SEARCH, type="search", placeholder="search name, title or tag",
                                 debounce=False, className="replay-search"),
@@ -236,9 +237,9 @@ def layout(view: str | None = None, **_query) -> html.Div:
 
 
 @dash.callback(Output(ids.Replay.LIBRARY, "children"), Input(ids.Replay.SEARCH, "value"),
-               State(ids.Replay.FRAMES, "data"), prevent_initial_call=True)
-def filter_library(query, frames):
-    return library_cards(library_entries(), query, (frames or {}).get("name"))
+               State(ids.Replay.SELECTED, "data"), prevent_initial_call=True)
+def filter_library(query, selected):
+    return library_cards(library_entries(), query, selected)
 
 
 dash.clientside_callback(
