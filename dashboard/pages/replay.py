@@ -129,7 +129,7 @@ def timeline(rec: IncidentRecording, index: int) -> html.Div:
                       className="replay-instant"),
         ], className="replay-controls"),
         dcc.Slider(0, len(times) - 1, 1, value=index, marks=marks, id=ids.Replay.SLIDER, updatemode="drag",
-                   included=True, tooltip={"always_visible": False}),
+                   included=True, allow_direct_input=False),
         html.Div(f"{len(events)} frames with events (▲); frames every {rec.bundle.metadata['frame_every_s']:g} s",
                  className="replay-help"),
         dcc.Interval(id=ids.Replay.INTERVAL, interval=PLAY_EVERY_MS, disabled=True, n_intervals=0),

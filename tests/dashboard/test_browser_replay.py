@@ -66,7 +66,7 @@ def test_play_speed_scrub_next_event_and_every_page_follows(served_app, new_page
     assert _seconds(page) - paused >= 100.0, _seconds(page) - paused
 
     # scrub back to the start, then jump to the next event (the pump stops at 60 s)
-    slider = page.locator("#replay-slider .rc-slider")
+    slider = page.locator("#replay-slider .dash-slider-root")
     box = slider.bounding_box()
     page.mouse.click(box["x"] + 1, box["y"] + box["height"] / 2)
     expect(page.locator("#replay-instant")).to_have_text("2024-07-22 15:00:00 UTC")
