@@ -115,8 +115,6 @@ def timeline(rec: IncidentRecording, index: int) -> html.Div:
     events = event_frames(rec)
     t0 = rec.rec.ts[0]
     marks = {i: {"label": "▲", "style": {"color": "#e69f00"}} for i in events}
-    marks[0] = {"label": f"{t0:%H:%M:%S}"}
-    marks[len(times) - 1] = {"label": f"{rec.rec.ts[-1]:%H:%M:%S}"}
     return html.Div([
         html.H2(rec.bundle.metadata["title"]),
         html.Div([
@@ -124,14 +122,16 @@ def timeline(rec: IncidentRecording, index: int) -> html.Div:
             html.Button("Next event ▸", id=ids.Replay.NEXT_EVENT, n_clicks=0, className="button"),
             html.Span("speed", className="replay-label"),
             dcc.RadioItems([{"label": f"{s}×", "value": s} for s in SPEEDS_X], DEFAULT_SPEED_X, id=ids.Replay.SPEED,
-                           inline=True, className="replay-speed"),
+                           inline=True, className="segmented replay-speed"),
             html.Span(_iso(rec.rec.ts[index]).replace("T", " ").replace("Z", " UTC"), id=ids.Replay.INSTANT,
                       className="replay-instant"),
         ], className="replay-controls"),
         dcc.Slider(0, len(times) - 1, 1, value=index, marks=marks, id=ids.Replay.SLIDER, updatemode="drag",
                    included=True, allow_direct_input=False),
-        html.Div(f"{len(events)} frames with events (▲); frames every {rec.bundle.metadata['frame_every_s']:g} s",
-                 className="replay-help"),
+        html.Div([html.Span(f"{t0:%H:%M:%S}"),
+                  html.Span(f"{len(events)} frames with events (▲), frames every "
+                            f"{rec.bundle.metadata['frame_every_s']:g} s"),
+                  html.Span(f"{rec.rec.ts[-1]:%H:%M:%S} UTC")], className="replay-help replay-ends"),
         dcc.Interval(id=ids.Replay.INTERVAL, interval=PLAY_EVERY_MS, disabled=True, n_intervals=0),
         dcc.Store(id=ids.Replay.FRAMES, data={"name": rec.name, "times": times, "events": events,
                                               "secs": [float(s - rec.times_s[0]) for s in rec.times_s]}),
@@ -153,7 +153,7 @@ def moment_rows(view) -> list:
                ("alerts open", f"{len(alerts)}")]
     return [html.Dl([item for k, v in figures for item in (html.Dt(k), html.Dd(v))], className="replay-figures"),
             html.Ul([html.Li(f"{a['ts']:%H:%M:%S} {a['severity']}: {a['entity_name']} — {a['message']}",
-                             className=f"sev-{a['severity']}") for a in alerts[:8]], className="replay-alerts")]
+                             className=f"replay-sev-{a['severity']}") for a in alerts[:8]], className="replay-alerts")]
 
 
 # ------------------------------------------------------------------ twin versus recorded
