@@ -29,6 +29,7 @@ from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.data_table import Column, data_table
 from dashboard.formatting import fmt
 from dashboard.hub_context import ViewSelection, current_hub
+from dashboard.theme import TEMPLATE_NAME
 from dashboard.replay_view import IncidentRecording, ReplayError, incident_recording
 from dashboard.views import ViewUnavailable, screen_for
 from ingest.replay.bundle import BundleError, read_bundle
@@ -151,7 +152,8 @@ def moment_rows(view) -> list:
                ("GPUs down", f"{int((snap.gpu_state == GPU_DOWN).sum()):,}"),
                ("CDUs short of pumps", ", ".join(short) or "none"),
                ("alerts open", f"{len(alerts)}")]
-    return [html.Dl([item for k, v in figures for item in (html.Dt(k), html.Dd(v))], className="replay-figures"),
+    return [html.Div([html.Div([html.Div(k, className="replay-figure-label"), html.Div(v, className="replay-figure-value")],
+                               className="replay-figure") for k, v in figures], className="replay-figures"),
             html.Ul([html.Li(f"{a['ts']:%H:%M:%S} {a['severity']}: {a['entity_name']} — {a['message']}",
                              className=f"replay-sev-{a['severity']}") for a in alerts[:8]], className="replay-alerts")]
 
@@ -181,9 +183,11 @@ def twin_figure(rec: IncidentRecording, result: ReplayResult, signal: str, title
     m = result.signals[signal]
     fig = go.Figure([go.Scatter(x=x, y=y, name="recorded", mode="lines", line={"width": 2}),
                      go.Scatter(x=x, y=yhat, name="twin", mode="lines", connectgaps=True, line={"dash": "dash"})])
-    fig.update_layout(title=f"{title} — CV(RMSE) {fmt(m['cv_rmse'], 2)} %, NMBE {fmt(m['nmbe'], 2)} %",
-                      yaxis_title=unit, height=260, margin={"l": 60, "r": 10, "t": 40, "b": 30},
-                      legend={"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"})
+    fig.update_layout(template=TEMPLATE_NAME, height=280, yaxis_title=unit,
+                      title={"text": f"{title}<br><sup>CV(RMSE) {fmt(m['cv_rmse'], 2)} %, NMBE {fmt(m['nmbe'], 2)} %</sup>",
+                             "font": {"size": 14}},
+                      margin={"l": 60, "r": 10, "t": 56, "b": 30},
+                      legend={"orientation": "h", "y": 1.0, "x": 1, "xanchor": "right", "yanchor": "bottom"})
     return fig
 
 
