@@ -250,18 +250,22 @@ def filter_library(query, selected):
 
 dash.clientside_callback(
     """
-    function(n, playing) {
+    function(n, index, frames, clock) {
         var play = (n || 0) % 2 === 1;
-        return [!play, play ? 'Pause' : 'Play'];
+        var pos = clock && clock.index === index ? clock.pos : frames.secs[index];
+        return [!play, play ? 'Pause' : 'Play', {index: index, pos: pos, wall: performance.now()}];
     }
     """,
     Output(ids.Replay.INTERVAL, "disabled"), Output(ids.Replay.PLAY, "children"),
-    Input(ids.Replay.PLAY, "n_clicks"), State(ids.Replay.INTERVAL, "disabled"), prevent_initial_call=True,
+    Output(ids.Replay.CLOCK, "data", allow_duplicate=True),
+    Input(ids.Replay.PLAY, "n_clicks"), State(ids.Replay.SLIDER, "value"), State(ids.Replay.FRAMES, "data"),
+    State(ids.Replay.CLOCK, "data"), prevent_initial_call=True,
 )
 
 # Play advances the replayed time by speed × wall time elapsed (not × ticks: a late tick
-# catches up); the clock keeps the fractional position between frames.  "Next event"
-# jumps to the next frame where an alert opened; a drag on the slider moves the clock.
+# catches up).  The clock starts when play is pressed and keeps the fractional position
+# between frames; "next event" jumps to the next frame where an alert opened; a drag on
+# the slider moves the clock.
 dash.clientside_callback(
     """
     function(nTicks, nNext, index, speed, frames, clock) {
