@@ -4,8 +4,10 @@ The instant shown is the recorded frame nearest the time asked for.  Its :class:
 is rebuilt from the bundle's tables pivoted by :func:`ingest.replay.replay.load_recording`:
 GPUs the bundle keeps in detail carry their own readings, every other GPU its rack's
 means (temperature, power, utilisation, throttling), and the first ``rack_gpus_down_total``
-GPUs of such a rack are shown down (the bundle does not say which).  Values no table keeps
-(time to throttle, N-1 load, link utilisation, generation capacity) are NaN: unknown.
+GPUs of such a rack are shown down (the bundle does not say which).  Generation capacity
+is the capacity of the sources not reported failed (batteries with charge), as the
+engine computes it; values no table keeps (time to throttle, N-1 load, link
+utilisation, the training swing) are NaN: unknown.
 Alerts are the events opened at or before the instant, the latest per entity and metric;
 the events table records openings only, so an alert stays open until it opens again.
 """
@@ -24,6 +26,7 @@ from ingest.replay.bundle import Bundle, BundleError, read_bundle
 from ingest.replay.library import find_incident, list_incidents, validate
 from ingest.replay.replay import Recording, load_recording
 from ingest.store.layouts import CDU_FIELDS
+from twin.engine.balance import generation_capacity_mw
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
 from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
 from twin.site.tables import SiteTables
@@ -112,6 +115,10 @@ class IncidentRecording:
         n_power, n_sources, n_loops = s.n_power, s.n_sources, len(s.loop_name)
         nan = lambda n: np.full(n, np.nan)  # noqa: E731
         it, facility = float(row["it_power_mw"]), float(row["facility_power_mw"])
+        source_live = np.ones(n_sources, dtype=bool)
+        source_live[np.asarray(row["failed_sources"] if row["failed_sources"] is not None else [], dtype=np.int64)] = False
+        soc = frame("source", "battery_soc_frac", n_sources)
+        capacity_mw, _ = generation_capacity_mw(s.source_kind, s.source_capacity_mw, source_live, soc)
         return Snapshot(
             ts=rec.ts[i], gpu_temp_c=temp, hbm_temp_c=hbm, gpu_power_w=power, gpu_util_frac=util,
             sm_clock_mhz=clock, throttle_frac=throttle, gpu_state=state, last_xid_code=xid,
@@ -127,10 +134,10 @@ class IncidentRecording:
             power_load_kw=frame("power", "feed_power_kw", n_power), power_load_frac=frame("power", "load_frac", n_power),
             power_n1_load_frac=nan(n_power),
             source_power_mw=frame("source", "source_power_mw", n_sources),
-            battery_soc_frac=frame("source", "battery_soc_frac", n_sources),
+            battery_soc_frac=soc,
             link_up_flag=links_up, link_util_frac=nan(s.link_a.size),
             it_power_mw=it, cooling_power_mw=facility - it, facility_power_mw=facility,
-            generation_capacity_mw=float("nan"), pue_ratio=float(row["pue_ratio"]),
+            generation_capacity_mw=capacity_mw, pue_ratio=float(row["pue_ratio"]),
             outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]), outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]),
             swing_amplitude_mw=float("nan"), swing_ramp_mw_per_s=float("nan"),
         )

@@ -91,3 +91,15 @@ def test_trend_and_histories_stop_at_the_instant():
 def test_unknown_incident_is_a_clear_message():
     with pytest.raises(ViewUnavailable, match="no such incident 'nope'.*colossus-cdu-pump-failure"):
         resolve("replay:nope@2024-07-22T15:00:00Z", None)
+
+
+def test_generation_capacity_counts_the_sources_not_failed():
+    gen = "colossus-generator-trip"
+    rec = incident_recording(gen)
+    s = rec.state
+    before = resolve(f"replay:{gen}@2024-07-22T15:00:30Z", None).latest()
+    after = resolve(f"replay:{gen}@2024-07-22T15:02:00Z", None).latest()
+    failed = rec.rec.site_rows[rec.frame_index(T0 + timedelta(seconds=120))]["failed_sources"]
+    assert len(failed) > 0
+    assert after.generation_capacity_mw == pytest.approx(before.generation_capacity_mw
+                                                         - float(s.source_capacity_mw[list(failed)].sum()))
