@@ -238,3 +238,25 @@ def cooling_flow_graph(scope: str) -> dict:
     figure with other nodes is swapped in place.
     """
     return {"type": COOLING_FLOW_GRAPH, "scope": scope}
+
+
+class Replay:
+    """``/replay``: the incident library, the timeline of one incident, twin versus recorded."""
+
+    PAGE = "replay"
+    SEARCH = "replay-search"
+    SELECTED = "replay-selected"  # dcc.Store: the incident on screen (None: none)
+    LIBRARY = "replay-library"
+    TIMELINE = "replay-timeline"
+    SLIDER = "replay-slider"
+    PLAY = "replay-play"
+    SPEED = "replay-speed"
+    NEXT_EVENT = "replay-next-event"
+    INTERVAL = "replay-interval"
+    INSTANT = "replay-instant"  # the time shown, as text
+    MOMENT = "replay-moment"  # the recorded values of the instant
+    FRAMES = "replay-frames"  # dcc.Store: incident name, frame times, event frame indices
+    CLOCK = "replay-clock"  # dcc.Store: the play clock (client side)
+    URL_SYNC = "replay-url-sync"  # dcc.Store: the view key written into the URL
+    RUN_TWIN = "replay-run-twin"
+    TWIN = "replay-twin"

@@ -2,8 +2,8 @@
 
 ``live`` is the app's live hub.  ``scenario:<name>`` is a :class:`ScenarioView`: the twin
 settled under ``data/scenarios/<name>.toml`` on the live hub's site, computed once per
-(site, file, file modification time) and cached.  ``replay:`` keys parse, but no incident
-store exists yet, so they resolve to a "no such incident" message.  Whatever cannot be
+(site, file, file modification time) and cached.  ``replay:<incident>@<time>`` is a
+:class:`dashboard.replay_view.ReplayView`: the recorded incident at the frame nearest that time.  Whatever cannot be
 shown raises :class:`ViewUnavailable` with a message meant for the page, never a traceback.
 """
 
@@ -151,7 +151,12 @@ def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> Vi
     if key.kind == SCENARIO:
         return scenario_view(live.state, key.name, folder)
     if key.kind == REPLAY:
-        raise ViewUnavailable(f"no such incident {key.name!r}: incident replay is not available yet")
+        from dashboard.replay_view import ReplayError, replay_view
+
+        try:
+            return replay_view(key.name, key.at)
+        except ReplayError as exc:
+            raise ViewUnavailable(str(exc)) from None
     raise ViewUnavailable(f"view key {key_text!r}: unknown kind")
 
 

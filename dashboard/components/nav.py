@@ -14,6 +14,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("/fabric", "Fabric"),
     ("/jobs", "Jobs"),
     ("/alerts", "Alerts"),
+    ("/replay", "Replay"),
 )
 
 

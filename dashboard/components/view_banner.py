@@ -21,11 +21,12 @@ def kind_of(key: str) -> str:
 
 
 def view_time(view) -> str:
-    """The time of the view's snapshot, ``2024-07-22 20:00 UTC`` (``no data`` without one)."""
+    """The time of the view's snapshot, ``2024-07-22 20:00 UTC`` (a replay to the second; ``no data`` without one)."""
     snapshot = view.latest()
     if snapshot is None:
         return "no data"
-    return f"{snapshot.ts.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+    when = "%Y-%m-%d %H:%M:%S" if kind_of(view.key) == "replay" else "%Y-%m-%d %H:%M"
+    return f"{snapshot.ts.astimezone(timezone.utc):{when}} UTC"
 
 
 def _chip(view) -> html.Span:

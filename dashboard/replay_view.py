@@ -1,0 +1,276 @@
+"""The replay view: a recorded incident at one instant (``replay:<incident>@<iso-time>``).
+
+The instant shown is the recorded frame nearest the time asked for.  Its :class:`Snapshot`
+is rebuilt from the bundle's tables pivoted by :func:`ingest.replay.replay.load_recording`:
+GPUs the bundle keeps in detail carry their own readings, every other GPU its rack's
+means (temperature, power, utilisation, throttling), and the first ``rack_gpus_down_total``
+GPUs of such a rack are shown down (the bundle does not say which).  Generation capacity
+is the capacity of the sources not reported failed (batteries with charge), as the
+engine computes it; values no table keeps (time to throttle, N-1 load, link
+utilisation, the training swing) are NaN: unknown.
+Alerts are the events opened at or before the instant, the latest per entity and metric;
+the events table records openings only, so an alert stays open until it opens again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ingest.replay.bundle import Bundle, BundleError, read_bundle
+from ingest.replay.library import find_incident, list_incidents, validate
+from ingest.replay.replay import Recording, load_recording
+from ingest.store.layouts import CDU_FIELDS
+from twin.engine.balance import generation_capacity_mw
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
+from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
+from twin.site.tables import SiteTables
+
+THROTTLED_BELOW_FRAC = 0.99  # throttle_frac 1 = full clocks; below this a GPU counts as throttled
+SNAPSHOT_CACHE_SIZE = 64
+
+
+class ReplayError(ValueError):
+    """An incident that cannot be replayed (the message says why, for the page)."""
+
+
+def _nearest(times: np.ndarray, at: datetime) -> int:
+    """Index of the frame nearest ``at`` (seconds since the epoch in ``times``)."""
+    return int(np.argmin(np.abs(times - at.timestamp())))
+
+
+class IncidentRecording:
+    """A loaded incident: its bundle, site, pivoted recording and snapshots per frame (bounded LRU)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.bundle: Bundle = read_bundle(path)
+        self.state: SiteTables = validate(self.bundle)
+        self.rec: Recording = load_recording(self.bundle, self.state)
+        self.times_s = np.array([t.timestamp() for t in self.rec.ts])
+        self.events = self.bundle.frame("events").sort_values("ts", kind="stable").reset_index(drop=True)
+        self.gpu_frame = self.bundle.frame("gpu")
+        self.cdu_frame = self.bundle.frame("cdu")
+        self._snaps: OrderedDict[int, Snapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.bundle.name
+
+    def frame_index(self, at: datetime) -> int:
+        return _nearest(self.times_s, at)
+
+    def event_times(self) -> list[datetime]:
+        return sorted({t.to_pydatetime() for t in self.events["ts"]})
+
+    def snapshot(self, i: int) -> Snapshot:
+        with self._lock:
+            snap = self._snaps.get(i)
+            if snap is not None:
+                self._snaps.move_to_end(i)
+                return snap
+        snap = self._build_snapshot(i)
+        with self._lock:
+            self._snaps[i] = snap
+            while len(self._snaps) > SNAPSHOT_CACHE_SIZE:
+                self._snaps.popitem(last=False)
+        return snap
+
+    def _build_snapshot(self, i: int) -> Snapshot:
+        s, rec = self.state, self.rec
+        rack, cdu, row = rec.rack, rec.cdu, rec.site_rows[i]
+        by_rack = lambda name: rack[name][i][s.gpu_rack].astype(np.float64)  # noqa: E731
+        temp, power = by_rack("rack_mean_gpu_temp_c"), by_rack("rack_mean_gpu_power_w")
+        util, throttle = by_rack("rack_mean_util_frac"), by_rack("rack_mean_throttle_frac")
+        hbm = np.full(s.n_gpus, np.nan)
+        clock = np.full(s.n_gpus, np.nan)
+        xid = np.zeros(s.n_gpus, dtype=np.int16)
+        state = np.where(throttle < THROTTLED_BELOW_FRAC, GPU_THROTTLED, GPU_OK).astype(np.int8)
+        down_total = np.nan_to_num(rack["rack_gpus_down_total"][i]).astype(np.int64)
+        first = np.searchsorted(s.gpu_rack, np.arange(s.n_racks))  # GPUs of a rack are contiguous
+        rank = np.arange(s.n_gpus) - first[s.gpu_rack]
+        state[rank < down_total[s.gpu_rack]] = GPU_DOWN
+        ids = rec.gpu_ids
+        if ids.size:
+            g = {k: v[i] for k, v in rec.gpu.items()}
+            temp[ids], power[ids], util[ids], throttle[ids] = (g["gpu_temp_c"], g["gpu_power_w"], g["gpu_util_frac"],
+                                                               g["throttle_frac"])
+            hbm[ids], clock[ids] = g["hbm_temp_c"], g["sm_clock_mhz"]
+            xid[ids] = np.nan_to_num(g["last_xid_code"]).astype(np.int16)
+            state[ids] = np.where(~(g["gpu_power_w"] > 0), GPU_DOWN,
+                                  np.where(g["throttle_frac"] < THROTTLED_BELOW_FRAC, GPU_THROTTLED, GPU_OK))
+        nodes_off = np.asarray(row["nodes_off"] if row["nodes_off"] is not None else [], dtype=np.int64)
+        if nodes_off.size:
+            state[np.isin(s.gpu_node, nodes_off)] = GPU_OFF
+        links_up = np.ones(s.link_a.size, dtype=bool)
+        failed_links = np.asarray(row["failed_links"] if row["failed_links"] is not None else [], dtype=np.int64)
+        links_up[failed_links] = False
+        frame = lambda table, col, n: _entity_values(self.bundle, table, col, rec.ts[i], n)  # noqa: E731
+        n_power, n_sources, n_loops = s.n_power, s.n_sources, len(s.loop_name)
+        nan = lambda n: np.full(n, np.nan)  # noqa: E731
+        it, facility = float(row["it_power_mw"]), float(row["facility_power_mw"])
+        source_live = np.ones(n_sources, dtype=bool)
+        source_live[np.asarray(row["failed_sources"] if row["failed_sources"] is not None else [], dtype=np.int64)] = False
+        soc = frame("source", "battery_soc_frac", n_sources)
+        capacity_mw, _ = generation_capacity_mw(s.source_kind, s.source_capacity_mw, source_live, soc)
+        return Snapshot(
+            ts=rec.ts[i], gpu_temp_c=temp, hbm_temp_c=hbm, gpu_power_w=power, gpu_util_frac=util,
+            sm_clock_mhz=clock, throttle_frac=throttle, gpu_state=state, last_xid_code=xid,
+            rack_power_kw=rack["rack_power_kw"][i].astype(np.float64),
+            rack_max_gpu_temp_c=rack["rack_max_gpu_temp_c"][i].astype(np.float64),
+            rack_time_to_throttle_s=nan(s.n_racks),
+            cdu_supply_temp_c=cdu["coolant_supply_temp_c"][i], cdu_return_temp_c=cdu["coolant_return_temp_c"][i],
+            cdu_flow_lpm=cdu["coolant_flow_lpm"][i], cdu_heat_kw=cdu["cdu_heat_kw"][i],
+            cdu_capacity_kw=cdu["cdu_capacity_kw"][i],
+            pumps_running_count=np.nan_to_num(cdu["pumps_running_count"][i]).astype(np.int8),
+            loop_supply_temp_c=rec.loop_supply_temp_c[i].astype(np.float64),
+            loop_return_temp_c=frame("loop", "loop_return_temp_c", n_loops), loop_heat_kw=nan(n_loops),
+            power_load_kw=frame("power", "feed_power_kw", n_power), power_load_frac=frame("power", "load_frac", n_power),
+            power_n1_load_frac=nan(n_power),
+            source_power_mw=frame("source", "source_power_mw", n_sources),
+            battery_soc_frac=soc,
+            link_up_flag=links_up, link_util_frac=nan(s.link_a.size),
+            it_power_mw=it, cooling_power_mw=facility - it, facility_power_mw=facility,
+            generation_capacity_mw=capacity_mw, pue_ratio=float(row["pue_ratio"]),
+            outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]), outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]),
+            swing_amplitude_mw=float("nan"), swing_ramp_mw_per_s=float("nan"),
+        )
+
+    def open_events(self, at: datetime) -> pd.DataFrame:
+        """Events opened at or before ``at``, the latest per (entity kind, entity id, metric), newest first."""
+        ev = self.events[self.events["ts"] <= pd.Timestamp(at)]
+        ev = ev.drop_duplicates(["entity_kind", "entity_id", "metric"], keep="last")
+        return ev.iloc[::-1]
+
+
+_tables_cache: dict[tuple[str, str], pd.DataFrame] = {}
+
+
+def _entity_values(bundle: Bundle, table: str, column: str, ts: datetime, n: int) -> np.ndarray:
+    """One column of a per-entity table at ``ts`` on dense ids (NaN where the table has no row)."""
+    key = (id(bundle), table)
+    frame = _tables_cache.get(key)
+    if frame is None:
+        frame = bundle.frame(table).set_index("ts").sort_index()
+        _tables_cache[key] = frame
+    out = np.full(n, np.nan)
+    rows = frame.loc[frame.index == pd.Timestamp(ts)]
+    id_col = f"{table}_id"
+    out[rows[id_col].to_numpy()] = rows[column].to_numpy(dtype=np.float64)
+    return out
+
+
+def _event_alert(e, site_name: str) -> dict:
+    """One recorded event in the shape of :func:`ingest.live.alerts.alert_dict` (read-only)."""
+    ts = e.ts.to_pydatetime().astimezone(timezone.utc)
+    key = f"{e.entity_kind}:{e.entity_id}:{e.metric}"
+    return {"id": key, "site": site_name, "key": key, "ts": ts, "raised_at": ts, "updated_at": ts,
+            "severity": e.severity, "source": e.source, "entity_kind": e.entity_kind, "entity_id": int(e.entity_id),
+            "entity_name": e.entity_name, "metric": e.metric, "value": float(e.value), "message": e.message,
+            "group": key, "impact": {"gpus": 0, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0}, "runbook": "",
+            "acknowledged": False, "acknowledged_at": None, "ack_comment": "", "acknowledged_by": "",
+            "silenced_until": None, "cleared_at": None}
+
+
+class ReplayView:
+    """A recorded incident at the frame nearest one instant (see module docstring)."""
+
+    is_live = False
+
+    def __init__(self, incident: IncidentRecording, at: datetime) -> None:
+        self.incident = incident
+        self.state, self.site_name = incident.state, incident.state.name
+        self.index = incident.frame_index(at)
+        self.at = incident.rec.ts[self.index]
+        self.key = format_view_key(ViewKey(REPLAY, incident.name, self.at))
+        self.title = incident.bundle.metadata["title"]
+        self.label = f"replay · {incident.name}"
+        self._tick = ViewTick(incident.snapshot(self.index), None)
+
+    def latest_tick(self) -> ViewTick:
+        return self._tick
+
+    def latest(self) -> Snapshot | None:
+        return self._tick.snapshot
+
+    def trend(self, window_s: float = 900.0) -> pd.DataFrame:
+        """The recorded site scalars up to the instant (GPU counts and job MFU are not recorded: NaN)."""
+        from ingest.live.trend import TREND_COLUMNS
+
+        site = self.incident.rec.site.iloc[: self.index + 1]
+        site = site[site["ts"] >= pd.Timestamp(self.at) - pd.Timedelta(seconds=window_s)]
+        out = pd.DataFrame(index=pd.DatetimeIndex(site["ts"], name="ts"), columns=list(TREND_COLUMNS), dtype=float)
+        for col, src in (("it_power_mw", "it_power_mw"), ("facility_power_mw", "facility_power_mw"),
+                         ("pue_ratio", "pue_ratio"), ("tokens_per_s", "job_tokens_per_s")):
+            out[col] = site[src].to_numpy(dtype=np.float64)
+        rack = self.incident.rec.rack
+        sl = slice(self.index + 1 - len(site), self.index + 1)
+        out["max_gpu_temp_c"] = np.nanmax(rack["rack_max_gpu_temp_c"][sl], axis=1) if len(site) else []
+        out["gpus_down"] = np.nansum(rack["rack_gpus_down_total"][sl], axis=1) if len(site) else []
+        return out
+
+    def alerts(self, active_only: bool = True) -> list[dict]:
+        return [_event_alert(e, self.site_name) for e in self.incident.open_events(self.at).itertuples()]
+
+    def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        """The recorded GPU values of one rack up to the instant (empty for a rack kept only as aggregates)."""
+        if not 0 <= rack_id < self.state.n_racks:
+            raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
+        g = self.incident.gpu_frame
+        gpus = np.flatnonzero(self.state.gpu_rack == rack_id)
+        t0 = pd.Timestamp(self.at) - pd.Timedelta(seconds=window_s)
+        g = g[g["gpu_id"].isin(gpus) & (g["ts"] >= t0) & (g["ts"] <= pd.Timestamp(self.at))]
+        long = g.melt(id_vars=["ts", "gpu_id"], var_name="metric", value_name="value").rename(columns={"gpu_id": "gpu"})
+        return long[["ts", "gpu", "metric", "value"]].reset_index(drop=True)
+
+    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
+        if not 0 <= cdu_id < self.state.n_cdus:
+            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
+        c = self.incident.cdu_frame
+        t0 = pd.Timestamp(self.at) - pd.Timedelta(seconds=window_s)
+        c = c[(c["cdu_id"] == cdu_id) & (c["ts"] >= t0) & (c["ts"] <= pd.Timestamp(self.at))]
+        out = c.set_index(pd.DatetimeIndex(c["ts"], name="ts"))
+        return out.reindex(columns=list(CDU_FIELDS)).astype(float)
+
+    def placed_jobs(self) -> list:
+        return []
+
+    def job_timeline(self, job_name: str) -> list[dict]:
+        return []
+
+    def source_ages(self) -> dict[str, float]:
+        return {}
+
+
+_recordings: dict[str, tuple[int, IncidentRecording]] = {}
+_recordings_lock = threading.Lock()
+
+
+def incident_recording(name: str, directory: Path | None = None) -> IncidentRecording:
+    """The loaded incident ``name`` (user's library, then shipped), cached per (path, modification time)."""
+    try:
+        path = find_incident(name, directory)
+    except KeyError:
+        known = ", ".join(e.name for e in list_incidents(directory)) or "none"
+        raise ReplayError(f"no such incident {name!r} (incidents: {known})") from None
+    mtime_ns = path.stat().st_mtime_ns
+    with _recordings_lock:
+        cached = _recordings.get(str(path))
+        if cached is None or cached[0] != mtime_ns:
+            try:
+                cached = (mtime_ns, IncidentRecording(path))
+            except BundleError as exc:
+                raise ReplayError(f"incident {name!r} cannot be replayed: {exc}") from None
+            _recordings[str(path)] = cached
+    return cached[1]
+
+
+def replay_view(name: str, at: datetime, directory: Path | None = None) -> ReplayView:
+    """The :class:`ReplayView` of incident ``name`` at the recorded frame nearest ``at``."""
+    return ReplayView(incident_recording(name, directory), at)
