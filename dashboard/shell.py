@@ -19,7 +19,7 @@ from dashboard.components.nav import PAGES, nav_bar
 from dashboard.components.search_box import register_callbacks as register_search, search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
 from dashboard.dash_internals import PUSH_STATE_JS
-from dashboard.hub_context import VIEW_PARAMS, current_hub, selection_from_url
+from dashboard.hub_context import VIEW_PARAMS, current_hub, selection, selection_from_url
 from dashboard.views import ViewUnavailable, screen_for
 
 TICK_MS = 2000  # live-update period of every page
@@ -146,8 +146,10 @@ def register_callbacks(app: dash.Dash) -> None:
         Input(ids.Shell.LOCATION, "search"),
     )
     def update_status(_n: int, search: str | None):
+        # on a tick, the address the browser shows now (replay's play and scrub rewrite it in place)
+        chosen = selection() if dash.ctx.triggered_id == ids.Shell.TICK else selection_from_url(search)
         try:
-            view = screen_for(selection_from_url(search), current_hub()).view
+            view = screen_for(chosen, current_hub()).view
         except ViewUnavailable:
             return "view not available", [], "main"
         return view_status(view)
