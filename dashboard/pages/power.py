@@ -14,6 +14,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import compare, ids, inputs
+from dashboard.formatting import fmt
 from dashboard.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
@@ -42,8 +43,8 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
     runnable_frac = lim["gpus_runnable_full_power"] / lim["gpus_live"] if lim["gpus_live"] else math.nan
     cap = lim["gpu_cap_w"]
     return [
-        kpi_card(PAGE, "it", "IT load", "MW", f"{lim['it_power_mw']:,.1f}", note=f"facility {lim['facility_power_mw']:,.1f} MW"),
-        kpi_card(PAGE, "generation", "Available generation", "MW", f"{lim['generation_capacity_mw']:,.1f}",
+        kpi_card(PAGE, "it", "IT load", "MW", fmt(lim['it_power_mw'], 1), note=f"facility {fmt(lim['facility_power_mw'], 1)} MW"),
+        kpi_card(PAGE, "generation", "Available generation", "MW", fmt(lim['generation_capacity_mw'], 1),
                  note=f"IT budget {lim['it_budget_mw']:,.1f} MW", status="critical" if short else "ok"),
         kpi_card(PAGE, "runnable", "GPUs runnable at full power", "GPUs", f"{lim['gpus_runnable_full_power']:,}",
                  note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
@@ -51,7 +52,7 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
         kpi_card(PAGE, "cap", "Power cap for all GPUs", "W", f"{cap:,.0f}" if math.isfinite(cap) else "–",
                  note="fits generation" if lim["cap_feasible"] else "below min limit: shed GPUs",
                  status="ok" if lim["cap_feasible"] and runnable_frac >= 1 else "warning" if lim["cap_feasible"] else "critical"),
-        kpi_card(PAGE, "swing", "Training swing", "MW", f"{snap.swing_amplitude_mw:,.1f}", note=f"ramp {snap.swing_ramp_mw_per_s:,.1f} MW/s"),
+        kpi_card(PAGE, "swing", "Training swing", "MW", fmt(snap.swing_amplitude_mw, 1), note=f"ramp {fmt(snap.swing_ramp_mw_per_s, 1)} MW/s"),
     ]
 
 
