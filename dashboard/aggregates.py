@@ -1,4 +1,4 @@
-"""Site roll-ups the pages display: KPI figures, hottest racks, per-rack floor metrics.
+"""Site aggregates the pages display: KPI figures, hottest racks, per-rack floor metrics.
 
 Pure functions of (:class:`SiteTables`, :class:`Snapshot`) returning small arrays or
 dicts — aggregation happens here, on the server, so the browser gets one value per
@@ -128,14 +128,3 @@ def hottest_racks(state: SiteTables, snapshot: Snapshot, count: int = 10) -> lis
         for r in order
         if np.isfinite(temps[r])
     ]
-
-
-def alert_counts(alerts: list[dict]) -> dict[str, int]:
-    """Open (not cleared) alerts per severity, and how many are unacknowledged."""
-    counts = {"critical": 0, "warning": 0, "info": 0, "unacknowledged": 0}
-    for alert in alerts:
-        if alert.get("cleared_at") is not None:
-            continue
-        counts[alert.get("severity", "info")] = counts.get(alert.get("severity", "info"), 0) + 1
-        counts["unacknowledged"] += 0 if alert.get("acknowledged") else 1
-    return counts

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dashboard.aggregates import FLOOR_METRICS, TTT_CAP_S, alert_counts, gpu_counts, hottest_racks, n1_status, rack_metrics
+from dashboard.aggregates import FLOOR_METRICS, TTT_CAP_S, gpu_counts, hottest_racks, n1_status, rack_metrics
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 
 
@@ -44,13 +44,6 @@ def test_hottest_racks_sorted_and_skip_unknown(demo_state, demo_snapshot):
     temps[-1] = np.nan
     rows = hottest_racks(demo_state, replace(demo_snapshot, rack_max_gpu_temp_c=temps), count=3)
     assert [r["rack"] for r in rows] == [demo_state.n_racks - 2, demo_state.n_racks - 3, demo_state.n_racks - 4]
-
-
-def test_alert_counts_ignore_cleared():
-    alerts = [{"severity": "critical", "acknowledged": False, "cleared_at": None},
-              {"severity": "warning", "acknowledged": True, "cleared_at": None},
-              {"severity": "critical", "acknowledged": False, "cleared_at": "yesterday"}]
-    assert alert_counts(alerts) == {"critical": 1, "warning": 1, "info": 0, "unacknowledged": 1}
 
 
 def test_hottest_racks_break_ties_by_name_and_skip_unknown(demo_state, demo_snapshot):
