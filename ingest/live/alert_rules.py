@@ -128,6 +128,20 @@ class _Context:
         self.rack_live_gpus = _gpus_per(state.gpu_rack, self.live_gpu, state.n_racks)
         self.rack_down = _gpus_per(state.gpu_rack, self.down, state.n_racks)
         self.jobs_by_gpu = self._job_index(snap.jobs, state.n_gpus)
+        # jobs per rack (all its GPUs, and its down GPUs), so per-rack rules need no per-GPU mask
+        self.rack_jobs = self._jobs_per_rack(np.ones(state.n_gpus, dtype=bool))
+        self.rack_down_jobs = self._jobs_per_rack(self.down)
+
+    def _jobs_per_rack(self, gpu_mask: np.ndarray) -> dict[int, tuple[str, ...]]:
+        gpus = np.flatnonzero(gpu_mask & (self.jobs_by_gpu >= 0))
+        if not gpus.size:
+            return {}
+        n_jobs = len(self.snap.jobs)
+        pairs = np.unique(self.state.gpu_rack[gpus].astype(np.int64) * n_jobs + self.jobs_by_gpu[gpus])
+        out: dict[int, tuple[str, ...]] = {}
+        for rack, job in zip(pairs // n_jobs, pairs % n_jobs):
+            out[int(rack)] = out.get(int(rack), ()) + (self.snap.jobs[int(job)].name,)
+        return out
 
     @staticmethod
     def _job_index(jobs: list[JobStatus], n_gpus: int) -> np.ndarray:
@@ -154,6 +168,18 @@ class _Context:
         jobs = self.jobs_on(gpu_mask)
         return Impact(int(np.count_nonzero(gpu_mask & self.live_gpu)), jobs, self.lost_tokens(jobs), power_mw)
 
+    def impact_of_racks(self, racks: np.ndarray, power_mw: float = 0.0, down_only: bool = False) -> Impact:
+        """Impact of the live (or, ``down_only``, the down) GPUs of the racks ``racks`` (ids)."""
+        per_rack = self.rack_down_jobs if down_only else self.rack_jobs
+        jobs = tuple(sorted({j for r in np.asarray(racks).tolist() for j in per_rack.get(int(r), ())}))
+        gpus = (self.rack_down if down_only else self.rack_live_gpus)[racks]
+        return Impact(int(np.sum(gpus)), jobs, self.lost_tokens(jobs), power_mw)
+
+    def impact_of_gpu(self, gpu: int) -> Impact:
+        job = int(self.jobs_by_gpu[gpu])
+        jobs = (self.snap.jobs[job].name,) if job >= 0 else ()
+        return Impact(int(self.live_gpu[gpu]), jobs, self.lost_tokens(jobs), 0.0)
+
 
 # --- root causes ------------------------------------------------------------------------
 def _cooling_conditions(ctx: _Context) -> list[Condition]:
@@ -161,11 +187,9 @@ def _cooling_conditions(ctx: _Context) -> list[Condition]:
     out = []
     required = s.cdu_spec_array("pumps_required")
     installed = s.cdu_spec_array("pumps")
-    cdu_of_gpu = s.rack_cdu[s.gpu_rack]
     flagged = np.flatnonzero((snap.cdu_heat_kw > snap.cdu_capacity_kw) | (snap.pumps_running_count < installed))
     for c in flagged:
-        gpus = cdu_of_gpu == c
-        impact = ctx.impact_of_gpus(gpus, float(snap.cdu_heat_kw[c]) / 1e3)
+        impact = ctx.impact_of_racks(np.flatnonzero(s.rack_cdu == c), float(snap.cdu_heat_kw[c]) / 1e3)
         running = int(snap.pumps_running_count[c])
         if running < installed[c]:
             lost = running < required[c]
@@ -187,13 +211,13 @@ def _loop_conditions(ctx: _Context) -> list[Condition]:
     excess = snap.loop_supply_temp_c - setpoint
     out = []
     for lp in np.flatnonzero(excess >= SUPPLY_WARN_K):
-        gpus = s.cdu_loop[s.rack_cdu[s.gpu_rack]] == lp
         sev = "critical" if excess[lp] >= SUPPLY_CRIT_K else "warning"
         step = SUPPLY_CRIT_K if sev == "critical" else SUPPLY_WARN_K
         out.append(_cond(f"loop_supply:loop:{lp}", sev, "loop", lp, s.loop_name[lp], "loop_supply_temp_c",
                          snap.loop_supply_temp_c[lp],
                          f"facility supply ≥ {step:.0f} K above its {setpoint[lp]:.0f} °C setpoint",
-                         impact=ctx.impact_of_gpus(gpus, float(snap.loop_heat_kw[lp]) / 1e3)))
+                         impact=ctx.impact_of_racks(np.flatnonzero(s.cdu_loop[s.rack_cdu] == lp),
+                                                    float(snap.loop_heat_kw[lp]) / 1e3)))
     return out
 
 
@@ -219,10 +243,9 @@ def _power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
             racks = on_a | on_b
             racks_dark = racks & dark
             one_feed = racks & ~dark
-            gpus = racks_dark[s.gpu_rack]
             kind = POWER_KINDS[int(s.power_kind[e])]
             key = f"power_dead:power:{e}"
-            impact = ctx.impact_of_gpus(gpus, float(snap.rack_power_kw[racks].sum()) / 1e3)
+            impact = ctx.impact_of_racks(np.flatnonzero(racks_dark), float(snap.rack_power_kw[racks].sum()) / 1e3)
             n_dark, n_one = int(racks_dark.sum()), int(one_feed.sum())
             text = f"{kind} {s.power_name[e]} de-energised: {n_one} racks on one feed (no redundancy)"
             if n_dark:
@@ -238,7 +261,7 @@ def _power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
                 out.append(_cond(f"no_redundancy:power:{p}", "warning", "power", p, s.power_name[p], "power_live",
                                  1.0, f"no redundancy: carries {int(carried.sum())} racks alone while "
                                  f"{s.power_name[e]} is down", group=key,
-                                 impact=Impact(int(carried[s.gpu_rack].sum()), (), 0.0,
+                                 impact=Impact(int(ctx.rack_live_gpus[carried].sum()), (), 0.0,
                                                float(snap.power_load_kw[p]) / 1e3)))
     for e in np.flatnonzero(snap.power_load_frac > 1.0):
         out.append(_cond(f"overload:power:{e}", "critical", "power", e, s.power_name[e], "load_frac",
@@ -322,10 +345,8 @@ def _xid_conditions(ctx: _Context) -> list[Condition]:
     for g in np.flatnonzero(snap.last_xid_code > 0):
         code = int(snap.last_xid_code[g])
         name = f"{s.node_name[s.gpu_node[g]]}/gpu{int(s.gpu_index[g])}"
-        one = np.zeros(s.n_gpus, dtype=bool)
-        one[g] = True
         out.append(_cond(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "gpu", g, name, "last_xid_code", code,
-                         f"XID {code} on {name}", impact=ctx.impact_of_gpus(one)))
+                         f"XID {code} on {name}", impact=ctx.impact_of_gpu(int(g))))
     return out
 
 
@@ -346,19 +367,18 @@ def _rack_conditions(ctx: _Context, cause_of_rack: dict[int, str]) -> list[Condi
     hot = _gpus_per(s.gpu_rack, (temp >= max_op) & ctx.live_gpu, s.n_racks)
     very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown) & ctx.live_gpu, s.n_racks)
     for r in np.flatnonzero(hot > 0):
-        gpus = s.gpu_rack == r
         sev = "critical" if very_hot[r] else "warning"
         text = (f"{int(very_hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above slowdown temperature"
                 if very_hot[r] else
                 f"{int(hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above max operating temperature")
         out.append(_cond(f"gpu_hot:rack:{r}", sev, "rack", r, s.rack_name[r], "gpu_temp_c",
-                         snap.rack_max_gpu_temp_c[r], text, impact=ctx.impact_of_gpus(gpus),
+                         snap.rack_max_gpu_temp_c[r], text, impact=ctx.impact_of_racks(np.array([r])),
                          group=cause_of_rack.get(int(r), "")))
     for r in np.flatnonzero(ctx.rack_down > 0):
-        gpus = (s.gpu_rack == r) & ctx.down
         out.append(_cond(f"gpu_down:rack:{r}", "critical", "rack", r, s.rack_name[r], "gpu_state",
                          ctx.rack_down[r], f"{int(ctx.rack_down[r])} of {int(ctx.rack_live_gpus[r])} GPUs down",
-                         impact=ctx.impact_of_gpus(gpus), group=cause_of_rack.get(int(r), "")))
+                         impact=ctx.impact_of_racks(np.array([r]), down_only=True),
+                         group=cause_of_rack.get(int(r), "")))
     return out
 
 
@@ -374,10 +394,12 @@ def _job_conditions(ctx: _Context, cause_of_gpu: dict[str, np.ndarray]) -> list[
         share = now / best if best > 0 else 1.0
         if not stalled and share >= JOB_SLOW_WARN_FRAC:
             continue
-        in_job = np.zeros(s.n_gpus, dtype=bool)
-        in_job[ids] = True
-        group = max(cause_of_gpu, key=lambda k: int(np.count_nonzero(cause_of_gpu[k] & in_job)), default="")
-        if group and not np.any(cause_of_gpu[group] & in_job):
+        in_job = np.zeros(s.n_gpus, dtype=bool) if cause_of_gpu else None
+        if in_job is not None:
+            in_job[ids] = True
+        hits = {k: int(np.count_nonzero(in_job[g])) for k, g in cause_of_gpu.items()} if in_job is not None else {}
+        group = max(hits, key=hits.get, default="")
+        if group and not hits[group]:
             group = ""
         impact = Impact(int(ids.size) if stalled else 0, (job.name,), max(best - now, 0.0), 0.0)
         if stalled:
@@ -422,21 +444,21 @@ def evaluate(state: SiteTables, snap: Snapshot, facts: SiteFacts | None = None) 
             xid_of_rack.setdefault(int(state.gpu_rack[c.entity_id]), c.key)
     racks = [c if c.group or c.entity_id not in xid_of_rack else replace(c, group=xid_of_rack[c.entity_id])
              for c in _rack_conditions(ctx, cause_of_rack)]
-    # the GPUs each root cause takes out, to place job alerts under the cause that hurts them most
+    # the GPUs (ids) each root cause takes out, to place job alerts under the cause that hurts them most
     cause_of_gpu: dict[str, np.ndarray] = {}
-    gpu_cause = rack_cause[state.gpu_rack]
-    for key in set(cause_of_rack.values()):
-        cause_of_gpu[key] = (gpu_cause == key) & ctx.down
+    down_ids = np.flatnonzero(ctx.down)
+    if down_ids.size and cause_of_rack:
+        down_cause = rack_cause[state.gpu_rack[down_ids]]
+        for key in set(down_cause.tolist()) - {""}:
+            cause_of_gpu[key] = down_ids[down_cause == key]
     for leaf, key in cut_leaves.items():
-        cause_of_gpu[key] = state.gpu_leaf == leaf
+        cause_of_gpu[key] = np.flatnonzero(state.gpu_leaf == leaf)
     for c in xids:
-        if not c.group:
-            mask = np.zeros(state.n_gpus, dtype=bool)
-            mask[c.entity_id] = ctx.down[c.entity_id]
-            cause_of_gpu[c.key] = mask
+        if not c.group and ctx.down[c.entity_id]:
+            cause_of_gpu[c.key] = np.array([c.entity_id])
     for c in racks:
         if c.rule == "gpu_down" and not c.group:
-            cause_of_gpu[c.key] = (state.gpu_rack == c.entity_id) & ctx.down
+            cause_of_gpu[c.key] = down_ids[state.gpu_rack[down_ids] == c.entity_id]
     jobs = _job_conditions(ctx, cause_of_gpu)
     return jobs + cooling + loops + power + _source_conditions(ctx) + links + xids + racks + _stale_conditions(ctx)
 
