@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+from ingest.live.alert_rules import SEVERITY_RANK
+
 
 
 @dataclass

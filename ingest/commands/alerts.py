@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
-from datetime import datetime
 
+from ingest.live.alert_rules import SEVERITY_RANK
 from ingest.live.alerts import list_alerts
 from ingest.store.db import open_database
+from twin.commands.jsonout import dumps
 
 MAX_LIMIT = 100_000
 
@@ -30,34 +29,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_list)
 
 
-_SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
-
-
 def _urgency(a: dict) -> tuple:
-    return (a["cleared_at"] is not None, _SEVERITY_RANK.get(a["severity"], 3), -a["impact"]["tokens_per_s"],
+    return (a["cleared_at"] is not None, SEVERITY_RANK.get(a["severity"], 3), -a["impact"]["tokens_per_s"],
             -a["impact"]["gpus"], a["entity_name"], a["id"])
 
 
-def _plain(value):
-    """JSON-safe: ISO timestamps, null for non-finite numbers."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _iso(ts):
+    return ts.isoformat() if ts is not None else None
 
 
 def _record(a: dict) -> dict:
-    return _plain({"id": a["id"], "site": a["site"], "severity": a["severity"],
-                   "entity": {"kind": a["entity_kind"], "name": a["entity_name"]}, "group": a["group"],
-                   "impact": a["impact"], "text": a["message"], "runbook": a["runbook"], "value": a["value"],
-                   "raised_at": a["raised_at"], "updated_at": a["updated_at"], "cleared_at": a["cleared_at"],
-                   "acknowledged": a["acknowledged"], "ack_comment": a["ack_comment"],
-                   "silenced_until": a["silenced_until"]})
+    """One alert as ``alerts list --json`` prints it (ISO 8601 times; non-finite numbers become null)."""
+    return {"id": a["id"], "site": a["site"], "severity": a["severity"],
+            "entity": {"kind": a["entity_kind"], "name": a["entity_name"]}, "group": a["group"],
+            "impact": a["impact"], "text": a["message"], "runbook": a["runbook"], "value": a["value"],
+            "raised_at": _iso(a["raised_at"]), "updated_at": _iso(a["updated_at"]), "cleared_at": _iso(a["cleared_at"]),
+            "acknowledged": a["acknowledged"], "ack_comment": a["ack_comment"],
+            "silenced_until": _iso(a["silenced_until"])}
 
 
 def _list(args) -> int:
@@ -67,7 +55,7 @@ def _list(args) -> int:
     alerts = sorted(list_alerts(open_database(args.db), args.site, args.active, args.limit), key=_urgency)
     records = [_record(a) for a in alerts]
     if args.json:
-        print(json.dumps(records, indent=2, allow_nan=False))
+        print(dumps(records, indent=2))
         return 0
     if not records:
         print("no alerts")
