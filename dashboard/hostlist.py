@@ -44,19 +44,3 @@ def compress(hostnames: list[str]) -> str:
         parts.append(f"{prefix}{ranges[0]}" if len(ranges) == 1 and "-" not in ranges[0]
                      else f"{prefix}[{','.join(ranges)}]")
     return ",".join(parts)
-
-
-def expand(hostlist: str) -> list[str]:
-    """The hostnames of a hostlist written by :func:`compress` (for tests and round trips)."""
-    hosts = []
-    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", hostlist):
-        match = re.match(r"^(.*)\[(.*)\]$", part)
-        if not match:
-            hosts.append(part)
-            continue
-        prefix, body = match.groups()
-        for item in body.split(","):
-            lo, _, hi = item.partition("-")
-            for value in range(int(lo), int(hi or lo) + 1):
-                hosts.append(f"{prefix}{value:0{len(lo)}d}")
-    return hosts

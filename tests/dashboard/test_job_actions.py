@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dashboard.hostlist import expand
+from tests.dashboard.hostlists import expand
 from dashboard.job_actions import diagnose, expected_after_drain
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine

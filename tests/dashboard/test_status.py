@@ -5,7 +5,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from dashboard.hostlist import compress, expand
+from dashboard.hostlist import compress
+from tests.dashboard.hostlists import expand
 from dashboard.stat_window import window_stat
 from dashboard.status import alert_counts, group_alerts, status_banner
 
