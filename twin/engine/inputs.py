@@ -50,6 +50,7 @@ class TickInputs:
     outdoor_dry_bulb_c: float | None = None
     outdoor_wet_bulb_c: float | None = None
     swing_jobs: list[swing.SwingJob] | None = None  # default: from placed jobs, else one job on all GPUs
+    swing_alignment: str = swing.DEFAULT_ALIGNMENT  # jobs' steps in phase ("synchronised") or "independent"
     jobs: list[PlacedJob] = field(default_factory=list)
     supply_excursion_k: float = 5.0  # ΔT of the projected supply-temperature excursion
     recover_down_gpus: bool = False  # clear the thermal-shutdown latch of GPUs that cooled down

@@ -138,6 +138,14 @@ class FabricResult:
 
 
 @dataclass(frozen=True)
+class JobsResult:
+    """Placed jobs: their status and the shape of their GPU power through the training phases."""
+
+    statuses: list[JobStatus]
+    power_shapes: list  # twin.training.phases.ProfileStats per status (None when stalled)
+
+
+@dataclass(frozen=True)
 class ProjectionResult:
     """Per-rack projections after cooling failures, from the hottest GPU of each rack."""
 

@@ -96,7 +96,12 @@ def project(state: SiteTables, scenario: Scenario) -> dict:
         "swing": {"swing_amplitude_mw": sw.amplitude_mw, "swing_ramp_mw_per_s": sw.ramp_mw_per_s, "swing_period_s": sw.period_s,
                   "swing_followable_mw": sw.followable_mw, "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
                   "battery_headroom_mw": sw.battery_headroom_mw, "swing_shortfall_mw": sw.shortfall_mw,
-                  "swing_within_limits_flag": sw.within_limits},
+                  "swing_within_limits_flag": sw.within_limits, "swing_jobs_in_phase_flag": sw.jobs_in_phase,
+                  "swing_dominant_period_s": sw.dominant_period_s, "swing_dominant_line_mw": sw.dominant_line_mw,
+                  "checkpoint_period_s": sw.checkpoint_period_s, "checkpoint_dip_mw": sw.checkpoint_dip_mw,
+                  "checkpoint_dip_s": sw.checkpoint_dip_s, "eval_dip_mw": sw.eval_dip_mw, "eval_dip_s": sw.eval_dip_s,
+                  "restart_dip_mw": sw.restart_dip_mw, "restart_dip_s": sw.restart_dip_s,
+                  "restart_surge_mw_per_s": sw.restart_surge_mw_per_s},
         "fabric": _fabric(state, snap),
         "job": _job(state, job, snap) if job else None,
     }

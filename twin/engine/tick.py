@@ -47,6 +47,7 @@ from twin.engine.phases import (
     GpuThermalResult,
     HeatResult,
     ItPowerResult,
+    JobsResult,
     PowerStateResult,
     PowerTreeResult,
     ProjectionResult,
@@ -58,6 +59,7 @@ from twin.engine.phases import (
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
 from twin.physics import cooling, fabric, failures, power, powertree, swing, thermal, weather
 from twin.site.tables import SiteTables
+from twin.training import phases as job_phases
 
 __all__ = ["PlacedJob", "SiteBalance", "TickDetail", "TickInputs", "TwinEngine", "START_TS", "DEFAULT_UTIL_FRAC"]
 
@@ -67,19 +69,11 @@ log = logging.getLogger(__name__)
 GPU_FLOW_SHARE_FRAC = 0.8  # [E] share of a rack's secondary flow through GPU cold plates (rest: CPUs, NICs)
 BASE_LIQUID_CAPTURE_FRAC = 0.5  # [E] share of non-GPU node power removed by liquid (CPU cold plates)
 SWITCH_POWER_W = 1700.0  # [E] SN5600-class switch with 64 × 800G optics (~15 W each) + ASIC/CPU/fans
-COMM_POWER_FRAC = 0.15  # [E] GPU dynamic power kept during communication phases (NCCL kernels)
 DEFAULT_STEP_TIME_S = 2.0  # [E] step time of the nominal job (swing period), Uptime: 1–2 s
 DEFAULT_COMPUTE_FRAC = 0.85  # [E] share of the step at busy power
 CROSS_POD_TRAFFIC_FRAC = 0.5  # [E] share of a pod's uplink traffic that continues to the core
 XID_THERMAL_SHUTDOWN = 79  # [NVIDIA-XID-Catalog]: "fallen off the bus", thermal suspect
 START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT [Musk-2024-07-22]
-
-
-def _swing_job(status: JobStatus, busy_w: float, comm_w: float) -> swing.SwingJob:
-    """Swing profile of a placed job: busy during compute (incl. throttle loss), near idle otherwise."""
-    busy_s = status.breakdown_s.get("compute", 0.0) + status.breakdown_s.get("throttle_loss", 0.0)
-    frac = min(max(busy_s / status.step_time_s, 0.0), 1.0) if status.step_time_s > 0 else 1.0
-    return swing.SwingJob(int(status.gpu_ids.size), float(status.step_time_s), frac, busy_w, comm_w)
 
 
 def _uniform_or_array(values: np.ndarray) -> float | np.ndarray:
@@ -114,6 +108,8 @@ class TwinEngine:
         self.prev_cdu_heat_kw = self.cdu_rated_kw * 0.5
         self.prev_plant_heat_kw = np.zeros(len(state.plant_name))
         self.detail: TickDetail | None = None
+        self._shape_cache: dict = {}  # job phase shapes by job status (twin.training.jobphases)
+        self._default_shape = job_phases.profile_stats(job_phases.two_phase_profile(DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC))
         if settle:
             self.settle(TickInputs(ts=start))
 
@@ -233,7 +229,8 @@ class TwinEngine:
         sw = self._swing(inp, ps, dem, gt, itp, tree, site, jobs)
         proj = self._projections(inp, ps, cool, gt, itp, heat)
         self.ts = ts
-        return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs, sw, proj))
+        return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw,
+                                          proj))
 
     def _weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         dry, wet = weather.outdoor_conditions(self.weather_curve, ts, self.state.longitude_deg)
@@ -539,34 +536,56 @@ class TwinEngine:
             self._link_cache = (key, link_util)
         return FabricResult(link_up_flag=up, link_util_frac=self._link_cache[1].copy())
 
-    def _jobs(self, inp: TickInputs, gt: GpuThermalResult, fab: FabricResult) -> list[JobStatus]:
+    def _jobs(self, inp: TickInputs, gt: GpuThermalResult, fab: FabricResult) -> JobsResult:
+        """Status of the placed jobs and the shape of their power through the phases (cached by status)."""
         if not inp.jobs:
-            return []
-        from twin.training import sitejob  # imported only when jobs are placed
+            return JobsResult(statuses=[], power_shapes=[])
+        from twin.training import jobphases, sitejob  # imported only when jobs are placed
 
-        return [sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, gt.gpu_clock_frac, fab.link_up_flag).status
-                for job in inp.jobs]
+        statuses, shapes = [], []
+        for job in inp.jobs:
+            res = sitejob.evaluate_site_job(self.state, job.spec, job.gpu_ids, gt.gpu_clock_frac, fab.link_up_flag)
+            statuses.append(res.status)
+            shapes.append(jobphases.cached_job_shape(self._shape_cache, self.state, job.spec, res))
+        return JobsResult(statuses=statuses, power_shapes=shapes)
+
+    def _busy_w(self, cap_w, gt: GpuThermalResult, ids: np.ndarray | None) -> float:
+        """Mean throttled board power while computing over ``ids`` (all running GPUs when None).
+
+        A GPU at full clocks computes at the enforced limit ``cap_w``; a throttled one at the
+        power the thermal model left it.
+        """
+        clock = gt.gpu_clock_frac if ids is None else gt.gpu_clock_frac[ids]
+        throttled = (clock < 0.999) & (clock > 0.0)
+        if not throttled.any():
+            return float(np.mean(cap_w)) if np.ndim(cap_w) == 0 or ids is None else float(np.mean(cap_w[ids]))
+        power_w = gt.gpu_power_w if ids is None else gt.gpu_power_w[ids]
+        cap = np.broadcast_to(np.asarray(cap_w, dtype=np.float64), (self.state.n_gpus,))
+        cap = cap if ids is None else cap[ids]
+        running = clock > 0.0
+        return float(np.mean(np.where(throttled, power_w, cap)[running])) if running.any() else 0.0
 
     def _swing(self, inp: TickInputs, ps: PowerStateResult, dem: DemandResult, gt: GpuThermalResult,
-               itp: ItPowerResult, tree: PowerTreeResult, site: SiteResult, jobs: list[JobStatus]) -> swing.SwingReport:
+               itp: ItPowerResult, tree: PowerTreeResult, site: SiteResult, jobs: JobsResult) -> swing.SwingReport:
+        """Swing of the running jobs from their phase shapes at the throttled busy power (see docs/physics.md)."""
         s = self.state
         n_run = s.n_gpus - (int(np.count_nonzero(gt.gpu_down)) if gt.any_gpu_down else 0)
-        limit = dem.gpu_power_limit_w
-        busy = float(np.mean(np.minimum(limit, self.tdp_w))) if np.ndim(limit) else float(
-            np.minimum(limit, np.mean(self.tdp_w)))
+        cap = np.minimum(dem.gpu_power_limit_w, self.tdp_w)
         idle = float(np.mean(self.idle_w))
-        comm = float(power.gpu_demand_power_w(COMM_POWER_FRAC, idle, busy))  # communication: near idle
         swing_jobs = inp.swing_jobs
-        if swing_jobs is None and jobs:
-            swing_jobs = [_swing_job(st, busy, comm) for st in jobs if np.isfinite(st.step_time_s)]
+        if swing_jobs is None and jobs.statuses:
+            swing_jobs = [swing.SwingJob(int(st.gpu_ids.size), self._busy_w(cap, gt, st.gpu_ids), idle, shape)
+                          for st, shape in zip(jobs.statuses, jobs.power_shapes) if shape is not None]
         if swing_jobs is None:
-            swing_jobs = [swing.SwingJob(n_run, DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC, busy, comm)] if n_run else []
+            swing_jobs = [swing.SwingJob(n_run, self._busy_w(cap, gt, None), idle, self._default_shape)] if n_run \
+                else []
         node_dc = float(itp.node_dc_power_w.sum())
         rack_kw = float(itp.rack_power_kw.sum())
         k_node = (float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0) * (
             tree.tree_input_kw / rack_kw if rack_kw > 0 else 1.0)
         return swing.project_swing(swing_jobs, s.source_kind, s.source_capacity_mw, s.source_ramp_mw_per_s,
-                                   site.source_power_mw, ps.source_live, site.battery_soc_frac, k_node)
+                                   site.source_power_mw, ps.source_live, site.battery_soc_frac, k_node,
+                                   alignment=inp.swing_alignment)
 
     def _projections(self, inp: TickInputs, ps: PowerStateResult, cool: CoolingResult, gt: GpuThermalResult,
                      itp: ItPowerResult, heat: HeatResult) -> ProjectionResult:

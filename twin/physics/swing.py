@@ -3,16 +3,31 @@
 Every training step has a compute phase (GPUs near their busy power) and a
 communication/checkpoint phase (near idle); with thousands of GPUs in lock-step the
 whole site load swings by tens of MW every step ([Llama3-2024 §3.3.4]; [Choukse-2025]; Uptime Intelligence: swings beyond 100 % of the low point every
-1–2 s).
+1–2 s).  The shape of each job's power comes from its phases
+(:mod:`twin.training.phases`: step segments, checkpoints, evaluations, restarts) as a
+:class:`~twin.training.phases.ProfileStats` in the power-fraction space; a
+:class:`SwingJob` scales it by the job's GPUs and its throttled busy and idle power.
 
 Model (units in names):
 
-* amplitude of a job ``ΔP = n_gpus · (P_busy − P_comm) · k_node`` where ``k_node`` is
-  the facility power per watt of GPU board power (PSU and distribution losses); jobs
-  are summed in phase (worst case);
+* amplitude of a job ``ΔP = n · Δf · (P_busy − P_idle) · k_node``: ``Δf`` the
+  peak-to-peak power fraction within a step, ``P_busy`` the throttled board power while
+  computing, ``k_node`` the facility power per watt of GPU board power (PSU and
+  distribution losses);
+* jobs combine by ``alignment``: ``"synchronised"`` (worst case: steps, checkpoints and
+  evaluations of all jobs in phase, amplitudes and dips add) or ``"independent"`` (steps
+  not in phase: amplitudes add in quadrature, exact for the RMS of independent signals and
+  used for the peak-to-peak too; checkpoints and evaluations never coincide: the largest
+  single dip);
 * ramp rate ``ΔP / t_edge`` with ``t_edge`` the time the GPUs take to move between the
   two power levels (``EDGE_S``, [E]: the board power controller settles in tens of
   milliseconds; fleets are not perfectly aligned, so 0.1 s for the site);
+* frequency content: the dominant line (largest Fourier line among step harmonics,
+  checkpoint and evaluation trains; lines of the same period add like the amplitudes);
+* dips: a checkpoint (or evaluation) drops the job from its mean power to the checkpoint
+  (evaluation) power for the write (evaluation) time, then surges back within ``EDGE_S``;
+  a restart drops one job (failures are independent: the largest job) to idle through
+  detection, drain and restore, then ramps back over the warm-up;
 * what supply can follow within the shorter phase ``t_phase``: generators and grid
   change output by at most ``Σ ramp_mw_per_s · t_phase``; batteries respond at once up
   to their spare power; the rest is the shortfall (to be absorbed by ride-through,
@@ -21,30 +36,47 @@ Model (units in names):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from twin.site.tables import SOURCE_KINDS
+from twin.training import phases
 
 EDGE_S = 0.1  # [E] compute ↔ communication power transition time of a synchronous job
+ALIGNMENTS = ("synchronised", "independent")
+DEFAULT_ALIGNMENT = "synchronised"
 _BATTERY = SOURCE_KINDS.index("battery")
 
 
 @dataclass(frozen=True)
 class SwingJob:
-    """Power profile of one synchronous training job."""
+    """Power of one synchronous training job: its GPUs, power levels and phase shape."""
 
     n_gpus: int
-    step_time_s: float
-    compute_frac: float  # fraction of the step at busy power
-    busy_w: float  # GPU board power in the compute phase
-    comm_w: float  # GPU board power in the communication phase
+    busy_w: float  # throttled GPU board power while computing
+    idle_w: float  # GPU board power while waiting
+    shape: phases.ProfileStats
+
+    def mw(self, frac: float, facility_w_per_gpu_w: float = 1.0) -> float:
+        """A power-fraction difference of this job as facility MW."""
+        return self.n_gpus * frac * (self.busy_w - self.idle_w) * facility_w_per_gpu_w / 1e6
+
+    @classmethod
+    def two_phase(cls, n_gpus: int, step_time_s: float, compute_frac: float, busy_w: float, idle_w: float,
+                  low_power_frac: float = phases.COMM_POWER_FRAC) -> "SwingJob":
+        """A job whose step is ``compute_frac`` at busy power, the rest at ``low_power_frac``."""
+        if n_gpus < 0 or not step_time_s > 0 or not 0.0 <= compute_frac <= 1.0:
+            raise ValueError(f"invalid swing job: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1] "
+                             f"(got {n_gpus}, {step_time_s}, {compute_frac})")
+        profile = phases.two_phase_profile(step_time_s, compute_frac, low_power_frac)
+        return cls(int(n_gpus), float(busy_w), float(idle_w), phases.profile_stats(profile))
 
 
 @dataclass(frozen=True)
 class SwingReport:
-    """Swing amplitude, ramp and the comparison with what supply can follow."""
+    """Swing amplitude, ramp, frequency content and dips, and the comparison with what supply can follow."""
 
     amplitude_mw: float
     ramp_mw_per_s: float
@@ -55,13 +87,63 @@ class SwingReport:
     battery_headroom_mw: float
     shortfall_mw: float
     within_limits: bool
+    jobs_in_phase: bool = True  # alignment: True = synchronised worst case
+    dominant_period_s: float = math.inf  # period of the largest Fourier line of the jobs' power
+    dominant_line_mw: float = 0.0  # amplitude of that line (sinusoid peak)
+    checkpoint_period_s: float = math.inf  # shortest checkpoint period among the jobs
+    checkpoint_dip_mw: float = 0.0  # drop of site power during a checkpoint write
+    checkpoint_dip_s: float = 0.0
+    eval_dip_mw: float = 0.0
+    eval_dip_s: float = 0.0
+    restart_dip_mw: float = 0.0  # drop while the largest job restarts
+    restart_dip_s: float = 0.0
+    restart_surge_mw_per_s: float = 0.0  # ramp back to training power over the warm-up
 
 
 def job_amplitude_mw(job: SwingJob, facility_w_per_gpu_w: float = 1.0) -> float:
-    """Swing amplitude of one job [MW]: ``n · (P_busy − P_comm) · k_node``."""
-    if job.n_gpus < 0 or job.step_time_s <= 0 or not 0.0 <= job.compute_frac <= 1.0:
-        raise ValueError(f"invalid swing job {job!r}: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1]")
-    return job.n_gpus * max(job.busy_w - job.comm_w, 0.0) * facility_w_per_gpu_w / 1e6
+    """Swing amplitude of one job [MW]: ``n · Δf · (P_busy − P_idle) · k_node``."""
+    return job.mw(job.shape.swing_frac, facility_w_per_gpu_w)
+
+
+def _combine(values: list[float], in_phase: bool) -> float:
+    return float(sum(values)) if in_phase else float(math.sqrt(sum(v * v for v in values)))
+
+
+def _dominant_line(jobs: list[SwingJob], k: float, in_phase: bool) -> tuple[float, float]:
+    """(period_s, amplitude_mw) of the largest line; lines of equal period combine like amplitudes."""
+    by_period: dict[float, list[float]] = {}
+    for j in jobs:
+        lines = {round(j.shape.step_s, 6): j.shape.step_line_frac}
+        lines[round(j.shape.dominant_period_s, 6)] = j.shape.dominant_line_frac  # the same line if the step's
+        for period, frac in lines.items():
+            if math.isfinite(period) and frac > 0:
+                by_period.setdefault(period, []).append(j.mw(frac, k))
+    if not by_period:
+        return math.inf, 0.0
+    period, amps = max(by_period.items(), key=lambda pa: _combine(pa[1], in_phase))
+    return float(period), _combine(amps, in_phase)
+
+
+def dips(jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, alignment: str = DEFAULT_ALIGNMENT,
+         edge_s: float = EDGE_S) -> dict[str, float]:
+    """Frequency content and whole-job dips of ``jobs`` in facility MW, MW/s and s (see module docstring)."""
+    if alignment not in ALIGNMENTS:
+        raise ValueError(f"alignment: must be one of {ALIGNMENTS}, got {alignment!r}")
+    k, in_phase = facility_w_per_gpu_w, alignment == "synchronised"
+    period, line = _dominant_line(jobs, k, in_phase)
+    out = {"dominant_period_s": period, "dominant_line_mw": line}
+    for kind in ("checkpoint", "eval"):
+        hit = [j for j in jobs if getattr(j.shape, f"{kind}_dip_s") > 0]
+        depth = [j.mw(getattr(j.shape, f"{kind}_dip_frac"), k) for j in hit]
+        out[f"{kind}_dip_mw"] = (sum(depth) if in_phase else max(depth)) if hit else 0.0
+        out[f"{kind}_dip_s"] = max((getattr(j.shape, f"{kind}_dip_s") for j in hit), default=0.0)
+    out["checkpoint_period_s"] = min((j.shape.checkpoint_period_s for j in jobs), default=math.inf)
+    big = max(jobs, key=lambda j: j.mw(j.shape.restart_dip_frac, k), default=None)
+    restart = big.mw(big.shape.restart_dip_frac, k) if big is not None else 0.0
+    out["restart_dip_mw"] = restart
+    out["restart_dip_s"] = big.shape.restart_dip_s if big is not None else 0.0
+    out["restart_surge_mw_per_s"] = restart / max(big.shape.restart_warmup_s, edge_s) if big is not None else 0.0
+    return out
 
 
 def project_swing(
@@ -74,6 +156,7 @@ def project_swing(
     battery_soc_frac: np.ndarray | None = None,
     facility_w_per_gpu_w: float = 1.0,
     edge_s: float = EDGE_S,
+    alignment: str = DEFAULT_ALIGNMENT,
 ) -> SwingReport:
     """Swing of ``jobs`` against the live sources (see module docstring).
 
@@ -82,12 +165,13 @@ def project_swing(
     """
     if edge_s <= 0:
         raise ValueError("edge_s: must be > 0")
-    amplitude = float(sum(job_amplitude_mw(j, facility_w_per_gpu_w) for j in jobs))
-    active = [j for j in jobs if j.n_gpus > 0 and 0.0 < j.compute_frac < 1.0]
+    extra = dips(jobs, facility_w_per_gpu_w, alignment, edge_s)
+    amplitude = _combine([job_amplitude_mw(j, facility_w_per_gpu_w) for j in jobs], alignment == "synchronised")
+    active = [j for j in jobs if j.n_gpus > 0 and 0.0 < j.shape.high_s < j.shape.step_s]
     if active:
-        fastest = min(active, key=lambda j: j.step_time_s)
-        period = fastest.step_time_s
-        phase = period * min(fastest.compute_frac, 1.0 - fastest.compute_frac)
+        fastest = min(active, key=lambda j: j.shape.step_s)
+        period = fastest.shape.step_s
+        phase = min(fastest.shape.high_s, period - fastest.shape.high_s)
     else:
         period, phase = float("inf"), float("inf")
     live = np.asarray(source_live, dtype=bool)
@@ -112,4 +196,6 @@ def project_swing(
         battery_headroom_mw=headroom,
         shortfall_mw=shortfall,
         within_limits=shortfall <= 0.0,
+        jobs_in_phase=alignment == "synchronised",
+        **extra,
     )

@@ -17,7 +17,7 @@ UNITLESS = {
     "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",
     "link_up_flag", "node_psus_live", "pumps_running_count", "gpu_clock_event_mask", "gpu_state", "power_n1_worst_by",
     "balance", "ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat", "power_tree",
-    "site", "fabric", "jobs", "swing", "projections",
+    "site", "fabric", "jobs", "swing", "projections", "statuses", "power_shapes",
 }
 RESULTS = [cls for cls in vars(phases).values() if dataclasses.is_dataclass(cls) and cls.__module__ == phases.__name__
            and cls.__name__.endswith("Result")]

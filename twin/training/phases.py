@@ -1,0 +1,350 @@
+"""GPU power of a training job through its phases, at sub-second resolution.
+
+A synchronous job repeats one step: forward/backward compute near the (throttled) power
+limit, then exposed communication, pipeline bubble and stage-imbalance waits near idle,
+then the data-parallel gradient exchange and the optimizer update ([Choukse-2025]: every
+iteration alternates compute-heavy phases near TDP with communication-heavy phases near
+idle).  On top of the steps the schedule adds whole-job pauses: checkpoint writes (the
+GPUs wait on storage, [Llama3-2024 §3.3.4]), evaluation (forward passes only: a lower
+plateau, as the MLPerf power logs show [MLPerf-Logging]) and restarts after a failure
+(idle through detection, drain and restore, then a warm-up ramp back to full power, see
+:mod:`twin.training.restart`).
+
+Power is written ``P = P_idle + f · (P_busy − P_idle)`` with a *power fraction* ``f`` per
+phase (:data:`PHASE_POWER_FRAC`), so the shape of a job's power depends only on its
+durations and is cached by them; ``P_busy`` is the board power the GPUs hold while
+computing under the power limit and thermal throttling (the engine's throttled power,
+not the TDP) and ``P_idle`` their idle power.
+
+* :func:`step_profile` — the ordered segments of one step from the step-time breakdown;
+* :func:`waveform_frac` / :func:`waveform_w` — the sampled waveform over a window;
+* :func:`fourier_lines` — exact Fourier lines of the periodic step (step period and its
+  harmonics) and of the pause trains (checkpoint or evaluation period);
+* :func:`profile_stats` — mean, peak-to-peak, dominant period and dips, all in the
+  fraction space (scale them with :func:`to_watts`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from twin.errors import InputError
+
+# Power fraction of each phase between idle (0) and the throttled busy power (1).
+COMPUTE_POWER_FRAC = 1.0  # forward/backward GEMMs near the power limit [Choukse-2025]
+COMM_POWER_FRAC = 0.15  # exposed communication, bubble, imbalance: near idle [Choukse-2025] [Est-Job-Phase-Power]
+OPTIMIZER_POWER_FRAC = 0.5  # memory-bound elementwise update (Adam) [Est-Job-Phase-Power]
+CHECKPOINT_POWER_FRAC = 0.0  # all GPUs wait on the checkpoint write [Llama3-2024 §3.3.4]
+EVAL_POWER_FRAC = 0.5  # forward passes only, with the evaluation loop's host work [Est-Job-Phase-Power]
+RESTART_POWER_FRAC = 0.0  # detection, drain and restore: GPUs idle (twin.training.restart)
+
+PHASE_POWER_FRAC = {"compute": COMPUTE_POWER_FRAC, "comm": COMM_POWER_FRAC, "bubble": COMM_POWER_FRAC,
+                    "dp_comm": COMM_POWER_FRAC, "optimizer": OPTIMIZER_POWER_FRAC,
+                    "checkpoint": CHECKPOINT_POWER_FRAC, "eval": EVAL_POWER_FRAC, "restart": RESTART_POWER_FRAC}
+# breakdown_s keys of twin.training.steptime.step_time, by step segment (in time order)
+_SEGMENT_KEYS = (("compute", ("compute", "throttle_loss")), ("comm", ("tp_comm", "cp_comm", "ep_comm", "pp_comm")),
+                 ("bubble", ("bubble", "stage_imbalance")), ("dp_comm", ("dp_comm",)))
+MAX_SAMPLES = 4_000_000  # bound on a sampled waveform (32 MB of float64)
+MAX_PAUSES = 100_000  # bound on the checkpoints, evaluations and restarts of one window
+HARMONICS = 8  # step harmonics reported by fourier_lines
+
+
+class PhaseProfileError(InputError):
+    """A step profile or schedule that cannot describe a job's power."""
+
+
+@dataclass(frozen=True)
+class StepProfile:
+    """One training step as ordered segments ``(name, duration_s, power_frac)``."""
+
+    segments: tuple[tuple[str, float, float], ...]
+
+    def __post_init__(self) -> None:
+        if not self.segments:
+            raise PhaseProfileError("step profile: needs at least one segment")
+        for name, dur, frac in self.segments:
+            if not (math.isfinite(dur) and dur >= 0.0):
+                raise PhaseProfileError(f"step profile: segment {name} duration_s must be finite and >= 0, got {dur!r}")
+            if not (math.isfinite(frac) and 0.0 <= frac <= 1.0):
+                raise PhaseProfileError(f"step profile: segment {name} power_frac must be in [0, 1], got {frac!r}")
+        if not self.step_s > 0.0:
+            raise PhaseProfileError("step profile: segments must add up to a positive step time")
+
+    @property
+    def step_s(self) -> float:
+        return float(sum(d for _, d, _ in self.segments))
+
+    @property
+    def mean_frac(self) -> float:
+        """Duty-weighted power fraction of the step."""
+        return float(sum(d * f for _, d, f in self.segments)) / self.step_s
+
+    @property
+    def high_s(self) -> float:
+        """Time of the step above the midpoint of its lowest and highest power."""
+        lo, hi = self.min_frac, self.max_frac
+        return float(sum(d for _, d, f in self.segments if f > (lo + hi) / 2.0)) if hi > lo else self.step_s
+
+    @property
+    def max_frac(self) -> float:
+        return max(f for _, d, f in self.segments if d > 0)
+
+    @property
+    def min_frac(self) -> float:
+        return min(f for _, d, f in self.segments if d > 0)
+
+
+def two_phase_profile(step_s: float, compute_frac: float, low_power_frac: float = COMM_POWER_FRAC) -> StepProfile:
+    """A step of ``compute_frac · step_s`` at busy power and the rest at ``low_power_frac``."""
+    if not 0.0 <= compute_frac <= 1.0:
+        raise PhaseProfileError(f"compute_frac must be in [0, 1], got {compute_frac!r}")
+    return StepProfile((("compute", step_s * compute_frac, COMPUTE_POWER_FRAC),
+                        ("comm", step_s * (1.0 - compute_frac), low_power_frac)))
+
+
+def step_profile(breakdown_s: dict[str, float], optimizer_s: float = 0.0) -> StepProfile:
+    """Segments of one step from a step-time breakdown (:func:`twin.training.steptime.step_time`).
+
+    ``breakdown_s["compute"]`` includes the optimizer (``StepResult.ops_s["optimizer"]``),
+    which is split off and placed last, after the data-parallel exchange.  Throttle loss
+    counts as compute (the GPUs compute, only slower).
+    """
+    opt = min(max(float(optimizer_s), 0.0), float(breakdown_s.get("compute", 0.0)))
+    segs = []
+    for name, keys in _SEGMENT_KEYS:
+        dur = float(sum(breakdown_s.get(k, 0.0) for k in keys)) - (opt if name == "compute" else 0.0)
+        segs.append((name, max(dur, 0.0), PHASE_POWER_FRAC[name]))
+    segs.append(("optimizer", opt, OPTIMIZER_POWER_FRAC))
+    return StepProfile(tuple(segs))
+
+
+@dataclass(frozen=True)
+class JobSchedule:
+    """Whole-job pauses on top of the steps [s of wall time unless named training time].
+
+    A checkpoint is written after every ``checkpoint_interval_s`` of training, an
+    evaluation runs after every ``eval_interval_s`` of training (``eval_at_s`` instead
+    gives explicit wall-clock starts, e.g. from a run log); ``restarts_at_s`` are failure
+    instants: the job idles for ``restart_down_s`` (detection, drain and swap, restore)
+    and then ramps linearly back over ``warmup_s``.
+    """
+
+    checkpoint_interval_s: float = math.inf
+    checkpoint_write_s: float = 0.0
+    eval_interval_s: float = math.inf
+    eval_s: float = 0.0
+    eval_at_s: tuple[float, ...] = ()
+    restarts_at_s: tuple[float, ...] = ()
+    restart_down_s: float = 0.0
+    warmup_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("checkpoint_interval_s", "eval_interval_s"):
+            if not getattr(self, name) > 0.0:
+                raise PhaseProfileError(f"schedule: {name} must be > 0 (inf for none), got {getattr(self, name)!r}")
+        for name in ("checkpoint_write_s", "eval_s", "restart_down_s", "warmup_s"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise PhaseProfileError(f"schedule: {name} must be finite and >= 0, got {v!r}")
+
+    @property
+    def checkpoint_period_s(self) -> float:
+        """Wall time between checkpoint starts (interval + write), inf without checkpoints."""
+        return self.checkpoint_interval_s + self.checkpoint_write_s if math.isfinite(self.checkpoint_interval_s) \
+            else math.inf
+
+
+def _pauses(schedule: JobSchedule, window_s: float) -> list[tuple[float, float, str]]:
+    """Whole-job pauses ``(start_s, duration_s, kind)`` in wall time inside ``[0, window_s)``."""
+    out: list[tuple[float, float, str]] = []
+    explicit = [(float(t), schedule.eval_s, "eval") for t in schedule.eval_at_s]
+    restarts = [(float(t), schedule.restart_down_s, "restart") for t in schedule.restarts_at_s]
+    # walk training time: the next periodic checkpoint/evaluation, delayed by earlier pauses
+    fixed = sorted(explicit + restarts)
+    wall, train = 0.0, 0.0
+    next_ckpt, next_eval = schedule.checkpoint_interval_s, schedule.eval_interval_s
+    limit = window_s / min(schedule.checkpoint_interval_s, schedule.eval_interval_s) + len(fixed) + 2
+    if limit > MAX_PAUSES:
+        raise PhaseProfileError(f"schedule gives about {limit:,.0f} pauses in {window_s:g} s (at most {MAX_PAUSES:,})")
+    for _ in range(int(limit)):
+        due = min(next_ckpt, next_eval)
+        t_due = wall + (due - train)
+        pending = [p for p in fixed if p[0] >= wall and p[0] < t_due]
+        if pending:
+            start, dur, kind = pending[0]
+            fixed.remove(pending[0])
+            train += start - wall
+        elif math.isfinite(due):
+            kind = "checkpoint" if next_ckpt <= next_eval else "eval"
+            start, dur = t_due, schedule.checkpoint_write_s if kind == "checkpoint" else schedule.eval_s
+            train = due
+            if kind == "checkpoint":
+                next_ckpt += schedule.checkpoint_interval_s
+            else:
+                next_eval += schedule.eval_interval_s
+        else:
+            break
+        if start >= window_s:
+            break
+        out.append((start, dur, kind))
+        wall = start + dur + (schedule.warmup_s if kind == "restart" else 0.0)
+        train += schedule.warmup_s if kind == "restart" else 0.0
+    return out
+
+
+def waveform_frac(profile: StepProfile, schedule: JobSchedule | None, window_s: float, dt_s: float,
+                  step_offset_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(t_s, power_frac)`` sampled every ``dt_s`` over ``[0, window_s)``.
+
+    Each sample is the mean of the piecewise-constant waveform over its interval
+    ``[t, t + dt)`` (what an integrating power meter reports), so a short segment is not
+    lost between samples.  ``step_offset_s`` shifts the step phase (jobs not in phase).
+    During a warm-up after a restart the power is the step power times a linear ramp,
+    taken at each sample's midpoint.
+    """
+    if not (math.isfinite(window_s) and window_s > 0 and math.isfinite(dt_s) and dt_s > 0):
+        raise PhaseProfileError(f"window_s and dt_s must be finite and > 0, got {window_s!r}, {dt_s!r}")
+    n = int(math.ceil(window_s / dt_s - 1e-9))
+    if n > MAX_SAMPLES:
+        raise PhaseProfileError(f"waveform of {n:,} samples exceeds {MAX_SAMPLES:,}: use a longer dt_s or a shorter window")
+    edges = np.arange(n + 1, dtype=np.float64) * dt_s
+    schedule = schedule or JobSchedule()
+    pauses = _pauses(schedule, window_s)
+    # training time at each wall instant: wall time minus the pause time before it
+    frac = np.diff(_integral_frac(edges, profile, pauses, step_offset_s)) / dt_s
+    if schedule.restarts_at_s and schedule.warmup_s > 0:
+        frac *= _warmup_ramp(edges[:-1] + dt_s / 2.0, pauses, schedule.warmup_s)
+    return edges[:-1], frac
+
+
+def _step_integral(tau: np.ndarray, profile: StepProfile, step_offset_s: float) -> np.ndarray:
+    """∫₀^τ f_step(u) du of the periodic step waveform (exact, piecewise linear in τ)."""
+    durs = np.array([d for _, d, _ in profile.segments])
+    fracs = np.array([f for _, _, f in profile.segments])
+    bounds = np.concatenate([[0.0], np.cumsum(durs)])
+    cum_at = np.concatenate([[0.0], np.cumsum(durs * fracs)])
+    period, per_step = bounds[-1], cum_at[-1]
+
+    def prim(x: np.ndarray) -> np.ndarray:
+        k = np.floor(x / period)
+        r = x - k * period
+        i = np.clip(np.searchsorted(bounds, r, side="right") - 1, 0, len(durs) - 1)
+        return k * per_step + cum_at[i] + (r - bounds[i]) * fracs[i]
+
+    return prim(tau + step_offset_s) - prim(np.zeros(1) + step_offset_s)
+
+
+def _integral_frac(t: np.ndarray, profile: StepProfile, pauses: list, step_offset_s: float) -> np.ndarray:
+    """∫₀^t f(u) du of the job waveform with its pauses (warm-up ramps not applied)."""
+    train = t.copy()  # training time elapsed at wall time t
+    out = np.zeros_like(t)
+    for start, dur, kind in pauses:
+        frac = PHASE_POWER_FRAC[kind]
+        inside = np.clip(t - start, 0.0, dur)
+        train -= inside
+        out += frac * inside
+    return out + _step_integral(train, profile, step_offset_s)
+
+
+def _warmup_ramp(mid_s: np.ndarray, pauses: list, warmup_s: float) -> np.ndarray:
+    """Multiplier of the step power after restarts: rises linearly 0 → 1 over ``warmup_s``."""
+    ramp = np.ones_like(mid_s)
+    if warmup_s <= 0:
+        return ramp
+    for start, dur, kind in pauses:
+        if kind == "restart":
+            x = mid_s - (start + dur)
+            inside = (x >= 0.0) & (x < warmup_s)
+            ramp[inside] = x[inside] / warmup_s
+    return ramp
+
+
+def waveform_w(profile: StepProfile, schedule: JobSchedule | None, window_s: float, dt_s: float, busy_w: float,
+               idle_w: float, step_offset_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(t_s, gpu_power_w)`` of one GPU of the job (see :func:`waveform_frac`)."""
+    t, f = waveform_frac(profile, schedule, window_s, dt_s, step_offset_s)
+    return t, to_watts(f, busy_w, idle_w)
+
+
+def to_watts(frac, busy_w: float, idle_w: float):
+    """Board power [W] of a power fraction between ``idle_w`` and ``busy_w``."""
+    return idle_w + np.asarray(frac) * (busy_w - idle_w) if np.ndim(frac) else idle_w + float(frac) * (busy_w - idle_w)
+
+
+def fourier_lines(profile: StepProfile, harmonics: int = HARMONICS) -> tuple[np.ndarray, np.ndarray]:
+    """``(period_s, amplitude_frac)`` of the step's first ``harmonics`` Fourier lines.
+
+    For the periodic piecewise-constant step ``f`` of period ``T``, the complex coefficient
+    ``c_n = Σ_k f_k (e^{−i2πn t_{k+1}/T} − e^{−i2πn t_k/T}) / (−i2πn)``; the amplitude of the
+    sinusoid at period ``T/n`` is ``2 |c_n|`` (a square wave of height ``h`` and duty ``d``
+    has ``2h |sin(πnd)| / (πn)``).
+    """
+    durs = np.array([d for _, d, _ in profile.segments])
+    fracs = np.array([f for _, _, f in profile.segments])
+    bounds = np.concatenate([[0.0], np.cumsum(durs)])
+    period = bounds[-1]
+    n = np.arange(1, harmonics + 1, dtype=np.float64)[:, None]
+    phase = np.exp(-2j * np.pi * n * bounds[None, :] / period)
+    c = (fracs[None, :] * (phase[:, 1:] - phase[:, :-1])).sum(axis=1) / (-2j * np.pi * n[:, 0])
+    return period / n[:, 0], 2.0 * np.abs(c)
+
+
+def pulse_line_frac(depth_frac: float, duration_s: float, period_s: float) -> float:
+    """Fundamental amplitude of a train of dips of ``depth_frac`` × ``duration_s`` every ``period_s``."""
+    if not (math.isfinite(period_s) and period_s > 0 and duration_s > 0):
+        return 0.0
+    return 2.0 * abs(depth_frac) * abs(math.sin(math.pi * min(duration_s / period_s, 1.0))) / math.pi
+
+
+@dataclass(frozen=True)
+class ProfileStats:
+    """Shape of one job's power in the fraction space (scale by ``busy − idle`` for W).
+
+    Peak-to-peak, dips and line amplitudes are differences of fractions; the mean is a level.
+    """
+
+    step_s: float
+    high_s: float  # time per step above the midpoint (compute side)
+    mean_frac: float  # duty-weighted mean over the step
+    swing_frac: float  # peak-to-peak within a step
+    dominant_period_s: float  # period of the largest Fourier line (step harmonics, checkpoints, evaluations)
+    dominant_line_frac: float  # amplitude of that line
+    step_line_frac: float  # amplitude of the line at the step period
+    checkpoint_period_s: float
+    checkpoint_dip_frac: float  # training mean minus checkpoint power
+    checkpoint_dip_s: float
+    eval_dip_frac: float
+    eval_dip_s: float
+    restart_dip_frac: float  # training mean minus restart (idle) power, then the warm-up surge
+    restart_dip_s: float
+    restart_warmup_s: float
+
+
+def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> ProfileStats:
+    """Mean, swing, dominant line and dips of a job (exact, no sampling)."""
+    sch = schedule or JobSchedule()
+    periods, amps = fourier_lines(profile)
+    mean = profile.mean_frac
+    ck_dip = mean - CHECKPOINT_POWER_FRAC if sch.checkpoint_write_s > 0 and math.isfinite(sch.checkpoint_interval_s) \
+        else 0.0
+    has_eval = sch.eval_s > 0 and (math.isfinite(sch.eval_interval_s) or sch.eval_at_s)
+    ev_dip = mean - EVAL_POWER_FRAC if has_eval else 0.0
+    lines = [(float(p), float(a)) for p, a in zip(periods, amps)]
+    lines.append((sch.checkpoint_period_s, pulse_line_frac(ck_dip, sch.checkpoint_write_s, sch.checkpoint_period_s)))
+    if math.isfinite(sch.eval_interval_s):
+        ev_period = sch.eval_interval_s + sch.eval_s
+        lines.append((ev_period, pulse_line_frac(ev_dip, sch.eval_s, ev_period)))
+    dom_period, dom_amp = max(lines, key=lambda pa: pa[1])
+    return ProfileStats(
+        step_s=profile.step_s, high_s=profile.high_s, mean_frac=mean,
+        swing_frac=profile.max_frac - profile.min_frac,
+        dominant_period_s=dom_period if dom_amp > 0 else math.inf, dominant_line_frac=dom_amp,
+        step_line_frac=float(amps[0]),
+        checkpoint_period_s=sch.checkpoint_period_s if ck_dip else math.inf,
+        checkpoint_dip_frac=ck_dip, checkpoint_dip_s=sch.checkpoint_write_s if ck_dip else 0.0,
+        eval_dip_frac=ev_dip, eval_dip_s=sch.eval_s if has_eval else 0.0,
+        restart_dip_frac=mean - RESTART_POWER_FRAC if sch.restart_down_s > 0 else 0.0,
+        restart_dip_s=sch.restart_down_s, restart_warmup_s=sch.warmup_s)
