@@ -126,8 +126,8 @@ class JobSchedule:
     """Whole-job pauses on top of the steps [s of wall time unless named training time].
 
     A checkpoint is written after every ``checkpoint_interval_s`` of training, an
-    evaluation runs after every ``eval_interval_s`` of training (``eval_at_s`` instead
-    gives explicit wall-clock starts, e.g. from a run log); ``restarts_at_s`` are failure
+    evaluation of ``eval_s`` runs after every ``eval_interval_s`` of training (``evals_at_s``
+    adds explicit ``(start_s, duration_s)`` evaluations, e.g. from a run log); ``restarts_at_s`` are failure
     instants: the job idles for ``restart_down_s`` (detection, drain and swap, restore)
     and then ramps linearly back over ``warmup_s``.
     """
@@ -136,7 +136,7 @@ class JobSchedule:
     checkpoint_write_s: float = 0.0
     eval_interval_s: float = math.inf
     eval_s: float = 0.0
-    eval_at_s: tuple[float, ...] = ()
+    evals_at_s: tuple[tuple[float, float], ...] = ()
     restarts_at_s: tuple[float, ...] = ()
     restart_down_s: float = 0.0
     warmup_s: float = 0.0
@@ -149,6 +149,9 @@ class JobSchedule:
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0.0):
                 raise PhaseProfileError(f"schedule: {name} must be finite and >= 0, got {v!r}")
+        for t, d in self.evals_at_s:
+            if not (math.isfinite(t) and math.isfinite(d) and d >= 0.0):
+                raise PhaseProfileError(f"schedule: evaluation ({t!r}, {d!r}) needs a finite start and duration >= 0")
 
     @property
     def checkpoint_period_s(self) -> float:
@@ -160,7 +163,7 @@ class JobSchedule:
 def _pauses(schedule: JobSchedule, window_s: float) -> list[tuple[float, float, str]]:
     """Whole-job pauses ``(start_s, duration_s, kind)`` in wall time inside ``[0, window_s)``."""
     out: list[tuple[float, float, str]] = []
-    explicit = [(float(t), schedule.eval_s, "eval") for t in schedule.eval_at_s]
+    explicit = [(float(t), float(d), "eval") for t, d in schedule.evals_at_s]
     restarts = [(float(t), schedule.restart_down_s, "restart") for t in schedule.restarts_at_s]
     # walk training time: the next periodic checkpoint/evaluation, delayed by earlier pauses
     fixed = sorted(explicit + restarts)
@@ -330,8 +333,8 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
     mean = profile.mean_frac
     ck_dip = mean - CHECKPOINT_POWER_FRAC if sch.checkpoint_write_s > 0 and math.isfinite(sch.checkpoint_interval_s) \
         else 0.0
-    has_eval = sch.eval_s > 0 and (math.isfinite(sch.eval_interval_s) or sch.eval_at_s)
-    ev_dip = mean - EVAL_POWER_FRAC if has_eval else 0.0
+    eval_s = max([sch.eval_s if math.isfinite(sch.eval_interval_s) else 0.0] + [d for _, d in sch.evals_at_s])
+    ev_dip = mean - EVAL_POWER_FRAC if eval_s > 0 else 0.0
     lines = [(float(p), float(a)) for p, a in zip(periods, amps)]
     lines.append((sch.checkpoint_period_s, pulse_line_frac(ck_dip, sch.checkpoint_write_s, sch.checkpoint_period_s)))
     if math.isfinite(sch.eval_interval_s):
@@ -345,6 +348,6 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
         step_line_frac=float(amps[0]),
         checkpoint_period_s=sch.checkpoint_period_s if ck_dip else math.inf,
         checkpoint_dip_frac=ck_dip, checkpoint_dip_s=sch.checkpoint_write_s if ck_dip else 0.0,
-        eval_dip_frac=ev_dip, eval_dip_s=sch.eval_s if has_eval else 0.0,
+        eval_dip_frac=ev_dip, eval_dip_s=eval_s,
         restart_dip_frac=mean - RESTART_POWER_FRAC if sch.restart_down_s > 0 else 0.0,
         restart_dip_s=sch.restart_down_s, restart_warmup_s=sch.warmup_s)

@@ -164,6 +164,46 @@ def power_rows() -> list[list[str]]:
     return rows
 
 
+def profile_rows() -> list[list[str]]:
+    """The twin's job power profile against the recorded MLPerf node power (see :mod:`twin.training.mlperf_profile`)."""
+    from twin.site.catalogue import load_catalogue
+    from twin.training import mlperf_profile as mp, phases, steptime
+
+    job = load_job(JOBS_DIR / "mlperf-llama2-70b-lora-64.toml")
+    hw = job.hardware
+    step = steptime.step_time(job.model, job.parallel, hw)
+    profile = phases.step_profile(step.breakdown_s, step.ops_s["optimizer"])
+    node = next(n for n in load_catalogue().nodes.values() if n.gpu == job.gpu)
+    model = mp.NodeModel(node.gpus, node.base_power_w, node.idle_base_power_w, node.psus, node.psu_rating_w)
+    rows = []
+    for r in (0, 1):
+        run_log = MLPERF_POWER_DIR / f"result_{r}.txt"
+        run = mp.run_phases(run_log)
+        rec = mp.recorded_profile(run_log, sorted((MLPERF_POWER_DIR / f"result_{r}").glob("node_*.txt")))
+        twin = mp.reduce_profile([mp.twin_node_power_w(profile, run, min(hw.busy_power_w, hw.limit_w),
+                                                       hw.idle_power_w, model)], run)
+        inputs = (f"run {r}: {len(run.blocks_s) - 1} steady blocks and evaluations (run log), node type {node.name}, "
+                  "1-s samples")
+        src = MLPERF_POWER.format(run=r)
+        kw = lambda w: f"{w / 1e3:.2f} kW"  # noqa: E731
+        rows += [
+            ["mean node power in training", inputs, kw(twin.train_mean_w), kw(rec.train_mean_w),
+             _err(twin.train_mean_w, rec.train_mean_w), src],
+            ["node power std in training", inputs, kw(twin.train_std_w), kw(rec.train_std_w),
+             _err(twin.train_std_w, rec.train_std_w), src],
+            ["node power p95 − p5 in training", inputs, kw(twin.train_p95_p5_w), kw(rec.train_p95_p5_w),
+             _err(twin.train_p95_p5_w, rec.train_p95_p5_w), src],
+            ["evaluation dip depth", inputs, kw(twin.eval_dip_w), kw(rec.eval_dip_w),
+             _err(twin.eval_dip_w, rec.eval_dip_w), src],
+            ["evaluation dip duration (below the midpoint)", inputs, f"{twin.eval_dip_s:.1f} s",
+             f"{rec.eval_dip_s:.1f} s", _err(twin.eval_dip_s, rec.eval_dip_s), src],
+            ["step period (the swing's fundamental)", f"run {r}: train_loss reports over samples / global batch",
+             f"{profile.step_s:.2f} s", f"{mp.recorded_step_s(run_log):.2f} s",
+             _err(profile.step_s, mp.recorded_step_s(run_log)), src],
+        ]
+    return rows
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -179,6 +219,8 @@ def markdown_tables() -> str:
                  sensitivity_rows()),
         "### Reliability\n\n" + _table(["case", "inputs", "twin", "published", "error", "source"], reliability_rows()),
         "### Recorded power\n\n" + _table(["case", "inputs", "twin", "recorded", "error", "source"], power_rows()),
+        "### Recorded power profile: level, swing and evaluation dips\n\n"
+        + _table(["case", "inputs", "twin", "recorded", "error", "source"], profile_rows()),
     ])
 
 
