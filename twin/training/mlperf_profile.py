@@ -4,7 +4,8 @@ An MLPerf Training run log marks its training blocks (``block_start``/``block_st
 evaluations (``eval_start``/``eval_stop``) [MLPerf-Logging]; each node's power log holds
 AC input power about once a second.  The node clocks are not aligned with the run log, so
 each node is shifted by the whole second that best matches its power to the run's phases
-(the correlation of the samples with a training-block indicator, over ±``MAX_OFFSET_S``).
+(the correlation of the samples with a training-block indicator times the share of the
+run they cover, over ±``MAX_OFFSET_S``).
 
 Both sides are reduced the same way on the same 1-s grid (the twin's waveform is
 averaged over each interval of the recorded sampling, as an integrating meter reports):
@@ -110,7 +111,7 @@ def aligned_node_power_w(node_log: Path, run: RunPhases) -> np.ndarray:
     grid = _grid(run)
     training = _inside(grid, run.blocks_s).astype(np.float64)
     best, best_score = None, -np.inf
-    for offset in range(-MAX_OFFSET_S, MAX_OFFSET_S + 1):
+    for offset in sorted(range(-MAX_OFFSET_S, MAX_OFFSET_S + 1), key=abs):  # ties go to the smaller shift
         idx = np.round(t + offset).astype(np.int64)
         ok = (idx >= 0) & (idx < grid.size)
         if ok.sum() < 0.5 * grid.size:
@@ -118,7 +119,7 @@ def aligned_node_power_w(node_log: Path, run: RunPhases) -> np.ndarray:
         series = np.full(grid.size, np.nan)
         series[idx[ok]] = w[ok]
         have = np.isfinite(series)
-        score = np.corrcoef(series[have], training[have])[0, 1]
+        score = np.corrcoef(series[have], training[have])[0, 1] * have.mean()  # weighed by coverage
         if score > best_score:
             best, best_score = series, score
     if best is None:

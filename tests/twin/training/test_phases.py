@@ -1,0 +1,128 @@
+"""Tests of twin/training/phases.py: the job's GPU power through its phases, by hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from twin.errors import InputError
+from twin.training import phases as ph
+
+BUSY_W, IDLE_W = 650.0, 80.0
+
+
+def _three_segment() -> ph.StepProfile:
+    """0.6 s compute (1.0), 0.2 s communication (0.15), 0.2 s optimizer (0.5): mean 0.73."""
+    return ph.StepProfile((("compute", 0.6, 1.0), ("comm", 0.2, 0.15), ("optimizer", 0.2, 0.5)))
+
+
+def test_waveform_mean_is_the_duty_weighted_phase_power():
+    # 80 + (0.6 · 1 + 0.2 · 0.15 + 0.2 · 0.5) · 570 = 80 + 0.73 · 570 = 496.1 W
+    t, w = ph.waveform_w(_three_segment(), None, 10.0, 0.01, BUSY_W, IDLE_W)
+    assert t.size == 1000 and t[1] == pytest.approx(0.01)
+    assert w.mean() == pytest.approx(496.1, rel=1e-12)
+    assert w.max() == pytest.approx(650.0) and w.min() == pytest.approx(80.0 + 0.15 * 570.0)
+    # the phases in time order inside the step
+    assert w[30] == pytest.approx(650.0) and w[70] == pytest.approx(165.5) and w[90] == pytest.approx(365.0)
+
+
+def test_sample_means_keep_a_segment_shorter_than_the_sample():
+    """At 0.5 s samples the 0.2 s segments are averaged, not skipped: the mean is still 496.1 W."""
+    _, w = ph.waveform_w(_three_segment(), None, 10.0, 0.5, BUSY_W, IDLE_W)
+    assert w.mean() == pytest.approx(496.1, rel=1e-12)
+    assert w[1] == pytest.approx(80.0 + (0.1 * 1.0 + 0.2 * 0.15 + 0.2 * 0.5) / 0.5 * 570.0)
+
+
+def test_checkpoint_dip_depth_and_duration():
+    """Checkpoint every 20 s of training, written in 4 s: idle over [20, 24) and [44, 48)."""
+    profile = ph.two_phase_profile(2.0, 0.85)  # mean fraction 0.85 + 0.15 · 0.15 = 0.8725
+    sch = ph.JobSchedule(checkpoint_interval_s=20.0, checkpoint_write_s=4.0)
+    t, w = ph.waveform_w(profile, sch, 60.0, 0.01, BUSY_W, IDLE_W)
+    at_idle = np.isclose(w, IDLE_W)
+    assert at_idle.sum() * 0.01 == pytest.approx(8.0)
+    assert t[at_idle].min() == pytest.approx(20.0) and t[at_idle].max() == pytest.approx(47.99)
+    assert not at_idle[(t >= 24.0) & (t < 44.0)].any()
+    stats = ph.profile_stats(profile, sch)
+    assert stats.checkpoint_dip_frac == pytest.approx(0.8725) and stats.checkpoint_dip_s == 4.0
+    assert stats.checkpoint_period_s == 24.0
+    # after the write the step resumes where it stopped: compute at busy power (the surge)
+    assert w[t.searchsorted(24.0)] == pytest.approx(BUSY_W)
+    # over whole checkpoint periods the mean is (20 · 0.8725 + 4 · 0) / 24 of the way to busy
+    _, w2 = ph.waveform_w(profile, sch, 48.0, 0.01, BUSY_W, IDLE_W)
+    assert w2.mean() == pytest.approx(IDLE_W + 20.0 * 0.8725 / 24.0 * (BUSY_W - IDLE_W), rel=1e-9)
+
+
+def test_restart_dips_to_idle_then_ramps_back():
+    profile = ph.two_phase_profile(1.0, 1.0)  # always busy: the ramp is visible on its own
+    sch = ph.JobSchedule(restarts_at_s=(10.0,), restart_down_s=30.0, warmup_s=20.0)
+    t, w = ph.waveform_w(profile, sch, 80.0, 0.1, BUSY_W, IDLE_W)
+    assert np.allclose(w[(t >= 10.0) & (t < 40.0)], IDLE_W)
+    mid = 499  # sample [49.9, 50.0): midpoint 49.95, ramp (49.95 − 40) / 20
+    assert w[mid] == pytest.approx(IDLE_W + (9.95 / 20.0) * (BUSY_W - IDLE_W))
+    assert np.allclose(w[t >= 60.0], BUSY_W) and np.allclose(w[t < 10.0], BUSY_W)
+
+
+def test_spectral_peak_at_the_step_period():
+    """FFT of the sampled waveform: peak at the 2 s step, amplitude 2 · 0.85 · sin(0.85 π) / π of the swing."""
+    profile = ph.two_phase_profile(2.0, 0.85)
+    _, f = ph.waveform_frac(profile, None, 64.0, 0.01)
+    spectrum = 2.0 * np.abs(np.fft.rfft(f - f.mean())) / f.size
+    freq = np.fft.rfftfreq(f.size, 0.01)
+    peak = int(np.argmax(spectrum))
+    assert 1.0 / freq[peak] == pytest.approx(2.0)
+    hand = 2.0 * 0.85 * math.sin(0.85 * math.pi) / math.pi
+    assert spectrum[peak] == pytest.approx(hand, rel=1e-3)  # sampling at 10 ms
+    periods, amps = ph.fourier_lines(profile)
+    assert periods[0] == 2.0 and amps[0] == pytest.approx(hand, rel=1e-12)
+    assert 1.0 / freq[np.argsort(spectrum)[-2]] == pytest.approx(1.0)  # the second harmonic next
+
+
+def test_dominant_line_moves_to_the_checkpoint_train_when_it_is_larger():
+    """A step with almost no swing (duty 0.99) and long checkpoints: the checkpoint line dominates."""
+    profile = ph.two_phase_profile(2.0, 0.99)
+    sch = ph.JobSchedule(checkpoint_interval_s=100.0, checkpoint_write_s=50.0)
+    stats = ph.profile_stats(profile, sch)
+    assert stats.dominant_period_s == 150.0
+    assert stats.dominant_line_frac == pytest.approx(
+        2.0 * profile.mean_frac * math.sin(math.pi * 50.0 / 150.0) / math.pi)
+
+
+def test_step_profile_from_a_breakdown_splits_off_the_optimizer():
+    breakdown = {"compute": 1.0, "throttle_loss": 0.1, "tp_comm": 0.2, "pp_comm": 0.05, "bubble": 0.3,
+                 "stage_imbalance": 0.05, "dp_comm": 0.1}
+    p = ph.step_profile(breakdown, optimizer_s=0.2)
+    assert [s[0] for s in p.segments] == ["compute", "comm", "bubble", "dp_comm", "optimizer"]
+    assert [s[1] for s in p.segments] == pytest.approx([0.9, 0.25, 0.35, 0.1, 0.2])
+    assert p.step_s == pytest.approx(sum(breakdown.values()))
+    assert p.mean_frac == pytest.approx((0.9 + 0.15 * 0.7 + 0.5 * 0.2) / 1.8)
+
+
+def test_evaluation_pauses_at_given_times_at_the_evaluation_power():
+    profile = ph.two_phase_profile(1.0, 1.0)
+    sch = ph.JobSchedule(evals_at_s=((5.0, 3.0), (20.0, 2.0)))
+    t, f = ph.waveform_frac(profile, sch, 30.0, 0.5)
+    assert np.allclose(f[(t >= 5.0) & (t < 8.0)], ph.EVAL_POWER_FRAC)
+    assert np.allclose(f[(t >= 20.0) & (t < 22.0)], ph.EVAL_POWER_FRAC)
+    assert np.isclose(f, ph.EVAL_POWER_FRAC).sum() == 10
+    stats = ph.profile_stats(profile, sch)
+    assert stats.eval_dip_frac == pytest.approx(1.0 - ph.EVAL_POWER_FRAC) and stats.eval_dip_s == 3.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ph.StepProfile((("compute", -1.0, 1.0),)),
+    lambda: ph.StepProfile((("compute", 1.0, 1.5),)),
+    lambda: ph.StepProfile((("compute", 0.0, 1.0),)),
+    lambda: ph.StepProfile(()),
+    lambda: ph.JobSchedule(checkpoint_interval_s=0.0),
+    lambda: ph.JobSchedule(checkpoint_write_s=float("nan")),
+    lambda: ph.JobSchedule(evals_at_s=((float("inf"), 1.0),)),
+    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 1e9, 0.001),  # too many samples
+    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), ph.JobSchedule(checkpoint_interval_s=1e-3), 1e5, 1.0),
+    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 10.0, 0.0),
+])
+def test_bad_input_is_refused_with_one_clear_error(make):
+    with pytest.raises(InputError) as info:
+        make()
+    assert "\n" not in str(info.value)
