@@ -21,8 +21,10 @@ the model functions of :mod:`twin.physics` rather than re-deriving them:
 8. ``power_tree``   :class:`PowerTreeResult`    roll-up, utilisation, vectorised N-1;
 9. ``site``         :class:`SiteResult`         cooling power, source dispatch, battery, balance, PUE;
 10. ``fabric``      :class:`FabricResult`       link state and an estimated link utilisation;
-11. ``jobs``        list of ``JobStatus``       placed jobs (:mod:`twin.training.sitejob`);
-12. ``swing``       ``SwingReport``             swing amplitude/ramp of the running jobs vs what supply can follow;
+11. ``jobs``        :class:`JobsResult`         placed jobs (:mod:`twin.training.sitejob`) and their power shapes
+                                                (:mod:`twin.training.jobphases`, cached by job status);
+12. ``swing``       ``SwingReport``             swing amplitude/ramp, dominant line and dips of the running jobs'
+                                                phases (:mod:`twin.training.phases`) vs what supply can follow;
 13. ``projections`` :class:`ProjectionResult`   time to throttle/shutdown after cooling failures, per rack.
 
 The cooling side sees the heat of the previous tick (a one-tick lag; plant and loop

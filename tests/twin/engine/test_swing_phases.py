@@ -1,0 +1,79 @@
+"""The engine's swing phase: placed jobs' phase shapes at the throttled busy power, cached by job status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
+from twin.physics import swing
+from twin.site.load import DATA_DIR, load_site
+from twin.training import jobgoodput, jobphases, phases
+from twin.training.jobfile import load_job
+
+
+@pytest.fixture(scope="module")
+def demo():
+    state = load_site("demo")
+    job = load_job(DATA_DIR / "jobs" / "demo-70b-1k.toml")
+    return state, PlacedJob(job, np.arange(state.n_gpus))
+
+
+def test_placed_job_swing_comes_from_its_phases(demo):
+    state, placed = demo
+    eng = TwinEngine(state)
+    status = eng.tick(1.0, TickInputs(jobs=[placed])).jobs[0]
+    sw = eng.detail.swing
+    shape = next(v for v in eng._shape_cache.values())
+    n = state.n_gpus
+    busy = float(np.max(state.gpu_spec_array("tdp_w")))  # nothing throttles on the nominal demo site
+    idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
+    k = sw.amplitude_mw / (n * shape.swing_frac * (busy - idle) / 1e6)  # facility W per GPU W
+    assert 1.0 < k < 1.2  # PSU and distribution losses
+    assert sw.period_s == pytest.approx(status.step_time_s)
+    # a checkpoint and a restart drop the job from its mean to idle: the same depth
+    assert sw.checkpoint_dip_mw == pytest.approx(n * shape.mean_frac * (busy - idle) * k / 1e6)
+    assert sw.restart_dip_mw == pytest.approx(sw.checkpoint_dip_mw)
+    write_s, restore_s = jobgoodput.checkpoint_times_s(placed.spec, state.n_nodes, jobgoodput.site_storage(state))
+    assert sw.checkpoint_dip_s == pytest.approx(write_s)
+    assert sw.checkpoint_period_s == pytest.approx(status.checkpoint_interval_s + write_s)
+    assert sw.restart_dip_s > restore_s and sw.restart_surge_mw_per_s > 0
+    assert sw.dominant_period_s == pytest.approx(status.step_time_s)
+
+
+def test_job_shape_is_computed_once_per_status(demo, monkeypatch):
+    state, placed = demo
+    eng = TwinEngine(state)
+    calls = []
+    real = jobphases.job_shape
+    monkeypatch.setattr(jobphases, "job_shape", lambda *a: calls.append(1) or real(*a))
+    for _ in range(3):
+        eng.tick(1.0, TickInputs(jobs=[placed]))
+    assert len(calls) == 1
+
+
+def test_busy_power_is_the_throttled_power(demo):
+    """A power cap of 500 W lowers the swing in proportion to (cap − idle)."""
+    state, placed = demo
+    idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
+    tdp = float(np.max(state.gpu_spec_array("tdp_w")))
+    eng = TwinEngine(state)
+    eng.tick(1.0, TickInputs(jobs=[placed]))
+    full = eng.detail.swing.amplitude_mw
+    eng.tick(1.0, TickInputs(jobs=[placed], gpu_power_limit_w=500.0))
+    capped = eng.detail.swing.amplitude_mw
+    assert capped / full == pytest.approx((500.0 - idle) / (tdp - idle), rel=0.02)  # k moves a little with load
+
+
+def test_alignment_is_an_input(demo):
+    state, placed = demo
+    eng = TwinEngine(state)
+    half = np.arange(state.n_gpus // 2)
+    shape = phases.profile_stats(phases.two_phase_profile(2.0, 0.8))
+    jobs = [swing.SwingJob(half.size, 700.0, 80.0, shape)] * 2
+    eng.tick(1.0, TickInputs(swing_jobs=jobs))
+    sync = eng.detail.swing
+    eng.tick(1.0, TickInputs(swing_jobs=jobs, swing_alignment="independent"))
+    indep = eng.detail.swing
+    assert indep.amplitude_mw == pytest.approx(sync.amplitude_mw / np.sqrt(2.0), rel=1e-3)
+    assert sync.jobs_in_phase and not indep.jobs_in_phase
