@@ -45,3 +45,43 @@ def throughput_model() -> dict:
         "job_gpus_total": float(job.parallel.n_gpus),
         "site_links_total": float(state.n_links),
     }
+
+
+@benchmark("job_swing")
+def job_swing(site: str = "colossus", repeat: int = 8) -> dict:
+    """Cost of the swing from job phases in the engine tick, against the same tick with a fixed swing job.
+
+    The 98,304-GPU job is placed on ``site``; ``tick_with_phases_ms`` lets the swing come
+    from the job's phase shape (cached by status) at the throttled busy power,
+    ``tick_with_fixed_swing_ms`` hands the engine a ready swing job instead (the peer), so
+    their ratio is the overhead of the phase-driven swing per tick; ``*_capped`` repeat
+    this under a 600 W power cap (GPUs throttled: the busy power is a mean over the job's
+    GPUs).  ``job_shape_ms`` is one cache miss, next to one ``evaluate_site_job``.
+    """
+    from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
+    from twin.physics import swing
+    from twin.site.load import load_site
+    from twin.training import jobphases
+
+    job = load_job(JOBS_DIR / "colossus-405b-98k.toml")
+    state = load_site(site)
+    ids = sitejob.contiguous_placement(state, job.parallel.n_gpus)
+    engine = TwinEngine(state)
+    placed = PlacedJob(job, ids)
+    fixed_job = [swing.SwingJob.two_phase(ids.size, 2.0, 0.85, 700.0, 85.0)]
+    out = {}
+    for label, limit in (("", None), ("_capped", 600.0)):
+        phased = TickInputs(jobs=[placed], gpu_power_limit_w=limit)
+        fixed = TickInputs(jobs=[placed], gpu_power_limit_w=limit, swing_jobs=fixed_job)
+        engine.tick(1.0, phased)  # fills the shape cache, as the first tick of a job does
+        t_phase, t_fixed = float("inf"), float("inf")
+        for _ in range(repeat):  # interleaved, so machine noise hits both alike
+            t_phase = min(t_phase, best_of(lambda: engine.tick(1.0, phased), repeat=1))
+            t_fixed = min(t_fixed, best_of(lambda: engine.tick(1.0, fixed), repeat=1))
+        out[f"tick_with_phases{label}_ms"] = t_phase * 1e3
+        out[f"tick_with_fixed_swing{label}_ms"] = t_fixed * 1e3
+        out[f"phase_swing_overhead{label}_ratio"] = t_phase / t_fixed
+    res = sitejob.evaluate_site_job(state, job, ids)
+    out["job_shape_ms"] = best_of(lambda: jobphases.job_shape(state, job, res), repeat=20) * 1e3
+    out["site_job_eval_ms"] = best_of(lambda: sitejob.evaluate_site_job(state, job, ids), repeat=3) * 1e3
+    return out

@@ -551,21 +551,25 @@ class TwinEngine:
             shapes.append(jobphases.cached_job_shape(self._shape_cache, self.state, job.spec, res))
         return JobsResult(statuses=statuses, power_shapes=shapes)
 
-    def _busy_w(self, cap_w, gt: GpuThermalResult, ids: np.ndarray | None) -> float:
-        """Mean throttled board power while computing over ``ids`` (all running GPUs when None).
-
-        A GPU at full clocks computes at the enforced limit ``cap_w``; a throttled one at the
-        power the thermal model left it.
-        """
-        clock = gt.gpu_clock_frac if ids is None else gt.gpu_clock_frac[ids]
-        throttled = (clock < 0.999) & (clock > 0.0)
+    def _busy_power_w(self, cap_w, gt: GpuThermalResult) -> np.ndarray | float:
+        """Board power of each GPU while computing: the enforced limit ``cap_w`` at full clocks, the
+        thermal model's power when throttled, 0 when down (a scalar when every GPU runs at full clocks)."""
+        clock = gt.gpu_clock_frac
+        throttled = clock < 0.999  # down GPUs (clock 0) are included: their power is 0
         if not throttled.any():
-            return float(np.mean(cap_w)) if np.ndim(cap_w) == 0 or ids is None else float(np.mean(cap_w[ids]))
-        power_w = gt.gpu_power_w if ids is None else gt.gpu_power_w[ids]
-        cap = np.broadcast_to(np.asarray(cap_w, dtype=np.float64), (self.state.n_gpus,))
-        cap = cap if ids is None else cap[ids]
-        running = clock > 0.0
-        return float(np.mean(np.where(throttled, power_w, cap)[running])) if running.any() else 0.0
+            return cap_w
+        return np.where(throttled, gt.gpu_power_w, cap_w)
+
+    @staticmethod
+    def _mean_w(busy_w, running: np.ndarray | None, ids: np.ndarray | None) -> float:
+        """Mean busy power over the running GPUs of ``ids`` (all GPUs when None)."""
+        if np.ndim(busy_w) == 0:
+            return float(busy_w)
+        if ids is not None and ids.size > 1 and ids[-1] - ids[0] == ids.size - 1 and np.all(np.diff(ids) == 1):
+            ids = slice(int(ids[0]), int(ids[-1]) + 1)  # contiguous placement: a view, no gather
+        values = busy_w if ids is None else busy_w[ids]
+        n_running = values.size if running is None else int(np.count_nonzero(running if ids is None else running[ids]))
+        return float(np.sum(values)) / n_running if n_running else 0.0
 
     def _swing(self, inp: TickInputs, ps: PowerStateResult, dem: DemandResult, gt: GpuThermalResult,
                itp: ItPowerResult, tree: PowerTreeResult, site: SiteResult, jobs: JobsResult) -> swing.SwingReport:
@@ -575,12 +579,16 @@ class TwinEngine:
         cap = np.minimum(dem.gpu_power_limit_w, self.tdp_w)
         idle = float(np.mean(self.idle_w))
         swing_jobs = inp.swing_jobs
-        if swing_jobs is None and jobs.statuses:
-            swing_jobs = [swing.SwingJob(int(st.gpu_ids.size), self._busy_w(cap, gt, st.gpu_ids), idle, shape)
-                          for st, shape in zip(jobs.statuses, jobs.power_shapes) if shape is not None]
         if swing_jobs is None:
-            swing_jobs = [swing.SwingJob(n_run, self._busy_w(cap, gt, None), idle, self._default_shape)] if n_run \
-                else []
+            busy = self._busy_power_w(cap, gt)
+            running = ~gt.gpu_down if gt.any_gpu_down else None
+            if jobs.statuses:
+                swing_jobs = [swing.SwingJob(int(st.gpu_ids.size), self._mean_w(busy, running, st.gpu_ids), idle,
+                                             shape)
+                              for st, shape in zip(jobs.statuses, jobs.power_shapes) if shape is not None]
+            else:
+                swing_jobs = [swing.SwingJob(n_run, self._mean_w(busy, running, None), idle, self._default_shape)] \
+                    if n_run else []
         node_dc = float(itp.node_dc_power_w.sum())
         rack_kw = float(itp.rack_power_kw.sum())
         k_node = (float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0) * (
