@@ -91,6 +91,8 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "checkpoint_restore_s": ((int, float, str), AUTO),
         "software_failures_per_job_day": ((int, float), goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY),
         "fleet_age_days": ((int, float, str), MATURE),
+        "eval_interval_s": ((int, float), 0.0),
+        "eval_s": ((int, float), 0.0),
     },
 }
 _TOP_LEVEL = {"name": str, "description": str, "source": str}
@@ -132,6 +134,8 @@ _RANGES: dict[str, tuple[float, float, bool]] = {
     "reliability.restart_s": (0.0, 1e7, False),
     "reliability.checkpoint_interval_s": (0.0, 1e9, True),
     "reliability.duration_days": (0.0, 36_500.0, True),
+    "reliability.eval_interval_s": (0.0, 1e9, False),
+    "reliability.eval_s": (0.0, 1e7, False),
     "model.experts": (0, 100000, False),
     "model.experts_per_token": (1, 1000, False),
     "parallel.dp_bucket_mb": (0.0, 1000000.0, True),
@@ -169,6 +173,8 @@ class ReliabilitySpec:
     checkpoint_restore_s: float | None = None
     software_failures_per_job_day: float = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
     fleet_age_days: float = float("inf")  # "mature": no burn-in
+    eval_interval_s: float = 0.0  # training time between evaluations, 0 = none (job power phases)
+    eval_s: float = 0.0  # duration of one evaluation
 
 
 @dataclass(frozen=True)
@@ -337,6 +343,8 @@ def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
         "checkpoint_restore_s": _auto_or_number(rel, "checkpoint_restore_s", source),
         "software_failures_per_job_day": _nonneg(rel, "software_failures_per_job_day", source),
         "fleet_age_days": float(age),
+        "eval_interval_s": float(rel["eval_interval_s"]),
+        "eval_s": float(rel["eval_s"]),
     }
 
 

@@ -77,3 +77,19 @@ def test_alignment_is_an_input(demo):
     indep = eng.detail.swing
     assert indep.amplitude_mw == pytest.approx(sync.amplitude_mw / np.sqrt(2.0), rel=1e-3)
     assert sync.jobs_in_phase and not indep.jobs_in_phase
+
+
+def test_evaluations_of_the_job_file_dip_the_swing(demo):
+    import dataclasses
+
+    state, placed = demo
+    rel = dataclasses.replace(placed.spec.reliability, eval_interval_s=600.0, eval_s=30.0)
+    job = PlacedJob(dataclasses.replace(placed.spec, reliability=rel), placed.gpu_ids)
+    eng = TwinEngine(state)
+    eng.tick(1.0, TickInputs(jobs=[job]))
+    sw = eng.detail.swing
+    assert sw.eval_dip_s == 30.0
+    # evaluation at power fraction 0.5: dip = (mean − 0.5) / mean of the checkpoint dip (mean − 0)
+    shape = next(v for v in eng._shape_cache.values())
+    assert sw.eval_dip_mw == pytest.approx(sw.checkpoint_dip_mw * (shape.mean_frac - phases.EVAL_POWER_FRAC)
+                                           / shape.mean_frac)
