@@ -37,7 +37,8 @@ def test_placed_job_swing_comes_from_its_phases(demo):
     write_s, restore_s = jobgoodput.checkpoint_times_s(placed.spec, state.n_nodes, jobgoodput.site_storage(state))
     assert sw.checkpoint_dip_s == pytest.approx(write_s)
     assert sw.checkpoint_period_s == pytest.approx(status.checkpoint_interval_s + write_s)
-    assert sw.restart_dip_s > restore_s and sw.restart_surge_mw_per_s > 0
+    assert sw.restart_dip_s == pytest.approx(30.0 + 120.0 + restore_s)  # XID detection, drain and swap, restore
+    assert sw.restart_surge_mw_per_s == pytest.approx(sw.restart_dip_mw / 120.0)  # back over the 120 s warm-up
     assert sw.dominant_period_s == pytest.approx(status.step_time_s)
 
 

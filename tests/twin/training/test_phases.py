@@ -126,3 +126,25 @@ def test_bad_input_is_refused_with_one_clear_error(make):
     with pytest.raises(InputError) as info:
         make()
     assert "\n" not in str(info.value)
+
+
+def test_exact_statistics_match_the_sampled_waveform_of_a_modelled_step():
+    """Llama 3 405B step from the step-time model: mean, peak-to-peak and the first lines from 1 ms samples."""
+    from pathlib import Path
+
+    from twin.training import steptime
+    from twin.training.jobfile import load_job
+
+    job = load_job(Path(__file__).resolve().parents[3] / "data" / "jobs" / "llama3-405b-16k.toml")
+    step = steptime.step_time(job.model, job.parallel, job.hardware)
+    profile = ph.step_profile(step.breakdown_s, step.ops_s["optimizer"])
+    stats = ph.profile_stats(profile)
+    n_steps, dt = 16, profile.step_s / 4000.0
+    _, f = ph.waveform_frac(profile, None, n_steps * profile.step_s, dt)
+    f = f[: n_steps * 4000]
+    assert f.mean() == pytest.approx(stats.mean_frac, rel=1e-9)
+    assert f.max() - f.min() == pytest.approx(stats.swing_frac, rel=1e-9)
+    spectrum = 2.0 * np.abs(np.fft.rfft(f - f.mean())) / f.size
+    _, lines = ph.fourier_lines(profile, 3)
+    assert spectrum[[n_steps, 2 * n_steps, 3 * n_steps]] == pytest.approx(lines, abs=2e-3)
+    assert stats.dominant_period_s == pytest.approx(profile.step_s)
