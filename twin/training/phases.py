@@ -129,7 +129,8 @@ class JobSchedule:
     evaluation of ``eval_s`` runs after every ``eval_interval_s`` of training (``evals_at_s``
     adds explicit ``(start_s, duration_s)`` evaluations, e.g. from a run log); ``restarts_at_s`` are failure
     instants: the job idles for ``restart_down_s`` (detection, drain and swap, restore)
-    and then ramps linearly back over ``warmup_s``.
+    and then ramps linearly back over ``warmup_s``; its progress restarts from the last
+    checkpoint, so the next checkpoint comes a full interval after the warm-up.
     """
 
     checkpoint_interval_s: float = math.inf
@@ -194,7 +195,9 @@ def _pauses(schedule: JobSchedule, window_s: float) -> list[tuple[float, float, 
             break
         out.append((start, dur, kind))
         wall = start + dur + (schedule.warmup_s if kind == "restart" else 0.0)
-        train += schedule.warmup_s if kind == "restart" else 0.0
+        if kind == "restart":  # progress restarts from the last checkpoint: the next one is a full interval on
+            train += schedule.warmup_s
+            next_ckpt = train + schedule.checkpoint_interval_s
     return out
 
 
@@ -216,7 +219,6 @@ def waveform_frac(profile: StepProfile, schedule: JobSchedule | None, window_s: 
     edges = np.arange(n + 1, dtype=np.float64) * dt_s
     schedule = schedule or JobSchedule()
     pauses = _pauses(schedule, window_s)
-    # training time at each wall instant: wall time minus the pause time before it
     frac = np.diff(_integral_frac(edges, profile, pauses, step_offset_s)) / dt_s
     if schedule.restarts_at_s and schedule.warmup_s > 0:
         frac *= _warmup_ramp(edges[:-1] + dt_s / 2.0, pauses, schedule.warmup_s)

@@ -148,3 +148,15 @@ def test_exact_statistics_match_the_sampled_waveform_of_a_modelled_step():
     _, lines = ph.fourier_lines(profile, 3)
     assert spectrum[[n_steps, 2 * n_steps, 3 * n_steps]] == pytest.approx(lines, abs=2e-3)
     assert stats.dominant_period_s == pytest.approx(profile.step_s)
+
+
+def test_after_a_restart_the_next_checkpoint_is_a_full_interval_later():
+    """Checkpoints every 20 s of training (2 s writes); a failure at 30 s, 5 s down, 4 s warm-up."""
+    profile = ph.two_phase_profile(1.0, 1.0)
+    sch = ph.JobSchedule(checkpoint_interval_s=20.0, checkpoint_write_s=2.0, restarts_at_s=(30.0,),
+                         restart_down_s=5.0, warmup_s=4.0)
+    t, f = ph.waveform_frac(profile, sch, 80.0, 0.5)
+    idle = np.isclose(f, 0.0)
+    # checkpoint [20, 22), restart [30, 35), warm-up to 39, then 20 s of training: checkpoint [59, 61)
+    assert t[idle].tolist() == [20.0, 20.5, 21.0, 21.5, 30.0, 30.5, 31.0, 31.5, 32.0, 32.5, 33.0, 33.5, 34.0, 34.5,
+                                59.0, 59.5, 60.0, 60.5]
