@@ -8,7 +8,6 @@ nothing is returned until the whole file has passed: a broken file never half-lo
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from twin.site import limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
+from twin.site.racks import Racks, RackLayout
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
 from twin.textfile import read_text
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
@@ -69,23 +69,6 @@ def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
     """Parse site TOML ``text`` and build its state (``file`` names it in errors)."""
     spec, _ = parse_site_file(text, file)
     return _Builder(spec, file, catalogue).build()
-
-
-@dataclass
-class _Racks:
-    """Rack-level columns gathered row by row before conversion to arrays."""
-
-    name: list
-    row: list
-    hall: list
-    x_m: list
-    y_m: list
-    orientation_deg: list
-    array: list
-    type: list
-    cdu: list
-    feed_a: list
-    feed_b: list
 
 
 class _Builder:
@@ -164,81 +147,14 @@ class _Builder:
         return plants, plant_index, loops, loop_index
 
     # ---------------------------------------------------------------- compute
-    def racks(self, power_index, elements, loop_index):
-        info, fab = self.spec.site, self.spec.fabric
-        r = _Racks(*([] for _ in range(11)))
-        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = [], [], [], [], []
-        array = 0
+    def racks(self, power_index, elements, loop_index) -> Racks:
         self._unique([h.name for h in self.spec.halls], "hall", self.file)
-        for h, hall in enumerate(self.spec.halls):
-            if hall.loop not in loop_index:
-                raise self.fail(f"hall {hall.name!r}", "loop", f"{hall.loop!r} does not exist")
-            self._unique([row.name for row in hall.rows], f"hall {hall.name!r} row", self.file)
-            for row_no, row in enumerate(hall.rows, start=1):
-                entity = f"row {hall.name}/{row.name}"
-                rack_spec = self.cat.racks.get(row.rack_type)
-                if rack_spec is None:
-                    raise self.fail(entity, "rack_type", f"unknown rack type {row.rack_type!r}")
-                loop = row.loop or hall.loop
-                if loop not in loop_index:
-                    raise self.fail(entity, "loop", f"{loop!r} does not exist")
-                for field, feed, side in (("feed_a", row.feed_a, 0), ("feed_b", row.feed_b, 1)):
-                    if feed is None:
-                        continue
-                    if feed not in power_index or elements[power_index[feed]][0] != 3:
-                        raise self.fail(entity, field, f"{feed!r} is not a busway/PDU of this site")
-                    if elements[power_index[feed]][1].side != "AB"[side]:
-                        raise self.fail(entity, field, f"{feed!r} is on side {elements[power_index[feed]][1].side}")
-                if rack_spec.feeds == 2 and row.feed_b is None:
-                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} is dual-fed (A/B)")
-                if rack_spec.feeds == 1 and row.feed_b is not None:
-                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} has a single feed")
-                row_id = len(row_name)
-                row_name.append(f"{hall.name}-{row.name}")
-                row_hall.append(h)
-                k = np.arange(row.racks)
-                along = k * row.pitch_m
-                xs = row.x_m + (along if row.direction == "x" else 0.0)
-                ys = row.y_m + (along if row.direction == "y" else 0.0)
-                n_arrays = -(-row.racks // fab.racks_per_array)
-                r.name += [info.rack_name_pattern.format(hall=h + 1, row=row_no, rack=i + 1) for i in k]
-                r.row += [row_id] * row.racks
-                r.hall += [h] * row.racks
-                r.x_m += list(np.broadcast_to(xs, row.racks))
-                r.y_m += list(np.broadcast_to(ys, row.racks))
-                r.orientation_deg += [row.orientation_deg] * row.racks
-                r.array += list(array + k // fab.racks_per_array)
-                array += n_arrays
-                r.type += [row.rack_type] * row.racks
-                r.feed_a += [power_index[row.feed_a]] * row.racks
-                r.feed_b += [power_index[row.feed_b] if row.feed_b else -1] * row.racks
-                if rack_spec.cdu is not None:
-                    for field in ("cdu_type", "racks_per_cdu"):
-                        if getattr(row, field) is not None:
-                            raise self.fail(entity, field, f"rack type {rack_spec.name!r} has an in-rack CDU "
-                                            f"({rack_spec.cdu}); {field} applies only to racks cooled in-row")
-                    first = len(cdu_name)
-                    cdu_name += [f"{n}-CDU" for n in r.name[-row.racks:]]
-                    cdu_loop += [loop_index[loop]] * row.racks
-                    cdu_spec_name += [rack_spec.cdu] * row.racks
-                    r.cdu += list(first + k)
-                else:
-                    if row.cdu_type is None:
-                        raise self.fail(entity, "cdu_type", f"rack type {rack_spec.name!r} has no in-rack CDU; "
-                                        "name an in-row CDU type from the catalogue")
-                    if row.cdu_type not in self.cat.cdus:
-                        raise self.fail(entity, "cdu_type", f"unknown CDU type {row.cdu_type!r} "
-                                        f"(catalogue: {', '.join(sorted(self.cat.cdus))})")
-                    per = row.racks_per_cdu or row.racks
-                    n_cdu = -(-row.racks // per)
-                    first = len(cdu_name)
-                    cdu_name += [f"{hall.name}-{row.name}-CDU{i + 1}" for i in range(n_cdu)]
-                    cdu_loop += [loop_index[loop]] * n_cdu
-                    cdu_spec_name += [row.cdu_type] * n_cdu
-                    r.cdu += list(first + k // per)
-        return r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name
+        layout = RackLayout(self.spec, self.cat, self.file, power_index, elements, loop_index)
+        r = layout.build()
+        layout.check_touched_positions(r)
+        return r
 
-    def check_positions(self, r: _Racks) -> None:
+    def check_positions(self, r: Racks) -> None:
         key = np.stack([np.asarray(r.hall), np.round(np.asarray(r.x_m) * 10), np.round(np.asarray(r.y_m) * 10)], 1)
         _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
         if (counts > 1).any():
@@ -293,7 +209,9 @@ class _Builder:
         elements, power_index, depth = self.power()
         src = self.sources(power_index, elements)
         plants, plant_index, loops, loop_index = self.cooling()
-        r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = self.racks(power_index, elements, loop_index)
+        r = self.racks(power_index, elements, loop_index)
+        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = r.row_name, r.row_hall, r.cdu_name, r.cdu_loop, \
+            r.cdu_spec_name
         self.check_positions(r)
 
         rack_specs = [cat.racks[t] for t in r.type]
@@ -317,18 +235,11 @@ class _Builder:
         gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id],
                              gpus_per_node).astype(np.int16)
         gpu_rack = node_rack[gpu_node]
-        rack_row_no = {}
         info = spec.site
-        hall_rows = {}
-        for row_id, h in enumerate(row_hall):
-            hall_rows.setdefault(h, []).append(row_id)
-            rack_row_no[row_id] = len(hall_rows[h])
         rack_row = np.asarray(r.row, dtype=np.int32)
-        rack_pos_in_row = np.arange(len(r.name)) - np.searchsorted(rack_row, rack_row)
         node_name = [
-            info.hostname_pattern.format(hall=r.hall[k] + 1, row=rack_row_no[r.row[k]],
-                                         rack=int(rack_pos_in_row[k]) + 1, slot=int(s))
-            for k, s in zip(node_rack, node_slot)
+            info.hostname_pattern.format(hall=r.hall[k] + 1, row=r.row_number[r.row[k]], rack=r.number[k], slot=int(s))
+            for k, s in zip(node_rack.tolist(), node_slot.tolist())
         ]
         self._unique(node_name, "node", self.file)
 
