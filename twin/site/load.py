@@ -13,14 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.site import limits
+from twin.site import design, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
 from twin.site.racks import Racks, RackLayout
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
 from twin.textfile import read_text
-from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
 
 SITES_DIR = DATA_DIR / "sites"
 JOBS_DIR = DATA_DIR / "jobs"
@@ -71,11 +71,21 @@ def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
     return _Builder(spec, file, catalogue).build()
 
 
+def build_site_model(spec: SiteFile, file: str, catalogue: Catalogue, design_limits: str = design.STRICT) -> SiteTables:
+    """Build the state of an already parsed (e.g. edited) site model.
+
+    ``design_limits`` is :data:`twin.site.design.STRICT` (an exceeded rating is a
+    :class:`SiteError`) or :data:`~twin.site.design.WARN` (it is kept in
+    ``SiteTables.design_findings`` as a warning).
+    """
+    return _Builder(spec, file, catalogue, design_limits).build()
+
+
 class _Builder:
     """Expands one validated :class:`SiteFile` into a :class:`SiteTables`."""
 
-    def __init__(self, spec: SiteFile, file: str, catalogue: Catalogue) -> None:
-        self.spec, self.file, self.cat = spec, file, catalogue
+    def __init__(self, spec: SiteFile, file: str, catalogue: Catalogue, design_limits: str = design.STRICT) -> None:
+        self.spec, self.file, self.cat, self.policy = spec, file, catalogue, design_limits
 
     def fail(self, entity: str, field: str, message: str) -> SiteError:
         return SiteError(self.file, entity, field, message)
@@ -252,25 +262,31 @@ class _Builder:
         node_full_w = np.bincount(gpu_node, weights=tdp, minlength=node_rack.size) + per_node("base_power_w")
         rack_full_kw = np.bincount(node_rack, weights=node_full_w, minlength=len(r.name)) / 1000.0
         rack_cdu = np.asarray(r.cdu, dtype=np.int32)
-        self.check_cdu_design(rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
-                              plant_index)
         rack_feed_a = np.asarray(r.feed_a, dtype=np.int32)
         rack_feed_b = np.asarray(r.feed_b, dtype=np.int32)
-        self.check_feed_design(rack_full_kw, rack_feed_a, rack_feed_b, elements)
+        findings = self.design_findings(rack_full_kw, rack_cdu, rack_feed_a, rack_feed_b, cdu_name, cdu_spec,
+                                        cdu_specs, cdu_loop, loops, plants, plant_index, elements, depth, src)
 
         fab = spec.fabric
         if (gpu_index >= fab.rails).any():
             raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
+        # GPU k of node slot s is on rail (s · GPUs per node + k) mod rails: 8-GPU nodes use rail k,
+        # two 4-GPU trays together span the 8 rails.
+        gpu_rail = (node_slot[gpu_node].astype(np.int64) * gpus_per_node[gpu_node] + gpu_index) % fab.rails
         try:
             fabric = generate_fabric(
-                np.asarray(r.array)[gpu_rack], gpu_index, radix=fab.radix, rails=fab.rails,
+                np.asarray(r.array)[gpu_rack], gpu_rail, radix=fab.radix, rails=fab.rails,
                 pod_arrays=fab.pod_arrays, link_gbps=fab.link_gbps,
                 leaf_oversubscription=fab.leaf_oversubscription,
                 spine_oversubscription=fab.spine_oversubscription,
-                leaf_spine_parallel=fab.leaf_spine_parallel)
+                leaf_spine_parallel=fab.leaf_spine_parallel, allow_leaf_overflow=self.policy == design.WARN)
         except FabricDesignError as exc:
             field, _, message = str(exc).partition(": ")
             raise self.fail("fabric", field, message) from None
+        leaves = np.flatnonzero(fabric.switch_tier == TIER_LEAF)
+        leaf_nics = np.bincount(fabric.gpu_leaf, minlength=leaves.size)
+        findings += design.fabric_findings([fabric.switch_name[i] for i in leaves], leaf_nics,
+                                           fabric.leaf_down_ports, self.policy)
         switch_index = {n: i for i, n in enumerate(fabric.switch_name)}
         for ep in fab.endpoints:
             if ep.switch not in switch_index:
@@ -336,36 +352,49 @@ class _Builder:
             site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
             storage_write_gbps=self.spec.storage.write_gbps, storage_read_gbps=self.spec.storage.read_gbps,
             storage_node_gbps=self.spec.storage.node_gbps, storage_share_frac=self.spec.storage.share_frac,
+            rack_full_kw=rack_full_kw, design_findings=findings,
         )
 
     # ------------------------------------------------------------ design checks
-    def check_cdu_design(self, rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
-                         plant_index):
-        """A CDU whose racks at full power exceed its capacity at design supply temperature is an error."""
-        heat_kw = np.bincount(rack_cdu, weights=rack_full_kw, minlength=len(cdu_name))
+    def design_findings(self, rack_full_kw, rack_cdu, feed_a, feed_b, cdu_name, cdu_spec, cdu_specs, cdu_loop,
+                        loops, plants, plant_index, elements, depth, src) -> list[design.DesignFinding]:
+        """Every design check of :mod:`twin.site.design`; under ``strict`` the first exceeded rating raises."""
         setpoint = np.array([plants[plant_index[lp.plant]].supply_setpoint_c for lp in loops])[cdu_loop]
+        supply_c = np.zeros(len(cdu_name))
+        capacity_kw = np.zeros(len(cdu_name))
         for s, cs in enumerate(cdu_specs):
-            mine = np.flatnonzero(cdu_spec == s)
-            supply_c = setpoint[mine] + cs.approach_k
-            cap_kw = np.interp(supply_c, cs.capacity_curve_supply_c, cs.capacity_curve_kw)
-            bad = mine[heat_kw[mine] > cap_kw]
-            if bad.size:
-                i = bad[0]
-                j = int(np.searchsorted(mine, i))
-                raise self.fail(f"cdu {cdu_name[i]!r}", "capacity",
-                                f"overloaded by design: {heat_kw[i]:.0f} kW of racks at full power vs "
-                                f"{cap_kw[j]:.0f} kW capacity at {supply_c[j]:.1f} °C secondary supply")
+            mine = cdu_spec == s
+            supply_c[mine] = setpoint[mine] + cs.approach_k
+            capacity_kw[mine] = np.interp(supply_c[mine], cs.capacity_curve_supply_c, cs.capacity_curve_kw)
+        pel = [e for _, e in elements]
+        names = [e.name for e in pel]
+        parent_index = {n: i for i, n in enumerate(names)}
+        findings = design.cdu_findings(rack_full_kw, rack_cdu, cdu_name, supply_c, capacity_kw, self.policy)
+        findings += design.power_findings(
+            rack_full_kw, feed_a, feed_b, names, np.array([k for k, _ in elements]),
+            np.array([parent_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int64),
+            np.array([e.efficiency_frac for e in pel]), np.asarray(depth, dtype=np.int64),
+            np.array([e.usable_rating_kw for e in pel]), np.array([e.nameplate_kw for e in pel]), self.policy)
+        findings += design.cooling_findings(
+            rack_full_kw, rack_cdu, np.asarray(cdu_loop, dtype=np.int64), [lp.name for lp in loops],
+            np.array([lp.capacity_kw for lp in loops]), np.array([plant_index[lp.plant] for lp in loops]),
+            [p.name for p in plants], np.array([p.chillers * p.chiller_kw for p in plants]), self.policy)
+        findings += design.generation_findings(self.spec.site.name, rack_full_kw, self.spec.site.site_overhead_mw,
+                                               np.asarray(src[2], dtype=np.float64))
+        for f in findings:
+            if f.severity == design.ERROR:
+                raise self.fail(*_ERROR_AT[f.check](f.element), f.message)
+        return findings
 
-    def check_feed_design(self, rack_full_kw, feed_a, feed_b, elements):
-        """A busway loaded beyond its usable rating in normal operation (both feeds up) is an error."""
-        n_feeds = np.where(feed_b >= 0, 2.0, 1.0)
-        share = rack_full_kw / n_feeds
-        load = np.bincount(feed_a, weights=share, minlength=len(elements))
-        load += np.bincount(feed_b[feed_b >= 0], weights=share[feed_b >= 0], minlength=len(elements))
-        usable = np.array([e.usable_rating_kw for _, e in elements])
-        over = np.flatnonzero(load > usable)
-        if over.size:
-            e = elements[over[0]][1]
-            raise self.fail(f"busway {e.name!r}", "rating_kw",
-                            f"overloaded by design: {load[over[0]]:.0f} kW of racks at full power vs "
-                            f"{usable[over[0]]:.0f} kW usable")
+
+# entity and field a strict design error names, by check
+_ERROR_AT = {
+    "cdu_capacity": lambda name: (f"cdu {name!r}", "capacity"),
+    "busway_rating": lambda name: (f"busway {name!r}", "rating_kw"),
+    "ups_rating": lambda name: (f"ups {name!r}", "rating_kw"),
+    "transformer_rating": lambda name: (f"transformer {name!r}", "rating_kw"),
+    "switchgear_rating": lambda name: (f"switchgear {name!r}", "rating_kw"),
+    "loop_capacity": lambda name: (f"loop {name!r}", "capacity_kw"),
+    "plant_capacity": lambda name: (f"plant {name!r}", "chillers"),
+    "fabric_ports": lambda name: (f"fabric leaf {name!r}", "racks_per_array"),
+}
