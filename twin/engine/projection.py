@@ -39,8 +39,10 @@ def run_scenario(state: SiteTables, scenario: Scenario,
     """Settle the twin for ``scenario.settle_s`` under its conditions.
 
     Returns the last snapshot, its tick detail and the placed job (None without one);
-    ``each_tick`` sees every intermediate snapshot (minute steps), e.g. for a trend.
+    ``each_tick`` sees every intermediate snapshot (minute steps), e.g. for a trend.  A scenario
+    with layout edits runs on its edited site (``scenario.state``) instead of ``state``.
     """
+    state = scenario.state if scenario.state is not None else state
     start = scenario.time - timedelta(seconds=scenario.settle_s)
     job = _placed_job(state, scenario.job)
     inputs = scenario.inputs
@@ -61,7 +63,11 @@ def run_scenario(state: SiteTables, scenario: Scenario,
 
 
 def project(state: SiteTables, scenario: Scenario) -> dict:
-    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
+    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys).
+
+    With layout edits the report is about the edited site (``scenario.state``).
+    """
+    state = scenario.state if scenario.state is not None else state
     snap, detail, job = run_scenario(state, scenario)
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
     return {
