@@ -91,7 +91,7 @@ class Edit:
     def as_dict(self) -> dict:
         """``{"op": …, fields…}`` in the canonical field order (TOML export, JSON storage)."""
         required, optional, _ = OPS[self.op]
-        order = ("note",) + required + tuple(k for k in optional if k not in required)
+        order = ("note",) + SELECT + required + tuple(k for k in optional if k not in required and k not in SELECT)
         return {"op": self.op, **{k: self.fields[k] for k in order if k in self.fields}}
 
 
