@@ -67,8 +67,17 @@ def project(state: SiteTables, scenario: Scenario) -> dict:
 
     With layout edits the report is about the edited site (``scenario.state``).
     """
+    return project_run(state, scenario)[0]
+
+
+def project_run(state: SiteTables, scenario: Scenario):
+    """:func:`project`'s report with the last snapshot, its tick detail and the placed job."""
     state = scenario.state if scenario.state is not None else state
     snap, detail, job = run_scenario(state, scenario)
+    return _report(state, scenario, snap, detail, job), snap, detail, job
+
+
+def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickDetail, job) -> dict:
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
     return {
         "site": state.name,

@@ -234,6 +234,13 @@ def _name_of(state: SiteTables, ref: ElementRef) -> str:
     return names[ref.id]
 
 
+def add_failures(inputs, state: SiteTables, refs: list[ElementRef]):
+    """A copy of tick ``inputs`` with the elements ``refs`` failed as well (whole elements)."""
+    inp = replace(inputs)
+    _failures(inp, state, {(r.kind, r.id): None for r in refs})
+    return inp
+
+
 def _failures(inp, state: SiteTables, failed: dict) -> None:
     """Turn the failure book into tick inputs (on top of what ``[conditions]`` failed)."""
     by_kind: dict[str, list] = {}
