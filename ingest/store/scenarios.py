@@ -197,10 +197,15 @@ def delete_scenario(engine: Engine, scenario_id: int) -> None:
 
 def append_edit(engine: Engine, scenario_id: int, edit: Edit | dict, baseline: SiteTables) -> StoredScenario:
     """Validate the applied edits plus ``edit`` on ``baseline``, then store it (dropping the redo tail)."""
+    return append_edits(engine, scenario_id, [edit], baseline)
+
+
+def append_edits(engine: Engine, scenario_id: int, edits: list[Edit | dict], baseline: SiteTables) -> StoredScenario:
+    """:func:`append_edit` for several edits at once: all are stored, or none."""
     current = get_scenario(engine, scenario_id)
-    edit = edit if isinstance(edit, Edit) else parse_edit(edit, current.position)
+    new = [e if isinstance(e, Edit) else parse_edit(e, current.position + k) for k, e in enumerate(edits)]
     doc = current.doc()
-    doc.edits = current.applied + [edit]
+    doc.edits = current.applied + new
     validate(baseline, doc)
     return _update(engine, current, doc.edits, len(doc.edits))
 

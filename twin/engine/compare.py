@@ -15,6 +15,8 @@ throttled, and job throughput lost.  Both are pure functions of their arguments.
 
 from __future__ import annotations
 
+import copy
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -30,6 +32,8 @@ from twin.site.whatif import add_failures
 TEMP_TOLERANCE_K = 0.5  # a rack's hottest GPU changing less than this is "same"
 FRAC_TOLERANCE = 0.005  # load fractions changing less than this are "same"
 REL_TOLERANCE = 1e-6  # headline figures changing by less than this fraction are "same"
+_baseline_cache: dict[tuple, tuple] = {}
+_baseline_lock = threading.Lock()
 
 # headline figures: (path in the report, direction): +1 higher is better, -1 higher is worse, 0 neither
 HEADLINE = (
@@ -51,12 +55,23 @@ HEADLINE = (
 
 
 def compare(baseline: SiteTables, scenario: Scenario) -> dict:
-    """``{"baseline", "scenario", "diff"}`` of ``scenario`` against the baseline site at the same instant."""
-    base_sc = Scenario(name="baseline", time=scenario.time, settle_s=scenario.settle_s)
-    base = _side(baseline, base_sc)
+    """``{"baseline", "scenario", "diff"}`` of ``scenario`` against the baseline site at the same instant.
+
+    The baseline side of the last few (site, instant, settling time) is kept: the next edit of
+    the same scenario runs the twin once.
+    """
+    key = (id(baseline), scenario.time, scenario.settle_s)
+    with _baseline_lock:
+        base = _baseline_cache.get(key)
+    if base is None or base[1] is not baseline:
+        base = _side(baseline, Scenario(name="baseline", time=scenario.time, settle_s=scenario.settle_s))
+        with _baseline_lock:
+            _baseline_cache[key] = base
+            while len(_baseline_cache) > 4:
+                _baseline_cache.pop(next(iter(_baseline_cache)))
     scen_state = scenario.state if scenario.state is not None else baseline
     scen = _side(scen_state, scenario)
-    return {"baseline": base[0], "scenario": scen[0], "diff": _diff(base, scen)}
+    return {"baseline": copy.deepcopy(base[0]), "scenario": scen[0], "diff": _diff(base, scen)}
 
 
 def _side(state: SiteTables, scenario: Scenario):
@@ -240,7 +255,8 @@ def _frac_diff(kind, b_names, b_frac, s_names, s_frac) -> list[dict]:
             continue
         out.append({kind: name, "change": "added" if i is None else ("worse" if delta > 0 else "better"),
                     f"{kind}_load_frac": float(s_frac[j]), "load_delta_frac": delta})
-    out += [{kind: n, "change": "removed"} for n in b_names if n not in set(s_names)]
+    present = set(s_names)
+    out += [{kind: n, "change": "removed"} for n in b_names if n not in present]
     return out
 
 

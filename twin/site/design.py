@@ -23,7 +23,7 @@ default) an exceeded rating is an error, under ``warn`` a warning.  ``n1_rating`
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class DesignFinding:
     ports_available_count: int | None = None
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 def _severity(check: str, policy: str) -> str:
