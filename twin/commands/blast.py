@@ -34,5 +34,5 @@ def _run(args) -> int:
     print(f"  dark racks: {report['n_racks_dark']}; GPUs down {report['n_gpus_down']}, throttled "
           f"{report['n_gpus_throttled']}; IT power lost {report['it_power_lost_mw']:.2f} MW")
     for job in report["jobs"]:
-        print(f"  job {job['name']}: {job['tokens_per_s']:,.0f} → {job['tokens_per_s_after']:,.0f} tokens/s")
+        print(f"  job {job['name']}: {job['tokens_per_s']:,.0f} → {job['after_tokens_per_s']:,.0f} tokens/s")
     return 0

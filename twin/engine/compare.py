@@ -287,7 +287,7 @@ def blast_radius(state: SiteTables, element: str, scenario: Scenario | None = No
     if job_b is not None:
         lost = job_b["tokens_per_s"] - (job_a["tokens_per_s"] if job_a else 0.0)
         jobs.append({"name": job_b["name"], "tokens_per_s": job_b["tokens_per_s"],
-                     "tokens_per_s_after": job_a["tokens_per_s"] if job_a else 0.0, "tokens_per_s_lost": lost})
+                     "after_tokens_per_s": job_a["tokens_per_s"] if job_a else 0.0, "lost_tokens_per_s": lost})
     return {
         "element": element, "kind": ref.label, "site": run_state.name,
         "racks_fed": [run_state.rack_name[r] for r in fed], "n_racks_fed": int(fed.size),
@@ -295,6 +295,6 @@ def blast_radius(state: SiteTables, element: str, scenario: Scenario | None = No
         "racks_throttled": [run_state.rack_name[r] for r in throttled_racks],
         "n_gpus_fed": int(np.isin(run_state.gpu_rack, fed).sum()),
         "n_gpus_down": int(down.sum()), "n_gpus_throttled": int(throttled.sum()), "n_gpus_off": int(off.sum()),
-        "jobs": jobs, "tokens_per_s_lost": sum(j["tokens_per_s_lost"] for j in jobs),
+        "jobs": jobs, "lost_tokens_per_s": sum(j["lost_tokens_per_s"] for j in jobs),
         "it_power_lost_mw": before["it_power_mw"] - after["it_power_mw"],
     }
