@@ -211,7 +211,7 @@ def _rack_diff(b_state, b_snap, s_state, s_snap) -> list[dict]:
 
 def _dark(state, snap) -> np.ndarray:
     dark = np.zeros(state.n_racks, dtype=bool)
-    gpu_dark = snap.gpu_state == GPU_DOWN
+    gpu_dark = (snap.gpu_state == GPU_DOWN) | (snap.gpu_state == GPU_OFF)
     counts = np.bincount(state.gpu_rack, minlength=state.n_racks)
     down = np.bincount(state.gpu_rack, weights=gpu_dark, minlength=state.n_racks)
     dark[(counts > 0) & (down == counts)] = True

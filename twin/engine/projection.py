@@ -50,7 +50,8 @@ def run_scenario(state: SiteTables, scenario: Scenario,
         busy = np.zeros(state.n_nodes, dtype=bool)
         if job is not None:
             busy[state.gpu_node[job.gpu_ids]] = True
-        inputs = replace(inputs, nodes_off=~busy)
+        failed = np.zeros(state.n_nodes, dtype=bool) if inputs.nodes_off is None else np.asarray(inputs.nodes_off, bool)
+        inputs = replace(inputs, nodes_off=~busy | failed)
     engine = TwinEngine(state, start=start)
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps

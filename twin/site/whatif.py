@@ -266,12 +266,13 @@ def _failures(inp, state: SiteTables, failed: dict) -> None:
         for plant, units in by_kind["plant"]:
             running[plant] = 0 if units is None else max(running[plant] - units, 0)
         inp.plant_chillers_running = running
+    # a failed node or rack stops: modelled as powered off (its GPUs draw nothing and compute nothing)
     nodes = ids("node") + [int(n) for r in ids("rack") for n in np.flatnonzero(state.node_rack == r)]
     if nodes:
-        psus = (np.asarray(inp.node_psus_failed, dtype=np.int64).copy() if inp.node_psus_failed is not None
-                else np.zeros(state.n_nodes, dtype=np.int64))
-        psus[nodes] = state.node_psus[nodes]
-        inp.node_psus_failed = psus
+        off = (np.asarray(inp.nodes_off, dtype=bool).copy() if inp.nodes_off is not None
+               else np.zeros(state.n_nodes, dtype=bool))
+        off[nodes] = True
+        inp.nodes_off = off
 
 
 def _caps(sc: Scenario, state: SiteTables, caps: list, job_caps: list, file: str) -> None:

@@ -155,7 +155,7 @@ def test_fail_and_restore_elements_of_every_kind():
     assert [DEMO.power_name[i] for i in sc.inputs.failed_power] == ["H1-TX1-A"]
     assert [DEMO.source_name[i] for i in sc.inputs.failed_sources] == ["GEN-01"]
     assert len(sc.inputs.failed_links) >= 1
-    assert sc.inputs.node_psus_failed[inp.node_name.index("h1-r01-k01-n0")] == DEMO.node_psus[0]
+    assert sc.inputs.nodes_off.tolist() == [n == "h1-r01-k01-n0" for n in inp.node_name]
     pumps = sc.inputs.pumps_running_count
     assert pumps[DEMO.cdu_name.index("H1-R01-K01-CDU")] == 1 and pumps[DEMO.cdu_name.index("H1-R02-K05-CDU")] == 0
     assert pumps[DEMO.cdu_name.index("H1-R01-K02-CDU")] == 2
