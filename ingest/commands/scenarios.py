@@ -12,10 +12,37 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ingest.store import scenarios as store
-from ingest.store.db import open_database
 from twin.commands.jsonout import dumps
-from twin.site.scenario import read_scenario_doc, read_scenario_text
+
+
+class _Lazy:
+    """The store modules, imported on first use: building the parser stays free of SQL imports."""
+
+    def __getattr__(self, name):
+        from ingest.store import scenarios
+
+        return getattr(scenarios, name)
+
+
+store = _Lazy()
+
+
+def open_database(url):
+    from ingest.store.db import open_database as open_db
+
+    return open_db(url)
+
+
+def read_scenario_doc(path):
+    from twin.site.scenario import read_scenario_doc as read
+
+    return read(path)
+
+
+def read_scenario_text(path):
+    from twin.site.scenario import read_scenario_text as read
+
+    return read(path)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command("delete", "delete a stored scenario", _delete)
 
 
-def _find(engine, ref: str, site: str | None) -> store.StoredScenario:
+def _find(engine, ref: str, site: str | None):
     if ref.isdigit():
         return store.get_scenario(engine, int(ref))
     if site is None:
@@ -73,14 +100,14 @@ def _find(engine, ref: str, site: str | None) -> store.StoredScenario:
     return found
 
 
-def _summary(s: store.StoredScenario) -> dict:
+def _summary(s) -> dict:
     return {"id": s.id, "site": s.site_name, "name": s.name, "description": s.description,
             "baseline_version": s.baseline_version, "design_limits": s.design_limits,
             "n_edits": len(s.edits), "position": s.position, "can_undo": s.can_undo, "can_redo": s.can_redo,
             "created_at": s.created_at.isoformat(), "updated_at": s.updated_at.isoformat()}
 
 
-def _print(args, s: store.StoredScenario, verb: str) -> int:
+def _print(args, s, verb: str) -> int:
     if args.json:
         print(dumps(_summary(s) | {"edits": [e.as_dict() for e in s.edits]}, indent=2))
     else:
