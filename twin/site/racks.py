@@ -206,6 +206,8 @@ class RackLayout:
             self.touched.add(e.name)
             self.override(r, i, e)
         if removed:
+            if len(removed) == len(r.name):
+                raise self.fail("racks", "removed", "a site needs at least one rack")
             r.take([i for i in range(len(r.name)) if i not in removed])
         order = np.argsort(np.asarray(r.row), kind="stable")
         if (order != np.arange(order.size)).any():

@@ -186,6 +186,11 @@ def test_bad_edits_name_index_and_field(edits, message):
         run(edits)
 
 
+def test_removing_every_rack_is_refused():
+    with pytest.raises(EditError, match=r"edits\[0\]\.racks: racks: removed: a site needs at least one rack"):
+        run('[[edits]]\nop = "remove_rack"\nhalls = ["H1"]\n')
+
+
 def test_caps_by_rack_site_and_job_take_the_lowest():
     sc = run('[[edits]]\nop = "set_cap"\nracks = ["H1-R01-*"]\ngpu_power_limit_w = 500\n'
              '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 600\n')
