@@ -128,7 +128,7 @@ def parse_edit(raw, index: int) -> Edit:
     if not isinstance(raw, dict):
         raise EditError(index, "op", "expected a table with an op")
     op = raw.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise EditError(index, "op", f"unknown op {op!r} (ops: {', '.join(OPS)})")
     required, optional, groups = OPS[op]
     known = set(required) | set(optional) | {"op", "note"}
