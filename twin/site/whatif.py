@@ -180,7 +180,8 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
             continue
         if e.op == "fail":
             for ref in _elements(state, e, i, file):
-                units = e.get("pumps") if ref.kind == "cdu" else e.get("chillers") if ref.kind == "plant" else None
+                units = (e.get("pumps_count") if ref.kind == "cdu" else e.get("chillers_count") if ref.kind == "plant"
+                         else None)
                 failed[(ref.kind, ref.id)] = units
         elif e.op == "restore":
             for ref in _elements(state, e, i, file):

@@ -147,8 +147,8 @@ def test_set_rack_cdu_moves_an_in_rack_cdu_to_another_loop():
 def test_fail_and_restore_elements_of_every_kind():
     sc = run('[[edits]]\nop = "fail"\nelements = ["H1-TX1-A", "GEN-*", "leaf-p00-a000-r0/spine-p00-s00", '
              '"h1-r01-k01-n0", "H1-R02-*-CDU"]\n'
-             '[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\npumps = 1\n'
-             '[[edits]]\nop = "fail"\nelements = ["PLANT-1"]\nchillers = 1\n'
+             '[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\npumps_count = 1\n'
+             '[[edits]]\nop = "fail"\nelements = ["PLANT-1"]\nchillers_count = 1\n'
              '[[edits]]\nop = "restore"\nelements = ["GEN-02"]\n')
     assert sc.state is None  # no layout change: the site as given
     inp = DEMO

@@ -31,7 +31,7 @@ FULL = {
     "edits": [
         {"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 5.8, "y_m": 1.0},
         {"op": "set_rack_type", "rows": ["H1-R02"], "type": "hgx-a100-inrow"},
-        {"op": "fail", "elements": ["GEN-*", "H1-R01-K02-CDU"], "pumps": 1},
+        {"op": "fail", "elements": ["GEN-*", "H1-R01-K02-CDU"], "pumps_count": 1},
         {"op": "restore", "elements": ["GEN-02"]},
         {"op": "set_cap", "racks": ["H1-R01-*"], "gpu_power_limit_w": 500},
         {"op": "set_setpoint", "loops": ["FW-H1"], "supply_temp_c": 30.0},
