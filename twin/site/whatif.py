@@ -29,7 +29,7 @@ from twin.site.tables import SiteTables
 from twin.site.topology import ElementRef, find_element, racks_exposed
 
 _CACHE_SIZE = 8
-_cache: OrderedDict[tuple, SiteTables] = OrderedDict()
+_cache: OrderedDict[tuple, tuple[SiteTables, SiteTables]] = OrderedDict()  # key → (baseline, edited site)
 _cache_lock = threading.Lock()
 _GLOB = set("*?[")
 
@@ -58,12 +58,13 @@ def edited_site(baseline: SiteTables, doc: ScenarioDoc, catalogue: Catalogue | N
     key = (id(baseline), doc.design_limits,
            json.dumps([doc.edits[i].as_dict() for i in edited.layout_edits], sort_keys=True, default=str))
     with _cache_lock:
-        if key in _cache:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] is baseline:  # the baseline is held, so its id cannot be reused
             _cache.move_to_end(key)
-            return _cache[key]
+            return hit[1]
     state = _build(baseline, edited, doc, cat)
     with _cache_lock:
-        _cache[key] = state
+        _cache[key] = (baseline, state)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return state
