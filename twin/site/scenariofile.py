@@ -28,13 +28,13 @@ def _value(v) -> str:
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML refuses a raw DEL
     if isinstance(v, datetime):
         return v.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_value(x)}" for k, x in v.items()) + " }"
+        return "{ " + ", ".join(f"{_value(str(k))} = {_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {type(v).__name__} as TOML")
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tests.conftest import REPO_DIR
-from twin.site.edits import EditError
+from twin.site.edits import Edit, EditError
 from twin.site.load import load_site
 from twin.site.scenario import ScenarioError, load_scenario, parse_scenario, parse_scenario_doc
 from twin.site.scenariofile import export_scenario_toml
@@ -259,3 +260,15 @@ def test_site_files_take_per_rack_entries(tmp_path: Path):
     path.write_text(text)
     s = load_site(path)
     assert s.n_racks == 15 and s.cdu_name[s.rack_cdu[0]] == "H1-R01-CDU1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.text(min_size=1, max_size=30), note=st.text(max_size=30),
+       globs=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3))
+def test_any_text_survives_the_toml_round_trip(name, note, globs):
+    doc = parse_scenario_doc(HEAD, "x.toml")
+    doc.name = name
+    doc.edits = [Edit("fail", {"note": note, "elements": globs})]
+    text = export_scenario_toml(doc)
+    again = parse_scenario_doc(text, "x.toml")
+    assert (again.name, again.edits) == (name, doc.edits) and export_scenario_toml(again) == text
