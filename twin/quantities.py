@@ -227,7 +227,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("orientation_deg", "°", "rack", "rack orientation, 0 = front faces +y (edit field)"),
     _Q("gpu_power_limit_w", "W", "gpu", "GPU power cap an edit sets"),
     _Q("supply_setpoint_c", "°C", "plant", "facility-water supply setpoint of a plant (edit field)"),
-    _Q("supply_temp_c", "°C", "loop", "facility supply override of a loop (edit field)"),
+    _Q("supply_temp_c", "°C", "loop", "facility supply override of a loop, or a CDU's secondary supply setpoint "
+       "(edit field)"),
     _Q("pumps_count", "count", "cdu", "pumps a failure takes out of a CDU (edit field)"),
     _Q("chillers_count", "count", "plant", "chillers a failure takes out of a plant (edit field)"),
     _Q("lost_tokens_per_s", "1/s", "job", "training tokens per second lost when the element trips"),
@@ -258,7 +259,7 @@ NOT_QUANTITIES: dict[str, str] = {
     "layout": "names of the layout changes of a rack (added, removed, moved, type, feeds, cdu)",
     "racks": "section: racks that changed (diff); names or globs of racks (edit field)",
     "power_elements": "section: power-tree elements whose load changed (diff)",
-    "cdus": "section: CDUs whose load changed (diff)",
+    "cdus": "section: CDUs whose load changed (diff); names or globs of CDUs (edit field)",
     "loops": "section: facility loops, their heat and capacity; loops whose load changed (diff); names or globs "
              "of loops (edit field)",
     "busiest_cdus": "section: the CDUs nearest their capacity",

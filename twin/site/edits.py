@@ -30,7 +30,7 @@ MAX_SELECT_NAMES = 10_000
 # field → (kind, low, high) of its value; kinds: names, name, text, number, count, flag
 FIELDS: dict[str, tuple] = {
     "racks": ("names",), "rows": ("names",), "halls": ("names",), "elements": ("names",),
-    "plants": ("names",), "loops": ("names",),
+    "plants": ("names",), "loops": ("names",), "cdus": ("names",),
     "name": ("name",), "hall": ("name",), "row": ("name",), "type": ("name",), "feed_a": ("name",),
     "feed_b": ("text",), "cdu": ("name",), "loop": ("name",), "job": ("text",), "note": ("text",),
     "x_m": ("number", -10_000.0, 10_000.0), "y_m": ("number", -10_000.0, 10_000.0),
@@ -56,8 +56,8 @@ OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, ...], ..
     "fail": (("elements",), ("pumps_count", "chillers_count"), ()),
     "restore": (("elements",), (), ()),
     "set_cap": (("gpu_power_limit_w",), SELECT + ("job", "site"), (SELECT + ("job", "site"),)),
-    "set_setpoint": ((), ("plants", "supply_setpoint_c", "loops", "supply_temp_c"),
-                     (("plants", "loops"),)),
+    "set_setpoint": ((), ("plants", "supply_setpoint_c", "loops", "cdus", "supply_temp_c"),
+                     (("plants", "loops", "cdus"),)),
     "set_weather": ((), ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"), (("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"),)),
     "set_job": ((), ("job", "gpu_util_frac", "idle_nodes_off"), (("job", "gpu_util_frac", "idle_nodes_off"),)),
 }
@@ -149,9 +149,14 @@ def parse_edit(raw, index: int) -> Edit:
         if len(absolute) == 1:
             raise EditError(index, "y_m" if "x_m" in absolute else "x_m", "a position needs both x_m and y_m")
     if op == "set_setpoint":
-        for names, value in (("plants", "supply_setpoint_c"), ("loops", "supply_temp_c")):
-            if (names in fields_) != (value in fields_):
-                raise EditError(index, value if names in fields_ else names, f"{names} and {value} go together")
+        if sum(k in fields_ for k in ("plants", "loops", "cdus")) != 1:
+            raise EditError(index, "plants", "set_setpoint takes one of plants, loops or cdus")
+        value = "supply_setpoint_c" if "plants" in fields_ else "supply_temp_c"
+        other = "supply_temp_c" if value == "supply_setpoint_c" else "supply_setpoint_c"
+        if other in fields_:
+            raise EditError(index, other, f"{other} goes with {'loops or cdus' if other == 'supply_temp_c' else 'plants'}")
+        if value not in fields_:
+            raise EditError(index, value, f"{'plants' if 'plants' in fields_ else 'loops or cdus'} need {value}")
     return Edit(op, fields_)
 
 

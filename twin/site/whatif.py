@@ -176,6 +176,7 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
     inp = sc.inputs
     supply = inp.loop_supply_temp_c.copy() if inp.loop_supply_temp_c is not None else \
         np.full(len(state.loop_name), np.nan)
+    cdu_setpoint = np.full(state.n_cdus, np.nan)
     for i, e in enumerate(doc.edits):
         if e.op in LAYOUT_OPS:
             continue
@@ -210,6 +211,12 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
                         raise EditError(i, "loops", f"{pattern!r} matches no facility loop "
                                         f"(loops: {', '.join(state.loop_name)})", file)
                     supply[hit] = e.fields["supply_temp_c"]
+            if "cdus" in e.fields:
+                for pattern in e.fields["cdus"]:
+                    hit = [k for k, n in enumerate(state.cdu_name) if fnmatch.fnmatchcase(n, pattern)]
+                    if not hit:
+                        raise EditError(i, "cdus", f"{pattern!r} matches no CDU", file)
+                    cdu_setpoint[hit] = e.fields["supply_temp_c"]
         elif e.op == "set_weather":
             for key in ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"):
                 if key in e.fields:
@@ -222,6 +229,8 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
             if "idle_nodes_off" in e.fields:
                 sc.idle_nodes_off = e.fields["idle_nodes_off"]
     inp.loop_supply_temp_c = supply
+    if np.isfinite(cdu_setpoint).any():
+        inp.cdu_supply_setpoint_c = cdu_setpoint
     _failures(inp, state, failed)
     if caps or job_caps:
         _caps(sc, state, caps, job_caps, file)

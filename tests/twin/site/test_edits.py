@@ -213,6 +213,20 @@ def test_setpoints_weather_and_job():
     assert (sc.job, sc.inputs.gpu_util_frac, sc.idle_nodes_off) == ("", 0.5, True)
 
 
+def test_a_cdu_setpoint_warms_its_racks_only():
+    from twin.engine.projection import run_scenario
+
+    sc = run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_temp_c = 40.0\n')
+    cdu = DEMO.cdu_name.index("H1-R01-K01-CDU")
+    assert sc.inputs.cdu_supply_setpoint_c[cdu] == 40.0 and np.isnan(sc.inputs.cdu_supply_setpoint_c).sum() == 15
+    snap, _, _ = run_scenario(DEMO, sc)
+    assert snap.cdu_supply_temp_c[cdu] == pytest.approx(40.0)
+    assert snap.cdu_supply_temp_c[cdu + 1] < 35.0
+    assert snap.rack_max_gpu_temp_c[0] > snap.rack_max_gpu_temp_c[1] + 5.0
+    with pytest.raises(EditError, match=r"edits\[0\]\.supply_setpoint_c: supply_setpoint_c goes with plants"):
+        run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_setpoint_c = 40.0\n')
+
+
 def test_a_setpoint_that_overloads_the_cdus_is_refused_when_strict_and_reported_when_warn():
     # 45 °C facility + 4 K approach = 49 °C: the in-rack CDU curve ends at 35 kW (45 °C), below the 60 kW racks
     edit = '[[edits]]\nop = "set_setpoint"\nplants = ["PLANT-1"]\nsupply_setpoint_c = 45.0\n'
