@@ -2,7 +2,7 @@
 
 ``whatif_project``: wall time of the real ``clustertwin project --site colossus --json``
 command (a fresh interpreter, imports included) with the layout-changing scenario
-``data/scenarios/colossus-h4-gb200.toml`` (hall H4 converted to GB200-NVL72, a rack
+``data/whatif/colossus-h4-gb200.toml`` (hall H4 converted to GB200-NVL72, a rack
 moved: the edited site is rebuilt, and the baseline and the scenario are both projected)
 against its peer, the same command without a scenario.  ``whatif_to_baseline_ratio`` is
 their ratio; the issue's target is ≤ 2 s for the scenario command.  ``*_cpu_s`` are
@@ -20,7 +20,7 @@ import sys
 from twin.bench import benchmark, best_of
 from twin.site.catalogue import DATA_DIR
 
-SCENARIO = DATA_DIR / "scenarios" / "colossus-h4-gb200.toml"
+SCENARIO = DATA_DIR / "whatif" / "colossus-h4-gb200.toml"
 
 
 def _command(*args: str) -> float:

@@ -239,8 +239,10 @@ def test_a_setpoint_that_overloads_the_cdus_is_refused_when_strict_and_reported_
     assert cdu[0].load_kw == pytest.approx(8 * (8 * 700 + 1900) / 1000) and cdu[0].limit_kw == pytest.approx(35.0)
 
 
-def test_old_scenario_files_still_parse():
-    for path in sorted((REPO_DIR / "data" / "scenarios").glob("*.toml")):
+def test_old_scenario_files_still_parse_and_the_shipped_whatifs_too():
+    paths = sorted((REPO_DIR / "data" / "scenarios").glob("*.toml"))
+    assert len(paths) >= 3
+    for path in paths + sorted((REPO_DIR / "data" / "whatif").glob("*.toml")):
         site = "colossus" if path.name.startswith("colossus") else "demo"
         sc = load_scenario(path, load_site(site))
         assert sc.name
