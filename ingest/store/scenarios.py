@@ -119,6 +119,13 @@ def validate(baseline: SiteTables, doc: ScenarioDoc) -> Scenario:
     return resolve(baseline, doc)
 
 
+def answer(engine: Engine, scenario_id: int, baseline: SiteTables) -> dict:
+    """``{baseline, scenario, diff}`` of a stored scenario's applied edits (:func:`twin.engine.compare.compare`)."""
+    from twin.engine.compare import compare  # the twin engine is needed only here
+
+    return compare(baseline, validate(baseline, get_scenario(engine, scenario_id).doc()))
+
+
 # --------------------------------------------------------------------- reading
 def list_scenarios(engine: Engine, site_name: str | None = None) -> list[StoredScenario]:
     """Stored scenarios (of one site), by name."""
