@@ -50,7 +50,7 @@ from twin.site.tables import SiteTables
 from twin.textfile import read_text
 
 __all__ = ["MAX_SETTLE_S", "Scenario", "ScenarioDoc", "ScenarioError", "load_scenario", "parse_scenario",
-           "parse_scenario_doc", "read_scenario_doc"]
+           "parse_scenario_doc", "read_scenario_doc", "read_scenario_text", "resolve_conditions"]
 
 _SCENARIO_KEYS = {"name", "description", "time", "settle_s", "design_limits"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",

@@ -6,7 +6,6 @@ Inputs are mutations of a scenario that uses every key, arbitrary text and arbit
 
 from __future__ import annotations
 
-import math
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
