@@ -18,7 +18,7 @@ import numpy as np
 from twin.engine.balance import SiteBalance
 from twin.engine.snapshot import JobStatus
 from twin.physics.policy import PolicyAction, PolicyState
-from twin.physics.sources import Dispatch
+from twin.physics.sources import Dispatch, SwingShare
 from twin.physics.swing import SwingReport
 
 
@@ -180,6 +180,7 @@ class TickResults:
     jobs: list[JobStatus]
     swing: SwingReport
     projections: ProjectionResult
+    swing_share: SwingShare | None = None
 
 
 @dataclass
@@ -197,3 +198,8 @@ class TickDetail:
     swing: SwingReport
     cooling_kw: dict[str, float]
     projections_s: dict[str, np.ndarray]  # per rack: <scenario>_throttle_s / _shutdown_s
+    supply: SupplyResult | None = None  # dispatch per source, UPS and unserved power
+    policy_in_force: PolicyAction = PolicyAction()  # shortfall policy's action during the tick
+    policy: PolicyState = PolicyState()  # after the tick (in force next, pending)
+    swing_share: SwingShare | None = None  # the swing per source against its limits
+    racks_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rack ids shed by the policy

@@ -260,9 +260,11 @@ class TwinEngine:
         fab = self._fabric(inp, dem, gt)
         jobs = self._jobs(inp, gt, fab)
         sw = self._swing(inp, ps, dem, gt, itp, tree, site, jobs)
+        share = self._swing_share(sw, ps, site)
         proj = self._projections(inp, ps, cool, gt, itp, heat)
         self.ts = ts
-        return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs, sw, proj))
+        return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs, sw, proj,
+                                          swing_share=share))
 
     def _weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         dry, wet = weather.outdoor_conditions(self.weather_curve, ts, self.state.longitude_deg)
@@ -664,6 +666,13 @@ class TwinEngine:
         return swing.project_swing(swing_jobs, s.source_kind, s.source_capacity_mw, s.source_ramp_mw_per_s,
                                    site.source_power_mw, ps.source_live, site.battery_soc_frac, k_node)
 
+    def _swing_share(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult) -> sources.SwingShare:
+        """Share of the swing each source carries, against its limits (:func:`twin.physics.sources.swing_share`)."""
+        s, d = self.state, site.supply.dispatch
+        return sources.swing_share(sw.amplitude_mw, sw.ramp_mw_per_s, sw.phase_s, s.source_kind, d.capacity_mw,
+                                   d.source_power_mw, ps.source_live, self.source_step_mw, s.source_ramp_mw_per_s,
+                                   s.source_energy_mwh, self.source_efficiency_frac, d.battery_soc_frac)
+
     def _projections(self, inp: TickInputs, ps: PowerStateResult, cool: CoolingResult, gt: GpuThermalResult,
                      itp: ItPowerResult, heat: HeatResult) -> ProjectionResult:
         """Per-rack times to throttle/shutdown after each cooling failure (inf for dark racks)."""
@@ -712,7 +721,9 @@ class TwinEngine:
             power_n1_worst_by=tree.power_n1_worst_by,
             power_headroom_kw=self.topo.usable_kw - tree.power_load_kw,
             power_n1_headroom_kw=self.topo.usable_kw - tree.power_n1_load_kw, balance=site.balance, swing=sw,
-            cooling_kw=site.cooling_kw, projections_s=res.projections.times_s)
+            cooling_kw=site.cooling_kw, projections_s=res.projections.times_s, supply=site.supply,
+            policy_in_force=site.policy_in_force, policy=site.policy, swing_share=res.swing_share,
+            racks_shed=res.power_state.rack_shed)
         xid = np.zeros(s.n_gpus, dtype=np.int16)
         if self.gpu_down.any():
             xid[self.gpu_down & ~res.demand.gpu_off] = XID_THERMAL_SHUTDOWN
@@ -758,4 +769,8 @@ class TwinEngine:
             swing_amplitude_mw=sw.amplitude_mw,
             swing_ramp_mw_per_s=sw.ramp_mw_per_s,
             jobs=res.jobs,
+            policy_gpu_cap_w=site.policy_in_force.gpu_cap_w,
+            n_gpus_shed=int(self.gpus_per_rack[res.power_state.rack_shed].sum()),
+            unserved_mw=site.supply.unserved_mw,
+            ups_ride_through_s=site.supply.ups_ride_through_s,
         )

@@ -154,7 +154,7 @@ def dispatch(demand_mw: float, kind: np.ndarray, capacity_mw: np.ndarray, live: 
         out[gen] = share_generation_mw(demand_mw + charging, cap, reach)[gen]
     usable = np.where(battery, np.where(live & (np.nan_to_num(soc, nan=0.0) > 0.0), capacity_mw, 0.0), cap)
     return Dispatch(source_power_mw=out, battery_soc_frac=soc, capacity_mw=usable, reach_mw=reach,
-                    unmet_mw=max(deficit, 0.0))
+                    unmet_mw=deficit if deficit > 1e-9 else 0.0)
 
 
 def ups_discharge(deficit_mw: float, ups_load_kw: np.ndarray, energy_kwh: np.ndarray, energy_frac: np.ndarray,
@@ -164,7 +164,7 @@ def ups_discharge(deficit_mw: float, ups_load_kw: np.ndarray, energy_kwh: np.nda
     Returns ``(carried_mw, new_energy_frac)``; a UPS gives at most what it holds.  With no
     deficit the UPS batteries recharge over :data:`UPS_RECHARGE_S`.
     """
-    if deficit_mw <= 0.0:
+    if deficit_mw <= 1e-9:  # rounding, not a deficit
         return 0.0, np.where(energy_kwh > 0, np.minimum(energy_frac + dt_s / UPS_RECHARGE_S, 1.0), energy_frac)
     load = np.where((energy_kwh > 0) & (energy_frac > 0), ups_load_kw, 0.0)
     total = float(load.sum())
@@ -185,3 +185,57 @@ def ride_through_s(energy_kwh: np.ndarray, energy_frac: np.ndarray, load_kw: np.
     if not on.any():
         return float("inf")
     return float(np.min(energy_frac[on] * energy_kwh[on] * 3600.0 / load_kw[on]))
+
+
+@dataclass(frozen=True)
+class SwingShare:
+    """Which source carries how much of the training swing, and whether it stays within its limits."""
+
+    share_mw: np.ndarray  # [n_sources] part of the swing amplitude each source carries
+    ramp_mw_per_s: np.ndarray  # [n_sources] ramp that asks of it (share over the swing's edge time)
+    limit_mw: np.ndarray  # [n_sources] what it can follow within one phase (batteries: spare power)
+    over_limit: np.ndarray  # bool [n_sources]: asked for more than its limit
+    unfollowed_mw: float  # swing the sources cannot follow within their limits
+    battery_exhaust_s: float  # time the charged batteries carry their share on discharge (inf: no share)
+    within_limits: bool
+
+
+def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind: np.ndarray, capacity_mw: np.ndarray,
+                power_mw: np.ndarray, live: np.ndarray, step_mw: np.ndarray, source_ramp_mw_per_s: np.ndarray,
+                energy_mwh: np.ndarray, efficiency_frac: np.ndarray, soc_frac: np.ndarray) -> SwingShare:
+    """Split a swing of ``amplitude_mw`` rising at ``ramp_mw_per_s`` over the sources.
+
+    Charged batteries take the fast part first, up to their spare power; the generating
+    units share the rest in proportion to their capacity (governor droop) and can follow,
+    within a phase of ``phase_s``, one load step plus their ramp, ``P_step + ramp · t_phase``,
+    and no more than their headroom.  A unit asked for more runs past its limits (frequency
+    and voltage dips beyond its ISO 8528-5 class).  The battery time is the charge held
+    over the share at full discharge, a lower bound (the swing also recharges it).
+    """
+    n = kind.size
+    battery = (kind == BATTERY) & live & (np.nan_to_num(soc_frac, nan=0.0) > 0.0)
+    gen = live & (kind != BATTERY)
+    amp = max(float(amplitude_mw), 0.0)
+    edge_s = amp / ramp_mw_per_s if ramp_mw_per_s > 0 else float("inf")
+    spare = np.where(battery, np.maximum(capacity_mw - power_mw, 0.0), 0.0)
+    share = np.zeros(n)
+    spare_total = float(spare.sum())
+    if spare_total > 0.0:
+        share = spare * min(amp / spare_total, 1.0)
+    rest = amp - float(share.sum())
+    cap_total = float(np.where(gen, capacity_mw, 0.0).sum())
+    if cap_total > 0.0:
+        share = share + np.where(gen, capacity_mw, 0.0) * rest / cap_total
+        rest = 0.0
+    phase = phase_s if np.isfinite(phase_s) else 0.0
+    follow = np.where(gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, np.maximum(capacity_mw - power_mw, 0.0)),
+                      spare)
+    over = share > follow * (1.0 + 1e-9) + 1e-12
+    unfollowed = float(np.maximum(share - follow, 0.0).sum()) + rest
+    held_mwh = float(np.sum(np.where(battery, soc_frac * energy_mwh * np.sqrt(efficiency_frac), 0.0)))
+    battery_mw = float(share[battery].sum())
+    return SwingShare(
+        share_mw=share, ramp_mw_per_s=share / edge_s if np.isfinite(edge_s) and edge_s > 0 else np.zeros(n),
+        limit_mw=follow, over_limit=over, unfollowed_mw=unfollowed,
+        battery_exhaust_s=held_mwh * 3600.0 / battery_mw if battery_mw > 0 else float("inf"),
+        within_limits=unfollowed <= 1e-9 * max(amp, 1.0))
