@@ -80,9 +80,10 @@ def _shed_count(current: int, over_mw: float, rack_mw: float) -> int:
     """Racks to keep shed: more while over the supply, fewer only as far as the room allows."""
     if rack_mw <= 0.0:
         return current
+    racks = over_mw / rack_mw
     if over_mw > 0.0:
-        return current + int(np.ceil(over_mw / rack_mw))
-    return max(current - int(np.floor(-over_mw / rack_mw)), 0)
+        return current + int(np.ceil(racks - 1e-9))  # rounding of an exact multiple is not one more rack
+    return max(current - int(np.floor(-racks + 1e-9)), 0)
 
 
 def wanted_action(policy: str, over_mw: float, k_mw_per_mw: float, gpu_power_mw: float, uncapped_demand_w: np.ndarray,
