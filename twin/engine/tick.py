@@ -669,7 +669,8 @@ class TwinEngine:
     def _swing_share(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult) -> sources.SwingShare:
         """Share of the swing each source carries, against its limits (:func:`twin.physics.sources.swing_share`)."""
         s, d = self.state, site.supply.dispatch
-        return sources.swing_share(sw.amplitude_mw, sw.ramp_mw_per_s, sw.phase_s, s.source_kind, d.capacity_mw,
+        cap = np.where(s.source_kind == _BATTERY, s.source_capacity_mw, d.capacity_mw)  # bursts: full rating
+        return sources.swing_share(sw.amplitude_mw, sw.ramp_mw_per_s, sw.phase_s, s.source_kind, cap,
                                    d.source_power_mw, ps.source_live, self.source_step_mw, s.source_ramp_mw_per_s,
                                    s.source_energy_mwh, self.source_efficiency_frac, d.battery_soc_frac)
 

@@ -15,7 +15,9 @@ calls them once per tick, so their cost is per source, never per GPU.
   moves onto the units with room, each within its own step and ramp, and what they cannot
   pick up falls to the batteries.
 * **Batteries** take what generation cannot reach, up to their power rating and their
-  stored energy, and charge from spare generation otherwise.  The round-trip efficiency
+  stored energy, and charge from spare generation otherwise.  As supply to plan on (the
+  shortfall policy) a battery counts only at the power it can sustain for
+  :data:`BATTERY_HORIZON_S`, so a nearly empty battery is a bridge, not capacity.  The round-trip efficiency
   ``η`` is split evenly between charge and discharge: delivering ``P`` for ``dt`` takes
   ``P · dt / √η`` from the store, charging at ``P`` stores ``P · dt · √η``.  The power is
   limited so the state of charge lands exactly on 0 or 1, never past it.
@@ -34,6 +36,7 @@ import numpy as np
 from twin.site.tables import SOURCE_KINDS
 
 BATTERY = SOURCE_KINDS.index("battery")
+BATTERY_HORIZON_S = 900.0  # [E] a battery counts as supply at the power it can hold for 15 minutes
 UPS_RECHARGE_S = 7200.0  # [E] UPS battery back to full two hours after a discharge (charger sizing)
 
 
@@ -111,13 +114,24 @@ def battery_step(power_mw: float, soc_frac: float, energy_mwh: float, rating_mw:
     return 0.0, soc_frac
 
 
+def sustained_battery_mw(rating_mw: np.ndarray, soc_frac: np.ndarray, energy_mwh: np.ndarray,
+                         efficiency_frac: np.ndarray) -> np.ndarray:
+    """Power a battery can sustain for :data:`BATTERY_HORIZON_S`: its rating, less as it runs empty [MW].
+
+    This is what the shortfall policy counts on (a battery with a minute left is no
+    supply to run GPUs on, only a bridge); the dispatch itself may draw the full rating.
+    """
+    held = np.nan_to_num(soc_frac, nan=0.0) * energy_mwh * np.sqrt(efficiency_frac)
+    return np.minimum(rating_mw, held * 3600.0 / BATTERY_HORIZON_S)
+
+
 @dataclass(frozen=True)
 class Dispatch:
     """What each source delivers this tick and what nobody could."""
 
     source_power_mw: np.ndarray  # [n_sources], negative: a battery charging
     battery_soc_frac: np.ndarray  # [n_sources], NaN for non-batteries
-    capacity_mw: np.ndarray  # [n_sources] derated output limit (0 when not live; batteries: rating if charged)
+    capacity_mw: np.ndarray  # [n_sources] sustained output (0 when not live; see sustained_battery_mw)
     reach_mw: np.ndarray  # [n_sources] output generation could reach this tick (0 for batteries)
     unmet_mw: float  # demand that neither generation nor batteries delivered
 
@@ -152,7 +166,9 @@ def dispatch(demand_mw: float, kind: np.ndarray, capacity_mw: np.ndarray, live: 
     charging = -float(out[battery & (out < 0)].sum())
     if charging > 0.0:  # the charging power is drawn from generation
         out[gen] = share_generation_mw(demand_mw + charging, cap, reach)[gen]
-    usable = np.where(battery, np.where(live & (np.nan_to_num(soc, nan=0.0) > 0.0), capacity_mw, 0.0), cap)
+    # batteries as supply at the charge they start the tick with (a long tick may empty them within it)
+    usable = np.where(battery, np.where(live, sustained_battery_mw(capacity_mw, soc_frac, energy_mwh, efficiency_frac),
+                                        0.0), cap)
     return Dispatch(source_power_mw=out, battery_soc_frac=soc, capacity_mw=usable, reach_mw=reach,
                     unmet_mw=deficit if deficit > 1e-9 else 0.0)
 
