@@ -409,7 +409,7 @@ class _Builder:
             source_derate_frac_per_k=np.array([x[2] for x in src[6]], dtype=np.float64),
             source_rated_ambient_c=np.array([x[3] for x in src[6]], dtype=np.float64),
             source_efficiency_frac=np.array([x[4] for x in src[6]], dtype=np.float64),
-            power_ride_through_kwh=np.array([e.nameplate_kw * e.ride_through_min / 60.0 if k == POWER_KINDS.index("ups")
+            power_ride_through_kwh=np.array([e.nameplate_kw * e.ride_through_s / 3600.0 if k == POWER_KINDS.index("ups")
                                              else 0.0 for k, e in elements]),
             shortfall_policy=spec.power.shortfall_policy, policy_response_s=spec.power.policy_response_s,
             power_name=[e.name for e in pel],

@@ -141,7 +141,7 @@ class PowerElementSpec(_Strict):
     power_factor: float = Field(0.95, gt=0, le=1)
     max_util_frac: float = Field(0.8, gt=0, le=1)
     efficiency_frac: float = Field(0.99, gt=0.5, le=1)
-    ride_through_min: float = Field(5.0, ge=0, le=600)  # UPS only: battery minutes at rated load [Est-UPS-Ride-Through]
+    ride_through_s: float = Field(300.0, ge=0, le=36_000)  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
 
     @model_validator(mode="after")
     def _rating_known(self):
