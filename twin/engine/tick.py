@@ -576,11 +576,11 @@ class TwinEngine:
         if not self._settling:
             self.battery_soc_frac = d.battery_soc_frac
             self.ups_energy_frac[ups] = ups_frac
-            short = d.unmet_mw - ups_mw > 1e-9
-            if short:  # UPSs with nothing left while the sources fall short drop their racks
+            if d.unmet_mw - ups_mw > 1e-9:  # UPSs with nothing left while the sources fall short drop their racks
                 self.ups_dropped[ups] |= (ups_frac <= 0.0) & (ups_load_kw > 0.0)
         self.source_power_mw = d.source_power_mw
-        return SupplyResult(dispatch=d, ups_power_mw=ups_mw, unserved_mw=max(d.unmet_mw - ups_mw, 0.0),
+        unserved = d.unmet_mw - ups_mw
+        return SupplyResult(dispatch=d, ups_power_mw=ups_mw, unserved_mw=unserved if unserved > 1e-9 else 0.0,
                             ups_ride_through_s=sources.ride_through_s(self.ups_kwh[ups], self.ups_energy_frac[ups],
                                                                       ups_load_kw))
 

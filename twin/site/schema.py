@@ -113,7 +113,8 @@ class SourceSpec(_Strict):
     energy_mwh: float = Field(0.0, ge=0, le=1e6)
     ramp_mw_per_s: float = Field(gt=0, le=1e5)
     bus: Name
-    # generators: ISO 8528-5 performance class and load acceptance (largest sudden step, of unit_mw)
+    # generators: ISO 8528-5 performance class and load acceptance (largest sudden step, of unit_mw);
+    # without them a unit takes any step (site files recorded before these fields)
     iso_8528_class: Literal["G1", "G2", "G3"] | None = None
     load_step_frac: float | None = Field(None, gt=0, le=1)
     # output falls by derate_frac_per_k of unit_mw per kelvin of outdoor air above rated_ambient_c
@@ -125,8 +126,6 @@ class SourceSpec(_Strict):
     def _battery_has_energy(self):
         if self.kind == "battery" and self.energy_mwh <= 0:
             raise ValueError("a battery needs energy_mwh > 0")
-        if self.kind == "generator" and (self.iso_8528_class is None or self.load_step_frac is None):
-            raise ValueError("a generator needs iso_8528_class (G1, G2, G3) and load_step_frac (load acceptance)")
         return self
 
 
