@@ -91,6 +91,28 @@ def share_generation_mw(demand_mw: float, capacity_mw: np.ndarray, reach_mw: np.
     return out
 
 
+def battery_limits_mw(soc_frac: np.ndarray, energy_mwh: np.ndarray, rating_mw: np.ndarray, efficiency_frac: np.ndarray,
+                      dt_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Largest discharge and charge power over ``dt_s`` [MW]: the rating, and what the store holds or can take."""
+    leg = np.sqrt(efficiency_frac)  # one-way efficiency
+    hours = dt_s / 3600.0
+    soc = np.nan_to_num(soc_frac, nan=0.0)
+    if hours <= 0.0:
+        return np.where(soc > 0, rating_mw, 0.0), np.where(soc < 1, rating_mw, 0.0)
+    out = np.minimum(rating_mw, soc * energy_mwh * leg / hours)
+    into = np.minimum(rating_mw, (1.0 - soc) * energy_mwh / leg / hours)
+    return np.where(energy_mwh > 0, out, 0.0), np.where(energy_mwh > 0, into, 0.0)
+
+
+def battery_soc_after(soc_frac: np.ndarray, power_mw: np.ndarray, energy_mwh: np.ndarray, efficiency_frac: np.ndarray,
+                      dt_s: float) -> np.ndarray:
+    """State of charge after delivering ``power_mw`` (negative: charging) for ``dt_s``, clipped to [0, 1]."""
+    leg = np.sqrt(efficiency_frac)
+    stored_mwh = np.where(power_mw > 0, power_mw / leg, power_mw * leg) * dt_s / 3600.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(energy_mwh > 0, np.clip(soc_frac - stored_mwh / energy_mwh, 0.0, 1.0), soc_frac)
+
+
 def battery_step(power_mw: float, soc_frac: float, energy_mwh: float, rating_mw: float, efficiency_frac: float,
                  dt_s: float) -> tuple[float, float]:
     """Battery output for a request of ``power_mw`` (negative: charge) and its new state of charge.
@@ -98,20 +120,11 @@ def battery_step(power_mw: float, soc_frac: float, energy_mwh: float, rating_mw:
     The output is limited to ``±rating_mw`` and to what the store holds (or can take) over
     ``dt_s``; losses follow the module docstring.  Returns ``(power_mw, soc_frac)``.
     """
-    if energy_mwh <= 0.0:
-        return 0.0, soc_frac
-    leg = float(np.sqrt(efficiency_frac))  # one-way efficiency
-    hours = dt_s / 3600.0
-    p = float(np.clip(power_mw, -rating_mw, rating_mw))
-    if hours <= 0.0:
-        return p if (p > 0 and soc_frac > 0) or (p < 0 and soc_frac < 1) else 0.0, soc_frac
-    if p > 0.0:
-        p = min(p, soc_frac * energy_mwh * leg / hours)
-        return p, max(soc_frac - p * hours / leg / energy_mwh, 0.0)
-    if p < 0.0:
-        p = -min(-p, (1.0 - soc_frac) * energy_mwh / leg / hours)
-        return p, min(soc_frac - p * hours * leg / energy_mwh, 1.0)
-    return 0.0, soc_frac
+    out, into = battery_limits_mw(np.array([soc_frac]), np.array([energy_mwh]), np.array([rating_mw]),
+                                  np.array([efficiency_frac]), dt_s)
+    p = float(np.clip(power_mw, -into[0], out[0]))
+    return p, float(battery_soc_after(np.array([soc_frac]), np.array([p]), np.array([energy_mwh]),
+                                      np.array([efficiency_frac]), dt_s)[0])
 
 
 def sustained_battery_mw(rating_mw: np.ndarray, soc_frac: np.ndarray, energy_mwh: np.ndarray,
@@ -153,16 +166,15 @@ def dispatch(demand_mw: float, kind: np.ndarray, capacity_mw: np.ndarray, live: 
     deficit = demand_mw - float(out.sum())
     spare = float((reach - out).sum())
     soc = soc_frac.copy()
-    for i in np.flatnonzero(battery & live):  # batteries are few
-        if deficit > 1e-12:
-            p, soc[i] = battery_step(deficit, soc[i], energy_mwh[i], capacity_mw[i], efficiency_frac[i], dt_s)
-            deficit -= p
-        elif spare > 1e-12 and soc[i] < 1.0:
-            p, soc[i] = battery_step(-spare, soc[i], energy_mwh[i], capacity_mw[i], efficiency_frac[i], dt_s)
-            spare += p
-        else:
-            p = 0.0
-        out[i] = p
+    bat = np.flatnonzero(battery & live)
+    if bat.size and (deficit > 1e-12 or spare > 1e-12):  # batteries share in proportion to what each can give
+        most_out, most_in = battery_limits_mw(soc[bat], energy_mwh[bat], capacity_mw[bat], efficiency_frac[bat], dt_s)
+        limit, want = (most_out, deficit) if deficit > 1e-12 else (-most_in, -spare)
+        total = float(np.abs(limit).sum())
+        p = limit * min(abs(want) / total, 1.0) if total > 0 else np.zeros(bat.size)
+        out[bat] = p
+        soc[bat] = battery_soc_after(soc[bat], p, energy_mwh[bat], efficiency_frac[bat], dt_s)
+        deficit -= float(np.clip(p, 0.0, None).sum())
     charging = -float(out[battery & (out < 0)].sum())
     if charging > 0.0:  # the charging power is drawn from generation
         out[gen] = share_generation_mw(demand_mw + charging, cap, reach)[gen]
@@ -210,9 +222,9 @@ class SwingShare:
     share_mw: np.ndarray  # [n_sources] part of the swing amplitude each source carries
     ramp_mw_per_s: np.ndarray  # [n_sources] ramp that asks of it (share over the swing's edge time)
     limit_mw: np.ndarray  # [n_sources] what it can follow within one phase (batteries: spare power)
-    over_limit: np.ndarray  # bool [n_sources]: asked for more than its limit
+    over_limit: np.ndarray  # bool [n_sources]: asked for more than its limit (MW; batteries also MW/s)
     unfollowed_mw: float  # swing the sources cannot follow within their limits
-    battery_exhaust_s: float  # time the charged batteries carry their share on discharge (inf: no share)
+    battery_exhaust_s: float  # time the charged batteries last at their output plus swing share (inf: none)
     within_limits: bool
 
 
@@ -225,8 +237,9 @@ def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind:
     units share the rest in proportion to their capacity (governor droop) and can follow,
     within a phase of ``phase_s``, one load step plus their ramp, ``P_step + ramp · t_phase``,
     and no more than their headroom.  A unit asked for more runs past its limits (frequency
-    and voltage dips beyond its ISO 8528-5 class).  The battery time is the charge held
-    over the share at full discharge, a lower bound (the swing also recharges it).
+    and voltage dips beyond its ISO 8528-5 class); a battery also when the ramp asked of it
+    exceeds its own.  The battery time is the charge held over the batteries' present output
+    plus their share, i.e. at the swing's peak all the time: a lower bound.
     """
     n = kind.size
     battery = (kind == BATTERY) & live & (np.nan_to_num(soc_frac, nan=0.0) > 0.0)
@@ -246,12 +259,15 @@ def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind:
     phase = phase_s if np.isfinite(phase_s) else 0.0
     follow = np.where(gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, np.maximum(capacity_mw - power_mw, 0.0)),
                       spare)
-    over = share > follow * (1.0 + 1e-9) + 1e-12
+    ramp = share / edge_s if np.isfinite(edge_s) and edge_s > 0 else np.zeros(n)
+    # generators follow by load steps (the MW check); batteries also by their inverters' ramp
+    over = (share > follow * (1.0 + 1e-9) + 1e-12) | (battery & (ramp > source_ramp_mw_per_s * (1.0 + 1e-9)))
     unfollowed = float(np.maximum(share - follow, 0.0).sum()) + rest
+    within = unfollowed <= 1e-9 * max(amp, 1.0) and not over.any()
     held_mwh = float(np.sum(np.where(battery, soc_frac * energy_mwh * np.sqrt(efficiency_frac), 0.0)))
-    battery_mw = float(share[battery].sum())
+    battery_mw = float(share[battery].sum() + np.maximum(power_mw[battery], 0.0).sum())  # at the swing's peak
     return SwingShare(
-        share_mw=share, ramp_mw_per_s=share / edge_s if np.isfinite(edge_s) and edge_s > 0 else np.zeros(n),
+        share_mw=share, ramp_mw_per_s=ramp,
         limit_mw=follow, over_limit=over, unfollowed_mw=unfollowed,
         battery_exhaust_s=held_mwh * 3600.0 / battery_mw if battery_mw > 0 else float("inf"),
-        within_limits=unfollowed <= 1e-9 * max(amp, 1.0))
+        within_limits=bool(within))

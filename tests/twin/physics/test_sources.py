@@ -115,7 +115,15 @@ def test_swing_share_batteries_take_the_fast_part_and_generators_the_rest():
     assert sh.limit_mw == pytest.approx([0.6, 0.6, 2.0])  # step 0.5 + 0.1 MW/s × 1 s phase
     assert not sh.over_limit.any() and sh.within_limits
     assert sh.ramp_mw_per_s == pytest.approx(np.array([0.5, 0.5, 2.0]) / 0.1)  # edge = 3 MW / 30 MW/s
-    assert sh.battery_exhaust_s == pytest.approx(0.5 * 0.9 * 3600 / 2.0)
+    assert sh.battery_exhaust_s == pytest.approx(0.5 * 0.9 * 3600 / 2.0)  # idle battery: only its share drains it
+    busy = sources.swing_share(3.0, 30.0, 1.0, kind, cap, np.array([5.0, 5.0, 1.0]), live, step, ramp,
+                               np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    assert busy.share_mw == pytest.approx([1.0, 1.0, 1.0])  # 1 MW of spare battery power
+    assert busy.battery_exhaust_s == pytest.approx(0.5 * 0.9 * 3600 / 2.0)  # 1 MW output + 1 MW share
+    # a battery asked to ramp faster than its inverters is past its limits
+    slow = sources.swing_share(3.0, 30.0, 1.0, kind, cap, power, live, step, np.array([0.1, 0.1, 5.0]),
+                               np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    assert slow.over_limit.tolist() == [False, False, True] and not slow.within_limits  # 20 MW/s asked of it
     # a bigger swing runs the generators past their step and ramp
     big = sources.swing_share(5.0, 50.0, 1.0, kind, cap, power, live, step, ramp, np.array([0.0, 0.0, 1.0]),
                               np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
