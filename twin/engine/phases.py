@@ -38,8 +38,8 @@ class PowerStateResult:
     power_live: np.ndarray  # bool [n_power]
     rack_feed_a_share_frac: np.ndarray  # [n_racks] share of the rack's load on its A feed
     rack_feed_b_share_frac: np.ndarray  # [n_racks] share on its B feed (0 single-fed)
-    rack_dark: np.ndarray  # bool [n_racks]: neither feed live (or shed by the shortfall policy)
-    rack_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # racks shed by the policy
+    rack_dark: np.ndarray  # bool [n_racks]: neither feed live
+    rack_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # racks whose nodes the policy powers off
 
 
 @dataclass(frozen=True)

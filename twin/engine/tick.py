@@ -289,8 +289,6 @@ class TwinEngine:
             for job in inp.jobs:
                 job_gpus += np.bincount(s.gpu_rack[job.gpu_ids], minlength=s.n_racks)
             shed = policy.shed_order(job_gpus)[:self.policy.applied.racks_shed]
-            dark = dark.copy()
-            dark[shed] = True
         return PowerStateResult(source_live=source_live, power_live=live, rack_feed_a_share_frac=share_a,
                                 rack_feed_b_share_frac=share_b, rack_dark=dark, rack_shed=shed)
 
@@ -311,11 +309,13 @@ class TwinEngine:
         """GPUs without power (dark rack, node switched off) and the switched-off nodes (None if none)."""
         s = self.state
         off = self.by_rack.expand(ps.rack_dark) if ps.rack_dark.any() else np.zeros(s.n_gpus, dtype=bool)
-        if inp.nodes_off is None:
+        if inp.nodes_off is None and not ps.rack_shed.size:
             return off, None
-        node_off = np.asarray(inp.nodes_off, dtype=bool)
+        node_off = np.zeros(s.n_nodes, dtype=bool) if inp.nodes_off is None else np.asarray(inp.nodes_off, dtype=bool)
         if node_off.shape != (s.n_nodes,):
             raise ValueError(f"nodes_off: expected shape ({s.n_nodes},), got {node_off.shape}")
+        if ps.rack_shed.size:  # the shortfall policy powers off the nodes of shed racks (their CDUs keep running)
+            node_off = node_off | np.isin(s.node_rack, ps.rack_shed)
         if not node_off.any():
             return off, None
         return off | self.by_node.expand(node_off), node_off
@@ -596,7 +596,7 @@ class TwinEngine:
         node_dc = float(itp.node_dc_power_w.sum())
         psu = float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0
         k = (facility_mw - fixed) / it_mw * psu if it_mw > 0 else 1.0  # facility MW per MW of GPU board power
-        live_racks = max(s.n_racks - int(np.count_nonzero(ps.rack_dark)), 1)
+        live_racks = max(s.n_racks - int(np.count_nonzero(ps.rack_dark)) - ps.rack_shed.size, 1)
         rack_mw = (facility_mw - fixed) / live_racks
         uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
         if gt.any_gpu_down:

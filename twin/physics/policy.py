@@ -8,8 +8,9 @@ The site file names one policy and its response time:
   does not fit, whole racks are shed as well;
 * ``power_brake`` — assert the external power brake on every GPU (HW slowdown, clocks
   cut at least 2× [NVML-ClocksEventReasons]); racks are shed if that is not enough;
-* ``shed`` — switch off whole racks, racks without a placed job first, then the job's
-  racks from the last.
+* ``shed`` — power off the nodes of whole racks (out of band, as an operator would; the
+  rack's CDU keeps running), racks without a placed job first, then the job's racks from
+  the last.
 
 A change of action takes effect ``response_s`` after the shortfall (or the relief) is
 first seen; meanwhile the batteries and the UPSs carry the gap.  The cap is found from the

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from twin.engine.projection import _placed_job, project
+from twin.engine.snapshot import GPU_OFF
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.load import load_site
 from twin.site.scenario import Scenario, load_scenario
@@ -92,6 +93,9 @@ def test_shed_policy_switches_off_racks_without_the_job_first(demo):
     snap = engine.tick(1.0, inputs)
     shed = engine.detail.racks_shed
     assert shed.size > 0 and snap.n_gpus_shed == 64 * shed.size
+    shed_gpus = np.isin(state.gpu_rack, shed)
+    assert (snap.gpu_state[shed_gpus] == GPU_OFF).all() and (snap.gpu_power_w[shed_gpus] == 0.0).all()
+    assert (snap.pumps_running_count[state.rack_cdu[shed]] > 0).all()  # powered off, not dark: the CDUs run
     job_racks = np.unique(state.gpu_rack[_placed_job(state, None).gpu_ids])
     assert not np.isin(shed, job_racks).any() or shed.size > state.n_racks - job_racks.size
     assert snap.facility_power_mw <= snap.generation_capacity_mw + 1e-9
