@@ -56,6 +56,7 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
                  status="ok" if lim["cap_feasible"] and runnable_frac >= 1 else "warning" if lim["cap_feasible"] else "critical"),
         kpi_card(PAGE, "swing", "Training swing", "MW", fmt(snap.swing_amplitude_mw, 1), note=f"ramp {fmt(snap.swing_ramp_mw_per_s, 1)} MW/s"),
         policy_card(state, snap, detail),
+        *policy_strip(state, snap, detail),
     ]
 
 
@@ -87,13 +88,24 @@ def policy_chain(state: SiteTables, snap: Snapshot, detail=None) -> list[str]:
 
 
 def policy_card(state: SiteTables, snap: Snapshot, detail=None) -> html.Div:
-    """KPI of the shortfall policy: the per-GPU cap in force and the chain that led to it."""
+    """KPI of the shortfall policy: the per-GPU cap in force, GPUs shed or the job's step time underneath."""
     capped = math.isfinite(snap.policy_gpu_cap_w)
     acting = capped or snap.n_gpus_shed > 0
     status = "critical" if snap.unserved_mw > 0 else "warning" if acting else "ok"
+    step = f"step {fmt(snap.jobs[0].step_time_s, 1)} s" if snap.jobs and math.isfinite(snap.jobs[0].step_time_s) else ""
+    note = f"{snap.n_gpus_shed:,} GPUs shed" if snap.n_gpus_shed else step
     return kpi_card(PAGE, "policy", f"Shortfall policy ({state.shortfall_policy})", "W" if capped else "",
-                    f"{snap.policy_gpu_cap_w:,.0f}" if capped else ("shed" if acting else "none"),
-                    note=" → ".join(policy_chain(state, snap, detail)), status=status)
+                    f"{snap.policy_gpu_cap_w:,.0f}" if capped else ("shed" if acting else "none"), note=note,
+                    status=status)
+
+
+def policy_strip(state: SiteTables, snap: Snapshot, detail=None) -> list:
+    """One line under the KPIs with the whole chain, while sources are lost or the policy acts (else nothing)."""
+    lost = detail is not None and not detail.source_live.all()
+    if not (lost or math.isfinite(snap.policy_gpu_cap_w) or snap.n_gpus_shed or snap.unserved_mw > 0):
+        return []
+    return [html.Div([html.Span("Shortfall chain: ", className="muted"), " → ".join(policy_chain(state, snap, detail))],
+                     style={"gridColumn": "1 / -1", "fontSize": "13px"}, **{"data-chain": "shortfall"})]
 
 
 TREND_WINDOW_S = 900.0

@@ -32,3 +32,7 @@ def test_policy_card_shows_trip_gap_cap_and_step_time(page_module):
     card = page.policy_card(state, snap, engine.detail)
     assert card.children[1].children[0].children == f"{snap.policy_gpu_cap_w:,.0f}"
     assert "warning" in card.children[1].children[0].className
+    assert card.children[2].children == f"step {snap.jobs[0].step_time_s:.1f} s"
+    strip = page.policy_strip(state, snap, engine.detail)
+    assert len(strip) == 1 and strip[0].children[1] == " → ".join(chain)
+    assert page.policy_strip(load_site("demo"), dataclasses.replace(snap, policy_gpu_cap_w=float("inf")), None) == []
