@@ -16,7 +16,8 @@ def register(subparsers) -> None:
         "project", help="project a site's power, cooling, fabric and job under a scenario",
         description="Run the twin of a site under nominal conditions or a scenario file and report IT and "
                     "facility load, generation, runnable GPUs and the power cap, N-1 violations, hottest "
-                    "GPUs and racks, time to throttle, power swing, fabric and job throughput.")
+                    "GPUs and racks, time to throttle, power swing, fabric and job throughput, each source's "
+                    "output and share of the swing, and what the site's shortfall policy does.")
     p.add_argument("--site", required=True, help="reference-site name or site file")
     p.add_argument("--scenario", default=None, metavar="FILE", help="scenario TOML (see twin/site/scenario.py)")
     p.add_argument("--json", action="store_true", help="print JSON")
