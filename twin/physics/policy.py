@@ -9,8 +9,8 @@ The site file names one policy and its response time:
 * ``power_brake`` — assert the external power brake on every GPU (HW slowdown, clocks
   cut at least 2× [NVML-ClocksEventReasons]); racks are shed if that is not enough;
 * ``shed`` — power off the nodes of whole racks (out of band, as an operator would; the
-  rack's CDU keeps running), racks without a placed job first, then the job's racks from
-  the last.
+  rack's CDU keeps running), racks without a placed job first, then the job's racks; the
+  halls take turns (:func:`shed_order`).
 
 A change of action takes effect ``response_s`` after the shortfall (or the relief) is
 first seen; meanwhile the batteries and the UPSs carry the gap.  The cap is found from the
@@ -131,7 +131,16 @@ def advance(state: PolicyState, wanted: PolicyAction, response_s: float, dt_s: f
     return replace(state, wanted=wanted, pending_s=waited)
 
 
-def shed_order(rack_job_gpus: np.ndarray) -> np.ndarray:
-    """Racks in the order they are shed: racks without job GPUs first, then the rest, last rack first."""
-    racks = np.arange(rack_job_gpus.size)[::-1]
-    return racks[np.argsort(rack_job_gpus[::-1] > 0, kind="stable")]
+def shed_order(rack_job_gpus: np.ndarray, rack_hall: np.ndarray) -> np.ndarray:
+    """Racks in the order they are shed: racks without job GPUs first, then the job's.
+
+    Within each group the halls take turns, each from its last rack, so that no hall's
+    facility loop (and plant share) is emptied before the others.
+    """
+    n = rack_job_gpus.size
+    order = np.arange(n)
+    hall_start = np.searchsorted(rack_hall[np.argsort(rack_hall, kind="stable")], rack_hall, side="left")
+    hall_count = np.bincount(rack_hall, minlength=int(rack_hall.max()) + 1 if n else 0)
+    rank_from_end = hall_count[rack_hall] - 1 - (np.argsort(np.argsort(rack_hall, kind="stable"), kind="stable")
+                                                 - hall_start)
+    return order[np.lexsort((rack_hall, rank_from_end, rack_job_gpus > 0))]

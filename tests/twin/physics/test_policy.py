@@ -63,8 +63,11 @@ def test_a_change_takes_effect_after_the_response_time():
     assert policy.advance(PolicyState(), cap, 5.0, 60.0).applied == cap
 
 
-def test_racks_without_job_gpus_are_shed_first():
-    assert policy.shed_order(np.array([8, 0, 8, 0])).tolist() == [3, 1, 2, 0]
+def test_racks_without_job_gpus_are_shed_first_halls_taking_turns_from_their_last_rack():
+    assert policy.shed_order(np.array([8, 0, 8, 0]), np.zeros(4, dtype=int)).tolist() == [3, 1, 2, 0]
+    # two halls of three racks; the job on racks 0 and 3
+    order = policy.shed_order(np.array([8, 0, 0, 8, 0, 0]), np.array([0, 0, 0, 1, 1, 1]))
+    assert order.tolist() == [2, 5, 1, 4, 0, 3]
 
 
 def test_unknown_policy_is_refused():
