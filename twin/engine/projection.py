@@ -49,6 +49,8 @@ def run_scenario(state: SiteTables, scenario: Scenario,
         if job is not None:
             busy[state.gpu_node[job.gpu_ids]] = True
         inputs = replace(inputs, nodes_off=~busy)
+    if job is not None:  # the shortfall policy sheds the job's racks last
+        inputs = replace(inputs, priority_gpus=job.gpu_ids)
     engine = TwinEngine(state, start=start)
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps

@@ -286,8 +286,8 @@ class TwinEngine:
         shed = np.zeros(0, dtype=np.int64)
         if self.policy.applied.racks_shed:
             job_gpus = np.zeros(s.n_racks)
-            for job in inp.jobs:
-                job_gpus += np.bincount(s.gpu_rack[job.gpu_ids], minlength=s.n_racks)
+            for gpus in ([j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]):
+                job_gpus += np.bincount(s.gpu_rack[_as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
             shed = policy.shed_order(job_gpus, s.rack_hall)[:self.policy.applied.racks_shed]
         return PowerStateResult(source_live=source_live, power_live=live, rack_feed_a_share_frac=share_a,
                                 rack_feed_b_share_frac=share_b, rack_dark=dark, rack_shed=shed)

@@ -112,5 +112,6 @@ def test_a_projection_never_draws_more_than_the_sources_deliver(scenario):
     assert report["shortfall_mw"] == 0.0 and pol["unserved_mw"] == 0.0
     # every GPU busy on 43 MW (less in the trip): the cap acts, and at its minimum racks are shed too
     assert pol["policy_active_flag"] and pol["policy_gpu_cap_w"] == 200.0 and pol["n_gpus_shed"] > 0
-    assert report["job"]["step_time_s"] > 6.0  # vs 5.1 s … at full power (colossus-405b-24k)
+    # the job's racks are shed last: it runs, capped (6.85 s at full power, colossus-405b-24k)
+    assert 7.0 < report["job"]["step_time_s"] < 30.0
     assert sum(s["source_power_mw"] for s in report["sources"]) == pytest.approx(report["facility_power_mw"])
