@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
+import numpy as np
+
 import dash
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
@@ -23,7 +25,7 @@ from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
 from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
-from twin.site.tables import SiteTables
+from twin.site.tables import SOURCE_KINDS, SiteTables
 
 dash.register_page(__name__, path="/power", name="Power", title="Power · ClusterTwin", order=3)
 
@@ -53,7 +55,57 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
                  note="fits generation" if lim["cap_feasible"] else "below min limit: shed GPUs",
                  status="ok" if lim["cap_feasible"] and runnable_frac >= 1 else "warning" if lim["cap_feasible"] else "critical"),
         kpi_card(PAGE, "swing", "Training swing", "MW", fmt(snap.swing_amplitude_mw, 1), note=f"ramp {fmt(snap.swing_ramp_mw_per_s, 1)} MW/s"),
+        policy_card(state, snap, detail),
+        *policy_strip(state, snap, detail),
     ]
+
+
+def policy_chain(state: SiteTables, snap: Snapshot, detail=None) -> list[str]:
+    """The shortfall chain as short steps: sources lost → gap carried → policy action → step time."""
+    steps = []
+    if detail is not None and not detail.source_live.all():
+        lost = [state.source_name[i] for i in np.flatnonzero(~detail.source_live)]
+        steps.append(f"{', '.join(lost[:2])}{f' +{len(lost) - 2}' if len(lost) > 2 else ''} lost")
+    supply = getattr(detail, "supply", None)
+    if supply is not None:
+        battery_mw = float(np.clip(supply.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")],
+                                   0.0, None).sum())
+        gap = [f"{label} {fmt(mw, 1)} MW" for label, mw in (("battery", battery_mw), ("UPS", supply.ups_power_mw),
+                                                            ("unserved", supply.unserved_mw)) if mw > 0.05]
+        if gap:
+            steps.append(" + ".join(gap))
+    action = []
+    if math.isfinite(snap.policy_gpu_cap_w):
+        action.append(f"cap {snap.policy_gpu_cap_w:,.0f} W")
+    if detail is not None and getattr(detail, "policy_in_force", None) is not None and detail.policy_in_force.brake:
+        action.append("power brake")
+    if snap.n_gpus_shed:
+        action.append(f"{snap.n_gpus_shed:,} GPUs shed")
+    steps.append(", ".join(action) if action else "no action")
+    if snap.jobs and math.isfinite(snap.jobs[0].step_time_s):
+        steps.append(f"step {fmt(snap.jobs[0].step_time_s, 1)} s")
+    return steps
+
+
+def policy_card(state: SiteTables, snap: Snapshot, detail=None) -> html.Div:
+    """KPI of the shortfall policy: the per-GPU cap in force, GPUs shed or the job's step time underneath."""
+    capped = math.isfinite(snap.policy_gpu_cap_w)
+    acting = capped or snap.n_gpus_shed > 0
+    status = "critical" if snap.unserved_mw > 0 else "warning" if acting else "ok"
+    step = f"step {fmt(snap.jobs[0].step_time_s, 1)} s" if snap.jobs and math.isfinite(snap.jobs[0].step_time_s) else ""
+    note = f"{snap.n_gpus_shed:,} GPUs shed" if snap.n_gpus_shed else step
+    return kpi_card(PAGE, "policy", f"Shortfall policy ({state.shortfall_policy})", "W" if capped else "",
+                    f"{snap.policy_gpu_cap_w:,.0f}" if capped else ("shed" if acting else "none"), note=note,
+                    status=status)
+
+
+def policy_strip(state: SiteTables, snap: Snapshot, detail=None) -> list:
+    """One line under the KPIs with the whole chain, while sources are lost or the policy acts (else nothing)."""
+    lost = detail is not None and not detail.source_live.all()
+    if not (lost or math.isfinite(snap.policy_gpu_cap_w) or snap.n_gpus_shed or snap.unserved_mw > 0):
+        return []
+    return [html.Div([html.Span("Shortfall chain: ", className="muted"), " → ".join(policy_chain(state, snap, detail))],
+                     style={"gridColumn": "1 / -1", "fontSize": "13px"}, **{"data-chain": "shortfall"})]
 
 
 TREND_WINDOW_S = 900.0

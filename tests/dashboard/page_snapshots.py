@@ -259,9 +259,13 @@ def engine_snapshot(name: str = "demo"):
 
     state = site(name)
     engine = TwinEngine(state)
-    snap = engine.tick(1.0, TickInputs())
+    spec = gpu_ids = None
     if state.default_job:
         spec = load_job(Path(__file__).resolve().parents[2] / "data" / "jobs" / f"{state.default_job}.toml")
         gpu_ids = contiguous_placement(state, spec.parallel.n_gpus)
+    inputs = TickInputs(priority_gpus=gpu_ids)  # a shortfall policy sheds the job's racks last
+    engine.settle(inputs)
+    snap = engine.tick(1.0, inputs)
+    if spec is not None:
         snap.jobs = [evaluate_site_job(state, spec, gpu_ids, snap.throttle_frac, snap.link_up_flag).status]
     return state, snap, engine.detail

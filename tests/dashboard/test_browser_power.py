@@ -23,6 +23,11 @@ def test_power_renders_without_console_errors(colossus_app, new_page, screenshot
     expect(page.locator("#power-generation .bars .point")).not_to_have_count(0)
     expect(page.locator('[data-kpi="runnable"] .kpi-unit')).to_have_text("GPUs")
     expect(page.locator('[data-kpi="cap"] .kpi-unit')).to_have_text("W")
+    # every GPU busy on the 43 MW of July 2024: the site's cap policy holds them at 200 W and sheds racks
+    expect(page.locator('[data-kpi="policy"] .kpi-value')).to_have_text("200")
+    expect(page.locator('[data-kpi="policy"] .kpi-note')).to_contain_text("GPUs shed")
+    expect(page.locator('[data-chain="shortfall"]')).to_contain_text("cap 200 W")
+    expect(page.locator('[data-chain="shortfall"]')).to_contain_text("GPUs shed → step")
     screenshot(page, f"power-{viewport}")
     assert log.errors == []
     assert log.external == []
@@ -70,3 +75,30 @@ def test_deep_link_restores_element_and_metric(colossus_app, new_page):  # noqa:
     expect(page).to_have_url(served.url(f"/power?element={ups}&metric=power_n1_load_frac"))
     expect(page.locator("#power-tree .gtitle")).to_contain_text("N-1 load")
     assert log.errors == []
+
+
+def test_generator_trip_shows_the_shortfall_chain(colossus_app, new_page, screenshot):  # noqa: F811
+    """Two generators trip while the job runs: lost sources → UPS → cap → step time, readable on one line."""
+    from dataclasses import replace as _replace
+
+    from twin.engine.tick import TickInputs, TwinEngine
+
+    served, hub = colossus_app
+    state, snap0, detail0 = hub.state, hub.snapshot, hub.tick_detail
+    engine = TwinEngine(state)
+    tripped = TickInputs(failed_sources=[1, 2])
+    snap = engine.tick(1.0, tripped)  # the UPSs carry the gap
+    try:
+        hub.tick_detail = engine.detail
+        freshen(hub, **{f.name: getattr(snap, f.name) for f in snap.__dataclass_fields__.values()
+                        if f.name not in ("ts", "jobs", "source_age_s")})
+        page, log = new_page("1366x768")
+        page.goto(served.url("/power"))
+        chain = page.locator('[data-chain="shortfall"]')
+        expect(chain).to_contain_text("GEN-A-01, GEN-A-02 lost")
+        expect(chain).to_contain_text("UPS")
+        screenshot(page, "power-generator-trip-1366x768")
+        assert log.errors == []
+    finally:
+        hub.tick_detail = detail0
+        hub.snapshot = _replace(snap0)

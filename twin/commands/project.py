@@ -23,7 +23,8 @@ def register(subparsers) -> None:
         "project", help="project a site's power, cooling, fabric and job under a scenario",
         description="Run the twin of a site under nominal conditions or a scenario file and report IT and "
                     "facility load, generation, runnable GPUs and the power cap, N-1 violations, hottest "
-                    "GPUs and racks, time to throttle, power swing, fabric and job throughput.  With a "
+                    "GPUs and racks, time to throttle, power swing, fabric and job throughput, each source's "
+                    "output and share of the swing, and what the site's shortfall policy does.  With a "
                     "scenario: the baseline, the scenario and their differences (docs/scenarios.md).")
     p.add_argument("--site", required=True, help="reference-site name or site file")
     p.add_argument("--scenario", default=None, metavar="FILE", help="scenario TOML (docs/scenarios.md)")

@@ -1,10 +1,10 @@
-"""Site power balance: source dispatch with batteries, and what fits in the supply.
+"""Site power balance: what fits in the supply.
 
-Pure functions over per-source arrays, called by the ``site`` phase of the tick.
+Pure functions, called by the ``site`` phase of the tick (the dispatch of the sources
+themselves is :func:`twin.physics.sources.dispatch`).
 
-* dispatch: generation (grid, generators) shares the facility demand in proportion to
-  capacity; live batteries with charge cover what generation cannot, and charge from
-  spare generation otherwise (state of charge moves by ``P · dt / E``);
+* capacity of recorded sources (:func:`generation_capacity_mw`, the replay view): live
+  sources at their rating, batteries while charged;
 * balance: facility power is taken as linear in IT power between two precomputed
   points (every GPU at TDP, every GPU at its minimum power limit), which gives the
   number of GPUs that fit at full power and the per-GPU cap that lets all of them run.
@@ -39,44 +39,14 @@ class SiteBalance:
     cap_fits: bool  # the clipped cap actually fits
 
 
-def dispatch_sources(
-    demand_mw: float, source_kind: np.ndarray, source_capacity_mw: np.ndarray, source_energy_mwh: np.ndarray,
-    source_live: np.ndarray, battery_soc_frac: np.ndarray, dt_s: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Power of each source [MW] (negative: a battery charging) and the new battery state of charge."""
-    battery = source_kind == BATTERY
-    gen = source_live & ~battery
-    cap = np.where(gen, source_capacity_mw, 0.0)
-    gen_total = float(cap.sum())
-    out = np.zeros(source_kind.size)
-    if gen_total > 0:
-        out = cap * min(demand_mw / gen_total, 1.0)
-    deficit = demand_mw - float(out.sum())
-    spare = gen_total - float(out.sum())  # generation headroom that can charge batteries
-    soc = battery_soc_frac.copy()
-    charge_mw = 0.0
-    for i in np.flatnonzero(battery & source_live):  # batteries are few
-        energy = source_energy_mwh[i]
-        if deficit > 0 and soc[i] > 0:
-            p = min(deficit, source_capacity_mw[i])
-            deficit -= p
-        elif deficit <= 0 and soc[i] < 1 and energy > 0 and spare - charge_mw > 0:
-            p = -min(spare - charge_mw, source_capacity_mw[i])
-            charge_mw -= p
-        else:
-            p = 0.0
-        if energy > 0:
-            soc[i] = np.clip(soc[i] - p * dt_s / 3600.0 / energy, 0.0, 1.0)
-        out[i] = p
-    if charge_mw > 0 and gen_total > 0:  # charging power is drawn from generation
-        out[gen] = cap[gen] * min((demand_mw + charge_mw) / gen_total, 1.0)
-    return out, soc
-
-
 def generation_capacity_mw(
     source_kind: np.ndarray, source_capacity_mw: np.ndarray, source_live: np.ndarray, battery_soc_frac: np.ndarray,
 ) -> tuple[float, float]:
-    """Capacity of the usable sources [MW] (live; batteries only with charge), and after losing the largest."""
+    """Rated capacity of the usable sources [MW] (live; batteries only with charge), and after losing the largest.
+
+    The engine's own capacity is derated and counts batteries at the power they sustain
+    (:func:`twin.physics.sources.dispatch`); this is for recorded states without that detail.
+    """
     battery = source_kind == BATTERY
     usable = source_live & (~battery | (np.nan_to_num(battery_soc_frac, nan=0.0) > 0.0))
     capacity = float(source_capacity_mw[usable].sum())

@@ -54,5 +54,6 @@ class TickInputs:
     swing_jobs: list[swing.SwingJob] | None = None  # default: from placed jobs, else one job on all GPUs
     swing_alignment: str = swing.DEFAULT_ALIGNMENT  # jobs' steps in phase ("synchronised") or "independent"
     jobs: list[PlacedJob] = field(default_factory=list)
+    priority_gpus: np.ndarray | None = None  # GPUs the shortfall policy sheds last (default: the placed jobs')
     supply_excursion_k: float = 5.0  # ΔT of the projected supply-temperature excursion
     recover_down_gpus: bool = False  # clear the thermal-shutdown latch of GPUs that cooled down

@@ -10,13 +10,15 @@ be scalars (numpy broadcasting).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from twin.engine.balance import SiteBalance
 from twin.engine.snapshot import JobStatus
+from twin.physics.policy import PolicyAction, PolicyState
+from twin.physics.sources import Dispatch, SwingShare
 from twin.physics.swing import SwingReport
 
 
@@ -37,6 +39,7 @@ class PowerStateResult:
     rack_feed_a_share_frac: np.ndarray  # [n_racks] share of the rack's load on its A feed
     rack_feed_b_share_frac: np.ndarray  # [n_racks] share on its B feed (0 single-fed)
     rack_dark: np.ndarray  # bool [n_racks]: neither feed live
+    rack_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # racks whose nodes the policy powers off
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class DemandResult:
     node_psus_live: np.ndarray  # [n_nodes] PSUs that can deliver power
     gpu_power_brake: np.ndarray | bool  # bool [n_gpus] (or False): node asserts the power brake
     node_util_frac: np.ndarray  # [n_nodes] mean GPU utilisation
+    gpu_operator_limit_w: np.ndarray | float | None = None  # limit the operator set, before the shortfall policy
 
 
 @dataclass(frozen=True)
@@ -117,8 +121,18 @@ class PowerTreeResult:
 
 
 @dataclass(frozen=True)
+class SupplyResult:
+    """What the sources, batteries and UPSs delivered this tick."""
+
+    dispatch: Dispatch  # per source: output, state of charge, derated capacity, reach
+    ups_power_mw: float  # carried by the UPS batteries (sources and batteries fell short)
+    unserved_mw: float  # demand nobody carried
+    ups_ride_through_s: float  # time the UPSs would carry their present load on battery
+
+
+@dataclass(frozen=True)
 class SiteResult:
-    """Site power: cooling by part, IT and facility totals, source dispatch and batteries."""
+    """Site power: cooling by part, IT and facility totals, source dispatch and batteries, shortfall policy."""
 
     cooling_kw: dict[str, float]  # by part, see twin.physics.cooling.cooling_power_kw
     it_mw: float
@@ -127,6 +141,9 @@ class SiteResult:
     source_power_mw: np.ndarray  # [n_sources] (negative: a battery charging)
     battery_soc_frac: np.ndarray  # [n_sources], NaN for non-batteries
     balance: SiteBalance
+    supply: SupplyResult | None = None
+    policy_in_force: PolicyAction = PolicyAction()  # the policy's action during this tick
+    policy: PolicyState = PolicyState()  # after this tick: in force from the next tick, and pending
 
 
 @dataclass(frozen=True)
@@ -171,6 +188,7 @@ class TickResults:
     jobs: list[JobStatus]
     swing: SwingReport
     projections: ProjectionResult
+    swing_share: SwingShare | None = None
 
 
 @dataclass
@@ -188,3 +206,8 @@ class TickDetail:
     swing: SwingReport
     cooling_kw: dict[str, float]
     projections_s: dict[str, np.ndarray]  # per rack: <scenario>_throttle_s / _shutdown_s
+    supply: SupplyResult | None = None  # dispatch per source, UPS and unserved power
+    policy_in_force: PolicyAction = PolicyAction()  # shortfall policy's action during the tick
+    policy: PolicyState = PolicyState()  # after the tick (in force next, pending)
+    swing_share: SwingShare | None = None  # the swing per source against its limits
+    racks_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rack ids shed by the policy

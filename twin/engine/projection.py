@@ -15,7 +15,7 @@ from twin.training.jobfile import load_job
 from twin.site.scenario import Scenario
 from twin.training.sitejob import contiguous_placement, evaluate_site_job
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
-from twin.site.tables import POWER_KINDS, SiteTables
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 TOP_N = 10
 SETTLE_STEP_S = 60.0  # the exact exponential step is stable at any dt; minute steps let the plant follow
@@ -52,6 +52,8 @@ def run_scenario(state: SiteTables, scenario: Scenario,
             busy[state.gpu_node[job.gpu_ids]] = True
         failed = np.zeros(state.n_nodes, dtype=bool) if inputs.nodes_off is None else np.asarray(inputs.nodes_off, bool)
         inputs = replace(inputs, nodes_off=~busy | failed)
+    if job is not None:  # the shortfall policy sheds the job's racks last
+        inputs = replace(inputs, priority_gpus=job.gpu_ids)
     engine = TwinEngine(state, start=start)
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps
@@ -80,6 +82,7 @@ def project_run(state: SiteTables, scenario: Scenario):
 
 def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickDetail, job) -> dict:
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
+    job_report = _job(state, job, snap) if job else None
     return {
         "site": state.name,
         "scenario": scenario.name,
@@ -119,7 +122,46 @@ def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickD
                   "restart_dip_mw": sw.restart_dip_mw, "restart_dip_s": sw.restart_dip_s,
                   "restart_surge_mw_per_s": sw.restart_surge_mw_per_s},
         "fabric": _fabric(state, snap),
-        "job": _job(state, job, snap) if job else None,
+        "job": job_report,
+        "sources": _sources(state, detail),
+        "shortfall_policy": _policy(state, snap, detail, job_report),
+    }
+
+
+def _sources(state: SiteTables, detail: TickDetail) -> list[dict]:
+    """Per source: output, derated capacity, charge, and its share of the training swing against its limits."""
+    d, share = detail.supply.dispatch, detail.swing_share
+    out = []
+    for i, name in enumerate(state.source_name):
+        battery = state.source_kind[i] == SOURCE_KINDS.index("battery")
+        out.append({
+            "source": name, "kind": SOURCE_KINDS[state.source_kind[i]], "live_flag": bool(detail.source_live[i]),
+            "source_power_mw": float(d.source_power_mw[i]), "source_capacity_mw": float(d.capacity_mw[i]),
+            "battery_soc_frac": float(d.battery_soc_frac[i]) if battery else None,
+            "iso_8528_class": (state.source_iso_class[i] or None) if state.source_iso_class else None,
+            "swing_share_mw": float(share.share_mw[i]), "swing_ramp_mw_per_s": float(share.ramp_mw_per_s[i]),
+            "swing_limit_mw": float(share.limit_mw[i]), "ramp_limit_mw_per_s": float(state.source_ramp_mw_per_s[i]),
+            "over_limit_flag": bool(share.over_limit[i])})
+    return out
+
+
+def _policy(state: SiteTables, snap: Snapshot, detail: TickDetail, job: dict | None) -> dict:
+    """The shortfall policy's action in force at the end of the run, and the job's resulting throughput."""
+    act, sup = detail.policy_in_force, detail.supply
+    return {
+        "policy": state.shortfall_policy, "policy_response_s": state.policy_response_s,
+        "policy_active_flag": act.active,
+        "policy_gpu_cap_w": act.gpu_cap_w if np.isfinite(act.gpu_cap_w) else None,
+        "power_brake_flag": act.brake, "n_racks_shed": act.racks_shed, "n_gpus_shed": snap.n_gpus_shed,
+        "policy_pending_s": detail.policy.pending_s,
+        "battery_power_mw": float(sup.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")].sum()),
+        "ups_power_mw": sup.ups_power_mw, "unserved_mw": sup.unserved_mw,
+        "ups_ride_through_s": sup.ups_ride_through_s,
+        "battery_exhaust_s": detail.swing_share.battery_exhaust_s,
+        "swing_unfollowed_mw": detail.swing_share.unfollowed_mw,
+        "swing_sources_within_limits_flag": detail.swing_share.within_limits,
+        "job_step_time_s": job["step_time_s"] if job else None,
+        "job_tokens_per_s": job["tokens_per_s"] if job else None,
     }
 
 

@@ -93,5 +93,10 @@ class Snapshot:
     swing_amplitude_mw: float
     swing_ramp_mw_per_s: float
     jobs: list[JobStatus] = field(default_factory=list)
+    # shortfall policy and ride-through (site scalars)
+    policy_gpu_cap_w: float = float("inf")  # per-GPU limit the shortfall policy set, inf when none
+    n_gpus_shed: int = 0  # GPUs in racks the shortfall policy switched off
+    unserved_mw: float = 0.0  # demand that sources, batteries and UPSs did not carry
+    ups_ride_through_s: float = float("inf")  # time the UPSs carry their present load on battery
     # source name -> seconds since its last good reading (inf when never)
     source_age_s: dict[str, float] = field(default_factory=dict)

@@ -39,7 +39,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from twin.engine.balance import BATTERY as _BATTERY
-from twin.engine.balance import SiteBalance, dispatch_sources, generation_capacity_mw, site_balance
+from twin.engine.balance import SiteBalance, site_balance
 from twin.engine.groups import Groups
 from twin.engine.inputs import DEFAULT_UTIL_FRAC, PlacedJob, TickInputs
 from twin.engine.phases import (
@@ -54,12 +54,13 @@ from twin.engine.phases import (
     PowerTreeResult,
     ProjectionResult,
     SiteResult,
+    SupplyResult,
     TickDetail,
     TickResults,
     WeatherResult,
 )
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
-from twin.physics import cooling, fabric, failures, power, powertree, swing, thermal, weather
+from twin.physics import cooling, fabric, failures, policy, power, powertree, sources, swing, thermal, weather
 from twin.site.tables import SiteTables
 from twin.training import phases as job_phases
 
@@ -106,7 +107,9 @@ class TwinEngine:
         self.gpu_down = np.zeros(state.n_gpus, dtype=bool)
         self.gpu_util_frac = np.full(state.n_gpus, DEFAULT_UTIL_FRAC)
         self.gpu_power_w = np.zeros(state.n_gpus)
-        self.battery_soc_frac = np.where(state.source_kind == _BATTERY, 1.0, np.nan)
+        self._reset_stores()
+        self.source_power_mw = np.zeros(state.n_sources)
+        self.policy = policy.PolicyState()
         self.prev_cdu_heat_kw = self.cdu_rated_kw * 0.5
         self.prev_plant_heat_kw = np.zeros(len(state.plant_name))
         self.detail: TickDetail | None = None
@@ -116,11 +119,28 @@ class TwinEngine:
             self.settle(TickInputs(ts=start))
 
     def settle(self, inputs: TickInputs) -> Snapshot:
-        """Reach the steady state under ``inputs`` (two long exact steps); batteries stay full."""
-        for _ in range(2):
-            snap = self.tick(3600.0, inputs)
-        self.battery_soc_frac = np.where(self.state.source_kind == _BATTERY, 1.0, np.nan)  # settling is not time
+        """Reach the steady state under ``inputs`` (long exact steps); batteries and UPSs stay full.
+
+        Two steps, and up to three more while the shortfall policy is still changing its action.
+        """
+        self._settling = True  # settling is not time: no store drains, no UPS drops its racks
+        try:
+            for i in range(5):
+                before = self.policy.applied
+                snap = self.tick(3600.0, inputs)
+                if i >= 1 and self.policy.applied.same_as(before):
+                    break
+        finally:
+            self._settling = False
+        self._reset_stores()
         return snap
+
+    def _reset_stores(self) -> None:
+        """Batteries and UPSs full, no UPS dropped."""
+        s = self.state
+        self.battery_soc_frac = np.where(s.source_kind == _BATTERY, 1.0, np.nan)
+        self.ups_energy_frac = np.where(self.ups_kwh > 0, 1.0, np.nan)
+        self.ups_dropped = np.zeros(s.n_power, dtype=bool)
 
     # --- construction -----------------------------------------------------------------
     def _precompute_gpu(self, s: SiteTables) -> None:
@@ -191,6 +211,15 @@ class TwinEngine:
 
     def _precompute_power(self, s: SiteTables) -> None:
         self.topo = powertree.build_topology(s)
+        n = s.n_sources
+        given = lambda a, default: a if np.size(a) == n else np.full(n, default)  # noqa: E731 (tables built in code)
+        self.source_step_mw = given(s.source_step_mw, np.inf)
+        self.source_derate_frac_per_k = given(s.source_derate_frac_per_k, 0.0)
+        self.source_rated_ambient_c = given(s.source_rated_ambient_c, 15.0)
+        self.source_efficiency_frac = given(s.source_efficiency_frac, 1.0)
+        self.ups_kwh = s.power_ride_through_kwh if np.size(s.power_ride_through_kwh) == s.n_power else np.zeros(s.n_power)
+        self.ups_ids = np.flatnonzero(self.ups_kwh > 0)
+        self._settling = False
         self.source_live_all = np.ones(s.n_sources, dtype=bool)
         self.network_mw = s.n_switches * SWITCH_POWER_W / 1e6
         # IT power (rack input) with every GPU at TDP / at its minimum limit, full base load:
@@ -225,14 +254,15 @@ class TwinEngine:
         itp = self._it_power(ps, dem, gt)
         heat = self._heat(cool, itp)
         tree = self._power_tree(ps, itp)
-        site = self._site(dt_s, ps, cool, itp, heat, tree)
+        site = self._site(dt_s, ps, cool, itp, heat, tree, wx, dem, gt)
         fab = self._fabric(inp, dem, gt)
         jobs = self._jobs(inp, gt, fab)
         sw = self._swing(inp, ps, dem, gt, itp, tree, site, jobs)
+        share = self._swing_share(sw, ps, site)
         proj = self._projections(inp, ps, cool, gt, itp, heat)
         self.ts = ts
         return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw,
-                                          proj))
+                                          proj, swing_share=share))
 
     def _weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         dry, wet = weather.outdoor_conditions(self.weather_curve, ts, self.state.longitude_deg)
@@ -245,10 +275,20 @@ class TwinEngine:
         source_live = self.source_live_all.copy()
         source_live[_as_ids(inp.failed_sources, s.n_sources, "failed_sources")] = False
         failed = _as_ids(inp.failed_power, s.n_power, "failed_power")
+        if inp.recover_down_gpus:
+            self.ups_dropped[:] = False
+        if self.ups_dropped.any():  # an exhausted UPS drops its load like a failed element
+            failed = np.union1d(failed, np.flatnonzero(self.ups_dropped))
         live = powertree.element_live(self.topo, failed, source_live)
         share_a, share_b, dark = powertree.rack_feed_shares(self.topo, live)
+        shed = np.zeros(0, dtype=np.int64)
+        if self.policy.applied.racks_shed:
+            job_gpus = np.zeros(s.n_racks)
+            for gpus in ([j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]):
+                job_gpus += np.bincount(s.gpu_rack[_as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
+            shed = policy.shed_order(job_gpus, s.rack_hall)[:self.policy.applied.racks_shed]
         return PowerStateResult(source_live=source_live, power_live=live, rack_feed_a_share_frac=share_a,
-                                rack_feed_b_share_frac=share_b, rack_dark=dark)
+                                rack_feed_b_share_frac=share_b, rack_dark=dark, rack_shed=shed)
 
     def _gpu_util(self, inp: TickInputs) -> np.ndarray:
         """Utilisation per GPU from the inputs, a missing reading holding the previous value."""
@@ -267,11 +307,13 @@ class TwinEngine:
         """GPUs without power (dark rack, node switched off) and the switched-off nodes (None if none)."""
         s = self.state
         off = self.by_rack.expand(ps.rack_dark) if ps.rack_dark.any() else np.zeros(s.n_gpus, dtype=bool)
-        if inp.nodes_off is None:
+        if inp.nodes_off is None and not ps.rack_shed.size:
             return off, None
-        node_off = np.asarray(inp.nodes_off, dtype=bool)
+        node_off = np.zeros(s.n_nodes, dtype=bool) if inp.nodes_off is None else np.asarray(inp.nodes_off, dtype=bool)
         if node_off.shape != (s.n_nodes,):
             raise ValueError(f"nodes_off: expected shape ({s.n_nodes},), got {node_off.shape}")
+        if ps.rack_shed.size:  # the shortfall policy powers off the nodes of shed racks (their CDUs keep running)
+            node_off = node_off | np.isin(s.node_rack, ps.rack_shed)
         if not node_off.any():
             return off, None
         return off | self.by_node.expand(node_off), node_off
@@ -286,6 +328,10 @@ class TwinEngine:
             demand = np.where(np.isfinite(demand), np.maximum(demand, 0.0), self.gpu_power_w)
         limit = self.tdp_w if inp.gpu_power_limit_w is None else np.clip(inp.gpu_power_limit_w, self.min_limit_w,
                                                                            self.tdp_w)
+        operator_limit = limit
+        act = self.policy.applied
+        if np.isfinite(act.gpu_cap_w):  # the shortfall policy's cap on top of the operator's limit
+            limit = np.minimum(limit, max(act.gpu_cap_w, float(np.min(self.min_limit_w))))
         off, node_off = self._gpu_off(inp, ps)
         # node PSUs: failed ones, and half of them when one of two feeds is lost
         psus = s.node_psus.astype(np.float64)
@@ -297,10 +343,13 @@ class TwinEngine:
         node_need = power.node_dc_power_w(self.by_node.sum(np.minimum(demand, limit)), 1.0, s.node_base_power_w,
                                           s.node_idle_base_power_w)
         brake_node = node_need > power.node_power_available_w(psus_live, s.node_psu_rating_w)
+        brake = self.by_node.expand(brake_node) if brake_node.any() else False
+        if act.brake:
+            brake = np.ones(s.n_gpus, dtype=bool)
         return DemandResult(
             gpu_util_frac=util, gpu_power_demand_w=demand, gpu_power_limit_w=limit, gpu_off=off, node_off=node_off,
-            node_psus_live=psus_live, gpu_power_brake=self.by_node.expand(brake_node) if brake_node.any() else False,
-            node_util_frac=self.by_node.sum(util) / self.gpus_per_node)
+            node_psus_live=psus_live, gpu_power_brake=brake,
+            node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit)
 
     def _cooling(self, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
         s = self.state
@@ -491,7 +540,7 @@ class TwinEngine:
             tree_input_kw=float(inp_kw[topo.top_down[0]].sum()))
 
     def _site(self, dt_s: float, ps: PowerStateResult, cool: CoolingResult, itp: ItPowerResult, heat: HeatResult,
-              tree: PowerTreeResult) -> SiteResult:
+              tree: PowerTreeResult, wx: WeatherResult, dem: DemandResult, gt: GpuThermalResult) -> SiteResult:
         s = self.state
         cool_kw = cooling.cooling_power_kw(heat.cdu_pump_kw, s.loop_flow_lpm, heat.plant_heat_kw,
                                            cool.plant_chiller_kw, s.plant_cop)
@@ -499,15 +548,63 @@ class TwinEngine:
         tree_mw = tree.tree_input_kw / 1e3
         cooling_mw = cool_kw["total_kw"] / 1e3
         facility = tree_mw + cooling_mw + self.network_mw + s.site_overhead_mw
-        source_mw, soc = dispatch_sources(facility, s.source_kind, s.source_capacity_mw, s.source_energy_mwh,
-                                          ps.source_live, self.battery_soc_frac, dt_s)
-        self.battery_soc_frac = soc
-        capacity, n1_capacity = generation_capacity_mw(s.source_kind, s.source_capacity_mw, ps.source_live, soc)
+        sup = self._sources(dt_s, facility, tree_mw, ps, tree, wx)
+        capacity = float(sup.dispatch.capacity_mw.sum())
+        n1_capacity = capacity - (float(sup.dispatch.capacity_mw.max()) if s.n_sources else 0.0)
         balance = site_balance(it_mw, tree_mw, cooling_mw, facility, capacity, n1_capacity, self.network_mw,
                                s.site_overhead_mw, self.it_full_mw, self.it_min_mw, s.n_gpus,
                                float(np.max(self.tdp_w)), float(np.max(self.min_limit_w)))
+        in_force = self.policy.applied
+        self._policy_step(dt_s, facility - capacity * (1.0 - policy.MARGIN_FRAC), facility, it_mw, ps, itp, dem, gt)
         return SiteResult(cooling_kw=cool_kw, it_mw=it_mw, cooling_mw=cooling_mw, facility_mw=facility,
-                          source_power_mw=source_mw, battery_soc_frac=soc, balance=balance)
+                          source_power_mw=sup.dispatch.source_power_mw, battery_soc_frac=self.battery_soc_frac,
+                          balance=balance, supply=sup, policy_in_force=in_force, policy=self.policy)
+
+    def _sources(self, dt_s: float, facility_mw: float, tree_mw: float, ps: PowerStateResult, tree: PowerTreeResult,
+                 wx: WeatherResult) -> SupplyResult:
+        """Generator units, batteries and UPSs carry the facility load (:mod:`twin.physics.sources`)."""
+        s = self.state
+        cap = sources.derated_capacity_mw(s.source_capacity_mw, self.source_derate_frac_per_k,
+                                          self.source_rated_ambient_c, wx.dry_bulb_c)
+        d = sources.dispatch(facility_mw, s.source_kind, cap, ps.source_live, self.source_power_mw,
+                             self.source_step_mw, s.source_ramp_mw_per_s, s.source_energy_mwh,
+                             self.source_efficiency_frac, self.battery_soc_frac, dt_s)
+        ups = self.ups_ids
+        ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
+        ups_mw, ups_frac = sources.ups_discharge(min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups],
+                                                 self.ups_energy_frac[ups], dt_s)
+        if not self._settling:
+            self.battery_soc_frac = d.battery_soc_frac
+            self.ups_energy_frac[ups] = ups_frac
+            if d.unmet_mw - ups_mw > 1e-9:  # UPSs with nothing left while the sources fall short drop their racks
+                self.ups_dropped[ups] |= (ups_frac <= 0.0) & (ups_load_kw > 0.0)
+        self.source_power_mw = d.source_power_mw
+        unserved = d.unmet_mw - ups_mw
+        return SupplyResult(dispatch=d, ups_power_mw=ups_mw, unserved_mw=unserved if unserved > 1e-9 else 0.0,
+                            ups_ride_through_s=sources.ride_through_s(self.ups_kwh[ups], self.ups_energy_frac[ups],
+                                                                      ups_load_kw))
+
+    def _policy_step(self, dt_s: float, over_mw: float, facility_mw: float, it_mw: float, ps: PowerStateResult,
+                     itp: ItPowerResult, dem: DemandResult, gt: GpuThermalResult) -> None:
+        """Decide the shortfall policy's action for the next ticks (:mod:`twin.physics.policy`)."""
+        s = self.state
+        act = self.policy.applied
+        if over_mw <= 0.0 and not act.active:
+            self.policy = policy.advance(self.policy, policy.PolicyAction(), s.policy_response_s, dt_s)
+            return
+        fixed = self.network_mw + s.site_overhead_mw
+        node_dc = float(itp.node_dc_power_w.sum())
+        psu = float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0
+        k = (facility_mw - fixed) / it_mw * psu if it_mw > 0 else 1.0  # facility MW per MW of GPU board power
+        live_racks = max(s.n_racks - int(np.count_nonzero(ps.rack_dark)) - ps.rack_shed.size, 1)
+        rack_mw = (facility_mw - fixed) / live_racks
+        uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
+        if gt.any_gpu_down:
+            uncapped = np.where(gt.gpu_down, 0.0, uncapped)
+        wanted = policy.wanted_action(s.shortfall_policy, over_mw, k, float(itp.rack_gpu_power_w.sum()) / 1e6,
+                                      uncapped, float(np.min(self.min_limit_w)), float(np.max(self.tdp_w)),
+                                      rack_mw, act)
+        self.policy = policy.advance(self.policy, wanted, s.policy_response_s, dt_s)
 
     def _uplink_gbps(self, failed: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Surviving uplink capacity per switch, recomputed only when the failed links change."""
@@ -599,6 +696,14 @@ class TwinEngine:
                                    site.source_power_mw, ps.source_live, site.battery_soc_frac, k_node,
                                    alignment=inp.swing_alignment)
 
+    def _swing_share(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult) -> sources.SwingShare:
+        """Share of the swing each source carries, against its limits (:func:`twin.physics.sources.swing_share`)."""
+        s, d = self.state, site.supply.dispatch
+        cap = np.where(s.source_kind == _BATTERY, s.source_capacity_mw, d.capacity_mw)  # bursts: full rating
+        return sources.swing_share(sw.amplitude_mw, sw.ramp_mw_per_s, sw.phase_s, s.source_kind, cap,
+                                   d.source_power_mw, ps.source_live, self.source_step_mw, s.source_ramp_mw_per_s,
+                                   s.source_energy_mwh, self.source_efficiency_frac, d.battery_soc_frac)
+
     def _projections(self, inp: TickInputs, ps: PowerStateResult, cool: CoolingResult, gt: GpuThermalResult,
                      itp: ItPowerResult, heat: HeatResult) -> ProjectionResult:
         """Per-rack times to throttle/shutdown after each cooling failure (inf for dark racks)."""
@@ -647,7 +752,9 @@ class TwinEngine:
             power_n1_worst_by=tree.power_n1_worst_by,
             power_headroom_kw=self.topo.usable_kw - tree.power_load_kw,
             power_n1_headroom_kw=self.topo.usable_kw - tree.power_n1_load_kw, balance=site.balance, swing=sw,
-            cooling_kw=site.cooling_kw, projections_s=res.projections.times_s)
+            cooling_kw=site.cooling_kw, projections_s=res.projections.times_s, supply=site.supply,
+            policy_in_force=site.policy_in_force, policy=site.policy, swing_share=res.swing_share,
+            racks_shed=res.power_state.rack_shed)
         xid = np.zeros(s.n_gpus, dtype=np.int16)
         if self.gpu_down.any():
             xid[self.gpu_down & ~res.demand.gpu_off] = XID_THERMAL_SHUTDOWN
@@ -693,4 +800,8 @@ class TwinEngine:
             swing_amplitude_mw=sw.amplitude_mw,
             swing_ramp_mw_per_s=sw.ramp_mw_per_s,
             jobs=res.jobs,
+            policy_gpu_cap_w=site.policy_in_force.gpu_cap_w,
+            n_gpus_shed=int(self.gpus_per_rack[res.power_state.rack_shed].sum()),
+            unserved_mw=site.supply.unserved_mw,
+            ups_ride_through_s=site.supply.ups_ride_through_s,
         )

@@ -131,7 +131,7 @@ class _Builder:
         return elements, index, depth[order]
 
     def sources(self, power_index, elements):
-        names, kinds, cap, energy, ramp, bus = [], [], [], [], [], []
+        names, kinds, cap, energy, ramp, bus, extra = [], [], [], [], [], [], []
         for s in self.spec.power.sources:
             if s.bus not in power_index or elements[power_index[s.bus]][0] != 0:
                 raise self.fail(f"source {s.name!r}", "bus", f"{s.bus!r} is not a switchgear of this site")
@@ -142,8 +142,10 @@ class _Builder:
                 energy.append(s.energy_mwh / s.units if s.kind == "battery" else 0.0)
                 ramp.append(s.ramp_mw_per_s)
                 bus.append(power_index[s.bus])
+                extra.append((s.unit_mw * (s.load_step_frac or 1.0), s.iso_8528_class or "", s.derate_frac_per_k,
+                              s.rated_ambient_c, s.roundtrip_efficiency_frac))
         self._unique(names, "source", self.file)
-        return names, kinds, cap, energy, ramp, bus
+        return names, kinds, cap, energy, ramp, bus, extra
 
     # ---------------------------------------------------------------- cooling
     def cooling(self):
@@ -329,6 +331,14 @@ class _Builder:
             source_energy_mwh=np.asarray(src[3], dtype=np.float64),
             source_ramp_mw_per_s=np.asarray(src[4], dtype=np.float64),
             source_bus=np.asarray(src[5], dtype=np.int32),
+            source_step_mw=np.array([x[0] for x in src[6]], dtype=np.float64),
+            source_iso_class=[x[1] for x in src[6]],
+            source_derate_frac_per_k=np.array([x[2] for x in src[6]], dtype=np.float64),
+            source_rated_ambient_c=np.array([x[3] for x in src[6]], dtype=np.float64),
+            source_efficiency_frac=np.array([x[4] for x in src[6]], dtype=np.float64),
+            power_ride_through_kwh=np.array([e.nameplate_kw * e.ride_through_s / 3600.0 if k == POWER_KINDS.index("ups")
+                                             else 0.0 for k, e in elements]),
+            shortfall_policy=spec.power.shortfall_policy, policy_response_s=spec.power.policy_response_s,
             power_name=[e.name for e in pel],
             power_kind=np.array([k for k, _ in elements], dtype=np.int8),
             power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),

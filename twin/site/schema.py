@@ -113,6 +113,14 @@ class SourceSpec(_Strict):
     energy_mwh: float = Field(0.0, ge=0, le=1e6)
     ramp_mw_per_s: float = Field(gt=0, le=1e5)
     bus: Name
+    # generators: ISO 8528-5 performance class and load acceptance (largest sudden step, of unit_mw);
+    # without them a unit takes any step (site files recorded before these fields)
+    iso_8528_class: Literal["G1", "G2", "G3"] | None = None
+    load_step_frac: float | None = Field(None, gt=0, le=1)
+    # output falls by derate_frac_per_k of unit_mw per kelvin of outdoor air above rated_ambient_c
+    derate_frac_per_k: float = Field(0.0, ge=0, le=0.1)
+    rated_ambient_c: float = Field(15.0, ge=-40, le=60)
+    roundtrip_efficiency_frac: float = Field(0.9, gt=0.5, le=1)  # batteries: energy out / energy in
 
     @model_validator(mode="after")
     def _battery_has_energy(self):
@@ -132,6 +140,7 @@ class PowerElementSpec(_Strict):
     power_factor: float = Field(0.95, gt=0, le=1)
     max_util_frac: float = Field(0.8, gt=0, le=1)
     efficiency_frac: float = Field(0.99, gt=0.5, le=1)
+    ride_through_s: float = Field(300.0, ge=0, le=36_000)  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
 
     @model_validator(mode="after")
     def _rating_known(self):
@@ -161,6 +170,9 @@ class PowerSpec(_Strict):
     transformers: _Elements
     ups: _Elements
     busways: _Elements
+    # what acts when demand exceeds what the sources and batteries deliver, and how fast
+    shortfall_policy: Literal["cap", "power_brake", "shed"] = "cap"
+    policy_response_s: float = Field(5.0, gt=0, le=3600)
 
 
 class RowSpec(_Strict):

@@ -172,6 +172,16 @@ class SiteTables:
     endpoint_gbps: np.ndarray = field(default_factory=lambda: np.zeros(0))
     endpoint_switch: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
+    # --- sources, UPS and shortfall policy (defaults: every unit takes any step, no derating) --
+    source_step_mw: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] load acceptance
+    source_iso_class: list[str] = field(default_factory=list)  # ISO 8528-5 class per source, "" if none
+    source_derate_frac_per_k: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_rated_ambient_c: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_efficiency_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] round trip
+    power_ride_through_kwh: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_power] UPS energy
+    shortfall_policy: str = "cap"  # cap | power_brake | shed
+    policy_response_s: float = 5.0  # time from a shortfall to the policy acting
+
     # --- site ---------------------------------------------------------------------
     latitude_deg: float = 0.0
     longitude_deg: float = 0.0

@@ -17,7 +17,8 @@ UNITLESS = {
     "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",
     "link_up_flag", "node_psus_live", "pumps_running_count", "gpu_clock_event_mask", "gpu_state", "power_n1_worst_by",
     "balance", "ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat", "power_tree",
-    "site", "fabric", "jobs", "swing", "projections", "statuses", "power_shapes",
+    "site", "fabric", "jobs", "swing", "projections", "statuses", "power_shapes", "rack_shed", "supply", "dispatch",
+    "policy_in_force", "policy", "swing_share",
 }
 RESULTS = [cls for cls in vars(phases).values() if dataclasses.is_dataclass(cls) and cls.__module__ == phases.__name__
            and cls.__name__.endswith("Result")]
@@ -32,7 +33,7 @@ def test_every_result_field_names_its_unit(cls):
 def test_tick_results_hold_one_result_per_phase_in_order():
     names = [f.name for f in dataclasses.fields(phases.TickResults)]
     assert names == ["ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat",
-                     "power_tree", "site", "fabric", "jobs", "swing", "projections"]
+                     "power_tree", "site", "fabric", "jobs", "swing", "projections", "swing_share"]
 
 
 def test_phases_compose_into_the_snapshot():

@@ -88,9 +88,13 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
 def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
     colossus = load_site("colossus")
     everything = project(colossus, Scenario())
-    assert everything["shortfall_mw"] > 0  # 43 MW cannot carry 100k GPUs
+    # 43 MW cannot carry 100k GPUs: the site's policy caps them all and sheds racks, never a shortfall
+    policy = everything["shortfall_policy"]
+    assert policy["policy_active_flag"] and policy["policy_gpu_cap_w"] == 200.0 and policy["n_gpus_shed"] > 0
+    assert everything["shortfall_mw"] == 0 and everything["facility_power_mw"] <= everything["generation_capacity_mw"]
     assert 20_000 < everything["n_gpus_runnable_at_full_power"] < 40_000
     lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
     assert lean["gpus"]["n_gpus_off"] == colossus.n_gpus - lean["job"]["n_gpus"]
     assert lean["facility_power_mw"] < lean["generation_capacity_mw"] and lean["shortfall_mw"] == 0
-    assert lean["job"]["tokens_per_s"] > 0
+    assert lean["job"]["tokens_per_s"] > everything["job"]["tokens_per_s"] > 0  # at full power, not capped
+    assert not lean["shortfall_policy"]["policy_active_flag"]

@@ -110,5 +110,5 @@ def test_a_broken_file_names_file_entity_and_field(demo_text, edit, entity, fiel
 def test_invalid_toml_and_unknown_site_are_clear_errors(demo_text):
     with pytest.raises(SiteError, match="edited.toml: site file: -: not valid TOML"):
         build(demo_text + "\n[[[")
-    with pytest.raises(SiteError, match="no such site file .*reference sites: colossus, demo"):
+    with pytest.raises(SiteError, match="no such site file .*reference sites: colossus, colossus-2025, demo"):
         load_site("atlantis")

@@ -1,0 +1,75 @@
+"""The shortfall policy: the cap that fits, its response time, shedding order and no oscillation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from twin.physics import policy
+from twin.physics.policy import PolicyAction, PolicyState
+
+
+def test_cap_solves_the_sum_of_capped_demands():
+    demand = np.array([700.0] * 4 + [300.0] * 4)
+    # Σ min(p, c) = 4c + 4·300 = 3200 → c = 500
+    assert policy.cap_for_gpu_power_w(demand, 3200.0, 200.0, 700.0) == (500.0, True)
+    # below what the minimum limit allows: the minimum, and it does not fit
+    assert policy.cap_for_gpu_power_w(demand, 1000.0, 200.0, 700.0) == (200.0, False)
+    assert policy.cap_for_gpu_power_w(demand, 1e9, 200.0, 700.0) == (700.0, True)
+
+
+def test_the_cap_removes_the_excess_through_the_facility_factor():
+    demand = np.full(1000, 700.0)  # 0.7 MW of GPU power
+    # 0.1 MW over the supply at 1.5 MW of facility per MW of GPU power: remove 0.0667 MW of GPU power
+    act = policy.wanted_action("cap", 0.1, 1.5, 0.7, demand, 200.0, 700.0, 0.05, PolicyAction())
+    assert act.gpu_cap_w == pytest.approx(700.0 - 0.1 / 1.5 * 1e6 / 1000, abs=1.0)
+    assert not act.brake and act.racks_shed == 0
+    # room again (0.2 MW under the supply with that cap in force): released
+    assert policy.wanted_action("cap", -0.2, 1.5, 0.6333, demand, 200.0, 700.0, 0.05, act) == PolicyAction()
+
+
+def test_cap_below_the_minimum_limit_sheds_racks_as_well():
+    demand = np.full(1000, 700.0)
+    act = policy.wanted_action("cap", 0.9, 1.5, 0.7, demand, 200.0, 700.0, 0.05, PolicyAction())
+    # at 200 W the GPUs remove 0.5 MW × 1.5 = 0.75 MW; 0.15 MW more is 3 racks of 0.05 MW
+    assert act == PolicyAction(gpu_cap_w=200.0, racks_shed=3)
+
+
+def test_shedding_adds_racks_while_over_and_restores_only_whole_racks_that_fit():
+    current = PolicyAction(racks_shed=10)
+    assert policy.wanted_action("shed", 0.12, 1.5, 0.7, np.zeros(1), 200.0, 700.0, 0.05, current).racks_shed == 13
+    assert policy.wanted_action("shed", -0.12, 1.5, 0.7, np.zeros(1), 200.0, 700.0, 0.05, current).racks_shed == 8
+    assert policy.wanted_action("shed", -0.01, 1.5, 0.7, np.zeros(1), 200.0, 700.0, 0.05, current).racks_shed == 10
+
+
+def test_power_brake_engages_on_a_shortfall_and_releases_only_when_full_power_fits():
+    demand = np.full(1000, 700.0)
+    on = policy.wanted_action("power_brake", 0.1, 1.5, 0.7, demand, 200.0, 700.0, 0.05, PolicyAction())
+    assert on == PolicyAction(brake=True)
+    # braked GPUs at 0.3 MW, 0.2 MW under the supply: full power (+0.6 MW facility) would not fit
+    assert policy.wanted_action("power_brake", -0.2, 1.5, 0.3, demand, 200.0, 700.0, 0.05, on).brake
+    assert policy.wanted_action("power_brake", -0.7, 1.5, 0.3, demand, 200.0, 700.0, 0.05, on) == PolicyAction()
+
+
+def test_a_change_takes_effect_after_the_response_time():
+    state = PolicyState()
+    cap = PolicyAction(gpu_cap_w=500.0)
+    for _ in range(4):  # 4 s of a 5 s response: still pending
+        state = policy.advance(state, cap, 5.0, 1.0)
+        assert state.applied == PolicyAction()
+    state = policy.advance(state, cap, 5.0, 1.0)
+    assert state.applied == cap and state.pending_s == 0.0
+    # one long step past the response time applies at once
+    assert policy.advance(PolicyState(), cap, 5.0, 60.0).applied == cap
+
+
+def test_racks_without_job_gpus_are_shed_first_halls_taking_turns_from_their_last_rack():
+    assert policy.shed_order(np.array([8, 0, 8, 0]), np.zeros(4, dtype=int)).tolist() == [3, 1, 2, 0]
+    # two halls of three racks; the job on racks 0 and 3
+    order = policy.shed_order(np.array([8, 0, 0, 8, 0, 0]), np.array([0, 0, 0, 1, 1, 1]))
+    assert order.tolist() == [2, 5, 1, 4, 0, 3]
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="policy"):
+        policy.wanted_action("pray", 0.1, 1.0, 1.0, np.zeros(1), 200.0, 700.0, 0.1, PolicyAction())

@@ -1,0 +1,146 @@
+"""What a site does when its sources and batteries cannot carry the demand.
+
+The site file names one policy and its response time:
+
+* ``cap`` — lower every GPU's software power limit (NVML/DCGM power management limit
+  [NVML-Power-Limit]) to the highest uniform cap that fits; GPUs slow through the
+  SW power-cap clock path the thermal model already has.  If even the minimum limit
+  does not fit, whole racks are shed as well;
+* ``power_brake`` — assert the external power brake on every GPU (HW slowdown, clocks
+  cut at least 2× [NVML-ClocksEventReasons]); racks are shed if that is not enough;
+* ``shed`` — power off the nodes of whole racks (out of band, as an operator would; the
+  rack's CDU keeps running), racks without a placed job first, then the job's racks; the
+  halls take turns (:func:`shed_order`).
+
+A change of action takes effect ``response_s`` after the shortfall (or the relief) is
+first seen; meanwhile the batteries and the UPSs carry the gap.  The cap is found from the
+GPUs' demand: with ``G0`` the GPU board power now and ``F0`` the facility power, the
+facility falls by ``k = dF/dG`` per watt of GPU power removed (PSU, distribution and
+cooling on top of it), so the target GPU power is ``G* = G0 − (F0 − S)/k`` for a supply
+``S``, and the cap ``c`` solves ``Σ min(p_i, c) = G*`` over the uncapped demands ``p_i``
+(on a 1 W histogram: cost per tick independent of how the demands are spread).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+POLICIES = ("cap", "power_brake", "shed")
+MARGIN_FRAC = 0.01  # [E] the policy aims 1 % below the supply: the linear model's error stays inside
+
+
+@dataclass(frozen=True)
+class PolicyAction:
+    """The action in force (or pending) on the GPUs and racks."""
+
+    gpu_cap_w: float = float("inf")  # per-GPU power limit set by the policy, inf when none
+    brake: bool = False  # power brake asserted on every GPU
+    racks_shed: int = 0  # whole racks switched off, in priority order
+
+    def same_as(self, other: PolicyAction) -> bool:
+        cap_same = (self.gpu_cap_w == other.gpu_cap_w) or abs(self.gpu_cap_w - other.gpu_cap_w) < 1.0
+        return cap_same and self.brake == other.brake and self.racks_shed == other.racks_shed
+
+    @property
+    def active(self) -> bool:
+        return np.isfinite(self.gpu_cap_w) or self.brake or self.racks_shed > 0
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    """Action in force, action wanted, and for how long the wanted one has differed [s]."""
+
+    applied: PolicyAction = PolicyAction()
+    wanted: PolicyAction = PolicyAction()
+    pending_s: float = 0.0
+
+
+def cap_for_gpu_power_w(demand_w: np.ndarray, target_sum_w: float, min_w: float, max_w: float) -> tuple[float, bool]:
+    """Highest uniform cap ``c`` in [min_w, max_w] with ``Σ min(p_i, c) ≤ target_sum_w`` [W].
+
+    Returns ``(cap_w, fits)``; ``fits`` is False when even ``min_w`` exceeds the target
+    (the cap is then ``min_w``).  Demands are rounded to whole watts.
+    """
+    p = np.clip(np.rint(np.asarray(demand_w, dtype=np.float64)), 0.0, np.ceil(max_w)).astype(np.int64)
+    top = int(np.ceil(max_w))
+    counts = np.bincount(p, minlength=top + 1)
+    values = np.arange(top + 1, dtype=np.float64)
+    below_n = np.concatenate(([0], np.cumsum(counts)))[:-1]  # GPUs with p < c, for c = 0..top
+    below_sum = np.concatenate(([0.0], np.cumsum(values * counts)))[:-1]
+    sums = below_sum + values * (p.size - below_n)  # Σ min(p_i, c) for integer c, non-decreasing
+    lo = int(np.ceil(min_w))
+    if sums[lo] > target_sum_w:
+        return float(min_w), False
+    c = int(np.searchsorted(sums, target_sum_w, side="right")) - 1
+    return float(min(max(c, lo), max_w)), True
+
+
+def _shed_count(current: int, over_mw: float, rack_mw: float) -> int:
+    """Racks to keep shed: more while over the supply, fewer only as far as the room allows."""
+    if rack_mw <= 0.0:
+        return current
+    racks = over_mw / rack_mw
+    if over_mw > 0.0:
+        return current + int(np.ceil(racks - 1e-9))  # rounding of an exact multiple is not one more rack
+    return max(current - int(np.floor(-racks + 1e-9)), 0)
+
+
+def wanted_action(policy: str, over_mw: float, k_mw_per_mw: float, gpu_power_mw: float, uncapped_demand_w: np.ndarray,
+                  min_w: float, max_w: float, rack_facility_mw: float, current: PolicyAction) -> PolicyAction:
+    """Action that brings the facility ``over_mw`` above the supply back under it.
+
+    ``over_mw`` is measured with ``current`` in force (negative: room to relax);
+    ``k_mw_per_mw`` the facility power per GPU board power; ``rack_facility_mw`` the
+    facility power of one running rack (for shedding).  Racks come back one whole rack
+    at a time and only when it fits, so the action does not oscillate.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy: {policy!r} is not one of {', '.join(POLICIES)}")
+    if policy == "shed":
+        return PolicyAction(racks_shed=_shed_count(current.racks_shed, over_mw, rack_facility_mw))
+    if current.racks_shed > 0:  # cap at its minimum (or brake) and racks shed: adjust the racks first
+        n = _shed_count(current.racks_shed, over_mw, rack_facility_mw)
+        return replace(current, racks_shed=n)
+    if policy == "power_brake":
+        if not current.brake:
+            return PolicyAction(brake=True) if over_mw > 0.0 else PolicyAction()
+        full_mw = over_mw + k_mw_per_mw * (float(np.sum(uncapped_demand_w)) / 1e6 - gpu_power_mw)
+        if full_mw <= 0.0:  # released only when the GPUs at full power fit
+            return PolicyAction()
+        return PolicyAction(brake=True, racks_shed=_shed_count(0, over_mw, rack_facility_mw))
+    target_w = (gpu_power_mw - over_mw / k_mw_per_mw) * 1e6 if k_mw_per_mw > 0 else float("inf")
+    if target_w >= float(np.sum(np.minimum(uncapped_demand_w, max_w))):
+        return PolicyAction()
+    cap_w, fits = cap_for_gpu_power_w(uncapped_demand_w, target_w, min_w, max_w)
+    if fits:
+        return PolicyAction(gpu_cap_w=cap_w)
+    at_min_mw = float(np.sum(np.minimum(uncapped_demand_w, min_w))) / 1e6
+    rest_mw = (at_min_mw - target_w / 1e6) * k_mw_per_mw
+    return PolicyAction(gpu_cap_w=float(min_w), racks_shed=_shed_count(0, rest_mw, rack_facility_mw))
+
+
+def advance(state: PolicyState, wanted: PolicyAction, response_s: float, dt_s: float) -> PolicyState:
+    """Advance the policy by ``dt_s``: a wanted change takes effect once it has waited ``response_s``."""
+    if wanted.same_as(state.applied):
+        return PolicyState(applied=state.applied, wanted=wanted, pending_s=0.0)
+    waited = state.pending_s + dt_s
+    if waited >= response_s:
+        return PolicyState(applied=wanted, wanted=wanted, pending_s=0.0)
+    return replace(state, wanted=wanted, pending_s=waited)
+
+
+def shed_order(rack_job_gpus: np.ndarray, rack_hall: np.ndarray) -> np.ndarray:
+    """Racks in the order they are shed: racks without job GPUs first, then the job's.
+
+    Within each group the halls take turns, each from its last rack, so that no hall's
+    facility loop (and plant share) is emptied before the others.
+    """
+    n = rack_job_gpus.size
+    order = np.arange(n)
+    hall_start = np.searchsorted(rack_hall[np.argsort(rack_hall, kind="stable")], rack_hall, side="left")
+    hall_count = np.bincount(rack_hall, minlength=int(rack_hall.max()) + 1 if n else 0)
+    rank_from_end = hall_count[rack_hall] - 1 - (np.argsort(np.argsort(rack_hall, kind="stable"), kind="stable")
+                                                 - hall_start)
+    return order[np.lexsort((rack_hall, rank_from_end, rack_job_gpus > 0))]
