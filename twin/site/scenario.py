@@ -5,6 +5,7 @@ an unknown name is an error naming the key and the name::
 
     [scenario]
     name = "generator trip on a hot afternoon"
+    site = "colossus"               # optional: the site it was written for
     time = "2024-07-22T20:00:00Z"   # instant of the projection (weather, UTC)
     settle_s = 600                  # run the twin this long under the conditions first (≤ 1 day)
 
@@ -52,7 +53,7 @@ from twin.textfile import read_text
 __all__ = ["MAX_SETTLE_S", "Scenario", "ScenarioDoc", "ScenarioError", "load_scenario", "parse_scenario",
            "parse_scenario_doc", "read_scenario_doc", "read_scenario_text", "resolve_conditions"]
 
-_SCENARIO_KEYS = {"name", "description", "time", "settle_s", "design_limits"}
+_SCENARIO_KEYS = {"name", "description", "site", "time", "settle_s", "design_limits"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
                    "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
                    "idle_nodes_off"}
@@ -83,6 +84,7 @@ class ScenarioDoc:
 
     name: str
     description: str = ""
+    site: str | None = None  # the site the scenario was written for (None: any site that has its names)
     time: datetime | None = None  # None: the default instant
     settle_s: float | None = None
     design_limits: str = STRICT
@@ -122,7 +124,7 @@ def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
     for section, table in (("scenario", head), ("conditions", cond)):
         if not isinstance(table, dict):
             raise ScenarioError(f"{file}: {section}: expected a table [{section}]")
-    for key in ("name", "description"):
+    for key in ("name", "description", "site"):
         if not isinstance(head.get(key, ""), str):
             raise ScenarioError(f"{file}: scenario.{key}: expected a string")
     for section, keys, known in (("scenario", head, _SCENARIO_KEYS), ("conditions", cond, _CONDITION_KEYS)):
@@ -130,7 +132,7 @@ def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
         if bad:
             raise ScenarioError(f"{file}: {section}.{sorted(bad)[0]}: unknown key (known: {', '.join(sorted(known))})")
     doc = ScenarioDoc(name=str(head.get("name", Path(file).stem)), description=str(head.get("description", "")),
-                      conditions=cond, file=file)
+                      site=head.get("site"), conditions=cond, file=file)
     if "time" in head:
         ts = head["time"]
         if isinstance(ts, str):
@@ -159,6 +161,8 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
     ``state.site_model``; the inputs are resolved against it.
     """
     doc = parse_scenario_doc(text, file)
+    if doc.site is not None and doc.site != state.name:
+        raise ScenarioError(f"{file}: scenario.site: written for site {doc.site!r}, not {state.name!r}")
     if doc.edits:
         from twin.site.whatif import resolve  # the edit pipeline builds sites; imported on use
 

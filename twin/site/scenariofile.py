@@ -44,6 +44,8 @@ def export_scenario_toml(doc: ScenarioDoc, edits: list[Edit] | None = None) -> s
     lines = ["[scenario]", f"name = {_value(doc.name)}"]
     if doc.description:
         lines.append(f"description = {_value(doc.description)}")
+    if doc.site is not None:
+        lines.append(f"site = {_value(doc.site)}")
     if doc.time is not None:
         lines.append(f"time = {_value(doc.time)}")
     if doc.settle_s is not None:

@@ -243,7 +243,8 @@ def test_old_scenario_files_still_parse_and_the_shipped_whatifs_too():
     paths = sorted((REPO_DIR / "data" / "scenarios").glob("*.toml"))
     assert len(paths) >= 3
     for path in paths + sorted((REPO_DIR / "data" / "whatif").glob("*.toml")):
-        site = "colossus" if path.name.startswith("colossus") else "demo"
+        site = parse_scenario_doc(path.read_text(), path.name).site
+        site = site or ("colossus" if path.name.startswith("colossus") else "demo")
         sc = load_scenario(path, load_site(site))
         assert sc.name
 
@@ -288,3 +289,10 @@ def test_any_text_survives_the_toml_round_trip(name, note, globs):
     text = export_scenario_toml(doc)
     again = parse_scenario_doc(text, "x.toml")
     assert (again.name, again.edits) == (name, doc.edits) and export_scenario_toml(again) == text
+
+
+def test_a_scenario_written_for_another_site_is_refused_in_one_line():
+    text = '[scenario]\nname = "x"\nsite = "colossus"\n'
+    with pytest.raises(ScenarioError, match=r"^x.toml: scenario.site: written for site 'colossus', not 'demo'$"):
+        parse_scenario(text, load_site("demo"), "x.toml")
+    assert "site = \"colossus\"" in export_scenario_toml(parse_scenario_doc(text, "x.toml"))
