@@ -39,6 +39,7 @@ class TickInputs:
     pumps_running_count: np.ndarray | None = None  # int per CDU, default all installed pumps
     cdu_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
+    loop_flow_lpm: np.ndarray | None = None  # facility flow per loop, e.g. 0 after a pump trip (NaN = design)
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
     node_psus_failed: np.ndarray | None = None  # int per node
     nodes_off: np.ndarray | None = None  # bool per node: powered off by the operator (not a fault)

@@ -95,3 +95,7 @@ class Snapshot:
     jobs: list[JobStatus] = field(default_factory=list)
     # source name -> seconds since its last good reading (inf when never)
     source_age_s: dict[str, float] = field(default_factory=dict)
+    # heat leaving to the atmosphere at the towers, and the rate the site stores heat (GPUs,
+    # coolant, plant water): facility power = heat_rejected_mw + heat_stored_mw
+    heat_rejected_mw: float = float("nan")
+    heat_stored_mw: float = float("nan")
