@@ -229,6 +229,7 @@ class TwinEngine:
         self.cdu_flow_state_lpm = cooling.cdu_flow_lpm(self.cdu_pumps, self.cdu_pumps_required,
                                                        self.cdu_design_flow_lpm)
         self.cdu_temp_c = self.cdu_setpoint_c.copy()
+        self.cdu_heat_in_w = np.zeros(s.n_cdus)  # heat into each secondary loop over the last step
         self.plant_temp_c = s.plant_supply_setpoint_c.astype(np.float64).copy()
         self.loop_temp_c = self.plant_temp_c[s.loop_plant].copy()
         self.loop_delay = loops.DelayLine(self.plant_temp_c[s.loop_plant])  # plant supply → CDUs
@@ -384,6 +385,7 @@ class TwinEngine:
         loop_supply = self.loop_delay.read(loops.transport_delay_s(self.loop_pipe_l, loop_flow))
         if inp.loop_supply_temp_c is not None:
             override = np.asarray(inp.loop_supply_temp_c, dtype=np.float64)
+            cooling.coolant_properties(override[np.isfinite(override)], "water")  # raises outside the liquid range
             loop_supply = np.where(np.isfinite(override), override, loop_supply)
         fw = loop_supply[s.cdu_loop]
         # capacity curve: duty at the rated approach, i.e. secondary supply = facility water + approach;
@@ -392,6 +394,12 @@ class TwinEngine:
                             0.1 * self.cdu_rated_kw)
         facility_share = np.minimum(loop_flow / s.loop_flow_lpm, 1.0)[s.cdu_loop]  # no facility flow: no exchange
         eff = loops.hx_effectiveness_frac(cap_kw * 1e3, self.cdu_design_w_per_k, self.cdu_approach_k) * facility_share
+        # secondary supply: predicted for the end of the step with the previous step's heat (the
+        # CDU step of the heat phase corrects it), then delayed by the manifold transit
+        flow_w_per_k = flow * self.cdu_w_per_k_per_lpm
+        _, predicted, _ = loops.cdu_loop_step(self.cdu_temp_c, self.cdu_heat_in_w, flow_w_per_k, self.cdu_setpoint_c,
+                                              fw, eff, self.cdu_heat_capacity_j_per_k, dt_s)
+        self.cdu_delay.push(predicted, dt_s)
         supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
         # cold plates: caloric resistance and the plate flow relative to design (convection, h ∝ ṁ^0.8)
         cp, rho = self.cdu_cp, self.cdu_rho
@@ -402,7 +410,7 @@ class TwinEngine:
         available = (s.plant_chiller_count if inp.plant_chillers_running is None
                      else np.asarray(inp.plant_chillers_running, dtype=np.float64))
         return CoolingResult(
-            pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow * self.cdu_w_per_k_per_lpm,
+            pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
             cdu_supply_temp_c=supply, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
             cdu_coolant_cp_j_per_kg_k=cp, cdu_coolant_density_kg_per_m3=rho, cdu_plate_r_cal_c_per_w=r_cal_cdu,
             cdu_plate_flow_ratio_frac=plate_flow / self.plate_design_kg_s, loop_supply_temp_c=loop_supply,
@@ -554,8 +562,8 @@ class TwinEngine:
         temp, supply, out_w = loops.cdu_loop_step(
             self.cdu_temp_c, heat_in, cool.cdu_flow_w_per_k, self.cdu_setpoint_c, cool.cdu_facility_temp_c,
             cool.cdu_effectiveness_frac, self.cdu_heat_capacity_j_per_k, dt_s)
-        self.cdu_temp_c = temp
-        self.cdu_delay.push(supply, dt_s)
+        self.cdu_temp_c, self.cdu_heat_in_w = temp, heat_in
+        self.cdu_delay.correct_last(supply)
         return HeatResult(cdu_heat_kw=out_w / 1e3, cdu_supply_temp_c=supply, cdu_return_temp_c=temp,
                           cdu_pump_kw=float(np.sum(pump_w)) / 1e3,
                           loop_air_heat_kw=np.bincount(self.rack_loop, weights=air_w, minlength=self.n_loops) / 1e3,

@@ -128,6 +128,8 @@ def pump_flow_lpm(
     until the target, so an N+1 CDU is back at design flow within ``failover_s``
     ([NVIDIA-CDU-Reqs]: pump fail-over ≤ 5 s).  A rising target is followed at the same rate.
     """
+    if np.any(np.asarray(pumps_now) < 0):
+        raise ValueError("pumps_running_count: must be >= 0")
     target = design_flow_lpm * np.minimum(pumps_now / np.asarray(pumps_required, dtype=np.float64), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         kept = np.where(pumps_before > 0, flow_lpm * np.minimum(pumps_now / np.maximum(pumps_before, 1e-300), 1.0),
@@ -156,6 +158,10 @@ class DelayLine:
         self.values[-1] = value
         self.times_s = np.roll(self.times_s, -1)
         self.times_s[-1] = self.now_s
+
+    def correct_last(self, value: np.ndarray) -> None:
+        """Replace the newest value (a prediction made before the step was solved)."""
+        self.values[-1] = value
 
     def read(self, delay_s: np.ndarray) -> np.ndarray:
         """The signal ``delay_s`` before the newest entry, per entity."""
