@@ -427,28 +427,42 @@ class TwinEngine:
             raise ValueError(f"gpu_r_th_factor: expected {n} positive factors")
         return factor
 
-    def _thermal_operating_point(self, r_factor: np.ndarray | None, cool: CoolingResult, dt_s: float):
-        """Per-GPU supply, total die-to-coolant resistance, HBM rise per watt, SW thermal limit, step decay.
+    def _per_gpu_view(self, r_factor: np.ndarray | None):
+        """How per-CDU values meet per-GPU arrays this tick: ``(ex, view)``.
+
+        With one GPU model, no per-GPU degradation and contiguous equal-size CDU groups (every
+        reference site), per-GPU arrays are viewed as ``[n_cdus, gpus_per_cdu]`` and per-CDU
+        values broadcast as columns (no expansion copies); otherwise per-CDU values are
+        expanded to the GPUs.
+        """
+        w = self.by_cdu.width
+        if w and self.uniform_gpus and r_factor is None:
+            return (lambda v: v[:, None]), (lambda a: a.reshape(-1, w))
+        return self.by_cdu.expand, (lambda a: a)
+
+    def _thermal_operating_point(self, r_factor: np.ndarray | None, cool: CoolingResult, dt_s: float, ex):
+        """Supply, total die-to-coolant resistance, HBM rise per watt, SW thermal limit and step decay per GPU.
 
         The die resistance follows the plate flow (:func:`twin.physics.thermal.die_resistance_c_per_w`).
-        With one GPU model and no per-GPU degradation these are per-CDU values expanded to
-        the GPUs (the physics functions run on 1,568 CDUs instead of 100k GPUs).  Returns
-        ``(supply_c, r_total_c_per_w, hbm_rise_c_per_w, power_limit_w, decay_frac, no_flow_cdu, r_die)``;
-        ``hbm_rise_c_per_w`` is ``R_cal + f_hbm R_hbm``: the HBM's rise over the supply per watt of board power.
+        With one GPU model and no per-GPU degradation these are per-CDU values (the physics
+        functions run on 1,568 CDUs instead of 100k GPUs) spread by ``ex``.  Returns
+        ``(supply_c, r_total_c_per_w, hbm_rise_c_per_w, power_limit_w, decay_frac, no_flow_cdu,
+        r_die, power_limit_cdu_w)``; ``hbm_rise_c_per_w`` is ``R_cal + f_hbm R_hbm``, the HBM's rise
+        over the supply per watt of board power; ``power_limit_cdu_w`` is None off the per-CDU path.
         """
-        ex = self.by_cdu.expand
         no_flow_cdu = ~np.isfinite(cool.cdu_plate_r_cal_c_per_w)
         r_cal_cdu = np.where(no_flow_cdu, 0.0, cool.cdu_plate_r_cal_c_per_w)
         ratio = np.where(no_flow_cdu, 1.0, cool.cdu_plate_flow_ratio_frac)
         hbm_k = self.hbm_power_frac * self.r_hbm_c_per_w
         if self.uniform_gpus and r_factor is None:
             r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ratio)
-            p_lim_cdu = thermal.sw_thermal_power_limit_w(cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w,
-                                                         r_cal_cdu, self.max_op_c, self.hbm_max_c, self.hbm_power_frac)
+            p_lim_cdu = np.where(no_flow_cdu, np.inf, thermal.sw_thermal_power_limit_w(
+                cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w, r_cal_cdu, self.max_op_c, self.hbm_max_c,
+                self.hbm_power_frac))
             r_tot_cdu = r_die + r_cal_cdu
             decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
-            return (ex(cool.cdu_supply_temp_c), ex(r_tot_cdu), ex(r_cal_cdu + hbm_k),
-                    ex(np.where(no_flow_cdu, np.inf, p_lim_cdu)), ex(decay_cdu), no_flow_cdu, r_die)
+            return (ex(cool.cdu_supply_temp_c), ex(r_tot_cdu), ex(r_cal_cdu + hbm_k), ex(p_lim_cdu), ex(decay_cdu),
+                    no_flow_cdu, r_die, p_lim_cdu)
         supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
         r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ex(ratio))
         if r_factor is not None:
@@ -456,24 +470,30 @@ class TwinEngine:
         p_lim = np.where(ex(no_flow_cdu), np.inf, thermal.sw_thermal_power_limit_w(
             supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c, self.hbm_power_frac))
         decay = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal), dt_s)
-        return supply, r_die + r_cal, r_cal + hbm_k, p_lim, decay, no_flow_cdu, r_die
+        return supply, r_die + r_cal, r_cal + hbm_k, p_lim, decay, no_flow_cdu, r_die, None
 
-    def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim: np.ndarray):
-        """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit."""
+    def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim, p_lim_cdu, view):
+        """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit.
+
+        ``p_lim`` is the SW thermal limit in the layout of ``view``; ``p_lim_cdu`` the same per
+        CDU (or None), from which the GPUs near a limit take theirs.
+        """
         n = self.state.n_gpus
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
+        per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]]) if p_lim_cdu is not None else (lambda idx: p_lim[idx])  # noqa: E731
         p = np.minimum(demand, limit)
-        need = thermal.throttle_active(demand, limit, temp, p_lim, self.max_op_c, brake)
+        v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
+        need = thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c, v(brake)).reshape(-1)
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
         idx = np.flatnonzero(need)
         if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
-            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, p_lim, self.max_op_c,
+            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)), self.max_op_c,
                                               self.slowdown_c, util, brake)
         elif idx.size:
             sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
             p[idx], clock[idx], mask[idx] = thermal.throttle(
-                demand[idx], sub(limit), sub(self.idle_w), temp[idx], p_lim[idx], sub(self.max_op_c),
+                demand[idx], sub(limit), sub(self.idle_w), temp[idx], per_gpu(idx), sub(self.max_op_c),
                 sub(self.slowdown_c), util[idx], sub(brake))
         idle = util < thermal.IDLE_UTIL_FRAC
         if idle.any():
@@ -487,7 +507,9 @@ class TwinEngine:
         if inp.recover_down_gpus and self.gpu_down.any():
             self.gpu_down &= self.gpu_temp_c >= self.max_op_c
         r_factor = self._gpu_r_factor(inp)
-        supply, r_tot, hbm_k, p_lim, decay, no_flow_cdu, r_die = self._thermal_operating_point(r_factor, cool, dt_s)
+        ex, view = self._per_gpu_view(r_factor)
+        supply, r_tot, hbm_k, p_lim, decay, no_flow_cdu, r_die, p_lim_cdu = self._thermal_operating_point(
+            r_factor, cool, dt_s, ex)
         if r_factor is None and self.uniform_gpus:
             rack_r_die = r_die[s.rack_cdu] if self.racks_per_cdu.max(initial=0) <= 1 else self.by_rack.max(
                 self.by_cdu.expand(r_die))
@@ -498,13 +520,18 @@ class TwinEngine:
         demand = dem.gpu_power_demand_w
         if np.any(self.leakage_w_per_k):
             demand = demand + thermal.leakage_power_w(temp, self.leakage_w_per_k)
-        p, clock, mask, any_limited = self._throttle(dem, demand, p_lim)
+        p, clock, mask, any_limited = self._throttle(dem, demand, p_lim, p_lim_cdu, view)
         off = dem.gpu_off | self.gpu_down
         any_off = bool(off.any())
         if any_off:
             p[off] = 0.0
-        steady = supply + p * r_tot  # thermal.die_temp_steady_c without its input checks (p ≥ 0 by construction)
-        new_temp = thermal.relax_temp_c(temp, steady, decay)
+        # thermal.die_temp_steady_c and relax_temp_c, in place (p >= 0 by construction)
+        steady = view(p) * r_tot
+        steady += supply
+        new_temp = view(temp) - steady
+        new_temp *= decay
+        new_temp += steady
+        new_temp = new_temp.reshape(-1)
         if no_flow_cdu.any():  # no flow: adiabatic heating of the package
             nf = np.flatnonzero(self.by_cdu.expand(no_flow_cdu))
             cap = self.heat_capacity_j_per_k[nf] if np.ndim(self.heat_capacity_j_per_k) else self.heat_capacity_j_per_k
@@ -512,7 +539,9 @@ class TwinEngine:
             new_temp[nf] = thermal.adiabatic_step_c(temp[nf], p[nf], cap, dt_s, shutdown)
             if dt_s > 0:  # the hardware cuts the power at shutdown: the package drew only what it stored
                 p[nf] = np.minimum(p[nf], cap * (new_temp[nf] - temp[nf]) / dt_s)
-        hbm = supply + p * hbm_k  # thermal.hbm_temp_c on the plate coolant, HBM power = f_hbm · P
+        hbm = view(p) * hbm_k  # thermal.hbm_temp_c on the plate coolant, HBM power = f_hbm · P
+        hbm += supply
+        hbm = hbm.reshape(-1)
         newly_down = new_temp >= self.shutdown_c
         if newly_down.any():
             newly_down &= ~off
