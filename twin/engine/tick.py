@@ -230,6 +230,7 @@ class TwinEngine:
                                                        self.cdu_design_flow_lpm)
         self.cdu_temp_c = self.cdu_setpoint_c.copy()
         self.cdu_heat_in_w = np.zeros(s.n_cdus)  # heat into each secondary loop over the last step
+        self._exchanger_cache = None  # (loop supply and flow, (facility water, capacity, effectiveness))
         self.plant_temp_c = s.plant_supply_setpoint_c.astype(np.float64).copy()
         self.loop_temp_c = self.plant_temp_c[s.loop_plant].copy()
         self.loop_delay = loops.DelayLine(self.plant_temp_c[s.loop_plant])  # plant supply → CDUs
@@ -387,13 +388,7 @@ class TwinEngine:
             override = np.asarray(inp.loop_supply_temp_c, dtype=np.float64)
             cooling.coolant_properties(override[np.isfinite(override)], "water")  # raises outside the liquid range
             loop_supply = np.where(np.isfinite(override), override, loop_supply)
-        fw = loop_supply[s.cdu_loop]
-        # capacity curve: duty at the rated approach, i.e. secondary supply = facility water + approach;
-        # floored at 10 % of the rated duty [E] so a CDU far past its curve keeps a finite approach
-        cap_kw = np.maximum(cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y),
-                            0.1 * self.cdu_rated_kw)
-        facility_share = np.minimum(loop_flow / s.loop_flow_lpm, 1.0)[s.cdu_loop]  # no facility flow: no exchange
-        eff = loops.hx_effectiveness_frac(cap_kw * 1e3, self.cdu_design_w_per_k, self.cdu_approach_k) * facility_share
+        fw, cap_kw, eff = self._cdu_exchangers(loop_supply, loop_flow)
         # secondary supply: predicted for the end of the step with the previous step's heat (the
         # CDU step of the heat phase corrects it), then delayed by the manifold transit
         flow_w_per_k = flow * self.cdu_w_per_k_per_lpm
@@ -426,6 +421,22 @@ class TwinEngine:
         if factor.shape != (n,) or not (factor > 0).all():
             raise ValueError(f"gpu_r_th_factor: expected {n} positive factors")
         return factor
+
+    def _cdu_exchangers(self, loop_supply_c: np.ndarray, loop_flow_lpm: np.ndarray):
+        """Facility water, rated-approach capacity and effectiveness per CDU; recomputed only when the
+        loops' supply or flow change (the plant holds its setpoint most of the time)."""
+        key = loop_supply_c.tobytes() + loop_flow_lpm.tobytes()
+        if self._exchanger_cache is None or self._exchanger_cache[0] != key:
+            s = self.state
+            fw = loop_supply_c[s.cdu_loop]
+            # capacity curve: duty at the rated approach, i.e. secondary supply = facility water + approach;
+            # floored at 10 % of the rated duty [E] so a CDU far past its curve keeps a finite approach
+            cap_kw = np.maximum(cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y),
+                                0.1 * self.cdu_rated_kw)
+            share = np.minimum(loop_flow_lpm / s.loop_flow_lpm, 1.0)[s.cdu_loop]  # no facility flow: no exchange
+            eff = loops.hx_effectiveness_frac(cap_kw * 1e3, self.cdu_design_w_per_k, self.cdu_approach_k) * share
+            self._exchanger_cache = (key, (fw, cap_kw, eff))
+        return self._exchanger_cache[1]
 
     def _per_gpu_view(self, r_factor: np.ndarray | None):
         """How per-CDU values meet per-GPU arrays this tick: ``(ex, view)``.
@@ -482,11 +493,16 @@ class TwinEngine:
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
         per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]]) if p_lim_cdu is not None else (lambda idx: p_lim[idx])  # noqa: E731
         p = np.minimum(demand, limit)
-        v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
-        need = thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c, v(brake)).reshape(-1)
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
-        idx = np.flatnonzero(need)
+        if (p_lim_cdu is not None and np.ndim(limit) == 0 and brake is False and np.ndim(self.max_op_c) == 0
+                and (d_max := float(demand.max())) <= limit and d_max <= float(p_lim_cdu.min())
+                and float(temp.max()) < self.max_op_c):
+            idx = np.zeros(0, dtype=np.intp)  # no GPU near any limit (what throttle_active would find)
+        else:
+            v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
+            idx = np.flatnonzero(thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c,
+                                                         v(brake)))
         if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
             p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)), self.max_op_c,
                                               self.slowdown_c, util, brake)
@@ -542,8 +558,8 @@ class TwinEngine:
         hbm = view(p) * hbm_k  # thermal.hbm_temp_c on the plate coolant, HBM power = f_hbm · P
         hbm += supply
         hbm = hbm.reshape(-1)
-        newly_down = new_temp >= self.shutdown_c
-        if newly_down.any():
+        newly_down = (new_temp >= self.shutdown_c) if float(new_temp.max()) >= np.min(self.shutdown_c) else None
+        if newly_down is not None and newly_down.any():
             newly_down &= ~off
             self.gpu_down = self.gpu_down | newly_down
             off = off | newly_down

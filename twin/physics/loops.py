@@ -141,33 +141,37 @@ def pump_flow_lpm(
 class DelayLine:
     """Recent history of a per-entity signal, read back ``delay_s`` in the past (linear interpolation).
 
-    Holds the last ``depth`` pushed values; a delay longer than the history reads the
-    oldest value, a delay shorter than the last step interpolates towards the newest.
+    Holds the last ``depth`` pushed values in a ring; a delay longer than the history reads
+    the oldest value, a delay shorter than the last step interpolates towards the newest.
     """
 
     def __init__(self, initial: np.ndarray, depth: int = 16) -> None:
         initial = np.asarray(initial, dtype=np.float64)
         self.values = np.repeat(initial[None, :], depth, axis=0)
-        self.times_s = np.zeros(depth)  # oldest first
+        self.times_s = np.zeros(depth)
+        self.head = depth - 1  # slot of the newest value
         self.now_s = 0.0
+        self._cols = np.arange(initial.size)
 
     def push(self, value: np.ndarray, dt_s: float) -> None:
         """Append the value at ``now + dt_s``."""
         self.now_s += dt_s
-        self.values = np.roll(self.values, -1, axis=0)
-        self.values[-1] = value
-        self.times_s = np.roll(self.times_s, -1)
-        self.times_s[-1] = self.now_s
+        self.head = (self.head + 1) % self.times_s.size
+        self.values[self.head] = value
+        self.times_s[self.head] = self.now_s
 
     def correct_last(self, value: np.ndarray) -> None:
         """Replace the newest value (a prediction made before the step was solved)."""
-        self.values[-1] = value
+        self.values[self.head] = value
 
     def read(self, delay_s: np.ndarray) -> np.ndarray:
         """The signal ``delay_s`` before the newest entry, per entity."""
-        t = self.now_s - np.minimum(np.asarray(delay_s, dtype=np.float64), self.now_s - self.times_s[0])
-        hi = np.clip(np.searchsorted(self.times_s, t, side="left"), 1, self.times_s.size - 1)
-        t0, t1 = self.times_s[hi - 1], self.times_s[hi]
-        w = np.clip(np.where(t1 > t0, (t - t0) / np.where(t1 > t0, t1 - t0, 1.0), 1.0), 0.0, 1.0)
-        cols = np.arange(self.values.shape[1])
-        return self.values[hi - 1, cols] * (1.0 - w) + self.values[hi, cols] * w
+        depth = self.times_s.size
+        order = (np.arange(1, depth + 1) + self.head) % depth  # oldest … newest
+        times = self.times_s[order]
+        t = self.now_s - np.minimum(np.asarray(delay_s, dtype=np.float64), self.now_s - times[0])
+        hi = np.clip(np.searchsorted(times, t, side="left"), 1, depth - 1)
+        t0, t1 = times[hi - 1], times[hi]
+        span = t1 - t0
+        w = np.clip(np.where(span > 0, (t - t0) / np.where(span > 0, span, 1.0), 1.0), 0.0, 1.0)
+        return self.values[order[hi - 1], self._cols] * (1.0 - w) + self.values[order[hi], self._cols] * w
