@@ -11,7 +11,7 @@ Each loop is one well-mixed coolant node (its return temperature ``T``, heat cap
 For constant inputs over a step this is a first-order response with time constant
 ``τ = C / (ṁ cp) = V / V̇`` (the residence time) towards ``T_ss = T_sup + Q_in / (ṁ cp)``;
 the step uses the exact solution ``T(t+dt) = T_ss + (T − T_ss) exp(−dt/τ)``, stable at any
-``dt`` [Incropera-DeWitt §5.3] (lumped capacitance).  The heat the loop passes on over the
+``dt`` [Incropera-DeWitt §5.1] (lumped capacitance).  The heat the loop passes on over the
 step is what came in minus what it stored, ``Q_out = Q_in − C ΔT / dt``, so energy is
 conserved exactly whatever ``dt``.
 

@@ -8,15 +8,15 @@ Pure numpy functions over per-plant arrays (a site has one or a few plants).
   saturated air, so at fixed air and water flow
   ``approach = approach_design · (Q / Q_design) · s(T_wb,design) / s(T_wb)``.  ``s`` comes
   from the saturation humidity ratio ``W_s = 0.622 p_s / (p − p_s)``
-  [ASHRAE-HB-Fund-2017 Ch. 1 eq. 23] with ``p_s`` by the Magnus formula
+  [ASHRAE-HB-Fund-2017 Ch. 1] with ``p_s`` by the Magnus formula
   [Alduchov-Eskridge-1996]; ``h = 1.006 T + W (2501 + 1.86 T)`` kJ/kg
-  [ASHRAE-HB-Fund-2017 Ch. 1 eq. 32].
+  [ASHRAE-HB-Fund-2017 Ch. 1].
 * Series water-side economiser: the return water first passes a plate exchanger on tower
   water and leaves it at ``max(T_tower + ECONOMISER_APPROACH_K, T_set)`` when that is
   colder than the return; chillers take the rest down to the setpoint (partial duty),
   within the capacity of the chillers online.
 * Chiller COP from lift: a constant fraction of the Carnot COP between the refrigerant
-  temperatures, ``COP = η · T_evap / (T_cond − T_evap)`` [Cengel-Boles §6-7], with
+  temperatures, ``COP = η · T_evap / (T_cond − T_evap)`` [Cengel-Boles ch. 6], with
   ``T_evap = T_set − REFRIGERANT_APPROACH_K`` and ``T_cond = T_tower + CONDENSER_RANGE_K +
   REFRIGERANT_APPROACH_K`` (kelvin).  ``η`` is calibrated so the site's rated COP holds at its
   design wet bulb.
@@ -34,10 +34,10 @@ import numpy as np
 # [Alduchov-Eskridge-1996] Magnus coefficients over water (−40…50 °C): p_s = 610.94 exp(17.625 T / (T + 243.04)) Pa.
 MAGNUS_A_PA, MAGNUS_B, MAGNUS_C_C = 610.94, 17.625, 243.04
 STANDARD_PRESSURE_PA = 101_325.0  # [ASHRAE-HB-Fund-2017 Ch. 1] sea-level standard atmosphere
-AIR_CP_KJ_PER_KG_K = 1.006  # [ASHRAE-HB-Fund-2017 Ch. 1 eq. 32] dry air
+AIR_CP_KJ_PER_KG_K = 1.006  # [ASHRAE-HB-Fund-2017 Ch. 1] dry air
 VAPOUR_CP_KJ_PER_KG_K = 1.86  # same equation, water vapour
 LATENT_HEAT_KJ_PER_KG = 2501.0  # same equation, at 0 °C
-# [AHRI-550/590 §5] standard rating: condenser water enters at 29.4 °C (85 °F) and leaves at
+# [AHRI-550-590 §5] standard rating: condenser water enters at 29.4 °C (85 °F) and leaves at
 # 35 °C (95 °F), a 5.6 K range.
 CONDENSER_RANGE_K = 5.6
 REFRIGERANT_APPROACH_K = 1.5  # [E] refrigerant-to-water approach of each chiller barrel
@@ -79,7 +79,7 @@ def carnot_cop_ratio(chilled_c: np.ndarray | float, tower_c: np.ndarray | float)
 
 
 def chiller_cop_ratio(chilled_c, tower_c, carnot_frac) -> np.ndarray:
-    """Chiller COP ``η · COP_Carnot`` at the present lift [Cengel-Boles §6-7]."""
+    """Chiller COP ``η · COP_Carnot`` at the present lift [Cengel-Boles ch. 6]."""
     return np.asarray(carnot_frac) * carnot_cop_ratio(chilled_c, tower_c)
 
 
