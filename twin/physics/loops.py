@@ -24,7 +24,8 @@ its setpoint ``T_set`` while the heat exchanger can reach it; fully open, the ex
 effectiveness ``ε`` gives ``T_sup = T − ε (T − T_fw)``.  So ``T_sup = max(T_set, T − ε (T − T_fw))``
 and the heat removed is the smaller of the two laws; the step takes the larger of the two
 exact end temperatures (exact while the regime holds, and the true solution is never below
-either).  ``ε`` follows from the capacity curve: at rated duty the supply sits ``approach_k``
+either).  The exchanger never adds heat: with facility water warmer than the coolant the
+valve shuts, and a loop below its setpoint keeps its heat (``T_sup ≤ T``).  ``ε`` follows from the capacity curve: at rated duty the supply sits ``approach_k``
 above the facility water, so ``ε = ΔT_cap / (ΔT_cap + approach)`` with
 ``ΔT_cap = Q_cap / (ṁ_design cp)`` [Incropera-DeWitt §11.4] (effectiveness of an exchanger).
 """
@@ -101,8 +102,11 @@ def cdu_loop_step(
     held = _relax_or_hold(temp_c, heat_in_w, flow_w_per_k, setpoint_c, capacity_j_per_k, dt_s)
     eps_flow = np.asarray(effectiveness_frac) * flow_w_per_k
     saturated = _relax_or_hold(temp_c, heat_in_w, eps_flow, facility_c, capacity_j_per_k, dt_s)
-    new = np.maximum(held, saturated)
-    supply = np.maximum(setpoint_c, new - effectiveness_frac * (new - facility_c))
+    # the exchanger only removes heat: the valve shuts rather than let warmer facility water in,
+    # and a loop below its setpoint just keeps its heat
+    unremoved = temp_c + np.asarray(heat_in_w) * dt_s / capacity_j_per_k
+    new = np.minimum(np.maximum(held, saturated), np.maximum(unremoved, temp_c))
+    supply = np.minimum(new, np.maximum(setpoint_c, new - effectiveness_frac * (new - facility_c)))
     return new, supply, heat_passed_w(heat_in_w, capacity_j_per_k, temp_c, new, dt_s)
 
 
