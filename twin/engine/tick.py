@@ -2,8 +2,10 @@
 
 :class:`TwinEngine` is built once per site (everything static is precomputed there)
 and holds the only state that carries over between ticks: GPU die temperatures, the
-thermal-shutdown latch, battery state of charge, and the heat the cooling plant saw in
-the previous tick.  :meth:`TwinEngine.tick` advances it by ``dt_s`` under
+thermal-shutdown latch, battery state of charge, and the cooling state (CDU pumps and
+flow, the temperatures of the secondary loops, facility loops and plant water, the
+transport-delay histories, chillers online and restarting, the heat stored).
+:meth:`TwinEngine.tick` advances it by ``dt_s`` under
 :class:`TickInputs` and returns a :class:`twin.engine.snapshot.Snapshot`.
 
 Each phase is a short method that takes the typed results it needs and returns its own
@@ -14,19 +16,22 @@ the model functions of :mod:`twin.physics` rather than re-deriving them:
 1. ``weather``      :class:`WeatherResult`      outdoor dry/wet bulb from the curve or the inputs;
 2. ``power_state``  :class:`PowerStateResult`   live power elements and sources, rack feed shares, dark racks;
 3. ``demand``       :class:`DemandResult`       GPU power demand and limit, node PSUs and power brake;
-4. ``cooling``      :class:`CoolingResult`      CDU flow and secondary supply, facility supply from the plant;
-5. ``gpu_thermal``  :class:`GpuThermalResult`   throttling, board power, exact thermal step, HBM;
+4. ``cooling``      :class:`CoolingResult`      pump fail-over, delayed facility and secondary supply, plates;
+5. ``gpu_thermal``  :class:`GpuThermalResult`   leakage, throttling, board power, exact thermal step, HBM;
 6. ``it_power``     :class:`ItPowerResult`      node and rack input power (PSU efficiency);
-7. ``heat``         :class:`HeatResult`         CDU heat and return, facility loop heat and return;
+7. ``heat``         :class:`HeatResult`         CDU loop step under supply control, air heat;
 8. ``power_tree``   :class:`PowerTreeResult`    roll-up, utilisation, vectorised N-1;
-9. ``site``         :class:`SiteResult`         cooling power, source dispatch, battery, balance, PUE;
+9. ``site``         :class:`SiteResult`         facility loops and plant, cooling power, heat rejected/stored, dispatch;
 10. ``fabric``      :class:`FabricResult`       link state and an estimated link utilisation;
 11. ``jobs``        list of ``JobStatus``       placed jobs (:mod:`twin.training.sitejob`);
 12. ``swing``       ``SwingReport``             swing amplitude/ramp of the running jobs vs what supply can follow;
 13. ``projections`` :class:`ProjectionResult`   time to throttle/shutdown after cooling failures, per rack.
 
-The cooling side sees the heat of the previous tick (a one-tick lag; plant and loop
-time constants are minutes).  Approximations are listed in ``docs/physics.md``.
+Every coolant node steps exactly and passes on what it did not store, so facility power
+equals the heat rejected at the towers plus the change of stored heat, every tick.  The
+GPUs see the secondary supply predicted with the previous tick's heat (the heat phase
+corrects it); the CDUs see the plant's supply of the previous tick, each delayed by its
+pipe run.  Approximations are listed in ``docs/physics.md``.
 """
 
 from __future__ import annotations
@@ -231,6 +236,8 @@ class TwinEngine:
         self.cdu_temp_c = self.cdu_setpoint_c.copy()
         self.cdu_heat_in_w = np.zeros(s.n_cdus)  # heat into each secondary loop over the last step
         self._exchanger_cache = None  # (loop supply and flow, (facility water, capacity, effectiveness))
+        self._operating_point_cache = None  # (step, supply, plates) -> per-CDU thermal operating point
+        self._plate_cache = None  # secondary flows -> (plate caloric resistance, plate flow ratio)
         self.plant_temp_c = s.plant_supply_setpoint_c.astype(np.float64).copy()
         self.loop_temp_c = self.plant_temp_c[s.loop_plant].copy()
         self.loop_delay = loops.DelayLine(self.plant_temp_c[s.loop_plant])  # plant supply → CDUs
@@ -396,19 +403,14 @@ class TwinEngine:
                                               fw, eff, self.cdu_heat_capacity_j_per_k, dt_s)
         self.cdu_delay.push(predicted, dt_s)
         supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
-        # cold plates: caloric resistance and the plate flow relative to design (convection, h ∝ ṁ^0.8)
-        cp, rho = self.cdu_cp, self.cdu_rho
-        plate_flow = cooling.mass_flow_kg_s(flow, rho) * GPU_FLOW_SHARE_FRAC / np.maximum(self.gpus_per_cdu, 1)
-        flowing = plate_flow > 0.0
-        r_cal_cdu = np.full(s.n_cdus, np.inf)
-        r_cal_cdu[flowing] = thermal.caloric_resistance_c_per_w(plate_flow[flowing], cp[flowing])
+        r_cal_cdu, flow_ratio = self._plates(flow)
         available = (s.plant_chiller_count if inp.plant_chillers_running is None
                      else np.asarray(inp.plant_chillers_running, dtype=np.float64))
         return CoolingResult(
             pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
             cdu_supply_temp_c=supply, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
-            cdu_coolant_cp_j_per_kg_k=cp, cdu_coolant_density_kg_per_m3=rho, cdu_plate_r_cal_c_per_w=r_cal_cdu,
-            cdu_plate_flow_ratio_frac=plate_flow / self.plate_design_kg_s, loop_supply_temp_c=loop_supply,
+            cdu_coolant_cp_j_per_kg_k=self.cdu_cp, cdu_coolant_density_kg_per_m3=self.cdu_rho,
+            cdu_plate_r_cal_c_per_w=r_cal_cdu, cdu_plate_flow_ratio_frac=flow_ratio, loop_supply_temp_c=loop_supply,
             loop_flow_lpm=loop_flow, plant_chillers_available_count=np.asarray(available, dtype=np.float64),
             wet_bulb_c=wx.wet_bulb_c)
 
@@ -421,6 +423,19 @@ class TwinEngine:
         if factor.shape != (n,) or not (factor > 0).all():
             raise ValueError(f"gpu_r_th_factor: expected {n} positive factors")
         return factor
+
+    def _plates(self, flow_lpm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Caloric resistance of one GPU plate (inf with no flow) and its flow over design, per CDU;
+        recomputed only when the secondary flows change."""
+        key = flow_lpm.tobytes()
+        if self._plate_cache is None or self._plate_cache[0] != key:
+            plate_flow = (cooling.mass_flow_kg_s(flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC
+                          / np.maximum(self.gpus_per_cdu, 1))
+            flowing = plate_flow > 0.0
+            r_cal = np.full(self.state.n_cdus, np.inf)
+            r_cal[flowing] = thermal.caloric_resistance_c_per_w(plate_flow[flowing], self.cdu_cp[flowing])
+            self._plate_cache = (key, (r_cal, plate_flow / self.plate_design_kg_s))
+        return self._plate_cache[1]
 
     def _cdu_exchangers(self, loop_supply_c: np.ndarray, loop_flow_lpm: np.ndarray):
         """Facility water, rated-approach capacity and effectiveness per CDU; recomputed only when the
@@ -466,14 +481,13 @@ class TwinEngine:
         ratio = np.where(no_flow_cdu, 1.0, cool.cdu_plate_flow_ratio_frac)
         hbm_k = self.hbm_power_frac * self.r_hbm_c_per_w
         if self.uniform_gpus and r_factor is None:
-            r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ratio)
-            p_lim_cdu = np.where(no_flow_cdu, np.inf, thermal.sw_thermal_power_limit_w(
-                cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w, r_cal_cdu, self.max_op_c, self.hbm_max_c,
-                self.hbm_power_frac))
-            r_tot_cdu = r_die + r_cal_cdu
-            decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
-            return (ex(cool.cdu_supply_temp_c), ex(r_tot_cdu), ex(r_cal_cdu + hbm_k), ex(p_lim_cdu), ex(decay_cdu),
-                    no_flow_cdu, r_die, p_lim_cdu)
+            key = (dt_s, cool.cdu_supply_temp_c.tobytes(), cool.cdu_plate_r_cal_c_per_w.tobytes(),
+                   cool.cdu_plate_flow_ratio_frac.tobytes())
+            if self._operating_point_cache is None or self._operating_point_cache[0] != key:
+                self._operating_point_cache = (key, self._cdu_operating_point(cool, dt_s, no_flow_cdu, r_cal_cdu,
+                                                                              ratio, hbm_k))
+            supply, r_tot, hbm_rise, p_lim_cdu, decay, r_die = self._operating_point_cache[1]
+            return ex(supply), ex(r_tot), ex(hbm_rise), ex(p_lim_cdu), ex(decay), no_flow_cdu, r_die, p_lim_cdu
         supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
         r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ex(ratio))
         if r_factor is not None:
@@ -482,6 +496,20 @@ class TwinEngine:
             supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c, self.hbm_power_frac))
         decay = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal), dt_s)
         return supply, r_die + r_cal, r_cal + hbm_k, p_lim, decay, no_flow_cdu, r_die, None
+
+    def _cdu_operating_point(self, cool: CoolingResult, dt_s: float, no_flow_cdu, r_cal_cdu, ratio, hbm_k):
+        """Per-CDU supply, total resistance, HBM rise, SW thermal limit, decay and die resistance (one GPU model).
+
+        Cached by the caller while supply, plate flow and step stay the same (every tick of a
+        steady site: the CDUs hold their setpoint).
+        """
+        r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ratio)
+        p_lim_cdu = np.where(no_flow_cdu, np.inf, thermal.sw_thermal_power_limit_w(
+            cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w, r_cal_cdu, self.max_op_c, self.hbm_max_c,
+            self.hbm_power_frac))
+        r_tot_cdu = r_die + r_cal_cdu
+        decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
+        return cool.cdu_supply_temp_c.copy(), r_tot_cdu, r_cal_cdu + hbm_k, p_lim_cdu, decay_cdu, r_die
 
     def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim, p_lim_cdu, view):
         """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit.
@@ -771,7 +799,7 @@ class TwinEngine:
         gpu_mean = np.bincount(rack_cdu, weights=itp.rack_gpu_power_w, minlength=s.n_cdus) / np.maximum(
             self.gpus_per_cdu, 1)
         cdu_thr, cdu_shut = failures.facility_water_loss(
-            cdu_temp_max, cool.cdu_supply_temp_c, heat.cdu_heat_kw * 1e3, gpu_mean, np.mean(self.idle_w),
+            cdu_temp_max, cool.cdu_supply_temp_c, self.cdu_heat_in_w, gpu_mean, np.mean(self.idle_w),
             self.gpus_per_cdu, np.mean(self.heat_capacity_j_per_k), self.cdu_loop_volume_l,
             cool.cdu_coolant_cp_j_per_kg_k, cool.cdu_coolant_density_kg_per_m3, np.min(self.max_op_c),
             np.min(self.shutdown_c))

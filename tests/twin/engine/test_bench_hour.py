@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from twin.bench import registry
 from twin.benchmarks.engine import twin_memory_day, twin_tick_hour
 
@@ -20,7 +22,7 @@ def test_tick_hour_counts_every_tick_and_compares_with_a_peer(tmp_path):
     assert out["ticks_count"] == 6
     assert 0 < out["tick_hour_mean_ms"] <= out["tick_hour_worst_ms"]
     assert 0 < out["peer_tick_hour_mean_ms"] <= out["peer_tick_hour_worst_ms"]
-    assert out["tick_hour_to_peer_ratio"] == out["tick_hour_mean_ms"] / out["peer_tick_hour_mean_ms"]
+    assert out["tick_hour_to_peer_ratio"] == pytest.approx(out["tick_hour_mean_ms"] / out["peer_tick_hour_mean_ms"])
 
 
 def test_memory_stays_flat_over_a_simulated_day():
