@@ -122,8 +122,8 @@ def plant_step(
     chiller_capacity_w : cooling of the chillers online [W]
     capacity_j_per_k : heat capacity of the plant's water [J/K], > 0
     """
-    # heat that brings the node to the setpoint by the end of the step
-    need = heat_in_w + capacity_j_per_k * (temp_c - setpoint_c) / max(dt_s, 1e-9)
+    # heat that brings the node to the setpoint by the end of the step (a zero step: just what comes in)
+    need = heat_in_w + (capacity_j_per_k * (temp_c - setpoint_c) / dt_s if dt_s > 0.0 else 0.0)
     econ_leaving = np.maximum(tower_c + ECONOMISER_APPROACH_K, setpoint_c)
     econ_max = flow_w_per_k * np.maximum(return_c - econ_leaving, 0.0)
     econ = np.clip(need, 0.0, econ_max)
