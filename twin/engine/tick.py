@@ -207,6 +207,7 @@ class TwinEngine:
         self.rack_pumps_required = self.cdu_pumps_required[s.rack_cdu]
         self.rack_loop = s.cdu_loop[s.rack_cdu]
         self.racks_per_cdu = np.bincount(s.rack_cdu, minlength=s.n_cdus)
+        self.one_rack_per_cdu = bool(self.racks_per_cdu.max(initial=0) <= 1)
         self.loop_rack_share_frac = np.bincount(self.rack_loop, minlength=self.n_loops) / max(s.n_racks, 1)
         # facility loops: water volume and supply pipe from the site (defaults filled in)
         loop_set = s.plant_supply_setpoint_c[s.loop_plant]
@@ -524,9 +525,10 @@ class TwinEngine:
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
         if (p_lim_cdu is not None and np.ndim(limit) == 0 and brake is False and np.ndim(self.max_op_c) == 0
-                and (d_max := float(demand.max())) <= limit and d_max <= float(p_lim_cdu.min())
-                and float(temp.max()) < self.max_op_c):
-            idx = np.zeros(0, dtype=np.intp)  # no GPU near any limit (what throttle_active would find)
+                and float(p_lim_cdu.min()) >= limit and float(temp.max()) < self.max_op_c):
+            # every SW thermal limit above the power limit and every die below max operating: of
+            # throttle_active's conditions only the power cap can hold
+            idx = np.flatnonzero(demand > limit)
         else:
             v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
             idx = np.flatnonzero(thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c,
@@ -555,7 +557,7 @@ class TwinEngine:
         supply, r_tot, hbm_k, p_lim, decay, no_flow_cdu, r_die, p_lim_cdu = self._thermal_operating_point(
             r_factor, cool, dt_s, ex)
         if r_factor is None and self.uniform_gpus:
-            rack_r_die = r_die[s.rack_cdu] if self.racks_per_cdu.max(initial=0) <= 1 else self.by_rack.max(
+            rack_r_die = r_die[s.rack_cdu] if self.one_rack_per_cdu else self.by_rack.max(
                 self.by_cdu.expand(r_die))
         else:
             rack_r_die = self.by_rack.max(np.broadcast_to(r_die, (n,)))
@@ -794,8 +796,12 @@ class TwinEngine:
             cool.pumps_running_count[rack_cdu], self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits)
-        cdu_temp_max = np.full(s.n_cdus, -np.inf)
-        np.maximum.at(cdu_temp_max, rack_cdu, rack_temp)
+        if self.one_rack_per_cdu:  # in-rack CDUs
+            cdu_temp_max = np.full(s.n_cdus, -np.inf)
+            cdu_temp_max[rack_cdu] = rack_temp
+        else:
+            cdu_temp_max = np.full(s.n_cdus, -np.inf)
+            np.maximum.at(cdu_temp_max, rack_cdu, rack_temp)
         gpu_mean = np.bincount(rack_cdu, weights=itp.rack_gpu_power_w, minlength=s.n_cdus) / np.maximum(
             self.gpus_per_cdu, 1)
         cdu_thr, cdu_shut = failures.facility_water_loss(
