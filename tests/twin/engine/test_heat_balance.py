@@ -38,8 +38,18 @@ def test_balance_closes_every_tick_through_transients(demo):
     pumps = np.full(demo.n_cdus, 2.0)
     tripped = pumps.copy()
     tripped[0] = 1.0
+    degraded = np.ones(demo.n_gpus)
+    degraded[:100] = 1.6
+    psus_failed = np.zeros(demo.n_nodes)
+    psus_failed[::7] = 4.0
+    nodes_off = np.zeros(demo.n_nodes, dtype=bool)
+    nodes_off[3::11] = True
+    no_flow = np.full(demo.n_cdus, np.nan)
+    no_flow[2] = 0.0
     schedule = (
         [(1.0, TickInputs())] * 20
+        + [(1.0, TickInputs(gpu_r_th_factor=degraded, node_psus_failed=psus_failed, nodes_off=nodes_off))] * 10
+        + [(1.0, TickInputs(failed_power=[10, 11], cdu_flow_lpm=no_flow))] * 20  # a dark row, a CDU without flow
         + [(1.0, TickInputs(gpu_util_frac=0.3))] * 30  # load step down
         + [(1.0, TickInputs(gpu_util_frac=1.0, pumps_running_count=tripped))] * 30  # load up, a CDU pump trips
         + [(1.0, TickInputs(plant_chillers_running=np.array([0.0]), outdoor_wet_bulb_c=27.0))] * 60  # power dip
