@@ -520,7 +520,10 @@ class TwinEngine:
         """
         n = self.state.n_gpus
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
-        per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]]) if p_lim_cdu is not None else (lambda idx: p_lim[idx])  # noqa: E731
+        if p_lim_cdu is not None:
+            per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]])  # noqa: E731
+        else:
+            per_gpu = (lambda idx: p_lim[idx])  # noqa: E731
         p = np.minimum(demand, limit)
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
@@ -547,7 +550,8 @@ class TwinEngine:
         return p, clock, mask, idx.size > 0
 
     def _gpu_thermal(self, dt_s: float, inp: TickInputs, dem: DemandResult, cool: CoolingResult) -> GpuThermalResult:
-        """Leakage, throttle decisions, board power, exact thermal step (adiabatic without flow), HBM, shutdown latch."""
+        """Leakage, throttle decisions, board power, exact thermal step (adiabatic without flow), HBM, shutdown
+        latch, and the heat the packages gave their coolant."""
         s = self.state
         n = s.n_gpus
         if inp.recover_down_gpus and self.gpu_down.any():

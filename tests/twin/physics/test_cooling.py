@@ -58,7 +58,8 @@ def test_cdu_flow_from_pumps():
 
 def test_pump_and_cooling_power():
     assert float(co.pump_power_kw(60_000.0, 300.0, 0.75)) == pytest.approx(400.0)
-    parts = co.cooling_power_kw(10.0, co.pump_power_kw(np.array([60_000.0]), 300.0, 0.75), np.array([1000.0]), np.array([600.0]), np.array([6.0]))
+    facility_pumps_kw = co.pump_power_kw(np.array([60_000.0]), 300.0, 0.75)
+    parts = co.cooling_power_kw(10.0, facility_pumps_kw, np.array([1000.0]), np.array([600.0]), np.array([6.0]))
     assert parts["chillers_kw"] == pytest.approx(100.0)
     assert parts["tower_fans_kw"] == pytest.approx(13.0)
     assert parts["total_kw"] == pytest.approx(10.0 + 400.0 + 100.0 + 13.0)
