@@ -100,6 +100,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     # Site and jobs
     _Q("it_power_mw", "MW", "site", "IT load"),
     _Q("facility_power_mw", "MW", "site", "IT plus cooling and losses"),
+    _Q("heat_rejected_mw", "MW", "site", "heat leaving at the cooling towers, incl. chiller and tower-fan work"),
+    _Q("heat_stored_mw", "MW", "site", "rate at which GPUs, coolant and plant water store heat (facility power = rejected + stored)"),
     _Q("cooling_power_mw", "MW", "site", "power drawn by CDU pumps and the cooling plant"),
     _Q("generation_capacity_mw", "MW", "site", "capacity of the live sources (batteries only while charged)"),
     _Q("swing_amplitude_mw", "MW", "site", "site power difference between the compute and communication phases of the running jobs"),

@@ -21,7 +21,7 @@ from twin.site.tables import CduSpec, GpuSpec, SiteTables
 H100 = GpuSpec(
     name="H100-SXM5-80GB", tdp_w=700.0, min_power_limit_w=200.0, idle_power_w=85.0, peak_bf16_tflops=989.0,
     max_sm_clock_mhz=1980.0, max_operating_temp_c=87.0, slowdown_temp_c=89.0, shutdown_temp_c=92.0,
-    hbm_max_temp_c=95.0, r_th_die_c_per_w=0.035, r_th_hbm_c_per_w=0.030, heat_capacity_j_per_k=750.0,
+    hbm_max_temp_c=95.0, r_th_die_c_per_w=0.035, r_th_hbm_c_per_w=0.20, heat_capacity_j_per_k=750.0,
     hbm_gb=80.0, nvlink_gbps=3600.0,
 )
 CDU = CduSpec(

@@ -1,8 +1,9 @@
 """Per-group reductions (GPUs by node, rack or CDU; nodes by rack) without Python loops.
 
-A :class:`Groups` is built once per grouping; sums and maxima then use a reshape when
-groups are contiguous and of equal size, else ``np.ufunc.reduceat`` on a precomputed
-order.
+A :class:`Groups` is built once per grouping.  When groups are contiguous and of equal
+size, sums are a matrix-vector product with ones over the ``[groups, width]`` view and
+maxima a ``reduceat`` (numpy's reduction along a short last axis is several times slower
+than either); otherwise both use ``np.ufunc.reduceat`` on a precomputed order.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ class Groups:
         self.all_nonempty = self.nonempty.size == n_groups
         # equal-size contiguous groups → reshape (fastest)
         self.width = int(counts[0]) if (self.sorted and n_groups and np.all(counts == counts[0])) else 0
+        self._ones = np.ones(self.width)
 
     def _reduce(self, values: np.ndarray, ufunc, fill: float) -> np.ndarray:
         if self.width:
-            return ufunc.reduce(values.reshape(self.n_groups, self.width), axis=1)
+            if ufunc is np.add:
+                return values.reshape(self.n_groups, self.width) @ self._ones
+            return ufunc.reduceat(values, self.starts)
         v = values if self.order is None else values[self.order]
         if self.all_nonempty:
             return ufunc.reduceat(v, self.starts)

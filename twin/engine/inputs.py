@@ -41,6 +41,7 @@ class TickInputs:
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
     cdu_supply_setpoint_c: np.ndarray | None = None  # secondary supply setpoint per CDU (NaN = none): the CDU
     #                                                  supplies no colder than this
+    loop_flow_lpm: np.ndarray | None = None  # facility flow per loop, e.g. 0 after a pump trip (NaN = design)
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
     node_psus_failed: np.ndarray | None = None  # int per node
     nodes_off: np.ndarray | None = None  # bool per node: powered off by the operator (not a fault)

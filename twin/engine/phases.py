@@ -59,17 +59,24 @@ class DemandResult:
 
 @dataclass(frozen=True)
 class CoolingResult:
-    """Secondary and facility loops before this tick's heat arrives (previous tick's heat)."""
+    """What the GPUs see this tick: secondary flow and supply, plate resistances (per CDU)."""
 
     pumps_running_count: np.ndarray  # float [n_cdus]
-    cdu_flow_lpm: np.ndarray  # [n_cdus] secondary flow
-    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply
-    cdu_capacity_kw: np.ndarray  # [n_cdus] capacity at that supply temperature
-    cdu_coolant_cp_j_per_kg_k: np.ndarray  # [n_cdus] at the supply temperature
+    cdu_flow_lpm: np.ndarray  # [n_cdus] secondary flow (after pump fail-over)
+    cdu_flow_w_per_k: np.ndarray  # [n_cdus] secondary heat-capacity flow ṁ cp
+    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply reaching the cold plates (delayed)
+    cdu_setpoint_c: np.ndarray  # [n_cdus] secondary supply setpoint the valve holds this tick
+    cdu_facility_temp_c: np.ndarray  # [n_cdus] facility water reaching the CDU (delayed)
+    cdu_capacity_kw: np.ndarray  # [n_cdus] rated-approach duty at that facility water
+    cdu_effectiveness_frac: np.ndarray  # [n_cdus] exchanger effectiveness, secondary side
+    cdu_coolant_cp_j_per_kg_k: np.ndarray  # [n_cdus]
     cdu_coolant_density_kg_per_m3: np.ndarray  # [n_cdus]
     cdu_plate_r_cal_c_per_w: np.ndarray  # [n_cdus] caloric resistance of one GPU plate, inf with no flow
-    loop_supply_temp_c: np.ndarray  # [n_loops] facility supply
-    plant_chiller_kw: np.ndarray  # [n_plants] heat the chillers lift
+    cdu_plate_flow_ratio_frac: np.ndarray  # [n_cdus] GPU plate flow over its design flow
+    loop_supply_temp_c: np.ndarray  # [n_loops] facility supply reaching the loop's CDUs (delayed)
+    loop_flow_lpm: np.ndarray  # [n_loops] facility flow
+    plant_chillers_available_count: np.ndarray  # [n_plants] chillers with power and not failed
+    wet_bulb_c: float  # outdoor wet bulb the towers see
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class GpuThermalResult:
     gpu_down: np.ndarray  # bool [n_gpus]: not running (shut down, dark, or switched off)
     any_gpu_down: bool
     rack_r_die_c_per_w: np.ndarray  # [n_racks] highest die-to-coolant resistance in the rack
+    cdu_gpu_heat_w: np.ndarray  # [n_cdus] heat the GPU packages gave their coolant over the tick
 
 
 @dataclass(frozen=True)
@@ -98,14 +106,14 @@ class ItPowerResult:
 
 @dataclass(frozen=True)
 class HeatResult:
-    """Heat carried by the secondary and facility loops, and their return temperatures."""
+    """Secondary loops after the tick: heat passed to the facility water, temperatures, air heat."""
 
-    cdu_heat_kw: np.ndarray  # [n_cdus] heat into the secondary loop
-    cdu_return_temp_c: np.ndarray  # [n_cdus]
+    cdu_heat_kw: np.ndarray  # [n_cdus] heat the CDU passed to facility water over the tick
+    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply leaving the CDU
+    cdu_return_temp_c: np.ndarray  # [n_cdus] mixed secondary coolant
     cdu_pump_kw: float  # electrical power of all CDU pumps
-    loop_heat_kw: np.ndarray  # [n_loops] (liquid, air and pump heat)
-    loop_return_temp_c: np.ndarray  # [n_loops]
-    plant_heat_kw: np.ndarray  # [n_plants]
+    loop_air_heat_kw: np.ndarray  # [n_loops] rack heat to air (PSU losses, base power not on plates)
+    loop_cdu_heat_kw: np.ndarray  # [n_loops] heat of the loop's CDUs
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,15 @@ class SiteResult:
     source_power_mw: np.ndarray  # [n_sources] (negative: a battery charging)
     battery_soc_frac: np.ndarray  # [n_sources], NaN for non-batteries
     balance: SiteBalance
+    loop_heat_kw: np.ndarray  # [n_loops] heat returned to the plant over the tick
+    loop_return_temp_c: np.ndarray  # [n_loops]
+    plant_supply_temp_c: np.ndarray  # [n_plants] after the tick
+    plant_economiser_kw: np.ndarray  # [n_plants] heat the water-side economiser removed
+    plant_chiller_kw: np.ndarray  # [n_plants] heat the chillers lifted
+    plant_chillers_online_count: np.ndarray  # [n_plants]
+    plant_cop_ratio: np.ndarray  # [n_plants] chiller COP at the present lift
+    heat_rejected_mw: float  # heat leaving to the atmosphere at the towers (incl. chiller and fan work)
+    heat_stored_mw: float  # rate of change of the heat held in GPUs, coolant and plant water
     supply: SupplyResult | None = None
     policy_in_force: PolicyAction = PolicyAction()  # the policy's action during this tick
     policy: PolicyState = PolicyState()  # after this tick: in force from the next tick, and pending

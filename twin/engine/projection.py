@@ -94,6 +94,8 @@ def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickD
         "cooling_power_mw": bal.cooling_mw,
         "network_power_mw": bal.network_mw,
         "facility_power_mw": bal.facility_mw,
+        "heat_rejected_mw": snap.heat_rejected_mw,
+        "heat_stored_mw": snap.heat_stored_mw,
         "pue_ratio": snap.pue_ratio,
         "generation_capacity_mw": bal.generation_capacity_mw,
         "generation_n1_capacity_mw": bal.generation_n1_capacity_mw,

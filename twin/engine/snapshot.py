@@ -100,3 +100,7 @@ class Snapshot:
     ups_ride_through_s: float = float("inf")  # time the UPSs carry their present load on battery
     # source name -> seconds since its last good reading (inf when never)
     source_age_s: dict[str, float] = field(default_factory=dict)
+    # heat leaving to the atmosphere at the towers, and the rate the site stores heat (GPUs,
+    # coolant, plant water): facility power = heat_rejected_mw + heat_stored_mw
+    heat_rejected_mw: float = float("nan")
+    heat_stored_mw: float = float("nan")

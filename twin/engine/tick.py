@@ -2,8 +2,10 @@
 
 :class:`TwinEngine` is built once per site (everything static is precomputed there)
 and holds the only state that carries over between ticks: GPU die temperatures, the
-thermal-shutdown latch, battery state of charge, and the heat the cooling plant saw in
-the previous tick.  :meth:`TwinEngine.tick` advances it by ``dt_s`` under
+thermal-shutdown latch, battery state of charge, and the cooling state (CDU pumps and
+flow, the temperatures of the secondary loops, facility loops and plant water, the
+transport-delay histories, chillers online and restarting, the heat stored).
+:meth:`TwinEngine.tick` advances it by ``dt_s`` under
 :class:`TickInputs` and returns a :class:`twin.engine.snapshot.Snapshot`.
 
 Each phase is a short method that takes the typed results it needs and returns its own
@@ -14,12 +16,12 @@ the model functions of :mod:`twin.physics` rather than re-deriving them:
 1. ``weather``      :class:`WeatherResult`      outdoor dry/wet bulb from the curve or the inputs;
 2. ``power_state``  :class:`PowerStateResult`   live power elements and sources, rack feed shares, dark racks;
 3. ``demand``       :class:`DemandResult`       GPU power demand and limit, node PSUs and power brake;
-4. ``cooling``      :class:`CoolingResult`      CDU flow and secondary supply, facility supply from the plant;
-5. ``gpu_thermal``  :class:`GpuThermalResult`   throttling, board power, exact thermal step, HBM;
+4. ``cooling``      :class:`CoolingResult`      pump fail-over, delayed facility and secondary supply, plates;
+5. ``gpu_thermal``  :class:`GpuThermalResult`   leakage, throttling, board power, exact thermal step, HBM;
 6. ``it_power``     :class:`ItPowerResult`      node and rack input power (PSU efficiency);
-7. ``heat``         :class:`HeatResult`         CDU heat and return, facility loop heat and return;
+7. ``heat``         :class:`HeatResult`         CDU loop step under supply control, air heat;
 8. ``power_tree``   :class:`PowerTreeResult`    roll-up, utilisation, vectorised N-1;
-9. ``site``         :class:`SiteResult`         cooling power, source dispatch, battery, balance, PUE;
+9. ``site``         :class:`SiteResult`         facility loops and plant, cooling power, heat rejected/stored, dispatch;
 10. ``fabric``      :class:`FabricResult`       link state and an estimated link utilisation;
 11. ``jobs``        :class:`JobsResult`         placed jobs (:mod:`twin.training.sitejob`) and their power shapes
                                                 (:mod:`twin.training.jobphases`, cached by job status);
@@ -27,8 +29,11 @@ the model functions of :mod:`twin.physics` rather than re-deriving them:
                                                 phases (:mod:`twin.training.phases`) vs what supply can follow;
 13. ``projections`` :class:`ProjectionResult`   time to throttle/shutdown after cooling failures, per rack.
 
-The cooling side sees the heat of the previous tick (a one-tick lag; plant and loop
-time constants are minutes).  Approximations are listed in ``docs/physics.md``.
+Every coolant node steps exactly and passes on what it did not store, so facility power
+equals the heat rejected at the towers plus the change of stored heat, every tick.  The
+GPUs see the secondary supply predicted with the previous tick's heat (the heat phase
+corrects it); the CDUs see the plant's supply of the previous tick, each delayed by its
+pipe run.  Approximations are listed in ``docs/physics.md``.
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ from twin.engine.phases import (
     WeatherResult,
 )
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
-from twin.physics import cooling, fabric, failures, policy, power, powertree, sources, swing, thermal, weather
+from twin.physics import cooling, fabric, failures, loops, plant, policy, power, powertree, sources, swing, thermal, weather
+from twin.site import cooling_defaults
 from twin.site.tables import SiteTables
 from twin.training import phases as job_phases
 
@@ -110,8 +116,7 @@ class TwinEngine:
         self._reset_stores()
         self.source_power_mw = np.zeros(state.n_sources)
         self.policy = policy.PolicyState()
-        self.prev_cdu_heat_kw = self.cdu_rated_kw * 0.5
-        self.prev_plant_heat_kw = np.zeros(len(state.plant_name))
+        self._init_cooling_state(state)
         self.detail: TickDetail | None = None
         self._shape_cache: dict = {}  # job phase shapes by job status (twin.training.jobphases)
         self._default_shape = job_phases.profile_stats(job_phases.two_phase_profile(DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC))
@@ -155,6 +160,9 @@ class TwinEngine:
         self.hbm_max_c = _uniform_or_array(spec("hbm_max_temp_c"))
         self.r_die_c_per_w = _uniform_or_array(spec("r_th_die_c_per_w"))
         self.r_hbm_c_per_w = _uniform_or_array(spec("r_th_hbm_c_per_w"))
+        self.r_conv_frac = _uniform_or_array(spec("r_th_conv_frac"))
+        self.hbm_power_frac = _uniform_or_array(spec("hbm_power_frac"))
+        self.leakage_w_per_k = _uniform_or_array(spec("leakage_w_per_k"))
         self.heat_capacity_j_per_k = _uniform_or_array(spec("heat_capacity_j_per_k"))
         self.gpu_cdu = s.rack_cdu[s.gpu_rack].astype(np.int64)
         self.by_cdu = Groups(self.gpu_cdu, s.n_cdus)
@@ -199,15 +207,76 @@ class TwinEngine:
             log.warning("several secondary coolants %s; using the first for properties", sorted(coolants))
         self.coolant = specs[0].coolant if specs else "PG25"
         self.cdu_in_rack = np.array([specs[i].placement == "in-rack" for i in s.cdu_spec], dtype=bool)
-        # nominal duty: capacity at facility setpoint + approach (for the approach model)
+        self.n_plants, self.n_loops = len(s.plant_name), len(s.loop_name)
         setpoint = s.plant_supply_setpoint_c[s.loop_plant[s.cdu_loop]]
-        self.cdu_rated_kw = cooling.cdu_capacity_kw(setpoint + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y)
-        self.cdu_rated_kw = np.maximum(self.cdu_rated_kw, 1e-3)
+        # the CDU holds its secondary supply at the facility setpoint plus its rated approach
+        self.cdu_setpoint_c = setpoint + self.cdu_approach_k
+        self.cdu_rated_kw = np.maximum(
+            cooling.cdu_capacity_kw(self.cdu_setpoint_c, self.cdu_curve_x, self.cdu_curve_y), 1e-3)
+        # coolant properties at the setpoints, held constant (they change < 1 % per 10 K), so the
+        # stored heat C·T of every node is exact
+        self.cdu_cp, self.cdu_rho = cooling.coolant_properties(self.cdu_setpoint_c, self.coolant)
+        self.cdu_w_per_k_per_lpm = self.cdu_rho * self.cdu_cp / 60_000.0
+        self.cdu_heat_capacity_j_per_k = self.cdu_loop_volume_l / 1e3 * self.cdu_rho * self.cdu_cp
+        self.cdu_design_w_per_k = self.cdu_design_flow_lpm * self.cdu_w_per_k_per_lpm
+        self.cdu_pipe_l = loops.pipe_volume_l(cdu("supply_pipe_length_m"), cdu("supply_pipe_id_mm"))
+        self.plate_design_kg_s = (cooling.mass_flow_kg_s(self.cdu_design_flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC
+                                  / np.maximum(self.gpus_per_cdu, 1))
         self.rack_pumps_required = self.cdu_pumps_required[s.rack_cdu]
-        self.n_plants = len(s.plant_name)
-        self.plant_flow_lpm = np.bincount(s.loop_plant, weights=s.loop_flow_lpm, minlength=self.n_plants)
         self.rack_loop = s.cdu_loop[s.rack_cdu]
         self.racks_per_cdu = np.bincount(s.rack_cdu, minlength=s.n_cdus)
+        self.one_rack_per_cdu = bool(self.racks_per_cdu.max(initial=0) <= 1)
+        self.loop_rack_share_frac = np.bincount(self.rack_loop, minlength=self.n_loops) / max(s.n_racks, 1)
+        # facility loops: water volume and supply pipe from the site (defaults filled in)
+        loop_set = s.plant_supply_setpoint_c[s.loop_plant]
+        cp_w, rho_w = cooling.coolant_properties(loop_set, "water")
+        self.loop_w_per_k_per_lpm = rho_w * cp_w / 60_000.0
+        length = (s.loop_pipe_length_m if s.loop_pipe_length_m is not None
+                  else np.full(self.n_loops, cooling_defaults.LOOP_PIPE_LENGTH_M))
+        pipe_id = s.loop_pipe_id_mm if s.loop_pipe_id_mm is not None else cooling_defaults.pipe_id_mm(s.loop_flow_lpm)
+        volume = s.loop_volume_l if s.loop_volume_l is not None else cooling_defaults.loop_volume_l(length, pipe_id)
+        self.loop_heat_capacity_j_per_k = volume / 1e3 * rho_w * cp_w
+        self.loop_pipe_l = loops.pipe_volume_l(length, pipe_id)
+        # plant: one water node, chillers with a Carnot fraction calibrated at the design lift
+        cp_p, rho_p = cooling.coolant_properties(s.plant_supply_setpoint_c, "water")
+        plant_flow = np.bincount(s.loop_plant, weights=s.loop_flow_lpm, minlength=self.n_plants)
+        plant_l = s.plant_volume_l if s.plant_volume_l is not None else cooling_defaults.plant_volume_l(plant_flow)
+        self.plant_heat_capacity_j_per_k = np.maximum(plant_l, 1.0) / 1e3 * rho_p * cp_p
+        self.plant_restart_s = (s.plant_chiller_restart_s if s.plant_chiller_restart_s is not None
+                                else np.full(self.n_plants, cooling_defaults.CHILLER_RESTART_S))
+        self.plant_carnot_frac = plant.carnot_frac_from_rating(
+            s.plant_cop, s.plant_supply_setpoint_c, s.plant_design_wet_bulb_c + s.plant_tower_approach_k)
+
+    def _init_cooling_state(self, s: SiteTables) -> None:
+        """Carried cooling state: pumps and flow, coolant node temperatures, delays, chillers, stored heat."""
+        self.cdu_pumps_state = self.cdu_pumps.copy()
+        self.cdu_flow_state_lpm = cooling.cdu_flow_lpm(self.cdu_pumps, self.cdu_pumps_required,
+                                                       self.cdu_design_flow_lpm)
+        self.cdu_temp_c = self.cdu_setpoint_c.copy()
+        self.cdu_heat_in_w = np.zeros(s.n_cdus)  # heat into each secondary loop over the last step
+        self._exchanger_cache = None  # (loop supply and flow, (facility water, capacity, effectiveness))
+        self._operating_point_cache = None  # (step, supply, plates) -> per-CDU thermal operating point
+        self._plate_cache = None  # secondary flows -> (plate caloric resistance, plate flow ratio)
+        self.plant_temp_c = s.plant_supply_setpoint_c.astype(np.float64).copy()
+        self.loop_temp_c = self.plant_temp_c[s.loop_plant].copy()
+        self.loop_delay = loops.DelayLine(self.plant_temp_c[s.loop_plant])  # plant supply → CDUs
+        self.cdu_delay = loops.DelayLine(self.cdu_setpoint_c)  # CDU supply → cold plates
+        self.chillers_online = s.plant_chiller_count.astype(np.float64).copy()
+        self.chiller_restart_left_s = np.zeros(self.n_plants)
+        self.tower_load_frac = np.zeros(self.n_plants)
+        self.gpu_heat_cdu_j = self._gpu_heat_by_cdu_j(self.gpu_temp_c)
+        self.stored_heat_j = self._stored_heat_j()
+
+    def _gpu_heat_by_cdu_j(self, temp_c: np.ndarray) -> np.ndarray:
+        """Heat held by the GPU packages of each CDU, ``Σ C T`` [J] (0 °C reference)."""
+        c = self.heat_capacity_j_per_k
+        return self.by_cdu.sum(temp_c) * c if np.ndim(c) == 0 else self.by_cdu.sum(temp_c * c)
+
+    def _stored_heat_j(self) -> float:
+        """Heat held in GPU packages, secondary coolant, facility water and plant water [J] (0 °C reference)."""
+        return float(self.gpu_heat_cdu_j.sum() + self.cdu_heat_capacity_j_per_k @ self.cdu_temp_c
+                     + self.loop_heat_capacity_j_per_k @ self.loop_temp_c
+                     + self.plant_heat_capacity_j_per_k @ self.plant_temp_c)
 
     def _precompute_power(self, s: SiteTables) -> None:
         self.topo = powertree.build_topology(s)
@@ -249,10 +318,10 @@ class TwinEngine:
         wx = self._weather(ts, inp)
         ps = self._power_state(inp)
         dem = self._demand(inp, ps)
-        cool = self._cooling(inp, ps, wx)
+        cool = self._cooling(dt_s, inp, ps, wx)
         gt = self._gpu_thermal(dt_s, inp, dem, cool)
         itp = self._it_power(ps, dem, gt)
-        heat = self._heat(cool, itp)
+        heat = self._heat(dt_s, cool, gt, itp)
         tree = self._power_tree(ps, itp)
         site = self._site(dt_s, ps, cool, itp, heat, tree, wx, dem, gt)
         fab = self._fabric(inp, dem, gt)
@@ -351,97 +420,181 @@ class TwinEngine:
             node_psus_live=psus_live, gpu_power_brake=brake,
             node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit)
 
-    def _cooling(self, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
+    def _cooling(self, dt_s: float, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
+        """Pumps and fail-over, facility and secondary supply after their transport delays, plate resistances."""
         s = self.state
         pumps = self.cdu_pumps.copy() if inp.pumps_running_count is None else np.asarray(inp.pumps_running_count,
                                                                                          dtype=np.float64)
         if self.cdu_in_rack.any() and ps.rack_dark.any():  # an in-rack CDU is powered by its rack
             cdu_dark = np.bincount(s.rack_cdu, weights=ps.rack_dark, minlength=s.n_cdus) >= self.racks_per_cdu
             pumps = np.where(self.cdu_in_rack & cdu_dark, 0.0, pumps)
-        flow = cooling.cdu_flow_lpm(pumps, self.cdu_pumps_required, self.cdu_design_flow_lpm)
+        flow = loops.pump_flow_lpm(self.cdu_flow_state_lpm, self.cdu_pumps_state, pumps, self.cdu_pumps_required,
+                                   self.cdu_design_flow_lpm, self.cdu_failover_s, dt_s)
         if inp.cdu_flow_lpm is not None:
             measured = np.asarray(inp.cdu_flow_lpm, dtype=np.float64)
             flow = np.where(np.isfinite(measured), np.maximum(measured, 0.0), flow)
-        # facility supply from the plant (previous tick's heat), optionally overridden
-        plant_supply, chiller_kw, _ = cooling.plant_supply_temp_c(
-            self.prev_plant_heat_kw, self.plant_flow_lpm, s.plant_supply_setpoint_c, wx.wet_bulb_c,
-            s.plant_tower_approach_k, s.plant_capacity_kw,
-            s.plant_chiller_count if inp.plant_chillers_running is None else inp.plant_chillers_running,
-            s.plant_chiller_kw)
-        loop_supply = plant_supply[s.loop_plant]
+        self.cdu_pumps_state, self.cdu_flow_state_lpm = pumps, flow
+        loop_flow = s.loop_flow_lpm
+        if inp.loop_flow_lpm is not None:
+            forced = np.asarray(inp.loop_flow_lpm, dtype=np.float64)
+            loop_flow = np.where(np.isfinite(forced), np.maximum(forced, 0.0), loop_flow)
+        # facility water: the plant's supply reaches the CDUs after the loop's transport delay
+        loop_supply = self.loop_delay.read(loops.transport_delay_s(self.loop_pipe_l, loop_flow))
         if inp.loop_supply_temp_c is not None:
             override = np.asarray(inp.loop_supply_temp_c, dtype=np.float64)
+            cooling.coolant_properties(override[np.isfinite(override)], "water")  # raises outside the liquid range
             loop_supply = np.where(np.isfinite(override), override, loop_supply)
-        fw = loop_supply[s.cdu_loop]
-        # capacity at the secondary supply the facility water allows; floored at 10 % of the
-        # rated duty [E] so a CDU far past its curve shows a large but finite approach
-        cap_now = cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y)
-        cap_now = np.maximum(cap_now, 0.1 * self.cdu_rated_kw)
-        cdu_supply = cooling.cdu_supply_temp_c(fw, self.prev_cdu_heat_kw, cap_now, self.cdu_approach_k)
-        if inp.cdu_supply_setpoint_c is not None:  # a CDU set warmer than its facility water allows
-            cdu_supply = np.fmax(cdu_supply, np.asarray(inp.cdu_supply_setpoint_c, dtype=np.float64))
-        cp, rho = cooling.coolant_properties(cdu_supply, self.coolant)
-        # caloric resistance of one GPU plate; no flow → inf (the thermal phase steps those adiabatically)
-        plate_flow = cooling.mass_flow_kg_s(flow, rho) * GPU_FLOW_SHARE_FRAC / np.maximum(self.gpus_per_cdu, 1)
-        flowing = plate_flow > 0.0
-        r_cal_cdu = np.full(s.n_cdus, np.inf)
-        r_cal_cdu[flowing] = thermal.caloric_resistance_c_per_w(plate_flow[flowing], cp[flowing])
+        fw, cap_kw, eff = self._cdu_exchangers(loop_supply, loop_flow)
+        # secondary supply: predicted for the end of the step with the previous step's heat (the
+        # CDU step of the heat phase corrects it), then delayed by the manifold transit
+        flow_w_per_k = flow * self.cdu_w_per_k_per_lpm
+        setpoint = self.cdu_setpoint_c
+        if inp.cdu_supply_setpoint_c is not None:  # an operator's setpoint per CDU (NaN: the design setpoint)
+            wanted = np.asarray(inp.cdu_supply_setpoint_c, dtype=np.float64)
+            setpoint = np.where(np.isfinite(wanted), wanted, setpoint)
+        _, predicted, _ = loops.cdu_loop_step(self.cdu_temp_c, self.cdu_heat_in_w, flow_w_per_k, setpoint,
+                                              fw, eff, self.cdu_heat_capacity_j_per_k, dt_s)
+        self.cdu_delay.push(predicted, dt_s)
+        supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
+        r_cal_cdu, flow_ratio = self._plates(flow)
+        available = (s.plant_chiller_count if inp.plant_chillers_running is None
+                     else np.asarray(inp.plant_chillers_running, dtype=np.float64))
         return CoolingResult(
-            pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_supply_temp_c=cdu_supply,
-            cdu_capacity_kw=cooling.cdu_capacity_kw(cdu_supply, self.cdu_curve_x, self.cdu_curve_y),
-            cdu_coolant_cp_j_per_kg_k=cp, cdu_coolant_density_kg_per_m3=rho, cdu_plate_r_cal_c_per_w=r_cal_cdu,
-            loop_supply_temp_c=loop_supply, plant_chiller_kw=chiller_kw)
+            pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
+            cdu_supply_temp_c=supply, cdu_setpoint_c=setpoint, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
+            cdu_coolant_cp_j_per_kg_k=self.cdu_cp, cdu_coolant_density_kg_per_m3=self.cdu_rho,
+            cdu_plate_r_cal_c_per_w=r_cal_cdu, cdu_plate_flow_ratio_frac=flow_ratio, loop_supply_temp_c=loop_supply,
+            loop_flow_lpm=loop_flow, plant_chillers_available_count=np.asarray(available, dtype=np.float64),
+            wet_bulb_c=wx.wet_bulb_c)
 
-    def _gpu_r_die(self, inp: TickInputs) -> np.ndarray | float:
-        """Die-to-coolant resistance per GPU (catalogue × the degradation factor of the inputs)."""
+    def _gpu_r_factor(self, inp: TickInputs) -> np.ndarray | None:
+        """Per-GPU multiplier of the die-to-coolant resistance (a degrading interface), None if none given."""
         if inp.gpu_r_th_factor is None:
-            return self.r_die_c_per_w
+            return None
         n = self.state.n_gpus
         factor = np.asarray(inp.gpu_r_th_factor, dtype=np.float64)
         if factor.shape != (n,) or not (factor > 0).all():
             raise ValueError(f"gpu_r_th_factor: expected {n} positive factors")
-        return self.r_die_c_per_w * factor
+        return factor
 
-    def _thermal_operating_point(self, r_die: np.ndarray | float, cool: CoolingResult, dt_s: float):
-        """Per-GPU supply, caloric resistance, SW thermal power limit and step decay.
+    def _plates(self, flow_lpm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Caloric resistance of one GPU plate (inf with no flow) and its flow over design, per CDU;
+        recomputed only when the secondary flows change."""
+        key = flow_lpm.tobytes()
+        if self._plate_cache is None or self._plate_cache[0] != key:
+            plate_flow = (cooling.mass_flow_kg_s(flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC
+                          / np.maximum(self.gpus_per_cdu, 1))
+            flowing = plate_flow > 0.0
+            r_cal = np.full(self.state.n_cdus, np.inf)
+            r_cal[flowing] = thermal.caloric_resistance_c_per_w(plate_flow[flowing], self.cdu_cp[flowing])
+            self._plate_cache = (key, (r_cal, plate_flow / self.plate_design_kg_s))
+        return self._plate_cache[1]
 
-        With one GPU model and no per-GPU degradation these are per-CDU values expanded to
-        the GPUs (the physics functions run on 1,568 CDUs instead of 100k GPUs).  Returns
-        ``(supply_c, r_cal_c_per_w, power_limit_w, decay_frac, no_flow_cdu)``.
+    def _cdu_exchangers(self, loop_supply_c: np.ndarray, loop_flow_lpm: np.ndarray):
+        """Facility water, rated-approach capacity and effectiveness per CDU; recomputed only when the
+        loops' supply or flow change (the plant holds its setpoint most of the time)."""
+        key = loop_supply_c.tobytes() + loop_flow_lpm.tobytes()
+        if self._exchanger_cache is None or self._exchanger_cache[0] != key:
+            s = self.state
+            fw = loop_supply_c[s.cdu_loop]
+            # capacity curve: duty at the rated approach, i.e. secondary supply = facility water + approach;
+            # floored at 10 % of the rated duty [E] so a CDU far past its curve keeps a finite approach
+            cap_kw = np.maximum(cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y),
+                                0.1 * self.cdu_rated_kw)
+            share = np.minimum(loop_flow_lpm / s.loop_flow_lpm, 1.0)[s.cdu_loop]  # no facility flow: no exchange
+            eff = loops.hx_effectiveness_frac(cap_kw * 1e3, self.cdu_design_w_per_k, self.cdu_approach_k) * share
+            self._exchanger_cache = (key, (fw, cap_kw, eff))
+        return self._exchanger_cache[1]
+
+    def _per_gpu_view(self, r_factor: np.ndarray | None):
+        """How per-CDU values meet per-GPU arrays this tick: ``(ex, view)``.
+
+        With one GPU model, no per-GPU degradation and contiguous equal-size CDU groups (every
+        reference site), per-GPU arrays are viewed as ``[n_cdus, gpus_per_cdu]`` and per-CDU
+        values broadcast as columns (no expansion copies); otherwise per-CDU values are
+        expanded to the GPUs.
         """
-        ex = self.by_cdu.expand
+        w = self.by_cdu.width
+        if w and self.uniform_gpus and r_factor is None:
+            return (lambda v: v[:, None]), (lambda a: a.reshape(-1, w))
+        return self.by_cdu.expand, (lambda a: a)
+
+    def _thermal_operating_point(self, r_factor: np.ndarray | None, cool: CoolingResult, dt_s: float, ex):
+        """Supply, total die-to-coolant resistance, HBM rise per watt, SW thermal limit and step decay per GPU.
+
+        The die resistance follows the plate flow (:func:`twin.physics.thermal.die_resistance_c_per_w`).
+        With one GPU model and no per-GPU degradation these are per-CDU values (the physics
+        functions run on 1,568 CDUs instead of 100k GPUs) spread by ``ex``.  Returns
+        ``(supply_c, r_total_c_per_w, hbm_rise_c_per_w, power_limit_w, decay_frac, no_flow_cdu,
+        r_die, power_limit_cdu_w)``; ``hbm_rise_c_per_w`` is ``R_cal + f_hbm R_hbm``, the HBM's rise
+        over the supply per watt of board power; ``power_limit_cdu_w`` is None off the per-CDU path.
+        """
         no_flow_cdu = ~np.isfinite(cool.cdu_plate_r_cal_c_per_w)
         r_cal_cdu = np.where(no_flow_cdu, 0.0, cool.cdu_plate_r_cal_c_per_w)
+        ratio = np.where(no_flow_cdu, 1.0, cool.cdu_plate_flow_ratio_frac)
+        hbm_k = self.hbm_power_frac * self.r_hbm_c_per_w
+        if self.uniform_gpus and r_factor is None:
+            key = (dt_s, cool.cdu_supply_temp_c.tobytes(), cool.cdu_plate_r_cal_c_per_w.tobytes(),
+                   cool.cdu_plate_flow_ratio_frac.tobytes())
+            if self._operating_point_cache is None or self._operating_point_cache[0] != key:
+                self._operating_point_cache = (key, self._cdu_operating_point(cool, dt_s, no_flow_cdu, r_cal_cdu,
+                                                                              ratio, hbm_k))
+            supply, r_tot, hbm_rise, p_lim_cdu, decay, r_die = self._operating_point_cache[1]
+            return ex(supply), ex(r_tot), ex(hbm_rise), ex(p_lim_cdu), ex(decay), no_flow_cdu, r_die, p_lim_cdu
         supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
-        if self.uniform_gpus and r_die is self.r_die_c_per_w:
-            p_lim_cdu = thermal.sw_thermal_power_limit_w(cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w,
-                                                         r_cal_cdu, self.max_op_c, self.hbm_max_c)
-            tau_cdu = thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal_cdu)
-            p_lim = ex(np.where(no_flow_cdu, np.inf, p_lim_cdu))
-            decay = ex(thermal.decay_frac(tau_cdu, dt_s))
-        else:
-            p_lim = np.where(ex(no_flow_cdu), np.inf, thermal.sw_thermal_power_limit_w(
-                supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c))
-            decay = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal), dt_s)
-        return supply, r_cal, p_lim, decay, no_flow_cdu
+        r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ex(ratio))
+        if r_factor is not None:
+            r_die = r_die * r_factor
+        p_lim = np.where(ex(no_flow_cdu), np.inf, thermal.sw_thermal_power_limit_w(
+            supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c, self.hbm_power_frac))
+        decay = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal), dt_s)
+        return supply, r_die + r_cal, r_cal + hbm_k, p_lim, decay, no_flow_cdu, r_die, None
 
-    def _throttle(self, dem: DemandResult, p_lim: np.ndarray):
-        """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit."""
+    def _cdu_operating_point(self, cool: CoolingResult, dt_s: float, no_flow_cdu, r_cal_cdu, ratio, hbm_k):
+        """Per-CDU supply, total resistance, HBM rise, SW thermal limit, decay and die resistance (one GPU model).
+
+        Cached by the caller while supply, plate flow and step stay the same (every tick of a
+        steady site: the CDUs hold their setpoint).
+        """
+        r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ratio)
+        p_lim_cdu = np.where(no_flow_cdu, np.inf, thermal.sw_thermal_power_limit_w(
+            cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w, r_cal_cdu, self.max_op_c, self.hbm_max_c,
+            self.hbm_power_frac))
+        r_tot_cdu = r_die + r_cal_cdu
+        decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
+        return cool.cdu_supply_temp_c.copy(), r_tot_cdu, r_cal_cdu + hbm_k, p_lim_cdu, decay_cdu, r_die
+
+    def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim, p_lim_cdu, view):
+        """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit.
+
+        ``p_lim`` is the SW thermal limit in the layout of ``view``; ``p_lim_cdu`` the same per
+        CDU (or None), from which the GPUs near a limit take theirs.
+        """
         n = self.state.n_gpus
-        temp, demand, limit, util, brake = (self.gpu_temp_c, dem.gpu_power_demand_w, dem.gpu_power_limit_w,
-                                            dem.gpu_util_frac, dem.gpu_power_brake)
+        temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
+        if p_lim_cdu is not None:
+            per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]])  # noqa: E731
+        else:
+            per_gpu = (lambda idx: p_lim[idx])  # noqa: E731
         p = np.minimum(demand, limit)
-        need = thermal.throttle_active(demand, limit, temp, p_lim, self.max_op_c, brake)
         clock = np.ones(n)
         mask = np.zeros(n, dtype=np.int32)
-        idx = np.flatnonzero(need)
+        if (p_lim_cdu is not None and np.ndim(limit) == 0 and brake is False and np.ndim(self.max_op_c) == 0
+                and float(p_lim_cdu.min()) >= limit and float(temp.max()) < self.max_op_c):
+            # every SW thermal limit above the power limit and every die below max operating: of
+            # throttle_active's conditions only the power cap can hold
+            idx = np.flatnonzero(demand > limit)
+        else:
+            v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
+            idx = np.flatnonzero(thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c,
+                                                         v(brake)))
         if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
-            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, p_lim, self.max_op_c,
+            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)), self.max_op_c,
                                               self.slowdown_c, util, brake)
         elif idx.size:
             sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
             p[idx], clock[idx], mask[idx] = thermal.throttle(
-                demand[idx], sub(limit), sub(self.idle_w), temp[idx], p_lim[idx], sub(self.max_op_c),
+                demand[idx], sub(limit), sub(self.idle_w), temp[idx], per_gpu(idx), sub(self.max_op_c),
                 sub(self.slowdown_c), util[idx], sub(brake))
         idle = util < thermal.IDLE_UTIL_FRAC
         if idle.any():
@@ -449,31 +602,51 @@ class TwinEngine:
         return p, clock, mask, idx.size > 0
 
     def _gpu_thermal(self, dt_s: float, inp: TickInputs, dem: DemandResult, cool: CoolingResult) -> GpuThermalResult:
-        """Throttle decisions, board power, exact thermal step (adiabatic without flow), HBM, shutdown latch."""
-        n = self.state.n_gpus
+        """Leakage, throttle decisions, board power, exact thermal step (adiabatic without flow), HBM, shutdown
+        latch, and the heat the packages gave their coolant."""
+        s = self.state
+        n = s.n_gpus
         if inp.recover_down_gpus and self.gpu_down.any():
             self.gpu_down &= self.gpu_temp_c >= self.max_op_c
-        r_die = self._gpu_r_die(inp)
-        rack_r_die = self.rack_r_die_c_per_w if r_die is self.r_die_c_per_w else self.by_rack.max(r_die)
-        supply, r_cal, p_lim, decay, no_flow_cdu = self._thermal_operating_point(r_die, cool, dt_s)
+        r_factor = self._gpu_r_factor(inp)
+        ex, view = self._per_gpu_view(r_factor)
+        supply, r_tot, hbm_k, p_lim, decay, no_flow_cdu, r_die, p_lim_cdu = self._thermal_operating_point(
+            r_factor, cool, dt_s, ex)
+        if r_factor is None and self.uniform_gpus:
+            rack_r_die = r_die[s.rack_cdu] if self.one_rack_per_cdu else self.by_rack.max(
+                self.by_cdu.expand(r_die))
+        else:
+            rack_r_die = self.by_rack.max(np.broadcast_to(r_die, (n,)))
         temp = self.gpu_temp_c
-        p, clock, mask, any_limited = self._throttle(dem, p_lim)
+        # leakage rises with the die temperature the sensors read now; the power limit holds the total
+        demand = dem.gpu_power_demand_w
+        if np.any(self.leakage_w_per_k):
+            # a cold die leaks less; a GPU drawing nothing (shed, off) leaks nothing
+            demand = np.maximum(demand + thermal.leakage_power_w(temp, self.leakage_w_per_k), 0.0)
+        p, clock, mask, any_limited = self._throttle(dem, demand, p_lim, p_lim_cdu, view)
         off = dem.gpu_off | self.gpu_down
         any_off = bool(off.any())
         if any_off:
             p[off] = 0.0
-        steady = thermal.die_temp_steady_c(p, supply, r_die, r_cal)
-        new_temp = thermal.relax_temp_c(temp, steady, decay)
+        # thermal.die_temp_steady_c and relax_temp_c, in place (p >= 0 by construction)
+        steady = view(p) * r_tot
+        steady += supply
+        new_temp = view(temp) - steady
+        new_temp *= decay
+        new_temp += steady
+        new_temp = new_temp.reshape(-1)
         if no_flow_cdu.any():  # no flow: adiabatic heating of the package
             nf = np.flatnonzero(self.by_cdu.expand(no_flow_cdu))
             cap = self.heat_capacity_j_per_k[nf] if np.ndim(self.heat_capacity_j_per_k) else self.heat_capacity_j_per_k
             shutdown = self.shutdown_c[nf] if np.ndim(self.shutdown_c) else self.shutdown_c
             new_temp[nf] = thermal.adiabatic_step_c(temp[nf], p[nf], cap, dt_s, shutdown)
-        # HBM against the catalogue resistances (a degraded die interface does not change the HBM's)
-        hbm = thermal.hbm_temp_c(new_temp, thermal.plate_coolant_temp_c(p, supply, r_cal), self.r_die_c_per_w,
-                                 self.r_hbm_c_per_w)
-        newly_down = new_temp >= self.shutdown_c
-        if newly_down.any():
+            if dt_s > 0:  # the hardware cuts the power at shutdown: the package drew only what it stored
+                p[nf] = np.minimum(p[nf], cap * (new_temp[nf] - temp[nf]) / dt_s)
+        hbm = view(p) * hbm_k  # thermal.hbm_temp_c on the plate coolant, HBM power = f_hbm · P
+        hbm += supply
+        hbm = hbm.reshape(-1)
+        newly_down = (new_temp >= self.shutdown_c) if float(new_temp.max()) >= np.min(self.shutdown_c) else None
+        if newly_down is not None and newly_down.any():
             newly_down &= ~off
             self.gpu_down = self.gpu_down | newly_down
             off = off | newly_down
@@ -486,11 +659,16 @@ class TwinEngine:
             state[off] = GPU_DOWN
             if dem.node_off is not None:
                 state[self.by_node.expand(dem.node_off)] = GPU_OFF
+        # heat the packages gave their coolant: power in minus heat stored
+        held = self._gpu_heat_by_cdu_j(new_temp)
+        gpu_heat = loops.heat_passed_w(self.by_cdu.sum(p), 1.0, self.gpu_heat_cdu_j, held, dt_s)
+        self.gpu_heat_cdu_j = held
         self.gpu_temp_c = new_temp
         self.gpu_power_w = p
         self.gpu_util_frac = dem.gpu_util_frac
         return GpuThermalResult(gpu_power_w=p, gpu_clock_frac=clock, gpu_clock_event_mask=mask, hbm_temp_c=hbm,
-                                gpu_state=state, gpu_down=off, any_gpu_down=any_off, rack_r_die_c_per_w=rack_r_die)
+                                gpu_state=state, gpu_down=off, any_gpu_down=any_off, rack_r_die_c_per_w=rack_r_die,
+                                cdu_gpu_heat_w=gpu_heat)
 
     def _it_power(self, ps: PowerStateResult, dem: DemandResult, gt: GpuThermalResult) -> ItPowerResult:
         s = self.state
@@ -505,29 +683,23 @@ class TwinEngine:
         return ItPowerResult(node_dc_power_w=dc, node_input_power_w=ac, rack_power_kw=self.node_by_rack.sum(ac) / 1e3,
                              rack_gpu_power_w=self.node_by_rack.sum(gpu_sum))
 
-    def _heat(self, cool: CoolingResult, itp: ItPowerResult) -> HeatResult:
-        """Liquid heat per CDU (GPUs and part of the base power), air and pump heat to the facility loops."""
+    def _heat(self, dt_s: float, cool: CoolingResult, gt: GpuThermalResult, itp: ItPowerResult) -> HeatResult:
+        """Secondary loops: heat in (GPU packages, CPU plates, pump work) and the CDU step; air heat per loop."""
         s = self.state
         rack_dc = self.node_by_rack.sum(itp.node_dc_power_w)
-        rack_gpu = itp.rack_gpu_power_w
-        liquid_w = rack_gpu + BASE_LIQUID_CAPTURE_FRAC * (rack_dc - rack_gpu)
-        air_w = itp.rack_power_kw * 1e3 - liquid_w  # PSU losses and the rest of the base power
-        cdu_heat_kw = np.bincount(s.rack_cdu, weights=liquid_w, minlength=s.n_cdus) / 1e3
-        flowing = cool.cdu_flow_lpm > 0
-        rise = np.zeros(s.n_cdus)
-        rise[flowing] = cooling.coolant_delta_t_k(cdu_heat_kw[flowing] * 1e3, cool.cdu_flow_lpm[flowing],
-                                                  cool.cdu_supply_temp_c[flowing], self.coolant)
-        pump_w = cool.pumps_running_count * self.cdu_pump_power_w
-        loop_heat_kw = np.bincount(s.cdu_loop, weights=cdu_heat_kw, minlength=len(s.loop_name))
-        loop_heat_kw += np.bincount(self.rack_loop, weights=air_w, minlength=len(s.loop_name)) / 1e3
-        loop_heat_kw += np.bincount(s.cdu_loop, weights=pump_w, minlength=len(s.loop_name)) / 1e3  # pump work is heat
-        loop_rise = cooling.coolant_delta_t_k(loop_heat_kw * 1e3, s.loop_flow_lpm, cool.loop_supply_temp_c, "water")
-        plant_heat = np.bincount(s.loop_plant, weights=loop_heat_kw, minlength=self.n_plants)
-        self.prev_cdu_heat_kw = cdu_heat_kw
-        self.prev_plant_heat_kw = plant_heat
-        return HeatResult(cdu_heat_kw=cdu_heat_kw, cdu_return_temp_c=cool.cdu_supply_temp_c + rise,
-                          cdu_pump_kw=float(np.sum(pump_w)) / 1e3, loop_heat_kw=loop_heat_kw,
-                          loop_return_temp_c=cool.loop_supply_temp_c + loop_rise, plant_heat_kw=plant_heat)
+        base_liquid_w = BASE_LIQUID_CAPTURE_FRAC * (rack_dc - itp.rack_gpu_power_w)
+        air_w = itp.rack_power_kw * 1e3 - itp.rack_gpu_power_w - base_liquid_w  # PSU losses, rest of the base
+        pump_w = cool.pumps_running_count * self.cdu_pump_power_w  # pump work ends as heat in the coolant
+        heat_in = gt.cdu_gpu_heat_w + np.bincount(s.rack_cdu, weights=base_liquid_w, minlength=s.n_cdus) + pump_w
+        temp, supply, out_w = loops.cdu_loop_step(
+            self.cdu_temp_c, heat_in, cool.cdu_flow_w_per_k, cool.cdu_setpoint_c, cool.cdu_facility_temp_c,
+            cool.cdu_effectiveness_frac, self.cdu_heat_capacity_j_per_k, dt_s)
+        self.cdu_temp_c, self.cdu_heat_in_w = temp, heat_in
+        self.cdu_delay.correct_last(supply)
+        return HeatResult(cdu_heat_kw=out_w / 1e3, cdu_supply_temp_c=supply, cdu_return_temp_c=temp,
+                          cdu_pump_kw=float(np.sum(pump_w)) / 1e3,
+                          loop_air_heat_kw=np.bincount(self.rack_loop, weights=air_w, minlength=self.n_loops) / 1e3,
+                          loop_cdu_heat_kw=np.bincount(s.cdu_loop, weights=out_w, minlength=self.n_loops) / 1e3)
 
     def _power_tree(self, ps: PowerStateResult, itp: ItPowerResult) -> PowerTreeResult:
         topo = self.topo
@@ -542,10 +714,10 @@ class TwinEngine:
     def _site(self, dt_s: float, ps: PowerStateResult, cool: CoolingResult, itp: ItPowerResult, heat: HeatResult,
               tree: PowerTreeResult, wx: WeatherResult, dem: DemandResult, gt: GpuThermalResult) -> SiteResult:
         s = self.state
-        cool_kw = cooling.cooling_power_kw(heat.cdu_pump_kw, s.loop_flow_lpm, heat.plant_heat_kw,
-                                           cool.plant_chiller_kw, s.plant_cop)
         it_mw = float(itp.rack_power_kw.sum()) / 1e3
         tree_mw = tree.tree_input_kw / 1e3
+        plant_res = self._plant(dt_s, cool, heat, (tree_mw - it_mw) + self.network_mw + s.site_overhead_mw)
+        cool_kw = plant_res["cooling_kw"]
         cooling_mw = cool_kw["total_kw"] / 1e3
         facility = tree_mw + cooling_mw + self.network_mw + s.site_overhead_mw
         sup = self._sources(dt_s, facility, tree_mw, ps, tree, wx)
@@ -558,7 +730,8 @@ class TwinEngine:
         self._policy_step(dt_s, facility - capacity * (1.0 - policy.MARGIN_FRAC), facility, it_mw, ps, itp, dem, gt)
         return SiteResult(cooling_kw=cool_kw, it_mw=it_mw, cooling_mw=cooling_mw, facility_mw=facility,
                           source_power_mw=sup.dispatch.source_power_mw, battery_soc_frac=self.battery_soc_frac,
-                          balance=balance, supply=sup, policy_in_force=in_force, policy=self.policy)
+                          balance=balance, supply=sup, policy_in_force=in_force, policy=self.policy,
+                          **{k: v for k, v in plant_res.items() if k != "cooling_kw"})
 
     def _sources(self, dt_s: float, facility_mw: float, tree_mw: float, ps: PowerStateResult, tree: PowerTreeResult,
                  wx: WeatherResult) -> SupplyResult:
@@ -605,6 +778,49 @@ class TwinEngine:
                                       uncapped, float(np.min(self.min_limit_w)), float(np.max(self.tdp_w)),
                                       rack_mw, act)
         self.policy = policy.advance(self.policy, wanted, s.policy_response_s, dt_s)
+
+    def _plant(self, dt_s: float, cool: CoolingResult, heat: HeatResult, indoor_mw: float) -> dict:
+        """Facility loops and plant step; cooling power by part, heat rejected and stored.
+
+        ``indoor_mw`` is the heat released indoors outside the racks (distribution losses,
+        switches, site overhead), taken up by air handlers on the facility loops in
+        proportion to their racks [E].
+        """
+        s = self.state
+        loop_w_per_k = cool.loop_flow_lpm * self.loop_w_per_k_per_lpm
+        facility_pumps_kw = cooling.pump_power_kw(cool.loop_flow_lpm, cooling.FACILITY_PUMP_HEAD_KPA,
+                                                  cooling.FACILITY_PUMP_EFF_FRAC)
+        loop_in_w = ((heat.loop_cdu_heat_kw + heat.loop_air_heat_kw + facility_pumps_kw) * 1e3
+                     + indoor_mw * 1e6 * self.loop_rack_share_frac)
+        loop_temp, to_plant_w = loops.facility_loop_step(self.loop_temp_c, loop_in_w, loop_w_per_k,
+                                                         cool.loop_supply_temp_c, self.loop_heat_capacity_j_per_k, dt_s)
+        self.loop_temp_c = loop_temp
+        plant_in_w = np.bincount(s.loop_plant, weights=to_plant_w, minlength=self.n_plants)
+        plant_w_per_k = np.bincount(s.loop_plant, weights=loop_w_per_k, minlength=self.n_plants)
+        plant_return = np.bincount(s.loop_plant, weights=loop_w_per_k * loop_temp, minlength=self.n_plants)
+        plant_return = np.where(plant_w_per_k > 0, plant_return / np.maximum(plant_w_per_k, 1e-300), self.plant_temp_c)
+        self.chillers_online, self.chiller_restart_left_s = plant.chillers_online_count(
+            self.chillers_online, cool.plant_chillers_available_count, self.chiller_restart_left_s,
+            self.plant_restart_s, dt_s)
+        tower_c = cool.wet_bulb_c + plant.tower_approach_k(self.tower_load_frac, cool.wet_bulb_c,
+                                                          s.plant_tower_approach_k, s.plant_design_wet_bulb_c)
+        temp, econ_w, chill_w = plant.plant_step(
+            self.plant_temp_c, plant_in_w, plant_return, plant_w_per_k, s.plant_supply_setpoint_c, tower_c,
+            self.chillers_online * s.plant_chiller_kw * 1e3, self.plant_heat_capacity_j_per_k, dt_s)
+        self.plant_temp_c = temp
+        self.loop_delay.push(temp[s.loop_plant], dt_s)
+        cop = plant.chiller_cop_ratio(s.plant_supply_setpoint_c, tower_c, self.plant_carnot_frac)
+        tower_kw = (econ_w + chill_w + chill_w / cop) / 1e3  # compressor work leaves through the towers too
+        self.tower_load_frac = tower_kw / np.maximum(s.plant_capacity_kw, 1e-9)
+        cool_kw = cooling.cooling_power_kw(heat.cdu_pump_kw, facility_pumps_kw, tower_kw, chill_w / 1e3, cop)
+        stored = self._stored_heat_j()
+        heat_stored_mw = (stored - self.stored_heat_j) / dt_s / 1e6 if dt_s > 0 else 0.0
+        self.stored_heat_j = stored
+        return dict(
+            cooling_kw=cool_kw, loop_heat_kw=to_plant_w / 1e3, loop_return_temp_c=loop_temp, plant_supply_temp_c=temp,
+            plant_economiser_kw=econ_w / 1e3, plant_chiller_kw=chill_w / 1e3,
+            plant_chillers_online_count=self.chillers_online.copy(), plant_cop_ratio=cop,
+            heat_rejected_mw=float(tower_kw.sum() + cool_kw["tower_fans_kw"]) / 1e3, heat_stored_mw=heat_stored_mw)
 
     def _uplink_gbps(self, failed: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Surviving uplink capacity per switch, recomputed only when the failed links change."""
@@ -723,12 +939,16 @@ class TwinEngine:
             cool.pumps_running_count[rack_cdu], self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits)
-        cdu_temp_max = np.full(s.n_cdus, -np.inf)
-        np.maximum.at(cdu_temp_max, rack_cdu, rack_temp)
+        if self.one_rack_per_cdu:  # in-rack CDUs
+            cdu_temp_max = np.full(s.n_cdus, -np.inf)
+            cdu_temp_max[rack_cdu] = rack_temp
+        else:
+            cdu_temp_max = np.full(s.n_cdus, -np.inf)
+            np.maximum.at(cdu_temp_max, rack_cdu, rack_temp)
         gpu_mean = np.bincount(rack_cdu, weights=itp.rack_gpu_power_w, minlength=s.n_cdus) / np.maximum(
             self.gpus_per_cdu, 1)
         cdu_thr, cdu_shut = failures.facility_water_loss(
-            cdu_temp_max, cool.cdu_supply_temp_c, heat.cdu_heat_kw * 1e3, gpu_mean, np.mean(self.idle_w),
+            cdu_temp_max, cool.cdu_supply_temp_c, self.cdu_heat_in_w, gpu_mean, np.mean(self.idle_w),
             self.gpus_per_cdu, np.mean(self.heat_capacity_j_per_k), self.cdu_loop_volume_l,
             cool.cdu_coolant_cp_j_per_kg_k, cool.cdu_coolant_density_kg_per_m3, np.min(self.max_op_c),
             np.min(self.shutdown_c))
@@ -772,15 +992,15 @@ class TwinEngine:
             rack_power_kw=res.it_power.rack_power_kw,
             rack_max_gpu_temp_c=res.projections.rack_max_gpu_temp_c,
             rack_time_to_throttle_s=res.projections.times_s["pump_loss_throttle_s"],
-            cdu_supply_temp_c=cool.cdu_supply_temp_c,
+            cdu_supply_temp_c=heat.cdu_supply_temp_c,
             cdu_return_temp_c=heat.cdu_return_temp_c,
             cdu_flow_lpm=cool.cdu_flow_lpm,
             cdu_heat_kw=heat.cdu_heat_kw,
             cdu_capacity_kw=cool.cdu_capacity_kw,
             pumps_running_count=cool.pumps_running_count.astype(np.int8),
             loop_supply_temp_c=cool.loop_supply_temp_c,
-            loop_return_temp_c=heat.loop_return_temp_c,
-            loop_heat_kw=heat.loop_heat_kw,
+            loop_return_temp_c=site.loop_return_temp_c,
+            loop_heat_kw=site.loop_heat_kw,
             power_load_kw=tree.power_load_kw,
             power_load_frac=tree.power_load_frac,
             power_n1_load_frac=tree.power_n1_load_frac,
@@ -804,4 +1024,6 @@ class TwinEngine:
             n_gpus_shed=int(self.gpus_per_rack[res.power_state.rack_shed].sum()),
             unserved_mw=site.supply.unserved_mw,
             ups_ride_through_s=site.supply.ups_ride_through_s,
+            heat_rejected_mw=site.heat_rejected_mw,
+            heat_stored_mw=site.heat_stored_mw,
         )

@@ -12,14 +12,12 @@ Equations (units in names):
   secondary supply temperature ([Supermicro-HotChips-2024]: in-rack 100 kW @ 32 °C, 60 kW @
   40 °C), held at its first point below the curve, extended linearly above it, never
   negative;
-* CDU approach: for a liquid-to-liquid exchanger with fixed flows the log-mean
-  temperature difference scales with duty, so ``approach = approach_design ·
-  Q / capacity`` (``approach_design`` quoted at rated duty, [NVIDIA-CDU-Reqs]: 4 °C ATD);
-* plant: towers deliver ``T_wb + approach_tower``; when that is at or below the
-  setpoint the plant free-cools, otherwise chillers make up the lift.  Heat above the
-  plant's capacity stays in the water: ``T_supply = T_base + (Q − Q_cap)⁺ / (ṁ cp)``;
+  The curve refers to the rated approach ([NVIDIA-CDU-Reqs]: 4 °C ATD): the duty the CDU
+  removes with its secondary supply ``approach_k`` above the facility water, i.e. at
+  facility water ``T_supply − approach_k``;
+* loop dynamics, CDU control and the plant: :mod:`twin.physics.loops`, :mod:`twin.physics.plant`;
 * cooling power: pumps ``V̇ · Δp / η``; chillers ``Q_chiller / COP``; tower fans
-  ``TOWER_FAN_KW_PER_KW · Q``.
+  ``TOWER_FAN_KW_PER_KW · Q_tower``.
 """
 
 from __future__ import annotations
@@ -119,23 +117,6 @@ def cdu_capacity_kw(
     return np.maximum(out, 0.0)
 
 
-def cdu_supply_temp_c(
-    facility_supply_c: np.ndarray | float,
-    heat_kw: np.ndarray | float,
-    capacity_kw: np.ndarray | float,
-    approach_k: np.ndarray | float,
-) -> np.ndarray:
-    """Secondary supply temperature ``T_fw + approach · Q / capacity`` [°C].
-
-    ``capacity_kw`` is the CDU's rated duty at the nominal supply temperature; above it
-    the approach (and the supply) rises in proportion.  Capacity must be > 0.
-    """
-    cap = np.asarray(capacity_kw, dtype=np.float64)
-    if cap.size and not np.all(cap > 0.0):
-        raise ValueError("capacity_kw: must be > 0")
-    return facility_supply_c + np.asarray(approach_k) * np.maximum(heat_kw, 0.0) / cap
-
-
 def cdu_flow_lpm(
     pumps_running_count: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
 ) -> np.ndarray:
@@ -150,57 +131,6 @@ def cdu_flow_lpm(
     return np.asarray(design_flow_lpm) * np.minimum(running / np.asarray(pumps_required, dtype=np.float64), 1.0)
 
 
-def tower_leaving_temp_c(wet_bulb_c: np.ndarray | float, tower_approach_k: np.ndarray | float) -> np.ndarray:
-    """Cooling-tower leaving water temperature ``T_wb + approach`` [°C]."""
-    return np.asarray(wet_bulb_c, dtype=np.float64) + tower_approach_k
-
-
-def plant_supply_temp_c(
-    heat_kw: np.ndarray,
-    flow_lpm: np.ndarray,
-    setpoint_c: np.ndarray,
-    wet_bulb_c: float | np.ndarray,
-    tower_approach_k: np.ndarray,
-    plant_capacity_kw: np.ndarray,
-    chillers_running: np.ndarray,
-    chiller_kw: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Facility supply temperature, chiller duty and free-cooling flag per plant.
-
-    Parameters
-    ----------
-    heat_kw : heat returned to the plant [kW]
-    flow_lpm : facility-water flow through the plant [L/min], > 0
-    setpoint_c : supply setpoint [°C]
-    wet_bulb_c : outdoor wet bulb [°C]
-    tower_approach_k : tower approach [K]
-    plant_capacity_kw : heat rejection at design wet bulb [kW]
-    chillers_running, chiller_kw : chillers available to run and the capacity of one [kW]
-
-    Returns
-    -------
-    supply_c : facility supply [°C] — the setpoint while the plant can hold it, else
-        the base temperature plus the unrejected heat over ``ṁ cp`` of the loop;
-    chiller_kw_used : heat the chillers lift [kW] (0 when free cooling);
-    free_cooling : bool, towers alone reach the setpoint.
-    """
-    heat = np.maximum(np.asarray(heat_kw, dtype=np.float64), 0.0)
-    tower_c = tower_leaving_temp_c(wet_bulb_c, tower_approach_k)
-    free = tower_c <= setpoint_c
-    chiller_cap = np.asarray(chillers_running, dtype=np.float64) * chiller_kw
-    chilled = ~free & (chiller_cap > 0.0)
-    # free cooling: towers alone; chilled: chillers (bounded by the plant); neither:
-    # towers without chillers deliver their leaving temperature.
-    capacity = np.where(chilled, np.minimum(plant_capacity_kw, chiller_cap), plant_capacity_kw)
-    base_c = np.where(free | chilled, setpoint_c, tower_c)
-    excess_kw = np.maximum(heat - capacity, 0.0)
-    rise_k = np.zeros_like(heat)
-    if np.any(excess_kw > 0.0):
-        rise_k = coolant_delta_t_k(excess_kw * 1e3, flow_lpm, np.asarray(setpoint_c), coolant="water")
-    chiller_used = np.where(free, 0.0, np.minimum(heat, chiller_cap))
-    return base_c + rise_k, chiller_used, free
-
-
 def pump_power_kw(flow_lpm: np.ndarray | float, head_kpa: float, efficiency_frac: float) -> np.ndarray:
     """Hydraulic pump power ``V̇ · Δp / η`` [kW] (L/min × kPa / 60,000 = kW)."""
     return np.asarray(flow_lpm, dtype=np.float64) * head_kpa / (60_000.0 * efficiency_frac)
@@ -208,15 +138,19 @@ def pump_power_kw(flow_lpm: np.ndarray | float, head_kpa: float, efficiency_frac
 
 def cooling_power_kw(
     cdu_pump_kw: float,
-    facility_flow_lpm: np.ndarray,
-    plant_heat_kw: np.ndarray,
+    facility_pumps_kw: np.ndarray,
+    tower_heat_kw: np.ndarray,
     chiller_kw_used: np.ndarray,
     cop: np.ndarray,
 ) -> dict[str, float]:
-    """Electrical power of the cooling system by part [kW]: CDU pumps, facility pumps, chillers, tower fans."""
-    facility_pumps = float(pump_power_kw(facility_flow_lpm, FACILITY_PUMP_HEAD_KPA, FACILITY_PUMP_EFF_FRAC).sum())
+    """Electrical power of the cooling system by part [kW]: CDU pumps, facility pumps, chillers, tower fans.
+
+    ``tower_heat_kw`` is the heat the towers reject (economiser and chiller duty plus the
+    compressor work); the fans draw ``TOWER_FAN_KW_PER_KW`` of it.
+    """
+    facility_pumps = float(np.sum(facility_pumps_kw))
     chillers = float(np.sum(np.asarray(chiller_kw_used) / np.asarray(cop)))
-    towers = float(TOWER_FAN_KW_PER_KW * np.sum(plant_heat_kw))
+    towers = float(TOWER_FAN_KW_PER_KW * np.sum(tower_heat_kw))
     total = cdu_pump_kw + facility_pumps + chillers + towers
     return {
         "cdu_pumps_kw": float(cdu_pump_kw),

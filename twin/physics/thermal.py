@@ -9,9 +9,17 @@ thermal node per GPU package:
   ``P / (ṁ · cp)`` across the plate, so its mean temperature sits half of that above
   the supply [Incropera-DeWitt §8.3] (the
   mean-temperature energy balance).
-* HBM: ``T_hbm = T_local + (T_die − T_local) · R_hbm / R_die`` with
-  ``T_local = T_supply + P · R_cal``: the HBM stacks share the die's cold plate and
-  follow its transient (one state variable per GPU; catalogue ``r_th_hbm_c_per_w``).
+* HBM: ``T_hbm = T_local + P_hbm · R_hbm`` with ``T_local = T_supply + P · R_cal`` and the
+  HBM's own power ``P_hbm = f_hbm · P`` (catalogue ``hbm_power_frac``: HBM energy per bit
+  times bandwidth over board power); ``R_hbm`` (catalogue ``r_th_hbm_c_per_w``) is the
+  stacks' resistance to the plate coolant per watt of HBM power.  The stacks' small heat
+  capacity is neglected (they follow their power within the tick).
+* cold-plate convection: ``R_die = R_die,design · (1 − f_conv + f_conv · (ṁ_design / ṁ)^0.8)``:
+  the convective share ``f_conv`` (catalogue ``r_th_conv_frac``) scales as ``1/h`` with
+  ``h ∝ ṁ^0.8`` (Dittus–Boelter, ``Nu = 0.023 Re^0.8 Pr^0.4`` [Incropera-DeWitt eq. 8.60]).
+* leakage: static power rises linearly with die temperature,
+  ``P_leak = k_leak · (T_die − LEAKAGE_REF_C)`` (catalogue ``leakage_w_per_k``); a linear
+  model is within a few per cent over the operating range [Liu-DATE-2007].
 * transient: ``C · dT/dt = P − (T − T_supply) / R_total`` with heat capacity ``C``
   (catalogue ``heat_capacity_j_per_k``) and time constant ``τ = C · R_total``.  The
   step update is the exact solution for constant inputs over ``dt``, so it is
@@ -53,6 +61,10 @@ DVFS_POWER_EXPONENT = 2.5
 HW_SLOWDOWN_CLOCK_FRAC = 0.5
 # [E] utilisation below which a GPU reports the GPU_IDLE clock-event bit.
 IDLE_UTIL_FRAC = 0.01
+# [Incropera-DeWitt eq. 8.60] Dittus–Boelter: Nu = 0.023 Re^0.8 Pr^0.4, so h ∝ ṁ^0.8 at fixed geometry.
+CONVECTION_FLOW_EXPONENT = 0.8
+# [NVSMI-H100-Capture] the idle power (and so the catalogue's leakage baseline) was read at 28–31 °C.
+LEAKAGE_REF_C = 30.0
 
 
 def _require_finite(name: str, value: np.ndarray | float) -> None:
@@ -118,20 +130,39 @@ def plate_coolant_temp_c(
 
 
 def hbm_temp_c(
-    die_temp_c: np.ndarray | float,
     local_coolant_temp_c: np.ndarray | float,
-    r_th_die_c_per_w: np.ndarray | float,
+    hbm_power_w: np.ndarray | float,
     r_th_hbm_c_per_w: np.ndarray | float,
 ) -> np.ndarray:
-    """HBM temperature ``T_local + (T_die − T_local) · R_hbm / R_die`` [°C].
+    """HBM temperature ``T_local + P_hbm · R_hbm`` [°C].
 
     ``local_coolant_temp_c`` is the mean coolant temperature in the plate
-    (:func:`plate_coolant_temp_c`).  In steady state this is ``T_local + P · R_hbm``.
+    (:func:`plate_coolant_temp_c`), ``hbm_power_w`` the stacks' own power (``hbm_power_frac``
+    of board power) and ``r_th_hbm_c_per_w`` their resistance to that coolant [K/W].
     """
-    _require_positive("r_th_die_c_per_w", r_th_die_c_per_w)
-    return local_coolant_temp_c + (die_temp_c - local_coolant_temp_c) * (
-        np.asarray(r_th_hbm_c_per_w) / r_th_die_c_per_w
-    )
+    return local_coolant_temp_c + np.asarray(hbm_power_w, dtype=np.float64) * r_th_hbm_c_per_w
+
+
+def die_resistance_c_per_w(
+    r_th_die_c_per_w: np.ndarray | float, conv_frac: np.ndarray | float, flow_ratio: np.ndarray | float
+) -> np.ndarray:
+    """Die-to-coolant resistance at ``flow_ratio`` = plate flow / design flow [K/W].
+
+    ``R_design · (1 − f_conv + f_conv · ratio^−0.8)`` (``h ∝ ṁ^0.8``, [Incropera-DeWitt eq. 8.60]).
+    ``flow_ratio`` must be > 0 (no flow has no convective resistance: the caller steps
+    those GPUs adiabatically).
+    """
+    _require_positive("flow_ratio", flow_ratio)
+    scale = np.power(np.asarray(flow_ratio, dtype=np.float64), -CONVECTION_FLOW_EXPONENT)
+    return np.asarray(r_th_die_c_per_w) * (1.0 - np.asarray(conv_frac) + np.asarray(conv_frac) * scale)
+
+
+def leakage_power_w(die_temp_c: np.ndarray | float, leakage_w_per_k: np.ndarray | float) -> np.ndarray:
+    """Extra static power at ``die_temp_c`` over the catalogue's figures [W]: ``k · (T − LEAKAGE_REF_C)``.
+
+    Linear in temperature [Liu-DATE-2007]; negative below the reference (less leakage).
+    """
+    return np.asarray(leakage_w_per_k) * (np.asarray(die_temp_c, dtype=np.float64) - LEAKAGE_REF_C)
 
 
 def time_constant_s(heat_capacity_j_per_k: np.ndarray | float, r_total_c_per_w: np.ndarray | float) -> np.ndarray:
@@ -221,15 +252,18 @@ def sw_thermal_power_limit_w(
     r_cal_c_per_w: np.ndarray | float,
     max_operating_temp_c: np.ndarray | float,
     hbm_max_temp_c: np.ndarray | float,
+    hbm_power_frac: np.ndarray | float,
 ) -> np.ndarray:
-    """Highest power that keeps the die below max operating and the HBM below its max [W].
+    """Highest board power that keeps the die below max operating and the HBM below its max [W].
 
-    ``min((T_maxop − T_s) / (R_die + R_cal), (T_hbm,max − T_s) / (R_hbm + R_cal))``: the
-    steady operating point the driver's SW thermal slowdown converges to.
+    ``min((T_maxop − T_s) / (R_die + R_cal), (T_hbm,max − T_s) / (R_cal + f_hbm · R_hbm))``: the
+    steady operating point the driver's SW thermal slowdown converges to (the HBM's rise is
+    ``P R_cal`` of the plate coolant plus ``f_hbm P R_hbm`` of its own power).
     """
     return np.minimum(
         thermal_power_limit_w(max_operating_temp_c, supply_temp_c, np.asarray(r_die_c_per_w) + r_cal_c_per_w),
-        thermal_power_limit_w(hbm_max_temp_c, supply_temp_c, np.asarray(r_hbm_c_per_w) + r_cal_c_per_w),
+        thermal_power_limit_w(hbm_max_temp_c, supply_temp_c,
+                              np.asarray(r_cal_c_per_w) + np.asarray(hbm_power_frac) * r_hbm_c_per_w),
     )
 
 

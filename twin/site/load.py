@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.site import design, limits
+from twin.site import cooling_defaults, design, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
@@ -325,6 +325,7 @@ class _Builder:
             loop_plant=np.array([plant_index[lp.plant] for lp in loops], dtype=np.int32),
             loop_capacity_kw=np.array([lp.capacity_kw for lp in loops]),
             loop_flow_lpm=np.array([lp.flow_lpm for lp in loops]),
+            **_cooling_dynamics(plants, plant_index, loops),
             cdu_name=cdu_name, cdu_loop=np.asarray(cdu_loop, dtype=np.int32), cdu_spec=cdu_spec,
             source_name=src[0], source_kind=np.asarray(src[1], dtype=np.int8),
             source_capacity_mw=np.asarray(src[2], dtype=np.float64),
@@ -396,3 +397,17 @@ class _Builder:
                 raise self.fail(*design.ERROR_AT[f.check](f.element), f.message)
         return findings
 
+def _cooling_dynamics(plants, plant_index, loops) -> dict:
+    """Pipe sizes and water volumes of the loops and plants, defaults filled in (``cooling_defaults``)."""
+    flow = np.array([lp.flow_lpm for lp in loops])
+    length = np.array([lp.pipe_length_m for lp in loops])
+    given_id = np.array([np.nan if lp.pipe_id_mm is None else lp.pipe_id_mm for lp in loops])
+    pipe_id = np.where(np.isfinite(given_id), given_id, cooling_defaults.pipe_id_mm(flow))
+    given_vol = np.array([np.nan if lp.volume_l is None else lp.volume_l for lp in loops])
+    volume = np.where(np.isfinite(given_vol), given_vol, cooling_defaults.loop_volume_l(length, pipe_id))
+    plant_flow = np.bincount([plant_index[lp.plant] for lp in loops], weights=flow, minlength=len(plants))
+    plant_vol = np.array([np.nan if p.volume_l is None else p.volume_l for p in plants])
+    return dict(
+        loop_pipe_length_m=length, loop_pipe_id_mm=pipe_id, loop_volume_l=volume,
+        plant_volume_l=np.where(np.isfinite(plant_vol), plant_vol, cooling_defaults.plant_volume_l(plant_flow)),
+        plant_chiller_restart_s=np.array([p.chiller_restart_s for p in plants]))

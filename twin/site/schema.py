@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from twin.site import limits
+from twin.site import cooling_defaults, limits
 from twin.site.errors import SiteError
 
 # A short name of an entity or a type; every numeric field below has a finite range.
@@ -90,7 +90,9 @@ class PlantSpec(_Strict):
     cop: float = Field(gt=0, le=100)
     supply_setpoint_c: float = Field(ge=2, le=60)
     design_wet_bulb_c: float = Field(ge=-40, le=45)
-    tower_approach_k: float = Field(ge=0, le=30)
+    tower_approach_k: float = Field(ge=0, le=30)  # at design heat and design wet bulb
+    volume_l: float | None = Field(None, gt=0, le=1e9)  # headers and storage; default 7 min of flow
+    chiller_restart_s: float = Field(cooling_defaults.CHILLER_RESTART_S, ge=0, le=86_400)  # after a chiller comes back
 
 
 class LoopSpec(_Strict):
@@ -98,6 +100,9 @@ class LoopSpec(_Strict):
     plant: Name
     capacity_kw: float = Field(gt=0, le=1e7)
     flow_lpm: float = Field(gt=0, le=1e8)
+    pipe_length_m: float = Field(cooling_defaults.LOOP_PIPE_LENGTH_M, gt=0, le=1e5)  # one-way run plant → hall
+    pipe_id_mm: float | None = Field(None, gt=0, le=1e4)  # default: sized for 2.5 m/s
+    volume_l: float | None = Field(None, gt=0, le=1e9)  # default: supply and return runs
 
 
 class CoolingSpec(_Strict):

@@ -45,6 +45,9 @@ class GpuSpec:
     hbm_gb: float
     nvlink_gbps: float
     hbm_gbyte_per_s: float = 0.0  # HBM bandwidth [GB/s]; 0 = not given
+    r_th_conv_frac: float = 0.5  # convective share of r_th_die_c_per_w at design plate flow
+    hbm_power_frac: float = 0.15  # HBM share of board power
+    leakage_w_per_k: float = 0.0  # static power rise per K of die temperature [W/K]
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class CduSpec:
     coolant: str
     loop_volume_l: float
     height_u: int = 0  # rack units taken by an in-rack CDU
+    supply_pipe_length_m: float = 2.5  # CDU outlet to the farthest cold plate
+    supply_pipe_id_mm: float = 40.0  # inner diameter of that run
     description: str = ""
 
 
@@ -197,6 +202,13 @@ class SiteTables:
     rack_full_kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
     design_findings: list = field(default_factory=list)
     site_model: object = None  # the twin.site.schema.SiteFile it was built from (what-if edits apply to it)
+
+    # --- cooling dynamics (None: defaults of twin.site.cooling_defaults) -----------
+    loop_pipe_length_m: np.ndarray | None = None  # float64 [n_loops], one-way run
+    loop_pipe_id_mm: np.ndarray | None = None  # float64 [n_loops]
+    loop_volume_l: np.ndarray | None = None  # float64 [n_loops], water in the loop
+    plant_volume_l: np.ndarray | None = None  # float64 [n_plants], headers and storage
+    plant_chiller_restart_s: np.ndarray | None = None  # float64 [n_plants]
 
     # ------------------------------------------------------------------------------
     @property

@@ -11,7 +11,8 @@ from tests.twin.tiny_site import tiny_site
 from twin.engine import phases
 from twin.engine.tick import TickInputs, TwinEngine
 
-UNIT_SUFFIXES = ("_c", "_k", "_w", "_kw", "_mw", "_frac", "_lpm", "_s", "_c_per_w", "_j_per_kg_k", "_kg_per_m3")
+UNIT_SUFFIXES = ("_c", "_k", "_w", "_kw", "_mw", "_frac", "_lpm", "_s", "_c_per_w", "_j_per_kg_k", "_kg_per_m3",
+                 "_w_per_k", "_count", "_ratio")
 # Fields without a unit: masks named for what they mark, counts, codes, and nested results.
 UNITLESS = {
     "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",

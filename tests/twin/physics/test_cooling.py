@@ -51,42 +51,15 @@ def test_cdu_capacity_curve():
     assert co.cdu_capacity_kw(36.0, xs, ys) == pytest.approx([80.0])
 
 
-def test_cdu_supply_approach_scales_with_duty():
-    assert float(co.cdu_supply_temp_c(25.0, 100.0, 100.0, 4.0)) == pytest.approx(29.0)
-    assert float(co.cdu_supply_temp_c(25.0, 50.0, 100.0, 4.0)) == pytest.approx(27.0)
-    assert float(co.cdu_supply_temp_c(25.0, 150.0, 100.0, 4.0)) == pytest.approx(31.0)  # over capacity: rises
-
-
 def test_cdu_flow_from_pumps():
     assert co.cdu_flow_lpm(np.array([2, 1, 0]), 1, 150.0) == pytest.approx([150.0, 150.0, 0.0])
     assert co.cdu_flow_lpm(1, 2, 150.0) == pytest.approx(75.0)
 
 
-def _plant(heat_kw, wet_bulb, chillers=2):
-    return co.plant_supply_temp_c(np.array([heat_kw]), np.array([720.0]), np.array([25.0]), wet_bulb,
-                                  np.array([4.0]), np.array([500.0]), np.array([chillers]), np.array([250.0]))
-
-
-def test_plant_free_cooling_and_chillers_hold_setpoint():
-    supply, chiller, free = _plant(400.0, 15.0)
-    assert supply[0] == 25.0 and chiller[0] == 0.0 and free[0]
-    supply, chiller, free = _plant(400.0, 24.0)
-    assert supply[0] == 25.0 and chiller[0] == 400.0 and not free[0]
-
-
-def test_plant_supply_rises_when_capacity_is_short():
-    # one 250 kW chiller, 400 kW load: 150 kW stays in 720 L/min of water at 25 °C
-    supply, _, _ = _plant(400.0, 24.0, chillers=1)
-    cp, rho = co.coolant_properties(25.0, "water")
-    assert supply[0] == pytest.approx(25.0 + 150e3 / (720.0 / 60000.0 * rho * cp))
-    # no chillers and a hot day: the towers' leaving temperature
-    supply, _, _ = _plant(100.0, 24.0, chillers=0)
-    assert supply[0] == pytest.approx(28.0)
-
-
 def test_pump_and_cooling_power():
     assert float(co.pump_power_kw(60_000.0, 300.0, 0.75)) == pytest.approx(400.0)
-    parts = co.cooling_power_kw(10.0, np.array([60_000.0]), np.array([1000.0]), np.array([600.0]), np.array([6.0]))
+    facility_pumps_kw = co.pump_power_kw(np.array([60_000.0]), 300.0, 0.75)
+    parts = co.cooling_power_kw(10.0, facility_pumps_kw, np.array([1000.0]), np.array([600.0]), np.array([6.0]))
     assert parts["chillers_kw"] == pytest.approx(100.0)
     assert parts["tower_fans_kw"] == pytest.approx(13.0)
     assert parts["total_kw"] == pytest.approx(10.0 + 400.0 + 100.0 + 13.0)

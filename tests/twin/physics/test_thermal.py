@@ -84,10 +84,22 @@ def test_adiabatic_step_hand_point():
     assert th.adiabatic_step_c(50.0, 700.0, C, 10.0) == pytest.approx(50.0 + 7000.0 / 750.0)
 
 
-def test_hbm_follows_die_with_resistance_ratio():
-    local = 33.0
-    die = th.die_temp_steady_c(600.0, local, R_DIE)
-    assert th.hbm_temp_c(die, local, R_DIE, R_HBM) == pytest.approx(local + 600.0 * R_HBM)
+def test_hbm_temperature_from_hbm_power_not_board_power():
+    # 600 W board, 15 % in the HBM: 90 W through 0.2 K/W above 33 °C plate coolant = 51 °C,
+    # whatever the die does
+    assert th.hbm_temp_c(33.0, 0.15 * 600.0, 0.2) == pytest.approx(51.0)
+
+
+def test_convective_resistance_follows_flow_to_the_0_8():
+    # half of 0.035 K/W convective; at half the design flow h falls by 2^0.8 = 1.741
+    r = th.die_resistance_c_per_w(0.035, 0.5, np.array([1.0, 0.5, 2.0]))
+    assert r == pytest.approx([0.035, 0.0175 + 0.0175 * 2**0.8, 0.0175 + 0.0175 * 2**-0.8])
+    with pytest.raises(ValueError, match="flow_ratio"):
+        th.die_resistance_c_per_w(0.035, 0.5, 0.0)
+
+
+def test_leakage_rises_linearly_with_die_temperature():
+    assert th.leakage_power_w(np.array([30.0, 60.0, 20.0]), 0.5) == pytest.approx([0.0, 15.0, -5.0])
 
 
 def _throttle(demand=700.0, limit=700.0, temp=60.0, thermal_limit=np.inf, util=0.9, brake=False):
@@ -109,13 +121,13 @@ def test_power_cap_sets_sw_power_cap_bit_and_clock():
 
 def test_sw_thermal_slowdown_holds_max_operating():
     # coolant at 70 °C, R_total 0.04 K/W: the die reaches 87 °C at (87 − 70)/0.04 = 425 W
-    lim = th.sw_thermal_power_limit_w(70.0, 0.04, 0.01, 0.0, 87.0, 95.0)
+    lim = th.sw_thermal_power_limit_w(70.0, 0.04, 0.01, 0.0, 87.0, 95.0, 0.15)
     assert lim == pytest.approx(425.0)
     p, clock, mask = _throttle(demand=700.0, thermal_limit=lim)
     assert p == pytest.approx(425.0) and clock < 1.0
     assert mask == th.CLOCK_EVENT_SW_THERMAL
-    # the HBM limit binds when its resistance is higher
-    assert th.sw_thermal_power_limit_w(70.0, 0.02, 0.05, 0.0, 87.0, 95.0) == pytest.approx(25.0 / 0.05)
+    # the HBM limit binds when its own power heats it more: 25 K over 0.5 × 0.2 K/W of HBM power
+    assert th.sw_thermal_power_limit_w(70.0, 0.02, 0.2, 0.0, 87.0, 95.0, 0.5) == pytest.approx(25.0 / 0.1)
 
 
 def test_hw_slowdown_at_slowdown_temperature_cuts_clocks_2x():

@@ -30,6 +30,9 @@ heat_capacity_j_per_k = 500.0
 hbm_gb = 80.0
 nvlink_gbps = 2000.0
 hbm_gbyte_per_s = 2000.0
+r_th_conv_frac = 0.5
+hbm_power_frac = 0.15
+leakage_w_per_k = 0.3
 
 [node."TEST-NODE"]
 gpu = "TEST-GPU"

@@ -1,0 +1,77 @@
+"""Tests of twin/physics/plant.py: tower approach, chiller COP from lift, series economiser, restart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from twin.physics import plant
+
+
+def test_saturation_humidity_and_enthalpy_slope():
+    # Magnus at 20 °C: 610.94 exp(17.625 · 20 / 263.04) = 2,333 Pa (tables: 2,339 Pa); W_s = 0.01466
+    # (tables: 0.014758) — within 1 %
+    ps = float(plant.saturation_pressure_pa(20.0))
+    assert ps == pytest.approx(2333.4, rel=1e-3)
+    w = 0.622 * ps / (plant.STANDARD_PRESSURE_PA - ps)
+    assert w == pytest.approx(0.014758, rel=0.01)
+
+    def h(t):  # saturated moist-air enthalpy, kJ/kg dry air
+        p = plant.saturation_pressure_pa(t)
+        ws = 0.622 * p / (plant.STANDARD_PRESSURE_PA - p)
+        return 1.006 * t + ws * (2501.0 + 1.86 * t)
+
+    for t in (10.0, 20.0, 26.0):
+        assert plant.saturated_enthalpy_slope_kj_per_kg_k(t) == pytest.approx((h(t + 1e-4) - h(t - 1e-4)) / 2e-4,
+                                                                            rel=1e-6)
+
+
+def test_tower_approach_scales_with_load_and_grows_on_cold_days():
+    assert plant.tower_approach_k(1.0, 26.0, 4.0, 26.0) == pytest.approx(4.0)  # design point
+    assert plant.tower_approach_k(0.5, 26.0, 4.0, 26.0) == pytest.approx(2.0)
+    # at 10 °C wet bulb saturated air takes up 2.33 instead of 4.37 kJ/(kg K): 1.88 × the approach
+    cold = float(plant.tower_approach_k(1.0, 10.0, 4.0, 26.0))
+    assert cold == pytest.approx(4.0 * 4.37 / 2.33, rel=0.02)
+    assert plant.tower_approach_k(0.0, 26.0, 4.0, 26.0) == plant.MIN_TOWER_APPROACH_K
+
+
+def test_chiller_cop_from_lift_holds_the_rating_and_rises_as_the_towers_cool():
+    # design: 25 °C chilled water on 30 °C tower water; refrigerant at 23.5 °C and 37.1 °C:
+    # Carnot 296.65 / 13.6 = 21.81, so η = 6 / 21.81 = 0.275
+    eta = float(plant.carnot_frac_from_rating(6.0, 25.0, 30.0))
+    assert eta == pytest.approx(6.0 / (296.65 / 13.6), rel=1e-6)
+    assert plant.chiller_cop_ratio(25.0, 30.0, eta) == pytest.approx(6.0)
+    assert plant.chiller_cop_ratio(25.0, 20.0, eta) == pytest.approx(eta * 296.65 / 3.6, rel=1e-6)
+    assert plant.chiller_cop_ratio(25.0, 34.0, eta) < 6.0
+
+
+def _step(tower_c, chiller_w=20e6, temp=25.0, heat_w=8e6, dt=1.0):
+    # 1 MW/K of facility water returning at 33 °C to a 25 °C setpoint: 8 MW to remove
+    return plant.plant_step(np.array([temp]), np.array([heat_w]), np.array([33.0]), np.array([1e6]), np.array([25.0]),
+                            np.array([tower_c]), np.array([chiller_w]), np.array([5e9]), dt)
+
+
+def test_series_economiser_takes_what_the_towers_can_and_chillers_the_rest():
+    temp, econ, chill = _step(26.0)  # economiser leaves at 27.5 °C: 5.5 MW free, 2.5 MW chilled
+    assert (temp[0], econ[0], chill[0]) == pytest.approx((25.0, 5.5e6, 2.5e6))
+    temp, econ, chill = _step(15.0)  # cold day: all free cooling
+    assert (econ[0], chill[0]) == pytest.approx((8e6, 0.0))
+    temp, econ, chill = _step(32.0)  # hot day: towers warmer than the return, chillers only
+    assert (econ[0], chill[0]) == pytest.approx((0.0, 8e6))
+
+
+def test_plant_short_of_chillers_ramps_its_supply():
+    temp, econ, chill = _step(32.0, chiller_w=1e6, dt=10.0)
+    assert chill[0] == pytest.approx(1e6)
+    assert temp[0] == pytest.approx(25.0 + (8e6 - 1e6) * 10.0 / 5e9)  # 7 MW into 5 GJ/K for 10 s: +0.014 K
+
+
+def test_chillers_restart_after_their_restart_time():
+    online, left = np.array([2.0]), np.array([0.0])
+    online, left = plant.chillers_online_count(online, np.array([0.0]), left, np.array([300.0]), 1.0)  # power dip
+    assert online[0] == 0.0
+    t = 0.0
+    while online[0] == 0.0:
+        online, left = plant.chillers_online_count(online, np.array([2.0]), left, np.array([300.0]), 1.0)
+        t += 1.0
+    assert t == 300.0 and online[0] == 2.0

@@ -1,0 +1,134 @@
+"""Cooling plant: towers, series water-side economiser, chillers with lift-dependent COP, restart.
+
+Pure numpy functions over per-plant arrays (a site has one or a few plants).
+
+* Tower approach as a function of load and wet bulb (Merkel's enthalpy-difference
+  equation linearised about the wet bulb [Merkel-1925]; [ASHRAE-HB-HVACSE-2020 Ch. 40]):
+  the tower moves ``Q ≈ K · s(T_wb) · (T_water − T_wb)`` with ``s = dh_sat/dT`` of
+  saturated air, so at fixed air and water flow
+  ``approach = approach_design · (Q / Q_design) · s(T_wb,design) / s(T_wb)``.  ``s`` comes
+  from the saturation humidity ratio ``W_s = 0.622 p_s / (p − p_s)``
+  [ASHRAE-HB-Fund-2017 Ch. 1] with ``p_s`` by the Magnus formula
+  [Alduchov-Eskridge-1996]; ``h = 1.006 T + W (2501 + 1.86 T)`` kJ/kg
+  [ASHRAE-HB-Fund-2017 Ch. 1].
+* Series water-side economiser: the return water first passes a plate exchanger on tower
+  water and leaves it at ``max(T_tower + ECONOMISER_APPROACH_K, T_set)`` when that is
+  colder than the return; chillers take the rest down to the setpoint (partial duty),
+  within the capacity of the chillers online.
+* Chiller COP from lift: a constant fraction of the Carnot COP between the refrigerant
+  temperatures, ``COP = η · T_evap / (T_cond − T_evap)`` [Cengel-Boles ch. 6], with
+  ``T_evap = T_set − REFRIGERANT_APPROACH_K`` and ``T_cond = T_tower + CONDENSER_RANGE_K +
+  REFRIGERANT_APPROACH_K`` (kelvin).  ``η`` is calibrated so the site's rated COP holds at its
+  design wet bulb.
+* Restart: chillers that come back (after a power dip or a trip) produce cooling only
+  ``restart_s`` later [Schneider-WP179].
+* The plant's chilled-water headers and storage are one mixed node of heat capacity ``C``:
+  ``C dT/dt = Q_in − Q_removed``, the removal holding the setpoint while the economiser and
+  chillers can; short of that the supply ramps by ``(Q_in − Q_cap) dt / C``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# [Alduchov-Eskridge-1996] Magnus coefficients over water (−40…50 °C): p_s = 610.94 exp(17.625 T / (T + 243.04)) Pa.
+MAGNUS_A_PA, MAGNUS_B, MAGNUS_C_C = 610.94, 17.625, 243.04
+STANDARD_PRESSURE_PA = 101_325.0  # [ASHRAE-HB-Fund-2017 Ch. 1] sea-level standard atmosphere
+AIR_CP_KJ_PER_KG_K = 1.006  # [ASHRAE-HB-Fund-2017 Ch. 1] dry air
+VAPOUR_CP_KJ_PER_KG_K = 1.86  # same equation, water vapour
+LATENT_HEAT_KJ_PER_KG = 2501.0  # same equation, at 0 °C
+# [AHRI-550-590 §5] standard rating: condenser water enters at 29.4 °C (85 °F) and leaves at
+# 35 °C (95 °F), a 5.6 K range.
+CONDENSER_RANGE_K = 5.6
+REFRIGERANT_APPROACH_K = 1.5  # [E] refrigerant-to-water approach of each chiller barrel
+ECONOMISER_APPROACH_K = 1.5  # [E] plate exchanger between tower water and facility water
+MIN_TOWER_APPROACH_K = 0.5  # [E] a tower never cools water to the wet bulb itself
+ZERO_C_IN_K = 273.15
+
+
+def saturation_pressure_pa(temp_c: np.ndarray | float) -> np.ndarray:
+    """Saturation vapour pressure over water [Pa] (Magnus formula, [Alduchov-Eskridge-1996])."""
+    t = np.asarray(temp_c, dtype=np.float64)
+    return MAGNUS_A_PA * np.exp(MAGNUS_B * t / (t + MAGNUS_C_C))
+
+
+def saturated_enthalpy_slope_kj_per_kg_k(temp_c: np.ndarray | float) -> np.ndarray:
+    """``dh/dT`` of saturated moist air at ``temp_c`` [kJ/(kg dry air · K)]."""
+    t = np.asarray(temp_c, dtype=np.float64)
+    ps = saturation_pressure_pa(t)
+    w = 0.622 * ps / (STANDARD_PRESSURE_PA - ps)
+    dps = ps * MAGNUS_B * MAGNUS_C_C / (t + MAGNUS_C_C) ** 2
+    dw = 0.622 * STANDARD_PRESSURE_PA * dps / (STANDARD_PRESSURE_PA - ps) ** 2
+    return AIR_CP_KJ_PER_KG_K + w * VAPOUR_CP_KJ_PER_KG_K + dw * (LATENT_HEAT_KJ_PER_KG + VAPOUR_CP_KJ_PER_KG_K * t)
+
+
+def tower_approach_k(
+    load_frac: np.ndarray | float, wet_bulb_c: np.ndarray | float, design_approach_k: np.ndarray | float,
+    design_wet_bulb_c: np.ndarray | float,
+) -> np.ndarray:
+    """Tower approach [K] at ``load_frac`` of design heat and ``wet_bulb_c`` (Merkel, see module docstring)."""
+    ratio = saturated_enthalpy_slope_kj_per_kg_k(design_wet_bulb_c) / saturated_enthalpy_slope_kj_per_kg_k(wet_bulb_c)
+    return np.maximum(np.asarray(design_approach_k) * np.maximum(load_frac, 0.0) * ratio, MIN_TOWER_APPROACH_K)
+
+
+def carnot_cop_ratio(chilled_c: np.ndarray | float, tower_c: np.ndarray | float) -> np.ndarray:
+    """Carnot COP between the refrigerant temperatures of a chiller making ``chilled_c`` on ``tower_c`` water."""
+    t_evap = np.asarray(chilled_c, dtype=np.float64) - REFRIGERANT_APPROACH_K + ZERO_C_IN_K
+    t_cond = np.asarray(tower_c, dtype=np.float64) + CONDENSER_RANGE_K + REFRIGERANT_APPROACH_K + ZERO_C_IN_K
+    return t_evap / np.maximum(t_cond - t_evap, 2.0 * REFRIGERANT_APPROACH_K)
+
+
+def chiller_cop_ratio(chilled_c, tower_c, carnot_frac) -> np.ndarray:
+    """Chiller COP ``η · COP_Carnot`` at the present lift [Cengel-Boles ch. 6]."""
+    return np.asarray(carnot_frac) * carnot_cop_ratio(chilled_c, tower_c)
+
+
+def carnot_frac_from_rating(rated_cop: np.ndarray, chilled_c: np.ndarray, design_tower_c: np.ndarray) -> np.ndarray:
+    """Carnot fraction ``η`` that gives ``rated_cop`` at the design lift."""
+    return np.asarray(rated_cop, dtype=np.float64) / carnot_cop_ratio(chilled_c, design_tower_c)
+
+
+def chillers_online_count(
+    online: np.ndarray, available: np.ndarray, restart_left_s: np.ndarray, restart_s: np.ndarray, dt_s: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Chillers producing cooling after a step, and the restart time still to run [s].
+
+    Chillers lost stop at once; chillers that become available again start a restart of
+    ``restart_s`` (one timer per plant: a dip restarts them together) and come online
+    when it has run out.
+    """
+    online = np.minimum(online, available)
+    waiting = available > online
+    left = np.where(waiting, np.where(restart_left_s > 0.0, restart_left_s, restart_s), 0.0) - dt_s
+    done = waiting & (left <= 0.0)
+    return np.where(done, available, online), np.where(waiting & ~done, left, 0.0)
+
+
+def plant_step(
+    temp_c: np.ndarray, heat_in_w: np.ndarray, return_c: np.ndarray, flow_w_per_k: np.ndarray,
+    setpoint_c: np.ndarray, tower_c: np.ndarray, chiller_capacity_w: np.ndarray, capacity_j_per_k: np.ndarray,
+    dt_s: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One step of the plant node: supply temperature after the step [°C], economiser and chiller duty [W].
+
+    Parameters
+    ----------
+    temp_c : plant supply (mixed header/storage) temperature now [°C]
+    heat_in_w : heat the facility loops return over the step [W]
+    return_c : mixed return temperature [°C]
+    flow_w_per_k : facility-water heat-capacity flow through the plant ``ṁ cp`` [W/K]
+    setpoint_c : supply setpoint [°C]
+    tower_c : tower leaving water [°C]
+    chiller_capacity_w : cooling of the chillers online [W]
+    capacity_j_per_k : heat capacity of the plant's water [J/K], > 0
+    """
+    # heat that brings the node to the setpoint by the end of the step (a zero step: just what comes in)
+    need = heat_in_w + (capacity_j_per_k * (temp_c - setpoint_c) / dt_s if dt_s > 0.0 else 0.0)
+    econ_leaving = np.maximum(tower_c + ECONOMISER_APPROACH_K, setpoint_c)
+    econ_max = flow_w_per_k * np.maximum(return_c - econ_leaving, 0.0)
+    econ = np.clip(need, 0.0, econ_max)
+    chill = np.clip(need - econ, 0.0, chiller_capacity_w)
+    removed = econ + chill
+    if dt_s <= 0.0:
+        return temp_c, econ, chill
+    return temp_c + (heat_in_w - removed) * dt_s / capacity_j_per_k, econ, chill
