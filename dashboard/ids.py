@@ -32,6 +32,7 @@ KPI_VALUE = "kpi-value"
 NAV_LINK = "nav-link"
 ALERT_ACK = "alert-ack"
 ALERT_SILENCE = "alert-silence"
+ALERT_UNSILENCE = "alert-unsilence"
 
 
 def kpi_value(page: str, name: str) -> dict:
@@ -66,7 +67,7 @@ def alert_silence(alert_id: str) -> dict:
 
 def alert_unsilence(alert_id: str) -> dict:
     """Id of the button that lifts one alert's silence."""
-    return {"type": "alert-unsilence", "alert": alert_id}
+    return {"type": ALERT_UNSILENCE, "alert": alert_id}
 
 
 def alert_comment(alert_id: str) -> dict:
