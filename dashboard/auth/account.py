@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import flask
-from dash import html
+from dash import dcc, html
 from flask_wtf.csrf import generate_csrf
 
 from dashboard.auth.access import LOGOUT_PATH, current_user, login_required_now
@@ -20,7 +20,7 @@ def account_block() -> html.Div | None:
     if user.has_role("admin"):
         items.append(html.A("audit log", href="/audit", className="account-audit"))
     if user.via == "session":
-        items.append(html.Form([html.Input(type="hidden", name="csrf_token", value=generate_csrf()),
+        items.append(html.Form([dcc.Input(type="hidden", name="csrf_token", value=generate_csrf()),
                                 html.Button("log out", type="submit", className="account-logout")],
                                method="post", action=LOGOUT_PATH))
     return html.Div(items, className="account", id="account")
