@@ -261,3 +261,14 @@ class Replay:
     URL_SYNC = "replay-url-sync"  # dcc.Store: the view key written into the URL
     RUN_TWIN = "replay-run-twin"
     TWIN = "replay-twin"
+
+
+class Audit:
+    """``/audit`` (admins only): the audit log with filters by user, action and time."""
+
+    PAGE = "audit"
+    USER = "audit-user"
+    ACTION = "audit-action"
+    WINDOW = "audit-window"
+    TABLE = "audit-table"
+    COUNT = "audit-count"
