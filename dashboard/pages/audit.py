@@ -73,9 +73,9 @@ def layout(**_kwargs) -> html.Div:
             html.Div([
                 html.H1("Audit log"),
                 html.Div([
-                    html.Label("user", htmlFor=ids.Audit.USER),
-                    dcc.Input(id=ids.Audit.USER, type="text", placeholder="any user", debounce=True,
-                              maxLength=MAX_USER_CHARS),
+                    html.Div([html.Label("user", htmlFor=ids.Audit.USER),
+                              dcc.Input(id=ids.Audit.USER, type="text", placeholder="any user", debounce=True,
+                                        maxLength=MAX_USER_CHARS)], className="audit-user"),
                     dcc.RadioItems(id=ids.Audit.ACTION, value="", inline=True, className="segmented",
                                    options=[{"label": label, "value": value} for label, value in ACTIONS]),
                     dcc.RadioItems(id=ids.Audit.WINDOW, value=WINDOWS_S[1][1], inline=True, className="segmented",
