@@ -4,12 +4,11 @@ Everything is served by the app itself, so every source is ``'self'``.  Dash's i
 scripts (the renderer start and clientside callbacks) are allowed by their hashes, not
 by ``'unsafe-inline'``: each HTML page's policy lists the SHA-256 of the inline scripts of
 that very page (:func:`inline_script_hashes`), so a clientside callback Dash adds late
-(its pages router does on the first request) is covered too.  Two allowances remain, each needed by
-a vendored library: ``'unsafe-eval'`` in ``script-src`` (plotly.js compiles its WebGL
-shaders' glue code — regl — with ``new Function`` for scattergl traces) and
+(its pages router does on the first request) is covered too.  One allowance remains:
 ``'unsafe-inline'`` in ``style-src`` (plotly.js and Dash's components insert ``<style>``
-elements and style attributes at run time).  The browser tests check that no page reports
-a CSP violation.
+elements and style attributes at run time; without it every page reports violations).
+No ``'unsafe-eval'``: the vendored plotly.js draws WebGL (scattergl) traces without
+``eval``.  The browser tests check that no page reports a CSP violation.
 
 The referrer policy is ``same-origin``: the dashboard's own callbacks are told the view on
 screen by their page URL in ``Referer`` (:mod:`dashboard.hub_context`), and no URL is
@@ -39,7 +38,7 @@ STATIC_DIRECTIVES = {
     "form-action": "'self'",
     "frame-ancestors": "'none'",
 }
-SCRIPT_ALLOWANCES = ("'self'", "'unsafe-eval'")
+SCRIPT_ALLOWANCES = ("'self'",)
 
 
 def inline_script_hashes(html: str) -> list[str]:

@@ -91,3 +91,17 @@ def test_admin_reads_the_audit_log(served_auth, new_page, screenshot, fresh_aler
     expect(page.locator("#audit-table tbody tr").first).to_contain_text("swapping the GPU")
     screenshot(page, f"audit-{viewport}")
     assert log.errors == [], log.errors
+
+
+def test_webgl_traces_draw_under_the_policy_without_eval(served_auth, new_page):
+    """The policy has no 'unsafe-eval': plotly.js' scattergl (the power page's headroom chart on big sites) still draws."""
+    page, log = new_page("1366x768")
+    log_in(page, served_auth, "vera")
+    expect(page.locator("#alerts-active-table")).to_be_visible()
+    page.evaluate("""() => { const d = document.createElement('div'); d.id = 'gl-check';
+        d.style.width = '400px'; d.style.height = '300px'; document.body.appendChild(d);
+        return Plotly.newPlot(d, [{type: 'scattergl', mode: 'markers', x: [1, 2, 3], y: [1, 3, 2]}]); }""")
+    expect(page.locator("#gl-check canvas.gl-canvas").first).to_be_attached()
+    page.wait_for_timeout(500)
+    assert "'unsafe-eval'" not in page.evaluate("() => fetch('/').then(r => r.headers.get('Content-Security-Policy'))")
+    assert log.errors == [], log.errors
