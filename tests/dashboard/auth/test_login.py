@@ -6,7 +6,7 @@ import pytest
 
 from dashboard.auth.access import auth_state
 from ingest.store.users import new_token
-from tests.dashboard.auth.conftest import PASSWORDS, Client, alert_action_body, alert_rows
+from tests.dashboard.auth.conftest import PASSWORDS, alert_action_body, alert_rows
 
 
 def test_anonymous_pages_redirect_to_login_and_api_calls_get_401(client):
