@@ -141,10 +141,14 @@ def _gate(state: AuthState):
         if request.method not in SAFE_METHODS and user.via == "session":
             state.csrf.protect()
         if request.path == CALLBACK_PATH and request.method == "POST":
-            role = callbacks.required_role(state.registry, request.get_json(silent=True))
+            try:
+                body = request.get_json(silent=True)
+            except RecursionError:
+                return flask.jsonify(error="bad callback request: the JSON is nested too deeply"), 400
+            role = callbacks.required_role(state.registry, body)
             if role is not None and not user.has_role(role):
-                log.warning("refused callback %s for %s (%s): needs %s",
-                            str(request.get_json(silent=True).get("output"))[:120], user.name, user.role, role)
+                log.warning("refused callback %s for %s (%s): needs %s", str(body.get("output"))[:120], user.name,
+                            user.role, role)
                 return forbidden(role)
         return None
 

@@ -149,3 +149,13 @@ def test_oversized_login_fields_are_refused_quickly(client, field, value):
     c = client()
     data = {"username": "vera", "password": "whatever-it-is", "csrf_token": c.csrf_from_form(), field: value}
     assert c.http.post("/login", data=data).status_code == 401
+
+
+def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
+    c = client()
+    c.login("vera")
+    depth = 100_000
+    raw = '{"output": "x", "inputs": ' + "[" * depth + "]" * depth + "}"
+    response = c.http.post("/_dash-update-component", data=raw, headers={
+        "Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()})
+    assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)
