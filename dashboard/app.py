@@ -19,6 +19,8 @@ import flask
 from werkzeug.exceptions import HTTPException
 
 from dashboard import compare, shell
+from dashboard.auth import AuthSettings, init_auth
+from dashboard.auth.account import account_block
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
 from dashboard.hub_context import HUB_CONFIG_KEY
@@ -36,10 +38,12 @@ MAX_REQUEST_BYTES = 2 * 1024 * 1024
 CALLBACK_PATH = "/_dash-update-component"
 
 
-def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
+def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | None = None) -> dash.Dash:
     """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
 
-    ``tick_ms`` is the live-update period (≤ 2000 ms).
+    ``tick_ms`` is the live-update period (≤ 2000 ms).  ``db`` is the engine holding users
+    and the audit log (default: the hub's own ``db``; a stand-in hub without one has no
+    users, hence no login); ``auth`` the login settings (:mod:`dashboard.auth`).
     """
     register_template()
     clear_global_callbacks()  # the page modules register theirs afresh when Dash imports them
@@ -57,8 +61,9 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     adopt_global_callbacks(app)
     shell.register_callbacks(app)
     compare.register_callbacks(app)
+    init_auth(app, db if db is not None else getattr(hub, "db", None), hub.site_name, auth)
     _guard_requests(app)
-    app.layout = shell.layout(hub.site_name, tick_ms)
+    app.layout = lambda: shell.layout(hub.site_name, tick_ms, account=account_block())
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from dashboard.auth.settings import DEFAULT_SESSION_IDLE_S
+
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
@@ -22,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "if the leader dies (5 s if it stops cleanly).",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
-    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
+    parser.add_argument("--host", default=DEFAULT_HOST,
+                        help=f"address to listen on (default: {DEFAULT_HOST}); any non-loopback address needs at "
+                             "least one user (clustertwin users add)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default: {DEFAULT_PORT})")
     parser.add_argument("--db", default=None, metavar="URL",
                         help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
@@ -35,17 +39,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="seconds between stored full-site frames (default: 5)")
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
+    parser.add_argument("--insecure-no-auth", action="store_true",
+                        help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
+                             "state); logged loudly")
+    parser.add_argument("--session-idle-h", type=float, default=DEFAULT_SESSION_IDLE_S / 3600.0,
+                        help=f"hours a login session may stay unused before it ends "
+                             f"(default: {DEFAULT_SESSION_IDLE_S / 3600.0:g})")
+    parser.add_argument("--secure-cookies", action="store_true",
+                        help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
     parser.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     """Start the hub, build the app and serve until interrupted."""
     from dashboard.app import create_app
+    from dashboard.auth import AuthSettings
+    from dashboard.auth.binding import check_binding
     from ingest.live.runtime import LiveSetupError, start_hub
+    from ingest.store.db import open_database
+    from ingest.store.users import count_users
     from ingest.synthetic.faults import FaultError
 
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
+    if not 0 < args.session_idle_h <= 24 * 30:
+        raise SystemExit(f"--session-idle-h {args.session_idle_h:g}: expected more than 0 and at most 720 h")
+    engine = open_database(args.db)
+    try:
+        check_binding(args.host, count_users(engine), args.insecure_no_auth)
+    finally:
+        engine.dispose()
     sources = tuple(args.source or ("synthetic",))
     try:
         runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
@@ -55,7 +78,8 @@ def serve(args: argparse.Namespace) -> int:
     for note in runtime.notes:
         log.warning("%s", note)
     try:
-        app = create_app(runtime.hub, tick_ms=args.tick_ms)
+        app = create_app(runtime.hub, tick_ms=args.tick_ms,
+                         auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies))
         log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
         app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
     finally:
