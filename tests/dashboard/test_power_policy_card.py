@@ -14,7 +14,7 @@ from twin.site.load import load_site
 def test_policy_card_shows_trip_gap_cap_and_step_time(page_module):
     page = page_module("power")
     demo = load_site("demo")
-    state = dataclasses.replace(demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]),
+    state = dataclasses.replace(demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.1]),
                                 source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
     inputs = TickInputs(jobs=[_placed_job(state, None)], outdoor_dry_bulb_c=20.0)
     engine = TwinEngine(state)
@@ -24,7 +24,7 @@ def test_policy_card_shows_trip_gap_cap_and_step_time(page_module):
     tripped = dataclasses.replace(inputs, failed_sources=[1])
     snap = engine.tick(1.0, tripped)
     chain = page.policy_chain(state, snap, engine.detail)
-    assert chain[0] == "GEN-01 lost" and chain[1].startswith("battery 0.3 MW + UPS") and chain[2] == "no action"
+    assert chain[0] == "GEN-01 lost" and chain[1].startswith("battery 0.1 MW + UPS") and chain[2] == "no action"
     for _ in range(int(state.policy_response_s)):
         snap = engine.tick(1.0, tripped)
     chain = page.policy_chain(state, snap, engine.detail)
