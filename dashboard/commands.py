@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the live twin and the dashboard",
         description="Start ingest and the twin for a site (in this process) and serve the operator dashboard. "
         "Per site and shard only the holder of the ingest lease in the database runs ingest (lease 15 s, "
-        "renewed every 5 s); other processes serve read-only and one of them takes over within 20 s "
-        "if the leader dies (5 s if it stops cleanly).",
+        "renewed every 5 s); other processes follow its live state through the database (no twin work of "
+        "their own, acknowledgements shared) and one of them takes over within 20 s if the leader dies "
+        "(5 s if it stops cleanly). With --follow this process only follows, never leads.",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
@@ -34,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--record-every-s", type=float, default=5.0,
                         help="seconds between stored full-site frames (default: 5)")
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
+    parser.add_argument("--follow", action="store_true",
+                        help="never run ingest here: show the live state of the leader (e.g. 'clustertwin ingest "
+                             "run') on the same database")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
     parser.set_defaults(func=serve)
 
@@ -49,7 +53,8 @@ def serve(args: argparse.Namespace) -> int:
     sources = tuple(args.source or ("synthetic",))
     try:
         runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
-                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
+                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0,
+                            follow_only=getattr(args, "follow", False))
     except FaultError as exc:
         raise LiveSetupError(f"--fault: {exc}") from None
     for note in runtime.notes:

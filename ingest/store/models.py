@@ -156,3 +156,15 @@ class IngestLease(SQLModel, table=True):
     holder: str  # "<host>:<pid>:<random>" of the leading process
     expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     acquired_at: datetime = _ts()
+
+
+class LiveState(SQLModel, table=True):
+    """The latest tick of a site's ingest leader, for followers (see :mod:`ingest.store.livestate`)."""
+
+    __tablename__ = "live_state"
+    site_name: str = Field(primary_key=True)
+    seq: int = Field(sa_column=Column(BigInteger, nullable=False))  # the leader's tick counter, grows by one a tick
+    ts: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))  # the tick's time
+    holder: str  # lease holder id of the publishing process
+    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    published_at: datetime = _ts()
