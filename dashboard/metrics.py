@@ -18,7 +18,7 @@ import flask
 import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from dashboard.status import alert_counts
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED
@@ -163,7 +163,7 @@ def register_metrics(server: flask.Flask, hub) -> CollectorRegistry:
 
     @server.route(METRICS_PATH)
     def metrics():
-        return flask.Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST.split(";")[0],
-                              headers={"Content-Type": CONTENT_TYPE_LATEST})
+        # the text format 0.0.4, which every Prometheus 2.x scrapes (the names are plain ASCII)
+        return flask.Response(generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
 
     return registry
