@@ -114,7 +114,7 @@ _RACK_ORDER = {"rack_power_kw": lambda snap: -snap.rack_power_kw,
 
 
 @api.route("GET", "/live/racks", summary="Racks: power, hottest GPU, time to throttle after a pump loss",
-           tag="live", query=m.RackQuery, response=m.RackPage)
+           tag="live", query=m.RackQuery, response=m.RackPage, errors=(404,))
 def list_racks(query: m.RackQuery = m.RackQuery()) -> m.RackPage:
     _, s, snap, _ = _tick()
     racks = np.arange(s.n_racks)
