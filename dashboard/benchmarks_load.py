@@ -90,11 +90,14 @@ def run_locust(url: str, payloads: Path, workdir: Path, dashboards: int, api_cli
     env = {**os.environ, "CLUSTERTWIN_LOAD_PAYLOADS": str(payloads), "CLUSTERTWIN_LOAD_TICK_S": str(TICK_S),
            "CLUSTERTWIN_LOAD_API_USERS": str(api_clients)}
     users = dashboards + api_clients
-    subprocess.run([sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", url,
+    run = subprocess.run([sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", url,
                     "-u", str(users), "-r", str(max(users // 5, 1)), "-t", f"{duration_s}s", "--reset-stats",
                     "--csv", str(prefix), "--only-summary", "--loglevel", "WARNING", "--stop-timeout", "10"],
                    env=env, capture_output=True, text=True, timeout=duration_s + 120, check=False)
-    with open(f"{prefix}_stats.csv", newline="", encoding="utf-8") as f:
+    stats = Path(f"{prefix}_stats.csv")
+    if not stats.exists():
+        raise RuntimeError(f"locust wrote no statistics (exit {run.returncode}): {run.stderr[-1500:]}")
+    with stats.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     total = next(r for r in rows if r["Name"] == "Aggregated")
     count, failures = int(total["Request Count"]), int(total["Failure Count"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlsplit
 
 from dashboard import ids
 
@@ -24,7 +25,7 @@ def _is_tick(body: dict) -> bool:
 
 
 def capture_ticks(base_url: str, paths: tuple[str, ...], ticks: int = 2, timeout_s: float = 60.0) -> dict[str, list[dict]]:
-    """Page path → the distinct tick requests of that page (``{"body": …, "referer": …}``), in order."""
+    """Page path → the distinct tick requests of that page (``{"body", "path", "referer"}``: the request path holds Dash's query), in order."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[dict]] = {}
@@ -38,11 +39,14 @@ def capture_ticks(base_url: str, paths: tuple[str, ...], ticks: int = 2, timeout
                 page = context.new_page()
 
                 def record(request, seen=seen, counts=counts):
-                    if request.method != "POST" or not request.url.endswith(CALLBACK_PATH):
+                    url = urlsplit(request.url)
+                    if request.method != "POST" or url.path != CALLBACK_PATH:
                         return
                     body = json.loads(request.post_data or "{}")
                     if _is_tick(body):
-                        seen.setdefault(body["output"], {"body": body, "referer": request.headers.get("referer", "")})
+                        target = url.path + (f"?{url.query}" if url.query else "")
+                        seen.setdefault(body["output"], {"body": body, "path": target,
+                                                         "referer": request.headers.get("referer", "")})
                         counts[body["output"]] = counts.get(body["output"], 0) + 1
 
                 page.on("request", record)

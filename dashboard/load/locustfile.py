@@ -2,7 +2,7 @@
 
 Run by :mod:`dashboard.benchmarks_load` (``clustertwin bench --only load_dashboards``) as
 ``locust -f`` this file, with ``CLUSTERTWIN_LOAD_PAYLOADS`` naming the captured requests
-(JSON: page path → list of ``{"body", "referer"}``) and ``CLUSTERTWIN_LOAD_TICK_S`` the
+(JSON: page path → list of ``{"body", "path", "referer"}``) and ``CLUSTERTWIN_LOAD_TICK_S`` the
 dashboards' tick period.  A dashboard sends every tick request of its page once per
 period, as the browser's interval does; API clients poll the live KPIs and alerts and
 scrape /metrics.
@@ -30,13 +30,13 @@ class Dashboard(FastHttpUser):
 
     def on_start(self) -> None:
         self.page = next(_pages)
-        self.requests = [(json.dumps(r["body"]).encode(), r["referer"], r["body"]["output"].split(".")[0][:40])
-                         for r in PAYLOADS[self.page]]
+        self.requests = [(r["path"], json.dumps(r["body"]).encode(), r["referer"],
+                          r["body"]["output"].strip(".").split(".")[0][:40]) for r in PAYLOADS[self.page]]
 
     @task
     def tick(self) -> None:
-        for body, referer, output in self.requests:
-            with self.client.post("/_dash-update-component", data=body, name=f"tick {self.page} {output}",
+        for path, body, referer, output in self.requests:
+            with self.client.post(path, data=body, name=f"tick {self.page} {output}",
                                   headers={"Content-Type": "application/json", "Referer": referer},
                                   catch_response=True) as response:
                 if response.status_code not in (200, 204):
