@@ -19,8 +19,10 @@ import flask
 from werkzeug.exceptions import HTTPException
 
 from dashboard import compare, shell
+from dashboard.api import register_api
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
+from dashboard.metrics import register_metrics
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
 
@@ -58,6 +60,8 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     shell.register_callbacks(app)
     compare.register_callbacks(app)
     _guard_requests(app)
+    register_api(app.server)
+    register_metrics(app.server, hub)
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app

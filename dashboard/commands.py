@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+
+from twin.cli import EXIT_BAD_INPUT
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
+APP_LOAD_ERROR = 4  # gunicorn's exit code when the app did not load (the worker printed why)
+
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,17 +44,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="never run ingest here: show the live state of the leader (e.g. 'clustertwin ingest "
                              "run') on the same database")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
+    parser.add_argument("--prod", action="store_true",
+                        help="serve with gunicorn (gthread worker) instead of Flask's development server; "
+                             "see docs/deploy.md")
+    parser.add_argument("--threads", type=int, default=16,
+                        help="--prod: request threads of the worker, 1..256 (default: 16)")
     parser.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     """Start the hub, build the app and serve until interrupted."""
-    from dashboard.app import create_app
+    if not 100 <= args.tick_ms <= 2000:
+        raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
+    if args.prod:
+        return _serve_prod(args)
+    runtime = _start_runtime(args)
+    try:
+        app = _create_app(args, runtime)
+        app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
+    finally:
+        runtime.stop()
+    return 0
+
+
+def _start_runtime(args: argparse.Namespace):
     from ingest.live.runtime import LiveSetupError, start_hub
     from ingest.synthetic.faults import FaultError
 
-    if not 100 <= args.tick_ms <= 2000:
-        raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
     sources = tuple(args.source or ("synthetic",))
     try:
         runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
@@ -59,10 +80,46 @@ def serve(args: argparse.Namespace) -> int:
         raise LiveSetupError(f"--fault: {exc}") from None
     for note in runtime.notes:
         log.warning("%s", note)
+    return runtime
+
+
+def _create_app(args: argparse.Namespace, runtime):
+    from dashboard.app import create_app
+
+    app = create_app(runtime.hub, tick_ms=args.tick_ms)
+    log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
+    return app
+
+
+def _serve_prod(args: argparse.Namespace) -> int:
+    """Serve under gunicorn; the twin starts in its worker (see :mod:`dashboard.prod`)."""
+    from gunicorn.errors import AppImportError
+
+    from dashboard.prod import ProdServer
+    from twin.errors import InputError
+    from twin.site.load import load_site
+
+    if not 1 <= args.threads <= 256:
+        raise SystemExit(f"--threads {args.threads}: expected 1..256")
+    load_site(args.site)  # a bad site file is named here, before gunicorn starts
+
+    def start():
+        try:
+            runtime = _start_runtime(args)
+        except InputError as exc:
+            raise AppImportError(f"error: {exc}") from None  # gunicorn prints it and stops (exit 4)
+        try:
+            app = _create_app(args, runtime)
+        except BaseException:
+            runtime.stop()
+            raise
+        return app.server, runtime.stop
+
+    master_pid = os.getpid()
     try:
-        app = create_app(runtime.hub, tick_ms=args.tick_ms)
-        log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
-        app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
-    finally:
-        runtime.stop()
+        ProdServer(start, args.host, args.port, threads=args.threads).run()
+    except SystemExit as exc:
+        if exc.code == APP_LOAD_ERROR and os.getpid() == master_pid:  # the worker exits with its own code
+            return EXIT_BAD_INPUT
+        raise
     return 0
