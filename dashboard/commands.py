@@ -49,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "see docs/deploy.md")
     parser.add_argument("--threads", type=int, default=16,
                         help="--prod: request threads of the worker, 1..256 (default: 16)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="--prod: gunicorn worker processes, 1..16; one leads (or all follow with --follow), "
+                             "the others follow it through the database (default: 1)")
     parser.set_defaults(func=serve)
 
 
@@ -101,6 +104,8 @@ def _serve_prod(args: argparse.Namespace) -> int:
 
     if not 1 <= args.threads <= 256:
         raise SystemExit(f"--threads {args.threads}: expected 1..256")
+    if not 1 <= args.workers <= 16:
+        raise SystemExit(f"--workers {args.workers}: expected 1..16")
     load_site(args.site)  # a bad site file is named here, before gunicorn starts
 
     def start():
@@ -117,7 +122,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
 
     master_pid = os.getpid()
     try:
-        ProdServer(start, args.host, args.port, threads=args.threads).run()
+        ProdServer(start, args.host, args.port, threads=args.threads, workers=args.workers).run()
     except SystemExit as exc:
         if exc.code == APP_LOAD_ERROR and os.getpid() == master_pid:  # the worker exits with its own code
             return EXIT_BAD_INPUT

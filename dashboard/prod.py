@@ -1,14 +1,13 @@
 """``clustertwin serve --prod``: the dashboard under gunicorn (gthread workers), never Flask's development server.
 
-gunicorn's master process binds the socket and supervises one worker process; the
-worker runs the live twin (ingest, the tick scheduler, the lease) and serves requests
-from a pool of ``threads`` threads.  The twin is started in the worker, after the fork,
+gunicorn's master process binds the socket and supervises ``workers`` worker processes;
+each worker starts the live twin (the lease; ingest and the tick scheduler only in the
+one that holds the lease, the others follow it through the database, see
+:mod:`ingest.live.follower`) and serves requests from a pool of ``threads`` threads.  The twin is started in the worker, after the fork,
 because the scheduler's threads would not survive a fork; on a clean stop (SIGTERM or
 SIGINT to the master) the worker stops the twin and releases the ingest lease.
 
-One worker process per serve: a second process would build a second twin that only
-follows the lease and shows nothing live until web processes follow the ingest leader
-through the database (see docs/deploy.md).
+Every worker shows the same live state and shares acknowledgements (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -32,11 +31,11 @@ class ProdServer(BaseApplication):
     """
 
     def __init__(self, start: Callable[[], tuple[Callable, Callable[[], None]]], host: str, port: int,
-                 threads: int = DEFAULT_THREADS) -> None:
+                 threads: int = DEFAULT_THREADS, workers: int = 1) -> None:
         self._start, self._stop = start, None
         self.options = {
             "bind": f"{host}:{port}",
-            "workers": 1,
+            "workers": workers,
             "worker_class": "gthread",
             "threads": threads,
             "keepalive": KEEPALIVE_S,

@@ -361,8 +361,11 @@ class LiveHub:
         return self.trend_buffer.frame(window_s)
 
     def source_ages(self, now_s: float | None = None) -> dict[str, float]:
-        """Seconds since each source's last good reading (inf when never)."""
+        """Seconds since each source's last good reading (inf when never); a follower ages the leader's."""
         now_s = time.time() if now_s is None else now_s
+        if not self.writable and self._latest is not None:
+            since_s = now_s - self._latest.ts.timestamp()
+            return {name: age + since_s for name, age in self._latest.source_age_s.items()}
         ages = {p.name: now_s - p.last_ok_s for p in self.pollers}
         if self.synthetic is not None:
             ages[self.synthetic.name] = now_s - self._synthetic_ok_s
