@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 POLL_S = 0.5  # SQLite: how often a follower checks for a new live state (half the 1 s tick)
 RESYNC_S = 5.0  # PostgreSQL: re-read the row this often even without a notification
 RETRY_S = 2.0  # wait this long after a failed connection before trying again
+WAKE_S = 0.25  # PostgreSQL: longest wait for a notification before checking whether to stop
 
 
 class Follower:
@@ -44,7 +45,6 @@ class Follower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False
-        self._conn: psycopg.Connection | None = None
 
     # ------------------------------------------------------------- control
     def start(self) -> "Follower":
@@ -56,12 +56,6 @@ class Follower:
 
     def stop(self) -> None:
         self._stop.set()
-        conn = self._conn
-        if conn is not None:
-            try:
-                conn.cancel_safe(timeout=2.0)  # wakes notifies() at once
-            except Exception:  # noqa: BLE001 — best effort: the thread also wakes at its next timeout
-                pass
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
@@ -116,32 +110,23 @@ class Follower:
     def _listen(self) -> None:
         url = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-            self._conn = conn
-            try:
-                conn.execute(f"LISTEN {LIVE_CHANNEL}")
-                conn.execute(f"LISTEN {ALERTS_CHANNEL}")
-                self._ok()
-                self.refresh()  # whatever was published while not listening
-                last_read = time.monotonic()
-                while not self._stop.is_set():
-                    live = alerts = False
-                    for note in conn.notifies(timeout=self.resync_s, stop_after=None):
-                        self.notifications_total += 1
-                        site = note.payload.split(" ", 1)[0]
-                        if site != self.hub.site_name:
-                            continue
+            conn.execute(f"LISTEN {LIVE_CHANNEL}")
+            conn.execute(f"LISTEN {ALERTS_CHANNEL}")
+            self._ok()
+            self.refresh()  # whatever was published while not listening
+            last_read = time.monotonic()
+            while not self._stop.is_set():
+                live = alerts = False
+                for note in conn.notifies(timeout=WAKE_S, stop_after=1):  # back at once on a notification
+                    self.notifications_total += 1
+                    if note.payload.split(" ", 1)[0] == self.hub.site_name:
                         live |= note.channel == LIVE_CHANNEL
                         alerts |= note.channel == ALERTS_CHANNEL
-                        break  # handle it now; the next pass collects the rest
-                    if self._stop.is_set():
-                        return
-                    if alerts:
-                        self.hub.alerts_changed()
-                    if live or time.monotonic() - last_read >= self.resync_s:
-                        self.refresh()
-                        last_read = time.monotonic()
-            finally:
-                self._conn = None
+                if alerts:
+                    self.hub.alerts_changed()
+                if live or time.monotonic() - last_read >= self.resync_s:
+                    self.refresh()
+                    last_read = time.monotonic()
 
     def _failed(self, exc: BaseException) -> None:
         if self._stop.is_set():
