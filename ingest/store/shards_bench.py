@@ -41,8 +41,11 @@ STARTUP_TIMEOUT_S = 600.0  # building a 1M-GPU hub takes ~10 s alone; 4 at once 
 def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     """One shard: build, warm up, print ``ready``, wait for a line, step ``ticks`` ticks, print a JSON report."""
     from ingest.live.runtime import build_hub
+    from ingest.store.layouts import snapshot_frames
 
-    hub = build_hub(site, url, start=T0, shard=(index, count), record_every_s=1.0)
+    # no placed job: every GPU of the site busy at the twin's default utilisation, so every value changes
+    # each tick (the site's default job would leave most of a 1M-GPU site powered off: frames compress away)
+    hub = build_hub(site, url, start=T0, shard=(index, count), record_every_s=1.0, job="")
     hub.publish_holder = f"bench-shard-{index}" if index == 0 else None
     hub.step(T0)
     print("ready", flush=True)
@@ -57,7 +60,10 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     part = np.median(np.array(parts), axis=0)
     print(json.dumps({"cpu_s_per_tick": float(np.median(cpu_s)), "wall_s_per_tick": float(np.median(wall_s)),
                       "synthetic_ms": part[0], "twin_ms": part[1], "record_ms": part[2], "alerts_ms": part[3],
-                      "live_state_bytes": hub.publish_bytes, "gpus_count": hub.state.n_gpus}), flush=True)
+                      "live_state_bytes": hub.publish_bytes, "gpus_count": hub.state.n_gpus,
+                      "gpus_busy_count": int((hub.latest().gpu_util_frac > 0.5).sum()),
+                      "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values())}),
+          flush=True)
     hub.db.dispose()
 
 
@@ -88,21 +94,30 @@ def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
     FrameStore(engine, load_site(site).name, site_layouts(load_site(site)))  # layouts registered once, no race
     engine.dispose()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    logs = [tempfile.TemporaryFile("w+") for _ in range(count)]
     procs = [subprocess.Popen([sys.executable, "-m", "ingest.store.shards_bench", site, url, str(i), str(count),
-                               str(ticks)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               str(ticks)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logs[i],
                               text=True, env=env) for i in range(count)]
+
+    def line_of(i: int) -> str:
+        line = procs[i].stdout.readline().strip()
+        if not line:
+            logs[i].seek(0)
+            raise RuntimeError(f"shard {i}/{count} stopped (exit {procs[i].wait()}): {logs[i].read()[-1500:]}")
+        return line
+
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        for proc in procs:
-            line = proc.stdout.readline().strip()
+        for i in range(count):
+            line = line_of(i)
             if line != "ready" or time.monotonic() > deadline:
-                raise RuntimeError(f"shard process not ready ({line!r}, exit {proc.poll()})")
+                raise RuntimeError(f"shard {i}/{count} not ready: {line!r}")
         wal0, rows0, size0 = _wal_and_chunks(url)
         start = time.perf_counter()
         for proc in procs:
             proc.stdin.write("go\n")
             proc.stdin.flush()
-        reports = [json.loads(proc.stdout.readline()) for proc in procs]
+        reports = [json.loads(line_of(i)) for i in range(count)]
         elapsed_s = time.perf_counter() - start
         wal1, rows1, size1 = _wal_and_chunks(url)
     finally:
@@ -112,8 +127,11 @@ def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
                     proc.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+        for log in logs:
+            log.close()
     cpu = [r["cpu_s_per_tick"] for r in reports]
     return {"shards_count": count, "gpus_count": reports[0]["gpus_count"], "ticks_count": ticks,
+            "gpus_busy_count": reports[0]["gpus_busy_count"], "frame_raw_bytes": reports[0]["frame_raw_bytes"],
             "cpu_s_per_shard_tick_median": float(np.median(cpu)), "cpu_s_per_shard_tick_max": float(max(cpu)),
             "wall_s_all_ticks": elapsed_s,
             "twin_ms_median": float(np.median([r["twin_ms"] for r in reports])),
