@@ -42,8 +42,9 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     """One shard: build, warm up, print ``ready``, wait for a line, step ``ticks`` ticks, print a JSON report."""
     from ingest.live.runtime import build_hub
     from ingest.store.layouts import snapshot_frames
+    from twin.engine.snapshot import GPU_OFF
 
-    # no placed job: every GPU of the site busy at the twin's default utilisation, so every value changes
+    # no placed job: every GPU of the site powered and in the synthetic workload, so every value changes
     # each tick (the site's default job would leave most of a 1M-GPU site powered off: frames compress away)
     hub = build_hub(site, url, start=T0, shard=(index, count), record_every_s=1.0, job="")
     hub.publish_holder = f"bench-shard-{index}" if index == 0 else None
@@ -61,7 +62,8 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     print(json.dumps({"cpu_s_per_tick": float(np.median(cpu_s)), "wall_s_per_tick": float(np.median(wall_s)),
                       "synthetic_ms": part[0], "twin_ms": part[1], "record_ms": part[2], "alerts_ms": part[3],
                       "live_state_bytes": hub.publish_bytes, "gpus_count": hub.state.n_gpus,
-                      "gpus_busy_count": int((hub.latest().gpu_util_frac > 0.5).sum()),
+                      "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
+                      "it_power_mw": hub.latest().it_power_mw,
                       "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values())}),
           flush=True)
     hub.db.dispose()
@@ -131,7 +133,7 @@ def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
             log.close()
     cpu = [r["cpu_s_per_tick"] for r in reports]
     return {"shards_count": count, "gpus_count": reports[0]["gpus_count"], "ticks_count": ticks,
-            "gpus_busy_count": reports[0]["gpus_busy_count"], "frame_raw_bytes": reports[0]["frame_raw_bytes"],
+            "gpus_powered_count": reports[0]["gpus_powered_count"], "it_power_mw": reports[0]["it_power_mw"], "frame_raw_bytes": reports[0]["frame_raw_bytes"],
             "cpu_s_per_shard_tick_median": float(np.median(cpu)), "cpu_s_per_shard_tick_max": float(max(cpu)),
             "wall_s_all_ticks": elapsed_s,
             "twin_ms_median": float(np.median([r["twin_ms"] for r in reports])),

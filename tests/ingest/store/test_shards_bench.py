@@ -19,7 +19,7 @@ def test_two_demo_shards_write_every_block_once_a_tick(postgres_url):
     report = run_shards("demo", postgres_url, 2, ticks)
     demo = load_site("demo")
     gpu_blocks = -(-demo.n_gpus // GPU_BLOCK)
-    assert report["shards_count"] == 2 and report["gpus_count"] == demo.n_gpus == report["gpus_busy_count"]
+    assert report["shards_count"] == 2 and report["gpus_count"] == demo.n_gpus == report["gpus_powered_count"]
     assert report["db_chunk_rows_per_tick"] == gpu_blocks + 4  # GPU blocks split by shard, cdu/rack/power/source once
     assert report["frame_raw_bytes"] == 4 * (7 * demo.n_gpus + 6 * demo.n_cdus + demo.n_racks + 2 * demo.n_power
                                              + 2 * demo.n_sources)
