@@ -9,7 +9,8 @@ builds its hub, steps one warm-up tick, waits until every shard is ready, then s
 ``ingest run`` stores one every 5 s by default), shard 0 also publishing the live state
 for followers.  Each shard reports the process CPU seconds of its ticks; the parent
 reads the database's write-ahead log position and the chunk table before and after the
-measured ticks, for the bytes and rows written per tick.
+measured ticks, for the bytes and rows written per tick, and the CPU seconds of the server's processes
+(its ``/proc`` entries: Linux, server on this host) spent while the shards ticked.
 
 Peer, in the same run: one colossus (98,304 GPUs) hub stepped the same way in one shard
 process; ``cpu_ratio_to_colossus`` is the 1M shard's CPU per tick over the peer's.
@@ -66,10 +67,27 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
                       "it_power_mw": hub.latest().it_power_mw,
                       "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values())}),
           flush=True)
+    sys.stdin.readline()  # the database connections stay open until the parent has read the server's CPU
     hub.db.dispose()
 
 
 # ---------------------------------------------------------------------- orchestration
+def server_cpu_s(data_dir: Path) -> float:
+    """CPU seconds (user + system) of a PostgreSQL server's live processes: the postmaster and its children."""
+    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if postmaster in (pid, ppid):
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks_per_s
+
+
 def _wal_and_chunks(url: str) -> tuple[int, int, int]:
     """(WAL position in bytes, chunk rows, chunk table bytes incl. TOAST and indexes)."""
     from sqlalchemy import create_engine, text
@@ -85,8 +103,11 @@ def _wal_and_chunks(url: str) -> tuple[int, int, int]:
     return int(wal), int(rows), int(size)
 
 
-def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
-    """Run ``count`` shard processes of ``site`` against ``url``; their reports and the database's writes per tick."""
+def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | None = None) -> dict:
+    """Run ``count`` shard processes of ``site`` against ``url``; their reports and the database's writes per tick.
+
+    With ``data_dir`` (the server's data folder, on this host) also the server's CPU seconds per tick.
+    """
     from ingest.store.db import open_database
     from ingest.store.frames import FrameStore
     from ingest.store.layouts import site_layouts
@@ -115,13 +136,18 @@ def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
             if line != "ready" or time.monotonic() > deadline:
                 raise RuntimeError(f"shard {i}/{count} not ready: {line!r}")
         wal0, rows0, size0 = _wal_and_chunks(url)
+        db_cpu0 = server_cpu_s(data_dir) if data_dir else float("nan")
         start = time.perf_counter()
         for proc in procs:
             proc.stdin.write("go\n")
             proc.stdin.flush()
         reports = [json.loads(line_of(i)) for i in range(count)]
         elapsed_s = time.perf_counter() - start
+        db_cpu1 = server_cpu_s(data_dir) if data_dir else float("nan")
         wal1, rows1, size1 = _wal_and_chunks(url)
+        for proc in procs:
+            proc.stdin.write("bye\n")
+            proc.stdin.flush()
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -141,6 +167,7 @@ def run_shards(site: str, url: str, count: int, ticks: int) -> dict:
             "record_ms_median": float(np.median([r["record_ms"] for r in reports])),
             "alerts_ms_median": float(np.median([r["alerts_ms"] for r in reports])),
             "live_state_bytes": reports[0]["live_state_bytes"],
+            "db_server_cpu_s_per_tick": (db_cpu1 - db_cpu0) / ticks,
             "db_wal_bytes_per_tick": (wal1 - wal0) / ticks, "db_chunk_rows_per_tick": (rows1 - rows0) / ticks,
             "db_chunk_table_bytes_per_tick": (size1 - size0) / ticks}
 
@@ -151,16 +178,18 @@ def shards_1m(shards: int = SHARDS, ticks: int = TICKS, campuses: int = CAMPUSES
     import tomli_w
     from sqlalchemy import create_engine, text
 
-    from ingest.store.pgserver import throwaway_postgres
+    from ingest.store.pgserver import throwaway_postgres_server
     from twin.site.campuses import campuses_text
     from twin.site.load import read_site_text, site_path
 
-    with tempfile.TemporaryDirectory(prefix="clustertwin-shards-") as tmp, throwaway_postgres("twin_shards") as url:
+    with tempfile.TemporaryDirectory(prefix="clustertwin-shards-") as tmp, \
+            throwaway_postgres_server("twin_shards") as server:
+        url = server.url
         site_file = Path(tmp) / "colossus-x10.toml"
         doc = campuses_text(read_site_text(site_path("colossus")), campuses, f"colossus-x{campuses}")
         site_file.write_text(tomli_w.dumps(doc), encoding="utf-8")
-        big = run_shards(str(site_file), url, shards, ticks)
-        peer = run_shards("colossus", url, 1, ticks)
+        big = run_shards(str(site_file), url, shards, ticks, server.data)
+        peer = run_shards("colossus", url, 1, ticks, server.data)
         engine = create_engine(url)
         with engine.connect() as conn:
             db_bytes = conn.execute(text("SELECT pg_database_size(current_database())")).scalar()
