@@ -28,7 +28,7 @@ from ingest.live.job_runs import JobRun
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
-from ingest.store.livestate import ALERTS_CHANNEL, encode_state, notify, publish
+from ingest.store.livestate import ALERTS_CHANNEL, LiveStateError, encode_state, notify, publish
 from ingest.store.models import Event, utcnow
 from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
@@ -87,6 +87,7 @@ class StepTiming:
     twin_ms: float = 0.0
     record_ms: float = 0.0
     alerts_ms: float = 0.0
+    publish_ms: float = 0.0  # encoding and storing the live state for followers (leader of shard 0)
     total_ms: float = 0.0
     lag_ms: float = 0.0  # from a reading being taken (the synthetic plant's sensors, else the buffer) to publication
 
@@ -143,6 +144,7 @@ class LiveHub:
         self.adopted_total = 0  # live states taken over from the leader while following
         self.alerts_changes_total = 0  # alert changes (acknowledge, silence) notified by any process
         self.publish_bytes = 0  # size of the last published live state
+        self._publish_refused = False
         self.outage = WriteOutage(log, f"database of site {state.name}")
         self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
 
@@ -185,17 +187,25 @@ class LiveHub:
         with self._publish_lock:
             self._published = ViewTick(snap, self.twin.detail)
         self.seq += 1
+        t4 = time.perf_counter()
         if self.publish_holder is not None:
             self._write("live states not published", lambda: self._publish(ts))
-        t4 = time.perf_counter()
+        t5 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
-                                 alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
+                                 alerts_ms=(t4 - t3) * 1e3, publish_ms=(t5 - t4) * 1e3, total_ms=(t5 - t0) * 1e3,
                                  lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
         return snap
 
     def _publish(self, ts: datetime) -> None:
         """Store this tick's live state for the followers (:mod:`ingest.store.livestate`)."""
-        payload = encode_state(self.live_state())
+        try:
+            payload = encode_state(self.live_state())
+        except LiveStateError as exc:  # a twin field the format cannot hold: followers keep the last state
+            if not self._publish_refused:
+                log.error("live state of %s not published: %s", self.site_name, exc)
+            self._publish_refused = True
+            return
+        self._publish_refused = False
         publish(self.db, self.site_name, self.seq, ts, self.publish_holder, payload)
         self.publish_bytes = len(payload)
 

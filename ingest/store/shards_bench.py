@@ -58,10 +58,12 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
         hub.step(T0 + timedelta(seconds=second))
         cpu_s.append(time.process_time() - c0)
         wall_s.append(time.perf_counter() - w0)
-        parts.append((hub.timing.synthetic_ms, hub.timing.twin_ms, hub.timing.record_ms, hub.timing.alerts_ms))
+        parts.append((hub.timing.synthetic_ms, hub.timing.twin_ms, hub.timing.record_ms, hub.timing.alerts_ms,
+                      hub.timing.publish_ms))
     part = np.median(np.array(parts), axis=0)
     print(json.dumps({"cpu_s_per_tick": float(np.median(cpu_s)), "wall_s_per_tick": float(np.median(wall_s)),
                       "synthetic_ms": part[0], "twin_ms": part[1], "record_ms": part[2], "alerts_ms": part[3],
+                      "publish_ms": part[4],
                       "live_state_bytes": hub.publish_bytes, "gpus_count": hub.state.n_gpus,
                       "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
                       "it_power_mw": hub.latest().it_power_mw,
@@ -166,6 +168,7 @@ def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | Non
             "synthetic_ms_median": float(np.median([r["synthetic_ms"] for r in reports])),
             "record_ms_median": float(np.median([r["record_ms"] for r in reports])),
             "alerts_ms_median": float(np.median([r["alerts_ms"] for r in reports])),
+            "publish_ms_shard0": reports[0]["publish_ms"],
             "live_state_bytes": reports[0]["live_state_bytes"],
             "db_server_cpu_s_per_tick": (db_cpu1 - db_cpu0) / ticks,
             "db_wal_bytes_per_tick": (wal1 - wal0) / ticks, "db_chunk_rows_per_tick": (rows1 - rows0) / ticks,
