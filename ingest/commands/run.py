@@ -20,7 +20,9 @@ def add_run_parser(ingest_subparsers) -> None:
     run = ingest_subparsers.add_parser(
         "run", help="run the live twin (ingest, twin tick, storage, alerts) until stopped",
         description="Run the live twin of a site without the web server. Several processes can "
-                    "share one PostgreSQL database, each with its own --shard i/n.")
+                    "share one PostgreSQL database, each with its own --shard i/n; the leader of shard 0 "
+                    "publishes each tick's live state, which 'clustertwin serve --follow' web processes show "
+                    "(docs/deploy.md). A second process of the same shard waits as a standby.")
     run.add_argument("--site", default="colossus", help="reference-site name or site file (default: colossus)")
     run.add_argument("--db", default=None, help="database URL (default: $CLUSTERTWIN_DB or var/clustertwin.db)")
     run.add_argument("--source", action="append", default=None, metavar="SPEC",
