@@ -42,6 +42,7 @@ from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
 READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
+PUBLISH_EVERY_S = 1.0  # the leader publishes its live state for followers at this cadence (every tick)
 RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
 RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
@@ -102,7 +103,8 @@ class LiveHub:
     def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
                  record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1),
-                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S) -> None:
+                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S,
+                 publish_every_s: float = PUBLISH_EVERY_S) -> None:
         self.state, self.site_name, self.db = state, state.name, db
         self.synthetic = synthetic
         self.pollers = pollers or []
@@ -144,6 +146,8 @@ class LiveHub:
         self.adopted_total = 0  # live states taken over from the leader while following
         self.alerts_changes_total = 0  # alert changes (acknowledge, silence) notified by any process
         self.publish_bytes = 0  # size of the last published live state
+        self.publish_every_s = publish_every_s
+        self._live_published_at: datetime | None = None
         self._publish_refused = False
         self.outage = WriteOutage(log, f"database of site {state.name}")
         self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
@@ -188,8 +192,10 @@ class LiveHub:
             self._published = ViewTick(snap, self.twin.detail)
         self.seq += 1
         t4 = time.perf_counter()
-        if self.publish_holder is not None:
+        if self.publish_holder is not None and (self._live_published_at is None or
+                                                (ts - self._live_published_at).total_seconds() >= self.publish_every_s):
             self._write("live states not published", lambda: self._publish(ts))
+            self._live_published_at = ts
         t5 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
                                  alerts_ms=(t4 - t3) * 1e3, publish_ms=(t5 - t4) * 1e3, total_ms=(t5 - t0) * 1e3,

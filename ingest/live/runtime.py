@@ -175,7 +175,7 @@ def place_default_job(state: SiteTables, job_name: str | None = None) -> list[Pl
 def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
               faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
               start: datetime | None = None, shard: tuple[int, int] = (0, 1), record_every_s: float = 5.0,
-              retention_s: float = 3600.0) -> LiveHub:
+              retention_s: float = 3600.0, publish_every_s: float = 1.0) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled).
 
     ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
@@ -204,7 +204,7 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
     hub = LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
                   record=record, start=start, shard=shard, record_every_s=record_every_s,
-                  retention_s=retention_s)
+                  retention_s=retention_s, publish_every_s=publish_every_s)
     if synthetic is not None and hub.job_runs:
         # the plant's job stops and restarts on the same cycle the twin expects; its checkpoints are
         # the workload's own, so the plant's restart cycle writes none

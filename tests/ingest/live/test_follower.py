@@ -121,3 +121,29 @@ def test_runtimes_follow_then_take_over_and_publish(tmp_path):
     finally:
         for runtime in (first, second, web):
             runtime.stop()
+
+
+def test_a_leader_publishes_at_its_publish_cadence(db_url):
+    open_database(db_url).dispose()
+    leader = build_hub("demo", db_url, start=T0, publish_every_s=2.0)
+    leader.publish_holder = "leader:1:aa"
+    follower = build_hub("demo", db_url, start=T0)
+    follower.writable = False
+    never_ticks(follower)
+    watcher = Follower(follower, poll_s=0.05, resync_s=0.5)
+    try:
+        for second in range(5):
+            leader.step(T0 + timedelta(seconds=second))
+            watcher.refresh()
+        assert follower.adopted_total == 3 and follower.latest().ts == T0 + timedelta(seconds=4)  # 0, 2 and 4 s
+    finally:
+        leader.db.dispose()
+        follower.db.dispose()
+
+
+def test_ingest_run_refuses_a_publish_cadence_out_of_range(capsys):
+    from twin.cli import main
+
+    assert main(["ingest", "run", "--site", "demo", "--publish-every-s", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --publish-every-s 0.1: expected 1..60 s") and err.count("\n") == 1
