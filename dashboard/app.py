@@ -23,6 +23,7 @@ from dashboard.auth import AuthSettings, init_auth
 from dashboard.auth.account import account_block
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
+from dashboard.metrics import register_metrics
 from dashboard.hub_context import HUB_CONFIG_KEY
 from dashboard.theme import register_template
 
@@ -63,6 +64,8 @@ def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | 
     compare.register_callbacks(app)
     init_auth(app, db if db is not None else getattr(hub, "db", None), hub.site_name, auth)
     _guard_requests(app)
+    register_api(app.server)
+    register_metrics(app.server, hub)
     app.layout = lambda: shell.layout(hub.site_name, tick_ms, account=account_block())
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+
+from twin.cli import EXIT_BAD_INPUT
 
 from dashboard.auth.settings import DEFAULT_SESSION_IDLE_S
 
@@ -11,6 +14,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
+APP_LOAD_ERROR = 4  # gunicorn's exit code when the app did not load (the worker printed why)
+
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,8 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the live twin and the dashboard",
         description="Start ingest and the twin for a site (in this process) and serve the operator dashboard. "
         "Per site and shard only the holder of the ingest lease in the database runs ingest (lease 15 s, "
-        "renewed every 5 s); other processes serve read-only and one of them takes over within 20 s "
-        "if the leader dies (5 s if it stops cleanly).",
+        "renewed every 5 s); other processes follow its live state through the database (no twin work of "
+        "their own, acknowledgements shared) and one of them takes over within 20 s if the leader dies "
+        "(5 s if it stops cleanly). With --follow this process only follows, never leads.",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
     parser.add_argument("--host", default=DEFAULT_HOST,
@@ -38,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--record-every-s", type=float, default=5.0,
                         help="seconds between stored full-site frames (default: 5)")
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
+    parser.add_argument("--follow", action="store_true",
+                        help="never run ingest here: show the live state of the leader (e.g. 'clustertwin ingest "
+                             "run') on the same database")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
     parser.add_argument("--insecure-no-auth", action="store_true",
                         help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
@@ -47,41 +56,105 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"(default: {DEFAULT_SESSION_IDLE_S / 3600.0:g})")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
+    parser.add_argument("--prod", action="store_true",
+                        help="serve with gunicorn (gthread worker) instead of Flask's development server; "
+                             "see docs/deploy.md")
+    parser.add_argument("--threads", type=int, default=16,
+                        help="--prod: request threads of the worker, 1..256 (default: 16)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="--prod: gunicorn worker processes, 1..16; one leads (or all follow with --follow), "
+                             "the others follow it through the database (default: 1)")
     parser.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     """Start the hub, build the app and serve until interrupted."""
-    from dashboard.app import create_app
-    from dashboard.auth import AuthSettings
-    from dashboard.auth.binding import check_binding
-    from ingest.live.runtime import LiveSetupError, start_hub
-    from ingest.store.db import open_database
-    from ingest.store.users import count_users
-    from ingest.synthetic.faults import FaultError
-
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
     if not 0 < args.session_idle_h <= 24 * 30:
         raise SystemExit(f"--session-idle-h {args.session_idle_h:g}: expected more than 0 and at most 720 h")
+    _check_binding(args)
+    if args.prod:
+        return _serve_prod(args)
+    runtime = _start_runtime(args)
+    try:
+        app = _create_app(args, runtime)
+        app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
+    finally:
+        runtime.stop()
+    return 0
+
+
+def _start_runtime(args: argparse.Namespace):
+    from ingest.live.runtime import LiveSetupError, start_hub
+    from ingest.synthetic.faults import FaultError
+
+    sources = tuple(args.source or ("synthetic",))
+    try:
+        runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
+                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0,
+                            follow_only=getattr(args, "follow", False))
+    except FaultError as exc:
+        raise LiveSetupError(f"--fault: {exc}") from None
+    for note in runtime.notes:
+        log.warning("%s", note)
+    return runtime
+
+
+def _check_binding(args: argparse.Namespace) -> None:
+    """Refuse a non-loopback ``--host`` while no user exists (unless ``--insecure-no-auth``)."""
+    from dashboard.auth.binding import check_binding
+    from ingest.store.db import open_database
+    from ingest.store.users import count_users
+
     engine = open_database(args.db)
     try:
         check_binding(args.host, count_users(engine), args.insecure_no_auth)
     finally:
         engine.dispose()
-    sources = tuple(args.source or ("synthetic",))
+
+
+def _create_app(args: argparse.Namespace, runtime):
+    from dashboard.app import create_app
+    from dashboard.auth import AuthSettings
+
+    app = create_app(runtime.hub, tick_ms=args.tick_ms,
+                     auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies))
+    log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
+    return app
+
+
+def _serve_prod(args: argparse.Namespace) -> int:
+    """Serve under gunicorn; the twin starts in its worker (see :mod:`dashboard.prod`)."""
+    from gunicorn.errors import AppImportError
+
+    from dashboard.prod import ProdServer
+    from twin.errors import InputError
+    from twin.site.load import load_site
+
+    if not 1 <= args.threads <= 256:
+        raise SystemExit(f"--threads {args.threads}: expected 1..256")
+    if not 1 <= args.workers <= 16:
+        raise SystemExit(f"--workers {args.workers}: expected 1..16")
+    load_site(args.site)  # a bad site file is named here, before gunicorn starts
+
+    def start():
+        try:
+            runtime = _start_runtime(args)
+        except InputError as exc:
+            raise AppImportError(f"error: {exc}") from None  # gunicorn prints it and stops (exit 4)
+        try:
+            app = _create_app(args, runtime)
+        except BaseException:
+            runtime.stop()
+            raise
+        return app.server, runtime.stop
+
+    master_pid = os.getpid()
     try:
-        runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
-                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0)
-    except FaultError as exc:
-        raise LiveSetupError(f"--fault: {exc}") from None
-    for note in runtime.notes:
-        log.warning("%s", note)
-    try:
-        app = create_app(runtime.hub, tick_ms=args.tick_ms,
-                         auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies))
-        log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
-        app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
-    finally:
-        runtime.stop()
+        ProdServer(start, args.host, args.port, threads=args.threads, workers=args.workers).run()
+    except SystemExit as exc:
+        if exc.code == APP_LOAD_ERROR and os.getpid() == master_pid:  # the worker exits with its own code
+            return EXIT_BAD_INPUT
+        raise
     return 0

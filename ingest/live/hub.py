@@ -28,6 +28,7 @@ from ingest.live.job_runs import JobRun
 from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
+from ingest.store.livestate import ALERTS_CHANNEL, LiveStateError, encode_state, notify, publish
 from ingest.store.models import Event, utcnow
 from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
@@ -41,6 +42,7 @@ from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)
 READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
+PUBLISH_EVERY_S = 1.0  # the leader publishes its live state for followers at this cadence (every tick)
 RECORD_EVERY_S = 5.0  # frames are stored at this cadence: 2.9 MB per colossus frame is 2 GB an hour at 5 s
 RETENTION_S = 3600.0  # frames older than this are pruned (the embedded default keeps an hour)
 JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU job costs ~0.1 s)
@@ -48,8 +50,6 @@ JOB_EVERY_S = 5.0  # job throughput is re-evaluated at this cadence (a 100k-GPU 
 # (shut down, fallen off the bus), whatever the twin's own state says
 DEAD_POWER_FRAC = 0.5
 MAX_SILENCE_S = 7 * 24 * 3600.0  # longer silences are refused: nobody would see the alert again
-READ_ONLY_MESSAGE = ("this server is a read-only follower: acknowledge and silence alerts on the server "
-                     "that runs ingest")
 
 
 @dataclass
@@ -88,6 +88,7 @@ class StepTiming:
     twin_ms: float = 0.0
     record_ms: float = 0.0
     alerts_ms: float = 0.0
+    publish_ms: float = 0.0  # encoding and storing the live state for followers (leader of shard 0)
     total_ms: float = 0.0
     lag_ms: float = 0.0  # from a reading being taken (the synthetic plant's sensors, else the buffer) to publication
 
@@ -102,7 +103,8 @@ class LiveHub:
     def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
                  pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
                  record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1),
-                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S) -> None:
+                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S,
+                 publish_every_s: float = PUBLISH_EVERY_S) -> None:
         self.state, self.site_name, self.db = state, state.name, db
         self.synthetic = synthetic
         self.pollers = pollers or []
@@ -123,6 +125,7 @@ class LiveHub:
         self.timing = StepTiming()
         self.predicted_gpu_temp_c: np.ndarray | None = None
         self._latest: Snapshot | None = None
+        self._settled = False  # the twin engine settles on the first step this process runs
         self._published: ViewTick = EMPTY_TICK  # snapshot and its detail, replaced together under _publish_lock
         self._publish_lock = threading.Lock()
         self._prev_ts: datetime | None = None
@@ -137,7 +140,15 @@ class LiveHub:
         self._step_lock = threading.Lock()
         self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
         self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
-        self.writable = True  # False on a read-only follower (see ingest.live.runtime)
+        self.writable = True  # False on a follower: it runs no ingest, writes no frames (see ingest.live.runtime)
+        self.publish_holder: str | None = None  # set on the leader of shard 0: it publishes each tick's live state
+        self.seq = 0  # tick counter of the published (leader) or adopted (follower) live state
+        self.adopted_total = 0  # live states taken over from the leader while following
+        self.alerts_changes_total = 0  # alert changes (acknowledge, silence) notified by any process
+        self.publish_bytes = 0  # size of the last published live state
+        self.publish_every_s = publish_every_s
+        self._live_published_at: datetime | None = None
+        self._publish_refused = False
         self.outage = WriteOutage(log, f"database of site {state.name}")
         self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
 
@@ -159,8 +170,9 @@ class LiveHub:
             self._synthetic_ok_s = now_s
         t1 = time.perf_counter()
         inputs = self._inputs(ts, now_s)
-        if self._latest is None:
+        if not self._settled:
             self.twin.settle(inputs)
+            self._settled = True
         snap = self.twin.tick(dt_s, inputs)
         snap = self._overlay(snap, now_s)
         snap.jobs = self._evaluate_jobs(ts, snap, dt_s)
@@ -178,11 +190,55 @@ class LiveHub:
         self._latest = snap
         with self._publish_lock:
             self._published = ViewTick(snap, self.twin.detail)
+        self.seq += 1
         t4 = time.perf_counter()
+        if self.publish_holder is not None and (self._live_published_at is None or
+                                                (ts - self._live_published_at).total_seconds() >= self.publish_every_s):
+            self._write("live states not published", lambda: self._publish(ts))
+            self._live_published_at = ts
+        t5 = time.perf_counter()
         self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
-                                 alerts_ms=(t4 - t3) * 1e3, total_ms=(t4 - t0) * 1e3,
+                                 alerts_ms=(t4 - t3) * 1e3, publish_ms=(t5 - t4) * 1e3, total_ms=(t5 - t0) * 1e3,
                                  lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
         return snap
+
+    def _publish(self, ts: datetime) -> None:
+        """Store this tick's live state for the followers (:mod:`ingest.store.livestate`)."""
+        try:
+            payload = encode_state(self.live_state())
+        except LiveStateError as exc:  # a twin field the format cannot hold: followers keep the last state
+            if not self._publish_refused:
+                log.error("live state of %s not published: %s", self.site_name, exc)
+            self._publish_refused = True
+            return
+        self._publish_refused = False
+        publish(self.db, self.site_name, self.seq, ts, self.publish_holder, payload)
+        self.publish_bytes = len(payload)
+
+    def live_state(self) -> dict:
+        """What a follower needs to show this hub's latest tick: snapshot, detail, job timelines."""
+        return {"tick": self.latest_tick(), "timelines": {run.job.spec.name: list(run.timeline)
+                                                          for run in self.job_runs}}
+
+    def adopt(self, seq: int, state: dict) -> None:
+        """Show a leader's live state (from :meth:`live_state`) as this hub's latest tick; no twin work."""
+        tick = state["tick"]
+        snap = tick.snapshot
+        with self._step_lock:
+            if snap is None or (self._prev_ts is not None and snap.ts <= self._prev_ts):
+                return
+            for run in self.job_runs:
+                run.timeline[:] = state["timelines"].get(run.job.spec.name, [])
+            self.trend_buffer.append(snap)
+            self._latest, self._prev_ts, self.seq = snap, snap.ts, seq
+            with self._publish_lock:
+                self._published = tick
+            self.adopted_total += 1
+
+    def alerts_changed(self) -> None:
+        """Another process changed an alert: forget the alert lists kept for a database outage."""
+        self.alerts_changes_total += 1
+        self._last_alerts.clear()
 
     def _write(self, cost: str, write: Callable[[], object],
                reached_db: Callable[[object], bool] = lambda _result: True) -> None:
@@ -321,8 +377,11 @@ class LiveHub:
         return self.trend_buffer.frame(window_s)
 
     def source_ages(self, now_s: float | None = None) -> dict[str, float]:
-        """Seconds since each source's last good reading (inf when never)."""
+        """Seconds since each source's last good reading (inf when never); a follower ages the leader's."""
         now_s = time.time() if now_s is None else now_s
+        if not self.writable and self._latest is not None:
+            since_s = now_s - self._latest.ts.timestamp()
+            return {name: age + since_s for name, age in self._latest.source_age_s.items()}
         ages = {p.name: now_s - p.last_ok_s for p in self.pollers}
         if self.synthetic is not None:
             ages[self.synthetic.name] = now_s - self._synthetic_ok_s
@@ -378,7 +437,7 @@ class LiveHub:
         return result
 
     def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
-        """Mark an alert acknowledged with the operator's comment; PermissionError on a read-only follower."""
+        """Mark an alert acknowledged with the operator's comment (on a leader or a follower alike)."""
         self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
                            acknowledged_by=user[:100])
 
@@ -403,18 +462,22 @@ class LiveHub:
         return deleted[0] if deleted else 0
 
     def _update_event(self, alert_id: int, **values) -> None:
-        if not self.writable:
-            raise PermissionError(READ_ONLY_MESSAGE)
+        """Write an operator's change of one alert and notify every other process of the site."""
         if isinstance(alert_id, bool) or not isinstance(alert_id, int):
             raise KeyError(f"no alert with id {alert_id!r}")
         with Session(self.db) as session:
             event = session.get(Event, alert_id)
             if event is None:
                 raise KeyError(f"no alert with id {alert_id}")
+            if event.site_name != self.site_name:
+                raise KeyError(f"no alert with id {alert_id} on site {self.site_name}")
             for key, value in values.items():
                 setattr(event, key, value)
             session.add(event)
+            session.flush()
+            notify(session.connection(), ALERTS_CHANNEL, self.site_name)
             session.commit()
+        self._last_alerts.clear()
 
     # ------------------------------------------------------------- scheduling
     def jobs_for_scheduler(self, tick_s: float = 1.0):

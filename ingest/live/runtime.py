@@ -4,8 +4,11 @@ Used by ``clustertwin serve`` (ingest inside the web process, the embedded defau
 ``make run``) and ``clustertwin ingest run`` (a separate process, optionally one shard of
 several writing into one PostgreSQL).  Only one process per site and shard runs the
 jobs: the holder of the ingest lease in the database (:mod:`ingest.store.lease`).  The
-others serve read-only (acknowledging or silencing alerts is refused there) and check the
-lease every 5 s; when the leader stops renewing it, one of them takes over within 20 s.
+leader of shard 0 publishes each tick's live state; every other process is a follower
+(:mod:`ingest.live.follower`): its hub shows that state, with no twin work of its own, and
+its acknowledgements and silences are written to the database for all to see.  Followers
+check the lease every 5 s; when the leader stops renewing it, one of them takes over
+within 20 s (unless started with ``follow_only``, as web processes of a larger deployment are).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.synthetic.faults import parse_fault
 from ingest.sources.inventory import Inventory
+from ingest.live.alerts import AlertTracker
+from ingest.live.follower import Follower
 from ingest.live.hub import LiveHub
 from ingest.live.pollers import SourceSpecError, make_poller
 from ingest.live.scheduler import build_scheduler
@@ -57,6 +62,8 @@ class Runtime:
     tick_s: float = 1.0
     renew_s: float = RENEW_S
     scheduler: BackgroundScheduler | None = None
+    follower: Follower | None = None
+    follow_only: bool = False  # never take the lease: a web process that only follows
     notes: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -73,6 +80,9 @@ class Runtime:
         would have expired, and a follower stays one.  Returns whether this process leads.
         """
         now = now or utcnow()
+        if self.follow_only:
+            self._start_following()
+            return False
         try:
             held = self.lease.try_acquire(now)
         except SQLAlchemyError as exc:
@@ -89,19 +99,35 @@ class Runtime:
         if held and not self.leading:
             self._start_ingest()
         elif not held and self.leading:
-            log.warning("lost the ingest lease %s to another process: serving read-only", self.lease.name)
+            log.warning("lost the ingest lease %s to another process: following it", self.lease.name)
             self._stop_ingest()
+        if not held:
+            self._start_following()
         return held
+
+    def _start_following(self) -> None:
+        if self.follower is None:
+            self.follower = Follower(self.hub).start()
+
+    def _stop_following(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower = None
 
     def _start_ingest(self) -> None:
         log.warning("this process (%s) now runs ingest for %s", self.lease.holder, self.lease.name)
+        self._stop_following()
         self.hub.writable = True
+        # alerts opened or cleared by the previous leader: continue its episodes, do not raise them again
+        self.hub.tracker = AlertTracker(self.hub.db, self.hub.site_name)
+        self.hub.publish_holder = self.lease.holder if self.hub.shard[0] == 0 else None
         self.hub.step()  # the first snapshot exists before anyone asks for it
         self.scheduler = build_scheduler(self.hub.jobs_for_scheduler(self.tick_s))
         self.scheduler.start()
 
     def _stop_ingest(self) -> None:
         self.hub.writable = False
+        self.hub.publish_holder = None
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
             self.scheduler = None
@@ -125,6 +151,7 @@ class Runtime:
             self._thread.join(timeout=10)
             self._thread = None
         leading = self.leading
+        self._stop_following()
         self._stop_ingest()
         if leading and self.lease is not None:
             try:
@@ -148,7 +175,7 @@ def place_default_job(state: SiteTables, job_name: str | None = None) -> list[Pl
 def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
               faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
               start: datetime | None = None, shard: tuple[int, int] = (0, 1), record_every_s: float = 5.0,
-              retention_s: float = 3600.0) -> LiveHub:
+              retention_s: float = 3600.0, publish_every_s: float = 1.0) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled).
 
     ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
@@ -177,7 +204,7 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
     hub = LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
                   record=record, start=start, shard=shard, record_every_s=record_every_s,
-                  retention_s=retention_s)
+                  retention_s=retention_s, publish_every_s=publish_every_s)
     if synthetic is not None and hub.job_runs:
         # the plant's job stops and restarts on the same cycle the twin expects; its checkpoints are
         # the workload's own, so the plant's restart cycle writes none
@@ -195,22 +222,27 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = ("synthetic",), *,
               shard: str = "0/1", tick_s: float = 1.0, lease_s: float = LEASE_S, renew_s: float = RENEW_S,
-              **hub_kw) -> Runtime:
-    """Build the hub and take the ingest lease of its site and shard, or serve read-only as a follower.
+              follow_only: bool = False, **hub_kw) -> Runtime:
+    """Build the hub and take the ingest lease of its site and shard, or follow the process that holds it.
 
     Either way a thread keeps checking the lease every ``renew_s`` seconds: the leader
-    renews it, a follower takes over once it has expired (``lease_s`` after the last renewal).
+    renews it, a follower takes over once it has expired (``lease_s`` after the last
+    renewal).  With ``follow_only`` the process never leads (a web process of a deployment
+    whose ingest runs elsewhere).
     """
     url = resolve_db_url(db_url)
     hub = build_hub(site, url, sources=sources, shard=parse_shard(shard), **hub_kw)
     hub.writable = False
     lease = Lease(hub.db, lease_name(hub.site_name, shard), lease_s=lease_s)
-    runtime = Runtime(hub=hub, db_url=url, lease=lease, tick_s=tick_s, renew_s=renew_s)
-    if not runtime.check_lease():
+    runtime = Runtime(hub=hub, db_url=url, lease=lease, tick_s=tick_s, renew_s=renew_s, follow_only=follow_only)
+    if follow_only:
+        runtime.check_lease()
+        runtime.notes.append(f"following the ingest leader of site {hub.site_name} (this process never leads)")
+    elif not runtime.check_lease():
         takeover_s = lease_s + renew_s
-        runtime.notes.append(f"another process runs ingest for site {hub.site_name} shard {shard}: serving "
-                             f"read-only, and taking over within {takeover_s:.0f} s if it stops")
-        log.warning("another process runs ingest for %s in %s: this one serves read-only", lease.name,
+        runtime.notes.append(f"another process runs ingest for site {hub.site_name} shard {shard}: following "
+                             f"its live state, and taking over within {takeover_s:.0f} s if it stops")
+        log.warning("another process runs ingest for %s in %s: this one follows it", lease.name,
                     lease.engine.url.render_as_string(hide_password=True))
     runtime.start_lease_thread()
     return runtime

@@ -207,3 +207,15 @@ class AppSecret(SQLModel, table=True):
     name: str = Field(primary_key=True)
     value: str
     created_at: datetime = _ts()
+
+
+class LiveState(SQLModel, table=True):
+    """The latest tick of a site's ingest leader, for followers (see :mod:`ingest.store.livestate`)."""
+
+    __tablename__ = "live_state"
+    site_name: str = Field(primary_key=True)
+    seq: int = Field(sa_column=Column(BigInteger, nullable=False))  # the leader's tick counter, grows by one a tick
+    ts: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))  # the tick's time
+    holder: str  # lease holder id of the publishing process
+    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    published_at: datetime = _ts()

@@ -5,13 +5,28 @@ from __future__ import annotations
 import hashlib
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from ingest.store.models import SiteVersion
 
 
-def record_site_version(engine: Engine, name: str, content: str) -> SiteVersion:
-    """The stored version of ``content``: the latest one if unchanged, else a new one numbered +1."""
+def record_site_version(engine: Engine, name: str, content: str, attempts: int = 3) -> SiteVersion:
+    """The stored version of ``content``: the latest one if unchanged, else a new one numbered +1.
+
+    Processes starting at once (the shards of one site) may race to number the same new
+    version: the loser reads the winner's row and tries again.
+    """
+    for attempt in range(attempts):
+        try:
+            return _record(engine, name, content)
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _record(engine: Engine, name: str, content: str) -> SiteVersion:
     digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
     with Session(engine) as session:
         latest = session.exec(select(SiteVersion).where(SiteVersion.name == name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from twin.commands.jsonout import dumps
 from twin.quantities import QUANTITIES, markdown_table
@@ -25,6 +26,16 @@ def register(subparsers) -> None:
     show.add_argument("name", help="reference-site name (colossus, demo) or site file path")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(func=_show)
+    generate = sub.add_parser(
+        "generate", help="write a site of several campuses like a reference site (e.g. 1M GPUs)",
+        description="Write a site file of N copies of a site, each campus with its own names (C01-, C02-, …), "
+                    "grid, generators, power chain and cooling plant, e.g. ten colossus-class campuses: "
+                    "clustertwin sites generate --campuses 10 --like colossus colossus-x10.toml")
+    generate.add_argument("out", help="site file to write (TOML); refuses to overwrite an existing file")
+    generate.add_argument("--campuses", type=int, default=10, help="number of campuses, 1..20 (default: 10)")
+    generate.add_argument("--like", default="colossus", help="reference-site name or site file (default: colossus)")
+    generate.add_argument("--name", default=None, help="site name (default: <like>-x<campuses>)")
+    generate.set_defaults(func=_generate)
     units = subparsers.add_parser("units", help="print the canonical quantity names and units")
     units.add_argument("--markdown", action="store_true", help="as the Markdown table in README.md")
     units.add_argument("--json", action="store_true", help="print JSON")
@@ -59,6 +70,35 @@ def _validate(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"{args.file}: ok ({state.n_racks} racks, {state.n_gpus} GPUs)")
+    return 0
+
+
+def _generate(args) -> int:
+    """Write the campuses site, load it back as ``serve`` would, and print its counts."""
+    import tomli_w
+
+    from twin.site.campuses import campuses_text
+    from twin.site.load import read_site_text, site_path
+
+    out = Path(args.out)
+    if out.exists():
+        print(f"error: {out} exists: not overwritten", file=sys.stderr)
+        return 1
+    try:
+        base = load_site(args.like)
+        name = args.name or f"{base.name}-x{args.campuses}"
+        doc = campuses_text(read_site_text(site_path(args.like)), args.campuses, name)
+        out.write_text(tomli_w.dumps(doc), encoding="utf-8")
+        state = load_site(out)
+        check_default_job(state)
+    except SiteError as exc:
+        out.unlink(missing_ok=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"{out}: site {state.name}, {args.campuses} campuses, {state.n_racks} racks, {state.n_gpus} GPUs")
     return 0
 
 

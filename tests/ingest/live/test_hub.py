@@ -108,7 +108,7 @@ def test_start_hub_steps_once_and_stops_cleanly(db):
     try:
         assert runtime.leading and runtime.hub.latest() is not None
         second = start_hub("demo", db)
-        assert not second.leading and "read-only" in second.notes[0]
+        assert not second.leading and "following its live state" in second.notes[0]
         second.stop()
     finally:
         runtime.stop()

@@ -1,0 +1,67 @@
+"""API routes of the alerts: list, acknowledge and silence (operator), as the alerts page does."""
+
+from __future__ import annotations
+
+from dashboard.api import models as m
+from dashboard.api.access import current_user_name
+from dashboard.api.routing import ApiError, api
+from dashboard.hub_context import current_hub
+
+MAX_ALERTS = 500  # the hub keeps the newest 500 in its list, as the alerts page shows
+
+
+TEXT_FIELDS = ("key", "source", "entity_kind", "entity_name", "metric", "message", "group", "runbook",
+               "acknowledged_by", "ack_comment")
+
+
+def _alert(a: dict) -> m.Alert:
+    values = {k: a.get(k) for k in m.Alert.model_fields}
+    values.update({k: values[k] or "" for k in TEXT_FIELDS})
+    values["acknowledged"] = bool(values["acknowledged"])
+    return m.Alert.model_validate(values)
+
+
+@api.route("GET", "/alerts", summary="Alerts newest first (the newest 500), open ones by default", tag="alerts",
+           query=m.AlertQuery, response=m.AlertPage)
+def list_alerts(query: m.AlertQuery = m.AlertQuery()) -> m.AlertPage:
+    alerts = current_hub().alerts(query.active_only)[:MAX_ALERTS]
+    if query.severity is not None:
+        alerts = [a for a in alerts if a.get("severity") == query.severity]
+    page = alerts[query.offset:query.offset + query.limit]
+    return m.AlertPage(total_count=len(alerts), offset=query.offset, limit=query.limit,
+                       items=[_alert(a) for a in page])
+
+
+def _find(alert_id: int) -> dict:
+    for alert in current_hub().alerts(False)[:MAX_ALERTS]:
+        if alert.get("id") == alert_id:
+            return alert
+    raise KeyError(f"no alert with id {alert_id}")
+
+
+@api.route("GET", "/alerts/{alert_id}", summary="One alert", tag="alerts", params=m.AlertId, response=m.Alert,
+           errors=(404,))
+def get_alert(params: m.AlertId) -> m.Alert:
+    return _alert(_find(params.alert_id))
+
+
+def _changed(alert_id: int, change) -> m.Alert:
+    hub = current_hub()
+    if not getattr(hub, "is_live", False) or not hasattr(hub, "acknowledge"):
+        raise ApiError(409, "this server shows no live alerts to change")
+    change(hub)
+    return _alert(_find(alert_id))
+
+
+@api.route("POST", "/alerts/{alert_id}/acknowledge", summary="Acknowledge an alert with a comment",
+           role="operator", tag="alerts", params=m.AlertId, body=m.Acknowledge, response=m.Alert,
+           errors=(404, 409))
+def acknowledge_alert(params: m.AlertId, body: m.Acknowledge) -> m.Alert:
+    return _changed(params.alert_id,
+                    lambda hub: hub.acknowledge(params.alert_id, body.comment, user=current_user_name()))
+
+
+@api.route("POST", "/alerts/{alert_id}/silence", summary="Silence an alert for up to 7 days", role="operator",
+           tag="alerts", params=m.AlertId, body=m.Silence, response=m.Alert, errors=(404, 409))
+def silence_alert(params: m.AlertId, body: m.Silence) -> m.Alert:
+    return _changed(params.alert_id, lambda hub: hub.silence(params.alert_id, body.duration_s))

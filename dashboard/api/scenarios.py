@@ -1,0 +1,103 @@
+"""API routes of what-if scenarios: the stored scenario files, and projections of a scenario body.
+
+``POST /project`` takes the two tables of a scenario file as JSON, writes them as TOML
+(``tomli-w``) and parses that with the scenario file parser, so a body and a file mean
+exactly the same and the answer is the report of ``clustertwin project --json``.
+Projections run one at a time (a colossus projection of the default 600 s costs about
+1 CPU-second; ``settle_s`` is capped at 1 h here) and the last few answers are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import tomli_w
+
+from dashboard.api import models as m
+from dashboard.api.routing import ApiError, api
+from dashboard.hub_context import current_hub
+from dashboard.views import SCENARIO_DIR, available_scenarios
+from twin.commands.jsonout import finite_or_null
+from twin.engine.projection import project
+from twin.site.scenario import ScenarioError, load_scenario, parse_scenario
+from twin.training import goodput, steptime
+from twin.training.sitejob import PlacementError
+
+PROJECTION_WAIT_S = 30.0  # a request waits this long for the projection running before it, then gets 503
+CACHED_PROJECTIONS = 16
+_running = threading.Lock()
+_cache: OrderedDict[tuple[str, str], dict] = OrderedDict()
+
+
+def scenario_toml(body: m.ProjectBody) -> str:
+    """The scenario file text of a body (keys left out are left out of the file)."""
+    head = body.scenario.model_dump(exclude_none=True)
+    if "time" in head:
+        head["time"] = body.scenario.time.isoformat()
+    conditions = body.conditions.model_dump(exclude_none=True)
+    conditions = {k: v for k, v in conditions.items() if v not in ([], {})}
+    return tomli_w.dumps({"scenario": head, "conditions": conditions})
+
+
+def projection(site_state, text: str, file: str) -> dict:
+    """The ``project`` report of scenario ``text`` on ``site_state`` (cached, one computation at a time)."""
+    key = (site_state.name, text)
+    if not _running.acquire(timeout=PROJECTION_WAIT_S):
+        raise ApiError(503, "another projection is running: try again shortly")
+    try:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+        scenario = parse_scenario(text, site_state, file)
+        try:
+            report = finite_or_null(project(site_state, scenario))
+        except (PlacementError, steptime.TrainingConfigError, goodput.ReliabilityError) as exc:
+            raise ScenarioError(f"{file}: job: {exc}") from exc
+        except FileNotFoundError:
+            raise ScenarioError(f"{file}: conditions.job: no job file {scenario.job!r}") from None
+        _cache[key] = report
+        while len(_cache) > CACHED_PROJECTIONS:
+            _cache.popitem(last=False)
+        return report
+    finally:
+        _running.release()
+
+
+@api.route("POST", "/project", summary="Project the site under a scenario (the report of `clustertwin project --json`)",
+           role="viewer", tag="scenarios", body=m.ProjectBody, response=m.Projection, errors=(503,))
+def post_project(body: m.ProjectBody) -> m.Projection:
+    state = current_hub().state
+    return m.Projection.model_validate(projection(state, scenario_toml(body), "body"))
+
+
+def _entry(name: str) -> m.ScenarioText:
+    if name not in available_scenarios():
+        raise KeyError(f"no scenario {name!r} (scenarios: {', '.join(available_scenarios()) or 'none'})")
+    path = SCENARIO_DIR / f"{name}.toml"
+    text = path.read_text(encoding="utf-8")
+    try:
+        scenario = load_scenario(path, current_hub().state)
+    except ScenarioError:  # a scenario of another site: listed, with its file's own words
+        return m.ScenarioText(name=name, title=name, description="(for another site)", toml=text)
+    return m.ScenarioText(name=name, title=scenario.name, description=scenario.description, toml=text)
+
+
+@api.route("GET", "/scenarios", summary="The stored scenario files", tag="scenarios", response=m.ScenarioList)
+def list_scenarios() -> m.ScenarioList:
+    return m.ScenarioList(items=[m.ScenarioEntry(**_entry(n).model_dump(exclude={"toml"}))
+                                 for n in available_scenarios()])
+
+
+@api.route("GET", "/scenarios/{name}", summary="One stored scenario file, with its text", tag="scenarios",
+           params=m.NameParam, response=m.ScenarioText, errors=(404,))
+def get_scenario(params: m.NameParam) -> m.ScenarioText:
+    return _entry(params.name)
+
+
+@api.route("POST", "/scenarios/{name}/project", summary="Project the site under a stored scenario",
+           tag="scenarios", params=m.NameParam, response=m.Projection, errors=(404, 503))
+def project_stored(params: m.NameParam) -> m.Projection:
+    entry = _entry(params.name)
+    return m.Projection.model_validate(projection(current_hub().state, entry.toml, f"{params.name}.toml"))
+

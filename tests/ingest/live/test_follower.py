@@ -1,0 +1,149 @@
+"""Followers: a hub that shows the ingest leader's live state through the database, doing no twin work."""
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ingest.live.follower import Follower
+from ingest.live.runtime import build_hub, start_hub
+from ingest.store.db import open_database
+
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+FAULT = "xid:h1-r01-k01-n0/0=79"
+
+
+def wait_for(condition, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def never_ticks(hub):
+    """Make any twin tick, settle or synthetic step of ``hub`` fail the test."""
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a follower ran twin work")
+
+    hub.twin.tick = hub.twin.settle = refuse
+    hub.synthetic.step = refuse
+    hub.step = refuse
+
+
+@pytest.fixture
+def leader_and_followers(db_url):
+    open_database(db_url).dispose()
+    leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
+    leader.publish_holder = "leader:1:aa"
+    followers = [build_hub("demo", db_url, start=T0) for _ in range(2)]
+    for hub in followers:
+        hub.writable = False
+        never_ticks(hub)
+    watchers = [Follower(hub, poll_s=0.05, resync_s=0.5).start() for hub in followers]
+    yield leader, followers, watchers
+    for watcher in watchers:
+        watcher.stop()
+    for hub in [leader, *followers]:
+        hub.db.dispose()
+
+
+def test_followers_show_each_tick_of_the_leader_without_twin_work(leader_and_followers):
+    leader, followers, watchers = leader_and_followers
+    for second in range(4):
+        snap = leader.step(T0 + timedelta(seconds=second))
+        for hub in followers:
+            assert wait_for(lambda hub=hub: hub.latest() is not None and hub.latest().ts == snap.ts)
+            got = hub.latest_tick()
+            assert got.snapshot.it_power_mw == snap.it_power_mw
+            assert got.detail.balance == leader.detail().balance
+            assert (got.snapshot.gpu_state == snap.gpu_state).all()
+    assert all(hub.adopted_total == 4 and hub.seq == leader.seq == 4 for hub in followers)
+    follower = followers[0]
+    assert len(follower.trend(60)) == 4  # the trend fills from the adopted ticks
+    assert follower.job_timeline(leader.jobs[0].spec.name) == leader.job_timeline(leader.jobs[0].spec.name)
+    assert follower.job_timeline(leader.jobs[0].spec.name)  # the down GPU stopped the job
+    ages = follower.source_ages(snap.ts.timestamp() + 2.0)
+    assert ages == {"synthetic": pytest.approx(leader.source_ages(snap.ts.timestamp())["synthetic"] + 2.0)}
+    assert watchers[0].uses_notify == (follower.db.dialect.name == "postgresql")
+    assert leader.publish_bytes > 0
+
+
+def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followers):
+    leader, (first, second), watchers = leader_and_followers
+    leader.step(T0)
+    alert = first.alerts()[0]
+    first.acknowledge(alert["id"], "pump swapped", user="ops")
+    second.silence(alert["id"], 600)
+    for hub in (leader, first, second):
+        seen = next(a for a in hub.alerts() if a["id"] == alert["id"])
+        assert seen["acknowledged"] and seen["ack_comment"] == "pump swapped" and seen["acknowledged_by"] == "ops"
+        assert seen["silenced_until"] is not None
+    if watchers[0].uses_notify:  # each follower heard both changes
+        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second)))
+    leader.step(T0 + timedelta(seconds=1))  # the leader's next tick keeps the operator's changes
+    kept = next(a for a in leader.alerts() if a["id"] == alert["id"])
+    assert kept["acknowledged"] and kept["silenced_until"] is not None
+    with pytest.raises(KeyError):
+        first.acknowledge(10**9)
+
+
+def test_a_follower_skips_states_older_than_its_own_and_follows_a_restarted_leader(leader_and_followers):
+    leader, (follower, _), watchers = leader_and_followers
+    for second in range(3):
+        leader.step(T0 + timedelta(seconds=second))
+    assert wait_for(lambda: follower.seq == 3)
+    restarted = build_hub("demo", leader.db.url.render_as_string(hide_password=False), start=T0)
+    restarted.publish_holder = "leader:2:bb"  # a new process counts its ticks from one again
+    snap = restarted.step(T0 + timedelta(seconds=10))
+    assert wait_for(lambda: follower.latest().ts == snap.ts)
+    assert follower.seq == 1
+    restarted.db.dispose()
+
+
+def test_runtimes_follow_then_take_over_and_publish(tmp_path):
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    first = start_hub("demo", url, lease_s=30.0, renew_s=0.3)
+    second = start_hub("demo", url, lease_s=30.0, renew_s=0.3)
+    web = start_hub("demo", url, follow_only=True, renew_s=0.3)
+    try:
+        assert first.leading and not second.leading and not web.leading
+        assert second.follower.running and web.follower.running and first.follower is None
+        assert "never leads" in web.notes[0]
+        assert wait_for(lambda: second.hub.latest() is not None and web.hub.latest() is not None)
+        first.stop()
+        assert wait_for(lambda: second.leading, 5.0)
+        assert second.follower is None and second.hub.publish_holder == second.lease.holder
+        taken = second.hub.latest().ts
+        assert wait_for(lambda: web.hub.latest().ts > taken, 5.0)  # the web process follows the new leader
+        assert not web.leading
+    finally:
+        for runtime in (first, second, web):
+            runtime.stop()
+
+
+def test_a_leader_publishes_at_its_publish_cadence(db_url):
+    open_database(db_url).dispose()
+    leader = build_hub("demo", db_url, start=T0, publish_every_s=2.0)
+    leader.publish_holder = "leader:1:aa"
+    follower = build_hub("demo", db_url, start=T0)
+    follower.writable = False
+    never_ticks(follower)
+    watcher = Follower(follower, poll_s=0.05, resync_s=0.5)
+    try:
+        for second in range(5):
+            leader.step(T0 + timedelta(seconds=second))
+            watcher.refresh()
+        assert follower.adopted_total == 3 and follower.latest().ts == T0 + timedelta(seconds=4)  # 0, 2 and 4 s
+    finally:
+        leader.db.dispose()
+        follower.db.dispose()
+
+
+def test_ingest_run_refuses_a_publish_cadence_out_of_range(capsys):
+    from twin.cli import main
+
+    assert main(["ingest", "run", "--site", "demo", "--publish-every-s", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --publish-every-s 0.1: expected 1..60 s") and err.count("\n") == 1
