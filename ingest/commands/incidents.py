@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--name", required=True)
     rec.add_argument("--fault", action="append", default=[], help="KIND:TARGET[@START_S][+DURATION_S][=VALUE]")
     rec.add_argument("--duration", type=float, default=600.0, help="seconds to record (default 600)")
-    rec.add_argument("--tick", type=float, default=5.0, help="seconds between ticks and frames (default 5)")
+    rec.add_argument("--tick", type=float, default=5.0, help="seconds between the plant's ticks (default 5)")
+    rec.add_argument("--frame-every", type=float, help="seconds between recorded frames (default: every tick)")
     rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
@@ -134,7 +135,7 @@ def run_record(args) -> int:
     from ingest.replay.session import T0, RecordSpec, record_synthetic
 
     spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
-                      tick_s=args.tick, start=datetime.fromisoformat(args.start) if args.start else T0,
+                      tick_s=args.tick, frame_every_s=args.frame_every, start=datetime.fromisoformat(args.start) if args.start else T0,
                       seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
                       detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
     try:

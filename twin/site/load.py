@@ -68,7 +68,12 @@ def weather_keys() -> frozenset[str]:
 def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
     """Parse site TOML ``text`` and build its state (``file`` names it in errors)."""
     spec, _ = parse_site_file(text, file)
-    return _Builder(spec, file, catalogue).build()
+    tables = _Builder(spec, file, catalogue).build()
+    if spec.calibration is None:
+        return tables
+    from twin.site.calibration import apply_calibration, from_block
+
+    return apply_calibration(tables, from_block(tables, spec.calibration, file))
 
 
 @dataclass
