@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ingest.replay.bundle import Bundle
+from ingest.replay.engine import ReplayEngine
 from ingest.replay.metrics import fit_errors
 from ingest.replay.parallel import cached_shards, default_workers, run_parallel
 from ingest.replay.shards import Shard
@@ -185,8 +186,8 @@ class Replayer:
 
     def __init__(self, state: SiteTables, rec: Recording, *, scenario: Scenario | None = None,
                  job=None, tick_s: float = TICK_S, workers: int | None = None,
-                 site_toml: str | None = None) -> None:
-        self.state, self.rec, self.scenario = state, rec, scenario
+                 site_toml: str | None = None, engine: type[TwinEngine] = ReplayEngine) -> None:
+        self.state, self.rec, self.scenario, self.engine = state, rec, scenario, engine
         self.job = job  # a PlacedJob whose throughput is projected
         if not tick_s > 0:
             raise ValueError(f"tick_s: must be positive (got {tick_s!r})")
@@ -235,7 +236,7 @@ class Replayer:
             lo, hi = shard.gpus.start, shard.gpus.stop
             detail = rec.gpu_ids[(rec.gpu_ids >= lo) & (rec.gpu_ids < hi)]
             jobs = None if job_ids is None else job_ids[(job_ids >= lo) & (job_ids < hi)]
-            runs.append(ShardRun(shard, detail, jobs, self.tick_s, speed))
+            runs.append(ShardRun(shard, detail, jobs, self.tick_s, speed, self.engine))
         if len(runs) == 1:
             parts = [run_shard(runs[0], inputs, frames)]
         else:

@@ -18,6 +18,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from ingest.replay.engine import ReplayEngine
 from ingest.replay.shards import Shard
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 from twin.engine.tick import TickInputs, TwinEngine
@@ -30,9 +31,12 @@ PER_TICK = ("tick_gpus_throttled", "tick_gpus_down", "tick_max_gpu_temp_c")  # e
 
 
 def shard_inputs(inp: TickInputs, shard: Shard) -> TickInputs:
-    """The full site's inputs ``inp`` cut to ``shard`` (its GPUs, CDUs and nodes; failed links left out)."""
+    """The full site's inputs ``inp`` cut to ``shard`` (its GPUs, CDUs and nodes; failed links left out).
+
+    No swing jobs: the training power swing against the supply is not replayed.
+    """
     return dataclasses.replace(
-        inp, gpu_util_frac=inp.gpu_util_frac[shard.gpus], pumps_running_count=inp.pumps_running_count[shard.cdus],
+        inp, swing_jobs=[], gpu_util_frac=inp.gpu_util_frac[shard.gpus], pumps_running_count=inp.pumps_running_count[shard.cdus],
         cdu_flow_lpm=inp.cdu_flow_lpm[shard.cdus],
         nodes_off=None if inp.nodes_off is None else inp.nodes_off[shard.nodes], failed_links=[])
 
@@ -62,6 +66,7 @@ class ShardRun:
     job_gpus: np.ndarray | None  # site GPU ids of the replayed job in this shard (None: no job)
     tick_s: float
     speed: float | None = None  # pace at this many times real time (None: as fast as possible)
+    engine: type[TwinEngine] = ReplayEngine
 
 
 def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
@@ -72,7 +77,7 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
     below full clock as (site ids, clock fraction, 0 when down).
     """
     shard, tick_s = run.shard, run.tick_s
-    engine = TwinEngine(shard.tables, start=frame_inputs(frames[0]).ts, settle=False)
+    engine = run.engine(shard.tables, start=frame_inputs(frames[0]).ts, settle=False)
     local = run.detail_gpus - shard.gpus.start
     job_local = None if run.job_gpus is None else run.job_gpus - shard.gpus.start
     by_rack = engine.by_rack
