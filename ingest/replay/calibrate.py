@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ingest.replay.replay import Recording, Replayer, score
+from ingest.replay.replay import Recording, Replayer, recorded_job, score
 from twin.site.calibration import SiteCalibration, apply_calibration
 from twin.site.tables import SiteTables
 
@@ -95,8 +95,9 @@ def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, s
         raise ValueError(f"--calibrate {fraction}: leaves fewer than 2 frames held out of {rec.n_frames}")
     cal = fit(state, rec, split, site_toml)
     cal.fitted_on = f"{incident} frames 0-{split - 1} of {rec.n_frames}".strip()
-    before = Replayer(state, rec, site_toml=site_toml)
-    after = Replayer(apply_calibration(state, cal), rec, site_toml=site_toml)
+    job = recorded_job(state, rec)
+    before = Replayer(state, rec, site_toml=site_toml, job=job)
+    after = Replayer(apply_calibration(state, cal), rec, site_toml=site_toml, job=job)
     recorded = {k: v[split:] for k, v in before.recorded().items()}
     proj_before = {k: v[split:] for k, v in before.run().items()}
     proj_after = {k: v[split:] for k, v in after.run().items()}
@@ -104,11 +105,3 @@ def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, s
             "parameters": summary(cal, rec.gpu_ids),
             "heldout_before": score(recorded, proj_before, skip=0),
             "heldout_after": score(recorded, proj_after, skip=0), "calibration": cal}
-
-
-def heldout_errors(state: SiteTables, rec: Recording, fraction: float, site_toml: str | None = None) -> dict:
-    """Errors on the frames after the first ``fraction`` of one replay of the whole recording on ``state``."""
-    split = int(round(rec.n_frames * fraction))
-    player = Replayer(state, rec, site_toml=site_toml)
-    return score({k: v[split:] for k, v in player.recorded().items()},
-                 {k: v[split:] for k, v in player.run().items()}, skip=0)

@@ -314,11 +314,16 @@ def recorded_job(state: SiteTables, rec: Recording):
 
 
 def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, scenario: Scenario | None = None,
-           rec: Recording | None = None, tick_s: float = TICK_S, workers: int | None = None) -> ReplayResult:
-    """Replay ``bundle`` on ``state`` (see module docstring); ``workers`` None picks :func:`default_workers`."""
+           rec: Recording | None = None, tick_s: float = TICK_S, workers: int | None = None,
+           site_toml: str | None = None) -> ReplayResult:
+    """Replay ``bundle`` on ``state`` (see module docstring); ``workers`` None picks :func:`default_workers`.
+
+    ``site_toml`` is the text ``state`` was built from (default the bundle's site file): the
+    hall shards are cut from it.
+    """
     rec = rec or load_recording(bundle, state)
     player = Replayer(state, rec, scenario=scenario, job=recorded_job(state, rec),
-                      tick_s=tick_s, workers=workers, site_toml=bundle.site_toml)
+                      tick_s=tick_s, workers=workers, site_toml=site_toml or bundle.site_toml)
     t0 = time.perf_counter()
     projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
