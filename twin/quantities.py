@@ -189,6 +189,10 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("median_s", "s", "rack", "median time to throttle or shut down among the racks, per failure scenario"),
     _Q("n_racks_never", "count", "rack", "racks that never throttle or shut down in a failure scenario"),
     _Q("dp_busbw_gbps", "Gb/s", "job", "bus bandwidth of the job's data-parallel collectives"),
+    # Replay (``clustertwin replay --json``)
+    _Q("n_ticks", "count", "replay", "twin ticks a replay made after its settled start (every GPU ticked each time)"),
+    _Q("tick_s", "s", "replay", "the twin's step between ticks during a replay"),
+    _Q("n_workers", "count", "replay", "processes that ticked the site's hall shards"),
     # Ingest
     _Q("source_age_s", "s", "ingest_source", "seconds since a telemetry source's last good reading (inf if never)"),
 )
@@ -208,6 +212,7 @@ NOT_QUANTITIES: dict[str, str] = {
     "description": "text: what a site file describes",
     "gpu_types": "names of the GPU types of a site",
     "scenario": "name of a what-if scenario",
+    "saved_site_version": "number of the site version a replay's calibration was stored as",
     "dark_racks": "names of racks without power",
     "worst_racks": "names of the racks that fail first in a scenario",
     "gpu_id": "id: dense GPU id",
