@@ -95,6 +95,34 @@ def timeline_table(view, job: JobStatus) -> html.Div:
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
 
 
+def replay_record(view, job: JobStatus) -> html.Div | None:
+    """In a replayed moment: the recorded step time and throughput against the twin's (None in other views)."""
+    rows = view.job_record(job.name) if hasattr(view, "job_record") else []
+    if not rows:
+        return None
+
+    def number(value: float, unit: str) -> str:
+        if not math.isfinite(value):
+            return "stalled" if value == math.inf else "–"
+        return f"{value:.2f}" if unit == "s" else _si(value, "").strip()
+
+    body = [html.Tr([html.Td(f"{r['quantity']} ({r['unit']})"), html.Td(number(r["recorded"], r["unit"]), className="num"),
+                     html.Td(number(r["twin"], r["unit"]), className="num")]) for r in rows]
+    head = html.Tr([html.Th(""), html.Th("recorded", className="num"), html.Th("twin", className="num")])
+    return html.Div([html.Table([html.Thead(head), html.Tbody(body)], className="data"),
+                     html.Div("The twin evaluates the job on the recorded throttling and failed links.",
+                              className="muted")], className="replay-job", **{"data-replay-job": job.name})
+
+
+def diagnosis_children(view, snap: Snapshot | None, job: JobStatus | None) -> html.Div:
+    """The diagnosis panel, preceded in a replayed moment by the recorded-against-twin figures."""
+    if job is None or snap is None:
+        return html.Div("no training job running", className="empty")
+    record = replay_record(view, job)
+    panel = diagnosis_panel(view, snap, job)
+    return panel if record is None else html.Div([record, panel])
+
+
 def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
     """The job called ``name``, else the largest job, else None."""
     for job in snap.jobs:
@@ -263,8 +291,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
             html.Div(
                 [
                     html.Div([html.H3("Diagnosis and action"),
-                              html.Div(diagnosis_panel(hub, snap, chosen) if chosen is not None and snap is not None
-                                       else html.Div("no training job running", className="empty"), id=ids.Jobs.DIAGNOSIS),
+                              html.Div(diagnosis_children(hub, snap, chosen), id=ids.Jobs.DIAGNOSIS),
                               html.H3("Timeline: failures, restarts, checkpoints"),
                               html.Div(timeline_table(hub, chosen) if chosen is not None else None, id=ids.Jobs.TIMELINE)],
                              className="panel"),
@@ -336,7 +363,7 @@ def refresh(_n, selection, rendered):
                             shown_placement=(rendered or {}).get("placement"))
     now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
     job = find_job(snap, selection.get("job"))
-    diagnosis = diagnosis_panel(hub, snap, job) if job is not None else html.Div("no training job running", className="empty")
+    diagnosis = diagnosis_children(hub, snap, job)
     timeline = timeline_table(hub, job) if job is not None else None
     return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub), timeline)
 

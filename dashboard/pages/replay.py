@@ -61,8 +61,28 @@ METRIC_COLUMNS = (Column("signal", "signal"), Column("cv_rmse", "CV(RMSE) (%)", 
 _meta_cache: dict[tuple[str, int], dict] = {}
 
 
+def database_incidents() -> list:
+    """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
+    engine = getattr(current_hub(), "db", None)
+    if engine is None:
+        return []
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ingest.store.incidents import stored_incidents
+
+    try:
+        return stored_incidents(engine)
+    except SQLAlchemyError:
+        return []
+
+
 def library_entries() -> list[dict]:
-    """Every incident of the library with its metadata (title, tags, window, notes), cached per file version."""
+    """Every incident of the library: bundle files (metadata cached per file version) and database rows.
+
+    An entry says where it is kept (``file``, ``in_database``); a database row whose bundle
+    is not in the library is listed but cannot be replayed.
+    """
+    rows = {row.name: row for row in database_incidents()}
     out = []
     for entry in list_incidents():
         key = (str(entry.path), entry.path.stat().st_mtime_ns)
@@ -73,8 +93,17 @@ def library_entries() -> list[dict]:
             except BundleError:
                 continue
             _meta_cache[key] = meta
-        out.append({**meta, "shipped": entry.shipped})
+        out.append({**meta, "shipped": entry.shipped, "file": True, "in_database": rows.pop(meta["name"], None) is not None})
+    for row in rows.values():
+        out.append({"name": row.name, "title": row.description or row.name, "site_name": row.site_name,
+                    "start": row.start_at.isoformat(), "end": (row.end_at or row.start_at).isoformat(), "tags": [],
+                    "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be replayed here.",
+                    "shipped": False, "file": False, "in_database": True})
     return out
+
+
+def _kept(entry: dict) -> str:
+    return " + ".join(w for w, on in (("file", entry["file"]), ("database", entry["in_database"])) if on)
 
 
 def matches(entry: dict, query: str | None) -> bool:
@@ -96,8 +125,10 @@ def library_cards(entries: list[dict], query: str | None, selected: str | None) 
     start = lambda e: e["start"].replace("+00:00", "Z")  # noqa: E731
     return [html.Div([
         dcc.Link(e["title"], href=f"/replay?view=replay:{e['name']}@{start(e)}", className="replay-title",
-                 id={"type": "replay-incident", "name": e["name"]}),
-        html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e)], className="replay-meta"),
+                 id={"type": "replay-incident", "name": e["name"]}) if e["file"] else
+        html.Span(e["title"], className="replay-title muted", id={"type": "replay-incident", "name": e["name"]}),
+        html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e), " · ",
+                  html.Span(_kept(e), className="replay-kept")], className="replay-meta"),
         html.Div([html.Span(t, className="replay-tag") for t in e["tags"]], className="replay-tags"),
         html.P(e["notes"], className="replay-notes"),
     ], className="replay-card selected" if e["name"] == selected else "replay-card") for e in shown]
