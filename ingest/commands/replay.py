@@ -141,6 +141,8 @@ def run_replay(args) -> int:
         cv, nmbe = m["cv_rmse"], m["nmbe"]
         print(f"  {name:<24} CV(RMSE) {cv if cv is None else f'{cv:6.2f}'} %   NMBE {nmbe if nmbe is None else f'{nmbe:+6.2f}'} %")
     print(f"  outcome: {out['outcome']}")
+    if out.get("skipped"):
+        print(f"  not carried over to the scenario's layout: {out['skipped']}")
     if "saved_site_version" in out:
         print(f"  calibrated site saved as version {out['saved_site_version']} of site {out['site']}")
     return 0

@@ -165,6 +165,7 @@ class ReplayResult:
     n_ticks: int = 0  # twin ticks after the settled start (every GPU of the site ticked each time)
     tick_s: float = TICK_S
     n_workers: int = 1  # processes that ticked the site's shards
+    skipped: dict = field(default_factory=dict)  # a layout scenario: what of the recording did not carry over
 
     @property
     def speed_x(self) -> float:
@@ -178,7 +179,7 @@ class ReplayResult:
         return {"incident": self.incident, "frames": self.frames, "duration_s": self.duration_s,
                 "wall_s": self.wall_s, "speed_x": self.speed_x, "gpu_ticks_per_s": self.gpu_ticks_per_s,
                 "gpus": self.gpus, "n_ticks": self.n_ticks, "tick_s": self.tick_s, "n_workers": self.n_workers,
-                "signals": self.signals, "outcome": self.outcome}
+                "signals": self.signals, "outcome": self.outcome, **({"skipped": self.skipped} if self.skipped else {})}
 
 
 class Replayer:
@@ -319,11 +320,25 @@ def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, sce
     """Replay ``bundle`` on ``state`` (see module docstring); ``workers`` None picks :func:`default_workers`.
 
     ``site_toml`` is the text ``state`` was built from (default the bundle's site file): the
-    hall shards are cut from it.
+    hall shards are cut from it.  A scenario with layout edits replays on its edited site
+    (:attr:`Scenario.state`), the recording carried over by entity name
+    (:mod:`ingest.replay.remap`), in one process.
     """
     rec = rec or load_recording(bundle, state)
-    player = Replayer(state, rec, scenario=scenario, job=recorded_job(state, rec),
-                      tick_s=tick_s, workers=workers, site_toml=site_toml or bundle.site_toml)
+    skipped = {}
+    if scenario is not None and scenario.state is not None:
+        from ingest.replay.remap import power_on_job_nodes, remap_recording
+
+        rec, report = remap_recording(rec, state, scenario.state)
+        state, site_toml, skipped = scenario.state, None, report.as_dict()
+        job = recorded_job(state, rec)
+        if job is not None:
+            rec = power_on_job_nodes(rec, state, job.gpu_ids)
+    else:
+        site_toml = site_toml or bundle.site_toml
+        job = recorded_job(state, rec)
+    player = Replayer(state, rec, scenario=scenario, job=job,
+                      tick_s=tick_s, workers=workers, site_toml=site_toml)
     t0 = time.perf_counter()
     projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
@@ -333,4 +348,4 @@ def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, sce
                "max_gpus_down": int(projected["tick_gpus_down"].max())}
     return ReplayResult(bundle.name, rec.n_frames, rec.duration_s, wall, state.n_gpus,
                         score(recorded, projected), {k: (recorded[k], projected[k]) for k in recorded}, outcome,
-                        n_ticks=player.n_ticks(), tick_s=tick_s, n_workers=len(player.shards))
+                        n_ticks=player.n_ticks(), tick_s=tick_s, n_workers=len(player.shards), skipped=skipped)

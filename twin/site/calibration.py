@@ -67,8 +67,11 @@ def gpu_names(state: SiteTables, gpus: np.ndarray) -> list[str]:
     return [f"{state.node_name[state.gpu_node[g]]}/{state.gpu_index[g]}" for g in np.asarray(gpus, dtype=np.int64)]
 
 
-def from_block(state: SiteTables, block, file: str) -> SiteCalibration:
-    """The parsed ``[calibration]`` block (:class:`twin.site.schema.CalibrationSpec`) on ``state``'s ids."""
+def from_block(state: SiteTables, block, file: str, strict: bool = True) -> SiteCalibration:
+    """The parsed ``[calibration]`` block (:class:`twin.site.schema.CalibrationSpec`) on ``state``'s ids.
+
+    ``strict``: a name the site lacks is an error; else it is left out (a what-if edit removed it).
+    """
     from twin.site.errors import SiteError
 
     cal = SiteCalibration.neutral(state)
@@ -76,6 +79,8 @@ def from_block(state: SiteTables, block, file: str) -> SiteCalibration:
     cdu_index = {n: i for i, n in enumerate(state.cdu_name)}
     for name, delta in zip(block.cdus, block.cdu_approach_delta_k):
         if name not in cdu_index:
+            if not strict:
+                continue
             raise SiteError(file, "calibration", "cdus", f"unknown CDU {name!r}")
         cal.cdu_approach_delta_k[cdu_index[name]] = delta
     if block.gpus:
@@ -85,6 +90,8 @@ def from_block(state: SiteTables, block, file: str) -> SiteCalibration:
         for name, factor in zip(block.gpus, block.gpu_r_th_factor):
             host, _, index = name.rpartition("/")
             if host not in node_index or not index.isdigit() or int(index) >= per_node[node_index[host]]:
+                if not strict:
+                    continue
                 raise SiteError(file, "calibration", "gpus", f"unknown GPU {name!r} (expected <host>/<index>)")
             cal.gpu_r_th_factor[first_gpu[node_index[host]] + int(index)] = factor
     return cal
