@@ -66,6 +66,7 @@ class IncidentRecording:
         self.cdu_frame = self.bundle.frame("cdu")
         self._snaps: OrderedDict[int, Snapshot] = OrderedDict()
         self._twin_jobs: dict[int, JobStatus] = {}  # the twin's job status per frame (bounded with the snapshots)
+        self._job_cache: dict[tuple, JobStatus] = {}  # by slowed job GPUs and failed links
         self._lock = threading.Lock()
         self.job = recorded_job(self.state, self.rec)  # PlacedJob or None
 
@@ -105,10 +106,21 @@ class IncidentRecording:
             return self._twin_jobs.get(i)
 
     def _twin_job(self, i: int, snap: Snapshot) -> JobStatus | None:
+        """The twin's job status on the frame's throttling and links, evaluated once per distinct pair."""
         if self.job is None:
             return None
         running = np.where(snap.gpu_state == GPU_DOWN, 0.0, np.nan_to_num(snap.throttle_frac, nan=1.0))
-        return evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag).status
+        slow = np.flatnonzero(running[self.job.gpu_ids] < 1.0)
+        key = (running[self.job.gpu_ids][slow].tobytes(), slow.tobytes(), np.flatnonzero(~snap.link_up_flag).tobytes())
+        with self._lock:
+            status = self._job_cache.get(key)
+        if status is None:
+            status = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag).status
+            with self._lock:
+                if len(self._job_cache) >= SNAPSHOT_CACHE_SIZE:
+                    self._job_cache.pop(next(iter(self._job_cache)))
+                self._job_cache[key] = status
+        return status
 
     def _recorded_status(self, i: int, twin: JobStatus) -> JobStatus:
         """``twin`` with the recorded step time and throughput (MFU and goodput scaled to it)."""
