@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import tempfile
 import time
@@ -41,7 +42,8 @@ def replay_colossus_benchmark(incident: str = INCIDENT, tick_s: float = TICK_S) 
     (target ≥ 15 M) and over the CPU time of all the processes (``gpu_ticks_per_cpu_s``).
     The named peer, measured in the same run, is the live engine ticking the whole site in
     one process (``peer_live_tick_*``); ``ratio_vs_live_tick`` is the replay's GPU-ticks
-    per wall second over the peer's.  ``replay_one_process_*`` is the same replay without
+    per wall second over the peer's, ``ratio_cpu_vs_live_tick`` the same per CPU second
+    (independent of what else runs; ``load_avg_1min`` says how busy the machine was).  ``replay_one_process_*`` is the same replay without
     the hall shards.
     """
     bundle = read_bundle(SHIPPED_DIR / f"{incident}.ctincident")
@@ -63,7 +65,11 @@ def replay_colossus_benchmark(incident: str = INCIDENT, tick_s: float = TICK_S) 
             "cpu_s": cpu_s, "gpu_ticks_per_cpu_s": state.n_gpus * result.n_ticks / cpu_s,
             "replay_one_process_s": one.wall_s, "replay_one_process_speed_x": one.speed_x,
             "peer_live_tick_ms": peer["tick_ms"], "peer_live_tick_gpu_ticks_per_s": peer["gpu_ticks_per_s"],
+            "peer_live_tick_gpu_ticks_per_cpu_s": peer["gpu_ticks_per_cpu_s"],
             "ratio_vs_live_tick": result.gpu_ticks_per_s / peer["gpu_ticks_per_s"],
+            # per CPU second: what a replay costs against the live tick, whatever else runs on the machine
+            "ratio_cpu_vs_live_tick": state.n_gpus * result.n_ticks / cpu_s / peer["gpu_ticks_per_cpu_s"],
+            "load_avg_1min": os.getloadavg()[0],
             "ratio_one_process_vs_live_tick": state.n_gpus * one.n_ticks / one.wall_s / peer["gpu_ticks_per_s"]}
 
 
