@@ -72,21 +72,20 @@ def _stored_site(args, bundle):
     return state, text
 
 
-def _save_calibration(args, bundle, state, cal) -> int:
-    """Store the bundle's site with ``cal`` as its ``[calibration]`` block; returns the new version number."""
+def _save_calibration(args, site_toml: str, base, cal) -> int:
+    """Store the site with ``cal`` as a new site version in the database of ``args``; returns its number."""
+    from ingest.replay.calibrate import save_calibration
     from ingest.store.db import open_database
-    from ingest.store.siteversions import record_site_version
-    from twin.site.calibration import with_block
 
     engine = open_database(args.db)
     try:
-        return record_site_version(engine, state.name, with_block(bundle.site_toml, state, cal)).version
+        return save_calibration(engine, site_toml, base, cal)
     finally:
         engine.dispose()
 
 
 def run_replay(args) -> int:
-    from ingest.replay.calibrate import calibrate_and_score
+    from ingest.replay.calibrate import calibrate_incident
     from ingest.replay.replay import load_recording, replay, score
     from twin.site.errors import SiteError
     from twin.site.scenario import ScenarioError, load_scenario
@@ -112,18 +111,12 @@ def run_replay(args) -> int:
             out["signals"] = score({k: v[0][split:] for k, v in result.series.items()},
                                    {k: v[1][split:] for k, v in result.series.items()}, skip=0)
         if args.calibrate is not None:
-            from twin.site.calibration import without_block
-            from twin.site.catalogue import load_catalogue
-            from twin.site.load import build_site
-
-            base = build_site(without_block(site_toml), f"{bundle.name}:site.toml", load_catalogue())
-            cal = calibrate_and_score(base, rec, args.calibrate, site_toml=site_toml, incident=bundle.name)
-            fitted = cal.pop("calibration")
+            cal, fitted, base = calibrate_incident(bundle, rec, args.calibrate, site_toml)
             out["full_run_signals"] = out["signals"]
             out["signals"] = cal["heldout_after"]
             out["calibration"] = cal
             if args.save_calibration:
-                out["saved_site_version"] = _save_calibration(args, bundle, base, fitted)
+                out["saved_site_version"] = _save_calibration(args, site_toml, base, fitted)
         if scenario is not None:
             out["scenario"] = scenario.name
         out["site"] = state.name

@@ -105,3 +105,27 @@ def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, s
             "parameters": summary(cal, rec.gpu_ids),
             "heldout_before": score(recorded, proj_before, skip=0),
             "heldout_after": score(recorded, proj_after, skip=0), "calibration": cal}
+
+
+def calibrate_incident(bundle, rec: Recording, fraction: float, site_toml: str | None = None):
+    """:func:`calibrate_and_score` of an incident on its site without any earlier calibration.
+
+    Returns (report, fitted :class:`SiteCalibration`, the uncalibrated site it applies to).
+    ``site_toml`` is the site the incident is replayed on (default: the bundle's).
+    """
+    from twin.site.calibration import without_block
+    from twin.site.catalogue import load_catalogue
+    from twin.site.load import build_site
+
+    site_toml = site_toml or bundle.site_toml
+    base = build_site(without_block(site_toml), f"{bundle.name}:site.toml", load_catalogue())
+    report = calibrate_and_score(base, rec, fraction, site_toml=site_toml, incident=bundle.name)
+    return report, report.pop("calibration"), base
+
+
+def save_calibration(engine, site_toml: str, base: SiteTables, cal: SiteCalibration) -> int:
+    """Store ``site_toml`` with ``cal`` as its ``[calibration]`` block as a new version of the site; its number."""
+    from ingest.store.siteversions import record_site_version
+    from twin.site.calibration import with_block
+
+    return record_site_version(engine, base.name, with_block(site_toml, base, cal)).version

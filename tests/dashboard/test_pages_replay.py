@@ -89,3 +89,24 @@ def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, hu
         assert "replay:elsewhere-only@" not in text  # no link to an incident without its bundle
     finally:
         engine.dispose()
+
+
+def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
+    from dashboard.pages import replay as page
+    from dashboard.replay_view import IncidentRecording
+    from ingest.replay.session import RecordSpec, record_synthetic
+    from ingest.store.db import open_database
+    from ingest.store.siteversions import site_version
+
+    spec = RecordSpec("demo", "tim-button", faults=("tim:H1-R01-K03@0=3",), duration_s=120, tick_s=5,
+                      detail_racks=("H1-R01-K03",), max_detail_racks=1)
+    rec = IncidentRecording(record_synthetic(spec, tmp_path))
+    engine = open_database(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        panel = page.calibration_panel(rec, engine)
+        text = _text(panel)
+        assert "Saved as version 1 of site demo" in text and "--site-version 1 --heldout 0.5" in text
+        assert "[calibration]" in site_version(engine, "demo", 1).content
+        assert "not saved" in _text(page.calibration_panel(rec, None))
+    finally:
+        engine.dispose()
