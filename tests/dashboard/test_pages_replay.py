@@ -24,7 +24,8 @@ def test_no_page_prints_an_unknown_value_as_nan_or_inf(page_module, hub_request,
         layout = page_module(page).layout(view=REPLAY)
     text = _text(layout)
     assert "View not available" not in text
-    shown = re.findall(r'"(?:children|value|title)": "([^"]*)"', text)
+    shown = re.findall(r'"(?:children|value|title|text|hovertext)": "([^"]*)"', text)
+    shown += [t for texts in re.findall(r'"(?:text|hovertext)": \[([^\]]*)\]', text) for t in texts.split('", "')]
     bad = [s for s in shown if re.search(r"\b(nan|inf)\b", s, re.I)]
     assert bad == [], page
 
