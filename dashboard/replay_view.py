@@ -11,7 +11,8 @@ utilisation, the training swing) are NaN: unknown.
 The recorded job (the site's default job, when the recording reports its throughput) is
 placed as the live hub places it; its status at the instant is the twin's evaluation of
 the recorded throttling and failed links (bottlenecks, breakdown, checkpointing) with
-the recorded step time and throughput, MFU and goodput scaled to the recorded throughput;
+the recorded step time and throughput, MFU and goodput scaled to the recorded throughput
+(work lost to failures is not recorded: unknown);
 :meth:`ReplayView.job_record` gives both the recorded and the twin's figures.
 Alerts are the events opened at or before the instant, the latest per entity and metric;
 the events table records openings only, so an alert stays open until it opens again.
@@ -126,6 +127,7 @@ class IncidentRecording:
         """``twin`` with the recorded step time and throughput (MFU and goodput scaled to it)."""
         row = self.rec.site_rows[i]
         tokens, step = float(row["job_tokens_per_s"]), float(row.get("job_step_time_s", math.nan))
+        twin = dataclasses.replace(twin, lost_work_s=math.nan, lost_tokens_count=math.nan)  # not recorded
         if not math.isfinite(tokens):
             return twin
         scale = tokens / twin.tokens_per_s if twin.tokens_per_s > 0 else (1.0 if tokens == 0 else math.nan)

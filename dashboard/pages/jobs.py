@@ -21,7 +21,7 @@ from dashboard.figure_patch import figure_patch, live_render
 from dashboard.entity_links import entity_href
 from dashboard.figures import jobs as figs
 from dashboard.figures.trends import trend_figure
-from dashboard.formatting import fmt_duration
+from dashboard.formatting import NOT_RECORDED, fmt, fmt_duration
 from dashboard.job_actions import JobDiagnosis, diagnose, expected_after_drain
 from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
@@ -76,8 +76,9 @@ def kpis(job: JobStatus) -> list:
         kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),
         kpi_card(PAGE, "checkpoint", "Checkpoint age", "min", f"{age / 60:.0f}" if math.isfinite(age) else "–",
                  note=f"every {s['checkpoint_interval_min']:.0f} min"),
-        kpi_card(PAGE, "lost", "Work lost to failures", "min", f"{job.lost_work_s / 60:.1f}",
-                 note=f"{job.interruptions_total} interruption(s) · {_si(job.lost_tokens_count, 'tokens')}",
+        kpi_card(PAGE, "lost", "Work lost to failures", "min", fmt(job.lost_work_s / 60, 1),
+                 note=f"{job.interruptions_total} interruption(s) · {_si(job.lost_tokens_count, 'tokens')}"
+                 if math.isfinite(job.lost_work_s) else NOT_RECORDED,  # a replayed moment does not know it
                  status="warning" if job.interruptions_total else "ok"),
         kpi_card(PAGE, "drain", "Drain gain", "%" if math.isfinite(drain) else "", drain_text, note=drain_note,
                  status="warning" if not math.isfinite(drain) or drain >= 1 else "ok"),
