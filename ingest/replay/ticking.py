@@ -41,20 +41,36 @@ def shard_inputs(inp: TickInputs, shard: Shard) -> TickInputs:
         nodes_off=None if inp.nodes_off is None else inp.nodes_off[shard.nodes], failed_links=[])
 
 
-def _lerp(a, b, frac: float):
+def _ramp(a, b):
+    """(start, change) of a reading from ``a`` to ``b``: None when it does not change (or is missing)."""
     if a is None or b is None:
-        return b
-    return a + (b - a) * frac
+        return None
+    if np.ndim(b) == 0:
+        return None if a == b else (a, b - a)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if np.array_equal(a, b, equal_nan=True):
+        return None
+    return a, b - a
+
+
+class Between:
+    """Inputs between two frames (see module docstring), with each reading's change computed once per frame."""
+
+    CONTINUOUS = ("gpu_util_frac", "cdu_flow_lpm", "loop_supply_temp_c", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c")
+
+    def __init__(self, prev: TickInputs, cur: TickInputs) -> None:
+        self.prev, self.cur = prev, cur
+        self.ramps = {k: r for k in self.CONTINUOUS if (r := _ramp(getattr(prev, k), getattr(cur, k))) is not None}
+
+    def at(self, frac: float) -> TickInputs:
+        """Inputs at ``frac`` (0–1) of the way from the earlier frame to the later one."""
+        moved = {k: start + change * frac for k, (start, change) in self.ramps.items()}
+        return dataclasses.replace(self.cur, ts=self.prev.ts + (self.cur.ts - self.prev.ts) * frac, **moved)
 
 
 def between(prev: TickInputs, cur: TickInputs, frac: float) -> TickInputs:
     """Inputs at ``frac`` (0–1) of the way from ``prev`` to ``cur`` (see module docstring)."""
-    return dataclasses.replace(
-        cur, ts=prev.ts + (cur.ts - prev.ts) * frac, gpu_util_frac=_lerp(prev.gpu_util_frac, cur.gpu_util_frac, frac),
-        cdu_flow_lpm=_lerp(prev.cdu_flow_lpm, cur.cdu_flow_lpm, frac),
-        loop_supply_temp_c=_lerp(prev.loop_supply_temp_c, cur.loop_supply_temp_c, frac),
-        outdoor_dry_bulb_c=_lerp(prev.outdoor_dry_bulb_c, cur.outdoor_dry_bulb_c, frac),
-        outdoor_wet_bulb_c=_lerp(prev.outdoor_wet_bulb_c, cur.outdoor_wet_bulb_c, frac))
+    return Between(prev, cur).at(frac)
 
 
 @dataclasses.dataclass
@@ -98,8 +114,9 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
         else:
             dt_s = (cur.ts - prev.ts).total_seconds()
             steps = max(1, int(round(dt_s / tick_s)))
+            ramp = Between(prev, cur) if steps > 1 else None
             for k in range(1, steps):
-                count(engine.tick(dt_s / steps, between(prev, cur, k / steps)))
+                count(engine.tick(dt_s / steps, ramp.at(k / steps)))
             snap = engine.tick(dt_s / steps, cur)
         count(snap)
         prev = cur
