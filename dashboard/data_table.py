@@ -5,9 +5,12 @@ Small tables (top-N lists) are cheaper as HTML than as a DataTable and print wel
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dash import dcc, html
+
+from dashboard.formatting import NOT_RECORDED, UNKNOWN
 
 ROW_CLASS = "row_class"  # a row's optional CSS class (e.g. "row-critical"), not a column
 
@@ -25,7 +28,9 @@ class Column:
 def _cell(row: dict, col: Column) -> html.Td:
     value = row.get(col.key)
     if value is None:
-        return html.Td("–", className="num muted" if col.fmt else "muted")
+        return html.Td(UNKNOWN, className="num muted" if col.fmt else "muted")
+    if col.fmt and isinstance(value, float) and not math.isfinite(value):  # e.g. N-1 load in a replayed moment
+        return html.Td(UNKNOWN, title=NOT_RECORDED, className="num muted")
     text = col.fmt.format(value) if col.fmt else str(value)
     content = dcc.Link(text, href=col.href.format(value)) if col.href else text
     return html.Td(content, className="num" if col.fmt else None)

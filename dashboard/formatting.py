@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 UNKNOWN = "–"
+NOT_RECORDED = "not recorded"  # tooltip of an unknown value (no reading, or a replayed moment the bundle lacks)
 
 
 def fmt(value: float | None, decimals: int = 1) -> str:

@@ -261,6 +261,8 @@ class Replay:
     URL_SYNC = "replay-url-sync"  # dcc.Store: the view key written into the URL
     RUN_TWIN = "replay-run-twin"
     TWIN = "replay-twin"
+    CALIBRATE = "replay-calibrate"  # fit on the first half, save the site as a new version
+    CALIBRATION = "replay-calibration"
 
 
 class Audit:

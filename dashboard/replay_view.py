@@ -8,12 +8,20 @@ GPUs of such a rack are shown down (the bundle does not say which).  Generation 
 is the capacity of the sources not reported failed (batteries with charge), as the
 engine computes it; values no table keeps (time to throttle, N-1 load, link
 utilisation, the training swing) are NaN: unknown.
+The recorded job (the site's default job, when the recording reports its throughput) is
+placed as the live hub places it; its status at the instant is the twin's evaluation of
+the recorded throttling and failed links (bottlenecks, breakdown, checkpointing) with
+the recorded step time and throughput, MFU and goodput scaled to the recorded throughput
+(work lost to failures is not recorded: unknown);
+:meth:`ReplayView.job_record` gives both the recorded and the twin's figures.
 Alerts are the events opened at or before the instant, the latest per entity and metric;
 the events table records openings only, so an alert stays open until it opens again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import threading
 from collections import OrderedDict
 from datetime import datetime, timezone
@@ -24,12 +32,13 @@ import pandas as pd
 
 from ingest.replay.bundle import Bundle, BundleError, read_bundle
 from ingest.replay.library import find_incident, list_incidents, validate
-from ingest.replay.replay import Recording, load_recording
+from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
 from twin.engine.balance import generation_capacity_mw
-from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
 from twin.site.tables import SiteTables
+from twin.training.sitejob import evaluate_site_job
 
 THROTTLED_BELOW_FRAC = 0.99  # throttle_frac 1 = full clocks; below this a GPU counts as throttled
 SNAPSHOT_CACHE_SIZE = 64
@@ -57,7 +66,10 @@ class IncidentRecording:
         self.gpu_frame = self.bundle.frame("gpu")
         self.cdu_frame = self.bundle.frame("cdu")
         self._snaps: OrderedDict[int, Snapshot] = OrderedDict()
+        self._twin_jobs: dict[int, JobStatus] = {}  # the twin's job status per frame (bounded with the snapshots)
+        self._job_cache: dict[tuple, JobStatus] = {}  # by slowed job GPUs and failed links
         self._lock = threading.Lock()
+        self.job = recorded_job(self.state, self.rec)  # PlacedJob or None
 
     @property
     def name(self) -> str:
@@ -76,11 +88,54 @@ class IncidentRecording:
                 self._snaps.move_to_end(i)
                 return snap
         snap = self._build_snapshot(i)
+        twin = self._twin_job(i, snap)
+        if twin is not None:
+            snap.jobs = [self._recorded_status(i, twin)]
         with self._lock:
             self._snaps[i] = snap
+            if twin is not None:
+                self._twin_jobs[i] = twin
             while len(self._snaps) > SNAPSHOT_CACHE_SIZE:
-                self._snaps.popitem(last=False)
+                old, _ = self._snaps.popitem(last=False)
+                self._twin_jobs.pop(old, None)
         return snap
+
+    def twin_job(self, i: int) -> JobStatus | None:
+        """The twin's status of the recorded job at frame ``i`` (None without a recorded job)."""
+        self.snapshot(i)
+        with self._lock:
+            return self._twin_jobs.get(i)
+
+    def _twin_job(self, i: int, snap: Snapshot) -> JobStatus | None:
+        """The twin's job status on the frame's throttling and links, evaluated once per distinct pair."""
+        if self.job is None:
+            return None
+        running = np.where(snap.gpu_state == GPU_DOWN, 0.0, np.nan_to_num(snap.throttle_frac, nan=1.0))
+        slow = np.flatnonzero(running[self.job.gpu_ids] < 1.0)
+        key = (running[self.job.gpu_ids][slow].tobytes(), slow.tobytes(), np.flatnonzero(~snap.link_up_flag).tobytes())
+        with self._lock:
+            status = self._job_cache.get(key)
+        if status is None:
+            status = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag).status
+            with self._lock:
+                if len(self._job_cache) >= SNAPSHOT_CACHE_SIZE:
+                    self._job_cache.pop(next(iter(self._job_cache)))
+                self._job_cache[key] = status
+        return status
+
+    def _recorded_status(self, i: int, twin: JobStatus) -> JobStatus:
+        """``twin`` with the recorded step time and throughput (MFU and goodput scaled to it)."""
+        row = self.rec.site_rows[i]
+        tokens, step = float(row["job_tokens_per_s"]), float(row.get("job_step_time_s", math.nan))
+        twin = dataclasses.replace(twin, lost_work_s=math.nan, lost_tokens_count=math.nan)  # not recorded
+        if not math.isfinite(tokens):
+            return twin
+        scale = tokens / twin.tokens_per_s if twin.tokens_per_s > 0 else (1.0 if tokens == 0 else math.nan)
+        return dataclasses.replace(
+            twin, tokens_per_s=tokens, step_time_s=step if math.isfinite(step) else twin.step_time_s,
+            mfu_frac=twin.mfu_frac * scale if math.isfinite(scale) else math.nan,
+            gpu_model_tflops=twin.gpu_model_tflops * scale if math.isfinite(scale) else math.nan,
+            goodput_tokens_per_s=twin.goodput_tokens_per_s * scale if math.isfinite(scale) else math.nan)
 
     def _build_snapshot(self, i: int) -> Snapshot:
         s, rec = self.state, self.rec
@@ -239,7 +294,17 @@ class ReplayView:
         return out.reindex(columns=list(CDU_FIELDS)).astype(float)
 
     def placed_jobs(self) -> list:
-        return []
+        return [] if self.incident.job is None else [self.incident.job]
+
+    def job_record(self, job_name: str) -> list[dict]:
+        """Recorded against the twin's step time and throughput of ``job_name`` at the instant ([] if unknown)."""
+        recorded = next((j for j in self.latest().jobs if j.name == job_name), None)
+        twin = self.incident.twin_job(self.index)
+        if recorded is None or twin is None or twin.name != job_name:
+            return []
+        return [{"quantity": "step time", "unit": "s", "recorded": recorded.step_time_s, "twin": twin.step_time_s},
+                {"quantity": "throughput", "unit": "tokens/s", "recorded": recorded.tokens_per_s,
+                 "twin": twin.tokens_per_s}]
 
     def job_timeline(self, job_name: str) -> list[dict]:
         return []

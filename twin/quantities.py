@@ -279,6 +279,11 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("power_mw", "MW", "site", "power an alert's cause takes away (its impact)"),
     _Q("total_count", "count", "site", "items of a paged API list, all pages together"),
     _Q("shipped_flag", "flag", "site", "an incident shipped with ClusterTwin (not recorded by the user)"),
+    # Replay (``clustertwin replay --json``)
+    _Q("n_ticks", "count", "replay", "twin ticks a replay made after its settled start (every GPU ticked each time)"),
+    _Q("tick_s", "s", "replay", "the twin's step between ticks during a replay"),
+    _Q("n_workers", "count", "replay", "processes that ticked the site's hall shards"),
+    _Q("n_gpus_missing", "count", "replay", "recorded detail GPUs a what-if layout no longer has"),
     # Ingest
     _Q("source_age_s", "s", "ingest_source", "seconds since a telemetry source's last good reading (inf if never)"),
 )
@@ -351,6 +356,13 @@ NOT_QUANTITIES: dict[str, str] = {
     "idle_nodes_off": "boolean: nodes without a GPU of the job are powered off (scenario)",
     "racks_dark": "names of the racks that lose all power when the element trips",
     "racks_throttled": "names of the racks whose GPUs throttle when the element trips",
+    "scenario": "name of a what-if scenario",
+    "saved_site_version": "number of the site version a replay's calibration was stored as",
+    "skipped": "section: what of a recording a what-if layout does not carry over (replay report)",
+    "racks_missing": "names of recorded racks a what-if layout no longer has",
+    "racks_new": "names of racks a what-if layout adds (no recorded input)",
+    "cdus_missing": "names of recorded CDUs a what-if layout no longer has",
+    "failures_dropped": "names of recorded failures whose element a what-if layout no longer has",
     "dark_racks": "names of racks without power",
     "worst_racks": "names of the racks that fail first in a scenario",
     "gpu_id": "id: dense GPU id",

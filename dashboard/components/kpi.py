@@ -5,17 +5,22 @@ from __future__ import annotations
 from dash import html
 
 from dashboard import ids
+from dashboard.formatting import NOT_RECORDED, UNKNOWN
 
 
 def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "",
              spark: str = "") -> html.Div:
-    """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``)."""
+    """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``).
+
+    An unknown value (:data:`dashboard.formatting.UNKNOWN`) carries the tooltip "not recorded".
+    """
     return html.Div(
         [
             html.Div(label, className="kpi-label"),
             html.Div(
                 [
-                    html.Span(value, id=ids.kpi_value(page, name), className=f"kpi-value {status}".strip()),
+                    html.Span(value, id=ids.kpi_value(page, name), className=f"kpi-value {status}".strip(),
+                              **({"title": NOT_RECORDED} if value == UNKNOWN else {})),
                     html.Span(unit, className="kpi-unit"),
                     html.Span(spark, id=ids.kpi_spark(page, name), className="kpi-spark", **{"aria-hidden": "true"}),
                 ],

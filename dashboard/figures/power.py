@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard import theme
+from dashboard.formatting import NOT_RECORDED, UNKNOWN
 from dashboard.equipment import PowerStatus, power_status
 from dashboard.ordering import order_by
 from dashboard.figures.stacked_axes import stacked_layout
@@ -72,22 +73,28 @@ def _root(state: SiteTables, element: int) -> int:
     return chain[-1] if chain else element
 
 
+def _pct(value: float) -> str:
+    """A load fraction as a percentage; unknown (a replayed moment's N-1 load) says so."""
+    return f"{value:.0%}" if math.isfinite(value) else f"{UNKNOWN} ({NOT_RECORDED})"
+
+
 def _element_hover(state: SiteTables, snap: Snapshot, e: int) -> str:
     usable = state.power_rating_kw[e] * state.power_max_util_frac[e]
     return (
         f"{POWER_KINDS[state.power_kind[e]]}, side {'AB'[int(state.power_side[e])]}"
-        f"<br>load {snap.power_load_kw[e]:,.0f} kW of {usable:,.0f} kW usable ({snap.power_load_frac[e]:.0%})"
-        f"<br>worst after one failure (N-1) {snap.power_n1_load_frac[e]:.0%}"
+        f"<br>load {snap.power_load_kw[e]:,.0f} kW of {usable:,.0f} kW usable ({_pct(snap.power_load_frac[e])})"
+        f"<br>worst after one failure (N-1) {_pct(snap.power_n1_load_frac[e])}"
     )
 
 
 def _group_hover(state: SiteTables, snap: Snapshot, members: np.ndarray, metric: str) -> str:
     values = getattr(snap, metric)[members]
     worst = members[int(np.nanargmax(np.nan_to_num(values, nan=-1.0)))]
+    top = float(np.max(values[np.isfinite(values)])) if np.isfinite(values).any() else math.nan
     return (
         f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}"
         f"<br>total load {np.nansum(snap.power_load_kw[members]):,.0f} kW"
-        f"<br>worst {METRICS[metric]} {np.nanmax(values):.0%} ({state.power_name[worst]})"
+        f"<br>worst {METRICS[metric]} {_pct(top)} ({state.power_name[worst]})"
     )
 
 
@@ -545,7 +552,8 @@ def swing_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
                              hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
         traces.append(dict(type="bar", xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
                              marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
-                             text=[f"{_num(demand)} {unit}"], textposition="auto", cliponaxis=False,
+                             text=[f"{_num(demand)} {unit}" if math.isfinite(demand) else f"{UNKNOWN} ({NOT_RECORDED})"],
+                             textposition="auto", cliponaxis=False,
                              hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))
         layout[f"xaxis{axis}"]["rangemode"] = "tozero"
     fig = go.Figure(traces)

@@ -21,7 +21,7 @@ from dashboard.figure_patch import figure_patch, live_render
 from dashboard.entity_links import entity_href
 from dashboard.figures import jobs as figs
 from dashboard.figures.trends import trend_figure
-from dashboard.formatting import fmt_duration
+from dashboard.formatting import NOT_RECORDED, fmt, fmt_duration
 from dashboard.job_actions import JobDiagnosis, diagnose, expected_after_drain
 from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
@@ -76,8 +76,9 @@ def kpis(job: JobStatus) -> list:
         kpi_card(PAGE, "goodput", "Goodput", "tokens/s", _si(s["goodput_tokens_per_s"], "").strip(), note=f"ETTR {s['ettr_pct']:.0f} %"),
         kpi_card(PAGE, "checkpoint", "Checkpoint age", "min", f"{age / 60:.0f}" if math.isfinite(age) else "–",
                  note=f"every {s['checkpoint_interval_min']:.0f} min"),
-        kpi_card(PAGE, "lost", "Work lost to failures", "min", f"{job.lost_work_s / 60:.1f}",
-                 note=f"{job.interruptions_total} interruption(s) · {_si(job.lost_tokens_count, 'tokens')}",
+        kpi_card(PAGE, "lost", "Work lost to failures", "min", fmt(job.lost_work_s / 60, 1),
+                 note=f"{job.interruptions_total} interruption(s) · {_si(job.lost_tokens_count, 'tokens')}"
+                 if math.isfinite(job.lost_work_s) else NOT_RECORDED,  # a replayed moment does not know it
                  status="warning" if job.interruptions_total else "ok"),
         kpi_card(PAGE, "drain", "Drain gain", "%" if math.isfinite(drain) else "", drain_text, note=drain_note,
                  status="warning" if not math.isfinite(drain) or drain >= 1 else "ok"),
@@ -93,6 +94,34 @@ def timeline_table(view, job: JobStatus) -> html.Div:
                      html.Td(f"{e['lost_work_s'] / 60:.1f}", className="num")]) for e in events]
     head = html.Tr([html.Th("UTC", className="num"), html.Th("phase from then"), html.Th("lost so far (min)", className="num")])
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
+
+
+def replay_record(view, job: JobStatus) -> html.Div | None:
+    """In a replayed moment: the recorded step time and throughput against the twin's (None in other views)."""
+    rows = view.job_record(job.name) if hasattr(view, "job_record") else []
+    if not rows:
+        return None
+
+    def number(value: float, unit: str) -> str:
+        if not math.isfinite(value):
+            return "stalled" if value == math.inf else "–"
+        return f"{value:.2f}" if unit == "s" else _si(value, "").strip()
+
+    body = [html.Tr([html.Td(f"{r['quantity']} ({r['unit']})"), html.Td(number(r["recorded"], r["unit"]), className="num"),
+                     html.Td(number(r["twin"], r["unit"]), className="num")]) for r in rows]
+    head = html.Tr([html.Th(""), html.Th("recorded", className="num"), html.Th("twin", className="num")])
+    return html.Div([html.Table([html.Thead(head), html.Tbody(body)], className="data"),
+                     html.Div("The twin evaluates the job on the recorded throttling and failed links.",
+                              className="muted")], className="replay-job", **{"data-replay-job": job.name})
+
+
+def diagnosis_children(view, snap: Snapshot | None, job: JobStatus | None) -> html.Div:
+    """The diagnosis panel, preceded in a replayed moment by the recorded-against-twin figures."""
+    if job is None or snap is None:
+        return html.Div("no training job running", className="empty")
+    record = replay_record(view, job)
+    panel = diagnosis_panel(view, snap, job)
+    return panel if record is None else html.Div([record, panel])
 
 
 def find_job(snap: Snapshot, name: str | None) -> JobStatus | None:
@@ -263,8 +292,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
             html.Div(
                 [
                     html.Div([html.H3("Diagnosis and action"),
-                              html.Div(diagnosis_panel(hub, snap, chosen) if chosen is not None and snap is not None
-                                       else html.Div("no training job running", className="empty"), id=ids.Jobs.DIAGNOSIS),
+                              html.Div(diagnosis_children(hub, snap, chosen), id=ids.Jobs.DIAGNOSIS),
                               html.H3("Timeline: failures, restarts, checkpoints"),
                               html.Div(timeline_table(hub, chosen) if chosen is not None else None, id=ids.Jobs.TIMELINE)],
                              className="panel"),
@@ -336,7 +364,7 @@ def refresh(_n, selection, rendered):
                             shown_placement=(rendered or {}).get("placement"))
     now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
     job = find_job(snap, selection.get("job"))
-    diagnosis = diagnosis_panel(hub, snap, job) if job is not None else html.Div("no training job running", className="empty")
+    diagnosis = diagnosis_children(hub, snap, job)
     timeline = timeline_table(hub, job) if job is not None else None
     return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub), timeline)
 

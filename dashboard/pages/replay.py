@@ -61,8 +61,28 @@ METRIC_COLUMNS = (Column("signal", "signal"), Column("cv_rmse", "CV(RMSE) (%)", 
 _meta_cache: dict[tuple[str, int], dict] = {}
 
 
+def database_incidents() -> list:
+    """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
+    engine = getattr(current_hub(), "db", None)
+    if engine is None:
+        return []
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ingest.store.incidents import stored_incidents
+
+    try:
+        return stored_incidents(engine)
+    except SQLAlchemyError:
+        return []
+
+
 def library_entries() -> list[dict]:
-    """Every incident of the library with its metadata (title, tags, window, notes), cached per file version."""
+    """Every incident of the library: bundle files (metadata cached per file version) and database rows.
+
+    An entry says where it is kept (``file``, ``in_database``); a database row whose bundle
+    is not in the library is listed but cannot be replayed.
+    """
+    rows = {row.name: row for row in database_incidents()}
     out = []
     for entry in list_incidents():
         key = (str(entry.path), entry.path.stat().st_mtime_ns)
@@ -73,8 +93,17 @@ def library_entries() -> list[dict]:
             except BundleError:
                 continue
             _meta_cache[key] = meta
-        out.append({**meta, "shipped": entry.shipped})
+        out.append({**meta, "shipped": entry.shipped, "file": True, "in_database": rows.pop(meta["name"], None) is not None})
+    for row in rows.values():
+        out.append({"name": row.name, "title": row.description or row.name, "site_name": row.site_name,
+                    "start": row.start_at.isoformat(), "end": (row.end_at or row.start_at).isoformat(), "tags": [],
+                    "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be replayed here.",
+                    "shipped": False, "file": False, "in_database": True})
     return out
+
+
+def _kept(entry: dict) -> str:
+    return " + ".join(w for w, on in (("file", entry["file"]), ("database", entry["in_database"])) if on)
 
 
 def matches(entry: dict, query: str | None) -> bool:
@@ -96,8 +125,10 @@ def library_cards(entries: list[dict], query: str | None, selected: str | None) 
     start = lambda e: e["start"].replace("+00:00", "Z")  # noqa: E731
     return [html.Div([
         dcc.Link(e["title"], href=f"/replay?view=replay:{e['name']}@{start(e)}", className="replay-title",
-                 id={"type": "replay-incident", "name": e["name"]}),
-        html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e)], className="replay-meta"),
+                 id={"type": "replay-incident", "name": e["name"]}) if e["file"] else
+        html.Span(e["title"], className="replay-title muted", id={"type": "replay-incident", "name": e["name"]}),
+        html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e), " · ",
+                  html.Span(_kept(e), className="replay-kept")], className="replay-meta"),
         html.Div([html.Span(t, className="replay-tag") for t in e["tags"]], className="replay-tags"),
         html.P(e["notes"], className="replay-notes"),
     ], className="replay-card selected" if e["name"] == selected else "replay-card") for e in shown]
@@ -206,6 +237,34 @@ def twin_panel(rec: IncidentRecording) -> list:
             data_table(rows, METRIC_COLUMNS, table_id="replay-metrics")]
 
 
+CALIBRATION_FRACTION = 0.5  # the button fits on the first half and scores the second
+CALIBRATION_COLUMNS = (Column("signal", "signal"), Column("before", "held-out CV(RMSE) before (%)", "{:.2f}"),
+                       Column("after", "after (%)", "{:.2f}"))
+
+
+def calibration_panel(rec: IncidentRecording, engine) -> list:
+    """Fit the site on the first half of ``rec``, score the second, store the calibrated site in ``engine``."""
+    from ingest.replay.calibrate import calibrate_incident, save_calibration
+
+    report, fitted, base = calibrate_incident(rec.bundle, rec.rec, CALIBRATION_FRACTION)
+    before, after = report["heldout_before"], report["heldout_after"]
+    rows = [{"signal": name, "before": before[name]["cv_rmse"], "after": after[name]["cv_rmse"]} for name in after]
+    p = report["parameters"]
+    summary = (f"Fitted on {report['fit_frames']} frames, scored on {report['heldout_frames']}: CDU approach "
+               f"{fmt(p['cdu_approach_delta_k']['min'], 2)} … {fmt(p['cdu_approach_delta_k']['max'], 2)} K, GPU "
+               f"resistance ×{fmt(p['gpu_r_th_factor']['min'], 2)} … ×{fmt(p['gpu_r_th_factor']['max'], 2)} "
+               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}.")
+    if engine is None:
+        saved = html.P("No database: the calibration is not saved.", className="view-error")
+    else:
+        version = save_calibration(engine, rec.bundle.site_toml, base, fitted)
+        saved = html.P([f"Saved as version {version} of site {base.name}: replay with ",
+                        html.Code(f"clustertwin replay {rec.name} --site-version {version} --heldout "
+                                  f"{CALIBRATION_FRACTION}")], id="replay-calibration-saved")
+    return [html.P(summary, className="replay-help"), saved,
+            data_table(rows, CALIBRATION_COLUMNS, table_id="replay-calibration-metrics")]
+
+
 # ------------------------------------------------------------------ page
 def layout(view: str | None = None, **_query) -> html.Div:
     entries = library_entries()
@@ -227,7 +286,11 @@ def layout(view: str | None = None, **_query) -> html.Div:
                     html.Div([html.H2("Twin vs recorded"),
                               html.Button("Run the twin over this incident", id=ids.Replay.RUN_TWIN, n_clicks=0,
                                           className="button"),
-                              dcc.Loading(html.Div(id=ids.Replay.TWIN), type=SPINNER)],
+                              dcc.Loading(html.Div(id=ids.Replay.TWIN), type=SPINNER),
+                              html.H2("Calibration"),
+                              html.Button("Calibrate on the first half and save as a site version",
+                                          id=ids.Replay.CALIBRATE, n_clicks=0, className="button"),
+                              dcc.Loading(html.Div(id=ids.Replay.CALIBRATION), type=SPINNER)],
                              className="panel replay-twin")]
     return html.Div([
         html.H1("Incident replay"),
@@ -336,4 +399,15 @@ def run_twin(_n, frames):
     try:
         return twin_panel(incident_recording(frames["name"]))
     except ReplayError as exc:
+        return html.P(str(exc), className="view-error")
+
+
+@dash.callback(Output(ids.Replay.CALIBRATION, "children"), Input(ids.Replay.CALIBRATE, "n_clicks"),
+               State(ids.Replay.FRAMES, "data"), prevent_initial_call=True)
+def run_calibration(_n, frames):
+    if not frames:
+        raise PreventUpdate
+    try:
+        return calibration_panel(incident_recording(frames["name"]), getattr(current_hub(), "db", None))
+    except (ReplayError, ValueError) as exc:
         return html.P(str(exc), className="view-error")

@@ -6,13 +6,14 @@ set -e
 OUT=data/incidents
 want() { [ -z "$WANTED" ] && return 0; for n in $WANTED; do [ "$n" = "$1" ] && return 0; done; return 1; }
 WANTED="$*"
-rec() { clustertwin incidents record --site colossus --duration 600 --tick 5 --out "$OUT" --max-detail-racks 8 "$@"; }
+# The plant ticks every second, as a live 1 Hz twin does; a frame is kept every 5 s.
+rec() { clustertwin incidents record --site colossus --duration 600 --tick 1 --frame-every 5 --out "$OUT" --max-detail-racks 8 "$@"; }
 
 if want colossus-cdu-pump-failure; then
 rec --name colossus-cdu-pump-failure --tag cooling --tag pump \
-    --fault pump:H1-R01-K01-CDU@60+50=2 --fault pump:H1-R01-K01-CDU@110=1 --detail-rack H1-R01-K01 \
+    --fault pump:H1-R01-K01-CDU@60+55=2 --fault pump:H1-R01-K01-CDU@115=1 --detail-rack H1-R01-K01 \
     --title "CDU pump failure throttles a rack and slows the job" \
-    --notes "Both pumps of H1-R01-K01-CDU stop at 60 s; one restarts after 50 s, the other stays failed."
+    --notes "Both pumps of H1-R01-K01-CDU stop at 60 s; one restarts after 55 s, the other stays failed."
 fi
 
 if want colossus-generator-trip; then

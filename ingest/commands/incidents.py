@@ -13,6 +13,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from ingest.replay.bundle import BundleError, read_bundle
 from ingest.replay.library import find_incident, import_file, list_incidents, user_dir, validate
 from ingest.synthetic.faults import FaultError
@@ -46,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--end", help="window end for --format prometheus (ISO 8601 UTC)")
     imp.add_argument("--step", type=float, default=5.0, help="seconds between frames (prometheus, default 5)")
     imp.add_argument("--run-log", help="the run's own MLPerf log (phases), for --format mlperf-power")
-    imp.add_argument("--db", help="database to record an auto-built site's version in (default: the embedded one)")
+    imp.add_argument("--db", help="database to record the incident (and an auto-built site's version) in "
+                                  "(default: $CLUSTERTWIN_DB or the embedded one)")
     imp.add_argument("--json", action="store_true")
     imp.set_defaults(func=run_import)
     rec = sub.add_parser("record", help="record an incident from the synthetic plant with injected faults")
@@ -54,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--name", required=True)
     rec.add_argument("--fault", action="append", default=[], help="KIND:TARGET[@START_S][+DURATION_S][=VALUE]")
     rec.add_argument("--duration", type=float, default=600.0, help="seconds to record (default 600)")
-    rec.add_argument("--tick", type=float, default=5.0, help="seconds between ticks and frames (default 5)")
+    rec.add_argument("--tick", type=float, default=5.0, help="seconds between the plant's ticks (default 5)")
+    rec.add_argument("--frame-every", type=float, help="seconds between recorded frames (default: every tick)")
     rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
@@ -63,7 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--notes", default="")
     rec.add_argument("--detail-rack", action="append", default=[], help="rack to keep at full GPU detail")
     rec.add_argument("--max-detail-racks", type=int, help="racks at full GPU detail (default 16)")
-    rec.add_argument("--out", help="directory to write the bundle to (default: the user's incident directory)")
+    rec.add_argument("--out", help="directory to write the bundle to (default: the user's incident directory, "
+                                   "and the incident is recorded in the database)")
+    rec.add_argument("--db", help="database to record the incident in (default: $CLUSTERTWIN_DB or the embedded one)")
     rec.add_argument("--json", action="store_true")
     rec.set_defaults(func=run_record)
 
@@ -108,6 +114,21 @@ def run_export(args) -> int:
     return 0
 
 
+def _record_in_database(args, path: Path) -> None:
+    """Add the stored bundle's incident to the database (a failure there is a warning: the file is stored)."""
+    from ingest.store.db import DatabaseError, open_database
+    from ingest.store.incidents import record_incident
+
+    try:
+        engine = open_database(getattr(args, "db", None))
+        try:
+            record_incident(engine, read_bundle(path).metadata)
+        finally:
+            engine.dispose()
+    except (DatabaseError, SQLAlchemyError, OSError) as exc:
+        print(f"warning: incident stored as {path} but not recorded in the database: {exc}", file=sys.stderr)
+
+
 def run_import(args) -> int:
     try:
         if args.format == "bundle":
@@ -117,8 +138,10 @@ def run_import(args) -> int:
             from ingest.imports.run import import_recording
 
             name, report = import_recording(args)
+            path = find_incident(name, args.dir)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
+    _record_in_database(args, path)
     if args.json:
         print(json.dumps({"name": name, **report}))
     else:
@@ -134,7 +157,7 @@ def run_record(args) -> int:
     from ingest.replay.session import T0, RecordSpec, record_synthetic
 
     spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
-                      tick_s=args.tick, start=datetime.fromisoformat(args.start) if args.start else T0,
+                      tick_s=args.tick, frame_every_s=args.frame_every, start=datetime.fromisoformat(args.start) if args.start else T0,
                       seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
                       detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
     try:
@@ -142,5 +165,7 @@ def run_record(args) -> int:
         validate(read_bundle(path))
     except (FaultError, BundleError, ValueError) as exc:
         return _fail(str(exc))
+    if not args.out:  # into the user's library: an incident of this installation
+        _record_in_database(args, path)
     print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
     return 0

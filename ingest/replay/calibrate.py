@@ -1,6 +1,8 @@
 """Calibration of a site's uncertain parameters on the first part of a recording, scored on the rest.
 
-Fitted, in this order, on frames ``[0, split)`` (``split = fraction × frames``):
+Fitted, in this order, on frames ``[0, split)`` (``split = fraction × frames``), each
+trial a replay of those frames on the site with the parameters applied
+(:func:`twin.site.calibration.apply_calibration`):
 
 1. **CDU approach** [K] per CDU: the mean gap between the recorded and projected secondary
    supply temperature is added to the CDU's approach (secondary supply = facility supply +
@@ -11,46 +13,36 @@ Fitted, in this order, on frames ``[0, split)`` (``split = fraction × frames``)
 3. **Time constant**: one factor on the GPU heat capacity (τ = C·R), the best of a
    coarse scan by the RMSE of the detail GPUs' temperatures.
 
-Held-out errors are computed on ``[split, end)`` of one replay of the whole recording with
-the fitted parameters, next to the same errors before calibration.  The PSU efficiency
+Held-out errors are computed on ``[split, end)`` of one replay of the whole recording on
+the calibrated site, next to the same errors before calibration.  The fitted parameters
+are rounded as a site file keeps them before that replay, so the site saved with them
+(:func:`twin.site.calibration.with_block`) replays to the same held-out errors.  The PSU efficiency
 curve is not fitted yet (recorded node input power is needed, which only the MLPerf
 imports carry).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ingest.replay.replay import Recording, Replayer, score
+from ingest.replay.replay import Recording, Replayer, recorded_job, score
+from twin.site.calibration import SiteCalibration, apply_calibration
 from twin.site.tables import SiteTables
 
 R_PROBE = 1.25
 HEAT_CAP_FACTORS = (0.5, 0.75, 1.0, 1.5, 2.0)
+R_FACTOR_RANGE = (0.3, 3.0)
 
 
-@dataclass
-class Calibration:
-    """Fitted parameters (see module docstring)."""
-
-    cdu_approach_delta_k: np.ndarray  # added to the site's approach, per CDU
-    gpu_r_th_factor: np.ndarray  # per GPU (1 where not fitted)
-    heat_capacity_factor: float
-
-    def setup(self, engine) -> None:
-        """Apply to a fresh :class:`twin.engine.tick.TwinEngine`."""
-        engine.cdu_approach_k = np.maximum(engine.cdu_approach_k + self.cdu_approach_delta_k, 0.1)
-        engine.heat_capacity_j_per_k = engine.heat_capacity_j_per_k * self.heat_capacity_factor
-
-    def summary(self, state: SiteTables, gpu_ids: np.ndarray) -> dict:
-        f = self.gpu_r_th_factor[gpu_ids]
-        d = self.cdu_approach_delta_k
-        return {"cdu_approach_delta_k": {"mean": float(np.mean(d)), "min": float(np.min(d)), "max": float(np.max(d))},
-                "gpu_r_th_factor": {"gpus": int(gpu_ids.size), "mean": float(np.mean(f)) if f.size else 1.0,
-                                    "min": float(np.min(f)) if f.size else 1.0,
-                                    "max": float(np.max(f)) if f.size else 1.0},
-                "heat_capacity_factor": self.heat_capacity_factor}
+def summary(cal: SiteCalibration, gpu_ids: np.ndarray) -> dict:
+    """Ranges of the fitted parameters (GPU factors over the fitted GPUs ``gpu_ids``)."""
+    f = cal.gpu_r_th_factor[gpu_ids]
+    d = cal.cdu_approach_delta_k
+    return {"cdu_approach_delta_k": {"mean": float(np.mean(d)), "min": float(np.min(d)), "max": float(np.max(d))},
+            "gpu_r_th_factor": {"n_gpus": int(gpu_ids.size), "mean": float(np.mean(f)) if f.size else 1.0,
+                                "min": float(np.min(f)) if f.size else 1.0,
+                                "max": float(np.max(f)) if f.size else 1.0},
+            "heat_capacity_factor": cal.heat_capacity_factor}
 
 
 def _mean_over_time(a: np.ndarray) -> np.ndarray:
@@ -58,53 +50,82 @@ def _mean_over_time(a: np.ndarray) -> np.ndarray:
         return np.nanmean(a, axis=0)
 
 
-def fit(state: SiteTables, rec: Recording, split: int) -> Calibration:
+def _project(state: SiteTables, rec: Recording, cal: SiteCalibration, frames: range, site_toml: str | None):
+    return Replayer(apply_calibration(state, cal), rec, site_toml=site_toml).run(frames)
+
+
+def fit(state: SiteTables, rec: Recording, split: int, site_toml: str | None = None) -> SiteCalibration:
     """Fit on frames ``[0, split)`` of ``rec``."""
     if split < 3:
         raise ValueError(f"calibration needs at least 3 frames to fit on, the fraction gives {split}")
     train = range(0, split)
     recorded = rec.cdu["coolant_supply_temp_c"][:split]
-    cal = Calibration(np.zeros(state.n_cdus), np.ones(state.n_gpus), 1.0)
-    base = Replayer(state, rec, engine_setup=cal.setup).run(train)
-    delta = np.nan_to_num(_mean_over_time(recorded[1:] - base["coolant_supply_temp_c"][1:]))
-    cal.cdu_approach_delta_k = delta
+    cal = SiteCalibration.neutral(state)
+    base = _project(state, rec, cal, train, site_toml)
+    cal.cdu_approach_delta_k = np.nan_to_num(_mean_over_time(recorded[1:] - base["coolant_supply_temp_c"][1:]))
     measured = rec.gpu["gpu_temp_c"][1:split]
     measured = np.where(rec.gpu["gpu_power_w"][1:split] > 0, measured, np.nan)
     if rec.gpu_ids.size and np.isfinite(measured).any():
-        one = Replayer(state, rec, engine_setup=cal.setup).run(train)["gpu_temp_c"][1:]
-        probe = np.ones(state.n_gpus)
-        probe[rec.gpu_ids] = R_PROBE
-        two = Replayer(state, rec, engine_setup=cal.setup).run(train, gpu_r_th_factor=probe)["gpu_temp_c"][1:]
+        one = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
+        probe = SiteCalibration(cal.cdu_approach_delta_k, np.ones(state.n_gpus))
+        probe.gpu_r_th_factor[rec.gpu_ids] = R_PROBE
+        two = _project(state, rec, probe, train, site_toml)["gpu_temp_c"][1:]
         slope = _mean_over_time(two - one) / (R_PROBE - 1.0)
         gap = _mean_over_time(measured - one)
         factor = np.where(np.abs(slope) > 1e-6, 1.0 + gap / np.where(slope == 0, 1.0, slope), 1.0)
-        cal.gpu_r_th_factor[rec.gpu_ids] = np.clip(np.nan_to_num(factor, nan=1.0), 0.3, 3.0)
+        cal.gpu_r_th_factor[rec.gpu_ids] = np.clip(np.nan_to_num(factor, nan=1.0), *R_FACTOR_RANGE)
         best = (np.inf, 1.0)
         for k in HEAT_CAP_FACTORS:
             cal.heat_capacity_factor = k
-            proj = Replayer(state, rec, engine_setup=cal.setup).run(
-                train, gpu_r_th_factor=cal.gpu_r_th_factor)["gpu_temp_c"][1:]
+            proj = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
             err = np.nanmean((measured - proj) ** 2)
             if err < best[0]:
                 best = (err, k)
         cal.heat_capacity_factor = best[1]
-    return cal
+    return cal.rounded()
 
 
-def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float) -> dict:
+def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, site_toml: str | None = None,
+                        incident: str = "") -> dict:
     """Fit on the first ``fraction`` of the frames; errors on the rest before and after."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"--calibrate {fraction}: the fitted fraction must lie strictly between 0 and 1")
     split = int(round(rec.n_frames * fraction))
     if rec.n_frames - split < 2:
         raise ValueError(f"--calibrate {fraction}: leaves fewer than 2 frames held out of {rec.n_frames}")
-    cal = fit(state, rec, split)
-    before = Replayer(state, rec)
-    after = Replayer(state, rec, engine_setup=cal.setup)
+    cal = fit(state, rec, split, site_toml)
+    cal.fitted_on = f"{incident} frames 0-{split - 1} of {rec.n_frames}".strip()
+    job = recorded_job(state, rec)
+    before = Replayer(state, rec, site_toml=site_toml, job=job)
+    after = Replayer(apply_calibration(state, cal), rec, site_toml=site_toml, job=job)
     recorded = {k: v[split:] for k, v in before.recorded().items()}
     proj_before = {k: v[split:] for k, v in before.run().items()}
-    proj_after = {k: v[split:] for k, v in after.run(gpu_r_th_factor=cal.gpu_r_th_factor).items()}
+    proj_after = {k: v[split:] for k, v in after.run().items()}
     return {"fraction": fraction, "fit_frames": split, "heldout_frames": rec.n_frames - split,
-            "parameters": cal.summary(state, rec.gpu_ids),
+            "parameters": summary(cal, rec.gpu_ids),
             "heldout_before": score(recorded, proj_before, skip=0),
             "heldout_after": score(recorded, proj_after, skip=0), "calibration": cal}
+
+
+def calibrate_incident(bundle, rec: Recording, fraction: float, site_toml: str | None = None):
+    """:func:`calibrate_and_score` of an incident on its site without any earlier calibration.
+
+    Returns (report, fitted :class:`SiteCalibration`, the uncalibrated site it applies to).
+    ``site_toml`` is the site the incident is replayed on (default: the bundle's).
+    """
+    from twin.site.calibration import without_block
+    from twin.site.catalogue import load_catalogue
+    from twin.site.load import build_site
+
+    site_toml = site_toml or bundle.site_toml
+    base = build_site(without_block(site_toml), f"{bundle.name}:site.toml", load_catalogue())
+    report = calibrate_and_score(base, rec, fraction, site_toml=site_toml, incident=bundle.name)
+    return report, report.pop("calibration"), base
+
+
+def save_calibration(engine, site_toml: str, base: SiteTables, cal: SiteCalibration) -> int:
+    """Store ``site_toml`` with ``cal`` as its ``[calibration]`` block as a new version of the site; its number."""
+    from ingest.store.siteversions import record_site_version
+    from twin.site.calibration import with_block
+
+    return record_site_version(engine, base.name, with_block(site_toml, base, cal)).version

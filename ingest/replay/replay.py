@@ -10,10 +10,14 @@ Signals compared (recorded → projected): ``gpu_temp_c``, ``hbm_temp_c`` and ``
 of the detail GPUs, ``rack_max_gpu_temp_c`` and ``rack_mean_gpu_power_w`` of every rack,
 ``rack_power_kw``, ``coolant_supply_temp_c`` and ``coolant_return_temp_c`` per CDU,
 ``it_power_mw`` and, when the recording reports the throughput of the site's default job,
-``job_tokens_per_s`` (projected every :data:`JOB_EVERY_FRAMES` frames on the replayed
-throttling and links).  In recordings of the live hub, rack power, CDU temperatures, IT
+``job_tokens_per_s`` (projected on the replayed throttling and links, evaluated once per
+distinct set of slowed GPUs and failed links).  In recordings of the live hub, rack power, CDU temperatures, IT
 power and job throughput are the live twin's own estimates (no sensor gives them), so
 their errors measure replay consistency, not the model.
+
+The twin ticks every :data:`TICK_S` seconds, as live, with the recorded inputs held or
+interpolated between frames (:mod:`ingest.replay.ticking`); a large site is cut into hall
+shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.replay.parallel`).
 
 A scenario (:mod:`twin.site.scenario`) is applied on top of the recorded inputs: its
 failures are added, its pump losses subtracted, its loop supply temperatures and power
@@ -30,14 +34,18 @@ import numpy as np
 import pandas as pd
 
 from ingest.replay.bundle import Bundle
+from ingest.replay.engine import ReplayEngine
 from ingest.replay.metrics import fit_errors
-from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
+from ingest.replay.parallel import cached_shards, default_workers, run_parallel
+from ingest.replay.shards import Shard
+from ingest.replay.ticking import CDU_SIGNALS, GPU_SIGNALS, RACK_SIGNALS, SUMMED, ShardRun, run_shard
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.scenario import Scenario
 from twin.site.tables import SiteTables
 from twin.training.sitejob import evaluate_site_job
 
-JOB_EVERY_FRAMES = 6  # job throughput is projected every 6th frame (30 s at 5 s; ~0.1 s for a 24k-GPU job)
+TICK_S = 1.0  # the twin's cadence during a replay, as live (recorded inputs held or interpolated between frames)
+JOB_CLOCK_STEP_FRAC = 0.01  # job throughput is re-evaluated when a job GPU's clock moves by a step this size
 
 
 @dataclass
@@ -154,6 +162,10 @@ class ReplayResult:
     signals: dict[str, dict[str, float]]
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # signal → (recorded, projected)
     outcome: dict[str, float] = field(default_factory=dict)
+    n_ticks: int = 0  # twin ticks after the settled start (every GPU of the site ticked each time)
+    tick_s: float = TICK_S
+    n_workers: int = 1  # processes that ticked the site's shards
+    skipped: dict = field(default_factory=dict)  # a layout scenario: what of the recording did not carry over
 
     @property
     def speed_x(self) -> float:
@@ -161,70 +173,109 @@ class ReplayResult:
 
     @property
     def gpu_ticks_per_s(self) -> float:
-        return self.gpus * max(self.frames - 1, 0) / self.wall_s if self.wall_s > 0 else float("inf")
+        return self.gpus * self.n_ticks / self.wall_s if self.wall_s > 0 else float("inf")
 
     def as_dict(self) -> dict:
         return {"incident": self.incident, "frames": self.frames, "duration_s": self.duration_s,
                 "wall_s": self.wall_s, "speed_x": self.speed_x, "gpu_ticks_per_s": self.gpu_ticks_per_s,
-                "gpus": self.gpus, "signals": self.signals, "outcome": self.outcome}
+                "gpus": self.gpus, "n_ticks": self.n_ticks, "tick_s": self.tick_s, "n_workers": self.n_workers,
+                "signals": self.signals, "outcome": self.outcome, **({"skipped": self.skipped} if self.skipped else {})}
 
 
 class Replayer:
-    """Runs the twin over a recording (see module docstring)."""
+    """Runs the twin over a recording (see module docstring), in hall shards on several processes when it pays."""
 
     def __init__(self, state: SiteTables, rec: Recording, *, scenario: Scenario | None = None,
-                 engine_setup=None, job=None, job_every: int = JOB_EVERY_FRAMES) -> None:
-        self.state, self.rec, self.scenario = state, rec, scenario
-        self.engine_setup = engine_setup  # called with the fresh TwinEngine (calibrated parameters)
-        self.job, self.job_every = job, job_every  # a PlacedJob whose throughput is projected
+                 job=None, tick_s: float = TICK_S, workers: int | None = None,
+                 site_toml: str | None = None, engine: type[TwinEngine] = ReplayEngine) -> None:
+        self.state, self.rec, self.scenario, self.engine = state, rec, scenario, engine
+        self.job = job  # a PlacedJob whose throughput is projected
+        if not tick_s > 0:
+            raise ValueError(f"tick_s: must be positive (got {tick_s!r})")
+        self.tick_s = tick_s
+        self.shards = self._shards(workers, site_toml)
 
-    def _tokens_per_s(self, snap) -> float:
-        throttle = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)
-        return evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle, snap.link_up_flag).status.tokens_per_s
+    def _shards(self, workers: int | None, site_toml: str | None) -> list[Shard]:
+        n = default_workers(self.state) if workers is None else workers
+        # halls are independent only when the recording gives every loop's facility supply
+        # (else the shared plant couples them)
+        if n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all():
+            return [Shard.whole(self.state)]
+        return cached_shards(self.state, site_toml, n) or [Shard.whole(self.state)]
 
-    def run(self, frames: range | None = None, speed: float | None = None, *,
-            gpu_r_th_factor: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def n_ticks(self, frames: range | None = None) -> int:
+        """Twin ticks a run over ``frames`` makes after its settled start."""
+        dt = self.rec.dt_s[np.asarray(frames or range(self.rec.n_frames))[1:]]
+        return int(np.maximum(1, np.round(dt / self.tick_s)).sum())
+
+    def _job_result(self, tokens: dict, key) -> float:
+        """Job throughput [tokens/s] for one set of slowed GPUs and failed links, evaluated once per distinct set."""
+        if key not in tokens:
+            throttle = np.ones(self.state.n_gpus)
+            ids, clock, links = key[0], key[1], key[2]
+            throttle[np.asarray(ids, dtype=np.int64)] = np.asarray(clock) * JOB_CLOCK_STEP_FRAC
+            link_up = np.ones(self.state.n_links, dtype=bool)
+            link_up[np.asarray(links, dtype=np.int64)] = False
+            tokens[key] = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle,
+                                            link_up).status.tokens_per_s
+        return tokens[key]
+
+    def run(self, frames: range | None = None, speed: float | None = None) -> dict[str, np.ndarray]:
         """Projected series over ``frames`` (default all), paced at ``speed``× real time (None: as fast as possible).
 
-        Returns signal → array [n_frames, n_entities] (row 0 is the settled start).
+        Returns signal → array [n_frames, n_entities] at the frame instants (row 0 is the settled start).
         """
         s, rec = self.state, self.rec
         frames = frames or range(rec.n_frames)
-        engine = TwinEngine(s, start=rec.ts[frames[0]], settle=False)
-        if self.engine_setup is not None:
-            self.engine_setup(engine)
-        gpu_rack_max = engine.by_rack
-        out: dict[str, list] = {k: [] for k in ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "rack_max_gpu_temp_c",
-                                                "rack_mean_gpu_power_w", "rack_power_kw", "coolant_supply_temp_c",
-                                                "coolant_return_temp_c",
-                                                "it_power_mw", "job_tokens_per_s", "gpus_throttled", "gpus_down",
-                                                "max_gpu_temp_c")}
-        t_start = time.perf_counter()
-        for n, i in enumerate(frames):
-            inp = frame_inputs(rec, s, i, self.scenario)
-            inp.gpu_r_th_factor = gpu_r_th_factor
-            snap = engine.settle(inp) if n == 0 else engine.tick(float(rec.dt_s[i]), inp)
-            live = snap.gpu_state != GPU_DOWN
-            out["gpu_temp_c"].append(snap.gpu_temp_c[rec.gpu_ids])
-            out["hbm_temp_c"].append(snap.hbm_temp_c[rec.gpu_ids])
-            out["gpu_power_w"].append(snap.gpu_power_w[rec.gpu_ids])
-            out["rack_max_gpu_temp_c"].append(snap.rack_max_gpu_temp_c)
-            out["rack_mean_gpu_power_w"].append(gpu_rack_max.sum(np.where(live, snap.gpu_power_w, 0.0))
-                                                / np.maximum(gpu_rack_max.sum(live), 1))
-            out["rack_power_kw"].append(snap.rack_power_kw)
-            out["coolant_supply_temp_c"].append(snap.cdu_supply_temp_c)
-            out["coolant_return_temp_c"].append(snap.cdu_return_temp_c)
-            out["it_power_mw"].append(np.array([snap.it_power_mw]))
-            due = self.job is not None and (n % self.job_every == 0 or n == len(frames) - 1)
-            out["job_tokens_per_s"].append(np.array([self._tokens_per_s(snap) if due else np.nan]))
-            out["gpus_throttled"].append(np.array([np.count_nonzero(snap.gpu_state == GPU_THROTTLED)]))
-            out["gpus_down"].append(np.array([np.count_nonzero(~live)]))
-            out["max_gpu_temp_c"].append(np.array([np.nanmax(snap.gpu_temp_c)]))
-            if speed is not None and n > 0:
-                ahead_s = (rec.ts[i] - rec.ts[frames[0]]).total_seconds() / speed - (time.perf_counter() - t_start)
-                if ahead_s > 0:
-                    time.sleep(ahead_s)
-        return {k: np.stack(v) for k, v in out.items()}
+
+        def inputs(i: int) -> TickInputs:
+            return frame_inputs(rec, s, i, self.scenario)
+
+        job_ids = None if self.job is None else np.asarray(self.job.gpu_ids, dtype=np.int64)
+        runs = []
+        for shard in self.shards:
+            lo, hi = shard.gpus.start, shard.gpus.stop
+            detail = rec.gpu_ids[(rec.gpu_ids >= lo) & (rec.gpu_ids < hi)]
+            jobs = None if job_ids is None else job_ids[(job_ids >= lo) & (job_ids < hi)]
+            runs.append(ShardRun(shard, detail, jobs, self.tick_s, speed, self.engine))
+        if len(runs) == 1:
+            parts = [run_shard(runs[0], inputs, frames)]
+        else:
+            parts = run_parallel(runs, inputs, frames)
+        return self._combine(runs, parts, frames)
+
+    def _combine(self, runs: list[ShardRun], parts: list[dict], frames: range) -> dict[str, np.ndarray]:
+        s, rec, n = self.state, self.rec, len(frames)
+        out = {k: np.full((n, rec.gpu_ids.size), np.nan) for k in GPU_SIGNALS}
+        out.update({k: np.full((n, s.n_racks), np.nan) for k in RACK_SIGNALS})
+        out.update({k: np.full((n, s.n_cdus), np.nan) for k in CDU_SIGNALS})
+        for run, part in zip(runs, parts):
+            cols = np.searchsorted(rec.gpu_ids, run.detail_gpus)
+            for k in GPU_SIGNALS:
+                out[k][:, cols] = part[k]
+            for k in RACK_SIGNALS:
+                out[k][:, run.shard.racks] = part[k]
+            for k in CDU_SIGNALS:
+                out[k][:, run.shard.cdus] = part[k]
+        for k in SUMMED:
+            out[k] = sum(part[k] for part in parts)[:, None]
+        out["max_gpu_temp_c"] = np.max([part["max_gpu_temp_c"] for part in parts], axis=0)[:, None]
+        for k in ("tick_gpus_throttled", "tick_gpus_down"):
+            out[k] = sum(part[k] for part in parts)
+        out["tick_max_gpu_temp_c"] = np.max([part["tick_max_gpu_temp_c"] for part in parts], axis=0)
+        out["job_tokens_per_s"] = np.full((n, 1), np.nan)
+        if self.job is not None:
+            tokens: dict = {}
+            for row, i in enumerate(frames):
+                ids = np.concatenate([part["job_slow"][row][0] for part in parts])
+                clock = np.concatenate([part["job_slow"][row][1] for part in parts])
+                steps = np.floor(clock / JOB_CLOCK_STEP_FRAC).astype(np.int64)
+                links = tuple(_ids(rec.site_rows[i]["failed_links"]).tolist())
+                if self.scenario is not None:
+                    links = tuple(np.union1d(links, _ids(self.scenario.inputs.failed_links)).tolist())
+                key = (tuple(ids.tolist()), tuple(steps.tolist()), links)
+                out["job_tokens_per_s"][row, 0] = self._job_result(tokens, key)
+        return out
 
     def recorded(self, frames: range | None = None) -> dict[str, np.ndarray]:
         """The recorded series matching :meth:`run`'s signals."""
@@ -264,16 +315,37 @@ def recorded_job(state: SiteTables, rec: Recording):
 
 
 def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, scenario: Scenario | None = None,
-           rec: Recording | None = None, engine_setup=None, gpu_r_th_factor=None) -> ReplayResult:
-    """Replay ``bundle`` on ``state`` (see module docstring)."""
+           rec: Recording | None = None, tick_s: float = TICK_S, workers: int | None = None,
+           site_toml: str | None = None) -> ReplayResult:
+    """Replay ``bundle`` on ``state`` (see module docstring); ``workers`` None picks :func:`default_workers`.
+
+    ``site_toml`` is the text ``state`` was built from (default the bundle's site file): the
+    hall shards are cut from it.  A scenario with layout edits replays on its edited site
+    (:attr:`Scenario.state`), the recording carried over by entity name
+    (:mod:`ingest.replay.remap`), in one process.
+    """
     rec = rec or load_recording(bundle, state)
-    player = Replayer(state, rec, scenario=scenario, engine_setup=engine_setup, job=recorded_job(state, rec))
+    skipped = {}
+    if scenario is not None and scenario.state is not None:
+        from ingest.replay.remap import power_on_job_nodes, remap_recording
+
+        rec, report = remap_recording(rec, state, scenario.state)
+        state, site_toml, skipped = scenario.state, None, report.as_dict()
+        job = recorded_job(state, rec)
+        if job is not None:
+            rec = power_on_job_nodes(rec, state, job.gpu_ids)
+    else:
+        site_toml = site_toml or bundle.site_toml
+        job = recorded_job(state, rec)
+    player = Replayer(state, rec, scenario=scenario, job=job,
+                      tick_s=tick_s, workers=workers, site_toml=site_toml)
     t0 = time.perf_counter()
-    projected = player.run(speed=speed, gpu_r_th_factor=gpu_r_th_factor)
+    projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
     recorded = player.recorded()
-    outcome = {"max_gpu_temp_c": float(np.nanmax(projected["max_gpu_temp_c"])),
-               "max_gpus_throttled": int(projected["gpus_throttled"].max()),
-               "max_gpus_down": int(projected["gpus_down"].max())}
+    outcome = {"max_gpu_temp_c": float(np.nanmax(projected["tick_max_gpu_temp_c"])),  # over every tick
+               "max_gpus_throttled": int(projected["tick_gpus_throttled"].max()),
+               "max_gpus_down": int(projected["tick_gpus_down"].max())}
     return ReplayResult(bundle.name, rec.n_frames, rec.duration_s, wall, state.n_gpus,
-                        score(recorded, projected), {k: (recorded[k], projected[k]) for k in recorded}, outcome)
+                        score(recorded, projected), {k: (recorded[k], projected[k]) for k in recorded}, outcome,
+                        n_ticks=player.n_ticks(), tick_s=tick_s, n_workers=len(player.shards), skipped=skipped)

@@ -37,7 +37,8 @@ class RecordSpec:
     name: str
     faults: tuple[str, ...] = ()
     duration_s: float = 600.0
-    tick_s: float = 5.0
+    tick_s: float = 5.0  # the plant's cadence
+    frame_every_s: float | None = None  # recorded frames (default: every tick)
     start: datetime = T0
     seed: int = 0
     title: str = ""
@@ -55,8 +56,9 @@ def record_synthetic(spec: RecordSpec, incidents_dir: Path) -> Path:
         hub = build_hub(spec.site, f"sqlite:///{Path(tmp) / 'record.db'}", faults=spec.faults, seed=spec.seed,
                         start=spec.start, record=False, job=spec.job)
         try:
+            every_s = spec.frame_every_s or spec.tick_s
             recorder = FlightRecorder(hub.state, Path(tmp) / "ring", incidents_dir, site_toml=text,
-                                      window_s=spec.duration_s + spec.tick_s, every_s=spec.tick_s,
+                                      window_s=spec.duration_s + every_s, every_s=every_s,
                                       auto_save=False, origin="synthetic: " + " ".join(spec.faults))
             n = int(round(spec.duration_s / spec.tick_s)) + 1
             for i in range(n):

@@ -39,3 +39,9 @@ def _record(engine: Engine, name: str, content: str) -> SiteVersion:
         session.commit()
         session.refresh(row)
         return row
+
+
+def site_version(engine: Engine, name: str, version: int) -> SiteVersion | None:
+    """Version ``version`` of site ``name``, or None."""
+    with Session(engine) as session:
+        return session.exec(select(SiteVersion).where(SiteVersion.name == name, SiteVersion.version == version)).first()

@@ -73,7 +73,7 @@ def test_play_speed_scrub_next_event_and_every_page_follows(served_app, new_page
     expect(page.locator("#replay-instant")).to_have_text("2024-07-22 15:00:00 UTC")
     page.click("#replay-next-event")
     expect(page.locator("#replay-instant")).not_to_have_text("2024-07-22 15:00:00 UTC")
-    for _ in range(6):
+    for _ in range(15):  # the generation-headroom warning re-opens every few seconds before the pump stops
         if _seconds(page) >= 60:
             break
         page.click("#replay-next-event")
@@ -126,4 +126,21 @@ def test_twin_versus_recorded(served_app, new_page, screenshot, viewport):
     expect(page.locator("#replay-metrics")).to_contain_text("coolant_return_temp_c", timeout=60_000)
     expect(page.locator(".replay-twin-graphs .js-plotly-plot")).to_have_count(5)
     screenshot(page, f"replay-twin-{viewport}")
+    assert log.errors == [], log.errors
+
+
+def test_jobs_page_shows_the_recorded_job_against_the_twin(served_app, new_page, screenshot):
+    page, log = new_page("1366x768")
+    page.goto(served_app.url(f"/jobs?view=replay:{PUMP}@2024-07-22T15:01:50Z"))  # the rack throttles, the job slows
+    expect(page.locator("#shell-main h1:text-is('Jobs')")).to_be_visible()
+    record = page.locator("[data-replay-job='colossus-405b-24k']")
+    expect(record).to_contain_text("recorded")
+    expect(record).to_contain_text("throughput (tokens/s)")
+    expect(page.locator('[data-kpi="tokens"] .kpi-value')).not_to_have_text("–")
+    expect(page.locator("#jobs-bottlenecks")).to_contain_text("H1-R01-K01")
+    screenshot(page, "replay-jobs-1366x768")
+    page.goto(served_app.url(f"/power?view=replay:{PUMP}@2024-07-22T15:01:50Z"))
+    swing = page.locator('[data-kpi="swing"] .kpi-value')
+    expect(swing).to_have_text("–")
+    expect(swing).to_have_attribute("title", "not recorded")
     assert log.errors == [], log.errors

@@ -26,5 +26,7 @@ MAX_ENDPOINTS = 1_000
 # GPUs + nodes + racks + CDUs + power elements + sources (Colossus: 116,337); the fabric,
 # generated from these, has its own limits above
 MAX_ENTITIES = SCALE * 116_337
+MAX_CALIBRATED_GPUS = 16_384  # GPUs a [calibration] block may name (fitted GPUs are the recorded detail ones)
+MAX_CALIBRATED_CDUS = MAX_RACKS  # CDUs a [calibration] block may name
 MAX_TEXT_CHARS = 10_000  # any string in a site file
 MAX_NAME_CHARS = 200  # entity names and name patterns

@@ -68,7 +68,19 @@ def weather_keys() -> frozenset[str]:
 def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
     """Parse site TOML ``text`` and build its state (``file`` names it in errors)."""
     spec, _ = parse_site_file(text, file)
-    return _Builder(spec, file, catalogue).build()
+    return _calibrated(_Builder(spec, file, catalogue).build(), spec, file, strict=True)
+
+
+def _calibrated(tables: SiteTables, spec: SiteFile, file: str, strict: bool) -> SiteTables:
+    """``tables`` with the site file's ``[calibration]`` block applied (:mod:`twin.site.calibration`).
+
+    ``strict``: a CDU or GPU the block names must exist (an edited model may have removed it).
+    """
+    if spec.calibration is None:
+        return tables
+    from twin.site.calibration import apply_calibration, from_block
+
+    return apply_calibration(tables, from_block(tables, spec.calibration, file, strict=strict))
 
 
 def build_site_model(spec: SiteFile, file: str, catalogue: Catalogue, design_limits: str = design.STRICT) -> SiteTables:
@@ -78,7 +90,7 @@ def build_site_model(spec: SiteFile, file: str, catalogue: Catalogue, design_lim
     :class:`SiteError`) or :data:`~twin.site.design.WARN` (it is kept in
     ``SiteTables.design_findings`` as a warning).
     """
-    return _Builder(spec, file, catalogue, design_limits).build()
+    return _calibrated(_Builder(spec, file, catalogue, design_limits).build(), spec, file, strict=False)
 
 
 class _Builder:

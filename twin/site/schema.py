@@ -248,6 +248,29 @@ class StorageSpec(_Strict):
     share_frac: float = Field(1.0, gt=0, le=1)  # share of the storage one job gets beside other jobs
 
 
+class CalibrationSpec(_Strict):
+    """Parameters fitted by replaying recorded incidents (:mod:`twin.site.calibration`, docs/sites.md)."""
+
+    fitted_on: str = ""  # what they were fitted on (incident, frames)
+    heat_capacity_factor: float = Field(1.0, ge=0.1, le=10)
+    cdus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
+    cdu_approach_delta_k: list[Annotated[float, Field(ge=-20, le=20)]] = Field(
+        default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
+    gpus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
+    gpu_r_th_factor: list[Annotated[float, Field(ge=0.1, le=10)]] = Field(
+        default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
+
+    @model_validator(mode="after")
+    def _paired(self):
+        if len(self.cdus) != len(self.cdu_approach_delta_k):
+            raise ValueError(f"{len(self.cdus)} cdus but {len(self.cdu_approach_delta_k)} cdu_approach_delta_k")
+        if len(self.gpus) != len(self.gpu_r_th_factor):
+            raise ValueError(f"{len(self.gpus)} gpus but {len(self.gpu_r_th_factor)} gpu_r_th_factor")
+        if len(set(self.cdus)) != len(self.cdus) or len(set(self.gpus)) != len(self.gpus):
+            raise ValueError("a CDU or GPU is named twice")
+        return self
+
+
 class SiteFile(_Strict):
     site: SiteInfo
     fabric: FabricSpec
@@ -256,6 +279,7 @@ class SiteFile(_Strict):
     halls: list[HallSpec] = Field(min_length=1, max_length=limits.MAX_HALLS)
     storage: StorageSpec = StorageSpec()
     racks: list[RackEntry] = Field([], max_length=limits.MAX_RACKS)  # per-rack changes and added racks
+    calibration: CalibrationSpec | None = None
 
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:

@@ -1,0 +1,37 @@
+"""Incidents in the database: an import or a recording into the library adds (or updates) the Incident row."""
+
+import json
+
+from ingest.replay.session import RecordSpec, record_synthetic
+from ingest.store.db import open_database
+from ingest.store.incidents import record_incident, stored_incidents
+from twin.cli import main
+
+
+def test_import_records_the_incident_in_the_database_once(tmp_path, capsys):
+    bundle = record_synthetic(RecordSpec("demo", "drill-db", duration_s=20, tick_s=5, title="Drill"), tmp_path / "out")
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    lib = str(tmp_path / "lib")
+    assert main(["incidents", "--dir", lib, "import", str(bundle), "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"name": "drill-db"}
+    assert main(["incidents", "--dir", lib, "import", str(bundle), "--name", "drill-db-2", "--db", db]) == 0
+    engine = open_database(db)
+    try:
+        rows = {r.name: r for r in stored_incidents(engine)}
+        assert set(rows) == {"drill-db", "drill-db-2"}
+        assert rows["drill-db"].site_name == "demo" and rows["drill-db"].description == "Drill"
+        assert (rows["drill-db"].end_at - rows["drill-db"].start_at).total_seconds() == 20
+        again = record_incident(engine, {"name": "drill-db", "site_name": "demo", "title": "Drill, renamed",
+                                         "start": "2024-07-22T15:00:00+00:00", "end": "2024-07-22T15:01:00+00:00"})
+        assert again.id == rows["drill-db"].id and len(stored_incidents(engine)) == 2
+    finally:
+        engine.dispose()
+
+
+def test_a_database_that_cannot_be_opened_warns_and_keeps_the_file(tmp_path, capsys):
+    bundle = record_synthetic(RecordSpec("demo", "drill-nodb", duration_s=10, tick_s=5), tmp_path / "out")
+    bad = f"sqlite:///{tmp_path / 'no' / 'such' / 'dir' / 'x.db'}"
+    assert main(["incidents", "--dir", str(tmp_path / "lib"), "import", str(bundle), "--db", bad]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "drill-nodb" and "not recorded in the database" in captured.err
+    assert (tmp_path / "lib" / "drill-nodb.ctincident").exists()
