@@ -18,7 +18,7 @@ import dash
 import flask
 from werkzeug.exceptions import HTTPException
 
-from dashboard import compare, shell
+from dashboard import compare, shell, tick_cache
 from dashboard.api import register_api
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
@@ -62,6 +62,7 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     _guard_requests(app)
     register_api(app.server)
     register_metrics(app.server, hub)
+    tick_cache.install(app.server)  # after every check that may refuse a callback request
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app
