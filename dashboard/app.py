@@ -62,7 +62,7 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     _guard_requests(app)
     register_api(app.server)
     register_metrics(app.server, hub)
-    tick_cache.install(app.server)  # after every check that may refuse a callback request
+    tick_cache.install(app.server, tick_ms / 1000.0)  # after every check that may refuse a callback request
     app.layout = shell.layout(hub.site_name, tick_ms)
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app

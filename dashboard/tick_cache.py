@@ -4,16 +4,16 @@ Fifty dashboards on one page send the same live-update requests every tick; only
 interval's ``n_intervals`` counter differs between them.  :func:`install` answers such a
 request from a cache keyed by everything the answer depends on — the callback output, its
 inputs and state (without the counter), the page URL the callbacks read the view from
-(Referer), the caller's role, the view's tick and the current second — so the callback
-runs once per tick and key however many viewers ask.  Requests that arrive while the
+(Referer), the caller's role and the current dashboard tick period (``tick_ms``, ≤ 2 s) —
+so the callback runs once per period and key however many viewers ask.  Requests that arrive while the
 first one is still rendering wait for it (up to :data:`WAIT_S`) instead of rendering too.
 
 Only requests triggered by the interval alone are cached: a click, a selection or an
 action always runs its callback, and any other POST (a callback a user triggered, an API
 change) makes the earlier renderings unreachable, so an acknowledged alert never shows
-unacknowledged again.  An entry lives at most one second (the key holds the
-second), so the age of the data a page shows stays true to the second when the twin
-stalls.  Checks that refuse a request (body validation, login, CSRF, roles) run before
+unacknowledged again.  An entry lives one period at most, the time a viewer waits between
+two updates anyway; the age of the data a page shows stays true to the period when the
+twin stalls.  Checks that refuse a request (body validation, login, CSRF, roles) run before
 this hook: it must be installed after them.
 """
 
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import flask
 
 from dashboard import ids
-from dashboard.hub_context import current_hub, selection
 
 CALLBACK_PATH = "/_dash-update-component"
 TICK_PROP = f"{ids.Shell.TICK}.n_intervals"
@@ -92,30 +91,18 @@ class TickCache:
         entry.done.set()
 
 
-def _view_tick() -> str:
-    """The tick of the view on screen (its snapshot time), '' when it has none."""
-    from dashboard.views import ViewUnavailable, resolve
-
-    try:
-        view = resolve(selection().view, current_hub())
-        snap = view.latest()
-    except ViewUnavailable:
-        return ""
-    return snap.ts.isoformat() if snap is not None else ""
-
-
-def request_key(body: dict, role: str, generation: int = 0) -> str | None:
+def request_key(body: dict, role: str, period_s: float, generation: int = 0) -> str | None:
     """The cache key of a callback request, None when it is not driven by the interval alone."""
     if body.get("changedPropIds") != [TICK_PROP]:
         return None
     inputs = [i for i in body.get("inputs", []) if not (isinstance(i, dict) and i.get("id") == ids.Shell.TICK)]
     text = json.dumps([body.get("output"), inputs, body.get("state", []), flask.request.referrer or "", role,
-                       _view_tick(), int(time.time()), generation], sort_keys=True, default=str)
+                       int(time.time() / period_s), generation], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def install(server: flask.Flask, role_of_request: Callable[[], str] = lambda: "") -> TickCache:
-    """Serve repeated live-update requests of ``server`` from one rendering per tick (see module docstring)."""
+def install(server: flask.Flask, period_s: float, role_of_request: Callable[[], str] = lambda: "") -> TickCache:
+    """Serve repeated live-update requests of ``server`` from one rendering per ``period_s`` (see module docstring)."""
     cache = TickCache()
 
     @server.before_request
@@ -123,7 +110,7 @@ def install(server: flask.Flask, role_of_request: Callable[[], str] = lambda: ""
         if flask.request.method != "POST":
             return None
         body = flask.request.get_json(silent=True) if flask.request.path == CALLBACK_PATH else None
-        key = request_key(body, role_of_request(), cache.generation) if isinstance(body, dict) else None
+        key = request_key(body, role_of_request(), period_s, cache.generation) if isinstance(body, dict) else None
         if key is None:
             cache.changed()  # any other POST (a click, an API change) may change what the pages show
             return None
