@@ -20,6 +20,8 @@ from werkzeug.exceptions import HTTPException
 
 from dashboard import compare, shell, tick_cache
 from dashboard.api import register_api
+from dashboard.auth import AuthSettings, current_user, init_auth
+from dashboard.auth.account import account_block
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
 from dashboard.metrics import register_metrics
@@ -38,10 +40,12 @@ MAX_REQUEST_BYTES = 2 * 1024 * 1024
 CALLBACK_PATH = "/_dash-update-component"
 
 
-def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
+def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | None = None) -> dash.Dash:
     """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
 
-    ``tick_ms`` is the live-update period (≤ 2000 ms).
+    ``tick_ms`` is the live-update period (≤ 2000 ms).  ``db`` is the engine holding users
+    and the audit log (default: the hub's own ``db``; a stand-in hub without one has no
+    users, hence no login); ``auth`` the login settings (:mod:`dashboard.auth`).
     """
     register_template()
     clear_global_callbacks()  # the page modules register theirs afresh when Dash imports them
@@ -59,13 +63,20 @@ def create_app(hub, tick_ms: int = shell.TICK_MS) -> dash.Dash:
     adopt_global_callbacks(app)
     shell.register_callbacks(app)
     compare.register_callbacks(app)
+    init_auth(app, db if db is not None else getattr(hub, "db", None), hub.site_name, auth)
     _guard_requests(app)
     register_api(app.server)
     register_metrics(app.server, hub)
-    tick_cache.install(app.server, tick_ms / 1000.0)  # after every check that may refuse a callback request
-    app.layout = shell.layout(hub.site_name, tick_ms)
+    # after every check that may refuse a callback request; viewers share renderings per role
+    tick_cache.install(app.server, tick_ms / 1000.0, role_of_request=_role_of_request)
+    app.layout = lambda: shell.layout(hub.site_name, tick_ms, account=account_block())
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app
+
+
+def _role_of_request() -> str:
+    user = current_user()
+    return user.role if user is not None else "anonymous"
 
 
 def _callback_body_problem(app: dash.Dash, body) -> str | None:

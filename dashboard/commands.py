@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 
+from dashboard.auth.settings import DEFAULT_SESSION_IDLE_S
 from twin.cli import EXIT_BAD_INPUT
 
 log = logging.getLogger(__name__)
@@ -13,7 +14,6 @@ log = logging.getLogger(__name__)
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 APP_LOAD_ERROR = 4  # gunicorn's exit code when the app did not load (the worker printed why)
-
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "if the leader dies (5 s if it stops cleanly).",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
-    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
+    parser.add_argument("--host", default=DEFAULT_HOST,
+                        help=f"address to listen on (default: {DEFAULT_HOST}); any non-loopback address needs at "
+                             "least one user (clustertwin users add)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default: {DEFAULT_PORT})")
     parser.add_argument("--db", default=None, metavar="URL",
                         help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
@@ -40,6 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="seconds between stored full-site frames (default: 5)")
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
     parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
+    parser.add_argument("--insecure-no-auth", action="store_true",
+                        help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
+                             "state); logged loudly")
+    parser.add_argument("--session-idle-h", type=float, default=DEFAULT_SESSION_IDLE_S / 3600.0,
+                        help=f"hours a login session may stay unused before it ends "
+                             f"(default: {DEFAULT_SESSION_IDLE_S / 3600.0:g})")
+    parser.add_argument("--secure-cookies", action="store_true",
+                        help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
     parser.add_argument("--prod", action="store_true",
                         help="serve with gunicorn (gthread worker) instead of Flask's development server; "
                              "see docs/deploy.md")
@@ -49,9 +59,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Start the hub, build the app and serve until interrupted."""
+    """Check the flags and the binding, start the hub, build the app and serve until interrupted."""
+    from dashboard.auth.binding import check_binding
+    from ingest.store.db import open_database
+    from ingest.store.users import count_users
+
     if not 100 <= args.tick_ms <= 2000:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
+    if not 0 < args.session_idle_h <= 24 * 30:
+        raise SystemExit(f"--session-idle-h {args.session_idle_h:g}: expected more than 0 and at most 720 h")
+    engine = open_database(args.db)
+    try:
+        check_binding(args.host, count_users(engine), args.insecure_no_auth)
+    finally:
+        engine.dispose()
     if args.prod:
         return _serve_prod(args)
     runtime = _start_runtime(args)
@@ -80,8 +101,10 @@ def _start_runtime(args: argparse.Namespace):
 
 def _create_app(args: argparse.Namespace, runtime):
     from dashboard.app import create_app
+    from dashboard.auth import AuthSettings
 
-    app = create_app(runtime.hub, tick_ms=args.tick_ms)
+    app = create_app(runtime.hub, tick_ms=args.tick_ms,
+                     auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies))
     log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
     return app
 
@@ -98,7 +121,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {args.threads}: expected 1..256")
     load_site(args.site)  # a bad site file is named here, before gunicorn starts
 
-    def start():
+    def build_worker_app():
         try:
             runtime = _start_runtime(args)
         except InputError as exc:
@@ -112,7 +135,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
 
     master_pid = os.getpid()
     try:
-        ProdServer(start, args.host, args.port, threads=args.threads).run()
+        ProdServer(build_worker_app, args.host, args.port, threads=args.threads).run()
     except SystemExit as exc:
         if exc.code == APP_LOAD_ERROR and os.getpid() == master_pid:  # the worker exits with its own code
             return EXIT_BAD_INPUT

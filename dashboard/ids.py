@@ -32,6 +32,7 @@ KPI_VALUE = "kpi-value"
 NAV_LINK = "nav-link"
 ALERT_ACK = "alert-ack"
 ALERT_SILENCE = "alert-silence"
+ALERT_UNSILENCE = "alert-unsilence"
 
 
 def kpi_value(page: str, name: str) -> dict:
@@ -66,7 +67,7 @@ def alert_silence(alert_id: str) -> dict:
 
 def alert_unsilence(alert_id: str) -> dict:
     """Id of the button that lifts one alert's silence."""
-    return {"type": "alert-unsilence", "alert": alert_id}
+    return {"type": ALERT_UNSILENCE, "alert": alert_id}
 
 
 def alert_comment(alert_id: str) -> dict:
@@ -260,3 +261,14 @@ class Replay:
     URL_SYNC = "replay-url-sync"  # dcc.Store: the view key written into the URL
     RUN_TWIN = "replay-run-twin"
     TWIN = "replay-twin"
+
+
+class Audit:
+    """``/audit`` (admins only): the audit log with filters by user, action and time."""
+
+    PAGE = "audit"
+    USER = "audit-user"
+    ACTION = "audit-action"
+    WINDOW = "audit-window"
+    TABLE = "audit-table"
+    COUNT = "audit-count"

@@ -25,8 +25,11 @@ from dashboard.views import ViewUnavailable, screen_for
 TICK_MS = 2000  # live-update period of every page
 
 
-def layout(site_name: str, tick_ms: int = TICK_MS) -> html.Div:
-    """The frame around every page; ``dash.page_container`` renders the page inside."""
+def layout(site_name: str, tick_ms: int = TICK_MS, account=None) -> html.Div:
+    """The frame around every page; ``dash.page_container`` renders the page inside.
+
+    ``account`` is the logged-in user's block (name, role, log out), if any.
+    """
     header = html.Header(
         [
             html.Div(
@@ -36,7 +39,8 @@ def layout(site_name: str, tick_ms: int = TICK_MS) -> html.Div:
             nav_bar(),
             search_box(),
             html.Div(
-                [html.Span(id=ids.Shell.CLOCK, className="clock"), html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages")],
+                [html.Span(id=ids.Shell.CLOCK, className="clock"), html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages"),
+                 *([account] if account is not None else [])],
                 className="status-block",
             ),
             html.Div(id=ids.Shell.VIEW_BANNER, className="view-banner", hidden=True, role="status",

@@ -206,6 +206,14 @@ QUANTITIES: tuple[Quantity, ...] = (
 
 # Fields of the snapshot, the job status and the reports that are not quantities.
 NOT_QUANTITIES: dict[str, str] = {
+    "user_name": "name of a dashboard user (users list, audit list)",
+    "role": "a user's role: viewer, operator or admin (users list)",
+    "action": "what an audit entry records, a dotted name such as alert.acknowledge (audit list)",
+    "target": "what an audit entry changed, e.g. 'alert 42: …' (audit list)",
+    "before": "section: the changed thing's state before the change (audit list)",
+    "after": "section: the changed thing's state after the change (audit list)",
+    "address": "client address of the request that made a change (audit list)",
+    "at": "timestamp of an audit entry (ISO 8601, UTC)",
     "ts": "timestamp (timezone-aware UTC)",
     "jobs": "records: one JobStatus per running job",
     "name": "name of a job",

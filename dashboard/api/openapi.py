@@ -72,4 +72,8 @@ def openapi_document(routes: ApiRoutes, title: str = "ClusterTwin API", version:
                      "description": "The live twin of a site, its projections, scenarios, incidents and alerts. "
                                     "Units are in the field names (see the README's units table)."},
             "servers": [{"url": "/"}],
-            "paths": paths, "components": {"schemas": schemas}}
+            # anonymous while no user exists; then a bearer token (`clustertwin users token NAME`) or a login session
+            "security": [{}, {"bearer": []}],
+            "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "an API token from `clustertwin users token NAME`"}}}}

@@ -18,6 +18,7 @@ import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import compare, ids, inputs
+from dashboard.auth import audit, callback_requires, current_user, has_role
 from dashboard.components.data_age import format_age
 from dashboard.entity_links import entity_href
 from dashboard.deep_link import keep_view
@@ -33,6 +34,8 @@ SILENCE_OPTIONS_S = (900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600)
 MAX_COMMENT_CHARS = 500
 CHILDREN_SHOWN = 8  # alerts listed under a cause before "… and N more"
 PAST_LIMIT = 200
+ACTION_ROLE = "operator"  # acknowledge, silence and lift a silence
+ACTION_TYPES = (ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE)
 
 
 def parse_severities(value) -> list[str]:
@@ -203,7 +206,7 @@ def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | Non
     past = [a for a in chosen if a.get("cleared_at") is not None] if show_past else []
     return {
         "summary": summary(everything, now),
-        "active": active_table(hub.state, active, now, actions=hub.is_live),
+        "active": active_table(hub.state, active, now, actions=hub.is_live and has_role(ACTION_ROLE)),
         "past": past_table(hub.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
         "signature": [alerts_signature(active, now), alerts_signature(past, now), severities, show_past],
     }
@@ -269,30 +272,53 @@ def _alert_name(hub, alert_id) -> str:
 def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str = "") -> str:
     """Acknowledge, silence or lift the silence of the clicked alert; returns a message naming it.
 
-    Only a live view's alerts can be acknowledged or silenced; other views' are read-only.
+    Only a live view's alerts can be acknowledged or silenced, by an operator or admin (the
+    request hook refuses others before this runs; this check is the second line); other
+    views' are read-only.  Each change goes to the audit log with the alert's state before and after.
     """
     if not isinstance(triggered_id, dict):
         return ""
     if not hub.is_live:
         return f"alerts of {hub.label} are read-only"
+    if not has_role(ACTION_ROLE):
+        return f"not done: acknowledging and silencing alerts needs the {ACTION_ROLE} role"
     try:
         alert_id = inputs.alert_id(triggered_id.get("alert"))
         kind = triggered_id.get("type")
         name = _alert_name(hub, alert_id)
+        before = _audit_state(hub, alert_id)
         if kind == ids.ALERT_ACK:
             comment = (comment or "").strip()[:MAX_COMMENT_CHARS] if isinstance(comment, str) else ""
-            hub.acknowledge(alert_id, comment=comment)
+            hub.acknowledge(alert_id, comment=comment, user=_user_name())
+            audit("alert.acknowledge", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
             return f"acknowledged: {name}" + (f" (“{comment}”)" if comment else "")
         if kind == ids.ALERT_SILENCE:
             seconds = inputs.silence_duration_s(silence_s)
             hub.silence(alert_id, seconds)
+            audit("alert.silence", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
             return f"silenced for {format_age(seconds)}: {name}"
-        if kind == "alert-unsilence":
+        if kind == ids.ALERT_UNSILENCE:
             hub.unsilence(alert_id)
+            audit("alert.unsilence", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
             return f"silence lifted: {name}"
     except (inputs.InputError, KeyError, PermissionError) as exc:  # PermissionError: a read-only follower
         return f"not done: {exc.args[0] if exc.args else exc}"
     return ""
+
+
+def _user_name() -> str:
+    user = current_user()
+    return user.name if user else ""
+
+
+def _audit_state(hub, alert_id) -> dict | None:
+    """What the audit log keeps of an alert before and after a change."""
+    for alert in hub.alerts(active_only=False):
+        if str(alert["id"]) == str(alert_id):
+            until = alert.get("silenced_until")
+            return {"acknowledged": bool(alert.get("acknowledged")), "ack_comment": alert.get("ack_comment", ""),
+                    "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until}
+    return None
 
 
 def _state_for(alert_id, states: list) -> object:
@@ -321,6 +347,7 @@ def _state_for(alert_id, states: list) -> object:
     State(ids.Alerts.SIGNATURE, "data"),
     prevent_initial_call=True,
 )
+@callback_requires(ACTION_ROLE, on=ACTION_TYPES)
 def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature):
     hub = current_view()
     message = no_update

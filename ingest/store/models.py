@@ -156,3 +156,45 @@ class IngestLease(SQLModel, table=True):
     holder: str  # "<host>:<pid>:<random>" of the leading process
     expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     acquired_at: datetime = _ts()
+
+
+class AppUser(SQLModel, table=True):
+    """A person or script allowed into the dashboard and API (see :mod:`ingest.store.users`).
+
+    ``password_hash`` is an Argon2id hash; ``token_sha256`` the SHA-256 of the user's API
+    token (random, 256 bits, so a plain hash suffices); ``session_epoch`` grows on every
+    password change, which ends the user's open sessions.
+    """
+
+    __tablename__ = "app_user"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True)
+    role: str  # viewer | operator | admin
+    password_hash: str
+    token_sha256: str | None = Field(default=None, unique=True)
+    session_epoch: int = 0
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class AuditEntry(SQLModel, table=True):
+    """One change made by someone: who, when, what, the state before and after (JSON text)."""
+
+    __tablename__ = "audit_entry"
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = _ts(index=True)
+    user_name: str = Field(index=True)  # app user, "cli:<os user>" or "anonymous" (no users yet)
+    action: str = Field(index=True)  # e.g. alert.acknowledge, user.add
+    target: str  # what was changed, e.g. "alert 42", "user alice"
+    before_json: str = ""
+    after_json: str = ""
+    address: str = ""  # client address of the request ("" from the command line)
+
+
+class AppSecret(SQLModel, table=True):
+    """Process-shared secrets generated on first start (the session signing key)."""
+
+    __tablename__ = "app_secret"
+    name: str = Field(primary_key=True)
+    value: str
+    created_at: datetime = _ts()

@@ -1,0 +1,56 @@
+"""A process's cached copy of the user table, refreshed every few seconds.
+
+Every request asks whether any user exists and who the session's user is; reading the
+table at most every ``users_cache_s`` (2 s by default) keeps that off the database while
+``clustertwin users`` changes made by another process take effect within that time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from werkzeug.exceptions import ServiceUnavailable
+
+from ingest.store.users import UserInfo, list_users
+
+log = logging.getLogger(__name__)
+
+
+class UserDirectory:
+    """Users by id, as of at most ``ttl_s`` seconds ago (none at all without a database)."""
+
+    def __init__(self, engine: Engine | None, ttl_s: float = 2.0, clock=time.monotonic):
+        self.engine, self.ttl_s, self.clock = engine, ttl_s, clock
+        self._by_id: dict[int, UserInfo] = {}
+        self._read_at = -float("inf")
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    def _fresh(self) -> dict[int, UserInfo]:
+        with self._lock:
+            if self.engine is not None and self.clock() - self._read_at >= self.ttl_s:
+                try:
+                    self._by_id = {u.id: u for u in list_users(self.engine)}
+                except SQLAlchemyError as exc:  # keep the last copy: a database blip must not open the doors
+                    if not self._loaded:
+                        raise ServiceUnavailable("the user table cannot be read; try again shortly") from None
+                    log.warning("user table not readable, using the copy of %.0f s ago: %s",
+                                self.clock() - self._read_at, str(exc).splitlines()[0][:200])
+                else:
+                    self._read_at, self._loaded = self.clock(), True
+            return self._by_id
+
+    def any_users(self) -> bool:
+        return bool(self._fresh())
+
+    def get(self, user_id: int) -> UserInfo | None:
+        return self._fresh().get(user_id)
+
+    def invalidate(self) -> None:
+        """Re-read on the next question (after a change made by this process)."""
+        with self._lock:
+            self._read_at = -float("inf")

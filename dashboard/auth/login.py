@@ -1,0 +1,102 @@
+"""``/login`` and ``/logout``: plain Flask routes (no Dash), so they work before anyone is let in.
+
+The login form carries a CSRF token; failed attempts are counted per client address and
+per user name (:class:`~dashboard.auth.ratelimit.FailureLimiter`) and refused with HTTP
+429 once over the limit.  ``next`` only ever leads back into this site.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from urllib.parse import urlsplit
+
+import flask
+import flask_login
+from flask_wtf.csrf import generate_csrf
+
+from dashboard.auth.access import LOGIN_PATH, LOGOUT_PATH, auth_state
+from dashboard.auth.principal import SessionUser
+from ingest.store.users import MAX_NAME_CHARS, MAX_PASSWORD_BYTES, verify_password
+
+log = logging.getLogger(__name__)
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Log in · ClusterTwin</title>
+<link rel="stylesheet" href="{{ assets }}/clustertwin.css"><link rel="stylesheet" href="{{ assets }}/access.css">
+</head><body><main class="login-page"><form class="login-card" method="post" action="{{ action }}">
+<span class="brand">ClusterTwin</span><p class="login-sub">{{ site }} · operator dashboard</p>
+{% if error %}<p class="login-error" role="alert">{{ error }}</p>{% endif %}
+<input type="hidden" name="csrf_token" value="{{ csrf }}"><input type="hidden" name="next" value="{{ next }}">
+<label for="username">User name</label>
+<input id="username" name="username" type="text" autocomplete="username" maxlength="{{ max_name }}" value="{{ name }}" required autofocus>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Log in</button>
+<p class="login-note">Accounts are created by an administrator with <code>clustertwin users add</code>.</p>
+</form></main></body></html>"""
+
+
+def safe_next(target: str | None) -> str:
+    """``target`` when it is a path on this site, else ``/`` (no open redirect)."""
+    if not isinstance(target, str) or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    parts = urlsplit(target)
+    return target if not parts.scheme and not parts.netloc and len(target) <= 2000 else "/"
+
+
+def _page(error: str = "", name: str = "", status: int = 200, site: str = ""):
+    html = flask.render_template_string(
+        PAGE, assets=flask.request.script_root + "/assets", action=flask.request.script_root + LOGIN_PATH,
+        site=site, error=error, name=name[:MAX_NAME_CHARS], csrf=generate_csrf(), max_name=MAX_NAME_CHARS,
+        next=safe_next(flask.request.values.get("next")))
+    response = flask.make_response(html, status)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def register_routes(server: flask.Flask, site_name: str) -> None:
+    """Add ``/login`` (GET: the form; POST: log in) and ``/logout`` (POST) to ``server``."""
+
+    @server.route(LOGIN_PATH, methods=["GET", "POST"])
+    def login():
+        state = auth_state()
+        if flask.request.method == "GET":
+            return _page(site=site_name)
+        state.csrf.protect()
+        name = str(flask.request.form.get("username", ""))[:100].strip().lower()
+        password = flask.request.form.get("password", "")
+        address = flask.request.remote_addr or "?"
+        wait_s = max(state.by_address.retry_after_s(address), state.by_user.retry_after_s(name[:MAX_NAME_CHARS]))
+        if wait_s > 0:
+            log.warning("login refused (too many failures) for %r from %s", name[:MAX_NAME_CHARS], address)
+            response = _page(f"Too many failed attempts: try again in {math.ceil(wait_s)} s.", name, 429, site_name)
+            response.headers["Retry-After"] = str(math.ceil(wait_s))
+            return response
+        if len(password.encode()) > MAX_PASSWORD_BYTES:
+            password = ""
+        info = verify_password(state.engine, name, password) if name and password else None
+        if info is None:
+            state.by_address.fail(address)
+            state.by_user.fail(name[:MAX_NAME_CHARS])
+            log.warning("login failed for %r from %s", name[:MAX_NAME_CHARS], address)
+            return _page("Wrong user name or password.", name, 401, site_name)
+        state.by_user.clear(name)
+        flask.session.clear()  # a fresh session (and CSRF token) for the new user
+        flask_login.login_user(SessionUser(info))
+        flask.session.permanent = True
+        flask.session["seen_at_s"] = state.clock()
+        log.info("login: %s (%s) from %s", info.name, info.role, address)
+        return flask.redirect(flask.request.script_root + safe_next(flask.request.form.get("next")))
+
+    @server.route(LOGOUT_PATH, methods=["POST"])
+    def logout():
+        state = auth_state()
+        state.csrf.protect()
+        user = flask_login.current_user
+        if user.is_authenticated:
+            log.info("logout: %s", user.info.name)
+        flask_login.logout_user()
+        flask.session.clear()
+        return flask.redirect(flask.request.script_root + LOGIN_PATH)
