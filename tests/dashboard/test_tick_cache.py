@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from dashboard.aggregates import DEFAULT_FLOOR_METRIC
-from dashboard.tick_cache import TickCache
+from dashboard.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
 from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
 
 OUTPUT = "floor-halls.figure"
@@ -37,6 +37,25 @@ def app_and_calls(demo_state, monkeypatch):
 
 def _post(client, body, referer="http://127.0.0.1/floor"):
     return client.post("/_dash-update-component", json=body, headers={"Referer": referer})
+
+
+def test_the_next_period_is_rendered_in_the_background_with_the_callers_headers(app_and_calls, monkeypatch):
+    import dashboard.tick_cache as tick_cache
+
+    app, calls = app_and_calls
+    client = app.server.test_client()
+    now = [1_000_000.0]
+    monkeypatch.setattr(tick_cache.time, "time", lambda: now[0])
+    first = _post(client, _body(1))
+    now[0] += 10.0  # a later period
+    threads_before = set(threading.enumerate())
+    second = _post(client, _body(2))
+    assert second.data == first.data  # answered at once with the last rendering
+    for thread in set(threading.enumerate()) - threads_before:
+        thread.join(timeout=30)
+    assert len(calls) == 2  # the background copy rendered the new period
+    third = _post(client, _body(3))
+    assert third.status_code == 200 and len(calls) == 2  # and it is what the next viewer gets
 
 
 def test_viewers_of_one_tick_share_one_rendering(app_and_calls):
@@ -72,34 +91,48 @@ def test_a_user_action_makes_earlier_renderings_unreachable(app_and_calls):
     assert len(calls) == 2
 
 
-def test_concurrent_viewers_wait_for_the_rendering_in_flight():
+def test_concurrent_viewers_wait_for_the_first_rendering_in_flight():
     cache = TickCache()
-    assert cache.claim("k") is None  # the first renders
+    assert cache.claim("k", "b") == (RENDER, None)  # the first renders
     results = []
-    waiters = [threading.Thread(target=lambda: results.append(cache.claim("k"))) for _ in range(5)]
+    waiters = [threading.Thread(target=lambda: results.append(cache.claim("k", "b"))) for _ in range(5)]
     for w in waiters:
         w.start()
-    cache.finish("k", b"{}", 200)
+    cache.finish("k", b"{}", 200, base="b")
     for w in waiters:
         w.join(timeout=5)
-    assert [r.body for r in results] == [b"{}"] * 5 and cache.misses == 1 and cache.hits == 5
+    assert [(action, e.body) for action, e in results] == [(HIT, b"{}")] * 5
+    assert cache.misses == 1 and cache.hits == 5
+
+
+def test_the_next_period_answers_the_last_rendering_while_one_renders_anew():
+    cache = TickCache()
+    cache.claim("k1", "b")
+    cache.finish("k1", b"old", base="b")
+    action, entry = cache.claim("k2", "b")  # the next period: the caller answers b"old" and refreshes
+    assert (action, entry.body) == (REFRESH, b"old")
+    action, entry = cache.claim("k2", "b")  # others meanwhile: the last rendering, no waiting
+    assert (action, entry.body) == (STALE, b"old")
+    cache.finish("k2", b"new", base="b")
+    action, entry = cache.claim("k2", "b")
+    assert (action, entry.body) == (HIT, b"new")
 
 
 def test_a_failed_rendering_is_not_shared():
     cache = TickCache()
-    assert cache.claim("k") is None
+    assert cache.claim("k", "b")[0] == RENDER
     waiter: list = []
-    thread = threading.Thread(target=lambda: waiter.append(cache.claim("k")))
+    thread = threading.Thread(target=lambda: waiter.append(cache.claim("k", "b")))
     thread.start()
     cache.finish("k", None)
     thread.join(timeout=5)
-    assert waiter == [None]  # it renders on its own
-    assert cache.claim("k") is None  # and nothing was kept
+    assert waiter == [(RENDER, None)]  # it renders on its own
+    assert cache.claim("k", "b") == (RENDER, None)  # and nothing was kept
 
 
 def test_the_cache_is_bounded():
     cache = TickCache(max_entries=3)
     for key in "abcde":
-        cache.claim(key)
-        cache.finish(key, b"x")
-    assert len(cache._entries) == 3
+        cache.claim(key, key)
+        cache.finish(key, b"x", base=key)
+    assert len(cache._entries) == 3 and len(cache._latest) == 3
