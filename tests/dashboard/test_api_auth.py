@@ -85,3 +85,26 @@ def test_openapi_document_names_the_bearer_scheme(client, tokens):
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     ack = doc["paths"]["/api/v1/alerts/{alert_id}/acknowledge"]["post"]
     assert {"401", "403"} <= set(ack["responses"]) and "operator" in ack["description"]
+
+
+def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, tokens, monkeypatch):
+    """The tick cache's background copy of a request carries the caller's token: it renders, not 401."""
+    import threading
+
+    import dashboard.tick_cache as tick_cache
+    from tests.dashboard.test_tick_cache import _body
+
+    now = [2_000_000.0]
+    monkeypatch.setattr(tick_cache.time, "time", lambda: now[0])
+    cache = client.application.extensions["clustertwin_tick_cache"]
+    post = lambda n: client.post("/_dash-update-component", json=_body(n), headers={**tokens["vera"],  # noqa: E731
+                                                                                   "Referer": "http://t/floor"})
+    assert post(1).status_code == 200
+    now[0] += 100.0
+    before = set(threading.enumerate())
+    assert post(2).status_code == 200  # the last rendering, while the copy renders the new period
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=30)
+    hits = cache.hits
+    assert post(3).status_code == 200 and cache.hits == hits + 1  # the copy's rendering was stored
+    assert client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
