@@ -119,7 +119,7 @@ def audit(action: str, target: str, before=None, after=None) -> None:
     """
     user = current_user()
     name = user.name if user else "anonymous"
-    address = flask.request.remote_addr or "" if flask.has_request_context() else ""
+    address = (flask.request.remote_addr or "") if flask.has_request_context() else ""
     log.info("audit: %s %s %s", name, action, target)
     state = auth_state() if flask.has_app_context() else None
     if state is not None and state.engine is not None:

@@ -13,7 +13,7 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 BUNDLES = sorted((REPO_DIR / "assets").glob("plotly-*.min.js"))
 MAX_BUNDLE_BYTES = 3_000_000
 SHAPE_TYPES = {"line", "rect", "circle", "path"}  # layout shapes, not traces
-INPUT_TYPES = {"search", "text", "number"}  # dcc.Input types, not traces
+INPUT_TYPES = {"search", "text", "number", "hidden", "password", "submit"}  # input and button types, not traces
 
 
 def _bundle() -> Path:

@@ -153,7 +153,7 @@ def test_anonymous_and_viewer_cannot_run_any_registered_callback(auth_app, clien
         assert anonymous.http.post("/_dash-update-component", json=body).status_code == 401, key
         response = viewer.callback(body)
         assert response.status_code == 403, (key, response.get_data(as_text=True))
-        assert "needs the operator role" in response.json["error"]
+        assert f"needs the {rule.role} role" in response.json["error"]
     assert alert_rows(fresh_alerts) == before and _audit_count(fresh_alerts.db) == audited
 
 
