@@ -1,8 +1,9 @@
 """A process's cached copy of the user table, refreshed every few seconds.
 
-Every request asks whether any user exists and who the session's user is; reading the
-table at most every ``users_cache_s`` (2 s by default) keeps that off the database while
-``clustertwin users`` changes made by another process take effect within that time.
+Every request asks whether any user exists and who the session's (or the API token's)
+user is; reading the table at most every ``users_cache_s`` (2 s by default) keeps that off
+the database while ``clustertwin users`` changes made by another process (a new token, a
+removed user) take effect within that time.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import ServiceUnavailable
 
-from ingest.store.users import UserInfo, list_users
+from ingest.store.users import UserInfo, is_token_shaped, list_users, token_digest, token_owners
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,7 @@ class UserDirectory:
     def __init__(self, engine: Engine | None, ttl_s: float = 2.0, clock=time.monotonic):
         self.engine, self.ttl_s, self.clock = engine, ttl_s, clock
         self._by_id: dict[int, UserInfo] = {}
+        self._by_token: dict[str, int] = {}
         self._read_at = -float("inf")
         self._loaded = False
         self._lock = threading.Lock()
@@ -35,6 +37,7 @@ class UserDirectory:
             if self.engine is not None and self.clock() - self._read_at >= self.ttl_s:
                 try:
                     self._by_id = {u.id: u for u in list_users(self.engine)}
+                    self._by_token = token_owners(self.engine)
                 except SQLAlchemyError as exc:  # keep the last copy: a database blip must not open the doors
                     if not self._loaded:
                         raise ServiceUnavailable("the user table cannot be read; try again shortly") from None
@@ -49,6 +52,14 @@ class UserDirectory:
 
     def get(self, user_id: int) -> UserInfo | None:
         return self._fresh().get(user_id)
+
+    def by_token(self, token) -> UserInfo | None:
+        """The user holding API token ``token`` (None for an unknown or malformed token)."""
+        if not is_token_shaped(token):
+            return None
+        by_id = self._fresh()
+        user_id = self._by_token.get(token_digest(token))
+        return by_id.get(user_id) if user_id is not None else None
 
     def invalidate(self) -> None:
         """Re-read on the next question (after a change made by this process)."""

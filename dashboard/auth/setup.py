@@ -36,7 +36,6 @@ from dashboard.auth.principal import SessionUser
 from dashboard.auth.ratelimit import FailureLimiter
 from dashboard.auth.settings import AuthSettings
 from ingest.store.appsecrets import session_key
-from ingest.store.users import verify_token
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +84,7 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
     server.config.update(
         SESSION_COOKIE_NAME=SESSION_COOKIE, SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.secure_cookies, PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_idle_s),
+        SESSION_REFRESH_EACH_REQUEST=False,  # the idle check rewrites the cookie (and its expiry) every 30 s
         WTF_CSRF_CHECK_DEFAULT=False, WTF_CSRF_TIME_LIMIT=None,
     )
     manager = flask_login.LoginManager(server)
@@ -107,7 +107,7 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or engine is None:
             return None
-        info = verify_token(engine, token.strip())
+        info = state.directory.by_token(token.strip())
         return SessionUser(info, via="token") if info is not None else None
 
     login.register_routes(server, site_name)
@@ -141,10 +141,14 @@ def _gate(state: AuthState):
         if request.method not in SAFE_METHODS and user.via == "session":
             state.csrf.protect()
         if request.path == CALLBACK_PATH and request.method == "POST":
-            role = callbacks.required_role(state.registry, request.get_json(silent=True))
+            try:
+                body = request.get_json(silent=True)
+            except RecursionError:
+                return flask.jsonify(error="bad callback request: the JSON is nested too deeply"), 400
+            role = callbacks.required_role(state.registry, body)
             if role is not None and not user.has_role(role):
-                log.warning("refused callback %s for %s (%s): needs %s",
-                            str(request.get_json(silent=True).get("output"))[:120], user.name, user.role, role)
+                log.warning("refused callback %s for %s (%s): needs %s", str(body.get("output"))[:120], user.name,
+                            user.role, role)
                 return forbidden(role)
         return None
 

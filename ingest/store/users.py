@@ -155,14 +155,27 @@ def new_token(engine: Engine, name: str) -> str:
     token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
     with Session(engine) as session:
         user = _get(session, name)
-        user.token_sha256, user.updated_at = _token_digest(token), utcnow()
+        user.token_sha256, user.updated_at = token_digest(token), utcnow()
         session.add(user)
         session.commit()
     return token
 
 
-def _token_digest(token: str) -> str:
+def token_digest(token: str) -> str:
+    """How an API token is stored and looked up: its SHA-256, hex."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def is_token_shaped(token) -> bool:
+    """Whether ``token`` looks like one of ours (prefix, bounded length) before any lookup."""
+    return isinstance(token, str) and token.startswith(TOKEN_PREFIX) and len(token) <= 100
+
+
+def token_owners(engine: Engine) -> dict[str, int]:
+    """Token digest → user id, for every user holding an API token."""
+    with Session(engine) as session:
+        rows = session.exec(select(AppUser.token_sha256, AppUser.id).where(AppUser.token_sha256 != None)).all()  # noqa: E711
+        return {digest: user_id for digest, user_id in rows}
 
 
 def verify_password(engine: Engine, name, password) -> UserInfo | None:
@@ -178,13 +191,4 @@ def verify_password(engine: Engine, name, password) -> UserInfo | None:
             _hasher.verify(user.password_hash if user else _DUMMY_HASH, password or "")
         except (VerificationError, InvalidHashError):
             return None
-        return _info(user) if user else None
-
-
-def verify_token(engine: Engine, token) -> UserInfo | None:
-    """The user holding API token ``token``, else None."""
-    if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX) or len(token) > 100:
-        return None
-    with Session(engine) as session:
-        user = session.exec(select(AppUser).where(AppUser.token_sha256 == _token_digest(token))).first()
         return _info(user) if user else None

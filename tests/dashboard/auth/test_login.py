@@ -6,7 +6,7 @@ import pytest
 
 from dashboard.auth.access import auth_state
 from ingest.store.users import new_token
-from tests.dashboard.auth.conftest import PASSWORDS, Client, alert_action_body, alert_rows
+from tests.dashboard.auth.conftest import PASSWORDS, alert_action_body, alert_rows
 
 
 def test_anonymous_pages_redirect_to_login_and_api_calls_get_401(client):
@@ -120,10 +120,12 @@ def test_callbacks_without_the_csrf_token_are_refused(client, fresh_alerts):
 
 def test_api_tokens_authenticate_scripts_without_csrf(client, auth_app, live_twin, fresh_alerts):
     token = new_token(live_twin.db, "otto")
+    auth_state(auth_app.server).directory.invalidate()  # else known to this process within users_cache_s
     c = client()
     bearer = {"Authorization": f"Bearer {token}"}
     assert c.http.get("/_dash-layout", headers=bearer).status_code == 200
-    assert c.http.get("/_dash-layout", headers={"Authorization": "Bearer ct_wrong"}).status_code == 401
+    for wrong in ("Bearer ct_wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer ct_" + "a" * 500):
+        assert c.http.get("/_dash-layout", headers={"Authorization": wrong}).status_code == 401, wrong
     alert = fresh_alerts.alerts()[0]
     response = c.callback(alert_action_body(alert["id"], "alert-ack", comment="scripted"), csrf=False, headers=bearer)
     assert response.status_code == 200, response.get_data(as_text=True)
@@ -149,3 +151,13 @@ def test_oversized_login_fields_are_refused_quickly(client, field, value):
     c = client()
     data = {"username": "vera", "password": "whatever-it-is", "csrf_token": c.csrf_from_form(), field: value}
     assert c.http.post("/login", data=data).status_code == 401
+
+
+def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
+    c = client()
+    c.login("vera")
+    depth = 100_000
+    raw = '{"output": "x", "inputs": ' + "[" * depth + "]" * depth + "}"
+    response = c.http.post("/_dash-update-component", data=raw, headers={
+        "Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()})
+    assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)
