@@ -27,7 +27,8 @@ def twin(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def client(twin):
+def client(twin, tokens):
+    """The app, created after the tokens (the access layer reads users and tokens from its cached table)."""
     from dashboard.app import create_app
 
     return create_app(twin, tick_ms=60_000).server.test_client()
