@@ -18,8 +18,9 @@ import dash
 import flask
 from werkzeug.exceptions import HTTPException
 
-from dashboard import compare, shell
-from dashboard.auth import AuthSettings, init_auth
+from dashboard import compare, shell, tick_cache
+from dashboard.api import register_api
+from dashboard.auth import AuthSettings, current_user, init_auth
 from dashboard.auth.account import account_block
 from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.inputs import InputError
@@ -66,9 +67,16 @@ def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | 
     _guard_requests(app)
     register_api(app.server)
     register_metrics(app.server, hub)
+    # after every check that may refuse a callback request; viewers share renderings per role
+    tick_cache.install(app.server, tick_ms / 1000.0, role_of_request=_role_of_request)
     app.layout = lambda: shell.layout(hub.site_name, tick_ms, account=account_block())
     log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
     return app
+
+
+def _role_of_request() -> str:
+    user = current_user()
+    return user.role if user is not None else "anonymous"
 
 
 def _callback_body_problem(app: dash.Dash, body) -> str | None:

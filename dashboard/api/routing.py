@@ -139,7 +139,8 @@ class ApiRoutes:
 
     def __init__(self) -> None:
         self.routes: list[Route] = []
-        self.authorize: Callable[[str], None] = lambda role: None  # set by dashboard.api.access
+        # the refusal of a request for lack of a role, or None (set to dashboard.api.access.authorize)
+        self.authorize: Callable[[str], flask.Response | None] = lambda role: None
 
     def route(self, method: str, path: str, *, summary: str, role: str = "viewer", tag: str,
               response: type[BaseModel] | None = None, params: type[BaseModel] | None = None,
@@ -148,11 +149,11 @@ class ApiRoutes:
         """Declare a route; the handler gets ``params``, ``query``, ``body`` models as keywords."""
 
         def declare(handler: Callable) -> Callable:
-            codes = {400, *errors}
+            codes = {400, 401, *errors}  # 401: once users exist, every route needs a login or a token
             if body is not None:
                 codes |= {413, 415}
             if role != "viewer":
-                codes |= {401, 403}
+                codes |= {403}
             self.routes.append(Route(method.upper(), path, summary, role, handler, tag, response, params,
                                      query, body, media_type, tuple(sorted(codes))))
             return handler
@@ -164,8 +165,10 @@ class ApiRoutes:
 
         @functools.wraps(route.handler)
         def view(**path_values):
+            refusal = self.authorize(route.role)
+            if refusal is not None:
+                return refusal
             try:
-                self.authorize(route.role)
                 kwargs = {}
                 if route.params is not None:
                     kwargs["params"] = _parse(route.params, path_values, "path")

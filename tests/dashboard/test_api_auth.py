@@ -1,0 +1,111 @@
+"""The API's roles, on a live twin with users: anonymous gets 401, a viewer reads but cannot change, an operator can."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ingest.store.audit import list_entries
+from ingest.store.users import add_user, new_token
+
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory):
+    from ingest.live.runtime import build_hub
+
+    hub = build_hub("demo", f"sqlite:///{tmp_path_factory.mktemp('api-auth') / 'live.db'}", start=T0,
+                    faults=("xid:h1-r01-k02-n0/5@1=79",))
+    for i in range(4):
+        hub.step(T0 + timedelta(seconds=i))
+    add_user(hub.db, "vera", "viewer", "viewer-password-1")
+    add_user(hub.db, "otto", "operator", "operator-password-1")
+    yield hub
+    hub.db.dispose()
+
+
+@pytest.fixture(scope="module")
+def client(twin, tokens):
+    """The app, created after the tokens (the access layer reads users and tokens from its cached table)."""
+    from dashboard.app import create_app
+
+    return create_app(twin, tick_ms=60_000).server.test_client()
+
+
+@pytest.fixture(scope="module")
+def tokens(twin) -> dict[str, dict]:
+    return {name: {"Authorization": f"Bearer {new_token(twin.db, name)}"} for name in ("vera", "otto")}
+
+
+def _alert_id(twin) -> int:
+    return next(a["id"] for a in twin.alerts(True) if not a["acknowledged"])
+
+
+@pytest.mark.parametrize("method, path", [("GET", "/api/v1/site"), ("GET", "/api/v1/live/kpis"),
+                                          ("GET", "/api/v1/openapi.json"), ("POST", "/api/v1/alerts/1/acknowledge")])
+def test_anonymous_requests_get_401(client, method, path):
+    r = client.open(path, method=method, json={} if method == "POST" else None)
+    assert r.status_code == 401 and r.is_json and "login required" in r.get_json()["error"]
+
+
+def test_metrics_need_a_token_too(client, tokens):
+    assert client.get("/metrics").status_code in (302, 401)  # the access layer sends a browser to /login
+    r = client.get("/metrics", headers=tokens["vera"])
+    assert r.status_code == 200 and "clustertwin_it_power_watts" in r.get_data(as_text=True)
+
+
+def test_a_bad_token_is_401(client):
+    r = client.get("/api/v1/site", headers={"Authorization": "Bearer not-a-token"})
+    assert r.status_code == 401
+
+
+def test_a_viewer_reads_but_cannot_acknowledge_or_silence(client, twin, tokens):
+    assert client.get("/api/v1/live/kpis", headers=tokens["vera"]).status_code == 200
+    alert_id = _alert_id(twin)
+    for action, body in (("acknowledge", {"comment": "mine"}), ("silence", {"duration_s": 600})):
+        r = client.post(f"/api/v1/alerts/{alert_id}/{action}", json=body, headers=tokens["vera"])
+        assert r.status_code == 403 and "operator" in r.get_json()["error"]
+    alert = next(a for a in twin.alerts(True) if a["id"] == alert_id)
+    assert not alert["acknowledged"] and alert["silenced_until"] is None
+
+
+def test_an_operator_acknowledges_and_the_change_is_audited(client, twin, tokens):
+    alert_id = _alert_id(twin)
+    r = client.post(f"/api/v1/alerts/{alert_id}/acknowledge", json={"comment": "on it"}, headers=tokens["otto"])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["acknowledged"] and r.get_json()["acknowledged_by"] == "otto"
+    entry = next(e for e in list_entries(twin.db) if e["action"] == "alert.acknowledge")
+    assert entry["user_name"] == "otto" and entry["target"].startswith(f"alert {alert_id}")
+    assert entry["before"]["acknowledged"] is False and entry["after"]["acknowledged"] is True
+
+
+def test_openapi_document_names_the_bearer_scheme(client, tokens):
+    doc = client.get("/api/v1/openapi.json", headers=tokens["vera"]).get_json()
+    assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    ack = doc["paths"]["/api/v1/alerts/{alert_id}/acknowledge"]["post"]
+    assert {"401", "403"} <= set(ack["responses"]) and "operator" in ack["description"]
+
+
+def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, tokens, monkeypatch):
+    """The tick cache's background copy of a request carries the caller's token: it renders, not 401."""
+    import threading
+
+    import dashboard.tick_cache as tick_cache
+    from tests.dashboard.test_tick_cache import _body
+
+    now = [2_000_000.0]
+    monkeypatch.setattr(tick_cache.time, "time", lambda: now[0])
+    cache = client.application.extensions["clustertwin_tick_cache"]
+    post = lambda n: client.post("/_dash-update-component", json=_body(n), headers={**tokens["vera"],  # noqa: E731
+                                                                                   "Referer": "http://t/floor"})
+    assert post(1).status_code == 200
+    now[0] += 100.0
+    before = set(threading.enumerate())
+    assert post(2).status_code == 200  # the last rendering, while the copy renders the new period
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=30)
+    hits = cache.hits
+    assert post(3).status_code == 200 and cache.hits == hits + 1  # the copy's rendering was stored
+    assert client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
