@@ -271,7 +271,6 @@ QUANTITIES: tuple[Quantity, ...] = (
     # HTTP API (``/api/v1``)
     _Q("cdu_capacity_use_frac", "1", "cdu", "heat load of a CDU over its capacity at the current supply temperature"),
     _Q("generation_n1_headroom_mw", "MW", "site", "generation capacity after the loss of the largest live source, minus facility power"),
-    _Q("source_capacity_mw", "MW", "power_source", "deliverable power of a source"),
     _Q("snapshot_age_s", "s", "site", "seconds since the latest twin tick"),
     _Q("n_alerts_critical", "count", "site", "open critical alerts"),
     _Q("n_alerts_warning", "count", "site", "open warning alerts"),

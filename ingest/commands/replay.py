@@ -102,9 +102,6 @@ def run_replay(args) -> int:
         if args.site_version is not None:
             state, site_toml = _stored_site(args, bundle)
         scenario = load_scenario(args.scenario, state) if args.scenario else None
-        if scenario is not None and scenario.state is not None:
-            raise ScenarioError(f"{args.scenario}: edits that change the layout cannot replay a recording of "
-                                "the site as built; use failures, caps, setpoints and weather")
         rec = load_recording(bundle, state)
         result = replay(bundle, state, speed=speed, scenario=scenario, rec=rec, site_toml=site_toml)
         out = result.as_dict()

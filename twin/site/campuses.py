@@ -42,21 +42,28 @@ def campuses(base: dict, n_campuses: int, name: str) -> dict:
     """The site document of ``n_campuses`` copies of ``base`` (a parsed site file) named ``name``."""
     if not 1 <= n_campuses <= MAX_CAMPUSES:
         raise SiteError("<generated>", "campuses", "n_campuses", f"{n_campuses}: expected 1..{MAX_CAMPUSES}")
+    for key in ("racks", "calibration"):
+        if base.get(key):
+            raise SiteError("<generated>", key, key, "per-rack entries and calibrations name single racks and GPUs: "
+                            "generate from a site file without them")
     out = copy.deepcopy({k: v for k, v in base.items() if k not in ("power", "cooling", "halls")})
     out["site"] = {**base["site"], "name": name,
                    "description": f"{n_campuses} campuses like {base['site']['name']}: "
                                   f"{base['site'].get('description', '')}",
                    "site_overhead_mw": base["site"].get("site_overhead_mw", 0.0) * n_campuses}
-    power = {key: [] for key in base.get("power", {})}
-    cooling = {key: [] for key in base.get("cooling", {})}
+    # lists of named entities are copied per campus; scalar settings (e.g. the shortfall policy) once
+    power = {key: [] if isinstance(v, list) else v for key, v in base.get("power", {}).items()}
+    cooling = {key: [] if isinstance(v, list) else v for key, v in base.get("cooling", {}).items()}
     halls = []
     shift_m = _width_m(base) + CAMPUS_GAP_M
     for k in range(n_campuses):
         p = campus_prefix(k)
         for key, entries in base.get("power", {}).items():
-            power[key] += [_rename(e, p, ("name", "parent", "bus")) for e in entries]
+            if isinstance(entries, list):
+                power[key] += [_rename(e, p, ("name", "parent", "bus")) for e in entries]
         for key, entries in base.get("cooling", {}).items():
-            cooling[key] += [_rename(e, p, ("name", "plant")) for e in entries]
+            if isinstance(entries, list):
+                cooling[key] += [_rename(e, p, ("name", "plant")) for e in entries]
         for hall in base.get("halls", []):
             rows = [{**_rename(r, p, ("feed_a", "feed_b")), "x_m": r["x_m"] + k * shift_m}
                     for r in hall.get("rows", [])]

@@ -49,11 +49,3 @@ def test_apply_of_a_bad_edit_is_one_line_and_stores_nothing(tmp_path, capsys):
     assert err.count("\n") == 1 and "edits[1].racks: 'H9-*' matches no rack" in err
     assert main(["scenario", "show", *db, "--site", "demo", "row to GB200", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["position"] == 1
-
-
-def test_replay_refuses_a_scenario_that_changes_the_layout(capsys):
-    from tests.conftest import REPO_DIR
-
-    scenario = REPO_DIR / "data" / "whatif" / "colossus-h4-gb200.toml"
-    assert main(["replay", "colossus-cdu-pump-failure", "--scenario", str(scenario), "--json"]) == 1  # replay: 1 on bad input
-    assert "edits that change the layout cannot replay a recording" in capsys.readouterr().err

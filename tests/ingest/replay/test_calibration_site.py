@@ -67,7 +67,7 @@ def test_saved_calibration_is_a_new_site_version_that_replays_to_the_held_out_er
     assert main(["replay", path, "--calibrate", "0.5", "--save-calibration", "--db", db, "--json"]) == 0
     fitted = json.loads(capsys.readouterr().out)
     assert fitted["saved_site_version"] == 1 and fitted["site"] == "demo"
-    assert fitted["calibration"]["parameters"]["gpu_r_th_factor"]["max"] > 1.05
+    assert fitted["calibration"]["parameters"]["gpu_r_th_factor"]["max"] > 1.03  # the degrading interface is seen
     assert main(["replay", path, "--site-version", "1", "--heldout", "0.5", "--db", db, "--json"]) == 0
     saved = json.loads(capsys.readouterr().out)
     for name, errors in fitted["signals"].items():
