@@ -260,3 +260,79 @@ class Replay:
     URL_SYNC = "replay-url-sync"  # dcc.Store: the view key written into the URL
     RUN_TWIN = "replay-run-twin"
     TWIN = "replay-twin"
+
+
+class WhatIf:
+    """``/whatif``: the scenario editor, its comparison with the baseline, and the blast radius."""
+
+    PAGE = "whatif"
+    URL = "whatif-url"
+    REVISION = "whatif-revision"  # dcc.Store {"scenario": name, "n": counter}: bumped by every stored change
+    SELECTED = "whatif-selected"  # dcc.Store: names of the selected racks
+    BLAST_RACKS = "whatif-blast-racks"  # dcc.Store: racks of the last blast radius shown on the floor
+    # scenario bar
+    SCENARIO = "whatif-scenario"
+    NAME = "whatif-name"
+    NEW = "whatif-new"
+    RENAME = "whatif-rename"
+    DUPLICATE = "whatif-duplicate"
+    DELETE = "whatif-delete"
+    UNDO = "whatif-undo"
+    REDO = "whatif-redo"
+    EXPORT = "whatif-export"
+    DOWNLOAD = "whatif-download"
+    IMPORT = "whatif-import"
+    SCENARIO_MSG = "whatif-scenario-msg"
+    EDIT_LIST = "whatif-edit-list"
+    STORE_NOTE = "whatif-store-note"
+    # selection
+    FLOOR = "whatif-floor"
+    FLOOR_METRIC = "whatif-floor-metric"
+    HALL = "whatif-hall"
+    ROW = "whatif-row"
+    PATTERN = "whatif-pattern"
+    SELECT = "whatif-select"
+    CLEAR = "whatif-clear"
+    SELECTION_TEXT = "whatif-selection-text"
+    # rack edits (each control has its message beside it: ids.whatif_msg(control))
+    TYPE = "whatif-type"
+    APPLY_TYPE = "whatif-apply-type"
+    MOVE_X = "whatif-move-x"
+    MOVE_Y = "whatif-move-y"
+    APPLY_MOVE = "whatif-apply-move"
+    APPLY_REMOVE = "whatif-apply-remove"
+    FEED_A = "whatif-feed-a"
+    FEED_B = "whatif-feed-b"
+    APPLY_FEEDS = "whatif-apply-feeds"
+    CDU = "whatif-cdu"
+    APPLY_CDU = "whatif-apply-cdu"
+    CAP_SCOPE = "whatif-cap-scope"
+    CAP_W = "whatif-cap-w"
+    APPLY_CAP = "whatif-apply-cap"
+    # elements and conditions
+    FAIL_KIND = "whatif-fail-kind"
+    FAIL_ELEMENT = "whatif-fail-element"
+    APPLY_FAIL = "whatif-apply-fail"
+    APPLY_RESTORE = "whatif-apply-restore"
+    SETPOINT_TARGET = "whatif-setpoint-target"
+    SETPOINT_ELEMENT = "whatif-setpoint-element"
+    SETPOINT_C = "whatif-setpoint-c"
+    APPLY_SETPOINT = "whatif-apply-setpoint"
+    DRY_BULB = "whatif-dry-bulb"
+    WET_BULB = "whatif-wet-bulb"
+    APPLY_WEATHER = "whatif-apply-weather"
+    JOB = "whatif-job"
+    APPLY_JOB = "whatif-apply-job"
+    # answer
+    COMPARISON = "whatif-comparison"
+    ELAPSED = "whatif-elapsed"  # server time of the last projection, for the benchmark
+    BLAST_KIND = "whatif-blast-kind"
+    BLAST_ELEMENT = "whatif-blast-element"
+    BLAST_RUN = "whatif-blast-run"
+    BLAST_RESULT = "whatif-blast-result"
+    BLAST_SHOW = "whatif-blast-show"
+
+
+def whatif_msg(control: str) -> str:
+    """Id of the message shown next to what-if control ``control`` (an apply button's id)."""
+    return f"{control}-msg"

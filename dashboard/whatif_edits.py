@@ -151,6 +151,12 @@ def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0) ->
                                             "which this installation does not have")
         _APPLY[op](out, failed, edit, index)
     inputs = failed.inputs(out.state, out.inputs)
+    busy = np.zeros(out.state.n_nodes, dtype=bool)  # as the live twin runs: nodes without a GPU of the job off
+    gpu_ids = placed_job_gpus(out.state, out.job)
+    if gpu_ids is not None:
+        busy[out.state.gpu_node[gpu_ids]] = True
+    failed_nodes = inputs.nodes_off if inputs.nodes_off is not None else False
+    inputs = replace(inputs, nodes_off=~busy | failed_nodes)
     scenario = Scenario(name="what-if", settle_s=min(settle_s, MAX_SETTLE_S), inputs=inputs, job=out.job)
     return out, scenario
 

@@ -1,0 +1,62 @@
+"""The what-if floor: every rack coloured by how much worse (red) or better (green) the scenario makes it.
+
+Built on :func:`dashboard.figures.floor.floor_figure` in difference mode, with a
+green–grey–red scale oriented so that red is always worse, plus three traces per hall
+after the floor's own: the selected racks (white outline), the blast-radius racks
+(orange outline) and invisible rack markers that box and lasso selection pick up
+(a heatmap cannot be box-selected).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.aggregates import FLOOR_METRIC_BY_KEY, metric_range
+from dashboard.figures.floor import HallGrid, diff_range, floor_figure, rack_outlines
+from twin.site.tables import SiteTables
+
+WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
+SELECTED_COLOUR = "#ffffff"
+BLAST_COLOUR = "#ff9f1c"
+PICK_TRACE = "racks (box or lasso select)"
+
+
+def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
+                 worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray | None = None) -> go.Figure:
+    """The scenario's floor: colour = ``worse`` (+ worse, − better) of ``metric``; hover = every change.
+
+    ``changes`` are scenario − baseline per floor metric (NaN for racks the baseline lacks);
+    ``selected`` and ``blast`` are rack ids to outline.
+    """
+    from dashboard.figures.floor import FloorOverlay
+
+    overlay = FloorOverlay(off if off is not None else np.zeros(state.n_racks, dtype=bool),
+                           np.zeros(state.n_racks, dtype=np.int8))
+    shown = dict(changes)
+    shown[metric] = worse  # colour by the oriented change; hover of the other metrics stays scenario − baseline
+    fig = floor_figure(state, grids, shown, metric, metric_range(state, metric), None, diff=True, overlay=overlay)
+    m = FLOOR_METRIC_BY_KEY[metric]
+    lo, hi = diff_range(worse, metric_range(state, metric))
+    fig.update_layout(coloraxis=dict(colorscale=WORSE_BETTER_SCALE, cmin=lo, cmax=hi,
+                                     colorbar=dict(title=dict(text=f"{m.label}<br>worse ↑ / better ↓ [{m.unit}]"))),
+                      dragmode="select", clickmode="event+select", uirevision="whatif-floor",
+                      title=dict(text="scenario − baseline · red worse, green better · hover for by how much",
+                                 font=dict(size=13)))
+    for i, grid in enumerate(grids):
+        axis = "" if i == 0 else str(i + 1)
+        for racks, colour, name in ((selected, SELECTED_COLOUR, "selected racks"), (blast, BLAST_COLOUR, "blast radius")):
+            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), -0.06)
+            fig.add_trace(go.Scatter(x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
+                                     name=name, showlegend=False, line=dict(width=2.5, color=colour)))
+        racks = np.flatnonzero(grid.rack_cell_ix >= 0)
+        cx = (grid.x_edges_m[grid.rack_cell_ix[racks]] + grid.x_edges_m[grid.rack_cell_ix[racks] + 1]) / 2
+        cy = (grid.y_edges_m[grid.rack_cell_iy[racks]] + grid.y_edges_m[grid.rack_cell_iy[racks] + 1]) / 2
+        fig.add_trace(go.Scatter(x=np.round(cx, 3), y=np.round(cy, 3), xaxis=f"x{axis}", yaxis=f"y{axis}", mode="markers",
+                                 marker=dict(size=4, opacity=0.0), hoverinfo="skip", name=PICK_TRACE, showlegend=False,
+                                 text=[state.rack_name[r] for r in racks], selected=dict(marker=dict(opacity=0.0)),
+                                 unselected=dict(marker=dict(opacity=0.0))))
+    for name, colour in (("selected racks", SELECTED_COLOUR), ("blast radius (trips with the element)", BLAST_COLOUR)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(width=2.5, color=colour),
+                                 showlegend=True, hoverinfo="skip"))
+    return fig
