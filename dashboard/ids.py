@@ -288,6 +288,7 @@ class WhatIf:
     # selection
     FLOOR = "whatif-floor"
     FLOOR_METRIC = "whatif-floor-metric"
+    FLOOR_SIGNATURE = "whatif-floor-signature"  # dcc.Store: layout and metric of the drawn floor (else patched)
     HALL = "whatif-hall"
     ROW = "whatif-row"
     PATTERN = "whatif-pattern"

@@ -9,11 +9,14 @@ after the floor's own: the selected racks (white outline), the blast-radius rack
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import plotly.graph_objects as go
+from dash import Patch
 
 from dashboard.aggregates import FLOOR_METRIC_BY_KEY, metric_range
-from dashboard.figures.floor import HallGrid, diff_range, floor_figure, rack_outlines
+from dashboard.figures.floor import HallGrid, diff_range, floor_figure, floor_patch, hall_customdata, rack_outlines
 from twin.site.tables import SiteTables
 
 WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
@@ -37,6 +40,9 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
     shown[metric] = worse  # colour by the oriented change; hover of the other metrics stays scenario − baseline
     fig = floor_figure(state, grids, shown, metric, metric_range(state, metric), None, diff=True, overlay=overlay)
     m = FLOOR_METRIC_BY_KEY[metric]
+    if m.higher_is_better:  # the colour is oriented (+ worse); the hover keeps scenario − baseline
+        for i, grid in enumerate(grids):
+            fig.data[i].customdata = hall_customdata(grid, changes)
     lo, hi = diff_range(worse, metric_range(state, metric))
     fig.update_layout(coloraxis=dict(colorscale=WORSE_BETTER_SCALE, cmin=lo, cmax=hi,
                                      colorbar=dict(title=dict(text=f"{m.label}<br>worse ↑ / better ↓ [{m.unit}]"))),
@@ -60,3 +66,47 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(width=2.5, color=colour),
                                  showlegend=True, hoverinfo="skip"))
     return fig
+
+
+def extra_traces_start(n_halls: int) -> int:
+    """Index of the first what-if trace: after the floor's heatmaps, its selection outline, its
+    overlays (off, critical, warning per hall) and its three legend entries."""
+    return n_halls + 1 + 3 * n_halls + 3
+
+
+def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray, patch: Patch | None = None) -> Patch:
+    """Move the selection and blast-radius outlines of every hall."""
+    patch = patch if patch is not None else Patch()
+    first = extra_traces_start(len(grids))
+    for i, grid in enumerate(grids):
+        for k, racks in enumerate((selected, blast)):
+            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), -0.06)
+            patch["data"][first + 3 * i + k]["x"] = x
+            patch["data"][first + 3 * i + k]["y"] = y
+    return patch
+
+
+def whatif_floor_patch(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
+                       worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray) -> Patch:
+    """The update of a drawn what-if floor of the same layout: colours, hover numbers, colour range, outlines."""
+    from dashboard.figures.floor import FloorOverlay
+
+    shown = dict(changes)
+    shown[metric] = worse
+    patch = floor_patch(grids, shown, metric, FloorOverlay(off, np.zeros(state.n_racks, dtype=np.int8)), state)
+    if FLOOR_METRIC_BY_KEY[metric].higher_is_better:
+        for i, grid in enumerate(grids):
+            patch["data"][i]["customdata"] = hall_customdata(grid, changes)
+    lo, hi = diff_range(worse, metric_range(state, metric))
+    patch["layout"]["coloraxis"]["cmin"] = lo
+    patch["layout"]["coloraxis"]["cmax"] = hi
+    return outline_patch(grids, selected, blast, patch)
+
+
+def layout_signature(state: SiteTables, metric: str) -> str:
+    """What a patch cannot change: the racks, their floor positions and the colour metric."""
+    digest = hashlib.sha1()
+    for array in (state.rack_x_m, state.rack_y_m, state.rack_hall):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    digest.update("\n".join(state.rack_name).encode())
+    return f"{metric}:{digest.hexdigest()[:16]}"
