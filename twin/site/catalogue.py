@@ -43,6 +43,8 @@ class RackSpec:
     feeds: int
     cdu: str | None = None
     description: str = ""
+    row_cdu: str | None = None  # in-row CDU type the rack is designed for (racks without an in-rack CDU)
+    racks_per_row_cdu: int | None = None  # racks per such CDU
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ def _check_references(cat: Catalogue) -> None:
             raise SiteError(file, f"rack {rack.name!r}", "node", f"unknown node type {rack.node!r}")
         if rack.cdu is not None and rack.cdu not in cat.cdus:
             raise SiteError(file, f"rack {rack.name!r}", "cdu", f"unknown CDU type {rack.cdu!r}")
+        if rack.row_cdu is not None and rack.row_cdu not in cat.cdus:
+            raise SiteError(file, f"rack {rack.name!r}", "row_cdu", f"unknown CDU type {rack.row_cdu!r}")
     for cdu in cat.cdus.values():
         supply, cap = cdu.capacity_curve_supply_c, cdu.capacity_curve_kw
         if len(supply) != len(cap) or len(supply) < 2 or any(b <= a for a, b in zip(supply, supply[1:])):

@@ -38,6 +38,7 @@ class Fabric:
     link_gbps: np.ndarray
     gpu_leaf: np.ndarray
     pod_gpus: int
+    leaf_down_ports: int = 0  # NIC ports of one leaf switch
 
 
 def generate_fabric(
@@ -51,17 +52,22 @@ def generate_fabric(
     leaf_oversubscription: float,
     spine_oversubscription: float,
     leaf_spine_parallel: int,
+    allow_leaf_overflow: bool = False,
 ) -> Fabric:
     """Build the fabric for GPUs placed in arrays (``gpu_array``) on rails (``gpu_rail``).
 
     Raises :class:`FabricDesignError` naming the parameter when ports do not suffice or the
-    fabric would exceed the switch and link limits of :mod:`twin.site.limits`.
+    fabric would exceed the switch and link limits of :mod:`twin.site.limits`.  With
+    ``allow_leaf_overflow`` (a what-if that reports the overflow as a design finding) a leaf
+    may take more NICs than it has ports; the rest of the design is sized by the ports.
     """
     n_arrays = int(gpu_array.max()) + 1
     n_pods = math.ceil(n_arrays / pod_arrays)
     leaf_of_gpu = gpu_array.astype(np.int64) * rails + gpu_rail
     leaf_down = int(np.bincount(leaf_of_gpu, minlength=n_arrays * rails).max())
     down_ports_leaf = math.floor(radix * leaf_oversubscription / (1 + leaf_oversubscription))
+    if leaf_down > down_ports_leaf and allow_leaf_overflow:
+        leaf_down = down_ports_leaf
     if leaf_down > down_ports_leaf:
         raise FabricDesignError(
             f"racks_per_array: a leaf needs {leaf_down} NIC ports but has {down_ports_leaf} "
@@ -129,4 +135,5 @@ def generate_fabric(
         link_gbps=np.full(link_a.size, float(link_gbps)),
         gpu_leaf=leaf_of_gpu.astype(np.int32),
         pod_gpus=int(pod_arrays * rails * leaf_down),
+        leaf_down_ports=down_ports_leaf,
     )

@@ -8,19 +8,19 @@ nothing is returned until the whole file has passed: a broken file never half-lo
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from twin.site import limits
+from twin.site import design, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
+from twin.site.racks import Racks, RackLayout
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
 from twin.textfile import read_text
-from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
 
 SITES_DIR = DATA_DIR / "sites"
 JOBS_DIR = DATA_DIR / "jobs"
@@ -71,28 +71,21 @@ def build_site(text: str, file: str, catalogue: Catalogue) -> SiteTables:
     return _Builder(spec, file, catalogue).build()
 
 
-@dataclass
-class _Racks:
-    """Rack-level columns gathered row by row before conversion to arrays."""
+def build_site_model(spec: SiteFile, file: str, catalogue: Catalogue, design_limits: str = design.STRICT) -> SiteTables:
+    """Build the state of an already parsed (e.g. edited) site model.
 
-    name: list
-    row: list
-    hall: list
-    x_m: list
-    y_m: list
-    orientation_deg: list
-    array: list
-    type: list
-    cdu: list
-    feed_a: list
-    feed_b: list
+    ``design_limits`` is :data:`twin.site.design.STRICT` (an exceeded rating is a
+    :class:`SiteError`) or :data:`~twin.site.design.WARN` (it is kept in
+    ``SiteTables.design_findings`` as a warning).
+    """
+    return _Builder(spec, file, catalogue, design_limits).build()
 
 
 class _Builder:
     """Expands one validated :class:`SiteFile` into a :class:`SiteTables`."""
 
-    def __init__(self, spec: SiteFile, file: str, catalogue: Catalogue) -> None:
-        self.spec, self.file, self.cat = spec, file, catalogue
+    def __init__(self, spec: SiteFile, file: str, catalogue: Catalogue, design_limits: str = design.STRICT) -> None:
+        self.spec, self.file, self.cat, self.policy = spec, file, catalogue, design_limits
 
     def fail(self, entity: str, field: str, message: str) -> SiteError:
         return SiteError(self.file, entity, field, message)
@@ -164,81 +157,14 @@ class _Builder:
         return plants, plant_index, loops, loop_index
 
     # ---------------------------------------------------------------- compute
-    def racks(self, power_index, elements, loop_index):
-        info, fab = self.spec.site, self.spec.fabric
-        r = _Racks(*([] for _ in range(11)))
-        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = [], [], [], [], []
-        array = 0
+    def racks(self, power_index, elements, loop_index) -> Racks:
         self._unique([h.name for h in self.spec.halls], "hall", self.file)
-        for h, hall in enumerate(self.spec.halls):
-            if hall.loop not in loop_index:
-                raise self.fail(f"hall {hall.name!r}", "loop", f"{hall.loop!r} does not exist")
-            self._unique([row.name for row in hall.rows], f"hall {hall.name!r} row", self.file)
-            for row_no, row in enumerate(hall.rows, start=1):
-                entity = f"row {hall.name}/{row.name}"
-                rack_spec = self.cat.racks.get(row.rack_type)
-                if rack_spec is None:
-                    raise self.fail(entity, "rack_type", f"unknown rack type {row.rack_type!r}")
-                loop = row.loop or hall.loop
-                if loop not in loop_index:
-                    raise self.fail(entity, "loop", f"{loop!r} does not exist")
-                for field, feed, side in (("feed_a", row.feed_a, 0), ("feed_b", row.feed_b, 1)):
-                    if feed is None:
-                        continue
-                    if feed not in power_index or elements[power_index[feed]][0] != 3:
-                        raise self.fail(entity, field, f"{feed!r} is not a busway/PDU of this site")
-                    if elements[power_index[feed]][1].side != "AB"[side]:
-                        raise self.fail(entity, field, f"{feed!r} is on side {elements[power_index[feed]][1].side}")
-                if rack_spec.feeds == 2 and row.feed_b is None:
-                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} is dual-fed (A/B)")
-                if rack_spec.feeds == 1 and row.feed_b is not None:
-                    raise self.fail(entity, "feed_b", f"rack type {rack_spec.name!r} has a single feed")
-                row_id = len(row_name)
-                row_name.append(f"{hall.name}-{row.name}")
-                row_hall.append(h)
-                k = np.arange(row.racks)
-                along = k * row.pitch_m
-                xs = row.x_m + (along if row.direction == "x" else 0.0)
-                ys = row.y_m + (along if row.direction == "y" else 0.0)
-                n_arrays = -(-row.racks // fab.racks_per_array)
-                r.name += [info.rack_name_pattern.format(hall=h + 1, row=row_no, rack=i + 1) for i in k]
-                r.row += [row_id] * row.racks
-                r.hall += [h] * row.racks
-                r.x_m += list(np.broadcast_to(xs, row.racks))
-                r.y_m += list(np.broadcast_to(ys, row.racks))
-                r.orientation_deg += [row.orientation_deg] * row.racks
-                r.array += list(array + k // fab.racks_per_array)
-                array += n_arrays
-                r.type += [row.rack_type] * row.racks
-                r.feed_a += [power_index[row.feed_a]] * row.racks
-                r.feed_b += [power_index[row.feed_b] if row.feed_b else -1] * row.racks
-                if rack_spec.cdu is not None:
-                    for field in ("cdu_type", "racks_per_cdu"):
-                        if getattr(row, field) is not None:
-                            raise self.fail(entity, field, f"rack type {rack_spec.name!r} has an in-rack CDU "
-                                            f"({rack_spec.cdu}); {field} applies only to racks cooled in-row")
-                    first = len(cdu_name)
-                    cdu_name += [f"{n}-CDU" for n in r.name[-row.racks:]]
-                    cdu_loop += [loop_index[loop]] * row.racks
-                    cdu_spec_name += [rack_spec.cdu] * row.racks
-                    r.cdu += list(first + k)
-                else:
-                    if row.cdu_type is None:
-                        raise self.fail(entity, "cdu_type", f"rack type {rack_spec.name!r} has no in-rack CDU; "
-                                        "name an in-row CDU type from the catalogue")
-                    if row.cdu_type not in self.cat.cdus:
-                        raise self.fail(entity, "cdu_type", f"unknown CDU type {row.cdu_type!r} "
-                                        f"(catalogue: {', '.join(sorted(self.cat.cdus))})")
-                    per = row.racks_per_cdu or row.racks
-                    n_cdu = -(-row.racks // per)
-                    first = len(cdu_name)
-                    cdu_name += [f"{hall.name}-{row.name}-CDU{i + 1}" for i in range(n_cdu)]
-                    cdu_loop += [loop_index[loop]] * n_cdu
-                    cdu_spec_name += [row.cdu_type] * n_cdu
-                    r.cdu += list(first + k // per)
-        return r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name
+        layout = RackLayout(self.spec, self.cat, self.file, power_index, elements, loop_index)
+        r = layout.build()
+        layout.check_touched_positions(r)
+        return r
 
-    def check_positions(self, r: _Racks) -> None:
+    def check_positions(self, r: Racks) -> None:
         key = np.stack([np.asarray(r.hall), np.round(np.asarray(r.x_m) * 10), np.round(np.asarray(r.y_m) * 10)], 1)
         _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
         if (counts > 1).any():
@@ -293,7 +219,9 @@ class _Builder:
         elements, power_index, depth = self.power()
         src = self.sources(power_index, elements)
         plants, plant_index, loops, loop_index = self.cooling()
-        r, row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = self.racks(power_index, elements, loop_index)
+        r = self.racks(power_index, elements, loop_index)
+        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = r.row_name, r.row_hall, r.cdu_name, r.cdu_loop, \
+            r.cdu_spec_name
         self.check_positions(r)
 
         rack_specs = [cat.racks[t] for t in r.type]
@@ -317,18 +245,11 @@ class _Builder:
         gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id],
                              gpus_per_node).astype(np.int16)
         gpu_rack = node_rack[gpu_node]
-        rack_row_no = {}
         info = spec.site
-        hall_rows = {}
-        for row_id, h in enumerate(row_hall):
-            hall_rows.setdefault(h, []).append(row_id)
-            rack_row_no[row_id] = len(hall_rows[h])
         rack_row = np.asarray(r.row, dtype=np.int32)
-        rack_pos_in_row = np.arange(len(r.name)) - np.searchsorted(rack_row, rack_row)
         node_name = [
-            info.hostname_pattern.format(hall=r.hall[k] + 1, row=rack_row_no[r.row[k]],
-                                         rack=int(rack_pos_in_row[k]) + 1, slot=int(s))
-            for k, s in zip(node_rack, node_slot)
+            info.hostname_pattern.format(hall=r.hall[k] + 1, row=r.row_number[r.row[k]], rack=r.number[k], slot=int(s))
+            for k, s in zip(node_rack.tolist(), node_slot.tolist())
         ]
         self._unique(node_name, "node", self.file)
 
@@ -341,25 +262,31 @@ class _Builder:
         node_full_w = np.bincount(gpu_node, weights=tdp, minlength=node_rack.size) + per_node("base_power_w")
         rack_full_kw = np.bincount(node_rack, weights=node_full_w, minlength=len(r.name)) / 1000.0
         rack_cdu = np.asarray(r.cdu, dtype=np.int32)
-        self.check_cdu_design(rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
-                              plant_index)
         rack_feed_a = np.asarray(r.feed_a, dtype=np.int32)
         rack_feed_b = np.asarray(r.feed_b, dtype=np.int32)
-        self.check_feed_design(rack_full_kw, rack_feed_a, rack_feed_b, elements)
+        findings = self.design_findings(rack_full_kw, rack_cdu, rack_feed_a, rack_feed_b, cdu_name, cdu_spec,
+                                        cdu_specs, cdu_loop, loops, plants, plant_index, elements, depth, src)
 
         fab = spec.fabric
         if (gpu_index >= fab.rails).any():
             raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
+        # GPU k of node slot s is on rail (s · GPUs per node + k) mod rails: 8-GPU nodes use rail k,
+        # two 4-GPU trays together span the 8 rails.
+        gpu_rail = (node_slot[gpu_node].astype(np.int64) * gpus_per_node[gpu_node] + gpu_index) % fab.rails
         try:
             fabric = generate_fabric(
-                np.asarray(r.array)[gpu_rack], gpu_index, radix=fab.radix, rails=fab.rails,
+                np.asarray(r.array)[gpu_rack], gpu_rail, radix=fab.radix, rails=fab.rails,
                 pod_arrays=fab.pod_arrays, link_gbps=fab.link_gbps,
                 leaf_oversubscription=fab.leaf_oversubscription,
                 spine_oversubscription=fab.spine_oversubscription,
-                leaf_spine_parallel=fab.leaf_spine_parallel)
+                leaf_spine_parallel=fab.leaf_spine_parallel, allow_leaf_overflow=self.policy == design.WARN)
         except FabricDesignError as exc:
             field, _, message = str(exc).partition(": ")
             raise self.fail("fabric", field, message) from None
+        leaves = np.flatnonzero(fabric.switch_tier == TIER_LEAF)
+        leaf_nics = np.bincount(fabric.gpu_leaf, minlength=leaves.size)
+        findings += design.fabric_findings([fabric.switch_name[i] for i in leaves], leaf_nics,
+                                           fabric.leaf_down_ports, self.policy)
         switch_index = {n: i for i, n in enumerate(fabric.switch_name)}
         for ep in fab.endpoints:
             if ep.switch not in switch_index:
@@ -425,36 +352,49 @@ class _Builder:
             site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
             storage_write_gbps=self.spec.storage.write_gbps, storage_read_gbps=self.spec.storage.read_gbps,
             storage_node_gbps=self.spec.storage.node_gbps, storage_share_frac=self.spec.storage.share_frac,
+            rack_full_kw=rack_full_kw, design_findings=findings,
         )
 
     # ------------------------------------------------------------ design checks
-    def check_cdu_design(self, rack_full_kw, rack_cdu, cdu_name, cdu_spec, cdu_specs, cdu_loop, loops, plants,
-                         plant_index):
-        """A CDU whose racks at full power exceed its capacity at design supply temperature is an error."""
-        heat_kw = np.bincount(rack_cdu, weights=rack_full_kw, minlength=len(cdu_name))
+    def design_findings(self, rack_full_kw, rack_cdu, feed_a, feed_b, cdu_name, cdu_spec, cdu_specs, cdu_loop,
+                        loops, plants, plant_index, elements, depth, src) -> list[design.DesignFinding]:
+        """Every design check of :mod:`twin.site.design`; under ``strict`` the first exceeded rating raises."""
         setpoint = np.array([plants[plant_index[lp.plant]].supply_setpoint_c for lp in loops])[cdu_loop]
+        supply_c = np.zeros(len(cdu_name))
+        capacity_kw = np.zeros(len(cdu_name))
         for s, cs in enumerate(cdu_specs):
-            mine = np.flatnonzero(cdu_spec == s)
-            supply_c = setpoint[mine] + cs.approach_k
-            cap_kw = np.interp(supply_c, cs.capacity_curve_supply_c, cs.capacity_curve_kw)
-            bad = mine[heat_kw[mine] > cap_kw]
-            if bad.size:
-                i = bad[0]
-                j = int(np.searchsorted(mine, i))
-                raise self.fail(f"cdu {cdu_name[i]!r}", "capacity",
-                                f"overloaded by design: {heat_kw[i]:.0f} kW of racks at full power vs "
-                                f"{cap_kw[j]:.0f} kW capacity at {supply_c[j]:.1f} °C secondary supply")
+            mine = cdu_spec == s
+            supply_c[mine] = setpoint[mine] + cs.approach_k
+            capacity_kw[mine] = np.interp(supply_c[mine], cs.capacity_curve_supply_c, cs.capacity_curve_kw)
+        pel = [e for _, e in elements]
+        names = [e.name for e in pel]
+        parent_index = {n: i for i, n in enumerate(names)}
+        findings = design.cdu_findings(rack_full_kw, rack_cdu, cdu_name, supply_c, capacity_kw, self.policy)
+        findings += design.power_findings(
+            rack_full_kw, feed_a, feed_b, names, np.array([k for k, _ in elements]),
+            np.array([parent_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int64),
+            np.array([e.efficiency_frac for e in pel]), np.asarray(depth, dtype=np.int64),
+            np.array([e.usable_rating_kw for e in pel]), np.array([e.nameplate_kw for e in pel]), self.policy)
+        findings += design.cooling_findings(
+            rack_full_kw, rack_cdu, np.asarray(cdu_loop, dtype=np.int64), [lp.name for lp in loops],
+            np.array([lp.capacity_kw for lp in loops]), np.array([plant_index[lp.plant] for lp in loops]),
+            [p.name for p in plants], np.array([p.chillers * p.chiller_kw for p in plants]), self.policy)
+        findings += design.generation_findings(self.spec.site.name, rack_full_kw, self.spec.site.site_overhead_mw,
+                                               np.asarray(src[2], dtype=np.float64))
+        for f in findings:
+            if f.severity == design.ERROR:
+                raise self.fail(*_ERROR_AT[f.check](f.element), f.message)
+        return findings
 
-    def check_feed_design(self, rack_full_kw, feed_a, feed_b, elements):
-        """A busway loaded beyond its usable rating in normal operation (both feeds up) is an error."""
-        n_feeds = np.where(feed_b >= 0, 2.0, 1.0)
-        share = rack_full_kw / n_feeds
-        load = np.bincount(feed_a, weights=share, minlength=len(elements))
-        load += np.bincount(feed_b[feed_b >= 0], weights=share[feed_b >= 0], minlength=len(elements))
-        usable = np.array([e.usable_rating_kw for _, e in elements])
-        over = np.flatnonzero(load > usable)
-        if over.size:
-            e = elements[over[0]][1]
-            raise self.fail(f"busway {e.name!r}", "rating_kw",
-                            f"overloaded by design: {load[over[0]]:.0f} kW of racks at full power vs "
-                            f"{usable[over[0]]:.0f} kW usable")
+
+# entity and field a strict design error names, by check
+_ERROR_AT = {
+    "cdu_capacity": lambda name: (f"cdu {name!r}", "capacity"),
+    "busway_rating": lambda name: (f"busway {name!r}", "rating_kw"),
+    "ups_rating": lambda name: (f"ups {name!r}", "rating_kw"),
+    "transformer_rating": lambda name: (f"transformer {name!r}", "rating_kw"),
+    "switchgear_rating": lambda name: (f"switchgear {name!r}", "rating_kw"),
+    "loop_capacity": lambda name: (f"loop {name!r}", "capacity_kw"),
+    "plant_capacity": lambda name: (f"plant {name!r}", "chillers"),
+    "fabric_ports": lambda name: (f"fabric leaf {name!r}", "racks_per_array"),
+}

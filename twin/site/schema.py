@@ -183,6 +183,43 @@ class HallSpec(_Strict):
     name: Name
     loop: Name
     rows: list[RowSpec] = Field(min_length=1, max_length=limits.MAX_ROWS)
+    # floor area racks may stand on [x_min, y_min, x_max, y_max] in metres; default: the rows'
+    # footprint grown by HALL_MARGIN_M (see twin.site.racks)
+    bounds_m: tuple[float, float, float, float] | None = None
+
+    @model_validator(mode="after")
+    def _bounds_ordered(self):
+        b = self.bounds_m
+        if b is not None and not (b[0] < b[2] and b[1] < b[3]):
+            raise ValueError("bounds_m must be [x_min, y_min, x_max, y_max] with min < max")
+        return self
+
+
+_Coord = Field(None, ge=-10_000, le=10_000)
+
+
+class RackEntry(_Strict):
+    """One rack that differs from its row, or that no row has: only the keys given change.
+
+    A name a row expands to overrides that rack (``removed = true`` takes it out); any
+    other name adds a rack, which needs ``hall``, ``row``, ``x_m``, ``y_m``, ``rack_type``
+    and ``feed_a`` (and ``feed_b`` when the type is dual-fed).  ``feed_b = ""`` makes a
+    rack single-fed.  ``cdu`` names an in-row CDU of the site for a rack without an
+    in-rack CDU; ``loop`` is the facility loop of a rack's in-rack CDU.
+    """
+
+    name: Name
+    hall: Name | None = None
+    row: Name | None = None
+    x_m: float | None = _Coord
+    y_m: float | None = _Coord
+    orientation_deg: float | None = Field(None, ge=-360, le=360)
+    rack_type: Name | None = None
+    feed_a: Name | None = None
+    feed_b: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS)] | None = None
+    loop: Name | None = None
+    cdu: Name | None = None
+    removed: bool = False
 
 
 class StorageSpec(_Strict):
@@ -201,6 +238,7 @@ class SiteFile(_Strict):
     power: PowerSpec
     halls: list[HallSpec] = Field(min_length=1, max_length=limits.MAX_HALLS)
     storage: StorageSpec = StorageSpec()
+    racks: list[RackEntry] = Field([], max_length=limits.MAX_RACKS)  # per-rack changes and added racks
 
 
 def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:

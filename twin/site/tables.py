@@ -182,6 +182,10 @@ class SiteTables:
     storage_read_gbps: float = 56_000.0  # aggregate read [Gbit/s]
     storage_node_gbps: float = 400.0  # per-node storage NIC [Gbit/s]
     storage_share_frac: float = 1.0  # share of the storage one job gets beside other jobs
+    # design load of each rack (GPUs at TDP + nodes' full non-GPU power) and what the design
+    # checks found (twin.site.design.DesignFinding; warnings only, errors stop the load)
+    rack_full_kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    design_findings: list = field(default_factory=list)
 
     # ------------------------------------------------------------------------------
     @property
