@@ -306,7 +306,9 @@ class WhatIf:
     FEED_B = "whatif-feed-b"
     APPLY_FEEDS = "whatif-apply-feeds"
     CDU = "whatif-cdu"
+    LOOP = "whatif-loop"
     APPLY_CDU = "whatif-apply-cdu"
+    DESIGN_LIMITS = "whatif-design-limits"  # warn: exceeded ratings listed; strict: refused
     CAP_SCOPE = "whatif-cap-scope"
     CAP_W = "whatif-cap-w"
     APPLY_CAP = "whatif-apply-cap"

@@ -7,12 +7,14 @@ returns the edited site tables and the scenario conditions; the first bad edit r
 :class:`EditRejected` naming its index and field, so the page can show the message next
 to the control that made it.
 
-The site-model edits (``move_rack``, ``set_rack_feeds``, ``set_rack_cdu``) change the
-site's tables (a copy; the baseline is never touched); conditions (``fail``, ``restore``,
-``set_cap``, ``set_setpoint``, ``set_weather``, ``set_job``) become the scenario's tick
-inputs.  Edits that change the GPU population (``add_rack``, ``remove_rack``,
-``set_rack_type``) need the site-file editing backend and are refused with a message
-saying so when it is not installed (see :mod:`dashboard.whatif_backend`).
+Rack edits (``move_rack``, ``add_rack``, ``remove_rack``, ``set_rack_type``,
+``set_rack_feeds``, ``set_rack_cdu``) become the site file's per-rack entries
+(``[[racks]]``, :class:`twin.site.schema.RackEntry`) on a copy of the parsed site, which is
+built again with the site loader's checks (hall bounds, overlaps, feeds, CDUs, loops) and
+its design checks (ratings, ports; ``design_limits``: refused under ``strict``, reported
+in ``SiteTables.design_findings`` under ``warn``).  The baseline is never touched.
+Conditions (``fail``, ``restore``, ``set_cap``, ``set_setpoint``, ``set_weather``,
+``set_job``) then become the scenario's tick inputs on the built site.
 """
 
 from __future__ import annotations
@@ -49,11 +51,11 @@ CAP_SCOPES = ("site", "rack", "job")
 # op → (fields shown in the editor, one-line meaning)
 OPS: dict[str, tuple[tuple[str, ...], str]] = {
     "move_rack": (("racks", "x_m", "y_m"), "move one rack to a floor position"),
-    "add_rack": (("name", "row", "x_m", "y_m", "type"), "add a rack"),
+    "add_rack": (("name", "row", "x_m", "y_m", "type", "feed_a", "feed_b"), "add a rack"),
     "remove_rack": (("racks",), "remove racks"),
     "set_rack_type": (("racks", "type"), "change the rack type"),
     "set_rack_feeds": (("racks", "feed_a", "feed_b"), "reassign the A/B busways"),
-    "set_rack_cdu": (("racks", "cdu"), "cool racks from another CDU"),
+    "set_rack_cdu": (("racks", "cdu", "loop"), "cool racks from another in-row CDU or facility loop"),
     "fail": (("kind", "elements"), "fail elements"),
     "restore": (("kind", "elements"), "restore failed elements"),
     "set_cap": (("scope", "racks", "gpu_power_limit_w"), "GPU power cap"),
@@ -61,7 +63,7 @@ OPS: dict[str, tuple[tuple[str, ...], str]] = {
     "set_weather": (("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"), "outdoor weather"),
     "set_job": (("job",), "job mix: the job placed on the site"),
 }
-SITE_FILE_OPS = ("add_rack", "remove_rack", "set_rack_type")  # change the GPU population
+RACK_OPS = ("move_rack", "add_rack", "remove_rack", "set_rack_type", "set_rack_feeds", "set_rack_cdu")
 
 
 def describe(edit: dict) -> str:
@@ -75,7 +77,7 @@ def describe(edit: dict) -> str:
         "remove_rack": lambda: f"remove {shown}",
         "set_rack_type": lambda: f"{shown} → {edit.get('type')}",
         "set_rack_feeds": lambda: f"{shown} fed from A {edit.get('feed_a')} / B {edit.get('feed_b') or '–'}",
-        "set_rack_cdu": lambda: f"{shown} cooled by {edit.get('cdu')}",
+        "set_rack_cdu": lambda: f"{shown} cooled by {edit.get('cdu') or 'loop ' + str(edit.get('loop'))}",
         "fail": lambda: f"fail {edit.get('kind')} {shown}",
         "restore": lambda: f"restore {edit.get('kind')} {shown}",
         "set_cap": lambda: f"cap GPUs at {edit.get('gpu_power_limit_w')} W ({edit.get('scope')}"
@@ -129,14 +131,13 @@ class Applied:
     touched_racks: set[str] = field(default_factory=set)  # racks an edit named (for the floor outline)
 
 
-def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0) -> tuple[Applied, Scenario]:
+def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0,
+                design_limits: str = "warn") -> tuple[Applied, Scenario]:
     """Check and apply ``edits`` in order on a copy of ``base``; :class:`EditRejected` on the first bad one."""
     if not isinstance(edits, list):
         raise EditRejected(None, "edits", "expected a list of edits")
     if len(edits) > MAX_EDITS:
         raise EditRejected(None, "edits", f"{len(edits)} edits (at most {MAX_EDITS})")
-    out = Applied(state=base, inputs=TickInputs())
-    failed = _Failures(base)
     for index, edit in enumerate(edits):
         if not isinstance(edit, dict):
             raise EditRejected(index, "op", "an edit must be a table with an op")
@@ -146,10 +147,14 @@ def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0) ->
         unknown = set(edit) - {"op", *OPS[op][0]}
         if unknown:
             raise EditRejected(index, sorted(unknown)[0], f"not a field of {op} (fields: {', '.join(OPS[op][0])})")
-        if op in SITE_FILE_OPS:
-            raise EditRejected(index, "op", f"{op} changes the site file and needs the site-edit backend, "
-                                            "which this installation does not have")
-        _APPLY[op](out, failed, edit, index)
+    out = Applied(state=base, inputs=TickInputs())
+    rack_edits = [(i, e) for i, e in enumerate(edits) if e["op"] in RACK_OPS]
+    if rack_edits:
+        out.state, out.touched_racks = _build_edited_site(base, rack_edits, design_limits)
+    failed = _Failures(out.state)
+    for index, edit in enumerate(edits):
+        if edit["op"] not in RACK_OPS:
+            _APPLY[edit["op"]](out, failed, edit, index)
     inputs = failed.inputs(out.state, out.inputs)
     busy = np.zeros(out.state.n_nodes, dtype=bool)  # as the live twin runs: nodes without a GPU of the job off
     gpu_ids = placed_job_gpus(out.state, out.job)
@@ -161,101 +166,176 @@ def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0) ->
     return out, scenario
 
 
-def _copy_state(out: Applied, **arrays) -> None:
-    """Replace site-table arrays on a copy (the baseline's arrays are never written)."""
-    out.state = replace(out.state, **arrays)
+# ------------------------------------------------------------------ rack edits → site entries
+_SITE_FIELD = {"rack_type": "type", "position": "x_m", "removed": "racks", "name": "racks"}  # site field → edit field
 
 
-def _one_rack(out: Applied, edit: dict, index: int) -> int:
-    racks = match_names(edit.get("racks"), out.state.rack_name, index, "racks")
-    if racks.size != 1:
-        raise EditRejected(index, "racks", f"move one rack at a time ({racks.size} selected)")
-    return int(racks[0])
+def _site_spec(base: SiteTables):
+    """The parsed site file ``base`` was built from (cached per file)."""
+    from twin.site.load import read_site_text, site_path
+    from twin.site.schema import parse_site_file
+
+    spec = _SPECS.get(base.name)
+    if spec is None:
+        path = site_path(base.name)  # the reference site of that name
+        spec, _ = parse_site_file(read_site_text(path), path.name)
+        _SPECS[base.name] = spec
+    return spec
 
 
-def _move_rack(out: Applied, _failed, edit: dict, index: int) -> None:
-    state = out.state
-    rack = _one_rack(out, edit, index)
-    hall = state.rack_hall[rack]
-    members = np.flatnonzero(state.rack_hall == hall)
-    xs, ys = state.rack_x_m[members], state.rack_y_m[members]
-    pitch_x = _pitch(xs, 0.6)
-    pitch_y = min(_pitch(ys, 1.2), 1.2)
+_SPECS: dict[str, object] = {}
+
+
+def _build_edited_site(base: SiteTables, rack_edits: list[tuple[int, dict]], design_limits: str):
+    """The site built with the rack edits as per-rack entries, and the names of the racks they touched."""
+    from twin.site.catalogue import load_catalogue
+    from twin.site.errors import SiteError
+    from twin.site.load import build_site_model
+    from twin.site.schema import RackEntry
+
+    spec = _site_spec(base)
+    entries: dict[str, dict] = {e.name: e.model_dump(exclude_defaults=True) for e in spec.racks}
+    names = list(base.rack_name)
+    rows = list(base.row_name)
+    touched: set[str] = set()
+    for index, edit in rack_edits:
+        _RACK_ENTRY[edit["op"]](entries, names, rows, edit, index, touched)
+
+    def build(upto: int):
+        picked: dict[str, dict] = {e.name: e.model_dump(exclude_defaults=True) for e in spec.racks}
+        scratch_names: list[str] = list(base.rack_name)
+        for index, edit in rack_edits[:upto]:
+            _RACK_ENTRY[edit["op"]](picked, scratch_names, rows, edit, index, set())
+        return _build(picked)
+
+    def _build(chosen: dict[str, dict]):
+        try:
+            racks = [RackEntry(**fields) for fields in chosen.values()]
+        except ValueError as exc:  # pydantic: a value outside the site schema's range
+            raise _SchemaProblem(str(exc).splitlines()[-1][:160]) from None
+        edited = spec.model_copy(update={"racks": racks})
+        return build_site_model(edited, base.source_file, load_catalogue(), design_limits)
+
+    try:
+        return _build(entries), touched
+    except (SiteError, _SchemaProblem) as exc:
+        culprit = rack_edits[-1][0]
+        for k in range(1, min(len(rack_edits), 20)):  # the first edit whose prefix fails is the culprit
+            try:
+                build(k)
+            except (SiteError, _SchemaProblem):
+                culprit = rack_edits[k - 1][0]
+                break
+        field_name = _SITE_FIELD.get(getattr(exc, "field", ""), getattr(exc, "field", "racks"))
+        problem = getattr(exc, "problem", str(exc))
+        entity = getattr(exc, "entity", "")
+        raise EditRejected(culprit, field_name, f"{entity}: {problem}" if entity else problem) from None
+
+
+class _SchemaProblem(ValueError):
+    """A rack entry the site schema refuses."""
+
+
+def _entry(entries: dict[str, dict], name: str) -> dict:
+    return entries.setdefault(name, {"name": name})
+
+
+def _select(names: list[str], edit: dict, index: int) -> list[str]:
+    return [names[i] for i in match_names(edit.get("racks"), names, index, "racks")]
+
+
+def _entry_move(entries, names, _rows, edit, index, touched) -> None:
+    racks = _select(names, edit, index)
+    if len(racks) != 1:
+        raise EditRejected(index, "racks", f"move one rack at a time ({len(racks)} selected)")
     x = _number(edit, "x_m", index, -1e4, 1e4, "m")
     y = _number(edit, "y_m", index, -1e4, 1e4, "m")
-    if not (xs.min() - pitch_x <= x <= xs.max() + pitch_x and ys.min() - pitch_y <= y <= ys.max() + pitch_y):
-        raise EditRejected(index, "x_m", f"({x:g}, {y:g}) m is outside hall {state.hall_name[hall]} "
-                                         f"(x {xs.min():g}..{xs.max():g} m, y {ys.min():g}..{ys.max():g} m)")
-    others = members[members != rack]
-    clash = others[(np.abs(state.rack_x_m[others] - x) < pitch_x - 1e-6) & (np.abs(state.rack_y_m[others] - y) < pitch_y - 1e-6)]
-    if clash.size:
-        raise EditRejected(index, "x_m", f"overlaps rack {state.rack_name[clash[0]]} at "
-                                         f"({state.rack_x_m[clash[0]]:g}, {state.rack_y_m[clash[0]]:g}) m")
-    rx, ry = state.rack_x_m.copy(), state.rack_y_m.copy()
-    rx[rack], ry[rack] = x, y
-    _copy_state(out, rack_x_m=rx, rack_y_m=ry)
-    out.touched_racks.add(state.rack_name[rack])
+    _entry(entries, racks[0]).update(x_m=x, y_m=y)
+    touched.add(racks[0])
 
 
-def _pitch(values: np.ndarray, default: float) -> float:
-    diffs = np.diff(np.unique(np.round(values, 3)))
-    return float(diffs.min()) if diffs.size else default
+def _rack_type(edit: dict, index: int) -> str:
+    from twin.site.catalogue import load_catalogue
+
+    value = edit.get("type")
+    types = sorted(load_catalogue().racks)
+    if not isinstance(value, str) or value not in types:
+        raise EditRejected(index, "type", f"{str(value)[:40]!r} is not a rack type of the catalogue ({', '.join(types)})")
+    return value
 
 
-def _set_rack_feeds(out: Applied, _failed, edit: dict, index: int) -> None:
-    state = out.state
-    racks = match_names(edit.get("racks"), state.rack_name, index, "racks")
-    busways = [i for i, k in enumerate(state.power_kind) if POWER_KINDS[k] == "busway"]
-    names = [state.power_name[i] for i in busways]
-    feed_a, feed_b = state.rack_feed_a.copy(), state.rack_feed_b.copy()
-    for key, side, target in (("feed_a", 0, feed_a), ("feed_b", 1, feed_b)):
-        value = edit.get(key)
-        if value in (None, ""):
-            if key == "feed_a":
-                raise EditRejected(index, key, "every rack needs an A feed")
-            target[racks] = -1
-            continue
-        if not isinstance(value, str) or value not in names:
-            raise EditRejected(index, key, f"no busway named {str(value)[:40]!r} at this site")
-        element = busways[names.index(value)]
-        if state.power_side[element] != side:
-            raise EditRejected(index, key, f"{value} is on the {'AB'[state.power_side[element]]} side, not {'AB'[side]}")
-        target[racks] = element
-    _check_rating(state, racks, feed_a, index, "feed_a")
-    _check_rating(state, racks, feed_b, index, "feed_b")
-    _copy_state(out, rack_feed_a=feed_a, rack_feed_b=feed_b)
-    out.touched_racks.update(state.rack_name[r] for r in racks)
+def _entry_type(entries, names, _rows, edit, index, touched) -> None:
+    racks = _select(names, edit, index)
+    rack_type = _rack_type(edit, index)
+    for name in racks:
+        _entry(entries, name)["rack_type"] = rack_type
+    touched.update(racks)
 
 
-def _check_rating(state: SiteTables, racks: np.ndarray, feed: np.ndarray, index: int, key: str) -> None:
-    """A busway whose racks' nameplate exceeds its usable rating (by design) is refused."""
-    for element in np.unique(feed[racks]):
-        if element < 0:
-            continue
-        nameplate_kw = float(state.rack_rated_kw[feed == element].sum())
-        usable_kw = float(state.power_rating_kw[element] * state.power_max_util_frac[element])
-        if nameplate_kw > usable_kw:
-            raise EditRejected(index, key, f"{state.power_name[element]} would carry {nameplate_kw:,.0f} kW of rack "
-                                           f"nameplate, over its usable {usable_kw:,.0f} kW")
+def _entry_remove(entries, names, _rows, edit, index, touched) -> None:
+    racks = _select(names, edit, index)
+    for name in racks:
+        entry = _entry(entries, name)
+        if "hall" in entry and "row" in entry:  # a rack added by an earlier edit: forget it
+            del entries[name]
+        else:
+            entries[name] = {"name": name, "removed": True}
+        names.remove(name)
+    touched.difference_update(racks)
 
 
-def _set_rack_cdu(out: Applied, _failed, edit: dict, index: int) -> None:
-    state = out.state
-    racks = match_names(edit.get("racks"), state.rack_name, index, "racks")
-    value = edit.get("cdu")
-    if not isinstance(value, str) or value not in state.cdu_name:
-        raise EditRejected(index, "cdu", f"no CDU named {str(value)[:40]!r} at this site")
-    cdu = state.cdu_name.index(value)
-    spec = state.cdu_specs[int(state.cdu_spec[cdu])]
-    rack_cdu = state.rack_cdu.copy()
-    rack_cdu[racks] = cdu
-    nameplate_kw = float(state.rack_rated_kw[rack_cdu == cdu].sum())
-    capacity_kw = float(np.max(spec.capacity_curve_kw))
-    if nameplate_kw > capacity_kw:
-        raise EditRejected(index, "cdu", f"{value} would cool {nameplate_kw:,.0f} kW of rack nameplate, "
-                                         f"over its {capacity_kw:,.0f} kW capacity")
-    _copy_state(out, rack_cdu=rack_cdu)
-    out.touched_racks.update(state.rack_name[r] for r in racks)
+def _entry_add(entries, names, rows, edit, index, touched) -> None:
+    name = edit.get("name")
+    if not isinstance(name, str) or not name or len(name) > 64:
+        raise EditRejected(index, "name", "a new rack needs a name (at most 64 characters)")
+    if name in names:
+        raise EditRejected(index, "name", f"a rack named {name!r} exists already")
+    row = edit.get("row")
+    if row not in rows:
+        raise EditRejected(index, "row", f"no row named {str(row)[:40]!r} at this site")
+    hall = row.split("-", 1)[0]
+    fields = {"name": name, "hall": hall, "row": row.split("-", 1)[1] if "-" in row else row,
+              "x_m": _number(edit, "x_m", index, -1e4, 1e4, "m"), "y_m": _number(edit, "y_m", index, -1e4, 1e4, "m"),
+              "rack_type": _rack_type(edit, index), "feed_a": _text(edit, "feed_a", index)}
+    if edit.get("feed_b") is not None:
+        fields["feed_b"] = _text(edit, "feed_b", index, empty=True)
+    entries[name] = fields
+    names.append(name)
+    touched.add(name)
+
+
+def _text(edit: dict, key: str, index: int, empty: bool = False) -> str:
+    value = edit.get(key)
+    if not isinstance(value, str) or (not value and not empty) or len(value) > 64:
+        raise EditRejected(index, key, "expected a name")
+    return value
+
+
+def _entry_feeds(entries, names, _rows, edit, index, touched) -> None:
+    racks = _select(names, edit, index)
+    feed_a = _text(edit, "feed_a", index)
+    feed_b = edit.get("feed_b")
+    for name in racks:
+        entry = _entry(entries, name)
+        entry["feed_a"] = feed_a
+        if feed_b is not None:
+            entry["feed_b"] = _text(edit, "feed_b", index, empty=True)
+    touched.update(racks)
+
+
+def _entry_cdu(entries, names, _rows, edit, index, touched) -> None:
+    racks = _select(names, edit, index)
+    cdu, loop = edit.get("cdu"), edit.get("loop")
+    if bool(cdu) == bool(loop):
+        raise EditRejected(index, "cdu", "give either an in-row CDU (cdu) or a facility loop (loop)")
+    key, value = ("cdu", _text(edit, "cdu", index)) if cdu else ("loop", _text(edit, "loop", index))
+    for name in racks:
+        _entry(entries, name)[key] = value
+    touched.update(racks)
+
+
+_RACK_ENTRY = {"move_rack": _entry_move, "set_rack_type": _entry_type, "remove_rack": _entry_remove,
+               "add_rack": _entry_add, "set_rack_feeds": _entry_feeds, "set_rack_cdu": _entry_cdu}
 
 
 class _Failures:
@@ -385,7 +465,7 @@ def _set_job(out: Applied, _failed, edit: dict, index: int) -> None:
 
 
 _APPLY = {
-    "move_rack": _move_rack, "set_rack_feeds": _set_rack_feeds, "set_rack_cdu": _set_rack_cdu, "fail": _fail,
+    "fail": _fail,
     "restore": _restore, "set_cap": _set_cap, "set_setpoint": _set_setpoint, "set_weather": _set_weather,
     "set_job": _set_job,
 }

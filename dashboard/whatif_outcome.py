@@ -141,15 +141,19 @@ _cache_lock = threading.Lock()
 _CACHE_SIZE = 16
 
 
-def outcome(state: SiteTables, edits: list[dict]) -> Outcome:
-    """The twin settled on ``state`` under ``edits`` (raises ``EditRejected``); cached per site and edit list."""
-    key = (id(state), json.dumps(edits, sort_keys=True, default=str))
+def outcome(state: SiteTables, edits: list[dict], design_limits: str = "warn") -> Outcome:
+    """The twin settled on ``state`` under ``edits`` (raises ``EditRejected``); cached per site and edit list.
+
+    ``design_limits``: ``"warn"`` keeps exceeded design ratings as findings of the edited
+    site, ``"strict"`` refuses the edit that exceeds one.
+    """
+    key = (id(state), design_limits, json.dumps(edits, sort_keys=True, default=str))
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None and hit.applied.state is not None:
             _cache.move_to_end(key)
             return hit
-    applied, scenario = apply_edits(state, edits, SETTLE_S)
+    applied, scenario = apply_edits(state, edits, SETTLE_S, design_limits)
     snap, detail, job = run_scenario(applied.state, scenario)
     numbers, snap = _numbers(applied.state, snap, detail, job)
     result = Outcome(applied, snap, detail, numbers, rack_metrics(applied.state, snap))
@@ -290,3 +294,32 @@ def power_kind_of(state: SiteTables, name: str) -> str | None:
         return POWER_KINDS[state.power_kind[state.power_name.index(name)]]
     except ValueError:
         return None
+
+
+# ------------------------------------------------------------------ design findings
+def finding_counts(base: Outcome, scen: Outcome) -> list[tuple[str, int, int]]:
+    """(check, baseline count, scenario count) of the design findings, most new findings first."""
+    def count(o: Outcome) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in getattr(o.state, "design_findings", []):
+            out[f.check] = out.get(f.check, 0) + 1
+        return out
+
+    a, b = count(base), count(scen)
+    rows = [(check, a.get(check, 0), b.get(check, 0)) for check in sorted(set(a) | set(b))]
+    return sorted(rows, key=lambda r: -(r[2] - r[1]))
+
+
+def new_findings(base: Outcome, scen: Outcome, count: int = 15) -> list:
+    """Design findings of the scenario the baseline does not have, the largest overload first."""
+    known = {(f.check, f.element) for f in getattr(base.state, "design_findings", [])}
+    fresh = [f for f in getattr(scen.state, "design_findings", []) if (f.check, f.element) not in known]
+
+    def excess(f) -> float:
+        if f.load_kw is not None and f.limit_kw:
+            return f.load_kw / f.limit_kw
+        if f.ports_needed_count is not None and f.ports_available_count:
+            return f.ports_needed_count / f.ports_available_count
+        return 0.0
+
+    return sorted(fresh, key=lambda f: -excess(f))[:count]

@@ -32,7 +32,8 @@ from dashboard.whatif_edits import (
     CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names,
 )
 from dashboard.whatif_outcome import (
-    BLAST_KINDS, PERCENT_KEYS, SECTIONS, blast_names, blast_radius, diff_rows, entity_changes, outcome, rack_change,
+    BLAST_KINDS, PERCENT_KEYS, SECTIONS, blast_names, blast_radius, diff_rows, entity_changes, finding_counts,
+    new_findings, outcome, rack_change,
 )
 from dashboard.whatif_store import export_toml, import_toml, scenario_store
 from twin.site.catalogue import load_catalogue
@@ -138,6 +139,10 @@ def rack_forms(state) -> html.Div:
     feeds_a, feeds_b = busway_names(state, 0), busway_names(state, 1)
     return html.Div([
         html.H3("Edit the selected racks"),
+        html.Div([_field("exceeded design ratings", dcc.RadioItems(
+            id=W.DESIGN_LIMITS, value="warn", inline=True, className="segmented",
+            options=[{"label": "show what breaks", "value": "warn"}, {"label": "refuse the edit", "value": "strict"}]))],
+            className="controls whatif-row"),
         html.Div([_field("type", dcc.Dropdown(id=W.TYPE, options=rack_types(), placeholder="rack type"), "220px"),
                   _button(W.APPLY_TYPE, "change type"), _msg(W.APPLY_TYPE)], className="controls whatif-row"),
         html.Div([_field("x [m]", _number(W.MOVE_X, "x")), _field("y [m]", _number(W.MOVE_Y, "y")),
@@ -146,8 +151,9 @@ def rack_forms(state) -> html.Div:
         html.Div([_field("A feed", dcc.Dropdown(id=W.FEED_A, options=feeds_a, placeholder="busway A"), "170px"),
                   _field("B feed", dcc.Dropdown(id=W.FEED_B, options=feeds_b, placeholder="busway B"), "170px"),
                   _button(W.APPLY_FEEDS, "reassign feeds"), _msg(W.APPLY_FEEDS)], className="controls whatif-row"),
-        html.Div([_field("CDU", dcc.Dropdown(id=W.CDU, options=[], placeholder="type to search CDUs"), "220px"),
-                  _button(W.APPLY_CDU, "cool from CDU"), _msg(W.APPLY_CDU)], className="controls whatif-row"),
+        html.Div([_field("in-row CDU", dcc.Dropdown(id=W.CDU, options=[], placeholder="type to search"), "170px"),
+                  _field("or loop", dcc.Dropdown(id=W.LOOP, options=state.loop_name, placeholder="loop"), "110px"),
+                  _button(W.APPLY_CDU, "reassign cooling"), _msg(W.APPLY_CDU)], className="controls whatif-row"),
         html.Div([_field("cap for", dcc.RadioItems(id=W.CAP_SCOPE, options=list(CAP_SCOPES), value="rack", inline=True,
                                                    className="segmented")),
                   _field("GPU cap [W]", _number(W.CAP_W, "W", 10)), _button(W.APPLY_CAP, "set cap"), _msg(W.APPLY_CAP)],
@@ -338,7 +344,14 @@ def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
         return {"op": "set_rack_feeds", "racks": _compact(need_racks()), "feed_a": need("feed_a", "feed_a"),
                 "feed_b": form.get("feed_b") or ""}
     if trigger == W.APPLY_CDU:
-        return {"op": "set_rack_cdu", "racks": _compact(need_racks()), "cdu": need("cdu", "cdu")}
+        edit = {"op": "set_rack_cdu", "racks": _compact(need_racks())}
+        if form.get("cdu"):
+            edit["cdu"] = form["cdu"]
+        elif form.get("loop"):
+            edit["loop"] = form["loop"]
+        else:
+            raise EditRejected(None, "cdu", "choose an in-row CDU or a facility loop")
+        return edit
     if trigger == W.APPLY_CAP:
         edit = {"op": "set_cap", "scope": form.get("cap_scope") or "rack", "gpu_power_limit_w": need("cap_w", "gpu_power_limit_w")}
         if edit["scope"] == "rack":
@@ -386,17 +399,18 @@ def _compact(racks: list[str]) -> list[str]:
     *[Input(b, "n_clicks") for b in APPLY_BUTTONS],
     State(W.SCENARIO, "value"), State(W.SELECTED, "data"), State(W.REVISION, "data"),
     State(W.TYPE, "value"), State(W.MOVE_X, "value"), State(W.MOVE_Y, "value"), State(W.FEED_A, "value"),
-    State(W.FEED_B, "value"), State(W.CDU, "value"), State(W.CAP_SCOPE, "value"), State(W.CAP_W, "value"),
+    State(W.FEED_B, "value"), State(W.CDU, "value"), State(W.LOOP, "value"), State(W.CAP_SCOPE, "value"),
+    State(W.CAP_W, "value"),
     State(W.FAIL_KIND, "value"), State(W.FAIL_ELEMENT, "value"), State(W.SETPOINT_TARGET, "value"),
     State(W.SETPOINT_ELEMENT, "value"), State(W.SETPOINT_C, "value"), State(W.DRY_BULB, "value"),
-    State(W.WET_BULB, "value"), State(W.JOB, "value"),
+    State(W.WET_BULB, "value"), State(W.JOB, "value"), State(W.DESIGN_LIMITS, "value"),
     prevent_initial_call=True,
 )
 def apply_edit(*args):
     n_buttons = len(APPLY_BUTTONS)
     scenario, selected, revision = args[n_buttons:n_buttons + 3]
-    keys = ("type", "x", "y", "feed_a", "feed_b", "cdu", "cap_scope", "cap_w", "fail_kind", "fail_element",
-            "setpoint_target", "setpoint_element", "setpoint_c", "dry", "wet", "job")
+    keys = ("type", "x", "y", "feed_a", "feed_b", "cdu", "loop", "cap_scope", "cap_w", "fail_kind", "fail_element",
+            "setpoint_target", "setpoint_element", "setpoint_c", "dry", "wet", "job", "design_limits")
     form = dict(zip(keys, args[n_buttons + 3:]))
     trigger = dash.ctx.triggered_id
     messages = [""] * n_buttons
@@ -407,6 +421,8 @@ def apply_edit(*args):
             raise EditRejected(None, "scenario", "create or choose a scenario first")
         edit = build_edit(trigger, selected or [], form)
         edits = store.edits(scenario)
+        if form.get("design_limits") == "strict":  # exceeded design ratings refuse the edit
+            outcome(_state(), edits + [edit], "strict")
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
     except EditRejected as exc:
         shown = exc.message if exc.index is None else str(exc)
@@ -530,7 +546,25 @@ def comparison_children(base, scen, scenario: str | None, problem: str | None) -
                                                                   className="data compare-table",
                                                                   id=f"whatif-entities-{kind}")], className="panel"))
     children.append(html.Div(entity_tables, className="grid-2"))
+    children.append(findings_panel(base, scen))
     return children
+
+
+def findings_panel(base, scen) -> html.Div:
+    """What breaks by design: exceeded ratings and port budgets of the edited site, by check and the worst ones."""
+    counts = finding_counts(base, scen)
+    head = html.Tr([html.Th("design check"), html.Th("baseline", className="num"), html.Th("scenario", className="num"),
+                    html.Th("change", className="num")])
+    body = [html.Tr([html.Td(check.replace("_", " ")), html.Td(f"{a:,}", className="num"), html.Td(f"{b:,}", className="num"),
+                     html.Td(_signed(float(b - a), "", 0), className=_change_class(float(b - a)))]) for check, a, b in counts]
+    fresh = new_findings(base, scen)
+    items = [html.Li([html.Strong(f.element), f" · {f.check.replace('_', ' ')}: {f.message}"]) for f in fresh]
+    return html.Div([
+        html.H3("What breaks by design (ratings and ports at full power)"),
+        html.Table([html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no findings", colSpan=4, className="muted"))])],
+                   className="data compare-table", id="whatif-findings"),
+        html.Ul(items, className="whatif-findings") if items else html.Div("nothing new breaks", className="muted"),
+    ], className="panel")
 
 
 # ------------------------------------------------------------------ selection
