@@ -3,8 +3,8 @@
 Built on :func:`dashboard.figures.floor.floor_figure` in difference mode, with a
 green–grey–red scale oriented so that red is always worse, plus three traces per hall
 after the floor's own: the selected racks (white outline), the blast-radius racks
-(orange outline) and invisible rack markers that box and lasso selection pick up
-(a heatmap cannot be box-selected).
+(orange outline), the racks the scenario's edits changed (cyan outline) and invisible rack
+markers that box and lasso selection pick up (a heatmap cannot be box-selected).
 """
 
 from __future__ import annotations
@@ -22,15 +22,19 @@ from twin.site.tables import SiteTables
 WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
 SELECTED_COLOUR = "#ffffff"
 BLAST_COLOUR = "#ff9f1c"
+EDITED_COLOUR = "#3ad6f0"
+OUTLINES = ("selected racks", "blast radius", "edited racks")  # per hall, in trace order, then the pick markers
+PER_HALL = len(OUTLINES) + 1
 PICK_TRACE = "racks (box or lasso select)"
 
 
 def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
-                 worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray | None = None) -> go.Figure:
+                 worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray | None = None,
+                 edited: np.ndarray | None = None) -> go.Figure:
     """The scenario's floor: colour = ``worse`` (+ worse, − better) of ``metric``; hover = every change.
 
     ``changes`` are scenario − baseline per floor metric (NaN for racks the baseline lacks);
-    ``selected`` and ``blast`` are rack ids to outline.
+    ``selected``, ``blast`` and ``edited`` are rack ids to outline.
     """
     from dashboard.figures.floor import FloorOverlay
 
@@ -51,10 +55,12 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
                                  font=dict(size=13)))
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)
-        for racks, colour, name in ((selected, SELECTED_COLOUR, "selected racks"), (blast, BLAST_COLOUR, "blast radius")):
-            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), -0.06)
+        edited_racks = edited if edited is not None else np.zeros(0, dtype=np.int64)
+        for racks, colour, name, inset in ((selected, SELECTED_COLOUR, OUTLINES[0], -0.06), (blast, BLAST_COLOUR, OUTLINES[1], 0.1),
+                                           (edited_racks, EDITED_COLOUR, OUTLINES[2], 0.22)):
+            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), inset)
             fig.add_trace(go.Scatter(x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
-                                     name=name, showlegend=False, line=dict(width=2.5, color=colour)))
+                                     name=name, showlegend=False, line=dict(width=2.5 if inset < 0.2 else 1.5, color=colour)))
         racks = np.flatnonzero(grid.rack_cell_ix >= 0)
         cx = (grid.x_edges_m[grid.rack_cell_ix[racks]] + grid.x_edges_m[grid.rack_cell_ix[racks] + 1]) / 2
         cy = (grid.y_edges_m[grid.rack_cell_iy[racks]] + grid.y_edges_m[grid.rack_cell_iy[racks] + 1]) / 2
@@ -62,7 +68,8 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
                                  marker=dict(size=4, opacity=0.0), hoverinfo="skip", name=PICK_TRACE, showlegend=False,
                                  text=[state.rack_name[r] for r in racks], selected=dict(marker=dict(opacity=0.0)),
                                  unselected=dict(marker=dict(opacity=0.0))))
-    for name, colour in (("selected racks", SELECTED_COLOUR), ("blast radius (trips with the element)", BLAST_COLOUR)):
+    for name, colour in (("selected racks", SELECTED_COLOUR), ("blast radius (trips with the element)", BLAST_COLOUR),
+                         ("changed by the edits", EDITED_COLOUR)):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(width=2.5, color=colour),
                                  showlegend=True, hoverinfo="skip"))
     return fig
@@ -74,20 +81,23 @@ def extra_traces_start(n_halls: int) -> int:
     return n_halls + 1 + 3 * n_halls + 3
 
 
-def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray, patch: Patch | None = None) -> Patch:
-    """Move the selection and blast-radius outlines of every hall."""
+def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray, patch: Patch | None = None,
+                  edited: np.ndarray | None = None) -> Patch:
+    """Move the selection and blast-radius outlines (and with ``edited`` the edited racks') of every hall."""
     patch = patch if patch is not None else Patch()
     first = extra_traces_start(len(grids))
+    outlines = [(0, selected, -0.06), (1, blast, 0.1)] + ([(2, edited, 0.22)] if edited is not None else [])
     for i, grid in enumerate(grids):
-        for k, racks in enumerate((selected, blast)):
-            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), -0.06)
-            patch["data"][first + 3 * i + k]["x"] = x
-            patch["data"][first + 3 * i + k]["y"] = y
+        for k, racks, inset in outlines:
+            x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), inset)
+            patch["data"][first + PER_HALL * i + k]["x"] = x
+            patch["data"][first + PER_HALL * i + k]["y"] = y
     return patch
 
 
 def whatif_floor_patch(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
-                       worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray) -> Patch:
+                       worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray,
+                       edited: np.ndarray | None = None) -> Patch:
     """The update of a drawn what-if floor of the same layout: colours, hover numbers, colour range, outlines."""
     from dashboard.figures.floor import FloorOverlay
 
@@ -100,7 +110,7 @@ def whatif_floor_patch(state: SiteTables, grids: list[HallGrid], changes: dict[s
     lo, hi = diff_range(worse, metric_range(state, metric))
     patch["layout"]["coloraxis"]["cmin"] = lo
     patch["layout"]["coloraxis"]["cmax"] = hi
-    return outline_patch(grids, selected, blast, patch)
+    return outline_patch(grids, selected, blast, patch, edited if edited is not None else np.zeros(0, dtype=np.int64))
 
 
 def layout_signature(state: SiteTables, metric: str) -> str:

@@ -424,10 +424,8 @@ def apply_edit(*args):
         if form.get("design_limits") == "strict":  # exceeded design ratings refuse the edit
             outcome(_state(), edits + [edit], "strict")
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
-    except EditRejected as exc:
-        shown = exc.message if exc.index is None else str(exc)
-        messages[slot] = html.Span(f"refused: {exc.field}: {shown}" if exc.index is None else f"refused: {shown}",
-                                   className="status-critical")
+    except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
+        messages[slot] = html.Span(f"refused: {exc.field}: {exc.message}", className="status-critical")
         return *messages, no_update
     except inputs.InputError as exc:
         messages[slot] = html.Span(f"refused: {exc}", className="status-critical")
@@ -480,7 +478,7 @@ def floor_of(base, scen, metric: str, selected: list[str], blast: list[str], pat
     off = ~np.isfinite(scen.racks["rack_power_kw"]) | (scen.racks["rack_power_kw"] <= 0.0)
     build = whatif_floor_patch if patch else whatif_floor
     return build(state, grids_for(state), changes, metric, rack_change(base, scen, metric),
-                 _rack_ids(state, selected), _rack_ids(state, blast), off)
+                 _rack_ids(state, selected), _rack_ids(state, blast), off, _rack_ids(state, sorted(scen.applied.touched_racks)))
 
 
 def _fmt(value: float, key: str, digits: int) -> str:
@@ -575,6 +573,7 @@ def findings_panel(base, scen) -> html.Div:
     Input(W.FLOOR, "clickData"), Input(W.FLOOR, "selectedData"), Input(W.SELECT, "n_clicks"), Input(W.CLEAR, "n_clicks"),
     State(W.HALL, "value"), State(W.ROW, "value"), State(W.PATTERN, "value"), State(W.SELECTED, "data"),
     State(W.REVISION, "data"),
+    prevent_initial_call=True,
 )
 def select(click, box, _select, _clear, hall, row, pattern, selected, revision):
     trigger = dash.ctx.triggered_id
@@ -630,10 +629,13 @@ def _scenario_state(revision):
     Input(W.SELECTED, "data"),
     Input(W.BLAST_RACKS, "data"),
     State(W.REVISION, "data"),
+    State(W.FLOOR_SIGNATURE, "data"),
     prevent_initial_call=True,
 )
-def outline(selected, blast, revision):
+def outline(selected, blast, revision, drawn):
     """Move the selection and blast-radius outlines (the floor's colours stay)."""
+    if not drawn:  # the floor is not drawn yet: its first drawing outlines them
+        return no_update
     state = _scenario_state(revision)
     return outline_patch(grids_for(state), _rack_ids(state, selected), _rack_ids(state, blast))
 
