@@ -45,7 +45,7 @@ class Quantity:
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity("thermals", "hottest_gpu_temp_c", "hottest GPU", "°C", 1, True),
     Quantity("thermals", "gpus_throttled_count", "GPUs throttled", "GPUs", 0, True),
-    Quantity("thermals", "gpus_down_count", "GPUs down (or dark)", "GPUs", 0, True),
+    Quantity("thermals", "gpus_down_count", "GPUs down", "GPUs", 0, True),
     Quantity("thermals", "pump_loss_throttle_s", "time to throttle after a pump loss (worst rack)", "s", 0, False),
     Quantity("thermals", "cdu_loss_throttle_s", "time to throttle after a CDU loss (worst rack)", "s", 0, False),
     Quantity("thermals", "facility_loss_throttle_s", "time to throttle after facility-water loss (worst rack)", "s", 0, False),

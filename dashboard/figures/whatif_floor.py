@@ -21,7 +21,7 @@ from twin.site.tables import SiteTables
 
 WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
 SELECTED_COLOUR = "#ffffff"
-BLAST_COLOUR = "#ff9f1c"
+BLAST_COLOUR = "#ff4fd8"  # magenta: apart from the alert outlines' orange and red
 EDITED_COLOUR = "#3ad6f0"
 OUTLINES = ("selected racks", "blast radius", "edited racks")  # per hall, in trace order, then the pick markers
 PER_HALL = len(OUTLINES) + 1
@@ -50,9 +50,7 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
     lo, hi = diff_range(worse, metric_range(state, metric))
     fig.update_layout(coloraxis=dict(colorscale=WORSE_BETTER_SCALE, cmin=lo, cmax=hi,
                                      colorbar=dict(title=dict(text=f"{m.label}<br>worse ↑ / better ↓ [{m.unit}]"))),
-                      dragmode="select", clickmode="event+select", uirevision="whatif-floor",
-                      title=dict(text="scenario − baseline · red worse, green better · hover for by how much",
-                                 font=dict(size=13)))
+                      dragmode="select", clickmode="event+select", uirevision="whatif-floor")
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)
         edited_racks = edited if edited is not None else np.zeros(0, dtype=np.int64)

@@ -122,8 +122,8 @@ def scenario_bar(names: list[str], current: str | None, persistent: bool) -> htm
 
 def selection_panel(state) -> html.Div:
     return html.Div([
-        html.H3("Select racks"),
         html.Div([
+            html.Strong("select racks by"),
             _field("hall", dcc.Dropdown(id=W.HALL, options=state.hall_name, placeholder="hall"), "90px"),
             _field("row", dcc.Dropdown(id=W.ROW, options=[], placeholder="row"), "120px"),
             _field("name pattern", dcc.Input(id=W.PATTERN, type="text", placeholder="H4-R0*-K1?", maxLength=64,
@@ -132,7 +132,7 @@ def selection_panel(state) -> html.Div:
         ], className="controls"),
         html.Div(id=W.SELECTION_TEXT, className="whatif-selection"),
         _msg(W.SELECT),
-    ], className="panel")
+    ], className="whatif-select")
 
 
 def rack_forms(state) -> html.Div:
@@ -223,18 +223,21 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
                             className="muted")], className="page-title"),
         scenario_bar(names, current, getattr(store, "persistent", True)),
         html.Div([
+            html.Div([html.Label("colour by", htmlFor=W.FLOOR_METRIC),
+                      dcc.RadioItems(id=W.FLOOR_METRIC, value=DEFAULT_FLOOR_METRIC, inline=True, className="segmented",
+                                     options=[{"label": m.label, "value": m.key} for m in FLOOR_METRICS]),
+                      html.Span(id=W.ELAPSED, className="muted whatif-elapsed")], className="controls"),
+            html.Div("scenario − baseline per rack: red worse, green better, grey unchanged (hover: by how much); "
+                     "click racks to select them, or drag a box or lasso", className="muted whatif-caption"),
+            dcc.Graph(id=W.FLOOR, config=GRAPH_CONFIG, figure={"layout": {"template": "clustertwin_dark", "height": 600}}),
+            selection_panel(state),
+        ], className="panel whatif-floor-panel"),
+        html.Div([
             html.Div([
                 html.Div([html.H3("Edits, in order"), html.Ol(id=W.EDIT_LIST, className="whatif-edits")], className="panel"),
-                selection_panel(state), rack_forms(state), element_forms(state),
+                rack_forms(state), element_forms(state),
             ], className="whatif-side"),
             html.Div([
-                html.Div([
-                    html.Div([html.Label("colour by", htmlFor=W.FLOOR_METRIC),
-                              dcc.RadioItems(id=W.FLOOR_METRIC, value=DEFAULT_FLOOR_METRIC, inline=True, className="segmented",
-                                             options=[{"label": m.label, "value": m.key} for m in FLOOR_METRICS]),
-                              html.Span(id=W.ELAPSED, className="muted whatif-elapsed")], className="controls"),
-                    dcc.Graph(id=W.FLOOR, config=GRAPH_CONFIG, figure={"layout": {"template": "clustertwin_dark", "height": 600}}),
-                ], className="panel"),
                 blast_panel(trip_kind, trip_name),
                 html.Div(id=W.COMPARISON, className="whatif-comparison"),
             ], className="whatif-main"),
@@ -482,13 +485,15 @@ def floor_of(base, scen, metric: str, selected: list[str], blast: list[str], pat
 
 
 def _fmt(value: float, key: str, digits: int) -> str:
+    """A compared value: fractions as percent, times (keys ending in ``_throttle_s``) as durations."""
     if not isinstance(value, (int, float)) or math.isnan(value):
         return "–"
+    duration = key.endswith("_throttle_s")
     if math.isinf(value):
-        return "never" if key.endswith("_s") else "∞"
-    if key in PERCENT_KEYS:
+        return "never" if duration else "∞"
+    if key in PERCENT_KEYS or key.endswith("_frac"):
         return f"{value * 100:,.{digits}f}"
-    if key.endswith("_s"):
+    if duration:
         return fmt_duration(value)
     return f"{value:,.{digits}f}"
 
@@ -504,8 +509,9 @@ def _signed(value: float, key: str, digits: int) -> str:
     return ("+" if scaled > 0 else "−") + f"{abs(scaled):,.{digits}f}"
 
 
-def _change_class(worse: float) -> str:
-    if abs(worse) < 1e-6:
+def _change_class(worse: float, shown: str = "") -> str:
+    """Red when worse, green when better; plain when the change shows as zero."""
+    if abs(worse) < 1e-6 or shown == "±0":
         return "num"
     return "num whatif-worse" if worse > 0 else "num whatif-better"
 
@@ -522,7 +528,8 @@ def comparison_children(base, scen, scenario: str | None, problem: str | None) -
         body = [html.Tr([html.Td(r.quantity.label), html.Td(r.quantity.unit, className="muted"),
                          html.Td(_fmt(r.baseline, r.quantity.key, r.quantity.digits), className="num"),
                          html.Td(_fmt(r.scenario, r.quantity.key, r.quantity.digits), className="num"),
-                         html.Td(_signed(r.change, r.quantity.key, r.quantity.digits), className=_change_class(r.worse))],
+                         html.Td(_signed(r.change, r.quantity.key, r.quantity.digits),
+                                 className=_change_class(r.worse, _signed(r.change, r.quantity.key, r.quantity.digits)))],
                         **{"data-key": r.quantity.key})
                 for r in rows]
         head = html.Tr([html.Th(section), html.Th("unit"), html.Th("baseline", className="num"),
@@ -741,5 +748,5 @@ def blast_children(blast) -> html.Div:
                  html.Dt("GPUs throttled"), html.Dd(f"{blast.gpus_throttled_count:,}"),
                  html.Dt("jobs hit"), html.Dd(", ".join(blast.jobs_hit) or "none"),
                  html.Dt("tokens/s lost"), html.Dd(lost, id="whatif-blast-tokens")], className="kv"),
-        html.Div("press “show on the floor” to outline these racks (orange)", className="muted"),
+        html.Div("press “show on the floor” to outline these racks (magenta)", className="muted"),
     ])
