@@ -150,7 +150,8 @@ def apply_edits(base: SiteTables, edits: list[dict], settle_s: float = 600.0,
     out = Applied(state=base, inputs=TickInputs())
     rack_edits = [(i, e) for i, e in enumerate(edits) if e["op"] in RACK_OPS]
     if rack_edits:
-        out.state, out.touched_racks = _build_edited_site(base, rack_edits, design_limits)
+        out.state, touched = _edited_site(base, rack_edits, design_limits)
+        out.touched_racks = set(touched)
     failed = _Failures(out.state)
     for index, edit in enumerate(edits):
         if edit["op"] not in RACK_OPS:
@@ -230,6 +231,24 @@ def _build_edited_site(base: SiteTables, rack_edits: list[tuple[int, dict]], des
         problem = getattr(exc, "problem", str(exc))
         entity = getattr(exc, "entity", "")
         raise EditRejected(culprit, field_name, f"{entity}: {problem}" if entity else problem) from None
+
+
+_SITES: dict[tuple, tuple] = {}  # (base id, policy, rack edits) → (base, edited tables, touched racks)
+
+
+def _edited_site(base: SiteTables, rack_edits: list[tuple[int, dict]], design_limits: str):
+    """:func:`_build_edited_site`, cached: a condition edit after rack edits reuses the built site."""
+    import json
+
+    key = (id(base), design_limits, json.dumps(rack_edits, sort_keys=True, default=str))
+    hit = _SITES.get(key)
+    if hit is not None and hit[0] is base:
+        return hit[1], hit[2]
+    state, touched = _build_edited_site(base, rack_edits, design_limits)
+    if len(_SITES) > 16:
+        _SITES.pop(next(iter(_SITES)))
+    _SITES[key] = (base, state, frozenset(touched))
+    return state, touched
 
 
 class _SchemaProblem(ValueError):
@@ -480,8 +499,16 @@ def placed_job_gpus(state: SiteTables, job: str | None) -> np.ndarray | None:
     name = state.default_job if job is None else job
     if not name:
         return None
-    spec = load_job(JOBS_DIR / f"{name}.toml")
-    return contiguous_placement(state, spec.parallel.n_gpus)
+    key = (id(state), state.n_gpus, name)
+    if key not in _PLACEMENTS:
+        if len(_PLACEMENTS) > 64:
+            _PLACEMENTS.clear()
+        spec = load_job(JOBS_DIR / f"{name}.toml")
+        _PLACEMENTS[key] = (state, contiguous_placement(state, spec.parallel.n_gpus))
+    return _PLACEMENTS[key][1]
+
+
+_PLACEMENTS: dict[tuple, tuple[SiteTables, np.ndarray]] = {}  # the tables are kept so their id stays theirs
 
 
 def job_names() -> list[str]:

@@ -46,7 +46,11 @@ GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemov
 MAX_OPTIONS = 60  # element choices sent per search (a site has 100k links)
 APPLY_BUTTONS = (W.APPLY_TYPE, W.APPLY_MOVE, W.APPLY_REMOVE, W.APPLY_FEEDS, W.APPLY_CDU, W.APPLY_CAP, W.APPLY_FAIL,
                  W.APPLY_RESTORE, W.APPLY_SETPOINT, W.APPLY_WEATHER, W.APPLY_JOB)
-GB200 = "GB200-NVL72"
+# what an answer to an edit updates: the edit list, the comparison, the floor, undo/redo, the time taken
+ANSWER_OUTPUTS = (
+    (W.EDIT_LIST, "children"), (W.COMPARISON, "children"), (W.FLOOR, "figure"), (W.UNDO, "disabled"),
+    (W.REDO, "disabled"), (W.ELAPSED, "children"), (W.FLOOR_SIGNATURE, "data"),
+)
 _GRIDS: dict[int, tuple[object, list]] = {}
 
 
@@ -395,12 +399,13 @@ def _compact(racks: list[str]) -> list[str]:
     return out + [n for n in racks if n in chosen]
 
 
-@operator_action(W.REVISION, *(ids.whatif_msg(b) for b in APPLY_BUTTONS))
+@operator_action(*(ids.whatif_msg(b) for b in APPLY_BUTTONS), *(i for i, _p in ANSWER_OUTPUTS))
 @dash.callback(
     *[Output(ids.whatif_msg(b), "children") for b in APPLY_BUTTONS],
-    Output(W.REVISION, "data", allow_duplicate=True),
+    *[Output(i, p, allow_duplicate=True) for i, p in ANSWER_OUTPUTS],
     *[Input(b, "n_clicks") for b in APPLY_BUTTONS],
-    State(W.SCENARIO, "value"), State(W.SELECTED, "data"), State(W.REVISION, "data"),
+    State(W.SCENARIO, "value"), State(W.SELECTED, "data"), State(W.FLOOR_METRIC, "value"),
+    State(W.BLAST_RACKS, "data"), State(W.FLOOR_SIGNATURE, "data"),
     State(W.TYPE, "value"), State(W.MOVE_X, "value"), State(W.MOVE_Y, "value"), State(W.FEED_A, "value"),
     State(W.FEED_B, "value"), State(W.CDU, "value"), State(W.LOOP, "value"), State(W.CAP_SCOPE, "value"),
     State(W.CAP_W, "value"),
@@ -410,11 +415,13 @@ def _compact(racks: list[str]) -> list[str]:
     prevent_initial_call=True,
 )
 def apply_edit(*args):
+    """Check the edit a button makes against the whole list; store it and answer in the same update."""
     n_buttons = len(APPLY_BUTTONS)
-    scenario, selected, revision = args[n_buttons:n_buttons + 3]
+    scenario, selected, metric, blast, drawn = args[n_buttons:n_buttons + 5]
     keys = ("type", "x", "y", "feed_a", "feed_b", "cdu", "loop", "cap_scope", "cap_w", "fail_kind", "fail_element",
             "setpoint_target", "setpoint_element", "setpoint_c", "dry", "wet", "job", "design_limits")
-    form = dict(zip(keys, args[n_buttons + 3:]))
+    form = dict(zip(keys, args[n_buttons + 5:]))
+    unchanged = (no_update,) * len(ANSWER_OUTPUTS)
     trigger = dash.ctx.triggered_id
     messages = [""] * n_buttons
     slot = APPLY_BUTTONS.index(trigger) if trigger in APPLY_BUTTONS else 0
@@ -429,24 +436,18 @@ def apply_edit(*args):
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
     except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
         messages[slot] = html.Span(f"refused: {exc.field}: {exc.message}", className="status-critical")
-        return *messages, no_update
+        return *messages, *unchanged
     except inputs.InputError as exc:
         messages[slot] = html.Span(f"refused: {exc}", className="status-critical")
-        return *messages, no_update
+        return *messages, *unchanged
     store.push(scenario, edit)
     messages[slot] = html.Span(f"applied: {describe(edit)}", className="status-ok")
-    return *messages, {"scenario": scenario, "n": (revision or {}).get("n", 0) + 1}
+    return *messages, *answer(scenario, metric, selected, blast, drawn)
 
 
 # ------------------------------------------------------------------ the answer
 @dash.callback(
-    Output(W.EDIT_LIST, "children"),
-    Output(W.COMPARISON, "children"),
-    Output(W.FLOOR, "figure"),
-    Output(W.UNDO, "disabled"),
-    Output(W.REDO, "disabled"),
-    Output(W.ELAPSED, "children"),
-    Output(W.FLOOR_SIGNATURE, "data"),
+    *[Output(i, p) for i, p in ANSWER_OUTPUTS],
     Input(W.REVISION, "data"),
     Input(W.FLOOR_METRIC, "value"),
     State(W.SELECTED, "data"),
@@ -454,9 +455,14 @@ def apply_edit(*args):
     State(W.FLOOR_SIGNATURE, "data"),
 )
 def render(revision, metric, selected, blast, drawn):
+    """The answer for the scenario on screen (a scenario chosen, undo, redo, another colour metric)."""
+    return answer((revision or {}).get("scenario"), metric, selected, blast, drawn)
+
+
+def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
+    """Edit list, comparison, floor (a patch when ``drawn`` is the same layout), undo/redo state, time taken."""
     started = time.perf_counter()
     state, store = _state(), _store()
-    scenario = (revision or {}).get("scenario")
     edits = store.edits(scenario) if scenario in store.names() else []
     metric = metric if metric in FLOOR_METRIC_BY_KEY else DEFAULT_FLOOR_METRIC
     base = outcome(state, [])
