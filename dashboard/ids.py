@@ -127,6 +127,7 @@ class Floor:
     RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
     COMPARE_HALLS = "floor-compare-halls"  # compare mode: the other view's floor
     RACK_SCROLLED = "floor-rack-scrolled"  # dcc.Store: the rack whose panel was last scrolled into view
+    RACK_WHATIF = "floor-rack-whatif"  # link: the rack in the what-if editor
 
 
 class Alerts:
@@ -154,6 +155,7 @@ class Cooling:
     RENDERED = "cooling-rendered"  # dcc.Store: timestamp of the snapshot on screen
     URL_SYNC = "cooling-url-sync"
     LOOP = "cooling-loop"  # dropdown: site or one loop
+    WHATIF = "cooling-whatif"  # link: the chosen loop's blast radius in the what-if editor
     FLOW = "cooling-flow"
     USE_HIST = "cooling-use-hist"
     WORST = "cooling-worst"
@@ -185,6 +187,7 @@ class Power:
     METRIC = "power-metric"
     RESET = "power-reset"
     SCOPE = "power-scope"
+    WHATIF = "power-whatif"  # link: the focused element's blast radius in the what-if editor
     TREE = "power-tree"
     HEADROOM = "power-headroom"
     WORST = "power-worst"

@@ -233,8 +233,8 @@ def entity_changes(base: Outcome, scen: Outcome, kind: str, count: int = 12) -> 
 
 
 # ------------------------------------------------------------------ blast radius
-BLAST_KINDS = ("rack",) + tuple(k for k in ("cdu", "pump", "loop", "chiller", "transformer", "busway", "ups",
-                                            "switchgear", "generator", "battery", "grid", "switch", "node"))
+BLAST_KINDS = ("rack", "cdu", "pump", "loop", "chiller", "transformer", "busway", "ups", "switchgear", "generator",
+               "battery", "grid", "switch", "node")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import math
 import time
+from urllib.parse import urlencode
 
 import dash
 import numpy as np
@@ -526,6 +527,12 @@ def comparison_children(base, scen, scenario: str | None, problem: str | None) -
     children = [html.Div([html.H2(f"Scenario {scenario or '–'} against the baseline"),
                           html.Span("rows sorted by the size of the change; red worse, green better", className="muted")],
                          className="page-title")]
+    if scenario:
+        query = {"view": f"scenario:{scenario}", "compare": "live"}
+        children.append(html.Div(["Beside live on every page: "] + [
+            item for path, label in (("/floor", "floor"), ("/power", "power"), ("/cooling", "cooling"), ("/jobs", "jobs"))
+            for item in (dcc.Link(label, href=f"{path}?{urlencode(query)}", className="whatif-view-link"), " ")],
+            className="whatif-view-links"))
     if problem:
         children.append(html.Div(f"The stored edits no longer apply to this site: {problem}", className="status-critical"))
     tables = []
@@ -726,10 +733,12 @@ def blast_options(kind, text, value):
     Output(W.BLAST_RACKS, "data"),
     Input(W.BLAST_RUN, "n_clicks"), Input(W.BLAST_SHOW, "n_clicks"),
     State(W.BLAST_KIND, "value"), State(W.BLAST_ELEMENT, "value"), State(W.REVISION, "data"),
-    prevent_initial_call=True,
 )
 def run_blast(_run, _show, kind, element, revision):
+    """What tripping the chosen element takes out (on opening, for an element named in the address)."""
     if kind not in BLAST_KINDS or not element:
+        if dash.ctx.triggered_id is None:
+            return no_update, no_update
         return html.Span("choose an element", className="status-critical"), no_update
     store = _store()
     scenario = (revision or {}).get("scenario")
