@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ingest.live.alert_rules import SEVERITY_RANK
-from ingest.live.alerts import list_alerts
-from ingest.store.db import open_database
 from twin.commands.jsonout import dumps
 
 MAX_LIMIT = 100_000
@@ -30,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _urgency(a: dict) -> tuple:
+    from ingest.live.alert_rules import SEVERITY_RANK
+
     return (a["cleared_at"] is not None, SEVERITY_RANK.get(a["severity"], 3), -a["impact"]["tokens_per_s"],
             -a["impact"]["gpus"], a["entity_name"], a["id"])
 
@@ -49,6 +48,10 @@ def _record(a: dict) -> dict:
 
 
 def _list(args) -> int:
+    # the alert and store stacks are imported when the command runs, not for every clustertwin command
+    from ingest.live.alerts import list_alerts
+    from ingest.store.db import open_database
+
     if not 1 <= args.limit <= MAX_LIMIT:
         print(f"error: --limit must be in 1..{MAX_LIMIT} (got {args.limit})", file=sys.stderr)
         return 2

@@ -56,6 +56,9 @@ def run_replay(args) -> int:
         bundle = read_bundle(find_incident(args.incident, args.dir))
         state = validate(bundle)
         scenario = load_scenario(args.scenario, state) if args.scenario else None
+        if scenario is not None and scenario.state is not None:
+            raise ScenarioError(f"{args.scenario}: edits that change the layout cannot replay a recording of "
+                                "the site as built; use failures, caps, setpoints and weather")
         rec = load_recording(bundle, state)
         result = replay(bundle, state, speed=speed, scenario=scenario, rec=rec)
         out = result.as_dict()

@@ -8,8 +8,6 @@ import signal
 import sys
 import threading
 
-from ingest.synthetic.faults import FaultError
-from ingest.live.runtime import LiveSetupError, start_hub
 from twin.site.errors import SiteError
 
 log = logging.getLogger(__name__)
@@ -40,6 +38,11 @@ def add_run_parser(ingest_subparsers) -> None:
 
 
 def _run(args) -> int:
+    # the live runtime (pandas and the whole ingest stack) is imported only when it runs, not for
+    # every clustertwin command that builds the parser
+    from ingest.live.runtime import LiveSetupError, start_hub
+    from ingest.synthetic.faults import FaultError
+
     try:
         runtime = start_hub(args.site, args.db, tuple(args.source or ("synthetic",)), shard=args.shard,
                             tick_s=args.tick_s,

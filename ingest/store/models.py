@@ -54,15 +54,24 @@ class SiteVersion(SQLModel, table=True):
 
 
 class Scenario(SQLModel, table=True):
-    """A what-if: edits to a site, stored as a site-file overlay."""
+    """A what-if: an ordered list of edits on a baseline site version (see :mod:`ingest.store.scenarios`).
+
+    ``content`` is the scenario TOML without its edits (``[scenario]`` and ``[conditions]``);
+    ``edits_json`` every edit ever appended and not discarded, as JSON objects, of which the
+    first ``position`` are applied (undo lowers it, redo raises it, a new edit drops the rest).
+    """
 
     id: int | None = Field(default=None, primary_key=True)
     site_name: str = Field(index=True)
     name: str
     description: str = ""
-    content: str  # TOML overlay
+    content: str  # TOML: [scenario] and [conditions]
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
+    baseline_version: int | None = None  # site_version.version of the baseline, None = the site file as loaded
+    edits_json: str = "[]"
+    position: int = 0
+    design_limits: str = "strict"
 
 
 class Incident(SQLModel, table=True):

@@ -1,6 +1,7 @@
 """The canonical quantity list: complete, one unit form per name, and the README's copy of it."""
 
 import dataclasses
+from datetime import datetime, timezone
 import re
 
 import pytest
@@ -102,4 +103,23 @@ def test_every_project_and_sites_show_json_key_is_listed():
 
     demo = load_site("demo")
     keys = _report_keys(project(demo, Scenario()), set()) | _report_keys(site_summary(demo), set())
+    assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
+
+
+def test_every_whatif_json_key_is_listed():
+    """Keys of ``project --scenario``, ``blast-radius`` and ``scenario show`` (edit fields included)."""
+    from ingest.commands.scenarios import _summary
+    from ingest.store.scenarios import StoredScenario
+    from twin.engine.compare import blast_radius, compare
+    from twin.site.edits import FIELDS
+    from twin.site.load import load_site
+    from twin.site.scenario import parse_scenario
+
+    demo = load_site("demo")
+    sc = parse_scenario('[scenario]\ndesign_limits = "warn"\n[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\n'
+                        'type = "GB200-NVL72"\n[[edits]]\nop = "remove_rack"\nracks = ["H1-R02-K08"]\n', demo)
+    keys = _report_keys(compare(demo, sc), set()) | _report_keys(blast_radius(demo, "H1-TX1-A"), set())
+    stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(timezone.utc),
+                            datetime.now(timezone.utc), "")
+    keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELDS)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []

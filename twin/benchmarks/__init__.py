@@ -1,3 +1,3 @@
-"""The twin's benchmarks (engine tick, site load, training model); importing registers them."""
+"""The twin's benchmarks (engine tick, site load, training model, what-if projection); importing registers them."""
 
-from twin.benchmarks import engine, site, training  # noqa: F401
+from twin.benchmarks import engine, site, training, whatif  # noqa: F401

@@ -1,11 +1,11 @@
-"""The twin's ``clustertwin`` sub-commands: sites, units, bench, throughput and project."""
+"""The twin's ``clustertwin`` sub-commands: sites, units, bench, throughput, project and blast-radius."""
 
 from __future__ import annotations
 
-from twin.commands import bench, project, sites, throughput
+from twin.commands import bench, blast, project, sites, throughput
 
 
 def register(subparsers) -> None:
     """Add the twin's sub-commands (registered as the ``twin`` entry point)."""
-    for module in (sites, bench, throughput, project):
+    for module in (sites, bench, throughput, project, blast):
         module.register(subparsers)

@@ -1,8 +1,15 @@
-"""``clustertwin project``: site-level projections, optionally under a what-if scenario."""
+"""``clustertwin project``: site-level projections, optionally under a what-if scenario.
+
+Without ``--scenario`` it prints the projection of the site under nominal conditions.  With
+one it prints ``{baseline, scenario, diff}`` (:func:`twin.engine.compare.compare`): the same
+projection for the baseline and for the scenario (its edited site when edits change the
+layout), and what changed, marked worse or better.
+"""
 
 from __future__ import annotations
 
 from twin.commands.jsonout import dumps, finite_or_null
+from twin.engine.compare import compare
 from twin.engine.projection import project
 from twin.site.load import load_site
 from twin.site.scenario import Scenario, ScenarioError, load_scenario
@@ -16,28 +23,60 @@ def register(subparsers) -> None:
         "project", help="project a site's power, cooling, fabric and job under a scenario",
         description="Run the twin of a site under nominal conditions or a scenario file and report IT and "
                     "facility load, generation, runnable GPUs and the power cap, N-1 violations, hottest "
-                    "GPUs and racks, time to throttle, power swing, fabric and job throughput.")
+                    "GPUs and racks, time to throttle, power swing, fabric and job throughput.  With a "
+                    "scenario: the baseline, the scenario and their differences (docs/scenarios.md).")
     p.add_argument("--site", required=True, help="reference-site name or site file")
-    p.add_argument("--scenario", default=None, metavar="FILE", help="scenario TOML (see twin/site/scenario.py)")
+    p.add_argument("--scenario", default=None, metavar="FILE", help="scenario TOML (docs/scenarios.md)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
     state = load_site(args.site)
-    scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
     try:
-        report = finite_or_null(project(state, scenario))  # unbounded times (never throttles) become null
+        if args.scenario:
+            report = compare(state, load_scenario(args.scenario, state))
+        else:
+            report = project(state, Scenario())
     except (PlacementError, training.TrainingConfigError, goodput.ReliabilityError) as exc:
         raise ScenarioError(f"{args.scenario or 'nominal conditions'}: job: {exc}") from exc
+    report = finite_or_null(report)  # unbounded times (never throttles) become null
     if args.json:
         print(dumps(report, indent=2))
         return 0
+    if args.scenario:
+        _print_comparison(report)
+        return 0
+    _print_report(report)
+    return 0
+
+
+def _print_report(report: dict, indent: str = "") -> None:
     for key, value in report.items():
         if isinstance(value, (dict, list)):
-            print(f"{key}:")
+            print(f"{indent}{key}:")
             for line in dumps(value, indent=2).splitlines():
-                print(f"  {line}")
+                print(f"{indent}  {line}")
         else:
-            print(f"{key:<28} {value}")
-    return 0
+            print(f"{indent}{key:<28} {value}")
+
+
+def _print_comparison(report: dict) -> None:
+    """The headline figures side by side, then what the edits broke."""
+    diff = report["diff"]
+    print(f"{'figure':<40} {'baseline':>14} {'scenario':>14} {'change':>8}")
+    for key, row in diff["headline"].items():
+        b, s = row["baseline"], row["scenario"]
+        fmt = lambda v: "-" if v is None else f"{v:,.4g}"  # noqa: E731
+        print(f"{key:<40} {fmt(b):>14} {fmt(s):>14} {row['change']:>8}")
+    for key, row in diff["time_to_throttle_s"].items():
+        print(f"time_to_throttle_s.{key:<21} {str(row['baseline']):>14} {str(row['scenario']):>14} {row['change']:>8}")
+    new = diff["design_findings"]["new"]
+    print(f"\n{len(new)} new design findings" + (":" if new else ""))
+    for f in new[:40]:
+        print(f"  {f['severity']:<8} {f['check']:<20} {f['element']:<24} {f['message']}")
+    if len(new) > 40:
+        print(f"  … and {len(new) - 40} more (--json lists them all)")
+    changed = [r for r in diff["racks"] if r["change"] in ("worse", "added", "removed") or r["layout"]]
+    print(f"\n{len(changed)} racks changed or worse; {len(diff['power_elements'])} power elements, "
+          f"{len(diff['cdus'])} CDUs and {len(diff['loops'])} loops changed load")

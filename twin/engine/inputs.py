@@ -39,6 +39,8 @@ class TickInputs:
     pumps_running_count: np.ndarray | None = None  # int per CDU, default all installed pumps
     cdu_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
+    cdu_supply_setpoint_c: np.ndarray | None = None  # secondary supply setpoint per CDU (NaN = none): the CDU
+    #                                                  supplies no colder than this
     plant_chillers_running: np.ndarray | None = None  # default all chillers available
     node_psus_failed: np.ndarray | None = None  # int per node
     nodes_off: np.ndarray | None = None  # bool per node: powered off by the operator (not a fault)

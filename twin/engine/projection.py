@@ -39,8 +39,10 @@ def run_scenario(state: SiteTables, scenario: Scenario,
     """Settle the twin for ``scenario.settle_s`` under its conditions.
 
     Returns the last snapshot, its tick detail and the placed job (None without one);
-    ``each_tick`` sees every intermediate snapshot (minute steps), e.g. for a trend.
+    ``each_tick`` sees every intermediate snapshot (minute steps), e.g. for a trend.  A scenario
+    with layout edits runs on its edited site (``scenario.state``) instead of ``state``.
     """
+    state = scenario.state if scenario.state is not None else state
     start = scenario.time - timedelta(seconds=scenario.settle_s)
     job = _placed_job(state, scenario.job)
     inputs = scenario.inputs
@@ -48,7 +50,8 @@ def run_scenario(state: SiteTables, scenario: Scenario,
         busy = np.zeros(state.n_nodes, dtype=bool)
         if job is not None:
             busy[state.gpu_node[job.gpu_ids]] = True
-        inputs = replace(inputs, nodes_off=~busy)
+        failed = np.zeros(state.n_nodes, dtype=bool) if inputs.nodes_off is None else np.asarray(inputs.nodes_off, bool)
+        inputs = replace(inputs, nodes_off=~busy | failed)
     engine = TwinEngine(state, start=start)
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps
@@ -61,8 +64,21 @@ def run_scenario(state: SiteTables, scenario: Scenario,
 
 
 def project(state: SiteTables, scenario: Scenario) -> dict:
-    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys)."""
+    """Run the twin for ``scenario.settle_s`` under its conditions and report (units in the keys).
+
+    With layout edits the report is about the edited site (``scenario.state``).
+    """
+    return project_run(state, scenario)[0]
+
+
+def project_run(state: SiteTables, scenario: Scenario):
+    """:func:`project`'s report with the last snapshot, its tick detail and the placed job."""
+    state = scenario.state if scenario.state is not None else state
     snap, detail, job = run_scenario(state, scenario)
+    return _report(state, scenario, snap, detail, job), snap, detail, job
+
+
+def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickDetail, job) -> dict:
     bal, sw, proj = detail.balance, detail.swing, detail.projections_s
     return {
         "site": state.name,

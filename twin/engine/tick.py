@@ -330,6 +330,8 @@ class TwinEngine:
         cap_now = cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y)
         cap_now = np.maximum(cap_now, 0.1 * self.cdu_rated_kw)
         cdu_supply = cooling.cdu_supply_temp_c(fw, self.prev_cdu_heat_kw, cap_now, self.cdu_approach_k)
+        if inp.cdu_supply_setpoint_c is not None:  # a CDU set warmer than its facility water allows
+            cdu_supply = np.fmax(cdu_supply, np.asarray(inp.cdu_supply_setpoint_c, dtype=np.float64))
         cp, rho = cooling.coolant_properties(cdu_supply, self.coolant)
         # caloric resistance of one GPU plate; no flow → inf (the thermal phase steps those adiabatically)
         plate_flow = cooling.mass_flow_kg_s(flow, rho) * GPU_FLOW_SHARE_FRAC / np.maximum(self.gpus_per_cdu, 1)

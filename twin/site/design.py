@@ -23,7 +23,7 @@ default) an exceeded rating is an error, under ``warn`` a warning.  ``n1_rating`
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class DesignFinding:
     ports_available_count: int | None = None
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 def _severity(check: str, policy: str) -> str:
@@ -138,3 +138,16 @@ def fabric_findings(leaf_names, leaf_nics, down_ports, policy) -> list[DesignFin
                                  f"needs {int(leaf_nics[i])} NIC ports but has {down_ports} downlinks",
                                  ports_needed_count=int(leaf_nics[i]), ports_available_count=int(down_ports)))
     return out
+
+
+# entity and field a strict design error names, by check (as the site-file errors do)
+ERROR_AT = {
+    "cdu_capacity": lambda name: (f"cdu {name!r}", "capacity"),
+    "busway_rating": lambda name: (f"busway {name!r}", "rating_kw"),
+    "ups_rating": lambda name: (f"ups {name!r}", "rating_kw"),
+    "transformer_rating": lambda name: (f"transformer {name!r}", "rating_kw"),
+    "switchgear_rating": lambda name: (f"switchgear {name!r}", "rating_kw"),
+    "loop_capacity": lambda name: (f"loop {name!r}", "capacity_kw"),
+    "plant_capacity": lambda name: (f"plant {name!r}", "chillers"),
+    "fabric_ports": lambda name: (f"fabric leaf {name!r}", "racks_per_array"),
+}

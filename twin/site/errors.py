@@ -15,3 +15,7 @@ class SiteError(InputError):
     def __init__(self, file: str, entity: str, field: str, message: str) -> None:
         self.file, self.entity, self.field, self.problem = file, entity, field, message
         super().__init__(f"{file}: {entity}: {field}: {message}")
+
+
+class ScenarioError(InputError):
+    """A scenario file is malformed or names something the site does not have."""

@@ -352,7 +352,7 @@ class _Builder:
             site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
             storage_write_gbps=self.spec.storage.write_gbps, storage_read_gbps=self.spec.storage.read_gbps,
             storage_node_gbps=self.spec.storage.node_gbps, storage_share_frac=self.spec.storage.share_frac,
-            rack_full_kw=rack_full_kw, design_findings=findings,
+            rack_full_kw=rack_full_kw, design_findings=findings, site_model=spec,
         )
 
     # ------------------------------------------------------------ design checks
@@ -383,18 +383,6 @@ class _Builder:
                                                np.asarray(src[2], dtype=np.float64))
         for f in findings:
             if f.severity == design.ERROR:
-                raise self.fail(*_ERROR_AT[f.check](f.element), f.message)
+                raise self.fail(*design.ERROR_AT[f.check](f.element), f.message)
         return findings
 
-
-# entity and field a strict design error names, by check
-_ERROR_AT = {
-    "cdu_capacity": lambda name: (f"cdu {name!r}", "capacity"),
-    "busway_rating": lambda name: (f"busway {name!r}", "rating_kw"),
-    "ups_rating": lambda name: (f"ups {name!r}", "rating_kw"),
-    "transformer_rating": lambda name: (f"transformer {name!r}", "rating_kw"),
-    "switchgear_rating": lambda name: (f"switchgear {name!r}", "rating_kw"),
-    "loop_capacity": lambda name: (f"loop {name!r}", "capacity_kw"),
-    "plant_capacity": lambda name: (f"plant {name!r}", "chillers"),
-    "fabric_ports": lambda name: (f"fabric leaf {name!r}", "racks_per_array"),
-}

@@ -69,6 +69,7 @@ class RackLayout:
         self.power_index, self.elements, self.loop_index = power_index, elements, loop_index
         self.row_specs: list = []  # (hall spec, row spec) per row id
         self.touched: set[str] = set()  # names of racks changed or added by entries
+        self.placed: set[str] = set()  # names of racks added or moved by entries (position checks)
 
     def fail(self, entity: str, field_: str, message: str) -> SiteError:
         return SiteError(self.file, entity, field_, message)
@@ -203,9 +204,12 @@ class RackLayout:
                 r.feed_b.append(-1)
                 r.loop.append(self.loop_index[row.loop or hall.loop])
                 r.number.append(max((r.number[j] for j in mine), default=0) + 1)
+                self.placed.add(e.name)
             self.touched.add(e.name)
             self.override(r, i, e)
         if removed:
+            if len(removed) == len(r.name):
+                raise self.fail("racks", "removed", "a site needs at least one rack")
             r.take([i for i in range(len(r.name)) if i not in removed])
         order = np.argsort(np.asarray(r.row), kind="stable")
         if (order != np.arange(order.size)).any():
@@ -216,6 +220,7 @@ class RackLayout:
         for key in ("x_m", "y_m", "orientation_deg"):
             if getattr(e, key) is not None:
                 getattr(r, key)[i] = float(getattr(e, key))
+                self.placed.add(e.name)
         if e.rack_type is not None:
             self.rack_type(entity, e.rack_type)
             r.type[i] = e.rack_type
@@ -316,8 +321,9 @@ class RackLayout:
         return out
 
     def check_touched_positions(self, r: Racks) -> None:
-        """Racks changed or added by entries stand inside their hall and overlap no other rack."""
-        names = [n for n in self.touched if n in set(r.name)]
+        """Racks moved or added by entries stand inside their hall and overlap no other rack."""
+        present = set(r.name)
+        names = [n for n in self.placed if n in present]
         if not names:
             return
         bounds = self.hall_bounds(r)

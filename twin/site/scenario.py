@@ -21,6 +21,16 @@ an unknown name is an error naming the key and the name::
     loop_supply_temp_c = { FW-H1 = 32.0 }    # facility supply override per loop
     job = "colossus-405b-98k"                # job file in data/jobs/ ("" for none)
     idle_nodes_off = true                    # power off every node without a GPU of the job
+
+    [[edits]]                                # ordered what-if edits (docs/scenarios.md)
+    op = "set_rack_type"
+    racks = ["H4-*"]
+    type = "GB200-NVL72"
+
+``[scenario] design_limits`` is ``"strict"`` (default: an edit that exceeds a rating by
+design is refused) or ``"warn"`` (it is reported as a warning; see :mod:`twin.site.design`).
+:func:`parse_scenario_doc` checks the text alone; :func:`parse_scenario` resolves it against
+a site, building the edited site when edits change the layout (:mod:`twin.site.whatif`).
 """
 
 from __future__ import annotations
@@ -33,21 +43,22 @@ from pathlib import Path
 import numpy as np
 
 from twin.engine.tick import START_TS, TickInputs
-from twin.errors import InputError
+from twin.site.design import POLICIES, STRICT
+from twin.site.edits import Edit, parse_edits
+from twin.site.errors import ScenarioError
 from twin.site.tables import SiteTables
 from twin.textfile import read_text
 
-_SCENARIO_KEYS = {"name", "description", "time", "settle_s"}
+__all__ = ["MAX_SETTLE_S", "Scenario", "ScenarioDoc", "ScenarioError", "load_scenario", "parse_scenario",
+           "parse_scenario_doc", "read_scenario_doc", "read_scenario_text", "resolve_conditions"]
+
+_SCENARIO_KEYS = {"name", "description", "time", "settle_s", "design_limits"}
 _CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
                    "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
                    "idle_nodes_off"}
 
 
 MAX_SETTLE_S = 86_400.0  # one day of minute steps bounds the run time of a projection
-
-
-class ScenarioError(InputError):
-    """A scenario file is malformed or names something the site does not have."""
 
 
 @dataclass
@@ -61,6 +72,23 @@ class Scenario:
     inputs: TickInputs = field(default_factory=TickInputs)
     job: str | None = None  # None: the site's default job
     idle_nodes_off: bool = False  # nodes without a GPU of the job are powered off
+    state: SiteTables | None = None  # the edited site when edits change the layout, else None (the site as given)
+    edits: list[Edit] = field(default_factory=list)
+    design_limits: str = STRICT
+
+
+@dataclass
+class ScenarioDoc:
+    """A scenario file checked on its own, before any site: header, conditions and edits."""
+
+    name: str
+    description: str = ""
+    time: datetime | None = None  # None: the default instant
+    settle_s: float | None = None
+    design_limits: str = STRICT
+    conditions: dict = field(default_factory=dict)  # the [conditions] table as written
+    edits: list[Edit] = field(default_factory=list)
+    file: str = "<scenario>"
 
 
 def _ids(names, table: list[str], key: str, file: str) -> list[int]:
@@ -79,17 +107,17 @@ def _number(value, key: str, file: str, lo: float, hi: float) -> float:
     return float(value)
 
 
-def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Scenario:
-    """Parse scenario TOML against ``state`` (``file`` names it in errors)."""
+def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
+    """Parse and check scenario TOML without a site (``file`` names it in errors)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ScenarioError(f"{file}: arrays or tables nested too deeply") from None
-    unknown = set(raw) - {"scenario", "conditions"}
+    unknown = set(raw) - {"scenario", "conditions", "edits"}
     if unknown:
-        raise ScenarioError(f"{file}: unknown section {sorted(unknown)[0]!r} (sections: scenario, conditions)")
+        raise ScenarioError(f"{file}: unknown section {sorted(unknown)[0]!r} (sections: scenario, conditions, edits)")
     head, cond = raw.get("scenario", {}), raw.get("conditions", {})
     for section, table in (("scenario", head), ("conditions", cond)):
         if not isinstance(table, dict):
@@ -101,7 +129,8 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
         bad = set(keys) - known
         if bad:
             raise ScenarioError(f"{file}: {section}.{sorted(bad)[0]}: unknown key (known: {', '.join(sorted(known))})")
-    sc = Scenario(name=str(head.get("name", Path(file).stem)), description=str(head.get("description", "")))
+    doc = ScenarioDoc(name=str(head.get("name", Path(file).stem)), description=str(head.get("description", "")),
+                      conditions=cond, file=file)
     if "time" in head:
         ts = head["time"]
         if isinstance(ts, str):
@@ -111,10 +140,41 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
                 raise ScenarioError(f"{file}: scenario.time: not an ISO 8601 time: {head['time']!r}") from None
         if not isinstance(ts, datetime) or ts.tzinfo is None:
             raise ScenarioError(f"{file}: scenario.time: needs a time zone (e.g. 2024-07-22T20:00:00Z)")
-        sc.time = ts.astimezone(timezone.utc)
+        doc.time = ts.astimezone(timezone.utc)
     if "settle_s" in head:
-        sc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, MAX_SETTLE_S)
+        doc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, MAX_SETTLE_S)
+    if "design_limits" in head:
+        if head["design_limits"] not in POLICIES:
+            raise ScenarioError(f"{file}: scenario.design_limits: expected one of {', '.join(POLICIES)}, "
+                                f"got {head['design_limits']!r}")
+        doc.design_limits = head["design_limits"]
+    doc.edits = parse_edits(raw.get("edits", []), file)
+    return doc
 
+
+def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Scenario:
+    """Parse scenario TOML against ``state`` (``file`` names it in errors).
+
+    With layout edits the returned :attr:`Scenario.state` is the edited site, built from
+    ``state.site_model``; the inputs are resolved against it.
+    """
+    doc = parse_scenario_doc(text, file)
+    if doc.edits:
+        from twin.site.whatif import resolve  # the edit pipeline builds sites; imported on use
+
+        return resolve(state, doc)
+    return resolve_conditions(doc, state)
+
+
+def resolve_conditions(doc: ScenarioDoc, state: SiteTables) -> Scenario:
+    """The :class:`Scenario` of ``doc``'s header and ``[conditions]`` on ``state`` (edits aside)."""
+    file, cond = doc.file, doc.conditions
+    sc = Scenario(name=doc.name, description=doc.description, design_limits=doc.design_limits,
+                  edits=list(doc.edits))
+    if doc.time is not None:
+        sc.time = doc.time
+    if doc.settle_s is not None:
+        sc.settle_s = doc.settle_s
     inp = TickInputs(ts=sc.time)
     if "gpu_util_frac" in cond:
         inp.gpu_util_frac = _number(cond["gpu_util_frac"], "conditions.gpu_util_frac", file, 0.0, 1.0)
@@ -153,8 +213,18 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
     return sc
 
 
+def read_scenario_text(path: str | Path) -> str:
+    """The text of a scenario file; unreadable, huge or non-UTF-8 files raise :class:`ScenarioError`."""
+    path = Path(path)
+    return read_text(path, lambda problem: ScenarioError(f"{path}: {problem}"))
+
+
+def read_scenario_doc(path: str | Path) -> ScenarioDoc:
+    """Read and check a scenario file without a site."""
+    return parse_scenario_doc(read_scenario_text(path), Path(path).name)
+
+
 def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
     """Read and parse a scenario file."""
     path = Path(path)
-    text = read_text(path, lambda problem: ScenarioError(f"{path}: {problem}"))
-    return parse_scenario(text, state, path.name)
+    return parse_scenario(read_scenario_text(path), state, path.name)

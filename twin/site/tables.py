@@ -186,6 +186,7 @@ class SiteTables:
     # checks found (twin.site.design.DesignFinding; warnings only, errors stop the load)
     rack_full_kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
     design_findings: list = field(default_factory=list)
+    site_model: object = None  # the twin.site.schema.SiteFile it was built from (what-if edits apply to it)
 
     # ------------------------------------------------------------------------------
     @property

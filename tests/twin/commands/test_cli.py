@@ -107,7 +107,8 @@ def test_project_prints_strict_json(tmp_path, capsys):
     path.write_text("[conditions]\ngpu_util_frac = 0.1\noutdoor_dry_bulb_c = -10.0\n")
     assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
     out = strict_json(capsys.readouterr().out)
-    assert "time_to_throttle_s" in out
+    assert set(out) == {"baseline", "scenario", "diff"}
+    assert "time_to_throttle_s" in out["baseline"] and "time_to_throttle_s" in out["scenario"]
 
 
 def test_project_with_a_non_utf8_scenario(tmp_path, capsys):

@@ -72,12 +72,14 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     path = tmp_path / "trip.toml"
     path.write_text('[scenario]\nname = "trip"\n[conditions]\nfailed_sources = ["GEN-01"]\n')
     assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    both = json.loads(capsys.readouterr().out)
+    out = both["scenario"]
     for key in ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "n_gpus_runnable_at_full_power",
                 "power_cap_for_all_gpus_w", "n1_violations", "hottest_gpus", "hottest_racks",
                 "time_to_throttle_s", "swing", "fabric", "job"):
-        assert key in out, key
+        assert key in out and key in both["baseline"], key
     assert out["scenario"] == "trip" and out["generation_capacity_mw"] == pytest.approx(1.35)
+    assert both["diff"]["headline"]["generation_capacity_mw"]["change"] == "worse"
     path.write_text('[conditions]\nfailed_sources = ["GEN-9"]\n')
     assert main(["project", "--site", "demo", "--scenario", str(path)]) == 2
     assert "'GEN-9' is not in this site" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Property: any scenario file parses against a site into finite inputs or raises one ScenarioError line.
+"""Property: any scenario file (edits included) parses against a site into finite inputs or raises one ScenarioError line.
 
 Inputs are mutations of a scenario that uses every key, arbitrary text and arbitrary bytes
 (see ``tests/twin/fuzzing.py``; ``CLUSTERTWIN_FUZZ_EXAMPLES`` sets how many).
@@ -6,7 +6,6 @@ Inputs are mutations of a scenario that uses every key, arbitrary text and arbit
 
 from __future__ import annotations
 
-import math
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +27,15 @@ FULL = {
                    "failed_switches": ["leaf-p00-a000-r3"], "pumps_failed": ["H1-R01-K01-CDU"],
                    "cdus_failed": ["H1-R01-K02-CDU"], "loop_supply_temp_c": {"FW-H1": 32.0},
                    "job": "demo-70b-1k", "idle_nodes_off": True},
+    "edits": [
+        {"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 5.8, "y_m": 1.0},
+        {"op": "set_rack_type", "rows": ["H1-R02"], "type": "hgx-a100-inrow"},
+        {"op": "fail", "elements": ["GEN-*", "H1-R01-K02-CDU"], "pumps_count": 1},
+        {"op": "restore", "elements": ["GEN-02"]},
+        {"op": "set_cap", "racks": ["H1-R01-*"], "gpu_power_limit_w": 500},
+        {"op": "set_setpoint", "loops": ["FW-H1"], "supply_temp_c": 30.0},
+        {"op": "set_weather", "outdoor_dry_bulb_c": 38.0},
+    ],
 }
 
 
@@ -42,7 +50,7 @@ def check(text: str) -> None:
     inp = sc.inputs
     for name in ("gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c"):
         value = getattr(inp, name)
-        assert value is None or math.isfinite(value), name
+        assert value is None or np.isfinite(np.asarray(value, dtype=float)).all(), name
     supply = np.asarray(inp.loop_supply_temp_c, dtype=float)
     assert (np.isnan(supply) | ((supply >= 2.0) & (supply <= 70.0))).all()
     assert sc.job is None or isinstance(sc.job, str)

@@ -25,6 +25,12 @@ from twin.site.load import SITES_DIR, build_site, load_site
 from twin.site.summary import site_summary
 
 DEMO_DOC = tomllib.loads((SITES_DIR / "demo.toml").read_text())
+DEMO_DOC["racks"] = [  # per-rack entries: a change, a removal, an addition (docs/sites.md)
+    {"name": "H1-R01-K01", "x_m": 5.8, "rack_type": "hgx-a100-inrow"},
+    {"name": "H1-R02-K08", "removed": True},
+    {"name": "H1-R02-K09", "hall": "H1", "row": "R02", "x_m": 0.4, "y_m": 4.2, "rack_type": "demo-dlc-h100",
+     "feed_a": "H1-BW-R02-A", "feed_b": "H1-BW-R02-B"},
+]
 CATALOGUE = load_catalogue()
 SCRATCH = Path(tempfile.mkdtemp(prefix="site-fuzz-"))
 

@@ -1,0 +1,59 @@
+"""``clustertwin scenario``: import, apply, show, export, undo/redo, list, on an SQLite file."""
+
+from __future__ import annotations
+
+import json
+
+from twin.cli import main
+
+H4_ROW = ('[scenario]\nname = "row to GB200"\ndesign_limits = "warn"\n'
+          '[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\ntype = "GB200-NVL72"\n')
+MORE = '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 38.0\n'
+
+
+def test_scenario_commands_round_trip(tmp_path, capsys):
+    db = ["--db", f"sqlite:///{tmp_path / 'twin.db'}"]
+    first, more = tmp_path / "row.toml", tmp_path / "more.toml"
+    first.write_text(H4_ROW)
+    more.write_text(MORE)
+    assert main(["scenario", "import", *db, "--site", "demo", str(first), "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert (created["name"], created["position"], created["design_limits"]) == ("row to GB200", 1, "warn")
+    assert main(["scenario", "apply", *db, "--site", "demo", str(more), "--to", "row to GB200"]) == 0
+    assert "3 of 3 edits applied" in capsys.readouterr().out
+    assert main(["scenario", "undo", *db, str(created["id"])]) == 0
+    capsys.readouterr()
+    assert main(["scenario", "show", *db, "--site", "demo", "row to GB200", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["position"] == 2 and shown["can_redo"] and [e["op"] for e in shown["edits"]] == \
+        ["set_rack_type", "fail", "set_weather"]
+    out = tmp_path / "export.toml"
+    assert main(["scenario", "export", *db, str(created["id"]), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert 'op = "fail"' in text and 'op = "set_weather"' not in text
+    assert main(["project", "--site", "demo", "--scenario", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scenario"]["gpus"]["n_gpus"] == 1024 + 8 * 8
+    assert main(["scenario", "list", *db, "--json"]) == 0
+    assert [s["name"] for s in json.loads(capsys.readouterr().out)] == ["row to GB200"]
+
+
+def test_apply_of_a_bad_edit_is_one_line_and_stores_nothing(tmp_path, capsys):
+    db = ["--db", f"sqlite:///{tmp_path / 'twin.db'}"]
+    first, bad = tmp_path / "row.toml", tmp_path / "bad.toml"
+    first.write_text(H4_ROW)
+    bad.write_text('[[edits]]\nop = "remove_rack"\nracks = ["H9-*"]\n')
+    assert main(["scenario", "import", *db, "--site", "demo", str(first)]) == 0
+    capsys.readouterr()
+    assert main(["scenario", "apply", *db, "--site", "demo", str(bad), "--to", "row to GB200"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "edits[1].racks: 'H9-*' matches no rack" in err
+    assert main(["scenario", "show", *db, "--site", "demo", "row to GB200", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["position"] == 1
+
+
+def test_replay_refuses_a_scenario_that_changes_the_layout(capsys):
+    from tests.conftest import REPO_DIR
+
+    scenario = REPO_DIR / "data" / "whatif" / "colossus-h4-gb200.toml"
+    assert main(["replay", "colossus-cdu-pump-failure", "--scenario", str(scenario), "--json"]) == 1  # replay: 1 on bad input
+    assert "edits that change the layout cannot replay a recording" in capsys.readouterr().err
