@@ -1,8 +1,8 @@
 """Where the editor keeps scenarios: named, ordered edit lists with undo and redo.
 
-:func:`scenario_store` gives the app's store: the database store of
-``ingest.store.scenarios`` over the live hub's database when both exist, else one
-:class:`MemoryScenarioStore` per app (stand-in hubs, a dashboard without a database).
+:func:`scenario_store` gives the app's store: :class:`DatabaseScenarioStore` over
+``ingest.store.scenarios`` and the live hub's database, else (a hub without a database,
+such as the tests' stand-in) one :class:`MemoryScenarioStore` per app.
 Both offer the same methods; a scenario's edits are plain dicts (see
 :mod:`dashboard.whatif_edits`).  Export and import use the scenario file's ``[[edits]]``
 array, so a file written here opens in the CLI and in a text diff.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import threading
-import tomllib
 from dataclasses import dataclass, field
 
 from dashboard.inputs import InputError
@@ -117,61 +116,114 @@ class MemoryScenarioStore:
             return bool(entry.edits), bool(entry.undone)
 
 
+class DatabaseScenarioStore:
+    """The scenarios of one site in the database (``ingest.store.scenarios``), by name.
+
+    Every edit is validated again by the store against ``baseline`` before it is written;
+    scenarios the editor creates report exceeded design ratings (``design_limits = "warn"``).
+    """
+
+    persistent = True
+
+    def __init__(self, engine, site: str, baseline) -> None:
+        from ingest.store import scenarios
+
+        self.engine, self.site, self.baseline, self._api = engine, site, baseline, scenarios
+
+    def _find(self, name: str):
+        stored = self._api.find_scenario(self.engine, self.site, name) if isinstance(name, str) else None
+        if stored is None:
+            raise InputError(f"no scenario named {name!r}")
+        return stored
+
+    def names(self) -> list[str]:
+        return sorted(s.name for s in self._api.list_scenarios(self.engine, self.site))
+
+    def create(self, name: str, edits: list[dict] | None = None) -> str:
+        name = checked_name(name)
+        if len(self.names()) >= MAX_SCENARIOS:
+            raise InputError(f"{MAX_SCENARIOS} scenarios stored already: delete one first")
+        stored = _store_call(lambda: self._api.create_scenario(self.engine, self.site, name, design_limits="warn"))
+        if edits:
+            _store_call(lambda: self._api.append_edits(self.engine, stored.id, list(edits), self.baseline))
+        return stored.name
+
+    def rename(self, name: str, new: str) -> str:
+        new = checked_name(new)
+        return _store_call(lambda: self._api.rename_scenario(self.engine, self._find(name).id, new)).name
+
+    def duplicate(self, name: str, new: str) -> str:
+        new = checked_name(new)
+        return _store_call(lambda: self._api.duplicate_scenario(self.engine, self._find(name).id, new)).name
+
+    def delete(self, name: str) -> None:
+        _store_call(lambda: self._api.delete_scenario(self.engine, self._find(name).id))
+
+    def edits(self, name: str) -> list[dict]:
+        return [e.as_dict() for e in self._find(name).applied]
+
+    def push(self, name: str, edit: dict) -> None:
+        """Append an edit (the store validates the list with it on the baseline; the redo stack is dropped)."""
+        _store_call(lambda: self._api.append_edit(self.engine, self._find(name).id, edit, self.baseline))
+
+    def undo(self, name: str) -> bool:
+        stored = self._find(name)
+        if not stored.can_undo:
+            return False
+        self._api.undo(self.engine, stored.id)
+        return True
+
+    def redo(self, name: str) -> bool:
+        stored = self._find(name)
+        if not stored.can_redo:
+            return False
+        self._api.redo(self.engine, stored.id)
+        return True
+
+    def can_undo_redo(self, name: str) -> tuple[bool, bool]:
+        stored = self._find(name)
+        return stored.can_undo, stored.can_redo
+
+
+def _store_call(call):
+    """Run a store operation; its refusals (duplicate names, invalid edits) become the page's InputError."""
+    from twin.errors import InputError as TwinInputError
+
+    try:
+        return call()
+    except TwinInputError as exc:
+        raise InputError(str(exc)) from None
+
+
 def scenario_store(hub, config: dict):
-    """The app's scenario store (created on first use): the database one when there is a database."""
+    """The app's scenario store (created on first use): the database one when the hub has a database."""
     store = config.get(STORE_CONFIG_KEY)
     if store is None:
-        store = _database_store(hub) or MemoryScenarioStore(hub.site_name)
+        db = getattr(hub, "db", None)
+        store = DatabaseScenarioStore(db, hub.site_name, hub.state) if db is not None else MemoryScenarioStore(hub.site_name)
         config[STORE_CONFIG_KEY] = store
     return store
 
 
-def _database_store(hub):
-    """The backend's database store of ``hub``'s site, or None without a database or backend."""
-    db = getattr(hub, "db", None)
-    if db is None:
-        return None
-    try:
-        from ingest.store import scenarios  # the what-if backend's store, when installed
-    except ImportError:
-        return None
-    return scenarios.ScenarioStore(db, hub.site_name)
-
-
 # ------------------------------------------------------------------ TOML files
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise InputError(f"edit value {value!r} cannot be written to TOML")
-
-
 def export_toml(name: str, edits: list[dict]) -> str:
-    """A scenario file: ``[scenario]`` with the name and one ``[[edits]]`` table per edit, in order."""
-    lines = ["[scenario]", f"name = {_toml_value(name)}", ""]
-    for edit in edits:
-        lines.append("[[edits]]")
-        lines.append(f"op = {_toml_value(edit['op'])}")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in edit.items() if key != "op"]
-        lines.append("")
-    return "\n".join(lines)
+    """The scenario file of ``edits`` (``[scenario]`` and one ``[[edits]]`` table per edit, in order)."""
+    from twin.site.edits import parse_edits
+    from twin.site.scenario import ScenarioDoc
+    from twin.site.scenariofile import export_scenario_toml
+
+    return export_scenario_toml(ScenarioDoc(name=name, design_limits="warn"), parse_edits(edits))
 
 
 def import_toml(text: str) -> tuple[str, list[dict]]:
-    """(name, edits) of a scenario file; :class:`InputError` when it is not one."""
+    """(name, edits) of a scenario file; :class:`InputError` naming what is wrong when it is not one."""
+    from twin.errors import InputError as TwinInputError
+    from twin.site.scenario import parse_scenario_doc
+
     if len(text.encode("utf-8", "replace")) > MAX_TOML_BYTES:
         raise InputError(f"scenario file is larger than {MAX_TOML_BYTES // 1024} KiB")
     try:
-        raw = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise InputError(f"scenario file is not valid TOML: {str(exc)[:120]}") from None
-    head = raw.get("scenario", {})
-    edits = raw.get("edits", [])
-    if not isinstance(head, dict) or not isinstance(edits, list) or not all(isinstance(e, dict) for e in edits):
-        raise InputError("scenario file needs a [scenario] table and [[edits]] tables")
-    return checked_name(head.get("name", "imported")), [dict(e) for e in edits]
+        doc = parse_scenario_doc(text, "imported.toml")
+    except TwinInputError as exc:
+        raise InputError(str(exc)) from None
+    return checked_name(doc.name or "imported"), [e.as_dict() for e in doc.edits]

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from datetime import timezone
 
+import numpy as np
 import pandas as pd
 
 from dashboard.whatif_outcome import Outcome, outcome
 from ingest.live.trend import TREND_COLUMNS, trend_row
 from ingest.store.layouts import CDU_FIELDS
+from twin.engine.projection import project_run
+from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import SCENARIO, ViewKey, ViewTick, format_view_key
+from twin.training.sitejob import evaluate_site_job
 
 HISTORY_COLUMNS = ("ts", "gpu", "metric", "value")
 
@@ -30,10 +34,14 @@ class EditorScenarioView:
         self.state, self.site_name = result.state, result.state.name
         self.key = format_view_key(ViewKey(SCENARIO, name))
         self.title = name
-        self.description = f"what-if scenario {name} ({len(result.applied.touched_racks)} racks edited)"
+        self.description = f"what-if scenario {name} ({len(result.touched_racks)} racks edited)"
         self.label = f"scenario · {name}"
-        snap = result.snapshot
-        self._tick = ViewTick(snap, result.detail)
+        _report, snap, detail, job = project_run(result.state, result.scenario)
+        if job is not None:  # the job evaluated on the settled state, as ScenarioView does
+            running_frac = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)
+            snap.jobs = [evaluate_site_job(result.state, job.spec, job.gpu_ids, running_frac, snap.link_up_flag).status]
+        self._jobs = [job] if job is not None else []
+        self._tick = ViewTick(snap, detail)
         index = pd.DatetimeIndex([snap.ts], tz=timezone.utc, name="ts") if snap.ts.tzinfo else \
             pd.DatetimeIndex([snap.ts], name="ts").tz_localize(timezone.utc)
         self._trend = pd.DataFrame([trend_row(snap)], index=index, columns=list(TREND_COLUMNS))
@@ -56,7 +64,7 @@ class EditorScenarioView:
         return pd.DataFrame({name: [] for name in HISTORY_COLUMNS})
 
     def placed_jobs(self) -> list:
-        return []
+        return list(self._jobs)
 
     def job_timeline(self, job_name: str) -> list[dict]:
         return []
@@ -82,4 +90,16 @@ def editor_scenario_view(live, name: str) -> EditorScenarioView | None:
     store = scenario_store(live, flask.current_app.config)
     if name not in store.names():
         return None
-    return EditorScenarioView(name, outcome(live.state, store.edits(name)))
+    edits = store.edits(name)
+    key = (id(live.state), name, repr(edits))
+    view = _views.get(key)
+    if view is None or view.base is not live.state:
+        view = EditorScenarioView(name, outcome(live.state, edits))
+        view.base = live.state
+        if len(_views) > 8:
+            _views.clear()
+        _views[key] = view
+    return view
+
+
+_views: dict[tuple, EditorScenarioView] = {}  # one projection per (site, scenario, edit list)

@@ -31,7 +31,7 @@ PICK_TRACE = "racks (box or lasso select)"
 def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
                  worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray | None = None,
                  edited: np.ndarray | None = None) -> go.Figure:
-    """The scenario's floor: colour = ``worse`` (+ worse, − better) of ``metric``; hover = every change.
+    """The scenario's floor: colour = ``worse`` (+ hotter or more, − cooler or less) of ``metric``; hover = both changes.
 
     ``changes`` are scenario − baseline per floor metric (NaN for racks the baseline lacks);
     ``selected``, ``blast`` and ``edited`` are rack ids to outline.
@@ -48,8 +48,12 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
         for i, grid in enumerate(grids):
             fig.data[i].customdata = hall_customdata(grid, changes)
     lo, hi = diff_range(worse, metric_range(state, metric))
+    hover = ("<b>%{text}</b><br>Δ hottest GPU: %{customdata[0]:+.1f} °C<br>Δ rack power: %{customdata[1]:+.1f} kW"
+             "<extra></extra>")
+    for i in range(len(grids)):
+        fig.data[i].hovertemplate = hover
     fig.update_layout(coloraxis=dict(colorscale=WORSE_BETTER_SCALE, cmin=lo, cmax=hi,
-                                     colorbar=dict(title=dict(text=f"{m.label}<br>worse ↑ / better ↓ [{m.unit}]"))),
+                                     colorbar=dict(title=dict(text=f"Δ {m.label}<br>scenario − baseline [{m.unit}]"))),
                       dragmode="select", clickmode="event+select", uirevision="whatif-floor")
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)

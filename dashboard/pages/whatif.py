@@ -4,7 +4,7 @@ The page holds a scenario (a named, ordered list of edits in the scenario store)
 plan to select racks on (click toggles a rack; box or lasso select; by hall, row or
 name pattern), forms for every edit, the comparison of the scenario with the baseline
 (worst changes first, the floor coloured red where worse and green where better) and the
-blast radius of any element.  Every edit is checked by :func:`dashboard.whatif_edits.apply_edits`
+blast radius of any element.  Every edit is checked by the twin's what-if pipeline (:func:`dashboard.whatif_edits.resolve_edits`)
 on the whole list before it is stored: a refused edit shows its message beside the
 button that made it, and the stored scenario stays as it was.
 
@@ -23,18 +23,18 @@ import numpy as np
 from dash import Input, Output, Patch, State, dcc, html, no_update
 
 from dashboard import ids, inputs
-from dashboard.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS
+from dashboard.aggregates import FLOOR_METRIC_BY_KEY
 from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.formatting import fmt_duration
 from dashboard.hub_context import current_hub
 from dashboard.state_changing import operator_action
 from dashboard.whatif_edits import (
-    CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names,
+    CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names, resolve_edits,
 )
 from dashboard.whatif_outcome import (
-    BLAST_KINDS, PERCENT_KEYS, SECTIONS, blast_names, blast_radius, diff_rows, entity_changes, finding_counts,
-    new_findings, outcome, rack_change,
+    BLAST_KINDS, SECTIONS, blast_names, blast_radius, diff_rows, entity_changes, finding_counts, new_findings,
+    outcome, rack_changes,
 )
 from dashboard.whatif_store import export_toml, import_toml, scenario_store
 from twin.site.catalogue import load_catalogue
@@ -53,6 +53,8 @@ ANSWER_OUTPUTS = (
     (W.REDO, "disabled"), (W.ELAPSED, "children"), (W.FLOOR_SIGNATURE, "data"),
 )
 _GRIDS: dict[int, tuple[object, list]] = {}
+FLOOR_COLOURS = ("max_gpu_temp_c", "rack_power_kw")  # the rack figures the twin's comparison gives per rack
+DEFAULT_COLOUR = "max_gpu_temp_c"
 
 
 def grids_for(state) -> list:
@@ -159,7 +161,7 @@ def rack_forms(state) -> html.Div:
         html.Div([_field("in-row CDU", dcc.Dropdown(id=W.CDU, options=[], placeholder="type to search"), "170px"),
                   _field("or loop", dcc.Dropdown(id=W.LOOP, options=state.loop_name, placeholder="loop"), "110px"),
                   _button(W.APPLY_CDU, "reassign cooling"), _msg(W.APPLY_CDU)], className="controls whatif-row"),
-        html.Div([_field("cap for", dcc.RadioItems(id=W.CAP_SCOPE, options=list(CAP_SCOPES), value="rack", inline=True,
+        html.Div([_field("cap for", dcc.RadioItems(id=W.CAP_SCOPE, options=list(CAP_SCOPES), value="racks", inline=True,
                                                    className="segmented")),
                   _field("GPU cap [W]", _number(W.CAP_W, "W", 10)), _button(W.APPLY_CAP, "set cap"), _msg(W.APPLY_CAP)],
                  className="controls whatif-row"),
@@ -175,7 +177,7 @@ def element_forms(state) -> html.Div:
                   _button(W.APPLY_FAIL, "fail", "danger"), _button(W.APPLY_RESTORE, "restore"),
                   _msg(W.APPLY_FAIL), _msg(W.APPLY_RESTORE)], className="controls whatif-row"),
         html.Div([_field("supply setpoint of", dcc.RadioItems(id=W.SETPOINT_TARGET, options=list(SETPOINT_TARGETS),
-                                                              value="loop", inline=True, className="segmented")),
+                                                              value="loops", inline=True, className="segmented")),
                   _field("element", dcc.Dropdown(id=W.SETPOINT_ELEMENT, options=state.loop_name, placeholder="loop"), "140px"),
                   _field("°C", _number(W.SETPOINT_C, "°C")), _button(W.APPLY_SETPOINT, "set"), _msg(W.APPLY_SETPOINT)],
                  className="controls whatif-row"),
@@ -229,11 +231,13 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
         scenario_bar(names, current, getattr(store, "persistent", True)),
         html.Div([
             html.Div([html.Label("colour by", htmlFor=W.FLOOR_METRIC),
-                      dcc.RadioItems(id=W.FLOOR_METRIC, value=DEFAULT_FLOOR_METRIC, inline=True, className="segmented",
-                                     options=[{"label": m.label, "value": m.key} for m in FLOOR_METRICS]),
+                      dcc.RadioItems(id=W.FLOOR_METRIC, value=DEFAULT_COLOUR, inline=True, className="segmented",
+                                     options=[{"label": f"Δ {FLOOR_METRIC_BY_KEY[k].label}", "value": k}
+                                              for k in FLOOR_COLOURS]),
                       html.Span(id=W.ELAPSED, className="muted whatif-elapsed")], className="controls"),
-            html.Div("scenario − baseline per rack: red worse, green better, grey unchanged (hover: by how much); "
-                     "click racks to select them, or drag a box or lasso", className="muted whatif-caption"),
+            html.Div("scenario − baseline per rack: red hotter or more power, green cooler or less, grey unchanged "
+                     "(hover: by how much); hatched: dark in the scenario; click racks to select them, or drag a "
+                     "box or lasso", className="muted whatif-caption"),
             dcc.Graph(id=W.FLOOR, config=GRAPH_CONFIG, figure={"layout": {"template": "clustertwin_dark", "height": 600}}),
             selection_panel(state),
         ], className="panel whatif-floor-panel"),
@@ -330,7 +334,7 @@ def export(_n, current):
 
 # ------------------------------------------------------------------ edits
 def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
-    """The edit an apply button makes from the form values (raises :class:`EditRejected` for missing input)."""
+    """The edit an apply button makes from the form values (:class:`EditRejected` for missing input)."""
     def need_racks() -> list[str]:
         if not selected:
             raise EditRejected(None, "racks", "select racks on the floor first")
@@ -361,16 +365,27 @@ def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
             raise EditRejected(None, "cdu", "choose an in-row CDU or a facility loop")
         return edit
     if trigger == W.APPLY_CAP:
-        edit = {"op": "set_cap", "scope": form.get("cap_scope") or "rack", "gpu_power_limit_w": need("cap_w", "gpu_power_limit_w")}
-        if edit["scope"] == "rack":
+        edit = {"op": "set_cap", "gpu_power_limit_w": need("cap_w", "gpu_power_limit_w")}
+        scope = form.get("cap_scope") or "racks"
+        if scope == "site":
+            edit["site"] = True
+        elif scope == "job":
+            edit["job"] = form.get("job") or _state().default_job
+        else:
             edit["racks"] = _compact(need_racks())
         return edit
     if trigger in (W.APPLY_FAIL, W.APPLY_RESTORE):
-        return {"op": "fail" if trigger == W.APPLY_FAIL else "restore", "kind": need("fail_kind", "kind"),
-                "elements": [need("fail_element", "elements")]}
+        edit = {"op": "fail" if trigger == W.APPLY_FAIL else "restore", "elements": [need("fail_element", "elements")]}
+        if trigger == W.APPLY_FAIL and form.get("fail_kind") == "pump":
+            edit["pumps_count"] = 1  # one pump of the CDU; "cdu" loses the whole CDU
+        if trigger == W.APPLY_FAIL and form.get("fail_kind") == "chiller":
+            edit["chillers_count"] = 1
+        return edit
     if trigger == W.APPLY_SETPOINT:
-        return {"op": "set_setpoint", "target": need("setpoint_target", "target"),
-                "elements": [need("setpoint_element", "elements")], "supply_temp_c": need("setpoint_c", "supply_temp_c")}
+        target = form.get("setpoint_target") or "loops"
+        value_key = "supply_temp_c" if target == "loops" else "supply_setpoint_c"
+        return {"op": "set_setpoint", target: [need("setpoint_element", target)],
+                value_key: need("setpoint_c", value_key)}
     if trigger == W.APPLY_WEATHER:
         return {"op": "set_weather", "outdoor_dry_bulb_c": need("dry", "outdoor_dry_bulb_c"),
                 "outdoor_wet_bulb_c": need("wet", "outdoor_wet_bulb_c")}
@@ -433,15 +448,15 @@ def apply_edit(*args):
         edit = build_edit(trigger, selected or [], form)
         edits = store.edits(scenario)
         if form.get("design_limits") == "strict":  # exceeded design ratings refuse the edit
-            outcome(_state(), edits + [edit], "strict")
+            resolve_edits(_state(), edits + [edit], "strict")
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
+        store.push(scenario, edit)
     except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
         messages[slot] = html.Span(f"refused: {exc.field}: {exc.message}", className="status-critical")
         return *messages, *unchanged
     except inputs.InputError as exc:
         messages[slot] = html.Span(f"refused: {exc}", className="status-critical")
         return *messages, *unchanged
-    store.push(scenario, edit)
     messages[slot] = html.Span(f"applied: {describe(edit)}", className="status-ok")
     return *messages, *answer(scenario, metric, selected, blast, drawn)
 
@@ -465,40 +480,41 @@ def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
     started = time.perf_counter()
     state, store = _state(), _store()
     edits = store.edits(scenario) if scenario in store.names() else []
-    metric = metric if metric in FLOOR_METRIC_BY_KEY else DEFAULT_FLOOR_METRIC
-    base = outcome(state, [])
+    metric = metric if metric in FLOOR_COLOURS else DEFAULT_COLOUR
     try:
-        scen = outcome(state, edits)
+        result = outcome(state, edits)
         problem = None
-    except EditRejected as exc:  # a stored list the site no longer accepts (site changed since)
-        scen, problem = base, str(exc)
+    except EditRejected as exc:  # a stored list the site no longer accepts (the site changed since)
+        result, problem = outcome(state, []), str(exc)
     can_undo, can_redo = store.can_undo_redo(scenario) if scenario in store.names() else (False, False)
-    signature = layout_signature(scen.state, metric)
-    figure = floor_of(base, scen, metric, selected or [], blast or [], patch=signature == drawn)
+    signature = layout_signature(result.state, metric)
+    figure = floor_of(result, metric, selected or [], blast or [], patch=signature == drawn)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     items = [html.Li(describe(e), className="whatif-edit") for e in edits] or [html.Li("no edits yet: the scenario is the baseline", className="muted")]
-    comparison = comparison_children(base, scen, scenario, problem)
-    return items, comparison, figure, not can_undo, not can_redo, f"projected in {elapsed_ms:,.0f} ms", signature
+    comparison = comparison_children(result, scenario, problem)
+    return items, comparison, figure, not can_undo, not can_redo, f"answered in {elapsed_ms:,.0f} ms", signature
 
 
-def floor_of(base, scen, metric: str, selected: list[str], blast: list[str], patch: bool = False):
+def floor_of(result, metric: str, selected: list[str], blast: list[str], patch: bool = False):
     """The what-if floor (``patch``: only what changes on a floor of the same layout and metric)."""
-    state = scen.state
-    changes = {m.key: rack_change(base, scen, m.key) * (-1 if m.higher_is_better else 1) for m in FLOOR_METRICS}
-    off = ~np.isfinite(scen.racks["rack_power_kw"]) | (scen.racks["rack_power_kw"] <= 0.0)
+    state = result.state
+    racks = rack_changes(result)
+    changes = {key: np.zeros(state.n_racks) for key in FLOOR_METRIC_BY_KEY}
+    changes["max_gpu_temp_c"], changes["rack_power_kw"] = racks.temp_delta_k, racks.power_delta_kw
+    shown = changes[metric]
     build = whatif_floor_patch if patch else whatif_floor
-    return build(state, grids_for(state), changes, metric, rack_change(base, scen, metric),
-                 _rack_ids(state, selected), _rack_ids(state, blast), off, _rack_ids(state, sorted(scen.applied.touched_racks)))
+    return build(state, grids_for(state), changes, metric, shown, _rack_ids(state, selected), _rack_ids(state, blast),
+                 racks.dark, racks.edited)
 
 
 def _fmt(value: float, key: str, digits: int) -> str:
     """A compared value: fractions as percent, times (keys ending in ``_throttle_s``) as durations."""
     if not isinstance(value, (int, float)) or math.isnan(value):
         return "–"
-    duration = key.endswith("_throttle_s")
+    duration = key.startswith("ttt.")
     if math.isinf(value):
         return "never" if duration else "∞"
-    if key in PERCENT_KEYS or key.endswith("_frac"):
+    if key.endswith("_frac"):
         return f"{value * 100:,.{digits}f}"
     if duration:
         return fmt_duration(value)
@@ -510,22 +526,23 @@ def _signed(value: float, key: str, digits: int) -> str:
         return "–"
     if math.isinf(value):
         return "+∞" if value > 0 else "−∞"
-    scaled = value * 100 if key in PERCENT_KEYS else value
+    scaled = value * 100 if key.endswith("_frac") else value
     if round(scaled, digits) == 0:
         return "±0"
     return ("+" if scaled > 0 else "−") + f"{abs(scaled):,.{digits}f}"
 
 
-def _change_class(worse: float, shown: str = "") -> str:
-    """Red when worse, green when better; plain when the change shows as zero."""
-    if abs(worse) < 1e-6 or shown == "±0":
+def _change_class(verdict: str, shown: str = "") -> str:
+    """Red when the twin says worse, green when better; plain otherwise or when the change shows as zero."""
+    if shown == "±0" or verdict not in ("worse", "better"):
         return "num"
-    return "num whatif-worse" if worse > 0 else "num whatif-better"
+    return f"num whatif-{verdict}"
 
 
-def comparison_children(base, scen, scenario: str | None, problem: str | None) -> list:
+def comparison_children(result, scenario: str | None, problem: str | None) -> list:
     children = [html.Div([html.H2(f"Scenario {scenario or '–'} against the baseline"),
-                          html.Span("rows sorted by the size of the change; red worse, green better", className="muted")],
+                          html.Span("rows sorted by the size of the change; red worse, green better (as clustertwin "
+                                    "project says)", className="muted")],
                          className="page-title")]
     if scenario:
         query = {"view": f"scenario:{scenario}", "compare": "live"}
@@ -537,14 +554,14 @@ def comparison_children(base, scen, scenario: str | None, problem: str | None) -
         children.append(html.Div(f"The stored edits no longer apply to this site: {problem}", className="status-critical"))
     tables = []
     for section in SECTIONS:
-        rows = diff_rows(base, scen, section)
-        body = [html.Tr([html.Td(r.quantity.label), html.Td(r.quantity.unit, className="muted"),
-                         html.Td(_fmt(r.baseline, r.quantity.key, r.quantity.digits), className="num"),
-                         html.Td(_fmt(r.scenario, r.quantity.key, r.quantity.digits), className="num"),
-                         html.Td(_signed(r.change, r.quantity.key, r.quantity.digits),
-                                 className=_change_class(r.worse, _signed(r.change, r.quantity.key, r.quantity.digits)))],
-                        **{"data-key": r.quantity.key})
-                for r in rows]
+        body = []
+        for r in diff_rows(result, section):
+            q = r.quantity
+            change = _signed(r.change, q.path, q.digits)
+            body.append(html.Tr([html.Td(q.label), html.Td(q.unit, className="muted"),
+                                 html.Td(_fmt(r.baseline, q.path, q.digits), className="num"),
+                                 html.Td(_fmt(r.scenario, q.path, q.digits), className="num"),
+                                 html.Td(change, className=_change_class(r.verdict, change))], **{"data-key": q.path}))
         head = html.Tr([html.Th(section), html.Th("unit"), html.Th("baseline", className="num"),
                         html.Th("scenario", className="num"), html.Th("change", className="num")])
         tables.append(html.Div(html.Table([html.Thead(head), html.Tbody(body)], className="data compare-table",
@@ -552,31 +569,34 @@ def comparison_children(base, scen, scenario: str | None, problem: str | None) -
     children.append(html.Div(tables, className="grid-2 whatif-tables"))
     entity_tables = []
     for kind, title in (("power", "Power elements whose load changed most"), ("cdu", "CDUs whose capacity use changed most")):
-        rows = entity_changes(base, scen, kind)
-        body = [html.Tr([html.Td(name), html.Td(_fmt(a, "x_frac", 1) if math.isfinite(a) else "new", className="num"),
-                         html.Td(_fmt(b, "x_frac", 1), className="num"),
-                         html.Td(_signed((b - a) * 100, "", 1) if math.isfinite(a) else "–",
-                                 className=_change_class(b - a if math.isfinite(a) else 0.0))])
-                for name, a, b in rows] or [html.Tr(html.Td("no change", colSpan=4, className="muted"))]
+        body = []
+        for name, a, b in entity_changes(result, kind):
+            change = _signed((b - a), "x_frac", 1) if math.isfinite(a) else "new"
+            body.append(html.Tr([html.Td(name), html.Td(_fmt(a, "x_frac", 1) if math.isfinite(a) else "–", className="num"),
+                                 html.Td(_fmt(b, "x_frac", 1), className="num"),
+                                 html.Td(change, className=_change_class("worse" if b > a else "better", change))]))
         head = html.Tr([html.Th("element" if kind == "power" else "CDU"), html.Th("baseline [%]", className="num"),
                         html.Th("scenario [%]", className="num"), html.Th("change [pp]", className="num")])
-        entity_tables.append(html.Div([html.H3(title), html.Table([html.Thead(head), html.Tbody(body)],
-                                                                  className="data compare-table",
-                                                                  id=f"whatif-entities-{kind}")], className="panel"))
+        entity_tables.append(html.Div([html.H3(title), html.Table(
+            [html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no change", colSpan=4, className="muted"))])],
+            className="data compare-table", id=f"whatif-entities-{kind}")], className="panel"))
     children.append(html.Div(entity_tables, className="grid-2"))
-    children.append(findings_panel(base, scen))
+    children.append(findings_panel(result))
     return children
 
 
-def findings_panel(base, scen) -> html.Div:
+def findings_panel(result) -> html.Div:
     """What breaks by design: exceeded ratings and port budgets of the edited site, by check and the worst ones."""
-    counts = finding_counts(base, scen)
     head = html.Tr([html.Th("design check"), html.Th("baseline", className="num"), html.Th("scenario", className="num"),
                     html.Th("change", className="num")])
-    body = [html.Tr([html.Td(check.replace("_", " ")), html.Td(f"{a:,}", className="num"), html.Td(f"{b:,}", className="num"),
-                     html.Td(_signed(float(b - a), "", 0), className=_change_class(float(b - a)))]) for check, a, b in counts]
-    fresh = new_findings(base, scen)
-    items = [html.Li([html.Strong(f.element), f" · {f.check.replace('_', ' ')}: {f.message}"]) for f in fresh]
+    body = []
+    for check, a, b in finding_counts(result):
+        change = _signed(float(b - a), "", 0)
+        body.append(html.Tr([html.Td(check.replace("_", " ")), html.Td(f"{a:,}", className="num"),
+                             html.Td(f"{b:,}", className="num"),
+                             html.Td(change, className=_change_class("worse" if b > a else "better", change))]))
+    items = [html.Li([html.Strong(f["element"]), f" · {f['check'].replace('_', ' ')} ({f['severity']}): {f['message']}"])
+             for f in new_findings(result)]
     return html.Div([
         html.H3("What breaks by design (ratings and ports at full power)"),
         html.Table([html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no findings", colSpan=4, className="muted"))])],
@@ -713,7 +733,7 @@ def cdu_options(text, selected, value):
 )
 def setpoint_options(target):
     state = _state()
-    return state.plant_name if target == "plant" else state.loop_name
+    return {"plants": state.plant_name, "cdus": state.cdu_name[:MAX_OPTIONS]}.get(target, state.loop_name)
 
 
 @dash.callback(
@@ -744,24 +764,28 @@ def run_blast(_run, _show, kind, element, revision):
     scenario = (revision or {}).get("scenario")
     edits = store.edits(scenario) if scenario in store.names() else []
     try:
-        blast = blast_radius(_state(), edits, kind, element)
-    except EditRejected as exc:
-        return html.Span(exc.message, className="status-critical"), no_update
-    racks = blast.dark_racks + blast.throttled_racks
+        blast = blast_radius(_state(), edits, element)
+    except (EditRejected, inputs.InputError, ValueError) as exc:
+        return html.Span(getattr(exc, "message", str(exc)), className="status-critical"), no_update
+    racks = blast["racks_dark"] + blast["racks_throttled"]
     return blast_children(blast), (racks if dash.ctx.triggered_id == W.BLAST_SHOW else no_update)
 
 
-def blast_children(blast) -> html.Div:
-    lost = "–" if math.isnan(blast.tokens_per_s_lost) else f"{blast.tokens_per_s_lost:,.0f}"
+def blast_children(blast: dict) -> html.Div:
     def names(racks):
         return ", ".join(_compact(racks)[:12]) + (" …" if len(_compact(racks)) > 12 else "") if racks else "none"
+
+    jobs = ", ".join(f"{j['name']} ({j['lost_tokens_per_s']:,.0f} tokens/s)" for j in blast["jobs"]) or "none"
     return html.Div([
-        html.Dl([html.Dt("trips"), html.Dd(f"{blast.kind} {blast.element}"),
-                 html.Dt("racks dark"), html.Dd(f"{len(blast.dark_racks):,}: {names(blast.dark_racks)}", id="whatif-blast-dark"),
-                 html.Dt("racks throttled"), html.Dd(f"{len(blast.throttled_racks):,}: {names(blast.throttled_racks)}"),
-                 html.Dt("GPUs lost"), html.Dd(f"{blast.gpus_lost_count:,}", id="whatif-blast-gpus"),
-                 html.Dt("GPUs throttled"), html.Dd(f"{blast.gpus_throttled_count:,}"),
-                 html.Dt("jobs hit"), html.Dd(", ".join(blast.jobs_hit) or "none"),
-                 html.Dt("tokens/s lost"), html.Dd(lost, id="whatif-blast-tokens")], className="kv"),
-        html.Div("press “show on the floor” to outline these racks (magenta)", className="muted"),
+        html.Dl([html.Dt("trips"), html.Dd(f"{blast['kind']} {blast['element']}"),
+                 html.Dt("racks it feeds or cools"), html.Dd(f"{blast['n_racks_fed']:,}"),
+                 html.Dt("racks dark"), html.Dd(f"{blast['n_racks_dark']:,}: {names(blast['racks_dark'])}",
+                                                id="whatif-blast-dark"),
+                 html.Dt("racks throttled"), html.Dd(f"{len(blast['racks_throttled']):,}: {names(blast['racks_throttled'])}"),
+                 html.Dt("GPUs down or off"), html.Dd(f"{blast['n_gpus_down'] + blast['n_gpus_off']:,}", id="whatif-blast-gpus"),
+                 html.Dt("GPUs throttled"), html.Dd(f"{blast['n_gpus_throttled']:,}"),
+                 html.Dt("jobs hit"), html.Dd(jobs),
+                 html.Dt("tokens/s lost"), html.Dd(f"{blast['lost_tokens_per_s']:,.0f}", id="whatif-blast-tokens"),
+                 html.Dt("IT power lost"), html.Dd(f"{blast['it_power_lost_mw']:,.2f} MW")], className="kv"),
+        html.Div("press “show on the floor” to outline the racks dark or throttled (magenta)", className="muted"),
     ])
