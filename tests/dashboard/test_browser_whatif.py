@@ -267,7 +267,7 @@ def test_scenario_rename_duplicate_delete(colossus_app, new_page):
     assert name not in _stored_names(hub)
     page.fill("#whatif-name", name + "-c")
     page.click("#whatif-new")  # the name is taken: refused beside the scenario bar
-    expect(page.locator("#whatif-scenario-msg")).to_contain_text("exists already")
+    expect(page.locator("#whatif-scenario-msg")).to_contain_text("has a scenario of that name")
     page.click("#whatif-delete")
     expect(page.locator("#whatif-scenario-msg")).to_have_text(f"deleted {name}-c")
     assert name + "-c" not in _stored_names(hub)
