@@ -574,7 +574,8 @@ def comparison_children(result, scenario: str | None, problem: str | None) -> li
             change = _signed((b - a), "x_frac", 1) if math.isfinite(a) else "new"
             body.append(html.Tr([html.Td(name), html.Td(_fmt(a, "x_frac", 1) if math.isfinite(a) else "–", className="num"),
                                  html.Td(_fmt(b, "x_frac", 1), className="num"),
-                                 html.Td(change, className=_change_class("worse" if b > a else "better", change))]))
+                                 html.Td(change, className=_change_class(
+                                     "worse" if b > a else "better" if b < a else "added", change))]))
         head = html.Tr([html.Th("element" if kind == "power" else "CDU"), html.Th("baseline [%]", className="num"),
                         html.Th("scenario [%]", className="num"), html.Th("change [pp]", className="num")])
         entity_tables.append(html.Div([html.H3(title), html.Table(
