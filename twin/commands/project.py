@@ -61,16 +61,18 @@ def _print_report(report: dict, indent: str = "") -> None:
             print(f"{indent}{key:<28} {value}")
 
 
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:,.4g}"
+
+
 def _print_comparison(report: dict) -> None:
     """The headline figures side by side, then what the edits broke."""
     diff = report["diff"]
-    print(f"{'figure':<40} {'baseline':>14} {'scenario':>14} {'change':>8}")
-    for key, row in diff["headline"].items():
-        b, s = row["baseline"], row["scenario"]
-        fmt = lambda v: "-" if v is None else f"{v:,.4g}"  # noqa: E731
-        print(f"{key:<40} {fmt(b):>14} {fmt(s):>14} {row['change']:>8}")
-    for key, row in diff["time_to_throttle_s"].items():
-        print(f"time_to_throttle_s.{key:<21} {str(row['baseline']):>14} {str(row['scenario']):>14} {row['change']:>8}")
+    print(f"{'figure':<44} {'baseline':>12} {'scenario':>12} {'change':>8}")
+    rows = list(diff["headline"].items()) + [(f"time_to_throttle_s.{k}", row)
+                                               for k, row in diff["time_to_throttle_s"].items()]
+    for key, row in rows:
+        print(f"{key:<44} {_fmt(row['baseline']):>12} {_fmt(row['scenario']):>12} {row['change']:>8}")
     new = diff["design_findings"]["new"]
     print(f"\n{len(new)} new design findings" + (":" if new else ""))
     for f in new[:40]:

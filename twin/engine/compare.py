@@ -31,7 +31,7 @@ from twin.site.whatif import add_failures
 
 TEMP_TOLERANCE_K = 0.5  # a rack's hottest GPU changing less than this is "same"
 FRAC_TOLERANCE = 0.005  # load fractions changing less than this are "same"
-REL_TOLERANCE = 1e-6  # headline figures changing by less than this fraction are "same"
+REL_TOLERANCE = 1e-4  # headline figures changing by less than this fraction are "same"
 _baseline_cache: dict[tuple, tuple] = {}
 _baseline_lock = threading.Lock()
 

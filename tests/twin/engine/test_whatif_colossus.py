@@ -139,3 +139,13 @@ def test_blast_radius_cli_json_is_strict(capsys):
     out = _strict(capsys.readouterr().out)
     assert out["n_racks_fed"] == 8 and out["racks_fed"][0] == "H1-R01-K01"
     assert all(math.isfinite(j["lost_tokens_per_s"]) for j in out["jobs"])
+
+
+def test_text_outputs_show_the_comparison_and_the_blast_radius(tmp_path, capsys):
+    path = tmp_path / "trip.toml"
+    path.write_text('[[edits]]\nop = "fail"\nelements = ["H1-R01-K0[1-2]-CDU"]\n')
+    assert main(["project", "--site", "demo", "--scenario", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "gpus.n_gpus_down" in text and "worse" in text and "time_to_throttle_s.cdu_loss_throttle_s" in text
+    assert main(["blast-radius", "--site", "demo", "H1-R01-K01"]) == 0
+    assert "H1-R01-K01 (rack) on demo: feeds or cools 1 racks (64 GPUs)" in capsys.readouterr().out
