@@ -241,7 +241,7 @@ def whatif_server_cpu_ms(app, hub) -> dict:
     out = {}
     with app.server.test_request_context("/whatif"):
         outcome(hub.state, [])
-        for label, make in (("fail_transformer", lambda k: {"op": "fail", "kind": "transformer", "elements": [f"H{k}-TX5-B"]}),
+        for label, make in (("fail_transformer", lambda k: {"op": "fail", "elements": [f"H{k}-TX5-B"]}),
                             ("convert_row_gb200", lambda k: {"op": "set_rack_type", "racks": [f"H{k}-R10-*"], "type": "GB200-NVL72"})):
             best = float("inf")
             for k in (1, 2, 3):  # another element each time: nothing cached
@@ -251,7 +251,7 @@ def whatif_server_cpu_ms(app, hub) -> dict:
             out[f"whatif_{label}_projection_cpu_ms"] = round(best * 1e3, 1)
         store = page._store()
         store.create("cpu")
-        store.push("cpu", {"op": "fail", "kind": "transformer", "elements": ["H1-TX5-B"]})
+        store.push("cpu", {"op": "fail", "elements": ["H1-TX5-B"]})
         drawn = page.answer("cpu", "max_gpu_temp_c", [], [], None)[-1]
         start = time.process_time()
         page.answer("cpu", "max_gpu_temp_c", [], [], drawn)
