@@ -152,11 +152,12 @@ def dashboard_operator_benchmark() -> dict:
 
 # ------------------------------------------------------------------ what-if edit → answer
 WHATIF_BUDGET_MS = 1000.0
-# ms since the click once the edit list shows ``n`` edits (the comparison and floor arrive in the
+# ms since the click once the edit list and the comparison show ``n`` edits (the floor arrives in the
 # same update) and the browser has painted twice after it (false before)
 _WHATIF_READY_JS = """
 (n) => {
-    if (document.querySelectorAll('#whatif-edit-list li.whatif-edit').length !== n) { return false; }
+    if (document.querySelectorAll('#whatif-edit-list li.whatif-edit').length !== n
+        || !document.querySelector('#whatif-comparison [data-edits="' + n + '"]')) { return false; }
     if (window.clustertwinPainted === undefined) {
         window.clustertwinPainted = null;
         requestAnimationFrame(() => requestAnimationFrame(() => {

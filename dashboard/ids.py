@@ -331,6 +331,7 @@ class WhatIf:
     APPLY_JOB = "whatif-apply-job"
     # answer
     COMPARISON = "whatif-comparison"
+    COMPARISON_HTML = "whatif-comparison-html"  # dcc.Store: the comparison as static markup (set clientside)
     ELAPSED = "whatif-elapsed"  # server time of the last projection, for the benchmark
     BLAST_KIND = "whatif-blast-kind"
     BLAST_ELEMENT = "whatif-blast-element"

@@ -10,13 +10,14 @@ markers that box and lasso selection pick up (a heatmap cannot be box-selected).
 from __future__ import annotations
 
 import hashlib
+import math
 
 import numpy as np
 import plotly.graph_objects as go
 from dash import Patch
 
 from dashboard.aggregates import FLOOR_METRIC_BY_KEY, metric_range
-from dashboard.figures.floor import HallGrid, diff_range, floor_figure, floor_patch, hall_customdata, rack_outlines
+from dashboard.figures.floor import FloorOverlay, HallGrid, diff_range, floor_figure, rack_outlines
 from twin.site.tables import SiteTables
 
 WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
@@ -36,17 +37,14 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
     ``changes`` are scenario − baseline per floor metric (NaN for racks the baseline lacks);
     ``selected``, ``blast`` and ``edited`` are rack ids to outline.
     """
-    from dashboard.figures.floor import FloorOverlay
-
     overlay = FloorOverlay(off if off is not None else np.zeros(state.n_racks, dtype=bool),
                            np.zeros(state.n_racks, dtype=np.int8))
     shown = dict(changes)
     shown[metric] = worse  # colour by the oriented change; hover of the other metrics stays scenario − baseline
     fig = floor_figure(state, grids, shown, metric, metric_range(state, metric), None, diff=True, overlay=overlay)
     m = FLOOR_METRIC_BY_KEY[metric]
-    if m.higher_is_better:  # the colour is oriented (+ worse); the hover keeps scenario − baseline
-        for i, grid in enumerate(grids):
-            fig.data[i].customdata = hall_customdata(grid, changes)
+    for i, grid in enumerate(grids):  # two hover numbers per rack, not the floor page's five
+        fig.data[i].customdata = change_customdata(grid, changes["max_gpu_temp_c"], changes["rack_power_kw"])
     lo, hi = diff_range(worse, metric_range(state, metric))
     hover = ("<b>%{text}</b><br>Δ hottest GPU: %{customdata[0]:+.1f} °C<br>Δ rack power: %{customdata[1]:+.1f} kW"
              "<extra></extra>")
@@ -97,18 +95,29 @@ def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray
     return patch
 
 
+def change_customdata(grid: HallGrid, temp_delta_k: np.ndarray, power_delta_kw: np.ndarray) -> list:
+    """Hover numbers per cell: [Δ hottest GPU °C, Δ rack power kW] (None in aisles and for added racks)."""
+    pairs = np.stack([np.round(temp_delta_k, 1), np.round(power_delta_kw, 1)], axis=1).tolist()
+    return [[None if r < 0 else [None if not math.isfinite(v) else v for v in pairs[r]] for r in row]
+            for row in grid.cell_rack.tolist()]
+
+
 def whatif_floor_patch(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
                        worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray,
                        edited: np.ndarray | None = None) -> Patch:
-    """The update of a drawn what-if floor of the same layout: colours, hover numbers, colour range, outlines."""
-    from dashboard.figures.floor import FloorOverlay
+    """The update of a drawn what-if floor of the same layout: colours, the two hover numbers, the colour
+    range, the dark hatch and the outlines (rack names and everything else stay)."""
+    from dashboard.figures.floor import _overlay_xy, hall_z
 
-    shown = dict(changes)
-    shown[metric] = worse
-    patch = floor_patch(grids, shown, metric, FloorOverlay(off, np.zeros(state.n_racks, dtype=np.int8)), state)
-    if FLOOR_METRIC_BY_KEY[metric].higher_is_better:
-        for i, grid in enumerate(grids):
-            patch["data"][i]["customdata"] = hall_customdata(grid, changes)
+    patch = Patch()
+    decimals = FLOOR_METRIC_BY_KEY[metric].decimals
+    overlay = FloorOverlay(off, np.zeros(state.n_racks, dtype=np.int8))
+    for i, grid in enumerate(grids):
+        patch["data"][i]["z"] = hall_z(grid, worse, decimals, off)
+        patch["data"][i]["customdata"] = change_customdata(grid, changes["max_gpu_temp_c"], changes["rack_power_kw"])
+        x, y = _overlay_xy(grid, overlay)[0]  # the hatch of dark racks (the page shows no alert outlines)
+        patch["data"][len(grids) + 1 + 3 * i]["x"] = x
+        patch["data"][len(grids) + 1 + 3 * i]["y"] = y
     lo, hi = diff_range(worse, metric_range(state, metric))
     patch["layout"]["coloraxis"]["cmin"] = lo
     patch["layout"]["coloraxis"]["cmax"] = hi

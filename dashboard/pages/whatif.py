@@ -14,6 +14,8 @@ Deep link: ``/whatif?scenario=NAME&racks=H4-*&trip=transformer:H1-TX1-A``.
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import math
 import time
 from urllib.parse import urlencode
@@ -28,7 +30,9 @@ from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.formatting import fmt_duration
 from dashboard.hub_context import current_hub
+from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.state_changing import operator_action
+from dashboard.static_html import to_html
 from dashboard.whatif_edits import (
     CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names, resolve_edits,
 )
@@ -49,7 +53,7 @@ APPLY_BUTTONS = (W.APPLY_TYPE, W.APPLY_MOVE, W.APPLY_REMOVE, W.APPLY_FEEDS, W.AP
                  W.APPLY_RESTORE, W.APPLY_SETPOINT, W.APPLY_WEATHER, W.APPLY_JOB)
 # what an answer to an edit updates: the edit list, the comparison, the floor, undo/redo, the time taken
 ANSWER_OUTPUTS = (
-    (W.EDIT_LIST, "children"), (W.COMPARISON, "children"), (W.FLOOR, "figure"), (W.UNDO, "disabled"),
+    (W.EDIT_LIST, "children"), (W.COMPARISON_HTML, "data"), (W.FLOOR, "figure"), (W.UNDO, "disabled"),
     (W.REDO, "disabled"), (W.ELAPSED, "children"), (W.FLOOR_SIGNATURE, "data"),
 )
 _GRIDS: dict[int, tuple[object, list]] = {}
@@ -225,6 +229,7 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
         dcc.Store(id=W.SELECTED, data=selected),
         dcc.Store(id=W.BLAST_RACKS, data=[]),
         dcc.Store(id=W.FLOOR_SIGNATURE),
+        dcc.Store(id=W.COMPARISON_HTML),
         html.Div([html.H1("What-if"),
                   html.Span("edit a scenario: the twin projects it against the baseline (the site as built, no edits)",
                             className="muted")], className="page-title"),
@@ -487,18 +492,34 @@ def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
     except EditRejected as exc:  # a stored list the site no longer accepts (the site changed since)
         result, problem = outcome(state, []), str(exc)
     can_undo, can_redo = store.can_undo_redo(scenario) if scenario in store.names() else (False, False)
-    signature = layout_signature(result.state, metric)
-    figure = floor_of(result, metric, selected or [], blast or [], patch=signature == drawn)
+    racks = rack_changes(result)
+    layout_key = layout_signature(result.state, metric)
+    signature = f"{layout_key}|{floor_content_key(racks, selected, blast)}"
+    if signature == drawn:  # the floor shows this already (an edit that changes no rack's figures)
+        figure = no_update
+    else:
+        figure = floor_of(result, metric, selected or [], blast or [],
+                          patch=isinstance(drawn, str) and drawn.split("|")[0] == layout_key, racks=racks)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     items = [html.Li(describe(e), className="whatif-edit") for e in edits] or [html.Li("no edits yet: the scenario is the baseline", className="muted")]
-    comparison = comparison_children(result, scenario, problem)
+    # static markup: as Dash components the tables cost the browser about half a second per answer
+    comparison = to_html(html.Div(comparison_children(result, scenario, problem), **{"data-edits": str(len(edits))}))
     return items, comparison, figure, not can_undo, not can_redo, f"answered in {elapsed_ms:,.0f} ms", signature
 
 
-def floor_of(result, metric: str, selected: list[str], blast: list[str], patch: bool = False):
+def floor_content_key(racks, selected, blast) -> str:
+    """What the floor shows besides its layout: the racks' changes, dark and edited racks, the outlines."""
+    digest = hashlib.sha1()
+    for array in (np.round(racks.temp_delta_k, 1), np.round(racks.power_delta_kw, 1), racks.dark, racks.edited):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    digest.update(json.dumps([sorted(selected or []), sorted(blast or [])]).encode())
+    return digest.hexdigest()[:16]
+
+
+def floor_of(result, metric: str, selected: list[str], blast: list[str], patch: bool = False, racks=None):
     """The what-if floor (``patch``: only what changes on a floor of the same layout and metric)."""
     state = result.state
-    racks = rack_changes(result)
+    racks = racks if racks is not None else rack_changes(result)
     changes = {key: np.zeros(state.n_racks) for key in FLOOR_METRIC_BY_KEY}
     changes["max_gpu_temp_c"], changes["rack_power_kw"] = racks.temp_delta_k, racks.power_delta_kw
     shown = changes[metric]
@@ -790,3 +811,26 @@ def blast_children(blast: dict) -> html.Div:
                  html.Dt("IT power lost"), html.Dd(f"{blast['it_power_lost_mw']:,.2f} MW")], className="kv"),
         html.Div("press “show on the floor” to outline the racks dark or throttled (magenta)", className="muted"),
     ])
+
+
+# Sets the comparison's markup into its container and makes its links navigate inside the app.
+dash.clientside_callback(
+    """
+    function(markup) {
+        var el = document.getElementById('%s');
+        if (!el || markup === null || markup === undefined) { return; }
+        if (el.staticHtml !== markup) { el.innerHTML = markup; el.staticHtml = markup; }
+        if (!el.dashLinks) {
+            el.dashLinks = true;
+            el.addEventListener('click', function(event) {
+                var link = event.target.closest && event.target.closest('a[data-dash-link]');
+                if (!link || event.button !== 0 || event.metaKey || event.shiftKey || event.altKey || event.ctrlKey) { return; }
+                event.preventDefault();
+                (%s)(link.getAttribute('href'));
+                window.scrollTo(0, 0);
+            });
+        }
+    }
+    """ % (W.COMPARISON, PUSH_STATE_JS),
+    Input(W.COMPARISON_HTML, "data"),
+)
