@@ -272,3 +272,33 @@ def test_scenario_rename_duplicate_delete(colossus_app, new_page):
     expect(page.locator("#whatif-scenario-msg")).to_have_text(f"deleted {name}-c")
     assert name + "-c" not in _stored_names(hub)
     assert log.errors == []
+
+
+def test_export_and_import_toml(colossus_app, new_page, tmp_path):
+    served, hub = colossus_app
+    page, log, name = _open_with_scenario(served, hub, new_page)
+    _select(page, "H4-R02-*", 16)
+    _choose(page, "whatif-type", "GB200-NVL72")
+    page.click("#whatif-apply-type")
+    _applied(page, "whatif-apply-type")
+    with page.expect_download() as download:
+        page.click("#whatif-export")
+    path = tmp_path / "exported.toml"
+    download.value.save_as(path)
+    text = path.read_text()
+    assert download.value.suggested_filename == f"{name}.toml"
+    assert '[[edits]]' in text and 'racks = ["H4-R02-*"]' in text and 'type = "GB200-NVL72"' in text
+
+    imported = tmp_path / "imported.toml"
+    imported.write_text(text.replace(f'name = "{name}"', f'name = "{name}-in"'))
+    page.set_input_files("#whatif-import input[type=file]", str(imported))
+    expect(page.locator("#whatif-scenario-msg")).to_have_text(f"imported {name}-in (1 edits)")
+    assert _stored_edits(hub, name + "-in") == _stored_edits(hub, name)
+    expect(page.locator("#whatif-edit-list li")).to_have_text(["H4-R02-* → GB200-NVL72"])
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[scenario]\nname = "bad"\n[[edits]]\nop = "fail"\nelements = ["NO-SUCH-TX"]\n')
+    page.set_input_files("#whatif-import input[type=file]", str(bad))
+    expect(page.locator("#whatif-scenario-msg")).to_contain_text("NO-SUCH-TX")
+    assert "bad" not in _stored_names(hub)  # refused before anything is stored
+    assert log.errors == []
