@@ -302,3 +302,19 @@ def test_export_and_import_toml(colossus_app, new_page, tmp_path):
     expect(page.locator("#whatif-scenario-msg")).to_contain_text("NO-SUCH-TX")
     assert "bad" not in _stored_names(hub)  # refused before anything is stored
     assert log.errors == []
+
+
+def test_power_page_links_to_the_blast_radius_of_its_element(colossus_app, new_page):
+    served, hub = colossus_app
+    freshen(hub)
+    page, log = new_page("1366x768")
+    page.goto(served.url("/power?element=H1-TX1-A"))
+    link = page.locator("#power-whatif")
+    expect(link).to_have_attribute("href", "/whatif?trip=transformer%3AH1-TX1-A")
+    link.click()
+    expect(page).to_have_url(served.url("/whatif?trip=transformer%3AH1-TX1-A"))
+    # the blast radius runs on opening: the A transformer alone takes nothing dark (the B side carries its racks)
+    expect(page.locator("#whatif-blast-result")).to_contain_text("transformer H1-TX1-A")
+    expect(page.locator("#whatif-blast-dark")).to_contain_text("0:")
+    expect(page.locator("#whatif-blast-result")).to_contain_text("racks it feeds or cools")
+    assert log.errors == []
