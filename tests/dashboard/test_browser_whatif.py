@@ -82,10 +82,17 @@ def _select(page, pattern: str, count: int) -> None:
 
 def _choose(page, dropdown_id: str, text: str) -> None:
     """Pick ``text`` in a dcc.Dropdown by typing it (the searchable lists send matches only)."""
-    page.click(f"#{dropdown_id}")
-    page.keyboard.type(text)
     option = page.get_by_role("option", name=text, exact=True)  # the list opens in a popover outside the dropdown
-    expect(option.first).to_be_visible()
+    for attempt in range(3):  # a click landing while the page re-renders may not open the list: try again
+        page.click(f"#{dropdown_id}")
+        page.keyboard.type(text)
+        try:
+            expect(option.first).to_be_visible(timeout=8_000)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
     option.first.click()
     expect(page.locator(f"#{dropdown_id}")).to_contain_text(text)
 
@@ -96,10 +103,11 @@ def _row(page, key: str):
 
 def _wait_outlined(page, trace_name: str, racks: int) -> None:
     """Wait until the floor's ``trace_name`` outline draws ``racks`` racks."""
-    page.wait_for_function("""([name, points]) => {
+    page.wait_for_function("""([name, racks]) => {
         const gd = document.querySelector('#whatif-floor .js-plotly-plot');
-        return (gd && gd.data || []).filter(t => t.name === name).reduce((n, t) => n + (t.x || []).length, 0) === points;
-    }""", arg=[trace_name, racks * 6])
+        return (gd && gd.data || []).filter(t => t.name === name)
+            .reduce((n, t) => n + Math.floor((t.x || []).length / 6), 0) === racks;
+    }""", arg=[trace_name, racks])
 
 
 def _floor_traces(page) -> list[dict]:
@@ -317,4 +325,27 @@ def test_power_page_links_to_the_blast_radius_of_its_element(colossus_app, new_p
     expect(page.locator("#whatif-blast-result")).to_contain_text("transformer H1-TX1-A")
     expect(page.locator("#whatif-blast-dark")).to_contain_text("0:")
     expect(page.locator("#whatif-blast-result")).to_contain_text("racks it feeds or cools")
+    assert log.errors == []
+
+
+def test_select_racks_with_a_box_and_by_click(colossus_app, new_page):
+    served, hub = colossus_app
+    page, log, _name = _open_with_scenario(served, hub, new_page, "1920x1080")
+    area = page.locator("#whatif-floor .draglayer .xy .nsewdrag").first  # hall H1's plot area
+    expect(area).to_be_visible()
+    box = area.bounding_box()
+    x0, y0 = box["x"] + box["width"] * 0.05, box["y"] + box["height"] * 0.05
+    x1, y1 = box["x"] + box["width"] * 0.45, box["y"] + box["height"] * 0.25
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, steps=5)
+    page.mouse.move(x1, y1, steps=5)
+    page.mouse.up()
+    text = page.locator("#whatif-selection-text")
+    expect(text).to_contain_text(re.compile(r"\d+ racks selected: H1-R0"))
+    count = int(text.inner_text().split()[0])
+    assert 2 <= count <= 200
+    _wait_outlined(page, "selected racks", count)
+    page.click("#whatif-clear")
+    expect(text).to_contain_text("no racks selected")
     assert log.errors == []
