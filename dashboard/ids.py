@@ -128,6 +128,7 @@ class Floor:
     RACK_HTML = "floor-rack-html"  # dcc.Store: HTML of the static drill-down parts, keyed by container id
     COMPARE_HALLS = "floor-compare-halls"  # compare mode: the other view's floor
     RACK_SCROLLED = "floor-rack-scrolled"  # dcc.Store: the rack whose panel was last scrolled into view
+    RACK_WHATIF = "floor-rack-whatif"  # link: the rack in the what-if editor
 
 
 class Alerts:
@@ -155,6 +156,7 @@ class Cooling:
     RENDERED = "cooling-rendered"  # dcc.Store: timestamp of the snapshot on screen
     URL_SYNC = "cooling-url-sync"
     LOOP = "cooling-loop"  # dropdown: site or one loop
+    WHATIF = "cooling-whatif"  # link: the chosen loop's blast radius in the what-if editor
     FLOW = "cooling-flow"
     USE_HIST = "cooling-use-hist"
     WORST = "cooling-worst"
@@ -186,6 +188,7 @@ class Power:
     METRIC = "power-metric"
     RESET = "power-reset"
     SCOPE = "power-scope"
+    WHATIF = "power-whatif"  # link: the focused element's blast radius in the what-if editor
     TREE = "power-tree"
     HEADROOM = "power-headroom"
     WORST = "power-worst"
@@ -274,3 +277,83 @@ class Audit:
     WINDOW = "audit-window"
     TABLE = "audit-table"
     COUNT = "audit-count"
+
+
+class WhatIf:
+    """``/whatif``: the scenario editor, its comparison with the baseline, and the blast radius."""
+
+    PAGE = "whatif"
+    URL = "whatif-url"
+    REVISION = "whatif-revision"  # dcc.Store {"scenario": name, "n": counter}: bumped by every stored change
+    SELECTED = "whatif-selected"  # dcc.Store: names of the selected racks
+    BLAST_RACKS = "whatif-blast-racks"  # dcc.Store: racks of the last blast radius shown on the floor
+    # scenario bar
+    SCENARIO = "whatif-scenario"
+    NAME = "whatif-name"
+    NEW = "whatif-new"
+    RENAME = "whatif-rename"
+    DUPLICATE = "whatif-duplicate"
+    DELETE = "whatif-delete"
+    UNDO = "whatif-undo"
+    REDO = "whatif-redo"
+    EXPORT = "whatif-export"
+    DOWNLOAD = "whatif-download"
+    IMPORT = "whatif-import"
+    SCENARIO_MSG = "whatif-scenario-msg"
+    EDIT_LIST = "whatif-edit-list"
+    STORE_NOTE = "whatif-store-note"
+    # selection
+    FLOOR = "whatif-floor"
+    FLOOR_METRIC = "whatif-floor-metric"
+    FLOOR_SIGNATURE = "whatif-floor-signature"  # dcc.Store: layout and metric of the drawn floor (else patched)
+    HALL = "whatif-hall"
+    ROW = "whatif-row"
+    PATTERN = "whatif-pattern"
+    SELECT = "whatif-select"
+    CLEAR = "whatif-clear"
+    SELECTION_TEXT = "whatif-selection-text"
+    # rack edits (each control has its message beside it: ids.whatif_msg(control))
+    TYPE = "whatif-type"
+    APPLY_TYPE = "whatif-apply-type"
+    MOVE_X = "whatif-move-x"
+    MOVE_Y = "whatif-move-y"
+    APPLY_MOVE = "whatif-apply-move"
+    APPLY_REMOVE = "whatif-apply-remove"
+    FEED_A = "whatif-feed-a"
+    FEED_B = "whatif-feed-b"
+    APPLY_FEEDS = "whatif-apply-feeds"
+    CDU = "whatif-cdu"
+    LOOP = "whatif-loop"
+    APPLY_CDU = "whatif-apply-cdu"
+    DESIGN_LIMITS = "whatif-design-limits"  # warn: exceeded ratings listed; strict: refused
+    CAP_SCOPE = "whatif-cap-scope"
+    CAP_W = "whatif-cap-w"
+    APPLY_CAP = "whatif-apply-cap"
+    # elements and conditions
+    FAIL_KIND = "whatif-fail-kind"
+    FAIL_ELEMENT = "whatif-fail-element"
+    APPLY_FAIL = "whatif-apply-fail"
+    APPLY_RESTORE = "whatif-apply-restore"
+    SETPOINT_TARGET = "whatif-setpoint-target"
+    SETPOINT_ELEMENT = "whatif-setpoint-element"
+    SETPOINT_C = "whatif-setpoint-c"
+    APPLY_SETPOINT = "whatif-apply-setpoint"
+    DRY_BULB = "whatif-dry-bulb"
+    WET_BULB = "whatif-wet-bulb"
+    APPLY_WEATHER = "whatif-apply-weather"
+    JOB = "whatif-job"
+    APPLY_JOB = "whatif-apply-job"
+    # answer
+    COMPARISON = "whatif-comparison"
+    COMPARISON_HTML = "whatif-comparison-html"  # dcc.Store: the comparison as static markup (set clientside)
+    ELAPSED = "whatif-elapsed"  # server time of the last projection, for the benchmark
+    BLAST_KIND = "whatif-blast-kind"
+    BLAST_ELEMENT = "whatif-blast-element"
+    BLAST_RUN = "whatif-blast-run"
+    BLAST_RESULT = "whatif-blast-result"
+    BLAST_SHOW = "whatif-blast-show"
+
+
+def whatif_msg(control: str) -> str:
+    """Id of the message shown next to what-if control ``control`` (an apply button's id)."""
+    return f"{control}-msg"

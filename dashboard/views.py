@@ -2,7 +2,8 @@
 
 ``live`` is the app's live hub.  ``scenario:<name>`` is a :class:`ScenarioView`: the twin
 settled under ``data/scenarios/<name>.toml`` on the live hub's site, computed once per
-(site, file, file modification time) and cached.  ``replay:<incident>@<time>`` is a
+(site, file, file modification time) and cached; without such a file, the what-if
+editor's scenario of that name (:mod:`dashboard.whatif_view`).  ``replay:<incident>@<time>`` is a
 :class:`dashboard.replay_view.ReplayView`: the recorded incident at the frame nearest that time.  Whatever cannot be
 shown raises :class:`ViewUnavailable` with a message meant for the page, never a traceback.
 """
@@ -149,6 +150,16 @@ def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> Vi
     if key.kind == LIVE:
         return live
     if key.kind == SCENARIO:
+        if not (folder / f"{key.name}.toml").exists():  # a scenario of the what-if editor
+            from dashboard.whatif_edits import EditRejected
+            from dashboard.whatif_view import editor_scenario_view
+
+            try:
+                edited = editor_scenario_view(live, key.name)
+            except EditRejected as exc:
+                raise ViewUnavailable(f"scenario {key.name!r} cannot run on site {live.state.name!r}: {exc}") from None
+            if edited is not None:
+                return edited
         return scenario_view(live.state, key.name, folder)
     if key.kind == REPLAY:
         from dashboard.replay_view import ReplayError, replay_view

@@ -15,6 +15,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("/jobs", "Jobs"),
     ("/alerts", "Alerts"),
     ("/replay", "Replay"),
+    ("/whatif", "What-if"),
 )
 
 

@@ -22,6 +22,7 @@ from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import cooling as figs
 from dashboard.views import current_screen, current_view, view_layout
+from dashboard.whatif_links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -179,7 +180,9 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                     html.Div(
                         [html.Label("Scope", htmlFor=ids.Cooling.LOOP),
                          dcc.Dropdown(id=ids.Cooling.LOOP, options=options, value=selection["loop"] or SITE, clearable=False,
-                                      className="metric-select")],
+                                      className="metric-select"),
+                         whatif_link(ids.Cooling.WHATIF, trip_href("loop", selection["loop"]),
+                                     "what-if: change setpoints, fail a loop, CDU or pump →")],
                         className="controls",
                     ),
                 ],
@@ -271,3 +274,13 @@ def refresh(_n, selection, rendered):
 
 
 register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)
+
+
+@dash.callback(
+    Output(ids.Cooling.WHATIF, "href"),
+    Input(ids.Cooling.SELECTION, "data"),
+    prevent_initial_call=True,
+)
+def whatif_href(selection):
+    """The what-if editor with the chosen loop in its blast-radius panel."""
+    return trip_href("loop", (selection or {}).get("loop"))

@@ -22,6 +22,7 @@ from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.deep_link import keep_view
 from dashboard.views import callback_screen, current_screen, current_view, view_layout
+from dashboard.whatif_links import rack_href, whatif_link
 from dashboard.static_html import to_html
 from dashboard.rack_detail import (
     RACK_POWER_NOTE,
@@ -174,7 +175,9 @@ def rack_panel_children() -> list:
         return dcc.Graph(id=graph_id, config=GRAPH_CONFIG, figure={"layout": {"height": 220, "template": "clustertwin_dark"}})
 
     return [
-        html.Div([html.H2(id=ids.Floor.RACK_TITLE), html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0)], className="rack-head"),
+        html.Div([html.H2(id=ids.Floor.RACK_TITLE),
+                  whatif_link(ids.Floor.RACK_WHATIF, rack_href(None), "what-if: edit this rack or trip it →"),
+                  html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0)], className="rack-head"),
         html.Div(id=ids.Floor.RACK_SUMMARY, className="muted", title=RACK_POWER_NOTE),
         html.Div(
             [
@@ -422,13 +425,15 @@ def sync_url(metric, rack_name):
 @dash.callback(
     Output(ids.Floor.RACK_PANEL, "className"),
     Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
+    Output(ids.Floor.RACK_WHATIF, "href"),
     Input(ids.Floor.SELECTED_RACK, "data"),
     prevent_initial_call=True,
 )
 def show_selection(rack_name):
     state = current_view().state
     rack = rack_index(state, rack_name)
-    return ("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack)
+    return (("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack),
+            rack_href(state.rack_name[rack] if rack is not None else None))
 
 
 @dash.callback(

@@ -24,8 +24,9 @@ from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
 from dashboard.figures import power as figs
 from dashboard.views import current_screen, current_view, view_layout
+from dashboard.whatif_links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
-from twin.site.tables import SOURCE_KINDS, SiteTables
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 dash.register_page(__name__, path="/power", name="Power", title="Power · ClusterTwin", order=3)
 
@@ -212,6 +213,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
                                            options=[{"label": f" {label} ", "value": key} for key, label in figs.METRICS.items()]),
                             html.Span(_scope_text(state, element_id), id=ids.Power.SCOPE, className="muted"),
                             html.Button("Whole site", id=ids.Power.RESET, n_clicks=0, disabled=element_id is None),
+                            whatif_link(ids.Power.WHATIF, element_whatif_href(state, element_id), "what if it trips? →"),
                         ],
                         className="controls",
                     ),
@@ -300,3 +302,20 @@ def refresh(_n, selection, rendered):
 
 
 register_url_writer(ids.Power.SELECTION, ids.Power.URL_SYNC)
+
+
+def element_whatif_href(state: SiteTables, element: int | None) -> str:
+    """The what-if editor with the focused element (or none) in its blast-radius panel."""
+    if element is None:
+        return trip_href(None, None)
+    return trip_href(POWER_KINDS[state.power_kind[element]], state.power_name[element])
+
+
+@callback(
+    Output(ids.Power.WHATIF, "href"),
+    Input(ids.Power.SELECTION, "data"),
+    prevent_initial_call=True,
+)
+def whatif_href(selection):
+    state = current_view().state
+    return element_whatif_href(state, name_index(state.power_name, (selection or {}).get("element")))

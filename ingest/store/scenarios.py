@@ -78,7 +78,7 @@ def _edits(text: str) -> tuple[Edit, ...]:
     return tuple(parse_edit(raw, i) for i, raw in enumerate(json.loads(text)))
 
 
-def _record(row: ScenarioRow) -> StoredScenario:
+def _stored(row: ScenarioRow) -> StoredScenario:
     return StoredScenario(row.id, row.site_name, row.name, row.description, row.baseline_version, row.design_limits,
                           _edits(row.edits_json), row.position, row.created_at, row.updated_at, row.content)
 
@@ -133,12 +133,12 @@ def list_scenarios(engine: Engine, site_name: str | None = None) -> list[StoredS
         query = select(ScenarioRow)
         if site_name is not None:
             query = query.where(ScenarioRow.site_name == site_name)
-        return [_record(r) for r in sorted(session.exec(query).all(), key=lambda r: (r.site_name, r.name, r.id))]
+        return [_stored(r) for r in sorted(session.exec(query).all(), key=lambda r: (r.site_name, r.name, r.id))]
 
 
 def get_scenario(engine: Engine, scenario_id: int) -> StoredScenario:
     with Session(engine) as session:
-        return _record(_row(session, scenario_id))
+        return _stored(_row(session, scenario_id))
 
 
 def find_scenario(engine: Engine, site_name: str, name: str) -> StoredScenario | None:
@@ -146,7 +146,7 @@ def find_scenario(engine: Engine, site_name: str, name: str) -> StoredScenario |
     with Session(engine) as session:
         row = session.exec(select(ScenarioRow).where(ScenarioRow.site_name == site_name,
                                                      ScenarioRow.name == name)).first()
-        return _record(row) if row is not None else None
+        return _stored(row) if row is not None else None
 
 
 # --------------------------------------------------------------------- writing
@@ -169,7 +169,7 @@ def create_scenario(engine: Engine, site_name: str, name: str, *, description: s
         session.add(row)
         session.commit()
         session.refresh(row)
-        return _record(row)
+        return _stored(row)
 
 
 def rename_scenario(engine: Engine, scenario_id: int, name: str) -> StoredScenario:
@@ -182,7 +182,7 @@ def rename_scenario(engine: Engine, scenario_id: int, name: str) -> StoredScenar
         session.add(row)
         session.commit()
         session.refresh(row)
-        return _record(row)
+        return _stored(row)
 
 
 def duplicate_scenario(engine: Engine, scenario_id: int, name: str | None = None) -> StoredScenario:
@@ -243,7 +243,7 @@ def set_design_limits(engine: Engine, scenario_id: int, design_limits: str, base
         session.add(row)
         session.commit()
         session.refresh(row)
-        return _record(row)
+        return _stored(row)
 
 
 def _update(engine: Engine, current: StoredScenario, edits, position: int) -> StoredScenario:
@@ -255,7 +255,7 @@ def _update(engine: Engine, current: StoredScenario, edits, position: int) -> St
         session.add(row)
         session.commit()
         session.refresh(row)
-        return _record(row)
+        return _stored(row)
 
 
 # ----------------------------------------------------------------- TOML files

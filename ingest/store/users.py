@@ -58,7 +58,7 @@ class UserInfo:
 def check_name(name) -> str:
     """``name`` if it is a valid user name (lower-case letter, then letters, digits, ``._-``; ≤ 32)."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        shown = repr(name[:40]) if isinstance(name, str) else type(name).__name__
+        shown = repr(name[:40])[:60] if isinstance(name, str) else type(name).__name__  # escapes bounded too
         raise UserError(f"user name {shown}: expected a lower-case letter then up to {MAX_NAME_CHARS - 1} "
                         "lower-case letters, digits, '.', '_' or '-'")
     return name

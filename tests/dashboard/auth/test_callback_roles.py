@@ -32,9 +32,9 @@ from tests.dashboard.auth.conftest import alert_action_body, alert_rows
 DASHBOARD_DIR = Path(dashboard.__file__).resolve().parent
 STORE_DIR = Path(ingest.store.__file__).resolve().parent
 WRITE_MARKS = ("commit(", "_update_event(", "self._write(")
-# Writer names too common elsewhere to read as a store write (dict.update, figure.update): the
-# alert store's update runs only in the ingest tick, never from a web request.
-COMMON_NAMES = {"update"}
+# Writer names too common elsewhere to read as a store write (dict.update, figure.update, a replay's
+# step): the alert store's update and the hub's step run only in the ingest tick, never from a web request.
+COMMON_NAMES = {"update", "step"}
 
 
 def _calls(node: ast.AST) -> set[str]:

@@ -1,0 +1,151 @@
+"""The what-if editor without a browser: edits, the stores, the answer, the state-changing registry, links."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard import ids
+from dashboard.inputs import InputError
+from dashboard.auth.callbacks import build_registry, required_role
+from dashboard.whatif_edits import EditRejected, describe, kind_names, match_names, resolve_edits
+from dashboard.whatif_links import rack_href, trip_href
+from dashboard.whatif_outcome import diff_rows, entity_changes, outcome, rack_changes
+from dashboard.whatif_store import DatabaseScenarioStore, MemoryScenarioStore, export_toml, import_toml
+
+FEEDS = {"op": "set_rack_feeds", "racks": ["H1-R01-K01"], "feed_a": "H1-BW-R02-A", "feed_b": "H1-BW-R02-B"}
+
+
+def test_bad_edits_are_refused_naming_index_and_field(demo_state):
+    with pytest.raises(EditRejected) as err:
+        resolve_edits(demo_state, [{"op": "fail", "elements": ["GEN-01"]}, {"op": "set_rack_type", "racks": ["H9-*"],
+                                                                             "type": "GB200-NVL72"}])
+    assert (err.value.index, err.value.field) == (1, "racks")
+    with pytest.raises(EditRejected) as err:
+        resolve_edits(demo_state, [{**FEEDS, "feed_a": "H1-BW-R99-A"}])
+    assert (err.value.index, err.value.field) == (0, "feed_a") and "H1-BW-R99-A" in err.value.message
+    with pytest.raises(EditRejected) as err:
+        resolve_edits(demo_state, [{"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 500.0, "y_m": 1.0}])
+    assert err.value.field == "x_m" and "outside" in err.value.message
+
+
+def test_a_feed_change_moves_load_between_busways_and_outlines_the_rack(demo_state):
+    result = outcome(demo_state, [FEEDS])
+    changed = {name: (a, b) for name, a, b in entity_changes(result, "power")}
+    assert changed["H1-BW-R02-A"][1] > changed["H1-BW-R02-A"][0]  # the new busway carries the rack
+    assert changed["H1-BW-R01-A"][1] < changed["H1-BW-R01-A"][0]
+    racks = rack_changes(result)
+    assert [result.state.rack_name[r] for r in racks.edited] == ["H1-R01-K01"]
+    assert outcome(demo_state, [FEEDS]) is result  # cached per edit list
+
+
+def test_compared_figures_come_largest_change_first(demo_state):
+    rows = diff_rows(outcome(demo_state, [{"op": "fail", "elements": ["GEN-01"]}]), "power")
+    sizes = [r.size for r in rows]
+    assert sizes == sorted(sizes, reverse=True)
+    capacity = next(r for r in rows if r.quantity.path == "generation_capacity_mw")
+    assert capacity.change < 0 and capacity.verdict == "worse"
+
+
+def test_memory_store_keeps_order_undo_redo_and_names():
+    store = MemoryScenarioStore("demo")
+    store.create("a")
+    store.push("a", {"op": "fail", "elements": ["GEN-01"]})
+    store.push("a", FEEDS)
+    assert store.undo("a") and store.edits("a") == [{"op": "fail", "elements": ["GEN-01"]}]
+    assert store.can_undo_redo("a") == (True, True)
+    assert store.redo("a") and store.edits("a")[-1] == FEEDS
+    assert store.duplicate("a", "b") == "b" and store.edits("b") == store.edits("a")
+    assert store.rename_scenario("b", "c") == "c" and store.names() == ["a", "c"]
+    with pytest.raises(InputError, match="exists already"):
+        store.create("a")
+    with pytest.raises(InputError, match="scenario name"):
+        store.create("../etc")
+    store.delete("c")
+    assert store.names() == ["a"]
+
+
+def test_database_store_validates_and_keeps_a_refused_edit_out(demo_state, tmp_path):
+    from ingest.store.db import open_database
+
+    engine = open_database(f"sqlite:///{tmp_path / 'scenarios.db'}")
+    try:
+        store = DatabaseScenarioStore(engine, "demo", demo_state)
+        store.create("s")
+        store.push("s", FEEDS)
+        with pytest.raises(InputError, match="H1-BW-R99-A"):
+            store.push("s", {**FEEDS, "feed_a": "H1-BW-R99-A"})
+        assert store.edits("s") == [FEEDS]
+        assert store.undo("s") and store.edits("s") == [] and not store.undo("s")
+        assert store.redo("s") and store.edits("s") == [FEEDS]
+        assert DatabaseScenarioStore(engine, "demo", demo_state).names() == ["s"]  # it is in the database
+    finally:
+        engine.dispose()
+
+
+def test_toml_export_and_import_round_trip():
+    edits = [FEEDS, {"op": "set_rack_type", "racks": ["H1-R02-*"], "type": "GB200-NVL72"},
+             {"op": "fail", "elements": ["H1-R01-K01-CDU"], "pumps_count": 1}]
+    text = export_toml("plan", edits)
+    assert "[[edits]]" in text and 'op = "set_rack_type"' in text
+    assert import_toml(text) == ("plan", edits)
+    with pytest.raises(InputError):
+        import_toml("[[edits]]\nop = 3\n")
+
+
+def test_rack_selection_by_glob_and_the_edit_descriptions(demo_state):
+    assert len(match_names(["H1-R01-*"], demo_state.rack_name, 0, "racks")) == 8
+    with pytest.raises(EditRejected, match="names nothing"):
+        match_names(["H7-*"], demo_state.rack_name, 0, "racks")
+    assert describe({"op": "set_rack_type", "racks": ["H4-*"], "type": "GB200-NVL72"}) == "H4-* → GB200-NVL72"
+    assert "H1-BW-R01-A" in kind_names(demo_state, "busway")
+
+
+def test_state_changing_callbacks_need_the_operator_role(page_module, dash_app):
+    page_module("whatif")
+    registry = build_registry(dash_app.callback_map)
+    W = ids.WhatIf
+    manage = next(key for key in registry if f"{W.REVISION}.data" in key and f"{W.SCENARIO}.options" in key)
+    edit = next(key for key in registry if f"{ids.whatif_msg(W.APPLY_FAIL)}.children" in key)
+    assert required_role(registry, {"output": edit, "changedPropIds": [f"{W.APPLY_FAIL}.n_clicks"]}) == "operator"
+    assert required_role(registry, {"output": manage, "changedPropIds": [f"{W.UNDO}.n_clicks"]}) == "operator"
+    # choosing a scenario stores nothing: any logged-in user may
+    assert required_role(registry, {"output": manage, "changedPropIds": [f"{W.SCENARIO}.value"]}) is None
+
+
+def test_build_edit_from_the_forms(page_module, dash_app):
+    page = page_module("whatif")
+    W = ids.WhatIf
+    with dash_app.server.test_request_context("/whatif"):
+        assert page.build_edit(W.APPLY_FAIL, [], {"fail_kind": "pump", "fail_element": "H1-R01-K01-CDU"}) == {
+            "op": "fail", "elements": ["H1-R01-K01-CDU"], "pumps_count": 1}
+        assert page.build_edit(W.APPLY_TYPE, [f"H1-R01-K0{i}" for i in range(1, 9)], {"type": "GB200-NVL72"}) == {
+            "op": "set_rack_type", "racks": ["H1-R01-*"], "type": "GB200-NVL72"}
+        with pytest.raises(EditRejected, match="select racks"):
+            page.build_edit(W.APPLY_FEEDS, [], {"feed_a": "H1-BW-R02-A"})
+
+
+def test_links_into_the_editor():
+    assert rack_href("H1-R01-K01") == "/whatif?racks=H1-R01-K01&trip=rack%3AH1-R01-K01"
+    assert trip_href("transformer", "H1-TX1-A") == "/whatif?trip=transformer%3AH1-TX1-A"
+    assert trip_href(None, None) == "/whatif"
+
+
+def test_an_editor_scenario_is_a_view_every_page_can_show(page_module, dash_app):
+    from flask import current_app
+
+    from dashboard.hub_context import current_hub
+    from dashboard.views import ViewUnavailable, resolve
+    from dashboard.whatif_store import scenario_store
+
+    page_module("whatif")
+    with dash_app.server.test_request_context("/floor"):
+        hub = current_hub()
+        store = scenario_store(hub, current_app.config)
+        if "as-view" not in store.names():
+            store.create("as-view")
+            store.push("as-view", {"op": "fail", "elements": ["GEN-01"]})
+        view = resolve("scenario:as-view", hub)
+        assert view.key == "scenario:as-view" and not view.is_live
+        assert view.latest() is not None and view.latest_tick().detail is not None
+        with pytest.raises(ViewUnavailable, match="no scenario"):
+            resolve("scenario:nowhere", hub)
