@@ -455,7 +455,7 @@ def apply_edit(*args):
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
         store.push(scenario, edit)
         audit("scenario.edit", f"scenario {scenario}", {"edits": len(edits)}, {"edits": len(edits) + 1,
-                                                                                 "edit": edit.as_dict()})
+                                                                                 "edit": edit})
     except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
         messages[slot] = html.Span(f"refused: {exc.field}: {exc.message}", className="status-critical")
         return *messages, *unchanged

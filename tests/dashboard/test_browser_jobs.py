@@ -49,11 +49,12 @@ def test_clicking_a_rack_marks_it(colossus_app, new_page):  # noqa: F811
     page.goto(served.url("/jobs"))
     point = page.locator("#jobs-placement .scatterlayer .trace").nth(1).locator("path.point").first
     expect(point).to_be_attached()
+    point.scroll_into_view_if_needed()  # the placement may start below the fold at 1366×768
     box = point.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
     page.mouse.click(x, y)
-    expect(page).to_have_url(re.compile(r"/jobs\?job=[^&]+&rack=H\d-R\d+-K\d+$"))
+    expect(page).to_have_url(re.compile(r"/jobs\?job=[^&]+&rack=H\d-R\d+-K\d+$"), timeout=2_000)
     expect(page.locator("#jobs-placement .legend")).to_contain_text("selected")
     assert log.errors == []
 
