@@ -303,14 +303,16 @@ def test_export_and_import_toml(colossus_2025_app, new_page, tmp_path):
     imported = tmp_path / "imported.toml"
     imported.write_text(text.replace(f'name = "{name}"', f'name = "{name}-in"'))
     page.set_input_files("#whatif-import input[type=file]", str(imported))
-    expect(page.locator("#whatif-scenario-msg")).to_have_text(f"imported {name}-in (1 edits)")
+    # the import projects every edit on the site before storing it: an edit's budget, not a click's
+    expect(page.locator("#whatif-scenario-msg")).to_have_text(f"imported {name}-in (1 edits)",
+                                                             timeout=EDIT_BUDGET_S * 1000)
     assert _stored_edits(hub, name + "-in") == _stored_edits(hub, name)
     expect(page.locator("#whatif-edit-list li")).to_have_text(["H4-R02-* → GB200-NVL72"])
 
     bad = tmp_path / "bad.toml"
     bad.write_text('[scenario]\nname = "bad"\n[[edits]]\nop = "fail"\nelements = ["NO-SUCH-TX"]\n')
     page.set_input_files("#whatif-import input[type=file]", str(bad))
-    expect(page.locator("#whatif-scenario-msg")).to_contain_text("NO-SUCH-TX")
+    expect(page.locator("#whatif-scenario-msg")).to_contain_text("NO-SUCH-TX", timeout=EDIT_BUDGET_S * 1000)
     assert "bad" not in _stored_names(hub)  # refused before anything is stored
     assert log.errors == []
 
