@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 
 import pytest
@@ -45,7 +46,17 @@ def colossus_2025_app(dash_app, tmp_path_factory):
     app = create_app(hub, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
     served = ServedApp(app)
+    stop = threading.Event()
+
+    def keep_fresh() -> None:  # a live hub ticks; a stand-in left alone turns stale after 10 s and greys the page
+        while not stop.wait(2.0):
+            freshen(hub)
+
+    ticker = threading.Thread(target=keep_fresh, daemon=True)
+    ticker.start()
     yield served, hub
+    stop.set()
+    ticker.join(timeout=5)
     served.stop()
     hub.db.dispose()
 

@@ -143,10 +143,8 @@ def twin_tick_hour(site: str = "colossus", ticks: int = 3600, block: int = 300, 
 
 @benchmark("twin_memory_day")
 def twin_memory_day(site: str = "colossus", dt_s: float = 60.0, hours: float = 24.0) -> dict:
-    """Memory over a simulated day at ``dt_s`` steps: growth of the Python heap the twin's code holds
-    (tracemalloc, allocations by other threads excluded) and of the resident set from the end of the
-    first hour to the end of the day [MB]; flat means no state accumulates."""
-    import os
+    """Memory over a simulated day at ``dt_s`` steps: Python-heap growth (tracemalloc) and resident-set
+    growth from the end of the first hour to the end of the day [MB]; flat means no state accumulates."""
     import resource
     import tracemalloc
 
@@ -163,18 +161,13 @@ def twin_memory_day(site: str = "colossus", dt_s: float = 60.0, hours: float = 2
     inputs = TickInputs(gpu_util_frac=util)
     steps = int(round(hours * 3600.0 / dt_s))
     first_hour = int(round(3600.0 / dt_s))
-    def twin_heap_bytes() -> int:
-        """Live Python-heap bytes allocated by the twin's own code (other threads of the process excluded)."""
-        snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, f"*{os.sep}twin{os.sep}*")])
-        return sum(stat.size for stat in snap.statistics("filename"))
-
     tracemalloc.start()
     try:
         for i in range(steps):
             engine.tick(dt_s, inputs)
             if i + 1 == first_hour:
-                heap_hour, rss_hour = twin_heap_bytes(), rss_mb()
-        heap_day, heap_peak = twin_heap_bytes(), tracemalloc.get_traced_memory()[1]
+                heap_hour, rss_hour = tracemalloc.get_traced_memory()[0], rss_mb()
+        heap_day, heap_peak = tracemalloc.get_traced_memory()
         rss_day = rss_mb()
     finally:
         tracemalloc.stop()
