@@ -6,8 +6,11 @@ import argparse
 import logging
 import os
 
-from dashboard.auth.settings import DEFAULT_SESSION_IDLE_S
 from twin.cli import EXIT_BAD_INPUT
+
+# the access layer's default (dashboard.auth.settings, checked by a test); not imported here, so that
+# building the clustertwin parser does not load the access layer and the database stack
+DEFAULT_SESSION_IDLE_H = 12.0
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--insecure-no-auth", action="store_true",
                         help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
                              "state); logged loudly")
-    parser.add_argument("--session-idle-h", type=float, default=DEFAULT_SESSION_IDLE_S / 3600.0,
+    parser.add_argument("--session-idle-h", type=float, default=DEFAULT_SESSION_IDLE_H,
                         help=f"hours a login session may stay unused before it ends "
-                             f"(default: {DEFAULT_SESSION_IDLE_S / 3600.0:g})")
+                             f"(default: {DEFAULT_SESSION_IDLE_H:g})")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
     parser.add_argument("--prod", action="store_true",

@@ -12,10 +12,7 @@ import getpass
 import sys
 from datetime import datetime, timezone
 
-from ingest.store import audit
-from ingest.store.db import open_database
-from ingest.store.users import (ROLES, UserError, add_user, count_users, find_user, list_users, new_token,
-                                remove_user, set_password, set_role)
+from ingest.store.roles import ROLES
 from twin.commands.jsonout import dumps
 
 DB_HELP = "database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)"
@@ -59,13 +56,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--user", default=None, help="only this user's changes (e.g. alice, cli:root)")
     p.add_argument("--action", default=None, help="only this action, or a prefix ending in '.' (e.g. alert.)")
     p.add_argument("--since", default=None, metavar="ISO8601", help="only entries at or after this time (UTC if no zone)")
-    p.add_argument("--limit", type=int, default=200, help=f"at most this many (1..{audit.MAX_LIST}, default 200)")
+    p.add_argument("--limit", type=int, default=200, help="at most this many (1..1000, default 200)")
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     p.set_defaults(func=_audit_list)
 
 
 def read_password(confirm: bool = True) -> str:
     """The password from standard input: a terminal is asked (twice), a pipe gives its first line."""
+    from ingest.store.users import UserError
     if sys.stdin.isatty():
         first = getpass.getpass("password: ")
         if confirm and getpass.getpass("again: ") != first:
@@ -76,6 +74,9 @@ def read_password(confirm: bool = True) -> str:
 
 
 def _add(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
+    from ingest.store.users import add_user, count_users
     engine = open_database(args.db)
     first = count_users(engine) == 0
     info = add_user(engine, args.name, args.role, read_password())
@@ -87,6 +88,9 @@ def _add(args) -> int:
 
 
 def _remove(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
+    from ingest.store.users import remove_user
     engine = open_database(args.db)
     info = remove_user(engine, args.name)
     audit.record(engine, audit.cli_user(), "user.remove", f"user {info.name}", {"role": info.role}, None)
@@ -95,6 +99,9 @@ def _remove(args) -> int:
 
 
 def _passwd(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
+    from ingest.store.users import UserError, find_user, set_password
     engine = open_database(args.db)
     if find_user(engine, args.name) is None:
         raise UserError(f"no user named {args.name!r}")
@@ -105,6 +112,9 @@ def _passwd(args) -> int:
 
 
 def _role(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
+    from ingest.store.users import UserError, find_user, set_role
     engine = open_database(args.db)
     before = find_user(engine, args.name)
     if before is None:
@@ -116,6 +126,9 @@ def _role(args) -> int:
 
 
 def _token(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
+    from ingest.store.users import new_token
     engine = open_database(args.db)
     token = new_token(engine, args.name)
     audit.record(engine, audit.cli_user(), "user.token", f"user {args.name}", None, {"token": "new"})
@@ -125,6 +138,8 @@ def _token(args) -> int:
 
 
 def _list(args) -> int:
+    from ingest.store.db import open_database
+    from ingest.store.users import list_users
     users = [{"user_name": u.name, "role": u.role} for u in list_users(open_database(args.db))]
     if args.json:
         print(dumps(users, indent=2))
@@ -137,6 +152,7 @@ def _list(args) -> int:
 
 
 def _since(text: str | None) -> datetime | None:
+    from ingest.store.users import UserError
     if text is None:
         return None
     try:
@@ -147,6 +163,8 @@ def _since(text: str | None) -> datetime | None:
 
 
 def _audit_list(args) -> int:
+    from ingest.store import audit
+    from ingest.store.db import open_database
     where = audit.AuditFilter(user_name=args.user, action=args.action, since=_since(args.since), limit=args.limit)
     entries = audit.list_entries(open_database(args.db), where)
     records = [{"at": e["at"].isoformat(), "user_name": e["user_name"], "action": e["action"], "target": e["target"],

@@ -23,8 +23,7 @@ from sqlmodel import Session, func, select
 from ingest.store.models import AppUser, utcnow
 from twin.errors import InputError
 
-ROLES = ("viewer", "operator", "admin")
-ROLE_RANK = {role: rank for rank, role in enumerate(ROLES)}
+from ingest.store.roles import ROLE_RANK, ROLES  # noqa: E402  (re-exported)
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9._-]{0,31}")
 MAX_NAME_CHARS = 32
 MIN_PASSWORD_CHARS = 10

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from twin.commands.jsonout import dumps, finite_or_null
-from twin.engine.compare import blast_radius
 from twin.site.load import load_site
 from twin.site.scenario import Scenario, load_scenario
 
@@ -23,6 +22,8 @@ def register(subparsers) -> None:
 
 
 def _run(args) -> int:
+    from twin.engine.compare import blast_radius  # the engine is loaded only when the command runs
+
     state = load_site(args.site)
     scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
     report = finite_or_null(blast_radius(state, args.element, scenario))

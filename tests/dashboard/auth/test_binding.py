@@ -40,3 +40,10 @@ def test_serve_help_names_the_access_flags(capsys):
     out = capsys.readouterr().out
     for flag in ("--insecure-no-auth", "--session-idle-h", "--secure-cookies"):
         assert flag in out
+
+
+def test_serve_flag_default_is_the_access_layer_default():
+    from dashboard.auth.settings import AuthSettings
+    from dashboard.commands import DEFAULT_SESSION_IDLE_H
+
+    assert DEFAULT_SESSION_IDLE_H * 3600.0 == AuthSettings().session_idle_s
