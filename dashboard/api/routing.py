@@ -8,7 +8,7 @@ models (a bad one is HTTP 400 with ``{"error": "one line"}``), and
 the document cannot drift from what the server accepts and returns.
 
 Errors a handler raises become JSON answers with a 4xx status: :class:`ApiError` (its
-status), :class:`KeyError` (404), :class:`PermissionError` (409: a read-only follower),
+status), :class:`KeyError` (404), :class:`PermissionError` (409),
 ``InputError``/``ValueError`` (400).  Anything else is a bug: it is logged with its
 traceback and answered 500 with a one-line JSON body.
 """

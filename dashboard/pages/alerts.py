@@ -301,7 +301,7 @@ def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str
             hub.unsilence(alert_id)
             audit("alert.unsilence", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
             return f"silence lifted: {name}"
-    except (inputs.InputError, KeyError, PermissionError) as exc:  # PermissionError: a read-only follower
+    except (inputs.InputError, KeyError, PermissionError) as exc:
         return f"not done: {exc.args[0] if exc.args else exc}"
     return ""
 
