@@ -572,34 +572,37 @@ class TwinEngine:
         """
         n = self.state.n_gpus
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
-        if p_lim_cdu is not None:
-            per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]])  # noqa: E731
-        else:
-            per_gpu = (lambda idx: p_lim[idx])  # noqa: E731
-        p = np.minimum(demand, limit)
-        clock = np.ones(n)
-        mask = np.zeros(n, dtype=np.int32)
         if (p_lim_cdu is not None and np.ndim(limit) == 0 and brake is False and np.ndim(self.max_op_c) == 0
                 and float(p_lim_cdu.min()) >= limit and float(temp.max()) < self.max_op_c):
             # every SW thermal limit above the power limit and every die below max operating: of
-            # throttle_active's conditions only the power cap can hold
-            idx = np.flatnonzero(demand > limit)
+            # throttle's mechanisms only the power cap can act (e.g. a shortfall policy's cap)
+            p, clock, mask = thermal.power_cap_only(demand, float(limit), self.idle_w)
+            limited = bool(mask.any())
         else:
             v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
             idx = np.flatnonzero(thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c,
                                                          v(brake)))
-        if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
-            p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)), self.max_op_c,
-                                              self.slowdown_c, util, brake)
-        elif idx.size:
-            sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
-            p[idx], clock[idx], mask[idx] = thermal.throttle(
-                demand[idx], sub(limit), sub(self.idle_w), temp[idx], per_gpu(idx), sub(self.max_op_c),
-                sub(self.slowdown_c), util[idx], sub(brake))
+            limited = idx.size > 0
+            if p_lim_cdu is not None:
+                per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]])  # noqa: E731
+            else:
+                per_gpu = (lambda idx: p_lim[idx])  # noqa: E731
+            if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
+                p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)),
+                                                  self.max_op_c, self.slowdown_c, util, brake)
+            else:
+                p = np.minimum(demand, limit)
+                clock = np.ones(n)
+                mask = np.zeros(n, dtype=np.int32)
+                if idx.size:
+                    sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
+                    p[idx], clock[idx], mask[idx] = thermal.throttle(
+                        demand[idx], sub(limit), sub(self.idle_w), temp[idx], per_gpu(idx), sub(self.max_op_c),
+                        sub(self.slowdown_c), util[idx], sub(brake))
         idle = util < thermal.IDLE_UTIL_FRAC
         if idle.any():
             mask |= np.where(idle, thermal.CLOCK_EVENT_GPU_IDLE, 0).astype(np.int32)
-        return p, clock, mask, idx.size > 0
+        return p, clock, mask, limited
 
     def _gpu_thermal(self, dt_s: float, inp: TickInputs, dem: DemandResult, cool: CoolingResult) -> GpuThermalResult:
         """Leakage, throttle decisions, board power, exact thermal step (adiabatic without flow), HBM, shutdown

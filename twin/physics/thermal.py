@@ -287,6 +287,35 @@ def throttle_active(
     return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > power_limit_w) | power_brake
 
 
+def power_cap_only(
+    demand_w: np.ndarray, power_limit_w: float, idle_w: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`throttle` where only the power cap can act: board power, clock fraction and clock-event mask.
+
+    Valid when no power brake is asserted, every die is below max operating (so below the
+    slowdown temperature too) and every SW thermal operating point is at or above the scalar
+    ``power_limit_w`` [W]; then :func:`throttle` gives ``min(demand, limit)``, the clock of
+    :func:`clock_at_power_frac` on the capped GPUs (full clocks elsewhere) and the
+    SW_POWER_CAP bit on the capped GPUs.  The GPU_IDLE bit is left to the caller.  Equal to
+    :func:`throttle` bit for bit under those conditions, at a fraction of its passes.
+    """
+    demand_w = np.asarray(demand_w, dtype=np.float64)
+    capped = demand_w > power_limit_w
+    power = np.minimum(demand_w, power_limit_w)
+    n_capped = int(np.count_nonzero(capped))
+    if n_capped == capped.size:
+        clock = clock_at_power_frac(power_limit_w, demand_w, idle_w)
+        mask = np.full(capped.shape, CLOCK_EVENT_SW_POWER_CAP, dtype=np.int32)
+        return power, clock, mask
+    clock = np.ones(capped.shape)
+    mask = np.zeros(capped.shape, dtype=np.int32)
+    if n_capped:
+        idx = np.flatnonzero(capped)
+        clock[idx] = clock_at_power_frac(power_limit_w, demand_w[idx], idle_w[idx] if np.ndim(idle_w) else idle_w)
+        mask[idx] = CLOCK_EVENT_SW_POWER_CAP
+    return power, clock, mask
+
+
 def throttle(
     demand_w: np.ndarray,
     power_limit_w: np.ndarray | float,

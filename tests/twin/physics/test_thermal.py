@@ -168,6 +168,26 @@ def test_throttle_changes_nothing_but_the_idle_bit_where_no_mechanism_is_active(
     assert ((clock[active] < 1.0) | (mask[active] & ~th.CLOCK_EVENT_GPU_IDLE != 0)).all()
 
 
+@pytest.mark.parametrize("limit_w", [200.0, 500.0, 0.5, 60.0])
+@pytest.mark.parametrize("idle", ["scalar", "array"])
+def test_power_cap_only_equals_throttle_bit_for_bit_where_only_the_cap_acts(limit_w, idle):
+    """All GPUs capped (a policy cap of 200 W), some capped, a cap below idle, none capped."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    demand = rng.uniform(0.0, 760.0, n)
+    demand[:5] = 0.0
+    idle_w = 85.0 if idle == "scalar" else rng.uniform(60.0, 90.0, n)
+    temp = rng.uniform(25.0, 86.9, n)  # below max operating (87 °C)
+    p_lim = limit_w + rng.uniform(0.0, 400.0, n)  # every SW thermal operating point at or above the cap
+    power, clock, mask = th.throttle(demand, limit_w, idle_w, temp, p_lim, 87.0, 89.0, 1.0, False)
+    fast_power, fast_clock, fast_mask = th.power_cap_only(demand, limit_w, idle_w)
+    assert np.array_equal(fast_power, power)
+    assert np.array_equal(fast_clock, clock)
+    assert np.array_equal(fast_mask, mask)
+    capped = th.power_cap_only(np.full(n, 700.0), 200.0, idle_w)
+    assert (capped[2] == th.CLOCK_EVENT_SW_POWER_CAP).all() and (capped[1] < 1.0).all()
+
+
 def test_adiabatic_heating_stops_at_the_shutdown_temperature():
     """700 W into 600 J/K for an hour would be +4,200 K; the hardware shutdown at 92 °C cuts it."""
     from twin.physics.thermal import adiabatic_step_c
