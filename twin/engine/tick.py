@@ -164,6 +164,12 @@ class TwinEngine:
         self.hbm_power_frac = _uniform_or_array(spec("hbm_power_frac"))
         self.leakage_w_per_k = _uniform_or_array(spec("leakage_w_per_k"))
         self.heat_capacity_j_per_k = _uniform_or_array(spec("heat_capacity_j_per_k"))
+        # site-wide figures of the GPU models that the tick reads every step
+        self.idle_mean_w = float(np.mean(self.idle_w))
+        self.heat_capacity_mean_j_per_k = float(np.mean(self.heat_capacity_j_per_k))
+        self.max_op_min_c, self.shutdown_min_c = float(np.min(self.max_op_c)), float(np.min(self.shutdown_c))
+        self.tdp_max_w = float(np.max(self.tdp_w))
+        self.min_limit_min_w, self.min_limit_max_w = float(np.min(self.min_limit_w)), float(np.max(self.min_limit_w))
         self.gpu_cdu = s.rack_cdu[s.gpu_rack].astype(np.int64)
         self.by_cdu = Groups(self.gpu_cdu, s.n_cdus)
         self.uniform_gpus = len({s.gpu_specs[i].name for i in np.unique(s.gpu_spec)}) <= 1
@@ -303,7 +309,8 @@ class TwinEngine:
     def _precompute_fabric(self, s: SiteTables) -> None:
         self.leaf_gpus = np.bincount(s.gpu_leaf, minlength=s.n_switches).astype(np.float64)
         self.switch_up_gbps = fabric.switch_uplink_gbps(s)
-        self._link_cache = None  # (failed links, switch utilisation) -> link utilisation
+        self._shed_cache = None  # (shed racks) -> (their nodes, their GPUs)
+        self._link_cache = None  # (failed links, inactive GPUs) -> (link up, link utilisation), read-only
         self._uplink_cache = (np.zeros(0, np.int64).tobytes(), self.switch_up_gbps)  # failed links -> capacity
 
     # --- tick ---------------------------------------------------------------------------
@@ -368,24 +375,36 @@ class TwinEngine:
         util = np.asarray(inp.gpu_util_frac, dtype=np.float64)
         if util.shape != (n,):
             raise ValueError(f"gpu_util_frac: expected shape ({n},), got {util.shape}")
+        if util.min() >= 0.0 and util.max() <= 1.0:  # in range and finite (NaN fails both)
+            return util.copy()
         if not np.isfinite(util).all():
             util = np.where(np.isfinite(util), util, self.gpu_util_frac)
         return np.clip(util, 0.0, 1.0)
 
-    def _gpu_off(self, inp: TickInputs, ps: PowerStateResult) -> tuple[np.ndarray, np.ndarray | None]:
-        """GPUs without power (dark rack, node switched off) and the switched-off nodes (None if none)."""
+    def _gpu_off(self, inp: TickInputs, ps: PowerStateResult) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """GPUs without power (dark rack, node switched off), the switched-off nodes and their GPUs (None if none)."""
         s = self.state
         off = self.by_rack.expand(ps.rack_dark) if ps.rack_dark.any() else np.zeros(s.n_gpus, dtype=bool)
         if inp.nodes_off is None and not ps.rack_shed.size:
-            return off, None
-        node_off = np.zeros(s.n_nodes, dtype=bool) if inp.nodes_off is None else np.asarray(inp.nodes_off, dtype=bool)
+            return off, None, None
+        if inp.nodes_off is None:  # the shortfall policy's shed racks only: kept while the shed set holds
+            key = ps.rack_shed.tobytes()
+            if self._shed_cache is None or self._shed_cache[0] != key:
+                node_off = np.isin(s.node_rack, ps.rack_shed)
+                gpu_node_off = self.by_node.expand(node_off)
+                gpu_node_off.flags.writeable = False
+                self._shed_cache = (key, node_off, gpu_node_off)
+            node_off, gpu_node_off = self._shed_cache[1].copy(), self._shed_cache[2]
+            return off | gpu_node_off, node_off, gpu_node_off
+        node_off = np.asarray(inp.nodes_off, dtype=bool)
         if node_off.shape != (s.n_nodes,):
             raise ValueError(f"nodes_off: expected shape ({s.n_nodes},), got {node_off.shape}")
         if ps.rack_shed.size:  # the shortfall policy powers off the nodes of shed racks (their CDUs keep running)
             node_off = node_off | np.isin(s.node_rack, ps.rack_shed)
         if not node_off.any():
-            return off, None
-        return off | self.by_node.expand(node_off), node_off
+            return off, None, None
+        gpu_node_off = self.by_node.expand(node_off)
+        return off | gpu_node_off, node_off, gpu_node_off
 
     def _demand(self, inp: TickInputs, ps: PowerStateResult) -> DemandResult:
         s = self.state
@@ -400,8 +419,8 @@ class TwinEngine:
         operator_limit = limit
         act = self.policy.applied
         if np.isfinite(act.gpu_cap_w):  # the shortfall policy's cap on top of the operator's limit
-            limit = np.minimum(limit, max(act.gpu_cap_w, float(np.min(self.min_limit_w))))
-        off, node_off = self._gpu_off(inp, ps)
+            limit = np.minimum(limit, max(act.gpu_cap_w, self.min_limit_min_w))
+        off, node_off, gpu_node_off = self._gpu_off(inp, ps)
         # node PSUs: failed ones, and half of them when one of two feeds is lost
         psus = s.node_psus.astype(np.float64)
         failed_psus = 0.0 if inp.node_psus_failed is None else np.asarray(inp.node_psus_failed, dtype=np.float64)
@@ -418,7 +437,8 @@ class TwinEngine:
         return DemandResult(
             gpu_util_frac=util, gpu_power_demand_w=demand, gpu_power_limit_w=limit, gpu_off=off, node_off=node_off,
             node_psus_live=psus_live, gpu_power_brake=brake,
-            node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit)
+            node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit,
+            gpu_node_off=gpu_node_off)
 
     def _cooling(self, dt_s: float, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
         """Pumps and fail-over, facility and secondary supply after their transport delays, plate resistances."""
@@ -648,7 +668,7 @@ class TwinEngine:
         hbm = view(p) * hbm_k  # thermal.hbm_temp_c on the plate coolant, HBM power = f_hbm · P
         hbm += supply
         hbm = hbm.reshape(-1)
-        newly_down = (new_temp >= self.shutdown_c) if float(new_temp.max()) >= np.min(self.shutdown_c) else None
+        newly_down = (new_temp >= self.shutdown_c) if float(new_temp.max()) >= self.shutdown_min_c else None
         if newly_down is not None and newly_down.any():
             newly_down &= ~off
             self.gpu_down = self.gpu_down | newly_down
@@ -661,7 +681,7 @@ class TwinEngine:
             clock[off] = 0.0
             state[off] = GPU_DOWN
             if dem.node_off is not None:
-                state[self.by_node.expand(dem.node_off)] = GPU_OFF
+                state[dem.gpu_node_off] = GPU_OFF
         # heat the packages gave their coolant: power in minus heat stored
         held = self._gpu_heat_by_cdu_j(new_temp)
         gpu_heat = loops.heat_passed_w(self.by_cdu.sum(p), 1.0, self.gpu_heat_cdu_j, held, dt_s)
@@ -728,7 +748,7 @@ class TwinEngine:
         n1_capacity = capacity - (float(sup.dispatch.capacity_mw.max()) if s.n_sources else 0.0)
         balance = site_balance(it_mw, tree_mw, cooling_mw, facility, capacity, n1_capacity, self.network_mw,
                                s.site_overhead_mw, self.it_full_mw, self.it_min_mw, s.n_gpus,
-                               float(np.max(self.tdp_w)), float(np.max(self.min_limit_w)))
+                               self.tdp_max_w, self.min_limit_max_w)
         in_force = self.policy.applied
         self._policy_step(dt_s, facility - capacity * (1.0 - policy.MARGIN_FRAC), facility, it_mw, ps, itp, dem, gt)
         return SiteResult(cooling_kw=cool_kw, it_mw=it_mw, cooling_mw=cooling_mw, facility_mw=facility,
@@ -778,7 +798,7 @@ class TwinEngine:
         if gt.any_gpu_down:
             uncapped = np.where(gt.gpu_down, 0.0, uncapped)
         wanted = policy.wanted_action(s.shortfall_policy, over_mw, k, float(itp.rack_gpu_power_w.sum()) / 1e6,
-                                      uncapped, float(np.min(self.min_limit_w)), float(np.max(self.tdp_w)),
+                                      uncapped, self.min_limit_min_w, self.tdp_max_w,
                                       rack_mw, act)
         self.policy = policy.advance(self.policy, wanted, s.policy_response_s, dt_s)
 
@@ -833,28 +853,34 @@ class TwinEngine:
         return self._uplink_cache[1]
 
     def _fabric(self, inp: TickInputs, dem: DemandResult, gt: GpuThermalResult) -> FabricResult:
-        """Link state from the inputs and an estimated utilisation (:func:`twin.physics.fabric.uplink_util_frac`)."""
+        """Link state from the inputs and an estimated utilisation (:func:`twin.physics.fabric.uplink_util_frac`).
+
+        Both depend only on the failed links and on which GPUs are active, which change seldom:
+        the answer is kept (read-only) until either changes.
+        """
         s = self.state
         failed = _as_ids(inp.failed_links, s.n_links, "failed_links")
-        up = np.ones(s.n_links, dtype=bool)
-        up[failed] = False
         if s.n_links == 0:
-            return FabricResult(link_up_flag=up, link_util_frac=np.zeros(0))
-        cap = self._uplink_gbps(failed, up)
+            return FabricResult(link_up_flag=np.ones(0, dtype=bool), link_util_frac=np.zeros(0))
         util = dem.gpu_util_frac
+        inactive = None
         if gt.any_gpu_down or util.min() <= thermal.IDLE_UTIL_FRAC:
-            active = (util > thermal.IDLE_UTIL_FRAC) & ~gt.gpu_down
-            gpus = np.bincount(s.gpu_leaf, weights=active, minlength=s.n_switches)
-        else:
-            gpus = self.leaf_gpus
-        sw_util = fabric.uplink_util_frac(s, gpus, cap, 1.0 - DEFAULT_COMPUTE_FRAC, CROSS_POD_TRAFFIC_FRAC)
-        key = (failed.tobytes(), sw_util.tobytes())
+            inactive = (util <= thermal.IDLE_UTIL_FRAC) | gt.gpu_down
+        key = (failed.tobytes(), None if inactive is None else np.packbits(inactive).tobytes())
         if self._link_cache is None or self._link_cache[0] != key:
+            up = np.ones(s.n_links, dtype=bool)
+            up[failed] = False
+            cap = self._uplink_gbps(failed, up)
+            gpus = self.leaf_gpus
+            if inactive is not None:
+                gpus = gpus - np.bincount(s.gpu_leaf[inactive], minlength=s.n_switches)
+            sw_util = fabric.uplink_util_frac(s, gpus, cap, 1.0 - DEFAULT_COMPUTE_FRAC, CROSS_POD_TRAFFIC_FRAC)
             link_util = sw_util[s.link_a]
             if failed.size:
                 link_util[failed] = 0.0
-            self._link_cache = (key, link_util)
-        return FabricResult(link_up_flag=up, link_util_frac=self._link_cache[1].copy())
+            up.flags.writeable = link_util.flags.writeable = False
+            self._link_cache = (key, up, link_util)
+        return FabricResult(link_up_flag=self._link_cache[1], link_util_frac=self._link_cache[2])
 
     def _jobs(self, inp: TickInputs, gt: GpuThermalResult, fab: FabricResult) -> JobsResult:
         """Status of the placed jobs and the shape of their power through the phases (cached by status)."""
@@ -895,7 +921,7 @@ class TwinEngine:
         s = self.state
         n_run = s.n_gpus - (int(np.count_nonzero(gt.gpu_down)) if gt.any_gpu_down else 0)
         cap = np.minimum(dem.gpu_power_limit_w, self.tdp_w)
-        idle = float(np.mean(self.idle_w))
+        idle = self.idle_mean_w
         swing_jobs = inp.swing_jobs
         if swing_jobs is None:
             busy = self._busy_power_w(cap, gt)
@@ -951,10 +977,10 @@ class TwinEngine:
         gpu_mean = np.bincount(rack_cdu, weights=itp.rack_gpu_power_w, minlength=s.n_cdus) / np.maximum(
             self.gpus_per_cdu, 1)
         cdu_thr, cdu_shut = failures.facility_water_loss(
-            cdu_temp_max, cool.cdu_supply_temp_c, self.cdu_heat_in_w, gpu_mean, np.mean(self.idle_w),
-            self.gpus_per_cdu, np.mean(self.heat_capacity_j_per_k), self.cdu_loop_volume_l,
-            cool.cdu_coolant_cp_j_per_kg_k, cool.cdu_coolant_density_kg_per_m3, np.min(self.max_op_c),
-            np.min(self.shutdown_c))
+            cdu_temp_max, cool.cdu_supply_temp_c, self.cdu_heat_in_w, gpu_mean, self.idle_mean_w,
+            self.gpus_per_cdu, self.heat_capacity_mean_j_per_k, self.cdu_loop_volume_l,
+            cool.cdu_coolant_cp_j_per_kg_k, cool.cdu_coolant_density_kg_per_m3, self.max_op_min_c,
+            self.shutdown_min_c)
         out["facility_loss_throttle_s"], out["facility_loss_shutdown_s"] = cdu_thr[rack_cdu], cdu_shut[rack_cdu]
         out["excursion_throttle_s"], out["excursion_shutdown_s"] = failures.supply_excursion(
             rack_temp, rack_p, self.rack_idle_w, supply, inp.supply_excursion_k, gt.rack_r_die_c_per_w + r_cal,
