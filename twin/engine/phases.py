@@ -55,7 +55,7 @@ class DemandResult:
     gpu_power_brake: np.ndarray | bool  # bool [n_gpus] (or False): node asserts the power brake
     node_util_frac: np.ndarray  # [n_nodes] mean GPU utilisation
     gpu_operator_limit_w: np.ndarray | float | None = None  # limit the operator set, before the shortfall policy
-    gpu_node_off_flag: np.ndarray | None = None  # bool [n_gpus]: on a switched-off node (node_off spread), None if none
+    gpu_node_off: np.ndarray | None = None  # bool [n_gpus]: on a switched-off node (node_off spread), None if none
 
 
 @dataclass(frozen=True)

@@ -391,11 +391,11 @@ class TwinEngine:
             key = ps.rack_shed.tobytes()
             if self._shed_cache is None or self._shed_cache[0] != key:
                 node_off = np.isin(s.node_rack, ps.rack_shed)
-                gpu_node_off_flag = self.by_node.expand(node_off)
-                gpu_node_off_flag.flags.writeable = False
-                self._shed_cache = (key, node_off, gpu_node_off_flag)
-            node_off, gpu_node_off_flag = self._shed_cache[1].copy(), self._shed_cache[2]
-            return off | gpu_node_off_flag, node_off, gpu_node_off_flag
+                gpu_node_off = self.by_node.expand(node_off)
+                gpu_node_off.flags.writeable = False
+                self._shed_cache = (key, node_off, gpu_node_off)
+            node_off, gpu_node_off = self._shed_cache[1].copy(), self._shed_cache[2]
+            return off | gpu_node_off, node_off, gpu_node_off
         node_off = np.asarray(inp.nodes_off, dtype=bool)
         if node_off.shape != (s.n_nodes,):
             raise ValueError(f"nodes_off: expected shape ({s.n_nodes},), got {node_off.shape}")
@@ -403,8 +403,8 @@ class TwinEngine:
             node_off = node_off | np.isin(s.node_rack, ps.rack_shed)
         if not node_off.any():
             return off, None, None
-        gpu_node_off_flag = self.by_node.expand(node_off)
-        return off | gpu_node_off_flag, node_off, gpu_node_off_flag
+        gpu_node_off = self.by_node.expand(node_off)
+        return off | gpu_node_off, node_off, gpu_node_off
 
     def _demand(self, inp: TickInputs, ps: PowerStateResult) -> DemandResult:
         s = self.state
@@ -420,7 +420,7 @@ class TwinEngine:
         act = self.policy.applied
         if np.isfinite(act.gpu_cap_w):  # the shortfall policy's cap on top of the operator's limit
             limit = np.minimum(limit, max(act.gpu_cap_w, self.min_limit_min_w))
-        off, node_off, gpu_node_off_flag = self._gpu_off(inp, ps)
+        off, node_off, gpu_node_off = self._gpu_off(inp, ps)
         # node PSUs: failed ones, and half of them when one of two feeds is lost
         psus = s.node_psus.astype(np.float64)
         failed_psus = 0.0 if inp.node_psus_failed is None else np.asarray(inp.node_psus_failed, dtype=np.float64)
@@ -438,7 +438,7 @@ class TwinEngine:
             gpu_util_frac=util, gpu_power_demand_w=demand, gpu_power_limit_w=limit, gpu_off=off, node_off=node_off,
             node_psus_live=psus_live, gpu_power_brake=brake,
             node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit,
-            gpu_node_off_flag=gpu_node_off_flag)
+            gpu_node_off=gpu_node_off)
 
     def _cooling(self, dt_s: float, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
         """Pumps and fail-over, facility and secondary supply after their transport delays, plate resistances."""
@@ -681,7 +681,7 @@ class TwinEngine:
             clock[off] = 0.0
             state[off] = GPU_DOWN
             if dem.node_off is not None:
-                state[dem.gpu_node_off_flag] = GPU_OFF
+                state[dem.gpu_node_off] = GPU_OFF
         # heat the packages gave their coolant: power in minus heat stored
         held = self._gpu_heat_by_cdu_j(new_temp)
         gpu_heat = loops.heat_passed_w(self.by_cdu.sum(p), 1.0, self.gpu_heat_cdu_j, held, dt_s)

@@ -15,7 +15,7 @@ UNIT_SUFFIXES = ("_c", "_k", "_w", "_kw", "_mw", "_frac", "_lpm", "_s", "_c_per_
                  "_w_per_k", "_count", "_ratio")
 # Fields without a unit: masks named for what they mark, counts, codes, and nested results.
 UNITLESS = {
-    "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",
+    "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",
     "link_up_flag", "node_psus_live", "pumps_running_count", "gpu_clock_event_mask", "gpu_state", "power_n1_worst_by",
     "balance", "ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat", "power_tree",
     "site", "fabric", "jobs", "swing", "projections", "statuses", "power_shapes", "rack_shed", "supply", "dispatch",
