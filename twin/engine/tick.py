@@ -645,7 +645,11 @@ class TwinEngine:
         demand = dem.gpu_power_demand_w
         if np.any(self.leakage_w_per_k):
             # a cold die leaks less; a GPU drawing nothing (shed, off) leaks nothing
-            demand = np.maximum(demand + thermal.leakage_power_w(temp, self.leakage_w_per_k), 0.0)
+            # (thermal.leakage_power_w added to the demand, in place)
+            leak = np.subtract(temp, thermal.LEAKAGE_REF_C)
+            leak *= self.leakage_w_per_k
+            leak += demand
+            demand = np.maximum(leak, 0.0, out=leak)
         p, clock, mask, any_limited = self._throttle(dem, demand, p_lim, p_lim_cdu, view)
         off = dem.gpu_off | self.gpu_down
         any_off = bool(off.any())

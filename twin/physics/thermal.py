@@ -304,9 +304,13 @@ def power_cap_only(
     power = np.minimum(demand_w, power_limit_w)
     n_capped = int(np.count_nonzero(capped))
     if n_capped == capped.size:
-        clock = clock_at_power_frac(power_limit_w, demand_w, idle_w)
         mask = np.full(capped.shape, CLOCK_EVENT_SW_POWER_CAP, dtype=np.int32)
-        return power, clock, mask
+        if power_limit_w >= np.max(idle_w):
+            # clock_at_power_frac in place: demand > limit >= idle, so the ratio lies in [0, 1)
+            clock = np.subtract(demand_w, idle_w)
+            np.divide(power_limit_w - np.asarray(idle_w, dtype=np.float64), clock, out=clock)
+            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock), mask
+        return power, clock_at_power_frac(power_limit_w, demand_w, idle_w), mask
     clock = np.ones(capped.shape)
     mask = np.zeros(capped.shape, dtype=np.int32)
     if n_capped:

@@ -188,6 +188,20 @@ def test_power_cap_only_equals_throttle_bit_for_bit_where_only_the_cap_acts(limi
     assert (capped[2] == th.CLOCK_EVENT_SW_POWER_CAP).all() and (capped[1] < 1.0).all()
 
 
+@pytest.mark.parametrize("limit_w", [200.0, 60.0])  # above idle (the in-place path), below idle
+@pytest.mark.parametrize("idle", ["scalar", "array"])
+def test_power_cap_only_equals_throttle_bit_for_bit_when_every_gpu_is_capped(limit_w, idle):
+    rng = np.random.default_rng(8)
+    n = 3000
+    demand = rng.uniform(limit_w + 1e-9, 760.0, n)
+    idle_w = 85.0 if idle == "scalar" else rng.uniform(60.0, 90.0, n)
+    p_lim = np.full(n, 900.0)
+    power, clock, mask = th.throttle(demand, limit_w, idle_w, np.full(n, 40.0), p_lim, 87.0, 89.0, 1.0, False)
+    fast = th.power_cap_only(demand, limit_w, idle_w)
+    assert np.array_equal(fast[0], power) and np.array_equal(fast[1], clock) and np.array_equal(fast[2], mask)
+    assert (mask == th.CLOCK_EVENT_SW_POWER_CAP).all()
+
+
 def test_adiabatic_heating_stops_at_the_shutdown_temperature():
     """700 W into 600 J/K for an hour would be +4,200 K; the hardware shutdown at 92 °C cuts it."""
     from twin.physics.thermal import adiabatic_step_c
