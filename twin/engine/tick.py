@@ -165,6 +165,7 @@ class TwinEngine:
         self.leakage_w_per_k = _uniform_or_array(spec("leakage_w_per_k"))
         self.heat_capacity_j_per_k = _uniform_or_array(spec("heat_capacity_j_per_k"))
         # site-wide figures of the GPU models that the tick reads every step
+        self.dynamic_w = np.asarray(self.tdp_w, dtype=np.float64) - self.idle_w  # tdp − idle (scalar when uniform)
         self.idle_mean_w = float(np.mean(self.idle_w))
         self.heat_capacity_mean_j_per_k = float(np.mean(self.heat_capacity_j_per_k))
         self.max_op_min_c, self.shutdown_min_c = float(np.min(self.max_op_c)), float(np.min(self.shutdown_c))
@@ -310,6 +311,8 @@ class TwinEngine:
         self.leaf_gpus = np.bincount(s.gpu_leaf, minlength=s.n_switches).astype(np.float64)
         self.switch_up_gbps = fabric.switch_uplink_gbps(s)
         self._shed_cache = None  # (shed racks) -> (their nodes, their GPUs)
+        self._shed_order_cache = None  # (job GPUs per rack) -> racks in shedding order
+        self._tree_cache = None  # (failed elements, live sources) -> (live, feed shares A/B, dark racks), read-only
         self._link_cache = None  # (failed links, inactive GPUs) -> (link up, link utilisation), read-only
         self._uplink_cache = (np.zeros(0, np.int64).tobytes(), self.switch_up_gbps)  # failed links -> capacity
 
@@ -355,14 +358,23 @@ class TwinEngine:
             self.ups_dropped[:] = False
         if self.ups_dropped.any():  # an exhausted UPS drops its load like a failed element
             failed = np.union1d(failed, np.flatnonzero(self.ups_dropped))
-        live = powertree.element_live(self.topo, failed, source_live)
-        share_a, share_b, dark = powertree.rack_feed_shares(self.topo, live)
+        key = (failed.tobytes(), source_live.tobytes())
+        if self._tree_cache is None or self._tree_cache[0] != key:  # the tree's state holds until something fails
+            live = powertree.element_live(self.topo, failed, source_live)
+            answer = (live, *powertree.rack_feed_shares(self.topo, live))
+            for a in answer:
+                a.flags.writeable = False
+            self._tree_cache = (key, answer)
+        live, share_a, share_b, dark = self._tree_cache[1]
         shed = np.zeros(0, dtype=np.int64)
         if self.policy.applied.racks_shed:
             job_gpus = np.zeros(s.n_racks)
             for gpus in ([j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]):
                 job_gpus += np.bincount(s.gpu_rack[_as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
-            shed = policy.shed_order(job_gpus, s.rack_hall)[:self.policy.applied.racks_shed]
+            key = job_gpus.tobytes()
+            if self._shed_order_cache is None or self._shed_order_cache[0] != key:
+                self._shed_order_cache = (key, policy.shed_order(job_gpus, s.rack_hall))
+            shed = self._shed_order_cache[1][:self.policy.applied.racks_shed]
         return PowerStateResult(source_live=source_live, power_live=live, rack_feed_a_share_frac=share_a,
                                 rack_feed_b_share_frac=share_b, rack_dark=dark, rack_shed=shed)
 
@@ -409,8 +421,9 @@ class TwinEngine:
     def _demand(self, inp: TickInputs, ps: PowerStateResult) -> DemandResult:
         s = self.state
         util = self._gpu_util(inp)
-        if inp.gpu_power_demand_w is None:
-            demand = power.gpu_demand_power_w(util, self.idle_w, self.tdp_w)
+        if inp.gpu_power_demand_w is None:  # power.gpu_demand_power_w on a utilisation already finite and in 0–1
+            demand = util * self.dynamic_w
+            demand += self.idle_w
         else:
             demand = np.broadcast_to(np.asarray(inp.gpu_power_demand_w, dtype=np.float64), (s.n_gpus,))
             demand = np.where(np.isfinite(demand), np.maximum(demand, 0.0), self.gpu_power_w)
@@ -427,11 +440,20 @@ class TwinEngine:
         one_feed = ((ps.rack_feed_a_share_frac == 1.0) | (ps.rack_feed_b_share_frac == 1.0)) & (self.topo.feed_b >= 0)
         lost_feed_psus = np.where(one_feed[s.node_rack], np.floor(psus / 2.0), 0.0) if one_feed.any() else 0.0
         psus_live = np.maximum(psus - failed_psus - lost_feed_psus, 0.0)
-        # the brake compares the node's need at full base load with what its live PSUs deliver
-        node_need = power.node_dc_power_w(self.by_node.sum(np.minimum(demand, limit)), 1.0, s.node_base_power_w,
+        # the brake compares the node's need at full base load with what its live PSUs deliver; a
+        # scalar limit bounds the need from above, and when the bound fits nowhere is braked
+        available = power.node_power_available_w(psus_live, s.node_psu_rating_w)
+        brake_node = None
+        if np.ndim(limit) == 0:
+            bound = power.node_dc_power_w(self.gpus_per_node * float(limit), 1.0, s.node_base_power_w,
                                           s.node_idle_base_power_w)
-        brake_node = node_need > power.node_power_available_w(psus_live, s.node_psu_rating_w)
-        brake = self.by_node.expand(brake_node) if brake_node.any() else False
+            if not (bound > available).any():
+                brake_node = False
+        if brake_node is None:
+            node_need = power.node_dc_power_w(self.by_node.sum(np.minimum(demand, limit)), 1.0, s.node_base_power_w,
+                                              s.node_idle_base_power_w)
+            brake_node = node_need > available
+        brake = self.by_node.expand(brake_node) if np.any(brake_node) else False
         if act.brake:
             brake = np.ones(s.n_gpus, dtype=bool)
         return DemandResult(
@@ -678,9 +700,12 @@ class TwinEngine:
             self.gpu_down = self.gpu_down | newly_down
             off = off | newly_down
             any_off = True
-        state = np.zeros(n, dtype=np.int8)
-        if any_limited:
-            state[clock < 0.999] = GPU_THROTTLED
+        if any_limited:  # GPU_OK is 0: the throttled mask's bytes (0/1) scaled to GPU_THROTTLED are the states
+            state = np.less(clock, 0.999).view(np.int8)
+            if GPU_THROTTLED != 1:
+                state *= np.int8(GPU_THROTTLED)
+        else:
+            state = np.zeros(n, dtype=np.int8)
         if any_off:
             clock[off] = 0.0
             state[off] = GPU_DOWN
@@ -798,9 +823,11 @@ class TwinEngine:
         k = (facility_mw - fixed) / it_mw * psu if it_mw > 0 else 1.0  # facility MW per MW of GPU board power
         live_racks = max(s.n_racks - int(np.count_nonzero(ps.rack_dark)) - ps.rack_shed.size, 1)
         rack_mw = (facility_mw - fixed) / live_racks
-        uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
-        if gt.any_gpu_down:
-            uncapped = np.where(gt.gpu_down, 0.0, uncapped)
+        uncapped = None
+        if policy.reads_gpu_demand(s.shortfall_policy, act):
+            uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
+            if gt.any_gpu_down:
+                uncapped[gt.gpu_down] = 0.0
         wanted = policy.wanted_action(s.shortfall_policy, over_mw, k, float(itp.rack_gpu_power_w.sum()) / 1e6,
                                       uncapped, self.min_limit_min_w, self.tdp_max_w,
                                       rack_mw, act)

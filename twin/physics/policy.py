@@ -95,6 +95,7 @@ def wanted_action(policy: str, over_mw: float, k_mw_per_mw: float, gpu_power_mw:
     ``k_mw_per_mw`` the facility power per GPU board power; ``rack_facility_mw`` the
     facility power of one running rack (for shedding).  Racks come back one whole rack
     at a time and only when it fits, so the action does not oscillate.
+    ``uncapped_demand_w`` may be None where :func:`reads_gpu_demand` says it is not read.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy: {policy!r} is not one of {', '.join(POLICIES)}")
@@ -119,6 +120,14 @@ def wanted_action(policy: str, over_mw: float, k_mw_per_mw: float, gpu_power_mw:
     at_min_mw = float(np.sum(np.minimum(uncapped_demand_w, min_w))) / 1e6
     rest_mw = (at_min_mw - target_w / 1e6) * k_mw_per_mw
     return PolicyAction(gpu_cap_w=float(min_w), racks_shed=_shed_count(0, rest_mw, rack_facility_mw))
+
+
+def reads_gpu_demand(policy: str, current: PolicyAction) -> bool:
+    """Whether :func:`wanted_action` reads ``uncapped_demand_w`` for ``policy`` with ``current`` in force
+    (a caller may then skip building the per-GPU array and pass None)."""
+    if policy == "shed" or current.racks_shed > 0:
+        return False
+    return policy != "power_brake" or current.brake
 
 
 def advance(state: PolicyState, wanted: PolicyAction, response_s: float, dt_s: float) -> PolicyState:

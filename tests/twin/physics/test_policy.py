@@ -73,3 +73,19 @@ def test_racks_without_job_gpus_are_shed_first_halls_taking_turns_from_their_las
 def test_unknown_policy_is_refused():
     with pytest.raises(ValueError, match="policy"):
         policy.wanted_action("pray", 0.1, 1.0, 1.0, np.zeros(1), 200.0, 700.0, 0.1, PolicyAction())
+
+
+@pytest.mark.parametrize("name", policy.POLICIES)
+@pytest.mark.parametrize("current", [PolicyAction(), PolicyAction(gpu_cap_w=300.0), PolicyAction(brake=True),
+                                     PolicyAction(gpu_cap_w=200.0, racks_shed=3), PolicyAction(racks_shed=2)])
+@pytest.mark.parametrize("over_mw", [0.3, -0.3])
+def test_the_action_needs_the_gpu_demand_only_where_reads_gpu_demand_says(name, current, over_mw):
+    demand = np.full(1000, 700.0)
+    args = (name, over_mw, 1.5, 0.7)
+    rest = (200.0, 700.0, 0.05, current)
+    with_demand = policy.wanted_action(*args, demand, *rest)
+    if policy.reads_gpu_demand(name, current):
+        with pytest.raises(TypeError):
+            policy.wanted_action(*args, None, *rest)
+    else:
+        assert policy.wanted_action(*args, None, *rest) == with_demand
