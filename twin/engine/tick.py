@@ -926,15 +926,6 @@ class TwinEngine:
             shapes.append(jobphases.cached_job_shape(self._shape_cache, self.state, job.spec, res))
         return JobsResult(statuses=statuses, power_shapes=shapes)
 
-    def _busy_power_w(self, cap_w, gt: GpuThermalResult) -> np.ndarray | float:
-        """Board power of each GPU while computing: the enforced limit ``cap_w`` at full clocks, the
-        thermal model's power when throttled, 0 when down (a scalar when every GPU runs at full clocks)."""
-        clock = gt.gpu_clock_frac
-        throttled = clock < 0.999  # down GPUs (clock 0) are included: their power is 0
-        if not throttled.any():
-            return cap_w
-        return np.where(throttled, gt.gpu_power_w, cap_w)
-
     @staticmethod
     def _mean_w(busy_w, running: np.ndarray | None, ids: np.ndarray | None) -> float:
         """Mean busy power over the running GPUs of ``ids`` (all GPUs when None)."""
@@ -955,8 +946,13 @@ class TwinEngine:
         idle = self.idle_mean_w
         swing_jobs = inp.swing_jobs
         if swing_jobs is None:
-            busy = self._busy_power_w(cap, gt)
-            running = ~gt.gpu_down if gt.any_gpu_down else None
+            throttled = gt.gpu_clock_frac < 0.999  # down GPUs (clock 0) included: their power is 0
+            n_throttled = int(np.count_nonzero(throttled))
+            if n_throttled == s.n_gpus and not jobs.statuses:  # every GPU capped or down: busy power is board power
+                busy = float(itp.rack_gpu_power_w.sum()) / n_run if n_run else 0.0
+            else:
+                busy = np.where(throttled, gt.gpu_power_w, cap) if n_throttled else cap
+            running = ~gt.gpu_down if gt.any_gpu_down and np.ndim(busy) else None
             if jobs.statuses:
                 swing_jobs = [swing.SwingJob(int(st.gpu_ids.size), self._mean_w(busy, running, st.gpu_ids), idle,
                                              shape)
