@@ -676,7 +676,7 @@ class TwinEngine:
         off = dem.gpu_off | self.gpu_down
         any_off = bool(off.any())
         if any_off:
-            p[off] = 0.0
+            np.copyto(p, 0.0, where=off)  # (a masked copy is cheaper than boolean indexing)
         # thermal.die_temp_steady_c and relax_temp_c, in place (p >= 0 by construction)
         steady = view(p) * r_tot
         steady += supply
@@ -707,10 +707,10 @@ class TwinEngine:
         else:
             state = np.zeros(n, dtype=np.int8)
         if any_off:
-            clock[off] = 0.0
-            state[off] = GPU_DOWN
+            np.copyto(clock, 0.0, where=off)
+            np.copyto(state, GPU_DOWN, where=off)
             if dem.node_off is not None:
-                state[dem.gpu_node_off] = GPU_OFF
+                np.copyto(state, GPU_OFF, where=dem.gpu_node_off)
         # heat the packages gave their coolant: power in minus heat stored
         held = self._gpu_heat_by_cdu_j(new_temp)
         gpu_heat = loops.heat_passed_w(self.by_cdu.sum(p), 1.0, self.gpu_heat_cdu_j, held, dt_s)
@@ -827,7 +827,7 @@ class TwinEngine:
         if policy.reads_gpu_demand(s.shortfall_policy, act):
             uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
             if gt.any_gpu_down:
-                uncapped[gt.gpu_down] = 0.0
+                np.copyto(uncapped, 0.0, where=gt.gpu_down)
         wanted = policy.wanted_action(s.shortfall_policy, over_mw, k, float(itp.rack_gpu_power_w.sum()) / 1e6,
                                       uncapped, self.min_limit_min_w, self.tdp_max_w,
                                       rack_mw, act)
