@@ -1,7 +1,8 @@
 """``clustertwin incidents list|show|export|import|record``: the incident library from the command line.
 
 ``import`` reads a bundle (``--format bundle``, the default) or a recording from another
-system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  Exit codes: 0 done,
+system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  ``import`` and
+``record`` (into the library) write an audit entry as ``cli:<login name>``.  Exit codes: 0 done,
 1 refused (invalid file, unknown name), 2 bad arguments.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.replay.bundle import BundleError, read_bundle
-from ingest.replay.library import find_incident, import_file, list_incidents, user_dir, validate
+from ingest.replay.library import find_incident, list_incidents, user_dir, validate
 from ingest.synthetic.faults import FaultError
 
 IMPORT_FORMATS = ("bundle", "prometheus", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power")
@@ -114,15 +115,19 @@ def run_export(args) -> int:
     return 0
 
 
-def _record_in_database(args, path: Path) -> None:
-    """Add the stored bundle's incident to the database (a failure there is a warning: the file is stored)."""
+def _record_in_database(args, path: Path, action: str, before=None, after=None) -> None:
+    """Add the stored bundle's incident to the database with its audit entry (``cli:<login name>``).
+
+    A failure there is a warning: the file is stored.
+    """
+    from ingest.replay.intake import record_in_database
+    from ingest.store.audit import cli_user
     from ingest.store.db import DatabaseError, open_database
-    from ingest.store.incidents import record_incident
 
     try:
         engine = open_database(getattr(args, "db", None))
         try:
-            record_incident(engine, read_bundle(path).metadata)
+            record_in_database(engine, path, actor=cli_user(), action=action, before=before, after=after)
         finally:
             engine.dispose()
     except (DatabaseError, SQLAlchemyError, OSError) as exc:
@@ -130,23 +135,19 @@ def _record_in_database(args, path: Path) -> None:
 
 
 def run_import(args) -> int:
-    try:
-        if args.format == "bundle":
-            path = import_file(Path(args.source), args.dir, name=args.name, replace=args.replace)
-            name, report = read_bundle(path).name, {}
-        else:
-            from ingest.imports.run import import_recording
+    from ingest.replay.intake import audit_state, import_incident
 
-            name, report = import_recording(args)
-            path = find_incident(name, args.dir)
+    try:
+        done = import_incident(args)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
-    _record_in_database(args, path)
+    after = {**audit_state(done.path), "format": args.format, "source": str(args.source)}
+    _record_in_database(args, done.path, "incident.import", {"replaced": True} if done.replaced else None, after)
     if args.json:
-        print(json.dumps({"name": name, **report}))
+        print(json.dumps({"name": done.name, **done.report}))
     else:
-        print(name)
-        for line in report.get("skipped", []):
+        print(done.name)
+        for line in done.report.get("skipped", []):
             print(f"skipped: {line}", file=sys.stderr)
     return 0
 
@@ -166,6 +167,9 @@ def run_record(args) -> int:
     except (FaultError, BundleError, ValueError) as exc:
         return _fail(str(exc))
     if not args.out:  # into the user's library: an incident of this installation
-        _record_in_database(args, path)
+        from ingest.replay.intake import audit_state
+
+        _record_in_database(args, path, "incident.record", None,
+                            {**audit_state(path), "faults": list(args.fault), "seed": args.seed})
     print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
     return 0
