@@ -114,7 +114,7 @@ class StoredNameParam(Strict):
     name: StoredName = Field(description="scenario name: 1–64 letters, digits, spaces or . _ -")
 
 
-class CreateScenario(Strict):
+class CreateScenarioBody(Strict):
     """A new scenario of the server's site: empty, or the edits of a scenario file (validated on the site first)."""
 
     name: StoredName | None = Field(None, description="its name (default: the file's [scenario] name)")
@@ -122,11 +122,11 @@ class CreateScenario(Strict):
         None, description="a scenario file whose [[edits]] the scenario starts with")
 
 
-class RenameScenario(Strict):
+class RenameBody(Strict):
     name: StoredName = Field(description="the new name")
 
 
-class EditFields(BaseModel):
+class EditBody(BaseModel):
     """One edit as in a scenario file's ``[[edits]]`` array: ``op`` and its fields (docs/scenarios.md)."""
 
     model_config = ConfigDict(extra="allow")
@@ -135,8 +135,8 @@ class EditFields(BaseModel):
                     "set_cap, set_setpoint, set_weather or set_job")
 
 
-class AppendEdit(Strict):
-    edit: EditFields
+class AppendEditBody(Strict):
+    edit: EditBody
     design_limits: Literal["warn", "strict"] = Field(
         "warn", description="strict: refuse an edit that exceeds a design rating (as the editor's choice)")
 

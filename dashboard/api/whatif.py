@@ -73,8 +73,8 @@ def list_whatif() -> m.StoredScenarioList:
 
 
 @api.route("POST", BASE, summary="Create a what-if scenario, empty or from a scenario file's edits",
-           role="operator", tag=TAG, body=m.CreateScenario, response=m.StoredScenario, errors=(409, 422))
-def create_whatif(body: m.CreateScenario) -> m.StoredScenario:
+           role="operator", tag=TAG, body=m.CreateScenarioBody, response=m.StoredScenario, errors=(409, 422))
+def create_whatif(body: m.CreateScenarioBody) -> m.StoredScenario:
     store = _store()
     if body.toml is None:
         if body.name is None:
@@ -101,9 +101,9 @@ def get_whatif(params: m.StoredNameParam) -> m.StoredScenario:
 
 
 @api.route("POST", BASE + "/{name}/edits", summary="Append an edit (checked with the scenario's edits on the site)",
-           role="operator", tag=TAG, params=m.StoredNameParam, body=m.AppendEdit, response=m.StoredScenario,
+           role="operator", tag=TAG, params=m.StoredNameParam, body=m.AppendEditBody, response=m.StoredScenario,
            errors=(404, 422))
-def append_whatif_edit(params: m.StoredNameParam, body: m.AppendEdit) -> m.StoredScenario:
+def append_whatif_edit(params: m.StoredNameParam, body: m.AppendEditBody) -> m.StoredScenario:
     store = _store()
     name = _existing(store, params.name)
     edit = body.edit.model_dump()
@@ -148,8 +148,8 @@ def redo_whatif(params: m.StoredNameParam) -> m.StoredScenario:
 
 
 @api.route("POST", BASE + "/{name}/rename", summary="Rename a what-if scenario", role="operator", tag=TAG,
-           params=m.StoredNameParam, body=m.RenameScenario, response=m.StoredScenario, errors=(404, 409, 422))
-def rename_whatif(params: m.StoredNameParam, body: m.RenameScenario) -> m.StoredScenario:
+           params=m.StoredNameParam, body=m.RenameBody, response=m.StoredScenario, errors=(404, 409, 422))
+def rename_whatif(params: m.StoredNameParam, body: m.RenameBody) -> m.StoredScenario:
     store = _store()
     old = _existing(store, params.name)
     if body.name.strip() != old:
@@ -161,9 +161,9 @@ def rename_whatif(params: m.StoredNameParam, body: m.RenameScenario) -> m.Stored
 
 
 @api.route("POST", BASE + "/{name}/duplicate", summary="Copy a what-if scenario with its applied edits",
-           role="operator", tag=TAG, params=m.StoredNameParam, body=m.RenameScenario, response=m.StoredScenario,
+           role="operator", tag=TAG, params=m.StoredNameParam, body=m.RenameBody, response=m.StoredScenario,
            errors=(404, 409, 422))
-def duplicate_whatif(params: m.StoredNameParam, body: m.RenameScenario) -> m.StoredScenario:
+def duplicate_whatif(params: m.StoredNameParam, body: m.RenameBody) -> m.StoredScenario:
     store = _store()
     source = _existing(store, params.name)
     _free(store, body.name.strip())
