@@ -79,12 +79,12 @@ def create_whatif(body: m.CreateScenarioBody) -> m.StoredScenario:
     if body.toml is None:
         if body.name is None:
             raise ApiError(400, "body: give a name, or a scenario file in toml")
-        _free(store, body.name)
+        _free(store, body.name.strip())
         name = _refused(lambda: store.create(body.name))
         audit("scenario.new", f"scenario {name}", None, {"message": f"created {name}", "edits": 0})
         return _scenario(store, name)
     file_name, edits = _refused(lambda: import_toml(body.toml))
-    name = body.name or file_name
+    name = (body.name or file_name).strip()
     _free(store, name)
     _refused(lambda: resolve_edits(current_hub().state, edits))  # every edit applies to this site, or nothing is stored
     name = _refused(lambda: store.create(name, edits))
@@ -128,7 +128,7 @@ def _step(name: str, undo: bool) -> m.StoredScenario:
     store = _store()
     _existing(store, name)
     before = len(store.edits(name))
-    if not (store.undo(name) if undo else store.redo(name)):
+    if not _refused(lambda: store.undo(name) if undo else store.redo(name)):
         raise ApiError(409, f"scenario {name!r}: nothing to {'undo' if undo else 'redo'}")
     audit(f"scenario.{'undo' if undo else 'redo'}", f"scenario {name}", {"edits": before},
           {"message": "", "edits": len(store.edits(name))})

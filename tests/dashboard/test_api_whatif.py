@@ -205,3 +205,17 @@ def test_a_viewer_reads_but_changes_nothing_and_anonymous_gets_401(client, twin,
     assert r.status_code == 403 and "operator" in r.get_json()["error"]
     assert client.open(path, method=method, json=body).status_code == 401
     assert client.get(BASE, headers=tokens["vera"]).get_json() == before
+
+
+def test_a_server_without_a_database_keeps_the_editors_scenarios_in_memory(demo_state, demo_snapshot):
+    from dashboard.app import create_app
+    from tests.dashboard.standin_hub import StandinHub
+
+    client = create_app(StandinHub(demo_state, demo_snapshot)).server.test_client()
+    assert client.post(BASE, json={"name": "scratch"}).status_code == 200
+    r = client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": [CDU]}})
+    assert r.status_code == 200 and r.get_json()["can_undo"]
+    listed = client.get(BASE).get_json()
+    assert listed == {"persistent_flag": False, "items": [{"name": "scratch", "site": "demo", "position": 1,
+                                                          "can_undo": True, "can_redo": False}]}
+    assert client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": ["x"]}}).status_code == 422
