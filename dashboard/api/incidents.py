@@ -30,7 +30,7 @@ from dashboard.api.routing import ApiError, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
 from dashboard.hub_context import current_hub
 from ingest.replay.bundle import BundleError
-from ingest.replay.intake import ImportRequest, audit_state, import_incident, record_in_database
+from ingest.replay.intake import ImportRequest, import_incident, record_in_database
 from ingest.replay.library import IncidentExists, library_path, list_incidents
 from twin.errors import InputError
 from twin.site.load import SITES_DIR
@@ -151,9 +151,9 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
             raise Unprocessable(str(exc).replace(str(path.parent), "upload")) from None
         except OSError as exc:
             raise Unprocessable(f"the upload cannot be read ({exc.strerror or exc})") from None
-        state = audit_state(done.path)
+        state = done.audit_state()
     if getattr(hub, "db", None) is not None:
-        record_in_database(hub.db, done.path)
+        record_in_database(hub.db, done.metadata)
     audit("incident.import", f"incident {done.name}", {"replaced": True} if done.replaced else None,
           {**state, "format": query.format})
     return m.ImportedIncident(name=done.name, site=state["site"], start=state["start"], end=state["end"],

@@ -115,7 +115,7 @@ def run_export(args) -> int:
     return 0
 
 
-def _record_in_database(args, path: Path, action: str, before=None, after=None) -> None:
+def _record_in_database(args, path: Path, metadata: dict, action: str, before=None, after=None) -> None:
     """Add the stored bundle's incident to the database with its audit entry (``cli:<login name>``).
 
     A failure there is a warning: the file is stored.
@@ -127,7 +127,7 @@ def _record_in_database(args, path: Path, action: str, before=None, after=None) 
     try:
         engine = open_database(getattr(args, "db", None))
         try:
-            record_in_database(engine, path, actor=cli_user(), action=action, before=before, after=after)
+            record_in_database(engine, metadata, actor=cli_user(), action=action, before=before, after=after)
         finally:
             engine.dispose()
     except (DatabaseError, SQLAlchemyError, OSError) as exc:
@@ -135,14 +135,15 @@ def _record_in_database(args, path: Path, action: str, before=None, after=None) 
 
 
 def run_import(args) -> int:
-    from ingest.replay.intake import audit_state, import_incident
+    from ingest.replay.intake import import_incident
 
     try:
         done = import_incident(args)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
-    after = {**audit_state(done.path), "format": args.format, "source": str(args.source)}
-    _record_in_database(args, done.path, "incident.import", {"replaced": True} if done.replaced else None, after)
+    after = {**done.audit_state(), "format": args.format, "source": str(args.source)}
+    _record_in_database(args, done.path, done.metadata, "incident.import",
+                        {"replaced": True} if done.replaced else None, after)
     if args.json:
         print(json.dumps({"name": done.name, **done.report}))
     else:
@@ -163,13 +164,15 @@ def run_record(args) -> int:
                       detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
-        validate(read_bundle(path))
+        bundle = read_bundle(path)
+        validate(bundle)
     except (FaultError, BundleError, ValueError) as exc:
         return _fail(str(exc))
     if not args.out:  # into the user's library: an incident of this installation
-        from ingest.replay.intake import audit_state
+        from ingest.replay.intake import Imported
 
-        _record_in_database(args, path, "incident.record", None,
-                            {**audit_state(path), "faults": list(args.fault), "seed": args.seed})
+        recorded = Imported(bundle.name, path, bundle.metadata)
+        _record_in_database(args, path, bundle.metadata, "incident.record", None,
+                            {**recorded.audit_state(), "faults": list(args.fault), "seed": args.seed})
     print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
     return 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.replay.bundle import read_bundle
-from ingest.replay.library import find_incident, import_file, library_path
+from ingest.replay.library import find_incident, import_bundle_file, library_path
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,19 @@ class ImportRequest:
 
 @dataclass
 class Imported:
-    """A stored incident: its name, bundle file, the importer's report, and whether it replaced one."""
+    """A stored incident: its name, bundle file and metadata, the importer's report, whether it replaced one."""
 
     name: str
     path: Path
+    metadata: dict
     report: dict = field(default_factory=dict)
     replaced: bool = False
+
+    def audit_state(self) -> dict:
+        """What an audit entry keeps of it: site, window, file size."""
+        meta = self.metadata
+        return {"site": meta["site_name"], "start": meta["start"], "end": meta["end"],
+                "bytes": self.path.stat().st_size}
 
 
 def _existing(name: str | None, directory) -> bool:
@@ -61,30 +68,23 @@ def import_incident(request) -> Imported:
     wrong, and ``OSError`` for a file that cannot be read.
     """
     if request.format == "bundle":
-        bundle_name = request.name or read_bundle(Path(request.source)).name
-        replaced = _existing(bundle_name, request.dir)
-        path = import_file(Path(request.source), request.dir, name=request.name, replace=request.replace)
-        return Imported(read_bundle(path).name, path, {}, replaced)
+        path, metadata, replaced = import_bundle_file(Path(request.source), request.dir, name=request.name,
+                                                      replace=request.replace)
+        return Imported(metadata["name"], path, metadata, {}, replaced)
     from ingest.imports.run import default_name, import_recording
 
     replaced = _existing(request.name or default_name(request), request.dir)
     name, report = import_recording(request)
-    return Imported(name, find_incident(name, request.dir), report, replaced)
+    path = find_incident(name, request.dir)
+    return Imported(name, path, read_bundle(path).metadata, report, replaced)
 
 
-def audit_state(path: Path) -> dict:
-    """What an audit entry keeps of a stored incident: site, window, frames, file size."""
-    meta = read_bundle(path).metadata
-    return {"site": meta["site_name"], "start": meta["start"], "end": meta["end"], "bytes": path.stat().st_size}
-
-
-def record_in_database(engine, path: Path, *, actor: str | None = None, action: str = "incident.import",
+def record_in_database(engine, metadata: dict, *, actor: str | None = None, action: str = "incident.import",
                        before=None, after=None, address: str = "") -> None:
-    """The incident's row in the database and, with ``actor``, its audit entry."""
+    """The incident's row in the database (``metadata`` of its bundle) and, with ``actor``, its audit entry."""
     from ingest.store import audit
     from ingest.store.incidents import record_incident
 
-    metadata = read_bundle(path).metadata
     record_incident(engine, metadata)
     if actor is not None:
         audit.record(engine, actor, action, f"incident {metadata['name']}", before, after, address=address)

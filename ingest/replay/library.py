@@ -138,17 +138,25 @@ def validate(bundle: Bundle) -> SiteTables:
 def import_file(source: Path, directory: Path | None = None, *, name: str | None = None,
                 replace: bool = False) -> Path:
     """Validate ``source`` and add it to the user's library (as ``name`` if given); returns the stored path."""
+    return import_bundle_file(source, directory, name=name, replace=replace)[0]
+
+
+def import_bundle_file(source: Path, directory: Path | None = None, *, name: str | None = None,
+                       replace: bool = False) -> tuple[Path, dict, bool]:
+    """:func:`import_file`, also returning the stored metadata and whether it replaced an incident."""
     bundle = read_bundle(source)
     validate(bundle)
     target_name = name or bundle.name
     dest = library_path(target_name, directory)
-    if dest.exists() and not replace:
+    replaced = dest.exists()
+    if replaced and not replace:
         raise IncidentExists(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
     if name and name != bundle.name:
         bundle.metadata["name"] = name
-        return write_bundle(dest, bundle)
-    write_atomic(dest, Path(source).read_bytes())
-    return dest
+        write_bundle(dest, bundle)
+    else:
+        write_atomic(dest, Path(source).read_bytes())
+    return dest, bundle.metadata, replaced
 
 
 def store_bundle(bundle: Bundle, directory: Path | None = None, *, replace: bool = False) -> Path:
