@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import shutil
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 import flask
@@ -106,7 +107,7 @@ def _unpack(archive: Path, folder: Path) -> Path:
                     raise Unprocessable(f"zip member {name!r} appears twice")
                 with zf.open(info) as src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out, 2**20)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, zlib.error) as exc:
         raise Unprocessable(f"the zip of recordings is damaged ({exc})") from None
     return folder
 

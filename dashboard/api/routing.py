@@ -9,8 +9,9 @@ the document cannot drift from what the server accepts and returns.
 
 Errors a handler raises become JSON answers with a 4xx status: :class:`ApiError` (its
 status), :class:`KeyError` (404), :class:`PermissionError` (409), :class:`Unprocessable`
-(422: well-formed, but the content cannot be accepted), ``InputError``/``ValueError`` (400).  Anything else is a bug: it is logged with its
-traceback and answered 500 with a one-line JSON body.
+(422: well-formed, but the content cannot be accepted), ``InputError``/``ValueError``
+(400).  Anything else is a bug: it is logged with its traceback and answered 500 with a
+one-line JSON body.
 """
 
 from __future__ import annotations

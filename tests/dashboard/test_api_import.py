@@ -248,3 +248,25 @@ def test_openapi_describes_the_upload(client, tokens):
     assert "application/octet-stream" in op["requestBody"]["content"]
     assert {"403", "409", "413", "415", "422"} <= set(op["responses"])
     assert json.dumps(op).count("prometheus") >= 1
+
+
+def test_over_http_a_chunked_upload_streams_past_the_json_caps(app, tokens, library):
+    import requests
+
+    from dashboard.app import MAX_REQUEST_BYTES
+    from tests.dashboard.conftest import ServedApp
+
+    def chunks(total: int):
+        for _ in range(total // 2**16):
+            yield b"\x02" * 2**16
+
+    served = ServedApp(app)
+    try:
+        r = requests.post(served.url(URL), data=chunks(MAX_REQUEST_BYTES + 2**20), timeout=60,
+                          headers={**tokens["otto"], "Content-Type": OCTETS})
+        assert r.status_code == 422 and "not an incident bundle" in r.json()["error"]
+        r = requests.post(served.url(URL + "?name=trip-http"), data=SHIPPED.read_bytes(), timeout=60,
+                          headers={**tokens["otto"], "Content-Type": OCTETS})
+        assert r.status_code == 200 and r.json()["name"] == "trip-http"
+    finally:
+        served.stop()
