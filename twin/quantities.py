@@ -357,7 +357,6 @@ NOT_QUANTITIES: dict[str, str] = {
     "racks_throttled": "names of the racks whose GPUs throttle when the element trips",
     "scenario": "name of a what-if scenario",
     "saved_site_version": "number of the site version a replay's calibration was stored as",
-    "skipped": "section: what of a recording a what-if layout does not carry over (replay report)",
     "racks_missing": "names of recorded racks a what-if layout no longer has",
     "racks_new": "names of racks a what-if layout adds (no recorded input)",
     "cdus_missing": "names of recorded CDUs a what-if layout no longer has",
@@ -387,6 +386,10 @@ NOT_QUANTITIES: dict[str, str] = {
     "schedule": "name of the pipeline schedule (1f1b, interleaved, zero_bubble)",
     "restart_phase": "name of a job's phase in the restart cycle (running, checkpointing, detecting, draining, restoring, warming_up)",
     # HTTP API answers (docs/api.md)
+    "persistent_flag": "boolean: the what-if scenarios are kept in the database (false: in the server's memory)",
+    "replaced": "boolean: an imported incident replaced a stored one of the same name",
+    "skipped": "section: what of a recording a what-if layout does not carry over (replay report); what of an "
+               "imported recording could not be placed on the site (import answer)",
     "items": "section: the items of a paged API list",
     "limit": "API paging: items per page",
     "offset": "API paging: items skipped",

@@ -8,7 +8,7 @@ the twin does not know (NaN, a time to throttle that never comes) is ``null``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -102,6 +102,59 @@ class ProjectBody(Strict):
 
     scenario: ScenarioHead = ScenarioHead()
     conditions: ScenarioConditions = ScenarioConditions()
+
+
+# what-if scenarios of the editor (the database, or memory on a server without one)
+StoredName = Annotated[str, StringConstraints(min_length=1, max_length=64,
+                                              pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")]
+MAX_TOML_CHARS = 256 * 1024
+
+
+class StoredNameParam(Strict):
+    name: StoredName = Field(description="scenario name: 1–64 letters, digits, spaces or . _ -")
+
+
+class CreateScenarioBody(Strict):
+    """A new scenario of the server's site: empty, or the edits of a scenario file (validated on the site first)."""
+
+    name: StoredName | None = Field(None, description="its name (default: the file's [scenario] name)")
+    toml: Annotated[str, StringConstraints(max_length=MAX_TOML_CHARS)] | None = Field(
+        None, description="a scenario file whose [[edits]] the scenario starts with")
+
+
+class RenameBody(Strict):
+    name: StoredName = Field(description="the new name")
+
+
+class EditBody(BaseModel):
+    """One edit as in a scenario file's ``[[edits]]`` array: ``op`` and its fields (docs/scenarios.md)."""
+
+    model_config = ConfigDict(extra="allow")
+    op: Annotated[str, StringConstraints(max_length=40)] = Field(
+        description="move_rack, add_rack, remove_rack, set_rack_type, set_rack_feeds, set_rack_cdu, fail, restore, "
+                    "set_cap, set_setpoint, set_weather or set_job")
+
+
+class AppendEditBody(Strict):
+    edit: EditBody
+    design_limits: Literal["warn", "strict"] = Field(
+        "warn", description="strict: refuse an edit that exceeds a design rating (as the editor's choice)")
+
+
+class ImportQuery(Strict):
+    """How to read an uploaded incident: a bundle, or a recording of another system (docs/incidents.md)."""
+
+    format: Literal["bundle", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power"] = Field(
+        "bundle", description="the upload's format (prometheus is pulled from a server: CLI only)")
+    name: Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")] \
+        | None = Field(None, description="incident name (default: the bundle's, or derived from the format)")
+    replace: bool = Field(False, description="replace a stored incident of the same name")
+    site: Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][\w-]*$")] = Field(
+        "auto", description="reference site of a recording, or auto to size one from it")
+    host: Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][\w.-]*$")] = Field(
+        "node0", description="host of a one-file recording (a zip of files names each host by its file name)")
+    start: datetime | None = Field(None, description="start of a dcgmi dmon recording (ISO 8601 with a zone)")
+    step_s: float = Field(5.0, gt=0, le=3600, description="seconds between frames of a recording")
 
 
 # ------------------------------------------------------------------ answers
@@ -313,6 +366,32 @@ class IncidentEntry(Answer):
 
 class IncidentPage(PageInfo):
     items: list[IncidentEntry]
+
+
+class StoredScenarioEntry(Answer):
+    name: str
+    site: str
+    position: int = Field(description="edits applied (undo goes back one)")
+    can_undo: bool
+    can_redo: bool
+
+
+class StoredScenarioList(Answer):
+    persistent_flag: bool = Field(description="kept in the database (false: in the server's memory only)")
+    items: list[StoredScenarioEntry]
+
+
+class StoredScenario(StoredScenarioEntry):
+    edits: list[dict[str, Any]] = Field(description="the applied edits in order, as in a scenario file's [[edits]]")
+
+
+class ImportedIncident(Answer):
+    name: str
+    site: str
+    start: str
+    end: str
+    replaced: bool = Field(description="an incident of the same name was replaced")
+    skipped: list[str] = Field(description="what of a recording could not be placed on the site")
 
 
 class Projection(Answer):

@@ -18,7 +18,8 @@ OBJECT, STRING, HTTP = "object", "string", "http"
 ERROR_SCHEMA = {"type": OBJECT, "required": ["error"], "additionalProperties": False,
                 "properties": {"error": {"type": STRING, "description": "what is wrong, in one line"}}}
 STATUS_TEXT = {400: "bad input", 401: "not logged in", 403: "role too low", 404: "not found",
-               409: "not possible on this server", 413: "body too large", 415: "body not JSON",
+               409: "not possible now (a name taken, nothing to undo, no live alerts)", 413: "body too large",
+               415: "body not of the type the route takes", 422: "content refused (an invalid edit or file)",
                503: "busy: try again"}
 
 
@@ -43,7 +44,10 @@ def _operation(route: Route) -> dict:
                 "parameters": _parameters(route.params, "path") + _parameters(route.query, "query")}
     if route.role != "viewer":
         op["description"] = f"Needs the {route.role} role."
-    if route.body is not None:
+    if route.upload:
+        op["requestBody"] = {"required": True, "description": "the file's bytes as they are (not a form)",
+                             "content": {"application/octet-stream": {"schema": {"type": STRING, "format": "binary"}}}}
+    elif route.body is not None:
         op["requestBody"] = {"required": True, "content": {"application/json": {
             "schema": {"$ref": REF.format(model=route.body.__name__)}}}}
     if route.response is not None:

@@ -8,9 +8,10 @@ models (a bad one is HTTP 400 with ``{"error": "one line"}``), and
 the document cannot drift from what the server accepts and returns.
 
 Errors a handler raises become JSON answers with a 4xx status: :class:`ApiError` (its
-status), :class:`KeyError` (404), :class:`PermissionError` (409),
-``InputError``/``ValueError`` (400).  Anything else is a bug: it is logged with its
-traceback and answered 500 with a one-line JSON body.
+status), :class:`KeyError` (404), :class:`PermissionError` (409), :class:`Unprocessable`
+(422: well-formed, but the content cannot be accepted), ``InputError``/``ValueError``
+(400).  Anything else is a bug: it is logged with its traceback and answered 500 with a
+one-line JSON body.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from twin.errors import one_line
 log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/v1"
-MAX_BODY_BYTES = 1024 * 1024  # the largest API body (a scenario) is a few kB
+MAX_BODY_BYTES = 1024 * 1024  # the largest JSON body (a scenario) is a few kB; file uploads have their own cap
 MAX_ERROR_CHARS = 300
 
 
@@ -41,6 +42,10 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Unprocessable(ValueError):
+    """A well-formed request whose content is refused (HTTP 422): an invalid edit, a damaged file."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Route:
     body: type[BaseModel] | None = None
     media_type: str = "application/json"  # of the 200 answer (a file download is not JSON)
     errors: tuple[int, ...] = (400,)
+    upload: bool = False  # the body is a file's bytes (dashboard.api.uploads), not JSON
 
     @property
     def flask_path(self) -> str:
@@ -145,17 +151,21 @@ class ApiRoutes:
     def route(self, method: str, path: str, *, summary: str, role: str = "viewer", tag: str,
               response: type[BaseModel] | None = None, params: type[BaseModel] | None = None,
               query: type[BaseModel] | None = None, body: type[BaseModel] | None = None,
-              media_type: str = "application/json", errors: tuple[int, ...] = ()) -> Callable:
-        """Declare a route; the handler gets ``params``, ``query``, ``body`` models as keywords."""
+              media_type: str = "application/json", errors: tuple[int, ...] = (), upload: bool = False) -> Callable:
+        """Declare a route; the handler gets ``params``, ``query``, ``body`` models as keywords.
+
+        ``upload``: the body is a file the handler reads with :func:`dashboard.api.uploads.received_upload`
+        (its own size cap instead of the JSON bodies' :data:`MAX_BODY_BYTES`).
+        """
 
         def declare(handler: Callable) -> Callable:
             codes = {400, 401, *errors}  # 401: once users exist, every route needs a login or a token
-            if body is not None:
+            if body is not None or upload:
                 codes |= {413, 415}
             if role != "viewer":
                 codes |= {403}
             self.routes.append(Route(method.upper(), path, summary, role, handler, tag, response, params,
-                                     query, body, media_type, tuple(sorted(codes))))
+                                     query, body, media_type, tuple(sorted(codes)), upload))
             return handler
 
         return declare
@@ -187,6 +197,8 @@ class ApiRoutes:
             except ValidationError:  # an answer that does not fit its own model: a bug
                 log.exception("API %s %s built an invalid answer", route.method, route.path)
                 return error_response(500, "internal error (invalid answer)")
+            except Unprocessable as exc:
+                return error_response(422, str(exc))
             except ValueError as exc:  # InputError and the models' own checks
                 return error_response(400, str(exc))
             except Exception as exc:  # noqa: BLE001 — a bug: logged in full, answered in one line

@@ -1,7 +1,8 @@
 """``clustertwin incidents list|show|export|import|record``: the incident library from the command line.
 
 ``import`` reads a bundle (``--format bundle``, the default) or a recording from another
-system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  Exit codes: 0 done,
+system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  ``import`` and
+``record`` (into the library) write an audit entry as ``cli:<login name>``.  Exit codes: 0 done,
 1 refused (invalid file, unknown name), 2 bad arguments.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.replay.bundle import BundleError, read_bundle
-from ingest.replay.library import find_incident, import_file, list_incidents, user_dir, validate
+from ingest.replay.library import find_incident, list_incidents, user_dir, validate
 from ingest.synthetic.faults import FaultError
 
 IMPORT_FORMATS = ("bundle", "prometheus", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power")
@@ -114,15 +115,19 @@ def run_export(args) -> int:
     return 0
 
 
-def _record_in_database(args, path: Path) -> None:
-    """Add the stored bundle's incident to the database (a failure there is a warning: the file is stored)."""
+def _record_in_database(args, path: Path, metadata: dict, action: str, before=None, after=None) -> None:
+    """Add the stored bundle's incident to the database with its audit entry (``cli:<login name>``).
+
+    A failure there is a warning: the file is stored.
+    """
+    from ingest.replay.intake import record_in_database
+    from ingest.store.audit import cli_user
     from ingest.store.db import DatabaseError, open_database
-    from ingest.store.incidents import record_incident
 
     try:
         engine = open_database(getattr(args, "db", None))
         try:
-            record_incident(engine, read_bundle(path).metadata)
+            record_in_database(engine, metadata, actor=cli_user(), action=action, before=before, after=after)
         finally:
             engine.dispose()
     except (DatabaseError, SQLAlchemyError, OSError) as exc:
@@ -130,23 +135,20 @@ def _record_in_database(args, path: Path) -> None:
 
 
 def run_import(args) -> int:
-    try:
-        if args.format == "bundle":
-            path = import_file(Path(args.source), args.dir, name=args.name, replace=args.replace)
-            name, report = read_bundle(path).name, {}
-        else:
-            from ingest.imports.run import import_recording
+    from ingest.replay.intake import import_incident
 
-            name, report = import_recording(args)
-            path = find_incident(name, args.dir)
+    try:
+        done = import_incident(args)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
-    _record_in_database(args, path)
+    after = {**done.audit_state(), "format": args.format, "source": str(args.source)}
+    _record_in_database(args, done.path, done.metadata, "incident.import",
+                        {"replaced": True} if done.replaced else None, after)
     if args.json:
-        print(json.dumps({"name": name, **report}))
+        print(json.dumps({"name": done.name, **done.report}))
     else:
-        print(name)
-        for line in report.get("skipped", []):
+        print(done.name)
+        for line in done.report.get("skipped", []):
             print(f"skipped: {line}", file=sys.stderr)
     return 0
 
@@ -162,10 +164,15 @@ def run_record(args) -> int:
                       detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
-        validate(read_bundle(path))
+        bundle = read_bundle(path)
+        validate(bundle)
     except (FaultError, BundleError, ValueError) as exc:
         return _fail(str(exc))
     if not args.out:  # into the user's library: an incident of this installation
-        _record_in_database(args, path)
+        from ingest.replay.intake import Imported
+
+        recorded = Imported(bundle.name, path, bundle.metadata)
+        _record_in_database(args, path, bundle.metadata, "incident.record", None,
+                            {**recorded.audit_state(), "faults": list(args.fault), "seed": args.seed})
     print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
     return 0

@@ -77,9 +77,14 @@ def _save_calibration(args, site_toml: str, base, cal) -> int:
     from ingest.replay.calibrate import save_calibration
     from ingest.store.db import open_database
 
+    from ingest.store import audit
+
     engine = open_database(args.db)
     try:
-        return save_calibration(engine, site_toml, base, cal)
+        version = save_calibration(engine, site_toml, base, cal)
+        audit.record(engine, audit.cli_user(), "site.calibration", f"site {base.name}", None,
+                     {"site_version": version, "incident": args.incident})
+        return version
     finally:
         engine.dispose()
 

@@ -4,7 +4,9 @@
 the edits of a scenario file to a stored scenario (all validated first, all stored or
 none), or stores the file as a new scenario; ``undo``, ``redo``, ``rename``, ``duplicate``
 and ``delete`` do what the browser's buttons do.  A scenario is named by its id or, with
-``--site``, by its name.
+``--site``, by its name.  Every command that changes a stored scenario writes an audit
+entry (``scenario.<command>``) as ``cli:<login name>``, like the editor's buttons do for
+their user.
 """
 
 from __future__ import annotations
@@ -85,6 +87,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command("delete", "delete a stored scenario", _delete)
 
 
+def _audit(engine, action: str, name: str, before, after) -> None:
+    """The audit entry of a change made from the command line (``cli:<login name>``)."""
+    from ingest.store import audit
+
+    audit.record(engine, audit.cli_user(), f"scenario.{action}", f"scenario {name}", before, after)
+
+
+def _state(s) -> dict:
+    """What an audit entry keeps of a stored scenario."""
+    return {"id": s.id, "site": s.site_name, "edits": s.position, "n_edits": len(s.edits)}
+
+
 def _find(engine, ref: str, site: str | None):
     if ref.isdigit():
         return store.get_scenario(engine, int(ref))
@@ -157,6 +171,7 @@ def _import(args) -> int:
     text = read_scenario_text(args.file)
     s = store.import_toml(engine, args.site, text, name=args.name,
                           baseline=store.baseline_state(engine, args.site, None))
+    _audit(engine, "import", s.name, None, _state(s) | {"file": str(args.file)})
     return _print(args, s, "imported as")
 
 
@@ -169,37 +184,50 @@ def _apply(args) -> int:
                 else store.find_scenario(engine, args.site, target))
     if existing is None:
         s = store.import_toml(engine, args.site, read_scenario_text(args.file), name=target, baseline=baseline)
+        _audit(engine, "import", s.name, None, _state(s) | {"file": str(args.file)})
         return _print(args, s, "created")
     baseline = store.baseline_state(engine, existing.site_name, existing.baseline_version)
     s = store.append_edits(engine, existing.id, doc.edits, baseline)
+    _audit(engine, "apply", s.name, _state(existing), _state(s) | {"added": [e.as_dict() for e in doc.edits]})
     return _print(args, s, f"appended {len(doc.edits)} edits to")
-
 
 
 def _undo(args) -> int:
     engine = open_database(args.db)
-    return _print(args, store.undo(engine, _find(engine, args.scenario, args.site).id), "undid an edit of")
+    before = _find(engine, args.scenario, args.site)
+    s = store.undo(engine, before.id)
+    _audit(engine, "undo", s.name, _state(before), _state(s))
+    return _print(args, s, "undid an edit of")
 
 
 def _redo(args) -> int:
     engine = open_database(args.db)
-    return _print(args, store.redo(engine, _find(engine, args.scenario, args.site).id), "redid an edit of")
+    before = _find(engine, args.scenario, args.site)
+    s = store.redo(engine, before.id)
+    _audit(engine, "redo", s.name, _state(before), _state(s))
+    return _print(args, s, "redid an edit of")
 
 
 def _rename(args) -> int:
     engine = open_database(args.db)
-    return _print(args, store.rename_scenario(engine, _find(engine, args.scenario, args.site).id, args.name), "renamed")
+    before = _find(engine, args.scenario, args.site)
+    s = store.rename_scenario(engine, before.id, args.name)
+    _audit(engine, "rename", s.name, {"name": before.name}, {"name": s.name})
+    return _print(args, s, "renamed")
 
 
 def _duplicate(args) -> int:
     engine = open_database(args.db)
-    return _print(args, store.duplicate_scenario(engine, _find(engine, args.scenario, args.site).id, args.name),
-                  "created")
+    src = _find(engine, args.scenario, args.site)
+    s = store.duplicate_scenario(engine, src.id, args.name)
+    _audit(engine, "duplicate", s.name, None, _state(s) | {"copy_of": src.name})
+    return _print(args, s, "created")
 
 
 def _delete(args) -> int:
     engine = open_database(args.db)
     s = _find(engine, args.scenario, args.site)
     store.delete_scenario(engine, s.id)
+    _audit(engine, "delete", s.name, _state(s) | {"edits_list": [e.as_dict() for e in s.applied]}, None)
     print(f"deleted scenario {s.id} {s.name!r}")
     return 0

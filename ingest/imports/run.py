@@ -64,14 +64,15 @@ def read_series(args, state) -> tuple[pd.DataFrame, list[dict], str | None]:
     return pd.concat(parts, ignore_index=True), events, model
 
 
-def _default_name(args) -> str:
+def default_name(args) -> str:
+    """The incident name of an import without ``--name``: format and source file, e.g. ``dcgmi-dmon-node7``."""
     stem = Path(args.source.rstrip("/")).name if args.format != "prometheus" else "prometheus"
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{args.format}-{stem}").strip("-.")
 
 
 def import_recording(args) -> tuple[str, dict]:
     """Import the recording of ``args``; returns (incident name, report with skipped entities and site)."""
-    name = args.name or _default_name(args)
+    name = args.name or default_name(args)
     auto = args.site == "auto"
     state = None if auto else load_site(args.site)
     series, events, model = read_series(args, state)
@@ -99,6 +100,8 @@ def _record_site_version(args, name: str, text: str) -> int:
     from ingest.store.db import open_database
     from ingest.store.siteversions import record_site_version
 
+    if getattr(args, "engine", None) is not None:  # the caller's database (the API's)
+        return record_site_version(args.engine, name, text).version
     engine = open_database(getattr(args, "db", None))
     try:
         return record_site_version(engine, name, text).version

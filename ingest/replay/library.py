@@ -26,6 +26,10 @@ SHIPPED_DIR = DATA_DIR / "incidents"
 DEFAULT_USER_DIR = Path("var") / "incidents"
 
 
+class IncidentExists(BundleError):
+    """An incident of that name is stored already (and replacing it was not asked for)."""
+
+
 def user_dir(path: str | Path | None = None) -> Path:
     """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents."""
     out = Path(path or os.environ.get("CLUSTERTWIN_INCIDENTS") or DEFAULT_USER_DIR)
@@ -74,6 +78,15 @@ def find_incident(name_or_path: str, directory: Path | None = None) -> Path:
         if candidate.exists():
             return candidate
     raise KeyError(f"no incident named {name_or_path!r} (see `clustertwin incidents list`)")
+
+
+def library_path(name: str, directory: Path | None = None) -> Path:
+    """Where the user's incident ``name`` is stored; :class:`BundleError` for a name that would lead elsewhere."""
+    folder = user_dir(directory)
+    dest = folder / f"{name}{SUFFIX}"
+    if not name or "\x00" in name or dest.resolve().parent != folder.resolve() or name.startswith("."):
+        raise BundleError(f"incident name {name[:80]!r} is not a plain file name")
+    return dest
 
 
 def bundle_site(bundle: Bundle) -> SiteTables:
@@ -125,25 +138,33 @@ def validate(bundle: Bundle) -> SiteTables:
 def import_file(source: Path, directory: Path | None = None, *, name: str | None = None,
                 replace: bool = False) -> Path:
     """Validate ``source`` and add it to the user's library (as ``name`` if given); returns the stored path."""
+    return import_bundle_file(source, directory, name=name, replace=replace)[0]
+
+
+def import_bundle_file(source: Path, directory: Path | None = None, *, name: str | None = None,
+                       replace: bool = False) -> tuple[Path, dict, bool]:
+    """:func:`import_file`, also returning the stored metadata and whether it replaced an incident."""
     bundle = read_bundle(source)
     validate(bundle)
     target_name = name or bundle.name
-    dest = user_dir(directory) / f"{target_name}{SUFFIX}"
-    if dest.exists() and not replace:
-        raise BundleError(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
+    dest = library_path(target_name, directory)
+    replaced = dest.exists()
+    if replaced and not replace:
+        raise IncidentExists(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
     if name and name != bundle.name:
         bundle.metadata["name"] = name
-        return write_bundle(dest, bundle)
-    write_atomic(dest, Path(source).read_bytes())
-    return dest
+        write_bundle(dest, bundle)
+    else:
+        write_atomic(dest, Path(source).read_bytes())
+    return dest, bundle.metadata, replaced
 
 
 def store_bundle(bundle: Bundle, directory: Path | None = None, *, replace: bool = False) -> Path:
     """Validate a bundle built in memory (an import from another format) and store it."""
     validate(bundle)
-    dest = user_dir(directory) / f"{bundle.name}{SUFFIX}"
+    dest = library_path(bundle.name, directory)
     if dest.exists() and not replace:
-        raise BundleError(f"an incident named {bundle.name!r} is already stored (choose --name or --replace)")
+        raise IncidentExists(f"an incident named {bundle.name!r} is already stored (choose --name or --replace)")
     return write_bundle(dest, bundle)
 
 

@@ -109,3 +109,12 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
     hits = cache.hits
     assert post(3).status_code == 200 and cache.hits == hits + 1  # the copy's rendering was stored
     assert client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
+
+
+def test_every_route_that_changes_state_needs_the_operator_role():
+    from dashboard.api.routing import api
+
+    readers = {"post_project", "project_stored", "project_whatif"}  # POST, but compute without storing anything
+    changing = [r for r in api.routes if r.method != "GET" and r.operation_id not in readers]
+    assert len(changing) >= 10
+    assert [r.path for r in changing if r.role not in ("operator", "admin")] == []

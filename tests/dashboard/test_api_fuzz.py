@@ -19,6 +19,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
 
 START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
 EXAMPLES_PER_OPERATION = 20
+WHATIF = '[scenario]\nname = "a"\n\n[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\n'
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
@@ -32,9 +33,14 @@ def live_api(tmp_path_factory):
     hub = build_hub("demo", f"sqlite:///{db}", faults=("xid:h1-r01-k01-n0/0=79",), start=START)
     for k in range(3):
         hub.step(START + timedelta(seconds=k + 1))
-    served = ServedApp(create_app(hub))
-    yield served
-    served.stop()
+    with pytest.MonkeyPatch.context() as mp:  # imports the fuzzer manages to make land here, not in var/
+        mp.setenv("CLUSTERTWIN_INCIDENTS", str(tmp_path_factory.mktemp("fuzz-incidents")))
+        app = create_app(hub)
+        # a scenario with an edit, so that generated requests to scenario "a" find one to change
+        assert app.server.test_client().post("/api/v1/whatif/scenarios", json={"toml": WHATIF}).status_code == 200
+        served = ServedApp(app)
+        yield served
+        served.stop()
     hub.db.dispose()
 
 

@@ -49,3 +49,34 @@ def test_apply_of_a_bad_edit_is_one_line_and_stores_nothing(tmp_path, capsys):
     assert err.count("\n") == 1 and "edits[1].racks: 'H9-*' matches no rack" in err
     assert main(["scenario", "show", *db, "--site", "demo", "row to GB200", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["position"] == 1
+
+
+def test_every_change_from_the_command_line_is_audited_as_the_login_name(tmp_path, capsys):
+    from ingest.store.audit import cli_user, list_entries
+    from ingest.store.db import open_database
+
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    db = ["--db", url]
+    first, more = tmp_path / "row.toml", tmp_path / "more.toml"
+    first.write_text(H4_ROW)
+    more.write_text(MORE)
+    steps = [["import", "--site", "demo", str(first)], ["apply", "--site", "demo", str(more), "--to", "row to GB200"],
+             ["undo", "--site", "demo", "row to GB200"], ["redo", "--site", "demo", "row to GB200"],
+             ["rename", "--site", "demo", "row to GB200", "denser row"],
+             ["duplicate", "--site", "demo", "denser row", "--name", "copy"], ["delete", "--site", "demo", "copy"]]
+    for step in steps:
+        assert main(["scenario", step[0], *db, *step[1:]]) == 0, step
+    assert main(["scenario", "list", *db]) == 0  # reading is not audited
+    capsys.readouterr()
+    engine = open_database(url)
+    try:
+        entries = list(reversed(list_entries(engine)))
+    finally:
+        engine.dispose()
+    assert [e["action"] for e in entries] == [f"scenario.{s[0]}" for s in steps]
+    assert {e["user_name"] for e in entries} == {cli_user()} and cli_user().startswith("cli:")
+    apply, undo, rename = entries[1], entries[2], entries[4]
+    assert apply["before"]["edits"] == 1 and apply["after"]["edits"] == 3 and len(apply["after"]["added"]) == 2
+    assert (undo["before"]["edits"], undo["after"]["edits"]) == (3, 2)
+    assert rename["before"] == {"name": "row to GB200"} and rename["target"] == "scenario denser row"
+    assert entries[-1]["target"] == "scenario copy" and entries[-1]["after"] is None

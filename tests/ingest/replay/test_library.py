@@ -76,3 +76,31 @@ def test_list_skips_unreadable_files(exported, tmp_path):
     (lib / "junk.ctincident").write_text("not a bundle")
     names = [e.name for e in list_incidents(lib)]
     assert "drill" in names and "junk" not in names
+
+
+def test_imports_and_recordings_into_the_library_are_audited_as_the_login_name(exported, tmp_path, capsys):
+    from ingest.store.audit import cli_user, list_entries
+    from ingest.store.db import open_database
+
+    lib, url = tmp_path / "lib", f"sqlite:///{tmp_path / 'twin.db'}"
+    assert main(["incidents", "--dir", str(lib), "import", str(exported), "--db", url]) == 0
+    assert main(["incidents", "--dir", str(lib), "import", str(exported), "--db", url, "--replace"]) == 0
+    bad = tmp_path / "cut.ctincident"
+    bad.write_bytes(exported.read_bytes()[:-200])
+    assert main(["incidents", "--dir", str(lib), "import", str(bad), "--db", url, "--name", "cut"]) == 1
+    assert main(["incidents", "--dir", str(lib), "record", "--site", "demo", "--name", "pump-drill", "--duration", "10",
+                 "--fault", "pump:H1-R01-K01-CDU@5", "--db", url]) == 0
+    capsys.readouterr()
+    engine = open_database(url)
+    try:
+        entries = list(reversed(list_entries(engine)))
+    finally:
+        engine.dispose()
+    assert [(e["action"], e["target"]) for e in entries] == [
+        ("incident.import", "incident drill"), ("incident.import", "incident drill"),
+        ("incident.record", "incident pump-drill")]
+    assert {e["user_name"] for e in entries} == {cli_user()}
+    first, again, recorded = entries
+    assert first["before"] is None and again["before"] == {"replaced": True}
+    assert first["after"]["site"] == "demo" and first["after"]["format"] == "bundle"
+    assert recorded["after"]["faults"] == ["pump:H1-R01-K01-CDU@5"]
