@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"hours a login session may stay unused before it ends "
                              f"(default: {DEFAULT_SESSION_IDLE_H:g})")
     parser.add_argument("--secure-cookies", action="store_true",
-                        help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
+                        help="always mark cookies Secure (without it they are Secure when a request came over "
+                             "HTTPS, as a trusted proxy forwards it)")
     parser.add_argument("--trusted-proxies", type=int, default=None, metavar="N",
                         help=f"reverse proxies in front of the server to trust, 0..{MAX_TRUSTED_PROXIES}: the client "
                              "address (login limits, audit log) and scheme (Secure cookies over HTTPS) are taken "
