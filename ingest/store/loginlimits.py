@@ -17,7 +17,7 @@ bounded whatever clients send.  Times are wall-clock UTC, shared by all processe
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Engine
