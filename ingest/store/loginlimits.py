@@ -3,29 +3,35 @@
 :class:`StoredFailureLimiter` has the interface of the in-process
 :class:`dashboard.auth.ratelimit.FailureLimiter`: :meth:`~StoredFailureLimiter.reserve`
 writes a row (table ``login_failure``) for an attempt *before* the password is checked
-and then counts the key's rows in the window, its own included; over the limit the row
-is deleted again and the attempt refused.  The row stays when the attempt fails and is
-deleted (:meth:`~StoredFailureLimiter.release`) when it succeeds.  Because every attempt
-is written before it is counted, concurrent attempts through any number of processes and
-threads cannot pass the limit together: whichever commits its row last sees all the others.
+and counts the key's rows in the window, its own included, in the same transaction; over
+the limit the transaction is rolled back and the attempt refused.  The row stays when the
+attempt fails and is deleted (:meth:`~StoredFailureLimiter.release`) when it succeeds.
+Reservations of one key are serialized (PostgreSQL: a transaction-level advisory lock on
+the key; SQLite: the insert takes the database's write lock), so concurrent attempts
+through any number of processes and threads get exactly ``limit`` passes, never more.
 
-Rows older than the window are deleted by every reservation; every :data:`TRIM_EVERY`-th
-row written also trims its scope to the newest ``max_rows`` rows, so the table stays
-bounded whatever clients send.  Times are wall-clock UTC, shared by all processes.
+Every :data:`TRIM_EVERY`-th row written also deletes the expired rows and trims its scope
+to the newest ``max_rows`` rows, so the table stays bounded whatever clients send.  Times
+are wall-clock UTC, shared by all processes.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime, timezone
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.store.models import LoginFailure
+from ingest.store.outage import one_line
+
+log = logging.getLogger(__name__)
 
 MAX_KEY_CHARS = 100  # longer keys (forwarded addresses, names) are cut: a client cannot grow the rows
-TRIM_EVERY = 64  # trim the scope to max_rows on every this many rows written
+TRIM_EVERY = 64  # delete expired rows and trim the scope to max_rows on every this many rows written
 _T = LoginFailure.__table__
 
 
@@ -57,24 +63,36 @@ class StoredFailureLimiter:
     def reserve(self, key: str) -> tuple[float, int | None]:
         """Count an attempt of ``key``: ``(0, ticket)`` when it may go on, ``(wait_s, None)`` when refused."""
         key, now = key[:MAX_KEY_CHARS], self.clock()
-        with self.engine.begin() as conn:
-            conn.execute(delete(_T).where(_T.c.attempt_at <= _at(now - self.window_s)))
-            ticket = conn.execute(insert(_T).values(scope=self.scope, key=key, attempt_at=_at(now))) \
-                .inserted_primary_key[0]
-            if ticket % self.trim_every == 0:
-                self._trim(conn)
         with self.engine.connect() as conn:
-            counted = self._times(conn, key, now)
-        if len(counted) <= self.limit:
-            return 0.0, ticket
-        self.release(ticket)
-        return self._wait_s([t for row_id, t in counted if row_id != ticket], now), None
+            tx = conn.begin()
+            try:
+                if conn.dialect.name == "postgresql":  # one attempt of a key at a time, until commit
+                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:lock))"),
+                                 {"lock": f"login_failure {self.scope} {key}"})
+                ticket = conn.execute(insert(_T).values(scope=self.scope, key=key, attempt_at=_at(now))) \
+                    .inserted_primary_key[0]  # SQLite: this write holds the database's write lock until commit
+                counted = self._times(conn, key, now)
+                if len(counted) > self.limit:
+                    tx.rollback()
+                    return self._wait_s([t for row_id, t in counted if row_id != ticket], now), None
+                tx.commit()
+            except BaseException:
+                tx.rollback()
+                raise
+        if ticket % self.trim_every == 0:
+            self._housekeep(now)
+        return 0.0, ticket
 
-    def _trim(self, conn) -> None:
-        """Delete the scope's rows beyond the newest ``max_rows``."""
+    def _housekeep(self, now: float) -> None:
+        """Delete expired rows and the scope's rows beyond the newest ``max_rows`` (a failure only logs)."""
         oldest_kept = (select(_T.c.id).where(_T.c.scope == self.scope).order_by(_T.c.id.desc())
                        .limit(1).offset(self.max_rows - 1).scalar_subquery())
-        conn.execute(delete(_T).where(_T.c.scope == self.scope, _T.c.id < oldest_kept))
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(delete(_T).where(_T.c.attempt_at <= _at(now - self.window_s)))
+                conn.execute(delete(_T).where(_T.c.scope == self.scope, _T.c.id < oldest_kept))
+        except SQLAlchemyError as exc:
+            log.warning("login counters not trimmed (%s); trying again later", one_line(exc))
 
     def release(self, ticket: int) -> None:
         """The attempt of ``ticket`` succeeded (or was refused): it does not count."""

@@ -82,9 +82,9 @@ def test_attempts_through_two_processes_count_against_one_limit(two_processes):
     assert a.rows_total() == 3  # refused attempts are not counted
     now[0] += 50
     wait_s, ticket = b.reserve("otto")  # old counters expire
-    assert wait_s == 0
+    assert wait_s == 0 and a.retry_after_s("otto") > 0  # 10 s, 10 s and now: 3 again
     b.release(ticket)  # it succeeded
-    assert a.rows_total() == 2
+    assert a.retry_after_s("otto") == 0
     b.clear("otto")
     assert a.retry_after_s("otto") == 0 and a.rows_total() == 0
 
@@ -105,7 +105,7 @@ def test_concurrent_attempts_through_two_processes_cannot_pass_the_limit_togethe
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert 1 <= len(passed) <= 5  # counting before checking would let all 12 through
+    assert len(passed) == 5  # counting before checking would let all 12 through
     assert limiters[0].rows_total() == len(passed)  # the refused ones took their rows back
 
 
@@ -121,5 +121,6 @@ def test_the_table_stays_bounded_whatever_clients_send(two_processes):
     assert limiter.rows_total() <= 40 + 8
     assert users.rows_total() == 1  # one scope's flood does not push out the other's counters
     now[0] += 301
-    fail(users, "ada")
-    assert limiter.rows_total() == 0 and users.rows_total() == 1  # expired rows are gone
+    for i in range(8):  # at least one of them does the housekeeping
+        fail(users, f"ada{i}")
+    assert limiter.rows_total() == 0 and users.rows_total() == 8  # expired rows are gone
