@@ -48,13 +48,14 @@ class TrendBuffer:
         self._rows: deque[tuple[datetime, tuple]] = deque()
         self._lock = threading.Lock()
 
-    def _add(self, ts: datetime, row: tuple) -> None:
-        """Append one row if it is newer than the last (caller holds the lock)."""
+    def _add(self, ts: datetime, row: tuple) -> bool:
+        """Append one row if it is newer than the last (caller holds the lock); whether it was."""
         if self._rows and ts <= self._rows[-1][0]:
-            return
+            return False
         self._rows.append((ts, row))
         while self._rows[0][0] < ts - self.window:
             self._rows.popleft()
+        return True
 
     def append(self, snap: Snapshot) -> None:
         """Add ``snap``'s values (ignored when not newer than the last point)."""
@@ -68,10 +69,8 @@ class TrendBuffer:
         Rows not newer than the last point are skipped; returns how many were added.
         """
         with self._lock:
-            before = len(self._rows)
-            for ts, values in rows:
-                self._add(ts, tuple(_stored_value(c, values.get(c)) for c in TREND_COLUMNS))
-            return len(self._rows) - before
+            return sum(self._add(ts, tuple(_stored_value(c, values.get(c)) for c in TREND_COLUMNS))
+                       for ts, values in rows)
 
     def last_ts(self) -> datetime | None:
         """Time of the newest point, or None when empty."""
@@ -81,7 +80,12 @@ class TrendBuffer:
     def rows_after(self, ts: datetime | None) -> list[tuple[datetime, dict[str, float]]]:
         """Points newer than ``ts`` (all when None), oldest first, as (time, values by column name)."""
         with self._lock:
-            rows = [r for r in self._rows if ts is None or r[0] > ts]
+            rows = []
+            for r in reversed(self._rows):  # the newest few, usually: stop at the first old one
+                if ts is not None and r[0] <= ts:
+                    break
+                rows.append(r)
+        rows.reverse()
         return [(t, dict(zip(TREND_COLUMNS, (float(v) for v in row)))) for t, row in rows]
 
     def frame(self, window_s: float = 900.0) -> pd.DataFrame:
