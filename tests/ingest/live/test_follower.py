@@ -212,3 +212,22 @@ def test_the_stored_trend_keeps_one_window_per_site(db_url):
         assert rows_total(leader.db, "demo") == len(leader.trend(3600)) == 11  # 19..29 s: older rows are deleted
     finally:
         leader.db.dispose()
+
+
+def test_a_new_leader_continues_the_stored_trend(tmp_path):
+    from ingest.store.models import utcnow
+
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    earlier = utcnow().replace(microsecond=0) - timedelta(seconds=20)
+    old = build_hub("demo", url, start=earlier)
+    old.publish_holder = "leader:1:aa"  # a leader that stopped (it held no lease any more)
+    for second in range(5):
+        old.step(earlier + timedelta(seconds=second))
+    runtime = start_hub("demo", url, renew_s=0.3)
+    try:
+        assert runtime.leading
+        trend = runtime.hub.trend(3600)
+        assert trend.index[0] == earlier and len(trend) >= 6  # the old leader's five points, then its own
+    finally:
+        runtime.stop()
+        old.db.dispose()
