@@ -15,6 +15,8 @@ DEFAULT_SESSION_IDLE_H = 12.0
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
+TRUSTED_PROXIES_ENV = "CLUSTERTWIN_TRUSTED_PROXIES"
+MAX_TRUSTED_PROXIES = 5
 DEFAULT_PORT = 8050
 APP_LOAD_ERROR = 4  # gunicorn's exit code when the app did not load (the worker printed why)
 
@@ -56,7 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"hours a login session may stay unused before it ends "
                              f"(default: {DEFAULT_SESSION_IDLE_H:g})")
     parser.add_argument("--secure-cookies", action="store_true",
-                        help="mark session cookies Secure (when the dashboard is reached over HTTPS)")
+                        help="always mark cookies Secure (without it they are Secure when a request came over "
+                             "HTTPS, as a trusted proxy forwards it)")
+    parser.add_argument("--trusted-proxies", type=int, default=None, metavar="N",
+                        help=f"reverse proxies in front of the server to trust, 0..{MAX_TRUSTED_PROXIES}: the client "
+                             "address (login limits, audit log) and scheme (Secure cookies over HTTPS) are taken "
+                             "from N hops of X-Forwarded-For and X-Forwarded-Proto; with 0 those headers are ignored "
+                             f"(default: ${TRUSTED_PROXIES_ENV}, else 0); see docs/security.md")
     parser.add_argument("--prod", action="store_true",
                         help="serve with gunicorn (gthread worker) instead of Flask's development server; "
                              "see docs/deploy.md")
@@ -74,6 +82,7 @@ def serve(args: argparse.Namespace) -> int:
         raise SystemExit(f"--tick-ms {args.tick_ms}: expected 100..2000 ms")
     if not 0 < args.session_idle_h <= 24 * 30:
         raise SystemExit(f"--session-idle-h {args.session_idle_h:g}: expected more than 0 and at most 720 h")
+    args.trusted_proxies = trusted_proxies(args.trusted_proxies)
     _check_binding(args)
     if args.prod:
         return _serve_prod(args)
@@ -84,6 +93,20 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         runtime.stop()
     return 0
+
+
+def trusted_proxies(flag: int | None) -> int:
+    """The number of trusted proxy hops: ``flag``, else ``$CLUSTERTWIN_TRUSTED_PROXIES``, else 0; checked."""
+    source, value = "--trusted-proxies", flag
+    if value is None:
+        source, text = f"${TRUSTED_PROXIES_ENV}", os.environ.get(TRUSTED_PROXIES_ENV, "0").strip() or "0"
+        if not text.isdigit():
+            raise SystemExit(f"{source} {text[:40]!r}: expected a whole number 0..{MAX_TRUSTED_PROXIES}")
+        value = int(text)
+    if not 0 <= value <= MAX_TRUSTED_PROXIES:
+        raise SystemExit(f"{source} {value}: expected 0..{MAX_TRUSTED_PROXIES} (the reverse proxies in front "
+                         "of the server)")
+    return value
 
 
 def _start_runtime(args: argparse.Namespace):
@@ -120,7 +143,8 @@ def _create_app(args: argparse.Namespace, runtime):
     from dashboard.auth import AuthSettings
 
     app = create_app(runtime.hub, tick_ms=args.tick_ms,
-                     auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies))
+                     auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies,
+                                       trusted_proxies=args.trusted_proxies))
     log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
     return app
 

@@ -1,8 +1,9 @@
 """``/login`` and ``/logout``: plain Flask routes (no Dash), so they work before anyone is let in.
 
-The login form carries a CSRF token; failed attempts are counted per client address and
-per user name (:class:`~dashboard.auth.ratelimit.FailureLimiter`) and refused with HTTP
-429 once over the limit.  ``next`` only ever leads back into this site.
+The login form carries a CSRF token; attempts are counted per client address and per user
+name (:mod:`dashboard.auth.ratelimit`: in the database, shared by every process) before the
+password is checked, forgotten when they succeed, and refused with HTTP 429 once over the
+limit.  ``next`` only ever leads back into this site.
 """
 
 from __future__ import annotations
@@ -56,6 +57,23 @@ def _page(error: str = "", name: str = "", status: int = 200, site: str = ""):
     return response
 
 
+def _reserve(state, address: str, name: str) -> tuple[float, tuple]:
+    """Count this attempt against the address and the name: (0, tickets), or (seconds to wait, ()) when refused."""
+    wait_s, by_address = state.by_address.reserve(address)
+    if wait_s > 0:
+        return wait_s, ()
+    wait_s, by_user = state.by_user.reserve(name)
+    if wait_s > 0:
+        state.by_address.release(by_address)
+        return wait_s, ()
+    return 0.0, ((state.by_address, by_address), (state.by_user, by_user))
+
+
+def _release(state, tickets: tuple) -> None:
+    for limiter, ticket in tickets:
+        limiter.release(ticket)
+
+
 def register_routes(server: flask.Flask, site_name: str) -> None:
     """Add ``/login`` (GET: the form; POST: log in) and ``/logout`` (POST) to ``server``."""
 
@@ -67,22 +85,26 @@ def register_routes(server: flask.Flask, site_name: str) -> None:
         state.csrf.protect()
         name = str(flask.request.form.get("username", ""))[:100].strip().lower()
         password = flask.request.form.get("password", "")
-        address = flask.request.remote_addr or "?"
-        wait_s = max(state.by_address.retry_after_s(address), state.by_user.retry_after_s(name[:MAX_NAME_CHARS]))
+        address = flask.request.remote_addr or "?"  # the client's, behind --trusted-proxies hops (see setup)
+        key = name[:MAX_NAME_CHARS]
+        wait_s, tickets = _reserve(state, address, key)
         if wait_s > 0:
-            log.warning("login refused (too many failures) for %r from %s", name[:MAX_NAME_CHARS], address)
+            log.warning("login refused (too many failures) for %r from %s", key, address)
             response = _page(f"Too many failed attempts: try again in {math.ceil(wait_s)} s.", name, 429, site_name)
             response.headers["Retry-After"] = str(math.ceil(wait_s))
             return response
         if len(password.encode()) > MAX_PASSWORD_BYTES:
             password = ""
-        info = verify_password(state.engine, name, password) if name and password else None
-        if info is None:
-            state.by_address.fail(address)
-            state.by_user.fail(name[:MAX_NAME_CHARS])
-            log.warning("login failed for %r from %s", name[:MAX_NAME_CHARS], address)
+        try:
+            info = verify_password(state.engine, name, password) if name and password else None
+        except BaseException:
+            _release(state, tickets)  # not the client's failure
+            raise
+        if info is None:  # the attempts stay counted
+            log.warning("login failed for %r from %s", key, address)
             return _page("Wrong user name or password.", name, 401, site_name)
-        state.by_user.clear(name)
+        _release(state, tickets)
+        state.by_user.clear(key)
         flask.session.clear()  # a fresh session (and CSRF token) for the new user
         flask_login.login_user(SessionUser(info))
         flask.session.permanent = True

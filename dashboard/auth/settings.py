@@ -15,6 +15,9 @@ class AuthSettings:
     ``secure_cookies``: mark cookies ``Secure`` (set when the dashboard is reached over HTTPS).
     ``login_failures_per_address`` / ``login_failures_per_user`` within ``login_window_s``:
     further attempts are refused with HTTP 429 until the window has passed.
+    ``trusted_proxies``: how many reverse proxies in front of the server to trust: the client
+    address and scheme are taken from that many hops of ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` (werkzeug's ProxyFix); 0 ignores those headers (a client could forge them).
     ``users_cache_s``: how long a process trusts its copy of the user table (user changes made
     by ``clustertwin users`` take effect within this time).
     """
@@ -25,3 +28,4 @@ class AuthSettings:
     login_failures_per_user: int = 5
     login_window_s: float = 300.0
     users_cache_s: float = 2.0
+    trusted_proxies: int = 0

@@ -26,14 +26,16 @@ from datetime import timedelta
 import dash
 import flask
 import flask_login
+from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect, generate_csrf
 from sqlalchemy.engine import Engine
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard.auth import callbacks, headers, login
 from dashboard.auth.access import EXTENSION_KEY, current_user, unauthorized, forbidden
 from dashboard.auth.directory import UserDirectory
 from dashboard.auth.principal import SessionUser
-from dashboard.auth.ratelimit import FailureLimiter
+from dashboard.auth.ratelimit import make_limiter
 from dashboard.auth.settings import AuthSettings
 from ingest.store.appsecrets import session_key
 
@@ -55,8 +57,8 @@ class AuthState:
     engine: Engine | None
     settings: AuthSettings
     directory: UserDirectory
-    by_address: FailureLimiter
-    by_user: FailureLimiter
+    by_address: object  # a limiter of dashboard.auth.ratelimit (in the database when there is one)
+    by_user: object
     csrf: CSRFProtect
     callback_map: dict
     clock: callable = time.time
@@ -70,6 +72,25 @@ class AuthState:
             self._registry = callbacks.build_registry(self.callback_map)
             self._registry_size = len(self.callback_map)
         return self._registry
+
+
+def cookies_secure(settings: AuthSettings) -> bool:
+    """Whether this request's cookies are marked Secure: always with ``secure_cookies``, else over HTTPS.
+
+    Behind ``trusted_proxies`` hops the scheme is the one the nearest trusted proxy forwarded
+    (``X-Forwarded-Proto``); otherwise forwarded headers are ignored.
+    """
+    return settings.secure_cookies or (flask.has_request_context() and flask.request.is_secure)
+
+
+class _SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, with the Secure flag decided per request (:func:`cookies_secure`)."""
+
+    def __init__(self, settings: AuthSettings) -> None:
+        self.settings = settings
+
+    def get_cookie_secure(self, app: flask.Flask) -> bool:
+        return cookies_secure(self.settings)
 
 
 def _is_public(path: str) -> bool:
@@ -87,11 +108,14 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
         SESSION_REFRESH_EACH_REQUEST=False,  # the idle check rewrites the cookie (and its expiry) every 30 s
         WTF_CSRF_CHECK_DEFAULT=False, WTF_CSRF_TIME_LIMIT=None,
     )
+    server.session_interface = _SessionInterface(settings)
+    if settings.trusted_proxies:
+        server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies, x_proto=settings.trusted_proxies)
     manager = flask_login.LoginManager(server)
     state = AuthState(
         engine=engine, settings=settings, directory=UserDirectory(engine, settings.users_cache_s),
-        by_address=FailureLimiter(settings.login_failures_per_address, settings.login_window_s),
-        by_user=FailureLimiter(settings.login_failures_per_user, settings.login_window_s),
+        by_address=make_limiter(engine, "address", settings.login_failures_per_address, settings.login_window_s),
+        by_user=make_limiter(engine, "user", settings.login_failures_per_user, settings.login_window_s),
         csrf=CSRFProtect(server), callback_map=app.callback_map,
     )
     server.extensions[EXTENSION_KEY] = state
@@ -161,7 +185,7 @@ def _after(state: AuthState):
         request = flask.request
         if (request.method == "GET" and response.mimetype == "text/html" and state.engine is not None
                 and flask_login.current_user.is_authenticated and flask_login.current_user.via == "session"):
-            response.set_cookie(CSRF_COOKIE, generate_csrf(), samesite="Strict", secure=state.settings.secure_cookies,
+            response.set_cookie(CSRF_COOKIE, generate_csrf(), samesite="Strict", secure=cookies_secure(state.settings),
                                 httponly=False)
         return response
 

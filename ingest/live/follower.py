@@ -3,7 +3,9 @@
 A web process that does not hold the ingest lease runs a :class:`Follower` thread.  On
 PostgreSQL it keeps one connection in ``LISTEN clustertwin_live`` and ``LISTEN
 clustertwin_alerts`` (:mod:`ingest.store.livestate`): a new live state is read and handed
-to :meth:`ingest.live.hub.LiveHub.adopt` as soon as the leader commits it; an alert change
+to :meth:`ingest.live.hub.LiveHub.adopt` as soon as the leader commits it, after the trend
+points stored since the hub's last one (:meth:`~ingest.live.hub.LiveHub.catch_up_trend`:
+the whole trend window when it starts, the missed ticks after a gap); an alert change
 by any process resets the hub's alert cache.  It also re-reads the row every
 :data:`RESYNC_S` seconds, so a lost notification or a reconnect costs at most that long.
 On SQLite (no notifications) it polls the row's ``seq`` every :data:`POLL_S` seconds and
@@ -74,6 +76,7 @@ class Follower:
                 self._ok()
                 return False
             row = read_latest(self.engine, site)
+            self.hub.catch_up_trend()  # stored with that state or after it: also the ticks not notified
         except SQLAlchemyError as exc:
             self._failed(exc)
             return False

@@ -29,6 +29,7 @@ from ingest.live.readings import ReadingsBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.livestate import ALERTS_CHANNEL, LiveStateError, encode_state, notify, publish
+from ingest.store.livetrend import read_trend
 from ingest.store.models import Event, utcnow
 from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
@@ -148,6 +149,7 @@ class LiveHub:
         self.publish_bytes = 0  # size of the last published live state
         self.publish_every_s = publish_every_s
         self._live_published_at: datetime | None = None
+        self._trend_stored_at: datetime | None = None  # newest trend point known to be in the database
         self._publish_refused = False
         self.outage = WriteOutage(log, f"database of site {state.name}")
         self._last_alerts: dict[tuple[bool, int], list[dict]] = {}
@@ -212,8 +214,25 @@ class LiveHub:
             self._publish_refused = True
             return
         self._publish_refused = False
-        publish(self.db, self.site_name, self.seq, ts, self.publish_holder, payload)
+        trend = self.trend_buffer.rows_after(self._trend_stored_at)
+        publish(self.db, self.site_name, self.seq, ts, self.publish_holder, payload,
+                trend=trend, trend_keep_from=ts - self.trend_buffer.window)
         self.publish_bytes = len(payload)
+        if trend:
+            self._trend_stored_at = trend[-1][0]
+
+    def catch_up_trend(self) -> int:
+        """Add the trend points the leader stored since this hub's last one (:mod:`ingest.store.livetrend`).
+
+        A follower calls it when it starts (the trend's history) and before adopting a live
+        state (ticks whose notifications it missed); a new leader before its first tick.
+        Returns how many points were added; raises SQLAlchemyError when the database fails.
+        """
+        rows = read_trend(self.db, self.site_name, after=self.trend_buffer.last_ts())
+        added = self.trend_buffer.extend(rows)
+        if rows and (self._trend_stored_at is None or rows[-1][0] > self._trend_stored_at):
+            self._trend_stored_at = rows[-1][0]
+        return added
 
     def live_state(self) -> dict:
         """What a follower needs to show this hub's latest tick: snapshot, detail, job timelines."""

@@ -121,6 +121,11 @@ class Runtime:
         # alerts opened or cleared by the previous leader: continue its episodes, do not raise them again
         self.hub.tracker = AlertTracker(self.hub.db, self.hub.site_name)
         self.hub.publish_holder = self.lease.holder if self.hub.shard[0] == 0 else None
+        try:
+            self.hub.catch_up_trend()  # the previous leader's trend goes on in this one's
+        except SQLAlchemyError as exc:
+            log.warning("trend of %s starts empty: the stored trend was not read (%s)", self.hub.site_name,
+                        one_line(exc))
         self.hub.step()  # the first snapshot exists before anyone asks for it
         self.scheduler = build_scheduler(self.hub.jobs_for_scheduler(self.tick_s))
         self.scheduler.start()

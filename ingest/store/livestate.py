@@ -6,6 +6,7 @@ row: an upsert, so the table holds one row per site however long it runs.  On Po
 the same transaction sends ``NOTIFY clustertwin_live, '<site> <seq>'``; an acknowledgement
 or silence written by any process sends ``NOTIFY clustertwin_alerts, '<site>'``.  SQLite
 has no notifications: followers poll the row's ``seq`` instead (:mod:`ingest.live.follower`).
+The same transaction stores the trend points since the last publication (:mod:`ingest.store.livetrend`).
 
 The payload is a small self-describing format, not pickle (a row must never run code in a
 reader): a JSON header holding the scalars and the structure of the dataclasses, then the
@@ -30,6 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
+from ingest.store.livetrend import TrendRow, write_trend
 from ingest.store.models import LiveState, utcnow
 
 LIVE_CHANNEL = "clustertwin_live"  # payload "<site> <seq>": a new live state
@@ -147,8 +149,13 @@ def notify(conn: Connection, channel: str, payload: str) -> None:
         conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload})
 
 
-def publish(engine: Engine, site_name: str, seq: int, ts: datetime, holder: str, payload: bytes) -> None:
-    """Replace the site's live state by ``payload`` (tick ``seq`` at ``ts``) and notify followers."""
+def publish(engine: Engine, site_name: str, seq: int, ts: datetime, holder: str, payload: bytes,
+            trend: list[TrendRow] = (), trend_keep_from: datetime | None = None) -> None:
+    """Replace the site's live state by ``payload`` (tick ``seq`` at ``ts``) and notify followers.
+
+    ``trend``: the trend rows since the last publication, stored in the same transaction
+    (rows older than ``trend_keep_from`` are deleted: :mod:`ingest.store.livetrend`).
+    """
     values = {"site_name": site_name, "seq": seq, "ts": ts, "holder": holder, "payload": payload,
               "published_at": utcnow()}
     insert = pg_insert if is_postgres(engine) else sqlite_insert
@@ -157,6 +164,7 @@ def publish(engine: Engine, site_name: str, seq: int, ts: datetime, holder: str,
                                       set_={k: stmt.excluded[k] for k in values if k != "site_name"})
     with engine.begin() as conn:
         conn.execute(stmt)
+        write_trend(conn, site_name, list(trend), trend_keep_from)
         notify(conn, LIVE_CHANNEL, f"{site_name} {seq}")
 
 

@@ -219,3 +219,27 @@ class LiveState(SQLModel, table=True):
     holder: str  # lease holder id of the publishing process
     payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     published_at: datetime = _ts()
+
+
+class LoginFailure(SQLModel, table=True):
+    """One counted login attempt of a client address or a user name (see :mod:`ingest.store.loginlimits`).
+
+    A row is written when an attempt starts and deleted when it succeeds, so every process
+    of one database counts the same attempts; rows older than the window are deleted.
+    """
+
+    __tablename__ = "login_failure"
+    __table_args__ = (Index("ix_login_failure_scope_key_at", "scope", "key", "attempt_at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str  # "address" or "user"
+    key: str  # the client address or the user name (at most 100 characters)
+    attempt_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))
+
+
+class LiveTrendPoint(SQLModel, table=True):
+    """One tick's site-level trend values, published by the ingest leader (see :mod:`ingest.store.livetrend`)."""
+
+    __tablename__ = "live_trend"
+    site_name: str = Field(primary_key=True)
+    ts: datetime = Field(sa_column=Column(UTCDateTime(), primary_key=True))  # the tick's time
+    values_json: str  # {"it_power_mw": 61.2, …}: the trend columns by name, null where unknown

@@ -32,3 +32,22 @@ def test_tick_above_two_seconds_is_refused():
     args = _parser().parse_args(["serve", "--tick-ms", "5000"])
     with pytest.raises(SystemExit, match="--tick-ms 5000"):
         serve(args)
+
+
+def test_trusted_proxies_from_the_flag_else_the_environment_else_none(monkeypatch):
+    from dashboard.commands import trusted_proxies
+
+    monkeypatch.delenv("CLUSTERTWIN_TRUSTED_PROXIES", raising=False)
+    assert _parser().parse_args(["serve"]).trusted_proxies is None and trusted_proxies(None) == 0
+    assert trusted_proxies(_parser().parse_args(["serve", "--trusted-proxies", "2"]).trusted_proxies) == 2
+    monkeypatch.setenv("CLUSTERTWIN_TRUSTED_PROXIES", "1")
+    assert trusted_proxies(None) == 1 and trusted_proxies(0) == 0  # the flag wins
+    for value, message in ((None, "0..5"), (6, "--trusted-proxies 6: expected 0..5"), (-1, "--trusted-proxies -1")):
+        if value is None:
+            monkeypatch.setenv("CLUSTERTWIN_TRUSTED_PROXIES", "two")
+        with pytest.raises(SystemExit, match=message) as refused:
+            trusted_proxies(value)
+        assert "\n" not in str(refused.value)
+    monkeypatch.setenv("CLUSTERTWIN_TRUSTED_PROXIES", "9")
+    with pytest.raises(SystemExit, match=r"\$CLUSTERTWIN_TRUSTED_PROXIES 9: expected 0..5"):
+        serve(_parser().parse_args(["serve"]))

@@ -3,6 +3,7 @@
 import time
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from ingest.live.follower import Follower
@@ -147,3 +148,86 @@ def test_ingest_run_refuses_a_publish_cadence_out_of_range(capsys):
     assert main(["ingest", "run", "--site", "demo", "--publish-every-s", "0.1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --publish-every-s 0.1: expected 1..60 s") and err.count("\n") == 1
+
+
+def same_trend(follower, leader, window_s: float = 3600.0) -> bool:
+    mine, theirs = follower.trend(window_s), leader.trend(window_s)
+    return mine.index.equals(theirs.index) and np.allclose(mine.to_numpy(float), theirs.to_numpy(float),
+                                                           equal_nan=True)
+
+
+def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
+    open_database(db_url).dispose()
+    leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
+    leader.publish_holder = "leader:1:aa"
+    for second in range(20):
+        leader.step(T0 + timedelta(seconds=second))
+    follower = build_hub("demo", db_url, start=T0)
+    follower.writable = False
+    never_ticks(follower)
+    watcher = Follower(follower, poll_s=0.05, resync_s=0.5).start()
+    try:
+        assert len(follower.trend(3600)) == 20 and same_trend(follower, leader)  # at once, before another tick
+        assert follower.trend(3600)["gpus_down"].dtype == leader.trend(3600)["gpus_down"].dtype
+        leader.step(T0 + timedelta(seconds=20))
+        assert wait_for(lambda: len(follower.trend(3600)) == 21)
+        assert same_trend(follower, leader)
+    finally:
+        watcher.stop()
+        leader.db.dispose()
+        follower.db.dispose()
+
+
+def test_a_follower_that_missed_notifications_catches_up_from_the_database(leader_and_followers):
+    leader, (follower, _), (watcher, _) = leader_and_followers
+    leader.step(T0)
+    assert wait_for(lambda: follower.seq == 1)
+    if watcher.uses_notify:  # the follower's LISTEN connection drops: nothing is notified until it reconnects
+        from sqlalchemy import text
+        with leader.db.begin() as conn:
+            cut = conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                    "WHERE query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()")).all()
+        assert cut
+    else:  # SQLite: the follower stops polling for a while
+        watcher.stop()
+    for second in range(1, 8):
+        leader.step(T0 + timedelta(seconds=second))
+    if not watcher.uses_notify:
+        watcher.start()
+    assert wait_for(lambda: follower.latest().ts == T0 + timedelta(seconds=7), 15.0)
+    assert len(follower.trend(3600)) == 8 and same_trend(follower, leader)  # every missed tick, not the last only
+
+
+def test_the_stored_trend_keeps_one_window_per_site(db_url):
+    from ingest.live.trend import TrendBuffer
+    from ingest.store.livetrend import rows_total
+
+    open_database(db_url).dispose()
+    leader = build_hub("demo", db_url, start=T0)
+    leader.publish_holder = "leader:1:aa"
+    leader.trend_buffer = TrendBuffer(window_s=10.0)
+    try:
+        for second in range(30):
+            leader.step(T0 + timedelta(seconds=second))
+        assert rows_total(leader.db, "demo") == len(leader.trend(3600)) == 11  # 19..29 s: older rows are deleted
+    finally:
+        leader.db.dispose()
+
+
+def test_a_new_leader_continues_the_stored_trend(tmp_path):
+    from ingest.store.models import utcnow
+
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    earlier = utcnow().replace(microsecond=0) - timedelta(seconds=20)
+    old = build_hub("demo", url, start=earlier)
+    old.publish_holder = "leader:1:aa"  # a leader that stopped (it held no lease any more)
+    for second in range(5):
+        old.step(earlier + timedelta(seconds=second))
+    runtime = start_hub("demo", url, renew_s=0.3)
+    try:
+        assert runtime.leading
+        trend = runtime.hub.trend(3600)
+        assert trend.index[0] == earlier and len(trend) >= 6  # the old leader's five points, then its own
+    finally:
+        runtime.stop()
+        old.db.dispose()
