@@ -210,7 +210,8 @@ def pump_loss(
     t_thr, t_shut = np.full(shape, np.inf), np.full(shape, np.inf)
     if no_flow.any():
         nf = np.flatnonzero(no_flow)
-        c_eff = _plate_heat_capacity(b(heat_capacity_j_per_k)[nf], coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
+        c_eff = _plate_heat_capacity(b(heat_capacity_j_per_k)[nf], b(coolant_cp_j_per_kg_k)[nf],
+                                     b(coolant_density_kg_per_m3)[nf])
         t_thr[nf], t_shut[nf] = _no_flow_times(temp[nf], power[nf], b(idle_w)[nf], c_eff, b(max_operating_temp_c)[nf],
                                                b(slowdown_temp_c)[nf], b(shutdown_temp_c)[nf])
     f_drop, f_end = _failover_flows(np.where(no_flow, 1.0, f0), pumps_running_count, pumps_required)
