@@ -115,6 +115,7 @@ class TwinEngine:
         self.gpu_power_w = np.zeros(state.n_gpus)
         self._reset_stores()
         self.source_power_mw = np.zeros(state.n_sources)
+        self.sources_live_before = np.ones(state.n_sources, dtype=bool)  # a source that goes down has tripped
         self.policy = policy.PolicyState()
         self._init_cooling_state(state)
         self.detail: TickDetail | None = None
@@ -146,6 +147,7 @@ class TwinEngine:
         self.battery_soc_frac = np.where(s.source_kind == _BATTERY, 1.0, np.nan)
         self.ups_energy_frac = np.where(self.ups_kwh > 0, 1.0, np.nan)
         self.ups_dropped = np.zeros(s.n_power, dtype=bool)
+        self.supply_dipped = False  # a source tripped last tick and the rest fell short: every bus dipped
 
     # --- construction -----------------------------------------------------------------
     def _precompute_gpu(self, s: SiteTables) -> None:
@@ -281,6 +283,9 @@ class TwinEngine:
 
     def _precompute_power(self, s: SiteTables) -> None:
         self.topo = powertree.build_topology(s)
+        # chillers are fed from the top-level buses, not from the UPSs (twin.physics.plant)
+        self.plant_buses = self.topo.top_down[0] if s.n_power else np.zeros(0, dtype=np.int64)
+        self.plant_chillers_by_bus = plant.chillers_by_bus_count(s.plant_chiller_count, self.plant_buses.size)
         n = s.n_sources
         given = lambda a, default: a if np.size(a) == n else np.full(n, default)  # noqa: E731 (tables built in code)
         self.source_step_mw = given(s.source_step_mw, np.inf)
@@ -458,8 +463,12 @@ class TwinEngine:
         self.cdu_delay.push(predicted, dt_s)
         supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
         r_cal_cdu, flow_ratio = self._plates(flow)
-        available = (s.plant_chiller_count if inp.plant_chillers_running is None
-                     else np.asarray(inp.plant_chillers_running, dtype=np.float64))
+        if inp.plant_chillers_running is None:  # chillers on buses that dipped stop (twin.physics.plant)
+            available = (plant.chillers_powered_count(self.plant_chillers_by_bus, ps.power_live[self.plant_buses],
+                                                      self.supply_dipped) if self.plant_buses.size
+                         else s.plant_chiller_count)
+        else:
+            available = np.asarray(inp.plant_chillers_running, dtype=np.float64)
         return CoolingResult(
             pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
             cdu_supply_temp_c=supply, cdu_setpoint_c=setpoint, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
@@ -747,6 +756,10 @@ class TwinEngine:
         ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
         ups_mw, ups_frac = sources.ups_discharge(min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups],
                                                  self.ups_energy_frac[ups], dt_s)
+        # a trip the others cannot pick up dips every bus: the chillers stop from the next tick
+        tripped = bool((self.sources_live_before & ~ps.source_live).any())
+        self.supply_dipped = tripped and d.unmet_mw > 0.0 and not self._settling
+        self.sources_live_before = ps.source_live
         if not self._settling:
             self.battery_soc_frac = d.battery_soc_frac
             self.ups_energy_frac[ups] = ups_frac
