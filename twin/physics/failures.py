@@ -122,28 +122,31 @@ def _failover_flows(flow_frac, pumps_running_count, pumps_required):
     return np.minimum(f_drop, f_end), f_end
 
 
-def _shared_when_uniform(r_at, f_drop, f_end):
-    """The resistance model and flows as one column when every rack has the same (the usual case: one CDU
-    model, every CDU at the same flow), so the ``[piece, rack]`` arrays are built from a few numbers."""
-    arrays = (r_at.r_die_base, r_at.conv_frac, r_at.r_cal_design, r_at.ramp_s, f_drop, f_end)
-    if all(a.size == 0 or np.all(a == a[0]) for a in arrays):
-        r_at = _ResistanceAtFlow(*(a[:1] for a in arrays[:4]))
-        return r_at, f_drop[:1], f_end[:1]
-    return r_at, f_drop, f_end
+def _take(value, idx):
+    """``value[idx]`` for an array, the scalar itself otherwise."""
+    return value[idx] if np.ndim(value) else value
+
+
+def _scalar_if_uniform(value):
+    """A float when every entry is equal (the ``[piece, rack]`` arrays of the fail-over then have one column)."""
+    if np.ndim(value) and value.size and np.all(value == value.flat[0]):
+        return float(value.flat[0])
+    return value
 
 
 def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j_per_k, f_drop, f_end, limit_c):
     """First time [s] the die crosses ``limit_c`` while the flow ramps from ``f_drop`` to ``f_end`` (over
     ``r_at.ramp_s``) and after it; ``r_at(f)`` is the die-to-coolant resistance at flow ``f`` of design.
 
-    The pieces' resistances, steady states and decays are one ``[piece, rack]`` array each (flows
-    shared by every rack stay one column); the temperature at the end of each piece is carried from
-    piece to piece, and the crossing is solved exactly inside the first piece that ends above the limit.
+    The pieces' resistances, steady states and decays are ``[piece, rack]`` arrays (one column when
+    every rack shares the fail-over: one CDU model, every CDU at the same flow); the temperature at
+    the end of each piece is carried from piece to piece, and the crossing is solved exactly inside
+    the first piece that ends above the limit, then once more at the flow halfway to it.
     """
     k = FAILOVER_SUBSTEPS
-    r_at, f_drop, f_end = _shared_when_uniform(r_at, f_drop, f_end)
-    mid = np.append(np.arange(k, dtype=np.float64) + 0.5, k)[:, None] / k  # pieces' mid-ramp points, then f_end
-    r = r_at(f_drop + mid * (f_end - f_drop))
+    mid = (np.arange(k + 1, dtype=np.float64) + 0.5)[:, None] / k  # pieces' mid-ramp points, then f_end
+    mid[-1] = 1.0
+    r = r_at(f_drop + mid * (f_end - f_drop))  # [piece, 1] when the racks share the fail-over
     steady = supply_c + power_w * r
     tau = heat_capacity_j_per_k * r
     h = r_at.ramp_s / k
@@ -156,9 +159,10 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
     crossed = above.any(axis=0)
     j = np.where(crossed, np.argmax(above, axis=0), k)  # piece of the crossing (k: after the ramp)
     cols = np.arange(temp_c.size)
+    tau_j = np.broadcast_to(tau, steady.shape)[j, cols]
+    inside = time_to_temp_exponential_s(end[j, cols], steady[j, cols], tau_j, limit_c)
     start_s = np.minimum(j, k) * h
-    inside = time_to_temp_exponential_s(end[j, cols], steady[j, cols], tau[j, cols], limit_c)
-    if crossed.any():  # once more inside the ramp, at the flow halfway to the crossing found
+    if crossed.any():
         f = np.minimum(f_drop + (start_s + 0.5 * inside) / np.maximum(r_at.ramp_s, 1e-300) * (f_end - f_drop), f_end)
         r = r_at(f)
         again = time_to_temp_exponential_s(end[j, cols], supply_c + power_w * r, heat_capacity_j_per_k * r, limit_c)
@@ -183,7 +187,8 @@ class _ResistanceAtFlow:
         return cls(r_die_now / g0, conv_frac, r_cal_now * flow_frac, ramp_s)
 
     def take(self, idx: np.ndarray) -> _ResistanceAtFlow:
-        return _ResistanceAtFlow(self.r_die_base[idx], self.conv_frac[idx], self.r_cal_design[idx], self.ramp_s[idx])
+        return _ResistanceAtFlow(*(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design,
+                                                            self.ramp_s)))
 
     def __call__(self, f):
         f = np.maximum(f, 1e-9)
@@ -203,32 +208,39 @@ def pump_loss(
     whose steady state at the lowest flow of the fail-over lies beyond a limit are stepped, so a
     healthy site costs a few elementwise passes.
     """
-    shape = np.broadcast_shapes(np.shape(temp_c), np.shape(power_w), np.shape(pumps_running_count))
-    b = lambda v: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)  # noqa: E731
-    temp, power, supply, f0 = b(temp_c), b(power_w), b(supply_temp_c), b(flow_frac)
-    no_flow = (b(pumps_running_count) <= 1.0) | ~(f0 > 0.0)  # the last pump lost, or no flow to begin with
+    temp, power = np.asarray(temp_c, dtype=np.float64), np.asarray(power_w, dtype=np.float64)
+    n, f0 = np.asarray(pumps_running_count, dtype=np.float64), np.asarray(flow_frac, dtype=np.float64)
+    shape = np.broadcast_shapes(temp.shape, power.shape, n.shape, f0.shape, np.shape(supply_temp_c))
+    temp, power = np.broadcast_to(temp, shape), np.broadcast_to(power, shape)
+    no_flow = np.broadcast_to((n <= 1.0) | ~(f0 > 0.0), shape)  # the last pump lost, or no flow to begin with
     t_thr, t_shut = np.full(shape, np.inf), np.full(shape, np.inf)
     if no_flow.any():
         nf = np.flatnonzero(no_flow)
-        c_eff = _plate_heat_capacity(b(heat_capacity_j_per_k)[nf], b(coolant_cp_j_per_kg_k)[nf],
-                                     b(coolant_density_kg_per_m3)[nf])
-        t_thr[nf], t_shut[nf] = _no_flow_times(temp[nf], power[nf], b(idle_w)[nf], c_eff, b(max_operating_temp_c)[nf],
-                                               b(slowdown_temp_c)[nf], b(shutdown_temp_c)[nf])
-    f_drop, f_end = _failover_flows(np.where(no_flow, 1.0, f0), pumps_running_count, pumps_required)
-    f_drop, f_end = np.where(no_flow, 1.0, f_drop), np.where(no_flow, 1.0, f_end)
-    ramp_s = (f_end - f_drop) * b(pump_failover_s)
-    r_at = _ResistanceAtFlow.from_present(b(r_die_c_per_w), b(r_cal_c_per_w), b(r_conv_frac),
-                                          np.where(no_flow, 1.0, f0), ramp_s)
+        c_eff = _plate_heat_capacity(_take(heat_capacity_j_per_k, nf), _take(coolant_cp_j_per_kg_k, nf),
+                                     _take(coolant_density_kg_per_m3, nf))
+        t_thr[nf], t_shut[nf] = _no_flow_times(temp[nf], power[nf], _take(idle_w, nf), c_eff,
+                                               _take(max_operating_temp_c, nf), _take(slowdown_temp_c, nf),
+                                               _take(shutdown_temp_c, nf))
+    flowing = ~no_flow
+    f0 = np.where(no_flow, 1.0, f0)
+    f_drop, f_end = _failover_flows(f0, n, pumps_required)
+    ramp_s = (f_end - f_drop) * pump_failover_s
+    r_at = _ResistanceAtFlow.from_present(r_die_c_per_w, r_cal_c_per_w, r_conv_frac, f0, ramp_s)
+    # one fail-over shared by every rack (one CDU model, every CDU at the same flow): scalars from here on
+    r_at = _ResistanceAtFlow(*(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac,
+                                                                r_at.r_cal_design, r_at.ramp_s)))
+    f_drop, f_end = _scalar_if_uniform(f_drop), _scalar_if_uniform(f_end)
     r_low = r_at(f_drop)  # the highest resistance of the transient
+    supply = np.broadcast_to(np.asarray(supply_temp_c, dtype=np.float64), shape)
     steady_low = supply + power * r_low
-    floor_low = supply + np.minimum(b(idle_w), power) * r_low  # shutdown only if even idle cannot hold the die
-    for out, limit, reachable in ((t_thr, b(max_operating_temp_c), steady_low),
-                                  (t_shut, b(shutdown_temp_c), floor_low)):
-        out[~no_flow & (temp >= limit)] = 0.0
-        idx = np.flatnonzero(~no_flow & (temp < limit) & (reachable > limit))
+    floor_low = supply + np.minimum(idle_w, power) * r_low  # shutdown only if even idle cannot hold the die
+    for out, limit, reachable in ((t_thr, max_operating_temp_c, steady_low), (t_shut, shutdown_temp_c, floor_low)):
+        out[flowing & (temp >= limit)] = 0.0
+        idx = np.flatnonzero(flowing & (temp < limit) & (reachable > limit))
         if idx.size:
-            out[idx] = _crossing_during_failover_s(temp[idx], power[idx], supply[idx], r_at.take(idx),
-                                                   b(heat_capacity_j_per_k)[idx], f_drop[idx], f_end[idx], limit[idx])
+            out[idx] = _crossing_during_failover_s(
+                temp[idx], power[idx], supply[idx], r_at.take(idx), _take(heat_capacity_j_per_k, idx),
+                _take(f_drop, idx), _take(f_end, idx), _take(limit, idx))
     return t_thr, t_shut
 
 
