@@ -144,6 +144,10 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
     the first piece that ends above the limit, then once more at the flow halfway to it.
     """
     k = FAILOVER_SUBSTEPS
+    # one fail-over shared by every rack (one CDU model, every CDU at the same flow): scalars from here on
+    r_at = _ResistanceAtFlow(*(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac, r_at.r_cal_design,
+                                                                r_at.ramp_s)))
+    f_drop, f_end = _scalar_if_uniform(f_drop), _scalar_if_uniform(f_end)
     mid = (np.arange(k + 1, dtype=np.float64) + 0.5)[:, None] / k  # pieces' mid-ramp points, then f_end
     mid[-1] = 1.0
     r = r_at(f_drop + mid * (f_end - f_drop))  # [piece, 1] when the racks share the fail-over
@@ -226,10 +230,6 @@ def pump_loss(
     f_drop, f_end = _failover_flows(f0, n, pumps_required)
     ramp_s = (f_end - f_drop) * pump_failover_s
     r_at = _ResistanceAtFlow.from_present(r_die_c_per_w, r_cal_c_per_w, r_conv_frac, f0, ramp_s)
-    # one fail-over shared by every rack (one CDU model, every CDU at the same flow): scalars from here on
-    r_at = _ResistanceAtFlow(*(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac,
-                                                                r_at.r_cal_design, r_at.ramp_s)))
-    f_drop, f_end = _scalar_if_uniform(f_drop), _scalar_if_uniform(f_end)
     r_low = r_at(f_drop)  # the highest resistance of the transient
     supply = np.broadcast_to(np.asarray(supply_temp_c, dtype=np.float64), shape)
     steady_low = supply + power * r_low
@@ -240,7 +240,8 @@ def pump_loss(
         if idx.size:
             out[idx] = _crossing_during_failover_s(
                 temp[idx], power[idx], supply[idx], r_at.take(idx), _take(heat_capacity_j_per_k, idx),
-                _take(f_drop, idx), _take(f_end, idx), _take(limit, idx))
+                _take(np.broadcast_to(f_drop, shape), idx), _take(np.broadcast_to(f_end, shape), idx),
+                _take(limit, idx))
     return t_thr, t_shut
 
 
