@@ -949,9 +949,9 @@ class TwinEngine:
         limits = (self.rack_max_op_c, self.rack_slowdown_c, self.rack_shutdown_c)
         out = {}
         out["pump_loss_throttle_s"], out["pump_loss_shutdown_s"] = failures.pump_loss(
-            *args, supply, gt.rack_r_die_c_per_w, r_cal, self.rack_r_conv_frac, cool.cdu_plate_flow_ratio_frac[rack_cdu],
-            self.rack_heat_capacity_j_per_k, cp, rho, cool.pumps_running_count[rack_cdu], self.rack_pumps_required,
-            self.cdu_failover_s[rack_cdu], *limits)
+            *args, supply, gt.rack_r_die_c_per_w, r_cal, self.rack_r_conv_frac,
+            cool.cdu_plate_flow_ratio_frac[rack_cdu], self.rack_heat_capacity_j_per_k, cp, rho,
+            cool.pumps_running_count[rack_cdu], self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits)
         if self.one_rack_per_cdu:  # in-rack CDUs

@@ -26,12 +26,15 @@ BRAKE_BITS = thermal.CLOCK_EVENT_HW_SLOWDOWN | thermal.CLOCK_EVENT_HW_POWER_BRAK
 @pytest.fixture(scope="module")
 def braking_demo():
     demo = load_site("demo")
-    return dataclasses.replace(demo, shortfall_policy="power_brake", source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.15]),
+    return dataclasses.replace(demo, shortfall_policy="power_brake",
+                               source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.15]),
                                source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
 
 
-def _braked(engine, snap) -> bool:
-    return engine.detail.policy_in_force.brake and bool((engine.detail.clock_event_mask & BRAKE_BITS == BRAKE_BITS).all())
+def _braked(engine) -> bool:
+    """The policy's brake in force, and every GPU reporting HW slowdown by the power brake."""
+    mask = engine.detail.clock_event_mask
+    return engine.detail.policy_in_force.brake and bool(((mask & BRAKE_BITS) == BRAKE_BITS).all())
 
 
 def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo):
@@ -49,14 +52,14 @@ def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo)
     response_ticks = int(state.policy_response_s)  # 1-s ticks
     for _ in range(response_ticks):  # the policy waits its response time; the UPSs carry the gap meanwhile
         snap = engine.tick(1.0, tripped)
-        assert not _braked(engine, snap) and (snap.throttle_frac == 1.0).all()
+        assert not _braked(engine) and (snap.throttle_frac == 1.0).all()
         assert engine.detail.supply.ups_power_mw > 0 and engine.detail.supply.unserved_mw == 0.0
         assert snap.facility_power_mw > snap.generation_capacity_mw
     assert engine.policy.applied.brake  # decided after response_s of shortfall: in force from the next tick
 
     snap = engine.tick(1.0, tripped)
     # every GPU: HW slowdown by the power brake (NVML 0x08 + 0x80), clocks cut by 2x, board power with them
-    assert _braked(engine, snap)
+    assert _braked(engine)
     assert (snap.throttle_frac <= thermal.HW_SLOWDOWN_CLOCK_FRAC).all() and (snap.gpu_state == GPU_THROTTLED).all()
     busy = thermal.power_at_clock_w(thermal.HW_SLOWDOWN_CLOCK_FRAC, 700.0, engine.idle_w)
     assert snap.gpu_power_w.max() <= busy + 1e-9
@@ -72,11 +75,11 @@ def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo)
 
     for _ in range(5):  # holds while the generator is out
         snap = engine.tick(1.0, tripped)
-        assert _braked(engine, snap) and engine.detail.supply.ups_power_mw == 0.0
+        assert _braked(engine) and engine.detail.supply.ups_power_mw == 0.0
 
     for _ in range(response_ticks):  # generator back: the release waits the response time too
         snap = engine.tick(1.0, inputs)
-        assert _braked(engine, snap)
+        assert _braked(engine)
     snap = engine.tick(1.0, inputs)
     assert not engine.detail.policy_in_force.active
     assert not (engine.detail.clock_event_mask & BRAKE_BITS).any() and (snap.throttle_frac == 1.0).all()

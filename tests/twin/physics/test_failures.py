@@ -30,8 +30,8 @@ def test_cdu_loss_hand_point_and_shorter_with_power():
 
 
 def _pump(temp, power, running, required, conv_frac=0.0, supply=30.0, flow_frac=1.0):
-    return fl.pump_loss(np.array([temp]), np.array([power]), 85.0, supply, 0.035, 0.005, conv_frac, flow_frac, 750.0, CP,
-                        RHO, np.array([running]), np.array([required]), 5.0, *LIMITS)
+    return fl.pump_loss(np.array([temp]), np.array([power]), 85.0, supply, 0.035, 0.005, conv_frac, flow_frac, 750.0,
+                        CP, RHO, np.array([running]), np.array([required]), 5.0, *LIMITS)
 
 
 def _reference_crossing_s(temp, power, supply, conv_frac, running, required, limit, dt_s=1e-3, horizon_s=120.0):
