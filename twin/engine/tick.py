@@ -115,6 +115,7 @@ class TwinEngine:
         self.gpu_power_w = np.zeros(state.n_gpus)
         self._reset_stores()
         self.source_power_mw = np.zeros(state.n_sources)
+        self.sources_live_before = np.ones(state.n_sources, dtype=bool)  # a source that goes down has tripped
         self.policy = policy.PolicyState()
         self._init_cooling_state(state)
         self.detail: TickDetail | None = None
@@ -146,6 +147,7 @@ class TwinEngine:
         self.battery_soc_frac = np.where(s.source_kind == _BATTERY, 1.0, np.nan)
         self.ups_energy_frac = np.where(self.ups_kwh > 0, 1.0, np.nan)
         self.ups_dropped = np.zeros(s.n_power, dtype=bool)
+        self.supply_dipped = False  # a source tripped last tick and the rest fell short: every bus dipped
 
     # --- construction -----------------------------------------------------------------
     def _precompute_gpu(self, s: SiteTables) -> None:
@@ -187,6 +189,7 @@ class TwinEngine:
         self.rack_r_die_c_per_w = self.by_rack.max(per_gpu(self.r_die_c_per_w))
         self.rack_heat_capacity_j_per_k = rack_min(self.heat_capacity_j_per_k)
         self.rack_idle_w = self.by_rack.max(per_gpu(self.idle_w))
+        self.rack_r_conv_frac = _uniform_or_array(self.by_rack.max(per_gpu(self.r_conv_frac)))
         self.rack_max_op_c = rack_min(self.max_op_c)
         self.rack_slowdown_c = rack_min(self.slowdown_c)
         self.rack_shutdown_c = rack_min(self.shutdown_c)
@@ -287,6 +290,9 @@ class TwinEngine:
 
     def _precompute_power(self, s: SiteTables) -> None:
         self.topo = powertree.build_topology(s)
+        # chillers are fed from the top-level buses, not from the UPSs (twin.physics.plant)
+        self.plant_buses = self.topo.top_down[0] if s.n_power else np.zeros(0, dtype=np.int64)
+        self.plant_chillers_by_bus = plant.chillers_by_bus_count(s.plant_chiller_count, self.plant_buses.size)
         n = s.n_sources
         given = lambda a, default: a if np.size(a) == n else np.full(n, default)  # noqa: E731 (tables built in code)
         self.source_step_mw = given(s.source_step_mw, np.inf)
@@ -499,8 +505,12 @@ class TwinEngine:
         self.cdu_delay.push(predicted, dt_s)
         supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
         r_cal_cdu, flow_ratio = self._plates(flow)
-        available = (s.plant_chiller_count if inp.plant_chillers_running is None
-                     else np.asarray(inp.plant_chillers_running, dtype=np.float64))
+        if inp.plant_chillers_running is None:  # chillers on buses that dipped stop (twin.physics.plant)
+            available = (plant.chillers_powered_count(self.plant_chillers_by_bus, ps.power_live[self.plant_buses],
+                                                      self.supply_dipped) if self.plant_buses.size
+                         else s.plant_chiller_count)
+        else:
+            available = np.asarray(inp.plant_chillers_running, dtype=np.float64)
         return CoolingResult(
             pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
             cdu_supply_temp_c=supply, cdu_setpoint_c=setpoint, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
@@ -798,6 +808,10 @@ class TwinEngine:
         ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
         ups_mw, ups_frac = sources.ups_discharge(min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups],
                                                  self.ups_energy_frac[ups], dt_s)
+        # a trip the others cannot pick up dips every bus: the chillers stop from the next tick
+        tripped = bool((self.sources_live_before & ~ps.source_live).any())
+        self.supply_dipped = tripped and d.unmet_mw > 0.0 and not self._settling
+        self.sources_live_before = ps.source_live
         if not self._settling:
             self.battery_soc_frac = d.battery_soc_frac
             self.ups_energy_frac[ups] = ups_frac
@@ -991,7 +1005,8 @@ class TwinEngine:
         limits = (self.rack_max_op_c, self.rack_slowdown_c, self.rack_shutdown_c)
         out = {}
         out["pump_loss_throttle_s"], out["pump_loss_shutdown_s"] = failures.pump_loss(
-            *args, supply, gt.rack_r_die_c_per_w, r_cal, self.rack_heat_capacity_j_per_k, cp, rho,
+            *args, supply, gt.rack_r_die_c_per_w, r_cal, self.rack_r_conv_frac,
+            cool.cdu_plate_flow_ratio_frac[rack_cdu], self.rack_heat_capacity_j_per_k, cp, rho,
             cool.pumps_running_count[rack_cdu], self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits)

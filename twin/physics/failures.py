@@ -7,11 +7,16 @@ reached, ``0`` when it is already reached.
 
 Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 
-* **loss of one CDU pump** — if the remaining pumps still meet ``pumps_required``,
-  only the fail-over gap matters: the plate flow is taken as zero for
-  ``pump_failover_s`` ([NVIDIA-CDU-Reqs]: ≤ 5 s) and the GPU heats adiabatically; otherwise the
-  flow falls to ``remaining/required`` of design and the GPU relaxes exponentially to
-  the new steady temperature ``T_s + P (R_die + R_cal / f)``.
+* **loss of one CDU pump** — the flow falls at once in proportion to the pumps left and the
+  remaining pumps ramp back at ``design / pump_failover_s`` ([NVIDIA-CDU-Reqs]: an N+1 CDU is
+  back at design within ≤ 5 s), as the engine's :func:`twin.physics.loops.pump_flow_lpm` does:
+  ``f(t) = min(f_end, f0 (n − 1)/n + t / t_fo)`` of design, ``f_end = min(1, (n − 1)/required)``.
+  The die resistance follows the flow (``R_cal ∝ 1/f``, ``R_die`` by
+  :func:`twin.physics.thermal.die_resistance_c_per_w`), so the GPU heats towards a higher steady
+  state only while the flow is low: the ramp is stepped in :data:`FAILOVER_SUBSTEPS` pieces at
+  their mid-ramp flow (exact exponential within each), then the die relaxes to the steady state
+  at ``f_end`` (back to nominal with a spare; ``(n − 1)/required`` of design without one).  With
+  no pump left the GPU heats adiabatically (as for a CDU loss).
 * **loss of a CDU** (no secondary flow) — the GPU heats adiabatically into its own
   heat capacity plus the coolant held in its cold plate (``PLATE_COOLANT_L``); the
   rest of the stagnant loop is not in thermal contact without flow.  This matches the
@@ -31,12 +36,23 @@ Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC, die_temp_steady_c, power_at_clock_w, time_constant_s
+from twin.physics.thermal import (
+    CONVECTION_FLOW_EXPONENT,
+    HW_SLOWDOWN_CLOCK_FRAC,
+    die_temp_steady_c,
+    power_at_clock_w,
+    time_constant_s,
+)
 
 # [E] coolant held in one GPU cold plate and its short hoses (~50 mL).
 PLATE_COOLANT_L = 0.05
+# [E] pieces of the fail-over ramp (midpoint flow, exact within each): the ramp (≤ 5 s) is short
+# against the die's time constant (~30 s), so four pieces keep the error well under 0.1 s
+FAILOVER_SUBSTEPS = 4
 
 
 def time_to_temp_adiabatic_s(
@@ -87,33 +103,145 @@ def cdu_loss(
     return _no_flow_times(temp_c, power_w, idle_w, c_eff, max_operating_temp_c, slowdown_temp_c, shutdown_temp_c)
 
 
+def failover_flow_frac(
+    flow_frac: np.ndarray, pumps_running_count: np.ndarray, pumps_required: np.ndarray, pump_failover_s: np.ndarray,
+    t_s: np.ndarray | float,
+) -> np.ndarray:
+    """Secondary flow over design ``t_s`` after one of ``pumps_running_count`` pumps is lost:
+    ``min(f_end, f0 (n − 1)/n + t / t_fo)`` with ``f_end = min(1, (n − 1)/required)`` (see module docstring)."""
+    f_drop, f_end = _failover_flows(flow_frac, pumps_running_count, pumps_required)
+    return np.minimum(f_end, f_drop + np.asarray(t_s, dtype=np.float64) / np.maximum(pump_failover_s, 1e-9))
+
+
+def _failover_flows(flow_frac, pumps_running_count, pumps_required):
+    """Flow over design just after the loss (``f_drop``) and once the remaining pumps have ramped (``f_end``)."""
+    n = np.asarray(pumps_running_count, dtype=np.float64)
+    remaining = np.maximum(n - 1.0, 0.0)
+    f_end = np.minimum(remaining / np.maximum(np.asarray(pumps_required, dtype=np.float64), 1e-9), 1.0)
+    f_drop = np.asarray(flow_frac, dtype=np.float64) * remaining / np.maximum(n, 1.0)
+    return np.minimum(f_drop, f_end), f_end
+
+
+def _take(value, idx):
+    """``value[idx]`` for an array, the scalar itself otherwise."""
+    return value[idx] if np.ndim(value) else value
+
+
+def _scalar_if_uniform(value):
+    """A float when every entry is equal (the ``[piece, rack]`` arrays of the fail-over then have one column)."""
+    if np.ndim(value) and value.size and np.all(value == value.flat[0]):
+        return float(value.flat[0])
+    return value
+
+
+def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j_per_k, f_drop, f_end, limit_c):
+    """First time [s] the die crosses ``limit_c`` while the flow ramps from ``f_drop`` to ``f_end`` (over
+    ``r_at.ramp_s``) and after it; ``r_at(f)`` is the die-to-coolant resistance at flow ``f`` of design.
+
+    The pieces' resistances, steady states and decays are ``[piece, rack]`` arrays (one column when
+    every rack shares the fail-over: one CDU model, every CDU at the same flow); the temperature at
+    the end of each piece is carried from piece to piece, and the crossing is solved exactly inside
+    the first piece that ends above the limit, then once more at the flow halfway to it.
+    """
+    k = FAILOVER_SUBSTEPS
+    # one fail-over shared by every rack (one CDU model, every CDU at the same flow): scalars from here on
+    r_at = _ResistanceAtFlow(*(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac, r_at.r_cal_design,
+                                                                r_at.ramp_s)))
+    f_drop, f_end = _scalar_if_uniform(f_drop), _scalar_if_uniform(f_end)
+    mid = (np.arange(k + 1, dtype=np.float64) + 0.5)[:, None] / k  # pieces' mid-ramp points, then f_end
+    mid[-1] = 1.0
+    r = r_at(f_drop + mid * (f_end - f_drop))  # [piece, 1] when the racks share the fail-over
+    steady = supply_c + power_w * r
+    tau = heat_capacity_j_per_k * r
+    h = r_at.ramp_s / k
+    decay = np.exp(-h / tau[:-1])
+    end = np.empty((k + 1, temp_c.size))
+    end[0] = temp_c
+    for j in range(k):
+        end[j + 1] = steady[j] + (end[j] - steady[j]) * decay[j]
+    above = end[1:] >= limit_c
+    crossed = above.any(axis=0)
+    j = np.where(crossed, np.argmax(above, axis=0), k)  # piece of the crossing (k: after the ramp)
+    cols = np.arange(temp_c.size)
+    tau_j = np.broadcast_to(tau, steady.shape)[j, cols]
+    inside = time_to_temp_exponential_s(end[j, cols], steady[j, cols], tau_j, limit_c)
+    start_s = np.minimum(j, k) * h
+    if crossed.any():
+        f = np.minimum(f_drop + (start_s + 0.5 * inside) / np.maximum(r_at.ramp_s, 1e-300) * (f_end - f_drop), f_end)
+        r = r_at(f)
+        again = time_to_temp_exponential_s(end[j, cols], supply_c + power_w * r, heat_capacity_j_per_k * r, limit_c)
+        inside = np.where(crossed & np.isfinite(again), again, inside)
+    return start_s + inside
+
+
+@dataclass(frozen=True)
+class _ResistanceAtFlow:
+    """Die-to-coolant resistance at a flow ``f`` of design, scaled from the present one at ``f0`` (so a
+    degraded interface keeps its factor): ``R_die(f) = R_die(f0) · g(f)/g(f0)``, ``g = 1 − c + c f^−0.8``;
+    ``R_cal(f) = R_cal(f0) · f0 / f``.  ``ramp_s`` is how long the fail-over ramp lasts."""
+
+    r_die_base: np.ndarray  # R_die / g at design flow [K/W]
+    conv_frac: np.ndarray
+    r_cal_design: np.ndarray  # [K/W]
+    ramp_s: np.ndarray
+
+    @classmethod
+    def from_present(cls, r_die_now, r_cal_now, conv_frac, flow_frac, ramp_s) -> _ResistanceAtFlow:
+        g0 = 1.0 - conv_frac + conv_frac * np.power(flow_frac, -CONVECTION_FLOW_EXPONENT)
+        return cls(r_die_now / g0, conv_frac, r_cal_now * flow_frac, ramp_s)
+
+    def take(self, idx: np.ndarray) -> _ResistanceAtFlow:
+        return _ResistanceAtFlow(*(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design,
+                                                            self.ramp_s)))
+
+    def __call__(self, f):
+        f = np.maximum(f, 1e-9)
+        g = 1.0 - self.conv_frac + self.conv_frac * np.power(f, -CONVECTION_FLOW_EXPONENT)
+        return self.r_die_base * g + self.r_cal_design / f
+
+
 def pump_loss(
-    temp_c, power_w, idle_w, supply_temp_c, r_die_c_per_w, r_cal_c_per_w, heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running_count, pumps_required, pump_failover_s,
-    max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
+    temp_c, power_w, idle_w, supply_temp_c, r_die_c_per_w, r_cal_c_per_w, r_conv_frac, flow_frac,
+    heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running_count, pumps_required,
+    pump_failover_s, max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring)."""
-    c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
-    remaining = np.asarray(pumps_running_count, dtype=np.float64) - 1.0
-    required = np.asarray(pumps_required, dtype=np.float64)
-    # (a) redundant: fail-over gap with no flow, then nominal again
-    nf_thr, nf_shut = _no_flow_times(temp_c, power_w, idle_w, c_eff, max_operating_temp_c, slowdown_temp_c,
-                                     shutdown_temp_c)
-    gap_thr = np.where(nf_thr <= pump_failover_s, nf_thr, np.inf)
-    gap_shut = np.where(nf_shut <= pump_failover_s, nf_shut, np.inf)
-    # (b) degraded flow: relax to the new steady state
-    frac = np.clip(remaining / required, 1e-9, 1.0)
-    r_cal_degraded = np.asarray(r_cal_c_per_w) / frac
-    steady = die_temp_steady_c(power_w, supply_temp_c, r_die_c_per_w, r_cal_degraded)
-    tau = time_constant_s(heat_capacity_j_per_k, r_die_c_per_w + r_cal_degraded)
-    deg_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
-    steady_floor = die_temp_steady_c(np.minimum(idle_w, power_w), supply_temp_c, r_die_c_per_w, r_cal_degraded)
-    deg_shut = np.where(steady_floor > shutdown_temp_c,
-                        time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf)
-    redundant = remaining >= required
-    no_pump = remaining <= 0.0
-    t_thr = np.where(redundant, gap_thr, np.where(no_pump, nf_thr, deg_thr))
-    t_shut = np.where(redundant, gap_shut, np.where(no_pump, nf_shut, deg_shut))
+    """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring).
+
+    ``r_die_c_per_w`` and ``r_cal_c_per_w`` are the resistances at the present flow, ``flow_frac`` of
+    design; ``r_conv_frac`` the convective share of the die resistance at design flow.  Only racks
+    whose steady state at the lowest flow of the fail-over lies beyond a limit are stepped, so a
+    healthy site costs a few elementwise passes.
+    """
+    temp, power = np.asarray(temp_c, dtype=np.float64), np.asarray(power_w, dtype=np.float64)
+    n, f0 = np.asarray(pumps_running_count, dtype=np.float64), np.asarray(flow_frac, dtype=np.float64)
+    shape = np.broadcast_shapes(temp.shape, power.shape, n.shape, f0.shape, np.shape(supply_temp_c))
+    temp, power = np.broadcast_to(temp, shape), np.broadcast_to(power, shape)
+    no_flow = np.broadcast_to((n <= 1.0) | ~(f0 > 0.0), shape)  # the last pump lost, or no flow to begin with
+    t_thr, t_shut = np.full(shape, np.inf), np.full(shape, np.inf)
+    if no_flow.any():
+        nf = np.flatnonzero(no_flow)
+        c_eff = _plate_heat_capacity(_take(heat_capacity_j_per_k, nf), _take(coolant_cp_j_per_kg_k, nf),
+                                     _take(coolant_density_kg_per_m3, nf))
+        t_thr[nf], t_shut[nf] = _no_flow_times(temp[nf], power[nf], _take(idle_w, nf), c_eff,
+                                               _take(max_operating_temp_c, nf), _take(slowdown_temp_c, nf),
+                                               _take(shutdown_temp_c, nf))
+    flowing = ~no_flow
+    f0 = np.where(no_flow, 1.0, f0)
+    f_drop, f_end = _failover_flows(f0, n, pumps_required)
+    ramp_s = (f_end - f_drop) * pump_failover_s
+    r_at = _ResistanceAtFlow.from_present(r_die_c_per_w, r_cal_c_per_w, r_conv_frac, f0, ramp_s)
+    r_low = r_at(f_drop)  # the highest resistance of the transient
+    supply = np.broadcast_to(np.asarray(supply_temp_c, dtype=np.float64), shape)
+    steady_low = supply + power * r_low
+    floor_low = supply + np.minimum(idle_w, power) * r_low  # shutdown only if even idle cannot hold the die
+    for out, limit, reachable in ((t_thr, max_operating_temp_c, steady_low), (t_shut, shutdown_temp_c, floor_low)):
+        out[flowing & (temp >= limit)] = 0.0
+        idx = np.flatnonzero(flowing & (temp < limit) & (reachable > limit))
+        if idx.size:
+            out[idx] = _crossing_during_failover_s(
+                temp[idx], power[idx], supply[idx], r_at.take(idx), _take(heat_capacity_j_per_k, idx),
+                _take(np.broadcast_to(f_drop, shape), idx), _take(np.broadcast_to(f_end, shape), idx),
+                _take(limit, idx))
     return t_thr, t_shut
 
 

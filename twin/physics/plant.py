@@ -20,6 +20,13 @@ Pure numpy functions over per-plant arrays (a site has one or a few plants).
   ``T_evap = T_set − REFRIGERANT_APPROACH_K`` and ``T_cond = T_tower + CONDENSER_RANGE_K +
   REFRIGERANT_APPROACH_K`` (kelvin).  ``η`` is calibrated so the site's rated COP holds at its
   design wet bulb.
+* Power: chillers, like the rest of the mechanical plant, are not on UPS [Schneider-WP179].
+  A plant's chillers are spread over the site's top-level buses (chiller ``i`` on bus ``i mod n``,
+  :func:`chillers_by_bus_count`); those on a bus that dips stop at once
+  (:func:`chillers_powered_count`).  A bus dips when it is dead, or when a source trips and the
+  units left and the batteries cannot pick up its load: beyond a generating unit's ISO 8528-5
+  load step its voltage and frequency leave the class's limits [ISO-8528-5 §7], the UPSs carry
+  the IT racks and nothing carries the chillers.
 * Restart: chillers that come back (after a power dip or a trip) produce cooling only
   ``restart_s`` later [Schneider-WP179].
 * The plant's chilled-water headers and storage are one mixed node of heat capacity ``C``:
@@ -86,6 +93,22 @@ def chiller_cop_ratio(chilled_c, tower_c, carnot_frac) -> np.ndarray:
 def carnot_frac_from_rating(rated_cop: np.ndarray, chilled_c: np.ndarray, design_tower_c: np.ndarray) -> np.ndarray:
     """Carnot fraction ``η`` that gives ``rated_cop`` at the design lift."""
     return np.asarray(rated_cop, dtype=np.float64) / carnot_cop_ratio(chilled_c, design_tower_c)
+
+
+def chillers_by_bus_count(chiller_count: np.ndarray, n_buses: int) -> np.ndarray:
+    """Chillers of each plant on each bus ``[n_plants, n_buses]``: chiller ``i`` on bus ``i mod n_buses``."""
+    count = np.asarray(chiller_count, dtype=np.int64)[:, None]
+    if n_buses <= 0:
+        return np.zeros((count.shape[0], 0))
+    return (count // n_buses + (np.arange(n_buses)[None, :] < count % n_buses)).astype(np.float64)
+
+
+def chillers_powered_count(chillers_by_bus: np.ndarray, bus_live: np.ndarray, supply_dipped: bool) -> np.ndarray:
+    """Chillers with power per plant: those on live buses; none after a source trip the rest could not
+    pick up (every bus dips; the UPSs carry only the IT racks)."""
+    if supply_dipped:
+        return np.zeros(chillers_by_bus.shape[0])
+    return chillers_by_bus @ np.asarray(bus_live, dtype=np.float64)
 
 
 def chillers_online_count(

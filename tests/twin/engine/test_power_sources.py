@@ -39,7 +39,9 @@ def test_generator_trip_flows_through_battery_ups_and_cap_to_step_time(demo):
     before = engine.tick(1.0, inputs)
     assert not engine.detail.policy_in_force.active  # 1.1 MW of generation + 0.3 MW of battery carry the site
     nominal_step_s = before.jobs[0].step_time_s
-    tripped = dataclasses.replace(inputs, failed_sources=[1])
+    # the inputs keep the chillers running (a reading overrides the power state): without them the
+    # trip would stop the chillers and their load would fit (test_chiller_restart.py)
+    tripped = dataclasses.replace(inputs, failed_sources=[1], plant_chillers_running=np.array([2.0]))
 
     snap = engine.tick(1.0, tripped)
     sup = engine.detail.supply

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from twin.physics import failures as fl
+from twin.physics import loops
 CP, RHO = 3940.0, 1019.2
 C_EFF = 750.0 + fl.PLATE_COOLANT_L / 1000.0 * RHO * CP
 LIMITS = (87.0, 89.0, 92.0)
@@ -28,16 +29,68 @@ def test_cdu_loss_hand_point_and_shorter_with_power():
     assert shut[1] == pytest.approx(39.0 * C_EFF / 700.0 + 3.0 * C_EFF / p_hw)
 
 
-def _pump(temp, power, running, required):
-    return fl.pump_loss(np.array([temp]), np.array([power]), 85.0, 30.0, 0.035, 0.005, 750.0, CP, RHO,
-                        np.array([running]), np.array([required]), 5.0, *LIMITS)
+def _pump(temp, power, running, required, conv_frac=0.0, supply=30.0, flow_frac=1.0):
+    return fl.pump_loss(np.array([temp]), np.array([power]), 85.0, supply, 0.035, 0.005, conv_frac, flow_frac, 750.0,
+                        CP, RHO, np.array([running]), np.array([required]), 5.0, *LIMITS)
 
 
-def test_pump_loss_redundant_only_failover_matters():
-    thr, shut = _pump(55.0, 700.0, 2, 1)
+def _reference_crossing_s(temp, power, supply, conv_frac, running, required, limit, dt_s=1e-3, horizon_s=120.0):
+    """Independent reference: RK4 of ``C dT/dt = P − (T − T_s)/R(t)`` with the fail-over flow ramp."""
+    f_end = min(1.0, (running - 1) / required)
+    f_drop = min((running - 1) / running, f_end)
+
+    def rate(t, temp_c):
+        f = min(f_end, f_drop + t / 5.0)
+        r = 0.035 * (1.0 - conv_frac + conv_frac * f ** -0.8) + 0.005 / f
+        return (power - (temp_c - supply) / r) / 750.0
+
+    t, temp_c = 0.0, temp
+    while t < horizon_s:
+        k1 = rate(t, temp_c)
+        k2 = rate(t + dt_s / 2, temp_c + dt_s / 2 * k1)
+        k3 = rate(t + dt_s / 2, temp_c + dt_s / 2 * k2)
+        k4 = rate(t + dt_s, temp_c + dt_s * k3)
+        new = temp_c + dt_s / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if new >= limit:
+            return t + dt_s * (limit - temp_c) / (new - temp_c)
+        t, temp_c = t + dt_s, new
+    return np.inf
+
+
+def test_failover_flow_follows_the_pump_ramp():
+    # 2 running, 1 required: half the flow at once, back at design after 2.5 s at design/5 s
+    f = fl.failover_flow_frac(1.0, 2, 1, 5.0, np.array([0.0, 1.0, 2.5, 10.0]))
+    assert f == pytest.approx([0.5, 0.7, 1.0, 1.0])
+    # 3 running, 3 required: 2/3 at once and no spare to ramp to
+    assert fl.failover_flow_frac(1.0, 3, 3, 5.0, np.array([0.0, 10.0])) == pytest.approx([2 / 3, 2 / 3])
+    # the engine's pump model stepped finely gives the same flow
+    flow, before = np.array([150.0]), np.array([2.0])
+    for t_s in np.arange(0.1, 3.01, 0.1):
+        flow = loops.pump_flow_lpm(flow, before, np.array([1.0]), np.array([1.0]), np.array([150.0]),
+                                   np.array([5.0]), 0.1)
+        before = np.array([1.0])
+        assert flow[0] / 150.0 == pytest.approx(fl.failover_flow_frac(1.0, 2, 1, 5.0, t_s), abs=1e-9)
+
+
+def test_pump_loss_with_a_spare_heats_only_while_the_flow_is_low():
+    # 83 °C at 55 °C supply is the steady state at design flow (55 + 700 × 0.04): the spare brings the
+    # flow back before the die gets near 87 °C
+    thr, shut = _pump(83.0, 700.0, 2, 1, conv_frac=0.5, supply=55.0)
     assert np.isinf(thr[0]) and np.isinf(shut[0])
-    thr, _ = _pump(84.0, 700.0, 2, 1)  # 3 K from the limit heats through in < 5 s with no flow
-    assert thr[0] == pytest.approx(3.0 * C_EFF / 700.0) and thr[0] <= 5.0
+    # 0.1 K short of the limit, the 2.5 s ramp is enough: the crossing lies inside it
+    thr, _ = _pump(86.9, 700.0, 2, 1, conv_frac=0.5, supply=55.0)
+    ref = _reference_crossing_s(86.9, 700.0, 55.0, 0.5, 2, 1, 87.0)
+    assert 0.0 < ref < 2.5 and thr[0] == pytest.approx(ref, abs=0.03)
+    # no flow through the whole fail-over gap (the bound this replaces) would cross after 0.14 s
+    assert thr[0] > 3 * (0.1 * C_EFF / 700.0)
+
+
+def test_pump_loss_with_a_spare_on_a_die_heading_for_the_limit():
+    # steady 30 + 1500 × 0.04 = 90 °C at design flow: the ramp only brings the crossing forward
+    thr, _ = _pump(80.0, 1500.0, 2, 1, conv_frac=0.5)
+    ref = _reference_crossing_s(80.0, 1500.0, 30.0, 0.5, 2, 1, 87.0)
+    design = 750.0 * 0.04 * np.log((90.0 - 80.0) / (90.0 - 87.0))  # no pump lost at all
+    assert thr[0] == pytest.approx(ref, abs=0.03) and thr[0] < design
 
 
 def test_pump_loss_without_spare_is_no_flow():
@@ -46,7 +99,7 @@ def test_pump_loss_without_spare_is_no_flow():
 
 
 def test_pump_loss_degraded_flow_relaxes_to_new_steady_state():
-    # 2 of 2 required running, one lost: half flow doubles R_cal (0.005 → 0.010)
+    # 2 of 2 required running, one lost: half flow doubles R_cal (0.005 → 0.010) at once, no ramp
     thr, shut = _pump(55.0, 1400.0, 2, 2)
     steady = 30.0 + 1400.0 * (0.035 + 0.010)
     tau = 750.0 * 0.045
@@ -54,6 +107,34 @@ def test_pump_loss_degraded_flow_relaxes_to_new_steady_state():
     assert np.isinf(shut[0])  # idle power holds the die far below shutdown
     thr_low, _ = _pump(55.0, 1000.0, 2, 2)
     assert np.isinf(thr_low[0]) or thr_low[0] > thr[0]
+    # with half the die resistance convective, R_die at half flow is 0.035 (0.5 + 0.5 · 2^0.8)
+    thr, _ = _pump(55.0, 1400.0, 2, 2, conv_frac=0.5)
+    r = 0.035 * (0.5 + 0.5 * 2.0**0.8) + 0.010
+    steady = 30.0 + 1400.0 * r
+    assert thr[0] == pytest.approx(750.0 * r * np.log((steady - 55.0) / (steady - 87.0)))
+
+
+def test_pump_loss_shutdown_only_when_idle_power_cannot_hold_the_die():
+    # at half flow (R = 0.058 K/W) idle power (85 W) holds the die at 80 + 4.9 °C on an 80 °C supply,
+    # but not on an 88 °C supply (92.9 °C): then full power runs on to shutdown
+    _, shut = _pump(89.0, 700.0, 2, 2, conv_frac=0.5, supply=88.0)
+    r = 0.035 * (0.5 + 0.5 * 2.0**0.8) + 0.010
+    steady = 88.0 + 700.0 * r
+    assert shut[0] == pytest.approx(750.0 * r * np.log((steady - 89.0) / (steady - 92.0)))
+    _, shut = _pump(82.0, 700.0, 2, 2, conv_frac=0.5, supply=80.0)
+    assert np.isinf(shut[0])
+
+
+def test_pump_loss_vectorised_matches_single_racks():
+    temps = np.array([55.0, 86.9, 80.0, 55.0, 83.0])
+    powers = np.array([1400.0, 700.0, 1500.0, 700.0, 700.0])
+    supply = np.array([30.0, 55.0, 30.0, 30.0, 55.0])
+    running, required = np.array([2, 2, 2, 1, 3]), np.array([2, 1, 1, 1, 2])
+    thr, shut = fl.pump_loss(temps, powers, 85.0, supply, 0.035, 0.005, 0.5, 1.0, 750.0, CP, RHO, running, required,
+                             5.0, *LIMITS)
+    for i in range(temps.size):
+        t1, s1 = _pump(temps[i], powers[i], running[i], required[i], conv_frac=0.5, supply=supply[i])
+        assert thr[i] == pytest.approx(t1[0]) and shut[i] == pytest.approx(s1[0])
 
 
 def test_facility_water_loss_hand_point():

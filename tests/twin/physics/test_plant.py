@@ -75,3 +75,15 @@ def test_chillers_restart_after_their_restart_time():
         online, left = plant.chillers_online_count(online, np.array([2.0]), left, np.array([300.0]), 1.0)
         t += 1.0
     assert t == 300.0 and online[0] == 2.0
+
+
+def test_chillers_spread_over_the_buses():
+    assert plant.chillers_by_bus_count(np.array([32, 5, 2]), 2).tolist() == [[16, 16], [3, 2], [1, 1]]
+    assert plant.chillers_by_bus_count(np.array([2]), 3).tolist() == [[1, 1, 0]]
+
+
+def test_chillers_with_power_follow_their_buses_and_a_dip():
+    by_bus = plant.chillers_by_bus_count(np.array([5, 2]), 2)
+    assert plant.chillers_powered_count(by_bus, np.array([True, True]), False).tolist() == [5, 2]
+    assert plant.chillers_powered_count(by_bus, np.array([True, False]), False).tolist() == [3, 1]  # bus B dead
+    assert plant.chillers_powered_count(by_bus, np.array([True, True]), True).tolist() == [0, 0]  # every bus dips
