@@ -616,11 +616,12 @@ class TwinEngine:
         decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
         return cool.cdu_supply_temp_c.copy(), r_tot_cdu, r_cal_cdu + hbm_k, p_lim_cdu, decay_cdu, r_die
 
-    def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim, p_lim_cdu, view):
+    def _throttle(self, dem: DemandResult, demand: np.ndarray, p_lim, p_lim_cdu, view, off: np.ndarray | None):
         """Board power, clock and clock-event mask; the full model runs only on GPUs near a limit.
 
         ``p_lim`` is the SW thermal limit in the layout of ``view``; ``p_lim_cdu`` the same per
-        CDU (or None), from which the GPUs near a limit take theirs.
+        CDU (or None), from which the GPUs near a limit take theirs.  The clocks of GPUs in
+        ``off`` (without power; None: none) may be left unsolved: the caller sets them to 0.
         """
         n = self.state.n_gpus
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
@@ -628,7 +629,7 @@ class TwinEngine:
                 and float(p_lim_cdu.min()) >= limit and float(temp.max()) < self.max_op_c):
             # every SW thermal limit above the power limit and every die below max operating: of
             # throttle's mechanisms only the power cap can act (e.g. a shortfall policy's cap)
-            p, clock, mask = thermal.power_cap_only(demand, float(limit), self.idle_w)
+            p, clock, mask = thermal.power_cap_only(demand, float(limit), self.idle_w, None if off is None else ~off)
             limited = bool(mask.any())
         else:
             v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
@@ -682,9 +683,9 @@ class TwinEngine:
             leak *= self.leakage_w_per_k
             leak += demand
             demand = np.maximum(leak, 0.0, out=leak)
-        p, clock, mask, any_limited = self._throttle(dem, demand, p_lim, p_lim_cdu, view)
         off = dem.gpu_off | self.gpu_down
         any_off = bool(off.any())
+        p, clock, mask, any_limited = self._throttle(dem, demand, p_lim, p_lim_cdu, view, off if any_off else None)
         if any_off:
             np.copyto(p, 0.0, where=off)  # (a masked copy is cheaper than boolean indexing)
         # thermal.die_temp_steady_c and relax_temp_c, in place (p >= 0 by construction)

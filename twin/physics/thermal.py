@@ -288,7 +288,7 @@ def throttle_active(
 
 
 def power_cap_only(
-    demand_w: np.ndarray, power_limit_w: float, idle_w: np.ndarray | float
+    demand_w: np.ndarray, power_limit_w: float, idle_w: np.ndarray | float, solve: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`throttle` where only the power cap can act: board power, clock fraction and clock-event mask.
 
@@ -298,6 +298,8 @@ def power_cap_only(
     :func:`clock_at_power_frac` on the capped GPUs (full clocks elsewhere) and the
     SW_POWER_CAP bit on the capped GPUs.  The GPU_IDLE bit is left to the caller.  Equal to
     :func:`throttle` bit for bit under those conditions, at a fraction of its passes.
+    With ``solve`` (bool per GPU), clocks are solved only there (elsewhere they are left
+    unspecified, for GPUs the caller powers off).
     """
     demand_w = np.asarray(demand_w, dtype=np.float64)
     capped = demand_w > power_limit_w
@@ -309,7 +311,8 @@ def power_cap_only(
             # clock_at_power_frac in place: demand > limit >= idle, so the ratio lies in [0, 1)
             clock = np.subtract(demand_w, idle_w)
             np.divide(power_limit_w - np.asarray(idle_w, dtype=np.float64), clock, out=clock)
-            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock), mask
+            where = True if solve is None else solve
+            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask
         return power, clock_at_power_frac(power_limit_w, demand_w, idle_w), mask
     clock = np.ones(capped.shape)
     mask = np.zeros(capped.shape, dtype=np.int32)

@@ -210,3 +210,13 @@ def test_adiabatic_heating_stops_at_the_shutdown_temperature():
     assert adiabatic_step_c(40.0, 700.0, 600.0, 3600.0, shutdown_c=92.0) == 92.0
     assert adiabatic_step_c(95.0, 0.0, 600.0, 60.0, shutdown_c=92.0) == 95.0  # already past: kept, not cooled
     assert adiabatic_step_c(40.0, 700.0, 600.0, 1.0, shutdown_c=92.0) == pytest.approx(40.0 + 700.0 / 600.0)
+
+
+def test_power_cap_only_solves_the_clocks_where_asked_and_the_rest_equals_throttle():
+    rng = np.random.default_rng(9)
+    demand = rng.uniform(300.0, 760.0, 2000)
+    solve = rng.uniform(size=2000) < 0.6
+    power, clock, mask = th.throttle(demand, 200.0, 85.0, np.full(2000, 40.0), np.full(2000, 900.0), 87.0, 89.0)
+    fast = th.power_cap_only(demand, 200.0, 85.0, solve)
+    assert np.array_equal(fast[0], power) and np.array_equal(fast[2], mask)
+    assert np.array_equal(fast[1][solve], clock[solve])
