@@ -28,8 +28,8 @@ _RELAY_JS = """
 function(data) {
     var dc = window.dash_clientside;
     return dc.callback_context.outputs_list.map(function(output, i) {
-        if (!data || !Object.prototype.hasOwnProperty.call(data, String(i))) { return dc.no_update; }
-        var value = data[String(i)];
+        var sent = data && Object.prototype.hasOwnProperty.call(data, String(i));
+        var value = sent ? data[String(i)] : dc.no_update;
         return Array.isArray(output) ? output.map(function() { return value; }) : value;
     });
 }

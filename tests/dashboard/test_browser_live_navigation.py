@@ -85,3 +85,23 @@ def test_a_live_patch_landing_with_a_navigation_leaves_no_console_error(served_a
             patches += page.evaluate("window.__race.patches")
             assert log.errors == [], f"{path}: {log.errors[0]}"
         assert patches > 0, f"{path}: no held answer carried a patch, the race was not exercised"
+
+
+def test_live_patches_still_reach_the_figures(served_app, demo_state, new_page):
+    """The relays deliver: the overview's trends move on with the tick, the floor's selection outline goes on close."""
+    page, log = new_page("1366x768")
+    page.goto(served_app.url("/"))
+    last_x = f"() => document.querySelector('#{ids.Overview.POWER_TREND} .js-plotly-plot').data[0].x.slice(-1)[0]"
+    expect(page.locator(f"#{ids.Overview.POWER_TREND} .js-plotly-plot")).to_be_visible()
+    first = page.evaluate(last_x)
+    page.wait_for_function(f"() => ({last_x})() !== {first!r}")  # a live patch moved the trend's end
+    assert log.errors == []
+
+    page.goto(served_app.url(f"/floor?rack={demo_state.rack_name[3]}"))
+    outline = (f"() => document.querySelector('#{ids.Floor.HALLS} .js-plotly-plot')"
+               f".data[{len(demo_state.hall_name)}].x.length")  # the selection outline trace follows the halls
+    expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
+    assert page.evaluate(outline) > 0
+    page.locator(f"#{ids.Floor.RACK_CLOSE}").click()
+    page.wait_for_function(f"() => ({outline})() === 0")
+    assert log.errors == []
