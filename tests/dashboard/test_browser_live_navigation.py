@@ -5,10 +5,9 @@ navigation puts the new page's layout in, Dash drops the callbacks of the remove
 components one event-loop turn later (a ``setTimeout(0)``).  A tick answer landing in that
 turn used to find no figure to patch: "Cannot patch undefined" in the console (once in eight
 navigations when a tick's answer and the navigation's arrived together).  The test makes
-that turn certain: a wrapper around
-the page's ``fetch`` holds the answers to one tick back and lets them through in a timer set
-while the navigation's answer is being read, that is, after the new layout is in and before
-Dash drops the old callbacks.
+that turn certain: a wrapper around the page's ``fetch`` holds the answers to one tick back
+and lets them through in a timer set while the navigation's answer is being read, that is,
+after the new layout is in and before Dash drops the old callbacks.
 """
 
 from __future__ import annotations
