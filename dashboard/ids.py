@@ -95,6 +95,8 @@ class Overview:
     GPU_TREND = "overview-gpu-trend"
     MFU_TREND = "overview-mfu-trend"
     PINNED = "overview-pinned"  # dcc.Store: the pinned instant (UTC string) or None
+    TRENDS_LIVE = "overview-trends-live"  # dcc.Store relaying the live trend patches (dashboard.patch_relay)
+    TRENDS_PIN = "overview-trends-pin"  # dcc.Store relaying the pinned-time line patches
     PIN_LABEL = "overview-pin-label"
     PIN_CLEAR = "overview-pin-clear"
     HOT_RACKS = "overview-hot-racks"
@@ -111,6 +113,8 @@ class Floor:
     URL = "floor-url"
     METRIC = "floor-metric"
     HALLS = "floor-halls"
+    HALLS_LIVE = "floor-halls-live"  # dcc.Store relaying the live patches of the halls (dashboard.patch_relay)
+    HALLS_SELECTION = "floor-halls-selection"  # dcc.Store relaying the selection outline patches
     SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
     RACK_PANEL = "floor-rack-panel"
     RACK_TITLE = "floor-rack-title"
@@ -154,6 +158,7 @@ class Cooling:
     PAGE = "cooling"
     SELECTION = "cooling-selection"  # dcc.Store {"loop": int | None}
     RENDERED = "cooling-rendered"  # dcc.Store: timestamp of the snapshot on screen
+    FIGURES = "cooling-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
     URL_SYNC = "cooling-url-sync"
     LOOP = "cooling-loop"  # dropdown: site or one loop
     WHATIF = "cooling-whatif"  # link: the chosen loop's blast radius in the what-if editor
@@ -184,6 +189,7 @@ class Power:
     PAGE = "power"
     SELECTION = "power-selection"  # dcc.Store {"element": int | None, "metric": str}
     RENDERED = "power-rendered"
+    FIGURES = "power-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
     URL_SYNC = "power-url-sync"
     METRIC = "power-metric"
     RESET = "power-reset"
@@ -204,6 +210,7 @@ class Fabric:
     PAGE = "fabric"
     SELECTION = "fabric-selection"  # dcc.Store {"tier": int, "switch": int | None}
     RENDERED = "fabric-rendered"
+    FIGURES = "fabric-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
     URL_SYNC = "fabric-url-sync"
     TIER = "fabric-tier"
     MATRIX = "fabric-matrix"
@@ -221,6 +228,7 @@ class Jobs:
     PAGE = "jobs"
     SELECTION = "jobs-selection"  # dcc.Store {"job": str | None, "rack": int | None}
     RENDERED = "jobs-rendered"
+    FIGURES = "jobs-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
     URL_SYNC = "jobs-url-sync"
     JOB = "jobs-job"
     PLACEMENT = "jobs-placement"
@@ -304,6 +312,9 @@ class WhatIf:
     STORE_NOTE = "whatif-store-note"
     # selection
     FLOOR = "whatif-floor"
+    FLOOR_ANSWER = "whatif-floor-answer"  # dcc.Store relaying the answer's floor (figure or patch; dashboard.patch_relay)
+    FLOOR_EDIT = "whatif-floor-edit"  # dcc.Store relaying the floor of an edit's answer
+    FLOOR_OUTLINES = "whatif-floor-outlines"  # dcc.Store relaying the outline patches
     FLOOR_METRIC = "whatif-floor-metric"
     FLOOR_SIGNATURE = "whatif-floor-signature"  # dcc.Store: layout and metric of the drawn floor (else patched)
     HALL = "whatif-hall"

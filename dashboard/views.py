@@ -18,89 +18,43 @@ from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dashboard.hub_context import ViewSelection, current_hub, selection
+from dashboard.settled_view import SettledView, evaluate_settled_job
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
-from ingest.store.layouts import CDU_FIELDS
 from twin.engine.projection import run_scenario
-from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.snapshot import Snapshot
 from twin.engine.view import LIVE, REPLAY, SCENARIO, View, ViewKey, ViewTick, format_view_key, parse_view_key
 from twin.site.catalogue import DATA_DIR
 from twin.site.scenario import ScenarioError, load_scenario
 from twin.site.tables import SiteTables
-from twin.training.sitejob import evaluate_site_job
 
 log = logging.getLogger(__name__)
 SCENARIO_DIR = DATA_DIR / "scenarios"
-HISTORY_COLUMNS = ("ts", "gpu", "metric", "value")
 
 
 class ViewUnavailable(ValueError):
     """A view key that cannot be shown; the message says why, for the page."""
 
 
-class ScenarioView:
+class ScenarioView(SettledView):
     """The twin settled under a scenario file: one snapshot, its detail, the settling ticks as trend."""
 
-    is_live = False
-
     def __init__(self, state: SiteTables, path: Path) -> None:
-        self.state, self.site_name, self.path = state, state.name, path
-        self.key = format_view_key(ViewKey(SCENARIO, path.stem))
         scenario = load_scenario(path, state)
-        self.title = scenario.name
-        self.description = scenario.description
         times: list = []
         rows: list[tuple] = []
         snap, detail, job = run_scenario(state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s))))
-        self._jobs = [job] if job is not None else []
         if job is not None:
-            running_frac = np.where(snap.gpu_state == GPU_DOWN, 0.0, snap.throttle_frac)  # as the live hub does
-            snap.jobs = [evaluate_site_job(state, job.spec, job.gpu_ids, running_frac, snap.link_up_flag).status]
+            evaluate_settled_job(state, snap, job)
             rows[-1] = trend_row(snap)  # the job is evaluated on the settled state only
-        self._tick = ViewTick(snap, detail)
-        self._trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"),
-                                   columns=list(TREND_COLUMNS))
-        self._alerts = _alerts_of(state, snap, detail)
-        self.label = f"scenario · {self.title}"
-
-    def latest_tick(self) -> ViewTick:
-        return self._tick
-
-    def latest(self) -> Snapshot | None:
-        return self._tick.snapshot
-
-    def trend(self, window_s: float = 900.0) -> pd.DataFrame:
-        if self._trend.empty:
-            return self._trend
-        return self._trend[self._trend.index >= self._trend.index[-1] - pd.Timedelta(seconds=window_s)]
-
-    def alerts(self, active_only: bool = True) -> list[dict]:
-        return [dict(a) for a in self._alerts]
-
-    def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
-        if not 0 <= rack_id < self.state.n_racks:
-            raise ValueError(f"rack id {rack_id} is not in 0..{self.state.n_racks - 1}")
-        return pd.DataFrame({name: [] for name in HISTORY_COLUMNS})
-
-    def placed_jobs(self) -> list:
-        return list(self._jobs)
-
-    def job_timeline(self, job_name: str) -> list[dict]:
-        return []  # a settled scenario has no history
-
-    def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
-        if not 0 <= cdu_id < self.state.n_cdus:
-            raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
-        return pd.DataFrame(columns=list(CDU_FIELDS), index=pd.DatetimeIndex([], tz=timezone.utc, name="ts"),
-                            dtype=float)
-
-    def source_ages(self) -> dict[str, float]:
-        return {}
+        trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"), columns=list(TREND_COLUMNS))
+        super().__init__(state, format_view_key(ViewKey(SCENARIO, path.stem)), scenario.name, scenario.description,
+                         ViewTick(snap, detail), trend, [job] if job is not None else [], _alerts_of(state, snap, detail))
+        self.path = path
 
 
 def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:

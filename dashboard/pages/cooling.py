@@ -20,6 +20,7 @@ from dashboard.data_table import Column, data_table
 from dashboard.equipment import cdu_lost, rack_off
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
+from dashboard.patch_relay import relay
 from dashboard.figures import cooling as figs
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.whatif_links import trip_href, whatif_link
@@ -174,6 +175,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
             dcc.Store(id=ids.Cooling.SELECTION, data=selection),
             dcc.Store(id=ids.Cooling.RENDERED, data=rendered),
             dcc.Store(id=ids.Cooling.URL_SYNC),
+            FIGURES_RELAY.store(),
             html.Div(
                 [
                     html.H1("Cooling"),
@@ -245,12 +247,14 @@ def select_loop(value, clicks, selection):
     return {"loop": name}, name or SITE
 
 
+FIGURES_RELAY = relay(ids.Cooling.FIGURES, (ids.cooling_flow_graph(ALL), "figure"), (ids.Cooling.USE_HIST, "figure"),
+                      (ids.Cooling.TTT, "figure"))
+
+
 @callback(
     Output(ids.Cooling.FLOW, "children"),
-    Output(ids.cooling_flow_graph(ALL), "figure"),
-    Output(ids.Cooling.USE_HIST, "figure"),
+    FIGURES_RELAY.output,
     Output(ids.Cooling.WORST, "children"),
-    Output(ids.Cooling.TTT, "figure"),
     Output(ids.Cooling.TTT_TABLE, "children"),
     Output(ids.Cooling.KPIS, "children"),
     Output(ids.Cooling.RENDERED, "data"),
@@ -266,11 +270,10 @@ def refresh(_n, selection, rendered):
     snap = tick.snapshot
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     loop = name_index(hub.state.loop_name, selection.get("loop"))
-    flow, *rest = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
-    shown = ctx.outputs_list[1]  # the flow graph(s) on screen now
-    if full:
-        return (_flow_graph(selection.get("loop"), flow), [dash.no_update] * len(shown), *rest, now)
-    return (dash.no_update, [flow] * len(shown), *rest, now)
+    flow, hist, worst, ttt, ttt_rows, cards = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
+    if full:  # the flow graph is replaced whole (another loop's graph has another id)
+        return _flow_graph(selection.get("loop"), flow), FIGURES_RELAY.send(dash.no_update, hist, ttt), worst, ttt_rows, cards, now
+    return dash.no_update, FIGURES_RELAY.send(flow, hist, ttt), worst, ttt_rows, cards, now
 
 
 register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)

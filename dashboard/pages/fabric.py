@@ -19,6 +19,7 @@ from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
+from dashboard.patch_relay import relay
 from dashboard.figures import fabric as figs
 from dashboard.views import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
@@ -125,6 +126,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
             dcc.Store(id=ids.Fabric.SELECTION, data=selection),
             dcc.Store(id=ids.Fabric.RENDERED, data=rendered),
             dcc.Store(id=ids.Fabric.URL_SYNC),
+            FIGURES_RELAY.store(),
             html.Div(
                 [
                     html.H1("Fabric"),
@@ -185,13 +187,15 @@ def select(click, tier, selection):
     return selection
 
 
+FIGURES_RELAY = relay(ids.Fabric.FIGURES, (ids.Fabric.MATRIX, "figure"), (ids.Fabric.DETAIL, "figure"),
+                      (ids.Fabric.UTIL_HIST, "figure"))
+
+
 @callback(
-    Output(ids.Fabric.MATRIX, "figure"),
-    Output(ids.Fabric.DETAIL, "figure"),
+    FIGURES_RELAY.output,
     Output(ids.Fabric.DETAIL_PANEL, "style"),
     Output(ids.Fabric.DETAIL_EMPTY, "style"),
     Output(ids.Fabric.TIERS, "children"),
-    Output(ids.Fabric.UTIL_HIST, "figure"),
     Output(ids.Fabric.KPIS, "children"),
     Output(ids.Fabric.RENDERED, "data"),
     Input(ids.Shell.TICK, "n_intervals"),
@@ -210,7 +214,8 @@ def refresh(_n, selection, rendered):
     matrix, detail, table, hist, cards = fabric_view(hub.state, snap, tier, switch, full=full)
     if switch is None:
         detail = dash.no_update
-    return matrix, detail, _shown(switch is not None), _shown(switch is None), table, hist, cards, now
+    return (FIGURES_RELAY.send(matrix, detail, hist), _shown(switch is not None), _shown(switch is None), table, cards,
+            now)
 
 
 register_url_writer(ids.Fabric.SELECTION, ids.Fabric.URL_SYNC)

@@ -21,6 +21,7 @@ from dashboard.figures.rack import rack_history_figure
 from dashboard.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.deep_link import keep_view
+from dashboard.patch_relay import relay
 from dashboard.views import callback_screen, current_screen, current_view, view_layout
 from dashboard.whatif_links import rack_href, whatif_link
 from dashboard.static_html import to_html
@@ -34,6 +35,8 @@ from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
 
 HISTORY_WINDOW_S = 600
+LIVE_RELAY = relay(ids.Floor.HALLS_LIVE, (ids.Floor.HALLS, "figure"))
+SELECTION_RELAY = relay(ids.Floor.HALLS_SELECTION, (ids.Floor.HALLS, "figure"))
 _GRID_CACHE: dict[int, tuple[object, list]] = {}
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True}
 
@@ -161,6 +164,8 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
             ),
             compare.section(ids.Floor.PAGE, screen),
             html.Div(dcc.Graph(id=ids.Floor.HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
+            LIVE_RELAY.store(),
+            SELECTION_RELAY.store(),
             dcc.Store(id=ids.Floor.RACK_HTML),
             dcc.Store(id=ids.Floor.RACK_SCROLLED),
             html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
@@ -350,14 +355,14 @@ def drilldown_outputs(hub, rack: int) -> tuple:
 
 
 @dash.callback(
-    Output(ids.Floor.HALLS, "figure"),
+    LIVE_RELAY.output,
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Floor.METRIC, "value"),
     prevent_initial_call=True,
 )
 def live_floor(_n, metric):
     screen = callback_screen()
-    return floor_update(screen.view, parse_metric(metric), diff_against(screen))
+    return LIVE_RELAY.send(floor_update(screen.view, parse_metric(metric), diff_against(screen)))
 
 
 def floor_update(hub, metric: str, against=None):
@@ -424,7 +429,7 @@ def sync_url(metric, rack_name):
 
 @dash.callback(
     Output(ids.Floor.RACK_PANEL, "className"),
-    Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
+    SELECTION_RELAY.output,
     Output(ids.Floor.RACK_WHATIF, "href"),
     Input(ids.Floor.SELECTED_RACK, "data"),
     prevent_initial_call=True,
@@ -432,7 +437,7 @@ def sync_url(metric, rack_name):
 def show_selection(rack_name):
     state = current_view().state
     rack = rack_index(state, rack_name)
-    return (("rack-panel hidden" if rack is None else "rack-panel"), selection_patch(grids_for(state), rack),
+    return (("rack-panel hidden" if rack is None else "rack-panel"), SELECTION_RELAY.send(selection_patch(grids_for(state), rack)),
             rack_href(state.rack_name[rack] if rack is not None else None))
 
 

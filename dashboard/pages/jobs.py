@@ -18,6 +18,7 @@ from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
+from dashboard.patch_relay import relay
 from dashboard.entity_links import entity_href
 from dashboard.figures import jobs as figs
 from dashboard.figures.trends import trend_figure
@@ -276,6 +277,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
             dcc.Store(id=ids.Jobs.SELECTION, data=selection),
             dcc.Store(id=ids.Jobs.RENDERED, data=rendered),
             dcc.Store(id=ids.Jobs.URL_SYNC),
+            FIGURES_RELAY.store(),
             html.Div(
                 [
                     html.H1("Jobs"),
@@ -339,9 +341,11 @@ def select(job_name, click, selection):
     return selection
 
 
+FIGURES_RELAY = relay(ids.Jobs.FIGURES, (ids.Jobs.PLACEMENT, "figure"), (ids.Jobs.BREAKDOWN, "figure"))
+
+
 @callback(
-    Output(ids.Jobs.PLACEMENT, "figure"),
-    Output(ids.Jobs.BREAKDOWN, "figure"),
+    FIGURES_RELAY.output,
     Output(ids.Jobs.BOTTLENECKS, "children"),
     Output(ids.Jobs.KPIS, "children"),
     Output(ids.Jobs.JOB, "options"),
@@ -360,13 +364,14 @@ def refresh(_n, selection, rendered):
     tick, selection, full = live_render(hub, rendered, selection)
     snap = tick.snapshot
     rack = name_index(hub.state.rack_name, selection.get("rack"))
-    *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
-                            shown_placement=(rendered or {}).get("placement"))
+    placement, breakdown, *views, key = jobs_view(hub.state, snap, selection.get("job"), rack, full=full,
+                                                  shown_placement=(rendered or {}).get("placement"))
     now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
     job = find_job(snap, selection.get("job"))
     diagnosis = diagnosis_children(hub, snap, job)
     timeline = timeline_table(hub, job) if job is not None else None
-    return (*views, [j.name for j in snap.jobs], now, diagnosis, throughput_figure(hub), timeline)
+    return (FIGURES_RELAY.send(placement, breakdown), *views, [j.name for j in snap.jobs], now, diagnosis,
+            throughput_figure(hub), timeline)
 
 
 register_url_writer(ids.Jobs.SELECTION, ids.Jobs.URL_SYNC)

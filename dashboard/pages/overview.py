@@ -18,6 +18,7 @@ from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.deep_link import register_url_writer
+from dashboard.patch_relay import relay
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.timestamps import aware
 from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
@@ -44,6 +45,8 @@ TRENDS = (
 )
 
 KPIS = TILES  # (name, label, unit) of the KPI tiles, in display order
+LIVE_RELAY = relay(ids.Overview.TRENDS_LIVE, *[(tid, "figure") for tid, *_ in TRENDS])
+PIN_RELAY = relay(ids.Overview.TRENDS_PIN, *[(tid, "figure") for tid, *_ in TRENDS])
 
 
 def parse_window(value) -> int:
@@ -239,6 +242,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
             dcc.Store(id=ids.Overview.SELECTION, data=None),
             dcc.Store(id=ids.Overview.URL_SYNC),
             dcc.Store(id=ids.Overview.PINNED, data=pinned),
+            LIVE_RELAY.store(),
+            PIN_RELAY.store(),
             html.H1("Overview", className="visually-compact"),
             html.Div(banner_block(hub.state, banner), id=ids.Overview.STATUS,
                      className=f"status-banner status-banner-{banner.severity}", role="status"),
@@ -291,7 +296,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     Output(ids.Overview.HOT_RACKS, "children"),
     Output(ids.Overview.OPEN_ALERTS, "children"),
     Output(ids.Overview.JOBS, "children"),
-    *[Output(tid, "figure") for tid, *_ in TRENDS],
+    LIVE_RELAY.output,
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Overview.WINDOW, "value"),
     prevent_initial_call=True,
@@ -299,7 +304,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
 def live_update(_n, window_s):
     hub = current_view()
     names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
-    return overview_update(hub, parse_window(window_s), names)
+    outputs = overview_update(hub, parse_window(window_s), names)
+    return (*outputs[:-len(TRENDS)], LIVE_RELAY.send(*outputs[-len(TRENDS):]))
 
 
 def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
@@ -361,17 +367,17 @@ def clicked_time(click_data) -> str | None:
 @dash.callback(
     Output(ids.Overview.SELECTION, "data"),
     Output(ids.Overview.PIN_LABEL, "children"),
-    *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
+    PIN_RELAY.output,
     Input(ids.Overview.WINDOW, "value"),
     Input(ids.Overview.PINNED, "data"),
     prevent_initial_call=True,
 )
 def sync_url_and_pin(window_s, pinned):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
-        return (no_update,) * (2 + len(TRENDS))
-    pin_outputs = [pin_patch(pinned) for _ in TRENDS] if ctx.triggered_id == ids.Overview.PINNED else [no_update] * len(TRENDS)
+        return no_update, no_update, no_update
+    pins = PIN_RELAY.send(*[pin_patch(pinned) for _ in TRENDS]) if ctx.triggered_id == ids.Overview.PINNED else no_update
     selection = {"window": str(parse_window(window_s)), "at": pinned.replace(" ", "T") + "Z" if pinned else None}
-    return (selection, pin_label(pinned), *pin_outputs)
+    return selection, pin_label(pinned), pins
 
 
 # the address bar follows the selection in the browser (a late server reply cannot rewrite another page's URL)

@@ -22,6 +22,7 @@ from dashboard.components.kpi import kpi_card
 from dashboard.data_table import Column, data_table
 from dashboard.deep_link import name_index, register_url_writer
 from dashboard.figure_patch import figure_patch, live_render
+from dashboard.patch_relay import relay
 from dashboard.figures import power as figs
 from dashboard.views import current_screen, current_view, view_layout
 from dashboard.whatif_links import trip_href, whatif_link
@@ -203,6 +204,7 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             dcc.Store(id=ids.Power.SELECTION, data=selection),
             dcc.Store(id=ids.Power.RENDERED, data=rendered),
             dcc.Store(id=ids.Power.URL_SYNC),
+            FIGURES_RELAY.store(),
             html.Div(
                 [
                     html.H1("Power"),
@@ -273,13 +275,13 @@ def select(click, metric, _reset, selection):
     return selection
 
 
+FIGURES_RELAY = relay(ids.Power.FIGURES, (ids.Power.TREE, "figure"), (ids.Power.HEADROOM, "figure"),
+                      (ids.Power.GENERATION, "figure"), (ids.Power.SWING, "figure"), (ids.Power.SUPPLY_TREND, "figure"))
+
+
 @callback(
-    Output(ids.Power.TREE, "figure"),
-    Output(ids.Power.HEADROOM, "figure"),
+    FIGURES_RELAY.output,
     Output(ids.Power.WORST, "children"),
-    Output(ids.Power.GENERATION, "figure"),
-    Output(ids.Power.SWING, "figure"),
-    Output(ids.Power.SUPPLY_TREND, "figure"),
     Output(ids.Power.KPIS, "children"),
     Output(ids.Power.SCOPE, "children"),
     Output(ids.Power.RESET, "disabled"),
@@ -297,8 +299,10 @@ def refresh(_n, selection, rendered):
     now = {"ts": snap.ts.isoformat(), "selection": selection}
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
-    views = power_view(hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub))
-    return (*views, _scope_text(hub.state, element), element is None, now)
+    tree, headroom, worst, generation, swing, supply, cards = power_view(
+        hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub))
+    figures = FIGURES_RELAY.send(tree, headroom, generation, swing, supply)
+    return figures, worst, cards, _scope_text(hub.state, element), element is None, now
 
 
 register_url_writer(ids.Power.SELECTION, ids.Power.URL_SYNC)

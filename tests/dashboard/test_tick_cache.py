@@ -6,15 +6,16 @@ import threading
 
 import pytest
 
+from dashboard import ids
 from dashboard.aggregates import DEFAULT_FLOOR_METRIC
 from dashboard.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
 from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
 
-OUTPUT = "floor-halls.figure"
+OUTPUT = f"{ids.Floor.HALLS_LIVE}.data"  # the floor's live callback (its patches go through this relay store)
 
 
 def _body(n: int, metric: str = DEFAULT_FLOOR_METRIC, changed: str = "shell-tick.n_intervals") -> dict:
-    return {"output": OUTPUT, "outputs": {"id": "floor-halls", "property": "figure"},
+    return {"output": OUTPUT, "outputs": {"id": ids.Floor.HALLS_LIVE, "property": "data"},
             "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": n}],
             "state": [{"id": "floor-metric", "property": "value", "value": metric}], "changedPropIds": [changed]}
 
