@@ -20,9 +20,15 @@ from twin.engine.tick import TwinEngine
 class ReplayEngine(TwinEngine):
     """:class:`TwinEngine` without link-utilisation estimates and failure projections (see module docstring)."""
 
+    _replay_fabric: FabricResult | None = None
+
     def _fabric(self, *_args, **_kwargs) -> FabricResult:
-        n = self.state.n_links
-        return FabricResult(link_up_flag=np.ones(n, dtype=bool), link_util_frac=np.zeros(n))
+        if self._replay_fabric is None:  # the same read-only answer every tick
+            n = self.state.n_links
+            up, util = np.ones(n, dtype=bool), np.zeros(n)
+            up.flags.writeable = util.flags.writeable = False
+            self._replay_fabric = FabricResult(link_up_flag=up, link_util_frac=util)
+        return self._replay_fabric
 
     def _projections(self, *_args, **_kwargs) -> ProjectionResult:
         never = np.full(self.state.n_racks, np.inf)
