@@ -289,6 +289,8 @@ def manage(_new, _rename, _dup, _delete, _undo, _redo, upload, current, name, re
     store = _store()
     trigger = dash.ctx.triggered_id
     n = (revision or {}).get("n", 0) + 1
+    before = _audit_state(store, current) if trigger not in (W.NEW, W.IMPORT, W.SCENARIO) else None
+    deleted = None
     try:
         message = ""
         if trigger == W.NEW:
@@ -304,6 +306,7 @@ def manage(_new, _rename, _dup, _delete, _undo, _redo, upload, current, name, re
             message = f"duplicated as {current}"
         elif trigger == W.DELETE:
             _need(current)
+            deleted = current
             store.delete(current)
             message = f"deleted {current}"
             remaining = store.names()
@@ -318,9 +321,19 @@ def manage(_new, _rename, _dup, _delete, _undo, _redo, upload, current, name, re
     except (inputs.InputError, EditRejected) as exc:
         return no_update, no_update, html.Span(str(exc), className="status-critical"), no_update
     if trigger != W.SCENARIO:  # choosing a scenario changes nothing stored
-        audit(f"scenario.{str(trigger).removeprefix('whatif-')}", f"scenario {current}", None,
-              {"message": message, "edits": len(store.edits(current)) if current in store.names() else 0})
+        subject = deleted if trigger == W.DELETE else current
+        after = {} if trigger == W.DELETE else (_audit_state(store, current) or {})
+        audit(f"scenario.{str(trigger).removeprefix('whatif-')}", f"scenario {subject}", before,
+              {"message": message, "edits": 0, **after})
     return store.names(), current, message, {"scenario": current, "n": n}
+
+
+def _audit_state(store, name) -> dict | None:
+    """A stored scenario as the audit log keeps it (name, number of edits, the edits); None if there is none."""
+    if not name or name not in store.names():
+        return None
+    edits = store.edits(name)
+    return {"scenario": name, "edits": len(edits), "edit_list": edits}
 
 
 def _need(current) -> None:
