@@ -62,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
+    rec.add_argument("--site-name", help="record on a variant of --site under this name (with --add-source)")
+    rec.add_argument("--add-source", action="append", default=[], metavar="TOML_TABLE",
+                     help="a power source the variant adds, as a TOML inline table of [power].sources "
+                          "(e.g. a battery the site does not have)")
     rec.add_argument("--title", default="")
     rec.add_argument("--tag", action="append", default=[])
     rec.add_argument("--notes", default="")
@@ -159,7 +163,8 @@ def run_record(args) -> int:
     spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
                       tick_s=args.tick, frame_every_s=args.frame_every, start=datetime.fromisoformat(args.start) if args.start else T0,
                       seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
-                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
+                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job,
+                      site_name=args.site_name, add_sources=tuple(args.add_source))
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
         validate(read_bundle(path))

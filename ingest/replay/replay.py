@@ -17,7 +17,9 @@ their errors measure replay consistency, not the model.
 
 The twin ticks every :data:`TICK_S` seconds, as live, with the recorded inputs held or
 interpolated between frames (:mod:`ingest.replay.ticking`); a large site is cut into hall
-shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.replay.parallel`).
+shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.replay.parallel`),
+unless a source fails (then the site's shortfall policy, which caps every hall's GPUs
+from the whole site's balance, may act: one process).
 
 A scenario (:mod:`twin.site.scenario`) is applied on top of the recorded inputs: its
 failures are added, its pump losses subtracted, its loop supply temperatures and power
@@ -198,10 +200,17 @@ class Replayer:
     def _shards(self, workers: int | None, site_toml: str | None) -> list[Shard]:
         n = default_workers(self.state) if workers is None else workers
         # halls are independent only when the recording gives every loop's facility supply
-        # (else the shared plant couples them)
-        if n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all():
+        # (else the shared plant couples them) and no source fails (else the site's
+        # shortfall policy, which spans every hall, may act)
+        if (n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all()
+                or self._sources_fail()):
             return [Shard.whole(self.state)]
         return cached_shards(self.state, site_toml, n) or [Shard.whole(self.state)]
+
+    def _sources_fail(self) -> bool:
+        """Whether a source is failed in any frame or by the scenario."""
+        recorded = any(len(v) for v in self.rec.site["failed_sources"])
+        return recorded or bool(self.scenario is not None and len(self.scenario.inputs.failed_sources))
 
     def n_ticks(self, frames: range | None = None) -> int:
         """Twin ticks a run over ``frames`` makes after its settled start."""
