@@ -28,13 +28,15 @@ T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)  # a July afternoon at Co
 
 SOURCES_LINE = re.compile(r"(?m)^sources[ \t]*=[ \t]*\[[ \t]*(#[^\n]*)?$")  # the sources list of [power]
 SITE_NAME_LINE = re.compile(r'(?m)^name[ \t]*=[ \t]*"[^"\n]*"')
+CLOSING_LINE = re.compile(r"(?m)^\][ \t]*$")
 
 
 def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> str:
     """``site_toml`` renamed ``name`` with ``sources`` (TOML inline tables) added to its power sources.
 
     Raises ValueError naming the entry that is not an inline table, or when the file has no
-    ``sources = [`` line in ``[power]`` or no name in ``[site]``.
+    ``sources = [`` line in ``[power]`` or no name in ``[site]``.  The added sources come after the
+    site's own, so those keep their ids.
     """
     for entry in sources:
         try:
@@ -47,12 +49,16 @@ def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> st
         raise ValueError(f"--site-name {name!r}: lower-case letters, digits and '-' only")
     site_at = site_toml.find("[site]")
     named = SITE_NAME_LINE.search(site_toml, site_at) if site_at >= 0 else None
-    listed = SOURCES_LINE.search(site_toml, site_toml.find("[power]"))
-    if named is None or listed is None or "[power]" not in site_toml:
-        raise ValueError("site file: needs a name in [site] and a 'sources = [' line in [power]")
+    if named is None:
+        raise ValueError("site file: no name in [site]")
+    text = site_toml[:named.start()] + f'name = "{name}"' + site_toml[named.end():]
+    power_at = text.find("[power]")
+    listed = SOURCES_LINE.search(text, power_at) if power_at >= 0 else None
+    close = CLOSING_LINE.search(text, listed.end()) if listed else None
+    if close is None:
+        raise ValueError("site file: no 'sources = [' … ']' list in [power]")
     added = "".join(f"  {entry.strip()},  # added for this recording\n" for entry in sources)
-    out = site_toml[:listed.end()] + "\n" + added + site_toml[listed.end() + 1:]
-    return out[:named.start()] + f'name = "{name}"' + out[named.end():]
+    return text[:close.start()] + added + text[close.start():]  # after the site's own sources: their ids stay
 
 
 def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[Path]:
