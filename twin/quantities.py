@@ -426,6 +426,11 @@ NOT_QUANTITIES: dict[str, str] = {
     "tags": "names: an incident's tags",
     "start": "timestamp (ISO 8601 UTC): start of a recorded incident",
     "end": "timestamp (ISO 8601 UTC): end of a recorded incident",
+    "site_name": "name of the site an incident was recorded on",
+    "kept": "text: where an incident is kept: a shipped or library file, the database, or both (incidents list)",
+    "shipped": "boolean: an incident file shipped with ClusterTwin (incidents list)",
+    "in_database": "boolean: the database holds a row for the incident (incidents list)",
+    "path": "text: an incident's bundle file, null when only the database knows it (incidents list)",
     "interruptions_per_day_by_cause": "section keyed by failure cause: interruptions per day (throughput report)",
 }
 
