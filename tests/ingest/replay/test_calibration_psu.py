@@ -13,6 +13,7 @@ from ingest.replay.session import RecordSpec, record_synthetic
 from ingest.replay.ticking import CDU_SIGNALS, GPU_SIGNALS, RACK_SIGNALS
 from twin.cli import main
 from twin.physics import power
+from twin.quantities import BY_NAME, NOT_QUANTITIES
 from twin.site.calibration import SiteCalibration, apply_calibration, with_block
 from twin.site.catalogue import load_catalogue
 from twin.site.load import build_site, load_site, site_path
@@ -89,7 +90,9 @@ def test_replay_json_reports_the_psu_fit(tmp_path, capsys):
     spec = RecordSpec("demo", "psu-json", duration_s=120, tick_s=5)
     path = record_synthetic(spec, tmp_path)
     assert main(["replay", str(path), "--calibrate", "0.5", "--json"]) == 0
-    psu = json.loads(capsys.readouterr().out)["calibration"]["parameters"]["psu"]
+    report = json.loads(capsys.readouterr().out)
+    psu = report["calibration"]["parameters"]["psu"]
+    assert sorted(k for k in [*psu, "psu"] if k not in BY_NAME and k not in NOT_QUANTITIES) == []
     assert psu["load_points_frac"] == [0.1, 0.2, 0.5, 1.0] and psu["fitted_flag"] is True
     # a live-hub recording's rack power is the live twin's estimate: the fit returns the catalogue curve
     np.testing.assert_allclose(psu["efficiency_points_frac"], power.PSU_EFFICIENCY_POINTS_FRAC, atol=0.003)
