@@ -213,6 +213,14 @@ CALIBRATION_COLUMNS = (Column("signal", "signal"), Column("before", "held-out CV
                        Column("after", "after (%)", "{:.2f}"))
 
 
+def _psu_text(psu: dict) -> str:
+    """The PSU curve of a calibration report, e.g. "PSU efficiency 90.0/94.0/96.0/91.0 % at 10/20/50/100 % load"."""
+    eff = "/".join(f"{100 * e:.1f}" for e in psu["efficiency_points_frac"])
+    load = "/".join(f"{100 * x:.0f}" for x in psu["load_points_frac"])
+    how = f"fitted on {psu['n_samples']} rack-frames" if psu["fitted_flag"] else "not fitted: too few rack-frames"
+    return f"PSU efficiency {eff} % at {load} % load ({how})"
+
+
 def calibration_panel(rec: IncidentRecording, engine) -> list:
     """Fit the site on the first half of ``rec``, score the second, store the calibrated site in ``engine``."""
     from ingest.replay.calibrate import calibrate_incident, save_calibration
@@ -224,7 +232,8 @@ def calibration_panel(rec: IncidentRecording, engine) -> list:
     summary = (f"Fitted on {report['fit_frames']} frames, scored on {report['heldout_frames']}: CDU approach "
                f"{fmt(p['cdu_approach_delta_k']['min'], 2)} … {fmt(p['cdu_approach_delta_k']['max'], 2)} K, GPU "
                f"resistance ×{fmt(p['gpu_r_th_factor']['min'], 2)} … ×{fmt(p['gpu_r_th_factor']['max'], 2)} "
-               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}.")
+               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}, "
+               + _psu_text(p["psu"]) + ".")
     if engine is None:
         saved = html.P("No database: the calibration is not saved.", className="view-error")
     else:
