@@ -73,7 +73,7 @@ def database_incidents() -> list:
 
 
 def library_entries() -> list[dict]:
-    """Every incident of the library, bundle files and the app database's rows (:func:`ingest.replay.library.library_entries`)."""
+    """Every incident: bundle files and the app database's rows (:func:`ingest.replay.library.library_entries`)."""
     return shared_library_entries(rows=database_incidents())
 
 

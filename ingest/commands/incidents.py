@@ -92,7 +92,7 @@ def _fail(message: str, code: int = 1) -> int:
 
 
 def _database_rows(args) -> list:
-    """The database's incident rows; [] when the embedded default does not exist yet or (with a warning) cannot be read."""
+    """The database's incident rows; [] when the embedded default does not exist or (a warning) cannot be read."""
     from ingest.store.db import DEFAULT_SQLITE_PATH, DatabaseError, open_database
     from ingest.store.incidents import stored_incidents
 

@@ -85,7 +85,7 @@ def _metadata(path: Path) -> dict | None:
 
 
 def kept_where(entry: dict) -> str:
-    """Where an entry of :func:`library_entries` lives: a ``shipped file`` or ``library file``, ``+ database``, or ``database``."""
+    """Where a :func:`library_entries` entry lives: ``shipped file``/``library file``, ``+ database``, or ``database``."""
     parts = ["shipped file" if entry["shipped"] else "library file"] if entry["file"] else []
     return " + ".join(parts + (["database"] if entry["in_database"] else []))
 

@@ -39,7 +39,8 @@ def test_a_database_that_cannot_be_opened_warns_and_keeps_the_file(tmp_path, cap
 
 
 def test_list_shows_files_and_database_rows_and_where_each_is_kept(tmp_path, capsys):
-    bundle = record_synthetic(RecordSpec("demo", "drill-list", duration_s=10, tick_s=5, title="Drill"), tmp_path / "out")
+    spec = RecordSpec("demo", "drill-list", duration_s=10, tick_s=5, title="Drill")
+    bundle = record_synthetic(spec, tmp_path / "out")
     db = f"sqlite:///{tmp_path / 'store.db'}"
     lib = str(tmp_path / "lib")
     assert main(["incidents", "--dir", lib, "import", str(bundle), "--db", db]) == 0
