@@ -209,8 +209,8 @@ class Replayer:
 
     def _sources_fail(self) -> bool:
         """Whether a source is failed in any frame or by the scenario."""
-        recorded = any(len(v) for v in self.rec.site["failed_sources"])
-        return recorded or bool(self.scenario is not None and len(self.scenario.inputs.failed_sources))
+        recorded = any(len(_ids(v)) for v in self.rec.site["failed_sources"])
+        return recorded or bool(self.scenario is not None and len(_ids(self.scenario.inputs.failed_sources)))
 
     def n_ticks(self, frames: range | None = None) -> int:
         """Twin ticks a run over ``frames`` makes after its settled start."""
