@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ingest.replay.replay import Recording, Replayer, recorded_job, score
+from ingest.replay.replay import Recording, Replayer, id_array, recorded_job, score
 from twin.physics import power
 from twin.site.calibration import SiteCalibration, apply_calibration
 from twin.site.tables import SiteTables
@@ -89,11 +89,9 @@ def psu_samples(state: SiteTables, rec: Recording, frames: range) -> tuple[np.nd
     ok &= np.nan_to_num(rec.rack["rack_gpus_down_total"][idx], nan=1.0) == 0
     for row, i in enumerate(idx):
         site = rec.site_rows[i]
-        if len(site.get("failed_power") if site.get("failed_power") is not None else []):
+        if id_array(site.get("failed_power")).size:
             ok[row] = False
-        off = site.get("nodes_off")
-        if off is not None and len(off):
-            ok[row, np.unique(state.node_rack[np.asarray(off, dtype=np.int64)])] = False
+        ok[row, state.node_rack[id_array(site.get("nodes_off"))]] = False
     with np.errstate(divide="ignore", invalid="ignore"):
         return (dc_w / rating_w)[ok], (dc_w / ac_w)[ok]
 
