@@ -283,6 +283,14 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("tick_s", "s", "replay", "the twin's step between ticks during a replay"),
     _Q("n_workers", "count", "replay", "processes that ticked the site's hall shards"),
     _Q("n_gpus_missing", "count", "replay", "recorded detail GPUs a what-if layout no longer has"),
+    # Calibration of the PSU curve (``replay --calibrate --json``: calibration.parameters.psu)
+    _Q("load_points_frac", "1", "psu", "PSU loads (of rating) at which the efficiency curve is given"),
+    _Q("site_efficiency_frac", "1", "psu", "the site's PSU efficiency at those loads before the fit"),
+    _Q("efficiency_points_frac", "1", "psu", "the fitted PSU efficiency at those loads (the site's when not fitted)"),
+    _Q("fitted_flag", "flag", "psu", "the PSU curve was fitted (enough rack-frames with input and GPU power)"),
+    _Q("n_samples", "count", "psu", "rack-frames the PSU curve was fitted on"),
+    _Q("load_min_frac", "1", "psu", "lowest PSU load among the fitted samples"),
+    _Q("load_max_frac", "1", "psu", "highest PSU load among the fitted samples"),
     # Ingest
     _Q("source_age_s", "s", "ingest_source", "seconds since a telemetry source's last good reading (inf if never)"),
 )
@@ -429,6 +437,12 @@ NOT_QUANTITIES: dict[str, str] = {
     "tags": "names: an incident's tags",
     "start": "timestamp (ISO 8601 UTC): start of a recorded incident",
     "end": "timestamp (ISO 8601 UTC): end of a recorded incident",
+    "site_name": "name of the site an incident was recorded on",
+    "psu": "section: the PSU efficiency curve a calibration fitted (replay --calibrate)",
+    "kept": "text: where an incident is kept: a shipped or library file, the database, or both (incidents list)",
+    "shipped": "boolean: an incident file shipped with ClusterTwin (incidents list)",
+    "in_database": "boolean: the database holds a row for the incident (incidents list)",
+    "path": "text: an incident's bundle file, null when only the database knows it (incidents list)",
     "interruptions_per_day_by_cause": "section keyed by failure cause: interruptions per day (throughput report)",
 }
 

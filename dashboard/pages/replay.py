@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import warnings
 from datetime import timezone
-from pathlib import Path
 
 import dash
 import numpy as np
@@ -32,8 +31,7 @@ from dashboard.hub_context import ViewSelection, current_hub
 from dashboard.theme import TEMPLATE_NAME
 from dashboard.replay_view import IncidentRecording, ReplayError, incident_recording
 from dashboard.views import ViewUnavailable, screen_for
-from ingest.replay.bundle import BundleError, read_bundle
-from ingest.replay.library import list_incidents
+from ingest.replay.library import library_entries as shared_library_entries
 from ingest.replay.replay import ReplayResult, replay
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 from twin.engine.view import REPLAY, parse_view_key
@@ -58,8 +56,6 @@ METRIC_COLUMNS = (Column("signal", "signal"), Column("cv_rmse", "CV(RMSE) (%)", 
 
 
 # ------------------------------------------------------------------ library
-_meta_cache: dict[tuple[str, int], dict] = {}
-
 
 def database_incidents() -> list:
     """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
@@ -77,33 +73,8 @@ def database_incidents() -> list:
 
 
 def library_entries() -> list[dict]:
-    """Every incident of the library: bundle files (metadata cached per file version) and database rows.
-
-    An entry says where it is kept (``file``, ``in_database``); a database row whose bundle
-    is not in the library is listed but cannot be replayed.
-    """
-    rows = {row.name: row for row in database_incidents()}
-    out = []
-    for entry in list_incidents():
-        key = (str(entry.path), entry.path.stat().st_mtime_ns)
-        meta = _meta_cache.get(key)
-        if meta is None:
-            try:
-                meta = read_bundle(Path(entry.path)).metadata
-            except BundleError:
-                continue
-            _meta_cache[key] = meta
-        out.append({**meta, "shipped": entry.shipped, "file": True, "in_database": rows.pop(meta["name"], None) is not None})
-    for row in rows.values():
-        out.append({"name": row.name, "title": row.description or row.name, "site_name": row.site_name,
-                    "start": row.start_at.isoformat(), "end": (row.end_at or row.start_at).isoformat(), "tags": [],
-                    "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be replayed here.",
-                    "shipped": False, "file": False, "in_database": True})
-    return out
-
-
-def _kept(entry: dict) -> str:
-    return " + ".join(w for w, on in (("file", entry["file"]), ("database", entry["in_database"])) if on)
+    """Every incident: bundle files and the app database's rows (:func:`ingest.replay.library.library_entries`)."""
+    return shared_library_entries(rows=database_incidents())
 
 
 def matches(entry: dict, query: str | None) -> bool:
@@ -128,7 +99,7 @@ def library_cards(entries: list[dict], query: str | None, selected: str | None) 
                  id={"type": "replay-incident", "name": e["name"]}) if e["file"] else
         html.Span(e["title"], className="replay-title muted", id={"type": "replay-incident", "name": e["name"]}),
         html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e), " · ",
-                  html.Span(_kept(e), className="replay-kept")], className="replay-meta"),
+                  html.Span(e["kept"], className="replay-kept")], className="replay-meta"),
         html.Div([html.Span(t, className="replay-tag") for t in e["tags"]], className="replay-tags"),
         html.P(e["notes"], className="replay-notes"),
     ], className="replay-card selected" if e["name"] == selected else "replay-card") for e in shown]
@@ -242,6 +213,14 @@ CALIBRATION_COLUMNS = (Column("signal", "signal"), Column("before", "held-out CV
                        Column("after", "after (%)", "{:.2f}"))
 
 
+def _psu_text(psu: dict) -> str:
+    """The PSU curve of a calibration report, e.g. "PSU efficiency 90.0/94.0/96.0/91.0 % at 10/20/50/100 % load"."""
+    eff = "/".join(f"{100 * e:.1f}" for e in psu["efficiency_points_frac"])
+    load = "/".join(f"{100 * x:.0f}" for x in psu["load_points_frac"])
+    how = f"fitted on {psu['n_samples']} rack-frames" if psu["fitted_flag"] else "not fitted: too few rack-frames"
+    return f"PSU efficiency {eff} % at {load} % load ({how})"
+
+
 def calibration_panel(rec: IncidentRecording, engine) -> list:
     """Fit the site on the first half of ``rec``, score the second, store the calibrated site in ``engine``."""
     from ingest.replay.calibrate import calibrate_incident, save_calibration
@@ -253,7 +232,8 @@ def calibration_panel(rec: IncidentRecording, engine) -> list:
     summary = (f"Fitted on {report['fit_frames']} frames, scored on {report['heldout_frames']}: CDU approach "
                f"{fmt(p['cdu_approach_delta_k']['min'], 2)} … {fmt(p['cdu_approach_delta_k']['max'], 2)} K, GPU "
                f"resistance ×{fmt(p['gpu_r_th_factor']['min'], 2)} … ×{fmt(p['gpu_r_th_factor']['max'], 2)} "
-               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}.")
+               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}, "
+               + _psu_text(p["psu"]) + ".")
     if engine is None:
         saved = html.P("No database: the calibration is not saved.", className="view-error")
     else:

@@ -17,10 +17,17 @@ rec --name colossus-cdu-pump-failure --tag cooling --tag pump \
 fi
 
 if want colossus-generator-trip; then
-rec --name colossus-generator-trip --tag power --tag generator \
-    --fault source:GEN-A-01@60 --fault source:GEN-A-02@60 --fault source:GEN-A-03@60 \
-    --title "Generator trip: generation falls below the facility load" \
-    --notes "Three generators of bank A trip at 60 s. The colossus site file has no battery, and the engine computes the emergency per-GPU power cap (TickDetail.balance.power_cap_w) without applying it: this records what the engine does today."
+# The summer-2024 colossus supply has no battery; this incident runs on a variant of it,
+# "colossus-bess", with a bridge battery of 8 Megapack-class units (7.1 MW, 31.2 MWh: the unit
+# data of colossus-2025, far smaller than its 168 units) on bus MV-B.  The battery carries the
+# gap at once but cannot hold it for the policy's 15-minute horizon, so the cap policy acts.
+rec --site-name colossus-bess \
+    --add-source '{ name = "MEGAPACK", kind = "battery", units = 8, unit_mw = 0.893, energy_mwh = 31.2, ramp_mw_per_s = 10.0, bus = "MV-B", roundtrip_efficiency_frac = 0.92 }' \
+    --name colossus-generator-trip --tag power --tag generator --tag battery \
+    --fault source:GEN-A-01@60 --fault source:GEN-A-02@60 --fault source:GEN-A-03@60 --fault source:GEN-A-04@60 \
+    --fault source:GEN-A-05@60 --fault source:GEN-A-06@60 --fault source:GEN-A-07@60 \
+    --title "Generator trip: battery ride-through and emergency power caps" \
+    --notes "All seven generators of bank A trip at 60 s (a common-mode trip, e.g. their shared gas supply). The colossus site as of July 2024 had no battery: this recording runs on colossus-bess, the colossus site file with a bridge battery of 8 Megapack-class units (7.1 MW, 31.2 MWh) added. The battery takes the gap at its full rating at once, the UPSs the rest; 5 s later (the site's policy response) the cap policy limits every GPU's power, the job's clocks fall and its step time rises; the battery keeps discharging and its state of charge falls."
 fi
 
 if want colossus-spine-failure; then

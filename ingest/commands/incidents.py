@@ -1,5 +1,9 @@
 """``clustertwin incidents list|show|export|import|record``: the incident library from the command line.
 
+``list`` shows the bundle files (the user's and the shipped ones) and the incidents the
+database holds, with where each is kept (``shipped file``, ``library file``, ``+ database``,
+or ``database`` alone: a row whose bundle is not in the library, not replayable here).
+
 ``import`` reads a bundle (``--format bundle``, the default) or a recording from another
 system (see :mod:`ingest.imports`); ``--json`` prints ``{"name": …}``.  ``import`` and
 ``record`` (into the library) write an audit entry as ``cli:<login name>``.  Exit codes: 0 done,
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -17,9 +22,10 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.replay.bundle import BundleError, read_bundle
-from ingest.replay.library import find_incident, list_incidents, user_dir, validate
+from ingest.replay.library import find_incident, library_entries, user_dir, validate
 from ingest.synthetic.faults import FaultError
 
+LIST_KEYS = ("name", "title", "site_name", "start", "end", "tags", "kept", "shipped", "in_database", "path")
 IMPORT_FORMATS = ("bundle", "prometheus", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power")
 
 
@@ -28,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("incidents", help="recorded incidents: list, show, export, import, record")
     p.add_argument("--dir", help="the user's incident directory (default $CLUSTERTWIN_INCIDENTS or var/incidents)")
     sub = p.add_subparsers(dest="incidents_command", required=True, metavar="SUBCOMMAND")
-    ls = sub.add_parser("list", help="incidents of the library (yours and the shipped ones)")
+    ls = sub.add_parser("list", help="incidents of the library (yours, the shipped ones and the database's)")
+    ls.add_argument("--db", help="database whose incidents to list too (default: $CLUSTERTWIN_DB or the embedded "
+                                 "one, when it exists)")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
     show = sub.add_parser("show", help="metadata and contents of one incident")
@@ -63,6 +71,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
+    rec.add_argument("--site-name", help="record on a variant of --site under this name (with --add-source)")
+    rec.add_argument("--add-source", action="append", default=[], metavar="TOML_TABLE",
+                     help="a power source the variant adds, as a TOML inline table of [power].sources "
+                          "(e.g. a battery the site does not have)")
     rec.add_argument("--title", default="")
     rec.add_argument("--tag", action="append", default=[])
     rec.add_argument("--notes", default="")
@@ -80,13 +92,32 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
+def _database_rows(args) -> list:
+    """The database's incident rows; [] when the embedded default does not exist or (a warning) cannot be read."""
+    from ingest.store.db import DEFAULT_SQLITE_PATH, DatabaseError, open_database
+    from ingest.store.incidents import stored_incidents
+
+    if not (args.db or os.environ.get("CLUSTERTWIN_DB")) and not DEFAULT_SQLITE_PATH.exists():
+        return []  # nothing was ever recorded here: do not create a database to list it
+    try:
+        engine = open_database(args.db)
+        try:
+            return stored_incidents(engine)
+        finally:
+            engine.dispose()
+    except (DatabaseError, SQLAlchemyError, OSError) as exc:
+        print(f"warning: listing the incident files only: {exc}", file=sys.stderr)
+        return []
+
+
 def run_list(args) -> int:
-    entries = list_incidents(args.dir)
+    entries = library_entries(args.dir, _database_rows(args))
     if args.json:
-        print(json.dumps([e.as_dict() for e in entries], indent=1))
+        print(json.dumps([{k: e[k] for k in LIST_KEYS} for e in entries], indent=1, default=str))
         return 0
+    print(f"{'NAME':<32} {'SITE':<14} {'START':<25} {'END':<25} {'KEPT':<24} TITLE")
     for e in entries:
-        print(f"{e.name:<32} {e.site_name:<10} {e.start}  {e.end}  {'shipped' if e.shipped else 'local':<8} {e.title}")
+        print(f"{e['name']:<32} {e['site_name']:<14} {e['start']:<25} {e['end']:<25} {e['kept']:<24} {e['title']}")
     return 0
 
 
@@ -161,7 +192,8 @@ def run_record(args) -> int:
     spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
                       tick_s=args.tick, frame_every_s=args.frame_every, start=datetime.fromisoformat(args.start) if args.start else T0,
                       seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
-                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job)
+                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job,
+                      site_name=args.site_name, add_sources=tuple(args.add_source))
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
         bundle = read_bundle(path)

@@ -139,6 +139,11 @@ def run_replay(args) -> int:
         cv, nmbe = m["cv_rmse"], m["nmbe"]
         print(f"  {name:<24} CV(RMSE) {cv if cv is None else f'{cv:6.2f}'} %   NMBE {nmbe if nmbe is None else f'{nmbe:+6.2f}'} %")
     print(f"  outcome: {out['outcome']}")
+    if "calibration" in out:
+        psu = out["calibration"]["parameters"]["psu"]
+        curve = ", ".join(f"{e:.4f} @ {x:.0%}" for x, e in zip(psu["load_points_frac"], psu["efficiency_points_frac"]))
+        print(f"  PSU efficiency {'fitted' if psu['fitted_flag'] else 'not fitted (too few samples)'}: {curve} "
+              f"({psu['n_samples']} rack-frames)")
     if out.get("skipped"):
         print(f"  not carried over to the scenario's layout: {out['skipped']}")
     if "saved_site_version" in out:

@@ -68,6 +68,60 @@ def list_incidents(directory: Path | None = None) -> list[IncidentEntry]:
     return sorted(out.values(), key=lambda e: (e.site_name, e.start, e.name))
 
 
+_META_CACHE: dict[tuple[str, int], dict] = {}
+
+
+def _metadata(path: Path) -> dict | None:
+    """A bundle's metadata, read once per file version (None when the file cannot be read)."""
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _META_CACHE:
+        try:
+            meta = read_bundle(path).metadata
+        except BundleError:
+            return None
+        if len(_META_CACHE) >= 256:
+            _META_CACHE.pop(next(iter(_META_CACHE)))
+        _META_CACHE[key] = meta
+    return _META_CACHE[key]
+
+
+def kept_where(entry: dict) -> str:
+    """Where a :func:`library_entries` entry lives: ``shipped file``/``library file``, ``+ database``, or ``database``."""
+    parts = ["shipped file" if entry["shipped"] else "library file"] if entry["file"] else []
+    return " + ".join(parts + (["database"] if entry["in_database"] else []))
+
+
+def library_entries(directory: Path | None = None, rows=()) -> list[dict]:
+    """Every incident of the library: bundle files (:func:`list_incidents`) and the database's rows.
+
+    ``rows`` are :class:`ingest.store.models.Incident` rows (site, name, title, window).
+    Each entry holds the bundle's metadata (a database row: its name, site, title and
+    window) and says where it lives: ``file`` (with ``shipped`` and ``path``),
+    ``in_database``, and ``kept`` (:func:`kept_where`).  A row whose bundle is not in the
+    library is listed but cannot be replayed.  Files first (by site, start, name), then
+    rows without a file.
+    """
+    by_key = {(row.site_name, row.name): row for row in rows}
+    out = []
+    for entry in list_incidents(directory):
+        meta = _metadata(entry.path)
+        if meta is None:
+            continue
+        known = by_key.pop((meta["site_name"], meta["name"]), None) is not None
+        out.append({**meta, "path": str(entry.path), "shipped": entry.shipped, "file": True, "in_database": known})
+    for row in sorted(by_key.values(), key=lambda r: (r.site_name, r.start_at, r.name)):
+        out.append({"name": row.name, "title": row.description or row.name, "site_name": row.site_name,
+                    "start": row.start_at.isoformat(), "end": (row.end_at or row.start_at).isoformat(), "tags": [],
+                    "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be "
+                             "replayed here.", "path": None, "shipped": False, "file": False, "in_database": True})
+    for entry in out:
+        entry["kept"] = kept_where(entry)
+    return out
+
+
 def find_incident(name_or_path: str, directory: Path | None = None) -> Path:
     """The bundle file of an incident name (user's, then shipped) or an existing path."""
     path = Path(name_or_path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import traceback
-from functools import lru_cache
 
 from ingest.replay.shards import Shard, hall_shards, with_specs_of
 from ingest.replay.ticking import ShardRun, run_shard

@@ -17,7 +17,9 @@ their errors measure replay consistency, not the model.
 
 The twin ticks every :data:`TICK_S` seconds, as live, with the recorded inputs held or
 interpolated between frames (:mod:`ingest.replay.ticking`); a large site is cut into hall
-shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.replay.parallel`).
+shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.replay.parallel`),
+unless a source fails (then the site's shortfall policy, which caps every hall's GPUs
+from the whole site's balance, may act: one process).
 
 A scenario (:mod:`twin.site.scenario`) is applied on top of the recorded inputs: its
 failures are added, its pump losses subtracted, its loop supply temperatures and power
@@ -102,7 +104,8 @@ def load_recording(bundle: Bundle, state: SiteTables) -> Recording:
     return Recording(ts, dt, rack, cdu, loop, gpu_ids, gpu, site)
 
 
-def _ids(value) -> np.ndarray:
+def id_array(value) -> np.ndarray:
+    """A recorded id list (None: empty) as an int64 array."""
     return np.asarray(value if value is not None else [], dtype=np.int64)
 
 
@@ -117,12 +120,12 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
     pumps = np.where(np.isfinite(pumps), pumps, installed)
     row = rec.site_rows[i]
     nodes_off = np.zeros(state.n_nodes, dtype=bool)
-    nodes_off[_ids(row["nodes_off"])] = True
+    nodes_off[id_array(row["nodes_off"])] = True
     inp = TickInputs(
         ts=rec.ts[i], gpu_util_frac=util, pumps_running_count=pumps.astype(np.int64),
         cdu_flow_lpm=rec.cdu["coolant_flow_lpm"][i], loop_supply_temp_c=rec.loop_supply_temp_c[i].copy(),
-        failed_power=_ids(row["failed_power"]), failed_sources=_ids(row["failed_sources"]),
-        failed_links=_ids(row["failed_links"]), nodes_off=nodes_off if nodes_off.any() else None,
+        failed_power=id_array(row["failed_power"]), failed_sources=id_array(row["failed_sources"]),
+        failed_links=id_array(row["failed_links"]), nodes_off=nodes_off if nodes_off.any() else None,
         outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]) if np.isfinite(row["outdoor_dry_bulb_c"]) else None,
         outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]) if np.isfinite(row["outdoor_wet_bulb_c"]) else None,
     )
@@ -132,9 +135,9 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
 def apply_scenario(inp: TickInputs, scenario: Scenario, state: SiteTables) -> TickInputs:
     """``inp`` with the scenario's failures added and its overrides applied."""
     sc = scenario.inputs
-    inp.failed_power = np.union1d(inp.failed_power, _ids(sc.failed_power))
-    inp.failed_sources = np.union1d(inp.failed_sources, _ids(sc.failed_sources))
-    inp.failed_links = np.union1d(inp.failed_links, _ids(sc.failed_links))
+    inp.failed_power = np.union1d(inp.failed_power, id_array(sc.failed_power))
+    inp.failed_sources = np.union1d(inp.failed_sources, id_array(sc.failed_sources))
+    inp.failed_links = np.union1d(inp.failed_links, id_array(sc.failed_links))
     if sc.pumps_running_count is not None:
         lost = state.cdu_spec_array("pumps") - np.asarray(sc.pumps_running_count)
         inp.pumps_running_count = np.maximum(inp.pumps_running_count - lost, 0).astype(np.int64)
@@ -198,10 +201,17 @@ class Replayer:
     def _shards(self, workers: int | None, site_toml: str | None) -> list[Shard]:
         n = default_workers(self.state) if workers is None else workers
         # halls are independent only when the recording gives every loop's facility supply
-        # (else the shared plant couples them)
-        if n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all():
+        # (else the shared plant couples them) and no source fails (else the site's
+        # shortfall policy, which spans every hall, may act)
+        if (n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all()
+                or self._sources_fail()):
             return [Shard.whole(self.state)]
         return cached_shards(self.state, site_toml, n) or [Shard.whole(self.state)]
+
+    def _sources_fail(self) -> bool:
+        """Whether a source is failed in any frame or by the scenario."""
+        recorded = any(len(id_array(v)) for v in self.rec.site["failed_sources"])
+        return recorded or bool(self.scenario is not None and len(id_array(self.scenario.inputs.failed_sources)))
 
     def n_ticks(self, frames: range | None = None) -> int:
         """Twin ticks a run over ``frames`` makes after its settled start."""
@@ -270,9 +280,9 @@ class Replayer:
                 ids = np.concatenate([part["job_slow"][row][0] for part in parts])
                 clock = np.concatenate([part["job_slow"][row][1] for part in parts])
                 steps = np.floor(clock / JOB_CLOCK_STEP_FRAC).astype(np.int64)
-                links = tuple(_ids(rec.site_rows[i]["failed_links"]).tolist())
+                links = tuple(id_array(rec.site_rows[i]["failed_links"]).tolist())
                 if self.scenario is not None:
-                    links = tuple(np.union1d(links, _ids(self.scenario.inputs.failed_links)).tolist())
+                    links = tuple(np.union1d(links, id_array(self.scenario.inputs.failed_links)).tolist())
                 key = (tuple(ids.tolist()), tuple(steps.tolist()), links)
                 out["job_tokens_per_s"][row, 0] = self._job_result(tokens, key)
         return out

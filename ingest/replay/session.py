@@ -2,12 +2,17 @@
 
 This is how the incidents in ``data/incidents/`` are produced (``clustertwin incidents
 record``, see docs/incidents.md): the same hub, sensors and alert rules as the live twin,
-stepped on a simulated clock as fast as the machine allows.
+stepped on a simulated clock as fast as the machine allows.  A recording may run on a
+variant of a reference site with more power sources (:func:`site_with_sources`, e.g. a
+battery the reference site does not have), under its own site name; the bundle keeps the
+variant's site file.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -15,9 +20,45 @@ from pathlib import Path
 from ingest.live.hub import LiveHub
 from ingest.live.runtime import build_hub
 from ingest.replay.recorder import FlightRecorder
-from twin.site.load import site_path
+from twin.site.errors import SiteError
+from twin.site.load import load_site, site_path
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)  # a July afternoon at Colossus (15:00 UTC = 10:00 CDT)
+
+
+SOURCES_LINE = re.compile(r"(?m)^sources[ \t]*=[ \t]*\[[ \t]*(#[^\n]*)?$")  # the sources list of [power]
+SITE_NAME_LINE = re.compile(r'(?m)^name[ \t]*=[ \t]*"[^"\n]*"')
+CLOSING_LINE = re.compile(r"(?m)^\][ \t]*$")
+
+
+def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> str:
+    """``site_toml`` renamed ``name`` with ``sources`` (TOML inline tables) added to its power sources.
+
+    Raises ValueError naming the entry that is not an inline table, or when the file has no
+    ``sources = [`` line in ``[power]`` or no name in ``[site]``.  The added sources come after the
+    site's own, so those keep their ids.
+    """
+    for entry in sources:
+        try:
+            value = tomllib.loads(f"x = {entry}")["x"]
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"--add-source {entry!r}: not a TOML inline table ({exc})") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"--add-source {entry!r}: not a TOML inline table")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", name):
+        raise ValueError(f"--site-name {name!r}: lower-case letters, digits and '-' only")
+    site_at = site_toml.find("[site]")
+    named = SITE_NAME_LINE.search(site_toml, site_at) if site_at >= 0 else None
+    if named is None:
+        raise ValueError("site file: no name in [site]")
+    text = site_toml[:named.start()] + f'name = "{name}"' + site_toml[named.end():]
+    power_at = text.find("[power]")
+    listed = SOURCES_LINE.search(text, power_at) if power_at >= 0 else None
+    close = CLOSING_LINE.search(text, listed.end()) if listed else None
+    if close is None:
+        raise ValueError("site file: no 'sources = [' … ']' list in [power]")
+    added = "".join(f"  {entry.strip()},  # added for this recording\n" for entry in sources)
+    return text[:close.start()] + added + text[close.start():]  # after the site's own sources: their ids stay
 
 
 def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[Path]:
@@ -47,13 +88,24 @@ class RecordSpec:
     detail_racks: tuple[str, ...] = ()
     max_detail_racks: int | None = None
     job: str | None = None
+    site_name: str | None = None  # record on a variant of ``site`` under this name …
+    add_sources: tuple[str, ...] = ()  # … with these sources added (TOML inline tables)
 
 
 def record_synthetic(spec: RecordSpec, incidents_dir: Path) -> Path:
     """Run the synthetic plant under ``spec`` and save the whole run as one incident; returns its path."""
     text = site_path(spec.site).read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="clustertwin-record-") as tmp:
-        hub = build_hub(spec.site, f"sqlite:///{Path(tmp) / 'record.db'}", faults=spec.faults, seed=spec.seed,
+        site = spec.site
+        if spec.site_name or spec.add_sources:
+            text = site_with_sources(text, spec.site_name or load_site(spec.site).name, spec.add_sources)
+            site = str(Path(tmp) / "site.toml")
+            Path(site).write_text(text, encoding="utf-8")
+            try:
+                load_site(site)
+            except SiteError as exc:
+                raise ValueError(f"site variant of {spec.site}: {exc}") from None
+        hub = build_hub(site, f"sqlite:///{Path(tmp) / 'record.db'}", faults=spec.faults, seed=spec.seed,
                         start=spec.start, record=False, job=spec.job)
         try:
             every_s = spec.frame_every_s or spec.tick_s

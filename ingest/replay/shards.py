@@ -11,7 +11,7 @@ site).  The halls' racks, nodes, GPUs and CDUs are contiguous id ranges of the f
 so a shard maps to it by slices; :func:`hall_shards` checks that mapping and returns None
 when a site does not cut cleanly (then the replay runs in one process).  A calibrated site
 (:mod:`twin.site.calibration`) is cut without its calibration block, and each shard then
-takes the full site's GPU and CDU catalogue entries (:func:`with_specs_of`).
+takes the full site's GPU and CDU catalogue entries and PSU curve (:func:`with_specs_of`).
 """
 
 from __future__ import annotations
@@ -110,5 +110,6 @@ def _matches(state: SiteTables, shard: Shard) -> bool:
 def with_specs_of(state: SiteTables, shard: Shard) -> Shard:
     """``shard`` with ``state``'s GPU and CDU catalogue entries (its calibration) on the shard's entities."""
     tables = dataclasses.replace(shard.tables, gpu_specs=state.gpu_specs, gpu_spec=state.gpu_spec[shard.gpus],
-                                 cdu_specs=state.cdu_specs, cdu_spec=state.cdu_spec[shard.cdus])
+                                 cdu_specs=state.cdu_specs, cdu_spec=state.cdu_spec[shard.cdus],
+                                 psu_efficiency_points_frac=state.psu_efficiency_points_frac)
     return dataclasses.replace(shard, tables=tables)

@@ -141,6 +141,11 @@ def _long(name: str, frames: list[SiteFrame], ids: np.ndarray, columns: dict[str
     return pa.Table.from_arrays(data, schema=schema)
 
 
+# CDU columns kept to 0.01 °C (facility sensors resolve ~0.1 K), 0.1 L/min and 0.01 kW
+CDU_STEPS = {"coolant_supply_temp_c": 0.01, "coolant_return_temp_c": 0.01, "coolant_flow_lpm": 0.1,
+             "cdu_heat_kw": 0.01, "cdu_capacity_kw": 0.01}
+
+
 def _round(values: np.ndarray, step: float) -> np.ndarray:
     return np.round(values / step) * step
 
@@ -179,6 +184,8 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
     cdu = np.stack([f.cdu for f in frames])
     cdu_cols = {name: cdu[:, i] for i, name in enumerate(SCHEMAS["cdu"].names[2:])}
     cdu_cols["pumps_running_count"] = np.nan_to_num(cdu_cols["pumps_running_count"]).astype(np.int8)
+    for name, step in CDU_STEPS.items():  # kept to a resolution finer than the sensors' (they compress far better)
+        cdu_cols[name] = _round(cdu_cols[name], step)
     power, source, loop = (np.stack([getattr(f, k) for f in frames]) for k in ("power", "source", "loop"))
     scalars = np.stack([f.scalars for f in frames])
     site_schema = SCHEMAS["site"]

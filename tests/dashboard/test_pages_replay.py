@@ -108,6 +108,8 @@ def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
         text = _text(panel)
         assert "Saved as version 1 of site demo" in text and "--site-version 1 --heldout 0.5" in text
         assert "[calibration]" in site_version(engine, "demo", 1).content
+        assert "PSU efficiency" in text and "% at 10/20/50/100 % load (fitted on" in text
+        assert "psu_efficiency_points_frac = [" in site_version(engine, "demo", 1).content
         assert "not saved" in _text(page.calibration_panel(rec, None))
     finally:
         engine.dispose()

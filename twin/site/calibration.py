@@ -8,7 +8,10 @@ for the block's schema):
 - ``gpu_r_th_factor`` [1] per named GPU (``<host>/<index>``), multiplying its die-to-coolant
   thermal resistance;
 - ``heat_capacity_factor`` [1], multiplying every GPU's heat capacity (the time constant
-  τ = C·R scales with it).
+  τ = C·R scales with it);
+- ``psu_efficiency_points_frac`` [1], the PSU efficiency at the load points of
+  :data:`twin.physics.power.PSU_LOAD_POINTS_FRAC` (the site's curve instead of the
+  catalogue's; it goes to :attr:`SiteTables.psu_efficiency_points_frac`).
 
 The engine reads these figures from the catalogue entries of the site's tables, so a
 calibrated site carries variants of its GPU and CDU types (one per distinct fitted value,
@@ -49,6 +52,7 @@ class SiteCalibration:
     gpu_r_th_factor: np.ndarray  # float64 [n_gpus], 1 where not fitted
     heat_capacity_factor: float = 1.0
     fitted_on: str = ""  # what the parameters were fitted on (incident and frames)
+    psu_efficiency_points_frac: np.ndarray | None = None  # [4] at PSU_LOAD_POINTS_FRAC, None: the catalogue's
 
     @classmethod
     def neutral(cls, state: SiteTables) -> SiteCalibration:
@@ -59,7 +63,10 @@ class SiteCalibration:
         """The values as a site file keeps them (:data:`DECIMALS`)."""
         return dataclasses.replace(self, cdu_approach_delta_k=np.round(self.cdu_approach_delta_k, DECIMALS),
                                    gpu_r_th_factor=np.round(self.gpu_r_th_factor, DECIMALS),
-                                   heat_capacity_factor=round(float(self.heat_capacity_factor), DECIMALS))
+                                   heat_capacity_factor=round(float(self.heat_capacity_factor), DECIMALS),
+                                   psu_efficiency_points_frac=None if self.psu_efficiency_points_frac is None
+                                   else np.round(np.asarray(self.psu_efficiency_points_frac, dtype=np.float64),
+                                                 DECIMALS))
 
 
 def gpu_names(state: SiteTables, gpus: np.ndarray) -> list[str]:
@@ -76,6 +83,8 @@ def from_block(state: SiteTables, block, file: str, strict: bool = True) -> Site
 
     cal = SiteCalibration.neutral(state)
     cal.heat_capacity_factor, cal.fitted_on = block.heat_capacity_factor, block.fitted_on
+    if block.psu_efficiency_points_frac:
+        cal.psu_efficiency_points_frac = np.asarray(block.psu_efficiency_points_frac, dtype=np.float64)
     cdu_index = {n: i for i, n in enumerate(state.cdu_name)}
     for name, delta in zip(block.cdus, block.cdu_approach_delta_k):
         if name not in cdu_index:
@@ -117,7 +126,9 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
             f"cdus = {strings(state.cdu_name[i] for i in cdus)}\n"
             f"cdu_approach_delta_k = {numbers(cal.cdu_approach_delta_k[cdus])}\n"
             f"gpus = {strings(gpu_names(state, gpus))}\n"
-            f"gpu_r_th_factor = {numbers(cal.gpu_r_th_factor[gpus])}\n")
+            f"gpu_r_th_factor = {numbers(cal.gpu_r_th_factor[gpus])}\n"
+            + ("" if cal.psu_efficiency_points_frac is None else
+               f"psu_efficiency_points_frac = {numbers(cal.psu_efficiency_points_frac)}\n"))
 
 
 def _variants(specs: list, index: np.ndarray, values: np.ndarray, neutral: float, make) -> tuple[list, np.ndarray]:
@@ -144,4 +155,7 @@ def apply_calibration(state: SiteTables, cal: SiteCalibration) -> SiteTables:
         state.cdu_specs, state.cdu_spec, np.asarray(cal.cdu_approach_delta_k, dtype=np.float64), 0.0,
         lambda c, d: dataclasses.replace(c, name=f"{c.name} (approach {d:+.{DECIMALS}f} K)",
                                          approach_k=max(c.approach_k + d, MIN_APPROACH_K)))
-    return dataclasses.replace(state, gpu_specs=gpu_specs, gpu_spec=gpu_spec, cdu_specs=cdu_specs, cdu_spec=cdu_spec)
+    psu = state.psu_efficiency_points_frac if cal.psu_efficiency_points_frac is None else \
+        np.asarray(cal.psu_efficiency_points_frac, dtype=np.float64)
+    return dataclasses.replace(state, gpu_specs=gpu_specs, gpu_spec=gpu_spec, cdu_specs=cdu_specs, cdu_spec=cdu_spec,
+                               psu_efficiency_points_frac=psu)

@@ -259,9 +259,15 @@ class CalibrationSpec(_Strict):
     gpus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
     gpu_r_th_factor: list[Annotated[float, Field(ge=0.1, le=10)]] = Field(
         default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
+    # PSU efficiency at the load points 10, 20, 50, 100 % (twin.physics.power); empty: the catalogue's
+    psu_efficiency_points_frac: list[Annotated[float, Field(ge=0.5, le=1.0)]] = Field(default_factory=list,
+                                                                                    max_length=4)
 
     @model_validator(mode="after")
     def _paired(self):
+        if self.psu_efficiency_points_frac and len(self.psu_efficiency_points_frac) != 4:
+            raise ValueError(f"psu_efficiency_points_frac: 4 values (at 10, 20, 50, 100 % load), "
+                             f"got {len(self.psu_efficiency_points_frac)}")
         if len(self.cdus) != len(self.cdu_approach_delta_k):
             raise ValueError(f"{len(self.cdus)} cdus but {len(self.cdu_approach_delta_k)} cdu_approach_delta_k")
         if len(self.gpus) != len(self.gpu_r_th_factor):

@@ -197,6 +197,9 @@ class SiteTables:
     storage_read_gbps: float = 56_000.0  # aggregate read [Gbit/s]
     storage_node_gbps: float = 400.0  # per-node storage NIC [Gbit/s]
     storage_share_frac: float = 1.0  # share of the storage one job gets beside other jobs
+    # PSU efficiency at the load points of twin.physics.power.PSU_LOAD_POINTS_FRAC; None: the
+    # catalogue curve (80 PLUS Titanium).  Set by a site file's [calibration] block.
+    psu_efficiency_points_frac: np.ndarray | None = None
     # design load of each rack (GPUs at TDP + nodes' full non-GPU power) and what the design
     # checks found (twin.site.design.DesignFinding; warnings only, errors stop the load)
     rack_full_kw: np.ndarray = field(default_factory=lambda: np.zeros(0))

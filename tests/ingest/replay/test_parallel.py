@@ -94,3 +94,16 @@ def test_the_lean_replay_engine_projects_what_the_twin_engine_does(pump):
     full = Replayer(state, rec, workers=1, site_toml=bundle.site_toml, engine=TwinEngine).run(FRAMES)
     for name in lean:
         np.testing.assert_array_equal(lean[name], full[name], err_msg=name)
+
+
+def test_a_failed_source_keeps_the_replay_in_one_process(pump):
+    """With a source down the shortfall policy may cap every hall from the whole site's balance."""
+    from twin.site.scenario import Scenario
+
+    bundle, state, rec = pump
+    assert len(Replayer(state, rec, workers=2, site_toml=bundle.site_toml).shards) == 2
+    failing = Scenario(inputs=TickInputs(failed_sources=[state.source_name.index("GEN-A-01")]))
+    assert len(Replayer(state, rec, workers=2, site_toml=bundle.site_toml, scenario=failing).shards) == 1
+    trip = read_bundle(SHIPPED_DIR / "colossus-generator-trip.ctincident")
+    trip_state = validate(trip)
+    assert len(Replayer(trip_state, load_recording(trip, trip_state), workers=2, site_toml=trip.site_toml).shards) == 1
