@@ -106,7 +106,7 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
     """
     values = getattr(snap, metric)
     status = status if status is not None else power_status(state, snap)
-    dead_power, dead_source = ~status.power_live, ~status.source_live
+    dead_source = ~status.source_live
     if focus is None:
         shown = np.ones(state.n_power, dtype=bool)
         roots = np.flatnonzero(state.power_parent < 0)

@@ -20,7 +20,6 @@ from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.deep_link import register_url_writer
 from dashboard.patch_relay import relay
 from dashboard.views import current_screen, current_view, view_layout
-from dashboard.timestamps import aware
 from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
 from dashboard.entity_links import entity_href
 from dashboard.status import Banner, alert_counts, group_alerts, status_banner

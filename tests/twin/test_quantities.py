@@ -123,3 +123,16 @@ def test_every_whatif_json_key_is_listed():
                             datetime.now(timezone.utc), "")
     keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELDS)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
+
+
+def test_no_name_is_described_twice():
+    """A key repeated in a dict literal silently loses its first description (merges of two branches)."""
+    import ast
+
+    import twin.quantities
+
+    tree = ast.parse(open(twin.quantities.__file__, encoding="utf-8").read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            assert len(keys) == len(set(keys)), sorted({k for k in keys if keys.count(k) > 1})

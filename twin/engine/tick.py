@@ -64,7 +64,7 @@ from twin.engine.phases import (
     TickResults,
     WeatherResult,
 )
-from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, JobStatus, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.physics import cooling, fabric, failures, loops, plant, policy, power, powertree, sources, swing, thermal, weather
 from twin.site import cooling_defaults
 from twin.site.tables import SiteTables
