@@ -7,21 +7,14 @@ of time to throttle after a hypothetical cooling failure.  :class:`ReplayEngine`
 those two phases with their cheapest valid results and leaves every other phase — and so
 every replayed signal — as :class:`twin.engine.tick.TwinEngine` computes it
 (``tests/ingest/replay/test_parallel.py`` checks they agree).
-
-A site with its own PSU efficiency curve (:attr:`SiteTables.psu_efficiency_points_frac`, from a
-calibration) has its nodes' AC input re-evaluated on that curve after the engine's IT-power
-phase: the engine itself applies the catalogue curve only.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from twin.engine.phases import FabricResult, ItPowerResult, ProjectionResult
+from twin.engine.phases import FabricResult, ProjectionResult
 from twin.engine.tick import TwinEngine
-from twin.physics import power
 
 
 class ReplayEngine(TwinEngine):
@@ -41,11 +34,3 @@ class ReplayEngine(TwinEngine):
         never = np.full(self.state.n_racks, np.inf)
         return ProjectionResult(times_s={"pump_loss_throttle_s": never},
                                 rack_max_gpu_temp_c=self.by_rack.max(self.gpu_temp_c))
-
-    def _it_power(self, ps, dem, gt) -> ItPowerResult:
-        itp = super()._it_power(ps, dem, gt)
-        curve = self.state.psu_efficiency_points_frac
-        if curve is None:
-            return itp
-        ac, _ = power.node_input_power_w(itp.node_dc_power_w, dem.node_psus_live, self.state.node_psu_rating_w, curve)
-        return dataclasses.replace(itp, node_input_power_w=ac, rack_power_kw=self.node_by_rack.sum(ac) / 1e3)

@@ -310,7 +310,7 @@ class TwinEngine:
         for name, p in (("it_full_mw", self.tdp_w), ("it_min_mw", self.min_limit_w)):
             gsum = self.by_node.sum(np.broadcast_to(np.asarray(p, dtype=np.float64), (gpus,)))
             dc = power.node_dc_power_w(gsum, 1.0, s.node_base_power_w, s.node_idle_base_power_w)
-            ac, _ = power.node_input_power_w(dc, s.node_psus, s.node_psu_rating_w)
+            ac, _ = power.node_input_power_w(dc, s.node_psus, s.node_psu_rating_w, s.psu_efficiency_points_frac)
             setattr(self, name, float(ac.sum()) / 1e6)
 
     def _precompute_fabric(self, s: SiteTables) -> None:
@@ -742,7 +742,7 @@ class TwinEngine:
         if dem.node_off is not None:
             dark_node = dark_node | dem.node_off
         dc = np.where(dark_node | ~node_live, 0.0, dc)
-        ac, _ = power.node_input_power_w(dc, dem.node_psus_live, s.node_psu_rating_w)
+        ac, _ = power.node_input_power_w(dc, dem.node_psus_live, s.node_psu_rating_w, s.psu_efficiency_points_frac)
         return ItPowerResult(node_dc_power_w=dc, node_input_power_w=ac, rack_power_kw=self.node_by_rack.sum(ac) / 1e3,
                              rack_gpu_power_w=self.node_by_rack.sum(gpu_sum))
 

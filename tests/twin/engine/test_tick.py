@@ -233,3 +233,17 @@ def test_a_degraded_thermal_interface_heats_only_its_gpus():
     assert worse.rack_time_to_throttle_s[3] <= base.rack_time_to_throttle_s[3]
     with pytest.raises(ValueError, match="gpu_r_th_factor"):
         engine.tick(1.0, TickInputs(gpu_r_th_factor=-factor))
+
+
+def test_a_site_psu_curve_sets_the_racks_input_power():
+    """A calibrated PSU curve (site [calibration]) is the engine's: one point less efficiency everywhere
+    draws ``eff / (eff − 0.01)`` more AC input for the same DC load."""
+    from twin.physics import power
+
+    catalogue = power.PSU_EFFICIENCY_POINTS_FRAC
+    lossier = dataclasses.replace(tiny_site(), psu_efficiency_points_frac=catalogue - 0.01)
+    inputs = TickInputs(gpu_util_frac=0.9)
+    base, site = TwinEngine(tiny_site()).tick(1.0, inputs), TwinEngine(lossier).tick(1.0, inputs)
+    ratio = site.rack_power_kw / base.rack_power_kw
+    lo, hi = min(catalogue / (catalogue - 0.01)), max(catalogue / (catalogue - 0.01))
+    assert ((ratio > lo - 1e-9) & (ratio < hi + 1e-9)).all() and (ratio > 1.0).all()
