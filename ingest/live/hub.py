@@ -257,6 +257,10 @@ class LiveHub:
     def alerts_changed(self) -> None:
         """Another process changed an alert: forget the alert lists kept for a database outage."""
         self.alerts_changes_total += 1
+        self.forget_alerts()
+
+    def forget_alerts(self) -> None:
+        """Drop the alert lists kept for a database outage (they may lack changes not notified to us)."""
         self._last_alerts.clear()
 
     def _write(self, cost: str, write: Callable[[], object],

@@ -1,6 +1,5 @@
 """Followers: a hub that shows the ingest leader's live state through the database, doing no twin work."""
 
-import time
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -9,18 +8,21 @@ import pytest
 from ingest.live.follower import Follower
 from ingest.live.runtime import build_hub, start_hub
 from ingest.store.db import open_database
+from servers.readiness import load_scaled_s, poll_until
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 FAULT = "xid:h1-r01-k01-n0/0=79"
 
 
 def wait_for(condition, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+    """True once ``condition()`` is; polled up to ``timeout_s`` (idle machine) scaled by the load."""
+    return bool(poll_until(condition, timeout_s, interval_s=0.05))
+
+
+def wait_listening(watcher: Follower) -> None:
+    """On PostgreSQL, until ``watcher`` listens: notifications sent before are not heard (by design)."""
+    if watcher.uses_notify:
+        assert watcher.listening.wait(load_scaled_s(10.0)), "the follower did not start listening"
 
 
 def never_ticks(hub):
@@ -43,6 +45,8 @@ def leader_and_followers(db_url):
         hub.writable = False
         never_ticks(hub)
     watchers = [Follower(hub, poll_s=0.05, resync_s=0.5).start() for hub in followers]
+    for watcher in watchers:
+        wait_listening(watcher)
     yield leader, followers, watchers
     for watcher in watchers:
         watcher.stop()
@@ -88,6 +92,61 @@ def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followe
     assert kept["acknowledged"] and kept["silenced_until"] is not None
     with pytest.raises(KeyError):
         first.acknowledge(10**9)
+
+
+@pytest.mark.postgres
+def test_changes_made_between_connect_and_listen_are_not_missed(postgres_url, monkeypatch):
+    """A tick and an acknowledgement committed after the follower connects but before its
+    LISTEN are never notified to it: it must read them once listening, and must not keep
+    showing the alert list it read before them when the database goes down."""
+    from types import SimpleNamespace
+
+    import psycopg
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import OperationalError
+
+    import ingest.live.follower as follower_module
+    import ingest.live.hub as hub_module
+
+    engine = create_engine(postgres_url)
+    with engine.begin() as conn:  # an empty schema, as db_url gives
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
+    open_database(postgres_url).dispose()
+    leader = build_hub("demo", postgres_url, start=T0, faults=(FAULT,))
+    leader.publish_holder = "leader:1:aa"
+    leader.step(T0)
+    follower = build_hub("demo", postgres_url, start=T0)
+    follower.writable = False
+    never_ticks(follower)
+    alert = follower.alerts()[0]  # kept for an outage
+    assert not alert["acknowledged"]
+
+    def connect_then_change(*args, **kwargs):
+        conn = psycopg.connect(*args, **kwargs)
+        leader.step(T0 + timedelta(seconds=1))
+        leader.acknowledge(alert["id"], "pump swapped", user="ops")
+        return conn
+
+    monkeypatch.setattr(follower_module, "psycopg", SimpleNamespace(connect=connect_then_change))
+    watcher = Follower(follower, poll_s=0.05, resync_s=3600.0).start()  # no periodic re-read to hide a miss
+    try:
+        wait_listening(watcher)
+        assert follower.latest().ts == T0 + timedelta(seconds=1)  # read when LISTEN started, not notified
+
+        def database_down(*_args, **_kwargs):
+            raise OperationalError("SELECT", {}, Exception("connection refused"))
+
+        monkeypatch.setattr(hub_module, "list_alerts", database_down)
+        try:
+            shown = follower.alerts()
+        except OperationalError:
+            shown = None  # no list read since the change: the outage is shown, not an old list
+        assert shown is None or next(a for a in shown if a["id"] == alert["id"])["acknowledged"]
+    finally:
+        watcher.stop()
+        leader.db.dispose()
+        follower.db.dispose()
 
 
 def test_a_follower_skips_states_older_than_its_own_and_follows_a_restarted_leader(leader_and_followers):
