@@ -132,14 +132,15 @@ class Follower:
         """Adopt each live state notified on ``conn`` (or every ``resync_s``); reset alerts on a change."""
         last_read = time.monotonic()
         while not self._stop.is_set():
-            live = alerts = False
-            for note in conn.notifies(timeout=WAKE_S, stop_after=1):  # back at once on a notification
+            live, alert_changes = False, 0
+            # back at once on a notification; several that arrived together come in one batch
+            for note in conn.notifies(timeout=WAKE_S, stop_after=1):
                 self.notifications_total += 1
                 if note.payload.split(" ", 1)[0] == self.hub.site_name:
                     live |= note.channel == LIVE_CHANNEL
-                    alerts |= note.channel == ALERTS_CHANNEL
-            if alerts:
-                self.hub.alerts_changed()
+                    alert_changes += note.channel == ALERTS_CHANNEL
+            if alert_changes:
+                self.hub.alerts_changed(alert_changes)
             if live or time.monotonic() - last_read >= self.resync_s:
                 self.refresh()
                 last_read = time.monotonic()

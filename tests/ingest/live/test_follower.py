@@ -86,12 +86,39 @@ def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followe
         assert seen["acknowledged"] and seen["ack_comment"] == "pump swapped" and seen["acknowledged_by"] == "ops"
         assert seen["silenced_until"] is not None
     if watchers[0].uses_notify:  # each follower heard both changes
-        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second)))
+        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second))), \
+            [(h.alerts_changes_total, w.notifications_total, w.listening.is_set()) for h, w in zip((first, second), watchers)]
     leader.step(T0 + timedelta(seconds=1))  # the leader's next tick keeps the operator's changes
     kept = next(a for a in leader.alerts() if a["id"] == alert["id"])
     assert kept["acknowledged"] and kept["silenced_until"] is not None
     with pytest.raises(KeyError):
         first.acknowledge(10**9)
+
+
+def test_alert_changes_notified_together_are_each_counted(leader_and_followers):
+    """Two alert changes committed while the follower is busy reach it in one batch of notifications."""
+    import threading
+
+    leader, (follower, other), (watcher, _) = leader_and_followers
+    if not watcher.uses_notify:
+        pytest.skip("a SQLite follower polls: no notifications to count")
+    leader.step(T0)
+    alert = follower.alerts()[0]
+    gate, busy = threading.Event(), threading.Event()
+    refresh = watcher.refresh
+
+    def held_refresh():
+        busy.set()
+        assert gate.wait(load_scaled_s(30.0)), "the test never released the follower"
+        return refresh()
+
+    watcher.refresh = held_refresh  # the follower's next read of the state waits for the gate
+    assert busy.wait(load_scaled_s(10.0))  # it re-reads within resync_s
+    other.acknowledge(alert["id"], "pump swapped", user="ops")
+    other.silence(alert["id"], 600)
+    gate.set()
+    assert wait_for(lambda: follower.alerts_changes_total >= 2), follower.alerts_changes_total
+    assert follower.alerts_changes_total == 2
 
 
 @pytest.mark.postgres
