@@ -35,8 +35,30 @@ def never_ticks(hub):
     hub.step = refuse
 
 
+def empty_postgres(postgres_url: str) -> str:
+    """``postgres_url`` after dropping every table, as ``db_url`` gives (for tests of notifications)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(postgres_url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
+    return postgres_url
+
+
 @pytest.fixture
 def leader_and_followers(db_url):
+    yield from running_leader_and_followers(db_url)
+
+
+@pytest.fixture
+def pg_leader_and_followers(postgres_url):
+    """The same on PostgreSQL only: followers that LISTEN."""
+    yield from running_leader_and_followers(empty_postgres(postgres_url))
+
+
+def running_leader_and_followers(db_url: str):
+    """A leader with a fault and two followers listening (PostgreSQL) or polling (SQLite); stopped after."""
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
     leader.publish_holder = "leader:1:aa"
@@ -95,13 +117,12 @@ def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followe
         first.acknowledge(10**9)
 
 
-def test_alert_changes_notified_together_are_each_counted(leader_and_followers):
+@pytest.mark.postgres
+def test_alert_changes_notified_together_are_each_counted(pg_leader_and_followers):
     """Two alert changes committed while the follower is busy reach it in one batch of notifications."""
     import threading
 
-    leader, (follower, other), (watcher, _) = leader_and_followers
-    if not watcher.uses_notify:
-        pytest.skip("a SQLite follower polls: no notifications to count")
+    leader, (follower, other), (watcher, _) = pg_leader_and_followers
     leader.step(T0)
     alert = follower.alerts()[0]
     gate, busy = threading.Event(), threading.Event()
@@ -129,17 +150,12 @@ def test_changes_made_between_connect_and_listen_are_not_missed(postgres_url, mo
     from types import SimpleNamespace
 
     import psycopg
-    from sqlalchemy import create_engine, text
     from sqlalchemy.exc import OperationalError
 
     import ingest.live.follower as follower_module
     import ingest.live.hub as hub_module
 
-    engine = create_engine(postgres_url)
-    with engine.begin() as conn:  # an empty schema, as db_url gives
-        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-    engine.dispose()
-    open_database(postgres_url).dispose()
+    open_database(empty_postgres(postgres_url)).dispose()
     leader = build_hub("demo", postgres_url, start=T0, faults=(FAULT,))
     leader.publish_holder = "leader:1:aa"
     leader.step(T0)
