@@ -6,8 +6,11 @@ clustertwin_alerts`` (:mod:`ingest.store.livestate`): a new live state is read a
 to :meth:`ingest.live.hub.LiveHub.adopt` as soon as the leader commits it, after the trend
 points stored since the hub's last one (:meth:`~ingest.live.hub.LiveHub.catch_up_trend`:
 the whole trend window when it starts, the missed ticks after a gap); an alert change
-by any process resets the hub's alert cache.  It also re-reads the row every
-:data:`RESYNC_S` seconds, so a lost notification or a reconnect costs at most that long.
+by any process resets the hub's alert cache.  Each time LISTEN starts (first connection
+or reconnect) it reads the stored state and resets the alert cache, since changes made
+before were not notified to it; :attr:`Follower.listening` is set from then until the
+connection ends.  It also re-reads the row every :data:`RESYNC_S` seconds, so a lost
+notification costs at most that long.
 On SQLite (no notifications) it polls the row's ``seq`` every :data:`POLL_S` seconds and
 reads the payload only when it changed.
 
@@ -44,6 +47,7 @@ class Follower:
         self.poll_s, self.resync_s = poll_s, resync_s
         self.uses_notify = is_postgres(self.engine)
         self.notifications_total = 0
+        self.listening = threading.Event()  # PostgreSQL: set once LISTEN is on and the state read after it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False
@@ -116,20 +120,30 @@ class Follower:
             conn.execute(f"LISTEN {LIVE_CHANNEL}")
             conn.execute(f"LISTEN {ALERTS_CHANNEL}")
             self._ok()
+            self.hub.forget_alerts()  # alert changes made while not listening were not notified
             self.refresh()  # whatever was published while not listening
-            last_read = time.monotonic()
-            while not self._stop.is_set():
-                live = alerts = False
-                for note in conn.notifies(timeout=WAKE_S, stop_after=1):  # back at once on a notification
-                    self.notifications_total += 1
-                    if note.payload.split(" ", 1)[0] == self.hub.site_name:
-                        live |= note.channel == LIVE_CHANNEL
-                        alerts |= note.channel == ALERTS_CHANNEL
-                if alerts:
-                    self.hub.alerts_changed()
-                if live or time.monotonic() - last_read >= self.resync_s:
-                    self.refresh()
-                    last_read = time.monotonic()
+            self.listening.set()
+            try:
+                self._wait_for_notifications(conn)
+            finally:
+                self.listening.clear()
+
+    def _wait_for_notifications(self, conn: psycopg.Connection) -> None:
+        """Adopt each live state notified on ``conn`` (or every ``resync_s``); reset alerts on a change."""
+        last_read = time.monotonic()
+        while not self._stop.is_set():
+            live, alert_changes = False, 0
+            # back at once on a notification; several that arrived together come in one batch
+            for note in conn.notifies(timeout=WAKE_S, stop_after=1):
+                self.notifications_total += 1
+                if note.payload.split(" ", 1)[0] == self.hub.site_name:
+                    live |= note.channel == LIVE_CHANNEL
+                    alert_changes += note.channel == ALERTS_CHANNEL
+            if alert_changes:
+                self.hub.alerts_changed(alert_changes)
+            if live or time.monotonic() - last_read >= self.resync_s:
+                self.refresh()
+                last_read = time.monotonic()
 
     def _failed(self, exc: BaseException) -> None:
         if self._stop.is_set():

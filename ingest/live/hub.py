@@ -254,9 +254,13 @@ class LiveHub:
                 self._published = tick
             self.adopted_total += 1
 
-    def alerts_changed(self) -> None:
-        """Another process changed an alert: forget the alert lists kept for a database outage."""
-        self.alerts_changes_total += 1
+    def alerts_changed(self, changes_count: int = 1) -> None:
+        """Another process changed ``changes_count`` alerts: forget the alert lists kept for a database outage."""
+        self.alerts_changes_total += changes_count
+        self.forget_alerts()
+
+    def forget_alerts(self) -> None:
+        """Drop the alert lists kept for a database outage (they may lack changes not notified to us)."""
         self._last_alerts.clear()
 
     def _write(self, cost: str, write: Callable[[], object],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -12,6 +11,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.ingest.servers import prometheus
+from tests.ingest.servers.readiness import poll_until
 
 START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
 
@@ -84,12 +84,9 @@ def test_prometheus_scrapes_the_twin(tmp_path, app, serve_app):
     target = served.base_url.removeprefix("http://")
     server = prometheus.start(tmp_path, target)
     try:
-        deadline = time.monotonic() + 30
-        result = []
-        while time.monotonic() < deadline and not result:
-            r = requests.get(f"{server.url}/api/v1/query", params={"query": "clustertwin_it_power_watts"}, timeout=5)
-            result = r.json()["data"]["result"]
-            time.sleep(0.5)
+        result = poll_until(lambda: requests.get(f"{server.url}/api/v1/query", timeout=5,
+                                                 params={"query": "clustertwin_it_power_watts"}).json()["data"]["result"],
+                            30.0, interval_s=0.5)
         assert result, f"Prometheus never scraped the twin: {server.log_path.read_text()[-1500:]}"
         assert result[0]["metric"]["site"] == "demo" and float(result[0]["value"][1]) > 1e5
         targets = requests.get(f"{server.url}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]

@@ -15,6 +15,7 @@ import requests
 from ingest.store.db import open_database
 from ingest.store.lease import Lease, lease_name
 from ingest.store.pgserver import free_port
+from tests.ingest.servers.readiness import load_scaled_s
 
 CLI = [sys.executable, "-m", "twin.cli"]
 REPO = Path(__file__).resolve().parents[2]
@@ -31,6 +32,8 @@ def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, str, Path]:
 
 
 def _wait_up(proc, url: str, log: Path, timeout_s: float = 60.0) -> None:
+    """Until the server answers a live tick; ``timeout_s`` (idle machine) is scaled by the load."""
+    timeout_s = round(load_scaled_s(timeout_s))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"serve --prod exited {proc.returncode}: {log.read_text()[-2000:]}"

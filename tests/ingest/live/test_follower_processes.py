@@ -22,6 +22,7 @@ from sqlalchemy import create_engine, text
 
 from ingest.store.db import open_database
 from ingest.store.pgserver import free_port
+from servers.readiness import load_scaled_s
 
 pytestmark = pytest.mark.postgres
 
@@ -79,6 +80,8 @@ def tick_ts(url: str) -> datetime | None:
 
 
 def wait_for(condition, timeout_s: float, what: str, procs: Processes) -> None:
+    """Until ``condition()``; ``timeout_s`` is the idle machine's deadline, scaled by the load."""
+    timeout_s = round(load_scaled_s(timeout_s))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:

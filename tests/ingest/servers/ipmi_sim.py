@@ -10,14 +10,16 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .readiness import listening_ports, load_scaled_s, poll_until
 
 USER, PASSWORD = "admin", "secret"
 GPU_TEMPS_C = (41, 42, 43, 44, 45, 46, 47, 48)
 PSU_POWER_RAW = 175  # × M=4 → 700 W
 PSU_SENSOR = 9
+START_BASE_S = 10.0  # start-up wait on an idle machine, scaled by load (servers.readiness)
 
 
 def full_sdr(num: int, name: str, sensor_type: int, unit_code: int, m: int = 1, entity: int = 0x03,
@@ -44,7 +46,7 @@ def _sensor(num: int, sensor_type: int, raw: int, thresholds: tuple[int, int, in
 
 
 def write_config(directory: Path, port: int) -> tuple[Path, Path]:
-    """Write ``lan.conf`` and ``bmc.emu`` for a BMC on 127.0.0.1:``port``."""
+    """Write ``lan.conf`` and ``bmc.emu`` for a BMC on 127.0.0.1:``port`` (0: a free port the simulator binds)."""
     lan = directory / "lan.conf"
     lan.write_text(
         f"""name "testbmc"
@@ -114,12 +116,15 @@ class IpmiSim:
 
 
 def start(directory: Path) -> IpmiSim:
-    """Start ipmi_sim; fails with a clear message if the binaries are missing."""
+    """Start ipmi_sim on a port it binds itself; fails with a clear message if the binaries are missing.
+
+    Returns once ``ipmitool mc info`` is answered on the port the simulator's own socket
+    holds (read from /proc: see :mod:`.readiness`), polling up to a load-scaled deadline.
+    """
     for binary, package in (("ipmi_sim", "openipmi"), ("ipmitool", "ipmitool")):
         if shutil.which(binary) is None:
             raise RuntimeError(f"{binary} not found on PATH: install the Debian package {package!r} (make test does)")
-    port = free_udp_port()
-    lan, emu = write_config(directory, port)
+    lan, emu = write_config(directory, 0)  # port 0: no other process can take the port before the simulator
     state = directory / "state"
     state.mkdir(exist_ok=True)
     log_path = directory / "ipmi_sim.log"
@@ -128,15 +133,42 @@ def start(directory: Path) -> IpmiSim:
         ["ipmi_sim", "-c", str(lan), "-f", str(emu), "-s", str(state)],
         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True,
     )
-    sim = IpmiSim(proc, port, log_path)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"ipmi_sim exited {proc.returncode}: {log_path.read_text()[-2000:]}")
-        r = subprocess.run(["ipmitool", "-I", "lanplus", "-C", "3", "-H", "127.0.0.1", "-p", str(port),
-                            "-U", USER, "-P", PASSWORD, "mc", "info"], capture_output=True, text=True, timeout=10)
-        if r.returncode == 0:
-            return sim
-        time.sleep(0.1)
-    sim.stop()
-    raise RuntimeError(f"ipmi_sim did not answer on 127.0.0.1:{port}: {log_path.read_text()[-2000:]}")
+    sim = IpmiSim(proc, 0, log_path)
+    try:
+        sim.port = _wait_bound(sim)
+        if not poll_until(lambda: _answers(sim), START_BASE_S, interval_s=0.1):
+            raise RuntimeError(f"ipmi_sim did not answer on 127.0.0.1:{sim.port} within "
+                               f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}")
+    except BaseException:
+        sim.stop()
+        raise
+    return sim
+
+
+def _check_alive(sim: IpmiSim) -> None:
+    if sim.proc.poll() is not None:
+        raise RuntimeError(f"ipmi_sim exited {sim.proc.returncode}: {sim.log_path.read_text()[-2000:]}")
+
+
+def _wait_bound(sim: IpmiSim) -> int:
+    """The UDP port the simulator's own socket is bound to."""
+    def probe():
+        _check_alive(sim)
+        return listening_ports(sim.proc.pid, "udp")
+
+    ports = poll_until(probe, START_BASE_S, interval_s=0.1)
+    if len(ports) != 1:
+        raise RuntimeError(f"ipmi_sim bound {sorted(ports) or 'no port'}: {sim.log_path.read_text()[-2000:]}")
+    return ports.pop()
+
+
+def _answers(sim: IpmiSim) -> bool:
+    """One ``ipmitool mc info`` against the simulator; False when it fails or hangs."""
+    _check_alive(sim)
+    try:
+        r = subprocess.run(["ipmitool", "-I", "lanplus", "-C", "3", "-H", "127.0.0.1", "-p", str(sim.port),
+                            "-U", USER, "-P", PASSWORD, "mc", "info"], capture_output=True, text=True,
+                           timeout=load_scaled_s(10.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return r.returncode == 0

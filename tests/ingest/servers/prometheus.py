@@ -4,12 +4,15 @@ History: an OpenMetrics file (8 GPUs of one node, one hour at 15 s, temperature,
 and an energy counter that resets once) turned into TSDB blocks with
 ``promtool tsdb create-blocks-from openmetrics`` *before* the server starts.  Live: the
 server scrapes a dcgm-exporter-style endpoint served from a thread every second.
+
+:func:`start` returns only once the server's own socket listens (port 0, bound by the
+server: see :mod:`.readiness`), ``/-/ready`` answers and the backfilled series answer a
+query; each wait polls up to a deadline that grows with the machine's load.
 """
 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -17,12 +20,15 @@ from pathlib import Path
 
 import requests
 
+from .readiness import listening_ports, load_scaled_s, poll_until
+
 HISTORY_HOST = "h1-r01-k01-n0"
 LIVE_HOST = "h1-r01-k01-n1"
 HISTORY_STEP_S = 15
 HISTORY_POINTS = 240  # one hour
 RESET_GPU = 3  # its energy counter resets half-way through the history
 RESET_AT = HISTORY_POINTS // 2
+START_BASE_S = 30.0  # each start-up wait on an idle machine, scaled by load (servers.readiness)
 
 
 def gpu_labels(host: str, g: int) -> str:
@@ -60,12 +66,6 @@ def history_openmetrics(end_s: int) -> str:
                 out.append(f"{name}{{{gpu_labels(HISTORY_HOST, g)}}} {v} {t}\n")
     out.append("# EOF\n")
     return "".join(out)
-
-
-def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -106,24 +106,68 @@ def start(directory: Path, scrape_target: str) -> PrometheusServer:
         "    honor_labels: true\n"
         f"    static_configs: [{{targets: ['{scrape_target}']}}]\n"
     )
-    port = free_tcp_port()
     log_path = directory / "prometheus.log"
     log = log_path.open("w")
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # port 0: the server binds a free port itself, no other process can take it first
         ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
-         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d"],
+         "--web.listen-address=127.0.0.1:0", "--storage.tsdb.retention.time=30d"],
         stdout=log, stderr=subprocess.STDOUT,
     )
-    server = PrometheusServer(proc, f"http://127.0.0.1:{port}", end_s, log_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"prometheus exited {proc.returncode}: {log_path.read_text()[-2000:]}")
+    try:
+        port = _wait_listening(proc, log_path)
+        server = PrometheusServer(proc, f"http://127.0.0.1:{port}", end_s, log_path)
+        _wait_ready(server)
+        _wait_history_loaded(server)
+    except BaseException:
+        PrometheusServer(proc, "", end_s, log_path).stop()
+        raise
+    return server
+
+
+def _check_alive(proc: subprocess.Popen, log_path: Path) -> None:
+    if proc.poll() is not None:
+        raise RuntimeError(f"prometheus exited {proc.returncode}: {log_path.read_text()[-2000:]}")
+
+
+def _wait_listening(proc: subprocess.Popen, log_path: Path) -> int:
+    """The port the server's own socket listens on (read from /proc, not assumed)."""
+    def probe():
+        _check_alive(proc, log_path)
+        return listening_ports(proc.pid)
+
+    ports = poll_until(probe, START_BASE_S)
+    if len(ports) != 1:
+        raise RuntimeError(f"prometheus listens on {sorted(ports) or 'no port'} after "
+                           f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}")
+    return ports.pop()
+
+
+def _wait_ready(server: PrometheusServer) -> None:
+    """Until ``/-/ready`` answers 200: the TSDB, backfilled blocks included, is open."""
+    def probe():
+        _check_alive(server.proc, server.log_path)
         try:
-            if requests.get(f"{server.url}/-/ready", timeout=1).status_code == 200:
-                return server
+            return requests.get(f"{server.url}/-/ready", timeout=5).status_code == 200
         except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    raise RuntimeError(f"prometheus not ready on {server.url}: {log_path.read_text()[-2000:]}")
+            return False
+
+    if not poll_until(probe, START_BASE_S):
+        raise RuntimeError(f"prometheus not ready on {server.url} after {load_scaled_s(START_BASE_S):.0f} s: "
+                           f"{server.log_path.read_text()[-2000:]}")
+
+
+def _wait_history_loaded(server: PrometheusServer) -> None:
+    """Until the last backfilled point of every history series answers an instant query at its time."""
+    query = {"query": f'count(DCGM_FI_DEV_POWER_USAGE{{Hostname="{HISTORY_HOST}"}})', "time": server.history_end_s}
+
+    def probe():
+        _check_alive(server.proc, server.log_path)
+        try:
+            result = requests.get(f"{server.url}/api/v1/query", params=query, timeout=5).json()["data"]["result"]
+        except (requests.RequestException, ValueError, KeyError):
+            return False
+        return bool(result) and result[0]["value"][1] == "8"
+
+    if not poll_until(probe, START_BASE_S):
+        raise RuntimeError(f"prometheus on {server.url} does not serve the backfilled history after "
+                           f"{load_scaled_s(START_BASE_S):.0f} s: {server.log_path.read_text()[-2000:]}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
 from ingest.sources.ipmi import IpmiTarget, fetch_ipmi, ipmitool_command, parse_ipmi, parse_ipmitool
 from ingest.sources.samples import IngestCounts
+from servers.readiness import poll_until
 
 IPMI_DIR = "ipmitool"
 
@@ -119,14 +119,14 @@ def test_live_bmc_read_and_value_change(ipmi_bmc):
     assert batch.counts.unmapped_series == 0 and batch.counts.malformed_lines == 0
 
     ipmi_bmc.set_raw(2, 91)  # sensor 2 = GPU1 Temp
-    deadline = time.monotonic() + 5
-    while True:
+
+    def gpu1_temp_c() -> float:
         again = fetch_ipmi(ipmi_bmc.url, host="h1-r01-k01-n0")
-        gpu1 = dict(zip(again.batch.select("gpu_temp_c").entity_index.tolist(), again.batch.select("gpu_temp_c").value.tolist()))[1]
-        if gpu1 == 91 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert gpu1 == 91
+        assert again.ok, again.error
+        return dict(zip(again.batch.select("gpu_temp_c").entity_index.tolist(),
+                        again.batch.select("gpu_temp_c").value.tolist()))[1]
+
+    assert poll_until(lambda: gpu1_temp_c() == 91, 5.0, interval_s=0.1)
 
 
 @pytest.mark.ipmi
