@@ -20,7 +20,8 @@ from twin.site.catalogue import DATA_DIR
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 URL = "/api/v1/incidents/import"
-SHIPPED = DATA_DIR / "incidents" / "colossus-generator-trip.ctincident"
+# the largest shipped bundle (1.3 MB): larger than the API's 1 MB JSON cap
+SHIPPED = DATA_DIR / "incidents" / "colossus-hot-afternoon.ctincident"
 OCTETS = "application/octet-stream"
 # nvidia-smi --query-gpu CSV as in the import tests (written from the documented layout)
 CSV = """timestamp, index, name, temperature.gpu, temperature.memory, power.draw [W], utilization.gpu [%], clocks.sm [MHz]
@@ -84,8 +85,8 @@ def test_a_bundle_larger_than_the_json_cap_is_imported_recorded_and_audited(clie
     assert len(data) > MAX_BODY_BYTES
     r = _post(client, data, tokens["otto"], "?name=trip-copy")
     assert r.status_code == 200, r.get_json()
-    assert r.get_json() == {"name": "trip-copy", "site": "colossus", "start": "2024-07-22T15:00:00+00:00",
-                            "end": "2024-07-22T15:10:00+00:00", "replaced": False, "skipped": []}
+    assert r.get_json() == {"name": "trip-copy", "site": "colossus", "start": "2024-07-22T20:00:00+00:00",
+                            "end": "2024-07-22T20:10:00+00:00", "replaced": False, "skipped": []}
     assert read_bundle(library / "trip-copy.ctincident").metadata["name"] == "trip-copy"
     assert "trip-copy" in {i["name"] for i in client.get("/api/v1/incidents?limit=1000",
                                                           headers=tokens["vera"]).get_json()["items"]}
@@ -170,7 +171,7 @@ def test_the_route_has_its_own_cap_refused_before_reading(app, client, tokens, l
     r = client.post(URL, input_stream=Unreadable(), content_type=OCTETS, headers=tokens["otto"],
                     environ_overrides={"CONTENT_LENGTH": str(2 * MAX_BODY_BYTES + 1)})
     assert r.status_code == 413 and "larger than the 2097152 bytes" in r.get_json()["error"], r.get_data()
-    app.server.config[MAX_BYTES_CONFIG] = MAX_BODY_BYTES  # the shipped bundle is 1.1 MB
+    app.server.config[MAX_BYTES_CONFIG] = MAX_BODY_BYTES  # the shipped bundle is 1.3 MB
     r = _post(client, SHIPPED.read_bytes(), tokens["otto"], "?name=too-big")
     assert r.status_code == 413
     # a body without a declared length (chunked) is cut off at the cap
