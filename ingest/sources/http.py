@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlencode, urljoin, urlsplit
 
+from ingest.sources.samples import redact_text, redact_url
+
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -268,7 +270,7 @@ def _request_once(url: str, headers: dict, verify: bool | str, deadline: _Deadli
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
+            raise ValueError(f"not an http(s) URL: {redact_url(url)!r}")
         key = (parts.scheme, parts.hostname, parts.port, verify)
         conn = session._take(key) if session is not None else None
         reused = conn is not None
@@ -359,9 +361,10 @@ def get(
         except (TimeoutError, socket.timeout):
             last_cause, status = f"timed out: could not connect within {budget_s:.3g} s", None
         except _TooLarge as exc:
-            raise FetchError(f"GET {url}: response too large: {exc}", attempts=attempts) from exc
+            raise FetchError(f"GET {redact_url(url)}: response too large: {exc}", attempts=attempts) from exc
         except ValueError as exc:  # unparsable URL or port
-            raise FetchError(f"GET {url}: invalid request: {exc}", attempts=attempts) from exc
+            raise FetchError(f"GET {redact_url(url)}: invalid request: {redact_text(str(exc))}",
+                             attempts=attempts) from exc
         except (OSError, http.client.HTTPException) as exc:
             last_cause, status = f"connection failed ({type(exc).__name__}: {exc})", None
         else:
@@ -374,6 +377,7 @@ def get(
             delay = min(backoff_delay_s(attempt, backoff_s, max_backoff_s), end_s - time.monotonic())
             if delay < 0 or end_s - time.monotonic() - delay < 0.01:
                 break  # no time left for another attempt
-            log.debug("GET %s failed (%s); retry %d in %.2f s", url, last_cause, attempt + 1, delay)
+            log.debug("GET %s failed (%s); retry %d in %.2f s", redact_url(url), last_cause, attempt + 1, delay)
             sleep(delay)
-    raise FetchError(f"GET {url} failed after {attempts} attempt(s): {last_cause}", attempts=attempts, status=status)
+    raise FetchError(f"GET {redact_url(url)} failed after {attempts} attempt(s): {redact_text(last_cause)}",
+                     attempts=attempts, status=status)

@@ -39,7 +39,7 @@ from urllib.parse import urljoin, urlparse
 from ingest.sources import http
 from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.names import READING_TYPE_UNITS, match_sensor, normalise_unit
-from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed
+from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -673,11 +673,13 @@ def crawl(
     while queue:
         if len(result.docs) + len(result.errors) >= max_pages:
             result.truncated = True
-            log.debug("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, base_url, len(queue))
+            log.debug("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, redact_url(base_url),
+                      len(queue))
             break
         if time.monotonic() >= end_s:
             result.truncated = True
-            log.debug("redfish: crawl deadline %g s reached at %s; %d link(s) not followed", crawl_deadline_s, base_url, len(queue))
+            log.debug("redfish: crawl deadline %g s reached at %s; %d link(s) not followed", crawl_deadline_s,
+                      redact_url(base_url), len(queue))
             break
         path, depth = queue.popleft()
         url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path

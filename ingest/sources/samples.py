@@ -10,6 +10,7 @@ fills ``entity_id``.  Missing is NaN, never zero; everything skipped is counted 
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -281,6 +282,19 @@ class BatchBuilder:
         return SampleBatch(self.source, table, ref, metric, value, ts, self.counts, self.fetched_at_s)
 
 
+_USERINFO_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]*):[^/\s@]*@")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user part replaced by ``***`` (``https://root:***@bmc/…``)."""
+    return redact_text(url)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@`` in it replaced by ``***``."""
+    return _USERINFO_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text) if "@" in text else text
+
+
 @dataclass
 class FetchResult:
     """Outcome of one fetch of one target: never raised, always returned.
@@ -298,6 +312,11 @@ class FetchResult:
     error: str = ""
     elapsed_s: float = 0.0
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # a target URL may carry a BMC password (https://user:password@bmc): never kept, logged or shown
+        self.target = redact_url(self.target)
+        self.error = redact_text(self.error)
 
     @property
     def stale(self) -> bool:

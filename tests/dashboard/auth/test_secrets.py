@@ -58,7 +58,13 @@ def test_no_secret_in_pages_errors_logs_or_json(secret_db_url, caplog, capsys):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not runtime.hub.alerts():
             time.sleep(0.5)
-        time.sleep(3)  # the BMC pollers have failed at least once
+        # both BMC pollers have failed at least once (the Redfish one first polls after its 30 s interval)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(
+                any(kind in r.getMessage() and "127.0.0.1:9" in r.getMessage() for r in caplog.records)
+                for kind in ("redfish", "ipmi")):
+            time.sleep(0.5)
+        assert all(any(kind in r.getMessage() for r in caplog.records) for kind in ("redfish", "ipmi"))
         audit.record(runtime.hub.db, "cli:test", "source.change", "source ipmi",
                      None, {"target": "ipmi://admin@127.0.0.1:9", "password": BMC_SECRETS[0]})
         anonymous, admin = Client(app), Client(app)

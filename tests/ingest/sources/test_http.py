@@ -89,3 +89,20 @@ def test_unusable_url_is_a_fetch_error_not_a_crash():
         http.get("ftp://example/x")
     with pytest.raises(http.FetchError, match="invalid request"):
         http.get("http://127.0.0.1:99999/x")
+
+
+def test_a_password_in_a_target_url_is_never_in_errors_logs_or_results(caplog):
+    """A BMC URL carries its password (https://root:password@bmc): errors, retries and results show ***."""
+    import logging
+
+    from ingest.sources.samples import failed, redact_url
+
+    assert redact_url("https://root:s3cret@10.0.0.1:443/redfish/v1#h1") == "https://root:***@10.0.0.1:443/redfish/v1#h1"
+    assert redact_url("https://10.0.0.1/redfish/v1") == "https://10.0.0.1/redfish/v1"
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(http.FetchError) as err:
+        http.get("http://root:s3cret@127.0.0.1:9/redfish/v1", retries=1, backoff_s=0.01, timeout_s=1.0)
+    result = failed("redfish", "http://root:s3cret@127.0.0.1:9/redfish/v1", str(err.value))
+    shown = [str(err.value), result.target, result.error] + [r.getMessage() for r in caplog.records]
+    assert not [text for text in shown if "s3cret" in text]
+    assert "root:***@127.0.0.1:9" in str(err.value) and result.target.endswith("root:***@127.0.0.1:9/redfish/v1")
