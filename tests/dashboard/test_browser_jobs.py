@@ -54,7 +54,7 @@ def test_clicking_a_rack_marks_it(colossus_app, new_page):  # noqa: F811
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
     page.mouse.click(x, y)
-    expect(page).to_have_url(re.compile(r"/jobs\?job=[^&]+&rack=H\d-R\d+-K\d+$"), timeout=2_000)
+    expect(page).to_have_url(re.compile(r"/jobs\?job=[^&]+&rack=H\d-R\d+-K\d+$"), timeout=15_000)
     expect(page.locator("#jobs-placement .legend")).to_contain_text("selected")
     assert log.errors == []
 
