@@ -167,7 +167,6 @@ class TwinEngine:
         self.leakage_w_per_k = _uniform_or_array(spec("leakage_w_per_k"))
         self.heat_capacity_j_per_k = _uniform_or_array(spec("heat_capacity_j_per_k"))
         # site-wide figures of the GPU models that the tick reads every step
-        self.dynamic_w = np.asarray(self.tdp_w, dtype=np.float64) - self.idle_w  # tdp − idle (scalar when uniform)
         self.idle_mean_w = float(np.mean(self.idle_w))
         self.heat_capacity_mean_j_per_k = float(np.mean(self.heat_capacity_j_per_k))
         self.max_op_min_c, self.shutdown_min_c = float(np.min(self.max_op_c)), float(np.min(self.shutdown_c))
@@ -427,9 +426,8 @@ class TwinEngine:
     def _demand(self, inp: TickInputs, ps: PowerStateResult) -> DemandResult:
         s = self.state
         util = self._gpu_util(inp)
-        if inp.gpu_power_demand_w is None:  # power.gpu_demand_power_w on a utilisation already finite and in 0–1
-            demand = util * self.dynamic_w
-            demand += self.idle_w
+        if inp.gpu_power_demand_w is None:
+            demand = power.gpu_demand_power_w(util, self.idle_w, self.tdp_w)
         else:
             demand = np.broadcast_to(np.asarray(inp.gpu_power_demand_w, dtype=np.float64), (s.n_gpus,))
             demand = np.where(np.isfinite(demand), np.maximum(demand, 0.0), self.gpu_power_w)

@@ -34,9 +34,14 @@ def gpu_demand_power_w(
     reading means).
     """
     u = np.asarray(util_frac, dtype=np.float64)
-    if not np.all(np.isfinite(u)):
+    lo, hi = (float(u.min()), float(u.max())) if u.size else (0.0, 0.0)  # NaN and inf show in the extremes
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError("util_frac: NaN or inf utilisation (fill missing readings before calling)")
-    return idle_w + np.clip(u, 0.0, 1.0) * (np.asarray(tdp_w) - idle_w)
+    if lo < 0.0 or hi > 1.0:
+        u = np.clip(u, 0.0, 1.0)
+    demand = u * (np.asarray(tdp_w) - idle_w)
+    demand += idle_w
+    return demand
 
 
 def psu_efficiency_frac(load_frac: np.ndarray | float,
