@@ -14,6 +14,7 @@ import threading
 import uuid
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.dashboard.colossus_app import LIVE_TICK_MS, freshen
@@ -99,18 +100,20 @@ def _select(page, pattern: str, count: int) -> None:
 def _choose(page, dropdown_id: str, text: str) -> None:
     """Pick ``text`` in a dcc.Dropdown by typing it (the searchable lists send matches only)."""
     option = page.get_by_role("option", name=text, exact=True)  # the list opens in a popover outside the dropdown
-    for attempt in range(3):  # a click landing while the page re-renders may not open the list: try again
+    # a click landing while the page re-renders may not open the list, and the list closes when the
+    # dropdown's options are replaced (a row list answering the hall chosen just before): try again
+    for attempt in range(4):
         page.click(f"#{dropdown_id}")
         page.keyboard.type(text)
         try:
             expect(option.first).to_be_visible(timeout=8_000)
-            break
-        except AssertionError:
-            if attempt == 2:
+            option.first.click(timeout=5_000)
+            expect(page.locator(f"#{dropdown_id}")).to_contain_text(text, timeout=5_000)
+            return
+        except (AssertionError, PlaywrightTimeoutError):
+            if attempt == 3:
                 raise
             page.keyboard.press("Escape")
-    option.first.click()
-    expect(page.locator(f"#{dropdown_id}")).to_contain_text(text)
 
 
 def _row(page, key: str):
