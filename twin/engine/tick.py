@@ -392,7 +392,7 @@ class TwinEngine:
         util = np.asarray(inp.gpu_util_frac, dtype=np.float64)
         if util.shape != (n,):
             raise ValueError(f"gpu_util_frac: expected shape ({n},), got {util.shape}")
-        if util.min() >= 0.0 and util.max() <= 1.0:  # in range and finite (NaN fails both)
+        if util.size == 0 or (util.min() >= 0.0 and util.max() <= 1.0):  # in range and finite (NaN fails both)
             return util.copy()
         if not np.isfinite(util).all():
             util = np.where(np.isfinite(util), util, self.gpu_util_frac)
