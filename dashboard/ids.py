@@ -312,9 +312,6 @@ class WhatIf:
     STORE_NOTE = "whatif-store-note"
     # selection
     FLOOR = "whatif-floor"
-    FLOOR_ANSWER = "whatif-floor-answer"  # dcc.Store relaying the answer's floor (figure or patch; dashboard.patch_relay)
-    FLOOR_EDIT = "whatif-floor-edit"  # dcc.Store relaying the floor of an edit's answer
-    FLOOR_OUTLINES = "whatif-floor-outlines"  # dcc.Store relaying the outline patches
     FLOOR_METRIC = "whatif-floor-metric"
     FLOOR_SIGNATURE = "whatif-floor-signature"  # dcc.Store: layout and metric of the drawn floor (else patched)
     HALL = "whatif-hall"

@@ -28,7 +28,6 @@ from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.dash_internals import PUSH_STATE_JS
 from dashboard.hub_context import current_hub
-from dashboard.patch_relay import relay
 from dashboard.auth import audit, callback_requires
 from dashboard.static_html import to_html
 from dashboard.whatif_edits import (
@@ -52,23 +51,6 @@ ANSWER_OUTPUTS = (
     (W.EDIT_LIST, "children"), (W.COMPARISON_HTML, "data"), (W.FLOOR, "figure"), (W.UNDO, "disabled"),
     (W.REDO, "disabled"), (W.ELAPSED, "children"), (W.FLOOR_SIGNATURE, "data"),
 )
-FLOOR_AT = [i for i, _ in ANSWER_OUTPUTS].index(W.FLOOR)  # where an answer has the floor (figure or patch)
-# the floor's figures and patches reach it through relays (one per callback): see dashboard.patch_relay
-ANSWER_RELAY = relay(W.FLOOR_ANSWER, (W.FLOOR, "figure"))
-EDIT_RELAY = relay(W.FLOOR_EDIT, (W.FLOOR, "figure"))
-OUTLINE_RELAY = relay(W.FLOOR_OUTLINES, (W.FLOOR, "figure"))
-
-
-def answer_outputs(floor_relay, allow_duplicate: bool = False) -> list[Output]:
-    """The outputs of :data:`ANSWER_OUTPUTS`, the floor's through ``floor_relay``."""
-    return [floor_relay.output if i == W.FLOOR else Output(i, p, allow_duplicate=allow_duplicate) for i, p in ANSWER_OUTPUTS]
-
-
-def relayed(floor_relay, values: tuple) -> tuple:
-    """An :func:`answer` for :func:`answer_outputs`: its floor sent through ``floor_relay``."""
-    return (*values[:FLOOR_AT], floor_relay.send(values[FLOOR_AT]), *values[FLOOR_AT + 1:])
-
-
 _GRIDS: dict[int, tuple[object, list]] = {}
 FLOOR_COLOURS = ("max_gpu_temp_c", "rack_power_kw")  # the rack figures the twin's comparison gives per rack
 DEFAULT_COLOUR = "max_gpu_temp_c"
@@ -242,7 +224,6 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
         dcc.Store(id=W.SELECTED, data=selected),
         dcc.Store(id=W.BLAST_RACKS, data=[]),
         dcc.Store(id=W.FLOOR_SIGNATURE),
-        ANSWER_RELAY.store(), EDIT_RELAY.store(), OUTLINE_RELAY.store(),
         dcc.Store(id=W.COMPARISON_HTML),
         html.Div([html.H1("What-if"),
                   html.Span("edit a scenario: the twin projects it against the baseline (the site as built, no edits)",
@@ -452,7 +433,7 @@ def _compact(racks: list[str]) -> list[str]:
 
 @dash.callback(
     *[Output(ids.whatif_msg(b), "children") for b in APPLY_BUTTONS],
-    *answer_outputs(EDIT_RELAY, allow_duplicate=True),
+    *[Output(i, p, allow_duplicate=True) for i, p in ANSWER_OUTPUTS],
     *[Input(b, "n_clicks") for b in APPLY_BUTTONS],
     State(W.SCENARIO, "value"), State(W.SELECTED, "data"), State(W.FLOOR_METRIC, "value"),
     State(W.BLAST_RACKS, "data"), State(W.FLOOR_SIGNATURE, "data"),
@@ -495,12 +476,12 @@ def apply_edit(*args):
         messages[slot] = html.Span(f"refused: {exc}", className="status-critical")
         return *messages, *unchanged
     messages[slot] = html.Span(f"applied: {describe(edit)}", className="status-ok")
-    return *messages, *relayed(EDIT_RELAY, answer(scenario, metric, selected, blast, drawn))
+    return *messages, *answer(scenario, metric, selected, blast, drawn)
 
 
 # ------------------------------------------------------------------ the answer
 @dash.callback(
-    *answer_outputs(ANSWER_RELAY),
+    *[Output(i, p) for i, p in ANSWER_OUTPUTS],
     Input(W.REVISION, "data"),
     Input(W.FLOOR_METRIC, "value"),
     State(W.SELECTED, "data"),
@@ -509,7 +490,7 @@ def apply_edit(*args):
 )
 def render(revision, metric, selected, blast, drawn):
     """The answer for the scenario on screen (a scenario chosen, undo, redo, another colour metric)."""
-    return relayed(ANSWER_RELAY, answer((revision or {}).get("scenario"), metric, selected, blast, drawn))
+    return answer((revision or {}).get("scenario"), metric, selected, blast, drawn)
 
 
 def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
@@ -620,7 +601,7 @@ def _scenario_state(revision):
 
 
 @dash.callback(
-    OUTLINE_RELAY.output,
+    Output(W.FLOOR, "figure", allow_duplicate=True),
     Input(W.SELECTED, "data"),
     Input(W.BLAST_RACKS, "data"),
     State(W.REVISION, "data"),
@@ -632,7 +613,7 @@ def outline(selected, blast, revision, drawn):
     if not drawn:  # the floor is not drawn yet: its first drawing outlines them
         return no_update
     state = _scenario_state(revision)
-    return OUTLINE_RELAY.send(outline_patch(grids_for(state), _rack_ids(state, selected), _rack_ids(state, blast)))
+    return outline_patch(grids_for(state), _rack_ids(state, selected), _rack_ids(state, blast))
 
 
 def _rack_ids(state, names) -> np.ndarray:
