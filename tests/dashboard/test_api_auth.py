@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from ingest.store.audit import list_entries
-from ingest.store.users import add_user, new_token
+from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory):
-    from ingest.live.runtime import build_hub
-
-    hub = build_hub("demo", f"sqlite:///{tmp_path_factory.mktemp('api-auth') / 'live.db'}", start=T0,
-                    faults=("xid:h1-r01-k02-n0/5@1=79",))
-    for i in range(4):
-        hub.step(T0 + timedelta(seconds=i))
-    add_user(hub.db, "vera", "viewer", "viewer-password-1")
-    add_user(hub.db, "otto", "operator", "operator-password-1")
+    hub = demo_hub_with_users(tmp_path_factory.mktemp("api-auth"), 4, faults=("xid:h1-r01-k02-n0/5@1=79",))
     yield hub
     hub.db.dispose()
 
@@ -36,7 +27,7 @@ def client(twin, tokens):
 
 @pytest.fixture(scope="module")
 def tokens(twin) -> dict[str, dict]:
-    return {name: {"Authorization": f"Bearer {new_token(twin.db, name)}"} for name in ("vera", "otto")}
+    return bearer_headers(twin)
 
 
 def _alert_id(twin) -> int:

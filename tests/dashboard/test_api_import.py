@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -15,10 +14,9 @@ from ingest.replay import bundle as bundle_module
 from ingest.replay.bundle import bundle_bytes, read_bundle
 from ingest.store.audit import list_entries
 from ingest.store.incidents import stored_incidents
-from ingest.store.users import add_user, new_token
+from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
 from twin.site.catalogue import DATA_DIR
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 URL = "/api/v1/incidents/import"
 # the largest shipped bundle (1.3 MB): larger than the API's 1 MB JSON cap
 SHIPPED = DATA_DIR / "incidents" / "colossus-hot-afternoon.ctincident"
@@ -42,19 +40,14 @@ def library(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory, library):
-    from ingest.live.runtime import build_hub
-
-    hub = build_hub("demo", f"sqlite:///{tmp_path_factory.mktemp('api-import') / 'live.db'}", start=T0)
-    hub.step(T0 + timedelta(seconds=1))
-    add_user(hub.db, "vera", "viewer", "viewer-password-1")
-    add_user(hub.db, "otto", "operator", "operator-password-1")
+    hub = demo_hub_with_users(tmp_path_factory.mktemp("api-import"), 2)
     yield hub
     hub.db.dispose()
 
 
 @pytest.fixture(scope="module")
 def tokens(twin) -> dict[str, dict]:
-    return {name: {"Authorization": f"Bearer {new_token(twin.db, name)}"} for name in ("vera", "otto")}
+    return bearer_headers(twin)
 
 
 @pytest.fixture(scope="module")

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from dashboard.whatif_store import scenario_store
 from ingest.store import scenarios as stored
 from ingest.store.audit import list_entries
-from ingest.store.users import add_user, new_token
+from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
 from twin.commands.jsonout import finite_or_null
 from twin.engine.projection import project
 from twin.site.scenario import parse_scenario
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
 BASE = "/api/v1/whatif/scenarios"
 CDU = "H1-R01-K01-CDU"
 FILE = f"""[scenario]
@@ -33,20 +31,14 @@ outdoor_wet_bulb_c = 26.0
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory):
-    from ingest.live.runtime import build_hub
-
-    hub = build_hub("demo", f"sqlite:///{tmp_path_factory.mktemp('api-whatif') / 'live.db'}", start=T0)
-    for i in range(2):
-        hub.step(T0 + timedelta(seconds=i))
-    add_user(hub.db, "vera", "viewer", "viewer-password-1")
-    add_user(hub.db, "otto", "operator", "operator-password-1")
+    hub = demo_hub_with_users(tmp_path_factory.mktemp("api-whatif"), 2)
     yield hub
     hub.db.dispose()
 
 
 @pytest.fixture(scope="module")
 def tokens(twin) -> dict[str, dict]:
-    return {name: {"Authorization": f"Bearer {new_token(twin.db, name)}"} for name in ("vera", "otto")}
+    return bearer_headers(twin)
 
 
 @pytest.fixture(scope="module")
