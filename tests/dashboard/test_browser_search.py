@@ -11,9 +11,16 @@ pytestmark = pytest.mark.browser
 
 
 def _search(page, text: str) -> None:
-    page.keyboard.press("Control+k")
-    expect(page.locator("#shell-search")).to_be_focused()
-    page.locator("#shell-search").fill(text)
+    box = page.locator("#shell-search")
+    for attempt in range(3):  # a page still rendering after a navigation may take the focus back: press again
+        page.keyboard.press("Control+k")
+        try:
+            expect(box).to_be_focused(timeout=7_000)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
+    box.fill(text)
 
 
 def test_ctrl_k_suggestions_and_enter_open_the_entity(served_app, demo_state, new_page, screenshot):
