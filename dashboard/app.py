@@ -1,7 +1,7 @@
 """The Dash app factory: ``create_app(hub)`` wires the shell, the pages and the hub together.
 
 Pages live one per file in ``dashboard/pages`` (Dash pages, ``layout(**kwargs)`` and
-their callbacks beside them); the shell is :mod:`dashboard.shell`.  Everything is served
+their callbacks beside them); the shell is :mod:`dashboard.shell.frame`.  Everything is served
 from this process: Dash's own bundles with ``serve_locally`` and our CSS from the
 top-level ``assets/`` folder — no CDN, no external fonts.  ``assets/`` also holds a
 vendored plotly.js bundle with only the trace types the app draws (its header says how
@@ -18,15 +18,17 @@ import dash
 import flask
 from werkzeug.exceptions import HTTPException
 
-from dashboard import compare, shell, tick_cache
+from dashboard.views import compare
+from dashboard.shell import frame as shell
+from dashboard.views import tick_cache
 from dashboard.api import register_api
 from dashboard.auth import AuthSettings, current_user, init_auth
 from dashboard.auth.account import account_block
-from dashboard.dash_internals import adopt_global_callbacks, clear_global_callbacks
-from dashboard.inputs import InputError
-from dashboard.metrics import register_metrics
-from dashboard.hub_context import HUB_CONFIG_KEY
-from dashboard.theme import register_template
+from dashboard.callbacks.dash_internals import adopt_global_callbacks, clear_global_callbacks
+from dashboard.callbacks.inputs import InputError
+from dashboard.api.metrics import register_metrics
+from dashboard.views.context import HUB_CONFIG_KEY
+from dashboard.present.theme import register_template
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +103,7 @@ def _guard_requests(app: dash.Dash) -> None:
     Every legitimate callback input comes from a page's own widgets, so a callback that
     fails on its input was sent something the UI never sends: it gets HTTP 400 with the
     reason, logged as one warning line (the traceback only at debug level).  Pages
-    validate the inputs a user can get wrong (:mod:`dashboard.inputs`) and show a message
+    validate the inputs a user can get wrong (:mod:`dashboard.callbacks.inputs`) and show a message
     instead.  Errors outside callbacks keep Flask's usual 500 with a traceback.
     """
     server = app.server

@@ -95,7 +95,7 @@ class Overview:
     GPU_TREND = "overview-gpu-trend"
     MFU_TREND = "overview-mfu-trend"
     PINNED = "overview-pinned"  # dcc.Store: the pinned instant (UTC string) or None
-    TRENDS_LIVE = "overview-trends-live"  # dcc.Store relaying the live trend patches (dashboard.patch_relay)
+    TRENDS_LIVE = "overview-trends-live"  # dcc.Store relaying the live trend patches (dashboard.callbacks.patch_relay)
     TRENDS_PIN = "overview-trends-pin"  # dcc.Store relaying the pinned-time line patches
     PIN_LABEL = "overview-pin-label"
     PIN_CLEAR = "overview-pin-clear"
@@ -113,7 +113,7 @@ class Floor:
     URL = "floor-url"
     METRIC = "floor-metric"
     HALLS = "floor-halls"
-    HALLS_LIVE = "floor-halls-live"  # dcc.Store relaying the live patches of the halls (dashboard.patch_relay)
+    HALLS_LIVE = "floor-halls-live"  # dcc.Store relaying the live patches of the halls (dashboard.callbacks.patch_relay)
     HALLS_SELECTION = "floor-halls-selection"  # dcc.Store relaying the selection outline patches
     SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
     RACK_PANEL = "floor-rack-panel"
@@ -158,7 +158,7 @@ class Cooling:
     PAGE = "cooling"
     SELECTION = "cooling-selection"  # dcc.Store {"loop": int | None}
     RENDERED = "cooling-rendered"  # dcc.Store: timestamp of the snapshot on screen
-    FIGURES = "cooling-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
+    FIGURES = "cooling-figures"  # dcc.Store relaying the live figures and patches (dashboard.callbacks.patch_relay)
     URL_SYNC = "cooling-url-sync"
     LOOP = "cooling-loop"  # dropdown: site or one loop
     WHATIF = "cooling-whatif"  # link: the chosen loop's blast radius in the what-if editor
@@ -189,7 +189,7 @@ class Power:
     PAGE = "power"
     SELECTION = "power-selection"  # dcc.Store {"element": int | None, "metric": str}
     RENDERED = "power-rendered"
-    FIGURES = "power-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
+    FIGURES = "power-figures"  # dcc.Store relaying the live figures and patches (dashboard.callbacks.patch_relay)
     URL_SYNC = "power-url-sync"
     METRIC = "power-metric"
     RESET = "power-reset"
@@ -210,7 +210,7 @@ class Fabric:
     PAGE = "fabric"
     SELECTION = "fabric-selection"  # dcc.Store {"tier": int, "switch": int | None}
     RENDERED = "fabric-rendered"
-    FIGURES = "fabric-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
+    FIGURES = "fabric-figures"  # dcc.Store relaying the live figures and patches (dashboard.callbacks.patch_relay)
     URL_SYNC = "fabric-url-sync"
     TIER = "fabric-tier"
     MATRIX = "fabric-matrix"
@@ -228,7 +228,7 @@ class Jobs:
     PAGE = "jobs"
     SELECTION = "jobs-selection"  # dcc.Store {"job": str | None, "rack": int | None}
     RENDERED = "jobs-rendered"
-    FIGURES = "jobs-figures"  # dcc.Store relaying the live figures and patches (dashboard.patch_relay)
+    FIGURES = "jobs-figures"  # dcc.Store relaying the live figures and patches (dashboard.callbacks.patch_relay)
     URL_SYNC = "jobs-url-sync"
     JOB = "jobs-job"
     PLACEMENT = "jobs-placement"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dashboard.api import models as m
 from dashboard.api.access import audit, current_user_name
 from dashboard.api.routing import ApiError, api
-from dashboard.hub_context import current_hub
+from dashboard.views.context import current_hub
 
 MAX_ALERTS = 500  # the hub keeps the newest 500 in its list, as the alerts page shows
 

@@ -29,7 +29,7 @@ from dashboard.api import models as m
 from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
-from dashboard.hub_context import current_hub
+from dashboard.views.context import current_hub
 from ingest.replay.bundle import BundleError
 from ingest.replay.intake import ImportRequest, import_incident, record_in_database
 from ingest.replay.library import IncidentExists, library_path, list_incidents

@@ -14,8 +14,8 @@ import numpy as np
 
 from dashboard.api import models as m
 from dashboard.api.routing import api
-from dashboard.hub_context import current_hub
-from dashboard.status import alert_counts
+from dashboard.views.context import current_hub
+from dashboard.shell.status import alert_counts
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS
 

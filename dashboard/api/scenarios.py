@@ -16,8 +16,8 @@ import tomli_w
 
 from dashboard.api import models as m
 from dashboard.api.routing import ApiError, api
-from dashboard.hub_context import current_hub
-from dashboard.views import SCENARIO_DIR, available_scenarios
+from dashboard.views.context import current_hub
+from dashboard.views.registry import SCENARIO_DIR, available_scenarios
 from twin.commands.jsonout import finite_or_null
 from twin.engine.projection import project
 from twin.site.scenario import ScenarioError, load_scenario, parse_scenario

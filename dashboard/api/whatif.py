@@ -1,11 +1,11 @@
 """API routes of the what-if editor's scenarios: the same store, checks and audit entries as the ``/whatif`` page.
 
-The scenarios are those the editor shows (:func:`dashboard.whatif_store.scenario_store`:
+The scenarios are those the editor shows (:func:`dashboard.whatif.store.scenario_store`:
 the database when the server has one, else the server's memory), all on the server's
 own site.  An edit is checked by the editor's own function
-(:func:`dashboard.whatif_edits.resolve_edits`, the whole list with the new edit, on the
+(:func:`dashboard.whatif.edits.resolve_edits`, the whole list with the new edit, on the
 site) before the store keeps it; a file is read by the editor's import
-(:func:`dashboard.whatif_store.import_toml`).  Every change writes the audit entry the
+(:func:`dashboard.whatif.store.import_toml`).  Every change writes the audit entry the
 editor's button writes (``scenario.new``, ``scenario.import``, ``scenario.edit``,
 ``scenario.undo``, ``scenario.redo``, ``scenario.rename``, ``scenario.duplicate``,
 ``scenario.delete``), with the state before and after.
@@ -19,10 +19,10 @@ from dashboard.api import models as m
 from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, Unprocessable, api
 from dashboard.api.scenarios import projection
-from dashboard.hub_context import current_hub
-from dashboard.inputs import InputError
-from dashboard.whatif_edits import EditRejected, resolve_edits
-from dashboard.whatif_store import export_toml, import_toml, scenario_store
+from dashboard.views.context import current_hub
+from dashboard.callbacks.inputs import InputError
+from dashboard.whatif.edits import EditRejected, resolve_edits
+from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from twin.errors import InputError as TwinInputError
 
 TAG = "what-if"

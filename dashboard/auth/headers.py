@@ -11,7 +11,7 @@ No ``'unsafe-eval'``: the vendored plotly.js draws WebGL (scattergl) traces with
 ``eval``.  The browser tests check that no page reports a CSP violation.
 
 The referrer policy is ``same-origin``: the dashboard's own callbacks are told the view on
-screen by their page URL in ``Referer`` (:mod:`dashboard.hub_context`), and no URL is
+screen by their page URL in ``Referer`` (:mod:`dashboard.views.context`), and no URL is
 ever sent to another site.
 """
 

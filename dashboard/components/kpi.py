@@ -5,14 +5,14 @@ from __future__ import annotations
 from dash import html
 
 from dashboard import ids
-from dashboard.formatting import NOT_RECORDED, UNKNOWN
+from dashboard.present.formatting import NOT_RECORDED, UNKNOWN
 
 
 def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "",
              spark: str = "") -> html.Div:
     """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``).
 
-    An unknown value (:data:`dashboard.formatting.UNKNOWN`) carries the tooltip "not recorded".
+    An unknown value (:data:`dashboard.present.formatting.UNKNOWN`) carries the tooltip "not recorded".
     """
     return html.Div(
         [

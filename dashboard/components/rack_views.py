@@ -11,9 +11,9 @@ import math
 import numpy as np
 from dash import html
 
-from dashboard.colour_scale import gradient_css, text_colour, value_colours
-from dashboard.rack_detail import NODE_POWER_NOTE
-from dashboard.theme import SCALE_GOOD, SCALE_HOT
+from dashboard.present.colour_scale import gradient_css, text_colour, value_colours
+from dashboard.analysis.rack_detail import NODE_POWER_NOTE
+from dashboard.present.theme import SCALE_GOOD, SCALE_HOT
 
 
 def scale_legend(scale: str, low: float, high: float, unit: str, decimals: int = 0) -> html.Div:

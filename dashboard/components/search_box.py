@@ -1,4 +1,4 @@
-"""The header search box (Ctrl-K): suggestions from :class:`dashboard.search.SearchIndex` as links.
+"""The header search box (Ctrl-K): suggestions from :class:`dashboard.shell.search.SearchIndex` as links.
 
 The index is built once per site (cached by the site's tables object); job names come
 from the view on screen at each query.  Keyboard handling (Ctrl-K / Cmd-K focuses,
@@ -13,9 +13,9 @@ import threading
 import dash
 from dash import Input, Output, dcc, html
 
-from dashboard.hub_context import current_hub
-from dashboard.search import MAX_QUERY_CHARS, SearchIndex
-from dashboard.views import ViewUnavailable, current_view
+from dashboard.views.context import current_hub
+from dashboard.shell.search import MAX_QUERY_CHARS, SearchIndex
+from dashboard.views.registry import ViewUnavailable, current_view
 from twin.site.tables import SiteTables
 
 INPUT_ID = "shell-search"

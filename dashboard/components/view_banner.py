@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from dash import dcc, html
 
-from dashboard.hub_context import ViewSelection
+from dashboard.views.context import ViewSelection
 
 
 def kind_of(key: str) -> str:
@@ -44,7 +44,7 @@ def _href(selection: ViewSelection, **changes) -> str:
 
 
 def banner(screen) -> tuple[list, str, bool]:
-    """(children, class, hidden) of the banner for a :class:`dashboard.views.Screen`."""
+    """(children, class, hidden) of the banner for a :class:`dashboard.views.registry.Screen`."""
     view, other = screen.view, screen.compare
     if view.is_live and other is None:
         return [], "view-banner", True

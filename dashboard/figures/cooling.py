@@ -12,9 +12,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import theme
-from dashboard.equipment import cdu_lost, cdu_off
-from dashboard.ordering import order_by
+from dashboard.present import theme
+from dashboard.analysis.equipment import cdu_lost, cdu_off
+from dashboard.present.ordering import order_by
 from dashboard.figures.load_scale import load_colour, load_colours, translucent
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables

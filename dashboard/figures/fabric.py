@@ -13,7 +13,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import theme
+from dashboard.present import theme
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC
 from twin.physics.fabric import job_fabric_report

@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 from dash import Patch
 from plotly.subplots import make_subplots
 
-from dashboard import theme
-from dashboard.aggregates import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
-from dashboard.theme import base_layout
+from dashboard.present import theme
+from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
+from dashboard.present.theme import base_layout
 from twin.site.tables import SiteTables
 
 RACK_DEPTH_M = 1.2  # drawn footprint depth when rows are far apart

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import theme
+from dashboard.present import theme
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 

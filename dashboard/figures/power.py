@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import theme
-from dashboard.formatting import NOT_RECORDED, UNKNOWN
-from dashboard.equipment import PowerStatus, power_status
-from dashboard.ordering import order_by
+from dashboard.present import theme
+from dashboard.present.formatting import NOT_RECORDED, UNKNOWN
+from dashboard.analysis.equipment import PowerStatus, power_status
+from dashboard.present.ordering import order_by
 from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
 from twin.engine.snapshot import GPU_DOWN, Snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.theme import base_layout
+from dashboard.present.theme import base_layout
 
 
 def rack_history_figure(history: pd.DataFrame, metric: str, label: str, unit: str) -> go.Figure:

@@ -6,7 +6,7 @@ callback's budget; these axes and title annotations are what it would produce.
 
 from __future__ import annotations
 
-from dashboard import theme
+from dashboard.present import theme
 def stacked_layout(top_title: str, bottom_title: str, gap_frac: float = 0.3) -> dict:
     """Layout keywords: ``xaxis``/``yaxis`` on top, ``xaxis2``/``yaxis2`` below, titles above each."""
     split = (1.0 - gap_frac) / 2

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import Patch
 
-from dashboard.theme import base_layout
+from dashboard.present.theme import base_layout
 
 MAX_POINTS = 180  # per series: plenty for a 400-px-wide chart, small on the wire
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # UTC wall clock; shorter on the wire than ISO with offset

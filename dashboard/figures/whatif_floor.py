@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import Patch
 
-from dashboard.aggregates import FLOOR_METRIC_BY_KEY, metric_range
+from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY, metric_range
 from dashboard.figures.floor import FloorOverlay, HallGrid, diff_range, floor_figure, rack_outlines
 from twin.site.tables import SiteTables
 

@@ -3,18 +3,18 @@
 * ``dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · ClusterTwin")``
   at module level; ``layout(**kwargs)`` builds the page (query-string parameters arrive
   as ``kwargs``, so ``/cooling?cdu=H1-R01-K01-CDU`` can restore a selection).  Nothing heavy
-  runs at import.  The layout is decorated with ``dashboard.views.view_layout`` and reads
+  runs at import.  The layout is decorated with ``dashboard.views.registry.view_layout`` and reads
   the view(s) on screen with ``current_screen(**kwargs)`` (``?view=…&compare=…``): a view
   that cannot be shown becomes a message.
 * Callbacks sit beside the layout, registered with ``dash.callback``;
   :func:`dashboard.app.create_app` hands them to the app.  Live callbacks take
   ``Input(ids.Shell.TICK, "n_intervals")`` (the shell's ≤ 2 s interval) and read data
-  with ``dashboard.views.current_view()`` — the :class:`twin.engine.view.View` on screen
+  with ``dashboard.views.registry.current_view()`` — the :class:`twin.engine.view.View` on screen
   (``latest_tick()`` for the snapshot with its detail, ``trend()``, ``state``...), never
   a hub's private attributes.  A page with numbers registers a comparison builder with
-  ``dashboard.compare.register`` and places ``compare.section(PAGE, screen)`` in its layout.
+  ``dashboard.views.compare.register`` and places ``compare.section(PAGE, screen)`` in its layout.
 * Ids come from :mod:`dashboard.ids` (append a class per page at the end of that file);
-  figures are pure builders in ``dashboard/figures/`` using ``dashboard.theme.base_layout``;
+  figures are pure builders in ``dashboard/figures/`` using ``dashboard.present.theme.base_layout``;
   cards from ``dashboard.components``.
 * Page modules import only once an app exists (``dash.register_page`` needs it): unit
   tests use the ``page_module`` fixture of ``tests/dashboard/conftest.py``.

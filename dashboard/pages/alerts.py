@@ -17,14 +17,16 @@ from urllib.parse import urlencode
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import compare, ids, inputs
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
 from dashboard.auth import audit, callback_requires, current_user, has_role
 from dashboard.components.data_age import format_age
-from dashboard.entity_links import entity_href
-from dashboard.deep_link import keep_view
-from dashboard.views import current_screen, current_view, view_layout
-from dashboard.status import AlertGroup, alert_counts, group_alerts
-from dashboard.timestamps import normalise_alert
+from dashboard.shell.entity_links import entity_href
+from dashboard.shell.deep_link import keep_view
+from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
+from dashboard.present.timestamps import normalise_alert
 
 dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
 
@@ -191,7 +193,7 @@ def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
 
 
 def summary(alerts: list[dict], now: datetime) -> str:
-    """The same counts the overview shows (:func:`dashboard.status.alert_counts`)."""
+    """The same counts the overview shows (:func:`dashboard.shell.status.alert_counts`)."""
     c = alert_counts(alerts, now)
     return (f"{c['open']} open in {c['groups']} causes: {c['critical']} critical, {c['warning']} warning, "
             f"{c['info']} info · {c['need_attention']} need attention (not acknowledged or silenced)")

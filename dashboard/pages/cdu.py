@@ -15,12 +15,13 @@ import numpy as np
 from dash import Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids, inputs
+from dashboard import ids
+from dashboard.callbacks import inputs
 from dashboard.components.kpi import kpi_card
-from dashboard.data_table import Column, data_table
+from dashboard.present.data_table import Column, data_table
 from dashboard.figures.trends import trend_figure
-from dashboard.formatting import fmt
-from dashboard.views import current_screen, current_view, view_layout
+from dashboard.present.formatting import fmt
+from dashboard.views.registry import current_screen, current_view, view_layout
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED, Snapshot
 from twin.site.tables import SiteTables
 

@@ -14,16 +14,18 @@ import numpy as np
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids, inputs
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
 from dashboard.components.kpi import kpi_card
-from dashboard.data_table import Column, data_table
-from dashboard.equipment import cdu_lost, rack_off
-from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, live_render
-from dashboard.patch_relay import relay
+from dashboard.present.data_table import Column, data_table
+from dashboard.analysis.equipment import cdu_lost, rack_off
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.patch_relay import relay
 from dashboard.figures import cooling as figs
-from dashboard.views import current_screen, current_view, view_layout
-from dashboard.whatif_links import trip_href, whatif_link
+from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.whatif.links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 

@@ -13,15 +13,17 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids, inputs
-from dashboard.click_data import clicked_custom
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
+from dashboard.callbacks.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
-from dashboard.data_table import Column, data_table
-from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, live_render
-from dashboard.patch_relay import relay
+from dashboard.present.data_table import Column, data_table
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.patch_relay import relay
 from dashboard.figures import fabric as figs
-from dashboard.views import current_screen, current_view, view_layout
+from dashboard.views.registry import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 

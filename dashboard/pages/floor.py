@@ -12,24 +12,26 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import compare, ids, inputs
-from dashboard.equipment import rack_off
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
+from dashboard.analysis.equipment import rack_off
 from dashboard.figures.floor import FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
-from dashboard.rack_alerts import rack_alert_level
+from dashboard.analysis.rack_alerts import rack_alert_level
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 from dashboard.figures.rack import rack_history_figure
-from dashboard.formatting import fmt, fmt_duration, fmt_pct
-from dashboard.dash_internals import PUSH_STATE_JS
-from dashboard.deep_link import keep_view
-from dashboard.patch_relay import relay
-from dashboard.views import callback_screen, current_screen, current_view, view_layout
-from dashboard.whatif_links import rack_href, whatif_link
-from dashboard.static_html import to_html
-from dashboard.rack_detail import (
+from dashboard.present.formatting import fmt, fmt_duration, fmt_pct
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
+from dashboard.shell.deep_link import keep_view
+from dashboard.callbacks.patch_relay import relay
+from dashboard.views.registry import callback_screen, current_screen, current_view, view_layout
+from dashboard.whatif.links import rack_href, whatif_link
+from dashboard.present.static_html import to_html
+from dashboard.analysis.rack_detail import (
     RACK_POWER_NOTE,
     cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
 )
-from dashboard.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
+from dashboard.analysis.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)

@@ -12,19 +12,21 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
-from dashboard import compare, ids, inputs
-from dashboard.click_data import clicked_custom
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
+from dashboard.callbacks.click_data import clicked_custom
 from dashboard.components.kpi import kpi_card
-from dashboard.data_table import Column, data_table
-from dashboard.deep_link import name_index, register_url_writer
-from dashboard.figure_patch import figure_patch, live_render
-from dashboard.patch_relay import relay
-from dashboard.entity_links import entity_href
+from dashboard.present.data_table import Column, data_table
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.patch_relay import relay
+from dashboard.shell.entity_links import entity_href
 from dashboard.figures import jobs as figs
 from dashboard.figures.trends import trend_figure
-from dashboard.formatting import NOT_RECORDED, fmt, fmt_duration
-from dashboard.job_actions import JobDiagnosis, diagnose, expected_after_drain
-from dashboard.views import current_screen, current_view, view_layout
+from dashboard.present.formatting import NOT_RECORDED, fmt, fmt_duration
+from dashboard.analysis.job_actions import JobDiagnosis, diagnose, expected_after_drain
+from dashboard.views.registry import current_screen, current_view, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 

@@ -13,17 +13,19 @@ from datetime import datetime, timezone
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import compare, ids, inputs
+from dashboard import ids
+from dashboard.views import compare
+from dashboard.callbacks import inputs
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
-from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
-from dashboard.deep_link import register_url_writer
-from dashboard.patch_relay import relay
-from dashboard.views import current_screen, current_view, view_layout
-from dashboard.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
-from dashboard.entity_links import entity_href
-from dashboard.status import Banner, alert_counts, group_alerts, status_banner
-from dashboard.tiles import TILES, overview_tiles, power_breakdown
+from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
+from dashboard.shell.deep_link import register_url_writer
+from dashboard.callbacks.patch_relay import relay
+from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.analysis.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.shell.entity_links import entity_href
+from dashboard.shell.status import Banner, alert_counts, group_alerts, status_banner
+from dashboard.analysis.tiles import TILES, overview_tiles, power_breakdown
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 

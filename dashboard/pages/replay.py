@@ -25,12 +25,12 @@ from dash.exceptions import PreventUpdate
 
 from dashboard import ids
 from dashboard.components.view_banner import banner, unavailable_banner
-from dashboard.data_table import Column, data_table
-from dashboard.formatting import fmt
-from dashboard.hub_context import ViewSelection, current_hub
-from dashboard.theme import TEMPLATE_NAME
-from dashboard.replay_view import IncidentRecording, ReplayError, incident_recording
-from dashboard.views import ViewUnavailable, screen_for
+from dashboard.present.data_table import Column, data_table
+from dashboard.present.formatting import fmt
+from dashboard.views.context import ViewSelection, current_hub
+from dashboard.present.theme import TEMPLATE_NAME
+from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
+from dashboard.views.registry import ViewUnavailable, screen_for
 from ingest.replay.library import library_entries as shared_library_entries
 from ingest.replay.replay import ReplayResult, replay
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED

@@ -4,7 +4,7 @@ The page holds a scenario (a named, ordered list of edits in the scenario store)
 plan to select racks on (click toggles a rack; box or lasso select; by hall, row or
 name pattern), forms for every edit, the comparison of the scenario with the baseline
 (worst changes first, the floor coloured red where worse and green where better) and the
-blast radius of any element.  Every edit is checked by the twin's what-if pipeline (:func:`dashboard.whatif_edits.resolve_edits`)
+blast radius of any element.  Every edit is checked by the twin's what-if pipeline (:func:`dashboard.whatif.edits.resolve_edits`)
 on the whole list before it is stored: a refused edit shows its message beside the
 button that made it, and the stored scenario stays as it was.
 
@@ -22,20 +22,21 @@ import dash
 import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids, inputs
-from dashboard.aggregates import FLOOR_METRIC_BY_KEY
+from dashboard import ids
+from dashboard.callbacks import inputs
+from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY
 from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
-from dashboard.dash_internals import PUSH_STATE_JS
-from dashboard.hub_context import current_hub
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
+from dashboard.views.context import current_hub
 from dashboard.auth import audit, callback_requires
-from dashboard.static_html import to_html
-from dashboard.whatif_edits import (
+from dashboard.present.static_html import to_html
+from dashboard.whatif.edits import (
     CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names, resolve_edits,
 )
-from dashboard.whatif_outcome import BLAST_KINDS, blast_names, blast_radius, outcome, rack_changes
-from dashboard.whatif_store import export_toml, import_toml, scenario_store
-from dashboard.whatif_tables import comparison_children
+from dashboard.whatif.outcome import BLAST_KINDS, blast_names, blast_radius, outcome, rack_changes
+from dashboard.whatif.store import export_toml, import_toml, scenario_store
+from dashboard.whatif.tables import comparison_children
 from twin.site.catalogue import load_catalogue
 from twin.site.tables import POWER_KINDS
 

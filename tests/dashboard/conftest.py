@@ -178,7 +178,7 @@ def hub_request(dash_app):
     """``with hub_request(hub):`` runs page code in a request of the app with ``hub`` as its hub."""
     from contextlib import contextmanager
 
-    from dashboard.hub_context import HUB_CONFIG_KEY
+    from dashboard.views.context import HUB_CONFIG_KEY
 
     @contextmanager
     def use(hub):

@@ -1,4 +1,4 @@
-"""Expand a Slurm hostlist back into hostnames, to check :func:`dashboard.hostlist.compress` round trips."""
+"""Expand a Slurm hostlist back into hostnames, to check :func:`dashboard.analysis.hostlist.compress` round trips."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 
 def expand(hostlist: str) -> list[str]:
-    """The hostnames of a hostlist written by :func:`dashboard.hostlist.compress` (for tests and round trips)."""
+    """The hostnames of a hostlist written by :func:`dashboard.analysis.hostlist.compress` (for tests and round trips)."""
     hosts = []
     for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", hostlist):
         match = re.match(r"^(.*)\[(.*)\]$", part)

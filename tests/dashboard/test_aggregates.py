@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dashboard.aggregates import FLOOR_METRICS, TTT_CAP_S, gpu_counts, hottest_racks, n1_status, rack_metrics
+from dashboard.analysis.aggregates import FLOOR_METRICS, TTT_CAP_S, gpu_counts, hottest_racks, n1_status, rack_metrics
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 
 
@@ -51,7 +51,7 @@ def test_hottest_racks_break_ties_by_name_and_skip_unknown(demo_state, demo_snap
 
     import numpy as np
 
-    from dashboard.aggregates import hottest_racks
+    from dashboard.analysis.aggregates import hottest_racks
 
     temps = np.full(demo_state.n_racks, 60.0)
     temps[5] = 70.0

@@ -83,7 +83,7 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
     """The tick cache's background copy of a request carries the caller's token: it renders, not 401."""
     import threading
 
-    import dashboard.tick_cache as tick_cache
+    import dashboard.views.tick_cache as tick_cache
     from tests.dashboard.test_tick_cache import _body
 
     now = [2_000_000.0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.whatif_store import scenario_store
+from dashboard.whatif.store import scenario_store
 from ingest.store import scenarios as stored
 from ingest.store.audit import list_entries
 from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard import ids
-from dashboard.dash_internals import PUSH_STATE_JS
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 
 pytestmark = pytest.mark.browser
 

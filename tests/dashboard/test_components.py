@@ -9,7 +9,7 @@ from dashboard import ids
 from dashboard.components.data_age import age_badges, age_class, format_age
 from dashboard.components.kpi import kpi_card
 from dashboard.components.nav import PAGES, active_link_classes, nav_bar
-from dashboard.shell import status_view
+from dashboard.shell.frame import status_view
 
 
 def test_age_classes_turn_stale_then_dead():

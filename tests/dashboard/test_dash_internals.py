@@ -1,4 +1,4 @@
-"""The private Dash API the dashboard relies on (all of it in dashboard/dash_internals.py) is still there."""
+"""The private Dash API the dashboard relies on (all of it in dashboard/callbacks/dash_internals.py) is still there."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import dash
 import pytest
 
-from dashboard import dash_internals
+from dashboard.callbacks import dash_internals
 
 
 def test_private_callback_registries_exist_with_their_types(dash_app):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from dashboard.entity_links import entity_href
+from dashboard.shell.entity_links import entity_href
 
 
 def test_links_per_entity_kind(demo_state):

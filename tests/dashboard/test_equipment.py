@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dashboard.equipment import cdu_lost, cdu_off, inferred_power_live, no_redundancy, power_status, rack_off
-from dashboard.ordering import order_by
+from dashboard.analysis.equipment import cdu_lost, cdu_off, inferred_power_live, no_redundancy, power_status, rack_off
+from dashboard.present.ordering import order_by
 from tests.dashboard import page_snapshots
 from twin.engine.snapshot import GPU_OFF
 

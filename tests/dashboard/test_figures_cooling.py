@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tests.dashboard import page_snapshots
 
-from dashboard import theme
+from dashboard.present import theme
 from dashboard.figures import cooling
 
 

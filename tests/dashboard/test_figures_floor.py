@@ -9,7 +9,7 @@ import plotly
 import pytest
 
 from dashboard.figures.floor import _axis_cells, floor_figure, floor_patch, hall_grids, hall_z, selection_patch
-from dashboard.aggregates import metric_range, rack_metrics
+from dashboard.analysis.aggregates import metric_range, rack_metrics
 
 
 def test_axis_cells_touching_footprints_and_a_gap():
@@ -87,7 +87,7 @@ def _named(fig, name):
 
 
 def test_off_racks_are_hatched_grey_not_coloured_and_have_a_legend_entry(demo_state, demo_snapshot):
-    from dashboard import theme
+    from dashboard.present import theme
     from dashboard.figures.floor import OFF_LEGEND
 
     grids = hall_grids(demo_state)
@@ -105,7 +105,7 @@ def test_off_racks_are_hatched_grey_not_coloured_and_have_a_legend_entry(demo_st
 
 
 def test_alert_outlines_by_severity_inside_the_rack_cells(demo_state, demo_snapshot):
-    from dashboard import theme
+    from dashboard.present import theme
 
     grids = hall_grids(demo_state)
     fig = floor_figure(demo_state, grids, rack_metrics(demo_state, demo_snapshot), "max_gpu_temp_c",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tests.dashboard import page_snapshots
 
-from dashboard import theme
+from dashboard.present import theme
 from dashboard.figures import power
 from twin.site.tables import POWER_KINDS
 

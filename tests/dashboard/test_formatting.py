@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from dashboard.formatting import fmt, fmt_duration, fmt_pct, fmt_si
+from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 
 
 def test_unknown_values_are_dashes_never_zero():

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dashboard import inputs
-from dashboard.inputs import InputError
+from dashboard.callbacks import inputs
+from dashboard.callbacks.inputs import InputError
 
 
 @pytest.mark.parametrize("value", [1e9, 1e12, "Infinity", "NaN", float("nan"), math.inf, -5, 0, "abc", None, True,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.dashboard.hostlists import expand
-from dashboard.job_actions import diagnose, expected_after_drain
+from dashboard.analysis.job_actions import diagnose, expected_after_drain
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.site.load import DATA_DIR, load_site

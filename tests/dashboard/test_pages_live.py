@@ -11,8 +11,8 @@ import pytest
 from dash import Patch, dcc
 
 from dashboard import ids
-from dashboard.deep_link import name_index, query_string
-from dashboard.figure_patch import figure_patch, render_mode
+from dashboard.shell.deep_link import name_index, query_string
+from dashboard.callbacks.figure_patch import figure_patch, render_mode
 from tests.dashboard import page_snapshots
 
 
@@ -181,7 +181,7 @@ def test_every_page_graph_has_a_figure(in_app, page_module):
 
 
 def test_clicked_custom_normalises_plotly_shapes():
-    from dashboard.click_data import clicked_custom
+    from dashboard.callbacks.click_data import clicked_custom
 
     assert clicked_custom({"points": [{"customdata": {"0": 40, "1": 64}}]}) == [40, 64]
     assert clicked_custom({"points": [{"customdata": ["p3", "x"]}]}) == ["p3", "x"]
@@ -192,7 +192,7 @@ def test_clicked_custom_normalises_plotly_shapes():
 def test_layouts_before_the_first_snapshot(dash_app, page_module):
     from types import SimpleNamespace
 
-    from dashboard.hub_context import HUB_CONFIG_KEY
+    from dashboard.views.context import HUB_CONFIG_KEY
 
     real = dash_app.server.config[HUB_CONFIG_KEY]
     from twin.engine.view import EMPTY_TICK

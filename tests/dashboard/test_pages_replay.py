@@ -52,7 +52,7 @@ def test_the_jobs_page_shows_the_recorded_job_against_the_twin(page_module, hub_
 
 
 def test_the_replay_view_places_the_recorded_job_and_scales_its_figures():
-    from dashboard.views import resolve
+    from dashboard.views.registry import resolve
 
     view = resolve(REPLAY, None)
     job = view.latest().jobs[0]
@@ -94,7 +94,7 @@ def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, hu
 
 def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
     from dashboard.pages import replay as page
-    from dashboard.replay_view import IncidentRecording
+    from dashboard.views.replay import IncidentRecording
     from ingest.replay.session import RecordSpec, record_synthetic
     from ingest.store.db import open_database
     from ingest.store.siteversions import site_version

@@ -7,11 +7,12 @@ import json
 import plotly
 import pytest
 
-from dashboard import compare, ids
+from dashboard import ids
+from dashboard.views import compare
 from dashboard.components.view_banner import banner
-from dashboard.deep_link import keep_view, query_string
-from dashboard.views import screen_for
-from dashboard.hub_context import ViewSelection
+from dashboard.shell.deep_link import keep_view, query_string
+from dashboard.views.registry import screen_for
+from dashboard.views.context import ViewSelection
 
 PAGES = ("overview", "floor", "cooling", "power", "fabric", "jobs", "alerts")
 SCENARIO = "scenario:demo-cdu-loss"
@@ -102,7 +103,7 @@ def test_banner_names_the_view(demo_hub):
 
 
 def test_banner_and_clock_of_the_shell(dash_app, demo_hub, hub_request):
-    from dashboard import shell
+    from dashboard.shell import frame as shell
 
     with hub_request(demo_hub):
         children, cls, hidden = shell.banner_view("?view=replay:pump@2026-07-15T14:00:00Z")

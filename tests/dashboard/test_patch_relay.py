@@ -8,7 +8,7 @@ import plotly
 import pytest
 from dash import Patch, no_update
 
-from dashboard.patch_relay import PatchRelay
+from dashboard.callbacks.patch_relay import PatchRelay
 
 
 def _relay() -> PatchRelay:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.rack_alerts import rack_alert_level
+from dashboard.analysis.rack_alerts import rack_alert_level
 
 
 def _alert(kind, entity, severity="warning", cleared=None):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from dashboard.colour_scale import NO_DATA_COLOUR, text_colour, value_colours
+from dashboard.present.colour_scale import NO_DATA_COLOUR, text_colour, value_colours
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
 
 

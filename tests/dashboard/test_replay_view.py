@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from dashboard.replay_view import incident_recording
-from dashboard.views import ViewUnavailable, resolve
+from dashboard.views.replay import incident_recording
+from dashboard.views.registry import ViewUnavailable, resolve
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View
 

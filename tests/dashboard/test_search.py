@@ -2,7 +2,7 @@
 
 import time
 
-from dashboard.search import SearchIndex
+from dashboard.shell.search import SearchIndex
 from tests.dashboard import page_snapshots
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.settled_view import SettledView
-from dashboard.views import scenario_view
-from dashboard.whatif_outcome import outcome
-from dashboard.whatif_view import EditorScenarioView
+from dashboard.views.settled import SettledView
+from dashboard.views.registry import scenario_view
+from dashboard.whatif.outcome import outcome
+from dashboard.whatif.view import EditorScenarioView
 from twin.engine.view import View
 
 

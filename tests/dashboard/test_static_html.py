@@ -7,7 +7,7 @@ import pytest
 from dash import dcc, html
 
 from dashboard.components.rack_views import gpu_grid_view
-from dashboard.static_html import to_html
+from dashboard.present.static_html import to_html
 
 
 def test_tags_attributes_and_style():

@@ -5,10 +5,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from dashboard.hostlist import compress
+from dashboard.analysis.hostlist import compress
 from tests.dashboard.hostlists import expand
-from dashboard.stat_window import window_stat
-from dashboard.status import alert_counts, group_alerts, status_banner
+from dashboard.present.stat_window import window_stat
+from dashboard.shell.status import alert_counts, group_alerts, status_banner
 
 T0 = datetime(2026, 7, 15, 20, 12, 40, tzinfo=timezone.utc)
 

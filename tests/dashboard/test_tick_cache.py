@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from dashboard import ids
-from dashboard.aggregates import DEFAULT_FLOOR_METRIC
-from dashboard.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
+from dashboard.analysis.aggregates import DEFAULT_FLOOR_METRIC
+from dashboard.views.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
 from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
 
 OUTPUT = f"{ids.Floor.HALLS_LIVE}.data"  # the floor's live callback (its patches go through this relay store)
@@ -41,7 +41,7 @@ def _post(client, body, referer="http://127.0.0.1/floor"):
 
 
 def test_the_next_period_is_rendered_in_the_background_with_the_callers_headers(app_and_calls, monkeypatch):
-    import dashboard.tick_cache as tick_cache
+    import dashboard.views.tick_cache as tick_cache
 
     app, calls = app_and_calls
     client = app.server.test_client()

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from dashboard.tiles import overview_tiles, power_breakdown, sparkline
+from dashboard.analysis.tiles import overview_tiles, power_breakdown, sparkline
 from twin.engine.snapshot import GPU_OFF
 
 

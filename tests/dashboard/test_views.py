@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from dashboard.views import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
-from dashboard.hub_context import ViewSelection, selection_from_url
+from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
+from dashboard.views.context import ViewSelection, selection_from_url
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View, ViewTick

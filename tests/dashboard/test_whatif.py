@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from dashboard import ids
-from dashboard.inputs import InputError
+from dashboard.callbacks.inputs import InputError
 from dashboard.auth.callbacks import build_registry, required_role
-from dashboard.whatif_edits import EditRejected, describe, kind_names, match_names, resolve_edits
-from dashboard.whatif_links import rack_href, trip_href
-from dashboard.whatif_outcome import diff_rows, entity_changes, outcome, rack_changes
-from dashboard.whatif_store import DatabaseScenarioStore, MemoryScenarioStore, export_toml, import_toml
+from dashboard.whatif.edits import EditRejected, describe, kind_names, match_names, resolve_edits
+from dashboard.whatif.links import rack_href, trip_href
+from dashboard.whatif.outcome import diff_rows, entity_changes, outcome, rack_changes
+from dashboard.whatif.store import DatabaseScenarioStore, MemoryScenarioStore, export_toml, import_toml
 
 FEEDS = {"op": "set_rack_feeds", "racks": ["H1-R01-K01"], "feed_a": "H1-BW-R02-A", "feed_b": "H1-BW-R02-B"}
 
@@ -133,9 +133,9 @@ def test_links_into_the_editor():
 def test_an_editor_scenario_is_a_view_every_page_can_show(page_module, dash_app):
     from flask import current_app
 
-    from dashboard.hub_context import current_hub
-    from dashboard.views import ViewUnavailable, resolve
-    from dashboard.whatif_store import scenario_store
+    from dashboard.views.context import current_hub
+    from dashboard.views.registry import ViewUnavailable, resolve
+    from dashboard.whatif.store import scenario_store
 
     page_module("whatif")
     with dash_app.server.test_request_context("/floor"):

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.aggregates import gpu_counts, jobs_summary, n1_status
-from dashboard.formatting import fmt, fmt_pct, fmt_si
-from dashboard.stat_window import STAT_WINDOW_S, WindowStat, window_stat
-from dashboard.status import alert_counts
+from dashboard.analysis.aggregates import gpu_counts, jobs_summary, n1_status
+from dashboard.present.formatting import fmt, fmt_pct, fmt_si
+from dashboard.present.stat_window import STAT_WINDOW_S, WindowStat, window_stat
+from dashboard.shell.status import alert_counts
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 

@@ -1,7 +1,7 @@
 """The app shell: header with site name, navigation, search (Ctrl-K) and data ages, the view banner, the live tick, the page slot.
 
 The view on screen comes from the URL (``?view=…&compare=…&diff=1``, see
-:mod:`dashboard.views`): the banner names a scenario or replay view, the clock shows
+:mod:`dashboard.views.registry`): the banner names a scenario or replay view, the clock shows
 its time instead of an age, and every in-app link keeps the view parameters.
 """
 
@@ -18,9 +18,9 @@ from dashboard.components.data_age import DEAD_AFTER_S, STALE_AFTER_S, age_badge
 from dashboard.components.nav import PAGES, nav_bar
 from dashboard.components.search_box import register_callbacks as register_search, search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
-from dashboard.dash_internals import PUSH_STATE_JS
-from dashboard.hub_context import VIEW_PARAMS, current_hub, selection, selection_from_url
-from dashboard.views import ViewUnavailable, screen_for
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
+from dashboard.views.context import VIEW_PARAMS, current_hub, selection, selection_from_url
+from dashboard.views.registry import ViewUnavailable, screen_for
 
 TICK_MS = 2000  # live-update period of every page
 

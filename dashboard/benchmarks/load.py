@@ -3,7 +3,7 @@
 The server is ``clustertwin serve --prod`` on the colossus site (synthetic source, SQLite,
 2 s dashboard tick) in its own process group.  A headless Chromium opens each page once
 and the interval-driven ``/_dash-update-component`` requests it sends are captured
-(:mod:`dashboard.load.capture`); locust (:mod:`dashboard.load.locustfile`) then replays
+(:mod:`dashboard.benchmarks.load_capture`); locust (:mod:`dashboard.benchmarks.locustfile`) then replays
 them as many viewers, each on one page and ticking every 2 s, beside API clients.
 
 Two runs, same server: the peer is one dashboard alone, then 50 dashboards and 5 API
@@ -38,7 +38,7 @@ PEER_RUN_S = 30
 LOAD_RUN_S = 90
 P95_TARGET_MS = 300.0
 SERVER_THREADS = 16
-LOCUSTFILE = Path(__file__).resolve().parent / "load" / "locustfile.py"
+LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
 
 
 def _free_port() -> int:
@@ -112,7 +112,7 @@ def run_locust(url: str, payloads: Path, workdir: Path, dashboards: int, api_cli
 def load_figures(site: str = SITE, dashboards: int = DASHBOARDS, api_clients: int = API_CLIENTS,
                  peer_s: int = PEER_RUN_S, load_s: int = LOAD_RUN_S) -> dict:
     """Serve ``site``, capture the pages' live updates, run the peer and the loaded run (see module docstring)."""
-    from dashboard.load.capture import capture_ticks
+    from dashboard.benchmarks.load_capture import capture_ticks
 
     with tempfile.TemporaryDirectory(prefix="clustertwin-load-") as tmp:
         workdir = Path(tmp)
@@ -140,7 +140,7 @@ def load_dashboards_benchmark() -> dict:
     return load_figures()
 
 
-if __name__ == "__main__":  # a shorter run by hand: python -m dashboard.benchmarks_load [dashboards] [seconds]
+if __name__ == "__main__":  # a shorter run by hand: python -m dashboard.benchmarks.load [dashboards] [seconds]
     n = int(sys.argv[1]) if len(sys.argv) > 1 else DASHBOARDS
     seconds = int(sys.argv[2]) if len(sys.argv) > 2 else LOAD_RUN_S
     print(json.dumps(load_figures(dashboards=n, load_s=seconds), indent=2))

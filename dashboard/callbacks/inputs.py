@@ -124,7 +124,7 @@ def site_entity(kind: str, names_attr: str) -> Callable[[object], str]:
     """
 
     def check(value) -> str:
-        from dashboard.hub_context import current_hub
+        from dashboard.views.context import current_hub
 
         return entity_name(kind, value, getattr(current_hub().state, names_attr))
 

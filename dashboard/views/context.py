@@ -5,11 +5,11 @@ inside a Flask request, so they read it back with :func:`current_hub`.  Keeping 
 the app (not in a module global) lets tests serve several apps in one process.
 
 The view on screen is named in the page URL (``?view=scenario:…&compare=live&diff=1``,
-see :mod:`dashboard.views`).  A page's ``layout(**kwargs)`` receives those query
+see :mod:`dashboard.views.registry`).  A page's ``layout(**kwargs)`` receives those query
 parameters; its callbacks are requests sent by that page, whose ``Referer`` is the
 page URL, so :func:`selection` reads the same parameters there — one mechanism for
 every callback, with no extra inputs.  Deep-link writers keep the view parameters in the
-URL (:mod:`dashboard.deep_link`).
+URL (:mod:`dashboard.shell.deep_link`).
 """
 
 from __future__ import annotations

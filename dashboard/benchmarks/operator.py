@@ -31,7 +31,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from dashboard.benchmarks import BROWSER_RUNS, CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import BROWSER_RUNS, CHROME_FLAGS, CHROMIUM
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)
@@ -236,7 +236,7 @@ def whatif_server_cpu_ms(app, hub) -> dict:
     """CPU time (ms, best of 3, robust to other processes) of checking, projecting and answering an edit."""
     import importlib
 
-    from dashboard.whatif_outcome import outcome
+    from dashboard.whatif.outcome import outcome
 
     page = importlib.import_module("dashboard.pages.whatif")
     out = {}
@@ -266,7 +266,7 @@ def dashboard_whatif_benchmark() -> dict:
     from werkzeug.serving import make_server
 
     from dashboard.app import create_app
-    from dashboard.whatif_store import scenario_store
+    from dashboard.whatif.store import scenario_store
     from ingest.live.runtime import build_hub
 
     if not Path(CHROMIUM).exists():

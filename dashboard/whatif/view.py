@@ -1,10 +1,10 @@
 """An editor scenario as a view: every page can show it, alone or beside live (``?view=scenario:NAME``).
 
-:func:`dashboard.views.scenario_view` asks :func:`editor_scenario_view` for a scenario
+:func:`dashboard.views.registry.scenario_view` asks :func:`editor_scenario_view` for a scenario
 name that has no file in ``data/scenarios``: the scenario store's edits are projected by
-:func:`dashboard.whatif_outcome.outcome` (cached per edit list) and served through the
+:func:`dashboard.whatif.outcome.outcome` (cached per edit list) and served through the
 read interface every page renders (:class:`twin.engine.view.View`), as
-:class:`dashboard.views.ScenarioView` does for scenario files.
+:class:`dashboard.views.registry.ScenarioView` does for scenario files.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from datetime import timezone
 
 import pandas as pd
 
-from dashboard.settled_view import SettledView, evaluate_settled_job
-from dashboard.whatif_outcome import Outcome, outcome
+from dashboard.views.settled import SettledView, evaluate_settled_job
+from dashboard.whatif.outcome import Outcome, outcome
 from ingest.live.trend import TREND_COLUMNS, trend_row
 from twin.engine.projection import project_run
 from twin.engine.view import SCENARIO, ViewKey, ViewTick, format_view_key
@@ -39,7 +39,7 @@ def editor_scenario_view(live, name: str) -> EditorScenarioView | None:
     """The view of editor scenario ``name`` on ``live``'s site (None when the store has none of that name)."""
     import flask
 
-    from dashboard.whatif_store import scenario_store
+    from dashboard.whatif.store import scenario_store
 
     if not flask.has_app_context():
         return None

@@ -154,7 +154,7 @@ def toggle_href(screen) -> str:
 # ------------------------------------------------------------------------ callback
 def refresh_section(shown: list | None, page: str):
     """(children, signature) of ``page``'s comparison now, or no_update while both views are unchanged."""
-    from dashboard.views import ViewUnavailable, current_screen
+    from dashboard.views.registry import ViewUnavailable, current_screen
 
     try:
         screen = current_screen()

@@ -19,7 +19,7 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from dashboard.benchmarks import CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)

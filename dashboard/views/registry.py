@@ -3,8 +3,8 @@
 ``live`` is the app's live hub.  ``scenario:<name>`` is a :class:`ScenarioView`: the twin
 settled under ``data/scenarios/<name>.toml`` on the live hub's site, computed once per
 (site, file, file modification time) and cached; without such a file, the what-if
-editor's scenario of that name (:mod:`dashboard.whatif_view`).  ``replay:<incident>@<time>`` is a
-:class:`dashboard.replay_view.ReplayView`: the recorded incident at the frame nearest that time.  Whatever cannot be
+editor's scenario of that name (:mod:`dashboard.whatif.view`).  ``replay:<incident>@<time>`` is a
+:class:`dashboard.views.replay.ReplayView`: the recorded incident at the frame nearest that time.  Whatever cannot be
 shown raises :class:`ViewUnavailable` with a message meant for the page, never a traceback.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.hub_context import ViewSelection, current_hub, selection
-from dashboard.settled_view import SettledView, evaluate_settled_job
+from dashboard.views.context import ViewSelection, current_hub, selection
+from dashboard.views.settled import SettledView, evaluate_settled_job
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
@@ -105,8 +105,8 @@ def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> Vi
         return live
     if key.kind == SCENARIO:
         if not (folder / f"{key.name}.toml").exists():  # a scenario of the what-if editor
-            from dashboard.whatif_edits import EditRejected
-            from dashboard.whatif_view import editor_scenario_view
+            from dashboard.whatif.edits import EditRejected
+            from dashboard.whatif.view import editor_scenario_view
 
             try:
                 edited = editor_scenario_view(live, key.name)
@@ -116,7 +116,7 @@ def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> Vi
                 return edited
         return scenario_view(live.state, key.name, folder)
     if key.kind == REPLAY:
-        from dashboard.replay_view import ReplayError, replay_view
+        from dashboard.views.replay import ReplayError, replay_view
 
         try:
             return replay_view(key.name, key.at)

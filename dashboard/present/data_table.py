@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dash import dcc, html
 
-from dashboard.formatting import NOT_RECORDED, UNKNOWN
+from dashboard.present.formatting import NOT_RECORDED, UNKNOWN
 
 ROW_CLASS = "row_class"  # a row's optional CSS class (e.g. "row-critical"), not a column
 

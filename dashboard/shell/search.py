@@ -2,7 +2,7 @@
 
 Case-insensitive; an exact name ranks first, then names that start with the query, then
 names that contain it.  Each hit carries the page URL that shows the entity
-(:func:`dashboard.entity_links.entity_href`).  The index is built once per site: plain
+(:func:`dashboard.shell.entity_links.entity_href`).  The index is built once per site: plain
 numpy arrays of lower-cased names, so a query over a 100k-GPU site stays in tens of ms.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.entity_links import entity_href
+from dashboard.shell.entity_links import entity_href
 from twin.site.tables import SiteTables
 
 MAX_QUERY_CHARS = 100

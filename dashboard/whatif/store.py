@@ -4,7 +4,7 @@
 ``ingest.store.scenarios`` and the live hub's database, else (a hub without a database,
 such as the tests' stand-in) one :class:`MemoryScenarioStore` per app.
 Both offer the same methods; a scenario's edits are plain dicts (see
-:mod:`dashboard.whatif_edits`).  Export and import use the scenario file's ``[[edits]]``
+:mod:`dashboard.whatif.edits`).  Export and import use the scenario file's ``[[edits]]``
 array, so a file written here opens in the CLI and in a text diff.
 """
 
@@ -14,7 +14,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from dashboard.inputs import InputError
+from dashboard.callbacks.inputs import InputError
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}")
 MAX_SCENARIOS = 200

@@ -4,7 +4,7 @@ A page keeps its selection (names, not ids, so links survive a site reload) in a
 ``dcc.Store``.  :func:`register_url_writer` mirrors that store into the address bar
 with ``history.replaceState`` in the browser — the Dash pages router does not notice,
 so the page is not rebuilt on every click.  The view parameters (``view``, ``compare``,
-``diff``: which view is on screen, see :mod:`dashboard.hub_context`) stay as they are.  On load, Dash passes the query to the
+``diff``: which view is on screen, see :mod:`dashboard.views.context`) stay as they are.  On load, Dash passes the query to the
 page's ``layout(**kwargs)``, which rebuilds the store with :func:`name_index`.
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import dash
 from dash import Input, Output
 
-from dashboard.hub_context import VIEW_PARAMS, selection
+from dashboard.views.context import VIEW_PARAMS, selection
 
 _WRITE_URL_JS = """
 function(selection) {

@@ -1,6 +1,6 @@
 """The twin's answer to a what-if, as the editor shows it: the numbers of ``clustertwin project``.
 
-:func:`outcome` resolves an edit list (:func:`dashboard.whatif_edits.resolve_edits`) and
+:func:`outcome` resolves an edit list (:func:`dashboard.whatif.edits.resolve_edits`) and
 runs :func:`twin.engine.compare.compare` on it: ``{"baseline", "scenario", "diff"}``, the
 same object ``clustertwin project --scenario FILE --json`` prints, cached per site and edit
 list (compare keeps the baseline side itself).  The functions below only pick from it:
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.whatif_edits import resolve_edits
+from dashboard.whatif.edits import resolve_edits
 from twin.engine.compare import blast_radius as twin_blast_radius
 from twin.engine.compare import compare
 from twin.site import design
@@ -247,7 +247,7 @@ def blast_radius(base: SiteTables, edits: list[dict], element: str) -> dict:
 
 
 def blast_names(state: SiteTables, kind: str) -> list[str]:
-    """Elements of ``kind`` one can trip (see :func:`dashboard.whatif_edits.kind_names`)."""
-    from dashboard.whatif_edits import kind_names
+    """Elements of ``kind`` one can trip (see :func:`dashboard.whatif.edits.kind_names`)."""
+    from dashboard.whatif.edits import kind_names
 
     return kind_names(state, kind)

@@ -1,6 +1,6 @@
 """Locust users of the load test: live dashboards replaying captured tick requests, and API clients.
 
-Run by :mod:`dashboard.benchmarks_load` (``clustertwin bench --only load_dashboards``) as
+Run by :mod:`dashboard.benchmarks.load` (``clustertwin bench --only load_dashboards``) as
 ``locust -f`` this file, with ``CLUSTERTWIN_LOAD_PAYLOADS`` naming the captured requests
 (JSON: page path → list of ``{"body", "path", "referer"}``) and ``CLUSTERTWIN_LOAD_TICK_S`` the
 dashboards' tick period.  A dashboard sends every tick request of its page once per

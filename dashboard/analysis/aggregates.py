@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.equipment import cdu_lost
-from dashboard.ordering import order_by
+from dashboard.analysis.equipment import cdu_lost
+from dashboard.present.ordering import order_by
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, Snapshot
 from twin.site.tables import SiteTables
 

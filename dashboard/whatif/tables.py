@@ -1,6 +1,6 @@
 """The what-if answer as tables: the compared figures by section, the loads that changed most, what breaks.
 
-Built from :mod:`dashboard.whatif_outcome` (the numbers of ``clustertwin project``) as
+Built from :mod:`dashboard.whatif.outcome` (the numbers of ``clustertwin project``) as
 plain ``html`` components, which the page sends as static markup.  Changes are red where
 the twin's verdict is worse, green where it is better; fractions print as percent and
 times to throttle as durations.
@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 
 from dash import dcc, html
 
-from dashboard.formatting import fmt_duration
-from dashboard.whatif_outcome import SECTIONS, diff_rows, entity_changes, finding_counts, new_findings
+from dashboard.present.formatting import fmt_duration
+from dashboard.whatif.outcome import SECTIONS, diff_rows, entity_changes, finding_counts, new_findings
 
 
 def _fmt(value: float, key: str, digits: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dashboard.hostlist import compress
+from dashboard.analysis.hostlist import compress
 from twin.engine.snapshot import GPU_DOWN, JobStatus, Snapshot
 from twin.site.tables import TIER_LEAF, SiteTables
 from twin.training.sitejob import evaluate_site_job

@@ -21,7 +21,7 @@ def rack_href(rack: str | None) -> str:
 
 
 def trip_href(kind: str | None, name: str | None) -> str:
-    """The editor with ``name`` (a ``kind`` of :data:`dashboard.whatif_outcome.BLAST_KINDS`) in the blast-radius panel."""
+    """The editor with ``name`` (a ``kind`` of :data:`dashboard.whatif.outcome.BLAST_KINDS`) in the blast-radius panel."""
     if not kind or not name:
         return WHATIF_PATH
     return f"{WHATIF_PATH}?{urlencode({'trip': f'{kind}:{name}'})}"

@@ -59,7 +59,7 @@ def _wire(output):
 def callback_figures(app, hub) -> dict:
     """Server time (ms) and payload (bytes) of each live-update callback, on ``hub``."""
     from dashboard.pages import alerts, floor, overview
-    from dashboard.shell import status_view
+    from dashboard.shell.frame import status_view
 
     names = [name for name, _, _ in overview.KPIS]
     hottest = int(max(range(hub.state.n_racks), key=lambda r: float(hub.latest().rack_max_gpu_temp_c[r])))

@@ -1,0 +1,1 @@
+"""The dashboard's benchmarks (``clustertwin bench``): live updates, pages, operator, load, replay, auth."""

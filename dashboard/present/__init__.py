@@ -1,0 +1,1 @@
+"""How numbers and tables look: theme, formatting, colour scales, HTML tables, stable orders."""
