@@ -18,17 +18,16 @@ import dash
 import flask
 from werkzeug.exceptions import HTTPException
 
-from dashboard.views import compare
-from dashboard.shell import frame as shell
-from dashboard.views import tick_cache
 from dashboard.api import register_api
+from dashboard.api.metrics import register_metrics
 from dashboard.auth import AuthSettings, current_user, init_auth
 from dashboard.auth.account import account_block
 from dashboard.callbacks.dash_internals import adopt_global_callbacks, clear_global_callbacks
 from dashboard.callbacks.inputs import InputError
-from dashboard.api.metrics import register_metrics
-from dashboard.views.context import HUB_CONFIG_KEY
 from dashboard.present.theme import register_template
+from dashboard.shell import frame as shell
+from dashboard.views import compare, tick_cache
+from dashboard.views.context import HUB_CONFIG_KEY
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +134,6 @@ def _guard_requests(app: dash.Dash) -> None:
         if isinstance(error, InputError):
             log.warning("callback %s: bad input: %s", str(output)[:120], error)
             return flask.jsonify(error=str(error)), 400
-        log.warning("callback %s refused its input: %s: %s", str(output)[:120], type(error).__name__,
-                    str(error)[:200])
+        log.warning("callback %s refused its input: %s: %s", str(output)[:120], type(error).__name__, str(error)[:200])
         log.debug("callback failure", exc_info=error)
         return flask.jsonify(error=f"invalid callback input ({type(error).__name__})"), 400

@@ -33,46 +33,90 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(5 s if it stops cleanly). With --follow this process only follows, never leads.",
     )
     parser.add_argument("--site", default="demo", help="reference site name or site file path (default: demo)")
-    parser.add_argument("--host", default=DEFAULT_HOST,
-                        help=f"address to listen on (default: {DEFAULT_HOST}); any non-loopback address needs at "
-                             "least one user (clustertwin users add)")
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"address to listen on (default: {DEFAULT_HOST}); any non-loopback address needs at "
+        "least one user (clustertwin users add)",
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default: {DEFAULT_PORT})")
-    parser.add_argument("--db", default=None, metavar="URL",
-                        help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
-    parser.add_argument("--source", action="append", default=None, metavar="SPEC",
-                        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
-                             "repeatable (default: synthetic)")
-    parser.add_argument("--fault", action="append", default=None, metavar="SPEC",
-                        help="fault injected into the synthetic source, repeatable")
-    parser.add_argument("--record-every-s", type=float, default=5.0,
-                        help="seconds between stored full-site frames (default: 5)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)",
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+        "repeatable (default: synthetic)",
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="fault injected into the synthetic source, repeatable",
+    )
+    parser.add_argument(
+        "--record-every-s", type=float, default=5.0, help="seconds between stored full-site frames (default: 5)"
+    )
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
-    parser.add_argument("--follow", action="store_true",
-                        help="never run ingest here: show the live state of the leader (e.g. 'clustertwin ingest "
-                             "run') on the same database")
-    parser.add_argument("--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)")
-    parser.add_argument("--insecure-no-auth", action="store_true",
-                        help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
-                             "state); logged loudly")
-    parser.add_argument("--session-idle-h", type=float, default=DEFAULT_SESSION_IDLE_H,
-                        help=f"hours a login session may stay unused before it ends "
-                             f"(default: {DEFAULT_SESSION_IDLE_H:g})")
-    parser.add_argument("--secure-cookies", action="store_true",
-                        help="always mark cookies Secure (without it they are Secure when a request came over "
-                             "HTTPS, as a trusted proxy forwards it)")
-    parser.add_argument("--trusted-proxies", type=int, default=None, metavar="N",
-                        help=f"reverse proxies in front of the server to trust, 0..{MAX_TRUSTED_PROXIES}: the client "
-                             "address (login limits, audit log) and scheme (Secure cookies over HTTPS) are taken "
-                             "from N hops of X-Forwarded-For and X-Forwarded-Proto; with 0 those headers are ignored "
-                             f"(default: ${TRUSTED_PROXIES_ENV}, else 0); see docs/security.md")
-    parser.add_argument("--prod", action="store_true",
-                        help="serve with gunicorn (gthread worker) instead of Flask's development server; "
-                             "see docs/deploy.md")
-    parser.add_argument("--threads", type=int, default=16,
-                        help="--prod: request threads of the worker, 1..256 (default: 16)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="--prod: gunicorn worker processes, 1..16; one leads (or all follow with --follow), "
-                             "the others follow it through the database (default: 1)")
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="never run ingest here: show the live state of the leader (e.g. 'clustertwin ingest "
+        "run') on the same database",
+    )
+    parser.add_argument(
+        "--tick-ms", type=int, default=2000, help="dashboard live-update period in ms, ≤ 2000 (default: 2000)"
+    )
+    parser.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="serve on a non-loopback --host although no user exists (anyone reaching it can change "
+        "state); logged loudly",
+    )
+    parser.add_argument(
+        "--session-idle-h",
+        type=float,
+        default=DEFAULT_SESSION_IDLE_H,
+        help=f"hours a login session may stay unused before it ends (default: {DEFAULT_SESSION_IDLE_H:g})",
+    )
+    parser.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="always mark cookies Secure (without it they are Secure when a request came over "
+        "HTTPS, as a trusted proxy forwards it)",
+    )
+    parser.add_argument(
+        "--trusted-proxies",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"reverse proxies in front of the server to trust, 0..{MAX_TRUSTED_PROXIES}: the client "
+        "address (login limits, audit log) and scheme (Secure cookies over HTTPS) are taken "
+        "from N hops of X-Forwarded-For and X-Forwarded-Proto; with 0 those headers are ignored "
+        f"(default: ${TRUSTED_PROXIES_ENV}, else 0); see docs/security.md",
+    )
+    parser.add_argument(
+        "--prod",
+        action="store_true",
+        help="serve with gunicorn (gthread worker) instead of Flask's development server; see docs/deploy.md",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=16, help="--prod: request threads of the worker, 1..256 (default: 16)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="--prod: gunicorn worker processes, 1..16; one leads (or all follow with --follow), "
+        "the others follow it through the database (default: 1)",
+    )
     parser.set_defaults(func=serve)
 
 
@@ -104,8 +148,9 @@ def trusted_proxies(flag: int | None) -> int:
             raise SystemExit(f"{source} {text[:40]!r}: expected a whole number 0..{MAX_TRUSTED_PROXIES}")
         value = int(text)
     if not 0 <= value <= MAX_TRUSTED_PROXIES:
-        raise SystemExit(f"{source} {value}: expected 0..{MAX_TRUSTED_PROXIES} (the reverse proxies in front "
-                         "of the server)")
+        raise SystemExit(
+            f"{source} {value}: expected 0..{MAX_TRUSTED_PROXIES} (the reverse proxies in front of the server)"
+        )
     return value
 
 
@@ -115,9 +160,15 @@ def _start_runtime(args: argparse.Namespace):
 
     sources = tuple(args.source or ("synthetic",))
     try:
-        runtime = start_hub(args.site, args.db, sources, faults=tuple(args.fault or ()),
-                            record_every_s=args.record_every_s, retention_s=args.retention_h * 3600.0,
-                            follow_only=getattr(args, "follow", False))
+        runtime = start_hub(
+            args.site,
+            args.db,
+            sources,
+            faults=tuple(args.fault or ()),
+            record_every_s=args.record_every_s,
+            retention_s=args.retention_h * 3600.0,
+            follow_only=getattr(args, "follow", False),
+        )
     except FaultError as exc:
         raise LiveSetupError(f"--fault: {exc}") from None
     for note in runtime.notes:
@@ -142,9 +193,15 @@ def _create_app(args: argparse.Namespace, runtime):
     from dashboard.app import create_app
     from dashboard.auth import AuthSettings
 
-    app = create_app(runtime.hub, tick_ms=args.tick_ms,
-                     auth=AuthSettings(session_idle_s=args.session_idle_h * 3600.0, secure_cookies=args.secure_cookies,
-                                       trusted_proxies=args.trusted_proxies))
+    app = create_app(
+        runtime.hub,
+        tick_ms=args.tick_ms,
+        auth=AuthSettings(
+            session_idle_s=args.session_idle_h * 3600.0,
+            secure_cookies=args.secure_cookies,
+            trusted_proxies=args.trusted_proxies,
+        ),
+    )
     log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
     return app
 

@@ -113,7 +113,9 @@ class Floor:
     URL = "floor-url"
     METRIC = "floor-metric"
     HALLS = "floor-halls"
-    HALLS_LIVE = "floor-halls-live"  # dcc.Store relaying the live patches of the halls (dashboard.callbacks.patch_relay)
+    HALLS_LIVE = (
+        "floor-halls-live"  # dcc.Store relaying the live patches of the halls (dashboard.callbacks.patch_relay)
+    )
     HALLS_SELECTION = "floor-halls-selection"  # dcc.Store relaying the selection outline patches
     SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
     RACK_PANEL = "floor-rack-panel"

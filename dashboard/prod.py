@@ -30,8 +30,14 @@ class ProdServer(BaseApplication):
     ``start()`` returns ``(wsgi_app, stop)``; ``stop()`` runs when the worker exits.
     """
 
-    def __init__(self, start: Callable[[], tuple[Callable, Callable[[], None]]], host: str, port: int,
-                 threads: int = DEFAULT_THREADS, workers: int = 1) -> None:
+    def __init__(
+        self,
+        start: Callable[[], tuple[Callable, Callable[[], None]]],
+        host: str,
+        port: int,
+        threads: int = DEFAULT_THREADS,
+        workers: int = 1,
+    ) -> None:
         self._start, self._stop = start, None
         self.options = {
             "bind": f"{host}:{port}",

@@ -36,6 +36,7 @@ def db_url(request, tmp_path):
         return f"sqlite:///{tmp_path / 'twin.db'}"
     url = request.getfixturevalue("postgres_url")
     from sqlalchemy import create_engine, text
+
     engine = create_engine(url)
     with engine.begin() as conn:  # each test starts from an empty schema
         conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))

@@ -53,34 +53,44 @@ def test_reference_keys_are_unique():
 
 def test_nothing_cites_notes_outside_the_repository():
     this = Path(__file__).resolve()
-    hits = [f"{path.relative_to(REPO_DIR)}:{n}: {line.strip()}"
-            for path in _text_files() if path.resolve() != this
-            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
-            if any(p.search(line) for p in OUTSIDE)]
+    hits = [
+        f"{path.relative_to(REPO_DIR)}:{n}: {line.strip()}"
+        for path in _text_files()
+        if path.resolve() != this
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if any(p.search(line) for p in OUTSIDE)
+    ]
     assert hits == [], "cite a key of docs/references.md instead"
 
 
 def test_every_cited_key_is_defined():
     keys = set(_defined_keys())
-    missing = [f"{path.relative_to(REPO_DIR)}:{n}: [{key}]"
-               for path in _text_files()
-               for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
-               for key in CITATION.findall(line) if key not in keys]
+    missing = [
+        f"{path.relative_to(REPO_DIR)}:{n}: [{key}]"
+        for path in _text_files()
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        for key in CITATION.findall(line)
+        if key not in keys
+    ]
     assert missing == [], "define these keys in docs/references.md"
 
 
-@pytest.mark.parametrize("text, keys", [
-    ("# 4 °C ATD [NVIDIA-CDU-Reqs]", ["NVIDIA-CDU-Reqs"]),
-    ("swings [Llama3-2024 §3.3.4]; [Choukse-2025]", ["Llama3-2024", "Choukse-2025"]),
-    ("# [S]+[D] 1.5 L/min per kW", []),
-    ("dict[str, float] and list[int]", []),
-    ("[project.entry-points] [build-system] re.compile(r\"[A-Z]\") [A-Za-z]", []),
-])
+@pytest.mark.parametrize(
+    "text, keys",
+    [
+        ("# 4 °C ATD [NVIDIA-CDU-Reqs]", ["NVIDIA-CDU-Reqs"]),
+        ("swings [Llama3-2024 §3.3.4]; [Choukse-2025]", ["Llama3-2024", "Choukse-2025"]),
+        ("# [S]+[D] 1.5 L/min per kW", []),
+        ("dict[str, float] and list[int]", []),
+        ('[project.entry-points] [build-system] re.compile(r"[A-Z]") [A-Za-z]', []),
+    ],
+)
 def test_citation_syntax(text, keys):
     assert CITATION.findall(text) == keys
 
 
-@pytest.mark.parametrize("text", ["(facts B5)", "facts.md A3/F1", "(telemetry §1.6)", "telemetry.md §1.4",
-                                  "see ../shared/reference"])
+@pytest.mark.parametrize(
+    "text", ["(facts B5)", "facts.md A3/F1", "(telemetry §1.6)", "telemetry.md §1.4", "see ../shared/reference"]
+)
 def test_pointers_outside_the_repository_are_recognised(text):
     assert any(p.search(text) for p in OUTSIDE)

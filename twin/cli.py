@@ -39,8 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="clustertwin",
         description="Digital twin of a hyperscale liquid-cooled AI training cluster.",
     )
-    parser.add_argument("--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
-                        help="logging level (default: WARNING); DEBUG also shows tracebacks of input errors")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="logging level (default: WARNING); DEBUG also shows tracebacks of input errors",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in command_registrars():
         register(subparsers)

@@ -81,8 +81,12 @@ def metric_range(state: SiteTables, key: str) -> tuple[float, float]:
 def gpu_counts(snapshot: Snapshot) -> dict[str, int]:
     """GPUs running normally, throttled, down (a fault) and powered off on purpose."""
     counts = np.bincount(np.asarray(snapshot.gpu_state, dtype=np.int64), minlength=4)
-    return {"ok": int(counts[GPU_OK]), "throttled": int(counts[GPU_THROTTLED]), "down": int(counts[GPU_DOWN]),
-            "off": int(counts[GPU_OFF])}
+    return {
+        "ok": int(counts[GPU_OK]),
+        "throttled": int(counts[GPU_THROTTLED]),
+        "down": int(counts[GPU_DOWN]),
+        "off": int(counts[GPU_OFF]),
+    }
 
 
 def n1_status(state: SiteTables, snapshot: Snapshot) -> dict:

@@ -41,6 +41,7 @@ def compress(hostnames: list[str]) -> str:
     for prefix in sorted(numbered):
         numbers = sorted(numbered[prefix], key=lambda n: (n[0], len(n[1])))
         ranges = _ranges(numbers)
-        parts.append(f"{prefix}{ranges[0]}" if len(ranges) == 1 and "-" not in ranges[0]
-                     else f"{prefix}[{','.join(ranges)}]")
+        parts.append(
+            f"{prefix}{ranges[0]}" if len(ranges) == 1 and "-" not in ranges[0] else f"{prefix}[{','.join(ranges)}]"
+        )
     return ",".join(parts)

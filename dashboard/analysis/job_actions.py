@@ -83,8 +83,16 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
         gpus = ids[down & (state.gpu_rack[ids] == rack)]
         xids = sorted({int(x) for x in snap.last_xid_code[gpus] if x})
         xid_text = f" (XID {', '.join(map(str, xids))})" if xids else ""
-        causes.append(Cause("gpus_down", "rack", state.rack_name[rack], int(gpus.size), 0.0,
-                            f"{gpus.size} GPU{'s' if gpus.size != 1 else ''} down{xid_text}"))
+        causes.append(
+            Cause(
+                "gpus_down",
+                "rack",
+                state.rack_name[rack],
+                int(gpus.size),
+                0.0,
+                f"{gpus.size} GPU{'s' if gpus.size != 1 else ''} down{xid_text}",
+            )
+        )
         drain_gpus.append(gpus)
     # leaf switches whose uplinks are all down, under the job's GPUs
     leaves = np.unique(state.gpu_leaf[ids])
@@ -94,8 +102,16 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
         for leaf in leaves:
             if state.switch_tier[leaf] == TIER_LEAF and installed[leaf] and down_links[leaf] >= installed[leaf]:
                 gpus = ids[state.gpu_leaf[ids] == leaf]
-                causes.append(Cause("leaf_cut", "switch", state.switch_name[leaf], int(gpus.size), 0.0,
-                                    f"all {int(installed[leaf])} uplinks down: its GPUs cannot reach the job"))
+                causes.append(
+                    Cause(
+                        "leaf_cut",
+                        "switch",
+                        state.switch_name[leaf],
+                        int(gpus.size),
+                        0.0,
+                        f"all {int(installed[leaf])} uplinks down: its GPUs cannot reach the job",
+                    )
+                )
                 drain_gpus.append(gpus)
     # slow racks: bottleneck racks that are not down, with why they are slow
     for rack in np.asarray(job.bottleneck_racks, dtype=np.int64):
@@ -106,8 +122,16 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
         if slowest >= SLOW_FRAC:
             continue
         gpus = ids[in_rack]
-        causes.append(Cause("slow_rack", "rack", state.rack_name[rack], int(gpus.size), slowest,
-                            _slow_reason(state, snap, gpus[speed[in_rack] < SLOW_FRAC])))
+        causes.append(
+            Cause(
+                "slow_rack",
+                "rack",
+                state.rack_name[rack],
+                int(gpus.size),
+                slowest,
+                _slow_reason(state, snap, gpus[speed[in_rack] < SLOW_FRAC]),
+            )
+        )
         drain_gpus.append(gpus[speed[in_rack] < SLOW_FRAC])
     causes.sort(key=lambda c: (c.speed_frac, -c.gpus, c.entity_name))
     gpus = np.unique(np.concatenate(drain_gpus)) if drain_gpus else np.zeros(0, dtype=np.int64)
@@ -116,8 +140,9 @@ def diagnose(state: SiteTables, snap: Snapshot, job: JobStatus) -> JobDiagnosis:
     return JobDiagnosis(condition, causes, hosts)
 
 
-def expected_after_drain(state: SiteTables, snap: Snapshot, spec, gpu_ids: np.ndarray,
-                         diagnosis: JobDiagnosis) -> float:
+def expected_after_drain(
+    state: SiteTables, snap: Snapshot, spec, gpu_ids: np.ndarray, diagnosis: JobDiagnosis
+) -> float:
     """Tokens/s once the diagnosis' hosts are drained and the job restarts on full-speed spares.
 
     The spares are modelled as the drained GPUs running at full speed on healthy leaves: the

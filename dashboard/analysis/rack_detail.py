@@ -15,7 +15,9 @@ from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.site.tables import POWER_KINDS, TIER_LEAF, SiteTables
 
 RACK_POWER_NOTE = "rack input power: all nodes' PSU input (GPUs, CPUs, memory, NICs, fans)"
-NODE_POWER_NOTE = "GPU power: the node's GPUs only (its PSU input, counted in rack input power, also feeds CPUs, memory, NICs, fans)"
+NODE_POWER_NOTE = (
+    "GPU power: the node's GPUs only (its PSU input, counted in rack input power, also feeds CPUs, memory, NICs, fans)"
+)
 GPU_STATE_NAMES = {0: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
@@ -54,15 +56,17 @@ def node_rows(state: SiteTables, snapshot: Snapshot, nodes: np.ndarray, gpus: np
         g = gpus[state.gpu_node[gpus] == node]
         temps = snapshot.gpu_temp_c[g]
         gpu_state = snapshot.gpu_state[g]
-        rows.append({
-            "node": int(node),
-            "name": state.node_name[node],
-            "slot": int(state.node_slot[node]),
-            "max_gpu_temp_c": float(np.nanmax(temps)) if np.isfinite(temps).any() else math.nan,
-            "gpu_power_kw": float(np.nansum(snapshot.gpu_power_w[g]) / 1000.0),
-            "gpus_throttled": int((gpu_state == GPU_THROTTLED).sum()),
-            "gpus_down": int((gpu_state == GPU_DOWN).sum()),
-        })
+        rows.append(
+            {
+                "node": int(node),
+                "name": state.node_name[node],
+                "slot": int(state.node_slot[node]),
+                "max_gpu_temp_c": float(np.nanmax(temps)) if np.isfinite(temps).any() else math.nan,
+                "gpu_power_kw": float(np.nansum(snapshot.gpu_power_w[g]) / 1000.0),
+                "gpus_throttled": int((gpu_state == GPU_THROTTLED).sum()),
+                "gpus_down": int((gpu_state == GPU_DOWN).sum()),
+            }
+        )
     return rows
 
 
@@ -123,14 +127,16 @@ def feed_chains(state: SiteTables, snapshot: Snapshot, rack: int) -> list[dict]:
         chain = []
         node = element
         while node >= 0 and len(chain) < 16:
-            chain.append({
-                "element": node,
-                "name": state.power_name[node],
-                "kind": POWER_KINDS[int(state.power_kind[node])],
-                "load_kw": float(snapshot.power_load_kw[node]),
-                "load_frac": float(snapshot.power_load_frac[node]),
-                "n1_load_frac": float(snapshot.power_n1_load_frac[node]),
-            })
+            chain.append(
+                {
+                    "element": node,
+                    "name": state.power_name[node],
+                    "kind": POWER_KINDS[int(state.power_kind[node])],
+                    "load_kw": float(snapshot.power_load_kw[node]),
+                    "load_frac": float(snapshot.power_load_frac[node]),
+                    "n1_load_frac": float(snapshot.power_n1_load_frac[node]),
+                }
+            )
             node = int(state.power_parent[node])
         feeds.append({"side": side, "chain": chain})
     return feeds
@@ -142,15 +148,17 @@ def fabric_links(state: SiteTables, snapshot: Snapshot, gpus: np.ndarray) -> lis
     rows = []
     for leaf in leaves:
         up = np.flatnonzero(state.link_a == leaf)
-        rows.append({
-            "switch": int(leaf),
-            "name": state.switch_name[leaf],
-            "tier": "leaf" if state.switch_tier[leaf] == TIER_LEAF else str(int(state.switch_tier[leaf])),
-            "gpus": int((state.gpu_leaf[gpus] == leaf).sum()),
-            "uplinks": int(up.size),
-            "uplinks_down": int((~snapshot.link_up_flag[up]).sum()),
-            "uplink_gbps": float(state.link_gbps[up].sum()),
-            "mean_util_frac": float(np.mean(snapshot.link_util_frac[up])) if up.size else math.nan,
-            "max_util_frac": float(np.max(snapshot.link_util_frac[up])) if up.size else math.nan,
-        })
+        rows.append(
+            {
+                "switch": int(leaf),
+                "name": state.switch_name[leaf],
+                "tier": "leaf" if state.switch_tier[leaf] == TIER_LEAF else str(int(state.switch_tier[leaf])),
+                "gpus": int((state.gpu_leaf[gpus] == leaf).sum()),
+                "uplinks": int(up.size),
+                "uplinks_down": int((~snapshot.link_up_flag[up]).sum()),
+                "uplink_gbps": float(state.link_gbps[up].sum()),
+                "mean_util_frac": float(np.mean(snapshot.link_util_frac[up])) if up.size else math.nan,
+                "max_util_frac": float(np.max(snapshot.link_util_frac[up])) if up.size else math.nan,
+            }
+        )
     return rows

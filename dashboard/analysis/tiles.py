@@ -80,8 +80,9 @@ def _headroom_series(trend: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"headroom_mw": trend["generation_capacity_mw"] - trend["facility_power_mw"]})
 
 
-def overview_tiles(state: SiteTables, snapshot: Snapshot | None, detail, trend: pd.DataFrame,
-                   alerts: list[dict]) -> dict[str, Tile]:
+def overview_tiles(
+    state: SiteTables, snapshot: Snapshot | None, detail, trend: pd.DataFrame, alerts: list[dict]
+) -> dict[str, Tile]:
     """Every tile of the overview (see module docstring); ``detail`` may be None."""
     if snapshot is None:
         return {name: Tile("–", "no data") for name, _, _ in TILES}
@@ -94,14 +95,20 @@ def overview_tiles(state: SiteTables, snapshot: Snapshot | None, detail, trend: 
 
     it = stat("it_power_mw", snapshot.it_power_mw)
     facility = stat("facility_power_mw", snapshot.facility_power_mw)
-    headroom = window_stat(_headroom_series(trend), "headroom_mw",
-                           latest=snapshot.generation_capacity_mw - snapshot.facility_power_mw)
+    headroom = window_stat(
+        _headroom_series(trend), "headroom_mw", latest=snapshot.generation_capacity_mw - snapshot.facility_power_mw
+    )
     pue = stat("pue_ratio", snapshot.pue_ratio)
     tokens = stat("tokens_per_s", jobs["tokens_per_s"])
     half_swing = snapshot.swing_amplitude_mw / 2.0 if math.isfinite(snapshot.swing_amplitude_mw) else 0.0
     low_headroom = headroom.low if headroom.samples else headroom.mean
-    headroom_status = ("critical" if low_headroom < 0 or low_headroom < half_swing
-                       else "warning" if low_headroom < snapshot.swing_amplitude_mw else "ok")
+    headroom_status = (
+        "critical"
+        if low_headroom < 0 or low_headroom < half_swing
+        else "warning"
+        if low_headroom < snapshot.swing_amplitude_mw
+        else "ok"
+    )
 
     n1 = n1_status(state, snapshot)
     dead = int(np.count_nonzero(~np.asarray(detail.power_live, dtype=bool))) if detail is not None else 0
@@ -112,36 +119,60 @@ def overview_tiles(state: SiteTables, snapshot: Snapshot | None, detail, trend: 
     elif n1["ok"]:
         n1_tile = Tile("OK", f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} % after a failure", "ok")
     else:
-        n1_tile = Tile(f"{len(n1['elements_over'])} over", f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %",
-                       "critical")
+        n1_tile = Tile(
+            f"{len(n1['elements_over'])} over", f"worst {n1['worst_name']} {fmt_pct(n1['worst_frac'])} %", "critical"
+        )
 
     stalled = [j for j in snapshot.jobs if not (math.isfinite(j.tokens_per_s) and j.tokens_per_s > 0)]
     slowed = "job_slowed" in open_rules
     tokens_status = "critical" if stalled else "warning" if slowed else ("ok" if snapshot.jobs else "")
-    tokens_note = (f"{len(stalled)} of {len(snapshot.jobs)} job(s) stalled" if stalled
-                   else _band(tokens, 0) or f"{jobs['jobs']} job(s)")
+    tokens_note = (
+        f"{len(stalled)} of {len(snapshot.jobs)} job(s) stalled"
+        if stalled
+        else _band(tokens, 0) or f"{jobs['jobs']} job(s)"
+    )
     share = lambda n: f"{fmt_pct(n / live_gpus, 2)} % of {live_gpus:,} live" if live_gpus else "no live GPUs"  # noqa: E731
     off_note = f" · {gpus['off']:,} off" if gpus["off"] else ""
     return {
-        "it_power": Tile(fmt(it.mean, 1), _band(it, 1) or f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW", "",
-                         sparkline(it.samples)),
-        "facility_power": Tile(fmt(facility.mean, 1), f"of {fmt(snapshot.generation_capacity_mw, 1)} MW supply", "",
-                               sparkline(facility.samples)),
-        "supply_headroom": Tile(fmt(headroom.mean, 1), f"low {fmt(low_headroom, 1)} · swing ±{fmt(half_swing, 1)} MW",
-                                headroom_status, sparkline(headroom.samples)),
+        "it_power": Tile(
+            fmt(it.mean, 1),
+            _band(it, 1) or f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW",
+            "",
+            sparkline(it.samples),
+        ),
+        "facility_power": Tile(
+            fmt(facility.mean, 1),
+            f"of {fmt(snapshot.generation_capacity_mw, 1)} MW supply",
+            "",
+            sparkline(facility.samples),
+        ),
+        "supply_headroom": Tile(
+            fmt(headroom.mean, 1),
+            f"low {fmt(low_headroom, 1)} · swing ±{fmt(half_swing, 1)} MW",
+            headroom_status,
+            sparkline(headroom.samples),
+        ),
         "pue": Tile(fmt(pue.mean, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", "", sparkline(pue.samples)),
         "n1": n1_tile,
-        "gpus_ok": Tile(f"{gpus['ok']:,}", f"of {live_gpus:,} live (fleet {state.n_gpus:,}{off_note})",
-                        "ok" if gpus["ok"] == live_gpus else ""),
-        "gpus_throttled": Tile(f"{gpus['throttled']:,}", share(gpus["throttled"]),
-                               "warning" if gpus["throttled"] else "ok"),
+        "gpus_ok": Tile(
+            f"{gpus['ok']:,}",
+            f"of {live_gpus:,} live (fleet {state.n_gpus:,}{off_note})",
+            "ok" if gpus["ok"] == live_gpus else "",
+        ),
+        "gpus_throttled": Tile(
+            f"{gpus['throttled']:,}", share(gpus["throttled"]), "warning" if gpus["throttled"] else "ok"
+        ),
         "gpus_down": Tile(f"{gpus['down']:,}", share(gpus["down"]), "critical" if gpus["down"] else "ok"),
         "tokens": Tile(fmt_si(tokens.mean), tokens_note, tokens_status, sparkline(tokens.samples)),
-        "goodput": Tile(fmt_si(jobs["goodput_tokens_per_s"]), "after restarts and checkpoints",
-                        "critical" if stalled else ""),
+        "goodput": Tile(
+            fmt_si(jobs["goodput_tokens_per_s"]), "after restarts and checkpoints", "critical" if stalled else ""
+        ),
         "mfu": Tile(fmt_pct(jobs["mfu_frac"], 1), "GPU-weighted", "critical" if stalled else ""),
-        "alerts": Tile(f"{counts['open']}", f"{counts['critical']} critical · {counts['need_attention']} need attention",
-                       "critical" if counts["critical"] else "warning" if counts["warning"] else "ok"),
+        "alerts": Tile(
+            f"{counts['open']}",
+            f"{counts['critical']} critical · {counts['need_attention']} need attention",
+            "critical" if counts["critical"] else "warning" if counts["warning"] else "ok",
+        ),
     }
 
 
@@ -150,8 +181,13 @@ def power_breakdown(snapshot: Snapshot | None, detail) -> str:
     if snapshot is None or detail is None:
         return ""
     b = detail.balance
-    parts = [("IT", b.it_mw), ("network", b.network_mw), ("distribution losses", b.distribution_loss_mw),
-             ("cooling", b.cooling_mw), ("site", b.overhead_mw)]
+    parts = [
+        ("IT", b.it_mw),
+        ("network", b.network_mw),
+        ("distribution losses", b.distribution_loss_mw),
+        ("cooling", b.cooling_mw),
+        ("site", b.overhead_mw),
+    ]
     total = sum(v for _, v in parts)
     text = f"Facility {fmt(b.facility_mw, 1)} MW = " + " + ".join(f"{name} {fmt(v, 1)}" for name, v in parts)
     if abs(total - b.facility_mw) > 0.005 * max(b.facility_mw, 1e-6):

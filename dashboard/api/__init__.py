@@ -22,8 +22,12 @@ def register_api(server: flask.Flask) -> None:
     document = openapi_document(api)
     blueprint = api.blueprint()
     blueprint.add_url_rule("/openapi.json", "openapi", lambda: flask.jsonify(document))
-    blueprint.add_url_rule("/<path:unknown>", "unknown", lambda unknown: error_response(404, "no such API route"),
-                           methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+    blueprint.add_url_rule(
+        "/<path:unknown>",
+        "unknown",
+        lambda unknown: error_response(404, "no such API route"),
+        methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+    )
     server.register_blueprint(blueprint)
     uploads = {f"{blueprint.name}.{route.operation_id}" for route in api.routes if route.upload}
 

@@ -10,8 +10,18 @@ from dashboard.views.context import current_hub
 MAX_ALERTS = 500  # the hub keeps the newest 500 in its list, as the alerts page shows
 
 
-TEXT_FIELDS = ("key", "source", "entity_kind", "entity_name", "metric", "message", "group", "runbook",
-               "acknowledged_by", "ack_comment")
+TEXT_FIELDS = (
+    "key",
+    "source",
+    "entity_kind",
+    "entity_name",
+    "metric",
+    "message",
+    "group",
+    "runbook",
+    "acknowledged_by",
+    "ack_comment",
+)
 
 
 def _alert(a: dict) -> m.Alert:
@@ -21,15 +31,20 @@ def _alert(a: dict) -> m.Alert:
     return m.Alert.model_validate(values)
 
 
-@api.route("GET", "/alerts", summary="Alerts newest first (the newest 500), open ones by default", tag="alerts",
-           query=m.AlertQuery, response=m.AlertPage)
+@api.route(
+    "GET",
+    "/alerts",
+    summary="Alerts newest first (the newest 500), open ones by default",
+    tag="alerts",
+    query=m.AlertQuery,
+    response=m.AlertPage,
+)
 def list_alerts(query: m.AlertQuery = m.AlertQuery()) -> m.AlertPage:
     alerts = current_hub().alerts(query.active_only)[:MAX_ALERTS]
     if query.severity is not None:
         alerts = [a for a in alerts if a.get("severity") == query.severity]
-    page = alerts[query.offset:query.offset + query.limit]
-    return m.AlertPage(total_count=len(alerts), offset=query.offset, limit=query.limit,
-                       items=[_alert(a) for a in page])
+    page = alerts[query.offset : query.offset + query.limit]
+    return m.AlertPage(total_count=len(alerts), offset=query.offset, limit=query.limit, items=[_alert(a) for a in page])
 
 
 def _find(alert_id: int) -> dict:
@@ -39,16 +54,20 @@ def _find(alert_id: int) -> dict:
     raise KeyError(f"no alert with id {alert_id}")
 
 
-@api.route("GET", "/alerts/{alert_id}", summary="One alert", tag="alerts", params=m.AlertId, response=m.Alert,
-           errors=(404,))
+@api.route(
+    "GET", "/alerts/{alert_id}", summary="One alert", tag="alerts", params=m.AlertId, response=m.Alert, errors=(404,)
+)
 def get_alert(params: m.AlertId) -> m.Alert:
     return _alert(_find(params.alert_id))
 
 
 def _audit_state(alert: dict) -> dict:
     until = alert.get("silenced_until")
-    return {"acknowledged": bool(alert.get("acknowledged")), "ack_comment": alert.get("ack_comment") or "",
-            "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until}
+    return {
+        "acknowledged": bool(alert.get("acknowledged")),
+        "ack_comment": alert.get("ack_comment") or "",
+        "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until,
+    }
 
 
 def _changed(alert_id: int, action: str, change) -> m.Alert:
@@ -63,15 +82,35 @@ def _changed(alert_id: int, action: str, change) -> m.Alert:
     return _alert(after)
 
 
-@api.route("POST", "/alerts/{alert_id}/acknowledge", summary="Acknowledge an alert with a comment",
-           role="operator", tag="alerts", params=m.AlertId, body=m.Acknowledge, response=m.Alert,
-           errors=(404, 409))
+@api.route(
+    "POST",
+    "/alerts/{alert_id}/acknowledge",
+    summary="Acknowledge an alert with a comment",
+    role="operator",
+    tag="alerts",
+    params=m.AlertId,
+    body=m.Acknowledge,
+    response=m.Alert,
+    errors=(404, 409),
+)
 def acknowledge_alert(params: m.AlertId, body: m.Acknowledge) -> m.Alert:
-    return _changed(params.alert_id, "alert.acknowledge",
-                    lambda hub: hub.acknowledge(params.alert_id, body.comment, user=current_user_name()))
+    return _changed(
+        params.alert_id,
+        "alert.acknowledge",
+        lambda hub: hub.acknowledge(params.alert_id, body.comment, user=current_user_name()),
+    )
 
 
-@api.route("POST", "/alerts/{alert_id}/silence", summary="Silence an alert for up to 7 days", role="operator",
-           tag="alerts", params=m.AlertId, body=m.Silence, response=m.Alert, errors=(404, 409))
+@api.route(
+    "POST",
+    "/alerts/{alert_id}/silence",
+    summary="Silence an alert for up to 7 days",
+    role="operator",
+    tag="alerts",
+    params=m.AlertId,
+    body=m.Silence,
+    response=m.Alert,
+    errors=(404, 409),
+)
 def silence_alert(params: m.AlertId, body: m.Silence) -> m.Alert:
     return _changed(params.alert_id, "alert.silence", lambda hub: hub.silence(params.alert_id, body.duration_s))

@@ -36,8 +36,13 @@ from ingest.replay.library import IncidentExists, library_path, list_incidents
 from twin.errors import InputError
 from twin.site.load import SITES_DIR
 
-SUFFIXES = {"bundle": ".ctincident", "nvidia-smi-csv": ".csv", "nvidia-smi-xml": ".xml", "dcgmi-dmon": ".log",
-            "mlperf-power": ".txt"}
+SUFFIXES = {
+    "bundle": ".ctincident",
+    "nvidia-smi-csv": ".csv",
+    "nvidia-smi-xml": ".xml",
+    "dcgmi-dmon": ".log",
+    "mlperf-power": ".txt",
+}
 MAX_MEMBERS = 4096
 MEMBER_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,200}$")
 
@@ -47,8 +52,9 @@ def _entries() -> list:
 
 
 def _entry_model(e) -> m.IncidentEntry:
-    return m.IncidentEntry(name=e.name, title=e.title, site=e.site_name, start=e.start, end=e.end, tags=e.tags,
-                           shipped_flag=e.shipped)
+    return m.IncidentEntry(
+        name=e.name, title=e.title, site=e.site_name, start=e.start, end=e.end, tags=e.tags, shipped_flag=e.shipped
+    )
 
 
 def _find(name: str):
@@ -58,26 +64,51 @@ def _find(name: str):
     raise KeyError(f"no incident named {name!r}")
 
 
-@api.route("GET", "/incidents", summary="Recorded incidents of the library (the user's and the shipped ones)",
-           tag="incidents", query=m.Page, response=m.IncidentPage)
+@api.route(
+    "GET",
+    "/incidents",
+    summary="Recorded incidents of the library (the user's and the shipped ones)",
+    tag="incidents",
+    query=m.Page,
+    response=m.IncidentPage,
+)
 def list_library(query: m.Page = m.Page()) -> m.IncidentPage:
     entries = _entries()
-    return m.IncidentPage(total_count=len(entries), offset=query.offset, limit=query.limit,
-                          items=[_entry_model(e) for e in entries[query.offset:query.offset + query.limit]])
+    return m.IncidentPage(
+        total_count=len(entries),
+        offset=query.offset,
+        limit=query.limit,
+        items=[_entry_model(e) for e in entries[query.offset : query.offset + query.limit]],
+    )
 
 
-@api.route("GET", "/incidents/{name}", summary="One incident's metadata", tag="incidents", params=m.NameParam,
-           response=m.IncidentEntry, errors=(404,))
+@api.route(
+    "GET",
+    "/incidents/{name}",
+    summary="One incident's metadata",
+    tag="incidents",
+    params=m.NameParam,
+    response=m.IncidentEntry,
+    errors=(404,),
+)
 def get_incident(params: m.NameParam) -> m.IncidentEntry:
     return _entry_model(_find(params.name))
 
 
-@api.route("GET", "/incidents/{name}/export", summary="Download an incident's bundle (.ctincident, a zip)",
-           tag="incidents", params=m.NameParam, media_type="application/zip", errors=(404,))
+@api.route(
+    "GET",
+    "/incidents/{name}/export",
+    summary="Download an incident's bundle (.ctincident, a zip)",
+    tag="incidents",
+    params=m.NameParam,
+    media_type="application/zip",
+    errors=(404,),
+)
 def export_incident(params: m.NameParam) -> flask.Response:
     entry = _find(params.name)
-    return flask.send_file(entry.path, mimetype="application/zip", as_attachment=True,
-                           download_name=entry.path.name, max_age=0)
+    return flask.send_file(
+        entry.path, mimetype="application/zip", as_attachment=True, download_name=entry.path.name, max_age=0
+    )
 
 
 def _reference_sites() -> list[str]:
@@ -100,8 +131,9 @@ def _unpack(archive: Path, folder: Path) -> Path:
             for info in members:
                 name = PurePosixPath(info.filename.replace("\\", "/")).name
                 if not MEMBER_NAME.match(name):
-                    raise Unprocessable(f"zip member {info.filename[:80]!r}: name it after its host "
-                                        "(letters, digits, . _ -)")
+                    raise Unprocessable(
+                        f"zip member {info.filename[:80]!r}: name it after its host (letters, digits, . _ -)"
+                    )
                 target = folder / name
                 if target.exists():
                     raise Unprocessable(f"zip member {name!r} appears twice")
@@ -114,8 +146,9 @@ def _unpack(archive: Path, folder: Path) -> Path:
 
 def _check_query(query: m.ImportQuery) -> None:
     if query.format != "bundle" and query.site != "auto" and query.site not in _reference_sites():
-        raise ApiError(400, f"query.site: no reference site {query.site!r} "
-                            f"(sites: auto, {', '.join(_reference_sites())})")
+        raise ApiError(
+            400, f"query.site: no reference site {query.site!r} (sites: auto, {', '.join(_reference_sites())})"
+        )
     if query.format == "dcgmi-dmon" and query.start is None:
         raise ApiError(400, "query.start: a dcgmi dmon recording needs its start (ISO 8601 with a zone)")
     if query.start is not None and query.start.tzinfo is None:
@@ -126,13 +159,22 @@ def _check_query(query: m.ImportQuery) -> None:
         except BundleError as exc:
             raise ApiError(400, f"query.name: {exc}") from None
         if taken:
-            raise ApiError(409, f"an incident named {query.name!r} is already stored (choose another name or "
-                                "replace=true)")
+            raise ApiError(
+                409, f"an incident named {query.name!r} is already stored (choose another name or replace=true)"
+            )
 
 
-@api.route("POST", "/incidents/import", summary="Import an incident: a bundle (.ctincident) or a recording file",
-           role="operator", tag="incidents", query=m.ImportQuery, response=m.ImportedIncident,
-           errors=(409, 422), upload=True)
+@api.route(
+    "POST",
+    "/incidents/import",
+    summary="Import an incident: a bundle (.ctincident) or a recording file",
+    role="operator",
+    tag="incidents",
+    query=m.ImportQuery,
+    response=m.ImportedIncident,
+    errors=(409, 422),
+    upload=True,
+)
 def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
     _check_query(query)
     hub = current_hub()
@@ -141,9 +183,16 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
         source = path
         if query.format != "bundle" and zipfile.is_zipfile(path):
             source = _unpack(path, path.parent / "recording")
-        request = ImportRequest(source=str(source), format=query.format, site=query.site, name=query.name,
-                                replace=query.replace, start=query.start.isoformat() if query.start else None,
-                                step=query.step_s, engine=getattr(hub, "db", None))
+        request = ImportRequest(
+            source=str(source),
+            format=query.format,
+            site=query.site,
+            name=query.name,
+            replace=query.replace,
+            start=query.start.isoformat() if query.start else None,
+            step=query.step_s,
+            engine=getattr(hub, "db", None),
+        )
         try:
             done = import_incident(request)
         except IncidentExists as exc:
@@ -155,7 +204,17 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
         state = done.audit_state()
     if getattr(hub, "db", None) is not None:
         record_in_database(hub.db, done.metadata)
-    audit("incident.import", f"incident {done.name}", {"replaced": True} if done.replaced else None,
-          {**state, "format": query.format})
-    return m.ImportedIncident(name=done.name, site=state["site"], start=state["start"], end=state["end"],
-                              replaced=done.replaced, skipped=[str(x) for x in done.report.get("skipped", [])])
+    audit(
+        "incident.import",
+        f"incident {done.name}",
+        {"replaced": True} if done.replaced else None,
+        {**state, "format": query.format},
+    )
+    return m.ImportedIncident(
+        name=done.name,
+        site=state["site"],
+        start=state["start"],
+        end=state["end"],
+        replaced=done.replaced,
+        skipped=[str(x) for x in done.report.get("skipped", [])],
+    )

@@ -59,52 +59,97 @@ class TwinCollector:
         hub, s = self.hub, self.hub.state
         site = {"site": s.name}
         counts = alert_counts(hub.alerts(True))
-        yield _by_label("alerts_open", "Open alerts by severity", ["site", "severity"],
-                        [((s.name, sev), counts.get(sev, 0)) for sev in ("critical", "warning", "info")])
-        yield _gauge("alerts_need_attention", "Open alerts neither acknowledged nor silenced",
-                     counts.get("need_attention", 0), site)
+        yield _by_label(
+            "alerts_open",
+            "Open alerts by severity",
+            ["site", "severity"],
+            [((s.name, sev), counts.get(sev, 0)) for sev in ("critical", "warning", "info")],
+        )
+        yield _gauge(
+            "alerts_need_attention",
+            "Open alerts neither acknowledged nor silenced",
+            counts.get("need_attention", 0),
+            site,
+        )
         tick = hub.latest_tick()
         snap, detail = tick.snapshot, tick.detail
         if snap is None:
             return
-        yield _gauge("snapshot_timestamp_seconds", "Time of the latest twin tick (Unix seconds)", snap.ts.timestamp(), site)
+        yield _gauge(
+            "snapshot_timestamp_seconds", "Time of the latest twin tick (Unix seconds)", snap.ts.timestamp(), site
+        )
         yield from self._power(s.name, snap, detail)
         yield from self._cooling(s, snap, detail)
         yield from self._jobs(s.name, snap)
-        yield _by_label("gpus", "GPUs by state", ["site", "state"],
-                        [((s.name, name), int((snap.gpu_state == code).sum())) for name, code in GPU_STATES.items()])
+        yield _by_label(
+            "gpus",
+            "GPUs by state",
+            ["site", "state"],
+            [((s.name, name), int((snap.gpu_state == code).sum())) for name, code in GPU_STATES.items()],
+        )
 
     def _power(self, site: str, snap, detail):
         labels = {"site": site}
-        rows = [("it_power_watts", "IT power of the racks", snap.it_power_mw * MW_TO_W),
-                ("cooling_power_watts", "Power of pumps, fans and chillers", snap.cooling_power_mw * MW_TO_W),
-                ("facility_power_watts", "Facility power drawn from the sources", snap.facility_power_mw * MW_TO_W),
-                ("generation_capacity_watts", "Capacity of the live power sources",
-                 snap.generation_capacity_mw * MW_TO_W),
-                ("generation_balance_watts", "Generation capacity minus facility power (negative: shortfall)",
-                 (snap.generation_capacity_mw - snap.facility_power_mw) * MW_TO_W),
-                ("pue_ratio", "Power usage effectiveness", snap.pue_ratio),
-                ("power_swing_amplitude_watts", "Peak-to-peak swing of the training power", snap.swing_amplitude_mw * MW_TO_W),
-                ("outdoor_dry_bulb_celsius", "Outdoor dry-bulb temperature", snap.outdoor_dry_bulb_c),
-                ("outdoor_wet_bulb_celsius", "Outdoor wet-bulb temperature", snap.outdoor_wet_bulb_c)]
+        rows = [
+            ("it_power_watts", "IT power of the racks", snap.it_power_mw * MW_TO_W),
+            ("cooling_power_watts", "Power of pumps, fans and chillers", snap.cooling_power_mw * MW_TO_W),
+            ("facility_power_watts", "Facility power drawn from the sources", snap.facility_power_mw * MW_TO_W),
+            ("generation_capacity_watts", "Capacity of the live power sources", snap.generation_capacity_mw * MW_TO_W),
+            (
+                "generation_balance_watts",
+                "Generation capacity minus facility power (negative: shortfall)",
+                (snap.generation_capacity_mw - snap.facility_power_mw) * MW_TO_W,
+            ),
+            ("pue_ratio", "Power usage effectiveness", snap.pue_ratio),
+            (
+                "power_swing_amplitude_watts",
+                "Peak-to-peak swing of the training power",
+                snap.swing_amplitude_mw * MW_TO_W,
+            ),
+            ("outdoor_dry_bulb_celsius", "Outdoor dry-bulb temperature", snap.outdoor_dry_bulb_c),
+            ("outdoor_wet_bulb_celsius", "Outdoor wet-bulb temperature", snap.outdoor_wet_bulb_c),
+        ]
         if detail is not None:
             bal = detail.balance
             rows += [
-                ("generation_n1_capacity_watts", "Generation capacity after losing the largest live source",
-                 bal.generation_n1_capacity_mw * MW_TO_W),
-                ("generation_n1_headroom_watts", "N-1 generation capacity minus facility power (negative: a single "
-                 "source trip sheds load)", (bal.generation_n1_capacity_mw - bal.facility_mw) * MW_TO_W),
-                ("power_cap_for_all_gpus_watts", "Per-GPU power limit that fits every running GPU in the generation",
-                 bal.power_cap_w),
-                ("gpus_runnable_at_full_power", "GPUs that can run at TDP within the generation",
-                 bal.gpus_at_full_power),
+                (
+                    "generation_n1_capacity_watts",
+                    "Generation capacity after losing the largest live source",
+                    bal.generation_n1_capacity_mw * MW_TO_W,
+                ),
+                (
+                    "generation_n1_headroom_watts",
+                    "N-1 generation capacity minus facility power (negative: a single source trip sheds load)",
+                    (bal.generation_n1_capacity_mw - bal.facility_mw) * MW_TO_W,
+                ),
+                (
+                    "power_cap_for_all_gpus_watts",
+                    "Per-GPU power limit that fits every running GPU in the generation",
+                    bal.power_cap_w,
+                ),
+                (
+                    "gpus_runnable_at_full_power",
+                    "GPUs that can run at TDP within the generation",
+                    bal.gpus_at_full_power,
+                ),
             ]
             headroom = detail.power_n1_headroom_kw
             if headroom.size:
-                rows.append(("power_n1_headroom_min_watts", "Smallest N-1 headroom of the power-tree elements "
-                             "(usable rating minus worst single-failure load)", float(np.nanmin(headroom)) * KW_TO_W))
-        rows.append(("power_n1_violations", "Power-tree elements overloaded after a single failure",
-                     int((snap.power_n1_load_frac > 1.0).sum())))
+                rows.append(
+                    (
+                        "power_n1_headroom_min_watts",
+                        "Smallest N-1 headroom of the power-tree elements "
+                        "(usable rating minus worst single-failure load)",
+                        float(np.nanmin(headroom)) * KW_TO_W,
+                    )
+                )
+        rows.append(
+            (
+                "power_n1_violations",
+                "Power-tree elements overloaded after a single failure",
+                int((snap.power_n1_load_frac > 1.0).sum()),
+            )
+        )
         for name, doc, value in rows:
             if _finite(value):
                 yield _gauge(name, doc, value, labels)
@@ -120,8 +165,9 @@ class TwinCollector:
             values = use[(cdu_hall == h) & np.isfinite(use)]
             if values.size:
                 rows.append(((s.name, hall), float(values.max())))
-        yield _by_label("cdu_capacity_used_max_ratio", "Largest CDU heat load over its capacity, per hall",
-                        ["site", "hall"], rows)
+        yield _by_label(
+            "cdu_capacity_used_max_ratio", "Largest CDU heat load over its capacity, per hall", ["site", "hall"], rows
+        )
         if detail is None:
             return
         for kind, word in (("throttle", "throttles"), ("shutdown", "shuts down")):
@@ -135,22 +181,37 @@ class TwinCollector:
                     in_hall = values[s.rack_hall == h]
                     if in_hall.size:
                         hall_rows.append(((s.name, hall, failure), float(np.min(in_hall))))
-            yield _by_label(f"time_to_{kind}_seconds", f"Time until the first rack {word} after a failure of "
-                            "this kind, now (+Inf: never)", ["site", "failure"], site_rows)
-            yield _by_label(f"hall_time_to_{kind}_seconds", f"Time until the first rack of a hall {word} after a "
-                            "failure of this kind, now (+Inf: never)", ["site", "hall", "failure"], hall_rows)
+            yield _by_label(
+                f"time_to_{kind}_seconds",
+                f"Time until the first rack {word} after a failure of this kind, now (+Inf: never)",
+                ["site", "failure"],
+                site_rows,
+            )
+            yield _by_label(
+                f"hall_time_to_{kind}_seconds",
+                f"Time until the first rack of a hall {word} after a failure of this kind, now (+Inf: never)",
+                ["site", "hall", "failure"],
+                hall_rows,
+            )
 
     def _jobs(self, site: str, snap):
-        gauges = (("job_tokens_per_second", "Training throughput of a job", "tokens_per_s"),
-                  ("job_goodput_tokens_per_second", "Throughput net of restarts and lost work", "goodput_tokens_per_s"),
-                  ("job_mfu_ratio", "Model FLOPs utilisation of a job", "mfu_frac"),
-                  ("job_ettr_ratio", "Effective training time ratio of a job", "ettr_frac"),
-                  ("job_step_time_seconds", "Step time of a job", "step_time_s"))
+        gauges = (
+            ("job_tokens_per_second", "Training throughput of a job", "tokens_per_s"),
+            ("job_goodput_tokens_per_second", "Throughput net of restarts and lost work", "goodput_tokens_per_s"),
+            ("job_mfu_ratio", "Model FLOPs utilisation of a job", "mfu_frac"),
+            ("job_ettr_ratio", "Effective training time ratio of a job", "ettr_frac"),
+            ("job_step_time_seconds", "Step time of a job", "step_time_s"),
+        )
         for name, doc, field in gauges:
-            yield _by_label(name, doc, ["site", "job"],
-                            [((site, j.name), getattr(j, field)) for j in snap.jobs if _finite(getattr(j, field))])
-        interruptions = CounterMetricFamily(f"{PREFIX}_job_interruptions", "Interruptions of a job since the twin "
-                                            "started", labels=["site", "job"])
+            yield _by_label(
+                name,
+                doc,
+                ["site", "job"],
+                [((site, j.name), getattr(j, field)) for j in snap.jobs if _finite(getattr(j, field))],
+            )
+        interruptions = CounterMetricFamily(
+            f"{PREFIX}_job_interruptions", "Interruptions of a job since the twin started", labels=["site", "job"]
+        )
         for j in snap.jobs:
             interruptions.add_metric([site, j.name], float(j.interruptions_total))
         yield interruptions

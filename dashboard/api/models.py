@@ -42,7 +42,8 @@ class Page(Strict):
 class RackQuery(Page):
     hall: Name | None = Field(None, description="only the racks of this hall")
     sort: Literal["name", "rack_power_kw", "rack_max_gpu_temp_c", "rack_time_to_throttle_s"] = Field(
-        "name", description="order: by name, or the largest power / hottest / soonest to throttle first")
+        "name", description="order: by name, or the largest power / hottest / soonest to throttle first"
+    )
 
 
 class AlertQuery(Page):
@@ -105,8 +106,9 @@ class ProjectBody(Strict):
 
 
 # what-if scenarios of the editor (the database, or memory on a server without one)
-StoredName = Annotated[str, StringConstraints(min_length=1, max_length=64,
-                                              pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")]
+StoredName = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")
+]
 MAX_TOML_CHARS = 256 * 1024
 
 
@@ -119,7 +121,8 @@ class CreateScenarioBody(Strict):
 
     name: StoredName | None = Field(None, description="its name (default: the file's [scenario] name)")
     toml: Annotated[str, StringConstraints(max_length=MAX_TOML_CHARS)] | None = Field(
-        None, description="a scenario file whose [[edits]] the scenario starts with")
+        None, description="a scenario file whose [[edits]] the scenario starts with"
+    )
 
 
 class RenameBody(Strict):
@@ -132,27 +135,34 @@ class EditBody(BaseModel):
     model_config = ConfigDict(extra="allow")
     op: Annotated[str, StringConstraints(max_length=40)] = Field(
         description="move_rack, add_rack, remove_rack, set_rack_type, set_rack_feeds, set_rack_cdu, fail, restore, "
-                    "set_cap, set_setpoint, set_weather or set_job")
+        "set_cap, set_setpoint, set_weather or set_job"
+    )
 
 
 class AppendEditBody(Strict):
     edit: EditBody
     design_limits: Literal["warn", "strict"] = Field(
-        "warn", description="strict: refuse an edit that exceeds a design rating (as the editor's choice)")
+        "warn", description="strict: refuse an edit that exceeds a design rating (as the editor's choice)"
+    )
 
 
 class ImportQuery(Strict):
     """How to read an uploaded incident: a bundle, or a recording of another system (docs/incidents.md)."""
 
     format: Literal["bundle", "nvidia-smi-csv", "nvidia-smi-xml", "dcgmi-dmon", "mlperf-power"] = Field(
-        "bundle", description="the upload's format (prometheus is pulled from a server: CLI only)")
-    name: Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")] \
-        | None = Field(None, description="incident name (default: the bundle's, or derived from the format)")
+        "bundle", description="the upload's format (prometheus is pulled from a server: CLI only)"
+    )
+    name: (
+        Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")]
+        | None
+    ) = Field(None, description="incident name (default: the bundle's, or derived from the format)")
     replace: bool = Field(False, description="replace a stored incident of the same name")
     site: Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][\w-]*$")] = Field(
-        "auto", description="reference site of a recording, or auto to size one from it")
+        "auto", description="reference site of a recording, or auto to size one from it"
+    )
     host: Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][\w.-]*$")] = Field(
-        "node0", description="host of a one-file recording (a zip of files names each host by its file name)")
+        "node0", description="host of a one-file recording (a zip of files names each host by its file name)"
+    )
     start: datetime | None = Field(None, description="start of a dcgmi dmon recording (ISO 8601 with a zone)")
     step_s: float = Field(5.0, gt=0, le=3600, description="seconds between frames of a recording")
 
@@ -184,8 +194,11 @@ class SiteSummary(Answer):
 class Entity(Answer):
     entity_id: int
     name: str
-    parent: str | None = Field(None, description="hall of a row or rack, rack of a node, loop of a CDU, "
-                                                 "upstream element of a power element, bus of a source")
+    parent: str | None = Field(
+        None,
+        description="hall of a row or rack, rack of a node, loop of a CDU, "
+        "upstream element of a power element, bus of a source",
+    )
     kind: str | None = Field(None, description="kind of power element, source or switch tier")
 
 

@@ -113,8 +113,9 @@ def _query_dict(model: type[BaseModel] | None) -> dict:
     if model is not None:
         unknown = [key for key in args if key not in model.model_fields]
         if unknown:
-            raise ApiError(400, f"query.{unknown[0][:50]}: unknown parameter "
-                                f"(known: {', '.join(model.model_fields) or 'none'})")
+            raise ApiError(
+                400, f"query.{unknown[0][:50]}: unknown parameter (known: {', '.join(model.model_fields) or 'none'})"
+            )
     elif args:
         raise ApiError(400, "this route takes no query parameters")
     return args.to_dict()
@@ -148,10 +149,22 @@ class ApiRoutes:
         # the refusal of a request for lack of a role, or None (set to dashboard.api.access.authorize)
         self.authorize: Callable[[str], flask.Response | None] = lambda role: None
 
-    def route(self, method: str, path: str, *, summary: str, role: str = "viewer", tag: str,
-              response: type[BaseModel] | None = None, params: type[BaseModel] | None = None,
-              query: type[BaseModel] | None = None, body: type[BaseModel] | None = None,
-              media_type: str = "application/json", errors: tuple[int, ...] = (), upload: bool = False) -> Callable:
+    def route(
+        self,
+        method: str,
+        path: str,
+        *,
+        summary: str,
+        role: str = "viewer",
+        tag: str,
+        response: type[BaseModel] | None = None,
+        params: type[BaseModel] | None = None,
+        query: type[BaseModel] | None = None,
+        body: type[BaseModel] | None = None,
+        media_type: str = "application/json",
+        errors: tuple[int, ...] = (),
+        upload: bool = False,
+    ) -> Callable:
         """Declare a route; the handler gets ``params``, ``query``, ``body`` models as keywords.
 
         ``upload``: the body is a file the handler reads with :func:`dashboard.api.uploads.received_upload`
@@ -164,8 +177,23 @@ class ApiRoutes:
                 codes |= {413, 415}
             if role != "viewer":
                 codes |= {403}
-            self.routes.append(Route(method.upper(), path, summary, role, handler, tag, response, params,
-                                     query, body, media_type, tuple(sorted(codes)), upload))
+            self.routes.append(
+                Route(
+                    method.upper(),
+                    path,
+                    summary,
+                    role,
+                    handler,
+                    tag,
+                    response,
+                    params,
+                    query,
+                    body,
+                    media_type,
+                    tuple(sorted(codes)),
+                    upload,
+                )
+            )
             return handler
 
         return declare
@@ -214,8 +242,9 @@ class ApiRoutes:
         """A Flask blueprint serving every declared route under :data:`API_PREFIX`."""
         bp = flask.Blueprint("api_v1", __name__, url_prefix=API_PREFIX)
         for route in self.routes:
-            bp.add_url_rule(route.flask_path, endpoint=route.operation_id, view_func=self.endpoint(route),
-                            methods=[route.method])
+            bp.add_url_rule(
+                route.flask_path, endpoint=route.operation_id, view_func=self.endpoint(route), methods=[route.method]
+            )
         return bp
 
 

@@ -64,8 +64,16 @@ def projection(site_state, text: str, file: str) -> dict:
         _running.release()
 
 
-@api.route("POST", "/project", summary="Project the site under a scenario (the report of `clustertwin project --json`)",
-           role="viewer", tag="scenarios", body=m.ProjectBody, response=m.Projection, errors=(503,))
+@api.route(
+    "POST",
+    "/project",
+    summary="Project the site under a scenario (the report of `clustertwin project --json`)",
+    role="viewer",
+    tag="scenarios",
+    body=m.ProjectBody,
+    response=m.Projection,
+    errors=(503,),
+)
 def post_project(body: m.ProjectBody) -> m.Projection:
     state = current_hub().state
     return m.Projection.model_validate(projection(state, scenario_toml(body), "body"))
@@ -85,19 +93,33 @@ def _entry(name: str) -> m.ScenarioText:
 
 @api.route("GET", "/scenarios", summary="The stored scenario files", tag="scenarios", response=m.ScenarioList)
 def list_scenarios() -> m.ScenarioList:
-    return m.ScenarioList(items=[m.ScenarioEntry(**_entry(n).model_dump(exclude={"toml"}))
-                                 for n in available_scenarios()])
+    return m.ScenarioList(
+        items=[m.ScenarioEntry(**_entry(n).model_dump(exclude={"toml"})) for n in available_scenarios()]
+    )
 
 
-@api.route("GET", "/scenarios/{name}", summary="One stored scenario file, with its text", tag="scenarios",
-           params=m.NameParam, response=m.ScenarioText, errors=(404,))
+@api.route(
+    "GET",
+    "/scenarios/{name}",
+    summary="One stored scenario file, with its text",
+    tag="scenarios",
+    params=m.NameParam,
+    response=m.ScenarioText,
+    errors=(404,),
+)
 def get_scenario(params: m.NameParam) -> m.ScenarioText:
     return _entry(params.name)
 
 
-@api.route("POST", "/scenarios/{name}/project", summary="Project the site under a stored scenario",
-           tag="scenarios", params=m.NameParam, response=m.Projection, errors=(404, 503))
+@api.route(
+    "POST",
+    "/scenarios/{name}/project",
+    summary="Project the site under a stored scenario",
+    tag="scenarios",
+    params=m.NameParam,
+    response=m.Projection,
+    errors=(404, 503),
+)
 def project_stored(params: m.NameParam) -> m.Projection:
     entry = _entry(params.name)
     return m.Projection.model_validate(projection(current_hub().state, entry.toml, f"{params.name}.toml"))
-

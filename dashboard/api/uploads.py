@@ -66,7 +66,9 @@ def received_upload(filename: str = "upload") -> Iterator[Path]:
     if length is not None and length > cap:
         raise ApiError(413, f"upload of {length} bytes is larger than the {cap} bytes this route takes")
     if request.mimetype in FORM_TYPES:
-        raise ApiError(415, f"send the file's bytes as the body (e.g. curl --data-binary @FILE), not {request.mimetype}")
+        raise ApiError(
+            415, f"send the file's bytes as the body (e.g. curl --data-binary @FILE), not {request.mimetype}"
+        )
     request.max_content_length = cap
     folder = Path(tempfile.mkdtemp(prefix="clustertwin-upload-"))
     try:

@@ -19,8 +19,8 @@ from dashboard.api import models as m
 from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, Unprocessable, api
 from dashboard.api.scenarios import projection
-from dashboard.views.context import current_hub
 from dashboard.callbacks.inputs import InputError
+from dashboard.views.context import current_hub
 from dashboard.whatif.edits import EditRejected, resolve_edits
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from twin.errors import InputError as TwinInputError
@@ -46,8 +46,13 @@ def _free(store, name: str) -> None:
 
 def _entry(store, name: str) -> dict:
     can_undo, can_redo = store.can_undo_redo(name)
-    return {"name": name, "site": store.site, "position": len(store.edits(name)), "can_undo": can_undo,
-            "can_redo": can_redo}
+    return {
+        "name": name,
+        "site": store.site,
+        "position": len(store.edits(name)),
+        "can_undo": can_undo,
+        "can_redo": can_redo,
+    }
 
 
 def _scenario(store, name: str) -> m.StoredScenario:
@@ -64,16 +69,30 @@ def _refused(call):
         raise Unprocessable(str(exc)) from None
 
 
-@api.route("GET", BASE, summary="The what-if scenarios of the editor (the server's site)", tag=TAG,
-           response=m.StoredScenarioList)
+@api.route(
+    "GET",
+    BASE,
+    summary="The what-if scenarios of the editor (the server's site)",
+    tag=TAG,
+    response=m.StoredScenarioList,
+)
 def list_whatif() -> m.StoredScenarioList:
     store = _store()
-    return m.StoredScenarioList(persistent_flag=store.persistent,
-                                items=[m.StoredScenarioEntry(**_entry(store, n)) for n in store.names()])
+    return m.StoredScenarioList(
+        persistent_flag=store.persistent, items=[m.StoredScenarioEntry(**_entry(store, n)) for n in store.names()]
+    )
 
 
-@api.route("POST", BASE, summary="Create a what-if scenario, empty or from a scenario file's edits",
-           role="operator", tag=TAG, body=m.CreateScenarioBody, response=m.StoredScenario, errors=(409, 422))
+@api.route(
+    "POST",
+    BASE,
+    summary="Create a what-if scenario, empty or from a scenario file's edits",
+    role="operator",
+    tag=TAG,
+    body=m.CreateScenarioBody,
+    response=m.StoredScenario,
+    errors=(409, 422),
+)
 def create_whatif(body: m.CreateScenarioBody) -> m.StoredScenario:
     store = _store()
     if body.toml is None:
@@ -88,21 +107,40 @@ def create_whatif(body: m.CreateScenarioBody) -> m.StoredScenario:
     _free(store, name)
     _refused(lambda: resolve_edits(current_hub().state, edits))  # every edit applies to this site, or nothing is stored
     name = _refused(lambda: store.create(name, edits))
-    audit("scenario.import", f"scenario {name}", None,
-          {"message": f"imported {name} ({len(edits)} edits)", "edits": len(edits)})
+    audit(
+        "scenario.import",
+        f"scenario {name}",
+        None,
+        {"message": f"imported {name} ({len(edits)} edits)", "edits": len(edits)},
+    )
     return _scenario(store, name)
 
 
-@api.route("GET", BASE + "/{name}", summary="One what-if scenario with its applied edits", tag=TAG,
-           params=m.StoredNameParam, response=m.StoredScenario, errors=(404,))
+@api.route(
+    "GET",
+    BASE + "/{name}",
+    summary="One what-if scenario with its applied edits",
+    tag=TAG,
+    params=m.StoredNameParam,
+    response=m.StoredScenario,
+    errors=(404,),
+)
 def get_whatif(params: m.StoredNameParam) -> m.StoredScenario:
     store = _store()
     return _scenario(store, _existing(store, params.name))
 
 
-@api.route("POST", BASE + "/{name}/edits", summary="Append an edit (checked with the scenario's edits on the site)",
-           role="operator", tag=TAG, params=m.StoredNameParam, body=m.AppendEditBody, response=m.StoredScenario,
-           errors=(404, 422))
+@api.route(
+    "POST",
+    BASE + "/{name}/edits",
+    summary="Append an edit (checked with the scenario's edits on the site)",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    body=m.AppendEditBody,
+    response=m.StoredScenario,
+    errors=(404, 422),
+)
 def append_whatif_edit(params: m.StoredNameParam, body: m.AppendEditBody) -> m.StoredScenario:
     store = _store()
     name = _existing(store, params.name)
@@ -130,72 +168,146 @@ def _step(name: str, undo: bool) -> m.StoredScenario:
     before = len(store.edits(name))
     if not _refused(lambda: store.undo(name) if undo else store.redo(name)):
         raise ApiError(409, f"scenario {name!r}: nothing to {'undo' if undo else 'redo'}")
-    audit(f"scenario.{'undo' if undo else 'redo'}", f"scenario {name}", {"edits": before},
-          {"message": "", "edits": len(store.edits(name))})
+    audit(
+        f"scenario.{'undo' if undo else 'redo'}",
+        f"scenario {name}",
+        {"edits": before},
+        {"message": "", "edits": len(store.edits(name))},
+    )
     return _scenario(store, name)
 
 
-@api.route("POST", BASE + "/{name}/undo", summary="Undo the last applied edit", role="operator", tag=TAG,
-           params=m.StoredNameParam, response=m.StoredScenario, errors=(404, 409))
+@api.route(
+    "POST",
+    BASE + "/{name}/undo",
+    summary="Undo the last applied edit",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    response=m.StoredScenario,
+    errors=(404, 409),
+)
 def undo_whatif(params: m.StoredNameParam) -> m.StoredScenario:
     return _step(params.name, undo=True)
 
 
-@api.route("POST", BASE + "/{name}/redo", summary="Redo the last undone edit", role="operator", tag=TAG,
-           params=m.StoredNameParam, response=m.StoredScenario, errors=(404, 409))
+@api.route(
+    "POST",
+    BASE + "/{name}/redo",
+    summary="Redo the last undone edit",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    response=m.StoredScenario,
+    errors=(404, 409),
+)
 def redo_whatif(params: m.StoredNameParam) -> m.StoredScenario:
     return _step(params.name, undo=False)
 
 
-@api.route("POST", BASE + "/{name}/rename", summary="Rename a what-if scenario", role="operator", tag=TAG,
-           params=m.StoredNameParam, body=m.RenameBody, response=m.StoredScenario, errors=(404, 409, 422))
+@api.route(
+    "POST",
+    BASE + "/{name}/rename",
+    summary="Rename a what-if scenario",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    body=m.RenameBody,
+    response=m.StoredScenario,
+    errors=(404, 409, 422),
+)
 def rename_whatif(params: m.StoredNameParam, body: m.RenameBody) -> m.StoredScenario:
     store = _store()
     old = _existing(store, params.name)
     if body.name.strip() != old:
         _free(store, body.name.strip())
     new = _refused(lambda: store.rename_scenario(old, body.name))
-    audit("scenario.rename", f"scenario {new}", {"name": old},
-          {"message": f"renamed to {new}", "edits": len(store.edits(new))})
+    audit(
+        "scenario.rename",
+        f"scenario {new}",
+        {"name": old},
+        {"message": f"renamed to {new}", "edits": len(store.edits(new))},
+    )
     return _scenario(store, new)
 
 
-@api.route("POST", BASE + "/{name}/duplicate", summary="Copy a what-if scenario with its applied edits",
-           role="operator", tag=TAG, params=m.StoredNameParam, body=m.RenameBody, response=m.StoredScenario,
-           errors=(404, 409, 422))
+@api.route(
+    "POST",
+    BASE + "/{name}/duplicate",
+    summary="Copy a what-if scenario with its applied edits",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    body=m.RenameBody,
+    response=m.StoredScenario,
+    errors=(404, 409, 422),
+)
 def duplicate_whatif(params: m.StoredNameParam, body: m.RenameBody) -> m.StoredScenario:
     store = _store()
     source = _existing(store, params.name)
     _free(store, body.name.strip())
     new = _refused(lambda: store.duplicate(source, body.name))
-    audit("scenario.duplicate", f"scenario {new}", None,
-          {"message": f"duplicated as {new}", "edits": len(store.edits(new)), "copy_of": source})
+    audit(
+        "scenario.duplicate",
+        f"scenario {new}",
+        None,
+        {"message": f"duplicated as {new}", "edits": len(store.edits(new)), "copy_of": source},
+    )
     return _scenario(store, new)
 
 
-@api.route("DELETE", BASE + "/{name}", summary="Delete a what-if scenario", role="operator", tag=TAG,
-           params=m.StoredNameParam, response=m.StoredScenario, errors=(404,))
+@api.route(
+    "DELETE",
+    BASE + "/{name}",
+    summary="Delete a what-if scenario",
+    role="operator",
+    tag=TAG,
+    params=m.StoredNameParam,
+    response=m.StoredScenario,
+    errors=(404,),
+)
 def delete_whatif(params: m.StoredNameParam) -> m.StoredScenario:
     """The answer is the scenario as it was, so a script can store it again."""
     store = _store()
     gone = _scenario(store, _existing(store, params.name))
     _refused(lambda: store.delete(gone.name))
-    audit("scenario.delete", f"scenario {gone.name}", {"edits": len(gone.edits), "edit_list": gone.edits},
-          {"message": f"deleted {gone.name}", "edits": 0})
+    audit(
+        "scenario.delete",
+        f"scenario {gone.name}",
+        {"edits": len(gone.edits), "edit_list": gone.edits},
+        {"message": f"deleted {gone.name}", "edits": 0},
+    )
     return gone
 
 
-@api.route("GET", BASE + "/{name}/export", summary="The scenario as a scenario file (TOML), as the editor exports it",
-           tag=TAG, params=m.StoredNameParam, media_type="application/toml", errors=(404,))
+@api.route(
+    "GET",
+    BASE + "/{name}/export",
+    summary="The scenario as a scenario file (TOML), as the editor exports it",
+    tag=TAG,
+    params=m.StoredNameParam,
+    media_type="application/toml",
+    errors=(404,),
+)
 def export_whatif(params: m.StoredNameParam) -> flask.Response:
     store = _store()
     name = _existing(store, params.name)
-    return flask.Response(export_toml(name, store.edits(name)), mimetype="application/toml",
-                          headers={"Content-Disposition": f'attachment; filename="{name}.toml"'})
+    return flask.Response(
+        export_toml(name, store.edits(name)),
+        mimetype="application/toml",
+        headers={"Content-Disposition": f'attachment; filename="{name}.toml"'},
+    )
 
 
-@api.route("POST", BASE + "/{name}/project", summary="Project the site under a what-if scenario (as POST /project)",
-           tag=TAG, params=m.StoredNameParam, response=m.Projection, errors=(404, 503))
+@api.route(
+    "POST",
+    BASE + "/{name}/project",
+    summary="Project the site under a what-if scenario (as POST /project)",
+    tag=TAG,
+    params=m.StoredNameParam,
+    response=m.Projection,
+    errors=(404, 503),
+)
 def project_whatif(params: m.StoredNameParam) -> m.Projection:
     store = _store()
     name = _existing(store, params.name)

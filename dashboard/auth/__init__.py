@@ -21,5 +21,13 @@ from dashboard.auth.principal import Principal
 from dashboard.auth.settings import AuthSettings
 from dashboard.auth.setup import init_auth
 
-__all__ = ["AuthSettings", "Principal", "audit", "callback_requires", "current_user", "has_role", "init_auth",
-           "require_role"]
+__all__ = [
+    "AuthSettings",
+    "Principal",
+    "audit",
+    "callback_requires",
+    "current_user",
+    "has_role",
+    "init_auth",
+    "require_role",
+]

@@ -78,9 +78,12 @@ def forbidden(role: str) -> flask.Response:
     if wants_json():
         response = flask.jsonify(error=message)
     else:
-        response = flask.make_response(flask.render_template_string(
-            "<!doctype html><title>Forbidden · ClusterTwin</title><p>{{ message }}</p><p><a href='/'>back</a></p>",
-            message=message))
+        response = flask.make_response(
+            flask.render_template_string(
+                "<!doctype html><title>Forbidden · ClusterTwin</title><p>{{ message }}</p><p><a href='/'>back</a></p>",
+                message=message,
+            )
+        )
     response.status_code = 403
     return response
 
@@ -91,8 +94,14 @@ def role_refusal(role: str) -> flask.Response | None:
     if user is None:
         return unauthorized()
     if not user.has_role(role):
-        log.warning("refused %s %s: %s (%s) lacks the %s role", flask.request.method, flask.request.path[:200],
-                    user.name, user.role, role)
+        log.warning(
+            "refused %s %s: %s (%s) lacks the %s role",
+            flask.request.method,
+            flask.request.path[:200],
+            user.name,
+            user.role,
+            role,
+        )
         return forbidden(role)
     return None
 

@@ -20,7 +20,14 @@ def account_block() -> html.Div | None:
     if user.has_role("admin"):
         items.append(html.A("audit log", href="/audit", className="account-audit"))
     if user.via == "session":
-        items.append(html.Form([dcc.Input(type="hidden", name="csrf_token", value=generate_csrf()),
-                                html.Button("log out", type="submit", className="account-logout")],
-                               method="post", action=LOGOUT_PATH))
+        items.append(
+            html.Form(
+                [
+                    dcc.Input(type="hidden", name="csrf_token", value=generate_csrf()),
+                    html.Button("log out", type="submit", className="account-logout"),
+                ],
+                method="post",
+                action=LOGOUT_PATH,
+            )
+        )
     return html.Div(items, className="account", id="account")

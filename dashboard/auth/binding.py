@@ -31,8 +31,13 @@ def check_binding(host: str, user_count: int, insecure_no_auth: bool) -> None:
         return
     if insecure_no_auth:
         for _ in range(3):
-            log.critical("--insecure-no-auth: serving on %s WITHOUT ANY LOGIN: anyone who reaches this address can "
-                         "acknowledge and silence alerts and change scenarios", host)
+            log.critical(
+                "--insecure-no-auth: serving on %s WITHOUT ANY LOGIN: anyone who reaches this address can "
+                "acknowledge and silence alerts and change scenarios",
+                host,
+            )
         return
-    raise BindingError(f"--host {host}: serving beyond this machine needs a login, and no user exists; add one with "
-                       "'clustertwin users add NAME --role admin' (or pass --insecure-no-auth to accept the risk)")
+    raise BindingError(
+        f"--host {host}: serving beyond this machine needs a login, and no user exists; add one with "
+        "'clustertwin users add NAME --role admin' (or pass --insecure-no-auth to accept the risk)"
+    )

@@ -41,8 +41,11 @@ class UserDirectory:
                 except SQLAlchemyError as exc:  # keep the last copy: a database blip must not open the doors
                     if not self._loaded:
                         raise ServiceUnavailable("the user table cannot be read; try again shortly") from None
-                    log.warning("user table not readable, using the copy of %.0f s ago: %s",
-                                self.clock() - self._read_at, str(exc).splitlines()[0][:200])
+                    log.warning(
+                        "user table not readable, using the copy of %.0f s ago: %s",
+                        self.clock() - self._read_at,
+                        str(exc).splitlines()[0][:200],
+                    )
                 else:
                     self._read_at, self._loaded = self.clock(), True
             return self._by_id

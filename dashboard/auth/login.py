@@ -49,9 +49,16 @@ def safe_next(target: str | None) -> str:
 
 def _page(error: str = "", name: str = "", status: int = 200, site: str = ""):
     html = flask.render_template_string(
-        PAGE, assets=flask.request.script_root + "/assets", action=flask.request.script_root + LOGIN_PATH,
-        site=site, error=error, name=name[:MAX_NAME_CHARS], csrf=generate_csrf(), max_name=MAX_NAME_CHARS,
-        next=safe_next(flask.request.values.get("next")))
+        PAGE,
+        assets=flask.request.script_root + "/assets",
+        action=flask.request.script_root + LOGIN_PATH,
+        site=site,
+        error=error,
+        name=name[:MAX_NAME_CHARS],
+        csrf=generate_csrf(),
+        max_name=MAX_NAME_CHARS,
+        next=safe_next(flask.request.values.get("next")),
+    )
     response = flask.make_response(html, status)
     response.headers["Cache-Control"] = "no-store"
     return response

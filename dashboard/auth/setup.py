@@ -32,7 +32,7 @@ from sqlalchemy.engine import Engine
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard.auth import callbacks, headers, login
-from dashboard.auth.access import EXTENSION_KEY, current_user, unauthorized, forbidden
+from dashboard.auth.access import EXTENSION_KEY, current_user, forbidden, unauthorized
 from dashboard.auth.directory import UserDirectory
 from dashboard.auth.principal import SessionUser
 from dashboard.auth.ratelimit import make_limiter
@@ -103,20 +103,27 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
     server = app.server
     server.secret_key = session_key(engine) if engine is not None else secrets.token_hex(32)
     server.config.update(
-        SESSION_COOKIE_NAME=SESSION_COOKIE, SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=settings.secure_cookies, PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_idle_s),
+        SESSION_COOKIE_NAME=SESSION_COOKIE,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.secure_cookies,
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_idle_s),
         SESSION_REFRESH_EACH_REQUEST=False,  # the idle check rewrites the cookie (and its expiry) every 30 s
-        WTF_CSRF_CHECK_DEFAULT=False, WTF_CSRF_TIME_LIMIT=None,
+        WTF_CSRF_CHECK_DEFAULT=False,
+        WTF_CSRF_TIME_LIMIT=None,
     )
     server.session_interface = _SessionInterface(settings)
     if settings.trusted_proxies:
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies, x_proto=settings.trusted_proxies)
     manager = flask_login.LoginManager(server)
     state = AuthState(
-        engine=engine, settings=settings, directory=UserDirectory(engine, settings.users_cache_s),
+        engine=engine,
+        settings=settings,
+        directory=UserDirectory(engine, settings.users_cache_s),
         by_address=make_limiter(engine, "address", settings.login_failures_per_address, settings.login_window_s),
         by_user=make_limiter(engine, "user", settings.login_failures_per_user, settings.login_window_s),
-        csrf=CSRFProtect(server), callback_map=app.callback_map,
+        csrf=CSRFProtect(server),
+        callback_map=app.callback_map,
     )
     server.extensions[EXTENSION_KEY] = state
 
@@ -145,8 +152,11 @@ def _expire_idle_session(state: AuthState) -> None:
         return
     now, seen = state.clock(), flask.session.get("seen_at_s")
     if not isinstance(seen, (int, float)) or now - seen > state.settings.session_idle_s:
-        log.info("session of user id %s ended after %.0f s idle", str(flask.session.get("_user_id"))[:20],
-                 now - seen if isinstance(seen, (int, float)) else -1)
+        log.info(
+            "session of user id %s ended after %.0f s idle",
+            str(flask.session.get("_user_id"))[:20],
+            now - seen if isinstance(seen, (int, float)) else -1,
+        )
         flask_login.logout_user()
         flask.session.clear()
     elif now - seen > SEEN_REFRESH_S:
@@ -171,8 +181,13 @@ def _gate(state: AuthState):
                 return flask.jsonify(error="bad callback request: the JSON is nested too deeply"), 400
             role = callbacks.required_role(state.registry, body)
             if role is not None and not user.has_role(role):
-                log.warning("refused callback %s for %s (%s): needs %s", str(body.get("output"))[:120], user.name,
-                            user.role, role)
+                log.warning(
+                    "refused callback %s for %s (%s): needs %s",
+                    str(body.get("output"))[:120],
+                    user.name,
+                    user.role,
+                    role,
+                )
                 return forbidden(role)
         return None
 
@@ -183,10 +198,16 @@ def _after(state: AuthState):
     def after(response: flask.Response) -> flask.Response:
         headers.add_headers(response)
         request = flask.request
-        if (request.method == "GET" and response.mimetype == "text/html" and state.engine is not None
-                and flask_login.current_user.is_authenticated and flask_login.current_user.via == "session"):
-            response.set_cookie(CSRF_COOKIE, generate_csrf(), samesite="Strict", secure=cookies_secure(state.settings),
-                                httponly=False)
+        if (
+            request.method == "GET"
+            and response.mimetype == "text/html"
+            and state.engine is not None
+            and flask_login.current_user.is_authenticated
+            and flask_login.current_user.via == "session"
+        ):
+            response.set_cookie(
+                CSRF_COOKIE, generate_csrf(), samesite="Strict", secure=cookies_secure(state.settings), httponly=False
+            )
         return response
 
     return after

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from twin.bench import benchmark
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 PASSWORD = "benchmark-password-1"
 REQUESTS = 200
 
@@ -37,12 +37,20 @@ def _cpu_per_request_ms(send, requests: int = REQUESTS, repeat: int = 3) -> floa
 
 def _tick_body(app) -> dict:
     key = next(k for k in app.callback_map if "shell-clock.children" in k)
-    return {"output": key, "outputs": [{"id": "shell-clock", "property": "children"},
-                                       {"id": "shell-source-ages", "property": "children"},
-                                       {"id": "shell-main", "property": "className"}],
-            "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": 5},
-                       {"id": "shell-location", "property": "search", "value": ""}],
-            "changedPropIds": ["shell-tick.n_intervals"], "state": []}
+    return {
+        "output": key,
+        "outputs": [
+            {"id": "shell-clock", "property": "children"},
+            {"id": "shell-source-ages", "property": "children"},
+            {"id": "shell-main", "property": "className"},
+        ],
+        "inputs": [
+            {"id": "shell-tick", "property": "n_intervals", "value": 5},
+            {"id": "shell-location", "property": "search", "value": ""},
+        ],
+        "changedPropIds": ["shell-tick.n_intervals"],
+        "state": [],
+    }
 
 
 @benchmark("dashboard_auth")

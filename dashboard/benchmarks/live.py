@@ -32,8 +32,16 @@ log = logging.getLogger(__name__)
 SITE = "colossus"
 BROWSER_RUNS = 5  # browser figures are medians of this many runs
 CHROMIUM = "/usr/bin/chromium"
-CHROME_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROME_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def payload_bytes(output) -> int:
@@ -78,7 +86,8 @@ def callback_figures(app, hub) -> dict:
             results[f"{name}_ms"] = round(ms, 2)
             results[f"{name}_bytes"] = payload_bytes(_wire(output))
     results["floor_tick_with_rack_open_bytes"] = (
-        results["floor_update_bytes"] + results["rack_drilldown_bytes"] + results["shell_update_bytes"])
+        results["floor_update_bytes"] + results["rack_drilldown_bytes"] + results["shell_update_bytes"]
+    )
     results["overview_tick_bytes"] = results["overview_update_bytes"] + results["shell_update_bytes"]
     return results
 
@@ -123,10 +132,18 @@ def browser_figures(app, state) -> dict:
             for viewport in ((1366, 768), (1920, 1080)):
                 tag = f"{viewport[0]}x{viewport[1]}"
                 for path, name, ready in (
-                    ("/", "overview", "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 12"
-                                      " && document.querySelectorAll('#overview-hot-racks tbody tr').length > 0"),
-                    ("/floor", "floor", "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image')"
-                                        f".length >= {len(state.hall_name)}"),
+                    (
+                        "/",
+                        "overview",
+                        "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 12"
+                        " && document.querySelectorAll('#overview-hot-racks tbody tr').length > 0",
+                    ),
+                    (
+                        "/floor",
+                        "floor",
+                        "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image')"
+                        f".length >= {len(state.hall_name)}",
+                    ),
                 ):
                     times: dict[str, list[float]] = {"cold": [], "warm": []}
                     for _ in range(BROWSER_RUNS):  # fresh context: cold cache; then a reload with the cache warm
@@ -144,12 +161,16 @@ def browser_figures(app, state) -> dict:
             page = context.new_page()
             rack = state.rack_name[state.n_racks // 2]
             page.goto(base + "/floor")
-            page.wait_for_function("document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0")
+            page.wait_for_function(
+                "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
+            )
             drilldown_ms = []
             for attempt in range(BROWSER_RUNS):
                 target = state.rack_name[attempt] if attempt else rack
                 page.goto(base + "/floor")
-                page.wait_for_function("document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0")
+                page.wait_for_function(
+                    "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
+                )
                 start = time.perf_counter()
                 # what a click does: set the selected rack; the drill-down callbacks then run
                 page.evaluate(
@@ -160,7 +181,9 @@ def browser_figures(app, state) -> dict:
                 page.wait_for_function(
                     "(rack) => document.querySelector('#floor-rack-title')?.textContent === 'Rack ' + rack"
                     " && document.querySelectorAll('#floor-rack-gpu-temp table.gpu-grid td').length > 0",
-                    arg=target, timeout=30_000, polling=10,
+                    arg=target,
+                    timeout=30_000,
+                    polling=10,
                 )
                 drilldown_ms.append((time.perf_counter() - start) * 1000.0)
             results["drilldown_click_to_render_ms"] = round(statistics.median(drilldown_ms), 1)

@@ -54,16 +54,36 @@ def served(site: str, workdir: Path, threads: int = SERVER_THREADS):
     """``clustertwin serve --prod`` on a free loopback port; yields its base URL, stops it on exit."""
     port = _free_port()
     log = (workdir / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "twin.cli", "serve", "--prod", "--site", site,
-                             "--db", f"sqlite:///{workdir / 'load.db'}", "--port", str(port),
-                             "--threads", str(threads), "--tick-ms", str(int(TICK_S * 1000))],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "twin.cli",
+            "serve",
+            "--prod",
+            "--site",
+            site,
+            "--db",
+            f"sqlite:///{workdir / 'load.db'}",
+            "--port",
+            str(port),
+            "--threads",
+            str(threads),
+            "--tick-ms",
+            str(int(TICK_S * 1000)),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"serve --prod exited {proc.returncode}: {(workdir / 'serve.log').read_text()[-1500:]}")
+                raise RuntimeError(
+                    f"serve --prod exited {proc.returncode}: {(workdir / 'serve.log').read_text()[-1500:]}"
+                )
             try:
                 if requests.get(f"{url}/api/v1/live/kpis", timeout=5).json().get("ts"):
                     break
@@ -83,17 +103,49 @@ def served(site: str, workdir: Path, threads: int = SERVER_THREADS):
         log.close()
 
 
-def run_locust(url: str, payloads: Path, workdir: Path, dashboards: int, api_clients: int, duration_s: int,
-               tag: str) -> dict:
+def run_locust(
+    url: str, payloads: Path, workdir: Path, dashboards: int, api_clients: int, duration_s: int, tag: str
+) -> dict:
     """One headless locust run; the aggregated figures of the run after every user started."""
     prefix = workdir / tag
-    env = {**os.environ, "CLUSTERTWIN_LOAD_PAYLOADS": str(payloads), "CLUSTERTWIN_LOAD_TICK_S": str(TICK_S),
-           "CLUSTERTWIN_LOAD_API_USERS": str(api_clients)}
+    env = {
+        **os.environ,
+        "CLUSTERTWIN_LOAD_PAYLOADS": str(payloads),
+        "CLUSTERTWIN_LOAD_TICK_S": str(TICK_S),
+        "CLUSTERTWIN_LOAD_API_USERS": str(api_clients),
+    }
     users = dashboards + api_clients
-    run = subprocess.run([sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", url,
-                    "-u", str(users), "-r", str(max(users // 5, 1)), "-t", f"{duration_s}s", "--reset-stats",
-                    "--csv", str(prefix), "--only-summary", "--loglevel", "WARNING", "--stop-timeout", "10"],
-                   env=env, capture_output=True, text=True, timeout=duration_s + 120, check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(LOCUSTFILE),
+            "--headless",
+            "--host",
+            url,
+            "-u",
+            str(users),
+            "-r",
+            str(max(users // 5, 1)),
+            "-t",
+            f"{duration_s}s",
+            "--reset-stats",
+            "--csv",
+            str(prefix),
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
+            "--stop-timeout",
+            "10",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=duration_s + 120,
+        check=False,
+    )
     stats = Path(f"{prefix}_stats.csv")
     if not stats.exists():
         raise RuntimeError(f"locust wrote no statistics (exit {run.returncode}): {run.stderr[-1500:]}")
@@ -101,16 +153,29 @@ def run_locust(url: str, payloads: Path, workdir: Path, dashboards: int, api_cli
         rows = list(csv.DictReader(f))
     total = next(r for r in rows if r["Name"] == "Aggregated")
     count, failures = int(total["Request Count"]), int(total["Failure Count"])
-    return {"requests_count": count, "failures_count": failures,
-            "error_frac": failures / count if count else 1.0,
-            "requests_per_s": float(total["Requests/s"]),
-            "p50_ms": float(total["50%"]), "p95_ms": float(total["95%"]), "p99_ms": float(total["99%"]),
-            "by_name": {r["Name"]: {"requests_count": int(r["Request Count"]), "p95_ms": float(r["95%"])}
-                        for r in rows if r["Name"] != "Aggregated"}}
+    return {
+        "requests_count": count,
+        "failures_count": failures,
+        "error_frac": failures / count if count else 1.0,
+        "requests_per_s": float(total["Requests/s"]),
+        "p50_ms": float(total["50%"]),
+        "p95_ms": float(total["95%"]),
+        "p99_ms": float(total["99%"]),
+        "by_name": {
+            r["Name"]: {"requests_count": int(r["Request Count"]), "p95_ms": float(r["95%"])}
+            for r in rows
+            if r["Name"] != "Aggregated"
+        },
+    }
 
 
-def load_figures(site: str = SITE, dashboards: int = DASHBOARDS, api_clients: int = API_CLIENTS,
-                 peer_s: int = PEER_RUN_S, load_s: int = LOAD_RUN_S) -> dict:
+def load_figures(
+    site: str = SITE,
+    dashboards: int = DASHBOARDS,
+    api_clients: int = API_CLIENTS,
+    peer_s: int = PEER_RUN_S,
+    load_s: int = LOAD_RUN_S,
+) -> dict:
     """Serve ``site``, capture the pages' live updates, run the peer and the loaded run (see module docstring)."""
     from dashboard.benchmarks.load_capture import capture_ticks
 
@@ -124,11 +189,17 @@ def load_figures(site: str = SITE, dashboards: int = DASHBOARDS, api_clients: in
             load = run_locust(url, payloads, workdir, dashboards, api_clients, load_s, "load")
     ratio = load["p95_ms"] / peer["p95_ms"] if peer["p95_ms"] > 0 else float("nan")
     return {
-        "dashboards_count": dashboards, "api_clients_count": api_clients, "tick_s": TICK_S,
+        "dashboards_count": dashboards,
+        "api_clients_count": api_clients,
+        "tick_s": TICK_S,
         "tick_requests_per_dashboard_count": round(sum(len(v) for v in captured.values()) / len(captured), 2),
-        "load_requests_per_s": round(load["requests_per_s"], 1), "load_p50_ms": load["p50_ms"],
-        "load_p95_ms": load["p95_ms"], "load_p99_ms": load["p99_ms"], "load_error_frac": load["error_frac"],
-        "load_requests_count": load["requests_count"], "peer_single_dashboard_p95_ms": peer["p95_ms"],
+        "load_requests_per_s": round(load["requests_per_s"], 1),
+        "load_p50_ms": load["p50_ms"],
+        "load_p95_ms": load["p95_ms"],
+        "load_p99_ms": load["p99_ms"],
+        "load_error_frac": load["error_frac"],
+        "load_requests_count": load["requests_count"],
+        "peer_single_dashboard_p95_ms": peer["p95_ms"],
         "load_p95_vs_single_dashboard_ratio": round(ratio, 2),
         "p95_within_target_flag": load["p95_ms"] <= P95_TARGET_MS and load["failures_count"] == 0,
         "load_p95_by_request_ms": {name: v["p95_ms"] for name, v in load["by_name"].items()},

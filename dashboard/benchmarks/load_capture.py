@@ -15,16 +15,26 @@ from dashboard import ids
 
 CALLBACK_PATH = "/_dash-update-component"
 CHROMIUM = "/usr/bin/chromium"
-CHROME_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--enable-unsafe-swiftshader"]
+CHROME_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-unsafe-swiftshader",
+]
 
 
 def _is_tick(body: dict) -> bool:
     return any(p.startswith(f"{ids.Shell.TICK}.") for p in body.get("changedPropIds", []))
 
 
-def capture_ticks(base_url: str, paths: tuple[str, ...], ticks: int = 2, timeout_s: float = 60.0) -> dict[str, list[dict]]:
+def capture_ticks(
+    base_url: str, paths: tuple[str, ...], ticks: int = 2, timeout_s: float = 60.0
+) -> dict[str, list[dict]]:
     """Page path → the distinct tick requests of that page (``{"body", "path", "referer"}``: the request path holds Dash's query), in order."""
     from playwright.sync_api import sync_playwright
 
@@ -45,8 +55,10 @@ def capture_ticks(base_url: str, paths: tuple[str, ...], ticks: int = 2, timeout
                     body = json.loads(request.post_data or "{}")
                     if _is_tick(body):
                         target = url.path + (f"?{url.query}" if url.query else "")
-                        seen.setdefault(body["output"], {"body": body, "path": target,
-                                                         "referer": request.headers.get("referer", "")})
+                        seen.setdefault(
+                            body["output"],
+                            {"body": body, "path": target, "referer": request.headers.get("referer", "")},
+                        )
                         counts[body["output"]] = counts.get(body["output"], 0) + 1
 
                 page.on("request", record)

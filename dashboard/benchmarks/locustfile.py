@@ -30,15 +30,21 @@ class Dashboard(FastHttpUser):
 
     def on_start(self) -> None:
         self.page = next(_pages)
-        self.requests = [(r["path"], json.dumps(r["body"]).encode(), r["referer"],
-                          r["body"]["output"].strip(".").split(".")[0][:40]) for r in PAYLOADS[self.page]]
+        self.requests = [
+            (r["path"], json.dumps(r["body"]).encode(), r["referer"], r["body"]["output"].strip(".").split(".")[0][:40])
+            for r in PAYLOADS[self.page]
+        ]
 
     @task
     def tick(self) -> None:
         for path, body, referer, output in self.requests:
-            with self.client.post(path, data=body, name=f"tick {self.page} {output}",
-                                  headers={"Content-Type": "application/json", "Referer": referer},
-                                  catch_response=True) as response:
+            with self.client.post(
+                path,
+                data=body,
+                name=f"tick {self.page} {output}",
+                headers={"Content-Type": "application/json", "Referer": referer},
+                catch_response=True,
+            ) as response:
                 if response.status_code not in (200, 204):
                     response.failure(f"HTTP {response.status_code}")
 

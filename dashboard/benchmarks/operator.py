@@ -28,7 +28,7 @@ import statistics
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from dashboard.benchmarks.live import BROWSER_RUNS, CHROME_FLAGS, CHROMIUM
@@ -72,11 +72,11 @@ def faulted_hub(db_url: str, cdu: str):
     """The colossus hub with ``cdu`` lost, a minute of history behind a snapshot stamped now."""
     from ingest.live.runtime import build_hub
 
-    start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=62)
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=62)
     hub = build_hub(SITE, db_url, record=False, start=start, faults=(f"cdu:{cdu}",))
     for second in range(60):
         hub.step(start + timedelta(seconds=second))
-    hub.step(datetime.now(timezone.utc))
+    hub.step(datetime.now(UTC))
     return hub
 
 
@@ -207,7 +207,9 @@ def whatif_figures(base: str) -> dict:
             requests["fail"].append(request_ms)
             page.fill("#whatif-pattern", f"H4-R{run + 1:02d}-*")
             page.click("#whatif-select")
-            page.wait_for_function("() => document.querySelector('#whatif-selection-text').textContent.startsWith('16 racks')")
+            page.wait_for_function(
+                "() => document.querySelector('#whatif-selection-text').textContent.startsWith('16 racks')"
+            )
             if run == 0:
                 _choose(page, "whatif-type", "GB200-NVL72")
             total_ms, request_ms = _timed_edit(page, "whatif-apply-type", 2)
@@ -216,7 +218,9 @@ def whatif_figures(base: str) -> dict:
             for _ in range(2):  # back to an empty scenario for the next run
                 count = len(page.query_selector_all("#whatif-edit-list li.whatif-edit"))
                 page.click("#whatif-undo")
-                page.wait_for_function(f"() => document.querySelectorAll('#whatif-edit-list li.whatif-edit').length === {count - 1}")
+                page.wait_for_function(
+                    f"() => document.querySelectorAll('#whatif-edit-list li.whatif-edit').length === {count - 1}"
+                )
         for _ in range(BROWSER_RUNS):  # peer: switching from /whatif to the power page (its one-line diagram drawn)
             page.goto(base + "/whatif?scenario=bench")
             page.wait_for_selector("#whatif-comparison h2", timeout=60_000)
@@ -225,11 +229,13 @@ def whatif_figures(base: str) -> dict:
             switches.append(float(page.wait_for_function(_POWER_READY_JS, timeout=60_000, polling=10).json_value()))
         context.close()
         browser.close()
-    return {"whatif_fail_transformer_ms": round(statistics.median(fails), 1),
-            "whatif_fail_transformer_request_ms": round(statistics.median(requests["fail"]), 1),
-            "whatif_convert_row_gb200_ms": round(statistics.median(converts), 1),
-            "whatif_convert_row_gb200_request_ms": round(statistics.median(requests["convert"]), 1),
-            "page_switch_to_power_ms": round(statistics.median(switches), 1)}
+    return {
+        "whatif_fail_transformer_ms": round(statistics.median(fails), 1),
+        "whatif_fail_transformer_request_ms": round(statistics.median(requests["fail"]), 1),
+        "whatif_convert_row_gb200_ms": round(statistics.median(converts), 1),
+        "whatif_convert_row_gb200_request_ms": round(statistics.median(requests["convert"]), 1),
+        "page_switch_to_power_ms": round(statistics.median(switches), 1),
+    }
 
 
 def whatif_server_cpu_ms(app, hub) -> dict:
@@ -242,8 +248,10 @@ def whatif_server_cpu_ms(app, hub) -> dict:
     out = {}
     with app.server.test_request_context("/whatif"):
         outcome(hub.state, [])
-        for label, make in (("fail_transformer", lambda k: {"op": "fail", "elements": [f"H{k}-TX5-B"]}),
-                            ("convert_row_gb200", lambda k: {"op": "set_rack_type", "racks": [f"H{k}-R10-*"], "type": "GB200-NVL72"})):
+        for label, make in (
+            ("fail_transformer", lambda k: {"op": "fail", "elements": [f"H{k}-TX5-B"]}),
+            ("convert_row_gb200", lambda k: {"op": "set_rack_type", "racks": [f"H{k}-R10-*"], "type": "GB200-NVL72"}),
+        ):
             best = float("inf")
             for k in (1, 2, 3):  # another element each time: nothing cached
                 start = time.process_time()
@@ -274,9 +282,9 @@ def dashboard_whatif_benchmark() -> dict:
         return {}
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
-        start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=2)
+        start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=2)
         hub = build_hub(SITE, f"sqlite:///{Path(tmp) / 'whatif.db'}", record=False, start=start)
-        hub.step(datetime.now(timezone.utc))
+        hub.step(datetime.now(UTC))
         app = create_app(hub, tick_ms=60_000)
         scenario_store(hub, app.server.config).create("bench")
         server = make_server("127.0.0.1", 0, app.server, threaded=True)

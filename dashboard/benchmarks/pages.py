@@ -14,7 +14,7 @@ import importlib
 import json
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ import plotly
 
 from twin.bench import benchmark, best_of
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 CALLBACK_BUDGET_MS = 100.0
 UPDATE_BUDGET_KB = 300.0
 
@@ -63,7 +63,9 @@ def page_cases(hub, pages: dict) -> dict:
         "cooling_patch": lambda: cooling.cooling_view(state, snap, None, full=False, detail=detail),
         "cooling_loop": lambda: cooling.cooling_view(state, snap, 0, detail=detail),
         "power_full": lambda: power.power_view(state, snap, None, "power_n1_load_frac", detail=detail, trend=trend),
-        "power_patch": lambda: power.power_view(state, snap, None, "power_n1_load_frac", full=False, detail=detail, trend=trend),
+        "power_patch": lambda: power.power_view(
+            state, snap, None, "power_n1_load_frac", full=False, detail=detail, trend=trend
+        ),
         "power_focus": lambda: power.power_view(state, snap, ups, "power_n1_load_frac", detail=detail, trend=trend),
         "fabric_full": lambda: fabric.fabric_view(state, snap, 0, None),
         "fabric_patch": lambda: fabric.fabric_view(state, snap, 0, 0, full=False),
@@ -85,9 +87,16 @@ def dashboard_pages_benchmark(site: str = "colossus") -> dict:
         for second in range(60):  # a minute of trend behind the latest snapshot
             hub.step(T0 + timedelta(seconds=second))
         create_app(hub)  # registers the pages so their modules can be imported
-        pages = {name: importlib.import_module(f"dashboard.pages.{name}") for name in ("cooling", "power", "fabric", "jobs")}
-        result: dict = {"site": site, "racks": hub.state.n_racks, "switches": hub.state.n_switches,
-                        "links": hub.state.n_links, "power_elements": hub.state.n_power}
+        pages = {
+            name: importlib.import_module(f"dashboard.pages.{name}") for name in ("cooling", "power", "fabric", "jobs")
+        }
+        result: dict = {
+            "site": site,
+            "racks": hub.state.n_racks,
+            "switches": hub.state.n_switches,
+            "links": hub.state.n_links,
+            "power_elements": hub.state.n_power,
+        }
         for name, view in page_cases(hub, pages).items():
             wall_ms, cpu_ms, kb = _measure(view)
             result[f"{name}_ms"] = round(wall_ms, 1)

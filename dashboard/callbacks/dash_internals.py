@@ -18,10 +18,13 @@ from dash import _callback
 PUSH_STATE_EVENT = "_dashprivate_pushstate"
 
 # Navigate inside the app to ``href`` without a reload, as dcc.Link does.
-PUSH_STATE_JS = """function(href) {
+PUSH_STATE_JS = (
+    """function(href) {
     window.history.pushState({}, '', href);
     window.dispatchEvent(new CustomEvent('%s'));
-}""" % PUSH_STATE_EVENT
+}"""
+    % PUSH_STATE_EVENT
+)
 
 GLOBAL_LISTS = ("GLOBAL_CALLBACK_MAP", "GLOBAL_CALLBACK_LIST", "GLOBAL_INLINE_SCRIPTS")
 APP_LISTS = ("_callback_list", "_inline_scripts")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from dash import html
 
@@ -89,7 +89,7 @@ def instant(value) -> datetime:
         ts = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
     except ValueError:
         raise InputError(f"time {value!r} is not ISO 8601 (e.g. 2026-07-15T14:02:10Z)") from None
-    return ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 def choice(name: str, value, options: Sequence[str]) -> str:
@@ -140,9 +140,12 @@ def alert_id(value) -> int | str:
 
 def input_note(messages: list[str]) -> html.Div:
     """The visible note listing the query parameters that were ignored."""
-    return html.Div([html.Strong("Ignored in the address: "), "; ".join(messages) + ". Showing the default instead."],
-                    className="input-note", role="status",
-                    style={"borderLeft": "3px solid var(--warning)", "padding": "4px 8px", "margin": "6px 0"})
+    return html.Div(
+        [html.Strong("Ignored in the address: "), "; ".join(messages) + ". Showing the default instead."],
+        className="input-note",
+        role="status",
+        style={"borderLeft": "3px solid var(--warning)", "padding": "4px 8px", "margin": "6px 0"},
+    )
 
 
 def query_layout(**checks: Callable[[object], object]):

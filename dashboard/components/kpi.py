@@ -8,8 +8,16 @@ from dashboard import ids
 from dashboard.present.formatting import NOT_RECORDED, UNKNOWN
 
 
-def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–", note: str = "", status: str = "",
-             spark: str = "") -> html.Div:
+def kpi_card(
+    page: str,
+    name: str,
+    label: str,
+    unit: str = "",
+    value: str = "–",
+    note: str = "",
+    status: str = "",
+    spark: str = "",
+) -> html.Div:
     """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``).
 
     An unknown value (:data:`dashboard.present.formatting.UNKNOWN`) carries the tooltip "not recorded".
@@ -19,8 +27,12 @@ def kpi_card(page: str, name: str, label: str, unit: str = "", value: str = "–
             html.Div(label, className="kpi-label"),
             html.Div(
                 [
-                    html.Span(value, id=ids.kpi_value(page, name), className=f"kpi-value {status}".strip(),
-                              **({"title": NOT_RECORDED} if value == UNKNOWN else {})),
+                    html.Span(
+                        value,
+                        id=ids.kpi_value(page, name),
+                        className=f"kpi-value {status}".strip(),
+                        **({"title": NOT_RECORDED} if value == UNKNOWN else {}),
+                    ),
                     html.Span(unit, className="kpi-unit"),
                     html.Span(spark, id=ids.kpi_spark(page, name), className="kpi-spark", **{"aria-hidden": "true"}),
                 ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dash import dcc, html
 
 from dashboard import ids  # (path, label) of every page, in menu order.  Pages of other areas are listed here
+
 # too so the menu is complete even before a page lands.
 PAGES: tuple[tuple[str, str], ...] = (
     ("/", "Overview"),

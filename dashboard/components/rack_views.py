@@ -11,8 +11,8 @@ import math
 import numpy as np
 from dash import html
 
-from dashboard.present.colour_scale import gradient_css, text_colour, value_colours
 from dashboard.analysis.rack_detail import NODE_POWER_NOTE
+from dashboard.present.colour_scale import gradient_css, text_colour, value_colours
 from dashboard.present.theme import SCALE_GOOD, SCALE_HOT
 
 
@@ -40,28 +40,45 @@ def elevation_view(node_rows: list[dict], cdu_label: str | None, temp_range_c: t
         if row["gpus_down"]:
             notes.append(f"{row['gpus_down']} down")
         temp = "–" if not math.isfinite(row["max_gpu_temp_c"]) else f"{row['max_gpu_temp_c']:.1f} °C"
-        units.append(html.Div(
-            [
-                html.Span(f"slot {row['slot']}", className="slot"),
-                html.Span(row["name"], className="host"),
-                html.Span(f"{temp} · GPUs {row['gpu_power_kw']:.1f} kW" + (" · " + ", ".join(notes) if notes else ""),
-                          className="vals"),
-            ],
-            className="rack-unit" + (" has-issue" if notes else ""),
-            style={"background": colour, "color": text_colour(colour)},
-            title=f"{row['name']}: max GPU {temp}, {row['gpu_power_kw']:.1f} kW {NODE_POWER_NOTE}",
-        ))
+        units.append(
+            html.Div(
+                [
+                    html.Span(f"slot {row['slot']}", className="slot"),
+                    html.Span(row["name"], className="host"),
+                    html.Span(
+                        f"{temp} · GPUs {row['gpu_power_kw']:.1f} kW" + (" · " + ", ".join(notes) if notes else ""),
+                        className="vals",
+                    ),
+                ],
+                className="rack-unit" + (" has-issue" if notes else ""),
+                style={"background": colour, "color": text_colour(colour)},
+                title=f"{row['name']}: max GPU {temp}, {row['gpu_power_kw']:.1f} kW {NODE_POWER_NOTE}",
+            )
+        )
     if cdu_label:
-        units.append(html.Div([html.Span("CDU", className="slot"), html.Span(cdu_label, className="host")], className="rack-unit cdu"))
+        units.append(
+            html.Div(
+                [html.Span("CDU", className="slot"), html.Span(cdu_label, className="host")], className="rack-unit cdu"
+            )
+        )
     return html.Div(
-        [html.H3("Elevation (front, top slot first)"), html.Div(units, className="elevation"),
-         scale_legend(SCALE_HOT, *temp_range_c, "°C max GPU")],
+        [
+            html.H3("Elevation (front, top slot first)"),
+            html.Div(units, className="elevation"),
+            scale_legend(SCALE_HOT, *temp_range_c, "°C max GPU"),
+        ],
     )
 
 
 def gpu_grid_view(
-    grid: np.ndarray, node_labels: list[str], title: str, unit: str, colour_range: tuple[float, float],
-    decimals: int = 0, higher_is_better: bool = False, annotations: np.ndarray | None = None,
+    grid: np.ndarray,
+    node_labels: list[str],
+    title: str,
+    unit: str,
+    colour_range: tuple[float, float],
+    decimals: int = 0,
+    higher_is_better: bool = False,
+    annotations: np.ndarray | None = None,
 ) -> html.Div:
     """Node × GPU-index table of one per-GPU quantity, cells coloured and labelled with values."""
     scale = SCALE_GOOD if higher_is_better else SCALE_HOT
@@ -75,12 +92,14 @@ def gpu_grid_view(
             colour = colours[r * grid.shape[1] + c]
             note = annotations[r, c] if annotations is not None else ""
             text = "" if not math.isfinite(value) else f"{value:.{decimals}f}"
-            cells.append(html.Td(
-                [text] + ([html.Br(), html.Span(note, className="note")] if note else []),
-                style={"background": colour, "color": text_colour(colour)},
-                title=f"{label} GPU {c}: {text or 'no data'} {unit}" + (f" ({note})" if note else ""),
-                className="num" + (" flagged" if note else ""),
-            ))
+            cells.append(
+                html.Td(
+                    [text] + ([html.Br(), html.Span(note, className="note")] if note else []),
+                    style={"background": colour, "color": text_colour(colour)},
+                    title=f"{label} GPU {c}: {text or 'no data'} {unit}" + (f" ({note})" if note else ""),
+                    className="num" + (" flagged" if note else ""),
+                )
+            )
         body.append(html.Tr(cells))
     return html.Div(
         [

@@ -13,8 +13,8 @@ import threading
 import dash
 from dash import Input, Output, dcc, html
 
-from dashboard.views.context import current_hub
 from dashboard.shell.search import MAX_QUERY_CHARS, SearchIndex
+from dashboard.views.context import current_hub
 from dashboard.views.registry import ViewUnavailable, current_view
 from twin.site.tables import SiteTables
 
@@ -40,11 +40,20 @@ def search_box() -> html.Div:
     """The input and its (initially empty) suggestion list."""
     return html.Div(
         [
-            dcc.Input(id=INPUT_ID, type="search", placeholder="Search  (Ctrl-K)", debounce=False,
-                      maxLength=MAX_QUERY_CHARS, autoComplete="off", className="search-input", name="search"),
+            dcc.Input(
+                id=INPUT_ID,
+                type="search",
+                placeholder="Search  (Ctrl-K)",
+                debounce=False,
+                maxLength=MAX_QUERY_CHARS,
+                autoComplete="off",
+                className="search-input",
+                name="search",
+            ),
             html.Ul(id=RESULTS_ID, className="search-results", hidden=True, role="listbox"),
         ],
-        className="search-block", title="Search racks, hosts, GPUs, CDUs, power elements, switches, jobs",
+        className="search-block",
+        title="Search racks, hosts, GPUs, CDUs, power elements, switches, jobs",
         role="search",
     )
 
@@ -57,14 +66,20 @@ def suggestions(index: SearchIndex, query: str | None, jobs: list[str]) -> tuple
     if not hits:
         return [html.Li(NO_MATCH, className="search-empty")], False
     return [
-        html.Li(dcc.Link([html.Span(hit.label.split(" ", 1)[0], className="search-kind"), hit.name],
-                         href=hit.href, className="search-hit"))
+        html.Li(
+            dcc.Link(
+                [html.Span(hit.label.split(" ", 1)[0], className="search-kind"), hit.name],
+                href=hit.href,
+                className="search-hit",
+            )
+        )
         for hit in hits
     ], False
 
 
 def register_callbacks(app: dash.Dash) -> None:
     """Suggestions follow the typed text."""
+
     @app.callback(
         Output(RESULTS_ID, "children"),
         Output(RESULTS_ID, "hidden"),

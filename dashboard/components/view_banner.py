@@ -7,7 +7,7 @@ and contrast are in ``assets/views.css``.
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 from urllib.parse import urlencode
 
 from dash import dcc, html
@@ -26,16 +26,22 @@ def view_time(view) -> str:
     if snapshot is None:
         return "no data"
     when = "%Y-%m-%d %H:%M:%S" if kind_of(view.key) == "replay" else "%Y-%m-%d %H:%M"
-    return f"{snapshot.ts.astimezone(timezone.utc):{when}} UTC"
+    return f"{snapshot.ts.astimezone(UTC):{when}} UTC"
 
 
 def _chip(view) -> html.Span:
     kind = "live" if view.is_live else kind_of(view.key)
     if view.is_live:
         return html.Span(html.Strong("LIVE", className="view-kind"), className="view-chip view-chip-live")
-    return html.Span([html.Strong(kind.upper(), className="view-kind"), " ", view.label.split(" · ", 1)[-1],
-                      html.Span(" · " + view_time(view), className="view-time")],
-                     className=f"view-chip view-chip-{kind}")
+    return html.Span(
+        [
+            html.Strong(kind.upper(), className="view-kind"),
+            " ",
+            view.label.split(" · ", 1)[-1],
+            html.Span(" · " + view_time(view), className="view-time"),
+        ],
+        className=f"view-chip view-chip-{kind}",
+    )
 
 
 def _href(selection: ViewSelection, **changes) -> str:
@@ -52,17 +58,37 @@ def banner(screen) -> tuple[list, str, bool]:
     parts: list = [_chip(view)]
     if other is not None:
         mode = "difference" if screen.diff else "side by side"
-        parts += [html.Span(f" compared with ({mode}) ", className="view-vs"), _chip(other), " ",
-                  dcc.Link("show side by side" if screen.diff else "show difference",
-                           href=_href(screen.selection, diff="" if screen.diff else "1"), className="view-action")]
+        parts += [
+            html.Span(f" compared with ({mode}) ", className="view-vs"),
+            _chip(other),
+            " ",
+            dcc.Link(
+                "show side by side" if screen.diff else "show difference",
+                href=_href(screen.selection, diff="" if screen.diff else "1"),
+                className="view-action",
+            ),
+        ]
     else:
-        parts.append(html.Span(" · a what-if, not the live site" if kind == "scenario" else " · recorded, not live",
-                               className="view-note"))
+        parts.append(
+            html.Span(
+                " · a what-if, not the live site" if kind == "scenario" else " · recorded, not live",
+                className="view-note",
+            )
+        )
     parts.append(dcc.Link("back to live", href="?view=live", className="view-action"))
     return parts, f"view-banner view-banner-{kind}", False
 
 
 def unavailable_banner(message: str) -> tuple[list, str, bool]:
     """The banner of a view that cannot be shown."""
-    return ([html.Strong("VIEW NOT AVAILABLE", className="view-kind"), " ", message, " ",
-             dcc.Link("back to live", href="?view=live", className="view-action")], "view-banner view-banner-error", False)
+    return (
+        [
+            html.Strong("VIEW NOT AVAILABLE", className="view-kind"),
+            " ",
+            message,
+            " ",
+            dcc.Link("back to live", href="?view=live", className="view-action"),
+        ],
+        "view-banner view-banner-error",
+        False,
+    )

@@ -12,10 +12,10 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.present import theme
 from dashboard.analysis.equipment import cdu_lost, cdu_off
-from dashboard.present.ordering import order_by
 from dashboard.figures.load_scale import load_colour, load_colours, translucent
+from dashboard.present import theme
+from dashboard.present.ordering import order_by
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
@@ -86,6 +86,7 @@ def cdu_groups(state: SiteTables, loop: int | None) -> tuple[np.ndarray, list[st
 
 def _node_positions(n_plants: int, n_loops: int, n_groups: int) -> tuple[list[float], list[float]]:
     """Sankey node centres (0–1): CDU groups left, loops middle, plants right, each column evenly spaced."""
+
     def column(n: int) -> list[float]:
         return [(i + 0.5) / n for i in range(n)]
 
@@ -126,7 +127,9 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
         plant_node[p] = len(labels)
         labels.append(state.plant_name[p])
         colours.append(theme.STATUS_INFO)
-        hover.append(f"capacity {state.plant_capacity_kw[p] / 1e3:,.1f} MW<br>supply set-point {state.plant_supply_setpoint_c[p]:.1f} °C")
+        hover.append(
+            f"capacity {state.plant_capacity_kw[p] / 1e3:,.1f} MW<br>supply set-point {state.plant_supply_setpoint_c[p]:.1f} °C"
+        )
     loop_node = {}
     for lp in loops:
         loop_node[lp] = len(labels)
@@ -142,7 +145,9 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
         labels.append(f"{group_labels[k]} · {group_supply[k]:.1f}→{group_return[k]:.1f} °C")
         colours.append(load_colour(float(worst_use[k])))
         lost_text = f"<br><b>{group_lost[k]} CDU(s) lost</b>" if group_lost[k] else ""
-        hover.append(f"secondary flow {group_flow[k]:,.0f} L/min<br>worst CDU capacity use {worst_use[k]:.0%}{lost_text}")
+        hover.append(
+            f"secondary flow {group_flow[k]:,.0f} L/min<br>worst CDU capacity use {worst_use[k]:.0%}{lost_text}"
+        )
 
     src, dst, value, link_colour, link_hover = [], [], [], [], []
     for k in range(n_groups):
@@ -156,20 +161,36 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
         dst.append(plant_node[int(state.loop_plant[lp])])
         value.append(float(_nan_to_zero(snap.loop_heat_kw[lp : lp + 1])[0]))
         link_colour.append("rgba(86, 180, 233, 0.35)")
-        link_hover.append(f"{snap.loop_heat_kw[lp]:,.0f} kW · {state.loop_flow_lpm[lp]:,.0f} L/min facility water (design)")
+        link_hover.append(
+            f"{snap.loop_heat_kw[lp]:,.0f} kW · {state.loop_flow_lpm[lp]:,.0f} L/min facility water (design)"
+        )
 
     node_x, node_y = _node_positions(len(plants), len(loops), n_groups)
     fig = go.Figure(
-        dict(type="sankey", arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
+        dict(
+            type="sankey",
+            arrangement="fixed",  # nodes do not move; a drag handler would swallow node clicks
             valueformat=",.0f",
             valuesuffix=" kW",
             node=dict(
-                label=labels, color=colours, customdata=hover, pad=8, thickness=14, x=node_x, y=node_y,
+                label=labels,
+                color=colours,
+                customdata=hover,
+                pad=8,
+                thickness=14,
+                x=node_x,
+                y=node_y,
                 hovertemplate="%{label}<br>%{customdata}<extra></extra>",
                 line=dict(width=0),
             ),
-            link=dict(source=src, target=dst, value=value, color=link_colour, customdata=link_hover,
-                      hovertemplate="%{source.label} → %{target.label}<br>%{customdata}<extra></extra>"),
+            link=dict(
+                source=src,
+                target=dst,
+                value=value,
+                color=link_colour,
+                customdata=link_hover,
+                hovertemplate="%{source.label} → %{target.label}<br>%{customdata}<extra></extra>",
+            ),
         )
     )
     scope = "site" if loop is None else state.loop_name[int(loop)]
@@ -207,14 +228,22 @@ def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None
     centres_pct = (edges[:-1] + edges[1:]) / 2 * 100
     colours = load_colours(np.where(edges[:-1] < 1.0, edges[:-1], 1.01))
     fig = go.Figure(
-        dict(type="bar", x=centres_pct, y=counts, width=4.6, marker_color=colours,
+        dict(
+            type="bar",
+            x=centres_pct,
+            y=counts,
+            width=4.6,
+            marker_color=colours,
             customdata=np.stack([edges[:-1] * 100, edges[1:] * 100], axis=1),
             hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} %: %{y} CDUs<extra></extra>",
         )
     )
     unknown = int(counted.sum() - known.size)
-    notes = [f"{unknown} unknown" if unknown else "", f"{int((scope & lost).sum())} lost" if (scope & lost).any() else "",
-             f"{int((scope & off).sum())} off" if (scope & off).any() else ""]
+    notes = [
+        f"{unknown} unknown" if unknown else "",
+        f"{int((scope & lost).sum())} lost" if (scope & lost).any() else "",
+        f"{int((scope & off).sum())} off" if (scope & off).any() else "",
+    ]
     note = "".join(f" · {n}" for n in notes if n)
     fig.update_layout(
         **theme.base_layout(
@@ -224,8 +253,18 @@ def cdu_use_histogram(state: SiteTables, snap: Snapshot, loop: int | None = None
             bargap=0.05,
             uirevision="cooling-use",
             showlegend=False,
-            shapes=[dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100,
-                         line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1))],
+            shapes=[
+                dict(
+                    type="line",
+                    yref="paper",
+                    y0=0,
+                    y1=1,
+                    xref="x",
+                    x0=100,
+                    x1=100,
+                    line=dict(color=theme.STATUS_CRITICAL, dash="dash", width=1),
+                )
+            ],
         )
     )
     return fig
@@ -277,11 +316,16 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
     fig = go.Figure()
     for i, (scenario, ttt_s) in enumerate(scenarios_s.items()):
         counts, never, unknown = throttle_classes(np.asarray(ttt_s, dtype=np.float64))
-        fig.add_trace(dict(type="bar", x=list(TTT_LABELS) + ["never"], y=list(counts) + [never],
-            name=scenario if not unknown else f"{scenario} ({unknown} racks unknown)",
-            marker_color=theme.SERIES[i % len(theme.SERIES)],
-            hovertemplate=f"{scenario}<br>%{{x}}: %{{y}} racks<extra></extra>",
-        ))
+        fig.add_trace(
+            dict(
+                type="bar",
+                x=list(TTT_LABELS) + ["never"],
+                y=list(counts) + [never],
+                name=scenario if not unknown else f"{scenario} ({unknown} racks unknown)",
+                marker_color=theme.SERIES[i % len(theme.SERIES)],
+                hovertemplate=f"{scenario}<br>%{{x}}: %{{y}} racks<extra></extra>",
+            )
+        )
     fig.update_layout(
         **theme.base_layout(
             title=None,
@@ -295,8 +339,9 @@ def throttle_risk_figure(scenarios_s: dict[str, np.ndarray]) -> go.Figure:
     return fig
 
 
-def throttle_risk_rows(state: SiteTables, scenarios_s: dict[str, np.ndarray], n: int = 10,
-                       racks: np.ndarray | None = None) -> list[dict]:
+def throttle_risk_rows(
+    state: SiteTables, scenarios_s: dict[str, np.ndarray], n: int = 10, racks: np.ndarray | None = None
+) -> list[dict]:
     """The ``n`` racks that throttle soonest under any scenario (time in s), with the scenario and CDU.
 
     ``racks`` limits the candidates (e.g. one loop's racks); racks that never throttle are left out.

@@ -13,21 +13,27 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.present import theme
-from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC
-from twin.physics.fabric import job_fabric_report
+from dashboard.figures.stacked_axes import stacked_layout
+from dashboard.present import theme
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
+from twin.physics.fabric import job_fabric_report
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
 TIER_NAMES = {TIER_LEAF: "leaf", TIER_SPINE: "spine", TIER_CORE: "core"}
 UTIL_BINS_FRAC = np.round(np.arange(0.0, 1.00001, 0.05), 2)
-GPU_STATE_COLOUR = {GPU_OK: theme.STATUS_OK, GPU_THROTTLED: theme.STATUS_WARNING, GPU_DOWN: theme.STATUS_CRITICAL,
-                    GPU_OFF: theme.STATUS_UNKNOWN}
+GPU_STATE_COLOUR = {
+    GPU_OK: theme.STATUS_OK,
+    GPU_THROTTLED: theme.STATUS_WARNING,
+    GPU_DOWN: theme.STATUS_CRITICAL,
+    GPU_OFF: theme.STATUS_UNKNOWN,
+}
 GPU_STATE_NAME = {GPU_OK: "ok", GPU_THROTTLED: "throttled", GPU_DOWN: "down", GPU_OFF: "powered off"}
 
 
-def uplink_stats(state: SiteTables, snap: Snapshot, downlinks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def uplink_stats(
+    state: SiteTables, snap: Snapshot, downlinks: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per switch: uplinks installed, uplinks down, mean utilisation of its up uplinks (NaN if none).
 
     ``downlinks=True`` gives the same for the links from the tier below (cores have no uplinks).
@@ -61,7 +67,9 @@ def pod_positions(state: SiteTables, tier: int) -> tuple[np.ndarray, np.ndarray,
     return ids, row, np.arange(ids.size) - starts
 
 
-def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEAF, selected: int | None = None) -> go.Figure:
+def switch_matrix_figure(
+    state: SiteTables, snap: Snapshot, tier: int = TIER_LEAF, selected: int | None = None
+) -> go.Figure:
     """Heatmap of mean uplink utilisation (%) per switch of ``tier``; crosses mark links down.
 
     Rows are pods (core groups for cores), columns the position in the pod (the plane
@@ -82,8 +90,16 @@ def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEA
     names[row, col] = [state.switch_name[s] for s in ids]
     row_label = "core group" if tier == TIER_CORE else "pod"
     fig = go.Figure(
-        dict(type="heatmap", z=z, customdata=sid, text=names, xgap=1, ygap=1,
-            colorscale=LOAD_COLOURSCALE, zmin=0, zmax=LOAD_SCALE_MAX_FRAC * 100,
+        dict(
+            type="heatmap",
+            z=z,
+            customdata=sid,
+            text=names,
+            xgap=1,
+            ygap=1,
+            colorscale=LOAD_COLOURSCALE,
+            zmin=0,
+            zmax=LOAD_SCALE_MAX_FRAC * 100,
             colorbar=dict(title=dict(text=f"mean {links} util (%)", side="right"), ticksuffix=" %", thickness=10),
             hovertemplate="%{text}<br>mean " + links + " util %{z:.0f} %<extra></extra>",
             hoverongaps=False,
@@ -91,7 +107,12 @@ def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEA
     )
     rr, cc = np.nonzero(dn > 0)
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
-        dict(type="scatter", x=cc, y=rr, mode="markers", name=f"{links}s down",
+        dict(
+            type="scatter",
+            x=cc,
+            y=rr,
+            mode="markers",
+            name=f"{links}s down",
             marker=dict(symbol="x-thin", size=9, line=dict(width=2, color=theme.STATUS_CRITICAL)),
             customdata=np.stack([sid[rr, cc], dn[rr, cc]], axis=1).astype(object) if rr.size else None,
             text=names[rr, cc] if rr.size else None,
@@ -100,8 +121,17 @@ def switch_matrix_figure(state: SiteTables, snap: Snapshot, tier: int = TIER_LEA
     )
     if selected is not None and selected in set(ids.tolist()):
         k = int(np.flatnonzero(ids == selected)[0])
-        fig.add_trace(dict(type="scatter", x=[col[k]], y=[row[k]], mode="markers", name="selected", hoverinfo="skip",
-                                 marker=dict(symbol="square-open", size=14, color=theme.TEXT, line=dict(width=2))))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=[col[k]],
+                y=[row[k]],
+                mode="markers",
+                name="selected",
+                hoverinfo="skip",
+                marker=dict(symbol="square-open", size=14, color=theme.TEXT, line=dict(width=2)),
+            )
+        )
     column_label = "spine plane" if tier == TIER_SPINE else "switch in " + row_label
     fig.update_layout(
         **theme.base_layout(
@@ -152,14 +182,24 @@ def util_histogram(state: SiteTables, snap: Snapshot) -> go.Figure:
         if not m.any():
             continue
         counts, _ = np.histogram(np.clip(snap.link_util_frac[m], 0, 1 - 1e-9), bins=UTIL_BINS_FRAC)
-        fig.add_trace(dict(type="bar", x=centres, y=counts, name=f"{TIER_NAMES[tier]} uplinks", marker_color=theme.SERIES[i],
-                    hovertemplate="%{x:.0f} %: %{y:,} links<extra>" + TIER_NAMES[tier] + "</extra>"))
+        fig.add_trace(
+            dict(
+                type="bar",
+                x=centres,
+                y=counts,
+                name=f"{TIER_NAMES[tier]} uplinks",
+                marker_color=theme.SERIES[i],
+                hovertemplate="%{x:.0f} %: %{y:,} links<extra>" + TIER_NAMES[tier] + "</extra>",
+            )
+        )
     fig.update_layout(
         **theme.base_layout(
             title=f"Link utilisation of links up ({int((~up).sum()):,} links down)",
             xaxis=dict(title="utilisation (%)", ticksuffix=" %", range=[0, 100]),
             yaxis=dict(title="links (count)"),
-            barmode="group", uirevision="fabric-util", margin=dict(l=64, r=16, t=84, b=48),
+            barmode="group",
+            uirevision="fabric-util",
+            margin=dict(l=64, r=16, t=84, b=48),
         )
     )
     return fig
@@ -173,9 +213,11 @@ def switch_detail_figure(state: SiteTables, snap: Snapshot, switch: int) -> go.F
     """
     up_idx = np.flatnonzero(state.link_a == switch)
     down_idx = np.flatnonzero(state.link_b == switch)
-    layout = stacked_layout(f"uplinks ({up_idx.size})",
-                            "NIC ports (GPUs)" if state.switch_tier[switch] == TIER_LEAF else f"downlinks ({down_idx.size})",
-                            gap_frac=0.22)
+    layout = stacked_layout(
+        f"uplinks ({up_idx.size})",
+        "NIC ports (GPUs)" if state.switch_tier[switch] == TIER_LEAF else f"downlinks ({down_idx.size})",
+        gap_frac=0.22,
+    )
     fig = go.Figure(layout=layout)
     _link_bars(fig, state, snap, up_idx, "b", row=1)
     if state.switch_tier[switch] == TIER_LEAF:
@@ -183,22 +225,40 @@ def switch_detail_figure(state: SiteTables, snap: Snapshot, switch: int) -> go.F
         node_names = [state.node_name[state.gpu_node[g]] for g in gpus]
         states = snap.gpu_state[gpus]
         fig.add_trace(
-            dict(type="bar", x=[f"{n}/{state.gpu_index[g]}" for n, g in zip(node_names, gpus)], y=[1] * gpus.size,
+            dict(
+                type="bar",
+                x=[f"{n}/{state.gpu_index[g]}" for n, g in zip(node_names, gpus)],
+                y=[1] * gpus.size,
                 marker_color=[GPU_STATE_COLOUR.get(int(s), theme.STATUS_UNKNOWN) for s in states],
-                customdata=np.array([[state.rack_name[state.gpu_rack[g]], GPU_STATE_NAME.get(int(s), "unknown")]
-                                     for g, s in zip(gpus, states)], dtype=object).reshape(-1, 2),
-                hovertemplate="%{x} in %{customdata[0]}: %{customdata[1]}<br>NIC " + f"{state.nic_gbps:.0f} Gbit/s<extra></extra>",
-                showlegend=False, xaxis="x2", yaxis="y2",
+                customdata=np.array(
+                    [
+                        [state.rack_name[state.gpu_rack[g]], GPU_STATE_NAME.get(int(s), "unknown")]
+                        for g, s in zip(gpus, states)
+                    ],
+                    dtype=object,
+                ).reshape(-1, 2),
+                hovertemplate="%{x} in %{customdata[0]}: %{customdata[1]}<br>NIC "
+                + f"{state.nic_gbps:.0f} Gbit/s<extra></extra>",
+                showlegend=False,
+                xaxis="x2",
+                yaxis="y2",
             )
         )
-        fig.update_layout(yaxis2=dict(visible=False),
-                          xaxis2=dict(showticklabels=gpus.size <= 16, title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down, grey off"))
+        fig.update_layout(
+            yaxis2=dict(visible=False),
+            xaxis2=dict(
+                showticklabels=gpus.size <= 16,
+                title_text=f"{gpus.size} GPUs · green ok, amber throttled, red down, grey off",
+            ),
+        )
     else:
         _link_bars(fig, state, snap, down_idx, "a", row=2)
     fig.update_layout(
         **theme.base_layout(
             title=f"{state.switch_name[switch]} ({TIER_NAMES[int(state.switch_tier[switch])]})",
-            uirevision=f"fabric-switch-{switch}", bargap=0.1, margin=dict(l=56, r=16, t=56, b=40),
+            uirevision=f"fabric-switch-{switch}",
+            bargap=0.1,
+            margin=dict(l=56, r=16, t=56, b=40),
         )
     )
     return fig
@@ -213,13 +273,24 @@ def _link_bars(fig: go.Figure, state: SiteTables, snap: Snapshot, links: np.ndar
     colours = np.where(up, theme.SERIES[0], theme.STATUS_CRITICAL)
     axis = "" if row == 1 else str(row)
     fig.add_trace(
-        dict(type="bar", x=labels, y=np.round(util_pct, 1), marker_color=colours, showlegend=False,
-            customdata=np.where(up, "up", "DOWN"), xaxis=f"x{axis}", yaxis=f"y{axis}",
+        dict(
+            type="bar",
+            x=labels,
+            y=np.round(util_pct, 1),
+            marker_color=colours,
+            showlegend=False,
+            customdata=np.where(up, "up", "DOWN"),
+            xaxis=f"x{axis}",
+            yaxis=f"y{axis}",
             hovertemplate="%{x}: %{customdata}, %{y:.0f} % utilised<extra></extra>",
         )
     )
-    fig.update_layout({f"yaxis{axis}": dict(title_text="util (%)", range=[0, 100], ticksuffix=" %"),
-                       f"xaxis{axis}": dict(showticklabels=links.size <= 16, title_text=f"{int((~up).sum())} down (red)")})
+    fig.update_layout(
+        {
+            f"yaxis{axis}": dict(title_text="util (%)", range=[0, 100], ticksuffix=" %"),
+            f"xaxis{axis}": dict(showticklabels=links.size <= 16, title_text=f"{int((~up).sum())} down (red)"),
+        }
+    )
 
 
 def job_bandwidth(state: SiteTables, snap: Snapshot, job: JobStatus) -> dict:

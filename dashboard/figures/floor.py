@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from dash import Patch
 from plotly.subplots import make_subplots
 
-from dashboard.present import theme
 from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY, FLOOR_METRICS, TTT_CAP_S
+from dashboard.present import theme
 from dashboard.present.theme import base_layout
 from twin.site.tables import SiteTables
 
@@ -41,7 +41,7 @@ class FloorOverlay:
     alert_level: np.ndarray  # int [n_racks]
 
     @staticmethod
-    def empty(n_racks: int) -> "FloorOverlay":
+    def empty(n_racks: int) -> FloorOverlay:
         return FloorOverlay(np.zeros(n_racks, dtype=bool), np.zeros(n_racks, dtype=np.int8))
 
 
@@ -93,7 +93,9 @@ def hall_grids(state: SiteTables) -> list[HallGrid]:
         rack_iy = np.full(state.n_racks, -1, dtype=np.int64)
         rack_ix = np.full(state.n_racks, -1, dtype=np.int64)
         if racks.size == 0:
-            grids.append(HallGrid(hall, name, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.full((1, 1), -1), rack_iy, rack_ix))
+            grids.append(
+                HallGrid(hall, name, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.full((1, 1), -1), rack_iy, rack_ix)
+            )
             continue
         x, y = state.rack_x_m[racks], state.rack_y_m[racks]
         width = _pitch(x, 0.6)
@@ -128,7 +130,9 @@ def hall_customdata(grid: HallGrid, metrics: dict[str, np.ndarray]) -> list:
     stacked = np.stack(columns + [np.arange(columns[0].size, dtype=np.float64)], axis=1)
     rows = []
     for row in grid.cell_rack.tolist():
-        rows.append([None if r < 0 else [None if not math.isfinite(v) else v for v in stacked[r].tolist()] for r in row])
+        rows.append(
+            [None if r < 0 else [None if not math.isfinite(v) else v for v in stacked[r].tolist()] for r in row]
+        )
     return rows
 
 
@@ -183,8 +187,12 @@ def _overlay_xy(grid: HallGrid, overlay: FloorOverlay) -> list[tuple[list, list]
 
 
 def _off_style() -> dict:
-    return dict(fill="toself", fillcolor=theme.EQUIPMENT_OFF, line=dict(width=0, color=theme.EQUIPMENT_OFF),
-                fillpattern=dict(shape="/", fgcolor=theme.PANEL, bgcolor=theme.EQUIPMENT_OFF, size=6, solidity=0.35))
+    return dict(
+        fill="toself",
+        fillcolor=theme.EQUIPMENT_OFF,
+        line=dict(width=0, color=theme.EQUIPMENT_OFF),
+        fillpattern=dict(shape="/", fgcolor=theme.PANEL, bgcolor=theme.EQUIPMENT_OFF, size=6, solidity=0.35),
+    )
 
 
 def _alert_style(name: str) -> dict:
@@ -197,17 +205,61 @@ def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay) -> list[go.Sca
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)
         (ox, oy), *alerts = _overlay_xy(grid, overlay)
-        traces.append(go.Scatter(x=ox, y=oy, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
-                                 showlegend=False, legendgroup="off", name=OFF_LEGEND, **_off_style()))
+        traces.append(
+            go.Scatter(
+                x=ox,
+                y=oy,
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+                mode="lines",
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup="off",
+                name=OFF_LEGEND,
+                **_off_style(),
+            )
+        )
         for (ax, ay), (_level, name) in zip(alerts, ALERT_LEVELS):
-            traces.append(go.Scatter(x=ax, y=ay, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
-                                     showlegend=False, legendgroup=name, name=f"{name} alert", **_alert_style(name)))
+            traces.append(
+                go.Scatter(
+                    x=ax,
+                    y=ay,
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                    mode="lines",
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=name,
+                    name=f"{name} alert",
+                    **_alert_style(name),
+                )
+            )
     # legend entries (a trace with no point still draws its swatch)
-    traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=OFF_LEGEND, legendgroup="off", showlegend=True,
-                             hoverinfo="skip", **_off_style()))
+    traces.append(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="lines",
+            name=OFF_LEGEND,
+            legendgroup="off",
+            showlegend=True,
+            hoverinfo="skip",
+            **_off_style(),
+        )
+    )
     for _level, name in ALERT_LEVELS:
-        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=f"rack with a {name} alert", legendgroup=name,
-                                 showlegend=True, hoverinfo="skip", **_alert_style(name)))
+        traces.append(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"rack with a {name} alert",
+                legendgroup=name,
+                showlegend=True,
+                hoverinfo="skip",
+                **_alert_style(name),
+            )
+        )
     return traces
 
 
@@ -221,9 +273,18 @@ def row_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dict
             members = racks[state.rack_row[racks] == row]
             first = members[np.argmin(grid.rack_cell_ix[members])]
             x0, _x1, y0, y1 = _cell_box(grid, int(first))
-            annotations.append(dict(x=x0, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", xanchor="right",
-                                    text=short_name(state.row_name[row]), showarrow=False,
-                                    font=dict(size=10, color=theme.TEXT_MUTED)))
+            annotations.append(
+                dict(
+                    x=x0,
+                    y=(y0 + y1) / 2,
+                    xref=f"x{axis}",
+                    yref=f"y{axis}",
+                    xanchor="right",
+                    text=short_name(state.row_name[row]),
+                    showarrow=False,
+                    font=dict(size=10, color=theme.TEXT_MUTED),
+                )
+            )
     return annotations
 
 
@@ -270,40 +331,63 @@ def floor_figure(
         title = f"Δ {metric.label}<br>A − B [{metric.unit}]"
     rows, cols = _layout_grid(grids)
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=[f"Hall {g.name}" for g in grids],
-        horizontal_spacing=0.06 if cols > 2 else 0.08, vertical_spacing=0.12 if rows > 1 else 0.0,
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"Hall {g.name}" for g in grids],
+        horizontal_spacing=0.06 if cols > 2 else 0.08,
+        vertical_spacing=0.12 if rows > 1 else 0.0,
     )
     hover = _hover_template(diff)
     for i, grid in enumerate(grids):
         names = hall_names(state, grid, overlay.off)
         fig.add_trace(
             go.Heatmap(
-                x=grid.x_edges_m, y=grid.y_edges_m, z=hall_z(grid, metrics[metric_key], metric.decimals, overlay.off),
-                customdata=hall_customdata(grid, metrics), text=names, hovertemplate=hover,
-                coloraxis="coloraxis", hoverongaps=False, xgap=1, ygap=1, name=f"Hall {grid.name}",
+                x=grid.x_edges_m,
+                y=grid.y_edges_m,
+                z=hall_z(grid, metrics[metric_key], metric.decimals, overlay.off),
+                customdata=hall_customdata(grid, metrics),
+                text=names,
+                hovertemplate=hover,
+                coloraxis="coloraxis",
+                hoverongaps=False,
+                xgap=1,
+                ygap=1,
+                name=f"Hall {grid.name}",
             ),
-            row=i // cols + 1, col=i % cols + 1,
+            row=i // cols + 1,
+            col=i % cols + 1,
         )
     fig.add_trace(_selection_trace(grids, selected_rack, cols))
     for trace in _overlay_traces(grids, overlay):
         fig.add_trace(trace)
     for i in range(len(grids)):
         suffix = "" if i == 0 else str(i + 1)
-        fig.update_yaxes(scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m] ↓", row=i // cols + 1, col=i % cols + 1)
+        fig.update_yaxes(
+            scaleanchor=f"x{suffix}", scaleratio=1, title_text="y [m] ↓", row=i // cols + 1, col=i % cols + 1
+        )
         fig.update_xaxes(title_text="x [m] →", row=i // cols + 1, col=i % cols + 1, constrain="domain")
     fig.update_xaxes(showgrid=False, zeroline=False)
     fig.update_yaxes(showgrid=False, zeroline=False, constrain="domain", autorange=MAP_Y_AUTORANGE)
     # one layout update: add_annotation per label re-validates the whole list each time (seconds at colossus)
-    fig.update_layout(annotations=list(fig.layout.annotations) + row_label_annotations(state, grids)
-                      + rack_label_annotations(state, grids))
+    fig.update_layout(
+        annotations=list(fig.layout.annotations)
+        + row_label_annotations(state, grids)
+        + rack_label_annotations(state, grids)
+    )
     fig.update_layout(
         **base_layout(
-            height=rows * HALL_PLOT_HEIGHT_PX + 70, uirevision="floor-diff" if diff else "floor", showlegend=True,
-            legend=dict(orientation="h", x=0, xanchor="left", y=-0.1, yanchor="top", itemclick=False,
-                        itemdoubleclick=False),
-            margin=dict(l=56, r=16, t=36, b=64), clickmode="event",
+            height=rows * HALL_PLOT_HEIGHT_PX + 70,
+            uirevision="floor-diff" if diff else "floor",
+            showlegend=True,
+            legend=dict(
+                orientation="h", x=0, xanchor="left", y=-0.1, yanchor="top", itemclick=False, itemdoubleclick=False
+            ),
+            margin=dict(l=56, r=16, t=36, b=64),
+            clickmode="event",
             coloraxis=dict(
-                colorscale=colorscale, cmin=colour_range[0], cmax=colour_range[1],
+                colorscale=colorscale,
+                cmin=colour_range[0],
+                cmax=colour_range[1],
                 colorbar=dict(title=dict(text=title, side="right"), thickness=14),
             ),
         )
@@ -324,9 +408,18 @@ def rack_label_annotations(state: SiteTables, grids: list[HallGrid]) -> list[dic
         axis = "" if i == 0 else str(i + 1)
         for r in racks:
             x0, x1, y0, y1 = _cell_box(grid, int(r))
-            annotations.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref=f"x{axis}", yref=f"y{axis}", showarrow=False,
-                                    text=short_name(state.rack_name[r]), name="rack label",
-                                    font=dict(size=9, color="#ffffff", shadow="0px 0px 3px #000000, 0px 0px 2px #000000")))
+            annotations.append(
+                dict(
+                    x=(x0 + x1) / 2,
+                    y=(y0 + y1) / 2,
+                    xref=f"x{axis}",
+                    yref=f"y{axis}",
+                    showarrow=False,
+                    text=short_name(state.rack_name[r]),
+                    name="rack label",
+                    font=dict(size=9, color="#ffffff", shadow="0px 0px 3px #000000, 0px 0px 2px #000000"),
+                )
+            )
     return annotations
 
 
@@ -334,8 +427,15 @@ def _selection_trace(grids: list[HallGrid], selected_rack: int | None, cols: int
     """The selected rack's outline: a white rectangle around its cell (scales with zoom, unlike a marker)."""
     x, y, axis = _selection_xy(grids, selected_rack, cols)
     return go.Scatter(
-        x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip", name="selected rack",
-        line=dict(width=3, color="#ffffff"), showlegend=False,
+        x=x,
+        y=y,
+        xaxis=f"x{axis}",
+        yaxis=f"y{axis}",
+        mode="lines",
+        hoverinfo="skip",
+        name="selected rack",
+        line=dict(width=3, color="#ffffff"),
+        showlegend=False,
     )
 
 
@@ -350,11 +450,19 @@ def _selection_xy(grids: list[HallGrid], rack: int | None, cols: int) -> tuple[l
 
 def hall_names(state: SiteTables, grid: HallGrid, off: np.ndarray) -> list:
     """Hover name per cell: the rack name (" · off" when powered off), empty in aisles."""
-    return [["" if r < 0 else state.rack_name[r] + (" · off" if off[r] else "") for r in row] for row in grid.cell_rack.tolist()]
+    return [
+        ["" if r < 0 else state.rack_name[r] + (" · off" if off[r] else "") for r in row]
+        for row in grid.cell_rack.tolist()
+    ]
 
 
-def floor_patch(grids: list[HallGrid], metrics: dict[str, np.ndarray], metric_key: str,
-                overlay: FloorOverlay | None = None, state: SiteTables | None = None) -> Patch:
+def floor_patch(
+    grids: list[HallGrid],
+    metrics: dict[str, np.ndarray],
+    metric_key: str,
+    overlay: FloorOverlay | None = None,
+    state: SiteTables | None = None,
+) -> Patch:
     """Live update: colours and hover numbers of every hall, and (with ``overlay``) the off hatch,
     the alert outlines and (with ``state``) the hover names; nothing else."""
     decimals = FLOOR_METRIC_BY_KEY[metric_key].decimals

@@ -18,7 +18,18 @@ from twin.site.tables import SiteTables
 
 # Display order and colour of step-time components; unknown keys follow in their own order.
 BREAKDOWN_ORDER = ("compute", "tp", "cp", "ep", "pp", "dp", "exposed_comm", "bubble", "throttle", "straggler")
-BREAKDOWN_COLOURS = ("#0072b2", "#56b4e9", "#009e73", "#f0e442", "#cc79a7", "#e69f00", "#8fa0b3", "#7f8c99", "#d55e00", "#d55e00")
+BREAKDOWN_COLOURS = (
+    "#0072b2",
+    "#56b4e9",
+    "#009e73",
+    "#f0e442",
+    "#cc79a7",
+    "#e69f00",
+    "#8fa0b3",
+    "#7f8c99",
+    "#d55e00",
+    "#d55e00",
+)
 
 
 def component_label(key: str) -> str:
@@ -45,15 +56,42 @@ def breakdown_figure(jobs: list[JobStatus]) -> go.Figure:
         colour = BREAKDOWN_COLOURS[rank] if rank < len(BREAKDOWN_COLOURS) else theme.SERIES[i % len(theme.SERIES)]
         values = [float(job.breakdown_s.get(key, 0.0)) for job in jobs]
         shares = [v / job.step_time_s if job.step_time_s > 0 else math.nan for v, job in zip(values, jobs)]
-        fig.add_trace(dict(type="bar", y=names, x=values, orientation="h", name=component_label(key), marker_color=colour,
-            customdata=shares,
-            text=[f"{v:.2f} s" if job.step_time_s > 0 and v / job.step_time_s >= 0.06 else "" for v, job in zip(values, jobs)],
-            textposition="inside", insidetextanchor="middle",
-            hovertemplate="%{y}<br>" + component_label(key) + ": %{x:.3f} s (%{customdata:.0%} of the step)<extra></extra>",
-        ))
+        fig.add_trace(
+            dict(
+                type="bar",
+                y=names,
+                x=values,
+                orientation="h",
+                name=component_label(key),
+                marker_color=colour,
+                customdata=shares,
+                text=[
+                    f"{v:.2f} s" if job.step_time_s > 0 and v / job.step_time_s >= 0.06 else ""
+                    for v, job in zip(values, jobs)
+                ],
+                textposition="inside",
+                insidetextanchor="middle",
+                hovertemplate="%{y}<br>"
+                + component_label(key)
+                + ": %{x:.3f} s (%{customdata:.0%} of the step)<extra></extra>",
+            )
+        )
     stalled = [job.name for job in jobs if not math.isfinite(job.step_time_s) or job.step_time_s <= 0]
-    notes = [dict(text=f"{', '.join(stalled)}: stalled, no step completes", x=0.5, y=0.5, xref="paper", yref="paper",
-                  showarrow=False, font=dict(size=14, color=theme.STATUS_CRITICAL))] if stalled else []
+    notes = (
+        [
+            dict(
+                text=f"{', '.join(stalled)}: stalled, no step completes",
+                x=0.5,
+                y=0.5,
+                xref="paper",
+                yref="paper",
+                showarrow=False,
+                font=dict(size=14, color=theme.STATUS_CRITICAL),
+            )
+        ]
+        if stalled
+        else []
+    )
     fig.update_layout(
         **theme.base_layout(
             title=None,
@@ -92,16 +130,33 @@ def placement_figure(state: SiteTables, snap: Snapshot, job: JobStatus, selected
     x, y = np.round(state.rack_x_m, 2), np.round(state.rack_y_m, 2)
     fig = go.Figure()
     fig.add_trace(
-        dict(type="scatter", x=x[~used], y=y[~used], mode="markers", name="other racks", hoverinfo="skip",
+        dict(
+            type="scatter",
+            x=x[~used],
+            y=y[~used],
+            mode="markers",
+            name="other racks",
+            hoverinfo="skip",
             marker=dict(symbol="square", size=7, color=theme.GRID),
         )
     )
     idx = np.flatnonzero(used)
     fig.add_trace(
-        dict(type="scatter", x=x[idx], y=y[idx], mode="markers", name=f"{job.name} racks",
-            marker=dict(symbol="square", size=7, color=per_rack[idx] / np.maximum(gpus_per_rack[idx], 1) * 100,
-                        colorscale=theme.SCALE_GOOD, cmin=0, cmax=100,
-                        colorbar=dict(title=dict(text="rack GPUs in job (%)", side="right"), ticksuffix=" %", thickness=10)),
+        dict(
+            type="scatter",
+            x=x[idx],
+            y=y[idx],
+            mode="markers",
+            name=f"{job.name} racks",
+            marker=dict(
+                symbol="square",
+                size=7,
+                color=per_rack[idx] / np.maximum(gpus_per_rack[idx], 1) * 100,
+                colorscale=theme.SCALE_GOOD,
+                cmin=0,
+                cmax=100,
+                colorbar=dict(title=dict(text="rack GPUs in job (%)", side="right"), ticksuffix=" %", thickness=10),
+            ),
             customdata=np.stack([idx, per_rack[idx]], axis=1).astype(object),  # plain lists reach clickData
             text=[state.rack_name[r] for r in idx],
             hovertemplate="%{text}: %{customdata[1]} job GPUs<extra></extra>",
@@ -109,7 +164,12 @@ def placement_figure(state: SiteTables, snap: Snapshot, job: JobStatus, selected
     )
     bottleneck = np.asarray(job.bottleneck_racks, dtype=np.int64)
     fig.add_trace(  # always present (possibly empty) so live patches keep trace indices
-        dict(type="scatter", x=x[bottleneck], y=y[bottleneck], mode="markers", name="bottleneck racks",
+        dict(
+            type="scatter",
+            x=x[bottleneck],
+            y=y[bottleneck],
+            mode="markers",
+            name="bottleneck racks",
             marker=dict(symbol="square-open", size=13, color=theme.STATUS_CRITICAL, line=dict(width=2)),
             customdata=np.stack([bottleneck, per_rack[bottleneck]], axis=1).astype(object) if bottleneck.size else None,
             text=[state.rack_name[r] for r in bottleneck],
@@ -118,14 +178,22 @@ def placement_figure(state: SiteTables, snap: Snapshot, job: JobStatus, selected
     )
     if selected_rack is not None and 0 <= selected_rack < state.n_racks:
         fig.add_trace(
-            dict(type="scatter", x=[x[selected_rack]], y=[y[selected_rack]], mode="markers", name="selected", hoverinfo="skip",
+            dict(
+                type="scatter",
+                x=[x[selected_rack]],
+                y=[y[selected_rack]],
+                mode="markers",
+                name="selected",
+                hoverinfo="skip",
                 marker=dict(symbol="diamond-open", size=16, color=theme.TEXT, line=dict(width=2)),
             )
         )
     fig.update_layout(
         **theme.base_layout(
             title=f"Placement of {job.name}: {int(used.sum()):,} racks, {np.asarray(job.gpu_ids).size:,} GPUs",
-            xaxis=dict(title="x (m) →", showgrid=False, zeroline=False, scaleanchor="y", scaleratio=1, constrain="domain"),
+            xaxis=dict(
+                title="x (m) →", showgrid=False, zeroline=False, scaleanchor="y", scaleratio=1, constrain="domain"
+            ),
             yaxis=dict(title="y (m) ↓", showgrid=False, zeroline=False, autorange=theme.MAP_Y_AUTORANGE),
             uirevision=f"jobs-floor-{job.name}",
             hovermode="closest",
@@ -147,7 +215,9 @@ def bottleneck_rows(state: SiteTables, snap: Snapshot, job: JobStatus) -> list[d
                 "rack": state.rack_name[r],
                 "job_gpus": int(in_rack.size),
                 "slowest_pct": round(float(np.nanmin(factors)) * 100, 1) if np.isfinite(factors).any() else None,
-                "max_gpu_temp_c": round(float(snap.rack_max_gpu_temp_c[r]), 1) if np.isfinite(snap.rack_max_gpu_temp_c[r]) else None,
+                "max_gpu_temp_c": round(float(snap.rack_max_gpu_temp_c[r]), 1)
+                if np.isfinite(snap.rack_max_gpu_temp_c[r])
+                else None,
                 "rack_power_kw": round(float(snap.rack_power_kw[r]), 1),
             }
         )

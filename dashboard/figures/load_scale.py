@@ -11,7 +11,10 @@ import math
 import numpy as np
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from dashboard.present import theme  # The same mapping as a plotly colour scale over 0–120 %: viridis to 100 %, critical above.
+from dashboard.present import (
+    theme,
+)  # The same mapping as a plotly colour scale over 0–120 %: viridis to 100 %, critical above.
+
 _VIRIDIS_STOPS = sample_colorscale(theme.SCALE_HOT, [i / 10 for i in range(11)])
 LOAD_SCALE_MAX_FRAC = 1.2
 LOAD_COLOURSCALE = [[i / 10 / LOAD_SCALE_MAX_FRAC, c] for i, c in enumerate(_VIRIDIS_STOPS)] + [

@@ -14,18 +14,24 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.analysis.equipment import PowerStatus, power_status
+from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
+from dashboard.figures.stacked_axes import stacked_layout
 from dashboard.present import theme
 from dashboard.present.formatting import NOT_RECORDED, UNKNOWN
-from dashboard.analysis.equipment import PowerStatus, power_status
 from dashboard.present.ordering import order_by
-from dashboard.figures.stacked_axes import stacked_layout
-from dashboard.figures.load_scale import LOAD_COLOURSCALE, LOAD_SCALE_MAX_FRAC, load_colours
 from twin.engine.snapshot import GPU_DOWN, Snapshot
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
 MAX_NODES_PER_COLUMN = 48
 LABEL_NODES_PER_COLUMN = 24  # columns with more nodes show names on hover only
-KIND_SYMBOL = {"source": "diamond", "switchgear": "square", "transformer": "circle", "ups": "hexagon", "busway": "triangle-right"}
+KIND_SYMBOL = {
+    "source": "diamond",
+    "switchgear": "square",
+    "transformer": "circle",
+    "ups": "hexagon",
+    "busway": "triangle-right",
+}
 METRICS = {"power_n1_load_frac": "N-1 load", "power_load_frac": "load"}
 DEAD_LEGEND = "de-energised (tripped or lost)"
 ALONE_LEGEND = "no redundancy (partner feed dead)"
@@ -98,8 +104,13 @@ def _group_hover(state: SiteTables, snap: Snapshot, members: np.ndarray, metric:
     )
 
 
-def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac",
-                  status: PowerStatus | None = None) -> list[DiagramNode]:
+def diagram_nodes(
+    state: SiteTables,
+    snap: Snapshot,
+    focus: int | None = None,
+    metric: str = "power_n1_load_frac",
+    status: PowerStatus | None = None,
+) -> list[DiagramNode]:
     """The nodes of the one-line diagram, parents before children, in drawing order.
 
     ``status`` (default: inferred from the loads) marks dead members and feeds left without redundancy.
@@ -133,9 +144,12 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
                 single = group.size == 1
                 nodes.append(
                     DiagramNode(
-                        key=f"s{group[0]}" if single else f"s{bus}:{kind}", column=0, members=np.zeros(0, np.int64),
+                        key=f"s{group[0]}" if single else f"s{bus}:{kind}",
+                        column=0,
+                        members=np.zeros(0, np.int64),
                         label=state.source_name[group[0]] if single else f"{group.size} × {kind}",
-                        parent_key=None, value_frac=out_mw / cap_mw if cap_mw > 0 else math.nan,
+                        parent_key=None,
+                        value_frac=out_mw / cap_mw if cap_mw > 0 else math.nan,
                         hover=f"{kind}: {out_mw:,.1f} of {cap_mw:,.1f} MW{soc_text}",
                     )
                 )
@@ -160,9 +174,13 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
                 node_of[e] = len(nodes)
                 nodes.append(
                     DiagramNode(
-                        key=f"p{e}", label=state.power_name[e], column=depth + 1, members=np.array([e]),
+                        key=f"p{e}",
+                        label=state.power_name[e],
+                        column=depth + 1,
+                        members=np.array([e]),
                         parent_key=nodes[node_of[parent]].key if parent >= 0 else None,
-                        value_frac=float(values[e]), hover=_element_hover(state, snap, e),
+                        value_frac=float(values[e]),
+                        hover=_element_hover(state, snap, e),
                     )
                 )
                 _mark(nodes[-1], np.array([e]), state, status)
@@ -175,8 +193,11 @@ def diagram_nodes(state: SiteTables, snap: Snapshot, focus: int | None = None, m
             member_values = values[members]
             nodes.append(
                 DiagramNode(
-                    key=f"g{nodes[pn].key}:{depth}", label=f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}",
-                    column=depth + 1, members=members, parent_key=nodes[pn].key,
+                    key=f"g{nodes[pn].key}:{depth}",
+                    label=f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}",
+                    column=depth + 1,
+                    members=members,
+                    parent_key=nodes[pn].key,
                     value_frac=float(np.nanmax(member_values)) if np.isfinite(member_values).any() else math.nan,
                     hover=_group_hover(state, snap, members, metric),
                 )
@@ -196,13 +217,21 @@ def _mark(node: DiagramNode, members: np.ndarray, state: SiteTables, status: Pow
     node.dead, node.alone = int(dead.size), int(alone.size)
     node.all_dead = dead.size == members.size
     if dead.size:
-        node.hover += "<br><b>de-energised: " + ", ".join(state.power_name[e] for e in dead[:4]) + \
-            (" …" if dead.size > 4 else "") + "</b>"
+        node.hover += (
+            "<br><b>de-energised: "
+            + ", ".join(state.power_name[e] for e in dead[:4])
+            + (" …" if dead.size > 4 else "")
+            + "</b>"
+        )
         if members.size > 1:
             node.label += f" · {dead.size} dead"
     if alone.size:
-        node.hover += "<br><b>no redundancy: " + ", ".join(state.power_name[e] for e in alone[:4]) + \
-            (" …" if alone.size > 4 else "") + " carry racks alone</b>"
+        node.hover += (
+            "<br><b>no redundancy: "
+            + ", ".join(state.power_name[e] for e in alone[:4])
+            + (" …" if alone.size > 4 else "")
+            + " carry racks alone</b>"
+        )
 
 
 def _positions(nodes: list[DiagramNode]) -> dict[str, float]:
@@ -254,13 +283,22 @@ def node_colours(nodes: list[DiagramNode]) -> list[str]:
 
 def _overlay_trace(name: str, points: list[tuple[float, float, str]], marker: dict) -> dict:
     """A legend-carrying marker trace over nodes (always present, possibly empty, so patches keep indices)."""
-    return dict(type="scatter", x=[p[0] for p in points], y=[p[1] for p in points], mode="markers", name=name,
-                customdata=[p[2] for p in points], hovertemplate="%{customdata}<extra></extra>",
-                marker=marker, showlegend=True)
+    return dict(
+        type="scatter",
+        x=[p[0] for p in points],
+        y=[p[1] for p in points],
+        mode="markers",
+        name=name,
+        customdata=[p[2] for p in points],
+        hovertemplate="%{customdata}<extra></extra>",
+        marker=marker,
+        showlegend=True,
+    )
 
 
-def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac",
-                      detail=None) -> go.Figure:
+def power_tree_figure(
+    state: SiteTables, snap: Snapshot, focus: int | None = None, metric: str = "power_n1_load_frac", detail=None
+) -> go.Figure:
     """One-line diagram: sources → switchgear → transformers → UPS → busways, coloured by ``metric``.
 
     Node ``customdata`` carries the key of the element ("p<id>") or group for click
@@ -285,44 +323,96 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
         xm = (x0 + x1) / 2
         edge_x += [x0, xm, xm, x1, None]
         edge_y += [y0, y0, y1, y1, None]
-    fig = go.Figure(dict(type="scatter", x=edge_x, y=edge_y, mode="lines", line=dict(color=theme.GRID, width=1), hoverinfo="skip", showlegend=False))
+    fig = go.Figure(
+        dict(
+            type="scatter",
+            x=edge_x,
+            y=edge_y,
+            mode="lines",
+            line=dict(color=theme.GRID, width=1),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
     columns = sorted({n.column for n in nodes})
     for column in columns:
         col_nodes = [n for n in nodes if n.column == column]
         kind = "source" if column == 0 else POWER_KINDS[state.power_kind[col_nodes[0].members[0]]]
         label_it = len(col_nodes) <= LABEL_NODES_PER_COLUMN
         fig.add_trace(
-            dict(type="scatter", x=[column] * len(col_nodes), y=[y[n.key] for n in col_nodes],
+            dict(
+                type="scatter",
+                x=[column] * len(col_nodes),
+                y=[y[n.key] for n in col_nodes],
                 mode="markers+text" if label_it else "markers",
                 text=[n.label for n in col_nodes] if label_it else None,
-                textposition="top center", textfont=dict(size=10, color=theme.TEXT_MUTED),
+                textposition="top center",
+                textfont=dict(size=10, color=theme.TEXT_MUTED),
                 marker=dict(
-                    symbol=KIND_SYMBOL.get(kind, "circle"), size=13 if label_it else 9,
+                    symbol=KIND_SYMBOL.get(kind, "circle"),
+                    size=13 if label_it else 9,
                     color=node_colours(col_nodes),
-                    line=dict(color=[theme.STATUS_CRITICAL if n.all_dead else theme.BACKGROUND for n in col_nodes],
-                              width=[2 if n.all_dead else 1 for n in col_nodes]),
+                    line=dict(
+                        color=[theme.STATUS_CRITICAL if n.all_dead else theme.BACKGROUND for n in col_nodes],
+                        width=[2 if n.all_dead else 1 for n in col_nodes],
+                    ),
                 ),
                 customdata=np.array([[n.key, n.label, n.hover] for n in col_nodes], dtype=object),
                 hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>",
-                name=kind, showlegend=False,
+                name=kind,
+                showlegend=False,
             )
         )
     dead = [(n.column, y[n.key], f"<b>{n.label}</b>: {n.dead} de-energised") for n in nodes if n.dead]
-    alone = [(n.column + BADGE_OFFSET[0], y[n.key] + BADGE_OFFSET[1],
-              f"<b>{n.label}</b>: {n.alone} without redundancy") for n in nodes if n.alone]
-    fig.add_trace(_overlay_trace(DEAD_LEGEND, dead, dict(symbol="x-thin-open", size=17, color=theme.STATUS_CRITICAL,
-                                                         line=dict(color=theme.STATUS_CRITICAL, width=3))))
-    fig.add_trace(_overlay_trace(ALONE_LEGEND, alone, dict(symbol="circle", size=10, color=theme.STATUS_WARNING,
-                                                           line=dict(color=theme.BACKGROUND, width=1.5))))
+    alone = [
+        (n.column + BADGE_OFFSET[0], y[n.key] + BADGE_OFFSET[1], f"<b>{n.label}</b>: {n.alone} without redundancy")
+        for n in nodes
+        if n.alone
+    ]
+    fig.add_trace(
+        _overlay_trace(
+            DEAD_LEGEND,
+            dead,
+            dict(
+                symbol="x-thin-open",
+                size=17,
+                color=theme.STATUS_CRITICAL,
+                line=dict(color=theme.STATUS_CRITICAL, width=3),
+            ),
+        )
+    )
+    fig.add_trace(
+        _overlay_trace(
+            ALONE_LEGEND,
+            alone,
+            dict(symbol="circle", size=10, color=theme.STATUS_WARNING, line=dict(color=theme.BACKGROUND, width=1.5)),
+        )
+    )
     # a colour bar for the metric (invisible marker carrying the scale)
     fig.add_trace(
-        dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
-            marker=dict(colorscale=LOAD_COLOURSCALE, cmin=0, cmax=LOAD_SCALE_MAX_FRAC * 100, color=[0], showscale=True,
-                        colorbar=dict(title=dict(text=f"{METRICS[metric]} (%)", side="right"), ticksuffix=" %", thickness=10, len=0.8)),
+        dict(
+            type="scatter",
+            x=[None],
+            y=[None],
+            mode="markers",
+            showlegend=False,
+            hoverinfo="skip",
+            marker=dict(
+                colorscale=LOAD_COLOURSCALE,
+                cmin=0,
+                cmax=LOAD_SCALE_MAX_FRAC * 100,
+                color=[0],
+                showscale=True,
+                colorbar=dict(
+                    title=dict(text=f"{METRICS[metric]} (%)", side="right"), ticksuffix=" %", thickness=10, len=0.8
+                ),
+            ),
         )
     )
     column_titles = ["sources"] + [
-        POWER_KINDS[state.power_kind[next(n for n in nodes if n.column == c).members[0]]] if any(n.column == c for n in nodes) else ""
+        POWER_KINDS[state.power_kind[next(n for n in nodes if n.column == c).members[0]]]
+        if any(n.column == c for n in nodes)
+        else ""
         for c in range(1, max(columns) + 1)
     ]
     scope = "site" if focus is None else state.power_name[focus]
@@ -330,14 +420,24 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
     fig.update_layout(
         **theme.base_layout(
             title=f"One-line diagram ({scope}); colour = {METRICS[metric]} of the usable rating",
-            xaxis=dict(tickmode="array", tickvals=list(range(len(column_titles))), ticktext=column_titles,
-                       range=[-0.5, len(column_titles) - 0.5], showgrid=False, zeroline=False, side="top", fixedrange=True),
+            xaxis=dict(
+                tickmode="array",
+                tickvals=list(range(len(column_titles))),
+                ticktext=column_titles,
+                range=[-0.5, len(column_titles) - 0.5],
+                showgrid=False,
+                zeroline=False,
+                side="top",
+                fixedrange=True,
+            ),
             yaxis=dict(visible=False, autorange="reversed", range=None),
             uirevision=f"power-tree-{scope}",
             margin=dict(l=16, r=16, t=64, b=40),
             height=max(360, min(900, int(22 * n_rows) + 120)),
             hovermode="closest",
-            legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top", itemclick=False, itemdoubleclick=False),
+            legend=dict(
+                orientation="h", x=0, xanchor="left", y=0, yanchor="top", itemclick=False, itemdoubleclick=False
+            ),
         )
     )
     return fig
@@ -346,7 +446,9 @@ def power_tree_figure(state: SiteTables, snap: Snapshot, focus: int | None = Non
 def tree_patch_fields(fig: go.Figure) -> dict[int, tuple[str, ...]]:
     """The fields a live tick changes in :func:`power_tree_figure`'s traces (by index)."""
     n = len(fig.data)
-    fields = {i: ("marker.color", "marker.line.color", "marker.line.width", "customdata", "text") for i in range(1, n - 3)}
+    fields = {
+        i: ("marker.color", "marker.line.color", "marker.line.width", "customdata", "text") for i in range(1, n - 3)
+    }
     fields.update({i: ("x", "y", "customdata") for i in (n - 3, n - 2)})
     return fields
 
@@ -370,9 +472,12 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
         if idx.size == 0:
             continue
         fig.add_trace(
-            dict(type="scattergl" if idx.size > 2000 else "scatter",
-                x=np.round(snap.power_load_frac[idx] * 100, 1), y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
-                mode="markers", name=kind,
+            dict(
+                type="scattergl" if idx.size > 2000 else "scatter",
+                x=np.round(snap.power_load_frac[idx] * 100, 1),
+                y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
+                mode="markers",
+                name=kind,
                 marker=dict(symbol=KIND_SYMBOL[kind], size=8, color=theme.SERIES[k], line=dict(width=0)),
                 customdata=np.array(state.power_name, dtype=object)[idx],
                 hovertemplate="<b>%{customdata}</b><br>load %{x:.0f} %<br>N-1 %{y:.0f} %<extra>" + kind + "</extra>",
@@ -380,8 +485,10 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
         )
     limit = dict(color=theme.STATUS_CRITICAL, dash="dash", width=1)
     top_pct = max(110.0, float(np.nanmax(np.r_[snap.power_load_frac, snap.power_n1_load_frac, 0.0])) * 100 + 5)
-    shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100, line=limit),
-              dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100, line=limit)]
+    shapes = [
+        dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100, line=limit),
+        dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100, line=limit),
+    ]
     fig.update_layout(
         **theme.base_layout(
             title="Load and N-1 load of each element (of usable rating)",
@@ -395,8 +502,9 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
     return fig
 
 
-def worst_elements(state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac",
-                   detail=None) -> list[dict]:
+def worst_elements(
+    state: SiteTables, snap: Snapshot, n: int = 10, metric: str = "power_n1_load_frac", detail=None
+) -> list[dict]:
     """Rows of the ``n`` elements with the highest ``metric`` (display units, rounded), ties by name.
 
     De-energised elements (the twin's ``detail``, else inferred from loads) come first with
@@ -458,17 +566,42 @@ def generation_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figu
         notes.append(note)
     spare = [max(0.0, c - o) for c, o in zip(capacity, output)]
     fig = go.Figure()
-    fig.add_trace(dict(type="bar", y=kinds, x=output, orientation="h", name="output", marker_color=theme.SERIES[0],
-                customdata=notes, text=[f"{_num(o)} MW" for o in output], textposition="inside", textangle=0,
-                hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>"))
-    fig.add_trace(dict(type="bar", y=kinds, x=spare, orientation="h", name="spare capacity", marker_color=theme.GRID,
-                text=[f"of {_num(c)} MW" for c in capacity], textposition="outside",
-                hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>", cliponaxis=False))
+    fig.add_trace(
+        dict(
+            type="bar",
+            y=kinds,
+            x=output,
+            orientation="h",
+            name="output",
+            marker_color=theme.SERIES[0],
+            customdata=notes,
+            text=[f"{_num(o)} MW" for o in output],
+            textposition="inside",
+            textangle=0,
+            hovertemplate="%{y}: %{x:,.2f} MW output<br>%{customdata}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        dict(
+            type="bar",
+            y=kinds,
+            x=spare,
+            orientation="h",
+            name="spare capacity",
+            marker_color=theme.GRID,
+            text=[f"of {_num(c)} MW" for c in capacity],
+            textposition="outside",
+            hovertemplate="%{y}: %{x:,.2f} MW spare<extra></extra>",
+            cliponaxis=False,
+        )
+    )
     fig.update_layout(
         **theme.base_layout(
             title=None,
-            barmode="stack", xaxis=dict(title="power (MW)", rangemode="tozero"),
-            yaxis=dict(autorange="reversed"), uirevision="power-generation",
+            barmode="stack",
+            xaxis=dict(title="power (MW)", rangemode="tozero"),
+            yaxis=dict(autorange="reversed"),
+            uirevision="power-generation",
             margin=dict(l=110, r=90, t=56, b=40),
         )
     )
@@ -493,15 +626,25 @@ def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
     fig = go.Figure()
     for i, (column, name, dash) in enumerate(TREND_SERIES):
         has = trend is not None and column in trend.columns
-        fig.add_trace(dict(type="scatter", x=trend.index if has else [], y=trend[column].to_numpy() if has else [], name=name, mode="lines",
-            line=dict(color=(theme.SERIES[1], theme.SERIES[0], theme.STATUS_CRITICAL)[i], dash=dash, width=2),
-            hovertemplate="%{y:,.1f} MW<extra>" + name + "</extra>",
-        ))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=trend.index if has else [],
+                y=trend[column].to_numpy() if has else [],
+                name=name,
+                mode="lines",
+                line=dict(color=(theme.SERIES[1], theme.SERIES[0], theme.STATUS_CRITICAL)[i], dash=dash, width=2),
+                hovertemplate="%{y:,.1f} MW<extra>" + name + "</extra>",
+            )
+        )
     fig.update_layout(
         **theme.base_layout(
             title=None,
-            xaxis=dict(title=None), yaxis=dict(title="power (MW)", rangemode="tozero"),
-            uirevision="power-trend", hovermode="x unified", margin=dict(l=56, r=16, t=56, b=36),
+            xaxis=dict(title=None),
+            yaxis=dict(title="power (MW)", rangemode="tozero"),
+            uirevision="power-trend",
+            hovermode="x unified",
+            margin=dict(l=56, r=16, t=56, b=36),
         )
     )
     return fig
@@ -516,12 +659,16 @@ def follow_capability(state: SiteTables, snap: Snapshot, detail=None) -> dict:
     the step time) + the spare power of batteries with charge left.
     """
     if detail is not None and detail.swing is not None:
-        return {"followable_mw": float(detail.swing.followable_mw),
-                "generation_ramp_mw_per_s": float(detail.swing.generation_ramp_mw_per_s)}
+        return {
+            "followable_mw": float(detail.swing.followable_mw),
+            "generation_ramp_mw_per_s": float(detail.swing.generation_ramp_mw_per_s),
+        }
     battery = state.source_kind == SOURCE_KINDS.index("battery")
     gen_ramp = float(state.source_ramp_mw_per_s[~battery & (state.source_capacity_mw > 0)].sum())
     charged = battery & (np.nan_to_num(snap.battery_soc_frac, nan=0.0) > 0.0)
-    headroom = float(np.maximum(state.source_capacity_mw[charged] - np.nan_to_num(snap.source_power_mw[charged]), 0.0).sum())
+    headroom = float(
+        np.maximum(state.source_capacity_mw[charged] - np.nan_to_num(snap.source_power_mw[charged]), 0.0).sum()
+    )
     phase_s = math.inf
     if snap.jobs:
         job = max(snap.jobs, key=lambda j: np.asarray(j.gpu_ids).size)
@@ -536,8 +683,9 @@ def follow_capability(state: SiteTables, snap: Snapshot, detail=None) -> dict:
 def swing_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
     """Training power swing against what supply can follow (two bullet bars)."""
     can = follow_capability(state, snap, detail)
-    layout = stacked_layout("swing amplitude vs swing supply can follow (MW)",
-                            "swing ramp at step edges vs generation ramp (MW/s)")
+    layout = stacked_layout(
+        "swing amplitude vs swing supply can follow (MW)", "swing ramp at step edges vs generation ramp (MW/s)"
+    )
     rows = (
         ("", snap.swing_amplitude_mw, can["followable_mw"], "MW"),
         ("2", snap.swing_ramp_mw_per_s, can["generation_ramp_mw_per_s"], "MW/s"),
@@ -546,19 +694,45 @@ def swing_figure(state: SiteTables, snap: Snapshot, detail=None) -> go.Figure:
     for axis, demand, capability, unit in rows:
         ok = math.isfinite(demand) and demand <= capability
         shown = capability if math.isfinite(capability) else 0.0
-        traces.append(dict(type="bar", xaxis=f"x{axis}", yaxis=f"y{axis}", y=["can follow"], x=[shown], orientation="h",
-                             marker_color=theme.GRID, showlegend=False, textposition="auto", cliponaxis=False,
-                             text=[f"{_num(capability)} {unit}" if math.isfinite(capability) else "no swing phase"],
-                             hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>"))
-        traces.append(dict(type="bar", xaxis=f"x{axis}", yaxis=f"y{axis}", y=["swing"], x=[demand], orientation="h",
-                             marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL, showlegend=False,
-                             text=[f"{_num(demand)} {unit}" if math.isfinite(demand) else f"{UNKNOWN} ({NOT_RECORDED})"],
-                             textposition="auto", cliponaxis=False,
-                             hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>"))
+        traces.append(
+            dict(
+                type="bar",
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+                y=["can follow"],
+                x=[shown],
+                orientation="h",
+                marker_color=theme.GRID,
+                showlegend=False,
+                textposition="auto",
+                cliponaxis=False,
+                text=[f"{_num(capability)} {unit}" if math.isfinite(capability) else "no swing phase"],
+                hovertemplate=f"supply can follow %{{x:,.2f}} {unit}<extra></extra>",
+            )
+        )
+        traces.append(
+            dict(
+                type="bar",
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+                y=["swing"],
+                x=[demand],
+                orientation="h",
+                marker_color=theme.STATUS_OK if ok else theme.STATUS_CRITICAL,
+                showlegend=False,
+                text=[f"{_num(demand)} {unit}" if math.isfinite(demand) else f"{UNKNOWN} ({NOT_RECORDED})"],
+                textposition="auto",
+                cliponaxis=False,
+                hovertemplate=f"training swing %{{x:,.2f}} {unit}<extra></extra>",
+            )
+        )
         layout[f"xaxis{axis}"]["rangemode"] = "tozero"
     fig = go.Figure(traces)
-    fig.update_layout(**theme.base_layout(title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36),
-                                          bargap=0.25, **layout))
+    fig.update_layout(
+        **theme.base_layout(
+            title=None, uirevision="power-swing", margin=dict(l=90, r=16, t=32, b=36), bargap=0.25, **layout
+        )
+    )
     return fig
 
 
@@ -599,8 +773,10 @@ def generation_limits(state: SiteTables, snap: Snapshot, detail=None) -> dict:
     balance = detail.balance if detail is not None else None
     if balance is not None:
         result.update(
-            gpus_runnable_full_power=int(balance.gpus_at_full_power), gpu_cap_w=float(balance.power_cap_w),
-            cap_feasible=bool(balance.cap_fits), generation_n1_capacity_mw=float(balance.generation_n1_capacity_mw),
+            gpus_runnable_full_power=int(balance.gpus_at_full_power),
+            gpu_cap_w=float(balance.power_cap_w),
+            cap_feasible=bool(balance.cap_fits),
+            generation_n1_capacity_mw=float(balance.generation_n1_capacity_mw),
             source="twin",
         )
     return result

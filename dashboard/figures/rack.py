@@ -16,13 +16,26 @@ def rack_history_figure(history: pd.DataFrame, metric: str, label: str, unit: st
         by_ts = frame.groupby("ts")["value"].agg(["max", "mean", "min"])
         x = pd.DatetimeIndex(by_ts.index).strftime("%Y-%m-%d %H:%M:%S")
         for column, name, dash in (("max", "max", "solid"), ("mean", "mean", "dot"), ("min", "min", "dash")):
-            fig.add_trace(go.Scatter(x=list(x), y=by_ts[column].round(2).tolist(), name=name, mode="lines",
-                                     line=dict(dash=dash, width=2), hovertemplate=f"{name}: %{{y:.1f}} {unit}<extra></extra>"))
-    fig.update_layout(**base_layout(
-        title=dict(text=f"{label} over the rack's GPUs", y=0.98, yanchor="top"), height=240, hovermode="x unified",
-        margin=dict(l=60, r=8, t=58, b=40), uirevision=f"rack-history-{metric}",
-        legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
-    ))
+            fig.add_trace(
+                go.Scatter(
+                    x=list(x),
+                    y=by_ts[column].round(2).tolist(),
+                    name=name,
+                    mode="lines",
+                    line=dict(dash=dash, width=2),
+                    hovertemplate=f"{name}: %{{y:.1f}} {unit}<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        **base_layout(
+            title=dict(text=f"{label} over the rack's GPUs", y=0.98, yanchor="top"),
+            height=240,
+            hovermode="x unified",
+            margin=dict(l=60, r=8, t=58, b=40),
+            uirevision=f"rack-history-{metric}",
+            legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
+        )
+    )
     fig.update_xaxes(title_text="time (UTC)", nticks=6)
     fig.update_yaxes(title_text=f"{label} [{unit}]")
     return fig

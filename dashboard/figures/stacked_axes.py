@@ -7,6 +7,8 @@ callback's budget; these axes and title annotations are what it would produce.
 from __future__ import annotations
 
 from dashboard.present import theme
+
+
 def stacked_layout(top_title: str, bottom_title: str, gap_frac: float = 0.3) -> dict:
     """Layout keywords: ``xaxis``/``yaxis`` on top, ``xaxis2``/``yaxis2`` below, titles above each."""
     split = (1.0 - gap_frac) / 2
@@ -18,9 +20,27 @@ def stacked_layout(top_title: str, bottom_title: str, gap_frac: float = 0.3) -> 
         xaxis2=dict(anchor="y2", domain=[0.0, 1.0]),
         yaxis2=dict(anchor="x2", domain=bottom),
         annotations=[
-            dict(text=top_title, x=0.5, y=top[1], xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                 showarrow=False, font=title_font),
-            dict(text=bottom_title, x=0.5, y=bottom[1], xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                 showarrow=False, font=title_font),
+            dict(
+                text=top_title,
+                x=0.5,
+                y=top[1],
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=title_font,
+            ),
+            dict(
+                text=bottom_title,
+                x=0.5,
+                y=bottom[1],
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=title_font,
+            ),
         ],
     )

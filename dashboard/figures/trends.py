@@ -58,16 +58,25 @@ def trend_figure(
         x, y = _xy(frame, column)
         fig.add_trace(
             go.Scatter(
-                x=x, y=y, name=label, mode="lines",
+                x=x,
+                y=y,
+                name=label,
+                mode="lines",
                 line=dict(width=2, dash="dot" if column in dashed else "solid"),
                 hovertemplate=f"{label}: %{{y:,.4~g}} {unit}<extra></extra>",
             )
         )
     fig.update_layout(
         **base_layout(
-            title=dict(text=title, y=0.98, yanchor="top"), height=height_px, uirevision=uirevision,
-            hovermode="x unified", margin=dict(l=60, r=12, t=58, b=40), showlegend=len(series) > 1,
-            legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", font=dict(size=11), itemwidth=30),
+            title=dict(text=title, y=0.98, yanchor="top"),
+            height=height_px,
+            uirevision=uirevision,
+            hovermode="x unified",
+            margin=dict(l=60, r=12, t=58, b=40),
+            showlegend=len(series) > 1,
+            legend=dict(
+                orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", font=dict(size=11), itemwidth=30
+            ),
         )
     )
     fig.update_xaxes(title_text="time (UTC)", title_standoff=2, nticks=6, ticklabeloverflow="hide past domain")
@@ -80,8 +89,18 @@ def pin_shapes(pinned: str | None) -> list[dict]:
     """A dashed vertical line at the pinned time (none without a pin)."""
     if not pinned:
         return []
-    return [dict(type="line", xref="x", yref="paper", x0=pinned, x1=pinned, y0=0, y1=1,
-                 line=dict(color="#f0e442", width=2, dash="dash"))]
+    return [
+        dict(
+            type="line",
+            xref="x",
+            yref="paper",
+            x0=pinned,
+            x1=pinned,
+            y0=0,
+            y1=1,
+            line=dict(color="#f0e442", width=2, dash="dash"),
+        )
+    ]
 
 
 def pin_patch(pinned: str | None) -> Patch:

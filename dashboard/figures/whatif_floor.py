@@ -29,16 +29,25 @@ PER_HALL = len(OUTLINES) + 1
 PICK_TRACE = "racks (box or lasso select)"
 
 
-def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
-                 worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray | None = None,
-                 edited: np.ndarray | None = None) -> go.Figure:
+def whatif_floor(
+    state: SiteTables,
+    grids: list[HallGrid],
+    changes: dict[str, np.ndarray],
+    metric: str,
+    worse: np.ndarray,
+    selected: np.ndarray,
+    blast: np.ndarray,
+    off: np.ndarray | None = None,
+    edited: np.ndarray | None = None,
+) -> go.Figure:
     """The scenario's floor: colour = ``worse`` (+ hotter or more, − cooler or less) of ``metric``; hover = both changes.
 
     ``changes`` are scenario − baseline per floor metric (NaN for racks the baseline lacks);
     ``selected``, ``blast`` and ``edited`` are rack ids to outline.
     """
-    overlay = FloorOverlay(off if off is not None else np.zeros(state.n_racks, dtype=bool),
-                           np.zeros(state.n_racks, dtype=np.int8))
+    overlay = FloorOverlay(
+        off if off is not None else np.zeros(state.n_racks, dtype=bool), np.zeros(state.n_racks, dtype=np.int8)
+    )
     shown = dict(changes)
     shown[metric] = worse  # colour by the oriented change; hover of the other metrics stays scenario − baseline
     fig = floor_figure(state, grids, shown, metric, metric_range(state, metric), None, diff=True, overlay=overlay)
@@ -46,32 +55,80 @@ def whatif_floor(state: SiteTables, grids: list[HallGrid], changes: dict[str, np
     for i, grid in enumerate(grids):  # two hover numbers per rack, not the floor page's five
         fig.data[i].customdata = change_customdata(grid, changes["max_gpu_temp_c"], changes["rack_power_kw"])
     lo, hi = diff_range(worse, metric_range(state, metric))
-    hover = ("<b>%{text}</b><br>Δ hottest GPU: %{customdata[0]:+.1f} °C<br>Δ rack power: %{customdata[1]:+.1f} kW"
-             "<extra></extra>")
+    hover = (
+        "<b>%{text}</b><br>Δ hottest GPU: %{customdata[0]:+.1f} °C<br>Δ rack power: %{customdata[1]:+.1f} kW"
+        "<extra></extra>"
+    )
     for i in range(len(grids)):
         fig.data[i].hovertemplate = hover
-    fig.update_layout(coloraxis=dict(colorscale=WORSE_BETTER_SCALE, cmin=lo, cmax=hi,
-                                     colorbar=dict(title=dict(text=f"Δ {m.label}<br>scenario − baseline [{m.unit}]"))),
-                      dragmode="select", clickmode="event+select", uirevision="whatif-floor")
+    fig.update_layout(
+        coloraxis=dict(
+            colorscale=WORSE_BETTER_SCALE,
+            cmin=lo,
+            cmax=hi,
+            colorbar=dict(title=dict(text=f"Δ {m.label}<br>scenario − baseline [{m.unit}]")),
+        ),
+        dragmode="select",
+        clickmode="event+select",
+        uirevision="whatif-floor",
+    )
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)
         edited_racks = edited if edited is not None else np.zeros(0, dtype=np.int64)
-        for racks, colour, name, inset in ((selected, SELECTED_COLOUR, OUTLINES[0], -0.06), (blast, BLAST_COLOUR, OUTLINES[1], 0.1),
-                                           (edited_racks, EDITED_COLOUR, OUTLINES[2], 0.22)):
+        for racks, colour, name, inset in (
+            (selected, SELECTED_COLOUR, OUTLINES[0], -0.06),
+            (blast, BLAST_COLOUR, OUTLINES[1], 0.1),
+            (edited_racks, EDITED_COLOUR, OUTLINES[2], 0.22),
+        ):
             x, y = rack_outlines(grid, np.asarray(racks, dtype=np.int64), inset)
-            fig.add_trace(go.Scatter(x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", mode="lines", hoverinfo="skip",
-                                     name=name, showlegend=False, line=dict(width=2.5 if inset < 0.2 else 1.5, color=colour)))
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                    mode="lines",
+                    hoverinfo="skip",
+                    name=name,
+                    showlegend=False,
+                    line=dict(width=2.5 if inset < 0.2 else 1.5, color=colour),
+                )
+            )
         racks = np.flatnonzero(grid.rack_cell_ix >= 0)
         cx = (grid.x_edges_m[grid.rack_cell_ix[racks]] + grid.x_edges_m[grid.rack_cell_ix[racks] + 1]) / 2
         cy = (grid.y_edges_m[grid.rack_cell_iy[racks]] + grid.y_edges_m[grid.rack_cell_iy[racks] + 1]) / 2
-        fig.add_trace(go.Scatter(x=np.round(cx, 3), y=np.round(cy, 3), xaxis=f"x{axis}", yaxis=f"y{axis}", mode="markers",
-                                 marker=dict(size=4, opacity=0.0), hoverinfo="skip", name=PICK_TRACE, showlegend=False,
-                                 text=[state.rack_name[r] for r in racks], selected=dict(marker=dict(opacity=0.0)),
-                                 unselected=dict(marker=dict(opacity=0.0))))
-    for name, colour in (("selected racks", SELECTED_COLOUR), ("blast radius (trips with the element)", BLAST_COLOUR),
-                         ("changed by the edits", EDITED_COLOUR)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(width=2.5, color=colour),
-                                 showlegend=True, hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=np.round(cx, 3),
+                y=np.round(cy, 3),
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+                mode="markers",
+                marker=dict(size=4, opacity=0.0),
+                hoverinfo="skip",
+                name=PICK_TRACE,
+                showlegend=False,
+                text=[state.rack_name[r] for r in racks],
+                selected=dict(marker=dict(opacity=0.0)),
+                unselected=dict(marker=dict(opacity=0.0)),
+            )
+        )
+    for name, colour in (
+        ("selected racks", SELECTED_COLOUR),
+        ("blast radius (trips with the element)", BLAST_COLOUR),
+        ("changed by the edits", EDITED_COLOUR),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=name,
+                line=dict(width=2.5, color=colour),
+                showlegend=True,
+                hoverinfo="skip",
+            )
+        )
     return fig
 
 
@@ -81,8 +138,13 @@ def extra_traces_start(n_halls: int) -> int:
     return n_halls + 1 + 3 * n_halls + 3
 
 
-def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray, patch: Patch | None = None,
-                  edited: np.ndarray | None = None) -> Patch:
+def outline_patch(
+    grids: list[HallGrid],
+    selected: np.ndarray,
+    blast: np.ndarray,
+    patch: Patch | None = None,
+    edited: np.ndarray | None = None,
+) -> Patch:
     """Move the selection and blast-radius outlines (and with ``edited`` the edited racks') of every hall."""
     patch = patch if patch is not None else Patch()
     first = extra_traces_start(len(grids))
@@ -98,13 +160,23 @@ def outline_patch(grids: list[HallGrid], selected: np.ndarray, blast: np.ndarray
 def change_customdata(grid: HallGrid, temp_delta_k: np.ndarray, power_delta_kw: np.ndarray) -> list:
     """Hover numbers per cell: [Δ hottest GPU °C, Δ rack power kW] (None in aisles and for added racks)."""
     pairs = np.stack([np.round(temp_delta_k, 1), np.round(power_delta_kw, 1)], axis=1).tolist()
-    return [[None if r < 0 else [None if not math.isfinite(v) else v for v in pairs[r]] for r in row]
-            for row in grid.cell_rack.tolist()]
+    return [
+        [None if r < 0 else [None if not math.isfinite(v) else v for v in pairs[r]] for r in row]
+        for row in grid.cell_rack.tolist()
+    ]
 
 
-def whatif_floor_patch(state: SiteTables, grids: list[HallGrid], changes: dict[str, np.ndarray], metric: str,
-                       worse: np.ndarray, selected: np.ndarray, blast: np.ndarray, off: np.ndarray,
-                       edited: np.ndarray | None = None) -> Patch:
+def whatif_floor_patch(
+    state: SiteTables,
+    grids: list[HallGrid],
+    changes: dict[str, np.ndarray],
+    metric: str,
+    worse: np.ndarray,
+    selected: np.ndarray,
+    blast: np.ndarray,
+    off: np.ndarray,
+    edited: np.ndarray | None = None,
+) -> Patch:
     """The update of a drawn what-if floor of the same layout: colours, the two hover numbers, the colour
     range, the dark hatch and the outlines (rack names and everything else stay)."""
     from dashboard.figures.floor import _overlay_xy, hall_z

@@ -11,22 +11,22 @@ and whether cleared alerts are listed.  Tables are re-sent only when an alert ch
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.views import compare
-from dashboard.callbacks import inputs
 from dashboard.auth import audit, callback_requires, current_user, has_role
+from dashboard.callbacks import inputs
 from dashboard.components.data_age import format_age
-from dashboard.shell.entity_links import entity_href
-from dashboard.shell.deep_link import keep_view
-from dashboard.views.registry import current_screen, current_view, view_layout
-from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
 from dashboard.present.timestamps import normalise_alert
+from dashboard.shell.deep_link import keep_view
+from dashboard.shell.entity_links import entity_href
+from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
+from dashboard.views import compare
+from dashboard.views.registry import current_screen, current_view, view_layout
 
 dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
 
@@ -63,7 +63,7 @@ def url_search(severities: list[str], show_past: bool) -> str:
 
 
 def _utc(ts: datetime | None) -> str:
-    return f"{ts.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S}" if ts else "–"
+    return f"{ts.astimezone(UTC):%Y-%m-%d %H:%M:%S}" if ts else "–"
 
 
 def alert_status(alert: dict, now: datetime) -> str:
@@ -83,8 +83,17 @@ def sort_alerts(alerts: list[dict]) -> list[dict]:
 
 def alerts_signature(alerts: list[dict], now: datetime) -> list:
     """What a table shows, compactly: re-render only when it changes."""
-    return sorted([str(a["id"]), alert_status(a, now), a.get("severity"), a.get("message"), str(a.get("group")),
-                   str(a.get("impact"))] for a in alerts)
+    return sorted(
+        [
+            str(a["id"]),
+            alert_status(a, now),
+            a.get("severity"),
+            a.get("message"),
+            str(a.get("group")),
+            str(a.get("impact")),
+        ]
+        for a in alerts
+    )
 
 
 def _entity_cell(state, alert: dict):
@@ -104,16 +113,32 @@ def _impact_text(gpus: int, jobs, tokens_per_s: float, power_mw: float) -> str:
 def _actions(alert: dict, status: str):
     """Comment, acknowledge, silence-for and silence (or lift the silence) of one alert."""
     alert_id = alert["id"]
-    silence = html.Button("lift silence", id=ids.alert_unsilence(alert_id), n_clicks=0) if status == "silenced" else \
-        html.Button("silence", id=ids.alert_silence(alert_id), n_clicks=0)
+    silence = (
+        html.Button("lift silence", id=ids.alert_unsilence(alert_id), n_clicks=0)
+        if status == "silenced"
+        else html.Button("silence", id=ids.alert_silence(alert_id), n_clicks=0)
+    )
     return html.Div(
         [
-            dcc.Input(id=ids.alert_comment(alert_id), placeholder="comment", maxLength=MAX_COMMENT_CHARS,
-                      debounce=False, className="alert-comment", disabled=bool(alert.get("acknowledged"))),
-            html.Button("acknowledge", id=ids.alert_ack(alert_id), n_clicks=0, disabled=bool(alert.get("acknowledged"))),
-            dcc.Dropdown(id=ids.alert_silence_for(alert_id), value=SILENCE_OPTIONS_S[1], clearable=False,
-                         searchable=False, className="silence-for",
-                         options=[{"label": format_age(v).replace(".0", ""), "value": v} for v in SILENCE_OPTIONS_S]),
+            dcc.Input(
+                id=ids.alert_comment(alert_id),
+                placeholder="comment",
+                maxLength=MAX_COMMENT_CHARS,
+                debounce=False,
+                className="alert-comment",
+                disabled=bool(alert.get("acknowledged")),
+            ),
+            html.Button(
+                "acknowledge", id=ids.alert_ack(alert_id), n_clicks=0, disabled=bool(alert.get("acknowledged"))
+            ),
+            dcc.Dropdown(
+                id=ids.alert_silence_for(alert_id),
+                value=SILENCE_OPTIONS_S[1],
+                clearable=False,
+                searchable=False,
+                className="silence-for",
+                options=[{"label": format_age(v).replace(".0", ""), "value": v} for v in SILENCE_OPTIONS_S],
+            ),
             silence,
         ],
         className="actions",
@@ -123,20 +148,35 @@ def _actions(alert: dict, status: str):
 def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) -> html.Tr:
     status = alert_status(alert, now)
     until = alert.get("silenced_until")
-    status_text = f"silenced until {until.astimezone(timezone.utc):%H:%M} UTC" if status == "silenced" else status
+    status_text = f"silenced until {until.astimezone(UTC):%H:%M} UTC" if status == "silenced" else status
     if status == "acknowledged" and alert.get("ack_comment"):
         status_text += f": {alert['ack_comment']}"
     impact = alert.get("impact") or {}
     return html.Tr(
         [
             html.Td(html.Span(alert["severity"], className=f"sev sev-{alert['severity']}")),
-            html.Td(["↳ ", _entity_cell(state, alert)] if child else _entity_cell(state, alert),
-                    className="child-entity" if child else ""),
+            html.Td(
+                ["↳ ", _entity_cell(state, alert)] if child else _entity_cell(state, alert),
+                className="child-entity" if child else "",
+            ),
             html.Td(alert.get("message", ""), className="alert-text"),
-            html.Td(_impact_text(int(impact.get("gpus", 0)), impact.get("jobs", ()), float(impact.get("tokens_per_s", 0.0)),
-                                 float(impact.get("power_mw", 0.0))), className="num"),
-            html.Td([_utc(alert["ts"]), html.Br(), html.Span(format_age((now - alert["ts"]).total_seconds()), className="muted")],
-                    className="num"),
+            html.Td(
+                _impact_text(
+                    int(impact.get("gpus", 0)),
+                    impact.get("jobs", ()),
+                    float(impact.get("tokens_per_s", 0.0)),
+                    float(impact.get("power_mw", 0.0)),
+                ),
+                className="num",
+            ),
+            html.Td(
+                [
+                    _utc(alert["ts"]),
+                    html.Br(),
+                    html.Span(format_age((now - alert["ts"]).total_seconds()), className="muted"),
+                ],
+                className="num",
+            ),
             html.Td(status_text, className="muted" if status != "open" else ""),
             html.Td(_actions(alert, status) if actions else html.Div("read-only", className="actions muted")),
         ],
@@ -147,16 +187,27 @@ def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) ->
 
 def _group_block(state, group: AlertGroup, now: datetime, actions: bool) -> html.Div:
     """One cause: its root alert (with the whole group's impact), its first action, the alerts it explains."""
-    root = dict(group.root, impact={"gpus": group.gpus, "jobs": list(group.jobs), "tokens_per_s": group.tokens_per_s,
-                                    "power_mw": group.power_mw})
+    root = dict(
+        group.root,
+        impact={
+            "gpus": group.gpus,
+            "jobs": list(group.jobs),
+            "tokens_per_s": group.tokens_per_s,
+            "power_mw": group.power_mw,
+        },
+    )
     children = group.children
     rows = [_alert_row(state, root, now, actions, child=False)]
     if root.get("runbook"):
         rows.append(html.Tr(html.Td(["first action: ", root["runbook"]], colSpan=7), className="runbook"))
     rows += [_alert_row(state, a, now, actions, child=True) for a in children[:CHILDREN_SHOWN]]
     if len(children) > CHILDREN_SHOWN:
-        rows.append(html.Tr(html.Td(f"… and {len(children) - CHILDREN_SHOWN} more alerts under this cause", colSpan=7),
-                            className="muted more"))
+        rows.append(
+            html.Tr(
+                html.Td(f"… and {len(children) - CHILDREN_SHOWN} more alerts under this cause", colSpan=7),
+                className="muted more",
+            )
+        )
     return html.Tbody(rows, className=f"alert-group sev-border-{group.severity}", **{"data-group": group.key})
 
 
@@ -164,29 +215,53 @@ def active_table(state, alerts: list[dict], now: datetime, actions: bool = True)
     """Open alerts grouped by cause, most urgent first, with per-alert actions when ``actions`` (live only)."""
     if not alerts:
         return html.Div("no active alerts match the filter", className="empty")
-    head = html.Thead(html.Tr([html.Th("severity"), html.Th("entity"), html.Th("alert"), html.Th("impact", className="num"),
-                               html.Th("raised (UTC)", className="num"), html.Th("status"), html.Th("actions")]))
-    return html.Table([head, *[_group_block(state, g, now, actions) for g in group_alerts(alerts)]],
-                      className="data alerts grouped")
+    head = html.Thead(
+        html.Tr(
+            [
+                html.Th("severity"),
+                html.Th("entity"),
+                html.Th("alert"),
+                html.Th("impact", className="num"),
+                html.Th("raised (UTC)", className="num"),
+                html.Th("status"),
+                html.Th("actions"),
+            ]
+        )
+    )
+    return html.Table(
+        [head, *[_group_block(state, g, now, actions) for g in group_alerts(alerts)]], className="data alerts grouped"
+    )
 
 
 def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
     """Cleared alerts, newest first (at most :data:`PAST_LIMIT`)."""
     if not alerts:
         return html.Div("no cleared alerts match the filter", className="empty")
-    head = html.Tr([html.Th("severity"), html.Th("raised (UTC)", className="num"), html.Th("cleared (UTC)", className="num"), html.Th("lasted", className="num"),
-                    html.Th("source"), html.Th("entity"), html.Th("message")])
+    head = html.Tr(
+        [
+            html.Th("severity"),
+            html.Th("raised (UTC)", className="num"),
+            html.Th("cleared (UTC)", className="num"),
+            html.Th("lasted", className="num"),
+            html.Th("source"),
+            html.Th("entity"),
+            html.Th("message"),
+        ]
+    )
     newest = sorted(alerts, key=lambda a: -a["ts"].timestamp())[:PAST_LIMIT]
     rows = [
-        html.Tr([
-            html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),
-            html.Td(_utc(a["ts"]), className="num"),
-            html.Td(_utc(a["cleared_at"]), className="num"),
-            html.Td(format_age((a["cleared_at"] - a["ts"]).total_seconds()), className="num"),
-            html.Td(a.get("source", "")),
-            html.Td(_entity_cell(state, a)),
-            html.Td(a.get("message", "")),
-        ], **{"data-alert": str(a["id"])})
+        html.Tr(
+            [
+                html.Td(html.Span(a["severity"], className=f"sev sev-{a['severity']}")),
+                html.Td(_utc(a["ts"]), className="num"),
+                html.Td(_utc(a["cleared_at"]), className="num"),
+                html.Td(format_age((a["cleared_at"] - a["ts"]).total_seconds()), className="num"),
+                html.Td(a.get("source", "")),
+                html.Td(_entity_cell(state, a)),
+                html.Td(a.get("message", "")),
+            ],
+            **{"data-alert": str(a["id"])},
+        )
         for a in newest
     ]
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data alerts")
@@ -195,13 +270,15 @@ def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
 def summary(alerts: list[dict], now: datetime) -> str:
     """The same counts the overview shows (:func:`dashboard.shell.status.alert_counts`)."""
     c = alert_counts(alerts, now)
-    return (f"{c['open']} open in {c['groups']} causes: {c['critical']} critical, {c['warning']} warning, "
-            f"{c['info']} info · {c['need_attention']} need attention (not acknowledged or silenced)")
+    return (
+        f"{c['open']} open in {c['groups']} causes: {c['critical']} critical, {c['warning']} warning, "
+        f"{c['info']} info · {c['need_attention']} need attention (not acknowledged or silenced)"
+    )
 
 
 def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | None = None) -> dict:
     """Summary, active table, past table and the change signature for the current filter."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     everything = [normalise_alert(a) for a in hub.alerts(active_only=False)]
     chosen = [a for a in everything if a.get("severity") in severities]
     active = [a for a in chosen if a.get("cleared_at") is None]
@@ -218,9 +295,20 @@ def comparison(screen) -> list:
     """Compare mode: open alerts per severity in A against B."""
     a = [normalise_alert(x) for x in screen.view.alerts(active_only=True)]
     b = [normalise_alert(x) for x in screen.compare.alerts(active_only=True)]
-    rows = [(f"open {sev}", "alerts", 0, float(sum(x["severity"] == sev for x in a)), float(sum(x["severity"] == sev for x in b)))
-            for sev in SEVERITIES]
-    return [compare.header(screen), html.Div([html.H3("Open alerts"), compare.numbers_table(rows, screen)], className="panel")]
+    rows = [
+        (
+            f"open {sev}",
+            "alerts",
+            0,
+            float(sum(x["severity"] == sev for x in a)),
+            float(sum(x["severity"] == sev for x in b)),
+        )
+        for sev in SEVERITIES
+    ]
+    return [
+        compare.header(screen),
+        html.Div([html.H3("Open alerts"), compare.numbers_table(rows, screen)], className="panel"),
+    ]
 
 
 compare.register(ids.Alerts.PAGE, comparison)
@@ -243,10 +331,20 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
                     html.Div(
                         [
                             html.Label("severity"),
-                            dcc.Checklist(id=ids.Alerts.SEVERITY, value=severities, inline=True, className="segmented",
-                                          options=[{"label": s, "value": s} for s in SEVERITIES]),
-                            dcc.Checklist(id=ids.Alerts.SHOW_CLEARED, value=["past"] if show_past else [], inline=True,
-                                          className="segmented", options=[{"label": "show cleared", "value": "past"}]),
+                            dcc.Checklist(
+                                id=ids.Alerts.SEVERITY,
+                                value=severities,
+                                inline=True,
+                                className="segmented",
+                                options=[{"label": s, "value": s} for s in SEVERITIES],
+                            ),
+                            dcc.Checklist(
+                                id=ids.Alerts.SHOW_CLEARED,
+                                value=["past"] if show_past else [],
+                                inline=True,
+                                className="segmented",
+                                options=[{"label": "show cleared", "value": "past"}],
+                            ),
                         ],
                         className="controls",
                     ),
@@ -318,8 +416,11 @@ def _audit_state(hub, alert_id) -> dict | None:
     for alert in hub.alerts(active_only=False):
         if str(alert["id"]) == str(alert_id):
             until = alert.get("silenced_until")
-            return {"acknowledged": bool(alert.get("acknowledged")), "ack_comment": alert.get("ack_comment", ""),
-                    "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until}
+            return {
+                "acknowledged": bool(alert.get("acknowledged")),
+                "ack_comment": alert.get("ack_comment", ""),
+                "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until,
+            }
     return None
 
 
@@ -359,11 +460,19 @@ def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _co
             return (no_update,) * 6  # a button appeared (table re-render), nobody clicked it
         comments, durations = (ctx.states_list or [[], [], None])[:2]
         alert_id = triggered.get("alert")
-        message = apply_action(hub, triggered, _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
-                               _state_for(alert_id, comments) or "")
+        message = apply_action(
+            hub,
+            triggered,
+            _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
+            _state_for(alert_id, comments) or "",
+        )
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
     view = alerts_view(hub, severities, show_past)
-    search = keep_view(url_search(severities, show_past)) if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED) else no_update
+    search = (
+        keep_view(url_search(severities, show_past))
+        if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED)
+        else no_update
+    )
     if view["signature"] == signature and message is no_update:
         return no_update, no_update, no_update, no_update, no_update, search
     return view["summary"], view["active"], view["past"], view["signature"], message, search

@@ -15,15 +15,15 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
-from dashboard.views import compare
-from dashboard.callbacks import inputs
-from dashboard.components.kpi import kpi_card
-from dashboard.present.data_table import Column, data_table
 from dashboard.analysis.equipment import cdu_lost, rack_off
-from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.callbacks import inputs
 from dashboard.callbacks.figure_patch import figure_patch, live_render
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components.kpi import kpi_card
 from dashboard.figures import cooling as figs
+from dashboard.present.data_table import Column, data_table
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.views import compare
 from dashboard.views.registry import current_screen, current_view, view_layout
 from dashboard.whatif.links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
@@ -34,13 +34,21 @@ dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · 
 PAGE = ids.Cooling.PAGE
 SITE = "__site__"  # dropdown value of the site view
 WORST_COLUMNS = (
-    Column("cdu", "CDU", href="/cdu?cdu={}"), Column("state", "state"), Column("loop", "loop"), Column("heat_kw", "heat (kW)", "{:,.1f}"),
-    Column("capacity_kw", "capacity (kW)", "{:,.1f}"), Column("use_pct", "use (%)", "{:.1f}"),
-    Column("supply_c", "supply (°C)", "{:.1f}"), Column("return_c", "return (°C)", "{:.1f}"),
-    Column("flow_lpm", "flow (L/min)", "{:,.0f}"), Column("pumps", "pumps running"),
+    Column("cdu", "CDU", href="/cdu?cdu={}"),
+    Column("state", "state"),
+    Column("loop", "loop"),
+    Column("heat_kw", "heat (kW)", "{:,.1f}"),
+    Column("capacity_kw", "capacity (kW)", "{:,.1f}"),
+    Column("use_pct", "use (%)", "{:.1f}"),
+    Column("supply_c", "supply (°C)", "{:.1f}"),
+    Column("return_c", "return (°C)", "{:.1f}"),
+    Column("flow_lpm", "flow (L/min)", "{:,.0f}"),
+    Column("pumps", "pumps running"),
 )
 TTT_COLUMNS = (
-    Column("rack", "rack", href="/floor?rack={}"), Column("cdu", "CDU", href="/cdu?cdu={}"), Column("scenario", "failure"),
+    Column("rack", "rack", href="/floor?rack={}"),
+    Column("cdu", "CDU", href="/cdu?cdu={}"),
+    Column("scenario", "failure"),
     Column("time_to_throttle_s", "time to throttle (s)", "{:,.0f}"),
 )
 
@@ -78,17 +86,42 @@ def kpis(state: SiteTables, snap: Snapshot, loop: int | None, scenarios: dict[st
     fast_name = max(fast, key=fast.get) if fast else ""
     return [
         kpi_card(PAGE, "heat", "Heat removed", "MW", f"{heat_mw:,.2f}", note=f"{cdus.size:,} CDUs"),
-        kpi_card(PAGE, "worst_use", "Worst CDU capacity use", "%", f"{worst * 100:.0f}" if math.isfinite(worst) else "–",
-                 note=f"{over_90:,} CDUs above 90 %", status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok"),
-        kpi_card(PAGE, "pumps", "CDUs short of a pump", "CDUs", f"{pumps_short:,}",
-                 note=f"{lost:,} lost (too few pumps to cool)" if lost else "",
-                 status="critical" if lost else "warning" if pumps_short else "ok"),
-        kpi_card(PAGE, "ttt", "Soonest throttle after a failure", "s",
-                 f"{soonest[0]['time_to_throttle_s']:,.0f}" if soonest else "never",
-                 note=soonest[0]["scenario"] if soonest else "in every scenario",
-                 status="critical" if soonest and soonest[0]["time_to_throttle_s"] < 60 else "warning" if soonest else "ok"),
-        kpi_card(PAGE, "ttt_60", "Racks < 60 s from throttling", "racks", f"{fast.get(fast_name, 0):,}",
-                 note=f"each, after {fast_name}" if fast_name else "", status="critical" if fast.get(fast_name, 0) else "ok"),
+        kpi_card(
+            PAGE,
+            "worst_use",
+            "Worst CDU capacity use",
+            "%",
+            f"{worst * 100:.0f}" if math.isfinite(worst) else "–",
+            note=f"{over_90:,} CDUs above 90 %",
+            status="critical" if worst > 1.0 else "warning" if worst > 0.9 else "ok",
+        ),
+        kpi_card(
+            PAGE,
+            "pumps",
+            "CDUs short of a pump",
+            "CDUs",
+            f"{pumps_short:,}",
+            note=f"{lost:,} lost (too few pumps to cool)" if lost else "",
+            status="critical" if lost else "warning" if pumps_short else "ok",
+        ),
+        kpi_card(
+            PAGE,
+            "ttt",
+            "Soonest throttle after a failure",
+            "s",
+            f"{soonest[0]['time_to_throttle_s']:,.0f}" if soonest else "never",
+            note=soonest[0]["scenario"] if soonest else "in every scenario",
+            status="critical" if soonest and soonest[0]["time_to_throttle_s"] < 60 else "warning" if soonest else "ok",
+        ),
+        kpi_card(
+            PAGE,
+            "ttt_60",
+            "Racks < 60 s from throttling",
+            "racks",
+            f"{fast.get(fast_name, 0):,}",
+            note=f"each, after {fast_name}" if fast_name else "",
+            status="critical" if fast.get(fast_name, 0) else "ok",
+        ),
         kpi_card(PAGE, "wet_bulb", "Outdoor wet bulb", "°C", f"{snap.outdoor_wet_bulb_c:.1f}"),
     ]
 
@@ -106,7 +139,9 @@ def cooling_view(state: SiteTables, snap: Snapshot, loop: int | None, full: bool
     racks = np.flatnonzero(in_scope & ~rack_off(state, snap))  # powered-off racks cannot throttle
     ttt = figs.throttle_risk_figure({k: v[racks] for k, v in scenarios.items()})
     worst = data_table(figs.worst_cdus(state, snap, 8, loop), WORST_COLUMNS, "no CDUs")
-    ttt_rows = data_table(figs.throttle_risk_rows(state, scenarios, 8, racks), TTT_COLUMNS, "no rack throttles in any scenario")
+    ttt_rows = data_table(
+        figs.throttle_risk_rows(state, scenarios, 8, racks), TTT_COLUMNS, "no rack throttles in any scenario"
+    )
     cards = kpis(state, snap, loop, scenarios)
     if not full:
         flow = figure_patch(flow, {0: ("node", "link")})
@@ -116,7 +151,9 @@ def cooling_view(state: SiteTables, snap: Snapshot, loop: int | None, full: bool
 
 
 def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
-    return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
+    return dcc.Graph(
+        id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True}
+    )
 
 
 def _flow_graph(loop_name: str | None, figure) -> dcc.Graph:
@@ -133,22 +170,48 @@ def comparison(screen) -> list:
     rows = [
         ("heat removed", "MW", 2, float(np.nansum(a.cdu_heat_kw)) / 1e3, float(np.nansum(b.cdu_heat_kw)) / 1e3),
         ("cooling power", "MW", 2, a.cooling_power_mw, b.cooling_power_mw),
-        ("worst CDU capacity use", "%", 0, np.nanmax(figs.cdu_use_frac(a)) * 100, np.nanmax(figs.cdu_use_frac(b)) * 100),
-        ("CDUs short of a pump", "CDUs", 0, float(np.sum(a.pumps_running_count < pumps)), float(np.sum(b.pumps_running_count < pumps))),
+        (
+            "worst CDU capacity use",
+            "%",
+            0,
+            np.nanmax(figs.cdu_use_frac(a)) * 100,
+            np.nanmax(figs.cdu_use_frac(b)) * 100,
+        ),
+        (
+            "CDUs short of a pump",
+            "CDUs",
+            0,
+            float(np.sum(a.pumps_running_count < pumps)),
+            float(np.sum(b.pumps_running_count < pumps)),
+        ),
         ("outdoor wet bulb", "°C", 1, a.outdoor_wet_bulb_c, b.outdoor_wet_bulb_c),
     ]
     cdus = compare.largest_changes(a.cdu_heat_kw, b.cdu_heat_kw, 8)
     names = [state.cdu_name[c] for c in cdus]
-    columns = [("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
-               ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
-               ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
-               ("pumps", 0, a.pumps_running_count[cdus].astype(float), b.pumps_running_count[cdus].astype(float))]
-    return [compare.header(screen), html.Div([
-        html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
-        html.Div([html.H3("CDUs whose heat differs most"),
-                  compare.entities_table(names, ["/cdu?" + urlencode({"cdu": n}) for n in names], columns, screen,
-                                         entity="CDU")], className="panel"),
-    ], className="compare-grid")]
+    columns = [
+        ("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
+        ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
+        ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
+        ("pumps", 0, a.pumps_running_count[cdus].astype(float), b.pumps_running_count[cdus].astype(float)),
+    ]
+    return [
+        compare.header(screen),
+        html.Div(
+            [
+                html.Div([html.H3("Site cooling"), compare.numbers_table(rows, screen)], className="panel"),
+                html.Div(
+                    [
+                        html.H3("CDUs whose heat differs most"),
+                        compare.entities_table(
+                            names, ["/cdu?" + urlencode({"cdu": n}) for n in names], columns, screen, entity="CDU"
+                        ),
+                    ],
+                    className="panel",
+                ),
+            ],
+            className="compare-grid",
+        ),
+    ]
 
 
 compare.register(PAGE, comparison)
@@ -182,11 +245,21 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
                 [
                     html.H1("Cooling"),
                     html.Div(
-                        [html.Label("Scope", htmlFor=ids.Cooling.LOOP),
-                         dcc.Dropdown(id=ids.Cooling.LOOP, options=options, value=selection["loop"] or SITE, clearable=False,
-                                      className="metric-select"),
-                         whatif_link(ids.Cooling.WHATIF, trip_href("loop", selection["loop"]),
-                                     "what-if: change setpoints, fail a loop, CDU or pump →")],
+                        [
+                            html.Label("Scope", htmlFor=ids.Cooling.LOOP),
+                            dcc.Dropdown(
+                                id=ids.Cooling.LOOP,
+                                options=options,
+                                value=selection["loop"] or SITE,
+                                clearable=False,
+                                className="metric-select",
+                            ),
+                            whatif_link(
+                                ids.Cooling.WHATIF,
+                                trip_href("loop", selection["loop"]),
+                                "what-if: change setpoints, fail a loop, CDU or pump →",
+                            ),
+                        ],
                         className="controls",
                     ),
                 ],
@@ -196,21 +269,35 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
             html.Div(cards, id=ids.Cooling.KPIS, className="kpis"),
             html.Div(
                 [
-                    html.Div([html.Div(_flow_graph(selection["loop"], flow), id=ids.Cooling.FLOW),
-                              html.Div("Click a loop to drill down to its CDUs.", className="muted")], className="panel"),
+                    html.Div(
+                        [
+                            html.Div(_flow_graph(selection["loop"], flow), id=ids.Cooling.FLOW),
+                            html.Div("Click a loop to drill down to its CDUs.", className="muted"),
+                        ],
+                        className="panel",
+                    ),
                     html.Div(_graph(ids.Cooling.USE_HIST, hist, "460px"), className="panel"),
                 ],
                 className="grid-2",
             ),
             # the CDU table spans the page: ten columns do not fit half a 1366 px screen
-            html.Div([html.H3("CDUs: lost first, then by capacity use"), html.Div(worst, id=ids.Cooling.WORST)],
-                     className="panel panel-wide"),
+            html.Div(
+                [html.H3("CDUs: lost first, then by capacity use"), html.Div(worst, id=ids.Cooling.WORST)],
+                className="panel panel-wide",
+            ),
             html.Div(
                 [
-                    html.Div([html.H3("Racks by time to GPU throttling after each failure"), _graph(ids.Cooling.TTT, ttt, "300px")],
-                             className="panel"),
-                    html.Div([html.H3("Racks that throttle soonest"), html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)],
-                             className="panel"),
+                    html.Div(
+                        [
+                            html.H3("Racks by time to GPU throttling after each failure"),
+                            _graph(ids.Cooling.TTT, ttt, "300px"),
+                        ],
+                        className="panel",
+                    ),
+                    html.Div(
+                        [html.H3("Racks that throttle soonest"), html.Div(ttt_rows, id=ids.Cooling.TTT_TABLE)],
+                        className="panel",
+                    ),
                 ],
                 className="grid-2",
             ),
@@ -249,8 +336,12 @@ def select_loop(value, clicks, selection):
     return {"loop": name}, name or SITE
 
 
-FIGURES_RELAY = relay(ids.Cooling.FIGURES, (ids.cooling_flow_graph(ALL), "figure"), (ids.Cooling.USE_HIST, "figure"),
-                      (ids.Cooling.TTT, "figure"))
+FIGURES_RELAY = relay(
+    ids.Cooling.FIGURES,
+    (ids.cooling_flow_graph(ALL), "figure"),
+    (ids.Cooling.USE_HIST, "figure"),
+    (ids.Cooling.TTT, "figure"),
+)
 
 
 @callback(
@@ -274,7 +365,14 @@ def refresh(_n, selection, rendered):
     loop = name_index(hub.state.loop_name, selection.get("loop"))
     flow, hist, worst, ttt, ttt_rows, cards = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
     if full:  # the flow graph is replaced whole (another loop's graph has another id)
-        return _flow_graph(selection.get("loop"), flow), FIGURES_RELAY.send(dash.no_update, hist, ttt), worst, ttt_rows, cards, now
+        return (
+            _flow_graph(selection.get("loop"), flow),
+            FIGURES_RELAY.send(dash.no_update, hist, ttt),
+            worst,
+            ttt_rows,
+            cards,
+            now,
+        )
     return dash.no_update, FIGURES_RELAY.send(flow, hist, ttt), worst, ttt_rows, cards, now
 
 

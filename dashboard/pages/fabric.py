@@ -14,15 +14,15 @@ from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
-from dashboard.views import compare
 from dashboard.callbacks import inputs
 from dashboard.callbacks.click_data import clicked_custom
-from dashboard.components.kpi import kpi_card
-from dashboard.present.data_table import Column, data_table
-from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.callbacks.figure_patch import figure_patch, live_render
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components.kpi import kpi_card
 from dashboard.figures import fabric as figs
+from dashboard.present.data_table import Column, data_table
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.views import compare
 from dashboard.views.registry import current_screen, current_view, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
@@ -32,8 +32,11 @@ dash.register_page(__name__, path="/fabric", name="Fabric", title="Fabric · Clu
 PAGE = ids.Fabric.PAGE
 TIERS = {"leaf": TIER_LEAF, "spine": TIER_SPINE, "core": TIER_CORE}
 TIER_COLUMNS = (
-    Column("tier", "links"), Column("links", "installed", "{:,}"), Column("links_down", "down", "{:,}"),
-    Column("mean_util_pct", "mean util (%)", "{:.1f}"), Column("p99_util_pct", "p99 util (%)", "{:.1f}"),
+    Column("tier", "links"),
+    Column("links", "installed", "{:,}"),
+    Column("links_down", "down", "{:,}"),
+    Column("mean_util_pct", "mean util (%)", "{:.1f}"),
+    Column("p99_util_pct", "p99 util (%)", "{:.1f}"),
     Column("live_capacity_tbps", "live capacity (Tbit/s)", "{:,.1f}"),
 )
 
@@ -44,18 +47,47 @@ def kpis(state: SiteTables, snap: Snapshot) -> list:
     down = int((~up).sum())
     live_util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
     cards = [
-        kpi_card(PAGE, "links_down", "Links down", "links", f"{down:,}", note=f"of {state.n_links:,}", status="warning" if down else "ok"),
-        kpi_card(PAGE, "mean_util", "Mean link utilisation", "%", f"{live_util.mean() * 100:.0f}" if live_util.size else "–"),
-        kpi_card(PAGE, "p99_util", "p99 link utilisation", "%", f"{np.quantile(live_util, 0.99) * 100:.0f}" if live_util.size else "–"),
+        kpi_card(
+            PAGE,
+            "links_down",
+            "Links down",
+            "links",
+            f"{down:,}",
+            note=f"of {state.n_links:,}",
+            status="warning" if down else "ok",
+        ),
+        kpi_card(
+            PAGE, "mean_util", "Mean link utilisation", "%", f"{live_util.mean() * 100:.0f}" if live_util.size else "–"
+        ),
+        kpi_card(
+            PAGE,
+            "p99_util",
+            "p99 link utilisation",
+            "%",
+            f"{np.quantile(live_util, 0.99) * 100:.0f}" if live_util.size else "–",
+        ),
     ]
     if snap.jobs:
         job = snap.jobs[0]
         bw = figs.job_bandwidth(state, snap, job)
         factor = bw["factor_frac"]
         status = "ok" if factor >= 0.99 else "warning" if factor >= 0.5 else "critical"
-        note = f"limited by {bw['worst'] or bw['limiting_tier']}" if bw["limiting_tier"] != "none" else f"full NIC rate · {job.name}"
-        cards.append(kpi_card(PAGE, "job_bw", "Job bandwidth per GPU", "Gbit/s",
-                              f"{bw['per_gpu_gbps']:,.0f}" if math.isfinite(bw["per_gpu_gbps"]) else "–", note=note, status=status))
+        note = (
+            f"limited by {bw['worst'] or bw['limiting_tier']}"
+            if bw["limiting_tier"] != "none"
+            else f"full NIC rate · {job.name}"
+        )
+        cards.append(
+            kpi_card(
+                PAGE,
+                "job_bw",
+                "Job bandwidth per GPU",
+                "Gbit/s",
+                f"{bw['per_gpu_gbps']:,.0f}" if math.isfinite(bw["per_gpu_gbps"]) else "–",
+                note=note,
+                status=status,
+            )
+        )
     return cards
 
 
@@ -69,7 +101,9 @@ def fabric_view(state: SiteTables, snap: Snapshot, tier: int, switch: int | None
     if not full:
         matrix = figure_patch(matrix, {0: ("z",), 1: ("x", "y", "customdata", "text")}, title=False)
         if switch is not None:
-            detail = figure_patch(detail, {i: ("y", "marker.color", "customdata") for i in range(len(detail.data))}, title=False)
+            detail = figure_patch(
+                detail, {i: ("y", "marker.color", "customdata") for i in range(len(detail.data))}, title=False
+            )
         hist = figure_patch(hist, {i: ("y",) for i in range(len(hist.data))})
     return matrix, detail, table, hist, cards
 
@@ -79,15 +113,21 @@ def _shown(visible: bool) -> dict:
 
 
 def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
-    return dcc.Graph(id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True})
+    return dcc.Graph(
+        id=graph_id, figure=figure, style={"height": height}, config={"displaylogo": False, "responsive": True}
+    )
 
 
 def _fabric_numbers(state: SiteTables, snap: Snapshot) -> dict[str, float]:
     up = np.asarray(snap.link_up_flag, dtype=bool)
     util = snap.link_util_frac[up & np.isfinite(snap.link_util_frac)]
     bw = figs.job_bandwidth(state, snap, snap.jobs[0])["per_gpu_gbps"] if snap.jobs else math.nan
-    return {"down": float((~up).sum()), "mean": util.mean() * 100 if util.size else math.nan,
-            "p99": np.quantile(util, 0.99) * 100 if util.size else math.nan, "bw": bw}
+    return {
+        "down": float((~up).sum()),
+        "mean": util.mean() * 100 if util.size else math.nan,
+        "p99": np.quantile(util, 0.99) * 100 if util.size else math.nan,
+        "bw": bw,
+    }
 
 
 def comparison(screen) -> list:
@@ -96,11 +136,16 @@ def comparison(screen) -> list:
     if a is None or b is None:
         return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
     na, nb = _fabric_numbers(state, a), _fabric_numbers(state, b)
-    rows = [("links down", "links", 0, na["down"], nb["down"]),
-            ("mean link utilisation", "%", 1, na["mean"], nb["mean"]),
-            ("p99 link utilisation", "%", 1, na["p99"], nb["p99"]),
-            ("job bandwidth per GPU", "Gbit/s", 0, na["bw"], nb["bw"])]
-    return [compare.header(screen), html.Div([html.H3("Fabric"), compare.numbers_table(rows, screen)], className="panel")]
+    rows = [
+        ("links down", "links", 0, na["down"], nb["down"]),
+        ("mean link utilisation", "%", 1, na["mean"], nb["mean"]),
+        ("p99 link utilisation", "%", 1, na["p99"], nb["p99"]),
+        ("job bandwidth per GPU", "Gbit/s", 0, na["bw"], nb["bw"]),
+    ]
+    return [
+        compare.header(screen),
+        html.Div([html.H3("Fabric"), compare.numbers_table(rows, screen)], className="panel"),
+    ]
 
 
 compare.register(PAGE, comparison)
@@ -133,9 +178,15 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
                 [
                     html.H1("Fabric"),
                     html.Div(
-                        [html.Label("Tier"),
-                         dcc.RadioItems(id=ids.Fabric.TIER, value=tier, inline=True,
-                                        options=[{"label": f" {name} ", "value": name} for name in TIERS])],
+                        [
+                            html.Label("Tier"),
+                            dcc.RadioItems(
+                                id=ids.Fabric.TIER,
+                                value=tier,
+                                inline=True,
+                                options=[{"label": f" {name} ", "value": name} for name in TIERS],
+                            ),
+                        ],
                         className="controls",
                     ),
                 ],
@@ -145,11 +196,30 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
             html.Div(cards, id=ids.Fabric.KPIS, className="kpis"),
             html.Div(
                 [
-                    html.Div([_graph(ids.Fabric.MATRIX, matrix, "460px"),
-                              html.Div("× marks a switch with links down. Click a switch to see its uplinks and ports.", className="muted")], className="panel"),
                     html.Div(
-                        [html.Div("no switch selected", id=ids.Fabric.DETAIL_EMPTY, className="empty", style=_shown(switch_id is None)),
-                         html.Div(_graph(ids.Fabric.DETAIL, detail, "480px"), id=ids.Fabric.DETAIL_PANEL, style=_shown(switch_id is not None))],
+                        [
+                            _graph(ids.Fabric.MATRIX, matrix, "460px"),
+                            html.Div(
+                                "× marks a switch with links down. Click a switch to see its uplinks and ports.",
+                                className="muted",
+                            ),
+                        ],
+                        className="panel",
+                    ),
+                    html.Div(
+                        [
+                            html.Div(
+                                "no switch selected",
+                                id=ids.Fabric.DETAIL_EMPTY,
+                                className="empty",
+                                style=_shown(switch_id is None),
+                            ),
+                            html.Div(
+                                _graph(ids.Fabric.DETAIL, detail, "480px"),
+                                id=ids.Fabric.DETAIL_PANEL,
+                                style=_shown(switch_id is not None),
+                            ),
+                        ],
                         className="panel",
                     ),
                 ],
@@ -189,8 +259,9 @@ def select(click, tier, selection):
     return selection
 
 
-FIGURES_RELAY = relay(ids.Fabric.FIGURES, (ids.Fabric.MATRIX, "figure"), (ids.Fabric.DETAIL, "figure"),
-                      (ids.Fabric.UTIL_HIST, "figure"))
+FIGURES_RELAY = relay(
+    ids.Fabric.FIGURES, (ids.Fabric.MATRIX, "figure"), (ids.Fabric.DETAIL, "figure"), (ids.Fabric.UTIL_HIST, "figure")
+)
 
 
 @callback(
@@ -216,8 +287,14 @@ def refresh(_n, selection, rendered):
     matrix, detail, table, hist, cards = fabric_view(hub.state, snap, tier, switch, full=full)
     if switch is None:
         detail = dash.no_update
-    return (FIGURES_RELAY.send(matrix, detail, hist), _shown(switch is not None), _shown(switch is None), table, cards,
-            now)
+    return (
+        FIGURES_RELAY.send(matrix, detail, hist),
+        _shown(switch is not None),
+        _shown(switch is None),
+        table,
+        cards,
+        now,
+    )
 
 
 register_url_writer(ids.Fabric.SELECTION, ids.Fabric.URL_SYNC)

@@ -13,25 +13,38 @@ import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.views import compare
-from dashboard.callbacks import inputs
+from dashboard.analysis.aggregates import (
+    DEFAULT_FLOOR_METRIC,
+    FLOOR_METRIC_BY_KEY,
+    FLOOR_METRICS,
+    metric_range,
+    rack_metrics,
+)
 from dashboard.analysis.equipment import rack_off
-from dashboard.figures.floor import FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.analysis.rack_alerts import rack_alert_level
-from dashboard.components.rack_views import elevation_view, gpu_grid_view
-from dashboard.figures.rack import rack_history_figure
-from dashboard.present.formatting import fmt, fmt_duration, fmt_pct
-from dashboard.callbacks.dash_internals import PUSH_STATE_JS
-from dashboard.shell.deep_link import keep_view
-from dashboard.callbacks.patch_relay import relay
-from dashboard.views.registry import callback_screen, current_screen, current_view, view_layout
-from dashboard.whatif.links import rack_href, whatif_link
-from dashboard.present.static_html import to_html
 from dashboard.analysis.rack_detail import (
     RACK_POWER_NOTE,
-    cdu_info, fabric_links, feed_chains, gpu_events, gpu_grid, node_rows, rack_gpus, rack_index,
+    cdu_info,
+    fabric_links,
+    feed_chains,
+    gpu_events,
+    gpu_grid,
+    node_rows,
+    rack_gpus,
+    rack_index,
 )
-from dashboard.analysis.aggregates import DEFAULT_FLOOR_METRIC, FLOOR_METRIC_BY_KEY, FLOOR_METRICS, metric_range, rack_metrics
+from dashboard.callbacks import inputs
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
+from dashboard.callbacks.patch_relay import relay
+from dashboard.components.rack_views import elevation_view, gpu_grid_view
+from dashboard.figures.floor import FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
+from dashboard.figures.rack import rack_history_figure
+from dashboard.present.formatting import fmt, fmt_duration, fmt_pct
+from dashboard.present.static_html import to_html
+from dashboard.shell.deep_link import keep_view
+from dashboard.views import compare
+from dashboard.views.registry import callback_screen, current_screen, current_view, view_layout
+from dashboard.whatif.links import rack_href, whatif_link
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 
 dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
@@ -88,9 +101,16 @@ def floor_view(state, snapshot, metric: str, rack: int | None, against=None, ale
 
     ``alerts`` (the view's open alerts) outline their racks; off racks are hatched.
     """
-    return floor_figure(state, grids_for(state), floor_metrics(state, snapshot, against), metric,
-                        metric_range(state, metric), rack, diff=against is not None,
-                        overlay=floor_overlay(state, snapshot, alerts))
+    return floor_figure(
+        state,
+        grids_for(state),
+        floor_metrics(state, snapshot, against),
+        metric,
+        metric_range(state, metric),
+        rack,
+        diff=against is not None,
+        overlay=floor_overlay(state, snapshot, alerts),
+    )
 
 
 def titled(figure, screen):
@@ -116,17 +136,26 @@ def comparison(screen) -> list:
     a, b = rack_metrics(state, a_snap), rack_metrics(state, b_snap)
     racks = compare.largest_changes(a["max_gpu_temp_c"], b["max_gpu_temp_c"], 10)
     names = [state.rack_name[r] for r in racks]
-    columns = [(f"{m.label} [{m.unit}]", m.decimals, a[m.key][racks], b[m.key][racks])
-               for m in FLOOR_METRICS if m.key in ("max_gpu_temp_c", "rack_power_kw", "cdu_headroom_kw")]
-    table = html.Div([html.H3("Racks whose max GPU temperature differs most"),
-                      compare.entities_table(names, ["?" + urlencode({"rack": n}) for n in names], columns, screen)],
-                     className="panel")
+    columns = [
+        (f"{m.label} [{m.unit}]", m.decimals, a[m.key][racks], b[m.key][racks])
+        for m in FLOOR_METRICS
+        if m.key in ("max_gpu_temp_c", "rack_power_kw", "cdu_headroom_kw")
+    ]
+    table = html.Div(
+        [
+            html.H3("Racks whose max GPU temperature differs most"),
+            compare.entities_table(names, ["?" + urlencode({"rack": n}) for n in names], columns, screen),
+        ],
+        className="panel",
+    )
     if screen.diff:
         return children + [html.P("The floor below is coloured by A − B.", className="compare-note"), table]
     figure = floor_view(state, b_snap, DEFAULT_FLOOR_METRIC, None, alerts=screen.compare.alerts())
     figure.update_layout(title=dict(text=f"B: {screen.compare.label} · max GPU temperature", font=dict(size=13)))
-    return children + [html.Div(dcc.Graph(id=ids.Floor.COMPARE_HALLS, figure=figure, config=GRAPH_CONFIG),
-                                className="panel"), table]
+    return children + [
+        html.Div(dcc.Graph(id=ids.Floor.COMPARE_HALLS, figure=figure, config=GRAPH_CONFIG), className="panel"),
+        table,
+    ]
 
 
 compare.register("floor", comparison)
@@ -153,14 +182,19 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                         [
                             html.Label("colour racks by", htmlFor=ids.Floor.METRIC),
                             dcc.RadioItems(
-                                id=ids.Floor.METRIC, value=metric, inline=True, className="segmented",
+                                id=ids.Floor.METRIC,
+                                value=metric,
+                                inline=True,
+                                className="segmented",
                                 options=[{"label": f"{m.label} [{m.unit}]", "value": m.key} for m in FLOOR_METRICS],
                             ),
                         ],
                         className="controls",
                     ),
-                    html.Span(f"{state.n_racks:,} racks in {len(state.hall_name)} hall(s) · click a rack for details",
-                              className="muted"),
+                    html.Span(
+                        f"{state.n_racks:,} racks in {len(state.hall_name)} hall(s) · click a rack for details",
+                        className="muted",
+                    ),
                 ],
                 className="page-title",
             ),
@@ -170,7 +204,11 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
             SELECTION_RELAY.store(),
             dcc.Store(id=ids.Floor.RACK_HTML),
             dcc.Store(id=ids.Floor.RACK_SCROLLED),
-            html.Div(rack_panel_children(), id=ids.Floor.RACK_PANEL, className="rack-panel hidden" if rack_id is None else "rack-panel"),
+            html.Div(
+                rack_panel_children(),
+                id=ids.Floor.RACK_PANEL,
+                className="rack-panel hidden" if rack_id is None else "rack-panel",
+            ),
         ],
         className="page page-floor",
     )
@@ -178,13 +216,21 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
 
 def rack_panel_children() -> list:
     """The drill-down skeleton; callbacks fill the figures and tables (the parts in STATIC_PARTS as HTML)."""
+
     def graph(graph_id):
-        return dcc.Graph(id=graph_id, config=GRAPH_CONFIG, figure={"layout": {"height": 220, "template": "clustertwin_dark"}})
+        return dcc.Graph(
+            id=graph_id, config=GRAPH_CONFIG, figure={"layout": {"height": 220, "template": "clustertwin_dark"}}
+        )
 
     return [
-        html.Div([html.H2(id=ids.Floor.RACK_TITLE),
-                  whatif_link(ids.Floor.RACK_WHATIF, rack_href(None), "what-if: edit this rack or trip it →"),
-                  html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0)], className="rack-head"),
+        html.Div(
+            [
+                html.H2(id=ids.Floor.RACK_TITLE),
+                whatif_link(ids.Floor.RACK_WHATIF, rack_href(None), "what-if: edit this rack or trip it →"),
+                html.Button("close ✕", id=ids.Floor.RACK_CLOSE, n_clicks=0),
+            ],
+            className="rack-head",
+        ),
         html.Div(id=ids.Floor.RACK_SUMMARY, className="muted", title=RACK_POWER_NOTE),
         html.Div(
             [
@@ -222,56 +268,106 @@ def _kv(pairs: list[tuple[str, str]]) -> html.Dl:
 
 def cdu_block(info: dict) -> html.Div:
     pumps_ok = info["pumps_running_count"] >= info["pumps_required"]
-    pump_class = "status-ok" if info["pumps_running_count"] >= info["pumps"] else "status-warning" if pumps_ok else "status-critical"
-    return html.Div([
-        _kv([
-            ("CDU", info["name"]),
-            ("model", f"{info['model']} ({info['placement']})"),
-            ("loop", dcc.Link(info["loop"], href="/cooling?" + urlencode({"loop": info["loop"]}))),
-            ("pumps running", html.Span(f"{info['pumps_running_count']} of {info['pumps']} (need {info['pumps_required']})", className=pump_class)),
-            ("flow", f"{fmt(info['flow_lpm'], 0)} L/min (design {fmt(info['design_flow_lpm'], 0)} L/min)"),
-            ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
-            ("ΔT", f"{fmt(info['delta_t_k'], 1)} K"),
-            ("heat / capacity", f"{fmt(info['heat_kw'], 1)} / {fmt(info['capacity_kw'], 1)} kW"),
-            ("headroom", html.Span("none: CDU lost (too few pumps)", className="status-critical") if info.get("lost") else
-             html.Span(f"{fmt(info['headroom_kw'], 1)} kW", className="status-critical" if info["headroom_kw"] < 0 else "")),
-            ("racks served", str(info["racks_served"])),
-        ])
-    ])
+    pump_class = (
+        "status-ok"
+        if info["pumps_running_count"] >= info["pumps"]
+        else "status-warning"
+        if pumps_ok
+        else "status-critical"
+    )
+    return html.Div(
+        [
+            _kv(
+                [
+                    ("CDU", info["name"]),
+                    ("model", f"{info['model']} ({info['placement']})"),
+                    ("loop", dcc.Link(info["loop"], href="/cooling?" + urlencode({"loop": info["loop"]}))),
+                    (
+                        "pumps running",
+                        html.Span(
+                            f"{info['pumps_running_count']} of {info['pumps']} (need {info['pumps_required']})",
+                            className=pump_class,
+                        ),
+                    ),
+                    ("flow", f"{fmt(info['flow_lpm'], 0)} L/min (design {fmt(info['design_flow_lpm'], 0)} L/min)"),
+                    ("supply / return", f"{fmt(info['supply_temp_c'], 1)} / {fmt(info['return_temp_c'], 1)} °C"),
+                    ("ΔT", f"{fmt(info['delta_t_k'], 1)} K"),
+                    ("heat / capacity", f"{fmt(info['heat_kw'], 1)} / {fmt(info['capacity_kw'], 1)} kW"),
+                    (
+                        "headroom",
+                        html.Span("none: CDU lost (too few pumps)", className="status-critical")
+                        if info.get("lost")
+                        else html.Span(
+                            f"{fmt(info['headroom_kw'], 1)} kW",
+                            className="status-critical" if info["headroom_kw"] < 0 else "",
+                        ),
+                    ),
+                    ("racks served", str(info["racks_served"])),
+                ]
+            )
+        ]
+    )
 
 
 def feeds_block(feeds: list[dict]) -> html.Div:
     if not feeds:
         return html.Div("no feeds", className="empty")
-    head = html.Tr([html.Th("feed"), html.Th("element"), html.Th("load [kW]", className="num"),
-                    html.Th("load [%]", className="num"), html.Th("N-1 [%]", className="num")])
+    head = html.Tr(
+        [
+            html.Th("feed"),
+            html.Th("element"),
+            html.Th("load [kW]", className="num"),
+            html.Th("load [%]", className="num"),
+            html.Th("N-1 [%]", className="num"),
+        ]
+    )
     rows = []
     for feed in feeds:
         for i, el in enumerate(feed["chain"]):
             n1_class = "num status-critical" if el["n1_load_frac"] > 1.0 else "num"
-            rows.append(html.Tr([
-                html.Td(feed["side"] if i == 0 else ""),
-                html.Td([dcc.Link(el["name"], href="/power?" + urlencode({"element": el["name"]})), html.Span(f" {el['kind']}", className="muted")]),
-                html.Td(fmt(el["load_kw"], 0), className="num"),
-                html.Td(fmt_pct(el["load_frac"], 0), className="num"),
-                html.Td(fmt_pct(el["n1_load_frac"], 0), className=n1_class),
-            ]))
+            rows.append(
+                html.Tr(
+                    [
+                        html.Td(feed["side"] if i == 0 else ""),
+                        html.Td(
+                            [
+                                dcc.Link(el["name"], href="/power?" + urlencode({"element": el["name"]})),
+                                html.Span(f" {el['kind']}", className="muted"),
+                            ]
+                        ),
+                        html.Td(fmt(el["load_kw"], 0), className="num"),
+                        html.Td(fmt_pct(el["load_frac"], 0), className="num"),
+                        html.Td(fmt_pct(el["n1_load_frac"], 0), className=n1_class),
+                    ]
+                )
+            )
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
 
 
 def fabric_block(links: list[dict]) -> html.Div:
     if not links:
         return html.Div("no fabric links", className="empty")
-    head = html.Tr([html.Th("leaf switch"), html.Th("GPUs", className="num"), html.Th("uplinks", className="num"),
-                    html.Th("down", className="num"), html.Th("util mean/max [%]", className="num")])
+    head = html.Tr(
+        [
+            html.Th("leaf switch"),
+            html.Th("GPUs", className="num"),
+            html.Th("uplinks", className="num"),
+            html.Th("down", className="num"),
+            html.Th("util mean/max [%]", className="num"),
+        ]
+    )
     rows = [
-        html.Tr([
-            html.Td(dcc.Link(link["name"], href="/fabric?" + urlencode({"switch": link["name"], "tier": "leaf"}))),
-            html.Td(str(link["gpus"]), className="num"),
-            html.Td(f"{link['uplinks']} × {fmt(link['uplink_gbps'] / max(link['uplinks'], 1), 0)} Gb/s", className="num"),
-            html.Td(str(link["uplinks_down"]), className="num status-critical" if link["uplinks_down"] else "num"),
-            html.Td(f"{fmt_pct(link['mean_util_frac'])} / {fmt_pct(link['max_util_frac'])}", className="num"),
-        ])
+        html.Tr(
+            [
+                html.Td(dcc.Link(link["name"], href="/fabric?" + urlencode({"switch": link["name"], "tier": "leaf"}))),
+                html.Td(str(link["gpus"]), className="num"),
+                html.Td(
+                    f"{link['uplinks']} × {fmt(link['uplink_gbps'] / max(link['uplinks'], 1), 0)} Gb/s", className="num"
+                ),
+                html.Td(str(link["uplinks_down"]), className="num status-critical" if link["uplinks_down"] else "num"),
+                html.Td(f"{fmt_pct(link['mean_util_frac'])} / {fmt_pct(link['max_util_frac'])}", className="num"),
+            ]
+        )
         for link in links
     ]
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data")
@@ -280,16 +376,29 @@ def fabric_block(links: list[dict]) -> html.Div:
 def events_block(events: list[dict]) -> html.Div:
     if not events:
         return html.Div("all GPUs healthy, no XID errors", className="empty")
-    head = html.Tr([html.Th("node"), html.Th("GPU", className="num"), html.Th("state"), html.Th("XID", className="num"),
-                    html.Th("temp [°C]", className="num"), html.Th("speed [%]", className="num")])
+    head = html.Tr(
+        [
+            html.Th("node"),
+            html.Th("GPU", className="num"),
+            html.Th("state"),
+            html.Th("XID", className="num"),
+            html.Th("temp [°C]", className="num"),
+            html.Th("speed [%]", className="num"),
+        ]
+    )
     rows = [
-        html.Tr([
-            html.Td(e["node"]), html.Td(str(e["index"]), className="num"),
-            html.Td(e["state"], className={"down": "status-critical", "throttled": "status-warning"}.get(e["state"], "")),
-            html.Td(str(e["xid"]) if e["xid"] else "–", className="num"),
-            html.Td(fmt(e["gpu_temp_c"], 1), className="num"),
-            html.Td(fmt_pct(e["throttle_frac"]), className="num"),
-        ])
+        html.Tr(
+            [
+                html.Td(e["node"]),
+                html.Td(str(e["index"]), className="num"),
+                html.Td(
+                    e["state"], className={"down": "status-critical", "throttled": "status-warning"}.get(e["state"], "")
+                ),
+                html.Td(str(e["xid"]) if e["xid"] else "–", className="num"),
+                html.Td(fmt(e["gpu_temp_c"], 1), className="num"),
+                html.Td(fmt_pct(e["throttle_frac"]), className="num"),
+            ]
+        )
         for e in events[:20]
     ]
     more = [html.Div(f"… and {len(events) - 20} more", className="muted")] if len(events) > 20 else []
@@ -321,13 +430,35 @@ def rack_drilldown(hub, rack: int) -> dict:
             f"{fmt(power_kw, 1)} kW rack input power of {fmt(float(state.rack_rated_kw[rack]), 0)} kW rated · "
             f"time to throttle after a pump loss {fmt_duration(float(snapshot.rack_time_to_throttle_s[rack]))}"
         ),
-        ids.Floor.RACK_ELEVATION: elevation_view(nrows, cdu["name"] if cdu["placement"] == "in-rack" else None, temp_range),
-        ids.Floor.RACK_GPU_TEMP: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c), labels, "GPU temperature", "°C",
-                                               temp_range, 0, annotations=notes),
-        ids.Floor.RACK_GPU_POWER: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.gpu_power_w), labels, "GPU power", "W",
-                                                (0.0, spec.tdp_w if spec else 1000.0), 0),
-        ids.Floor.RACK_GPU_CLOCK: gpu_grid_view(gpu_grid(state, nodes, gpus, snapshot.sm_clock_mhz), labels, "SM clock", "MHz",
-                                                (0.0, spec.max_sm_clock_mhz if spec else 2000.0), 0, higher_is_better=True),
+        ids.Floor.RACK_ELEVATION: elevation_view(
+            nrows, cdu["name"] if cdu["placement"] == "in-rack" else None, temp_range
+        ),
+        ids.Floor.RACK_GPU_TEMP: gpu_grid_view(
+            gpu_grid(state, nodes, gpus, snapshot.gpu_temp_c),
+            labels,
+            "GPU temperature",
+            "°C",
+            temp_range,
+            0,
+            annotations=notes,
+        ),
+        ids.Floor.RACK_GPU_POWER: gpu_grid_view(
+            gpu_grid(state, nodes, gpus, snapshot.gpu_power_w),
+            labels,
+            "GPU power",
+            "W",
+            (0.0, spec.tdp_w if spec else 1000.0),
+            0,
+        ),
+        ids.Floor.RACK_GPU_CLOCK: gpu_grid_view(
+            gpu_grid(state, nodes, gpus, snapshot.sm_clock_mhz),
+            labels,
+            "SM clock",
+            "MHz",
+            (0.0, spec.max_sm_clock_mhz if spec else 2000.0),
+            0,
+            higher_is_better=True,
+        ),
         ids.Floor.RACK_XIDS: events_block(gpu_events(state, snapshot, gpus)),
         ids.Floor.RACK_CDU: cdu_block(cdu),
         ids.Floor.RACK_FEEDS: feeds_block(feed_chains(state, snapshot, rack)),
@@ -337,23 +468,41 @@ def rack_drilldown(hub, rack: int) -> dict:
 
 
 DRILLDOWN_IDS = (
-    ids.Floor.RACK_TITLE, ids.Floor.RACK_SUMMARY, ids.Floor.RACK_ELEVATION, ids.Floor.RACK_GPU_TEMP,
-    ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK, ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU,
-    ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC, ids.Floor.RACK_HISTORY,
+    ids.Floor.RACK_TITLE,
+    ids.Floor.RACK_SUMMARY,
+    ids.Floor.RACK_ELEVATION,
+    ids.Floor.RACK_GPU_TEMP,
+    ids.Floor.RACK_GPU_POWER,
+    ids.Floor.RACK_GPU_CLOCK,
+    ids.Floor.RACK_XIDS,
+    ids.Floor.RACK_CDU,
+    ids.Floor.RACK_FEEDS,
+    ids.Floor.RACK_FABRIC,
+    ids.Floor.RACK_HISTORY,
 )
 # Drill-down parts sent as HTML (several hundred cells and rows: as Dash components they cost
 # the browser ~0.5 s per update); a clientside callback sets them into their empty containers.
 STATIC_PARTS = (
-    ids.Floor.RACK_ELEVATION, ids.Floor.RACK_GPU_TEMP, ids.Floor.RACK_GPU_POWER, ids.Floor.RACK_GPU_CLOCK,
-    ids.Floor.RACK_XIDS, ids.Floor.RACK_CDU, ids.Floor.RACK_FEEDS, ids.Floor.RACK_FABRIC,
+    ids.Floor.RACK_ELEVATION,
+    ids.Floor.RACK_GPU_TEMP,
+    ids.Floor.RACK_GPU_POWER,
+    ids.Floor.RACK_GPU_CLOCK,
+    ids.Floor.RACK_XIDS,
+    ids.Floor.RACK_CDU,
+    ids.Floor.RACK_FEEDS,
+    ids.Floor.RACK_FABRIC,
 )
 
 
 def drilldown_outputs(hub, rack: int) -> tuple:
     """What :func:`update_drilldown` sends for ``rack``: title, summary, the static parts' HTML, history figure."""
     parts = rack_drilldown(hub, rack)
-    return (parts[ids.Floor.RACK_TITLE], parts[ids.Floor.RACK_SUMMARY],
-            {part: to_html(parts[part]) for part in STATIC_PARTS}, parts[ids.Floor.RACK_HISTORY])
+    return (
+        parts[ids.Floor.RACK_TITLE],
+        parts[ids.Floor.RACK_SUMMARY],
+        {part: to_html(parts[part]) for part in STATIC_PARTS},
+        parts[ids.Floor.RACK_HISTORY],
+    )
 
 
 @dash.callback(
@@ -372,8 +521,13 @@ def floor_update(hub, metric: str, against=None):
     snapshot = hub.latest()
     if snapshot is None:
         return no_update
-    return floor_patch(grids_for(hub.state), floor_metrics(hub.state, snapshot, against), metric,
-                       floor_overlay(hub.state, snapshot, hub.alerts()), hub.state)
+    return floor_patch(
+        grids_for(hub.state),
+        floor_metrics(hub.state, snapshot, against),
+        metric,
+        floor_overlay(hub.state, snapshot, hub.alerts()),
+        hub.state,
+    )
 
 
 @dash.callback(
@@ -385,8 +539,17 @@ def floor_update(hub, metric: str, against=None):
 def change_metric(metric, rack_name):
     screen = callback_screen()
     hub = screen.view
-    return titled(floor_view(hub.state, hub.latest(), parse_metric(metric), rack_index(hub.state, rack_name),
-                             diff_against(screen), hub.alerts()), screen)
+    return titled(
+        floor_view(
+            hub.state,
+            hub.latest(),
+            parse_metric(metric),
+            rack_index(hub.state, rack_name),
+            diff_against(screen),
+            hub.alerts(),
+        ),
+        screen,
+    )
 
 
 @dash.callback(
@@ -439,8 +602,11 @@ def sync_url(metric, rack_name):
 def show_selection(rack_name):
     state = current_view().state
     rack = rack_index(state, rack_name)
-    return (("rack-panel hidden" if rack is None else "rack-panel"), SELECTION_RELAY.send(selection_patch(grids_for(state), rack)),
-            rack_href(state.rack_name[rack] if rack is not None else None))
+    return (
+        ("rack-panel hidden" if rack is None else "rack-panel"),
+        SELECTION_RELAY.send(selection_patch(grids_for(state), rack)),
+        rack_href(state.rack_name[rack] if rack is not None else None),
+    )
 
 
 @dash.callback(
@@ -481,7 +647,8 @@ dash.clientside_callback(
             });
         }
     }
-    """ % (ids.Floor.RACK_PANEL, PUSH_STATE_JS),
+    """
+    % (ids.Floor.RACK_PANEL, PUSH_STATE_JS),
     Input(ids.Floor.RACK_HTML, "data"),
 )
 
@@ -503,7 +670,8 @@ dash.clientside_callback(
         })();
         return rack;
     }
-    """ % ids.Floor.RACK_PANEL,
+    """
+    % ids.Floor.RACK_PANEL,
     Output(ids.Floor.RACK_SCROLLED, "data"),
     Input(ids.Floor.SELECTED_RACK, "data"),
     State(ids.Floor.RACK_SCROLLED, "data"),

@@ -6,26 +6,25 @@ and pins an instant (a dashed line on every trend; click a trend to pin, "clear 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from urllib.parse import urlencode
-
-from datetime import datetime, timezone
 
 import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.views import compare
+from dashboard.analysis.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.analysis.tiles import TILES, overview_tiles, power_breakdown
 from dashboard.callbacks import inputs
+from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.shell.deep_link import register_url_writer
-from dashboard.callbacks.patch_relay import relay
-from dashboard.views.registry import current_screen, current_view, view_layout
-from dashboard.analysis.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
 from dashboard.shell.entity_links import entity_href
 from dashboard.shell.status import Banner, alert_counts, group_alerts, status_banner
-from dashboard.analysis.tiles import TILES, overview_tiles, power_breakdown
+from dashboard.views import compare
+from dashboard.views.registry import current_screen, current_view, view_layout
 
 dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
 
@@ -35,13 +34,43 @@ DEFAULT_WINDOW_S = 900
 
 # (id, trend title, series, y title, unit, dashed, from zero)
 TRENDS = (
-    (ids.Overview.POWER_TREND, "Load vs supply",
-     [("it_power_mw", "IT"), ("facility_power_mw", "facility"), ("generation_capacity_mw", "supply")],
-     "power", "MW", ("generation_capacity_mw",), True),
+    (
+        ids.Overview.POWER_TREND,
+        "Load vs supply",
+        [("it_power_mw", "IT"), ("facility_power_mw", "facility"), ("generation_capacity_mw", "supply")],
+        "power",
+        "MW",
+        ("generation_capacity_mw",),
+        True,
+    ),
     (ids.Overview.PUE_TREND, "PUE", [("pue_ratio", "PUE")], "PUE", "ratio", (), False),
-    (ids.Overview.TEMP_TREND, "Hottest GPU", [("max_gpu_temp_c", "max GPU temperature")], "temperature", "°C", (), False),
-    (ids.Overview.GPU_TREND, "Unhealthy GPUs", [("gpus_throttled", "throttled"), ("gpus_down", "down")], "count", "GPUs", (), True),
-    (ids.Overview.THROUGHPUT_TREND, "Training throughput", [("tokens_per_s", "tokens/s")], "throughput", "tokens/s", (), True),
+    (
+        ids.Overview.TEMP_TREND,
+        "Hottest GPU",
+        [("max_gpu_temp_c", "max GPU temperature")],
+        "temperature",
+        "°C",
+        (),
+        False,
+    ),
+    (
+        ids.Overview.GPU_TREND,
+        "Unhealthy GPUs",
+        [("gpus_throttled", "throttled"), ("gpus_down", "down")],
+        "count",
+        "GPUs",
+        (),
+        True,
+    ),
+    (
+        ids.Overview.THROUGHPUT_TREND,
+        "Training throughput",
+        [("tokens_per_s", "tokens/s")],
+        "throughput",
+        "tokens/s",
+        (),
+        True,
+    ),
     (ids.Overview.MFU_TREND, "Model FLOP utilisation", [("mfu_pct", "MFU")], "MFU", "%", (), True),
 )
 
@@ -66,7 +95,7 @@ def parse_at(value) -> str | None:
         ts = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
     except ValueError:
         return None
-    ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    ts = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
     return ts.strftime(TIME_FORMAT)
 
 
@@ -118,10 +147,16 @@ def comparison(screen) -> list:
         racks = [r["rack"] for r in hottest_racks(state, a_snap)]
         names = [state.rack_name[r] for r in racks]
         hrefs = ["/floor?" + urlencode({"rack": n, "metric": "max_gpu_temp_c"}) for n in names]
-        columns = [("max GPU [°C]", 1, a_snap.rack_max_gpu_temp_c[racks], b_snap.rack_max_gpu_temp_c[racks]),
-                   ("power [kW]", 1, a_snap.rack_power_kw[racks], b_snap.rack_power_kw[racks])]
-        children.append(html.Div([html.H3("Hottest racks in A, against B"),
-                                  compare.entities_table(names, hrefs, columns, screen)], className="panel"))
+        columns = [
+            ("max GPU [°C]", 1, a_snap.rack_max_gpu_temp_c[racks], b_snap.rack_max_gpu_temp_c[racks]),
+            ("power [kW]", 1, a_snap.rack_power_kw[racks], b_snap.rack_power_kw[racks]),
+        ]
+        children.append(
+            html.Div(
+                [html.H3("Hottest racks in A, against B"), compare.entities_table(names, hrefs, columns, screen)],
+                className="panel",
+            )
+        )
     return children
 
 
@@ -132,16 +167,27 @@ def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
     """The hottest racks, each linking to its floor drill-down."""
     if not rows:
         return html.Div("no rack data", className="empty")
-    head = html.Tr([html.Th("rack"), html.Th("hall"), html.Th("max GPU [°C]", className="num"),
-                    html.Th("power [kW]", className="num"), html.Th("to throttle", className="num")])
+    head = html.Tr(
+        [
+            html.Th("rack"),
+            html.Th("hall"),
+            html.Th("max GPU [°C]", className="num"),
+            html.Th("power [kW]", className="num"),
+            html.Th("to throttle", className="num"),
+        ]
+    )
     body = [
-        html.Tr([
-            html.Td(dcc.Link(r["name"], href="/floor?" + urlencode({"rack": r["name"], "metric": "max_gpu_temp_c"}))),
-            html.Td(r["hall"]),
-            html.Td(fmt(r["max_gpu_temp_c"], 1), className="num"),
-            html.Td(fmt(r["rack_power_kw"], 1), className="num"),
-            html.Td(fmt_duration(r["time_to_throttle_s"]), className="num"),
-        ])
+        html.Tr(
+            [
+                html.Td(
+                    dcc.Link(r["name"], href="/floor?" + urlencode({"rack": r["name"], "metric": "max_gpu_temp_c"}))
+                ),
+                html.Td(r["hall"]),
+                html.Td(fmt(r["max_gpu_temp_c"], 1), className="num"),
+                html.Td(fmt(r["rack_power_kw"], 1), className="num"),
+                html.Td(fmt_duration(r["time_to_throttle_s"]), className="num"),
+            ]
+        )
         for r in rows
     ]
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
@@ -158,25 +204,45 @@ def open_alerts_list(state, alerts: list[dict], count: int = 5) -> html.Div:
         impact = [f"{group.gpus:,} GPUs"] if group.gpus else []
         impact += [f"{len(group.jobs)} job{'s' if len(group.jobs) != 1 else ''}"] if group.jobs else []
         more = f" +{len(group.children)}" if group.children else ""
-        rows.append(html.Tr([
-            html.Td(html.Span(group.severity, className=f"sev sev-{group.severity}")),
-            html.Td([dcc.Link(name, href=href) if href else name, html.Span(f" {root.get('message', '')}")],
-                    className="alert-text"),
-            html.Td(" · ".join(impact) + more, className="num muted"),
-        ]))
-    body = html.Table(html.Tbody(rows), className="data alerts-compact") if rows else \
-        html.Div("no open alerts", className="empty")
+        rows.append(
+            html.Tr(
+                [
+                    html.Td(html.Span(group.severity, className=f"sev sev-{group.severity}")),
+                    html.Td(
+                        [dcc.Link(name, href=href) if href else name, html.Span(f" {root.get('message', '')}")],
+                        className="alert-text",
+                    ),
+                    html.Td(" · ".join(impact) + more, className="num muted"),
+                ]
+            )
+        )
+    body = (
+        html.Table(html.Tbody(rows), className="data alerts-compact")
+        if rows
+        else html.Div("no open alerts", className="empty")
+    )
     counts = alert_counts(alerts)
-    return html.Div([body, dcc.Link(f"all alerts ({counts['open']} open, {len(groups)} causes, "
-                                    f"{counts['need_attention']} need attention) →", href="/alerts")])
+    return html.Div(
+        [
+            body,
+            dcc.Link(
+                f"all alerts ({counts['open']} open, {len(groups)} causes, "
+                f"{counts['need_attention']} need attention) →",
+                href="/alerts",
+            ),
+        ]
+    )
 
 
 def banner_block(state, banner: Banner) -> list:
     """The status banner's children: severity, headline linked to the cause, scope and job impact."""
     href = entity_href(state, banner.entity_kind, None, banner.entity_name) if banner.entity_kind else None
     headline = dcc.Link(banner.headline, href=href) if href else html.Span(banner.headline)
-    more = [" · ", dcc.Link(f"{banner.more} more cause{'s' if banner.more != 1 else ''} →", href="/alerts")] \
-        if banner.more else []
+    more = (
+        [" · ", dcc.Link(f"{banner.more} more cause{'s' if banner.more != 1 else ''} →", href="/alerts")]
+        if banner.more
+        else []
+    )
     return [
         html.Span(banner.severity.upper() if banner.severity != "ok" else "OK", className=f"sev sev-{banner.severity}"),
         html.Span(headline, className="status-headline"),
@@ -189,18 +255,27 @@ def jobs_table(snapshot) -> html.Table | html.Div:
     """Running jobs with throughput, MFU, goodput and ETTR."""
     if snapshot is None or not snapshot.jobs:
         return html.Div("no running jobs", className="empty")
-    head = html.Tr([html.Th("job"), html.Th("GPUs", className="num"), html.Th("tokens/s", className="num"),
-                    html.Th("MFU [%]", className="num"), html.Th("goodput [tokens/s]", className="num"),
-                    html.Th("ETTR [%]", className="num")])
+    head = html.Tr(
+        [
+            html.Th("job"),
+            html.Th("GPUs", className="num"),
+            html.Th("tokens/s", className="num"),
+            html.Th("MFU [%]", className="num"),
+            html.Th("goodput [tokens/s]", className="num"),
+            html.Th("ETTR [%]", className="num"),
+        ]
+    )
     body = [
-        html.Tr([
-            html.Td(dcc.Link(j.name, href="/jobs?" + urlencode({"job": j.name}))),
-            html.Td(f"{len(j.gpu_ids):,}", className="num"),
-            html.Td(fmt_si(j.tokens_per_s), className="num"),
-            html.Td(fmt_pct(j.mfu_frac, 1), className="num"),
-            html.Td(fmt_si(j.goodput_tokens_per_s), className="num"),
-            html.Td(fmt_pct(j.ettr_frac, 1), className="num"),
-        ])
+        html.Tr(
+            [
+                html.Td(dcc.Link(j.name, href="/jobs?" + urlencode({"job": j.name}))),
+                html.Td(f"{len(j.gpu_ids):,}", className="num"),
+                html.Td(fmt_si(j.tokens_per_s), className="num"),
+                html.Td(fmt_pct(j.mfu_frac, 1), className="num"),
+                html.Td(fmt_si(j.goodput_tokens_per_s), className="num"),
+                html.Td(fmt_pct(j.ettr_frac, 1), className="num"),
+            ]
+        )
         for j in snapshot.jobs
     ]
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
@@ -209,8 +284,17 @@ def jobs_table(snapshot) -> html.Table | html.Div:
 def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
     """Trend id -> full figure for the window (uirevision tied to the window), pin drawn."""
     return {
-        tid: trend_figure(frame, series, y_title, unit, title, uirevision=f"{tid}-{window_s}", dashed=dashed,
-                          from_zero=zero, pinned=pinned)
+        tid: trend_figure(
+            frame,
+            series,
+            y_title,
+            unit,
+            title,
+            uirevision=f"{tid}-{window_s}",
+            dashed=dashed,
+            from_zero=zero,
+            pinned=pinned,
+        )
         for tid, title, series, y_title, unit, dashed, zero in TRENDS
     }
 
@@ -234,8 +318,14 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     tiles = tiles_of(hub)
     figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
     # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
-    cards = [kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark)
-             for (name, label, unit), t in ((k, tiles[k[0]]) for k in KPIS)] if screen.compare is None else []
+    cards = (
+        [
+            kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark)
+            for (name, label, unit), t in ((k, tiles[k[0]]) for k in KPIS)
+        ]
+        if screen.compare is None
+        else []
+    )
     banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
     graph_config = {"displaylogo": False, "responsive": True, "displayModeBar": "hover"}
     return html.Div(
@@ -246,16 +336,37 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
             LIVE_RELAY.store(),
             PIN_RELAY.store(),
             html.H1("Overview", className="visually-compact"),
-            html.Div(banner_block(hub.state, banner), id=ids.Overview.STATUS,
-                     className=f"status-banner status-banner-{banner.severity}", role="status"),
+            html.Div(
+                banner_block(hub.state, banner),
+                id=ids.Overview.STATUS,
+                className=f"status-banner status-banner-{banner.severity}",
+                role="status",
+            ),
             compare.section(PAGE, screen),
             html.Div(cards, id=ids.Overview.KPIS, className="kpis" if cards else ""),
             html.Div(power_breakdown(snapshot, tick.detail), id=ids.Overview.BREAKDOWN, className="breakdown muted"),
             html.Div(
                 [
-                    html.Div([html.H3("Open alerts by cause"), html.Div(open_alerts_list(hub.state, alerts), id=ids.Overview.OPEN_ALERTS)], className="panel"),
-                    html.Div([html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"),
-                    html.Div([html.H3("Hottest racks"), html.Div(hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None, id=ids.Overview.HOT_RACKS)], className="panel"),
+                    html.Div(
+                        [
+                            html.H3("Open alerts by cause"),
+                            html.Div(open_alerts_list(hub.state, alerts), id=ids.Overview.OPEN_ALERTS),
+                        ],
+                        className="panel",
+                    ),
+                    html.Div(
+                        [html.H3("Jobs"), html.Div(jobs_table(snapshot), id=ids.Overview.JOBS)], className="panel"
+                    ),
+                    html.Div(
+                        [
+                            html.H3("Hottest racks"),
+                            html.Div(
+                                hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None,
+                                id=ids.Overview.HOT_RACKS,
+                            ),
+                        ],
+                        className="panel",
+                    ),
                 ],
                 className="grid-3",
             ),
@@ -266,8 +377,14 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                         [
                             html.Label("trend window", htmlFor=ids.Overview.WINDOW),
                             dcc.RadioItems(
-                                id=ids.Overview.WINDOW, value=window_s, inline=True, className="segmented",
-                                options=[{"label": f"{w // 60} min" if w < 3600 else f"{w // 3600} h", "value": w} for w in WINDOWS_S],
+                                id=ids.Overview.WINDOW,
+                                value=window_s,
+                                inline=True,
+                                className="segmented",
+                                options=[
+                                    {"label": f"{w // 60} min" if w < 3600 else f"{w // 3600} h", "value": w}
+                                    for w in WINDOWS_S
+                                ],
                             ),
                             html.Span(pin_label(pinned), id=ids.Overview.PIN_LABEL, className="muted"),
                             html.Button("clear pin", id=ids.Overview.PIN_CLEAR, n_clicks=0),
@@ -278,7 +395,10 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                 className="page-title",
             ),
             html.Div(
-                [html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel") for tid, *_ in TRENDS],
+                [
+                    html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel")
+                    for tid, *_ in TRENDS
+                ],
                 className="grid-3",
             ),
         ],
@@ -306,7 +426,7 @@ def live_update(_n, window_s):
     hub = current_view()
     names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
     outputs = overview_update(hub, parse_window(window_s), names)
-    return (*outputs[:-len(TRENDS)], LIVE_RELAY.send(*outputs[-len(TRENDS):]))
+    return (*outputs[: -len(TRENDS)], LIVE_RELAY.send(*outputs[-len(TRENDS) :]))
 
 
 def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
@@ -323,9 +443,19 @@ def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
     frame = trend_frame(hub, window_s)
     patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
     hot = hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None
-    return (values, classes, notes, sparks, banner_block(hub.state, banner),
-            f"status-banner status-banner-{banner.severity}", power_breakdown(snapshot, tick.detail), hot,
-            open_alerts_list(hub.state, alerts), jobs_table(snapshot), *patches)
+    return (
+        values,
+        classes,
+        notes,
+        sparks,
+        banner_block(hub.state, banner),
+        f"status-banner status-banner-{banner.severity}",
+        power_breakdown(snapshot, tick.detail),
+        hot,
+        open_alerts_list(hub.state, alerts),
+        jobs_table(snapshot),
+        *patches,
+    )
 
 
 def pin_label(pinned: str | None) -> str:
@@ -376,7 +506,9 @@ def clicked_time(click_data) -> str | None:
 def sync_url_and_pin(window_s, pinned):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update, no_update, no_update
-    pins = PIN_RELAY.send(*[pin_patch(pinned) for _ in TRENDS]) if ctx.triggered_id == ids.Overview.PINNED else no_update
+    pins = (
+        PIN_RELAY.send(*[pin_patch(pinned) for _ in TRENDS]) if ctx.triggered_id == ids.Overview.PINNED else no_update
+    )
     selection = {"window": str(parse_window(window_s)), "at": pinned.replace(" ", "T") + "Z" if pinned else None}
     return selection, pin_label(pinned), pins
 

@@ -9,23 +9,22 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
-import numpy as np
-
 import dash
+import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
-from dashboard.views import compare
 from dashboard.callbacks import inputs
-from dashboard.present.formatting import fmt
 from dashboard.callbacks.click_data import clicked_custom
-from dashboard.components.kpi import kpi_card
-from dashboard.present.data_table import Column, data_table
-from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.callbacks.figure_patch import figure_patch, live_render
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components.kpi import kpi_card
 from dashboard.figures import power as figs
+from dashboard.present.data_table import Column, data_table
+from dashboard.present.formatting import fmt
+from dashboard.shell.deep_link import name_index, register_url_writer
+from dashboard.views import compare
 from dashboard.views.registry import current_screen, current_view, view_layout
 from dashboard.whatif.links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
@@ -36,8 +35,12 @@ dash.register_page(__name__, path="/power", name="Power", title="Power · Cluste
 PAGE = ids.Power.PAGE
 DEFAULT_METRIC = "power_n1_load_frac"
 WORST_COLUMNS = (
-    Column("element", "element", href="/power?element={}"), Column("state", "state"), Column("kind", "kind"), Column("load_kw", "load (kW)", "{:,.0f}"),
-    Column("load_pct", "load (%)", "{:.1f}"), Column("n1_pct", "N-1 load (%)", "{:.1f}"),
+    Column("element", "element", href="/power?element={}"),
+    Column("state", "state"),
+    Column("kind", "kind"),
+    Column("load_kw", "load (kW)", "{:,.0f}"),
+    Column("load_pct", "load (%)", "{:.1f}"),
+    Column("n1_pct", "N-1 load (%)", "{:.1f}"),
     Column("n1_headroom_kw", "N-1 headroom (kW)", "{:,.0f}"),
 )
 
@@ -49,16 +52,53 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
     runnable_frac = lim["gpus_runnable_full_power"] / lim["gpus_live"] if lim["gpus_live"] else math.nan
     cap = lim["gpu_cap_w"]
     return [
-        kpi_card(PAGE, "it", "IT load", "MW", fmt(lim['it_power_mw'], 1), note=f"facility {fmt(lim['facility_power_mw'], 1)} MW"),
-        kpi_card(PAGE, "generation", "Available generation", "MW", fmt(lim['generation_capacity_mw'], 1),
-                 note=f"IT budget {lim['it_budget_mw']:,.1f} MW", status="critical" if short else "ok"),
-        kpi_card(PAGE, "runnable", "GPUs runnable at full power", "GPUs", f"{lim['gpus_runnable_full_power']:,}",
-                 note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
-                 status="ok" if runnable_frac >= 1 else "warning"),
-        kpi_card(PAGE, "cap", "Power cap for all GPUs", "W", f"{cap:,.0f}" if math.isfinite(cap) else "–",
-                 note="fits generation" if lim["cap_feasible"] else "below min limit: shed GPUs",
-                 status="ok" if lim["cap_feasible"] and runnable_frac >= 1 else "warning" if lim["cap_feasible"] else "critical"),
-        kpi_card(PAGE, "swing", "Training swing", "MW", fmt(snap.swing_amplitude_mw, 1), note=f"ramp {fmt(snap.swing_ramp_mw_per_s, 1)} MW/s"),
+        kpi_card(
+            PAGE,
+            "it",
+            "IT load",
+            "MW",
+            fmt(lim["it_power_mw"], 1),
+            note=f"facility {fmt(lim['facility_power_mw'], 1)} MW",
+        ),
+        kpi_card(
+            PAGE,
+            "generation",
+            "Available generation",
+            "MW",
+            fmt(lim["generation_capacity_mw"], 1),
+            note=f"IT budget {lim['it_budget_mw']:,.1f} MW",
+            status="critical" if short else "ok",
+        ),
+        kpi_card(
+            PAGE,
+            "runnable",
+            "GPUs runnable at full power",
+            "GPUs",
+            f"{lim['gpus_runnable_full_power']:,}",
+            note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
+            status="ok" if runnable_frac >= 1 else "warning",
+        ),
+        kpi_card(
+            PAGE,
+            "cap",
+            "Power cap for all GPUs",
+            "W",
+            f"{cap:,.0f}" if math.isfinite(cap) else "–",
+            note="fits generation" if lim["cap_feasible"] else "below min limit: shed GPUs",
+            status="ok"
+            if lim["cap_feasible"] and runnable_frac >= 1
+            else "warning"
+            if lim["cap_feasible"]
+            else "critical",
+        ),
+        kpi_card(
+            PAGE,
+            "swing",
+            "Training swing",
+            "MW",
+            fmt(snap.swing_amplitude_mw, 1),
+            note=f"ramp {fmt(snap.swing_ramp_mw_per_s, 1)} MW/s",
+        ),
         policy_card(state, snap, detail),
         *policy_strip(state, snap, detail),
     ]
@@ -72,10 +112,16 @@ def policy_chain(state: SiteTables, snap: Snapshot, detail=None) -> list[str]:
         steps.append(f"{', '.join(lost[:2])}{f' +{len(lost) - 2}' if len(lost) > 2 else ''} lost")
     supply = getattr(detail, "supply", None)
     if supply is not None:
-        battery_mw = float(np.clip(supply.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")],
-                                   0.0, None).sum())
-        gap = [f"{label} {fmt(mw, 1)} MW" for label, mw in (("battery", battery_mw), ("UPS", supply.ups_power_mw),
-                                                            ("unserved", supply.unserved_mw)) if mw > 0.05]
+        battery_mw = float(
+            np.clip(
+                supply.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")], 0.0, None
+            ).sum()
+        )
+        gap = [
+            f"{label} {fmt(mw, 1)} MW"
+            for label, mw in (("battery", battery_mw), ("UPS", supply.ups_power_mw), ("unserved", supply.unserved_mw))
+            if mw > 0.05
+        ]
         if gap:
             steps.append(" + ".join(gap))
     action = []
@@ -98,9 +144,15 @@ def policy_card(state: SiteTables, snap: Snapshot, detail=None) -> html.Div:
     status = "critical" if snap.unserved_mw > 0 else "warning" if acting else "ok"
     step = f"step {fmt(snap.jobs[0].step_time_s, 1)} s" if snap.jobs and math.isfinite(snap.jobs[0].step_time_s) else ""
     note = f"{snap.n_gpus_shed:,} GPUs shed" if snap.n_gpus_shed else step
-    return kpi_card(PAGE, "policy", f"Shortfall policy ({state.shortfall_policy})", "W" if capped else "",
-                    f"{snap.policy_gpu_cap_w:,.0f}" if capped else ("shed" if acting else "none"), note=note,
-                    status=status)
+    return kpi_card(
+        PAGE,
+        "policy",
+        f"Shortfall policy ({state.shortfall_policy})",
+        "W" if capped else "",
+        f"{snap.policy_gpu_cap_w:,.0f}" if capped else ("shed" if acting else "none"),
+        note=note,
+        status=status,
+    )
 
 
 def policy_strip(state: SiteTables, snap: Snapshot, detail=None) -> list:
@@ -108,15 +160,21 @@ def policy_strip(state: SiteTables, snap: Snapshot, detail=None) -> list:
     lost = detail is not None and not detail.source_live.all()
     if not (lost or math.isfinite(snap.policy_gpu_cap_w) or snap.n_gpus_shed or snap.unserved_mw > 0):
         return []
-    return [html.Div([html.Span("Shortfall chain: ", className="muted"), " → ".join(policy_chain(state, snap, detail))],
-                     style={"gridColumn": "1 / -1", "fontSize": "13px"}, **{"data-chain": "shortfall"})]
+    return [
+        html.Div(
+            [html.Span("Shortfall chain: ", className="muted"), " → ".join(policy_chain(state, snap, detail))],
+            style={"gridColumn": "1 / -1", "fontSize": "13px"},
+            **{"data-chain": "shortfall"},
+        )
+    ]
 
 
 TREND_WINDOW_S = 900.0
 
 
-def power_view(state: SiteTables, snap: Snapshot, element: int | None, metric: str, full: bool = True,
-               detail=None, trend=None) -> tuple:
+def power_view(
+    state: SiteTables, snap: Snapshot, element: int | None, metric: str, full: bool = True, detail=None, trend=None
+) -> tuple:
     """Outputs: (tree, headroom, worst table, generation, swing, supply trend, KPIs); Patches when not ``full``.
 
     ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report);
@@ -157,8 +215,10 @@ def comparison(screen) -> list:
     state, a, b = screen.view.state, screen.view.latest(), screen.compare.latest()
     if a is None or b is None:
         return [compare.header(screen), html.Div("no data in one of the views", className="empty")]
-    la, lb = figs.generation_limits(state, a, screen.view.latest_tick().detail), \
-        figs.generation_limits(state, b, screen.compare.latest_tick().detail)
+    la, lb = (
+        figs.generation_limits(state, a, screen.view.latest_tick().detail),
+        figs.generation_limits(state, b, screen.compare.latest_tick().detail),
+    )
     rows = [
         ("IT load", "MW", 1, a.it_power_mw, b.it_power_mw),
         ("facility load", "MW", 1, a.facility_power_mw, b.facility_power_mw),
@@ -170,21 +230,36 @@ def comparison(screen) -> list:
     ]
     elements = compare.largest_changes(a.power_load_frac, b.power_load_frac, 8)
     names = [state.power_name[e] for e in elements]
-    columns = [("load [%]", 0, a.power_load_frac[elements] * 100, b.power_load_frac[elements] * 100),
-               ("N-1 load [%]", 0, a.power_n1_load_frac[elements] * 100, b.power_n1_load_frac[elements] * 100)]
+    columns = [
+        ("load [%]", 0, a.power_load_frac[elements] * 100, b.power_load_frac[elements] * 100),
+        ("N-1 load [%]", 0, a.power_n1_load_frac[elements] * 100, b.power_n1_load_frac[elements] * 100),
+    ]
     hrefs = ["?" + urlencode({"element": n}) for n in names]
-    return [compare.header(screen), html.Div([
-        html.Div([html.H3("Site power"), compare.numbers_table(rows, screen)], className="panel"),
-        html.Div([html.H3("Elements whose load differs most"),
-                  compare.entities_table(names, hrefs, columns, screen, entity="element")], className="panel"),
-    ], className="compare-grid")]
+    return [
+        compare.header(screen),
+        html.Div(
+            [
+                html.Div([html.H3("Site power"), compare.numbers_table(rows, screen)], className="panel"),
+                html.Div(
+                    [
+                        html.H3("Elements whose load differs most"),
+                        compare.entities_table(names, hrefs, columns, screen, entity="element"),
+                    ],
+                    className="panel",
+                ),
+            ],
+            className="compare-grid",
+        ),
+    ]
 
 
 compare.register(PAGE, comparison)
 
 
 @view_layout
-@inputs.query_layout(element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS))
+@inputs.query_layout(
+    element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS)
+)
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
     screen = current_screen(**_kwargs)
@@ -195,11 +270,20 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
     selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
     if snap is None:
-        tree, headroom, worst, generation, swing, supply, cards = {}, {}, html.Div("no data yet", className="empty"), {}, {}, {}, []
+        tree, headroom, worst, generation, swing, supply, cards = (
+            {},
+            {},
+            html.Div("no data yet", className="empty"),
+            {},
+            {},
+            {},
+            [],
+        )
         rendered = None
     else:
         tree, headroom, worst, generation, swing, supply, cards = power_view(
-            state, snap, element_id, metric, detail=tick.detail, trend=_trend(hub))
+            state, snap, element_id, metric, detail=tick.detail, trend=_trend(hub)
+        )
         rendered = {"ts": snap.ts.isoformat(), "selection": selection}
     return html.Div(
         [
@@ -213,11 +297,17 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
                     html.Div(
                         [
                             html.Label("Colour by"),
-                            dcc.RadioItems(id=ids.Power.METRIC, value=metric, inline=True,
-                                           options=[{"label": f" {label} ", "value": key} for key, label in figs.METRICS.items()]),
+                            dcc.RadioItems(
+                                id=ids.Power.METRIC,
+                                value=metric,
+                                inline=True,
+                                options=[{"label": f" {label} ", "value": key} for key, label in figs.METRICS.items()],
+                            ),
                             html.Span(_scope_text(state, element_id), id=ids.Power.SCOPE, className="muted"),
                             html.Button("Whole site", id=ids.Power.RESET, n_clicks=0, disabled=element_id is None),
-                            whatif_link(ids.Power.WHATIF, element_whatif_href(state, element_id), "what if it trips? →"),
+                            whatif_link(
+                                ids.Power.WHATIF, element_whatif_href(state, element_id), "what if it trips? →"
+                            ),
                         ],
                         className="controls",
                     ),
@@ -227,9 +317,12 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             compare.section(PAGE, screen),
             html.Div(cards, id=ids.Power.KPIS, className="kpis"),
             html.Div(
-                [_graph(ids.Power.TREE, tree),
-                 html.Div("Click a switchgear, transformer, UPS or busway group to focus on it.", className="muted")],
-                className="panel", style={"marginBottom": "12px"},
+                [
+                    _graph(ids.Power.TREE, tree),
+                    html.Div("Click a switchgear, transformer, UPS or busway group to focus on it.", className="muted"),
+                ],
+                className="panel",
+                style={"marginBottom": "12px"},
             ),
             html.Div(
                 [
@@ -240,11 +333,24 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             ),
             html.Div(
                 [
-                    html.Div([html.H3("Load and available generation (MW)"), _graph(ids.Power.SUPPLY_TREND, supply, "270px")],
-                             className="panel"),
-                    html.Div([html.H3("Generation mix: output and spare capacity"), _graph(ids.Power.GENERATION, generation, "270px")],
-                             className="panel"),
-                    html.Div([html.H3("Training power swing vs generation"), _graph(ids.Power.SWING, swing, "270px")], className="panel"),
+                    html.Div(
+                        [
+                            html.H3("Load and available generation (MW)"),
+                            _graph(ids.Power.SUPPLY_TREND, supply, "270px"),
+                        ],
+                        className="panel",
+                    ),
+                    html.Div(
+                        [
+                            html.H3("Generation mix: output and spare capacity"),
+                            _graph(ids.Power.GENERATION, generation, "270px"),
+                        ],
+                        className="panel",
+                    ),
+                    html.Div(
+                        [html.H3("Training power swing vs generation"), _graph(ids.Power.SWING, swing, "270px")],
+                        className="panel",
+                    ),
                 ],
                 className="grid-3",
             ),
@@ -277,8 +383,14 @@ def select(click, metric, _reset, selection):
     return selection
 
 
-FIGURES_RELAY = relay(ids.Power.FIGURES, (ids.Power.TREE, "figure"), (ids.Power.HEADROOM, "figure"),
-                      (ids.Power.GENERATION, "figure"), (ids.Power.SWING, "figure"), (ids.Power.SUPPLY_TREND, "figure"))
+FIGURES_RELAY = relay(
+    ids.Power.FIGURES,
+    (ids.Power.TREE, "figure"),
+    (ids.Power.HEADROOM, "figure"),
+    (ids.Power.GENERATION, "figure"),
+    (ids.Power.SWING, "figure"),
+    (ids.Power.SUPPLY_TREND, "figure"),
+)
 
 
 @callback(
@@ -302,7 +414,8 @@ def refresh(_n, selection, rendered):
     element = name_index(hub.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
     tree, headroom, worst, generation, swing, supply, cards = power_view(
-        hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub))
+        hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub)
+    )
     figures = FIGURES_RELAY.send(tree, headroom, generation, swing, supply)
     return figures, worst, cards, _scope_text(hub.state, element), element is None, now
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from datetime import timezone
+from datetime import UTC
 
 import dash
 import numpy as np
@@ -27,10 +27,10 @@ from dashboard import ids
 from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
-from dashboard.views.context import ViewSelection, current_hub
 from dashboard.present.theme import TEMPLATE_NAME
-from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
+from dashboard.views.context import ViewSelection, current_hub
 from dashboard.views.registry import ViewUnavailable, screen_for
+from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
 from ingest.replay.library import library_entries as shared_library_entries
 from ingest.replay.replay import ReplayResult, replay
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
@@ -51,11 +51,16 @@ TWIN_SIGNALS = (
     ("it_power_mw", "IT power", "MW", np.nanmean),
     ("job_tokens_per_s", "Job throughput", "tokens/s", np.nanmean),
 )
-METRIC_COLUMNS = (Column("signal", "signal"), Column("cv_rmse", "CV(RMSE) (%)", "{:.2f}"),
-                  Column("nmbe", "NMBE (%)", "{:+.2f}"), Column("n", "pairs", "{:,}"))
+METRIC_COLUMNS = (
+    Column("signal", "signal"),
+    Column("cv_rmse", "CV(RMSE) (%)", "{:.2f}"),
+    Column("nmbe", "NMBE (%)", "{:+.2f}"),
+    Column("n", "pairs", "{:,}"),
+)
 
 
 # ------------------------------------------------------------------ library
+
 
 def database_incidents() -> list:
     """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
@@ -94,20 +99,43 @@ def library_cards(entries: list[dict], query: str | None, selected: str | None) 
     if not shown:
         return [html.Div(f"no incident matches {query!r}", className="empty")]
     start = lambda e: e["start"].replace("+00:00", "Z")  # noqa: E731
-    return [html.Div([
-        dcc.Link(e["title"], href=f"/replay?view=replay:{e['name']}@{start(e)}", className="replay-title",
-                 id={"type": "replay-incident", "name": e["name"]}) if e["file"] else
-        html.Span(e["title"], className="replay-title muted", id={"type": "replay-incident", "name": e["name"]}),
-        html.Div([html.Code(e["name"]), " · ", e["site_name"], " · ", _window(e), " · ",
-                  html.Span(e["kept"], className="replay-kept")], className="replay-meta"),
-        html.Div([html.Span(t, className="replay-tag") for t in e["tags"]], className="replay-tags"),
-        html.P(e["notes"], className="replay-notes"),
-    ], className="replay-card selected" if e["name"] == selected else "replay-card") for e in shown]
+    return [
+        html.Div(
+            [
+                dcc.Link(
+                    e["title"],
+                    href=f"/replay?view=replay:{e['name']}@{start(e)}",
+                    className="replay-title",
+                    id={"type": "replay-incident", "name": e["name"]},
+                )
+                if e["file"]
+                else html.Span(
+                    e["title"], className="replay-title muted", id={"type": "replay-incident", "name": e["name"]}
+                ),
+                html.Div(
+                    [
+                        html.Code(e["name"]),
+                        " · ",
+                        e["site_name"],
+                        " · ",
+                        _window(e),
+                        " · ",
+                        html.Span(e["kept"], className="replay-kept"),
+                    ],
+                    className="replay-meta",
+                ),
+                html.Div([html.Span(t, className="replay-tag") for t in e["tags"]], className="replay-tags"),
+                html.P(e["notes"], className="replay-notes"),
+            ],
+            className="replay-card selected" if e["name"] == selected else "replay-card",
+        )
+        for e in shown
+    ]
 
 
 # ------------------------------------------------------------------ timeline
 def _iso(ts) -> str:
-    return f"{ts.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+    return f"{ts.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def event_frames(rec: IncidentRecording) -> list[int]:
@@ -120,29 +148,66 @@ def timeline(rec: IncidentRecording, index: int) -> html.Div:
     events = event_frames(rec)
     t0 = rec.rec.ts[0]
     marks = {i: {"label": "▲", "style": {"color": "#e69f00"}} for i in events}
-    return html.Div([
-        html.H2(rec.bundle.metadata["title"]),
-        html.Div([
-            html.Button("Play", id=ids.Replay.PLAY, n_clicks=0, className="button replay-play"),
-            html.Button("Next event ▸", id=ids.Replay.NEXT_EVENT, n_clicks=0, className="button"),
-            html.Span("speed", className="replay-label"),
-            dcc.RadioItems([{"label": f"{s}×", "value": s} for s in SPEEDS_X], DEFAULT_SPEED_X, id=ids.Replay.SPEED,
-                           inline=True, className="segmented replay-speed"),
-            html.Span(_iso(rec.rec.ts[index]).replace("T", " ").replace("Z", " UTC"), id=ids.Replay.INSTANT,
-                      className="replay-instant"),
-        ], className="replay-controls"),
-        dcc.Slider(0, len(times) - 1, 1, value=index, marks=marks, id=ids.Replay.SLIDER, updatemode="drag",
-                   included=True, allow_direct_input=False),
-        html.Div([html.Span(f"{t0:%H:%M:%S}"),
-                  html.Span(f"{len(events)} frames with events (▲), frames every "
-                            f"{rec.bundle.metadata['frame_every_s']:g} s"),
-                  html.Span(f"{rec.rec.ts[-1]:%H:%M:%S} UTC")], className="replay-help replay-ends"),
-        dcc.Interval(id=ids.Replay.INTERVAL, interval=PLAY_EVERY_MS, disabled=True, n_intervals=0),
-        dcc.Store(id=ids.Replay.FRAMES, data={"name": rec.name, "times": times, "events": events,
-                                              "secs": [float(s - rec.times_s[0]) for s in rec.times_s]}),
-        dcc.Store(id=ids.Replay.CLOCK, data=None),
-        dcc.Store(id=ids.Replay.URL_SYNC, data=f"{REPLAY}:{rec.name}@{times[index]}"),
-    ], id=ids.Replay.TIMELINE, className="panel replay-timeline")
+    return html.Div(
+        [
+            html.H2(rec.bundle.metadata["title"]),
+            html.Div(
+                [
+                    html.Button("Play", id=ids.Replay.PLAY, n_clicks=0, className="button replay-play"),
+                    html.Button("Next event ▸", id=ids.Replay.NEXT_EVENT, n_clicks=0, className="button"),
+                    html.Span("speed", className="replay-label"),
+                    dcc.RadioItems(
+                        [{"label": f"{s}×", "value": s} for s in SPEEDS_X],
+                        DEFAULT_SPEED_X,
+                        id=ids.Replay.SPEED,
+                        inline=True,
+                        className="segmented replay-speed",
+                    ),
+                    html.Span(
+                        _iso(rec.rec.ts[index]).replace("T", " ").replace("Z", " UTC"),
+                        id=ids.Replay.INSTANT,
+                        className="replay-instant",
+                    ),
+                ],
+                className="replay-controls",
+            ),
+            dcc.Slider(
+                0,
+                len(times) - 1,
+                1,
+                value=index,
+                marks=marks,
+                id=ids.Replay.SLIDER,
+                updatemode="drag",
+                included=True,
+                allow_direct_input=False,
+            ),
+            html.Div(
+                [
+                    html.Span(f"{t0:%H:%M:%S}"),
+                    html.Span(
+                        f"{len(events)} frames with events (▲), frames every {rec.bundle.metadata['frame_every_s']:g} s"
+                    ),
+                    html.Span(f"{rec.rec.ts[-1]:%H:%M:%S} UTC"),
+                ],
+                className="replay-help replay-ends",
+            ),
+            dcc.Interval(id=ids.Replay.INTERVAL, interval=PLAY_EVERY_MS, disabled=True, n_intervals=0),
+            dcc.Store(
+                id=ids.Replay.FRAMES,
+                data={
+                    "name": rec.name,
+                    "times": times,
+                    "events": events,
+                    "secs": [float(s - rec.times_s[0]) for s in rec.times_s],
+                },
+            ),
+            dcc.Store(id=ids.Replay.CLOCK, data=None),
+            dcc.Store(id=ids.Replay.URL_SYNC, data=f"{REPLAY}:{rec.name}@{times[index]}"),
+        ],
+        id=ids.Replay.TIMELINE,
+        className="panel replay-timeline",
+    )
 
 
 def moment_rows(view) -> list:
@@ -150,16 +215,37 @@ def moment_rows(view) -> list:
     snap, s = view.latest(), view.state
     short = [s.cdu_name[c] for c in np.flatnonzero(snap.pumps_running_count < s.cdu_spec_array("pumps"))]
     alerts = view.alerts()
-    figures = [("IT power", f"{fmt(snap.it_power_mw, 2)} MW"), ("facility power", f"{fmt(snap.facility_power_mw, 2)} MW"),
-               ("hottest GPU", f"{fmt(float(np.nanmax(snap.rack_max_gpu_temp_c)), 1)} °C"),
-               ("GPUs throttled", f"{int((snap.gpu_state == GPU_THROTTLED).sum()):,}"),
-               ("GPUs down", f"{int((snap.gpu_state == GPU_DOWN).sum()):,}"),
-               ("CDUs short of pumps", ", ".join(short) or "none"),
-               ("alerts open", f"{len(alerts)}")]
-    return [html.Div([html.Div([html.Div(k, className="replay-figure-label"), html.Div(v, className="replay-figure-value")],
-                               className="replay-figure") for k, v in figures], className="replay-figures"),
-            html.Ul([html.Li(f"{a['ts']:%H:%M:%S} {a['severity']}: {a['entity_name']} — {a['message']}",
-                             className=f"replay-sev-{a['severity']}") for a in alerts[:8]], className="replay-alerts")]
+    figures = [
+        ("IT power", f"{fmt(snap.it_power_mw, 2)} MW"),
+        ("facility power", f"{fmt(snap.facility_power_mw, 2)} MW"),
+        ("hottest GPU", f"{fmt(float(np.nanmax(snap.rack_max_gpu_temp_c)), 1)} °C"),
+        ("GPUs throttled", f"{int((snap.gpu_state == GPU_THROTTLED).sum()):,}"),
+        ("GPUs down", f"{int((snap.gpu_state == GPU_DOWN).sum()):,}"),
+        ("CDUs short of pumps", ", ".join(short) or "none"),
+        ("alerts open", f"{len(alerts)}"),
+    ]
+    return [
+        html.Div(
+            [
+                html.Div(
+                    [html.Div(k, className="replay-figure-label"), html.Div(v, className="replay-figure-value")],
+                    className="replay-figure",
+                )
+                for k, v in figures
+            ],
+            className="replay-figures",
+        ),
+        html.Ul(
+            [
+                html.Li(
+                    f"{a['ts']:%H:%M:%S} {a['severity']}: {a['entity_name']} — {a['message']}",
+                    className=f"replay-sev-{a['severity']}",
+                )
+                for a in alerts[:8]
+            ],
+            className="replay-alerts",
+        ),
+    ]
 
 
 # ------------------------------------------------------------------ twin versus recorded
@@ -185,32 +271,55 @@ def twin_figure(rec: IncidentRecording, result: ReplayResult, signal: str, title
         warnings.simplefilter("ignore", RuntimeWarning)  # a frame where every entity is NaN
         y, yhat = reduce(recorded, axis=1), reduce(projected, axis=1)
     m = result.signals[signal]
-    fig = go.Figure([go.Scatter(x=x, y=y, name="recorded", mode="lines", line={"width": 2}),
-                     go.Scatter(x=x, y=yhat, name="twin", mode="lines", connectgaps=True, line={"dash": "dash"})])
-    fig.update_layout(template=TEMPLATE_NAME, height=280, yaxis_title=unit,
-                      title={"text": f"{title}<br><sup>CV(RMSE) {fmt(m['cv_rmse'], 2)} %, NMBE {fmt(m['nmbe'], 2)} %</sup>",
-                             "font": {"size": 14}},
-                      margin={"l": 60, "r": 10, "t": 56, "b": 30},
-                      legend={"orientation": "h", "y": 1.0, "x": 1, "xanchor": "right", "yanchor": "bottom"})
+    fig = go.Figure(
+        [
+            go.Scatter(x=x, y=y, name="recorded", mode="lines", line={"width": 2}),
+            go.Scatter(x=x, y=yhat, name="twin", mode="lines", connectgaps=True, line={"dash": "dash"}),
+        ]
+    )
+    fig.update_layout(
+        template=TEMPLATE_NAME,
+        height=280,
+        yaxis_title=unit,
+        title={
+            "text": f"{title}<br><sup>CV(RMSE) {fmt(m['cv_rmse'], 2)} %, NMBE {fmt(m['nmbe'], 2)} %</sup>",
+            "font": {"size": 14},
+        },
+        margin={"l": 60, "r": 10, "t": 56, "b": 30},
+        legend={"orientation": "h", "y": 1.0, "x": 1, "xanchor": "right", "yanchor": "bottom"},
+    )
     return fig
 
 
 def twin_panel(rec: IncidentRecording) -> list:
     result = twin_result(rec)
     rows = [{"signal": name, **result.signals[name]} for name in result.signals]
-    graphs = [dcc.Graph(figure=twin_figure(rec, result, *sig), config={"displayModeBar": False},
-                        id={"type": "replay-twin-graph", "signal": sig[0]})
-              for sig in TWIN_SIGNALS if sig[0] in result.series]
-    return [html.P(f"{result.frames} frames ({result.duration_s:,.0f} s recorded) replayed in {result.wall_s:.1f} s "
-                   f"({result.speed_x:,.0f}× real time).  Positive NMBE: the twin under-predicts.",
-                   className="replay-help"),
-            html.Div(graphs, className="replay-twin-graphs"),
-            data_table(rows, METRIC_COLUMNS, table_id="replay-metrics")]
+    graphs = [
+        dcc.Graph(
+            figure=twin_figure(rec, result, *sig),
+            config={"displayModeBar": False},
+            id={"type": "replay-twin-graph", "signal": sig[0]},
+        )
+        for sig in TWIN_SIGNALS
+        if sig[0] in result.series
+    ]
+    return [
+        html.P(
+            f"{result.frames} frames ({result.duration_s:,.0f} s recorded) replayed in {result.wall_s:.1f} s "
+            f"({result.speed_x:,.0f}× real time).  Positive NMBE: the twin under-predicts.",
+            className="replay-help",
+        ),
+        html.Div(graphs, className="replay-twin-graphs"),
+        data_table(rows, METRIC_COLUMNS, table_id="replay-metrics"),
+    ]
 
 
 CALIBRATION_FRACTION = 0.5  # the button fits on the first half and scores the second
-CALIBRATION_COLUMNS = (Column("signal", "signal"), Column("before", "held-out CV(RMSE) before (%)", "{:.2f}"),
-                       Column("after", "after (%)", "{:.2f}"))
+CALIBRATION_COLUMNS = (
+    Column("signal", "signal"),
+    Column("before", "held-out CV(RMSE) before (%)", "{:.2f}"),
+    Column("after", "after (%)", "{:.2f}"),
+)
 
 
 def _psu_text(psu: dict) -> str:
@@ -229,20 +338,30 @@ def calibration_panel(rec: IncidentRecording, engine) -> list:
     before, after = report["heldout_before"], report["heldout_after"]
     rows = [{"signal": name, "before": before[name]["cv_rmse"], "after": after[name]["cv_rmse"]} for name in after]
     p = report["parameters"]
-    summary = (f"Fitted on {report['fit_frames']} frames, scored on {report['heldout_frames']}: CDU approach "
-               f"{fmt(p['cdu_approach_delta_k']['min'], 2)} … {fmt(p['cdu_approach_delta_k']['max'], 2)} K, GPU "
-               f"resistance ×{fmt(p['gpu_r_th_factor']['min'], 2)} … ×{fmt(p['gpu_r_th_factor']['max'], 2)} "
-               f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}, "
-               + _psu_text(p["psu"]) + ".")
+    summary = (
+        f"Fitted on {report['fit_frames']} frames, scored on {report['heldout_frames']}: CDU approach "
+        f"{fmt(p['cdu_approach_delta_k']['min'], 2)} … {fmt(p['cdu_approach_delta_k']['max'], 2)} K, GPU "
+        f"resistance ×{fmt(p['gpu_r_th_factor']['min'], 2)} … ×{fmt(p['gpu_r_th_factor']['max'], 2)} "
+        f"({p['gpu_r_th_factor']['n_gpus']} GPUs), heat capacity ×{fmt(p['heat_capacity_factor'], 2)}, "
+        + _psu_text(p["psu"])
+        + "."
+    )
     if engine is None:
         saved = html.P("No database: the calibration is not saved.", className="view-error")
     else:
         version = save_calibration(engine, rec.bundle.site_toml, base, fitted)
-        saved = html.P([f"Saved as version {version} of site {base.name}: replay with ",
-                        html.Code(f"clustertwin replay {rec.name} --site-version {version} --heldout "
-                                  f"{CALIBRATION_FRACTION}")], id="replay-calibration-saved")
-    return [html.P(summary, className="replay-help"), saved,
-            data_table(rows, CALIBRATION_COLUMNS, table_id="replay-calibration-metrics")]
+        saved = html.P(
+            [
+                f"Saved as version {version} of site {base.name}: replay with ",
+                html.Code(f"clustertwin replay {rec.name} --site-version {version} --heldout {CALIBRATION_FRACTION}"),
+            ],
+            id="replay-calibration-saved",
+        )
+    return [
+        html.P(summary, className="replay-help"),
+        saved,
+        data_table(rows, CALIBRATION_COLUMNS, table_id="replay-calibration-metrics"),
+    ]
 
 
 # ------------------------------------------------------------------ page
@@ -261,32 +380,62 @@ def layout(view: str | None = None, **_query) -> html.Div:
         else:
             selected = rec.name
             index = rec.frame_index(key.at)
-            body = [timeline(rec, index),
-                    html.Div(id=ids.Replay.MOMENT, className="panel replay-moment"),
-                    html.Div([html.H2("Twin vs recorded"),
-                              html.Button("Run the twin over this incident", id=ids.Replay.RUN_TWIN, n_clicks=0,
-                                          className="button"),
-                              dcc.Loading(html.Div(id=ids.Replay.TWIN), type=SPINNER),
-                              html.H2("Calibration"),
-                              html.Button("Calibrate on the first half and save as a site version",
-                                          id=ids.Replay.CALIBRATE, n_clicks=0, className="button"),
-                              dcc.Loading(html.Div(id=ids.Replay.CALIBRATION), type=SPINNER)],
-                             className="panel replay-twin")]
-    return html.Div([
-        html.H1("Incident replay"),
-        dcc.Store(id=ids.Replay.SELECTED, data=selected),
-        html.Div([
-            html.Div([dcc.Input(id=ids.Replay.SEARCH, type=SEARCH_INPUT, placeholder="search name, title or tag",
-                                debounce=False, className="replay-search"),
-                      html.Div(library_cards(entries, None, selected), id=ids.Replay.LIBRARY)],
-                     className="panel replay-library"),
-            html.Div(body, className="replay-body"),
-        ], className="replay-grid"),
-    ], className="page page-replay")
+            body = [
+                timeline(rec, index),
+                html.Div(id=ids.Replay.MOMENT, className="panel replay-moment"),
+                html.Div(
+                    [
+                        html.H2("Twin vs recorded"),
+                        html.Button(
+                            "Run the twin over this incident", id=ids.Replay.RUN_TWIN, n_clicks=0, className="button"
+                        ),
+                        dcc.Loading(html.Div(id=ids.Replay.TWIN), type=SPINNER),
+                        html.H2("Calibration"),
+                        html.Button(
+                            "Calibrate on the first half and save as a site version",
+                            id=ids.Replay.CALIBRATE,
+                            n_clicks=0,
+                            className="button",
+                        ),
+                        dcc.Loading(html.Div(id=ids.Replay.CALIBRATION), type=SPINNER),
+                    ],
+                    className="panel replay-twin",
+                ),
+            ]
+    return html.Div(
+        [
+            html.H1("Incident replay"),
+            dcc.Store(id=ids.Replay.SELECTED, data=selected),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            dcc.Input(
+                                id=ids.Replay.SEARCH,
+                                type=SEARCH_INPUT,
+                                placeholder="search name, title or tag",
+                                debounce=False,
+                                className="replay-search",
+                            ),
+                            html.Div(library_cards(entries, None, selected), id=ids.Replay.LIBRARY),
+                        ],
+                        className="panel replay-library",
+                    ),
+                    html.Div(body, className="replay-body"),
+                ],
+                className="replay-grid",
+            ),
+        ],
+        className="page page-replay",
+    )
 
 
-@dash.callback(Output(ids.Replay.LIBRARY, "children"), Input(ids.Replay.SEARCH, "value"),
-               State(ids.Replay.SELECTED, "data"), prevent_initial_call=True)
+@dash.callback(
+    Output(ids.Replay.LIBRARY, "children"),
+    Input(ids.Replay.SEARCH, "value"),
+    State(ids.Replay.SELECTED, "data"),
+    prevent_initial_call=True,
+)
 def filter_library(query, selected):
     return library_cards(library_entries(), query, selected)
 
@@ -299,10 +448,14 @@ dash.clientside_callback(
         return [!play, play ? 'Pause' : 'Play', {index: index, pos: pos, wall: performance.now()}];
     }
     """,
-    Output(ids.Replay.INTERVAL, "disabled"), Output(ids.Replay.PLAY, "children"),
+    Output(ids.Replay.INTERVAL, "disabled"),
+    Output(ids.Replay.PLAY, "children"),
     Output(ids.Replay.CLOCK, "data", allow_duplicate=True),
-    Input(ids.Replay.PLAY, "n_clicks"), State(ids.Replay.SLIDER, "value"), State(ids.Replay.FRAMES, "data"),
-    State(ids.Replay.CLOCK, "data"), prevent_initial_call=True,
+    Input(ids.Replay.PLAY, "n_clicks"),
+    State(ids.Replay.SLIDER, "value"),
+    State(ids.Replay.FRAMES, "data"),
+    State(ids.Replay.CLOCK, "data"),
+    prevent_initial_call=True,
 )
 
 # Play advances the replayed time by speed × wall time elapsed (not × ticks: a late tick
@@ -328,10 +481,15 @@ dash.clientside_callback(
         return [i, {index: i, pos: pos, wall: now}];
     }
     """,
-    Output(ids.Replay.SLIDER, "value"), Output(ids.Replay.CLOCK, "data"),
-    Input(ids.Replay.INTERVAL, "n_intervals"), Input(ids.Replay.NEXT_EVENT, "n_clicks"),
-    State(ids.Replay.SLIDER, "value"), State(ids.Replay.SPEED, "value"), State(ids.Replay.FRAMES, "data"),
-    State(ids.Replay.CLOCK, "data"), prevent_initial_call=True,
+    Output(ids.Replay.SLIDER, "value"),
+    Output(ids.Replay.CLOCK, "data"),
+    Input(ids.Replay.INTERVAL, "n_intervals"),
+    Input(ids.Replay.NEXT_EVENT, "n_clicks"),
+    State(ids.Replay.SLIDER, "value"),
+    State(ids.Replay.SPEED, "value"),
+    State(ids.Replay.FRAMES, "data"),
+    State(ids.Replay.CLOCK, "data"),
+    prevent_initial_call=True,
 )
 
 # The instant goes into the URL (replacing the history entry: the pages router must not
@@ -347,18 +505,23 @@ dash.clientside_callback(
         return [key, hrefs];
     }
     """,
-    Output(ids.Replay.URL_SYNC, "data"), Output(ids.nav_link(ALL), "href", allow_duplicate=True),
-    Input(ids.Replay.SLIDER, "value"), State(ids.Replay.FRAMES, "data"), State(ids.nav_link(ALL), "id"),
+    Output(ids.Replay.URL_SYNC, "data"),
+    Output(ids.nav_link(ALL), "href", allow_duplicate=True),
+    Input(ids.Replay.SLIDER, "value"),
+    State(ids.Replay.FRAMES, "data"),
+    State(ids.nav_link(ALL), "id"),
     prevent_initial_call=True,
 )
 
 
 @dash.callback(
-    Output(ids.Replay.INSTANT, "children"), Output(ids.Replay.MOMENT, "children"),
+    Output(ids.Replay.INSTANT, "children"),
+    Output(ids.Replay.MOMENT, "children"),
     Output(ids.Shell.VIEW_BANNER, "children", allow_duplicate=True),
     Output(ids.Shell.VIEW_BANNER, "className", allow_duplicate=True),
     Output(ids.Shell.VIEW_BANNER, "hidden", allow_duplicate=True),
-    Input(ids.Replay.URL_SYNC, "data"), prevent_initial_call="initial_duplicate",
+    Input(ids.Replay.URL_SYNC, "data"),
+    prevent_initial_call="initial_duplicate",
 )
 def show_instant(key: str | None):
     if not key:
@@ -371,8 +534,12 @@ def show_instant(key: str | None):
     return (f"{view.latest().ts:%Y-%m-%d %H:%M:%S} UTC", moment_rows(view), *banner(screen))
 
 
-@dash.callback(Output(ids.Replay.TWIN, "children"), Input(ids.Replay.RUN_TWIN, "n_clicks"),
-               State(ids.Replay.FRAMES, "data"), prevent_initial_call=True)
+@dash.callback(
+    Output(ids.Replay.TWIN, "children"),
+    Input(ids.Replay.RUN_TWIN, "n_clicks"),
+    State(ids.Replay.FRAMES, "data"),
+    prevent_initial_call=True,
+)
 def run_twin(_n, frames):
     if not frames:
         raise PreventUpdate
@@ -382,8 +549,12 @@ def run_twin(_n, frames):
         return html.P(str(exc), className="view-error")
 
 
-@dash.callback(Output(ids.Replay.CALIBRATION, "children"), Input(ids.Replay.CALIBRATE, "n_clicks"),
-               State(ids.Replay.FRAMES, "data"), prevent_initial_call=True)
+@dash.callback(
+    Output(ids.Replay.CALIBRATION, "children"),
+    Input(ids.Replay.CALIBRATE, "n_clicks"),
+    State(ids.Replay.FRAMES, "data"),
+    prevent_initial_call=True,
+)
 def run_calibration(_n, frames):
     if not frames:
         raise PreventUpdate

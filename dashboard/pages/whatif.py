@@ -23,16 +23,24 @@ import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.callbacks import inputs
 from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY
+from dashboard.auth import audit, callback_requires
+from dashboard.callbacks import inputs
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
-from dashboard.callbacks.dash_internals import PUSH_STATE_JS
-from dashboard.views.context import current_hub
-from dashboard.auth import audit, callback_requires
 from dashboard.present.static_html import to_html
+from dashboard.views.context import current_hub
 from dashboard.whatif.edits import (
-    CAP_SCOPES, FAIL_KINDS, SETPOINT_TARGETS, EditRejected, describe, job_names, kind_names, match_names, resolve_edits,
+    CAP_SCOPES,
+    FAIL_KINDS,
+    SETPOINT_TARGETS,
+    EditRejected,
+    describe,
+    job_names,
+    kind_names,
+    match_names,
+    resolve_edits,
 )
 from dashboard.whatif.outcome import BLAST_KINDS, blast_names, blast_radius, outcome, rack_changes
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
@@ -45,12 +53,28 @@ dash.register_page(__name__, path="/whatif", name="What-if", title="What-if · C
 W = ids.WhatIf
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["autoScale2d"]}
 MAX_OPTIONS = 60  # element choices sent per search (a site has 100k links)
-APPLY_BUTTONS = (W.APPLY_TYPE, W.APPLY_MOVE, W.APPLY_REMOVE, W.APPLY_FEEDS, W.APPLY_CDU, W.APPLY_CAP, W.APPLY_FAIL,
-                 W.APPLY_RESTORE, W.APPLY_SETPOINT, W.APPLY_WEATHER, W.APPLY_JOB)
+APPLY_BUTTONS = (
+    W.APPLY_TYPE,
+    W.APPLY_MOVE,
+    W.APPLY_REMOVE,
+    W.APPLY_FEEDS,
+    W.APPLY_CDU,
+    W.APPLY_CAP,
+    W.APPLY_FAIL,
+    W.APPLY_RESTORE,
+    W.APPLY_SETPOINT,
+    W.APPLY_WEATHER,
+    W.APPLY_JOB,
+)
 # what an answer to an edit updates: the edit list, the comparison, the floor, undo/redo, the time taken
 ANSWER_OUTPUTS = (
-    (W.EDIT_LIST, "children"), (W.COMPARISON_HTML, "data"), (W.FLOOR, "figure"), (W.UNDO, "disabled"),
-    (W.REDO, "disabled"), (W.ELAPSED, "children"), (W.FLOOR_SIGNATURE, "data"),
+    (W.EDIT_LIST, "children"),
+    (W.COMPARISON_HTML, "data"),
+    (W.FLOOR, "figure"),
+    (W.UNDO, "disabled"),
+    (W.REDO, "disabled"),
+    (W.ELAPSED, "children"),
+    (W.FLOOR_SIGNATURE, "data"),
 )
 _GRIDS: dict[int, tuple[object, list]] = {}
 FLOOR_COLOURS = ("max_gpu_temp_c", "rack_power_kw")  # the rack figures the twin's comparison gives per rack
@@ -84,8 +108,11 @@ def rack_types() -> list[str]:
 
 
 def busway_names(state, side: int) -> list[str]:
-    return [n for n, k, s in zip(state.power_name, state.power_kind, state.power_side)
-            if POWER_KINDS[k] == "busway" and s == side]
+    return [
+        n
+        for n, k, s in zip(state.power_name, state.power_kind, state.power_side)
+        if POWER_KINDS[k] == "busway" and s == side
+    ]
 
 
 # ------------------------------------------------------------------ layout
@@ -94,8 +121,11 @@ def _msg(control: str) -> html.Span:
 
 
 def _field(label: str, control, width: str | None = None) -> html.Label:
-    return html.Label([html.Span(label, className="whatif-label"), control], className="whatif-field",
-                      style={"minWidth": width} if width else None)
+    return html.Label(
+        [html.Span(label, className="whatif-label"), control],
+        className="whatif-field",
+        style={"minWidth": width} if width else None,
+    )
 
 
 def _button(control: str, text: str, kind: str = "") -> html.Button:
@@ -103,103 +133,270 @@ def _button(control: str, text: str, kind: str = "") -> html.Button:
 
 
 def _number(control: str, placeholder: str, step: float = 0.1) -> dcc.Input:
-    return dcc.Input(id=control, type="number", placeholder=placeholder, step=step, debounce=False, className="whatif-number")
+    return dcc.Input(
+        id=control, type="number", placeholder=placeholder, step=step, debounce=False, className="whatif-number"
+    )
 
 
 def scenario_bar(names: list[str], current: str | None, persistent: bool) -> html.Div:
-    return html.Div([
-        html.Div([
-            _field("scenario", dcc.Dropdown(id=W.SCENARIO, options=names, value=current, clearable=False,
-                                            placeholder="create one →"), "220px"),
-            _field("name", dcc.Input(id=W.NAME, type="text", placeholder="new name", maxLength=64, className="whatif-text")),
-            _button(W.NEW, "new"), _button(W.RENAME, "rename"), _button(W.DUPLICATE, "duplicate"),
-            _button(W.DELETE, "delete", "danger"),
-            html.Span("·", className="muted"),
-            _button(W.UNDO, "↶ undo"), _button(W.REDO, "↷ redo"),
-            html.Span("·", className="muted"),
-            _button(W.EXPORT, "export TOML"), dcc.Download(id=W.DOWNLOAD),
-            dcc.Upload(html.Button("import TOML", className="whatif-button"), id=W.IMPORT, accept=".toml,text/plain",
-                       max_size=256 * 1024),
-            html.Span(id=W.SCENARIO_MSG, className="whatif-msg", role="status"),
-        ], className="controls"),
-        html.Div("Scenarios are kept in memory until the database store is installed: they are lost on restart."
-                 if not persistent else "", id=W.STORE_NOTE, className="muted"),
-    ], className="panel whatif-bar")
+    return html.Div(
+        [
+            html.Div(
+                [
+                    _field(
+                        "scenario",
+                        dcc.Dropdown(
+                            id=W.SCENARIO, options=names, value=current, clearable=False, placeholder="create one →"
+                        ),
+                        "220px",
+                    ),
+                    _field(
+                        "name",
+                        dcc.Input(
+                            id=W.NAME, type="text", placeholder="new name", maxLength=64, className="whatif-text"
+                        ),
+                    ),
+                    _button(W.NEW, "new"),
+                    _button(W.RENAME, "rename"),
+                    _button(W.DUPLICATE, "duplicate"),
+                    _button(W.DELETE, "delete", "danger"),
+                    html.Span("·", className="muted"),
+                    _button(W.UNDO, "↶ undo"),
+                    _button(W.REDO, "↷ redo"),
+                    html.Span("·", className="muted"),
+                    _button(W.EXPORT, "export TOML"),
+                    dcc.Download(id=W.DOWNLOAD),
+                    dcc.Upload(
+                        html.Button("import TOML", className="whatif-button"),
+                        id=W.IMPORT,
+                        accept=".toml,text/plain",
+                        max_size=256 * 1024,
+                    ),
+                    html.Span(id=W.SCENARIO_MSG, className="whatif-msg", role="status"),
+                ],
+                className="controls",
+            ),
+            html.Div(
+                "Scenarios are kept in memory until the database store is installed: they are lost on restart."
+                if not persistent
+                else "",
+                id=W.STORE_NOTE,
+                className="muted",
+            ),
+        ],
+        className="panel whatif-bar",
+    )
 
 
 def selection_panel(state) -> html.Div:
-    return html.Div([
-        html.Div([
-            html.Strong("select racks by"),
-            _field("hall", dcc.Dropdown(id=W.HALL, options=state.hall_name, placeholder="hall"), "90px"),
-            _field("row", dcc.Dropdown(id=W.ROW, options=[], placeholder="row"), "120px"),
-            _field("name pattern", dcc.Input(id=W.PATTERN, type="text", placeholder="H4-R0*-K1?", maxLength=64,
-                                             className="whatif-text")),
-            _button(W.SELECT, "select"), _button(W.CLEAR, "clear"),
-        ], className="controls"),
-        html.Div(id=W.SELECTION_TEXT, className="whatif-selection"),
-        _msg(W.SELECT),
-    ], className="whatif-select")
+    return html.Div(
+        [
+            html.Div(
+                [
+                    html.Strong("select racks by"),
+                    _field("hall", dcc.Dropdown(id=W.HALL, options=state.hall_name, placeholder="hall"), "90px"),
+                    _field("row", dcc.Dropdown(id=W.ROW, options=[], placeholder="row"), "120px"),
+                    _field(
+                        "name pattern",
+                        dcc.Input(
+                            id=W.PATTERN, type="text", placeholder="H4-R0*-K1?", maxLength=64, className="whatif-text"
+                        ),
+                    ),
+                    _button(W.SELECT, "select"),
+                    _button(W.CLEAR, "clear"),
+                ],
+                className="controls",
+            ),
+            html.Div(id=W.SELECTION_TEXT, className="whatif-selection"),
+            _msg(W.SELECT),
+        ],
+        className="whatif-select",
+    )
 
 
 def rack_forms(state) -> html.Div:
     feeds_a, feeds_b = busway_names(state, 0), busway_names(state, 1)
-    return html.Div([
-        html.H3("Edit the selected racks"),
-        html.Div([_field("exceeded design ratings", dcc.RadioItems(
-            id=W.DESIGN_LIMITS, value="warn", inline=True, className="segmented",
-            options=[{"label": "show what breaks", "value": "warn"}, {"label": "refuse the edit", "value": "strict"}]))],
-            className="controls whatif-row"),
-        html.Div([_field("type", dcc.Dropdown(id=W.TYPE, options=rack_types(), placeholder="rack type"), "220px"),
-                  _button(W.APPLY_TYPE, "change type"), _msg(W.APPLY_TYPE)], className="controls whatif-row"),
-        html.Div([_field("x [m]", _number(W.MOVE_X, "x")), _field("y [m]", _number(W.MOVE_Y, "y")),
-                  _button(W.APPLY_MOVE, "move"), _button(W.APPLY_REMOVE, "remove", "danger"), _msg(W.APPLY_MOVE),
-                  _msg(W.APPLY_REMOVE)], className="controls whatif-row"),
-        html.Div([_field("A feed", dcc.Dropdown(id=W.FEED_A, options=feeds_a, placeholder="busway A"), "170px"),
-                  _field("B feed", dcc.Dropdown(id=W.FEED_B, options=feeds_b, placeholder="busway B"), "170px"),
-                  _button(W.APPLY_FEEDS, "reassign feeds"), _msg(W.APPLY_FEEDS)], className="controls whatif-row"),
-        html.Div([_field("in-row CDU", dcc.Dropdown(id=W.CDU, options=[], placeholder="type to search"), "170px"),
-                  _field("or loop", dcc.Dropdown(id=W.LOOP, options=state.loop_name, placeholder="loop"), "110px"),
-                  _button(W.APPLY_CDU, "reassign cooling"), _msg(W.APPLY_CDU)], className="controls whatif-row"),
-        html.Div([_field("cap for", dcc.RadioItems(id=W.CAP_SCOPE, options=list(CAP_SCOPES), value="racks", inline=True,
-                                                   className="segmented")),
-                  _field("GPU cap [W]", _number(W.CAP_W, "W", 10)), _button(W.APPLY_CAP, "set cap"), _msg(W.APPLY_CAP)],
-                 className="controls whatif-row"),
-    ], className="panel")
+    return html.Div(
+        [
+            html.H3("Edit the selected racks"),
+            html.Div(
+                [
+                    _field(
+                        "exceeded design ratings",
+                        dcc.RadioItems(
+                            id=W.DESIGN_LIMITS,
+                            value="warn",
+                            inline=True,
+                            className="segmented",
+                            options=[
+                                {"label": "show what breaks", "value": "warn"},
+                                {"label": "refuse the edit", "value": "strict"},
+                            ],
+                        ),
+                    )
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field("type", dcc.Dropdown(id=W.TYPE, options=rack_types(), placeholder="rack type"), "220px"),
+                    _button(W.APPLY_TYPE, "change type"),
+                    _msg(W.APPLY_TYPE),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field("x [m]", _number(W.MOVE_X, "x")),
+                    _field("y [m]", _number(W.MOVE_Y, "y")),
+                    _button(W.APPLY_MOVE, "move"),
+                    _button(W.APPLY_REMOVE, "remove", "danger"),
+                    _msg(W.APPLY_MOVE),
+                    _msg(W.APPLY_REMOVE),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field("A feed", dcc.Dropdown(id=W.FEED_A, options=feeds_a, placeholder="busway A"), "170px"),
+                    _field("B feed", dcc.Dropdown(id=W.FEED_B, options=feeds_b, placeholder="busway B"), "170px"),
+                    _button(W.APPLY_FEEDS, "reassign feeds"),
+                    _msg(W.APPLY_FEEDS),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field("in-row CDU", dcc.Dropdown(id=W.CDU, options=[], placeholder="type to search"), "170px"),
+                    _field("or loop", dcc.Dropdown(id=W.LOOP, options=state.loop_name, placeholder="loop"), "110px"),
+                    _button(W.APPLY_CDU, "reassign cooling"),
+                    _msg(W.APPLY_CDU),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field(
+                        "cap for",
+                        dcc.RadioItems(
+                            id=W.CAP_SCOPE, options=list(CAP_SCOPES), value="racks", inline=True, className="segmented"
+                        ),
+                    ),
+                    _field("GPU cap [W]", _number(W.CAP_W, "W", 10)),
+                    _button(W.APPLY_CAP, "set cap"),
+                    _msg(W.APPLY_CAP),
+                ],
+                className="controls whatif-row",
+            ),
+        ],
+        className="panel",
+    )
 
 
 def element_forms(state) -> html.Div:
-    return html.Div([
-        html.H3("Equipment and conditions"),
-        html.Div([_field("kind", dcc.Dropdown(id=W.FAIL_KIND, options=list(FAIL_KINDS), value="transformer",
-                                              clearable=False), "130px"),
-                  _field("element", dcc.Dropdown(id=W.FAIL_ELEMENT, options=[], placeholder="type to search"), "220px"),
-                  _button(W.APPLY_FAIL, "fail", "danger"), _button(W.APPLY_RESTORE, "restore"),
-                  _msg(W.APPLY_FAIL), _msg(W.APPLY_RESTORE)], className="controls whatif-row"),
-        html.Div([_field("supply setpoint of", dcc.RadioItems(id=W.SETPOINT_TARGET, options=list(SETPOINT_TARGETS),
-                                                              value="loops", inline=True, className="segmented")),
-                  _field("element", dcc.Dropdown(id=W.SETPOINT_ELEMENT, options=state.loop_name, placeholder="loop"), "140px"),
-                  _field("°C", _number(W.SETPOINT_C, "°C")), _button(W.APPLY_SETPOINT, "set"), _msg(W.APPLY_SETPOINT)],
-                 className="controls whatif-row"),
-        html.Div([_field("dry bulb [°C]", _number(W.DRY_BULB, "°C")), _field("wet bulb [°C]", _number(W.WET_BULB, "°C")),
-                  _button(W.APPLY_WEATHER, "set weather"), _msg(W.APPLY_WEATHER)], className="controls whatif-row"),
-        html.Div([_field("job", dcc.Dropdown(id=W.JOB, options=[{"label": "none", "value": ""}] + job_names(),
-                                             placeholder=state.default_job or "job"), "220px"),
-                  _button(W.APPLY_JOB, "run this job"), _msg(W.APPLY_JOB)], className="controls whatif-row"),
-    ], className="panel")
+    return html.Div(
+        [
+            html.H3("Equipment and conditions"),
+            html.Div(
+                [
+                    _field(
+                        "kind",
+                        dcc.Dropdown(id=W.FAIL_KIND, options=list(FAIL_KINDS), value="transformer", clearable=False),
+                        "130px",
+                    ),
+                    _field(
+                        "element", dcc.Dropdown(id=W.FAIL_ELEMENT, options=[], placeholder="type to search"), "220px"
+                    ),
+                    _button(W.APPLY_FAIL, "fail", "danger"),
+                    _button(W.APPLY_RESTORE, "restore"),
+                    _msg(W.APPLY_FAIL),
+                    _msg(W.APPLY_RESTORE),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field(
+                        "supply setpoint of",
+                        dcc.RadioItems(
+                            id=W.SETPOINT_TARGET,
+                            options=list(SETPOINT_TARGETS),
+                            value="loops",
+                            inline=True,
+                            className="segmented",
+                        ),
+                    ),
+                    _field(
+                        "element",
+                        dcc.Dropdown(id=W.SETPOINT_ELEMENT, options=state.loop_name, placeholder="loop"),
+                        "140px",
+                    ),
+                    _field("°C", _number(W.SETPOINT_C, "°C")),
+                    _button(W.APPLY_SETPOINT, "set"),
+                    _msg(W.APPLY_SETPOINT),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field("dry bulb [°C]", _number(W.DRY_BULB, "°C")),
+                    _field("wet bulb [°C]", _number(W.WET_BULB, "°C")),
+                    _button(W.APPLY_WEATHER, "set weather"),
+                    _msg(W.APPLY_WEATHER),
+                ],
+                className="controls whatif-row",
+            ),
+            html.Div(
+                [
+                    _field(
+                        "job",
+                        dcc.Dropdown(
+                            id=W.JOB,
+                            options=[{"label": "none", "value": ""}] + job_names(),
+                            placeholder=state.default_job or "job",
+                        ),
+                        "220px",
+                    ),
+                    _button(W.APPLY_JOB, "run this job"),
+                    _msg(W.APPLY_JOB),
+                ],
+                className="controls whatif-row",
+            ),
+        ],
+        className="panel",
+    )
 
 
 def blast_panel(trip_kind: str, trip_name: str | None) -> html.Div:
-    return html.Div([
-        html.H3("Blast radius: what trips with one element"),
-        html.Div([_field("kind", dcc.Dropdown(id=W.BLAST_KIND, options=list(BLAST_KINDS), value=trip_kind, clearable=False),
-                         "130px"),
-                  _field("element", dcc.Dropdown(id=W.BLAST_ELEMENT, options=[trip_name] if trip_name else [],
-                                                 value=trip_name, placeholder="type to search"), "220px"),
-                  _button(W.BLAST_RUN, "what if it trips?"), _button(W.BLAST_SHOW, "show on the floor")],
-                 className="controls"),
-        html.Div(id=W.BLAST_RESULT),
-    ], className="panel")
+    return html.Div(
+        [
+            html.H3("Blast radius: what trips with one element"),
+            html.Div(
+                [
+                    _field(
+                        "kind",
+                        dcc.Dropdown(id=W.BLAST_KIND, options=list(BLAST_KINDS), value=trip_kind, clearable=False),
+                        "130px",
+                    ),
+                    _field(
+                        "element",
+                        dcc.Dropdown(
+                            id=W.BLAST_ELEMENT,
+                            options=[trip_name] if trip_name else [],
+                            value=trip_name,
+                            placeholder="type to search",
+                        ),
+                        "220px",
+                    ),
+                    _button(W.BLAST_RUN, "what if it trips?"),
+                    _button(W.BLAST_SHOW, "show on the floor"),
+                ],
+                className="controls",
+            ),
+            html.Div(id=W.BLAST_RESULT),
+        ],
+        className="panel",
+    )
 
 
 @inputs.query_layout(scenario=lambda v: v, racks=lambda v: v, trip=lambda v: v)
@@ -211,7 +408,9 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
     selected: list[str] = []
     if racks:
         try:
-            selected = [state.rack_name[r] for r in match_names([p for p in racks.split(",") if p], state.rack_name, 0, "racks")]
+            selected = [
+                state.rack_name[r] for r in match_names([p for p in racks.split(",") if p], state.rack_name, 0, "racks")
+            ]
         except EditRejected:
             selected = []
     trip_kind, trip_name = "transformer", None
@@ -219,40 +418,84 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
         kind, name = trip.split(":", 1)
         if kind in BLAST_KINDS and name in blast_names(state, kind):
             trip_kind, trip_name = kind, name
-    return html.Div([
-        dcc.Location(id=W.URL, refresh=False),
-        dcc.Store(id=W.REVISION, data={"scenario": current, "n": 0}),
-        dcc.Store(id=W.SELECTED, data=selected),
-        dcc.Store(id=W.BLAST_RACKS, data=[]),
-        dcc.Store(id=W.FLOOR_SIGNATURE),
-        dcc.Store(id=W.COMPARISON_HTML),
-        html.Div([html.H1("What-if"),
-                  html.Span("edit a scenario: the twin projects it against the baseline (the site as built, no edits)",
-                            className="muted")], className="page-title"),
-        scenario_bar(names, current, getattr(store, "persistent", True)),
-        html.Div([
-            html.Div([html.Label("colour by", htmlFor=W.FLOOR_METRIC),
-                      dcc.RadioItems(id=W.FLOOR_METRIC, value=DEFAULT_COLOUR, inline=True, className="segmented",
-                                     options=[{"label": f"Δ {FLOOR_METRIC_BY_KEY[k].label}", "value": k}
-                                              for k in FLOOR_COLOURS]),
-                      html.Span(id=W.ELAPSED, className="muted whatif-elapsed")], className="controls"),
-            html.Div("scenario − baseline per rack: red hotter or more power, green cooler or less, grey unchanged "
-                     "(hover: by how much); hatched: dark in the scenario; click racks to select them, or drag a "
-                     "box or lasso", className="muted whatif-caption"),
-            dcc.Graph(id=W.FLOOR, config=GRAPH_CONFIG, figure={"layout": {"template": "clustertwin_dark", "height": 600}}),
-            selection_panel(state),
-        ], className="panel whatif-floor-panel"),
-        html.Div([
-            html.Div([
-                html.Div([html.H3("Edits, in order"), html.Ol(id=W.EDIT_LIST, className="whatif-edits")], className="panel"),
-                rack_forms(state), element_forms(state),
-            ], className="whatif-side"),
-            html.Div([
-                blast_panel(trip_kind, trip_name),
-                html.Div(id=W.COMPARISON, className="whatif-comparison"),
-            ], className="whatif-main"),
-        ], className="whatif-grid"),
-    ], className="page page-whatif")
+    return html.Div(
+        [
+            dcc.Location(id=W.URL, refresh=False),
+            dcc.Store(id=W.REVISION, data={"scenario": current, "n": 0}),
+            dcc.Store(id=W.SELECTED, data=selected),
+            dcc.Store(id=W.BLAST_RACKS, data=[]),
+            dcc.Store(id=W.FLOOR_SIGNATURE),
+            dcc.Store(id=W.COMPARISON_HTML),
+            html.Div(
+                [
+                    html.H1("What-if"),
+                    html.Span(
+                        "edit a scenario: the twin projects it against the baseline (the site as built, no edits)",
+                        className="muted",
+                    ),
+                ],
+                className="page-title",
+            ),
+            scenario_bar(names, current, getattr(store, "persistent", True)),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            html.Label("colour by", htmlFor=W.FLOOR_METRIC),
+                            dcc.RadioItems(
+                                id=W.FLOOR_METRIC,
+                                value=DEFAULT_COLOUR,
+                                inline=True,
+                                className="segmented",
+                                options=[
+                                    {"label": f"Δ {FLOOR_METRIC_BY_KEY[k].label}", "value": k} for k in FLOOR_COLOURS
+                                ],
+                            ),
+                            html.Span(id=W.ELAPSED, className="muted whatif-elapsed"),
+                        ],
+                        className="controls",
+                    ),
+                    html.Div(
+                        "scenario − baseline per rack: red hotter or more power, green cooler or less, grey unchanged "
+                        "(hover: by how much); hatched: dark in the scenario; click racks to select them, or drag a "
+                        "box or lasso",
+                        className="muted whatif-caption",
+                    ),
+                    dcc.Graph(
+                        id=W.FLOOR,
+                        config=GRAPH_CONFIG,
+                        figure={"layout": {"template": "clustertwin_dark", "height": 600}},
+                    ),
+                    selection_panel(state),
+                ],
+                className="panel whatif-floor-panel",
+            ),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            html.Div(
+                                [html.H3("Edits, in order"), html.Ol(id=W.EDIT_LIST, className="whatif-edits")],
+                                className="panel",
+                            ),
+                            rack_forms(state),
+                            element_forms(state),
+                        ],
+                        className="whatif-side",
+                    ),
+                    html.Div(
+                        [
+                            blast_panel(trip_kind, trip_name),
+                            html.Div(id=W.COMPARISON, className="whatif-comparison"),
+                        ],
+                        className="whatif-main",
+                    ),
+                ],
+                className="whatif-grid",
+            ),
+        ],
+        className="page page-whatif",
+    )
 
 
 # ------------------------------------------------------------------ scenario management
@@ -261,9 +504,16 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
     Output(W.SCENARIO, "value"),
     Output(W.SCENARIO_MSG, "children"),
     Output(W.REVISION, "data", allow_duplicate=True),
-    Input(W.NEW, "n_clicks"), Input(W.RENAME, "n_clicks"), Input(W.DUPLICATE, "n_clicks"), Input(W.DELETE, "n_clicks"),
-    Input(W.UNDO, "n_clicks"), Input(W.REDO, "n_clicks"), Input(W.IMPORT, "contents"), Input(W.SCENARIO, "value"),
-    State(W.NAME, "value"), State(W.REVISION, "data"),
+    Input(W.NEW, "n_clicks"),
+    Input(W.RENAME, "n_clicks"),
+    Input(W.DUPLICATE, "n_clicks"),
+    Input(W.DELETE, "n_clicks"),
+    Input(W.UNDO, "n_clicks"),
+    Input(W.REDO, "n_clicks"),
+    Input(W.IMPORT, "contents"),
+    Input(W.SCENARIO, "value"),
+    State(W.NAME, "value"),
+    State(W.REVISION, "data"),
     prevent_initial_call=True,
 )
 @callback_requires("operator", on=(W.NEW, W.RENAME, W.DUPLICATE, W.DELETE, W.UNDO, W.REDO, W.IMPORT))
@@ -305,8 +555,12 @@ def manage(_new, _rename, _dup, _delete, _undo, _redo, upload, current, name, re
     if trigger != W.SCENARIO:  # choosing a scenario changes nothing stored
         subject = deleted if trigger == W.DELETE else current
         after = {} if trigger == W.DELETE else (_audit_state(store, current) or {})
-        audit(f"scenario.{str(trigger).removeprefix('whatif-')}", f"scenario {subject}", before,
-              {"message": message, "edits": 0, **after})
+        audit(
+            f"scenario.{str(trigger).removeprefix('whatif-')}",
+            f"scenario {subject}",
+            before,
+            {"message": message, "edits": 0, **after},
+        )
     return store.names(), current, message, {"scenario": current, "n": n}
 
 
@@ -346,12 +600,17 @@ def _import(store, upload) -> str:
 def export(_n, current):
     if not current:
         return no_update
-    return {"content": export_toml(current, _store().edits(current)), "filename": f"{current}.toml", "type": "text/plain"}
+    return {
+        "content": export_toml(current, _store().edits(current)),
+        "filename": f"{current}.toml",
+        "type": "text/plain",
+    }
 
 
 # ------------------------------------------------------------------ edits
 def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
     """The edit an apply button makes from the form values (:class:`EditRejected` for missing input)."""
+
     def need_racks() -> list[str]:
         if not selected:
             raise EditRejected(None, "racks", "select racks on the floor first")
@@ -370,8 +629,12 @@ def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
     if trigger == W.APPLY_REMOVE:
         return {"op": "remove_rack", "racks": _compact(need_racks())}
     if trigger == W.APPLY_FEEDS:
-        return {"op": "set_rack_feeds", "racks": _compact(need_racks()), "feed_a": need("feed_a", "feed_a"),
-                "feed_b": form.get("feed_b") or ""}
+        return {
+            "op": "set_rack_feeds",
+            "racks": _compact(need_racks()),
+            "feed_a": need("feed_a", "feed_a"),
+            "feed_b": form.get("feed_b") or "",
+        }
     if trigger == W.APPLY_CDU:
         edit = {"op": "set_rack_cdu", "racks": _compact(need_racks())}
         if form.get("cdu"):
@@ -401,11 +664,17 @@ def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
     if trigger == W.APPLY_SETPOINT:
         target = form.get("setpoint_target") or "loops"
         value_key = "supply_temp_c" if target == "loops" else "supply_setpoint_c"
-        return {"op": "set_setpoint", target: [need("setpoint_element", target)],
-                value_key: need("setpoint_c", value_key)}
+        return {
+            "op": "set_setpoint",
+            target: [need("setpoint_element", target)],
+            value_key: need("setpoint_c", value_key),
+        }
     if trigger == W.APPLY_WEATHER:
-        return {"op": "set_weather", "outdoor_dry_bulb_c": need("dry", "outdoor_dry_bulb_c"),
-                "outdoor_wet_bulb_c": need("wet", "outdoor_wet_bulb_c")}
+        return {
+            "op": "set_weather",
+            "outdoor_dry_bulb_c": need("dry", "outdoor_dry_bulb_c"),
+            "outdoor_wet_bulb_c": need("wet", "outdoor_wet_bulb_c"),
+        }
     if trigger == W.APPLY_JOB:
         job = form.get("job")
         if job is None:
@@ -436,24 +705,57 @@ def _compact(racks: list[str]) -> list[str]:
     *[Output(ids.whatif_msg(b), "children") for b in APPLY_BUTTONS],
     *[Output(i, p, allow_duplicate=True) for i, p in ANSWER_OUTPUTS],
     *[Input(b, "n_clicks") for b in APPLY_BUTTONS],
-    State(W.SCENARIO, "value"), State(W.SELECTED, "data"), State(W.FLOOR_METRIC, "value"),
-    State(W.BLAST_RACKS, "data"), State(W.FLOOR_SIGNATURE, "data"),
-    State(W.TYPE, "value"), State(W.MOVE_X, "value"), State(W.MOVE_Y, "value"), State(W.FEED_A, "value"),
-    State(W.FEED_B, "value"), State(W.CDU, "value"), State(W.LOOP, "value"), State(W.CAP_SCOPE, "value"),
+    State(W.SCENARIO, "value"),
+    State(W.SELECTED, "data"),
+    State(W.FLOOR_METRIC, "value"),
+    State(W.BLAST_RACKS, "data"),
+    State(W.FLOOR_SIGNATURE, "data"),
+    State(W.TYPE, "value"),
+    State(W.MOVE_X, "value"),
+    State(W.MOVE_Y, "value"),
+    State(W.FEED_A, "value"),
+    State(W.FEED_B, "value"),
+    State(W.CDU, "value"),
+    State(W.LOOP, "value"),
+    State(W.CAP_SCOPE, "value"),
     State(W.CAP_W, "value"),
-    State(W.FAIL_KIND, "value"), State(W.FAIL_ELEMENT, "value"), State(W.SETPOINT_TARGET, "value"),
-    State(W.SETPOINT_ELEMENT, "value"), State(W.SETPOINT_C, "value"), State(W.DRY_BULB, "value"),
-    State(W.WET_BULB, "value"), State(W.JOB, "value"), State(W.DESIGN_LIMITS, "value"),
+    State(W.FAIL_KIND, "value"),
+    State(W.FAIL_ELEMENT, "value"),
+    State(W.SETPOINT_TARGET, "value"),
+    State(W.SETPOINT_ELEMENT, "value"),
+    State(W.SETPOINT_C, "value"),
+    State(W.DRY_BULB, "value"),
+    State(W.WET_BULB, "value"),
+    State(W.JOB, "value"),
+    State(W.DESIGN_LIMITS, "value"),
     prevent_initial_call=True,
 )
 @callback_requires("operator")
 def apply_edit(*args):
     """Check the edit a button makes against the whole list; store it and answer in the same update."""
     n_buttons = len(APPLY_BUTTONS)
-    scenario, selected, metric, blast, drawn = args[n_buttons:n_buttons + 5]
-    keys = ("type", "x", "y", "feed_a", "feed_b", "cdu", "loop", "cap_scope", "cap_w", "fail_kind", "fail_element",
-            "setpoint_target", "setpoint_element", "setpoint_c", "dry", "wet", "job", "design_limits")
-    form = dict(zip(keys, args[n_buttons + 5:]))
+    scenario, selected, metric, blast, drawn = args[n_buttons : n_buttons + 5]
+    keys = (
+        "type",
+        "x",
+        "y",
+        "feed_a",
+        "feed_b",
+        "cdu",
+        "loop",
+        "cap_scope",
+        "cap_w",
+        "fail_kind",
+        "fail_element",
+        "setpoint_target",
+        "setpoint_element",
+        "setpoint_c",
+        "dry",
+        "wet",
+        "job",
+        "design_limits",
+    )
+    form = dict(zip(keys, args[n_buttons + 5 :]))
     unchanged = (no_update,) * len(ANSWER_OUTPUTS)
     trigger = dash.ctx.triggered_id
     messages = [""] * n_buttons
@@ -468,8 +770,7 @@ def apply_edit(*args):
             resolve_edits(_state(), edits + [edit], "strict")
         outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
         store.push(scenario, edit)
-        audit("scenario.edit", f"scenario {scenario}", {"edits": len(edits)}, {"edits": len(edits) + 1,
-                                                                                 "edit": edit})
+        audit("scenario.edit", f"scenario {scenario}", {"edits": len(edits)}, {"edits": len(edits) + 1, "edit": edit})
     except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
         messages[slot] = html.Span(f"refused: {exc.field}: {exc.message}", className="status-critical")
         return *messages, *unchanged
@@ -512,10 +813,18 @@ def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
     if signature == drawn:  # the floor shows this already (an edit that changes no rack's figures)
         figure = no_update
     else:
-        figure = floor_of(result, metric, selected or [], blast or [],
-                          patch=isinstance(drawn, str) and drawn.split("|")[0] == layout_key, racks=racks)
+        figure = floor_of(
+            result,
+            metric,
+            selected or [],
+            blast or [],
+            patch=isinstance(drawn, str) and drawn.split("|")[0] == layout_key,
+            racks=racks,
+        )
     elapsed_ms = (time.perf_counter() - started) * 1000.0
-    items = [html.Li(describe(e), className="whatif-edit") for e in edits] or [html.Li("no edits yet: the scenario is the baseline", className="muted")]
+    items = [html.Li(describe(e), className="whatif-edit") for e in edits] or [
+        html.Li("no edits yet: the scenario is the baseline", className="muted")
+    ]
     # static markup: as Dash components the tables cost the browser about half a second per answer
     comparison = to_html(html.Div(comparison_children(result, scenario, problem), **{"data-edits": str(len(edits))}))
     return items, comparison, figure, not can_undo, not can_redo, f"answered in {elapsed_ms:,.0f} ms", signature
@@ -538,8 +847,17 @@ def floor_of(result, metric: str, selected: list[str], blast: list[str], patch: 
     changes["max_gpu_temp_c"], changes["rack_power_kw"] = racks.temp_delta_k, racks.power_delta_kw
     shown = changes[metric]
     build = whatif_floor_patch if patch else whatif_floor
-    return build(state, grids_for(state), changes, metric, shown, _rack_ids(state, selected), _rack_ids(state, blast),
-                 racks.dark, racks.edited)
+    return build(
+        state,
+        grids_for(state),
+        changes,
+        metric,
+        shown,
+        _rack_ids(state, selected),
+        _rack_ids(state, blast),
+        racks.dark,
+        racks.edited,
+    )
 
 
 # ------------------------------------------------------------------ selection
@@ -547,8 +865,14 @@ def floor_of(result, metric: str, selected: list[str], blast: list[str], patch: 
     Output(W.SELECTED, "data"),
     Output(W.SELECTION_TEXT, "children"),
     Output(ids.whatif_msg(W.SELECT), "children"),
-    Input(W.FLOOR, "clickData"), Input(W.FLOOR, "selectedData"), Input(W.SELECT, "n_clicks"), Input(W.CLEAR, "n_clicks"),
-    State(W.HALL, "value"), State(W.ROW, "value"), State(W.PATTERN, "value"), State(W.SELECTED, "data"),
+    Input(W.FLOOR, "clickData"),
+    Input(W.FLOOR, "selectedData"),
+    Input(W.SELECT, "n_clicks"),
+    Input(W.CLEAR, "n_clicks"),
+    State(W.HALL, "value"),
+    State(W.ROW, "value"),
+    State(W.PATTERN, "value"),
+    State(W.SELECTED, "data"),
     State(W.REVISION, "data"),
     prevent_initial_call=True,
 )
@@ -565,11 +889,17 @@ def select(click, box, _select, _clear, hall, row, pattern, selected, revision):
             message = html.Span("choose a hall or row, or type a name pattern", className="status-critical")
         else:
             try:
-                picked = match_names([p.strip() for p in str(chosen).split(",") if p.strip()], state.rack_name, 0, "pattern")
+                picked = match_names(
+                    [p.strip() for p in str(chosen).split(",") if p.strip()], state.rack_name, 0, "pattern"
+                )
                 selected = [state.rack_name[r] for r in picked]
             except EditRejected as exc:
                 message = html.Span(exc.message, className="status-critical")
-    elif trigger == W.FLOOR and dash.ctx.triggered_prop_ids and any(p.endswith("selectedData") for p in dash.ctx.triggered_prop_ids):
+    elif (
+        trigger == W.FLOOR
+        and dash.ctx.triggered_prop_ids
+        and any(p.endswith("selectedData") for p in dash.ctx.triggered_prop_ids)
+    ):
         points = (box or {}).get("points", []) if isinstance(box, dict) else []
         names = [p.get("text") for p in points if isinstance(p, dict) and p.get("text") in set(state.rack_name)]
         if names:
@@ -589,7 +919,9 @@ def selection_text(selected: list[str]) -> str:
     if not selected:
         return "no racks selected: click racks, drag a box or lasso on the floor, or select by hall, row or pattern"
     shown = ", ".join(_compact(selected)[:6])
-    return f"{len(selected)} rack{'s' if len(selected) != 1 else ''} selected: {shown}" + (" …" if len(_compact(selected)) > 6 else "")
+    return f"{len(selected)} rack{'s' if len(selected) != 1 else ''} selected: {shown}" + (
+        " …" if len(_compact(selected)) > 6 else ""
+    )
 
 
 def _scenario_state(revision):
@@ -641,7 +973,8 @@ def _search(names: list[str], text: str | None, value: str | None) -> list[str]:
 
 @dash.callback(
     Output(W.FAIL_ELEMENT, "options"),
-    Input(W.FAIL_KIND, "value"), Input(W.FAIL_ELEMENT, "search_value"),
+    Input(W.FAIL_KIND, "value"),
+    Input(W.FAIL_ELEMENT, "search_value"),
     State(W.FAIL_ELEMENT, "value"),
 )
 def fail_options(kind, text, value):
@@ -652,7 +985,8 @@ def fail_options(kind, text, value):
 
 @dash.callback(
     Output(W.CDU, "options"),
-    Input(W.CDU, "search_value"), Input(W.SELECTED, "data"),
+    Input(W.CDU, "search_value"),
+    Input(W.SELECTED, "data"),
     State(W.CDU, "value"),
 )
 def cdu_options(text, selected, value):
@@ -675,7 +1009,8 @@ def setpoint_options(target):
 
 @dash.callback(
     Output(W.BLAST_ELEMENT, "options"),
-    Input(W.BLAST_KIND, "value"), Input(W.BLAST_ELEMENT, "search_value"),
+    Input(W.BLAST_KIND, "value"),
+    Input(W.BLAST_ELEMENT, "search_value"),
     State(W.BLAST_ELEMENT, "value"),
 )
 def blast_options(kind, text, value):
@@ -688,8 +1023,11 @@ def blast_options(kind, text, value):
 @dash.callback(
     Output(W.BLAST_RESULT, "children"),
     Output(W.BLAST_RACKS, "data"),
-    Input(W.BLAST_RUN, "n_clicks"), Input(W.BLAST_SHOW, "n_clicks"),
-    State(W.BLAST_KIND, "value"), State(W.BLAST_ELEMENT, "value"), State(W.REVISION, "data"),
+    Input(W.BLAST_RUN, "n_clicks"),
+    Input(W.BLAST_SHOW, "n_clicks"),
+    State(W.BLAST_KIND, "value"),
+    State(W.BLAST_ELEMENT, "value"),
+    State(W.REVISION, "data"),
 )
 def run_blast(_run, _show, kind, element, revision):
     """What tripping the chosen element takes out (on opening, for an element named in the address)."""
@@ -713,19 +1051,34 @@ def blast_children(blast: dict) -> html.Div:
         return ", ".join(_compact(racks)[:12]) + (" …" if len(_compact(racks)) > 12 else "") if racks else "none"
 
     jobs = ", ".join(f"{j['name']} ({j['lost_tokens_per_s']:,.0f} tokens/s)" for j in blast["jobs"]) or "none"
-    return html.Div([
-        html.Dl([html.Dt("trips"), html.Dd(f"{blast['kind']} {blast['element']}"),
-                 html.Dt("racks it feeds or cools"), html.Dd(f"{blast['n_racks_fed']:,}"),
-                 html.Dt("racks dark"), html.Dd(f"{blast['n_racks_dark']:,}: {names(blast['racks_dark'])}",
-                                                id="whatif-blast-dark"),
-                 html.Dt("racks throttled"), html.Dd(f"{len(blast['racks_throttled']):,}: {names(blast['racks_throttled'])}"),
-                 html.Dt("GPUs down or off"), html.Dd(f"{blast['n_gpus_down'] + blast['n_gpus_off']:,}", id="whatif-blast-gpus"),
-                 html.Dt("GPUs throttled"), html.Dd(f"{blast['n_gpus_throttled']:,}"),
-                 html.Dt("jobs hit"), html.Dd(jobs),
-                 html.Dt("tokens/s lost"), html.Dd(f"{blast['lost_tokens_per_s']:,.0f}", id="whatif-blast-tokens"),
-                 html.Dt("IT power lost"), html.Dd(f"{blast['it_power_lost_mw']:,.2f} MW")], className="kv"),
-        html.Div("press “show on the floor” to outline the racks dark or throttled (magenta)", className="muted"),
-    ])
+    return html.Div(
+        [
+            html.Dl(
+                [
+                    html.Dt("trips"),
+                    html.Dd(f"{blast['kind']} {blast['element']}"),
+                    html.Dt("racks it feeds or cools"),
+                    html.Dd(f"{blast['n_racks_fed']:,}"),
+                    html.Dt("racks dark"),
+                    html.Dd(f"{blast['n_racks_dark']:,}: {names(blast['racks_dark'])}", id="whatif-blast-dark"),
+                    html.Dt("racks throttled"),
+                    html.Dd(f"{len(blast['racks_throttled']):,}: {names(blast['racks_throttled'])}"),
+                    html.Dt("GPUs down or off"),
+                    html.Dd(f"{blast['n_gpus_down'] + blast['n_gpus_off']:,}", id="whatif-blast-gpus"),
+                    html.Dt("GPUs throttled"),
+                    html.Dd(f"{blast['n_gpus_throttled']:,}"),
+                    html.Dt("jobs hit"),
+                    html.Dd(jobs),
+                    html.Dt("tokens/s lost"),
+                    html.Dd(f"{blast['lost_tokens_per_s']:,.0f}", id="whatif-blast-tokens"),
+                    html.Dt("IT power lost"),
+                    html.Dd(f"{blast['it_power_lost_mw']:,.2f} MW"),
+                ],
+                className="kv",
+            ),
+            html.Div("press “show on the floor” to outline the racks dark or throttled (magenta)", className="muted"),
+        ]
+    )
 
 
 # Sets the comparison's markup into its container and makes its links navigate inside the app.
@@ -746,6 +1099,7 @@ dash.clientside_callback(
             });
         }
     }
-    """ % (W.COMPARISON, PUSH_STATE_JS),
+    """
+    % (W.COMPARISON, PUSH_STATE_JS),
     Input(W.COMPARISON_HTML, "data"),
 )

@@ -26,7 +26,7 @@ def text_colour(background: str) -> str:
     if match:
         r, g, b = (int(x) for x in match.groups())
     else:
-        r, g, b = (int(background[i:i + 2], 16) for i in (1, 3, 5))
+        r, g, b = (int(background[i : i + 2], 16) for i in (1, 3, 5))
     luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
     return "#000000" if luminance > 140 else "#ffffff"
 

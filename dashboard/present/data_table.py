@@ -36,7 +36,9 @@ def _cell(row: dict, col: Column) -> html.Td:
     return html.Td(content, className="num" if col.fmt else None)
 
 
-def data_table(rows: list[dict], columns: tuple[Column, ...], empty: str = "nothing to show", table_id: str | None = None) -> html.Div:
+def data_table(
+    rows: list[dict], columns: tuple[Column, ...], empty: str = "nothing to show", table_id: str | None = None
+) -> html.Div:
     """A ``table.data`` of ``rows``; ``empty`` text when there are none.  A row's ``row_class`` styles its line."""
     if not rows:
         return html.Div(empty, className="empty", id=table_id) if table_id else html.Div(empty, className="empty")

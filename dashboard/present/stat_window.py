@@ -33,8 +33,9 @@ class WindowStat:
         return math.isfinite(self.mean) and self.high - self.low <= 0.02 * max(abs(self.mean), 1e-9)
 
 
-def window_stat(trend: pd.DataFrame, column: str, window_s: float = STAT_WINDOW_S,
-                latest: float = math.nan) -> WindowStat:
+def window_stat(
+    trend: pd.DataFrame, column: str, window_s: float = STAT_WINDOW_S, latest: float = math.nan
+) -> WindowStat:
     """Stat of ``column`` over the last ``window_s`` of ``trend`` (indexed by UTC time); ``latest`` if empty."""
     if trend is None or trend.empty or column not in trend:
         return WindowStat(latest, latest, latest, ())
@@ -44,5 +45,6 @@ def window_stat(trend: pd.DataFrame, column: str, window_s: float = STAT_WINDOW_
     if recent.size == 0:
         return WindowStat(latest, latest, latest, ())
     step = max(1, recent.size // SPARK_POINTS)
-    return WindowStat(float(recent.mean()), float(recent.min()), float(recent.max()),
-                      tuple(float(v) for v in recent[::step]))
+    return WindowStat(
+        float(recent.mean()), float(recent.min()), float(recent.max()), tuple(float(v) for v in recent[::step])
+    )

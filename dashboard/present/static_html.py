@@ -51,8 +51,13 @@ def to_html(node) -> str:
     if not isinstance(node, Component):
         raise TypeError(f"static_html: cannot render {type(node).__name__}")
     props = {key: getattr(node, key) for key in node._prop_names if getattr(node, key, None) is not None}
-    props.update({key: value for key, value in vars(node).items()  # wildcard attributes (data-*, aria-*)
-                  if key.startswith(("data-", "aria-")) and value is not None})
+    props.update(
+        {
+            key: value
+            for key, value in vars(node).items()  # wildcard attributes (data-*, aria-*)
+            if key.startswith(("data-", "aria-")) and value is not None
+        }
+    )
     if node._namespace == "dash_core_components" and node._type == "Link":
         return f"<a data-dash-link{_attributes(props)}>{to_html(props.get('children'))}</a>"
     if node._namespace != "dash_html_components":

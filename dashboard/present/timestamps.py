@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def aware(ts: datetime | None) -> datetime | None:
     """Timezone-aware UTC (databases such as SQLite hand back naive UTC datetimes)."""
     if ts is None:
         return None
-    return ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
 
 
 def normalise_alert(alert: dict) -> dict:

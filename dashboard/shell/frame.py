@@ -8,17 +8,18 @@ its time instead of an age, and every in-app link keeps the view parameters.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dash
 from dash import ALL, Input, Output, dcc, html
 
 from dashboard import ids
+from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.components.data_age import DEAD_AFTER_S, STALE_AFTER_S, age_badges, format_age
 from dashboard.components.nav import PAGES, nav_bar
-from dashboard.components.search_box import register_callbacks as register_search, search_box
+from dashboard.components.search_box import register_callbacks as register_search
+from dashboard.components.search_box import search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
-from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.views.context import VIEW_PARAMS, current_hub, selection, selection_from_url
 from dashboard.views.registry import ViewUnavailable, screen_for
 
@@ -33,18 +34,25 @@ def layout(site_name: str, tick_ms: int = TICK_MS, account=None) -> html.Div:
     header = html.Header(
         [
             html.Div(
-                [html.Span("ClusterTwin", className="brand"), html.Span(site_name, id=ids.Shell.SITE_NAME, className="site-name")],
+                [
+                    html.Span("ClusterTwin", className="brand"),
+                    html.Span(site_name, id=ids.Shell.SITE_NAME, className="site-name"),
+                ],
                 className="brand-block",
             ),
             nav_bar(),
             search_box(),
             html.Div(
-                [html.Span(id=ids.Shell.CLOCK, className="clock"), html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages"),
-                 *([account] if account is not None else [])],
+                [
+                    html.Span(id=ids.Shell.CLOCK, className="clock"),
+                    html.Div(id=ids.Shell.SOURCE_AGES, className="source-ages"),
+                    *([account] if account is not None else []),
+                ],
                 className="status-block",
             ),
-            html.Div(id=ids.Shell.VIEW_BANNER, className="view-banner", hidden=True, role="status",
-                     **{"aria-live": "polite"}),
+            html.Div(
+                id=ids.Shell.VIEW_BANNER, className="view-banner", hidden=True, role="status", **{"aria-live": "polite"}
+            ),
         ],
         id=ids.Shell.HEADER,
         className="header",
@@ -65,7 +73,7 @@ def snapshot_age_s(snapshot_ts: datetime | None, now: datetime | None = None) ->
     """Seconds since the snapshot time (inf without a snapshot)."""
     if snapshot_ts is None:
         return math.inf
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return max(0.0, (now - snapshot_ts).total_seconds())
 
 
@@ -75,7 +83,7 @@ def status_view(snapshot_ts: datetime | None, source_ages_s: dict[str, float], n
     if snapshot_ts is None:
         clock = "no data yet"
     else:
-        clock = f"{snapshot_ts.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC · {format_age(age)} old"
+        clock = f"{snapshot_ts.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC · {format_age(age)} old"
     main_class = "main"
     if age >= DEAD_AFTER_S:
         main_class = "main is-dead"

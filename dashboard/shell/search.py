@@ -17,8 +17,17 @@ from twin.site.tables import SiteTables
 
 MAX_QUERY_CHARS = 100
 MAX_HITS = 10
-KIND_LABEL = {"rack": "rack", "node": "host", "gpu": "GPU", "cdu": "CDU", "loop": "loop", "power": "power",
-              "source": "source", "switch": "switch", "job": "job"}
+KIND_LABEL = {
+    "rack": "rack",
+    "node": "host",
+    "gpu": "GPU",
+    "cdu": "CDU",
+    "loop": "loop",
+    "power": "power",
+    "source": "source",
+    "switch": "switch",
+    "job": "job",
+}
 
 
 @dataclass(frozen=True)
@@ -42,9 +51,16 @@ class SearchIndex:
         gpu_names = [f"{state.node_name[n]}/gpu{int(i)}" for n, i in zip(state.gpu_node, state.gpu_index)]
         self._kinds: list[tuple[str, list[str], np.ndarray]] = [
             (kind, names, np.char.lower(np.array(names, dtype=str)) if names else np.array([], dtype=str))
-            for kind, names in (("rack", state.rack_name), ("node", state.node_name), ("cdu", state.cdu_name),
-                                ("loop", state.loop_name), ("power", state.power_name),
-                                ("source", state.source_name), ("switch", state.switch_name), ("gpu", gpu_names))
+            for kind, names in (
+                ("rack", state.rack_name),
+                ("node", state.node_name),
+                ("cdu", state.cdu_name),
+                ("loop", state.loop_name),
+                ("power", state.power_name),
+                ("source", state.source_name),
+                ("switch", state.switch_name),
+                ("gpu", gpu_names),
+            )
         ]
 
     def find(self, query: str, jobs: list[str] | tuple[str, ...] = (), limit: int = MAX_HITS) -> list[Hit]:

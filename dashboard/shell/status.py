@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ingest.live.alert_rules import SEVERITY_RANK
-
 
 
 @dataclass
@@ -42,13 +41,13 @@ def _silenced(alert: dict, now: datetime) -> bool:
 
 def needs_attention(alert: dict, now: datetime | None = None) -> bool:
     """Open, not acknowledged and not silenced: what an operator still has to look at."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return alert.get("cleared_at") is None and not alert.get("acknowledged") and not _silenced(alert, now)
 
 
 def alert_counts(alerts: list[dict], now: datetime | None = None) -> dict[str, int]:
     """Open alerts per severity, how many need attention, and how many cause groups are open."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     counts = {"critical": 0, "warning": 0, "info": 0, "open": 0, "need_attention": 0, "groups": 0}
     groups = set()
     for alert in alerts:
@@ -89,14 +88,28 @@ def group_alerts(alerts: list[dict]) -> list[AlertGroup]:
         group.power_mw = max((float(i.get("power_mw", 0.0)) for i in impacts), default=0.0)
         group.raised_at = min((m["raised_at"] for m in members if m.get("raised_at") is not None), default=None)
         group.children.sort(key=_alert_order)
-    return sorted(by_key.values(), key=lambda g: (SEVERITY_RANK.get(g.severity, 3), -g.tokens_per_s, -g.gpus,
-                                                  -g.power_mw, g.root.get("entity_name", ""), g.key))
+    return sorted(
+        by_key.values(),
+        key=lambda g: (
+            SEVERITY_RANK.get(g.severity, 3),
+            -g.tokens_per_s,
+            -g.gpus,
+            -g.power_mw,
+            g.root.get("entity_name", ""),
+            g.key,
+        ),
+    )
 
 
 def _alert_order(alert: dict) -> tuple:
     impact = alert.get("impact") or {}
-    return (SEVERITY_RANK.get(alert.get("severity"), 3), -float(impact.get("tokens_per_s", 0.0)),
-            -int(impact.get("gpus", 0)), alert.get("entity_name", ""), alert.get("id") or 0)
+    return (
+        SEVERITY_RANK.get(alert.get("severity"), 3),
+        -float(impact.get("tokens_per_s", 0.0)),
+        -int(impact.get("gpus", 0)),
+        alert.get("entity_name", ""),
+        alert.get("id") or 0,
+    )
 
 
 @dataclass(frozen=True)
@@ -146,10 +159,26 @@ def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
         rate = f"{value:,.0f} tokens/s" if isinstance(value, (int, float)) and math.isfinite(value) else "no rate"
         verb = "stalled" if "stalled" in alert.get("message", "") else "slowed"
         job_lines.append(f"{alert.get('entity_name')} {verb}{when}, {rate}")
-    return Banner(worst.severity, headline, " · ".join(parts) or "site-wide", "; ".join(job_lines) or
-                  "jobs unaffected", root.get("entity_kind", ""), root.get("entity_name", ""), len(groups) - 1)
+    return Banner(
+        worst.severity,
+        headline,
+        " · ".join(parts) or "site-wide",
+        "; ".join(job_lines) or "jobs unaffected",
+        root.get("entity_kind", ""),
+        root.get("entity_name", ""),
+        len(groups) - 1,
+    )
 
 
 def _kind_label(kind: str) -> str:
-    return {"cdu": "CDU", "gpu": "GPU", "job": "Job", "loop": "Loop", "power": "Power", "rack": "Rack",
-            "site": "Site", "source": "Source", "switch": "Switch"}.get(kind, kind.capitalize())
+    return {
+        "cdu": "CDU",
+        "gpu": "GPU",
+        "job": "Job",
+        "loop": "Loop",
+        "power": "Power",
+        "rack": "Rack",
+        "site": "Site",
+        "source": "Source",
+        "switch": "Switch",
+    }.get(kind, kind.capitalize())

@@ -41,6 +41,7 @@ def register(page: str, builder: Builder) -> None:
 
 def signature(screen) -> list:
     """What a section shows: both keys, the mode and both snapshot times."""
+
     def ts(view):
         snapshot = view.latest()
         return snapshot.ts.isoformat() if snapshot is not None else None
@@ -53,8 +54,10 @@ def section(page: str, screen) -> html.Div | None:
     if screen.compare is None:
         return None
     return html.Div(
-        [dcc.Store(id=signature_id(page), data=signature(screen)),
-         html.Div(_BUILDERS[page](screen), id=section_id(page))],
+        [
+            dcc.Store(id=signature_id(page), data=signature(screen)),
+            html.Div(_BUILDERS[page](screen), id=section_id(page)),
+        ],
         className="compare-section",
     )
 
@@ -100,8 +103,16 @@ def _delta_class(value: float) -> str:
 def header(screen) -> html.Div:
     """Which view is A and which is B, above a comparison."""
     mode = "difference A − B" if screen.diff else "side by side"
-    return html.Div([html.Strong("A "), screen.view.label, html.Strong("  ·  B "), screen.compare.label,
-                     html.Span(f"  ·  {mode}", className="compare-note")], className="compare-head")
+    return html.Div(
+        [
+            html.Strong("A "),
+            screen.view.label,
+            html.Strong("  ·  B "),
+            screen.compare.label,
+            html.Span(f"  ·  {mode}", className="compare-note"),
+        ],
+        className="compare-head",
+    )
 
 
 def numbers_table(rows: list[tuple[str, str, int, float, float]], screen) -> html.Table:
@@ -112,25 +123,40 @@ def numbers_table(rows: list[tuple[str, str, int, float, float]], screen) -> htm
     body = []
     for label, unit, digits, a, b in rows:
         d = delta(a, b)
-        cells = {"A": html.Td(fmt_number(a, digits), className="num"), "B": html.Td(fmt_number(b, digits), className="num"),
-                 "A − B": html.Td(fmt_number(d, digits, signed=True), className=_delta_class(d))}
+        cells = {
+            "A": html.Td(fmt_number(a, digits), className="num"),
+            "B": html.Td(fmt_number(b, digits), className="num"),
+            "A − B": html.Td(fmt_number(d, digits, signed=True), className=_delta_class(d)),
+        }
         body.append(html.Tr([html.Td(label), html.Td(unit, className="muted")] + [cells[c] for c in cols]))
     return html.Table([html.Thead(html.Tr(head)), html.Tbody(body)], className="data compare-table")
 
 
-def entities_table(names: list[str], hrefs: list[str | None], columns: list[tuple[str, int, np.ndarray, np.ndarray]],
-                   screen, entity: str = "rack") -> html.Table:
+def entities_table(
+    names: list[str],
+    hrefs: list[str | None],
+    columns: list[tuple[str, int, np.ndarray, np.ndarray]],
+    screen,
+    entity: str = "rack",
+) -> html.Table:
     """One row per entity; per column (label, digits, A values, B values) the A, B and A − B cells."""
     head = [html.Th(entity)]
     for label, *_ in columns:
-        head += [html.Th(f"{label} A", className="num"), html.Th("B", className="num"), html.Th("A − B", className="num")]
+        head += [
+            html.Th(f"{label} A", className="num"),
+            html.Th("B", className="num"),
+            html.Th("A − B", className="num"),
+        ]
     body = []
     for i, name in enumerate(names):
         cells = [html.Td(dcc.Link(name, href=hrefs[i]) if hrefs[i] else name)]
         for _, digits, a, b in columns:
             d = delta(a[i], b[i])
-            cells += [html.Td(fmt_number(a[i], digits), className="num"), html.Td(fmt_number(b[i], digits), className="num"),
-                      html.Td(fmt_number(d, digits, signed=True), className=_delta_class(d))]
+            cells += [
+                html.Td(fmt_number(a[i], digits), className="num"),
+                html.Td(fmt_number(b[i], digits), className="num"),
+                html.Td(fmt_number(d, digits, signed=True), className=_delta_class(d)),
+            ]
         body.append(html.Tr(cells))
     return html.Table([html.Thead(html.Tr(head)), html.Tbody(body)], className="data compare-table")
 

@@ -50,14 +50,16 @@ def current_hub():
 
 def parse_selection(params: dict) -> ViewSelection:
     """The selection from query parameters (values may be lists, as ``parse_qs`` gives)."""
+
     def one(name):
         value = params.get(name)
         if isinstance(value, (list, tuple)):
             value = value[0] if value else None
         return value.strip() if isinstance(value, str) and value.strip() else None
 
-    return ViewSelection(view=one("view") or "live", compare=one("compare"),
-                         diff=(one("diff") or "").lower() in ("1", "true", "yes"))
+    return ViewSelection(
+        view=one("view") or "live", compare=one("compare"), diff=(one("diff") or "").lower() in ("1", "true", "yes")
+    )
 
 
 def selection_from_url(url: str | None) -> ViewSelection:

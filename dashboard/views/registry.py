@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 
 import pandas as pd
@@ -47,13 +47,23 @@ class ScenarioView(SettledView):
         scenario = load_scenario(path, state)
         times: list = []
         rows: list[tuple] = []
-        snap, detail, job = run_scenario(state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s))))
+        snap, detail, job = run_scenario(
+            state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s)))
+        )
         if job is not None:
             evaluate_settled_job(state, snap, job)
             rows[-1] = trend_row(snap)  # the job is evaluated on the settled state only
-        trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=timezone.utc, name="ts"), columns=list(TREND_COLUMNS))
-        super().__init__(state, format_view_key(ViewKey(SCENARIO, path.stem)), scenario.name, scenario.description,
-                         ViewTick(snap, detail), trend, [job] if job is not None else [], _alerts_of(state, snap, detail))
+        trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=UTC, name="ts"), columns=list(TREND_COLUMNS))
+        super().__init__(
+            state,
+            format_view_key(ViewKey(SCENARIO, path.stem)),
+            scenario.name,
+            scenario.description,
+            ViewTick(snap, detail),
+            trend,
+            [job] if job is not None else [],
+            _alerts_of(state, snap, detail),
+        )
         self.path = path
 
 
@@ -183,9 +193,18 @@ def unavailable_page(message: str):
     from dashboard import ids
 
     return html.Div(
-        [html.H1("View not available"), html.P(message, id=ids.Shell.VIEW_ERROR, className="view-error"),
-         html.P(["Scenarios: "] + [item for name in available_scenarios()
-                                   for item in (dcc.Link(name, href=f"?view=scenario:{name}"), " ")]
-                + [" · ", dcc.Link("back to live", href="?")])],
+        [
+            html.H1("View not available"),
+            html.P(message, id=ids.Shell.VIEW_ERROR, className="view-error"),
+            html.P(
+                ["Scenarios: "]
+                + [
+                    item
+                    for name in available_scenarios()
+                    for item in (dcc.Link(name, href=f"?view=scenario:{name}"), " ")
+                ]
+                + [" · ", dcc.Link("back to live", href="?")]
+            ),
+        ],
         className="page page-view-unavailable",
     )

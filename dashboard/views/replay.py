@@ -24,7 +24,7 @@ import dataclasses
 import math
 import threading
 from collections import OrderedDict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -132,10 +132,13 @@ class IncidentRecording:
             return twin
         scale = tokens / twin.tokens_per_s if twin.tokens_per_s > 0 else (1.0 if tokens == 0 else math.nan)
         return dataclasses.replace(
-            twin, tokens_per_s=tokens, step_time_s=step if math.isfinite(step) else twin.step_time_s,
+            twin,
+            tokens_per_s=tokens,
+            step_time_s=step if math.isfinite(step) else twin.step_time_s,
             mfu_frac=twin.mfu_frac * scale if math.isfinite(scale) else math.nan,
             gpu_model_tflops=twin.gpu_model_tflops * scale if math.isfinite(scale) else math.nan,
-            goodput_tokens_per_s=twin.goodput_tokens_per_s * scale if math.isfinite(scale) else math.nan)
+            goodput_tokens_per_s=twin.goodput_tokens_per_s * scale if math.isfinite(scale) else math.nan,
+        )
 
     def _build_snapshot(self, i: int) -> Snapshot:
         s, rec = self.state, self.rec
@@ -154,12 +157,19 @@ class IncidentRecording:
         ids = rec.gpu_ids
         if ids.size:
             g = {k: v[i] for k, v in rec.gpu.items()}
-            temp[ids], power[ids], util[ids], throttle[ids] = (g["gpu_temp_c"], g["gpu_power_w"], g["gpu_util_frac"],
-                                                               g["throttle_frac"])
+            temp[ids], power[ids], util[ids], throttle[ids] = (
+                g["gpu_temp_c"],
+                g["gpu_power_w"],
+                g["gpu_util_frac"],
+                g["throttle_frac"],
+            )
             hbm[ids], clock[ids] = g["hbm_temp_c"], g["sm_clock_mhz"]
             xid[ids] = np.nan_to_num(g["last_xid_code"]).astype(np.int16)
-            state[ids] = np.where(~(g["gpu_power_w"] > 0), GPU_DOWN,
-                                  np.where(g["throttle_frac"] < THROTTLED_BELOW_FRAC, GPU_THROTTLED, GPU_OK))
+            state[ids] = np.where(
+                ~(g["gpu_power_w"] > 0),
+                GPU_DOWN,
+                np.where(g["throttle_frac"] < THROTTLED_BELOW_FRAC, GPU_THROTTLED, GPU_OK),
+            )
         nodes_off = np.asarray(row["nodes_off"] if row["nodes_off"] is not None else [], dtype=np.int64)
         if nodes_off.size:
             state[np.isin(s.gpu_node, nodes_off)] = GPU_OFF
@@ -171,30 +181,49 @@ class IncidentRecording:
         nan = lambda n: np.full(n, np.nan)  # noqa: E731
         it, facility = float(row["it_power_mw"]), float(row["facility_power_mw"])
         source_live = np.ones(n_sources, dtype=bool)
-        source_live[np.asarray(row["failed_sources"] if row["failed_sources"] is not None else [], dtype=np.int64)] = False
+        source_live[np.asarray(row["failed_sources"] if row["failed_sources"] is not None else [], dtype=np.int64)] = (
+            False
+        )
         soc = frame("source", "battery_soc_frac", n_sources)
         capacity_mw, _ = generation_capacity_mw(s.source_kind, s.source_capacity_mw, source_live, soc)
         return Snapshot(
-            ts=rec.ts[i], gpu_temp_c=temp, hbm_temp_c=hbm, gpu_power_w=power, gpu_util_frac=util,
-            sm_clock_mhz=clock, throttle_frac=throttle, gpu_state=state, last_xid_code=xid,
+            ts=rec.ts[i],
+            gpu_temp_c=temp,
+            hbm_temp_c=hbm,
+            gpu_power_w=power,
+            gpu_util_frac=util,
+            sm_clock_mhz=clock,
+            throttle_frac=throttle,
+            gpu_state=state,
+            last_xid_code=xid,
             rack_power_kw=rack["rack_power_kw"][i].astype(np.float64),
             rack_max_gpu_temp_c=rack["rack_max_gpu_temp_c"][i].astype(np.float64),
             rack_time_to_throttle_s=nan(s.n_racks),
-            cdu_supply_temp_c=cdu["coolant_supply_temp_c"][i], cdu_return_temp_c=cdu["coolant_return_temp_c"][i],
-            cdu_flow_lpm=cdu["coolant_flow_lpm"][i], cdu_heat_kw=cdu["cdu_heat_kw"][i],
+            cdu_supply_temp_c=cdu["coolant_supply_temp_c"][i],
+            cdu_return_temp_c=cdu["coolant_return_temp_c"][i],
+            cdu_flow_lpm=cdu["coolant_flow_lpm"][i],
+            cdu_heat_kw=cdu["cdu_heat_kw"][i],
             cdu_capacity_kw=cdu["cdu_capacity_kw"][i],
             pumps_running_count=np.nan_to_num(cdu["pumps_running_count"][i]).astype(np.int8),
             loop_supply_temp_c=rec.loop_supply_temp_c[i].astype(np.float64),
-            loop_return_temp_c=frame("loop", "loop_return_temp_c", n_loops), loop_heat_kw=nan(n_loops),
-            power_load_kw=frame("power", "feed_power_kw", n_power), power_load_frac=frame("power", "load_frac", n_power),
+            loop_return_temp_c=frame("loop", "loop_return_temp_c", n_loops),
+            loop_heat_kw=nan(n_loops),
+            power_load_kw=frame("power", "feed_power_kw", n_power),
+            power_load_frac=frame("power", "load_frac", n_power),
             power_n1_load_frac=nan(n_power),
             source_power_mw=frame("source", "source_power_mw", n_sources),
             battery_soc_frac=soc,
-            link_up_flag=links_up, link_util_frac=nan(s.link_a.size),
-            it_power_mw=it, cooling_power_mw=facility - it, facility_power_mw=facility,
-            generation_capacity_mw=capacity_mw, pue_ratio=float(row["pue_ratio"]),
-            outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]), outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]),
-            swing_amplitude_mw=float("nan"), swing_ramp_mw_per_s=float("nan"),
+            link_up_flag=links_up,
+            link_util_frac=nan(s.link_a.size),
+            it_power_mw=it,
+            cooling_power_mw=facility - it,
+            facility_power_mw=facility,
+            generation_capacity_mw=capacity_mw,
+            pue_ratio=float(row["pue_ratio"]),
+            outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]),
+            outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]),
+            swing_amplitude_mw=float("nan"),
+            swing_ramp_mw_per_s=float("nan"),
         )
 
     def open_events(self, at: datetime) -> pd.DataFrame:
@@ -223,14 +252,33 @@ def _entity_values(bundle: Bundle, table: str, column: str, ts: datetime, n: int
 
 def _event_alert(e, site_name: str) -> dict:
     """One recorded event in the shape of :func:`ingest.live.alerts.alert_dict` (read-only)."""
-    ts = e.ts.to_pydatetime().astimezone(timezone.utc)
+    ts = e.ts.to_pydatetime().astimezone(UTC)
     key = f"{e.entity_kind}:{e.entity_id}:{e.metric}"
-    return {"id": key, "site": site_name, "key": key, "ts": ts, "raised_at": ts, "updated_at": ts,
-            "severity": e.severity, "source": e.source, "entity_kind": e.entity_kind, "entity_id": int(e.entity_id),
-            "entity_name": e.entity_name, "metric": e.metric, "value": float(e.value), "message": e.message,
-            "group": key, "impact": {"gpus": 0, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0}, "runbook": "",
-            "acknowledged": False, "acknowledged_at": None, "ack_comment": "", "acknowledged_by": "",
-            "silenced_until": None, "cleared_at": None}
+    return {
+        "id": key,
+        "site": site_name,
+        "key": key,
+        "ts": ts,
+        "raised_at": ts,
+        "updated_at": ts,
+        "severity": e.severity,
+        "source": e.source,
+        "entity_kind": e.entity_kind,
+        "entity_id": int(e.entity_id),
+        "entity_name": e.entity_name,
+        "metric": e.metric,
+        "value": float(e.value),
+        "message": e.message,
+        "group": key,
+        "impact": {"gpus": 0, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0},
+        "runbook": "",
+        "acknowledged": False,
+        "acknowledged_at": None,
+        "ack_comment": "",
+        "acknowledged_by": "",
+        "silenced_until": None,
+        "cleared_at": None,
+    }
 
 
 class ReplayView:
@@ -261,8 +309,12 @@ class ReplayView:
         site = self.incident.rec.site.iloc[: self.index + 1]
         site = site[site["ts"] >= pd.Timestamp(self.at) - pd.Timedelta(seconds=window_s)]
         out = pd.DataFrame(index=pd.DatetimeIndex(site["ts"], name="ts"), columns=list(TREND_COLUMNS), dtype=float)
-        for col, src in (("it_power_mw", "it_power_mw"), ("facility_power_mw", "facility_power_mw"),
-                         ("pue_ratio", "pue_ratio"), ("tokens_per_s", "job_tokens_per_s")):
+        for col, src in (
+            ("it_power_mw", "it_power_mw"),
+            ("facility_power_mw", "facility_power_mw"),
+            ("pue_ratio", "pue_ratio"),
+            ("tokens_per_s", "job_tokens_per_s"),
+        ):
             out[col] = site[src].to_numpy(dtype=np.float64)
         rack = self.incident.rec.rack
         sl = slice(self.index + 1 - len(site), self.index + 1)
@@ -302,9 +354,15 @@ class ReplayView:
         twin = self.incident.twin_job(self.index)
         if recorded is None or twin is None or twin.name != job_name:
             return []
-        return [{"quantity": "step time", "unit": "s", "recorded": recorded.step_time_s, "twin": twin.step_time_s},
-                {"quantity": "throughput", "unit": "tokens/s", "recorded": recorded.tokens_per_s,
-                 "twin": twin.tokens_per_s}]
+        return [
+            {"quantity": "step time", "unit": "s", "recorded": recorded.step_time_s, "twin": twin.step_time_s},
+            {
+                "quantity": "throughput",
+                "unit": "tokens/s",
+                "recorded": recorded.tokens_per_s,
+                "twin": twin.tokens_per_s,
+            },
+        ]
 
     def job_timeline(self, job_name: str) -> list[dict]:
         return []

@@ -9,7 +9,7 @@ the twin; what they serve from the settled result is the same.
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 import numpy as np
 import pandas as pd
@@ -38,8 +38,17 @@ class SettledView:
 
     is_live = False
 
-    def __init__(self, state: SiteTables, key: str, title: str, description: str, tick: ViewTick,
-                 trend: pd.DataFrame, jobs: list, alerts: list[dict] | None = None) -> None:
+    def __init__(
+        self,
+        state: SiteTables,
+        key: str,
+        title: str,
+        description: str,
+        tick: ViewTick,
+        trend: pd.DataFrame,
+        jobs: list,
+        alerts: list[dict] | None = None,
+    ) -> None:
         self.state, self.site_name = state, state.name
         self.key, self.title, self.description = key, title, description
         self.label = f"scenario · {title}"
@@ -74,8 +83,7 @@ class SettledView:
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         if not 0 <= cdu_id < self.state.n_cdus:
             raise ValueError(f"CDU id {cdu_id} is not in 0..{self.state.n_cdus - 1}")
-        return pd.DataFrame(columns=list(CDU_FIELDS), index=pd.DatetimeIndex([], tz=timezone.utc, name="ts"),
-                            dtype=float)
+        return pd.DataFrame(columns=list(CDU_FIELDS), index=pd.DatetimeIndex([], tz=UTC, name="ts"), dtype=float)
 
     def source_ages(self) -> dict[str, float]:
         return {}

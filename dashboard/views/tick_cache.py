@@ -95,8 +95,9 @@ class TickCache:
             self.hits += 1
         return HIT, entry
 
-    def finish(self, key: str, body: bytes | None, status: int = 200, mimetype: str = "application/json",
-               base: str = "") -> None:
+    def finish(
+        self, key: str, body: bytes | None, status: int = 200, mimetype: str = "application/json", base: str = ""
+    ) -> None:
         """Store the rendering of ``key`` (``body`` None: nothing cacheable) and wake the waiting requests."""
         with self._lock:
             entry = self._entries.get(key)
@@ -119,8 +120,11 @@ def request_keys(body: dict, role: str, period_s: float, generation: int = 0) ->
     if body.get("changedPropIds") != [TICK_PROP]:
         return None
     inputs = [i for i in body.get("inputs", []) if not (isinstance(i, dict) and i.get("id") == ids.Shell.TICK)]
-    base = json.dumps([body.get("output"), inputs, body.get("state", []), flask.request.referrer or "", role,
-                       generation], sort_keys=True, default=str)
+    base = json.dumps(
+        [body.get("output"), inputs, body.get("state", []), flask.request.referrer or "", role, generation],
+        sort_keys=True,
+        default=str,
+    )
     period = int(time.time() / period_s)
     return (hashlib.sha256(f"{base}@{period}".encode()).hexdigest(), hashlib.sha256(base.encode()).hexdigest())
 
@@ -176,8 +180,13 @@ def install(server: flask.Flask, period_s: float, role_of_request: Callable[[], 
         keys = flask.g.pop("tick_cache_keys", None)
         if keys is not None:
             cacheable = response.status_code in (200, 204) and not response.direct_passthrough
-            cache.finish(keys[0], response.get_data() if cacheable else None, response.status_code,
-                         response.mimetype, base=keys[1])
+            cache.finish(
+                keys[0],
+                response.get_data() if cacheable else None,
+                response.status_code,
+                response.mimetype,
+                base=keys[1],
+            )
         return response
 
     @server.teardown_request

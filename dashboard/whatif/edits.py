@@ -37,8 +37,21 @@ class EditRejected(ValueError):
 
 
 # Element kinds the fail/restore and blast-radius choices list, and where their names are.
-FAIL_KINDS = ("pump", "cdu", "loop", "chiller", "busway", "switchgear", "transformer", "ups",
-              "generator", "battery", "grid", "switch", "node")
+FAIL_KINDS = (
+    "pump",
+    "cdu",
+    "loop",
+    "chiller",
+    "busway",
+    "switchgear",
+    "transformer",
+    "ups",
+    "generator",
+    "battery",
+    "grid",
+    "switch",
+    "node",
+)
 SETPOINT_TARGETS = ("loops", "plants", "cdus")
 CAP_SCOPES = ("racks", "site", "job")
 
@@ -59,8 +72,16 @@ def resolve_edits(base: SiteTables, edits: list[dict], design_limits: str = desi
 def describe(edit: dict) -> str:
     """One line saying what ``edit`` does, e.g. ``fail H1-TX1-A``."""
     op = edit.get("op", "?")
-    names = edit.get("racks") or edit.get("rows") or edit.get("halls") or edit.get("elements") or \
-        edit.get("loops") or edit.get("plants") or edit.get("cdus") or []
+    names = (
+        edit.get("racks")
+        or edit.get("rows")
+        or edit.get("halls")
+        or edit.get("elements")
+        or edit.get("loops")
+        or edit.get("plants")
+        or edit.get("cdus")
+        or []
+    )
     shown = ", ".join(names[:3]) + (f" … ({len(names)})" if len(names) > 3 else "")
     details = {
         "move_rack": lambda: f"move {shown} to x {edit.get('x_m')} m, y {edit.get('y_m')} m",
@@ -69,13 +90,20 @@ def describe(edit: dict) -> str:
         "set_rack_type": lambda: f"{shown} → {edit.get('type')}",
         "set_rack_feeds": lambda: f"{shown} fed from A {edit.get('feed_a')} / B {edit.get('feed_b') or '–'}",
         "set_rack_cdu": lambda: f"{shown} cooled by {edit.get('cdu') or 'loop ' + str(edit.get('loop'))}",
-        "fail": lambda: f"fail {shown}" + (f" ({edit['pumps_count']} pump)" if "pumps_count" in edit else "")
-                        + (f" ({edit['chillers_count']} chiller)" if "chillers_count" in edit else ""),
+        "fail": lambda: (
+            f"fail {shown}"
+            + (f" ({edit['pumps_count']} pump)" if "pumps_count" in edit else "")
+            + (f" ({edit['chillers_count']} chiller)" if "chillers_count" in edit else "")
+        ),
         "restore": lambda: f"restore {shown}",
-        "set_cap": lambda: f"cap GPUs at {edit.get('gpu_power_limit_w')} W: "
-                           + ("site" if edit.get("site") else f"job {edit['job']}" if edit.get("job") else shown),
+        "set_cap": lambda: (
+            f"cap GPUs at {edit.get('gpu_power_limit_w')} W: "
+            + ("site" if edit.get("site") else f"job {edit['job']}" if edit.get("job") else shown)
+        ),
         "set_setpoint": lambda: f"supply of {shown} at {edit.get('supply_temp_c', edit.get('supply_setpoint_c'))} °C",
-        "set_weather": lambda: f"outdoor {edit.get('outdoor_dry_bulb_c')} °C dry / {edit.get('outdoor_wet_bulb_c')} °C wet bulb",
+        "set_weather": lambda: (
+            f"outdoor {edit.get('outdoor_dry_bulb_c')} °C dry / {edit.get('outdoor_wet_bulb_c')} °C wet bulb"
+        ),
         "set_job": lambda: f"job {edit.get('job') or 'none'}",
     }
     return details.get(op, lambda: op)()
@@ -96,7 +124,11 @@ def match_names(patterns, names: list[str], index: int, field_name: str) -> np.n
         if pattern in lookup:
             out.append(lookup[pattern])
             continue
-        hits = [i for i, n in enumerate(names) if fnmatch.fnmatchcase(n, pattern)] if any(c in pattern for c in "*?[") else []
+        hits = (
+            [i for i, n in enumerate(names) if fnmatch.fnmatchcase(n, pattern)]
+            if any(c in pattern for c in "*?[")
+            else []
+        )
         if not hits:
             raise EditRejected(index, field_name, f"{pattern!r} names nothing at this site")
         out += hits
@@ -110,8 +142,15 @@ def kind_names(state: SiteTables, kind: str) -> list[str]:
         return [n for n, k in zip(state.power_name, state.power_kind) if POWER_KINDS[k] == wanted]
     if kind in ("generator", "battery", "grid"):
         return [n for n, k in zip(state.source_name, state.source_kind) if SOURCE_KINDS[k] == kind]
-    return {"pump": state.cdu_name, "cdu": state.cdu_name, "loop": state.loop_name, "chiller": state.plant_name,
-            "switch": state.switch_name, "node": state.node_name, "rack": state.rack_name}[kind]
+    return {
+        "pump": state.cdu_name,
+        "cdu": state.cdu_name,
+        "loop": state.loop_name,
+        "chiller": state.plant_name,
+        "switch": state.switch_name,
+        "node": state.node_name,
+        "rack": state.rack_name,
+    }[kind]
 
 
 def job_names() -> list[str]:

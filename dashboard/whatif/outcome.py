@@ -46,7 +46,9 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity("thermals", "gpus.n_gpus_down", "GPUs down", "GPUs", 0),
     Quantity("thermals", "ttt.pump_loss_throttle_s", "time to throttle after a pump loss (worst rack)", "s", 0),
     Quantity("thermals", "ttt.cdu_loss_throttle_s", "time to throttle after a CDU loss (worst rack)", "s", 0),
-    Quantity("thermals", "ttt.facility_loss_throttle_s", "time to throttle after facility-water loss (worst rack)", "s", 0),
+    Quantity(
+        "thermals", "ttt.facility_loss_throttle_s", "time to throttle after facility-water loss (worst rack)", "s", 0
+    ),
     Quantity("thermals", "ttt.excursion_throttle_s", "time to throttle after a supply excursion (worst rack)", "s", 0),
     Quantity("cooling", "cooling.cdu_max_load_frac", "highest CDU capacity use", "%", 1),
     Quantity("cooling", "cooling.loop_max_load_frac", "highest facility-loop capacity use", "%", 1),
@@ -143,15 +145,25 @@ def diff_rows(result: Outcome, section: str | None = None) -> list[Row]:
     for q in QUANTITIES:
         if section is not None and q.section != section:
             continue
-        entry = (diff["time_to_throttle_s"].get(q.path[4:]) if q.path.startswith("ttt.")
-                 else diff["headline"].get(q.path))
+        entry = (
+            diff["time_to_throttle_s"].get(q.path[4:]) if q.path.startswith("ttt.") else diff["headline"].get(q.path)
+        )
         if entry is None:
             continue
         a, b = _number(entry.get("baseline")), _number(entry.get("scenario"))
         change = entry.get("delta")
         if change is None:
-            change = 0.0 if a == b else (b - a if math.isfinite(a) and math.isfinite(b) else math.copysign(math.inf, 1 if b > a else -1)
-                                         if not (math.isnan(a) or math.isnan(b)) else math.nan)
+            change = (
+                0.0
+                if a == b
+                else (
+                    b - a
+                    if math.isfinite(a) and math.isfinite(b)
+                    else math.copysign(math.inf, 1 if b > a else -1)
+                    if not (math.isnan(a) or math.isnan(b))
+                    else math.nan
+                )
+            )
         scale = abs(a) if math.isfinite(a) and a != 0 else 1.0
         size = abs(change) / scale if math.isfinite(change) else (math.inf if not math.isnan(change) else 0.0)
         rows.append(Row(q, a, b, float(change), entry.get("change", "same"), size))
@@ -212,6 +224,7 @@ def entity_changes(result: Outcome, kind: str, count: int = 12) -> list[tuple[st
 
 def finding_counts(result: Outcome) -> list[tuple[str, int, int]]:
     """(check, baseline count, scenario count) of the design findings, most new findings first."""
+
     def count(report: dict) -> dict[str, int]:
         out: dict[str, int] = {}
         for f in report.get("design_findings", []):
@@ -225,6 +238,7 @@ def finding_counts(result: Outcome) -> list[tuple[str, int, int]]:
 
 def new_findings(result: Outcome, count: int = 15) -> list[dict]:
     """Design findings the edits brought, the largest overload first."""
+
     def excess(f: dict) -> float:
         if f.get("load_kw") is not None and f.get("limit_kw"):
             return f["load_kw"] / f["limit_kw"]
@@ -236,8 +250,21 @@ def new_findings(result: Outcome, count: int = 15) -> list[dict]:
 
 
 # ------------------------------------------------------------------ blast radius
-BLAST_KINDS = ("rack", "cdu", "loop", "chiller", "transformer", "busway", "ups", "switchgear", "generator",
-               "battery", "grid", "switch", "node")
+BLAST_KINDS = (
+    "rack",
+    "cdu",
+    "loop",
+    "chiller",
+    "transformer",
+    "busway",
+    "ups",
+    "switchgear",
+    "generator",
+    "battery",
+    "grid",
+    "switch",
+    "node",
+)
 
 
 def blast_radius(base: SiteTables, edits: list[dict], element: str) -> dict:

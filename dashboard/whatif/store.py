@@ -200,7 +200,11 @@ def scenario_store(hub, config: dict):
     store = config.get(STORE_CONFIG_KEY)
     if store is None:
         db = getattr(hub, "db", None)
-        store = DatabaseScenarioStore(db, hub.site_name, hub.state) if db is not None else MemoryScenarioStore(hub.site_name)
+        store = (
+            DatabaseScenarioStore(db, hub.site_name, hub.state)
+            if db is not None
+            else MemoryScenarioStore(hub.site_name)
+        )
         config[STORE_CONFIG_KEY] = store
     return store
 

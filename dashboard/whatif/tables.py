@@ -50,47 +50,121 @@ def _change_class(verdict: str, shown: str = "") -> str:
 
 
 def comparison_children(result, scenario: str | None, problem: str | None) -> list:
-    children = [html.Div([html.H2(f"Scenario {scenario or '–'} against the baseline"),
-                          html.Span("rows sorted by the size of the change; red worse, green better (as clustertwin "
-                                    "project says)", className="muted")],
-                         className="page-title")]
+    children = [
+        html.Div(
+            [
+                html.H2(f"Scenario {scenario or '–'} against the baseline"),
+                html.Span(
+                    "rows sorted by the size of the change; red worse, green better (as clustertwin project says)",
+                    className="muted",
+                ),
+            ],
+            className="page-title",
+        )
+    ]
     if scenario:
         query = {"view": f"scenario:{scenario}", "compare": "live"}
-        children.append(html.Div(["Beside live on every page: "] + [
-            item for path, label in (("/floor", "floor"), ("/power", "power"), ("/cooling", "cooling"), ("/jobs", "jobs"))
-            for item in (dcc.Link(label, href=f"{path}?{urlencode(query)}", className="whatif-view-link"), " ")],
-            className="whatif-view-links"))
+        children.append(
+            html.Div(
+                ["Beside live on every page: "]
+                + [
+                    item
+                    for path, label in (
+                        ("/floor", "floor"),
+                        ("/power", "power"),
+                        ("/cooling", "cooling"),
+                        ("/jobs", "jobs"),
+                    )
+                    for item in (dcc.Link(label, href=f"{path}?{urlencode(query)}", className="whatif-view-link"), " ")
+                ],
+                className="whatif-view-links",
+            )
+        )
     if problem:
-        children.append(html.Div(f"The stored edits no longer apply to this site: {problem}", className="status-critical"))
+        children.append(
+            html.Div(f"The stored edits no longer apply to this site: {problem}", className="status-critical")
+        )
     tables = []
     for section in SECTIONS:
         body = []
         for r in diff_rows(result, section):
             q = r.quantity
             change = _signed(r.change, q.path, q.digits)
-            body.append(html.Tr([html.Td(q.label), html.Td(q.unit, className="muted"),
-                                 html.Td(_fmt(r.baseline, q.path, q.digits), className="num"),
-                                 html.Td(_fmt(r.scenario, q.path, q.digits), className="num"),
-                                 html.Td(change, className=_change_class(r.verdict, change))], **{"data-key": q.path}))
-        head = html.Tr([html.Th(section), html.Th("unit"), html.Th("baseline", className="num"),
-                        html.Th("scenario", className="num"), html.Th("change", className="num")])
-        tables.append(html.Div(html.Table([html.Thead(head), html.Tbody(body)], className="data compare-table",
-                                          id=f"whatif-table-{section}"), className="panel"))
+            body.append(
+                html.Tr(
+                    [
+                        html.Td(q.label),
+                        html.Td(q.unit, className="muted"),
+                        html.Td(_fmt(r.baseline, q.path, q.digits), className="num"),
+                        html.Td(_fmt(r.scenario, q.path, q.digits), className="num"),
+                        html.Td(change, className=_change_class(r.verdict, change)),
+                    ],
+                    **{"data-key": q.path},
+                )
+            )
+        head = html.Tr(
+            [
+                html.Th(section),
+                html.Th("unit"),
+                html.Th("baseline", className="num"),
+                html.Th("scenario", className="num"),
+                html.Th("change", className="num"),
+            ]
+        )
+        tables.append(
+            html.Div(
+                html.Table(
+                    [html.Thead(head), html.Tbody(body)], className="data compare-table", id=f"whatif-table-{section}"
+                ),
+                className="panel",
+            )
+        )
     children.append(html.Div(tables, className="grid-2 whatif-tables"))
     entity_tables = []
-    for kind, title in (("power", "Power elements whose load changed most"), ("cdu", "CDUs whose capacity use changed most")):
+    for kind, title in (
+        ("power", "Power elements whose load changed most"),
+        ("cdu", "CDUs whose capacity use changed most"),
+    ):
         body = []
         for name, a, b in entity_changes(result, kind):
             change = _signed((b - a), "x_frac", 1) if math.isfinite(a) else "new"
-            body.append(html.Tr([html.Td(name), html.Td(_fmt(a, "x_frac", 1) if math.isfinite(a) else "–", className="num"),
-                                 html.Td(_fmt(b, "x_frac", 1), className="num"),
-                                 html.Td(change, className=_change_class(
-                                     "worse" if b > a else "better" if b < a else "added", change))]))
-        head = html.Tr([html.Th("element" if kind == "power" else "CDU"), html.Th("baseline [%]", className="num"),
-                        html.Th("scenario [%]", className="num"), html.Th("change [pp]", className="num")])
-        entity_tables.append(html.Div([html.H3(title), html.Table(
-            [html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no change", colSpan=4, className="muted"))])],
-            className="data compare-table", id=f"whatif-entities-{kind}")], className="panel"))
+            body.append(
+                html.Tr(
+                    [
+                        html.Td(name),
+                        html.Td(_fmt(a, "x_frac", 1) if math.isfinite(a) else "–", className="num"),
+                        html.Td(_fmt(b, "x_frac", 1), className="num"),
+                        html.Td(
+                            change,
+                            className=_change_class("worse" if b > a else "better" if b < a else "added", change),
+                        ),
+                    ]
+                )
+            )
+        head = html.Tr(
+            [
+                html.Th("element" if kind == "power" else "CDU"),
+                html.Th("baseline [%]", className="num"),
+                html.Th("scenario [%]", className="num"),
+                html.Th("change [pp]", className="num"),
+            ]
+        )
+        entity_tables.append(
+            html.Div(
+                [
+                    html.H3(title),
+                    html.Table(
+                        [
+                            html.Thead(head),
+                            html.Tbody(body or [html.Tr(html.Td("no change", colSpan=4, className="muted"))]),
+                        ],
+                        className="data compare-table",
+                        id=f"whatif-entities-{kind}",
+                    ),
+                ],
+                className="panel",
+            )
+        )
     children.append(html.Div(entity_tables, className="grid-2"))
     children.append(findings_panel(result))
     return children
@@ -98,19 +172,40 @@ def comparison_children(result, scenario: str | None, problem: str | None) -> li
 
 def findings_panel(result) -> html.Div:
     """What breaks by design: exceeded ratings and port budgets of the edited site, by check and the worst ones."""
-    head = html.Tr([html.Th("design check"), html.Th("baseline", className="num"), html.Th("scenario", className="num"),
-                    html.Th("change", className="num")])
+    head = html.Tr(
+        [
+            html.Th("design check"),
+            html.Th("baseline", className="num"),
+            html.Th("scenario", className="num"),
+            html.Th("change", className="num"),
+        ]
+    )
     body = []
     for check, a, b in finding_counts(result):
         change = _signed(float(b - a), "", 0)
-        body.append(html.Tr([html.Td(check.replace("_", " ")), html.Td(f"{a:,}", className="num"),
-                             html.Td(f"{b:,}", className="num"),
-                             html.Td(change, className=_change_class("worse" if b > a else "better", change))]))
-    items = [html.Li([html.Strong(f["element"]), f" · {f['check'].replace('_', ' ')} ({f['severity']}): {f['message']}"])
-             for f in new_findings(result)]
-    return html.Div([
-        html.H3("What breaks by design (ratings and ports at full power)"),
-        html.Table([html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no findings", colSpan=4, className="muted"))])],
-                   className="data compare-table", id="whatif-findings"),
-        html.Ul(items, className="whatif-findings") if items else html.Div("nothing new breaks", className="muted"),
-    ], className="panel")
+        body.append(
+            html.Tr(
+                [
+                    html.Td(check.replace("_", " ")),
+                    html.Td(f"{a:,}", className="num"),
+                    html.Td(f"{b:,}", className="num"),
+                    html.Td(change, className=_change_class("worse" if b > a else "better", change)),
+                ]
+            )
+        )
+    items = [
+        html.Li([html.Strong(f["element"]), f" · {f['check'].replace('_', ' ')} ({f['severity']}): {f['message']}"])
+        for f in new_findings(result)
+    ]
+    return html.Div(
+        [
+            html.H3("What breaks by design (ratings and ports at full power)"),
+            html.Table(
+                [html.Thead(head), html.Tbody(body or [html.Tr(html.Td("no findings", colSpan=4, className="muted"))])],
+                className="data compare-table",
+                id="whatif-findings",
+            ),
+            html.Ul(items, className="whatif-findings") if items else html.Div("nothing new breaks", className="muted"),
+        ],
+        className="panel",
+    )

@@ -9,7 +9,7 @@ read interface every page renders (:class:`twin.engine.view.View`), as
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 import pandas as pd
 
@@ -27,12 +27,21 @@ class EditorScenarioView(SettledView):
         _report, snap, detail, job = project_run(result.state, result.scenario)
         if job is not None:  # the job evaluated on the settled state, as ScenarioView does
             evaluate_settled_job(result.state, snap, job)
-        index = pd.DatetimeIndex([snap.ts], tz=timezone.utc, name="ts") if snap.ts.tzinfo else \
-            pd.DatetimeIndex([snap.ts], name="ts").tz_localize(timezone.utc)
+        index = (
+            pd.DatetimeIndex([snap.ts], tz=UTC, name="ts")
+            if snap.ts.tzinfo
+            else pd.DatetimeIndex([snap.ts], name="ts").tz_localize(UTC)
+        )
         trend = pd.DataFrame([trend_row(snap)], index=index, columns=list(TREND_COLUMNS))
-        super().__init__(result.state, format_view_key(ViewKey(SCENARIO, name)), name,
-                         f"what-if scenario {name} ({len(result.touched_racks)} racks edited)", ViewTick(snap, detail),
-                         trend, [job] if job is not None else [])
+        super().__init__(
+            result.state,
+            format_view_key(ViewKey(SCENARIO, name)),
+            name,
+            f"what-if scenario {name} ({len(result.touched_racks)} racks edited)",
+            ViewTick(snap, detail),
+            trend,
+            [job] if job is not None else [],
+        )
 
 
 def editor_scenario_view(live, name: str) -> EditorScenarioView | None:

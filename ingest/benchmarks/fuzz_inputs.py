@@ -27,17 +27,53 @@ from ingest.sources.samples import METRICS, IngestCounts, SampleBatch
 _NUMBERS = st.one_of(
     st.integers(-(2**70), 2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.sampled_from(["NaN", "+Inf", "-Inf", "nan", "1e309", "-0", "0x1F", "1_000", "", "9" * 5000,
-                     "140737488355328", "9223372036854775794", "2147483647", "2147483648"]),
+    st.sampled_from(
+        [
+            "NaN",
+            "+Inf",
+            "-Inf",
+            "nan",
+            "1e309",
+            "-0",
+            "0x1F",
+            "1_000",
+            "",
+            "9" * 5000,
+            "140737488355328",
+            "9223372036854775794",
+            "2147483647",
+            "2147483648",
+        ]
+    ),
 )
 _WORDS = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 
 
 # --- dcgm-exporter text ---------------------------------------------------------------------
-_METRIC_NAMES = st.one_of(st.sampled_from(sorted(DCGM_FIELDS)), st.from_regex(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,20}", fullmatch=True))
+_METRIC_NAMES = st.one_of(
+    st.sampled_from(sorted(DCGM_FIELDS)), st.from_regex(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,20}", fullmatch=True)
+)
 _LABEL_NAMES = st.one_of(
-    st.sampled_from(["gpu", "UUID", "uuid", "gpu_uuid", "Hostname", "hostname", "GPU_I_ID", "nvlink", "nvswitch",
-                     "pod", "namespace", "container", "exported_pod", "exported_namespace", "device", "modelName"]),
+    st.sampled_from(
+        [
+            "gpu",
+            "UUID",
+            "uuid",
+            "gpu_uuid",
+            "Hostname",
+            "hostname",
+            "GPU_I_ID",
+            "nvlink",
+            "nvswitch",
+            "pod",
+            "namespace",
+            "container",
+            "exported_pod",
+            "exported_namespace",
+            "device",
+            "modelName",
+        ]
+    ),
     st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,8}", fullmatch=True),
 )
 _INDEXES = st.one_of(st.integers(0, 9).map(str), st.integers(0, 2**80).map(str), _NUMBERS)
@@ -63,17 +99,29 @@ def _dcgm_line(draw) -> str:
     return f"{name}{labels} {draw(_NUMBERS)}{stamp}"
 
 
-dcgm_text = st.builds(lambda lines, sep: sep.join(lines), st.lists(_dcgm_line(), max_size=40),
-                      st.sampled_from(["\n", "\r\n", "\n\n"]))
+dcgm_text = st.builds(
+    lambda lines, sep: sep.join(lines), st.lists(_dcgm_line(), max_size=40), st.sampled_from(["\n", "\r\n", "\n\n"])
+)
 
 
 # --- Prometheus HTTP API JSON ----------------------------------------------------------------
-_JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-                       st.floats(allow_nan=False, allow_infinity=False), _WORDS, _NUMBERS)
-json_values = st.recursive(_JSON_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                                 st.dictionaries(_WORDS, inner, max_size=4)), max_leaves=20)
-_POINT = st.one_of(st.tuples(st.one_of(st.floats(allow_nan=False), st.integers(-(2**70), 2**70), _NUMBERS), _NUMBERS).map(list),
-                   json_values)
+_JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _WORDS,
+    _NUMBERS,
+)
+json_values = st.recursive(
+    _JSON_LEAF,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_WORDS, inner, max_size=4)),
+    max_leaves=20,
+)
+_POINT = st.one_of(
+    st.tuples(st.one_of(st.floats(allow_nan=False), st.integers(-(2**70), 2**70), _NUMBERS), _NUMBERS).map(list),
+    json_values,
+)
 
 
 @st.composite
@@ -114,33 +162,97 @@ prometheus_json = st.one_of(
 
 # --- Redfish JSON ------------------------------------------------------------------------------
 _REDFISH_TYPES = sorted(redfish._PARSERS) + ["Processor", "Chassis", "ServiceRoot", ""]
-_REDFISH_KEYS = st.sampled_from([
-    "@odata.id", "@odata.type", "Id", "Name", "Reading", "ReadingUnits", "ReadingType", "ReadingCelsius",
-    "Temperatures", "Fans", "PowerControl", "PowerSupplies", "Voltages", "PowerConsumedWatts", "PowerInputWatts",
-    "LastPowerOutputWatts", "InputPowerWatts", "TemperatureCelsius", "PowerWatts", "PowerLimitWatts",
-    "ProcessorType", "UUID", "OperatingSpeedMHz", "ThrottleReasons", "Oem", "Nvidia", "SpeedPercent", "SpeedRPM",
-    "PumpSpeedPercent", "DetectorState", "Detectors", "LeakDetectorGroups", "MetricValues", "MetricId",
-    "MetricProperty", "MetricValue", "Members", "Message", "Created", "Links", "Status", "State", "MemberId",
-    "TemperatureReadingsCelsius", "TemperatureSummaryCelsius", "Intake", "SetPoint", "DeviceName", "FanName",
-    "DataSourceUri", "CoolingCapacityWatts", "NVLinkErrors", "FlitCRCCount", "MetricValueStale", "Members@odata.nextLink",
-])
+_REDFISH_KEYS = st.sampled_from(
+    [
+        "@odata.id",
+        "@odata.type",
+        "Id",
+        "Name",
+        "Reading",
+        "ReadingUnits",
+        "ReadingType",
+        "ReadingCelsius",
+        "Temperatures",
+        "Fans",
+        "PowerControl",
+        "PowerSupplies",
+        "Voltages",
+        "PowerConsumedWatts",
+        "PowerInputWatts",
+        "LastPowerOutputWatts",
+        "InputPowerWatts",
+        "TemperatureCelsius",
+        "PowerWatts",
+        "PowerLimitWatts",
+        "ProcessorType",
+        "UUID",
+        "OperatingSpeedMHz",
+        "ThrottleReasons",
+        "Oem",
+        "Nvidia",
+        "SpeedPercent",
+        "SpeedRPM",
+        "PumpSpeedPercent",
+        "DetectorState",
+        "Detectors",
+        "LeakDetectorGroups",
+        "MetricValues",
+        "MetricId",
+        "MetricProperty",
+        "MetricValue",
+        "Members",
+        "Message",
+        "Created",
+        "Links",
+        "Status",
+        "State",
+        "MemberId",
+        "TemperatureReadingsCelsius",
+        "TemperatureSummaryCelsius",
+        "Intake",
+        "SetPoint",
+        "DeviceName",
+        "FanName",
+        "DataSourceUri",
+        "CoolingCapacityWatts",
+        "NVLinkErrors",
+        "FlitCRCCount",
+        "MetricValueStale",
+        "Members@odata.nextLink",
+    ]
+)
 _URIS = st.one_of(
-    st.sampled_from(["/redfish/v1", "/redfish/v1/Chassis/HGX_GPU_SXM_1/Sensors/HGX_GPU_SXM_1_Power_0",
-                     "/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_SXM_3/EnvironmentMetrics",
-                     "/redfish/v1/ThermalEquipment/CDUs/1/Pumps/2", "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A7",
-                     "/redfish/v1/Chassis/1/PowerSubsystem/PowerSupplies/99999999999999999999/Metrics",
-                     "/redfish/v1/Systems/1/Processors/GPU" + "9" * 30]),
+    st.sampled_from(
+        [
+            "/redfish/v1",
+            "/redfish/v1/Chassis/HGX_GPU_SXM_1/Sensors/HGX_GPU_SXM_1_Power_0",
+            "/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_SXM_3/EnvironmentMetrics",
+            "/redfish/v1/ThermalEquipment/CDUs/1/Pumps/2",
+            "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A7",
+            "/redfish/v1/Chassis/1/PowerSubsystem/PowerSupplies/99999999999999999999/Metrics",
+            "/redfish/v1/Systems/1/Processors/GPU" + "9" * 30,
+        ]
+    ),
     _WORDS.map(lambda w: "/redfish/v1/" + w),
 )
-_REDFISH_VALUES = st.one_of(json_values, _URIS, st.sampled_from(["Cel", "W", "%", "RPM", "Temperature", "Power", "GPU"]))
+_REDFISH_VALUES = st.one_of(
+    json_values, _URIS, st.sampled_from(["Cel", "W", "%", "RPM", "Temperature", "Power", "GPU"])
+)
 
 
 @st.composite
 def redfish_doc(draw) -> dict:
-    doc = draw(st.dictionaries(_REDFISH_KEYS, st.recursive(
-        _REDFISH_VALUES, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                  st.dictionaries(_REDFISH_KEYS, inner, max_size=4)), max_leaves=6),
-        max_size=6))
+    doc = draw(
+        st.dictionaries(
+            _REDFISH_KEYS,
+            st.recursive(
+                _REDFISH_VALUES,
+                lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_REDFISH_KEYS, inner, max_size=4)),
+                max_leaves=6,
+            ),
+            max_size=6,
+        )
+    )
     t = draw(st.sampled_from(_REDFISH_TYPES))
     if t:
         doc["@odata.type"] = f"#{t}.v1_0_0.{t}"
@@ -152,12 +264,31 @@ redfish_json = st.one_of(redfish_doc().map(json.dumps), st.text(max_size=200), j
 
 
 # --- ipmitool text ------------------------------------------------------------------------------
-_SENSORS = st.one_of(st.sampled_from(["GPU3 Temp", "PSU Power", "Inlet Temp", "CPU0_TEMP", "PSU1 Power", "Fan1",
-                                      "GPU99999999999999999999 Temp", "SEL", "Pwr Consumption"]), _WORDS)
-_READINGS = st.one_of(st.builds(lambda n, u: f"{n} {u}", _NUMBERS, st.sampled_from(["degrees C", "Watts", "RPM",
-                                                                                      "Volts", "percent", "discrete", ""])),
-                      st.sampled_from(["No Reading", "0x01", "Presence detected", "na", "110 Watts, Presence detected"]),
-                      _WORDS)
+_SENSORS = st.one_of(
+    st.sampled_from(
+        [
+            "GPU3 Temp",
+            "PSU Power",
+            "Inlet Temp",
+            "CPU0_TEMP",
+            "PSU1 Power",
+            "Fan1",
+            "GPU99999999999999999999 Temp",
+            "SEL",
+            "Pwr Consumption",
+        ]
+    ),
+    _WORDS,
+)
+_READINGS = st.one_of(
+    st.builds(
+        lambda n, u: f"{n} {u}",
+        _NUMBERS,
+        st.sampled_from(["degrees C", "Watts", "RPM", "Volts", "percent", "discrete", ""]),
+    ),
+    st.sampled_from(["No Reading", "0x01", "Presence detected", "na", "110 Watts, Presence detected"]),
+    _WORDS,
+)
 
 
 @st.composite
@@ -175,9 +306,25 @@ def _ipmi_line(draw) -> str:
         return " | ".join(cols + [draw(st.one_of(_NUMBERS, st.just("na"))) for _ in range(6)])
     if kind == 3:
         head = f"Sensor ID              : {name} ({draw(st.sampled_from(['0x4', '0xff', '0x' + '9' * 40]))})"
-        body = draw(st.lists(st.builds(lambda k, v: f" {k} : {v}", st.sampled_from(
-            ["Entity ID", "Sensor Reading", "Status", "Upper critical", "Lower non-critical", "Sensor Type (Discrete)"]),
-            st.one_of(_READINGS, _NUMBERS)), max_size=5))
+        body = draw(
+            st.lists(
+                st.builds(
+                    lambda k, v: f" {k} : {v}",
+                    st.sampled_from(
+                        [
+                            "Entity ID",
+                            "Sensor Reading",
+                            "Status",
+                            "Upper critical",
+                            "Lower non-critical",
+                            "Sensor Type (Discrete)",
+                        ]
+                    ),
+                    st.one_of(_READINGS, _NUMBERS),
+                ),
+                max_size=5,
+            )
+        )
         return "\n".join([head, *body]) + "\n"
     return draw(st.text(max_size=60))
 

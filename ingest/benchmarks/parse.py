@@ -31,7 +31,12 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", "{fbfree}"),
     ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", "{fbused}"),
     ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).", "495"),
-    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes.", "{nvl}"),
+    (
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        "counter",
+        "Total number of NVLink bandwidth counters for all lanes.",
+        "{nvl}",
+    ),
     ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status", "0"),
     ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors", "0"),
     ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors", "0"),
@@ -40,7 +45,12 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active.", "{gr:.6f}"),
     ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active.", "{tensor:.6f}"),
     ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active.", "{dram:.6f}"),
-    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus in bytes per second.", "{pcie}"),
+    (
+        "DCGM_FI_PROF_PCIE_TX_BYTES",
+        "gauge",
+        "The rate of data transmitted over the PCIe bus in bytes per second.",
+        "{pcie}",
+    ),
 )
 
 FULL_SITE_HOSTS = 12_544

@@ -15,8 +15,8 @@ import math
 import sys
 from pathlib import Path
 
-from ingest.sources import dcgm, ipmi, prometheus_api, redfish
 from ingest.commands.run import add_run_parser
+from ingest.sources import dcgm, ipmi, prometheus_api, redfish
 from ingest.sources.samples import ENTITY_KINDS, METRICS, FetchResult, IngestCounts, SampleBatch, judged
 
 SOURCES = ("dcgm", "prometheus", "redfish", "ipmi")
@@ -37,18 +37,33 @@ def add_once_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", required=True, help="URL to fetch (http(s)://, ipmi://) or file/directory to parse")
     p.add_argument("--site", help="map samples to this site's entities (name in data/sites or a path)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--query", default=prometheus_api.DEFAULT_QUERY, help="PromQL for --source prometheus (default: DCGM fields)")
-    p.add_argument("--host", default="", help="node name for sources without host labels (ipmi, redfish, unlabelled dcgm)")
+    p.add_argument(
+        "--query", default=prometheus_api.DEFAULT_QUERY, help="PromQL for --source prometheus (default: DCGM fields)"
+    )
+    p.add_argument(
+        "--host", default="", help="node name for sources without host labels (ipmi, redfish, unlabelled dcgm)"
+    )
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates (self-signed BMCs)")
-    p.add_argument("--timeout", type=float, default=5.0,
-                   help="seconds for the whole read, retries included (default 5); a Redfish crawl "
-                        "applies it to every page and stops after --crawl-deadline")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        help="seconds for the whole read, retries included (default 5); a Redfish crawl "
+        "applies it to every page and stops after --crawl-deadline",
+    )
     p.add_argument("--retries", type=int, default=2, help="retries after the first attempt (default 2)")
-    p.add_argument("--max-mb", type=float, default=None,
-                   help="largest response accepted, in MiB (default per source: dcgm 32, prometheus 256, "
-                        "redfish 16 per page)")
-    p.add_argument("--crawl-deadline", type=float, default=redfish.CRAWL_DEADLINE_S,
-                   help=f"seconds for a whole Redfish crawl (default {redfish.CRAWL_DEADLINE_S:g})")
+    p.add_argument(
+        "--max-mb",
+        type=float,
+        default=None,
+        help="largest response accepted, in MiB (default per source: dcgm 32, prometheus 256, redfish 16 per page)",
+    )
+    p.add_argument(
+        "--crawl-deadline",
+        type=float,
+        default=redfish.CRAWL_DEADLINE_S,
+        help=f"seconds for a whole Redfish crawl (default {redfish.CRAWL_DEADLINE_S:g})",
+    )
     p.add_argument("--limit", type=int, default=0, help="print at most this many samples (0: all)")
     p.set_defaults(func=run_once)
 
@@ -79,8 +94,9 @@ def read_once(args: argparse.Namespace) -> FetchResult:
             return redfish.fetch_redfish(target, host or None, crawl_deadline_s=args.crawl_deadline, **http_kw)
         if not target.startswith("ipmi://"):
             raise ValueError(f"--source ipmi needs an ipmi://user:password@host[:port] target, not {target!r}")
-        return ipmi.fetch_ipmi(target, host or None, timeout_s=args.timeout, deadline_s=args.timeout,
-                               retries=args.retries)
+        return ipmi.fetch_ipmi(
+            target, host or None, timeout_s=args.timeout, deadline_s=args.timeout, retries=args.retries
+        )
     path = Path(target)
     if not path.exists():
         raise ValueError(f"--target {target!r} is neither a URL nor an existing file or directory")
@@ -95,7 +111,9 @@ def read_once(args: argparse.Namespace) -> FetchResult:
         elif args.source == "prometheus":
             resp = prometheus_api.parse_response(text)
             if not resp.ok:
-                return FetchResult("prometheus", target, False, prometheus_api.to_samples(resp), 0, f"{resp.error_type}: {resp.error}")
+                return FetchResult(
+                    "prometheus", target, False, prometheus_api.to_samples(resp), 0, f"{resp.error_type}: {resp.error}"
+                )
             batch = prometheus_api.to_samples(resp, default_host=host)
         else:
             batch = ipmi.parse_ipmi(text, host or path.stem)
@@ -192,7 +210,9 @@ def run_once(args: argparse.Namespace) -> int:
         width = max((len(s) for s in labels[:n]), default=6)
         for i in range(n):
             v = batch.value[i]
-            print(f"{ENTITY_KINDS[kinds[i]]:<13} {labels[i]:<{width}}  {METRICS[batch.metric[i]]:<24} {'NaN' if math.isnan(v) else f'{v:.6g}'}")
+            print(
+                f"{ENTITY_KINDS[kinds[i]]:<13} {labels[i]:<{width}}  {METRICS[batch.metric[i]]:<24} {'NaN' if math.isnan(v) else f'{v:.6g}'}"
+            )
         counts = {k: v for k, v in batch.counts.as_dict().items() if v}
         print(f"# {len(batch)} sample(s); counts: {json.dumps(counts)}", file=sys.stderr)
     return 0 if result.ok else 1

@@ -35,8 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", help="the user's incident directory (default $CLUSTERTWIN_INCIDENTS or var/incidents)")
     sub = p.add_subparsers(dest="incidents_command", required=True, metavar="SUBCOMMAND")
     ls = sub.add_parser("list", help="incidents of the library (yours, the shipped ones and the database's)")
-    ls.add_argument("--db", help="database whose incidents to list too (default: $CLUSTERTWIN_DB or the embedded "
-                                 "one, when it exists)")
+    ls.add_argument(
+        "--db",
+        help="database whose incidents to list too (default: $CLUSTERTWIN_DB or the embedded one, when it exists)",
+    )
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
     show = sub.add_parser("show", help="metadata and contents of one incident")
@@ -57,8 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--end", help="window end for --format prometheus (ISO 8601 UTC)")
     imp.add_argument("--step", type=float, default=5.0, help="seconds between frames (prometheus, default 5)")
     imp.add_argument("--run-log", help="the run's own MLPerf log (phases), for --format mlperf-power")
-    imp.add_argument("--db", help="database to record the incident (and an auto-built site's version) in "
-                                  "(default: $CLUSTERTWIN_DB or the embedded one)")
+    imp.add_argument(
+        "--db",
+        help="database to record the incident (and an auto-built site's version) in "
+        "(default: $CLUSTERTWIN_DB or the embedded one)",
+    )
     imp.add_argument("--json", action="store_true")
     imp.set_defaults(func=run_import)
     rec = sub.add_parser("record", help="record an incident from the synthetic plant with injected faults")
@@ -72,16 +77,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
     rec.add_argument("--site-name", help="record on a variant of --site under this name (with --add-source)")
-    rec.add_argument("--add-source", action="append", default=[], metavar="TOML_TABLE",
-                     help="a power source the variant adds, as a TOML inline table of [power].sources "
-                          "(e.g. a battery the site does not have)")
+    rec.add_argument(
+        "--add-source",
+        action="append",
+        default=[],
+        metavar="TOML_TABLE",
+        help="a power source the variant adds, as a TOML inline table of [power].sources "
+        "(e.g. a battery the site does not have)",
+    )
     rec.add_argument("--title", default="")
     rec.add_argument("--tag", action="append", default=[])
     rec.add_argument("--notes", default="")
     rec.add_argument("--detail-rack", action="append", default=[], help="rack to keep at full GPU detail")
     rec.add_argument("--max-detail-racks", type=int, help="racks at full GPU detail (default 16)")
-    rec.add_argument("--out", help="directory to write the bundle to (default: the user's incident directory, "
-                                   "and the incident is recorded in the database)")
+    rec.add_argument(
+        "--out",
+        help="directory to write the bundle to (default: the user's incident directory, "
+        "and the incident is recorded in the database)",
+    )
     rec.add_argument("--db", help="database to record the incident in (default: $CLUSTERTWIN_DB or the embedded one)")
     rec.add_argument("--json", action="store_true")
     rec.set_defaults(func=run_record)
@@ -126,8 +139,11 @@ def run_show(args) -> int:
         bundle = read_bundle(find_incident(args.incident, args.dir))
     except (KeyError, BundleError) as exc:
         return _fail(str(exc).strip('"'))
-    info = {**bundle.metadata, "tables": {k: t.num_rows for k, t in bundle.tables.items()},
-            "events": bundle.frame("events").astype({"ts": str}).to_dict("records")}
+    info = {
+        **bundle.metadata,
+        "tables": {k: t.num_rows for k, t in bundle.tables.items()},
+        "events": bundle.frame("events").astype({"ts": str}).to_dict("records"),
+    }
     if args.json:
         print(json.dumps(info, indent=1, default=str))
     else:
@@ -173,8 +189,9 @@ def run_import(args) -> int:
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
     after = {**done.audit_state(), "format": args.format, "source": str(args.source)}
-    _record_in_database(args, done.path, done.metadata, "incident.import",
-                        {"replaced": True} if done.replaced else None, after)
+    _record_in_database(
+        args, done.path, done.metadata, "incident.import", {"replaced": True} if done.replaced else None, after
+    )
     if args.json:
         print(json.dumps({"name": done.name, **done.report}))
     else:
@@ -189,11 +206,24 @@ def run_record(args) -> int:
 
     from ingest.replay.session import T0, RecordSpec, record_synthetic
 
-    spec = RecordSpec(site=args.site, name=args.name, faults=tuple(args.fault), duration_s=args.duration,
-                      tick_s=args.tick, frame_every_s=args.frame_every, start=datetime.fromisoformat(args.start) if args.start else T0,
-                      seed=args.seed, title=args.title, tags=tuple(args.tag), notes=args.notes,
-                      detail_racks=tuple(args.detail_rack), max_detail_racks=args.max_detail_racks, job=args.job,
-                      site_name=args.site_name, add_sources=tuple(args.add_source))
+    spec = RecordSpec(
+        site=args.site,
+        name=args.name,
+        faults=tuple(args.fault),
+        duration_s=args.duration,
+        tick_s=args.tick,
+        frame_every_s=args.frame_every,
+        start=datetime.fromisoformat(args.start) if args.start else T0,
+        seed=args.seed,
+        title=args.title,
+        tags=tuple(args.tag),
+        notes=args.notes,
+        detail_racks=tuple(args.detail_rack),
+        max_detail_racks=args.max_detail_racks,
+        job=args.job,
+        site_name=args.site_name,
+        add_sources=tuple(args.add_source),
+    )
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))
         bundle = read_bundle(path)
@@ -204,7 +234,13 @@ def run_record(args) -> int:
         from ingest.replay.intake import Imported
 
         recorded = Imported(bundle.name, path, bundle.metadata)
-        _record_in_database(args, path, bundle.metadata, "incident.record", None,
-                            {**recorded.audit_state(), "faults": list(args.fault), "seed": args.seed})
+        _record_in_database(
+            args,
+            path,
+            bundle.metadata,
+            "incident.record",
+            None,
+            {**recorded.audit_state(), "faults": list(args.fault), "seed": args.seed},
+        )
     print(json.dumps({"name": args.name, "path": str(path), "bytes": path.stat().st_size}) if args.json else path)
     return 0

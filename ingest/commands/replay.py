@@ -28,13 +28,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("incident", help="incident name (see `clustertwin incidents list`) or bundle path")
     p.add_argument("--speed", default="max", help="times real time, or 'max' (default)")
     p.add_argument("--scenario", help="what-if scenario file applied on top of the recorded inputs")
-    p.add_argument("--calibrate", type=float, metavar="FRACTION",
-                   help="fit parameters on this first fraction of the frames, report errors on the rest")
-    p.add_argument("--save-calibration", action="store_true",
-                   help="with --calibrate: store the site with the fitted parameters as a new site version")
+    p.add_argument(
+        "--calibrate",
+        type=float,
+        metavar="FRACTION",
+        help="fit parameters on this first fraction of the frames, report errors on the rest",
+    )
+    p.add_argument(
+        "--save-calibration",
+        action="store_true",
+        help="with --calibrate: store the site with the fitted parameters as a new site version",
+    )
     p.add_argument("--site-version", type=int, metavar="N", help="replay on stored version N of the incident's site")
-    p.add_argument("--heldout", type=float, metavar="FRACTION",
-                   help="score only the frames after this first fraction (a calibration's held-out part)")
+    p.add_argument(
+        "--heldout",
+        type=float,
+        metavar="FRACTION",
+        help="score only the frames after this first fraction (a calibration's held-out part)",
+    )
     p.add_argument("--db", help="database of the site versions (default: $CLUSTERTWIN_DB or the embedded one)")
     p.add_argument("--dir", help="the user's incident directory (default $CLUSTERTWIN_INCIDENTS or var/incidents)")
     p.add_argument("--json", action="store_true")
@@ -75,15 +86,20 @@ def _stored_site(args, bundle):
 def _save_calibration(args, site_toml: str, base, cal) -> int:
     """Store the site with ``cal`` as a new site version in the database of ``args``; returns its number."""
     from ingest.replay.calibrate import save_calibration
-    from ingest.store.db import open_database
-
     from ingest.store import audit
+    from ingest.store.db import open_database
 
     engine = open_database(args.db)
     try:
         version = save_calibration(engine, site_toml, base, cal)
-        audit.record(engine, audit.cli_user(), "site.calibration", f"site {base.name}", None,
-                     {"site_version": version, "incident": args.incident})
+        audit.record(
+            engine,
+            audit.cli_user(),
+            "site.calibration",
+            f"site {base.name}",
+            None,
+            {"site_version": version, "incident": args.incident},
+        )
         return version
     finally:
         engine.dispose()
@@ -113,8 +129,11 @@ def run_replay(args) -> int:
         if args.heldout is not None:
             split = int(round(rec.n_frames * args.heldout))
             out["full_run_signals"] = out["signals"]
-            out["signals"] = score({k: v[0][split:] for k, v in result.series.items()},
-                                   {k: v[1][split:] for k, v in result.series.items()}, skip=0)
+            out["signals"] = score(
+                {k: v[0][split:] for k, v in result.series.items()},
+                {k: v[1][split:] for k, v in result.series.items()},
+                skip=0,
+            )
         if args.calibrate is not None:
             cal, fitted, base = calibrate_incident(bundle, rec, args.calibrate, site_toml)
             out["full_run_signals"] = out["signals"]
@@ -132,18 +151,24 @@ def run_replay(args) -> int:
     if args.json:
         print(dumps(out, indent=1))
         return 0
-    print(f"{out['incident']}: {out['frames']} frames, {out['duration_s']:.0f} s replayed in {out['wall_s']:.2f} s "
-          f"({out['speed_x']:.0f}× real time, {out['gpu_ticks_per_s'] / 1e6:.1f} M GPU-ticks/s, "
-          f"{out['n_ticks']} ticks of {out['tick_s']:g} s on {out['n_workers']} process(es))")
+    print(
+        f"{out['incident']}: {out['frames']} frames, {out['duration_s']:.0f} s replayed in {out['wall_s']:.2f} s "
+        f"({out['speed_x']:.0f}× real time, {out['gpu_ticks_per_s'] / 1e6:.1f} M GPU-ticks/s, "
+        f"{out['n_ticks']} ticks of {out['tick_s']:g} s on {out['n_workers']} process(es))"
+    )
     for name, m in out["signals"].items():
         cv, nmbe = m["cv_rmse"], m["nmbe"]
-        print(f"  {name:<24} CV(RMSE) {cv if cv is None else f'{cv:6.2f}'} %   NMBE {nmbe if nmbe is None else f'{nmbe:+6.2f}'} %")
+        print(
+            f"  {name:<24} CV(RMSE) {cv if cv is None else f'{cv:6.2f}'} %   NMBE {nmbe if nmbe is None else f'{nmbe:+6.2f}'} %"
+        )
     print(f"  outcome: {out['outcome']}")
     if "calibration" in out:
         psu = out["calibration"]["parameters"]["psu"]
         curve = ", ".join(f"{e:.4f} @ {x:.0%}" for x, e in zip(psu["load_points_frac"], psu["efficiency_points_frac"]))
-        print(f"  PSU efficiency {'fitted' if psu['fitted_flag'] else 'not fitted (too few samples)'}: {curve} "
-              f"({psu['n_samples']} rack-frames)")
+        print(
+            f"  PSU efficiency {'fitted' if psu['fitted_flag'] else 'not fitted (too few samples)'}: {curve} "
+            f"({psu['n_samples']} rack-frames)"
+        )
     if out.get("skipped"):
         print(f"  not carried over to the scenario's layout: {out['skipped']}")
     if "saved_site_version" in out:

@@ -49,14 +49,21 @@ def read_scenario_text(path):
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``scenario`` and its sub-commands to the ``clustertwin`` parser."""
-    top = subparsers.add_parser("scenario", help="stored what-if scenarios: list, show, export, import, apply",
-                                description="What-if scenarios stored in the database (docs/scenarios.md).")
+    top = subparsers.add_parser(
+        "scenario",
+        help="stored what-if scenarios: list, show, export, import, apply",
+        description="What-if scenarios stored in the database (docs/scenarios.md).",
+    )
     sub = top.add_subparsers(dest="scenario_command", required=True, metavar="SUBCOMMAND")
 
     def command(name: str, help_: str, func, *, ref: bool = True, site_required: bool = False):
         p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("--db", default=None, metavar="URL",
-                       help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)")
+        p.add_argument(
+            "--db",
+            default=None,
+            metavar="URL",
+            help="database URL (default: $CLUSTERTWIN_DB, else the embedded SQLite file)",
+        )
         p.add_argument("--site", required=site_required, default=None, help="site name (to name scenarios by name)")
         if ref:
             p.add_argument("scenario", help="scenario id, or its name with --site")
@@ -68,16 +75,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command("show", "show a stored scenario: its edits and the undo/redo position", _show)
     p = command("export", "print a stored scenario as TOML (its applied edits)", _export)
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of stdout")
-    p = command("import", "store a scenario file as a new scenario (validated on the site)", _import, ref=False,
-                site_required=True)
+    p = command(
+        "import",
+        "store a scenario file as a new scenario (validated on the site)",
+        _import,
+        ref=False,
+        site_required=True,
+    )
     p.add_argument("file", help="scenario TOML")
     p.add_argument("--name", default=None, help="name to store it under (default: the file's [scenario] name)")
-    p = command("apply", "append a file's edits to a stored scenario, or store the file as a new one", _apply,
-                ref=False, site_required=True)
+    p = command(
+        "apply",
+        "append a file's edits to a stored scenario, or store the file as a new one",
+        _apply,
+        ref=False,
+        site_required=True,
+    )
     p.add_argument("file", help="scenario TOML whose [[edits]] to append")
-    p.add_argument("--to", default=None, metavar="SCENARIO",
-                   help="stored scenario (id or name) to append to (default: the file's [scenario] name; "
-                        "created when the site has none of that name)")
+    p.add_argument(
+        "--to",
+        default=None,
+        metavar="SCENARIO",
+        help="stored scenario (id or name) to append to (default: the file's [scenario] name; "
+        "created when the site has none of that name)",
+    )
     command("undo", "undo the last applied edit", _undo)
     command("redo", "redo the last undone edit", _redo)
     p = command("rename", "rename a stored scenario", _rename)
@@ -106,8 +127,9 @@ def _find(engine, ref: str, site: str | None):
         matches = [s for s in store.list_scenarios(engine) if s.name == ref]
         if len(matches) == 1:
             return matches[0]
-        raise store.ScenarioStoreError(f"scenario {ref!r}: " + ("no such scenario" if not matches else
-                                       "several sites have it; give --site"))
+        raise store.ScenarioStoreError(
+            f"scenario {ref!r}: " + ("no such scenario" if not matches else "several sites have it; give --site")
+        )
     found = store.find_scenario(engine, site, ref)
     if found is None:
         raise store.ScenarioStoreError(f"scenario {ref!r}: site {site!r} has no scenario of that name")
@@ -115,10 +137,20 @@ def _find(engine, ref: str, site: str | None):
 
 
 def _summary(s) -> dict:
-    return {"id": s.id, "site": s.site_name, "name": s.name, "description": s.description,
-            "baseline_version": s.baseline_version, "design_limits": s.design_limits,
-            "n_edits": len(s.edits), "position": s.position, "can_undo": s.can_undo, "can_redo": s.can_redo,
-            "created_at": s.created_at.isoformat(), "updated_at": s.updated_at.isoformat()}
+    return {
+        "id": s.id,
+        "site": s.site_name,
+        "name": s.name,
+        "description": s.description,
+        "baseline_version": s.baseline_version,
+        "design_limits": s.design_limits,
+        "n_edits": len(s.edits),
+        "position": s.position,
+        "can_undo": s.can_undo,
+        "can_redo": s.can_redo,
+        "created_at": s.created_at.isoformat(),
+        "updated_at": s.updated_at.isoformat(),
+    }
 
 
 def _print(args, s, verb: str) -> int:
@@ -137,8 +169,10 @@ def _list(args) -> int:
     if not rows:
         print("no scenarios")
     for r in rows:
-        print(f"{r['id']:>5}  {r['site']:<12} {r['name']:<32} {r['position']}/{r['n_edits']} edits  "
-              f"{r['design_limits']:<6}  updated {r['updated_at']}")
+        print(
+            f"{r['id']:>5}  {r['site']:<12} {r['name']:<32} {r['position']}/{r['n_edits']} edits  "
+            f"{r['design_limits']:<6}  updated {r['updated_at']}"
+        )
     return 0
 
 
@@ -169,8 +203,9 @@ def _export(args) -> int:
 def _import(args) -> int:
     engine = open_database(args.db)
     text = read_scenario_text(args.file)
-    s = store.import_toml(engine, args.site, text, name=args.name,
-                          baseline=store.baseline_state(engine, args.site, None))
+    s = store.import_toml(
+        engine, args.site, text, name=args.name, baseline=store.baseline_state(engine, args.site, None)
+    )
     _audit(engine, "import", s.name, None, _state(s) | {"file": str(args.file)})
     return _print(args, s, "imported as")
 
@@ -180,8 +215,9 @@ def _apply(args) -> int:
     doc = read_scenario_doc(args.file)
     baseline = store.baseline_state(engine, args.site, None)
     target = args.to or doc.name
-    existing = (store.get_scenario(engine, int(target)) if target.isdigit()
-                else store.find_scenario(engine, args.site, target))
+    existing = (
+        store.get_scenario(engine, int(target)) if target.isdigit() else store.find_scenario(engine, args.site, target)
+    )
     if existing is None:
         s = store.import_toml(engine, args.site, read_scenario_text(args.file), name=target, baseline=baseline)
         _audit(engine, "import", s.name, None, _state(s) | {"file": str(args.file)})

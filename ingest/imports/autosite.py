@@ -28,17 +28,21 @@ def auto_site(name: str, hosts: list[str], gpu_model: str | None = None) -> tupl
         raise RecordingImportError("--site auto: the recording names no host")
     n_racks = math.ceil(len(hosts) / NODES_PER_RACK)
     if n_racks > MAX_RACKS:
-        raise RecordingImportError(f"--site auto: {len(hosts)} hosts need {n_racks} racks, more than the {MAX_RACKS} a "
-                           f"minimal site holds; write a site file")
+        raise RecordingImportError(
+            f"--site auto: {len(hosts)} hosts need {n_racks} racks, more than the {MAX_RACKS} a "
+            f"minimal site holds; write a site file"
+        )
     text = site_path("demo").read_text(encoding="utf-8")
-    header = (f"# Site built by `clustertwin incidents import --site auto` from a recording of {len(hosts)} host(s)"
-              f"{f' with {gpu_model} GPUs' if gpu_model else ''}: demo-site equipment, catalogue defaults.\n")
+    header = (
+        f"# Site built by `clustertwin incidents import --site auto` from a recording of {len(hosts)} host(s)"
+        f"{f' with {gpu_model} GPUs' if gpu_model else ''}: demo-site equipment, catalogue defaults.\n"
+    )
     text = header + re.sub(r'^name = "demo"$', f'name = "{name}"', text, count=1, flags=re.M)
-    text = re.sub(r'^default_job = .*$', 'default_job = ""', text, count=1, flags=re.M)
+    text = re.sub(r"^default_job = .*$", 'default_job = ""', text, count=1, flags=re.M)
     rows = [min(RACKS_PER_ROW, n_racks - RACKS_PER_ROW * i) for i in range(math.ceil(n_racks / RACKS_PER_ROW))]
-    text = re.sub(r'(\{ name = "R01",.*?racks = )8', rf'\g<1>{rows[0]}', text)
+    text = re.sub(r'(\{ name = "R01",.*?racks = )8', rf"\g<1>{rows[0]}", text)
     if len(rows) > 1:
-        text = re.sub(r'(\{ name = "R02",.*?racks = )8', rf'\g<1>{rows[1]}', text)
+        text = re.sub(r'(\{ name = "R02",.*?racks = )8', rf"\g<1>{rows[1]}", text)
     else:
         text = re.sub(r'^  \{ name = "R02".*\n', "", text, flags=re.M)
     state = build_site(text, f"{name} (auto)", load_catalogue())

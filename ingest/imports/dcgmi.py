@@ -14,7 +14,6 @@ loop (a new pass over the entities) is ``interval_s`` after the previous one fro
 from __future__ import annotations
 
 import math
-
 from datetime import datetime
 
 import pandas as pd
@@ -22,8 +21,14 @@ import pandas as pd
 from ingest.imports.series import RecordingImportError, make_series
 
 # short name → (canonical metric, scale)
-SHORT_NAMES = {"TMPTR": ("gpu_temp_c", 1.0), "MMTMP": ("hbm_temp_c", 1.0), "POWER": ("gpu_power_w", 1.0),
-               "GPUTL": ("gpu_util_frac", 0.01), "SMCLK": ("sm_clock_mhz", 1.0), "XIDER": ("last_xid_code", 1.0)}
+SHORT_NAMES = {
+    "TMPTR": ("gpu_temp_c", 1.0),
+    "MMTMP": ("hbm_temp_c", 1.0),
+    "POWER": ("gpu_power_w", 1.0),
+    "GPUTL": ("gpu_util_frac", 0.01),
+    "SMCLK": ("sm_clock_mhz", 1.0),
+    "XIDER": ("last_xid_code", 1.0),
+}
 
 
 MAX_GPU_INDEX = 1023  # GPU ids of one host; a larger one is a corrupt line

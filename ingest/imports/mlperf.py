@@ -17,8 +17,16 @@ import pandas as pd
 
 from ingest.imports.series import RecordingImportError, make_series
 
-PHASE_KEYS = ("init_start", "init_stop", "run_start", "block_start", "block_stop", "eval_start", "eval_stop",
-              "run_stop")
+PHASE_KEYS = (
+    "init_start",
+    "init_stop",
+    "run_start",
+    "block_start",
+    "block_stop",
+    "eval_start",
+    "eval_stop",
+    "run_stop",
+)
 
 
 MAX_TIME_MS = 4_102_444_800_000  # 2100-01-01: later time stamps are not real recordings
@@ -49,13 +57,18 @@ def parse_power_log(text: str, default_host: str) -> pd.DataFrame:
     rows = []
     for rec in mllog_records(text):
         value, time_ms = rec.get("value"), rec.get("time_ms")
-        if rec.get("key") != "power_reading" or not _finite(value) or not _finite(time_ms) \
-                or not 0 <= time_ms < MAX_TIME_MS:
+        if (
+            rec.get("key") != "power_reading"
+            or not _finite(value)
+            or not _finite(time_ms)
+            or not 0 <= time_ms < MAX_TIME_MS
+        ):
             continue
         metadata = rec.get("metadata")
         host = str(metadata.get("host", default_host)) if isinstance(metadata, dict) else default_host
-        rows.append((int(time_ms), host if host and not host.isdigit() else default_host, -1,
-                     "node_power_w", float(value)))
+        rows.append(
+            (int(time_ms), host if host and not host.isdigit() else default_host, -1, "node_power_w", float(value))
+        )
     return make_series(rows)
 
 
@@ -67,9 +80,19 @@ def parse_run_log(text: str) -> list[dict]:
         if key not in PHASE_KEYS:
             continue
         samples = (rec.get("metadata") or {}).get("samples_count")
-        out.append({"ts_ms": int(rec["time_ms"]), "severity": "info", "source": "mlperf", "entity_kind": "site",
-                    "entity_id": 0, "entity_name": "run", "metric": key, "value": float(samples) if samples is not None
-                    else None, "message": key.replace("_", " ")})
+        out.append(
+            {
+                "ts_ms": int(rec["time_ms"]),
+                "severity": "info",
+                "source": "mlperf",
+                "entity_kind": "site",
+                "entity_id": 0,
+                "entity_name": "run",
+                "metric": key,
+                "value": float(samples) if samples is not None else None,
+                "message": key.replace("_", " "),
+            }
+        )
     return out
 
 

@@ -17,14 +17,21 @@ import io
 import math
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 
 from ingest.imports.series import RecordingImportError, make_series
 
-DEFAULT_FIELDS = ("timestamp", "index", "temperature.gpu", "temperature.memory", "power.draw", "utilization.gpu",
-                  "clocks.sm")
+DEFAULT_FIELDS = (
+    "timestamp",
+    "index",
+    "temperature.gpu",
+    "temperature.memory",
+    "power.draw",
+    "utilization.gpu",
+    "clocks.sm",
+)
 # nvidia-smi query field → (canonical metric, scale to the canonical unit)
 CSV_FIELDS = {
     "temperature.gpu": ("gpu_temp_c", 1.0),
@@ -48,7 +55,7 @@ def _timestamp(text: str) -> int:
     text = text.strip()
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S", "%a %b %d %H:%M:%S %Y"):
         try:
-            return int(datetime.strptime(text, fmt).replace(tzinfo=timezone.utc).timestamp() * 1000)
+            return int(datetime.strptime(text, fmt).replace(tzinfo=UTC).timestamp() * 1000)
         except ValueError:
             continue
     raise RecordingImportError(f"timestamp {text!r} is not in an nvidia-smi format")
@@ -60,7 +67,11 @@ MAX_GPU_INDEX = 1023  # GPU indices of one host
 def parse_csv(text: str, host: str, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
     """A ``--format=csv`` log (see module docstring) as a series."""
     try:
-        rows = [r for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True) if r and any(c.strip() for c in r)]
+        rows = [
+            r
+            for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+            if r and any(c.strip() for c in r)
+        ]
     except csv.Error as exc:
         raise RecordingImportError(f"nvidia-smi CSV does not parse ({exc})") from None
     if not rows:
@@ -78,8 +89,9 @@ def parse_csv(text: str, host: str, fields: tuple[str, ...] | None = None) -> pd
     out = []
     for row in rows:
         if len(row) != len(header):
-            raise RecordingImportError(f"nvidia-smi CSV: a row has {len(row)} values for {len(header)} fields: "
-                                       f"{', '.join(row)[:200]!r}")
+            raise RecordingImportError(
+                f"nvidia-smi CSV: a row has {len(row)} values for {len(header)} fields: {', '.join(row)[:200]!r}"
+            )
         index = row[i_col].strip()
         if not index.isdigit() or int(index) > MAX_GPU_INDEX:
             raise RecordingImportError(f"nvidia-smi CSV: GPU index {index[:40]!r} is not a GPU index")
@@ -107,11 +119,13 @@ def parse_xml(text: str, host: str) -> pd.DataFrame:
             minor = _number(gpu.findtext("minor_number"))
             idx = int(minor) if minor is not None else index
             power = gpu.findtext("gpu_power_readings/power_draw") or gpu.findtext("power_readings/power_draw")
-            for metric, value in (("gpu_temp_c", _number(gpu.findtext("temperature/gpu_temp"))),
-                                  ("hbm_temp_c", _number(gpu.findtext("temperature/memory_temp"))),
-                                  ("gpu_power_w", _number(power)),
-                                  ("gpu_util_frac", _number(gpu.findtext("utilization/gpu_util"))),
-                                  ("sm_clock_mhz", _number(gpu.findtext("clocks/sm_clock")))):
+            for metric, value in (
+                ("gpu_temp_c", _number(gpu.findtext("temperature/gpu_temp"))),
+                ("hbm_temp_c", _number(gpu.findtext("temperature/memory_temp"))),
+                ("gpu_power_w", _number(power)),
+                ("gpu_util_frac", _number(gpu.findtext("utilization/gpu_util"))),
+                ("sm_clock_mhz", _number(gpu.findtext("clocks/sm_clock"))),
+            ):
                 if value is not None:
                     out.append((ts, host, idx, metric, value / 100.0 if metric == "gpu_util_frac" else value))
     return make_series(out)

@@ -42,14 +42,23 @@ def batch_series(batch: SampleBatch, state: SiteTables | None) -> pd.DataFrame:
     return make_series(rows)
 
 
-def fetch_history(base_url: str, start_s: float, end_s: float, step_s: float, state: SiteTables | None,
-                  query: str = prometheus_api.DEFAULT_QUERY, **http_kw) -> pd.DataFrame:
+def fetch_history(
+    base_url: str,
+    start_s: float,
+    end_s: float,
+    step_s: float,
+    state: SiteTables | None,
+    query: str = prometheus_api.DEFAULT_QUERY,
+    **http_kw,
+) -> pd.DataFrame:
     """Query ``[start_s, end_s]`` every ``step_s`` and return the GPU series."""
     if not end_s > start_s or step_s <= 0:
         raise RecordingImportError("prometheus import: needs --start before --end and a positive --step")
     if (end_s - start_s) / step_s > MAX_POINTS:
-        raise RecordingImportError(f"prometheus import: {(end_s - start_s) / step_s:.0f} points per series exceed "
-                           f"Prometheus' {MAX_POINTS}; use a larger --step")
+        raise RecordingImportError(
+            f"prometheus import: {(end_s - start_s) / step_s:.0f} points per series exceed "
+            f"Prometheus' {MAX_POINTS}; use a larger --step"
+        )
     resp, _ = prometheus_api.query_range(base_url, query, start_s, end_s, step_s, **http_kw)
     if not resp.ok:
         raise RecordingImportError(f"prometheus import: {resp.error_type}: {resp.error}")

@@ -84,15 +84,28 @@ def import_recording(args) -> tuple[str, dict]:
     else:
         text = site_path(args.site).read_text(encoding="utf-8")
     bundle, skipped = series_bundle(
-        series, state, text, name=name, title=f"Imported {args.format} recording", origin=f"{args.format}: {args.source}",
-        step_s=args.step, host_map=host_map, tags=["imported", args.format],
-        notes=f"GPU model reported: {model}" if model else "", events=events)
+        series,
+        state,
+        text,
+        name=name,
+        title=f"Imported {args.format} recording",
+        origin=f"{args.format}: {args.source}",
+        step_s=args.step,
+        host_map=host_map,
+        tags=["imported", args.format],
+        notes=f"GPU model reported: {model}" if model else "",
+        events=events,
+    )
     validate(bundle)  # before anything is stored
     version = _record_site_version(args, state.name, text) if auto else 1
     bundle.metadata["site_version"] = version
     store_bundle(bundle, args.dir, replace=args.replace)
-    return name, {"site": state.name, "site_version": version, "skipped": skipped,
-                  "frames": bundle.tables["site"].num_rows}
+    return name, {
+        "site": state.name,
+        "site_version": version,
+        "skipped": skipped,
+        "frames": bundle.tables["site"].num_rows,
+    }
 
 
 def _record_site_version(args, name: str, text: str) -> int:

@@ -22,14 +22,21 @@ import pyarrow as pa
 
 from ingest.replay.bundle import SCHEMAS, Bundle
 from ingest.replay.recorder import events_table
-from twin.physics.power import psu_efficiency_frac
 from twin.errors import InputError
+from twin.physics.power import psu_efficiency_frac
 from twin.site.tables import SiteTables
 
 COLUMNS = ("ts", "host", "gpu", "metric", "value")
 METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "last_xid_code", "node_power_w")
-GPU_METRICS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "throttle_frac",
-               "last_xid_code")
+GPU_METRICS = (
+    "gpu_temp_c",
+    "hbm_temp_c",
+    "gpu_power_w",
+    "gpu_util_frac",
+    "sm_clock_mhz",
+    "throttle_frac",
+    "last_xid_code",
+)
 
 
 class RecordingImportError(InputError):
@@ -37,9 +44,15 @@ class RecordingImportError(InputError):
 
 
 def empty_series() -> pd.DataFrame:
-    return pd.DataFrame({"ts": pd.Series([], dtype="datetime64[ms, UTC]"), "host": pd.Series([], dtype=str),
-                         "gpu": pd.Series([], dtype=np.int64), "metric": pd.Series([], dtype=str),
-                         "value": pd.Series([], dtype=np.float64)})
+    return pd.DataFrame(
+        {
+            "ts": pd.Series([], dtype="datetime64[ms, UTC]"),
+            "host": pd.Series([], dtype=str),
+            "gpu": pd.Series([], dtype=np.int64),
+            "metric": pd.Series([], dtype=str),
+            "value": pd.Series([], dtype=np.float64),
+        }
+    )
 
 
 def make_series(rows: list[tuple]) -> pd.DataFrame:
@@ -63,8 +76,9 @@ class Mapped:
     skipped: list[str] = field(default_factory=list)
 
 
-def map_series(series: pd.DataFrame, state: SiteTables, step_s: float,
-               host_map: dict[str, str] | None = None) -> Mapped:
+def map_series(
+    series: pd.DataFrame, state: SiteTables, step_s: float, host_map: dict[str, str] | None = None
+) -> Mapped:
     """Resample ``series`` to ``step_s`` frames on ``state``'s GPUs and nodes (see module docstring)."""
     if series.empty:
         raise RecordingImportError("the recording holds no reading")
@@ -126,9 +140,21 @@ def util_from_node_power(state: SiteTables, node_power_w: np.ndarray) -> np.ndar
     return np.clip(util, 0.0, 1.0)
 
 
-def series_bundle(series: pd.DataFrame, state: SiteTables, site_toml: str, *, name: str, title: str, origin: str,
-                  step_s: float, host_map: dict[str, str] | None = None, site_version: int = 1, tags=(),
-                  notes: str = "", events: list[dict] = ()) -> tuple[Bundle, list[str]]:
+def series_bundle(
+    series: pd.DataFrame,
+    state: SiteTables,
+    site_toml: str,
+    *,
+    name: str,
+    title: str,
+    origin: str,
+    step_s: float,
+    host_map: dict[str, str] | None = None,
+    site_version: int = 1,
+    tags=(),
+    notes: str = "",
+    events: list[dict] = (),
+) -> tuple[Bundle, list[str]]:
     """The incident bundle of an imported series, and the list of skipped entities."""
     m = map_series(series, state, step_s, host_map)
     n_frames = len(m.frame_ts)
@@ -139,8 +165,10 @@ def series_bundle(series: pd.DataFrame, state: SiteTables, site_toml: str, *, na
     recorded = np.isfinite(np.stack([gpu[k] for k in GPU_METRICS])).any(axis=(0, 1))
     gpu_ids = np.flatnonzero(recorded).astype(np.int32)
     ts = pa.array(m.frame_ts.as_unit("ms").tz_convert("UTC"), type=pa.timestamp("ms", tz="UTC"))
-    ts_rep = lambda k: pa.array(np.repeat(m.frame_ts.as_unit("ms").tz_localize(None).to_numpy(), k),  # noqa: E731
-                                type=pa.timestamp("ms", tz="UTC"))
+    ts_rep = lambda k: pa.array(
+        np.repeat(m.frame_ts.as_unit("ms").tz_localize(None).to_numpy(), k),  # noqa: E731
+        type=pa.timestamp("ms", tz="UTC"),
+    )
     ids_rep = lambda ids: pa.array(np.tile(np.asarray(ids, dtype=np.int32), n_frames))  # noqa: E731
 
     def table(name_, ids, columns: dict[str, np.ndarray]) -> pa.Table:
@@ -162,37 +190,75 @@ def series_bundle(series: pd.DataFrame, state: SiteTables, site_toml: str, *, na
                 out[ok, r] = fn(cols[ok], axis=1)
         return out
 
-    node_rack_power = np.stack([np.bincount(state.node_rack, weights=np.nan_to_num(row), minlength=state.n_racks)
-                                for row in m.node_power_w]) / 1000.0
-    has_node = np.stack([np.bincount(state.node_rack, weights=np.isfinite(row), minlength=state.n_racks)
-                         for row in m.node_power_w]) > 0
+    node_rack_power = (
+        np.stack(
+            [
+                np.bincount(state.node_rack, weights=np.nan_to_num(row), minlength=state.n_racks)
+                for row in m.node_power_w
+            ]
+        )
+        / 1000.0
+    )
+    has_node = (
+        np.stack(
+            [np.bincount(state.node_rack, weights=np.isfinite(row), minlength=state.n_racks) for row in m.node_power_w]
+        )
+        > 0
+    )
     throttle = gpu["throttle_frac"]
-    rack = {"rack_power_kw": np.where(has_node, node_rack_power, np.nan),
-            "rack_max_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmax),
-            "rack_mean_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmean),
-            "rack_mean_gpu_power_w": rack_stat(gpu["gpu_power_w"], np.nanmean),
-            "rack_mean_util_frac": rack_stat(util, np.nanmean),
-            "rack_mean_throttle_frac": rack_stat(throttle, np.nanmean),
-            "rack_gpus_down_total": np.zeros((n_frames, state.n_racks), dtype=np.int16)}
+    rack = {
+        "rack_power_kw": np.where(has_node, node_rack_power, np.nan),
+        "rack_max_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmax),
+        "rack_mean_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmean),
+        "rack_mean_gpu_power_w": rack_stat(gpu["gpu_power_w"], np.nanmean),
+        "rack_mean_util_frac": rack_stat(util, np.nanmean),
+        "rack_mean_throttle_frac": rack_stat(throttle, np.nanmean),
+        "rack_gpus_down_total": np.zeros((n_frames, state.n_racks), dtype=np.int16),
+    }
     nan = lambda k: np.full((n_frames, k), np.nan)  # noqa: E731
     n_cdu, n_loops = state.n_cdus, len(state.loop_name)
-    cdu = {"coolant_supply_temp_c": nan(n_cdu), "coolant_return_temp_c": nan(n_cdu), "coolant_flow_lpm": nan(n_cdu),
-           "cdu_heat_kw": nan(n_cdu), "cdu_capacity_kw": nan(n_cdu),
-           "pumps_running_count": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8)}
-    it_mw = np.where(np.isfinite(m.node_power_w).any(axis=1), np.nansum(m.node_power_w, axis=1) / 1e6, np.nan) \
-        if np.isfinite(m.node_power_w).any() else np.full(n_frames, np.nan)
+    cdu = {
+        "coolant_supply_temp_c": nan(n_cdu),
+        "coolant_return_temp_c": nan(n_cdu),
+        "coolant_flow_lpm": nan(n_cdu),
+        "cdu_heat_kw": nan(n_cdu),
+        "cdu_capacity_kw": nan(n_cdu),
+        "pumps_running_count": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8),
+    }
+    it_mw = (
+        np.where(np.isfinite(m.node_power_w).any(axis=1), np.nansum(m.node_power_w, axis=1) / 1e6, np.nan)
+        if np.isfinite(m.node_power_w).any()
+        else np.full(n_frames, np.nan)
+    )
     empty_ids = pa.array([[]] * n_frames, type=pa.list_(pa.int32()))
-    site = pa.Table.from_arrays([ts, pa.array(it_mw.astype(np.float32))]
-                                + [pa.array(np.full(n_frames, np.nan, dtype=np.float32)) for _ in range(6)]
-                                + [empty_ids] * 4, schema=SCHEMAS["site"])
-    tables = {"gpu": table("gpu", gpu_ids, g), "rack": table("rack", racks, rack), "cdu": table("cdu", range(n_cdu), cdu),
-              "loop": table("loop", range(n_loops), {"loop_supply_temp_c": nan(n_loops),
-                                                      "loop_return_temp_c": nan(n_loops)}),
-              "site": site, "events": events_table(list(events))}
+    site = pa.Table.from_arrays(
+        [ts, pa.array(it_mw.astype(np.float32))]
+        + [pa.array(np.full(n_frames, np.nan, dtype=np.float32)) for _ in range(6)]
+        + [empty_ids] * 4,
+        schema=SCHEMAS["site"],
+    )
+    tables = {
+        "gpu": table("gpu", gpu_ids, g),
+        "rack": table("rack", racks, rack),
+        "cdu": table("cdu", range(n_cdu), cdu),
+        "loop": table("loop", range(n_loops), {"loop_supply_temp_c": nan(n_loops), "loop_return_temp_c": nan(n_loops)}),
+        "site": site,
+        "events": events_table(list(events)),
+    }
     frame_ts = m.frame_ts
-    meta = {"name": name, "title": title, "site_name": state.name, "site_version": site_version,
-            "start": frame_ts[0].isoformat(), "end": frame_ts[-1].isoformat(), "frame_every_s": step_s,
-            "tags": list(tags), "notes": notes, "origin": origin,
-            "detail_racks": [state.rack_name[r] for r in np.unique(state.gpu_rack[gpu_ids])],
-            "host_map": host_map or {}, "skipped": m.skipped}
+    meta = {
+        "name": name,
+        "title": title,
+        "site_name": state.name,
+        "site_version": site_version,
+        "start": frame_ts[0].isoformat(),
+        "end": frame_ts[-1].isoformat(),
+        "frame_every_s": step_s,
+        "tags": list(tags),
+        "notes": notes,
+        "origin": origin,
+        "detail_racks": [state.rack_name[r] for r in np.unique(state.gpu_rack[gpu_ids])],
+        "host_map": host_map or {},
+        "skipped": m.skipped,
+    }
     return Bundle(meta, site_toml, tables), m.skipped

@@ -26,8 +26,18 @@ from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
 # XID severities from NVIDIA's XID catalogue [NVIDIA-XID-Catalog] (79: fallen off the bus, 48: DBE ECC,
 # 95: uncontained ECC, 64: row-remap failure, 94: contained ECC, 63: row-remap pending,
 # 74: NVLink error, 92: high single-bit ECC rate, 119/120: GSP RPC timeout / error).
-XID_SEVERITY = {79: "critical", 48: "critical", 95: "critical", 64: "critical", 94: "warning", 63: "warning",
-                74: "warning", 92: "info", 119: "critical", 120: "critical"}
+XID_SEVERITY = {
+    79: "critical",
+    48: "critical",
+    95: "critical",
+    64: "critical",
+    94: "warning",
+    63: "warning",
+    74: "warning",
+    92: "info",
+    119: "critical",
+    120: "critical",
+}
 XID_SHUTDOWN = 79  # what a GPU that shut down on temperature reports (fallen off the bus)
 STALE_AFTER_S = 10.0  # a source without a good reading for this long is stale (5 scrape intervals at 2 s)
 SUPPLY_WARN_K = 2.0  # facility supply above setpoint [K] that warns: the CDU approach margin starts to go
@@ -67,8 +77,12 @@ class Impact:
     power_mw: float = 0.0  # load lost, at risk or over the limit [MW]
 
     def as_dict(self) -> dict:
-        return {"gpus": int(self.gpus), "jobs": list(self.jobs), "tokens_per_s": float(self.tokens_per_s),
-                "power_mw": float(self.power_mw)}
+        return {
+            "gpus": int(self.gpus),
+            "jobs": list(self.jobs),
+            "tokens_per_s": float(self.tokens_per_s),
+            "power_mw": float(self.power_mw),
+        }
 
 
 @dataclass(frozen=True)
@@ -106,10 +120,34 @@ class SiteFacts:
     job_best_tokens_per_s: dict[str, float] = field(default_factory=dict)  # best recent throughput per job
 
 
-def _cond(key: str, severity: str, kind: str, entity_id: int, name: str, metric: str, value: float, message: str,
-          *, impact: Impact = Impact(), group: str = "", source: str = "twin") -> Condition:
-    return Condition(key, severity, source, kind, int(entity_id), name, metric, float(value), message, group,
-                     impact, RUNBOOK[key.split(":", 1)[0]])
+def _cond(
+    key: str,
+    severity: str,
+    kind: str,
+    entity_id: int,
+    name: str,
+    metric: str,
+    value: float,
+    message: str,
+    *,
+    impact: Impact = Impact(),
+    group: str = "",
+    source: str = "twin",
+) -> Condition:
+    return Condition(
+        key,
+        severity,
+        source,
+        kind,
+        int(entity_id),
+        name,
+        metric,
+        float(value),
+        message,
+        group,
+        impact,
+        RUNBOOK[key.split(":", 1)[0]],
+    )
 
 
 def _gpus_per(group_of_gpu: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:
@@ -193,15 +231,39 @@ def _cooling_conditions(ctx: _Context) -> list[Condition]:
         running = int(snap.pumps_running_count[c])
         if running < installed[c]:
             lost = running < required[c]
-            text = (f"CDU {s.cdu_name[c]} lost: {running} of {int(installed[c])} pumps running, "
-                    f"{impact.gpus} GPUs without full cooling" if lost else
-                    f"{running} of {int(installed[c])} pumps running (no redundancy left)")
-            out.append(_cond(f"pump:cdu:{c}", "critical" if lost else "warning", "cdu", c, s.cdu_name[c],
-                             "pumps_running_count", running, text, impact=impact))
+            text = (
+                f"CDU {s.cdu_name[c]} lost: {running} of {int(installed[c])} pumps running, "
+                f"{impact.gpus} GPUs without full cooling"
+                if lost
+                else f"{running} of {int(installed[c])} pumps running (no redundancy left)"
+            )
+            out.append(
+                _cond(
+                    f"pump:cdu:{c}",
+                    "critical" if lost else "warning",
+                    "cdu",
+                    c,
+                    s.cdu_name[c],
+                    "pumps_running_count",
+                    running,
+                    text,
+                    impact=impact,
+                )
+            )
         elif snap.cdu_heat_kw[c] > snap.cdu_capacity_kw[c]:
-            out.append(_cond(f"cdu_over:cdu:{c}", "critical", "cdu", c, s.cdu_name[c], "cdu_heat_kw",
-                             snap.cdu_heat_kw[c], f"heat exceeds capacity {snap.cdu_capacity_kw[c]:.0f} kW",
-                             impact=impact))
+            out.append(
+                _cond(
+                    f"cdu_over:cdu:{c}",
+                    "critical",
+                    "cdu",
+                    c,
+                    s.cdu_name[c],
+                    "cdu_heat_kw",
+                    snap.cdu_heat_kw[c],
+                    f"heat exceeds capacity {snap.cdu_capacity_kw[c]:.0f} kW",
+                    impact=impact,
+                )
+            )
     return out
 
 
@@ -213,11 +275,21 @@ def _loop_conditions(ctx: _Context) -> list[Condition]:
     for lp in np.flatnonzero(excess >= SUPPLY_WARN_K):
         sev = "critical" if excess[lp] >= SUPPLY_CRIT_K else "warning"
         step = SUPPLY_CRIT_K if sev == "critical" else SUPPLY_WARN_K
-        out.append(_cond(f"loop_supply:loop:{lp}", sev, "loop", lp, s.loop_name[lp], "loop_supply_temp_c",
-                         snap.loop_supply_temp_c[lp],
-                         f"facility supply ≥ {step:.0f} K above its {setpoint[lp]:.0f} °C setpoint",
-                         impact=ctx.impact_of_racks(np.flatnonzero(s.cdu_loop[s.rack_cdu] == lp),
-                                                    float(snap.loop_heat_kw[lp]) / 1e3)))
+        out.append(
+            _cond(
+                f"loop_supply:loop:{lp}",
+                sev,
+                "loop",
+                lp,
+                s.loop_name[lp],
+                "loop_supply_temp_c",
+                snap.loop_supply_temp_c[lp],
+                f"facility supply ≥ {step:.0f} K above its {setpoint[lp]:.0f} °C setpoint",
+                impact=ctx.impact_of_racks(
+                    np.flatnonzero(s.cdu_loop[s.rack_cdu] == lp), float(snap.loop_heat_kw[lp]) / 1e3
+                ),
+            )
+        )
     return out
 
 
@@ -250,28 +322,71 @@ def _power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
             text = f"{kind} {s.power_name[e]} de-energised: {n_one} racks on one feed (no redundancy)"
             if n_dark:
                 text += f", {n_dark} racks dark"
-            out.append(_cond(key, "critical" if n_dark or n_one else "warning", "power", e, s.power_name[e],
-                             "power_live", 0.0, text, impact=impact))
+            out.append(
+                _cond(
+                    key,
+                    "critical" if n_dark or n_one else "warning",
+                    "power",
+                    e,
+                    s.power_name[e],
+                    "power_live",
+                    0.0,
+                    text,
+                    impact=impact,
+                )
+            )
             for r in np.flatnonzero(racks_dark):
                 cause_of_rack[int(r)] = key
-            partners = np.unique(np.concatenate([s.rack_feed_b[on_a & one_feed & dual],
-                                                 s.rack_feed_a[on_b & one_feed]]))
+            partners = np.unique(
+                np.concatenate([s.rack_feed_b[on_a & one_feed & dual], s.rack_feed_a[on_b & one_feed]])
+            )
             for p in partners[partners >= 0]:
-                carried = (one_feed & ((s.rack_feed_a == p) | (s.rack_feed_b == p)))
-                out.append(_cond(f"no_redundancy:power:{p}", "warning", "power", p, s.power_name[p], "power_live",
-                                 1.0, f"no redundancy: carries {int(carried.sum())} racks alone while "
-                                 f"{s.power_name[e]} is down", group=key,
-                                 impact=Impact(int(ctx.rack_live_gpus[carried].sum()), (), 0.0,
-                                               float(snap.power_load_kw[p]) / 1e3)))
+                carried = one_feed & ((s.rack_feed_a == p) | (s.rack_feed_b == p))
+                out.append(
+                    _cond(
+                        f"no_redundancy:power:{p}",
+                        "warning",
+                        "power",
+                        p,
+                        s.power_name[p],
+                        "power_live",
+                        1.0,
+                        f"no redundancy: carries {int(carried.sum())} racks alone while {s.power_name[e]} is down",
+                        group=key,
+                        impact=Impact(
+                            int(ctx.rack_live_gpus[carried].sum()), (), 0.0, float(snap.power_load_kw[p]) / 1e3
+                        ),
+                    )
+                )
     for e in np.flatnonzero(snap.power_load_frac > 1.0):
-        out.append(_cond(f"overload:power:{e}", "critical", "power", e, s.power_name[e], "load_frac",
-                         snap.power_load_frac[e], f"loaded above its usable rating ({snap.power_load_frac[e]:.0%})",
-                         impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3)))
+        out.append(
+            _cond(
+                f"overload:power:{e}",
+                "critical",
+                "power",
+                e,
+                s.power_name[e],
+                "load_frac",
+                snap.power_load_frac[e],
+                f"loaded above its usable rating ({snap.power_load_frac[e]:.0%})",
+                impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
+            )
+        )
     n1 = (snap.power_n1_load_frac > 1.0) & ~(snap.power_load_frac > 1.0)
     for e in np.flatnonzero(n1):
-        out.append(_cond(f"n1:power:{e}", "warning", "power", e, s.power_name[e], "load_frac",
-                         snap.power_n1_load_frac[e], "N-1: one more failure overloads it",
-                         impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3)))
+        out.append(
+            _cond(
+                f"n1:power:{e}",
+                "warning",
+                "power",
+                e,
+                s.power_name[e],
+                "load_frac",
+                snap.power_n1_load_frac[e],
+                "N-1: one more failure overloads it",
+                impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
+            )
+        )
     return out, cause_of_rack
 
 
@@ -301,17 +416,47 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
             text = f"{kind} {s.source_name[src]} tripped: {s.source_capacity_mw[src]:.1f} MW of supply lost"
             if short:
                 text += "; headroom now below the training swing"
-            out.append(_cond(f"source_down:source:{src}", sev, "source", src, s.source_name[src], "headroom_mw",
-                             headroom_mw, text, impact=Impact(0, ctx.jobs_on(all_gpus) if short else (), 0.0,
-                                                              float(s.source_capacity_mw[src]))))
+            out.append(
+                _cond(
+                    f"source_down:source:{src}",
+                    sev,
+                    "source",
+                    src,
+                    s.source_name[src],
+                    "headroom_mw",
+                    headroom_mw,
+                    text,
+                    impact=Impact(0, ctx.jobs_on(all_gpus) if short else (), 0.0, float(s.source_capacity_mw[src])),
+                )
+            )
     if snap.facility_power_mw > snap.generation_capacity_mw:
-        out.append(_cond("supply:site:0", "critical", "site", 0, s.name, "facility_power_mw", snap.facility_power_mw,
-                         f"facility load exceeds generation {snap.generation_capacity_mw:.1f} MW",
-                         impact=Impact(power_mw=float(snap.facility_power_mw - snap.generation_capacity_mw))))
+        out.append(
+            _cond(
+                "supply:site:0",
+                "critical",
+                "site",
+                0,
+                s.name,
+                "facility_power_mw",
+                snap.facility_power_mw,
+                f"facility load exceeds generation {snap.generation_capacity_mw:.1f} MW",
+                impact=Impact(power_mw=float(snap.facility_power_mw - snap.generation_capacity_mw)),
+            )
+        )
     elif swing_mw > 0 and headroom_mw < swing_mw:
-        out.append(_cond("headroom:site:0", "warning", "site", 0, s.name, "generation_capacity_mw",
-                         headroom_mw, "generation headroom below the training swing",
-                         impact=Impact(power_mw=float(swing_mw - headroom_mw))))
+        out.append(
+            _cond(
+                "headroom:site:0",
+                "warning",
+                "site",
+                0,
+                s.name,
+                "generation_capacity_mw",
+                headroom_mw,
+                "generation headroom below the training swing",
+                impact=Impact(power_mw=float(swing_mw - headroom_mw)),
+            )
+        )
     return out
 
 
@@ -331,9 +476,14 @@ def _link_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
         impact = ctx.impact_of_gpus(gpus) if isolated and is_leaf else Impact()
         sev = "critical" if isolated and (impact.jobs or impact.gpus) else "warning"
         key = f"links_down:switch:{sw}"
-        text = (f"all {int(installed[sw])} uplinks down: {impact.gpus} GPUs cut off" if isolated and is_leaf else
-                f"{int(per_switch[sw])} of {int(installed[sw])} uplinks down")
-        out.append(_cond(key, sev, "switch", sw, s.switch_name[sw], "link_up_flag", per_switch[sw], text, impact=impact))
+        text = (
+            f"all {int(installed[sw])} uplinks down: {impact.gpus} GPUs cut off"
+            if isolated and is_leaf
+            else f"{int(per_switch[sw])} of {int(installed[sw])} uplinks down"
+        )
+        out.append(
+            _cond(key, sev, "switch", sw, s.switch_name[sw], "link_up_flag", per_switch[sw], text, impact=impact)
+        )
         if isolated and is_leaf:
             cut_leaves[int(sw)] = key
     return out, cut_leaves
@@ -345,16 +495,38 @@ def _xid_conditions(ctx: _Context) -> list[Condition]:
     for g in np.flatnonzero(snap.last_xid_code > 0):
         code = int(snap.last_xid_code[g])
         name = f"{s.node_name[s.gpu_node[g]]}/gpu{int(s.gpu_index[g])}"
-        out.append(_cond(f"xid:{code}:gpu:{g}", XID_SEVERITY.get(code, "warning"), "gpu", g, name, "last_xid_code", code,
-                         f"XID {code} on {name}", impact=ctx.impact_of_gpu(int(g))))
+        out.append(
+            _cond(
+                f"xid:{code}:gpu:{g}",
+                XID_SEVERITY.get(code, "warning"),
+                "gpu",
+                g,
+                name,
+                "last_xid_code",
+                code,
+                f"XID {code} on {name}",
+                impact=ctx.impact_of_gpu(int(g)),
+            )
+        )
     return out
 
 
 def _stale_conditions(ctx: _Context) -> list[Condition]:
-    return [_cond(f"stale:source:{name}", "warning", "source", 0, name, "source_age_s", age,
-                  "no reading yet" if not np.isfinite(age) else f"no good reading for over {STALE_AFTER_S:.0f} s",
-                  source=name)
-            for name, age in ctx.snap.source_age_s.items() if not age <= STALE_AFTER_S]
+    return [
+        _cond(
+            f"stale:source:{name}",
+            "warning",
+            "source",
+            0,
+            name,
+            "source_age_s",
+            age,
+            "no reading yet" if not np.isfinite(age) else f"no good reading for over {STALE_AFTER_S:.0f} s",
+            source=name,
+        )
+        for name, age in ctx.snap.source_age_s.items()
+        if not age <= STALE_AFTER_S
+    ]
 
 
 # --- effects, grouped under their cause ---------------------------------------------------
@@ -368,17 +540,40 @@ def _rack_conditions(ctx: _Context, cause_of_rack: dict[int, str]) -> list[Condi
     very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown) & ctx.live_gpu, s.n_racks)
     for r in np.flatnonzero(hot > 0):
         sev = "critical" if very_hot[r] else "warning"
-        text = (f"{int(very_hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above slowdown temperature"
-                if very_hot[r] else
-                f"{int(hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above max operating temperature")
-        out.append(_cond(f"gpu_hot:rack:{r}", sev, "rack", r, s.rack_name[r], "gpu_temp_c",
-                         snap.rack_max_gpu_temp_c[r], text, impact=ctx.impact_of_racks(np.array([r])),
-                         group=cause_of_rack.get(int(r), "")))
+        text = (
+            f"{int(very_hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above slowdown temperature"
+            if very_hot[r]
+            else f"{int(hot[r])} of {int(ctx.rack_live_gpus[r])} GPUs at or above max operating temperature"
+        )
+        out.append(
+            _cond(
+                f"gpu_hot:rack:{r}",
+                sev,
+                "rack",
+                r,
+                s.rack_name[r],
+                "gpu_temp_c",
+                snap.rack_max_gpu_temp_c[r],
+                text,
+                impact=ctx.impact_of_racks(np.array([r])),
+                group=cause_of_rack.get(int(r), ""),
+            )
+        )
     for r in np.flatnonzero(ctx.rack_down > 0):
-        out.append(_cond(f"gpu_down:rack:{r}", "critical", "rack", r, s.rack_name[r], "gpu_state",
-                         ctx.rack_down[r], f"{int(ctx.rack_down[r])} of {int(ctx.rack_live_gpus[r])} GPUs down",
-                         impact=ctx.impact_of_racks(np.array([r]), down_only=True),
-                         group=cause_of_rack.get(int(r), "")))
+        out.append(
+            _cond(
+                f"gpu_down:rack:{r}",
+                "critical",
+                "rack",
+                r,
+                s.rack_name[r],
+                "gpu_state",
+                ctx.rack_down[r],
+                f"{int(ctx.rack_down[r])} of {int(ctx.rack_live_gpus[r])} GPUs down",
+                impact=ctx.impact_of_racks(np.array([r]), down_only=True),
+                group=cause_of_rack.get(int(r), ""),
+            )
+        )
     return out
 
 
@@ -404,16 +599,42 @@ def _job_conditions(ctx: _Context, cause_of_gpu: dict[str, np.ndarray]) -> list[
         impact = Impact(int(ids.size) if stalled else 0, (job.name,), max(best - now, 0.0), 0.0)
         if stalled:
             n_down = int(np.count_nonzero(ctx.down[ids]))
-            text = f"stalled: 0 tokens/s, {ids.size:,} GPUs idle" + (f" ({n_down} GPU{'s' if n_down != 1 else ''} down)" if n_down else "")
-            out.append(_cond(f"job_stalled:job:{j}", "critical", "job", j, job.name, "tokens_per_s", now, text,
-                             impact=impact, group=group))
+            text = f"stalled: 0 tokens/s, {ids.size:,} GPUs idle" + (
+                f" ({n_down} GPU{'s' if n_down != 1 else ''} down)" if n_down else ""
+            )
+            out.append(
+                _cond(
+                    f"job_stalled:job:{j}",
+                    "critical",
+                    "job",
+                    j,
+                    job.name,
+                    "tokens_per_s",
+                    now,
+                    text,
+                    impact=impact,
+                    group=group,
+                )
+            )
         else:
             sev = "critical" if share < JOB_SLOW_CRIT_FRAC else "warning"
             floor_pct = int(round((JOB_SLOW_CRIT_FRAC if sev == "critical" else JOB_SLOW_WARN_FRAC) * 100))
             racks = ", ".join(s.rack_name[r] for r in np.asarray(job.bottleneck_racks)[:3])
             text = f"slowed below {floor_pct} % of its recent throughput" + (f"; bottleneck {racks}" if racks else "")
-            out.append(_cond(f"job_slowed:job:{j}", sev, "job", j, job.name, "tokens_per_s", now, text,
-                             impact=impact, group=group))
+            out.append(
+                _cond(
+                    f"job_slowed:job:{j}",
+                    sev,
+                    "job",
+                    j,
+                    job.name,
+                    "tokens_per_s",
+                    now,
+                    text,
+                    impact=impact,
+                    group=group,
+                )
+            )
     return out
 
 
@@ -436,14 +657,18 @@ def evaluate(state: SiteTables, snap: Snapshot, facts: SiteFacts | None = None) 
         rack_cause[r] = key
     cause_of_rack = {int(r): rack_cause[r] for r in np.flatnonzero(rack_cause != "")}
     # an XID is its own cause, except the XID 79 a thermal shutdown reports in a rack that has one
-    xids = [replace(c, group=cause_of_rack.get(int(state.gpu_rack[c.entity_id]), "")) if c.value == XID_SHUTDOWN
-            else c for c in xids]
+    xids = [
+        replace(c, group=cause_of_rack.get(int(state.gpu_rack[c.entity_id]), "")) if c.value == XID_SHUTDOWN else c
+        for c in xids
+    ]
     xid_of_rack = {}
     for c in xids:
         if not c.group and ctx.down[c.entity_id]:
             xid_of_rack.setdefault(int(state.gpu_rack[c.entity_id]), c.key)
-    racks = [c if c.group or c.entity_id not in xid_of_rack else replace(c, group=xid_of_rack[c.entity_id])
-             for c in _rack_conditions(ctx, cause_of_rack)]
+    racks = [
+        c if c.group or c.entity_id not in xid_of_rack else replace(c, group=xid_of_rack[c.entity_id])
+        for c in _rack_conditions(ctx, cause_of_rack)
+    ]
     # the GPUs (ids) each root cause takes out, to place job alerts under the cause that hurts them most
     cause_of_gpu: dict[str, np.ndarray] = {}
     down_ids = np.flatnonzero(ctx.down)
@@ -465,5 +690,11 @@ def evaluate(state: SiteTables, snap: Snapshot, facts: SiteFacts | None = None) 
 
 def sort_key(c: Condition) -> tuple:
     """Most urgent first: severity, then throughput lost, GPUs affected and power; ties by entity name."""
-    return (SEVERITY_RANK.get(c.severity, 3), -c.impact.tokens_per_s, -c.impact.gpus, -c.impact.power_mw,
-            c.entity_name, c.key)
+    return (
+        SEVERITY_RANK.get(c.severity, 3),
+        -c.impact.tokens_per_s,
+        -c.impact.gpus,
+        -c.impact.power_mw,
+        c.entity_name,
+        c.key,
+    )

@@ -28,8 +28,15 @@ import psycopg
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from ingest.store.livestate import (ALERTS_CHANNEL, LIVE_CHANNEL, LiveStateError, decode_state, is_postgres,
-                                    latest_seq, read_latest)
+from ingest.store.livestate import (
+    ALERTS_CHANNEL,
+    LIVE_CHANNEL,
+    LiveStateError,
+    decode_state,
+    is_postgres,
+    latest_seq,
+    read_latest,
+)
 from ingest.store.outage import one_line
 
 log = logging.getLogger(__name__)
@@ -53,7 +60,7 @@ class Follower:
         self._failing = False
 
     # ------------------------------------------------------------- control
-    def start(self) -> "Follower":
+    def start(self) -> Follower:
         """Adopt the current live state now, then follow in a daemon thread until :meth:`stop`."""
         self.refresh()
         self._thread = threading.Thread(target=self._run, name="live-follower", daemon=True)
@@ -149,8 +156,12 @@ class Follower:
         if self._stop.is_set():
             return
         if not self._failing:
-            log.error("following the live state of %s failed (%s); retrying every %.0f s",
-                      self.hub.site_name, one_line(exc), RETRY_S)
+            log.error(
+                "following the live state of %s failed (%s); retrying every %.0f s",
+                self.hub.site_name,
+                one_line(exc),
+                RETRY_S,
+            )
         self._failing = True
 
     def _ok(self) -> None:

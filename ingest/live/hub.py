@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.job_runs import JobRun
 from ingest.live.readings import ReadingsBuffer
+from ingest.live.trend import TrendBuffer
 from ingest.store.frames import FrameStore
 from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts, snapshot_frames
 from ingest.store.livestate import ALERTS_CHANNEL, LiveStateError, encode_state, notify, publish
@@ -33,13 +34,12 @@ from ingest.store.livetrend import read_trend
 from ingest.store.models import Event, utcnow
 from ingest.store.outage import WriteOutage
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
-from ingest.live.trend import TrendBuffer
-from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
-from twin.training.sitejob import evaluate_site_job
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
+from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.engine.view import EMPTY_TICK, ViewTick
 from twin.physics.thermal import HW_SLOWDOWN_CLOCK_FRAC
 from twin.site.tables import SiteTables
+from twin.training.sitejob import evaluate_site_job
 
 log = logging.getLogger(__name__)
 READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls back on its model
@@ -101,11 +101,21 @@ class LiveHub:
     label = "live"
     is_live = True
 
-    def __init__(self, state: SiteTables, db: Engine, *, synthetic: SyntheticSource | None = None,
-                 pollers: list[Poller] | None = None, jobs: list[PlacedJob] | None = None,
-                 record: bool = True, start: datetime | None = None, shard: tuple[int, int] = (0, 1),
-                 record_every_s: float = RECORD_EVERY_S, retention_s: float = RETENTION_S,
-                 publish_every_s: float = PUBLISH_EVERY_S) -> None:
+    def __init__(
+        self,
+        state: SiteTables,
+        db: Engine,
+        *,
+        synthetic: SyntheticSource | None = None,
+        pollers: list[Poller] | None = None,
+        jobs: list[PlacedJob] | None = None,
+        record: bool = True,
+        start: datetime | None = None,
+        shard: tuple[int, int] = (0, 1),
+        record_every_s: float = RECORD_EVERY_S,
+        retention_s: float = RETENTION_S,
+        publish_every_s: float = PUBLISH_EVERY_S,
+    ) -> None:
         self.state, self.site_name, self.db = state, state.name, db
         self.synthetic = synthetic
         self.pollers = pollers or []
@@ -179,29 +189,40 @@ class LiveHub:
         snap = self._overlay(snap, now_s)
         snap.jobs = self._evaluate_jobs(ts, snap, dt_s)
         t2 = time.perf_counter()
-        if self.record and (self._recorded_at is None
-                            or (ts - self._recorded_at).total_seconds() >= self.record_every_s):
+        if self.record and (
+            self._recorded_at is None or (ts - self._recorded_at).total_seconds() >= self.record_every_s
+        ):
             self._write("frames dropped", lambda: self.store.write_frame(ts, snapshot_frames(snap), shard=self.shard))
             self._recorded_at = ts
         t3 = time.perf_counter()
         conditions = [c for c in evaluate(self.state, snap, self._facts(snap)) if self._owns(c)]
         self.conditions = conditions
-        self._write("alert updates delayed", lambda: self.tracker.update(ts, conditions),
-                    reached_db=lambda counts: counts != (0, 0))  # no transition: the tracker did not write
+        self._write(
+            "alert updates delayed",
+            lambda: self.tracker.update(ts, conditions),
+            reached_db=lambda counts: counts != (0, 0),
+        )  # no transition: the tracker did not write
         self.trend_buffer.append(snap)
         self._latest = snap
         with self._publish_lock:
             self._published = ViewTick(snap, self.twin.detail)
         self.seq += 1
         t4 = time.perf_counter()
-        if self.publish_holder is not None and (self._live_published_at is None or
-                                                (ts - self._live_published_at).total_seconds() >= self.publish_every_s):
+        if self.publish_holder is not None and (
+            self._live_published_at is None or (ts - self._live_published_at).total_seconds() >= self.publish_every_s
+        ):
             self._write("live states not published", lambda: self._publish(ts))
             self._live_published_at = ts
         t5 = time.perf_counter()
-        self.timing = StepTiming(synthetic_ms=(t1 - t0) * 1e3, twin_ms=(t2 - t1) * 1e3, record_ms=(t3 - t2) * 1e3,
-                                 alerts_ms=(t4 - t3) * 1e3, publish_ms=(t5 - t4) * 1e3, total_ms=(t5 - t0) * 1e3,
-                                 lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3)
+        self.timing = StepTiming(
+            synthetic_ms=(t1 - t0) * 1e3,
+            twin_ms=(t2 - t1) * 1e3,
+            record_ms=(t3 - t2) * 1e3,
+            alerts_ms=(t4 - t3) * 1e3,
+            publish_ms=(t5 - t4) * 1e3,
+            total_ms=(t5 - t0) * 1e3,
+            lag_ms=((t4 - t0) if self.synthetic is not None else (t4 - t1)) * 1e3,
+        )
         return snap
 
     def _publish(self, ts: datetime) -> None:
@@ -215,8 +236,16 @@ class LiveHub:
             return
         self._publish_refused = False
         trend = self.trend_buffer.rows_after(self._trend_stored_at)
-        publish(self.db, self.site_name, self.seq, ts, self.publish_holder, payload,
-                trend=trend, trend_keep_from=ts - self.trend_buffer.window)
+        publish(
+            self.db,
+            self.site_name,
+            self.seq,
+            ts,
+            self.publish_holder,
+            payload,
+            trend=trend,
+            trend_keep_from=ts - self.trend_buffer.window,
+        )
         self.publish_bytes = len(payload)
         if trend:
             self._trend_stored_at = trend[-1][0]
@@ -236,8 +265,10 @@ class LiveHub:
 
     def live_state(self) -> dict:
         """What a follower needs to show this hub's latest tick: snapshot, detail, job timelines."""
-        return {"tick": self.latest_tick(), "timelines": {run.job.spec.name: list(run.timeline)
-                                                          for run in self.job_runs}}
+        return {
+            "tick": self.latest_tick(),
+            "timelines": {run.job.spec.name: list(run.timeline) for run in self.job_runs},
+        }
 
     def adopt(self, seq: int, state: dict) -> None:
         """Show a leader's live state (from :meth:`live_state`) as this hub's latest tick; no twin work."""
@@ -263,8 +294,9 @@ class LiveHub:
         """Drop the alert lists kept for a database outage (they may lack changes not notified to us)."""
         self._last_alerts.clear()
 
-    def _write(self, cost: str, write: Callable[[], object],
-               reached_db: Callable[[object], bool] = lambda _result: True) -> None:
+    def _write(
+        self, cost: str, write: Callable[[], object], reached_db: Callable[[object], bool] = lambda _result: True
+    ) -> None:
         """Run a database write; when the database is down the tick goes on and the outage is logged once.
 
         ``cost`` names what a failure loses; ``reached_db(result)`` says whether the write
@@ -344,8 +376,9 @@ class LiveHub:
             if np.isfinite(job.tokens_per_s) and job.tokens_per_s > self._job_best.get(job.name, 0.0):
                 self._job_best[job.name] = float(job.tokens_per_s)
         detail = self.twin.detail
-        return SiteFacts(power_live=detail.power_live, source_live=detail.source_live,
-                         job_best_tokens_per_s=dict(self._job_best))
+        return SiteFacts(
+            power_live=detail.power_live, source_live=detail.source_live, job_best_tokens_per_s=dict(self._job_best)
+        )
 
     def _owns(self, condition) -> bool:
         """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
@@ -364,11 +397,19 @@ class LiveHub:
         """
         down_now = snap.gpu_state == GPU_DOWN
         swapped = sum(int(run.swapped.sum()) for run in self.job_runs)
-        changed = self._jobs_at is None or (ts - self._jobs_at).total_seconds() >= JOB_EVERY_S or \
-            bool((down_now != self._down_at_jobs).any()) or swapped != self._swapped_at_jobs
+        changed = (
+            self._jobs_at is None
+            or (ts - self._jobs_at).total_seconds() >= JOB_EVERY_S
+            or bool((down_now != self._down_at_jobs).any())
+            or swapped != self._swapped_at_jobs
+        )
         if self.jobs and changed:
-            self._job_base = [evaluate_site_job(self.state, run.job.spec, run.job.gpu_ids, run.running_frac(snap),
-                                                snap.link_up_flag).status for run in self.job_runs]
+            self._job_base = [
+                evaluate_site_job(
+                    self.state, run.job.spec, run.job.gpu_ids, run.running_frac(snap), snap.link_up_flag
+                ).status
+                for run in self.job_runs
+            ]
             self._jobs_at, self._down_at_jobs, self._swapped_at_jobs = ts, down_now, swapped
         statuses = []
         for run, base in zip(self.job_runs, self._job_base):
@@ -419,15 +460,23 @@ class LiveHub:
         try:
             ts, values = self.store.read_window("gpu", gpus, end - timedelta(seconds=window_s), end)
         except SQLAlchemyError:  # database down: no history (the outage is logged by the writes)
-            return pd.DataFrame({"ts": pd.Series([], dtype="datetime64[ns, UTC]"), "gpu": pd.Series([], dtype=np.int64),
-                                 "metric": pd.Series([], dtype=str), "value": pd.Series([], dtype=np.float64)})
+            return pd.DataFrame(
+                {
+                    "ts": pd.Series([], dtype="datetime64[ns, UTC]"),
+                    "gpu": pd.Series([], dtype=np.int64),
+                    "metric": pd.Series([], dtype=str),
+                    "value": pd.Series([], dtype=np.float64),
+                }
+            )
         n_ts, n_fields, n_gpus = values.shape
-        return pd.DataFrame({
-            "ts": pd.to_datetime(np.repeat(ts, n_fields * n_gpus)).tz_localize(timezone.utc),
-            "gpu": np.tile(gpus, n_ts * n_fields),
-            "metric": np.tile(np.repeat(np.array(GPU_FIELDS), n_gpus), n_ts),
-            "value": values.reshape(-1).astype(np.float64),
-        })
+        return pd.DataFrame(
+            {
+                "ts": pd.to_datetime(np.repeat(ts, n_fields * n_gpus)).tz_localize(UTC),
+                "gpu": np.tile(gpus, n_ts * n_fields),
+                "metric": np.tile(np.repeat(np.array(GPU_FIELDS), n_gpus), n_ts),
+                "value": values.reshape(-1).astype(np.float64),
+            }
+        )
 
     def placed_jobs(self) -> list[PlacedJob]:
         """The training jobs the live twin evaluates, as placed on the site."""
@@ -442,7 +491,7 @@ class LiveHub:
             ts, values = self.store.read_window("cdu", np.array([cdu_id]), end - timedelta(seconds=window_s), end)
         except SQLAlchemyError:  # database down: no history (the outage is logged by the writes)
             ts, values = np.zeros(0, dtype="datetime64[ms]"), np.zeros((0, len(CDU_FIELDS), 1), dtype=np.float32)
-        index = pd.DatetimeIndex(pd.to_datetime(ts).tz_localize(timezone.utc), name="ts")
+        index = pd.DatetimeIndex(pd.to_datetime(ts).tz_localize(UTC), name="ts")
         return pd.DataFrame(values[:, :, 0].astype(np.float64), index=index, columns=list(CDU_FIELDS))
 
     def alerts(self, active_only: bool = True, limit: int = 500) -> list[dict]:
@@ -461,14 +510,16 @@ class LiveHub:
 
     def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
         """Mark an alert acknowledged with the operator's comment (on a leader or a follower alike)."""
-        self._update_event(alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500],
-                           acknowledged_by=user[:100])
+        self._update_event(
+            alert_id, acknowledged=True, acknowledged_at=utcnow(), ack_comment=comment[:500], acknowledged_by=user[:100]
+        )
 
     def silence(self, alert_id: int, duration_s: float) -> None:
         """Silence an alert for ``duration_s`` seconds (0 < duration ≤ 7 days)."""
         if not 0 < duration_s <= MAX_SILENCE_S:
-            raise ValueError(f"silence duration must be positive and at most {MAX_SILENCE_S:g} s (7 days), "
-                             f"not {duration_s!r} s")
+            raise ValueError(
+                f"silence duration must be positive and at most {MAX_SILENCE_S:g} s (7 days), not {duration_s!r} s"
+            )
         self._update_event(alert_id, silenced_until=utcnow() + timedelta(seconds=duration_s))
 
     def unsilence(self, alert_id: int) -> None:
@@ -480,8 +531,10 @@ class LiveHub:
         if self._prev_ts is None or not self.writable:
             return 0
         deleted = []
-        self._write("prunes skipped", lambda: deleted.append(
-            self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))))
+        self._write(
+            "prunes skipped",
+            lambda: deleted.append(self.store.prune_before(self._prev_ts - timedelta(seconds=self.retention_s))),
+        )
         return deleted[0] if deleted else 0
 
     def _update_event(self, alert_id: int, **values) -> None:
@@ -508,6 +561,10 @@ class LiveHub:
         from ingest.live.scheduler import ScheduledTask
 
         specs = [ScheduledTask("twin-step", self.step, tick_s), ScheduledTask("prune-frames", self.prune, 300.0)]
-        specs += [ScheduledTask(f"poll-{p.name}", lambda p=p: p.run(self.buffer), p.interval_s,
-                          jitter_s=min(0.2 * p.interval_s, 2.0)) for p in self.pollers]
+        specs += [
+            ScheduledTask(
+                f"poll-{p.name}", lambda p=p: p.run(self.buffer), p.interval_s, jitter_s=min(0.2 * p.interval_s, 2.0)
+            )
+            for p in self.pollers
+        ]
         return specs

@@ -39,7 +39,7 @@ class JobRun:
     timeline: list[dict] = field(default_factory=list)
 
     @classmethod
-    def start(cls, site: SiteTables, job: PlacedJob, tokens_per_s: float = 0.0) -> "JobRun":
+    def start(cls, site: SiteTables, job: PlacedJob, tokens_per_s: float = 0.0) -> JobRun:
         """A running job with the checkpoint cadence and restore time of ``site``'s storage."""
         n_nodes = int(np.unique(site.gpu_node[np.asarray(job.gpu_ids, dtype=np.int64)]).size)
         timings = restart_timings(job.spec, n_nodes, site_storage(site), tokens_per_s)
@@ -65,8 +65,13 @@ class JobRun:
             self.swapped |= np.isin(ids, self.last.drain_gpu_ids)
         after = self.state.phase_name
         if after != before:
-            event = {"ts": ts, "phase": after, "from": before, "failures_total": self.state.failures_total,
-                     "lost_work_s": self.state.lost_work_s}
+            event = {
+                "ts": ts,
+                "phase": after,
+                "from": before,
+                "failures_total": self.state.failures_total,
+                "lost_work_s": self.state.lost_work_s,
+            }
             if after == "detecting":
                 event["gpus"] = int(failed.sum() + xid.sum())
             self.timeline.append(event)

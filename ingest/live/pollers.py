@@ -29,15 +29,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ingest.live.freshness import Freshness
+from ingest.live.hub import Poller
+from ingest.live.readings import TRACKED, ReadingsBuffer
 from ingest.sources.dcgm import fetch_dcgm
 from ingest.sources.inventory import Inventory
 from ingest.sources.ipmi import fetch_ipmi
-from ingest.live.hub import Poller
 from ingest.sources.prometheus_api import fetch_samples
-from ingest.live.readings import TRACKED, ReadingsBuffer
 from ingest.sources.redfish import fetch_redfish
 from ingest.sources.samples import KIND_CODE, METRIC_CODE, FetchResult, SampleBatch, failed
-from ingest.live.freshness import Freshness
 
 log = logging.getLogger(__name__)
 SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi")
@@ -60,8 +60,7 @@ def store_batch(buffer: ReadingsBuffer, batch: SampleBatch) -> int:
         for metric in metrics:
             rows = np.flatnonzero(of_kind & (batch.metric == METRIC_CODE[metric]))
             if rows.size:
-                stored += buffer.update(kind, metric, batch.entity_id[rows], batch.value[rows],
-                                        batch.timestamp_s[rows])
+                stored += buffer.update(kind, metric, batch.entity_id[rows], batch.value[rows], batch.timestamp_s[rows])
     return stored
 
 
@@ -69,8 +68,9 @@ def parse_source_spec(spec: str) -> tuple[str, list[str], str]:
     """``KIND=TARGET[,TARGET…][#HOST]`` → (kind, targets, host)."""
     kind, sep, rest = spec.partition("=")
     if not sep or kind not in SOURCE_KINDS or not rest:
-        raise SourceSpecError(f"source {spec!r}: expected KIND=TARGET[#HOST] with KIND one of "
-                              f"{', '.join(SOURCE_KINDS)} (or 'synthetic')")
+        raise SourceSpecError(
+            f"source {spec!r}: expected KIND=TARGET[#HOST] with KIND one of {', '.join(SOURCE_KINDS)} (or 'synthetic')"
+        )
     targets, _, host = rest.partition("#")
     return kind, [t for t in targets.split(",") if t], host
 
@@ -134,22 +134,34 @@ def _fetcher(kind: str, target: str, host: str, deadline_s: float) -> Callable[[
     return lambda: fetch_ipmi(target, host=host or None, deadline_s=deadline_s)
 
 
-def make_poller(spec: str, inventory: Inventory, interval_s: float | None = None,
-                freshness: Freshness | None = None) -> Poller:
+def make_poller(
+    spec: str, inventory: Inventory, interval_s: float | None = None, freshness: Freshness | None = None
+) -> Poller:
     """A :class:`Poller` for one source specification, each fetch bounded and the poll watched."""
     kind, targets, host = parse_source_spec(spec)
     interval_s = interval_s or DEFAULT_INTERVAL_S[kind]
     per_target_s = fetch_deadline_s(kind, interval_s)
     fetchers = [(_fetcher(kind, t, host, per_target_s), t) for t in targets]
     name = kind if len(targets) == 1 and not host else f"{kind}:{host or len(targets)}"
-    return watched_poller(name, fetchers, inventory, interval_s,
-                          watchdog_s=per_target_s * len(targets) + WATCHDOG_MARGIN_S, freshness=freshness)
+    return watched_poller(
+        name,
+        fetchers,
+        inventory,
+        interval_s,
+        watchdog_s=per_target_s * len(targets) + WATCHDOG_MARGIN_S,
+        freshness=freshness,
+    )
 
 
-
-def watched_poller(name: str, fetchers: list[tuple[Callable[[], FetchResult], str]], inventory: Inventory,
-                   interval_s: float, watchdog_s: float, max_abandoned: int = 2,
-                   freshness: Freshness | None = None) -> Poller:
+def watched_poller(
+    name: str,
+    fetchers: list[tuple[Callable[[], FetchResult], str]],
+    inventory: Inventory,
+    interval_s: float,
+    watchdog_s: float,
+    max_abandoned: int = 2,
+    freshness: Freshness | None = None,
+) -> Poller:
     """A :class:`Poller` running ``fetchers`` under a :class:`Watchdog` of ``watchdog_s`` seconds.
 
     The fetches and the inventory mapping run in the worker; only a poll that finished in
@@ -159,7 +171,7 @@ def watched_poller(name: str, fetchers: list[tuple[Callable[[], FetchResult], st
 
     def fetch_all() -> list[FetchResult]:
         results = []
-        for fetch, target in fetchers:
+        for fetch, _target in fetchers:
             result = fetch()
             if result.ok:
                 result.batch = inventory.map_batch(result.batch)

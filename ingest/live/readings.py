@@ -15,10 +15,22 @@ from twin.site.tables import SiteTables
 
 # metrics kept per entity kind (canonical names, twin/quantities.py)
 TRACKED: dict[str, tuple[str, ...]] = {
-    "gpu": ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "last_xid_code",
-            "power_limit_w"),
-    "cdu": ("coolant_supply_temp_c", "coolant_return_temp_c", "coolant_flow_lpm", "pumps_running_count",
-            "facility_supply_temp_c"),
+    "gpu": (
+        "gpu_temp_c",
+        "hbm_temp_c",
+        "gpu_power_w",
+        "gpu_util_frac",
+        "sm_clock_mhz",
+        "last_xid_code",
+        "power_limit_w",
+    ),
+    "cdu": (
+        "coolant_supply_temp_c",
+        "coolant_return_temp_c",
+        "coolant_flow_lpm",
+        "pumps_running_count",
+        "facility_supply_temp_c",
+    ),
     "power_element": ("feed_power_kw",),
 }
 

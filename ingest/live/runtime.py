@@ -23,26 +23,26 @@ import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from ingest.synthetic.faults import parse_fault
-from ingest.sources.inventory import Inventory
 from ingest.live.alerts import AlertTracker
 from ingest.live.follower import Follower
 from ingest.live.hub import LiveHub
 from ingest.live.pollers import SourceSpecError, make_poller
 from ingest.live.scheduler import build_scheduler
+from ingest.sources.inventory import Inventory
 from ingest.store.db import open_database, resolve_db_url
 from ingest.store.lease import LEASE_S, RENEW_S, Lease, lease_name
+from ingest.store.models import utcnow
 from ingest.store.outage import one_line
 from ingest.store.siteversions import record_site_version
-from ingest.store.models import utcnow
+from ingest.synthetic.faults import parse_fault
 from ingest.synthetic.plant import SyntheticSource
-from twin.site.catalogue import DATA_DIR
 from twin.engine.tick import PlacedJob
-from twin.training.jobfile import load_job
-from twin.site.load import load_site, site_path
 from twin.errors import InputError
-from twin.training.sitejob import PlacementError, contiguous_placement
+from twin.site.catalogue import DATA_DIR
+from twin.site.load import load_site, site_path
 from twin.site.tables import SiteTables
+from twin.training.jobfile import load_job
+from twin.training.sitejob import PlacementError, contiguous_placement
 
 log = logging.getLogger(__name__)
 JOBS_DIR = DATA_DIR / "jobs"
@@ -87,8 +87,12 @@ class Runtime:
             held = self.lease.try_acquire(now)
         except SQLAlchemyError as exc:
             if not self._lease_error:
-                log.error("ingest lease %s not checked (%s); will retry every %.0f s", self.lease.name,
-                          one_line(exc), self.renew_s)
+                log.error(
+                    "ingest lease %s not checked (%s); will retry every %.0f s",
+                    self.lease.name,
+                    one_line(exc),
+                    self.renew_s,
+                )
             self._lease_error = True
             until = self.lease.held_until
             held = self.leading and until is not None and now < until
@@ -124,8 +128,9 @@ class Runtime:
         try:
             self.hub.catch_up_trend()  # the previous leader's trend goes on in this one's
         except SQLAlchemyError as exc:
-            log.warning("trend of %s starts empty: the stored trend was not read (%s)", self.hub.site_name,
-                        one_line(exc))
+            log.warning(
+                "trend of %s starts empty: the stored trend was not read (%s)", self.hub.site_name, one_line(exc)
+            )
         self.hub.step()  # the first snapshot exists before anyone asks for it
         self.scheduler = build_scheduler(self.hub.jobs_for_scheduler(self.tick_s))
         self.scheduler.start()
@@ -162,8 +167,12 @@ class Runtime:
             try:
                 self.lease.release()
             except SQLAlchemyError as exc:
-                log.warning("ingest lease %s not released (%s): it expires in at most %.0f s",
-                            self.lease.name, one_line(exc), LEASE_S)
+                log.warning(
+                    "ingest lease %s not released (%s): it expires in at most %.0f s",
+                    self.lease.name,
+                    one_line(exc),
+                    LEASE_S,
+                )
         self.hub.db.dispose()
 
 
@@ -177,10 +186,21 @@ def place_default_job(state: SiteTables, job_name: str | None = None) -> list[Pl
     return [PlacedJob(spec=spec, gpu_ids=contiguous_placement(state, spec.parallel.n_gpus))]
 
 
-def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] = ("synthetic",),
-              faults: tuple[str, ...] = (), seed: int = 0, job: str | None = None, record: bool = True,
-              start: datetime | None = None, shard: tuple[int, int] = (0, 1), record_every_s: float = 5.0,
-              retention_s: float = 3600.0, publish_every_s: float = 1.0) -> LiveHub:
+def build_hub(
+    site: str,
+    db_url: str | None = None,
+    *,
+    sources: tuple[str, ...] = ("synthetic",),
+    faults: tuple[str, ...] = (),
+    seed: int = 0,
+    job: str | None = None,
+    record: bool = True,
+    start: datetime | None = None,
+    shard: tuple[int, int] = (0, 1),
+    record_every_s: float = 5.0,
+    retention_s: float = 3600.0,
+    publish_every_s: float = 1.0,
+) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled).
 
     ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
@@ -203,13 +223,24 @@ def build_hub(site: str, db_url: str | None = None, *, sources: tuple[str, ...] 
     synthetic = None
     if "synthetic" in sources:
         job_gpus = np.concatenate([j.gpu_ids for j in jobs]) if jobs else None
-        synthetic = SyntheticSource(state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults],
-                                    job_gpu_ids=job_gpus)
+        synthetic = SyntheticSource(
+            state, start=start, seed=seed, faults=[parse_fault(state, f) for f in faults], job_gpu_ids=job_gpus
+        )
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
-    hub = LiveHub(state, engine, synthetic=synthetic, pollers=pollers, jobs=jobs,
-                  record=record, start=start, shard=shard, record_every_s=record_every_s,
-                  retention_s=retention_s, publish_every_s=publish_every_s)
+    hub = LiveHub(
+        state,
+        engine,
+        synthetic=synthetic,
+        pollers=pollers,
+        jobs=jobs,
+        record=record,
+        start=start,
+        shard=shard,
+        record_every_s=record_every_s,
+        retention_s=retention_s,
+        publish_every_s=publish_every_s,
+    )
     if synthetic is not None and hub.job_runs:
         # the plant's job stops and restarts on the same cycle the twin expects; its checkpoints are
         # the workload's own, so the plant's restart cycle writes none
@@ -225,9 +256,18 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(index), int(count)
 
 
-def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = ("synthetic",), *,
-              shard: str = "0/1", tick_s: float = 1.0, lease_s: float = LEASE_S, renew_s: float = RENEW_S,
-              follow_only: bool = False, **hub_kw) -> Runtime:
+def start_hub(
+    site: str,
+    db_url: str | None = None,
+    sources: tuple[str, ...] = ("synthetic",),
+    *,
+    shard: str = "0/1",
+    tick_s: float = 1.0,
+    lease_s: float = LEASE_S,
+    renew_s: float = RENEW_S,
+    follow_only: bool = False,
+    **hub_kw,
+) -> Runtime:
     """Build the hub and take the ingest lease of its site and shard, or follow the process that holds it.
 
     Either way a thread keeps checking the lease every ``renew_s`` seconds: the leader
@@ -245,9 +285,14 @@ def start_hub(site: str, db_url: str | None = None, sources: tuple[str, ...] = (
         runtime.notes.append(f"following the ingest leader of site {hub.site_name} (this process never leads)")
     elif not runtime.check_lease():
         takeover_s = lease_s + renew_s
-        runtime.notes.append(f"another process runs ingest for site {hub.site_name} shard {shard}: following "
-                             f"its live state, and taking over within {takeover_s:.0f} s if it stops")
-        log.warning("another process runs ingest for %s in %s: this one follows it", lease.name,
-                    lease.engine.url.render_as_string(hide_password=True))
+        runtime.notes.append(
+            f"another process runs ingest for site {hub.site_name} shard {shard}: following "
+            f"its live state, and taking over within {takeover_s:.0f} s if it stops"
+        )
+        log.warning(
+            "another process runs ingest for %s in %s: this one follows it",
+            lease.name,
+            lease.engine.url.render_as_string(hide_password=True),
+        )
     runtime.start_lease_thread()
     return runtime

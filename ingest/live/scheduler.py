@@ -31,11 +31,19 @@ class ScheduledTask:
 
 def build_scheduler(jobs: list[ScheduledTask], misfire_grace_s: float = 5.0) -> BackgroundScheduler:
     """A (not yet started) background scheduler holding ``jobs``."""
-    scheduler = BackgroundScheduler(timezone="UTC", job_defaults={
-        "max_instances": 1, "coalesce": True, "misfire_grace_time": misfire_grace_s})
+    scheduler = BackgroundScheduler(
+        timezone="UTC", job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": misfire_grace_s}
+    )
     for job in jobs:
-        scheduler.add_job(_guarded(job), "interval", seconds=job.interval_s, id=job.job_id, name=job.job_id,
-                          jitter=job.jitter_s or None, replace_existing=True)
+        scheduler.add_job(
+            _guarded(job),
+            "interval",
+            seconds=job.interval_s,
+            id=job.job_id,
+            name=job.job_id,
+            jitter=job.jitter_s or None,
+            replace_existing=True,
+        )
     return scheduler
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -16,18 +16,34 @@ import pandas as pd
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED, Snapshot
 
 TREND_WINDOW_S = 3600.0  # the longest trend a page shows (the jobs page's throughput)
-TREND_COLUMNS = ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "pue_ratio", "gpus_throttled",
-                 "gpus_down", "max_gpu_temp_c", "tokens_per_s", "mfu_frac")
+TREND_COLUMNS = (
+    "it_power_mw",
+    "facility_power_mw",
+    "generation_capacity_mw",
+    "pue_ratio",
+    "gpus_throttled",
+    "gpus_down",
+    "max_gpu_temp_c",
+    "tokens_per_s",
+    "mfu_frac",
+)
 
 
 def trend_row(snap: Snapshot) -> tuple:
     """The trend values of one snapshot, in :data:`TREND_COLUMNS` order."""
     job = snap.jobs[0] if snap.jobs else None
     temps = snap.gpu_temp_c[np.isfinite(snap.gpu_temp_c)]
-    return (snap.it_power_mw, snap.facility_power_mw, snap.generation_capacity_mw, snap.pue_ratio,
-            int((snap.gpu_state == GPU_THROTTLED).sum()), int((snap.gpu_state == GPU_DOWN).sum()),
-            float(temps.max()) if temps.size else float("nan"),
-            job.tokens_per_s if job else float("nan"), job.mfu_frac if job else float("nan"))
+    return (
+        snap.it_power_mw,
+        snap.facility_power_mw,
+        snap.generation_capacity_mw,
+        snap.pue_ratio,
+        int((snap.gpu_state == GPU_THROTTLED).sum()),
+        int((snap.gpu_state == GPU_DOWN).sum()),
+        float(temps.max()) if temps.size else float("nan"),
+        job.tokens_per_s if job else float("nan"),
+        job.mfu_frac if job else float("nan"),
+    )
 
 
 COUNT_COLUMNS = ("gpus_throttled", "gpus_down")
@@ -69,8 +85,9 @@ class TrendBuffer:
         Rows not newer than the last point are skipped; returns how many were added.
         """
         with self._lock:
-            return sum(self._add(ts, tuple(_stored_value(c, values.get(c)) for c in TREND_COLUMNS))
-                       for ts, values in rows)
+            return sum(
+                self._add(ts, tuple(_stored_value(c, values.get(c)) for c in TREND_COLUMNS)) for ts, values in rows
+            )
 
     def last_ts(self) -> datetime | None:
         """Time of the newest point, or None when empty."""
@@ -95,6 +112,9 @@ class TrendBuffer:
         if rows:
             cutoff = rows[-1][0] - timedelta(seconds=window_s)
             rows = [r for r in rows if r[0] >= cutoff]
-        index = pd.DatetimeIndex([r[0] for r in rows], tz=timezone.utc, name="ts") if rows else \
-            pd.DatetimeIndex([], tz=timezone.utc, name="ts")
+        index = (
+            pd.DatetimeIndex([r[0] for r in rows], tz=UTC, name="ts")
+            if rows
+            else pd.DatetimeIndex([], tz=UTC, name="ts")
+        )
         return pd.DataFrame([r[1] for r in rows], index=index, columns=list(TREND_COLUMNS))

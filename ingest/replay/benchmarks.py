@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 from ingest.replay.bundle import Bundle, read_bundle, write_bundle
 from ingest.replay.library import SHIPPED_DIR, import_file, validate
 from ingest.replay.replay import TICK_S, load_recording, replay
-from twin.engine.tick import TwinEngine
 from twin.bench import benchmark
+from twin.engine.tick import TwinEngine
 
 INCIDENT = "colossus-cdu-pump-failure"
 
@@ -29,8 +29,11 @@ def _live_tick_peer(state, ticks: int = 20) -> dict:
     for _ in range(ticks):
         engine.tick(1.0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    return {"tick_ms": wall / ticks * 1e3, "gpu_ticks_per_s": state.n_gpus * ticks / wall,
-            "gpu_ticks_per_cpu_s": state.n_gpus * ticks / cpu}
+    return {
+        "tick_ms": wall / ticks * 1e3,
+        "gpu_ticks_per_s": state.n_gpus * ticks / wall,
+        "gpu_ticks_per_cpu_s": state.n_gpus * ticks / cpu,
+    }
 
 
 @benchmark("replay_colossus")
@@ -56,21 +59,33 @@ def replay_colossus_benchmark(incident: str = INCIDENT, tick_s: float = TICK_S) 
     result = replay(bundle, state, rec=rec, tick_s=tick_s)
     cpu_s = time.process_time() - cpu0 + _children_cpu_s() - child0
     one = replay(bundle, state, rec=rec, tick_s=tick_s, workers=1)
-    return {"incident": incident, "gpus": state.n_gpus, "frames": result.frames,
-            "frame_every_s": bundle.metadata["frame_every_s"], "tick_s": tick_s, "n_ticks": result.n_ticks,
-            "n_workers": result.n_workers, "duration_s": result.duration_s,
-            "load_s": load_s, "replay_s": result.wall_s, "speed_x": result.speed_x,
-            "gpu_ticks_per_s": result.gpu_ticks_per_s,
-            # on a shared machine the wall clock includes waiting for a core; CPU time does not
-            "cpu_s": cpu_s, "gpu_ticks_per_cpu_s": state.n_gpus * result.n_ticks / cpu_s,
-            "replay_one_process_s": one.wall_s, "replay_one_process_speed_x": one.speed_x,
-            "peer_live_tick_ms": peer["tick_ms"], "peer_live_tick_gpu_ticks_per_s": peer["gpu_ticks_per_s"],
-            "peer_live_tick_gpu_ticks_per_cpu_s": peer["gpu_ticks_per_cpu_s"],
-            "ratio_vs_live_tick": result.gpu_ticks_per_s / peer["gpu_ticks_per_s"],
-            # per CPU second: what a replay costs against the live tick, whatever else runs on the machine
-            "ratio_cpu_vs_live_tick": state.n_gpus * result.n_ticks / cpu_s / peer["gpu_ticks_per_cpu_s"],
-            "load_avg_1min": os.getloadavg()[0],
-            "ratio_one_process_vs_live_tick": state.n_gpus * one.n_ticks / one.wall_s / peer["gpu_ticks_per_s"]}
+    return {
+        "incident": incident,
+        "gpus": state.n_gpus,
+        "frames": result.frames,
+        "frame_every_s": bundle.metadata["frame_every_s"],
+        "tick_s": tick_s,
+        "n_ticks": result.n_ticks,
+        "n_workers": result.n_workers,
+        "duration_s": result.duration_s,
+        "load_s": load_s,
+        "replay_s": result.wall_s,
+        "speed_x": result.speed_x,
+        "gpu_ticks_per_s": result.gpu_ticks_per_s,
+        # on a shared machine the wall clock includes waiting for a core; CPU time does not
+        "cpu_s": cpu_s,
+        "gpu_ticks_per_cpu_s": state.n_gpus * result.n_ticks / cpu_s,
+        "replay_one_process_s": one.wall_s,
+        "replay_one_process_speed_x": one.speed_x,
+        "peer_live_tick_ms": peer["tick_ms"],
+        "peer_live_tick_gpu_ticks_per_s": peer["gpu_ticks_per_s"],
+        "peer_live_tick_gpu_ticks_per_cpu_s": peer["gpu_ticks_per_cpu_s"],
+        "ratio_vs_live_tick": result.gpu_ticks_per_s / peer["gpu_ticks_per_s"],
+        # per CPU second: what a replay costs against the live tick, whatever else runs on the machine
+        "ratio_cpu_vs_live_tick": state.n_gpus * result.n_ticks / cpu_s / peer["gpu_ticks_per_cpu_s"],
+        "load_avg_1min": os.getloadavg()[0],
+        "ratio_one_process_vs_live_tick": state.n_gpus * one.n_ticks / one.wall_s / peer["gpu_ticks_per_s"],
+    }
 
 
 def _children_cpu_s() -> float:
@@ -90,8 +105,7 @@ def stretched(bundle: Bundle, times: int) -> Bundle:
             shift = pa.scalar(int(span.total_seconds() * 1000 * k), type=pa.duration("ms"))
             parts.append(table.set_column(0, "ts", pc.add(table.column("ts"), shift)))
         tables[name] = pa.concat_tables(parts)
-    meta = dict(bundle.metadata, name=f"{bundle.name}-x{times}",
-                end=(end + span * (times - 1)).isoformat())
+    meta = dict(bundle.metadata, name=f"{bundle.name}-x{times}", end=(end + span * (times - 1)).isoformat())
     return Bundle(meta, bundle.site_toml, tables)
 
 
@@ -112,5 +126,10 @@ def bundle_import_benchmark(incident: str = INCIDENT, minutes: float = 30.0) -> 
         import_file(path, Path(tmp) / "lib")
         import_s = time.perf_counter() - t0
         size = path.stat().st_size
-    return {"incident": big.name, "minutes": times * (ten_min_s + bundle.metadata["frame_every_s"]) / 60,
-            "frames": big.tables["site"].num_rows, "bundle_mb": size / 1e6, "import_s": import_s}
+    return {
+        "incident": big.name,
+        "minutes": times * (ten_min_s + bundle.metadata["frame_every_s"]) / 60,
+        "frames": big.tables["site"].num_rows,
+        "bundle_mb": size / 1e6,
+        "import_s": import_s,
+    }

@@ -45,30 +45,98 @@ _IDS = pa.list_(pa.int32())
 
 # Every table of a bundle and its schema (name → Arrow type); unknown tables are refused.
 SCHEMAS: dict[str, pa.Schema] = {
-    "gpu": pa.schema([("ts", _TS), ("gpu_id", _I), ("gpu_temp_c", _F), ("hbm_temp_c", _F), ("gpu_power_w", _F),
-                      ("gpu_util_frac", _F), ("sm_clock_mhz", _F), ("throttle_frac", _F), ("last_xid_code", pa.int16())]),
-    "rack": pa.schema([("ts", _TS), ("rack_id", _I), ("rack_power_kw", _F), ("rack_max_gpu_temp_c", _F),
-                       ("rack_mean_gpu_temp_c", _F), ("rack_mean_gpu_power_w", _F), ("rack_mean_util_frac", _F),
-                       ("rack_mean_throttle_frac", _F), ("rack_gpus_down_total", pa.int16())]),
-    "cdu": pa.schema([("ts", _TS), ("cdu_id", _I), ("coolant_supply_temp_c", _F), ("coolant_return_temp_c", _F),
-                      ("coolant_flow_lpm", _F), ("cdu_heat_kw", _F), ("cdu_capacity_kw", _F),
-                      ("pumps_running_count", pa.int8())]),
+    "gpu": pa.schema(
+        [
+            ("ts", _TS),
+            ("gpu_id", _I),
+            ("gpu_temp_c", _F),
+            ("hbm_temp_c", _F),
+            ("gpu_power_w", _F),
+            ("gpu_util_frac", _F),
+            ("sm_clock_mhz", _F),
+            ("throttle_frac", _F),
+            ("last_xid_code", pa.int16()),
+        ]
+    ),
+    "rack": pa.schema(
+        [
+            ("ts", _TS),
+            ("rack_id", _I),
+            ("rack_power_kw", _F),
+            ("rack_max_gpu_temp_c", _F),
+            ("rack_mean_gpu_temp_c", _F),
+            ("rack_mean_gpu_power_w", _F),
+            ("rack_mean_util_frac", _F),
+            ("rack_mean_throttle_frac", _F),
+            ("rack_gpus_down_total", pa.int16()),
+        ]
+    ),
+    "cdu": pa.schema(
+        [
+            ("ts", _TS),
+            ("cdu_id", _I),
+            ("coolant_supply_temp_c", _F),
+            ("coolant_return_temp_c", _F),
+            ("coolant_flow_lpm", _F),
+            ("cdu_heat_kw", _F),
+            ("cdu_capacity_kw", _F),
+            ("pumps_running_count", pa.int8()),
+        ]
+    ),
     "power": pa.schema([("ts", _TS), ("power_id", _I), ("feed_power_kw", _F), ("load_frac", _F)]),
     "source": pa.schema([("ts", _TS), ("source_id", _I), ("source_power_mw", _F), ("battery_soc_frac", _F)]),
     "loop": pa.schema([("ts", _TS), ("loop_id", _I), ("loop_supply_temp_c", _F), ("loop_return_temp_c", _F)]),
-    "site": pa.schema([("ts", _TS), ("it_power_mw", _F), ("facility_power_mw", _F), ("pue_ratio", _F),
-                       ("outdoor_dry_bulb_c", _F), ("outdoor_wet_bulb_c", _F), ("job_tokens_per_s", _F),
-                       ("job_step_time_s", _F), ("failed_power", _IDS), ("failed_sources", _IDS),
-                       ("failed_links", _IDS), ("nodes_off", _IDS)]),
-    "events": pa.schema([("ts", _TS), ("severity", pa.string()), ("source", pa.string()),
-                         ("entity_kind", pa.string()), ("entity_id", _I), ("entity_name", pa.string()),
-                         ("metric", pa.string()), ("value", pa.float64()), ("message", pa.string())]),
+    "site": pa.schema(
+        [
+            ("ts", _TS),
+            ("it_power_mw", _F),
+            ("facility_power_mw", _F),
+            ("pue_ratio", _F),
+            ("outdoor_dry_bulb_c", _F),
+            ("outdoor_wet_bulb_c", _F),
+            ("job_tokens_per_s", _F),
+            ("job_step_time_s", _F),
+            ("failed_power", _IDS),
+            ("failed_sources", _IDS),
+            ("failed_links", _IDS),
+            ("nodes_off", _IDS),
+        ]
+    ),
+    "events": pa.schema(
+        [
+            ("ts", _TS),
+            ("severity", pa.string()),
+            ("source", pa.string()),
+            ("entity_kind", pa.string()),
+            ("entity_id", _I),
+            ("entity_name", pa.string()),
+            ("metric", pa.string()),
+            ("value", pa.float64()),
+            ("message", pa.string()),
+        ]
+    ),
 }
 REQUIRED_TABLES = ("rack", "cdu", "site")  # the minimum a replay needs
-ID_COLUMNS = {"gpu": "gpu_id", "rack": "rack_id", "cdu": "cdu_id", "power": "power_id", "source": "source_id",
-              "loop": "loop_id"}
-METADATA_KEYS = ("name", "title", "site_name", "site_version", "start", "end", "frame_every_s", "tags", "notes",
-                 "origin")
+ID_COLUMNS = {
+    "gpu": "gpu_id",
+    "rack": "rack_id",
+    "cdu": "cdu_id",
+    "power": "power_id",
+    "source": "source_id",
+    "loop": "loop_id",
+}
+METADATA_KEYS = (
+    "name",
+    "title",
+    "site_name",
+    "site_version",
+    "start",
+    "end",
+    "frame_every_s",
+    "tags",
+    "notes",
+    "origin",
+)
 
 
 class BundleError(ValueError):
@@ -116,17 +184,22 @@ def _check_metadata(meta: dict) -> None:
 def bundle_bytes(bundle: Bundle) -> bytes:
     """The bundle file's content (see module docstring)."""
     _check_metadata(bundle.metadata)
-    members: dict[str, bytes] = {"metadata.json": json.dumps(bundle.metadata, indent=1, sort_keys=True).encode(),
-                                 "site.toml": bundle.site_toml.encode("utf-8")}
+    members: dict[str, bytes] = {
+        "metadata.json": json.dumps(bundle.metadata, indent=1, sort_keys=True).encode(),
+        "site.toml": bundle.site_toml.encode("utf-8"),
+    }
     rows = {}
     for name, table in bundle.tables.items():
         if name not in SCHEMAS:
             raise BundleError(f"unknown table {name!r}")
         members[f"{name}.parquet"] = _table_bytes(table.cast(SCHEMAS[name]))
         rows[name] = table.num_rows
-    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                "members": {k: {"bytes": len(v), "sha256": hashlib.sha256(v).hexdigest()} for k, v in members.items()},
-                "rows": rows}
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "members": {k: {"bytes": len(v), "sha256": hashlib.sha256(v).hexdigest()} for k, v in members.items()},
+        "rows": rows,
+    }
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
         for name, data in members.items():
@@ -194,16 +267,18 @@ def parse_bundle(data: bytes, origin: str = "bundle") -> Bundle:
         if zf.comment != f"{FORMAT}/{FORMAT_VERSION}".encode():
             comment = zf.comment.decode(errors="replace")
             if comment.startswith(FORMAT + "/"):
-                raise BundleError(f"{origin}: bundle format {comment!r} is not supported (this reads "
-                                  f"{FORMAT}/{FORMAT_VERSION})")
+                raise BundleError(
+                    f"{origin}: bundle format {comment!r} is not supported (this reads {FORMAT}/{FORMAT_VERSION})"
+                )
             raise BundleError(f"{origin}: not an incident bundle (zip archive without the {FORMAT} mark)")
         try:
             manifest = json.loads(zf.read("manifest.json"))
         except (KeyError, ValueError):
             raise BundleError(f"{origin}: manifest.json is missing or not JSON") from None
         if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
-            raise BundleError(f"{origin}: manifest names format {manifest.get('format')!r} "
-                              f"version {manifest.get('format_version')!r}")
+            raise BundleError(
+                f"{origin}: manifest names format {manifest.get('format')!r} version {manifest.get('format_version')!r}"
+            )
         members, rows = manifest.get("members", {}), manifest.get("rows", {})
         present = set(zf.namelist()) - {"manifest.json"}
         if present != set(members):

@@ -49,11 +49,16 @@ def summary(cal: SiteCalibration, gpu_ids: np.ndarray) -> dict:
     """Ranges of the fitted parameters (GPU factors over the fitted GPUs ``gpu_ids``)."""
     f = cal.gpu_r_th_factor[gpu_ids]
     d = cal.cdu_approach_delta_k
-    return {"cdu_approach_delta_k": {"mean": float(np.mean(d)), "min": float(np.min(d)), "max": float(np.max(d))},
-            "gpu_r_th_factor": {"n_gpus": int(gpu_ids.size), "mean": float(np.mean(f)) if f.size else 1.0,
-                                "min": float(np.min(f)) if f.size else 1.0,
-                                "max": float(np.max(f)) if f.size else 1.0},
-            "heat_capacity_factor": cal.heat_capacity_factor}
+    return {
+        "cdu_approach_delta_k": {"mean": float(np.mean(d)), "min": float(np.min(d)), "max": float(np.max(d))},
+        "gpu_r_th_factor": {
+            "n_gpus": int(gpu_ids.size),
+            "mean": float(np.mean(f)) if f.size else 1.0,
+            "min": float(np.min(f)) if f.size else 1.0,
+            "max": float(np.max(f)) if f.size else 1.0,
+        },
+        "heat_capacity_factor": cal.heat_capacity_factor,
+    }
 
 
 def psu_summary(state: SiteTables, cal: SiteCalibration, samples: tuple[np.ndarray, np.ndarray]) -> dict:
@@ -61,11 +66,15 @@ def psu_summary(state: SiteTables, cal: SiteCalibration, samples: tuple[np.ndarr
     load, _ = samples
     before = power.psu_efficiency_frac(power.PSU_LOAD_POINTS_FRAC, state.psu_efficiency_points_frac)
     fitted = cal.psu_efficiency_points_frac is not None
-    return {"load_points_frac": power.PSU_LOAD_POINTS_FRAC.tolist(), "site_efficiency_frac": before.tolist(),
-            "efficiency_points_frac": (cal.psu_efficiency_points_frac if fitted else before).tolist(),
-            "fitted_flag": fitted, "n_samples": int(load.size),
-            "load_min_frac": float(load.min()) if load.size else None,
-            "load_max_frac": float(load.max()) if load.size else None}
+    return {
+        "load_points_frac": power.PSU_LOAD_POINTS_FRAC.tolist(),
+        "site_efficiency_frac": before.tolist(),
+        "efficiency_points_frac": (cal.psu_efficiency_points_frac if fitted else before).tolist(),
+        "fitted_flag": fitted,
+        "n_samples": int(load.size),
+        "load_min_frac": float(load.min()) if load.size else None,
+        "load_max_frac": float(load.max()) if load.size else None,
+    }
 
 
 def psu_samples(state: SiteTables, rec: Recording, frames: range) -> tuple[np.ndarray, np.ndarray]:
@@ -146,8 +155,9 @@ def fit(state: SiteTables, rec: Recording, split: int, site_toml: str | None = N
     return cal.rounded()
 
 
-def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, site_toml: str | None = None,
-                        incident: str = "") -> dict:
+def calibrate_and_score(
+    state: SiteTables, rec: Recording, fraction: float, *, site_toml: str | None = None, incident: str = ""
+) -> dict:
     """Fit on the first ``fraction`` of the frames; errors on the rest before and after."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"--calibrate {fraction}: the fitted fraction must lie strictly between 0 and 1")
@@ -162,11 +172,18 @@ def calibrate_and_score(state: SiteTables, rec: Recording, fraction: float, *, s
     recorded = {k: v[split:] for k, v in before.recorded().items()}
     proj_before = {k: v[split:] for k, v in before.run().items()}
     proj_after = {k: v[split:] for k, v in after.run().items()}
-    return {"fraction": fraction, "fit_frames": split, "heldout_frames": rec.n_frames - split,
-            "parameters": {**summary(cal, rec.gpu_ids),
-                           "psu": psu_summary(state, cal, psu_samples(state, rec, range(0, split)))},
-            "heldout_before": score(recorded, proj_before, skip=0),
-            "heldout_after": score(recorded, proj_after, skip=0), "calibration": cal}
+    return {
+        "fraction": fraction,
+        "fit_frames": split,
+        "heldout_frames": rec.n_frames - split,
+        "parameters": {
+            **summary(cal, rec.gpu_ids),
+            "psu": psu_summary(state, cal, psu_samples(state, rec, range(0, split))),
+        },
+        "heldout_before": score(recorded, proj_before, skip=0),
+        "heldout_after": score(recorded, proj_after, skip=0),
+        "calibration": cal,
+    }
 
 
 def calibrate_incident(bundle, rec: Recording, fraction: float, site_toml: str | None = None):

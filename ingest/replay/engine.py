@@ -32,5 +32,6 @@ class ReplayEngine(TwinEngine):
 
     def _projections(self, *_args, **_kwargs) -> ProjectionResult:
         never = np.full(self.state.n_racks, np.inf)
-        return ProjectionResult(times_s={"pump_loss_throttle_s": never},
-                                rack_max_gpu_temp_c=self.by_rack.max(self.gpu_temp_c))
+        return ProjectionResult(
+            times_s={"pump_loss_throttle_s": never}, rack_max_gpu_temp_c=self.by_rack.max(self.gpu_temp_c)
+        )

@@ -50,8 +50,12 @@ class Imported:
     def audit_state(self) -> dict:
         """What an audit entry keeps of it: site, window, file size."""
         meta = self.metadata
-        return {"site": meta["site_name"], "start": meta["start"], "end": meta["end"],
-                "bytes": self.path.stat().st_size}
+        return {
+            "site": meta["site_name"],
+            "start": meta["start"],
+            "end": meta["end"],
+            "bytes": self.path.stat().st_size,
+        }
 
 
 def _existing(name: str | None, directory) -> bool:
@@ -68,8 +72,9 @@ def import_incident(request) -> Imported:
     wrong, and ``OSError`` for a file that cannot be read.
     """
     if request.format == "bundle":
-        path, metadata, replaced = import_bundle_file(Path(request.source), request.dir, name=request.name,
-                                                      replace=request.replace)
+        path, metadata, replaced = import_bundle_file(
+            Path(request.source), request.dir, name=request.name, replace=request.replace
+        )
         return Imported(metadata["name"], path, metadata, {}, replaced)
     from ingest.imports.run import default_name, import_recording
 
@@ -79,8 +84,16 @@ def import_incident(request) -> Imported:
     return Imported(name, path, read_bundle(path).metadata, report, replaced)
 
 
-def record_in_database(engine, metadata: dict, *, actor: str | None = None, action: str = "incident.import",
-                       before=None, after=None, address: str = "") -> None:
+def record_in_database(
+    engine,
+    metadata: dict,
+    *,
+    actor: str | None = None,
+    action: str = "incident.import",
+    before=None,
+    after=None,
+    address: str = "",
+) -> None:
     """The incident's row in the database (``metadata`` of its bundle) and, with ``actor``, its audit entry."""
     from ingest.store import audit
     from ingest.store.incidents import record_incident

@@ -63,8 +63,19 @@ def list_incidents(directory: Path | None = None) -> list[IncidentEntry]:
                 meta = read_bundle(path).metadata
             except BundleError:
                 continue
-            out.setdefault(meta["name"], IncidentEntry(meta["name"], meta["title"], meta["site_name"],
-                                                       meta["start"], meta["end"], meta["tags"], path, shipped))
+            out.setdefault(
+                meta["name"],
+                IncidentEntry(
+                    meta["name"],
+                    meta["title"],
+                    meta["site_name"],
+                    meta["start"],
+                    meta["end"],
+                    meta["tags"],
+                    path,
+                    shipped,
+                ),
+            )
     return sorted(out.values(), key=lambda e: (e.site_name, e.start, e.name))
 
 
@@ -113,10 +124,22 @@ def library_entries(directory: Path | None = None, rows=()) -> list[dict]:
         known = by_key.pop((meta["site_name"], meta["name"]), None) is not None
         out.append({**meta, "path": str(entry.path), "shipped": entry.shipped, "file": True, "in_database": known})
     for row in sorted(by_key.values(), key=lambda r: (r.site_name, r.start_at, r.name)):
-        out.append({"name": row.name, "title": row.description or row.name, "site_name": row.site_name,
-                    "start": row.start_at.isoformat(), "end": (row.end_at or row.start_at).isoformat(), "tags": [],
-                    "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be "
-                             "replayed here.", "path": None, "shipped": False, "file": False, "in_database": True})
+        out.append(
+            {
+                "name": row.name,
+                "title": row.description or row.name,
+                "site_name": row.site_name,
+                "start": row.start_at.isoformat(),
+                "end": (row.end_at or row.start_at).isoformat(),
+                "tags": [],
+                "notes": "Recorded in the database; its bundle file is not in the library, so it cannot be "
+                "replayed here.",
+                "path": None,
+                "shipped": False,
+                "file": False,
+                "in_database": True,
+            }
+        )
     for entry in out:
         entry["kept"] = kept_where(entry)
     return out
@@ -153,15 +176,22 @@ def bundle_site(bundle: Bundle) -> SiteTables:
 
 def check_against_site(bundle: Bundle, state: SiteTables) -> None:
     """Entity ids and counts of every table fit ``state``; times lie in the window, frames are complete."""
-    counts = {"gpu": state.n_gpus, "rack": state.n_racks, "cdu": state.n_cdus, "power": state.n_power,
-              "source": state.n_sources, "loop": len(state.loop_name)}
+    counts = {
+        "gpu": state.n_gpus,
+        "rack": state.n_racks,
+        "cdu": state.n_cdus,
+        "power": state.n_power,
+        "source": state.n_sources,
+        "loop": len(state.loop_name),
+    }
     site = bundle.frame("site")
     n_frames = len(site)
     if n_frames == 0:
         raise BundleError(f"{bundle.name}: the recording holds no frame")
     if bundle.metadata["site_name"] != state.name:
-        raise BundleError(f"{bundle.name}: metadata names site {bundle.metadata['site_name']!r}, "
-                          f"its site file is {state.name!r}")
+        raise BundleError(
+            f"{bundle.name}: metadata names site {bundle.metadata['site_name']!r}, its site file is {state.name!r}"
+        )
     times = set(bundle.tables["site"].column("ts").cast("int64").to_pylist())
     for table, column in ID_COLUMNS.items():
         t = bundle.tables.get(table)
@@ -169,14 +199,18 @@ def check_against_site(bundle: Bundle, state: SiteTables) -> None:
             continue
         ids = t.column(column).to_numpy()
         if ids.min() < 0 or ids.max() >= counts[table]:
-            raise BundleError(f"{bundle.name}: table {table} names {column} {int(ids.max())}, the site has "
-                              f"{counts[table]} {table} entities")
+            raise BundleError(
+                f"{bundle.name}: table {table} names {column} {int(ids.max())}, the site has "
+                f"{counts[table]} {table} entities"
+            )
         ts = t.column("ts").cast("int64").to_numpy()
         if not set(np.unique(ts).tolist()) <= times:
             raise BundleError(f"{bundle.name}: table {table} has instants that are not frames of the site table")
         if table in ("rack", "cdu") and t.num_rows != n_frames * counts[table]:
-            raise BundleError(f"{bundle.name}: table {table} has {t.num_rows} rows, expected {n_frames} frames × "
-                              f"{counts[table]} entities")
+            raise BundleError(
+                f"{bundle.name}: table {table} has {t.num_rows} rows, expected {n_frames} frames × "
+                f"{counts[table]} entities"
+            )
     links = max((max(x) for x in site["failed_links"] if len(x)), default=-1)
     if links >= state.link_a.size:
         raise BundleError(f"{bundle.name}: failed link id {links} is beyond the site's {state.link_a.size} links")
@@ -189,14 +223,14 @@ def validate(bundle: Bundle) -> SiteTables:
     return state
 
 
-def import_file(source: Path, directory: Path | None = None, *, name: str | None = None,
-                replace: bool = False) -> Path:
+def import_file(source: Path, directory: Path | None = None, *, name: str | None = None, replace: bool = False) -> Path:
     """Validate ``source`` and add it to the user's library (as ``name`` if given); returns the stored path."""
     return import_bundle_file(source, directory, name=name, replace=replace)[0]
 
 
-def import_bundle_file(source: Path, directory: Path | None = None, *, name: str | None = None,
-                       replace: bool = False) -> tuple[Path, dict, bool]:
+def import_bundle_file(
+    source: Path, directory: Path | None = None, *, name: str | None = None, replace: bool = False
+) -> tuple[Path, dict, bool]:
     """:func:`import_file`, also returning the stored metadata and whether it replaced an incident."""
     bundle = read_bundle(source)
     validate(bundle)

@@ -32,5 +32,9 @@ def fit_errors(measured: np.ndarray, projected: np.ndarray, p: int = N_PARAMETER
     if n <= p or mean == 0.0:
         return {"cv_rmse": float("nan"), "nmbe": float("nan"), "n": n, "mean": mean}
     resid = y - yhat
-    return {"cv_rmse": float(100.0 * np.sqrt(np.sum(resid**2) / (n - p)) / mean),
-            "nmbe": float(100.0 * np.sum(resid) / ((n - p) * mean)), "n": n, "mean": mean}
+    return {
+        "cv_rmse": float(100.0 * np.sqrt(np.sum(resid**2) / (n - p)) / mean),
+        "nmbe": float(100.0 * np.sum(resid) / ((n - p) * mean)),
+        "n": n,
+        "mean": mean,
+    }

@@ -73,8 +73,9 @@ def run_parallel(runs: list[ShardRun], inputs, frames: range) -> list[dict]:
             try:
                 status, payload = recv.recv()
             except EOFError:
-                raise RuntimeError(f"replay worker {proc.pid} ended without a result (exit code {proc.exitcode})") \
-                    from None
+                raise RuntimeError(
+                    f"replay worker {proc.pid} ended without a result (exit code {proc.exitcode})"
+                ) from None
             if status != "ok":
                 raise RuntimeError(f"replay worker failed:\n{payload}")
             parts.append(payload)

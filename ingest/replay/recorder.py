@@ -21,7 +21,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -60,10 +60,21 @@ def _field(alert, name):
 class FlightRecorder:
     """See module docstring."""
 
-    def __init__(self, state: SiteTables, ring_dir: Path, incidents_dir: Path, *, site_toml: str,
-                 site_version: int = 1, window_s: float = WINDOW_S, every_s: float = EVERY_S,
-                 pre_roll_s: float = PRE_ROLL_S, post_roll_s: float = POST_ROLL_S, auto_save: bool = True,
-                 origin: str = "flight recorder") -> None:
+    def __init__(
+        self,
+        state: SiteTables,
+        ring_dir: Path,
+        incidents_dir: Path,
+        *,
+        site_toml: str,
+        site_version: int = 1,
+        window_s: float = WINDOW_S,
+        every_s: float = EVERY_S,
+        pre_roll_s: float = PRE_ROLL_S,
+        post_roll_s: float = POST_ROLL_S,
+        auto_save: bool = True,
+        origin: str = "flight recorder",
+    ) -> None:
         if not 0 < every_s <= window_s or pre_roll_s < 0 or post_roll_s < 0:
             raise ValueError("need 0 < every_s ≤ window_s and non-negative pre/post-roll seconds")
         self.state, self.site_toml, self.site_version = state, site_toml, site_version
@@ -82,19 +93,35 @@ class FlightRecorder:
         self.saved: list[Path] = []
 
     # ------------------------------------------------------------------ ticks
-    def on_tick(self, ts: datetime, snapshot: Snapshot, alerts=(), *, failed_power=(), failed_sources=(),
-                failed_links=None, nodes_off=None) -> list[Path]:
+    def on_tick(
+        self,
+        ts: datetime,
+        snapshot: Snapshot,
+        alerts=(),
+        *,
+        failed_power=(),
+        failed_sources=(),
+        failed_links=None,
+        nodes_off=None,
+    ) -> list[Path]:
         """Record ``snapshot`` (at the cadence) and the alerts that opened; returns bundles saved now."""
         critical = self._log_alerts(ts, alerts)
         if not self._frames or _ms(ts) - self._frames[-1] >= self.every_s * 1000 - 1:
-            frame = capture(ts, snapshot, failed_power=failed_power, failed_sources=failed_sources,
-                            failed_links=failed_links, nodes_off=nodes_off)
+            frame = capture(
+                ts,
+                snapshot,
+                failed_power=failed_power,
+                failed_sources=failed_sources,
+                failed_links=failed_links,
+                nodes_off=nodes_off,
+            )
             self._write_frame(frame)
         self._prune(ts)
         if self.auto_save and critical and not any(p.due_ts >= ts for p in self.pending):
             racks = sorted({int(_field(a, "entity_id")) for a in critical if _field(a, "entity_kind") == "rack"})
-            self.pending.append(PendingSave(ts, ts + timedelta(seconds=self.post_roll_s),
-                                            _field(critical[0], "message"), racks))
+            self.pending.append(
+                PendingSave(ts, ts + timedelta(seconds=self.post_roll_s), _field(critical[0], "message"), racks)
+            )
         return self._flush_pending(ts)
 
     def _write_frame(self, frame: SiteFrame) -> None:
@@ -114,9 +141,29 @@ class FlightRecorder:
         opened = [a for k, a in now.items() if k not in self._open]
         self._open = set(now)
         if opened:
-            lines = "".join(json.dumps({"ts_ms": _ms(ts), **{k: _field(a, k) for k in (
-                "severity", "source", "entity_kind", "entity_id", "entity_name", "metric", "value", "message")}},
-                default=float) + "\n" for a in opened)
+            lines = "".join(
+                json.dumps(
+                    {
+                        "ts_ms": _ms(ts),
+                        **{
+                            k: _field(a, k)
+                            for k in (
+                                "severity",
+                                "source",
+                                "entity_kind",
+                                "entity_id",
+                                "entity_name",
+                                "metric",
+                                "value",
+                                "message",
+                            )
+                        },
+                    },
+                    default=float,
+                )
+                + "\n"
+                for a in opened
+            )
             with open(self._events_path, "a", encoding="utf-8") as f:
                 f.write(lines)
                 f.flush()
@@ -135,14 +182,21 @@ class FlightRecorder:
         out = []
         for p in done:
             name = f"{self.state.name}-{p.trigger_ts.strftime('%Y%m%dT%H%M%SZ')}"
-            out.append(self.save(p.trigger_ts - timedelta(seconds=self.pre_roll_s), p.due_ts, name=name,
-                                 title=f"Critical alert: {p.reason}", tags=["automatic", "critical"],
-                                 extra_racks=p.entity_racks))
+            out.append(
+                self.save(
+                    p.trigger_ts - timedelta(seconds=self.pre_roll_s),
+                    p.due_ts,
+                    name=name,
+                    title=f"Critical alert: {p.reason}",
+                    tags=["automatic", "critical"],
+                    extra_racks=p.entity_racks,
+                )
+            )
         return out
 
     # ------------------------------------------------------------------- ring
     def frame_times(self) -> list[datetime]:
-        return [datetime.fromtimestamp(ms / 1000, tz=timezone.utc) for ms in self._frames]
+        return [datetime.fromtimestamp(ms / 1000, tz=UTC) for ms in self._frames]
 
     def frames(self, start: datetime, end: datetime) -> list[SiteFrame]:
         """The ring's frames between ``start`` and ``end`` (inclusive), oldest first."""
@@ -167,8 +221,18 @@ class FlightRecorder:
         return events_table(rows)
 
     # ------------------------------------------------------------------- save
-    def save(self, start: datetime, end: datetime, *, name: str, title: str = "", tags=(), notes: str = "",
-             extra_racks=(), max_detail_racks: int | None = None) -> Path:
+    def save(
+        self,
+        start: datetime,
+        end: datetime,
+        *,
+        name: str,
+        title: str = "",
+        tags=(),
+        notes: str = "",
+        extra_racks=(),
+        max_detail_racks: int | None = None,
+    ) -> Path:
         """Write the ring's ``[start, end]`` as the incident ``name``; returns the bundle's path."""
         frames = self.frames(start, end)
         if not frames:
@@ -177,10 +241,19 @@ class FlightRecorder:
         detail = detail_racks(self.state, frames, list(extra_racks), **kw)
         tables = window_tables(self.state, frames, detail)
         tables["events"] = self.events(start, end)
-        meta = {"name": name, "title": title or name, "site_name": self.state.name, "site_version": self.site_version,
-                "start": frames[0].ts.isoformat(), "end": frames[-1].ts.isoformat(), "frame_every_s": self.every_s,
-                "tags": list(tags), "notes": notes, "origin": self.origin,
-                "detail_racks": [self.state.rack_name[r] for r in detail]}
+        meta = {
+            "name": name,
+            "title": title or name,
+            "site_name": self.state.name,
+            "site_version": self.site_version,
+            "start": frames[0].ts.isoformat(),
+            "end": frames[-1].ts.isoformat(),
+            "frame_every_s": self.every_s,
+            "tags": list(tags),
+            "notes": notes,
+            "origin": self.origin,
+            "detail_racks": [self.state.rack_name[r] for r in detail],
+        }
         path = write_bundle(self.incidents_dir / f"{name}{SUFFIX}", Bundle(meta, self.site_toml, tables))
         self.saved.append(path)
         log.info("saved incident %s (%d frames, %d detail racks)", name, len(frames), detail.size)
@@ -190,8 +263,11 @@ class FlightRecorder:
 def events_table(rows: list[dict]) -> pa.Table:
     """The bundle events table from event dicts (``ts_ms`` plus the event fields)."""
     schema = SCHEMAS["events"]
-    cols = [pa.array(np.array([r["ts_ms"] for r in rows], dtype=np.int64).astype("datetime64[ms]"),
-                     type=schema.field("ts").type)]
+    cols = [
+        pa.array(
+            np.array([r["ts_ms"] for r in rows], dtype=np.int64).astype("datetime64[ms]"), type=schema.field("ts").type
+        )
+    ]
     for f in list(schema)[1:]:
         cols.append(pa.array([r[f.name] for r in rows], type=f.type))
     return pa.Table.from_arrays(cols, schema=schema)

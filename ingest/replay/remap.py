@@ -35,8 +35,13 @@ class RemapReport:
     failures_dropped: list[str] = field(default_factory=list)  # failed elements, sources, links, nodes off
 
     def as_dict(self) -> dict:
-        return {"racks_missing": self.racks_missing, "racks_new": self.racks_new, "cdus_missing": self.cdus_missing,
-                "n_gpus_missing": self.gpus_missing_count, "failures_dropped": self.failures_dropped}
+        return {
+            "racks_missing": self.racks_missing,
+            "racks_new": self.racks_new,
+            "cdus_missing": self.cdus_missing,
+            "n_gpus_missing": self.gpus_missing_count,
+            "failures_dropped": self.failures_dropped,
+        }
 
 
 def _names(state: SiteTables, kind: str) -> list[str]:
@@ -44,8 +49,14 @@ def _names(state: SiteTables, kind: str) -> list[str]:
         return [f"{state.node_name[n]}/{i}" for n, i in zip(state.gpu_node, state.gpu_index)]
     if kind == "link":
         return [f"{state.switch_name[a]}/{state.switch_name[b]}" for a, b in zip(state.link_a, state.link_b)]
-    return {"rack": state.rack_name, "cdu": state.cdu_name, "loop": state.loop_name, "power": state.power_name,
-            "source": state.source_name, "node": state.node_name}[kind]
+    return {
+        "rack": state.rack_name,
+        "cdu": state.cdu_name,
+        "loop": state.loop_name,
+        "power": state.power_name,
+        "source": state.source_name,
+        "node": state.node_name,
+    }[kind]
 
 
 def id_map(base: SiteTables, edited: SiteTables, kind: str) -> np.ndarray:
@@ -85,13 +96,22 @@ def remap_recording(rec: Recording, base: SiteTables, edited: SiteTables) -> tup
         for ids in site[column]:
             ids = np.asarray(ids if ids is not None else [], dtype=np.int64)
             lost = ids[mapping[ids] < 0]
-            report.failures_dropped.extend(f"{kind} {names[i]}" for i in lost if f"{kind} {names[i]}"
-                                           not in report.failures_dropped)
+            report.failures_dropped.extend(
+                f"{kind} {names[i]}" for i in lost if f"{kind} {names[i]}" not in report.failures_dropped
+            )
             moved.append(np.sort(mapping[ids][mapping[ids] >= 0]))
         site[column] = pd.Series(moved, index=site.index, dtype=object)
     loop = _columns({"t": rec.loop_supply_temp_c}, loops, len(edited.loop_name))["t"]
-    out = Recording(rec.ts, rec.dt_s, _columns(rec.rack, racks, edited.n_racks), _columns(rec.cdu, cdus, edited.n_cdus),
-                    loop, gpu_map[keep][order], gpu, site)
+    out = Recording(
+        rec.ts,
+        rec.dt_s,
+        _columns(rec.rack, racks, edited.n_racks),
+        _columns(rec.cdu, cdus, edited.n_cdus),
+        loop,
+        gpu_map[keep][order],
+        gpu,
+        site,
+    )
     return out, report
 
 
@@ -99,6 +119,12 @@ def power_on_job_nodes(rec: Recording, state: SiteTables, gpu_ids: np.ndarray) -
     """``rec`` with the nodes of ``gpu_ids`` (a job placed on the edited site) left out of the nodes powered off."""
     job_nodes = np.unique(state.gpu_node[np.asarray(gpu_ids, dtype=np.int64)])
     site = rec.site.copy()
-    site["nodes_off"] = pd.Series([np.setdiff1d(np.asarray(ids if ids is not None else [], dtype=np.int64), job_nodes)
-                                   for ids in site["nodes_off"]], index=site.index, dtype=object)
+    site["nodes_off"] = pd.Series(
+        [
+            np.setdiff1d(np.asarray(ids if ids is not None else [], dtype=np.int64), job_nodes)
+            for ids in site["nodes_off"]
+        ],
+        index=site.index,
+        dtype=object,
+    )
     return Recording(rec.ts, rec.dt_s, rec.rack, rec.cdu, rec.loop_supply_temp_c, rec.gpu_ids, rec.gpu, site)

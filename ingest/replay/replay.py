@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
@@ -90,7 +90,7 @@ def load_recording(bundle: Bundle, state: SiteTables) -> Recording:
     """Pivot ``bundle`` onto ``state``'s ids (the bundle must have been validated against it)."""
     site = bundle.frame("site").sort_values("ts").reset_index(drop=True)
     index = pd.Index(site["ts"])
-    ts = [t.to_pydatetime().astimezone(timezone.utc) for t in site["ts"]]
+    ts = [t.to_pydatetime().astimezone(UTC) for t in site["ts"]]
     secs = np.array([t.timestamp() for t in ts])
     dt = np.diff(secs, prepend=secs[0])
     rack_df, cdu_df, loop_df, gpu_df = (bundle.frame(k) for k in ("rack", "cdu", "loop", "gpu"))
@@ -122,10 +122,15 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
     nodes_off = np.zeros(state.n_nodes, dtype=bool)
     nodes_off[id_array(row["nodes_off"])] = True
     inp = TickInputs(
-        ts=rec.ts[i], gpu_util_frac=util, pumps_running_count=pumps.astype(np.int64),
-        cdu_flow_lpm=rec.cdu["coolant_flow_lpm"][i], loop_supply_temp_c=rec.loop_supply_temp_c[i].copy(),
-        failed_power=id_array(row["failed_power"]), failed_sources=id_array(row["failed_sources"]),
-        failed_links=id_array(row["failed_links"]), nodes_off=nodes_off if nodes_off.any() else None,
+        ts=rec.ts[i],
+        gpu_util_frac=util,
+        pumps_running_count=pumps.astype(np.int64),
+        cdu_flow_lpm=rec.cdu["coolant_flow_lpm"][i],
+        loop_supply_temp_c=rec.loop_supply_temp_c[i].copy(),
+        failed_power=id_array(row["failed_power"]),
+        failed_sources=id_array(row["failed_sources"]),
+        failed_links=id_array(row["failed_links"]),
+        nodes_off=nodes_off if nodes_off.any() else None,
         outdoor_dry_bulb_c=float(row["outdoor_dry_bulb_c"]) if np.isfinite(row["outdoor_dry_bulb_c"]) else None,
         outdoor_wet_bulb_c=float(row["outdoor_wet_bulb_c"]) if np.isfinite(row["outdoor_wet_bulb_c"]) else None,
     )
@@ -179,18 +184,38 @@ class ReplayResult:
         return self.gpus * self.n_ticks / self.wall_s if self.wall_s > 0 else float("inf")
 
     def as_dict(self) -> dict:
-        return {"incident": self.incident, "frames": self.frames, "duration_s": self.duration_s,
-                "wall_s": self.wall_s, "speed_x": self.speed_x, "gpu_ticks_per_s": self.gpu_ticks_per_s,
-                "gpus": self.gpus, "n_ticks": self.n_ticks, "tick_s": self.tick_s, "n_workers": self.n_workers,
-                "signals": self.signals, "outcome": self.outcome, **({"skipped": self.skipped} if self.skipped else {})}
+        return {
+            "incident": self.incident,
+            "frames": self.frames,
+            "duration_s": self.duration_s,
+            "wall_s": self.wall_s,
+            "speed_x": self.speed_x,
+            "gpu_ticks_per_s": self.gpu_ticks_per_s,
+            "gpus": self.gpus,
+            "n_ticks": self.n_ticks,
+            "tick_s": self.tick_s,
+            "n_workers": self.n_workers,
+            "signals": self.signals,
+            "outcome": self.outcome,
+            **({"skipped": self.skipped} if self.skipped else {}),
+        }
 
 
 class Replayer:
     """Runs the twin over a recording (see module docstring), in hall shards on several processes when it pays."""
 
-    def __init__(self, state: SiteTables, rec: Recording, *, scenario: Scenario | None = None,
-                 job=None, tick_s: float = TICK_S, workers: int | None = None,
-                 site_toml: str | None = None, engine: type[TwinEngine] = ReplayEngine) -> None:
+    def __init__(
+        self,
+        state: SiteTables,
+        rec: Recording,
+        *,
+        scenario: Scenario | None = None,
+        job=None,
+        tick_s: float = TICK_S,
+        workers: int | None = None,
+        site_toml: str | None = None,
+        engine: type[TwinEngine] = ReplayEngine,
+    ) -> None:
         self.state, self.rec, self.scenario, self.engine = state, rec, scenario, engine
         self.job = job  # a PlacedJob whose throughput is projected
         if not tick_s > 0:
@@ -203,8 +228,7 @@ class Replayer:
         # halls are independent only when the recording gives every loop's facility supply
         # (else the shared plant couples them) and no source fails (else the site's
         # shortfall policy, which spans every hall, may act)
-        if (n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all()
-                or self._sources_fail()):
+        if n < 2 or site_toml is None or not np.isfinite(self.rec.loop_supply_temp_c).all() or self._sources_fail():
             return [Shard.whole(self.state)]
         return cached_shards(self.state, site_toml, n) or [Shard.whole(self.state)]
 
@@ -226,8 +250,9 @@ class Replayer:
             throttle[np.asarray(ids, dtype=np.int64)] = np.asarray(clock) * JOB_CLOCK_STEP_FRAC
             link_up = np.ones(self.state.n_links, dtype=bool)
             link_up[np.asarray(links, dtype=np.int64)] = False
-            tokens[key] = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, throttle,
-                                            link_up).status.tokens_per_s
+            tokens[key] = evaluate_site_job(
+                self.state, self.job.spec, self.job.gpu_ids, throttle, link_up
+            ).status.tokens_per_s
         return tokens[key]
 
     def run(self, frames: range | None = None, speed: float | None = None) -> dict[str, np.ndarray]:
@@ -292,14 +317,18 @@ class Replayer:
         rec = self.rec
         idx = np.asarray(frames or range(rec.n_frames))
         it = rec.site["it_power_mw"].to_numpy(dtype=np.float64)[idx, None]
-        return {"gpu_temp_c": rec.gpu["gpu_temp_c"][idx], "hbm_temp_c": rec.gpu["hbm_temp_c"][idx],
-                "gpu_power_w": rec.gpu["gpu_power_w"][idx],
-                "rack_max_gpu_temp_c": rec.rack["rack_max_gpu_temp_c"][idx],
-                "rack_mean_gpu_power_w": rec.rack["rack_mean_gpu_power_w"][idx],
-                "rack_power_kw": rec.rack["rack_power_kw"][idx],
-                "coolant_supply_temp_c": rec.cdu["coolant_supply_temp_c"][idx],
-                "coolant_return_temp_c": rec.cdu["coolant_return_temp_c"][idx], "it_power_mw": it,
-                "job_tokens_per_s": rec.site["job_tokens_per_s"].to_numpy(dtype=np.float64)[idx, None]}
+        return {
+            "gpu_temp_c": rec.gpu["gpu_temp_c"][idx],
+            "hbm_temp_c": rec.gpu["hbm_temp_c"][idx],
+            "gpu_power_w": rec.gpu["gpu_power_w"][idx],
+            "rack_max_gpu_temp_c": rec.rack["rack_max_gpu_temp_c"][idx],
+            "rack_mean_gpu_power_w": rec.rack["rack_mean_gpu_power_w"][idx],
+            "rack_power_kw": rec.rack["rack_power_kw"][idx],
+            "coolant_supply_temp_c": rec.cdu["coolant_supply_temp_c"][idx],
+            "coolant_return_temp_c": rec.cdu["coolant_return_temp_c"][idx],
+            "it_power_mw": it,
+            "job_tokens_per_s": rec.site["job_tokens_per_s"].to_numpy(dtype=np.float64)[idx, None],
+        }
 
 
 def score(recorded: dict[str, np.ndarray], projected: dict[str, np.ndarray], skip: int = 1) -> dict[str, dict]:
@@ -324,9 +353,17 @@ def recorded_job(state: SiteTables, rec: Recording):
     return jobs[0] if jobs else None
 
 
-def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, scenario: Scenario | None = None,
-           rec: Recording | None = None, tick_s: float = TICK_S, workers: int | None = None,
-           site_toml: str | None = None) -> ReplayResult:
+def replay(
+    bundle: Bundle,
+    state: SiteTables,
+    *,
+    speed: float | None = None,
+    scenario: Scenario | None = None,
+    rec: Recording | None = None,
+    tick_s: float = TICK_S,
+    workers: int | None = None,
+    site_toml: str | None = None,
+) -> ReplayResult:
     """Replay ``bundle`` on ``state`` (see module docstring); ``workers`` None picks :func:`default_workers`.
 
     ``site_toml`` is the text ``state`` was built from (default the bundle's site file): the
@@ -347,15 +384,27 @@ def replay(bundle: Bundle, state: SiteTables, *, speed: float | None = None, sce
     else:
         site_toml = site_toml or bundle.site_toml
         job = recorded_job(state, rec)
-    player = Replayer(state, rec, scenario=scenario, job=job,
-                      tick_s=tick_s, workers=workers, site_toml=site_toml)
+    player = Replayer(state, rec, scenario=scenario, job=job, tick_s=tick_s, workers=workers, site_toml=site_toml)
     t0 = time.perf_counter()
     projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
     recorded = player.recorded()
-    outcome = {"max_gpu_temp_c": float(np.nanmax(projected["tick_max_gpu_temp_c"])),  # over every tick
-               "max_gpus_throttled": int(projected["tick_gpus_throttled"].max()),
-               "max_gpus_down": int(projected["tick_gpus_down"].max())}
-    return ReplayResult(bundle.name, rec.n_frames, rec.duration_s, wall, state.n_gpus,
-                        score(recorded, projected), {k: (recorded[k], projected[k]) for k in recorded}, outcome,
-                        n_ticks=player.n_ticks(), tick_s=tick_s, n_workers=len(player.shards), skipped=skipped)
+    outcome = {
+        "max_gpu_temp_c": float(np.nanmax(projected["tick_max_gpu_temp_c"])),  # over every tick
+        "max_gpus_throttled": int(projected["tick_gpus_throttled"].max()),
+        "max_gpus_down": int(projected["tick_gpus_down"].max()),
+    }
+    return ReplayResult(
+        bundle.name,
+        rec.n_frames,
+        rec.duration_s,
+        wall,
+        state.n_gpus,
+        score(recorded, projected),
+        {k: (recorded[k], projected[k]) for k in recorded},
+        outcome,
+        n_ticks=player.n_ticks(),
+        tick_s=tick_s,
+        n_workers=len(player.shards),
+        skipped=skipped,
+    )

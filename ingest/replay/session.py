@@ -14,7 +14,7 @@ import re
 import tempfile
 import tomllib
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ingest.live.hub import LiveHub
@@ -23,7 +23,7 @@ from ingest.replay.recorder import FlightRecorder
 from twin.site.errors import SiteError
 from twin.site.load import load_site, site_path
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)  # a July afternoon at Colossus (15:00 UTC = 10:00 CDT)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)  # a July afternoon at Colossus (15:00 UTC = 10:00 CDT)
 
 
 SOURCES_LINE = re.compile(r"(?m)^sources[ \t]*=[ \t]*\[[ \t]*(#[^\n]*)?$")  # the sources list of [power]
@@ -51,23 +51,29 @@ def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> st
     named = SITE_NAME_LINE.search(site_toml, site_at) if site_at >= 0 else None
     if named is None:
         raise ValueError("site file: no name in [site]")
-    text = site_toml[:named.start()] + f'name = "{name}"' + site_toml[named.end():]
+    text = site_toml[: named.start()] + f'name = "{name}"' + site_toml[named.end() :]
     power_at = text.find("[power]")
     listed = SOURCES_LINE.search(text, power_at) if power_at >= 0 else None
     close = CLOSING_LINE.search(text, listed.end()) if listed else None
     if close is None:
         raise ValueError("site file: no 'sources = [' … ']' list in [power]")
     added = "".join(f"  {entry.strip()},  # added for this recording\n" for entry in sources)
-    return text[:close.start()] + added + text[close.start():]  # after the site's own sources: their ids stay
+    return text[: close.start()] + added + text[close.start() :]  # after the site's own sources: their ids stay
 
 
 def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[Path]:
     """One hub step at ``ts`` handed to ``recorder`` with its alerts and reported failures."""
     snap = hub.step(ts)
     b = hub.buffer
-    return recorder.on_tick(ts, snap, hub.conditions, failed_power=b.failed("power"),
-                            failed_sources=b.failed("source"), failed_links=b.failed("link"),
-                            nodes_off=b.nodes_off())
+    return recorder.on_tick(
+        ts,
+        snap,
+        hub.conditions,
+        failed_power=b.failed("power"),
+        failed_sources=b.failed("source"),
+        failed_links=b.failed("link"),
+        nodes_off=b.nodes_off(),
+    )
 
 
 @dataclass
@@ -105,19 +111,41 @@ def record_synthetic(spec: RecordSpec, incidents_dir: Path) -> Path:
                 load_site(site)
             except SiteError as exc:
                 raise ValueError(f"site variant of {spec.site}: {exc}") from None
-        hub = build_hub(site, f"sqlite:///{Path(tmp) / 'record.db'}", faults=spec.faults, seed=spec.seed,
-                        start=spec.start, record=False, job=spec.job)
+        hub = build_hub(
+            site,
+            f"sqlite:///{Path(tmp) / 'record.db'}",
+            faults=spec.faults,
+            seed=spec.seed,
+            start=spec.start,
+            record=False,
+            job=spec.job,
+        )
         try:
             every_s = spec.frame_every_s or spec.tick_s
-            recorder = FlightRecorder(hub.state, Path(tmp) / "ring", incidents_dir, site_toml=text,
-                                      window_s=spec.duration_s + every_s, every_s=every_s,
-                                      auto_save=False, origin="synthetic: " + " ".join(spec.faults))
+            recorder = FlightRecorder(
+                hub.state,
+                Path(tmp) / "ring",
+                incidents_dir,
+                site_toml=text,
+                window_s=spec.duration_s + every_s,
+                every_s=every_s,
+                auto_save=False,
+                origin="synthetic: " + " ".join(spec.faults),
+            )
             n = int(round(spec.duration_s / spec.tick_s)) + 1
             for i in range(n):
                 recorder_tick(hub, recorder, spec.start + timedelta(seconds=i * spec.tick_s))
             racks = [hub.state.rack_name.index(r) for r in spec.detail_racks]
             end = spec.start + timedelta(seconds=(n - 1) * spec.tick_s)
-            return recorder.save(spec.start, end, name=spec.name, title=spec.title, tags=spec.tags,
-                                 notes=spec.notes, extra_racks=racks, max_detail_racks=spec.max_detail_racks)
+            return recorder.save(
+                spec.start,
+                end,
+                name=spec.name,
+                title=spec.title,
+                tags=spec.tags,
+                notes=spec.notes,
+                extra_racks=racks,
+                max_detail_racks=spec.max_detail_racks,
+            )
         finally:
             hub.db.dispose()

@@ -46,8 +46,9 @@ class Shard:
     @classmethod
     def whole(cls, state: SiteTables) -> Shard:
         """The whole site as one shard."""
-        return cls(state, slice(0, state.n_gpus), slice(0, state.n_nodes), slice(0, state.n_racks),
-                   slice(0, state.n_cdus))
+        return cls(
+            state, slice(0, state.n_gpus), slice(0, state.n_nodes), slice(0, state.n_racks), slice(0, state.n_cdus)
+        )
 
 
 def _span(ids: np.ndarray, first: int, last: int) -> slice:
@@ -82,9 +83,13 @@ def hall_shards(state: SiteTables, site_toml: str, n: int) -> list[Shard] | None
             return None
         racks = _span(state.rack_hall, first, end)
         cdus = state.rack_cdu[racks]
-        shard = Shard(tables, _span(state.gpu_rack, racks.start, racks.stop),
-                      _span(state.node_rack, racks.start, racks.stop), racks,
-                      slice(int(cdus.min()), int(cdus.max()) + 1) if cdus.size else slice(0, 0))
+        shard = Shard(
+            tables,
+            _span(state.gpu_rack, racks.start, racks.stop),
+            _span(state.node_rack, racks.start, racks.stop),
+            racks,
+            slice(int(cdus.min()), int(cdus.max()) + 1) if cdus.size else slice(0, 0),
+        )
         if not _matches(state, shard):
             return None
         shards.append(shard)
@@ -97,19 +102,31 @@ def _matches(state: SiteTables, shard: Shard) -> bool:
     Names are not compared: rack and host names number the halls by their position in the file.
     """
     t = shard.tables
-    return (np.array_equal(t.rack_x_m, state.rack_x_m[shard.racks])
-            and np.array_equal(t.rack_y_m, state.rack_y_m[shard.racks]) and t.rack_type == state.rack_type[shard.racks]
-            and t.n_cdus == shard.cdus.stop - shard.cdus.start and t.n_gpus == shard.gpus.stop - shard.gpus.start and t.n_nodes == shard.nodes.stop - shard.nodes.start
-            and np.array_equal(t.rack_cdu + shard.cdus.start, state.rack_cdu[shard.racks])
-            and np.array_equal(t.rack_feed_a, state.rack_feed_a[shard.racks])
-            and np.array_equal(t.rack_feed_b, state.rack_feed_b[shard.racks])
-            and np.array_equal(t.cdu_loop, state.cdu_loop[shard.cdus]) and t.power_name == state.power_name
-            and t.source_name == state.source_name and t.loop_name == state.loop_name)
+    return (
+        np.array_equal(t.rack_x_m, state.rack_x_m[shard.racks])
+        and np.array_equal(t.rack_y_m, state.rack_y_m[shard.racks])
+        and t.rack_type == state.rack_type[shard.racks]
+        and t.n_cdus == shard.cdus.stop - shard.cdus.start
+        and t.n_gpus == shard.gpus.stop - shard.gpus.start
+        and t.n_nodes == shard.nodes.stop - shard.nodes.start
+        and np.array_equal(t.rack_cdu + shard.cdus.start, state.rack_cdu[shard.racks])
+        and np.array_equal(t.rack_feed_a, state.rack_feed_a[shard.racks])
+        and np.array_equal(t.rack_feed_b, state.rack_feed_b[shard.racks])
+        and np.array_equal(t.cdu_loop, state.cdu_loop[shard.cdus])
+        and t.power_name == state.power_name
+        and t.source_name == state.source_name
+        and t.loop_name == state.loop_name
+    )
 
 
 def with_specs_of(state: SiteTables, shard: Shard) -> Shard:
     """``shard`` with ``state``'s GPU and CDU catalogue entries (its calibration) on the shard's entities."""
-    tables = dataclasses.replace(shard.tables, gpu_specs=state.gpu_specs, gpu_spec=state.gpu_spec[shard.gpus],
-                                 cdu_specs=state.cdu_specs, cdu_spec=state.cdu_spec[shard.cdus],
-                                 psu_efficiency_points_frac=state.psu_efficiency_points_frac)
+    tables = dataclasses.replace(
+        shard.tables,
+        gpu_specs=state.gpu_specs,
+        gpu_spec=state.gpu_spec[shard.gpus],
+        cdu_specs=state.cdu_specs,
+        cdu_spec=state.cdu_spec[shard.cdus],
+        psu_efficiency_points_frac=state.psu_efficiency_points_frac,
+    )
     return dataclasses.replace(shard, tables=tables)

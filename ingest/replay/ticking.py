@@ -36,9 +36,14 @@ def shard_inputs(inp: TickInputs, shard: Shard) -> TickInputs:
     No swing jobs: the training power swing against the supply is not replayed.
     """
     return dataclasses.replace(
-        inp, swing_jobs=[], gpu_util_frac=inp.gpu_util_frac[shard.gpus], pumps_running_count=inp.pumps_running_count[shard.cdus],
+        inp,
+        swing_jobs=[],
+        gpu_util_frac=inp.gpu_util_frac[shard.gpus],
+        pumps_running_count=inp.pumps_running_count[shard.cdus],
         cdu_flow_lpm=inp.cdu_flow_lpm[shard.cdus],
-        nodes_off=None if inp.nodes_off is None else inp.nodes_off[shard.nodes], failed_links=[])
+        nodes_off=None if inp.nodes_off is None else inp.nodes_off[shard.nodes],
+        failed_links=[],
+    )
 
 
 def _ramp(a, b):
@@ -97,8 +102,9 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
     local = run.detail_gpus - shard.gpus.start
     job_local = None if run.job_gpus is None else run.job_gpus - shard.gpus.start
     by_rack = engine.by_rack
-    out: dict[str, list] = {k: [] for k in (*GPU_SIGNALS, *RACK_SIGNALS, *CDU_SIGNALS, *SUMMED, "max_gpu_temp_c",
-                                            "job_slow", *PER_TICK)}
+    out: dict[str, list] = {
+        k: [] for k in (*GPU_SIGNALS, *RACK_SIGNALS, *CDU_SIGNALS, *SUMMED, "max_gpu_temp_c", "job_slow", *PER_TICK)
+    }
 
     def count(snap) -> None:
         out["tick_gpus_throttled"].append(np.count_nonzero(snap.gpu_state == GPU_THROTTLED))
@@ -125,8 +131,9 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
         out["hbm_temp_c"].append(snap.hbm_temp_c[local])
         out["gpu_power_w"].append(snap.gpu_power_w[local])
         out["rack_max_gpu_temp_c"].append(snap.rack_max_gpu_temp_c)
-        out["rack_mean_gpu_power_w"].append(by_rack.sum(np.where(live, snap.gpu_power_w, 0.0))
-                                            / np.maximum(by_rack.sum(live), 1))
+        out["rack_mean_gpu_power_w"].append(
+            by_rack.sum(np.where(live, snap.gpu_power_w, 0.0)) / np.maximum(by_rack.sum(live), 1)
+        )
         out["rack_power_kw"].append(snap.rack_power_kw)
         out["coolant_supply_temp_c"].append(snap.cdu_supply_temp_c)
         out["coolant_return_temp_c"].append(snap.cdu_return_temp_c)
@@ -140,7 +147,8 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
             out["job_slow"].append((run.job_gpus[slow], clock[slow]))
         if run.speed is not None and n > 0:
             ahead_s = (cur.ts - frame_inputs(frames[0]).ts) / timedelta(seconds=1) / run.speed - (
-                time.perf_counter() - t_start)
+                time.perf_counter() - t_start
+            )
             if ahead_s > 0:
                 time.sleep(ahead_s)
     arrays = {k: np.stack(out[k]) for k in (*GPU_SIGNALS, *RACK_SIGNALS, *CDU_SIGNALS)}

@@ -14,7 +14,7 @@ an XID, a CDU short of pumps, the hottest racks), every rack keeps per-rack aggr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
@@ -45,8 +45,20 @@ class SiteFrame:
     failed_links: np.ndarray
     nodes_off: np.ndarray
 
-    ARRAYS = ("gpu", "gpu_state", "rack_power_kw", "cdu", "power", "source", "loop", "scalars", "failed_power",
-              "failed_sources", "failed_links", "nodes_off")
+    ARRAYS = (
+        "gpu",
+        "gpu_state",
+        "rack_power_kw",
+        "cdu",
+        "power",
+        "source",
+        "loop",
+        "scalars",
+        "failed_power",
+        "failed_sources",
+        "failed_links",
+        "nodes_off",
+    )
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {name: getattr(self, name) for name in self.ARRAYS}
@@ -54,8 +66,8 @@ class SiteFrame:
         return out
 
     @classmethod
-    def from_arrays(cls, arrays) -> "SiteFrame":
-        ts = datetime.fromtimestamp(int(arrays["ts_ms"][0]) / 1000, tz=timezone.utc)
+    def from_arrays(cls, arrays) -> SiteFrame:
+        ts = datetime.fromtimestamp(int(arrays["ts_ms"][0]) / 1000, tz=UTC)
         return cls(ts=ts, **{name: np.asarray(arrays[name]) for name in cls.ARRAYS})
 
 
@@ -63,35 +75,66 @@ def _ids(values) -> np.ndarray:
     return np.asarray(values if values is not None else [], dtype=np.int32).ravel()
 
 
-def capture(ts: datetime, snap: Snapshot, *, failed_power=(), failed_sources=(), failed_links=None,
-            nodes_off=None) -> SiteFrame:
+def capture(
+    ts: datetime, snap: Snapshot, *, failed_power=(), failed_sources=(), failed_links=None, nodes_off=None
+) -> SiteFrame:
     """The :class:`SiteFrame` of ``snap`` with the equipment reported failed at ``ts``.
 
     ``failed_links`` defaults to the links the snapshot shows down; ``nodes_off`` is a bool
     mask per node (or None).
     """
     job = snap.jobs[0] if snap.jobs else None
-    gpu = np.stack([snap.gpu_temp_c, snap.hbm_temp_c, snap.gpu_power_w, snap.gpu_util_frac, snap.sm_clock_mhz,
-                    snap.throttle_frac, snap.last_xid_code]).astype(np.float16)
+    gpu = np.stack(
+        [
+            snap.gpu_temp_c,
+            snap.hbm_temp_c,
+            snap.gpu_power_w,
+            snap.gpu_util_frac,
+            snap.sm_clock_mhz,
+            snap.throttle_frac,
+            snap.last_xid_code,
+        ]
+    ).astype(np.float16)
     return SiteFrame(
-        ts=ts, gpu=gpu, gpu_state=np.asarray(snap.gpu_state, dtype=np.int8),
+        ts=ts,
+        gpu=gpu,
+        gpu_state=np.asarray(snap.gpu_state, dtype=np.int8),
         rack_power_kw=np.asarray(snap.rack_power_kw, dtype=np.float32),
-        cdu=np.stack([snap.cdu_supply_temp_c, snap.cdu_return_temp_c, snap.cdu_flow_lpm, snap.cdu_heat_kw,
-                      snap.cdu_capacity_kw, snap.pumps_running_count]).astype(np.float32),
+        cdu=np.stack(
+            [
+                snap.cdu_supply_temp_c,
+                snap.cdu_return_temp_c,
+                snap.cdu_flow_lpm,
+                snap.cdu_heat_kw,
+                snap.cdu_capacity_kw,
+                snap.pumps_running_count,
+            ]
+        ).astype(np.float32),
         power=np.stack([snap.power_load_kw, snap.power_load_frac]).astype(np.float32),
         source=np.stack([snap.source_power_mw, snap.battery_soc_frac]).astype(np.float32),
         loop=np.stack([snap.loop_supply_temp_c, snap.loop_return_temp_c]).astype(np.float32),
-        scalars=np.array([snap.it_power_mw, snap.facility_power_mw, snap.pue_ratio, snap.outdoor_dry_bulb_c,
-                          snap.outdoor_wet_bulb_c, job.tokens_per_s if job else np.nan,
-                          job.step_time_s if job else np.nan], dtype=np.float32),
-        failed_power=_ids(failed_power), failed_sources=_ids(failed_sources),
+        scalars=np.array(
+            [
+                snap.it_power_mw,
+                snap.facility_power_mw,
+                snap.pue_ratio,
+                snap.outdoor_dry_bulb_c,
+                snap.outdoor_wet_bulb_c,
+                job.tokens_per_s if job else np.nan,
+                job.step_time_s if job else np.nan,
+            ],
+            dtype=np.float32,
+        ),
+        failed_power=_ids(failed_power),
+        failed_sources=_ids(failed_sources),
         failed_links=_ids(np.flatnonzero(~np.asarray(snap.link_up_flag)) if failed_links is None else failed_links),
         nodes_off=_ids(np.flatnonzero(nodes_off) if nodes_off is not None else []),
     )
 
 
-def detail_racks(state: SiteTables, frames: list[SiteFrame], extra: list[int] = (),
-                 limit: int = MAX_DETAIL_RACKS) -> np.ndarray:
+def detail_racks(
+    state: SiteTables, frames: list[SiteFrame], extra: list[int] = (), limit: int = MAX_DETAIL_RACKS
+) -> np.ndarray:
     """Racks to keep at full GPU detail: ``extra`` first, then the most affected racks.
 
     A rack's score sums its GPUs' worst clock loss, its GPUs down or reporting XIDs, its
@@ -118,7 +161,7 @@ def detail_racks(state: SiteTables, frames: list[SiteFrame], extra: list[int] = 
             chosen.append(int(r))
     if not chosen:
         chosen = [int(np.nanargmax(np.nanmax(rack_max, axis=0)))]
-    return np.array(sorted(chosen[:max(limit, len(extra))]), dtype=np.int32)
+    return np.array(sorted(chosen[: max(limit, len(extra))]), dtype=np.int32)
 
 
 def _rack_max(state: SiteTables, values: np.ndarray) -> np.ndarray:
@@ -142,8 +185,13 @@ def _long(name: str, frames: list[SiteFrame], ids: np.ndarray, columns: dict[str
 
 
 # CDU columns kept to 0.01 °C (facility sensors resolve ~0.1 K), 0.1 L/min and 0.01 kW
-CDU_STEPS = {"coolant_supply_temp_c": 0.01, "coolant_return_temp_c": 0.01, "coolant_flow_lpm": 0.1,
-             "cdu_heat_kw": 0.01, "cdu_capacity_kw": 0.01}
+CDU_STEPS = {
+    "coolant_supply_temp_c": 0.01,
+    "coolant_return_temp_c": 0.01,
+    "coolant_flow_lpm": 0.1,
+    "cdu_heat_kw": 0.01,
+    "cdu_capacity_kw": 0.01,
+}
 
 
 def _round(values: np.ndarray, step: float) -> np.ndarray:
@@ -165,8 +213,12 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
 
     def rack_mean(values: np.ndarray) -> np.ndarray:  # over live GPUs with a value, per frame
         ok = live & np.isfinite(values)
-        sums = np.stack([np.bincount(state.gpu_rack, weights=np.where(o, v, 0.0), minlength=state.n_racks)
-                         for v, o in zip(values, ok)])
+        sums = np.stack(
+            [
+                np.bincount(state.gpu_rack, weights=np.where(o, v, 0.0), minlength=state.n_racks)
+                for v, o in zip(values, ok)
+            ]
+        )
         cnt = np.stack([np.bincount(state.gpu_rack, weights=o, minlength=state.n_racks) for o in ok])
         return np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
 
@@ -178,8 +230,9 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
         "rack_mean_gpu_power_w": _round(rack_mean(gpu[:, GPU_FIELDS.index("gpu_power_w")]), 0.1),
         "rack_mean_util_frac": _round(rack_mean(gpu[:, GPU_FIELDS.index("gpu_util_frac")]), 1e-4),
         "rack_mean_throttle_frac": _round(rack_mean(gpu[:, GPU_FIELDS.index("throttle_frac")]), 1e-4),
-        "rack_gpus_down_total": np.stack([np.bincount(state.gpu_rack, weights=s == GPU_DOWN,
-                                                      minlength=state.n_racks) for s in state_t]).astype(np.int16),
+        "rack_gpus_down_total": np.stack(
+            [np.bincount(state.gpu_rack, weights=s == GPU_DOWN, minlength=state.n_racks) for s in state_t]
+        ).astype(np.int16),
     }
     cdu = np.stack([f.cdu for f in frames])
     cdu_cols = {name: cdu[:, i] for i, name in enumerate(SCHEMAS["cdu"].names[2:])}
@@ -190,18 +243,39 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
     scalars = np.stack([f.scalars for f in frames])
     site_schema = SCHEMAS["site"]
     site = pa.Table.from_arrays(
-        [_ts_column(frames, 1)] + [pa.array(scalars[:, i].astype(np.float32)) for i in range(7)]
-        + [pa.array([f.__dict__[k].tolist() for f in frames], type=pa.list_(pa.int32()))
-           for k in ("failed_power", "failed_sources", "failed_links", "nodes_off")], schema=site_schema)
-    return {
-        "gpu": _long("gpu", frames, gpu_ids, g),
-        "rack": _long("rack", frames, racks, rack),
-        "cdu": _long("cdu", frames, np.arange(state.n_cdus, dtype=np.int32), cdu_cols),
-        "power": _long("power", frames, np.arange(state.n_power, dtype=np.int32),
-                       {"feed_power_kw": power[:, 0], "load_frac": power[:, 1]}),
-        "source": _long("source", frames, np.arange(state.n_sources, dtype=np.int32),
-                        {"source_power_mw": source[:, 0], "battery_soc_frac": source[:, 1]}),
-        "loop": _long("loop", frames, np.arange(len(state.loop_name), dtype=np.int32),
-                      {"loop_supply_temp_c": loop[:, 0], "loop_return_temp_c": loop[:, 1]}),
-        "site": site,
-    } if n else {}
+        [_ts_column(frames, 1)]
+        + [pa.array(scalars[:, i].astype(np.float32)) for i in range(7)]
+        + [
+            pa.array([f.__dict__[k].tolist() for f in frames], type=pa.list_(pa.int32()))
+            for k in ("failed_power", "failed_sources", "failed_links", "nodes_off")
+        ],
+        schema=site_schema,
+    )
+    return (
+        {
+            "gpu": _long("gpu", frames, gpu_ids, g),
+            "rack": _long("rack", frames, racks, rack),
+            "cdu": _long("cdu", frames, np.arange(state.n_cdus, dtype=np.int32), cdu_cols),
+            "power": _long(
+                "power",
+                frames,
+                np.arange(state.n_power, dtype=np.int32),
+                {"feed_power_kw": power[:, 0], "load_frac": power[:, 1]},
+            ),
+            "source": _long(
+                "source",
+                frames,
+                np.arange(state.n_sources, dtype=np.int32),
+                {"source_power_mw": source[:, 0], "battery_soc_frac": source[:, 1]},
+            ),
+            "loop": _long(
+                "loop",
+                frames,
+                np.arange(len(state.loop_name), dtype=np.int32),
+                {"loop_supply_temp_c": loop[:, 0], "loop_return_temp_c": loop[:, 1]},
+            ),
+            "site": site,
+        }
+        if n
+        else {}
+    )

@@ -34,11 +34,11 @@ from ingest.sources.samples import (
     EntityTable,
     FetchResult,
     IngestCounts,
-    judged,
     SampleBatch,
     check_values,
     empty_batch,
     failed,
+    judged,
     keep_last,
 )
 
@@ -97,7 +97,9 @@ def parse_labels(block: str) -> dict[str, str] | None:
 def workload_of(labels: dict[str, str]) -> Workload | None:
     """Workload on a GPU, or ``None`` for an idle GPU (handles honorLabels true and false)."""
     if labels.get("exported_pod"):
-        return Workload(labels.get("exported_namespace", ""), labels["exported_pod"], labels.get("exported_container", ""))
+        return Workload(
+            labels.get("exported_namespace", ""), labels["exported_pod"], labels.get("exported_container", "")
+        )
     pod, ns = labels.get("pod", ""), labels.get("namespace", "")
     if not pod or ns in EXPORTER_NAMESPACES or pod.startswith(("nvidia-dcgm-exporter", "dcgm-exporter")):
         return None
@@ -158,7 +160,11 @@ class DcgmParser:
         f = self._fields.get(name)
         if f is None:
             fm = DCGM_FIELDS.get(name)
-            f = (-1, 1.0, False, False) if fm is None else (METRIC_CODE[fm.canonical], fm.scale, fm.counter, fm.zero_is_missing)
+            f = (
+                (-1, 1.0, False, False)
+                if fm is None
+                else (METRIC_CODE[fm.canonical], fm.scale, fm.counter, fm.zero_is_missing)
+            )
             self._fields[name] = f
         return f
 

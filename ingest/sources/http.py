@@ -201,7 +201,11 @@ def _ssl_context(verify: bool | str) -> ssl.SSLContext:
     if isinstance(verify, str):
         import os
 
-        return ssl.create_default_context(capath=verify) if os.path.isdir(verify) else ssl.create_default_context(cafile=verify)
+        return (
+            ssl.create_default_context(capath=verify)
+            if os.path.isdir(verify)
+            else ssl.create_default_context(cafile=verify)
+        )
     return ssl.create_default_context()
 
 
@@ -264,8 +268,9 @@ def _read_body(resp: http.client.HTTPResponse, max_bytes: int) -> bytes:
             raise _TooLarge(f"body exceeds the {max_bytes}-byte cap")
 
 
-def _request_once(url: str, headers: dict, verify: bool | str, deadline: _Deadline, max_bytes: int,
-                  session: Session | None) -> tuple[int, str, bytes, str, str]:
+def _request_once(
+    url: str, headers: dict, verify: bool | str, deadline: _Deadline, max_bytes: int, session: Session | None
+) -> tuple[int, str, bytes, str, str]:
     """One GET (following redirects) → (status, reason, body, content type, final url)."""
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(url)
@@ -275,8 +280,11 @@ def _request_once(url: str, headers: dict, verify: bool | str, deadline: _Deadli
         conn = session._take(key) if session is not None else None
         reused = conn is not None
         if conn is None:
-            conn = (_HTTPSConnection(parts.hostname, parts.port, deadline, _ssl_context(verify))
-                    if parts.scheme == "https" else _HTTPConnection(parts.hostname, parts.port, deadline))
+            conn = (
+                _HTTPSConnection(parts.hostname, parts.port, deadline, _ssl_context(verify))
+                if parts.scheme == "https"
+                else _HTTPConnection(parts.hostname, parts.port, deadline)
+            )
         conn.deadline = deadline
         if isinstance(conn.sock, _DeadlineSocket):
             conn.sock._deadline = deadline
@@ -355,16 +363,19 @@ def get(
         deadline.at_s = min(time.monotonic() + timeout_s, end_s)
         budget_s = deadline.left_s()
         try:
-            status, reason, body, ctype, final_url = _request_once(url, req_headers, verify, deadline, max_bytes, session)
+            status, reason, body, ctype, final_url = _request_once(
+                url, req_headers, verify, deadline, max_bytes, session
+            )
         except _DeadlineExceeded:
             last_cause, status = f"timed out: no complete answer within {budget_s:.3g} s", None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             last_cause, status = f"timed out: could not connect within {budget_s:.3g} s", None
         except _TooLarge as exc:
             raise FetchError(f"GET {redact_url(url)}: response too large: {exc}", attempts=attempts) from exc
         except ValueError as exc:  # unparsable URL or port
-            raise FetchError(f"GET {redact_url(url)}: invalid request: {redact_text(str(exc))}",
-                             attempts=attempts) from exc
+            raise FetchError(
+                f"GET {redact_url(url)}: invalid request: {redact_text(str(exc))}", attempts=attempts
+            ) from exc
         except (OSError, http.client.HTTPException) as exc:
             last_cause, status = f"connection failed ({type(exc).__name__}: {exc})", None
         else:
@@ -379,5 +390,8 @@ def get(
                 break  # no time left for another attempt
             log.debug("GET %s failed (%s); retry %d in %.2f s", redact_url(url), last_cause, attempt + 1, delay)
             sleep(delay)
-    raise FetchError(f"GET {redact_url(url)} failed after {attempts} attempt(s): {redact_text(last_cause)}",
-                     attempts=attempts, status=status)
+    raise FetchError(
+        f"GET {redact_url(url)} failed after {attempts} attempt(s): {redact_text(last_cause)}",
+        attempts=attempts,
+        status=status,
+    )

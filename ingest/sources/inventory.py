@@ -161,7 +161,12 @@ class Inventory:
         return -1
 
     def gpu_ids(
-        self, hosts: Sequence[str], index: np.ndarray, uuids: Sequence[str] | None = None, *, index_is_authoritative: bool = True
+        self,
+        hosts: Sequence[str],
+        index: np.ndarray,
+        uuids: Sequence[str] | None = None,
+        *,
+        index_is_authoritative: bool = True,
     ) -> np.ndarray:
         """Dense GPU id per (host, index) pair or UUID; -1 if unknown.
 
@@ -172,8 +177,11 @@ class Inventory:
         nothing is learned.
         """
         node_of: dict[str, int] = {}
-        nodes = np.fromiter((node_of[h] if h in node_of else node_of.setdefault(h, self.node_id(h, "gpu")) for h in hosts),
-                            np.int64, len(hosts))
+        nodes = np.fromiter(
+            (node_of[h] if h in node_of else node_of.setdefault(h, self.node_id(h, "gpu")) for h in hosts),
+            np.int64,
+            len(hosts),
+        )
         idx = np.asarray(index, dtype=np.int64)
         ok = (nodes >= 0) & (idx >= 0) & (idx < self._gpu_table.shape[1])
         gid = np.full(len(hosts), -1, np.int32)

@@ -30,7 +30,9 @@ from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, Samp
 log = logging.getLogger(__name__)
 
 _NO_VALUE = {"", "na", "no reading", "disabled", "not readable", "not available", "unavailable", "n/a"}
-_NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:\(\+/-\s*[\d.]+\)\s*)?([^,]*?)\s*(?:,\s*(.*))?$")
+_NUM_UNIT = re.compile(
+    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:\(\+/-\s*[\d.]+\)\s*)?([^,]*?)\s*(?:,\s*(.*))?$"
+)
 _SENSOR_NO = re.compile(r"^[0-9a-fA-F]{1,2}h$")
 _VERBOSE_ID = re.compile(r"^Sensor ID\s*:\s*(.*?)\s*\((0x[0-9a-fA-F]+)\)\s*$")
 _THRESH_KEYS = ("lnr", "lcr", "lnc", "unc", "ucr", "unr")
@@ -213,9 +215,25 @@ class IpmiTarget:
         return f"ipmi://{self.user}@{self.host}:{self.port}"
 
 
-def ipmitool_command(target: IpmiTarget, args: tuple[str, ...] = ("sdr", "elist"), binary: str = "ipmitool") -> list[str]:
+def ipmitool_command(
+    target: IpmiTarget, args: tuple[str, ...] = ("sdr", "elist"), binary: str = "ipmitool"
+) -> list[str]:
     """The argv of one ipmitool call (password via ``-E`` / ``IPMI_PASSWORD``)."""
-    return [binary, "-I", "lanplus", "-C", "3", "-H", target.host, "-p", str(target.port), "-U", target.user, "-E", *args]
+    return [
+        binary,
+        "-I",
+        "lanplus",
+        "-C",
+        "3",
+        "-H",
+        target.host,
+        "-p",
+        str(target.port),
+        "-U",
+        target.user,
+        "-E",
+        *args,
+    ]
 
 
 class IpmiError(RuntimeError):

@@ -220,10 +220,25 @@ SENSOR_RULES: tuple[SensorRule | tuple[re.Pattern[str], None], ...] = (
     _rule(r"^(?:PSU|PS)\s?(?P<i>\d+)[ _](?:Input[ _])?(?:Power|Pwr|PIN)$", "psu", "psu_power_w", "W", 1),
     _rule(r"^Power Supply (?P<i>\d+)$", "psu", "psu_power_w", "W", 1),
     _rule(r"^PSU Power$", "node", "node_power_w", "W"),
-    _rule(r"^(?:Total[ _]Power|Sys(?:tem)?[ _]Power|Pwr Consumption|Avg Power|PWR_TOTAL|TOTAL_POWER|PWR_SYSTEM)$", "node", "node_power_w", "W"),
+    _rule(
+        r"^(?:Total[ _]Power|Sys(?:tem)?[ _]Power|Pwr Consumption|Avg Power|PWR_TOTAL|TOTAL_POWER|PWR_SYSTEM)$",
+        "node",
+        "node_power_w",
+        "W",
+    ),
     # Inlet / CPU temperatures and fans.
-    _rule(r"^(?:Inlet[ _]Temp|Ambient[ _]Temp|TEMP_INLET\w*|Sys(?:tem)?[ _]Inlet\w*|Front[ _]Panel[ _]Temp|TEMP_MB_INLET|TEMP_AMBIENT)$", "node", "inlet_temp_c", "C"),
-    _rule(r"^(?:CPU\s?(?P<i>\d+)[ _]Temp|TEMP_CPU(?P<j>\d+)|CPU(?P<l>\d)_TEMP|P(?P<k>\d) Temp)$", "node", "cpu_temp_c", "C"),
+    _rule(
+        r"^(?:Inlet[ _]Temp|Ambient[ _]Temp|TEMP_INLET\w*|Sys(?:tem)?[ _]Inlet\w*|Front[ _]Panel[ _]Temp|TEMP_MB_INLET|TEMP_AMBIENT)$",
+        "node",
+        "inlet_temp_c",
+        "C",
+    ),
+    _rule(
+        r"^(?:CPU\s?(?P<i>\d+)[ _]Temp|TEMP_CPU(?P<j>\d+)|CPU(?P<l>\d)_TEMP|P(?P<k>\d) Temp)$",
+        "node",
+        "cpu_temp_c",
+        "C",
+    ),
     _rule(r"^(?:SPD_FAN_|System Fan |Fan\s?)(?P<i>[\w ]+?)(?: Tach)?$", "node", "fan_speed_rpm", "RPM"),
 )
 

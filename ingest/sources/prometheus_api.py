@@ -20,8 +20,8 @@ import numpy as np
 
 from ingest.sources import http
 from ingest.sources.counters import reset_mask
-from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.dcgm import FUTURE_TOLERANCE_S, entity_key
+from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.names import DCGM_FIELDS, dcgm_blank_mask
 from ingest.sources.samples import (
     METRIC_CODE,
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 # The dcgm-exporter fields the twin reads by default (`clustertwin ingest once --source prometheus`).
 DEFAULT_QUERY = (
     '{__name__=~"DCGM_FI_DEV_GPU_TEMP|DCGM_FI_DEV_MEMORY_TEMP|DCGM_FI_DEV_POWER_USAGE|'
-    'DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_SM_CLOCK|DCGM_FI_DEV_XID_ERRORS|DCGM_FI_DEV_CLOCKS_EVENT_REASONS|'
+    "DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_SM_CLOCK|DCGM_FI_DEV_XID_ERRORS|DCGM_FI_DEV_CLOCKS_EVENT_REASONS|"
     'DCGM_FI_DEV_CLOCK_THROTTLE_REASONS|DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION|DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"}'
 )
 
@@ -104,7 +104,9 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
         )
     data = payload.get("data")
     if not isinstance(data, dict) or "resultType" not in data:
-        return PromResponse(False, warnings=warnings, infos=infos, error_type="bad_response", error="no data.resultType")
+        return PromResponse(
+            False, warnings=warnings, infos=infos, error_type="bad_response", error="no data.resultType"
+        )
     rtype = data["resultType"]
     result = data.get("result")
     resp = PromResponse(True, rtype, warnings=warnings, infos=infos)
@@ -113,16 +115,26 @@ def parse_response(payload: str | bytes | dict) -> PromResponse:
             ts, v = result
             resp.timestamp_s = float(ts)
         except (TypeError, ValueError, OverflowError):
-            return PromResponse(False, rtype, warnings=warnings, error_type="bad_response",
-                                error=f"bad {rtype} result {str(result)[:200]!r}")
+            return PromResponse(
+                False,
+                rtype,
+                warnings=warnings,
+                error_type="bad_response",
+                error=f"bad {rtype} result {str(result)[:200]!r}",
+            )
         if rtype == "scalar":
             resp.scalar = _value(v)
         else:
             resp.string = str(v)
         return resp
     if rtype not in ("vector", "matrix") or not isinstance(result, list):
-        return PromResponse(False, str(rtype)[:40], warnings=warnings, error_type="bad_response",
-                            error=f"unsupported result {str(rtype)[:40]!r}")
+        return PromResponse(
+            False,
+            str(rtype)[:40],
+            warnings=warnings,
+            error_type="bad_response",
+            error=f"unsupported result {str(rtype)[:40]!r}",
+        )
     for item in result:
         try:
             labels = {str(k): str(v) for k, v in item["metric"].items()}
@@ -238,7 +250,9 @@ def query(base_url: str, promql: str, *, at_s: float | None = None, **http_kw) -
     return _call(base_url.rstrip("/") + "/api/v1/query", params, http_kw)
 
 
-def query_range(base_url: str, promql: str, start_s: float, end_s: float, step_s: float, **http_kw) -> tuple[PromResponse, int]:
+def query_range(
+    base_url: str, promql: str, start_s: float, end_s: float, step_s: float, **http_kw
+) -> tuple[PromResponse, int]:
     """Range query (``step_s`` seconds).  Returns ``(response, attempts)``."""
     params = {"query": promql, "start": f"{start_s:.3f}", "end": f"{end_s:.3f}", "step": f"{step_s:g}"}
     return _call(base_url.rstrip("/") + "/api/v1/query_range", params, http_kw)
@@ -275,4 +289,6 @@ def fetch_samples(
     if not resp.ok:
         return failed("prometheus", target, f"{resp.error_type}: {resp.error}", attempts, time.monotonic() - t0)
     batch = to_samples(resp, metric_name=metric_name, default_host=default_host)
-    return FetchResult("prometheus", target, True, batch, attempts, "", time.monotonic() - t0, resp.warnings + resp.infos)
+    return FetchResult(
+        "prometheus", target, True, batch, attempts, "", time.monotonic() - t0, resp.warnings + resp.infos
+    )

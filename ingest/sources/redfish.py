@@ -96,9 +96,17 @@ _HEADROOM = re.compile(r"_TEMP_1$|TLIMIT|T\.?LIMIT", re.IGNORECASE)
 
 # NVML clock-event reason names (as NVIDIA's Redfish OEM lists them) → bits of field 112.
 THROTTLE_BITS = {
-    "NA": 0, "None": 0, "GpuIdle": 0x1, "ApplicationsClocksSetting": 0x2, "SwPowerCap": 0x4,
-    "HwSlowdown": 0x8, "SyncBoost": 0x10, "SwThermalSlowdown": 0x20, "HwThermalSlowdown": 0x40,
-    "HwPowerBrakeSlowdown": 0x80, "DisplayClockSetting": 0x100,
+    "NA": 0,
+    "None": 0,
+    "GpuIdle": 0x1,
+    "ApplicationsClocksSetting": 0x2,
+    "SwPowerCap": 0x4,
+    "HwSlowdown": 0x8,
+    "SyncBoost": 0x10,
+    "SwThermalSlowdown": 0x20,
+    "HwThermalSlowdown": 0x40,
+    "HwPowerBrakeSlowdown": 0x80,
+    "DisplayClockSetting": 0x100,
 }
 
 
@@ -145,7 +153,9 @@ def _owner(uri: str) -> str:
     return m.group(1) if m else ""
 
 
-def _sensor_reading(name: str, value: float, unit: str, uri: str, via: str, counts: IngestCounts) -> RedfishReading | None:
+def _sensor_reading(
+    name: str, value: float, unit: str, uri: str, via: str, counts: IngestCounts
+) -> RedfishReading | None:
     m = match_sensor(name)
     if m is None:
         counts.unmapped_series += 1
@@ -202,9 +212,13 @@ def _gpu_context_readings(entries: list, uri: str, gpus: GpuMap, counts: IngestC
     ``RelatedItem`` the number in the name is the GPU: 0-based when any GPU entry of the
     document says 0, else 1-based (the slot numbering BMCs use).
     """
-    gpu_entries = [(i, t) for i, t in enumerate(entries) if isinstance(t, dict)
-                   and t.get("PhysicalContext") in _GPU_CONTEXTS
-                   and match_sensor(str(t.get("Name") or t.get("MemberId") or "")) is None]
+    gpu_entries = [
+        (i, t)
+        for i, t in enumerate(entries)
+        if isinstance(t, dict)
+        and t.get("PhysicalContext") in _GPU_CONTEXTS
+        and match_sensor(str(t.get("Name") or t.get("MemberId") or "")) is None
+    ]
     names = [str(t.get("Name") or t.get("MemberId") or "") for _, t in gpu_entries]
     base = 0 if any(_digits(n) == 0 for n in names) else 1
     out, used = [], set()
@@ -213,8 +227,18 @@ def _gpu_context_readings(entries: list, uri: str, gpus: GpuMap, counts: IngestC
         if _HEADROOM.search(name) or re.search(r"T\.?LIMIT", name, re.IGNORECASE) or index < 0:
             continue
         metric = "hbm_temp_c" if _HBM_NAME.search(name) else "gpu_temp_c"
-        out.append(RedfishReading(f"{uri}#/Temperatures/{i}", "gpu", _owner(uri), index, "", metric,
-                                  _reading(t.get("ReadingCelsius")), "legacy"))
+        out.append(
+            RedfishReading(
+                f"{uri}#/Temperatures/{i}",
+                "gpu",
+                _owner(uri),
+                index,
+                "",
+                metric,
+                _reading(t.get("ReadingCelsius")),
+                "legacy",
+            )
+        )
         used.add(i)
     return out, used
 
@@ -238,7 +262,11 @@ def _parse_thermal(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> l
             counts.unmapped_series += 1
             counts.unmapped_names[f"{name} [{unit}]"] += 1
             continue
-        out.append(RedfishReading(f"{uri}#/Fans/{i}", "node", _owner(uri), -1, name, "fan_speed_rpm", _reading(f.get("Reading")), "legacy"))
+        out.append(
+            RedfishReading(
+                f"{uri}#/Fans/{i}", "node", _owner(uri), -1, name, "fan_speed_rpm", _reading(f.get("Reading")), "legacy"
+            )
+        )
     return out
 
 
@@ -247,7 +275,11 @@ def _parse_fan(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[
     name = str(doc.get("Name") or doc.get("Id") or uri.rsplit("/", 1)[-1])
     speed = doc.get("SpeedPercent")
     if isinstance(speed, dict) and "SpeedRPM" in speed:
-        return [RedfishReading(uri, "node", _owner(uri), -1, name, "fan_speed_rpm", _reading(speed.get("SpeedRPM")), "metrics")]
+        return [
+            RedfishReading(
+                uri, "node", _owner(uri), -1, name, "fan_speed_rpm", _reading(speed.get("SpeedRPM")), "metrics"
+            )
+        ]
     counts.unmapped_series += 1
     counts.unmapped_names[f"{name} [%]"] += 1
     return []
@@ -259,7 +291,11 @@ def _parse_thermal_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuM
     summary = doc.get("TemperatureSummaryCelsius") or {}
     intake = summary.get("Intake") if isinstance(summary, dict) else None
     if isinstance(intake, dict):
-        out.append(RedfishReading(uri, "node", _owner(uri), -1, "TemperatureSummary.Intake", "inlet_temp_c", _reading(intake), "metrics"))
+        out.append(
+            RedfishReading(
+                uri, "node", _owner(uri), -1, "TemperatureSummary.Intake", "inlet_temp_c", _reading(intake), "metrics"
+            )
+        )
     for i, t in enumerate(doc.get("TemperatureReadingsCelsius") or []):
         name = str(t.get("DataSourceUri") or "").rsplit("/", 1)[-1] or str(t.get("DeviceName") or f"Temperature{i}")
         r = _sensor_reading(name, _reading(t), "C", f"{uri}#/TemperatureReadingsCelsius/{i}", "metrics", counts)
@@ -280,7 +316,18 @@ def _parse_power(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> lis
     owner = _owner(uri)
     for i, pc in enumerate(doc.get("PowerControl") or []):
         if i == 0:
-            out.append(RedfishReading(f"{uri}#/PowerControl/0", "node", owner, -1, "PowerControl", "node_power_w", _reading(pc.get("PowerConsumedWatts")), "legacy"))
+            out.append(
+                RedfishReading(
+                    f"{uri}#/PowerControl/0",
+                    "node",
+                    owner,
+                    -1,
+                    "PowerControl",
+                    "node_power_w",
+                    _reading(pc.get("PowerConsumedWatts")),
+                    "legacy",
+                )
+            )
     for i, ps in enumerate(doc.get("PowerSupplies") or []):
         value = _reading(ps.get("PowerInputWatts"))
         if math.isnan(value):
@@ -326,7 +373,9 @@ def _parse_environment(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) 
             out.append(RedfishReading(uri, "gpu", owner, gpu, "", metric, _reading(doc[key]), "metrics"))
     limit = doc.get("PowerLimitWatts")
     if isinstance(limit, dict) and "SetPoint" in limit:
-        out.append(RedfishReading(uri, "gpu", owner, gpu, "", "power_limit_w", _reading(limit.get("SetPoint")), "metrics"))
+        out.append(
+            RedfishReading(uri, "gpu", owner, gpu, "", "power_limit_w", _reading(limit.get("SetPoint")), "metrics")
+        )
     return out
 
 
@@ -337,7 +386,9 @@ def _parse_processor_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: Gp
     out = []
     owner = _owner(uri)
     if "OperatingSpeedMHz" in doc:
-        out.append(RedfishReading(uri, "gpu", owner, gpu, "", "sm_clock_mhz", _reading(doc["OperatingSpeedMHz"]), "metrics"))
+        out.append(
+            RedfishReading(uri, "gpu", owner, gpu, "", "sm_clock_mhz", _reading(doc["OperatingSpeedMHz"]), "metrics")
+        )
     reasons = ((doc.get("Oem") or {}).get("Nvidia") or {}).get("ThrottleReasons")
     if isinstance(reasons, list) and all(r in THROTTLE_BITS for r in reasons):
         mask = 0
@@ -356,7 +407,18 @@ def _parse_port_metrics(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap)
     if gpu < 0 or not isinstance(errors, dict) or "FlitCRCCount" not in errors:
         return []
     port = re.search(r"/Ports/([^/#]+)", uri)
-    return [RedfishReading(uri, "gpu", _owner(uri), gpu, port.group(1) if port else "", "nvlink_crc_error_total", _reading(errors["FlitCRCCount"]), "metrics")]
+    return [
+        RedfishReading(
+            uri,
+            "gpu",
+            _owner(uri),
+            gpu,
+            port.group(1) if port else "",
+            "nvlink_crc_error_total",
+            _reading(errors["FlitCRCCount"]),
+            "metrics",
+        )
+    ]
 
 
 def _cdu_name(uri: str) -> str:
@@ -385,7 +447,13 @@ def _parse_connector(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) ->
     cdu = _cdu_name(uri)
     if not cdu:
         return []  # a server cold-plate connector: not a CDU quantity
-    side = "secondary" if "/SecondaryCoolantConnectors/" in uri else "primary" if "/PrimaryCoolantConnectors/" in uri else ""
+    side = (
+        "secondary"
+        if "/SecondaryCoolantConnectors/" in uri
+        else "primary"
+        if "/PrimaryCoolantConnectors/" in uri
+        else ""
+    )
     if not side:
         return []
     return [
@@ -399,7 +467,11 @@ def _parse_cooling_unit(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap)
     cdu = _cdu_name(uri)
     if not cdu or "CoolingCapacityWatts" not in doc:
         return []
-    return [RedfishReading(uri, "cdu", cdu, -1, "", "cdu_capacity_kw", _reading(doc["CoolingCapacityWatts"]) / 1000.0, "metrics")]
+    return [
+        RedfishReading(
+            uri, "cdu", cdu, -1, "", "cdu_capacity_kw", _reading(doc["CoolingCapacityWatts"]) / 1000.0, "metrics"
+        )
+    ]
 
 
 def _parse_pump(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
@@ -454,7 +526,11 @@ def _parse_power_distribution_metrics(doc: dict, uri: str, counts: IngestCounts,
     pdu = _pdu_name(uri)
     if not pdu or "PowerWatts" not in doc:
         return []
-    return [RedfishReading(uri, "power_element", pdu, -1, "", "feed_power_kw", _reading(doc["PowerWatts"]) / 1000.0, "metrics")]
+    return [
+        RedfishReading(
+            uri, "power_element", pdu, -1, "", "feed_power_kw", _reading(doc["PowerWatts"]) / 1000.0, "metrics"
+        )
+    ]
 
 
 def _parse_circuit_or_outlet(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
@@ -463,9 +539,15 @@ def _parse_circuit_or_outlet(doc: dict, uri: str, counts: IngestCounts, gpus: Gp
         return []
     sub = uri.split(pdu, 1)[-1].strip("/")
     out = []
-    for key, metric, scale in (("PowerWatts", "feed_power_kw", 1e-3), ("CurrentAmps", "feed_current_a", 1.0), ("Voltage", "feed_voltage_v", 1.0)):
+    for key, metric, scale in (
+        ("PowerWatts", "feed_power_kw", 1e-3),
+        ("CurrentAmps", "feed_current_a", 1.0),
+        ("Voltage", "feed_voltage_v", 1.0),
+    ):
         if key in doc:
-            out.append(RedfishReading(uri, "power_element", pdu, -1, sub, metric, _reading(doc[key]) * scale, "metrics"))
+            out.append(
+                RedfishReading(uri, "power_element", pdu, -1, sub, metric, _reading(doc[key]) * scale, "metrics")
+            )
     return out
 
 
@@ -503,7 +585,10 @@ def _parse_log_entries(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) 
         created = str(e.get("Created", ""))
         if gpu not in last or created >= last[gpu][0]:
             last[gpu] = (created, int(m.group(1)), str(e.get("@odata.id", uri)))
-    return [RedfishReading(u, "gpu", _owner(u), g, "", "last_xid_code", float(code), "log") for g, (_, code, u) in last.items()]
+    return [
+        RedfishReading(u, "gpu", _owner(u), g, "", "last_xid_code", float(code), "log")
+        for g, (_, code, u) in last.items()
+    ]
 
 
 _PARSERS = {
@@ -666,20 +751,31 @@ def crawl(
         http_kw["session"] = http.Session()  # one connection for the whole walk
 
     def http_fetch(url: str) -> tuple[str, int]:
-        r = http.get(url, **{**http_kw, "deadline_s": min(http_kw.get("deadline_s", math.inf), max(end_s - time.monotonic(), 0.01))})
+        r = http.get(
+            url,
+            **{**http_kw, "deadline_s": min(http_kw.get("deadline_s", math.inf), max(end_s - time.monotonic(), 0.01))},
+        )
         return r.text, r.attempts
 
     get = fetch or http_fetch
     while queue:
         if len(result.docs) + len(result.errors) >= max_pages:
             result.truncated = True
-            log.debug("redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, redact_url(base_url),
-                      len(queue))
+            log.debug(
+                "redfish: page budget %d reached at %s; %d link(s) not followed",
+                max_pages,
+                redact_url(base_url),
+                len(queue),
+            )
             break
         if time.monotonic() >= end_s:
             result.truncated = True
-            log.debug("redfish: crawl deadline %g s reached at %s; %d link(s) not followed", crawl_deadline_s,
-                      redact_url(base_url), len(queue))
+            log.debug(
+                "redfish: crawl deadline %g s reached at %s; %d link(s) not followed",
+                crawl_deadline_s,
+                redact_url(base_url),
+                len(queue),
+            )
             break
         path, depth = queue.popleft()
         url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path
@@ -730,7 +826,9 @@ def fetch_redfish(base_url: str, host: str | None = None, **kw) -> FetchResult:
     res = crawl(base_url, **kw)
     start = kw.get("start", ROOT)
     if start not in res.docs:
-        return failed("redfish", base_url, res.errors.get(start, "service root not read"), res.attempts, time.monotonic() - t0)
+        return failed(
+            "redfish", base_url, res.errors.get(start, "service root not read"), res.attempts, time.monotonic() - t0
+        )
     counts = IngestCounts(malformed_lines=len(res.errors))
     batch = parse_tree(res.docs, name, counts)
     warnings = [f"{u}: {e}" for u, e in list(res.errors.items())[:20]]

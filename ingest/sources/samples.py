@@ -161,7 +161,9 @@ class SampleBatch:
     def rows(self) -> Iterator[tuple[str, str, str, float, float]]:
         """(entity kind, entity label, metric, value, timestamp_s) per sample, in order."""
         labels: dict[int, str] = {}
-        for ref, m, v, t in zip(self.entity_ref.tolist(), self.metric.tolist(), self.value.tolist(), self.timestamp_s.tolist()):
+        for ref, m, v, t in zip(
+            self.entity_ref.tolist(), self.metric.tolist(), self.value.tolist(), self.timestamp_s.tolist()
+        ):
             if ref not in labels:
                 labels[ref] = self.entities.label(ref)
             yield ENTITY_KINDS[self.entities.kind[ref]], labels[ref], METRICS[m], v, t
@@ -338,8 +340,10 @@ def garbage_reason(counts: IngestCounts) -> str:
     happened to parse.
     """
     if counts.lines and counts.malformed_lines > MAX_MALFORMED_FRAC * counts.lines:
-        return (f"not a valid page: {counts.malformed_lines} of {counts.lines} line(s) malformed "
-                f"({counts.samples} sample(s) read)")
+        return (
+            f"not a valid page: {counts.malformed_lines} of {counts.lines} line(s) malformed "
+            f"({counts.samples} sample(s) read)"
+        )
     return ""
 
 
@@ -351,8 +355,16 @@ def judged(result: FetchResult) -> FetchResult:
     reason = garbage_reason(result.batch.counts) if result.ok else ""
     if not reason:
         return result
-    return FetchResult(result.source, result.target, False, empty_batch(result.source, result.batch.counts),
-                       result.attempts, reason, result.elapsed_s, result.warnings)
+    return FetchResult(
+        result.source,
+        result.target,
+        False,
+        empty_batch(result.source, result.batch.counts),
+        result.attempts,
+        reason,
+        result.elapsed_s,
+        result.warnings,
+    )
 
 
 def failed(source: str, target: str, error: str, attempts: int = 1, elapsed_s: float = 0.0) -> FetchResult:

@@ -47,7 +47,7 @@ def _json(value) -> str:
     if value is None:
         return ""
     text = json.dumps(_scrub(value), default=str, sort_keys=True, allow_nan=False)
-    return text if len(text) <= MAX_FIELD_CHARS else text[:MAX_FIELD_CHARS - 1] + "…"
+    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - 1] + "…"
 
 
 def cli_user() -> str:
@@ -58,11 +58,18 @@ def cli_user() -> str:
         return "cli:unknown"
 
 
-def record(engine: Engine, user_name: str, action: str, target: str, before=None, after=None,
-           address: str = "") -> None:
+def record(
+    engine: Engine, user_name: str, action: str, target: str, before=None, after=None, address: str = ""
+) -> None:
     """Append one entry (``before``/``after``: JSON-able values, secrets masked)."""
-    entry = AuditEntry(user_name=user_name[:100], action=action[:100], target=str(target)[:300],
-                       before_json=_json(before), after_json=_json(after), address=address[:100])
+    entry = AuditEntry(
+        user_name=user_name[:100],
+        action=action[:100],
+        target=str(target)[:300],
+        before_json=_json(before),
+        after_json=_json(after),
+        address=address[:100],
+    )
     with Session(engine) as session:
         session.add(entry)
         session.commit()
@@ -70,9 +77,16 @@ def record(engine: Engine, user_name: str, action: str, target: str, before=None
 
 def entry_dict(entry: AuditEntry) -> dict:
     """An entry as plain values (``before``/``after`` parsed back from JSON)."""
-    return {"id": entry.id, "at": entry.at, "user_name": entry.user_name, "action": entry.action,
-            "target": entry.target, "before": json.loads(entry.before_json) if entry.before_json else None,
-            "after": json.loads(entry.after_json) if entry.after_json else None, "address": entry.address}
+    return {
+        "id": entry.id,
+        "at": entry.at,
+        "user_name": entry.user_name,
+        "action": entry.action,
+        "target": entry.target,
+        "before": json.loads(entry.before_json) if entry.before_json else None,
+        "after": json.loads(entry.after_json) if entry.after_json else None,
+        "address": entry.address,
+    }
 
 
 def list_entries(engine: Engine, where: AuditFilter = AuditFilter()) -> list[dict]:
@@ -83,8 +97,11 @@ def list_entries(engine: Engine, where: AuditFilter = AuditFilter()) -> list[dic
     if where.user_name:
         query = query.where(AuditEntry.user_name == where.user_name)
     if where.action:
-        query = query.where(col(AuditEntry.action).startswith(where.action) if where.action.endswith(".")
-                            else AuditEntry.action == where.action)
+        query = query.where(
+            col(AuditEntry.action).startswith(where.action)
+            if where.action.endswith(".")
+            else AuditEntry.action == where.action
+        )
     if where.since:
         query = query.where(AuditEntry.at >= where.since)
     if where.until:

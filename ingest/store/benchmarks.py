@@ -7,7 +7,7 @@ with the driver's raw ``executemany`` (the fastest row path measured on this mac
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ from twin.bench import benchmark
 from twin.site.load import load_site
 
 WINDOW_S = 600  # the 10-minute window of the read target
-T0 = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 9, 20, tzinfo=UTC)
 
 
 def _frames(layouts, rng):
@@ -30,6 +30,7 @@ def _frames(layouts, rng):
 
 def _row_per_gpu_write_s(engine, gpu_frame: np.ndarray) -> float:
     import time
+
     n_fields = gpu_frame.shape[0]
     cols = ", ".join(f"f{i} REAL" for i in range(n_fields))
     with engine.begin() as conn:
@@ -49,6 +50,7 @@ def _row_per_gpu_write_s(engine, gpu_frame: np.ndarray) -> float:
 
 def _measure(url: str, state, frames: int) -> dict:
     import time
+
     engine = open_database(url)
     store = FrameStore(engine, state.name, site_layouts(state))
     rng = np.random.default_rng(0)

@@ -70,8 +70,10 @@ def make_engine(url: str | None = None) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise DatabaseError(f"database URL {_shown(url)}: not a database URL "
-                            "(e.g. sqlite:///var/clustertwin.db or postgresql://user@host/db)") from None
+        raise DatabaseError(
+            f"database URL {_shown(url)}: not a database URL "
+            "(e.g. sqlite:///var/clustertwin.db or postgresql://user@host/db)"
+        ) from None
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -109,7 +111,8 @@ def open_database(url: str | None = None) -> Engine:
     except OperationalError as exc:
         engine.dispose()
         lines = str(exc.orig or exc).strip().splitlines() or [type(exc).__name__]
-        raise DatabaseError(f"database {engine.url.render_as_string(hide_password=True)}: "
-                            f"cannot open: {lines[0]}") from None
+        raise DatabaseError(
+            f"database {engine.url.render_as_string(hide_password=True)}: cannot open: {lines[0]}"
+        ) from None
     log.info("database ready at %s", engine.url.render_as_string(hide_password=True))
     return engine

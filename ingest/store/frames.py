@@ -11,7 +11,7 @@ over a window touches only the chunks of the blocks holding those GPUs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 from sqlalchemy import and_, insert, select
@@ -71,12 +71,20 @@ class FrameStore:
         ids = {}
         with Session(self.engine) as session:
             for lay in layouts:
-                row = session.exec(orm_select(TelemetryLayout).where(
-                    TelemetryLayout.site_name == self.site_name, TelemetryLayout.kind == lay.kind)).first()
+                row = session.exec(
+                    orm_select(TelemetryLayout).where(
+                        TelemetryLayout.site_name == self.site_name, TelemetryLayout.kind == lay.kind
+                    )
+                ).first()
                 fields_csv = ",".join(lay.fields)
                 if row is None:
-                    row = TelemetryLayout(site_name=self.site_name, kind=lay.kind, fields_csv=fields_csv,
-                                          n_entities=lay.n_entities, block_size=lay.block_size)
+                    row = TelemetryLayout(
+                        site_name=self.site_name,
+                        kind=lay.kind,
+                        fields_csv=fields_csv,
+                        n_entities=lay.n_entities,
+                        block_size=lay.block_size,
+                    )
                     session.add(row)
                     session.commit()
                     session.refresh(row)
@@ -84,7 +92,8 @@ class FrameStore:
                     raise FrameError(
                         f"site {self.site_name!r} already stores {lay.kind!r} frames as "
                         f"{row.n_entities} entities × [{row.fields_csv}] in blocks of {row.block_size}; "
-                        f"refusing to mix in a different layout (use another database or site name)")
+                        f"refusing to mix in a different layout (use another database or site name)"
+                    )
                 ids[lay.kind] = row.id
         return ids
 
@@ -105,18 +114,26 @@ class FrameStore:
                 raise FrameError(f"no layout for frame kind {kind!r} (known: {sorted(self.layouts)})")
             arr = np.asarray(values, dtype=np.float32)
             if arr.shape != (len(lay.fields), lay.n_entities):
-                raise FrameError(f"{kind!r} frame has shape {arr.shape}, layout wants "
-                                 f"({len(lay.fields)}, {lay.n_entities})")
+                raise FrameError(
+                    f"{kind!r} frame has shape {arr.shape}, layout wants ({len(lay.fields)}, {lay.n_entities})"
+                )
             layout_id = self._layout_ids[kind]
             for block in range(index, lay.n_blocks, count):
-                chunk = arr[:, block * lay.block_size:(block + 1) * lay.block_size]
-                rows.append({"layout_id": layout_id, "block": block, "ts_ms": ts_ms,
-                             "data": np.ascontiguousarray(chunk).tobytes()})
+                chunk = arr[:, block * lay.block_size : (block + 1) * lay.block_size]
+                rows.append(
+                    {
+                        "layout_id": layout_id,
+                        "block": block,
+                        "ts_ms": ts_ms,
+                        "data": np.ascontiguousarray(chunk).tobytes(),
+                    }
+                )
         with self.engine.begin() as conn:
             conn.execute(insert(TelemetryChunk), rows)
 
-    def read_window(self, kind: str, entity_ids: np.ndarray, start: datetime, end: datetime,
-                    fields: tuple[str, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def read_window(
+        self, kind: str, entity_ids: np.ndarray, start: datetime, end: datetime, fields: tuple[str, ...] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Values of ``entity_ids`` between ``start`` and ``end`` (inclusive).
 
         Returns ``(ts, values)``: ``ts`` datetime64[ms] of shape [n_ts], ``values`` float32
@@ -131,9 +148,18 @@ class FrameStore:
         field_idx = [lay.fields.index(f) for f in fields]
         blocks = np.unique(ids // lay.block_size)
         table = TelemetryChunk.__table__
-        query = select(table.c.block, table.c.ts_ms, table.c.data).where(and_(
-            table.c.layout_id == self._layout_ids[kind], table.c.block.in_([int(b) for b in blocks]),
-            table.c.ts_ms >= to_ms(start), table.c.ts_ms <= to_ms(end))).order_by(table.c.ts_ms)
+        query = (
+            select(table.c.block, table.c.ts_ms, table.c.data)
+            .where(
+                and_(
+                    table.c.layout_id == self._layout_ids[kind],
+                    table.c.block.in_([int(b) for b in blocks]),
+                    table.c.ts_ms >= to_ms(start),
+                    table.c.ts_ms <= to_ms(end),
+                )
+            )
+            .order_by(table.c.ts_ms)
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         ts_all = np.unique(np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)))
@@ -152,13 +178,20 @@ class FrameStore:
         """Time of the newest stored frame of ``kind``, or None."""
         table = TelemetryChunk.__table__
         with self.engine.connect() as conn:
-            ts_ms = conn.execute(select(table.c.ts_ms).where(table.c.layout_id == self._layout_ids[kind])
-                                 .order_by(table.c.ts_ms.desc()).limit(1)).scalar()
-        return None if ts_ms is None else datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
+            ts_ms = conn.execute(
+                select(table.c.ts_ms)
+                .where(table.c.layout_id == self._layout_ids[kind])
+                .order_by(table.c.ts_ms.desc())
+                .limit(1)
+            ).scalar()
+        return None if ts_ms is None else datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
 
     def prune_before(self, ts: datetime) -> int:
         """Delete chunks older than ``ts``; returns the number of rows deleted."""
         table = TelemetryChunk.__table__
         with self.engine.begin() as conn:
-            return conn.execute(table.delete().where(and_(
-                table.c.layout_id.in_(list(self._layout_ids.values())), table.c.ts_ms < to_ms(ts)))).rowcount
+            return conn.execute(
+                table.delete().where(
+                    and_(table.c.layout_id.in_(list(self._layout_ids.values())), table.c.ts_ms < to_ms(ts))
+                )
+            ).rowcount

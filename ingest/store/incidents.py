@@ -19,8 +19,9 @@ def record_incident(engine: Engine, metadata: dict) -> Incident:
     """Insert or update the row of the bundle whose metadata is ``metadata`` (name, site, title, window)."""
     start, end = datetime.fromisoformat(metadata["start"]), datetime.fromisoformat(metadata["end"])
     with Session(engine) as session:
-        row = session.exec(select(Incident).where(Incident.site_name == metadata["site_name"],
-                                                  Incident.name == metadata["name"])).first()
+        row = session.exec(
+            select(Incident).where(Incident.site_name == metadata["site_name"], Incident.name == metadata["name"])
+        ).first()
         if row is None:
             row = Incident(site_name=metadata["site_name"], name=metadata["name"])
         row.description, row.start_at, row.end_at = metadata.get("title", ""), start, end

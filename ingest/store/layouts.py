@@ -8,10 +8,23 @@ from ingest.store.frames import FrameLayout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
-GPU_FIELDS = ("gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz", "throttle_frac",
-              "last_xid_code")
-CDU_FIELDS = ("coolant_supply_temp_c", "coolant_return_temp_c", "coolant_flow_lpm", "cdu_heat_kw",
-              "cdu_capacity_kw", "pumps_running_count")
+GPU_FIELDS = (
+    "gpu_temp_c",
+    "hbm_temp_c",
+    "gpu_power_w",
+    "gpu_util_frac",
+    "sm_clock_mhz",
+    "throttle_frac",
+    "last_xid_code",
+)
+CDU_FIELDS = (
+    "coolant_supply_temp_c",
+    "coolant_return_temp_c",
+    "coolant_flow_lpm",
+    "cdu_heat_kw",
+    "cdu_capacity_kw",
+    "pumps_running_count",
+)
 RACK_FIELDS = ("rack_power_kw",)
 POWER_FIELDS = ("feed_power_kw", "load_frac")
 SOURCE_FIELDS = ("source_power_mw", "battery_soc_frac")
@@ -32,10 +45,27 @@ def site_layouts(state: SiteTables) -> list[FrameLayout]:
 def snapshot_frames(snap: Snapshot) -> dict[str, np.ndarray]:
     """The frames (kind → [n_fields, n_entities]) holding ``snap``'s per-entity values."""
     return {
-        "gpu": np.stack([snap.gpu_temp_c, snap.hbm_temp_c, snap.gpu_power_w, snap.gpu_util_frac,
-                         snap.sm_clock_mhz, snap.throttle_frac, snap.last_xid_code]),
-        "cdu": np.stack([snap.cdu_supply_temp_c, snap.cdu_return_temp_c, snap.cdu_flow_lpm, snap.cdu_heat_kw,
-                         snap.cdu_capacity_kw, snap.pumps_running_count]),
+        "gpu": np.stack(
+            [
+                snap.gpu_temp_c,
+                snap.hbm_temp_c,
+                snap.gpu_power_w,
+                snap.gpu_util_frac,
+                snap.sm_clock_mhz,
+                snap.throttle_frac,
+                snap.last_xid_code,
+            ]
+        ),
+        "cdu": np.stack(
+            [
+                snap.cdu_supply_temp_c,
+                snap.cdu_return_temp_c,
+                snap.cdu_flow_lpm,
+                snap.cdu_heat_kw,
+                snap.cdu_capacity_kw,
+                snap.pumps_running_count,
+            ]
+        ),
         "rack": snap.rack_power_kw[np.newaxis],
         "power": np.stack([snap.power_load_kw, snap.power_load_frac]),
         "source": np.stack([snap.source_power_mw, snap.battery_soc_frac]),

@@ -60,18 +60,24 @@ class Lease:
         now = now or utcnow()
         until = now + timedelta(seconds=self.lease_s)
         column = _TABLE.c
-        taken = update(_TABLE).where(column.name == self.name,
-                                     or_(column.holder == self.holder, column.expires_at < now)).values(
-            holder=self.holder, expires_at=until,
-            acquired_at=case((column.holder == self.holder, column.acquired_at), else_=now))
+        taken = (
+            update(_TABLE)
+            .where(column.name == self.name, or_(column.holder == self.holder, column.expires_at < now))
+            .values(
+                holder=self.holder,
+                expires_at=until,
+                acquired_at=case((column.holder == self.holder, column.acquired_at), else_=now),
+            )
+        )
         with self.engine.begin() as conn:
             if conn.execute(taken).rowcount == 1:
                 self.held_until = until
                 return True
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(_TABLE).values(name=self.name, holder=self.holder, expires_at=until,
-                                                   acquired_at=now))
+                conn.execute(
+                    insert(_TABLE).values(name=self.name, holder=self.holder, expires_at=until, acquired_at=now)
+                )
         except IntegrityError:  # the row exists and someone else holds it
             self.held_until = None
             return False
@@ -83,8 +89,11 @@ class Lease:
         now = now or utcnow()
         column = _TABLE.c
         with self.engine.begin() as conn:
-            conn.execute(update(_TABLE).where(column.name == self.name, column.holder == self.holder)
-                         .values(expires_at=now - timedelta(seconds=1)))
+            conn.execute(
+                update(_TABLE)
+                .where(column.name == self.name, column.holder == self.holder)
+                .values(expires_at=now - timedelta(seconds=1))
+            )
         self.held_until = None
 
     def current(self) -> tuple[str, datetime] | None:

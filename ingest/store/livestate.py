@@ -61,8 +61,10 @@ def encode_state(obj) -> bytes:
             return {"@nd": len(arrays) - 1}
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             cls = type(x)
-            return {"@dc": f"{cls.__module__}:{cls.__qualname__}",
-                    "f": {f.name: enc(getattr(x, f.name)) for f in dataclasses.fields(x)}}
+            return {
+                "@dc": f"{cls.__module__}:{cls.__qualname__}",
+                "f": {f.name: enc(getattr(x, f.name)) for f in dataclasses.fields(x)},
+            }
         if isinstance(x, datetime):
             return {"@dt": x.isoformat()}
         if isinstance(x, dict):
@@ -101,21 +103,24 @@ def decode_state(blob: bytes):
     if not blob.startswith(MAGIC):
         raise LiveStateError("not a live state (bad magic)")
     try:
-        body = bytearray(zlib.decompress(blob[len(MAGIC):]))
+        body = bytearray(zlib.decompress(blob[len(MAGIC) :]))
         (n,) = _LEN.unpack_from(body)
-        head = json.loads(bytes(body[_LEN.size:_LEN.size + n]))
+        head = json.loads(bytes(body[_LEN.size : _LEN.size + n]))
     except (zlib.error, struct.error, ValueError) as exc:
         raise LiveStateError(f"live state unreadable: {exc}") from None
     arrays, offset = [], _LEN.size + n
     for dtype_str, shape in head["arrays"]:
         dtype = np.dtype(dtype_str)
-        if dtype == object:
+        if dtype.kind == "O":
             raise LiveStateError("object arrays are refused")
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if offset + size > len(body):
             raise LiveStateError("live state truncated")
-        arrays.append(np.frombuffer(body, dtype=dtype, count=size // dtype.itemsize if dtype.itemsize else 0,
-                                    offset=offset).reshape(shape))
+        arrays.append(
+            np.frombuffer(
+                body, dtype=dtype, count=size // dtype.itemsize if dtype.itemsize else 0, offset=offset
+            ).reshape(shape)
+        )
         offset += size
 
     def dec(x):
@@ -149,19 +154,34 @@ def notify(conn: Connection, channel: str, payload: str) -> None:
         conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload})
 
 
-def publish(engine: Engine, site_name: str, seq: int, ts: datetime, holder: str, payload: bytes,
-            trend: list[TrendRow] = (), trend_keep_from: datetime | None = None) -> None:
+def publish(
+    engine: Engine,
+    site_name: str,
+    seq: int,
+    ts: datetime,
+    holder: str,
+    payload: bytes,
+    trend: list[TrendRow] = (),
+    trend_keep_from: datetime | None = None,
+) -> None:
     """Replace the site's live state by ``payload`` (tick ``seq`` at ``ts``) and notify followers.
 
     ``trend``: the trend rows since the last publication, stored in the same transaction
     (rows older than ``trend_keep_from`` are deleted: :mod:`ingest.store.livetrend`).
     """
-    values = {"site_name": site_name, "seq": seq, "ts": ts, "holder": holder, "payload": payload,
-              "published_at": utcnow()}
+    values = {
+        "site_name": site_name,
+        "seq": seq,
+        "ts": ts,
+        "holder": holder,
+        "payload": payload,
+        "published_at": utcnow(),
+    }
     insert = pg_insert if is_postgres(engine) else sqlite_insert
     stmt = insert(_TABLE).values(**values)
-    stmt = stmt.on_conflict_do_update(index_elements=[_TABLE.c.site_name],
-                                      set_={k: stmt.excluded[k] for k in values if k != "site_name"})
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[_TABLE.c.site_name], set_={k: stmt.excluded[k] for k in values if k != "site_name"}
+    )
     with engine.begin() as conn:
         conn.execute(stmt)
         write_trend(conn, site_name, list(trend), trend_keep_from)
@@ -178,6 +198,7 @@ def latest_seq(engine: Engine, site_name: str) -> tuple[int, str] | None:
 def read_latest(engine: Engine, site_name: str) -> tuple[int, str, bytes] | None:
     """(seq, holder, payload) of the site's live state, or None."""
     with engine.connect() as conn:
-        row = conn.execute(select(_TABLE.c.seq, _TABLE.c.holder, _TABLE.c.payload)
-                           .where(_TABLE.c.site_name == site_name)).first()
+        row = conn.execute(
+            select(_TABLE.c.seq, _TABLE.c.holder, _TABLE.c.payload).where(_TABLE.c.site_name == site_name)
+        ).first()
     return None if row is None else (int(row.seq), row.holder, bytes(row.payload))

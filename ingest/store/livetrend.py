@@ -29,8 +29,10 @@ TrendRow = tuple[datetime, dict[str, float]]  # a tick's time and its trend valu
 
 
 def _encode(values: dict[str, float]) -> str:
-    return json.dumps({k: (float(v) if v is not None and math.isfinite(v) else None) for k, v in values.items()},
-                      separators=(",", ":"))
+    return json.dumps(
+        {k: (float(v) if v is not None and math.isfinite(v) else None) for k, v in values.items()},
+        separators=(",", ":"),
+    )
 
 
 def _decode(text: str) -> dict[str, float]:
@@ -47,16 +49,21 @@ def write_trend(conn: Connection, site_name: str, rows: list[TrendRow], keep_fro
     """Store ``rows`` (replacing rows of the same time) and delete the site's rows older than ``keep_from``."""
     if rows:
         insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        stmt = insert(_T).values([{"site_name": site_name, "ts": ts, "values_json": _encode(values)}
-                                  for ts, values in rows])
-        conn.execute(stmt.on_conflict_do_update(index_elements=[_T.c.site_name, _T.c.ts],
-                                                set_={"values_json": stmt.excluded.values_json}))
+        stmt = insert(_T).values(
+            [{"site_name": site_name, "ts": ts, "values_json": _encode(values)} for ts, values in rows]
+        )
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[_T.c.site_name, _T.c.ts], set_={"values_json": stmt.excluded.values_json}
+            )
+        )
     if keep_from is not None:
         conn.execute(delete(_T).where(_T.c.site_name == site_name, _T.c.ts < keep_from))
 
 
-def read_trend(engine: Engine, site_name: str, after: datetime | None = None,
-               limit: int = MAX_READ_ROWS) -> list[TrendRow]:
+def read_trend(
+    engine: Engine, site_name: str, after: datetime | None = None, limit: int = MAX_READ_ROWS
+) -> list[TrendRow]:
     """The site's rows newer than ``after`` (all when None), oldest first; the newest ``limit`` of them."""
     query = select(_T.c.ts, _T.c.values_json).where(_T.c.site_name == site_name)
     if after is not None:

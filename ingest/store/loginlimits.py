@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.engine import Engine
@@ -36,22 +36,31 @@ _T = LoginFailure.__table__
 
 
 def _at(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, timezone.utc)
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 class StoredFailureLimiter:
     """At most ``limit`` counted attempts per key of ``scope`` within ``window_s`` seconds, in ``engine``."""
 
-    def __init__(self, engine: Engine, scope: str, limit: int, window_s: float, max_rows: int = 100_000,
-                 clock=time.time, trim_every: int = TRIM_EVERY) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        scope: str,
+        limit: int,
+        window_s: float,
+        max_rows: int = 100_000,
+        clock=time.time,
+        trim_every: int = TRIM_EVERY,
+    ) -> None:
         self.engine, self.scope, self.limit, self.window_s = engine, scope, limit, window_s
         self.max_rows, self.clock, self.trim_every = max_rows, clock, trim_every
 
     def _times(self, conn, key: str, now: float) -> list[tuple[int, float]]:
-        rows = conn.execute(select(_T.c.id, _T.c.attempt_at)
-                            .where(_T.c.scope == self.scope, _T.c.key == key,
-                                   _T.c.attempt_at > _at(now - self.window_s))
-                            .order_by(_T.c.attempt_at, _T.c.id)).all()
+        rows = conn.execute(
+            select(_T.c.id, _T.c.attempt_at)
+            .where(_T.c.scope == self.scope, _T.c.key == key, _T.c.attempt_at > _at(now - self.window_s))
+            .order_by(_T.c.attempt_at, _T.c.id)
+        ).all()
         return [(row.id, row.attempt_at.timestamp()) for row in rows]
 
     def _wait_s(self, times: list[float], now: float) -> float:
@@ -67,10 +76,13 @@ class StoredFailureLimiter:
             tx = conn.begin()
             try:
                 if conn.dialect.name == "postgresql":  # one attempt of a key at a time, until commit
-                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:lock))"),
-                                 {"lock": f"login_failure {self.scope} {key}"})
-                ticket = conn.execute(insert(_T).values(scope=self.scope, key=key, attempt_at=_at(now))) \
-                    .inserted_primary_key[0]  # SQLite: this write holds the database's write lock until commit
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(hashtext(:lock))"),
+                        {"lock": f"login_failure {self.scope} {key}"},
+                    )
+                ticket = conn.execute(
+                    insert(_T).values(scope=self.scope, key=key, attempt_at=_at(now))
+                ).inserted_primary_key[0]  # SQLite: this write holds the database's write lock until commit
                 counted = self._times(conn, key, now)
                 if len(counted) > self.limit:
                     tx.rollback()
@@ -85,8 +97,14 @@ class StoredFailureLimiter:
 
     def _housekeep(self, now: float) -> None:
         """Delete expired rows and the scope's rows beyond the newest ``max_rows`` (a failure only logs)."""
-        oldest_kept = (select(_T.c.id).where(_T.c.scope == self.scope).order_by(_T.c.id.desc())
-                       .limit(1).offset(self.max_rows - 1).scalar_subquery())
+        oldest_kept = (
+            select(_T.c.id)
+            .where(_T.c.scope == self.scope)
+            .order_by(_T.c.id.desc())
+            .limit(1)
+            .offset(self.max_rows - 1)
+            .scalar_subquery()
+        )
         try:
             with self.engine.begin() as conn:
                 conn.execute(delete(_T).where(_T.c.attempt_at <= _at(now - self.window_s)))

@@ -38,8 +38,12 @@ class WriteOutage:
         if self.started_s is None:
             self.started_s = time.monotonic() if now_s is None else now_s
             self.outages_total += 1
-            self.log.error("%s write failed (%s): dropping recorded frames and holding alert changes until it "
-                           "is back; logging once until then", self.what, one_line(error))
+            self.log.error(
+                "%s write failed (%s): dropping recorded frames and holding alert changes until it "
+                "is back; logging once until then",
+                self.what,
+                one_line(error),
+            )
         self.lost[kind] += 1
 
     def succeeded(self, now_s: float | None = None) -> None:
@@ -48,7 +52,8 @@ class WriteOutage:
             return
         now_s = time.monotonic() if now_s is None else now_s
         lost = ", ".join(f"{n} {kind}" for kind, n in sorted(self.lost.items())) or "nothing"
-        self.log.warning("%s writes work again after %.1f s; during the outage: %s",
-                         self.what, now_s - self.started_s, lost)
+        self.log.warning(
+            "%s writes work again after %.1f s; during the outage: %s", self.what, now_s - self.started_s, lost
+        )
         self.started_s = None
         self.lost.clear()

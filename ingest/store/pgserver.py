@@ -30,8 +30,9 @@ def pg_bin_dir() -> Path:
     """Directory of the newest installed PostgreSQL server binaries."""
     candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     if not candidates:
-        raise PostgresUnavailable("PostgreSQL server binaries not found: install Debian's 'postgresql' "
-                                  "(make test does)")
+        raise PostgresUnavailable(
+            "PostgreSQL server binaries not found: install Debian's 'postgresql' (make test does)"
+        )
     return candidates[-1].parent
 
 
@@ -47,14 +48,19 @@ class PostgresServer:
         subprocess.run(self.as_user + list(cmd), check=True, capture_output=True, timeout=60)
 
     def start(self) -> None:
-        opts = (f"-p {self.port} -k {self.work} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off")
+        opts = (
+            f"-p {self.port} -k {self.work} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off"
+        )
         self.run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-o", opts, "start")
 
     def stop(self) -> None:
         """Stop at once (``-m immediate``: connections are cut, as when the server dies)."""
-        subprocess.run(self.as_user + [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            self.as_user + [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
 
 
 @contextmanager
@@ -69,11 +75,21 @@ def throwaway_postgres_server(database: str = "twin_test"):
         as_user = ["runuser", "-u", "postgres", "--"]
     server = PostgresServer(bin_dir, work, free_port(), as_user, database)
     try:
-        server.run(str(bin_dir / "initdb"), "-D", str(server.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                   "--no-sync")
+        server.run(
+            str(bin_dir / "initdb"), "-D", str(server.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"
+        )
         server.start()
-        server.run(str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(server.port), "-U", "postgres",
-                   "-c", f"create database {database}")
+        server.run(
+            str(bin_dir / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(server.port),
+            "-U",
+            "postgres",
+            "-c",
+            f"create database {database}",
+        )
         yield server
     finally:
         server.stop()

@@ -21,7 +21,8 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from ingest.store.models import Scenario as ScenarioRow, SiteVersion, utcnow
+from ingest.store.models import Scenario as ScenarioRow
+from ingest.store.models import SiteVersion, utcnow
 from twin.errors import InputError
 from twin.site.catalogue import load_catalogue
 from twin.site.edits import Edit, parse_edit
@@ -56,7 +57,7 @@ class StoredScenario:
 
     @property
     def applied(self) -> list[Edit]:
-        return list(self.edits[:self.position])
+        return list(self.edits[: self.position])
 
     @property
     def can_undo(self) -> bool:
@@ -79,8 +80,19 @@ def _edits(text: str) -> tuple[Edit, ...]:
 
 
 def _stored(row: ScenarioRow) -> StoredScenario:
-    return StoredScenario(row.id, row.site_name, row.name, row.description, row.baseline_version, row.design_limits,
-                          _edits(row.edits_json), row.position, row.created_at, row.updated_at, row.content)
+    return StoredScenario(
+        row.id,
+        row.site_name,
+        row.name,
+        row.description,
+        row.baseline_version,
+        row.design_limits,
+        _edits(row.edits_json),
+        row.position,
+        row.created_at,
+        row.updated_at,
+        row.content,
+    )
 
 
 def _edits_json(edits) -> str:
@@ -97,7 +109,9 @@ def _row(session: Session, scenario_id: int) -> ScenarioRow:
 def _check_name(session: Session, site_name: str, name: str, exclude: int | None = None) -> None:
     if not name or len(name) > MAX_NAME_CHARS or not name.isprintable():
         raise ScenarioStoreError(f"scenario name {name!r}: give 1–{MAX_NAME_CHARS} printable characters")
-    clash = session.exec(select(ScenarioRow).where(ScenarioRow.site_name == site_name, ScenarioRow.name == name)).first()
+    clash = session.exec(
+        select(ScenarioRow).where(ScenarioRow.site_name == site_name, ScenarioRow.name == name)
+    ).first()
     if clash is not None and clash.id != exclude:
         raise ScenarioStoreError(f"scenario name {name!r}: site {site_name!r} has a scenario of that name")
 
@@ -107,8 +121,9 @@ def baseline_state(engine: Engine, site_name: str, baseline_version: int | None)
     if baseline_version is None:
         return load_site(site_name)
     with Session(engine) as session:
-        row = session.exec(select(SiteVersion).where(SiteVersion.name == site_name,
-                                                     SiteVersion.version == baseline_version)).first()
+        row = session.exec(
+            select(SiteVersion).where(SiteVersion.name == site_name, SiteVersion.version == baseline_version)
+        ).first()
     if row is None:
         raise ScenarioStoreError(f"site {site_name!r}: no stored version {baseline_version}")
     return build_site(row.content, f"{site_name} v{baseline_version}", load_catalogue())
@@ -144,16 +159,25 @@ def get_scenario(engine: Engine, scenario_id: int) -> StoredScenario:
 def find_scenario(engine: Engine, site_name: str, name: str) -> StoredScenario | None:
     """The scenario called ``name`` on ``site_name``, or None."""
     with Session(engine) as session:
-        row = session.exec(select(ScenarioRow).where(ScenarioRow.site_name == site_name,
-                                                     ScenarioRow.name == name)).first()
+        row = session.exec(
+            select(ScenarioRow).where(ScenarioRow.site_name == site_name, ScenarioRow.name == name)
+        ).first()
         return _stored(row) if row is not None else None
 
 
 # --------------------------------------------------------------------- writing
-def create_scenario(engine: Engine, site_name: str, name: str, *, description: str = "",
-                    baseline_version: int | None = None, design_limits: str = "strict",
-                    content: str | None = None, edits: list[Edit] | tuple = (),
-                    baseline: SiteTables | None = None) -> StoredScenario:
+def create_scenario(
+    engine: Engine,
+    site_name: str,
+    name: str,
+    *,
+    description: str = "",
+    baseline_version: int | None = None,
+    design_limits: str = "strict",
+    content: str | None = None,
+    edits: list[Edit] | tuple = (),
+    baseline: SiteTables | None = None,
+) -> StoredScenario:
     """A new scenario; with ``baseline`` its edits and conditions are validated first."""
     header = ScenarioDoc(name=name, description=description, design_limits=design_limits)
     content = export_scenario_toml(header, []) if content is None else content
@@ -163,9 +187,16 @@ def create_scenario(engine: Engine, site_name: str, name: str, *, description: s
         validate(baseline, doc)
     with Session(engine) as session:
         _check_name(session, site_name, name)
-        row = ScenarioRow(site_name=site_name, name=name, description=description, content=content,
-                          baseline_version=baseline_version, edits_json=_edits_json(edits), position=len(edits),
-                          design_limits=design_limits)
+        row = ScenarioRow(
+            site_name=site_name,
+            name=name,
+            description=description,
+            content=content,
+            baseline_version=baseline_version,
+            edits_json=_edits_json(edits),
+            position=len(edits),
+            design_limits=design_limits,
+        )
         session.add(row)
         session.commit()
         session.refresh(row)
@@ -191,9 +222,16 @@ def duplicate_scenario(engine: Engine, scenario_id: int, name: str | None = None
     name = name or f"{src.name} (copy)"
     doc = parse_scenario_doc(src.content, f"{src.name}.toml")
     doc.name = name
-    return create_scenario(engine, src.site_name, name, description=src.description,
-                           baseline_version=src.baseline_version, design_limits=src.design_limits,
-                           content=export_scenario_toml(doc, []), edits=src.applied)
+    return create_scenario(
+        engine,
+        src.site_name,
+        name,
+        description=src.description,
+        baseline_version=src.baseline_version,
+        design_limits=src.design_limits,
+        content=export_scenario_toml(doc, []),
+        edits=src.applied,
+    )
 
 
 def delete_scenario(engine: Engine, scenario_id: int) -> None:
@@ -265,13 +303,28 @@ def export_toml(engine: Engine, scenario_id: int) -> str:
     return export_scenario_toml(current.doc())
 
 
-def import_toml(engine: Engine, site_name: str, text: str, *, name: str | None = None,
-                baseline: SiteTables | None = None, baseline_version: int | None = None) -> StoredScenario:
+def import_toml(
+    engine: Engine,
+    site_name: str,
+    text: str,
+    *,
+    name: str | None = None,
+    baseline: SiteTables | None = None,
+    baseline_version: int | None = None,
+) -> StoredScenario:
     """Store a scenario file as a new scenario (validated on ``baseline`` when given)."""
     doc = parse_scenario_doc(text, "imported.toml")
     name = name or doc.name
     doc.name = name
     edits = list(doc.edits)
-    return create_scenario(engine, site_name, name, description=doc.description, baseline_version=baseline_version,
-                           design_limits=doc.design_limits, content=export_scenario_toml(doc, []), edits=edits,
-                           baseline=baseline)
+    return create_scenario(
+        engine,
+        site_name,
+        name,
+        description=doc.description,
+        baseline_version=baseline_version,
+        design_limits=doc.design_limits,
+        content=export_scenario_toml(doc, []),
+        edits=edits,
+        baseline=baseline,
+    )

@@ -24,14 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
 from twin.bench import benchmark
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 TICKS = 5  # measured ticks per shard (after one warm-up tick)
 SHARDS = 4  # shard processes of the 1M site
 CAMPUSES = 10
@@ -58,17 +58,35 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
         hub.step(T0 + timedelta(seconds=second))
         cpu_s.append(time.process_time() - c0)
         wall_s.append(time.perf_counter() - w0)
-        parts.append((hub.timing.synthetic_ms, hub.timing.twin_ms, hub.timing.record_ms, hub.timing.alerts_ms,
-                      hub.timing.publish_ms))
+        parts.append(
+            (
+                hub.timing.synthetic_ms,
+                hub.timing.twin_ms,
+                hub.timing.record_ms,
+                hub.timing.alerts_ms,
+                hub.timing.publish_ms,
+            )
+        )
     part = np.median(np.array(parts), axis=0)
-    print(json.dumps({"cpu_s_per_tick": float(np.median(cpu_s)), "wall_s_per_tick": float(np.median(wall_s)),
-                      "synthetic_ms": part[0], "twin_ms": part[1], "record_ms": part[2], "alerts_ms": part[3],
-                      "publish_ms": part[4],
-                      "live_state_bytes": hub.publish_bytes, "gpus_count": hub.state.n_gpus,
-                      "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
-                      "it_power_mw": hub.latest().it_power_mw,
-                      "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values())}),
-          flush=True)
+    print(
+        json.dumps(
+            {
+                "cpu_s_per_tick": float(np.median(cpu_s)),
+                "wall_s_per_tick": float(np.median(wall_s)),
+                "synthetic_ms": part[0],
+                "twin_ms": part[1],
+                "record_ms": part[2],
+                "alerts_ms": part[3],
+                "publish_ms": part[4],
+                "live_state_bytes": hub.publish_bytes,
+                "gpus_count": hub.state.n_gpus,
+                "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
+                "it_power_mw": hub.latest().it_power_mw,
+                "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values()),
+            }
+        ),
+        flush=True,
+    )
     sys.stdin.readline()  # the database connections stay open until the parent has read the server's CPU
     hub.db.dispose()
 
@@ -120,9 +138,17 @@ def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | Non
     engine.dispose()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     logs = [tempfile.TemporaryFile("w+") for _ in range(count)]
-    procs = [subprocess.Popen([sys.executable, "-m", "ingest.store.shards_bench", site, url, str(i), str(count),
-                               str(ticks)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logs[i],
-                              text=True, env=env) for i in range(count)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ingest.store.shards_bench", site, url, str(i), str(count), str(ticks)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=logs[i],
+            text=True,
+            env=env,
+        )
+        for i in range(count)
+    ]
 
     def line_of(i: int) -> str:
         line = procs[i].stdout.readline().strip()
@@ -160,19 +186,27 @@ def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | Non
         for log in logs:
             log.close()
     cpu = [r["cpu_s_per_tick"] for r in reports]
-    return {"shards_count": count, "gpus_count": reports[0]["gpus_count"], "ticks_count": ticks,
-            "gpus_powered_count": reports[0]["gpus_powered_count"], "it_power_mw": reports[0]["it_power_mw"], "frame_raw_bytes": reports[0]["frame_raw_bytes"],
-            "cpu_s_per_shard_tick_median": float(np.median(cpu)), "cpu_s_per_shard_tick_max": float(max(cpu)),
-            "wall_s_all_ticks": elapsed_s,
-            "twin_ms_median": float(np.median([r["twin_ms"] for r in reports])),
-            "synthetic_ms_median": float(np.median([r["synthetic_ms"] for r in reports])),
-            "record_ms_median": float(np.median([r["record_ms"] for r in reports])),
-            "alerts_ms_median": float(np.median([r["alerts_ms"] for r in reports])),
-            "publish_ms_shard0": reports[0]["publish_ms"],
-            "live_state_bytes": reports[0]["live_state_bytes"],
-            "db_server_cpu_s_per_tick": (db_cpu1 - db_cpu0) / ticks,
-            "db_wal_bytes_per_tick": (wal1 - wal0) / ticks, "db_chunk_rows_per_tick": (rows1 - rows0) / ticks,
-            "db_chunk_table_bytes_per_tick": (size1 - size0) / ticks}
+    return {
+        "shards_count": count,
+        "gpus_count": reports[0]["gpus_count"],
+        "ticks_count": ticks,
+        "gpus_powered_count": reports[0]["gpus_powered_count"],
+        "it_power_mw": reports[0]["it_power_mw"],
+        "frame_raw_bytes": reports[0]["frame_raw_bytes"],
+        "cpu_s_per_shard_tick_median": float(np.median(cpu)),
+        "cpu_s_per_shard_tick_max": float(max(cpu)),
+        "wall_s_all_ticks": elapsed_s,
+        "twin_ms_median": float(np.median([r["twin_ms"] for r in reports])),
+        "synthetic_ms_median": float(np.median([r["synthetic_ms"] for r in reports])),
+        "record_ms_median": float(np.median([r["record_ms"] for r in reports])),
+        "alerts_ms_median": float(np.median([r["alerts_ms"] for r in reports])),
+        "publish_ms_shard0": reports[0]["publish_ms"],
+        "live_state_bytes": reports[0]["live_state_bytes"],
+        "db_server_cpu_s_per_tick": (db_cpu1 - db_cpu0) / ticks,
+        "db_wal_bytes_per_tick": (wal1 - wal0) / ticks,
+        "db_chunk_rows_per_tick": (rows1 - rows0) / ticks,
+        "db_chunk_table_bytes_per_tick": (size1 - size0) / ticks,
+    }
 
 
 @benchmark("shards_1m")
@@ -185,8 +219,10 @@ def shards_1m(shards: int = SHARDS, ticks: int = TICKS, campuses: int = CAMPUSES
     from twin.site.campuses import campuses_text
     from twin.site.load import read_site_text, site_path
 
-    with tempfile.TemporaryDirectory(prefix="clustertwin-shards-") as tmp, \
-            throwaway_postgres_server("twin_shards") as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="clustertwin-shards-") as tmp,
+        throwaway_postgres_server("twin_shards") as server,
+    ):
         url = server.url
         site_file = Path(tmp) / "colossus-x10.toml"
         doc = campuses_text(read_site_text(site_path("colossus")), campuses, f"colossus-x{campuses}")

@@ -29,12 +29,14 @@ def record_site_version(engine: Engine, name: str, content: str, attempts: int =
 def _record(engine: Engine, name: str, content: str) -> SiteVersion:
     digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
     with Session(engine) as session:
-        latest = session.exec(select(SiteVersion).where(SiteVersion.name == name)
-                              .order_by(SiteVersion.version.desc())).first()
+        latest = session.exec(
+            select(SiteVersion).where(SiteVersion.name == name).order_by(SiteVersion.version.desc())
+        ).first()
         if latest is not None and latest.content_sha256 == digest:
             return latest
-        row = SiteVersion(name=name, version=(latest.version + 1) if latest else 1, content_sha256=digest,
-                          content=content)
+        row = SiteVersion(
+            name=name, version=(latest.version + 1) if latest else 1, content_sha256=digest, content=content
+        )
         session.add(row)
         session.commit()
         session.refresh(row)

@@ -21,9 +21,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, func, select
 
 from ingest.store.models import AppUser, utcnow
+from ingest.store.roles import ROLE_RANK, ROLES  # noqa: E402  (re-exported)
 from twin.errors import InputError
 
-from ingest.store.roles import ROLE_RANK, ROLES  # noqa: E402  (re-exported)
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9._-]{0,31}")
 MAX_NAME_CHARS = 32
 MIN_PASSWORD_CHARS = 10
@@ -58,8 +58,10 @@ def check_name(name) -> str:
     """``name`` if it is a valid user name (lower-case letter, then letters, digits, ``._-``; ≤ 32)."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         shown = repr(name[:40])[:60] if isinstance(name, str) else type(name).__name__  # escapes bounded too
-        raise UserError(f"user name {shown}: expected a lower-case letter then up to {MAX_NAME_CHARS - 1} "
-                        "lower-case letters, digits, '.', '_' or '-'")
+        raise UserError(
+            f"user name {shown}: expected a lower-case letter then up to {MAX_NAME_CHARS - 1} "
+            "lower-case letters, digits, '.', '_' or '-'"
+        )
     return name
 
 

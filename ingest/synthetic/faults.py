@@ -31,8 +31,10 @@ import numpy as np
 from twin.site.tables import SiteTables
 
 FAULT_KINDS = ("pump", "cdu", "facility_water", "feed", "source", "link", "link_flap", "xid", "tim")
-_SPEC = re.compile(r"^(?P<kind>[a-z_]+):(?P<target>[^@+=]+)(?:@(?P<start>[\d.]+))?(?:\+(?P<dur>[\d.]+))?"
-                   r"(?:=(?P<value>-?[\d.]+))?$")
+_SPEC = re.compile(
+    r"^(?P<kind>[a-z_]+):(?P<target>[^@+=]+)(?:@(?P<start>[\d.]+))?(?:\+(?P<dur>[\d.]+))?"
+    r"(?:=(?P<value>-?[\d.]+))?$"
+)
 
 
 class FaultError(ValueError):
@@ -57,9 +59,14 @@ class Fault:
 
 def _resolve(state: SiteTables, kind: str, target: str) -> int:
     tables = {
-        "pump": state.cdu_name, "cdu": state.cdu_name, "facility_water": state.loop_name,
-        "feed": state.power_name, "source": state.source_name, "link": state.switch_name,
-        "link_flap": state.switch_name, "tim": state.rack_name,
+        "pump": state.cdu_name,
+        "cdu": state.cdu_name,
+        "facility_water": state.loop_name,
+        "feed": state.power_name,
+        "source": state.source_name,
+        "link": state.switch_name,
+        "link_flap": state.switch_name,
+        "tim": state.rack_name,
     }
     if kind == "xid":
         host, _, index = target.rpartition("/")
@@ -74,8 +81,9 @@ def _resolve(state: SiteTables, kind: str, target: str) -> int:
     try:
         return names.index(target)
     except ValueError:
-        raise FaultError(f"{kind} fault: no {kind.replace('_', ' ')} target named {target!r} in site "
-                         f"{state.name!r}") from None
+        raise FaultError(
+            f"{kind} fault: no {kind.replace('_', ' ')} target named {target!r} in site {state.name!r}"
+        ) from None
 
 
 def parse_fault(state: SiteTables, spec: str) -> Fault:
@@ -86,9 +94,14 @@ def parse_fault(state: SiteTables, spec: str) -> Fault:
     kind = m["kind"]
     if kind not in FAULT_KINDS:
         raise FaultError(f"fault {spec!r}: unknown kind {kind!r} (known: {', '.join(FAULT_KINDS)})")
-    return Fault(kind=kind, target=m["target"], entity_id=_resolve(state, kind, m["target"]),
-                 start_s=float(m["start"] or 0.0), duration_s=float(m["dur"]) if m["dur"] else float("inf"),
-                 value=float(m["value"]) if m["value"] is not None else None)
+    return Fault(
+        kind=kind,
+        target=m["target"],
+        entity_id=_resolve(state, kind, m["target"]),
+        start_s=float(m["start"] or 0.0),
+        duration_s=float(m["dur"]) if m["dur"] else float("inf"),
+        value=float(m["value"]) if m["value"] is not None else None,
+    )
 
 
 def fault_from_table(state: SiteTables, table: dict) -> Fault:
@@ -101,7 +114,11 @@ def fault_from_table(state: SiteTables, table: dict) -> Fault:
             raise FaultError(f"fault table: missing {key!r}")
     if table["kind"] not in FAULT_KINDS:
         raise FaultError(f"fault table: unknown kind {table['kind']!r} (known: {', '.join(FAULT_KINDS)})")
-    return Fault(kind=table["kind"], target=table["target"],
-                 entity_id=_resolve(state, table["kind"], table["target"]),
-                 start_s=float(table.get("start_s", 0.0)), duration_s=float(table.get("duration_s", float("inf"))),
-                 value=None if table.get("value") is None else float(table["value"]))
+    return Fault(
+        kind=table["kind"],
+        target=table["target"],
+        entity_id=_resolve(state, table["kind"], table["target"]),
+        start_s=float(table.get("start_s", 0.0)),
+        duration_s=float(table.get("duration_s", float("inf"))),
+        value=None if table.get("value") is None else float(table["value"]),
+    )

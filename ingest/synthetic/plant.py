@@ -18,13 +18,13 @@ from datetime import datetime
 
 import numpy as np
 
-from ingest.synthetic.faults import Fault
 from ingest.live.readings import ReadingsBuffer
+from ingest.synthetic.faults import Fault
 from ingest.synthetic.workload import TrainingWorkload, job_util_frac
-from twin.training import restart
-from twin.engine.tick import TickInputs, TwinEngine
 from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.tables import SiteTables
+from twin.training import restart
 
 # Sensor models [E]: DCGM prints temperatures as integers [DCGM-Exporter], board power
 # with ~1 % averaging noise; one reading in 10,000 goes missing per scrape.
@@ -97,8 +97,11 @@ class SyntheticSource:
                 pumps[f.entity_id] = 0
             elif f.kind == "facility_water":
                 setpoint = s.plant_supply_setpoint_c[s.loop_plant[f.entity_id]]
-                rise = f.value if f.value is not None else min(since * FACILITY_LOSS_RISE_K_PER_S,
-                                                               FACILITY_LOSS_MAX_C - setpoint)
+                rise = (
+                    f.value
+                    if f.value is not None
+                    else min(since * FACILITY_LOSS_RISE_K_PER_S, FACILITY_LOSS_MAX_C - setpoint)
+                )
                 loop_supply[f.entity_id] = setpoint + rise
             elif f.kind == "feed":
                 failed_power.append(f.entity_id)
@@ -117,10 +120,17 @@ class SyntheticSource:
                 if r_th_factor is None:
                     r_th_factor = np.ones(s.n_gpus)
                 r_th_factor[s.gpu_rack == f.entity_id] *= growth
-        return TickInputs(ts=ts, gpu_util_frac=util, nodes_off=self.nodes_off, pumps_running_count=pumps,
-                          loop_supply_temp_c=loop_supply,
-                          gpu_r_th_factor=r_th_factor, failed_power=failed_power, failed_sources=failed_sources,
-                          failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)))
+        return TickInputs(
+            ts=ts,
+            gpu_util_frac=util,
+            nodes_off=self.nodes_off,
+            pumps_running_count=pumps,
+            loop_supply_temp_c=loop_supply,
+            gpu_r_th_factor=r_th_factor,
+            failed_power=failed_power,
+            failed_sources=failed_sources,
+            failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)),
+        )
 
     def active_xids(self, t_s: float) -> dict[int, int]:
         """GPU id → XID code of the XID faults active at ``t_s``."""
@@ -152,8 +162,9 @@ class SyntheticSource:
         if self.last_truth is not None:
             down = self.last_truth.gpu_state[ids] == GPU_DOWN
         xid = np.isin(ids, [g for g, code in self.active_xids(t_s).items() if code in XID_DOWN])
-        self.job_restart, tick = restart.step(self.job_restart, ids, down & ~self.job_swapped, xid & ~self.job_swapped,
-                                              dt_s, self.restart_timings)
+        self.job_restart, tick = restart.step(
+            self.job_restart, ids, down & ~self.job_swapped, xid & ~self.job_swapped, dt_s, self.restart_timings
+        )
         if tick.phase == "draining":  # the failed ranks move to hot spares
             self.job_swapped |= np.isin(ids, tick.drain_gpu_ids)
         return tick.tokens_frac
@@ -177,8 +188,13 @@ class SyntheticSource:
         hbm = np.round(truth.hbm_temp_c + rng.normal(0, TEMP_NOISE_C, n))
         power = np.maximum(truth.gpu_power_w + rng.normal(0, POWER_NOISE_W, n), 0.0)
         clock = np.round(truth.sm_clock_mhz / 15.0) * 15.0  # SM clocks move in 15 MHz bins
-        for metric, values in (("gpu_temp_c", temp), ("hbm_temp_c", hbm), ("gpu_power_w", power),
-                               ("gpu_util_frac", truth.gpu_util_frac), ("sm_clock_mhz", clock)):
+        for metric, values in (
+            ("gpu_temp_c", temp),
+            ("hbm_temp_c", hbm),
+            ("gpu_power_w", power),
+            ("gpu_util_frac", truth.gpu_util_frac),
+            ("sm_clock_mhz", clock),
+        ):
             buffer.update("gpu", metric, ids, values[seen], now_s)
         buffer.update("gpu", "last_xid_code", gpu_ids, xid, now_s)  # the exporter keeps the last XID
         cdu_ids = np.arange(s.n_cdus)
@@ -187,8 +203,9 @@ class SyntheticSource:
         buffer.update("cdu", "coolant_supply_temp_c", cdu_ids, np.round(truth.cdu_supply_temp_c, 1), now_s)
         buffer.update("cdu", "coolant_return_temp_c", cdu_ids, np.round(truth.cdu_return_temp_c, 1), now_s)
         buffer.update("cdu", "pumps_running_count", cdu_ids, truth.pumps_running_count, now_s)
-        buffer.update("cdu", "facility_supply_temp_c", cdu_ids,
-                      np.round(truth.loop_supply_temp_c[s.cdu_loop], 1), now_s)
+        buffer.update(
+            "cdu", "facility_supply_temp_c", cdu_ids, np.round(truth.loop_supply_temp_c[s.cdu_loop], 1), now_s
+        )
         buffer.update("power_element", "feed_power_kw", np.arange(s.n_power), truth.power_load_kw, now_s)
 
     def duration_hint_s(self) -> float:

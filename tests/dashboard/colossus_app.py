@@ -8,7 +8,7 @@ Import the fixture into a test module: ``from tests.dashboard.colossus_app impor
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -28,11 +28,11 @@ def colossus_app(dash_app):
     """
     dash_app.server.test_client().get("/")
     from dashboard.app import create_app
-    from tests.dashboard.standin_hub import StandinHub
     from tests.dashboard.conftest import ServedApp
+    from tests.dashboard.standin_hub import StandinHub
 
     state, snap, detail = page_snapshots.engine_snapshot("colossus")
-    snap = replace(snap, ts=datetime.now(timezone.utc), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
+    snap = replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
     hub = StandinHub(state, snap, detail=detail)
     app = create_app(hub, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
@@ -43,4 +43,4 @@ def colossus_app(dash_app):
 
 def freshen(hub, **changes) -> None:
     """Serve a copy of the snapshot stamped now (a new tick), with ``changes`` applied."""
-    hub.snapshot = replace(hub.snapshot, ts=datetime.now(timezone.utc), **changes)
+    hub.snapshot = replace(hub.snapshot, ts=datetime.now(UTC), **changes)

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -31,13 +31,19 @@ from twin.site.load import load_site  # noqa: E402
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 CHROMIUM = os.environ.get("CLUSTERTWIN_CHROMIUM", "/usr/bin/chromium")
 CHROME_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--enable-unsafe-swiftshader",  # software WebGL for scattergl without a GPU
 ]
 SCREENSHOT_DIR = Path(__file__).resolve().parents[1] / "screenshots"
 VIEWPORTS = {"1366x768": (1366, 768), "1920x1080": (1920, 1080)}
-SNAPSHOT_TS = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
+SNAPSHOT_TS = datetime(2026, 7, 15, 14, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
@@ -113,11 +119,21 @@ class ConsoleLog:
 
     def __init__(self, page):
         self.errors: list[str] = []
-        page.on("console", lambda msg: self.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+        page.on(
+            "console",
+            lambda msg: self.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None,
+        )
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
         page.on("requestfailed", self._request_failed)
         self.external: list[str] = []
-        page.on("request", lambda req: self.external.append(req.url) if not req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+        page.on(
+            "request",
+            lambda req: (
+                self.external.append(req.url)
+                if not req.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+                else None
+            ),
+        )
 
     def _request_failed(self, request) -> None:
         # a live-update request still in flight when the test navigates away is aborted: not an error

@@ -11,7 +11,7 @@ the real one.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -21,8 +21,15 @@ from twin.engine.view import ViewTick
 from twin.site.tables import SiteTables
 
 TREND_COLUMNS = (
-    "it_power_mw", "facility_power_mw", "generation_capacity_mw", "pue_ratio", "gpus_throttled",
-    "gpus_down", "max_gpu_temp_c", "tokens_per_s", "mfu_frac",
+    "it_power_mw",
+    "facility_power_mw",
+    "generation_capacity_mw",
+    "pue_ratio",
+    "gpus_throttled",
+    "gpus_down",
+    "max_gpu_temp_c",
+    "tokens_per_s",
+    "mfu_frac",
 )
 WATER_HEAT_J_PER_L_K = 4180.0  # water, 1 kg/L × 4.18 kJ/(kg·K)
 
@@ -51,7 +58,7 @@ def _power_tree_load_kw(state: SiteTables, rack_power_kw: np.ndarray) -> np.ndar
 def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int = 0) -> Snapshot:
     """A plausible snapshot of ``state``: busy GPUs, a few hot racks, throttled and down GPUs."""
     rng = np.random.default_rng(seed)
-    ts = ts or datetime.now(timezone.utc)
+    ts = ts or datetime.now(UTC)
     n_gpus, n_racks = state.n_gpus, state.n_racks
     tdp_w = state.gpu_spec_array("tdp_w")
     util = np.clip(rng.normal(0.85, 0.08, n_gpus), 0.05, 1.0)
@@ -79,8 +86,16 @@ def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int 
     n_cdus = state.n_cdus
     cdu_heat_kw = np.bincount(state.rack_cdu, rack_power_kw, n_cdus)
     supply_c = np.full(n_cdus, 30.0) + rng.normal(0, 0.3, n_cdus)
-    cap = np.array([np.interp(s, state.cdu_specs[k].capacity_curve_supply_c, state.cdu_specs[k].capacity_curve_kw)
-                    for s, k in zip(supply_c, state.cdu_spec)]) if n_cdus else np.zeros(0)
+    cap = (
+        np.array(
+            [
+                np.interp(s, state.cdu_specs[k].capacity_curve_supply_c, state.cdu_specs[k].capacity_curve_kw)
+                for s, k in zip(supply_c, state.cdu_spec)
+            ]
+        )
+        if n_cdus
+        else np.zeros(0)
+    )
     flow_lpm = state.cdu_spec_array("design_flow_lpm") * rng.uniform(0.9, 1.0, n_cdus)
     return_c = supply_c + cdu_heat_kw * 1000.0 / (flow_lpm / 60.0 * WATER_HEAT_J_PER_L_K)
     pumps = state.cdu_spec_array("pumps").astype(np.int8)
@@ -101,24 +116,58 @@ def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int 
 
     all_gpus = np.arange(n_gpus, dtype=np.int32)
     job = JobStatus(
-        name="pretrain-70b", gpu_ids=all_gpus, step_time_s=6.2, tokens_per_s=n_gpus * 410.0 * float(throttle_frac.mean()),
-        gpu_model_tflops=420.0, mfu_frac=0.42, goodput_tokens_per_s=n_gpus * 380.0, ettr_frac=0.93,
-        checkpoint_interval_s=1800.0, breakdown_s={"compute": 4.9, "exposed_comm": 0.9, "straggler": 0.4},
-        bottleneck_racks=np.flatnonzero(hot_rack)[:5].astype(np.int32), drain_gain_frac=0.01,
+        name="pretrain-70b",
+        gpu_ids=all_gpus,
+        step_time_s=6.2,
+        tokens_per_s=n_gpus * 410.0 * float(throttle_frac.mean()),
+        gpu_model_tflops=420.0,
+        mfu_frac=0.42,
+        goodput_tokens_per_s=n_gpus * 380.0,
+        ettr_frac=0.93,
+        checkpoint_interval_s=1800.0,
+        breakdown_s={"compute": 4.9, "exposed_comm": 0.9, "straggler": 0.4},
+        bottleneck_racks=np.flatnonzero(hot_rack)[:5].astype(np.int32),
+        drain_gain_frac=0.01,
     )
     return Snapshot(
-        ts=ts, gpu_temp_c=gpu_temp_c, hbm_temp_c=gpu_temp_c + 4.0, gpu_power_w=gpu_power_w, gpu_util_frac=util,
-        sm_clock_mhz=sm_clock, throttle_frac=throttle_frac, gpu_state=state_code, last_xid_code=xid,
-        rack_power_kw=rack_power_kw, rack_max_gpu_temp_c=rack_max_temp, rack_time_to_throttle_s=ttt,
-        cdu_supply_temp_c=supply_c, cdu_return_temp_c=return_c, cdu_flow_lpm=flow_lpm, cdu_heat_kw=cdu_heat_kw,
-        cdu_capacity_kw=cap, pumps_running_count=pumps,
-        loop_supply_temp_c=np.full(n_loops, 24.0), loop_return_temp_c=np.full(n_loops, 34.0), loop_heat_kw=loop_heat,
-        power_load_kw=power_load_kw, power_load_frac=load_frac, power_n1_load_frac=np.where(state.power_parent >= 0, 2 * load_frac, load_frac),
-        source_power_mw=source_power, battery_soc_frac=soc,
-        link_up_flag=rng.random(state.n_links) > 0.001, link_util_frac=rng.uniform(0.2, 0.8, state.n_links),
-        it_power_mw=it_mw, cooling_power_mw=cooling_mw, facility_power_mw=facility_mw, generation_capacity_mw=capacity_mw,
-        pue_ratio=facility_mw / it_mw if it_mw else np.nan, outdoor_wet_bulb_c=22.0, outdoor_dry_bulb_c=31.0,
-        swing_amplitude_mw=it_mw * 0.15, swing_ramp_mw_per_s=it_mw * 0.05, jobs=[job],
+        ts=ts,
+        gpu_temp_c=gpu_temp_c,
+        hbm_temp_c=gpu_temp_c + 4.0,
+        gpu_power_w=gpu_power_w,
+        gpu_util_frac=util,
+        sm_clock_mhz=sm_clock,
+        throttle_frac=throttle_frac,
+        gpu_state=state_code,
+        last_xid_code=xid,
+        rack_power_kw=rack_power_kw,
+        rack_max_gpu_temp_c=rack_max_temp,
+        rack_time_to_throttle_s=ttt,
+        cdu_supply_temp_c=supply_c,
+        cdu_return_temp_c=return_c,
+        cdu_flow_lpm=flow_lpm,
+        cdu_heat_kw=cdu_heat_kw,
+        cdu_capacity_kw=cap,
+        pumps_running_count=pumps,
+        loop_supply_temp_c=np.full(n_loops, 24.0),
+        loop_return_temp_c=np.full(n_loops, 34.0),
+        loop_heat_kw=loop_heat,
+        power_load_kw=power_load_kw,
+        power_load_frac=load_frac,
+        power_n1_load_frac=np.where(state.power_parent >= 0, 2 * load_frac, load_frac),
+        source_power_mw=source_power,
+        battery_soc_frac=soc,
+        link_up_flag=rng.random(state.n_links) > 0.001,
+        link_util_frac=rng.uniform(0.2, 0.8, state.n_links),
+        it_power_mw=it_mw,
+        cooling_power_mw=cooling_mw,
+        facility_power_mw=facility_mw,
+        generation_capacity_mw=capacity_mw,
+        pue_ratio=facility_mw / it_mw if it_mw else np.nan,
+        outdoor_wet_bulb_c=22.0,
+        outdoor_dry_bulb_c=31.0,
+        swing_amplitude_mw=it_mw * 0.15,
+        swing_ramp_mw_per_s=it_mw * 0.05,
+        jobs=[job],
         source_age_s={"twin": 0.5, "dcgm": 1.2, "redfish": 14.0, "cdu-modbus": 3.0},
     )
 
@@ -132,12 +181,15 @@ def synthetic_trend(snapshot: Snapshot, window_s: float = 900, period_s: float =
     wobble = 1.0 + 0.03 * np.sin(phase) + rng.normal(0, 0.005, n)
     job = snapshot.jobs[0] if snapshot.jobs else None
     base = {
-        "it_power_mw": snapshot.it_power_mw, "facility_power_mw": snapshot.facility_power_mw,
-        "generation_capacity_mw": snapshot.generation_capacity_mw, "pue_ratio": snapshot.pue_ratio,
+        "it_power_mw": snapshot.it_power_mw,
+        "facility_power_mw": snapshot.facility_power_mw,
+        "generation_capacity_mw": snapshot.generation_capacity_mw,
+        "pue_ratio": snapshot.pue_ratio,
         "gpus_throttled": float((snapshot.gpu_state == GPU_THROTTLED).sum()),
         "gpus_down": float((snapshot.gpu_state == GPU_DOWN).sum()),
         "max_gpu_temp_c": float(np.nanmax(snapshot.gpu_temp_c)),
-        "tokens_per_s": job.tokens_per_s if job else np.nan, "mfu_frac": job.mfu_frac if job else np.nan,
+        "tokens_per_s": job.tokens_per_s if job else np.nan,
+        "mfu_frac": job.mfu_frac if job else np.nan,
     }
     frame = {name: value * (1.0 if name == "generation_capacity_mw" else wobble) for name, value in base.items()}
     return pd.DataFrame(frame, index=index)[list(TREND_COLUMNS)]
@@ -148,21 +200,43 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
     hottest = np.argsort(np.nan_to_num(snapshot.rack_max_gpu_temp_c, nan=-1))[::-1][:3]
     alerts = []
     for i, rack in enumerate(hottest):
-        alerts.append(dict(
-            id=f"a{i + 1}", ts=snapshot.ts - timedelta(minutes=5 * i), severity="critical" if i == 0 else "warning",
-            source="twin", entity_kind="rack", entity_id=int(rack), entity_name=state.rack_name[rack],
-            metric="rack_max_gpu_temp_c",
-            message=f"GPU temperature {snapshot.rack_max_gpu_temp_c[rack]:.1f} °C in rack {state.rack_name[rack]}",
-            acknowledged=False, silenced_until=None, cleared_at=None, key=f"gpu_hot:rack:{int(rack)}",
-            group=f"gpu_hot:rack:{int(rack)}", impact={"gpus": 64, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0},
-            runbook="Check the rack's CDU flow and supply.",
-        ))
+        alerts.append(
+            dict(
+                id=f"a{i + 1}",
+                ts=snapshot.ts - timedelta(minutes=5 * i),
+                severity="critical" if i == 0 else "warning",
+                source="twin",
+                entity_kind="rack",
+                entity_id=int(rack),
+                entity_name=state.rack_name[rack],
+                metric="rack_max_gpu_temp_c",
+                message=f"GPU temperature {snapshot.rack_max_gpu_temp_c[rack]:.1f} °C in rack {state.rack_name[rack]}",
+                acknowledged=False,
+                silenced_until=None,
+                cleared_at=None,
+                key=f"gpu_hot:rack:{int(rack)}",
+                group=f"gpu_hot:rack:{int(rack)}",
+                impact={"gpus": 64, "jobs": [], "tokens_per_s": 0.0, "power_mw": 0.0},
+                runbook="Check the rack's CDU flow and supply.",
+            )
+        )
     if state.n_cdus:
-        alerts.append(dict(
-            id="a9", ts=snapshot.ts - timedelta(hours=2), severity="info", source="cdu-modbus", entity_kind="cdu",
-            entity_id=0, entity_name=state.cdu_name[0], metric="pumps_running_count", message="pump 2 restarted",
-            acknowledged=True, silenced_until=None, cleared_at=snapshot.ts - timedelta(hours=1),
-        ))
+        alerts.append(
+            dict(
+                id="a9",
+                ts=snapshot.ts - timedelta(hours=2),
+                severity="info",
+                source="cdu-modbus",
+                entity_kind="cdu",
+                entity_id=0,
+                entity_name=state.cdu_name[0],
+                metric="pumps_running_count",
+                message="pump 2 restarted",
+                acknowledged=True,
+                silenced_until=None,
+                cleared_at=snapshot.ts - timedelta(hours=1),
+            )
+        )
     return alerts
 
 
@@ -173,8 +247,9 @@ class StandinHub:
     label = "live"
     is_live = True
 
-    def __init__(self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False,
-                 detail=None):
+    def __init__(
+        self, state: SiteTables, snapshot: Snapshot | None = None, seed: int = 0, live: bool = False, detail=None
+    ):
         """``live=True`` stamps the snapshot with the current time on every read (never stale).
 
         ``detail`` is the ``TickDetail`` served with every snapshot (None: the pages' fallbacks).
@@ -188,7 +263,7 @@ class StandinHub:
         self._seed = seed
 
     def latest_tick(self) -> ViewTick:
-        snapshot = replace(self.snapshot, ts=datetime.now(timezone.utc)) if self.live else self.snapshot
+        snapshot = replace(self.snapshot, ts=datetime.now(UTC)) if self.live else self.snapshot
         return ViewTick(snapshot, self.tick_detail)
 
     def latest(self) -> Snapshot | None:
@@ -207,9 +282,16 @@ class StandinHub:
         for metric, values in (("gpu_temp_c", self.snapshot.gpu_temp_c), ("gpu_power_w", self.snapshot.gpu_power_w)):
             noise = 1.0 + rng.normal(0, 0.01, (n, gpus.size))
             grid = values[gpus][None, :] * noise
-            rows.append(pd.DataFrame({
-                "ts": np.repeat(ts, gpus.size), "gpu": np.tile(gpus, n), "metric": metric, "value": grid.ravel(),
-            }))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "ts": np.repeat(ts, gpus.size),
+                        "gpu": np.tile(gpus, n),
+                        "metric": metric,
+                        "value": grid.ravel(),
+                    }
+                )
+            )
         return pd.concat(rows, ignore_index=True)
 
     def placed_jobs(self) -> list:
@@ -224,9 +306,14 @@ class StandinHub:
         n = max(2, int(window_s / 10))
         ts = pd.date_range(end=self.snapshot.ts, periods=n, freq=pd.Timedelta(seconds=10), name="ts")
         snap, rng = self.snapshot, np.random.default_rng(cdu_id)
-        values = {"coolant_supply_temp_c": snap.cdu_supply_temp_c, "coolant_return_temp_c": snap.cdu_return_temp_c,
-                  "coolant_flow_lpm": snap.cdu_flow_lpm, "cdu_heat_kw": snap.cdu_heat_kw,
-                  "cdu_capacity_kw": snap.cdu_capacity_kw, "pumps_running_count": snap.pumps_running_count}
+        values = {
+            "coolant_supply_temp_c": snap.cdu_supply_temp_c,
+            "coolant_return_temp_c": snap.cdu_return_temp_c,
+            "coolant_flow_lpm": snap.cdu_flow_lpm,
+            "cdu_heat_kw": snap.cdu_heat_kw,
+            "cdu_capacity_kw": snap.cdu_capacity_kw,
+            "pumps_running_count": snap.pumps_running_count,
+        }
         return pd.DataFrame({k: float(v[cdu_id]) * (1.0 + rng.normal(0, 0.01, n)) for k, v in values.items()}, index=ts)
 
     def alerts(self, active_only: bool = True) -> list[dict]:
@@ -246,7 +333,7 @@ class StandinHub:
     def silence(self, alert_id: str, duration_s: float) -> None:
         for alert in self._alerts:
             if alert["id"] == alert_id:
-                alert["silenced_until"] = datetime.now(timezone.utc) + timedelta(seconds=duration_s)
+                alert["silenced_until"] = datetime.now(UTC) + timedelta(seconds=duration_s)
 
     def source_ages(self) -> dict[str, float]:
         return dict(self.snapshot.source_age_s)

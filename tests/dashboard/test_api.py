@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,12 +12,12 @@ from dashboard.api.routing import MAX_BODY_BYTES
 from twin.commands.jsonout import finite_or_null
 from twin.engine.projection import project
 from twin.quantities import BY_NAME, NOT_QUANTITIES
+from twin.site.catalogue import DATA_DIR
 from twin.site.load import load_site
 from twin.site.scenario import load_scenario
-from twin.site.catalogue import DATA_DIR
 
 FAULT = "xid:h1-r01-k01-n0/0=79"
-START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -75,18 +75,21 @@ def test_rack_filter_by_hall_and_unknown_hall(client):
     assert r.status_code == 404 and "no hall 'H9'" in r.get_json()["error"]
 
 
-@pytest.mark.parametrize("path, status, message", [
-    (f"/api/v1/live/racks?limit={MAX_PAGE + 1}", 400, "query.limit: Input should be less than or equal to 1000"),
-    ("/api/v1/live/racks?limit=-1", 400, "query.limit"),
-    ("/api/v1/live/racks?limit=1&limit=2", 400, "query.limit: given more than once"),
-    ("/api/v1/live/racks?sort=drop_table", 400, "query.sort"),
-    ("/api/v1/live/racks?hall=%00", 400, "query.hall"),
-    ("/api/v1/live/kpis?x=1", 400, "this route takes no query parameters"),
-    ("/api/v1/site/gpus", 400, "path.kind"),
-    ("/api/v1/alerts/0", 400, "path.alert_id"),
-    ("/api/v1/alerts/99999", 404, "no alert with id 99999"),
-    ("/api/v1/no/such/route", 404, "no such API route"),
-])
+@pytest.mark.parametrize(
+    "path, status, message",
+    [
+        (f"/api/v1/live/racks?limit={MAX_PAGE + 1}", 400, "query.limit: Input should be less than or equal to 1000"),
+        ("/api/v1/live/racks?limit=-1", 400, "query.limit"),
+        ("/api/v1/live/racks?limit=1&limit=2", 400, "query.limit: given more than once"),
+        ("/api/v1/live/racks?sort=drop_table", 400, "query.sort"),
+        ("/api/v1/live/racks?hall=%00", 400, "query.hall"),
+        ("/api/v1/live/kpis?x=1", 400, "this route takes no query parameters"),
+        ("/api/v1/site/gpus", 400, "path.kind"),
+        ("/api/v1/alerts/0", 400, "path.alert_id"),
+        ("/api/v1/alerts/99999", 404, "no alert with id 99999"),
+        ("/api/v1/no/such/route", 404, "no such API route"),
+    ],
+)
 def test_bad_requests_are_one_line_json_errors(client, path, status, message):
     r = client.get(path)
     assert r.status_code == status and r.is_json, r.data[:200]
@@ -104,21 +107,24 @@ def test_alerts_list_acknowledge_and_silence(client, hub):
     assert next(a for a in hub.alerts(True) if a["id"] == gpu["id"])["acknowledged"]
     r = client.post(f"/api/v1/alerts/{gpu['id']}/silence", json={"duration_s": 3600})
     until = datetime.fromisoformat(r.get_json()["silenced_until"])
-    assert timedelta(minutes=59) < until - datetime.now(timezone.utc) <= timedelta(hours=1)
+    assert timedelta(minutes=59) < until - datetime.now(UTC) <= timedelta(hours=1)
     kpis = client.get("/api/v1/alerts/" + str(gpu["id"])).get_json()
     assert kpis["id"] == gpu["id"]
     critical = client.get("/api/v1/alerts?severity=critical").get_json()["items"]
     assert all(a["severity"] == "critical" for a in critical)
 
 
-@pytest.mark.parametrize("body, status, message", [
-    ({"duration_s": 0}, 400, "body.duration_s: Input should be greater than 0"),
-    ({"duration_s": 8 * 24 * 3600}, 400, "body.duration_s"),
-    ({"duration_s": "NaN"}, 400, "body.duration_s"),
-    ({"duration_s": 60, "extra": 1}, 400, "body.extra: Extra inputs are not permitted"),
-    ({}, 400, "body.duration_s: Field required"),
-    ([1, 2], 400, "body: Input should be a valid dictionary"),
-])
+@pytest.mark.parametrize(
+    "body, status, message",
+    [
+        ({"duration_s": 0}, 400, "body.duration_s: Input should be greater than 0"),
+        ({"duration_s": 8 * 24 * 3600}, 400, "body.duration_s"),
+        ({"duration_s": "NaN"}, 400, "body.duration_s"),
+        ({"duration_s": 60, "extra": 1}, 400, "body.extra: Extra inputs are not permitted"),
+        ({}, 400, "body.duration_s: Field required"),
+        ([1, 2], 400, "body: Input should be a valid dictionary"),
+    ],
+)
 def test_silence_bodies_are_validated(client, hub, body, status, message):
     alert_id = hub.alerts(True)[0]["id"]
     r = client.post(f"/api/v1/alerts/{alert_id}/silence", json=body)
@@ -164,15 +170,18 @@ def test_project_body_gives_the_numbers_of_clustertwin_project(client):
     assert stored["facility_power_mw"] == pytest.approx(expected["facility_power_mw"])
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"conditions": {"cdus_failed": ["NO-SUCH-CDU"]}}, "conditions.cdus_failed: 'NO-SUCH-CDU' is not in this site"),
-    ({"scenario": {"settle_s": 86_400}}, "body.scenario.settle_s: Input should be less than or equal to 3600"),
-    ({"conditions": {"gpu_util_frac": 2}}, "body.conditions.gpu_util_frac"),
-    ({"conditions": {"job": "../../etc/passwd"}}, "body.conditions.job"),
-    ({"conditions": {"job": "no-such-job"}}, "no-such-job"),
-    ({"scenario": {"time": "2024-07-22T20:00:00"}}, "needs a time zone"),
-    ({"conditions": {"failed_power": ["x"] * 3000}}, "body.conditions.failed_power"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"conditions": {"cdus_failed": ["NO-SUCH-CDU"]}}, "conditions.cdus_failed: 'NO-SUCH-CDU' is not in this site"),
+        ({"scenario": {"settle_s": 86_400}}, "body.scenario.settle_s: Input should be less than or equal to 3600"),
+        ({"conditions": {"gpu_util_frac": 2}}, "body.conditions.gpu_util_frac"),
+        ({"conditions": {"job": "../../etc/passwd"}}, "body.conditions.job"),
+        ({"conditions": {"job": "no-such-job"}}, "no-such-job"),
+        ({"scenario": {"time": "2024-07-22T20:00:00"}}, "needs a time zone"),
+        ({"conditions": {"failed_power": ["x"] * 3000}}, "body.conditions.failed_power"),
+    ],
+)
 def test_bad_project_bodies(client, body, message):
     r = client.post("/api/v1/project", json=body)
     assert r.status_code == 400 and message in r.get_json()["error"], r.get_json()
@@ -194,8 +203,9 @@ def test_incidents_list_show_and_export(client):
     assert r.status_code == 200 and r.data[:2] == b"PK" and name in r.headers["Content-Disposition"]
 
 
-@pytest.mark.parametrize("name", ["..%2F..%2Fetc%2Fpasswd", "..", "%2e%2e", "..%5Cpasswd",
-                                  "colossus-generator-trip%00", "%2Fetc%2Fpasswd"])
+@pytest.mark.parametrize(
+    "name", ["..%2F..%2Fetc%2Fpasswd", "..", "%2e%2e", "..%5Cpasswd", "colossus-generator-trip%00", "%2Fetc%2Fpasswd"]
+)
 def test_incident_export_cannot_leave_the_library(client, name):
     r = client.get(f"/api/v1/incidents/{name}/export")
     assert r.status_code in (400, 404) and r.is_json and b"root:" not in r.data

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from ingest.store.audit import list_entries
 from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
-
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +32,15 @@ def _alert_id(twin) -> int:
     return next(a["id"] for a in twin.alerts(True) if not a["acknowledged"])
 
 
-@pytest.mark.parametrize("method, path", [("GET", "/api/v1/site"), ("GET", "/api/v1/live/kpis"),
-                                          ("GET", "/api/v1/openapi.json"), ("POST", "/api/v1/alerts/1/acknowledge")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("GET", "/api/v1/site"),
+        ("GET", "/api/v1/live/kpis"),
+        ("GET", "/api/v1/openapi.json"),
+        ("POST", "/api/v1/alerts/1/acknowledge"),
+    ],
+)
 def test_anonymous_requests_get_401(client, method, path):
     r = client.open(path, method=method, json={} if method == "POST" else None)
     assert r.status_code == 401 and r.is_json and "login required" in r.get_json()["error"]
@@ -89,8 +94,14 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
     now = [2_000_000.0]
     monkeypatch.setattr(tick_cache.time, "time", lambda: now[0])
     cache = client.application.extensions["clustertwin_tick_cache"]
-    post = lambda n: client.post("/_dash-update-component", json=_body(n), headers={**tokens["vera"],  # noqa: E731
-                                                                                   "Referer": "http://t/floor"})
+    post = lambda n: client.post(
+        "/_dash-update-component",
+        json=_body(n),
+        headers={
+            **tokens["vera"],  # noqa: E731
+            "Referer": "http://t/floor",
+        },
+    )
     assert post(1).status_code == 200
     now[0] += 100.0
     before = set(threading.enumerate())
@@ -99,7 +110,9 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
         thread.join(timeout=30)
     hits = cache.hits
     assert post(3).status_code == 200 and cache.hits == hits + 1  # the copy's rendering was stored
-    assert client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
+    assert (
+        client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
+    )
 
 
 def test_every_route_that_changes_state_needs_the_operator_role():

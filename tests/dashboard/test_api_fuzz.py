@@ -7,17 +7,20 @@ must be a 2xx/4xx the document declares, in its declared media type and schema, 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
-START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=UTC)
 EXAMPLES_PER_OPERATION = 20
 WHATIF = '[scenario]\nname = "a"\n\n[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\n'
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
@@ -48,8 +51,7 @@ def _operations(with_inputs: bool = False) -> list[tuple[str, str]]:
     """(method, path) of the routes (``with_inputs``: those taking parameters or a body, which can be negated)."""
     from dashboard.api.routing import API_PREFIX, api
 
-    return [(r.method, API_PREFIX + r.path) for r in api.routes
-            if not with_inputs or r.params or r.query or r.body]
+    return [(r.method, API_PREFIX + r.path) for r in api.routes if not with_inputs or r.params or r.query or r.body]
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +64,18 @@ def test_document_is_loaded_with_every_route(api_schema):
     assert loaded == set(_operations())
 
 
-@pytest.mark.parametrize("method, path, mode", [(*op, GenerationMode.POSITIVE) for op in _operations()]
-                         + [(*op, GenerationMode.NEGATIVE) for op in _operations(with_inputs=True)])
+@pytest.mark.parametrize(
+    "method, path, mode",
+    [(*op, GenerationMode.POSITIVE) for op in _operations()]
+    + [(*op, GenerationMode.NEGATIVE) for op in _operations(with_inputs=True)],
+)
 def test_api_never_fails_and_answers_as_documented(api_schema, live_api, method, path, mode):
     operation = api_schema[path][method]
 
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     def run(case):
         case.call_and_validate(base_url=live_api.base_url, checks=CHECKS, timeout=60)
 

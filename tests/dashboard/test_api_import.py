@@ -65,8 +65,7 @@ def client(app):
 
 
 def _post(client, data, headers, query="", **kw):
-    return client.post(f"{URL}{query}", data=data, content_type=kw.pop("content_type", OCTETS), headers=headers,
-                       **kw)
+    return client.post(f"{URL}{query}", data=data, content_type=kw.pop("content_type", OCTETS), headers=headers, **kw)
 
 
 def _library(folder) -> dict[str, bytes]:
@@ -78,11 +77,18 @@ def test_a_bundle_larger_than_the_json_cap_is_imported_recorded_and_audited(clie
     assert len(data) > MAX_BODY_BYTES
     r = _post(client, data, tokens["otto"], "?name=trip-copy")
     assert r.status_code == 200, r.get_json()
-    assert r.get_json() == {"name": "trip-copy", "site": "colossus", "start": "2024-07-22T20:00:00+00:00",
-                            "end": "2024-07-22T20:10:00+00:00", "replaced": False, "skipped": []}
+    assert r.get_json() == {
+        "name": "trip-copy",
+        "site": "colossus",
+        "start": "2024-07-22T20:00:00+00:00",
+        "end": "2024-07-22T20:10:00+00:00",
+        "replaced": False,
+        "skipped": [],
+    }
     assert read_bundle(library / "trip-copy.ctincident").metadata["name"] == "trip-copy"
-    assert "trip-copy" in {i["name"] for i in client.get("/api/v1/incidents?limit=1000",
-                                                          headers=tokens["vera"]).get_json()["items"]}
+    assert "trip-copy" in {
+        i["name"] for i in client.get("/api/v1/incidents?limit=1000", headers=tokens["vera"]).get_json()["items"]
+    }
     assert "trip-copy" in {row.name for row in stored_incidents(twin.db)}
     entry = next(e for e in list_entries(twin.db) if e["action"] == "incident.import")
     assert (entry["user_name"], entry["target"]) == ("otto", "incident trip-copy")
@@ -122,14 +128,18 @@ def _escaping_name(monkeypatch) -> bytes:
         return bundle_bytes(b)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda data, mp: data[: len(data) // 2], "not an incident bundle (not a zip archive, or truncated)"),
-    (lambda data, mp: _foreign(), "without the clustertwin-incident mark"),
-    (lambda data, mp: _tampered(data), "member rack.parquet fails its checksum"),
-    (lambda data, mp: _escaping_name(mp), "is not a usable incident name"),
-])
-def test_a_damaged_foreign_tampered_or_escaping_bundle_is_422_and_touches_nothing(client, twin, tokens, library,
-                                                                                  monkeypatch, make, message):
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda data, mp: data[: len(data) // 2], "not an incident bundle (not a zip archive, or truncated)"),
+        (lambda data, mp: _foreign(), "without the clustertwin-incident mark"),
+        (lambda data, mp: _tampered(data), "member rack.parquet fails its checksum"),
+        (lambda data, mp: _escaping_name(mp), "is not a usable incident name"),
+    ],
+)
+def test_a_damaged_foreign_tampered_or_escaping_bundle_is_422_and_touches_nothing(
+    client, twin, tokens, library, monkeypatch, make, message
+):
     before, audited, rows = _library(library), len(list_entries(twin.db)), len(stored_incidents(twin.db))
     r = _post(client, make(SHIPPED.read_bytes(), monkeypatch), tokens["otto"])
     assert r.status_code == 422 and message in r.get_json()["error"], r.get_json()
@@ -161,16 +171,25 @@ class Unreadable(io.RawIOBase):
 def test_the_route_has_its_own_cap_refused_before_reading(app, client, tokens, library):
     before = _library(library)
     app.server.config[MAX_BYTES_CONFIG] = 2 * MAX_BODY_BYTES
-    r = client.post(URL, input_stream=Unreadable(), content_type=OCTETS, headers=tokens["otto"],
-                    environ_overrides={"CONTENT_LENGTH": str(2 * MAX_BODY_BYTES + 1)})
+    r = client.post(
+        URL,
+        input_stream=Unreadable(),
+        content_type=OCTETS,
+        headers=tokens["otto"],
+        environ_overrides={"CONTENT_LENGTH": str(2 * MAX_BODY_BYTES + 1)},
+    )
     assert r.status_code == 413 and "larger than the 2097152 bytes" in r.get_json()["error"], r.get_data()
     app.server.config[MAX_BYTES_CONFIG] = MAX_BODY_BYTES  # the shipped bundle is 1.3 MB
     r = _post(client, SHIPPED.read_bytes(), tokens["otto"], "?name=too-big")
     assert r.status_code == 413
     # a body without a declared length (chunked) is cut off at the cap
-    r = client.post(URL + "?name=too-big", input_stream=io.BytesIO(SHIPPED.read_bytes()), content_type=OCTETS,
-                    headers={**tokens["otto"], "Transfer-Encoding": "chunked"},
-                    environ_overrides={"wsgi.input_terminated": True})
+    r = client.post(
+        URL + "?name=too-big",
+        input_stream=io.BytesIO(SHIPPED.read_bytes()),
+        content_type=OCTETS,
+        headers={**tokens["otto"], "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
     assert r.status_code == 413, r.get_json()
     assert _library(library) == before
 
@@ -183,8 +202,12 @@ def test_the_apps_2_mb_request_cap_does_not_apply_to_uploads(client, tokens):
 
 
 def test_an_upload_is_not_a_form_and_not_empty(client, tokens):
-    r = _post(client, {"file": (io.BytesIO(SHIPPED.read_bytes()), "x.ctincident")}, tokens["otto"],
-              content_type="multipart/form-data")
+    r = _post(
+        client,
+        {"file": (io.BytesIO(SHIPPED.read_bytes()), "x.ctincident")},
+        tokens["otto"],
+        content_type="multipart/form-data",
+    )
     assert r.status_code == 415 and "--data-binary" in r.get_json()["error"]
     assert _post(client, b"", tokens["otto"]).status_code == 400
 
@@ -208,14 +231,17 @@ def test_a_single_recording_file_is_named_after_its_host(client, tokens, library
     assert r.get_json()["name"] == "nvidia-smi-csv-h1-r01-k01-n0.csv" and r.get_json()["skipped"] == []
 
 
-@pytest.mark.parametrize("query, status, message", [
-    ("?format=prometheus", 400, "query.format: Input should be"),
-    ("?format=nvidia-smi-csv&site=..%2Fetc", 400, "query.site: String should match pattern"),
-    ("?format=nvidia-smi-csv&site=pyproject", 400, "query.site: no reference site 'pyproject'"),
-    ("?format=dcgmi-dmon&site=demo", 400, "query.start: a dcgmi dmon recording needs its start"),
-    ("?name=..%2F..%2Fescaped", 400, "query.name: String should match pattern"),
-    ("?format=nvidia-smi-csv&site=demo&host=..", 400, "query.host: String should match pattern"),
-])
+@pytest.mark.parametrize(
+    "query, status, message",
+    [
+        ("?format=prometheus", 400, "query.format: Input should be"),
+        ("?format=nvidia-smi-csv&site=..%2Fetc", 400, "query.site: String should match pattern"),
+        ("?format=nvidia-smi-csv&site=pyproject", 400, "query.site: no reference site 'pyproject'"),
+        ("?format=dcgmi-dmon&site=demo", 400, "query.start: a dcgmi dmon recording needs its start"),
+        ("?name=..%2F..%2Fescaped", 400, "query.name: String should match pattern"),
+        ("?format=nvidia-smi-csv&site=demo&host=..", 400, "query.host: String should match pattern"),
+    ],
+)
 def test_bad_parameters_are_400(client, tokens, query, status, message):
     r = _post(client, CSV.encode(), tokens["otto"], query)
     assert r.status_code == status and r.get_json()["error"].startswith(message), r.get_json()
@@ -256,11 +282,19 @@ def test_over_http_a_chunked_upload_streams_past_the_json_caps(app, tokens, libr
 
     served = ServedApp(app)
     try:
-        r = requests.post(served.url(URL), data=chunks(MAX_REQUEST_BYTES + 2**20), timeout=60,
-                          headers={**tokens["otto"], "Content-Type": OCTETS})
+        r = requests.post(
+            served.url(URL),
+            data=chunks(MAX_REQUEST_BYTES + 2**20),
+            timeout=60,
+            headers={**tokens["otto"], "Content-Type": OCTETS},
+        )
         assert r.status_code == 422 and "not an incident bundle" in r.json()["error"]
-        r = requests.post(served.url(URL + "?name=trip-http"), data=SHIPPED.read_bytes(), timeout=60,
-                          headers={**tokens["otto"], "Content-Type": OCTETS})
+        r = requests.post(
+            served.url(URL + "?name=trip-http"),
+            data=SHIPPED.read_bytes(),
+            timeout=60,
+            headers={**tokens["otto"], "Content-Type": OCTETS},
+        )
         assert r.status_code == 200 and r.json()["name"] == "trip-http"
     finally:
         served.stop()

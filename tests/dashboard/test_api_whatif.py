@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from dashboard.whatif.store import scenario_store
@@ -61,8 +60,14 @@ def test_an_operator_creates_edits_undoes_and_every_change_is_audited(client, tw
     otto = tokens["otto"]
     r = client.post(BASE, json={"name": "pump drill"}, headers=otto)
     assert r.status_code == 200, r.get_json()
-    assert r.get_json() == {"name": "pump drill", "site": "demo", "position": 0, "can_undo": False,
-                            "can_redo": False, "edits": []}
+    assert r.get_json() == {
+        "name": "pump drill",
+        "site": "demo",
+        "position": 0,
+        "can_undo": False,
+        "can_redo": False,
+        "edits": [],
+    }
     assert _audit(twin, "scenario.new")["user_name"] == "otto"
     edit = {"op": "fail", "elements": [CDU], "pumps_count": 1}
     r = client.post(f"{BASE}/pump drill/edits", json={"edit": edit}, headers=otto)
@@ -82,13 +87,16 @@ def test_an_operator_creates_edits_undoes_and_every_change_is_audited(client, tw
     assert r.status_code == 200 and r.get_json()["edits"] == [edit]
 
 
-@pytest.mark.parametrize("edit, message", [
-    ({"op": "fail", "elements": ["no-such-cdu"]}, "edit.elements: 'no-such-cdu'"),
-    ({"op": "explode"}, "edit.op: unknown op 'explode'"),
-    ({"op": "set_weather", "outdoor_dry_bulb_c": 400.0}, "edit.outdoor_dry_bulb_c: expected a number"),
-    ({"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 1.0}, "edit.y_m: a position needs both"),
-    ({"op": "fail", "elements": [CDU], "colour": "red"}, "edit.colour: unknown field for fail"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ({"op": "fail", "elements": ["no-such-cdu"]}, "edit.elements: 'no-such-cdu'"),
+        ({"op": "explode"}, "edit.op: unknown op 'explode'"),
+        ({"op": "set_weather", "outdoor_dry_bulb_c": 400.0}, "edit.outdoor_dry_bulb_c: expected a number"),
+        ({"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 1.0}, "edit.y_m: a position needs both"),
+        ({"op": "fail", "elements": [CDU], "colour": "red"}, "edit.colour: unknown field for fail"),
+    ],
+)
 def test_an_invalid_edit_is_422_naming_the_problem_and_nothing_is_stored(client, twin, tokens, edit, message):
     otto = tokens["otto"]
     if client.get(f"{BASE}/refusals", headers=otto).status_code == 404:
@@ -179,15 +187,18 @@ def test_projection_of_a_stored_scenario_is_the_report_of_its_file(client, twin,
     assert client.post(f"{BASE}/nothing here/project", headers=tokens["vera"]).status_code == 404
 
 
-@pytest.mark.parametrize("method, path, body", [
-    ("POST", BASE, {"name": "viewer's"}),
-    ("POST", f"{BASE}/shared/edits", {"edit": {"op": "fail", "elements": [CDU]}}),
-    ("POST", f"{BASE}/shared/undo", None),
-    ("POST", f"{BASE}/shared/redo", None),
-    ("POST", f"{BASE}/shared/rename", {"name": "mine"}),
-    ("POST", f"{BASE}/shared/duplicate", {"name": "mine"}),
-    ("DELETE", f"{BASE}/shared", None),
-])
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        ("POST", BASE, {"name": "viewer's"}),
+        ("POST", f"{BASE}/shared/edits", {"edit": {"op": "fail", "elements": [CDU]}}),
+        ("POST", f"{BASE}/shared/undo", None),
+        ("POST", f"{BASE}/shared/redo", None),
+        ("POST", f"{BASE}/shared/rename", {"name": "mine"}),
+        ("POST", f"{BASE}/shared/duplicate", {"name": "mine"}),
+        ("DELETE", f"{BASE}/shared", None),
+    ],
+)
 def test_a_viewer_reads_but_changes_nothing_and_anonymous_gets_401(client, twin, tokens, method, path, body):
     if client.get(f"{BASE}/shared", headers=tokens["otto"]).status_code == 404:
         client.post(BASE, json={"name": "shared"}, headers=tokens["otto"])
@@ -208,6 +219,8 @@ def test_a_server_without_a_database_keeps_the_editors_scenarios_in_memory(demo_
     r = client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": [CDU]}})
     assert r.status_code == 200 and r.get_json()["can_undo"]
     listed = client.get(BASE).get_json()
-    assert listed == {"persistent_flag": False, "items": [{"name": "scratch", "site": "demo", "position": 1,
-                                                          "can_undo": True, "can_redo": False}]}
+    assert listed == {
+        "persistent_flag": False,
+        "items": [{"name": "scratch", "site": "demo", "position": 1, "can_undo": True, "can_redo": False}],
+    }
     assert client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": ["x"]}}).status_code == 422

@@ -25,8 +25,9 @@ GARBAGE = [1e12, "Infinity", "NaN", -5, "abc", [1, 2], {"x": 1}, None, "1e9", Tr
 
 def post(served, body, raw: bytes | None = None, content_type: str = "application/json") -> tuple[int, str]:
     data = raw if raw is not None else json.dumps(body).encode()
-    req = urllib.request.Request(served.url(CALLBACK_PATH), data=data, method="POST",
-                                 headers={"Content-Type": content_type})
+    req = urllib.request.Request(
+        served.url(CALLBACK_PATH), data=data, method="POST", headers={"Content-Type": content_type}
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.status, resp.read().decode()
@@ -36,17 +37,27 @@ def post(served, body, raw: bytes | None = None, content_type: str = "applicatio
 
 def open_page(served, path: str, search: str) -> tuple[int, str]:
     """What the browser's pages router asks for when ``path?search`` is opened."""
-    return post(served, {
-        "output": PAGES_OUTPUT,
-        "outputs": [{"id": "_pages_content", "property": "children"}, {"id": "_pages_store", "property": "data"}],
-        "inputs": [{"id": "_pages_location", "property": "pathname", "value": path},
-                   {"id": "_pages_location", "property": "search", "value": search}],
-        "changedPropIds": ["_pages_location.search"], "state": []})
+    return post(
+        served,
+        {
+            "output": PAGES_OUTPUT,
+            "outputs": [{"id": "_pages_content", "property": "children"}, {"id": "_pages_store", "property": "data"}],
+            "inputs": [
+                {"id": "_pages_location", "property": "pathname", "value": path},
+                {"id": "_pages_location", "property": "search", "value": search},
+            ],
+            "changedPropIds": ["_pages_location.search"],
+            "state": [],
+        },
+    )
 
 
 def tracebacks(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.exc_info or "Traceback" in r.getMessage() or r.levelno >= logging.ERROR]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.exc_info or "Traceback" in r.getMessage() or r.levelno >= logging.ERROR
+    ]
 
 
 @pytest.fixture()
@@ -56,20 +67,37 @@ def served_demo(demo_hub, serve_app):
 
 def silence_body(alert_id, duration) -> dict:
     button = {"alert": alert_id, "type": ids.ALERT_SILENCE}
-    output = (f"..{ids.Alerts.SUMMARY}.children...{ids.Alerts.ACTIVE_TABLE}.children...{ids.Alerts.PAST_TABLE}.children"
-              f"...{ids.Alerts.SIGNATURE}.data...{ids.Alerts.ACTION_RESULT}.children...{ids.Alerts.URL}.search..")
-    outputs = [{"id": i, "property": p} for i, p in (
-        (ids.Alerts.SUMMARY, "children"), (ids.Alerts.ACTIVE_TABLE, "children"), (ids.Alerts.PAST_TABLE, "children"),
-        (ids.Alerts.SIGNATURE, "data"), (ids.Alerts.ACTION_RESULT, "children"), (ids.Alerts.URL, "search"))]
+    output = (
+        f"..{ids.Alerts.SUMMARY}.children...{ids.Alerts.ACTIVE_TABLE}.children...{ids.Alerts.PAST_TABLE}.children"
+        f"...{ids.Alerts.SIGNATURE}.data...{ids.Alerts.ACTION_RESULT}.children...{ids.Alerts.URL}.search.."
+    )
+    outputs = [
+        {"id": i, "property": p}
+        for i, p in (
+            (ids.Alerts.SUMMARY, "children"),
+            (ids.Alerts.ACTIVE_TABLE, "children"),
+            (ids.Alerts.PAST_TABLE, "children"),
+            (ids.Alerts.SIGNATURE, "data"),
+            (ids.Alerts.ACTION_RESULT, "children"),
+            (ids.Alerts.URL, "search"),
+        )
+    ]
     return {
-        "output": output, "outputs": outputs,
-        "inputs": [{"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
-                   [], [{"id": button, "property": "n_clicks", "value": 1}], [],
-                   {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
-                   {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []}],
-        "state": [[{"id": ids.alert_comment(alert_id), "property": "value", "value": ""}],
-                  [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration}],
-                  {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None}],
+        "output": output,
+        "outputs": outputs,
+        "inputs": [
+            {"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
+            [],
+            [{"id": button, "property": "n_clicks", "value": 1}],
+            [],
+            {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
+            {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []},
+        ],
+        "state": [
+            [{"id": ids.alert_comment(alert_id), "property": "value", "value": ""}],
+            [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration}],
+            {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+        ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }
 
@@ -93,21 +121,24 @@ def test_a_seven_day_silence_is_accepted(served_demo):
     assert [a for a in hub.alerts() if a["id"] == alert["id"]][0]["silenced_until"] is not None
 
 
-@pytest.mark.parametrize("path,search,ignored", [
-    ("/", "?window=inf", "trend window"),
-    ("/", "?window=60&window=120", "'window' given 2 times"),
-    ("/", "?at=yesterday", "time 'yesterday' is not ISO 8601"),
-    ("/floor", "?rack=a&rack=b", "'rack' given 2 times"),
-    ("/floor", "?metric=x&metric=y", "'metric' given 2 times"),
-    ("/floor", "?metric=nonsense", "metric 'nonsense' is not one of"),
-    ("/power", "?element=a&element=b&metric=x&metric=y", "'element' given 2 times"),
-    ("/power", "?element=nowhere", "no power element named 'nowhere'"),
-    ("/fabric", "?tier=a&tier=b", "'tier' given 2 times"),
-    ("/fabric", "?tier=root", "tier 'root' is not one of"),
-    ("/cooling", "?loop=a&loop=b", "'loop' given 2 times"),
-    ("/jobs", "?rack=1&rack=2", "'rack' given 2 times"),
-    ("/alerts", "?severity=a&severity=b", "'severity' given 2 times"),
-])
+@pytest.mark.parametrize(
+    "path,search,ignored",
+    [
+        ("/", "?window=inf", "trend window"),
+        ("/", "?window=60&window=120", "'window' given 2 times"),
+        ("/", "?at=yesterday", "time 'yesterday' is not ISO 8601"),
+        ("/floor", "?rack=a&rack=b", "'rack' given 2 times"),
+        ("/floor", "?metric=x&metric=y", "'metric' given 2 times"),
+        ("/floor", "?metric=nonsense", "metric 'nonsense' is not one of"),
+        ("/power", "?element=a&element=b&metric=x&metric=y", "'element' given 2 times"),
+        ("/power", "?element=nowhere", "no power element named 'nowhere'"),
+        ("/fabric", "?tier=a&tier=b", "'tier' given 2 times"),
+        ("/fabric", "?tier=root", "tier 'root' is not one of"),
+        ("/cooling", "?loop=a&loop=b", "'loop' given 2 times"),
+        ("/jobs", "?rack=1&rack=2", "'rack' given 2 times"),
+        ("/alerts", "?severity=a&severity=b", "'severity' given 2 times"),
+    ],
+)
 def test_bad_query_parameters_show_the_page_with_a_note(served_demo, caplog, path, search, ignored):
     served, _ = served_demo
     status, text = open_page(served, path, search)
@@ -143,8 +174,13 @@ def test_garbage_in_every_callback_input_never_gives_a_500(served_demo, caplog):
     def item(spec, value):
         if spec["id"].startswith("{"):  # a pattern-matching id: send one matching component
             pattern = json.loads(spec["id"])
-            return [{"id": {k: (1 if isinstance(v, list) else v) for k, v in pattern.items()},
-                     "property": spec["property"], "value": value}]
+            return [
+                {
+                    "id": {k: (1 if isinstance(v, list) else v) for k, v in pattern.items()},
+                    "property": spec["property"],
+                    "value": value,
+                }
+            ]
         return {"id": spec["id"], "property": spec["property"], "value": value}
 
     statuses = {}
@@ -153,10 +189,13 @@ def test_garbage_in_every_callback_input_never_gives_a_500(served_demo, caplog):
             continue
         for i, changed in enumerate(dep["inputs"]):
             for value in GARBAGE:
-                body = {"output": dep["output"], "outputs": [],
-                        "inputs": [item(s, value if j == i else None) for j, s in enumerate(dep["inputs"])],
-                        "state": [item(s, None) for s in dep["state"]],
-                        "changedPropIds": [f"{changed['id']}.{changed['property']}"]}
+                body = {
+                    "output": dep["output"],
+                    "outputs": [],
+                    "inputs": [item(s, value if j == i else None) for j, s in enumerate(dep["inputs"])],
+                    "state": [item(s, None) for s in dep["state"]],
+                    "changedPropIds": [f"{changed['id']}.{changed['property']}"],
+                }
                 status, _ = post(served, body)
                 statuses.setdefault(status, []).append((dep["output"][:40], changed["id"][:30], value))
     assert not [s for s in statuses if s >= 500], {s: v[:5] for s, v in statuses.items() if s >= 500}
@@ -223,17 +262,35 @@ def test_the_largest_body_a_page_sends_is_far_below_the_limit(demo_state):
     """The alerts callback carries every alert's buttons, comment and silence duration, and the table
     signature: 500 alerts."""
     n_alerts = 500
-    per_alert = lambda kind, prop, value: [{"id": {"alert": 10_000_000 + i, "type": kind}, "property": prop,  # noqa: E731
-                                            "value": value} for i in range(n_alerts)]
+    per_alert = lambda kind, prop, value: [
+        {
+            "id": {"alert": 10_000_000 + i, "type": kind},
+            "property": prop,  # noqa: E731
+            "value": value,
+        }
+        for i in range(n_alerts)
+    ]
     body = silence_body(1, 3600)
     body["inputs"][1], body["inputs"][2], body["inputs"][3] = (
-        per_alert(ids.ALERT_ACK, "n_clicks", 0), per_alert(ids.ALERT_SILENCE, "n_clicks", 0),
-        per_alert("alert-unsilence", "n_clicks", 0))
+        per_alert(ids.ALERT_ACK, "n_clicks", 0),
+        per_alert(ids.ALERT_SILENCE, "n_clicks", 0),
+        per_alert("alert-unsilence", "n_clicks", 0),
+    )
     body["state"][0] = per_alert("alert-comment", "value", "swapping the pump, back in 20 min")
     body["state"][1] = per_alert("alert-silence-for", "value", 3600)
-    body["state"][2]["value"] = [[[str(10_000_000 + i), "open", "critical", "rack H1-R01-K01 GPU 99.9 °C over 90 °C" * 2,
-                                   "pump:cdu:1", "{'gpus': 64, 'jobs': ['colossus-405b-24k'], 'tokens_per_s': 0.0}"]
-                                  for i in range(n_alerts)]] * 2
+    body["state"][2]["value"] = [
+        [
+            [
+                str(10_000_000 + i),
+                "open",
+                "critical",
+                "rack H1-R01-K01 GPU 99.9 °C over 90 °C" * 2,
+                "pump:cdu:1",
+                "{'gpus': 64, 'jobs': ['colossus-405b-24k'], 'tokens_per_s': 0.0}",
+            ]
+            for i in range(n_alerts)
+        ]
+    ] * 2
     size = len(json.dumps(body).encode())
     assert size < MAX_REQUEST_BYTES / 4, size
 

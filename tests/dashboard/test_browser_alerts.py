@@ -18,7 +18,9 @@ def test_alerts_page_lists_active_alerts_with_entity_links(served_app, new_page,
     expect(page.locator("#alerts-active-table tbody.alert-group")).to_have_count(3)
     expect(page.locator("#alerts-active-table .runbook").first).to_contain_text("first action")
     expect(page.locator("#alerts-past-table tbody tr")).to_have_count(1)
-    expect(page.locator("#alerts-active-table a").first).to_have_attribute("href", re.compile(r"^/floor\?rack=H1-R\d\d-K\d\d$"))
+    expect(page.locator("#alerts-active-table a").first).to_have_attribute(
+        "href", re.compile(r"^/floor\?rack=H1-R\d\d-K\d\d$")
+    )
     screenshot(page, f"alerts-{viewport}")
     assert log.errors == []
     assert log.external == []

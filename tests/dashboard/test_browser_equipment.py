@@ -7,14 +7,14 @@ The job covers four racks, so the synthetic plant powers the other twelve off.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
 
 from dashboard.figures import power as power_figs
-from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 from dashboard.figures.floor import OFF_LEGEND
+from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +30,7 @@ def faulted(dash_app, tmp_path_factory):
     from ingest.live.runtime import build_hub
     from tests.dashboard.conftest import ServedApp
 
-    start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=3)
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=3)
     db = tmp_path_factory.mktemp("equipment") / "hub.db"
     hub = build_hub("demo", f"sqlite:///{db}", record=False, start=start, job="megatron-18b-a100", faults=FAULTS)
     for second in range(4):
@@ -45,7 +45,7 @@ def faulted(dash_app, tmp_path_factory):
 
 def _fresh(hub) -> None:
     """One more tick stamped now, so the page shows live (not stale, greyed) data."""
-    hub.step(datetime.now(timezone.utc))
+    hub.step(datetime.now(UTC))
 
 
 def _no_overlap(page, graph: str, other: str) -> None:
@@ -57,8 +57,12 @@ def _no_overlap(page, graph: str, other: str) -> None:
     for box in [el.bounding_box() for el in page.locator(f"{graph} {other}").all()]:
         if box is None:
             continue
-        apart = (a["x"] + a["width"] <= box["x"] or box["x"] + box["width"] <= a["x"]
-                 or a["y"] + a["height"] <= box["y"] or box["y"] + box["height"] <= a["y"])
+        apart = (
+            a["x"] + a["width"] <= box["x"]
+            or box["x"] + box["width"] <= a["x"]
+            or a["y"] + a["height"] <= box["y"]
+            or box["y"] + box["height"] <= a["y"]
+        )
         assert apart, f"{graph} modebar {a} overlaps {other} {box}"
 
 
@@ -80,8 +84,12 @@ def test_power_marks_the_dead_busway_and_the_feed_left_alone(faulted, new_page, 
     dead_points = page.locator("#power-tree .scatterlayer .trace").nth(-2).locator(".point")  # the crosses
     expect(dead_points).to_have_count(1)
     screenshot(page, f"equipment-power-{viewport}")
-    for graph, other in (("#power-tree", ".gtitle"), ("#power-tree", ".legend"), ("#power-headroom", ".gtitle"),
-                         ("#power-headroom", ".legend")):
+    for graph, other in (
+        ("#power-tree", ".gtitle"),
+        ("#power-tree", ".legend"),
+        ("#power-headroom", ".gtitle"),
+        ("#power-headroom", ".legend"),
+    ):
         _no_overlap(page, graph, other)
     assert log.errors == []
 

@@ -65,7 +65,9 @@ def test_live_tick_updates_data_and_keeps_zoom(colossus_app, new_page):  # noqa:
     page.goto(served.url("/fabric"))
     graph = "#fabric-matrix .js-plotly-plot"
     expect(page.locator("#fabric-matrix .hm image, #fabric-matrix .heatmaplayer image")).not_to_have_count(0)
-    page.evaluate(f"Plotly.relayout(document.querySelector('{graph}'), {{'xaxis.range': [10, 20], 'yaxis.range': [8, 2]}})")
+    page.evaluate(
+        f"Plotly.relayout(document.querySelector('{graph}'), {{'xaxis.range': [10, 20], 'yaxis.range': [8, 2]}})"
+    )
     down = np.zeros(hub.state.n_links, dtype=bool)
     down[:500] = True
     freshen(hub, link_up_flag=~down)  # a new tick: 500 links go down

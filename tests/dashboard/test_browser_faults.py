@@ -11,9 +11,9 @@ tile agrees with the alerts page summary.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -64,36 +64,86 @@ def _cdu_lost_marked(page, served) -> None:
 
 
 CASES = [
-    Case("feed:H1-BW-R01-A", "power_dead:power:8", "critical", "power H1-BW-R01-A", "/power?element=H1-BW-R01-A",
-         "busway H1-BW-R01-A de-energised",
-         landed=lambda page: expect(page.locator("#power-tree .gtitle")).to_contain_text("H1-BW-R01-A"),
-         marked=_busway_marked, children=(("power H1-BW-R01-B", "/power?element=H1-BW-R01-B"),)),
-    Case("source:GEN-01", "source_down:source:1", "warning", "source GEN-01", "/power", "generator GEN-01 tripped",
-         landed=lambda page: expect(page.locator("#power-tree .legend")).to_contain_text(power_figs.DEAD_LEGEND),
-         marked=_power_marks_dead),
-    Case("facility_water:FW-H1=10", "loop_supply:loop:0", "critical", "loop FW-H1", "/cooling?loop=FW-H1",
-         "facility supply ≥ 5 K above its 25 °C setpoint",
-         landed=lambda page: expect(page.locator("#cooling-worst")).to_be_visible()),
-    Case("cdu:H1-R01-K02-CDU", "pump:cdu:1", "critical", "cdu H1-R01-K02-CDU", "/cdu?cdu=H1-R01-K02-CDU",
-         "CDU H1-R01-K02-CDU lost",
-         landed=lambda page: expect(page.locator("#cdu-status")).to_contain_text("LOST"),
-         marked=_cdu_lost_marked,
-         children=(("rack H1-R01-K02", "/floor?rack=H1-R01-K02"), (f"job {JOB}", f"/jobs?job={JOB}"))),
-    Case("pump:H1-R01-K03-CDU", "pump:cdu:2", "warning", "cdu H1-R01-K03-CDU", "/cdu?cdu=H1-R01-K03-CDU",
-         "1 of 2 pumps running",
-         landed=lambda page: expect(page.locator("#cdu-status")).to_contain_text("NO REDUNDANCY")),
-    Case("xid:h1-r01-k01-n0/0", "xid:79:gpu:0", "critical", "gpu h1-r01-k01-n0/gpu0",
-         "/floor?rack=H1-R01-K01&metric=max_gpu_temp_c", "XID 79 on h1-r01-k01-n0/gpu0",
-         landed=lambda page: expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K01"),
-         children=((f"job {JOB}", f"/jobs?job={JOB}"),)),
+    Case(
+        "feed:H1-BW-R01-A",
+        "power_dead:power:8",
+        "critical",
+        "power H1-BW-R01-A",
+        "/power?element=H1-BW-R01-A",
+        "busway H1-BW-R01-A de-energised",
+        landed=lambda page: expect(page.locator("#power-tree .gtitle")).to_contain_text("H1-BW-R01-A"),
+        marked=_busway_marked,
+        children=(("power H1-BW-R01-B", "/power?element=H1-BW-R01-B"),),
+    ),
+    Case(
+        "source:GEN-01",
+        "source_down:source:1",
+        "warning",
+        "source GEN-01",
+        "/power",
+        "generator GEN-01 tripped",
+        landed=lambda page: expect(page.locator("#power-tree .legend")).to_contain_text(power_figs.DEAD_LEGEND),
+        marked=_power_marks_dead,
+    ),
+    Case(
+        "facility_water:FW-H1=10",
+        "loop_supply:loop:0",
+        "critical",
+        "loop FW-H1",
+        "/cooling?loop=FW-H1",
+        "facility supply ≥ 5 K above its 25 °C setpoint",
+        landed=lambda page: expect(page.locator("#cooling-worst")).to_be_visible(),
+    ),
+    Case(
+        "cdu:H1-R01-K02-CDU",
+        "pump:cdu:1",
+        "critical",
+        "cdu H1-R01-K02-CDU",
+        "/cdu?cdu=H1-R01-K02-CDU",
+        "CDU H1-R01-K02-CDU lost",
+        landed=lambda page: expect(page.locator("#cdu-status")).to_contain_text("LOST"),
+        marked=_cdu_lost_marked,
+        children=(("rack H1-R01-K02", "/floor?rack=H1-R01-K02"), (f"job {JOB}", f"/jobs?job={JOB}")),
+    ),
+    Case(
+        "pump:H1-R01-K03-CDU",
+        "pump:cdu:2",
+        "warning",
+        "cdu H1-R01-K03-CDU",
+        "/cdu?cdu=H1-R01-K03-CDU",
+        "1 of 2 pumps running",
+        landed=lambda page: expect(page.locator("#cdu-status")).to_contain_text("NO REDUNDANCY"),
+    ),
+    Case(
+        "xid:h1-r01-k01-n0/0",
+        "xid:79:gpu:0",
+        "critical",
+        "gpu h1-r01-k01-n0/gpu0",
+        "/floor?rack=H1-R01-K01&metric=max_gpu_temp_c",
+        "XID 79 on h1-r01-k01-n0/gpu0",
+        landed=lambda page: expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K01"),
+        children=((f"job {JOB}", f"/jobs?job={JOB}"),),
+    ),
     # 60 %/h growth of the thermal resistance, stepped over seven minutes: the rack's GPUs reach max operating temperature
-    Case("tim:H1-R01-K04=60", "gpu_hot:rack:3", "warning", "rack H1-R01-K04", "/floor?rack=H1-R01-K04",
-         "GPUs at or above max operating temperature",
-         landed=lambda page: expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K04"),
-         ticks_s=tuple(range(0, 430, 10))),
-    Case("link:leaf-p00-a000-r0", "links_down:switch:0", "critical", "switch leaf-p00-a000-r0",
-         "/fabric?switch=leaf-p00-a000-r0", "all 64 uplinks down",
-         landed=lambda page: expect(page.locator("#fabric-detail .gtitle")).to_contain_text("leaf-p00-a000-r0")),
+    Case(
+        "tim:H1-R01-K04=60",
+        "gpu_hot:rack:3",
+        "warning",
+        "rack H1-R01-K04",
+        "/floor?rack=H1-R01-K04",
+        "GPUs at or above max operating temperature",
+        landed=lambda page: expect(page.locator("#floor-rack-title")).to_have_text("Rack H1-R01-K04"),
+        ticks_s=tuple(range(0, 430, 10)),
+    ),
+    Case(
+        "link:leaf-p00-a000-r0",
+        "links_down:switch:0",
+        "critical",
+        "switch leaf-p00-a000-r0",
+        "/fabric?switch=leaf-p00-a000-r0",
+        "all 64 uplinks down",
+        landed=lambda page: expect(page.locator("#fabric-detail .gtitle")).to_contain_text("leaf-p00-a000-r0"),
+    ),
 ]
 
 
@@ -109,12 +159,13 @@ def faulted(dash_app, tmp_path):
 
     def make(case: Case):
         span_s = max(case.ticks_s) + 1
-        start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=span_s + 1)
-        hub = build_hub("demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False, start=start, job=JOB,
-                        faults=(case.fault,))
+        start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=span_s + 1)
+        hub = build_hub(
+            "demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False, start=start, job=JOB, faults=(case.fault,)
+        )
         for t_s in case.ticks_s:
             hub.step(start + timedelta(seconds=t_s))
-        hub.step(datetime.now(timezone.utc))  # live, not stale
+        hub.step(datetime.now(UTC))  # live, not stale
         app = create_app(hub, tick_ms=60_000)  # no refresh during the checks: the pages show the stepped state
         app.server.test_client().get("/")
         served = ServedApp(app)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -19,7 +19,7 @@ def restarting(dash_app, tmp_path_factory):
     from tests.dashboard.conftest import ServedApp
 
     db = tmp_path_factory.mktemp("restart") / "hub.db"
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     hub = build_hub("demo", f"sqlite:///{db}", record=False, start=now, faults=("xid:h1-r01-k02-n0/5@5=79",))
     t = hub.job_runs[0].timings
     seconds = int(5 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s / 2)  # half-way through warm-up

@@ -24,8 +24,9 @@ def test_my_pages_on_colossus_render_without_errors(live_colossus, new_page, scr
     page.goto(served.url("/floor"))
     # halls whose racks are all powered off draw only their hatch (no heatmap image): count the traces
     expect(page.locator("#floor-halls .hm image, #floor-halls .heatmaplayer image")).not_to_have_count(0)
-    n_heatmaps = page.evaluate("document.querySelector('#floor-halls .js-plotly-plot').data"
-                               ".filter(t => t.type === 'heatmap').length")
+    n_heatmaps = page.evaluate(
+        "document.querySelector('#floor-halls .js-plotly-plot').data.filter(t => t.type === 'heatmap').length"
+    )
     assert n_heatmaps == len(hub.state.hall_name)
     n_rows = len(set(hub.state.rack_row.tolist()))  # hall titles and one label per row
     expect(page.locator("#floor-halls .annotation-text")).to_have_count(len(hub.state.hall_name) + n_rows)
@@ -79,9 +80,17 @@ def test_acknowledge_and_silence_on_the_real_hub(live_colossus, new_page):
     served, hub = live_colossus
     rack = hub.state.rack_name[321]
     with Session(hub.db) as session:
-        event = Event(site_name=hub.site_name, key=f"test-{rack}", severity="warning", source="test",
-                      entity_kind="rack", entity_id=321, entity_name=rack, metric="rack_max_gpu_temp_c",
-                      message=f"test alert on {rack}")
+        event = Event(
+            site_name=hub.site_name,
+            key=f"test-{rack}",
+            severity="warning",
+            source="test",
+            entity_kind="rack",
+            entity_id=321,
+            entity_name=rack,
+            metric="rack_max_gpu_temp_c",
+            message=f"test alert on {rack}",
+        )
         session.add(event)
         session.commit()
         alert_id = event.id

@@ -98,8 +98,10 @@ def test_live_patches_still_reach_the_figures(served_app, demo_state, new_page):
     assert log.errors == []
 
     page.goto(served_app.url(f"/floor?rack={demo_state.rack_name[3]}"))
-    outline = (f"() => document.querySelector('#{ids.Floor.HALLS} .js-plotly-plot')"
-               f".data[{len(demo_state.hall_name)}].x.length")  # the selection outline trace follows the halls
+    outline = (
+        f"() => document.querySelector('#{ids.Floor.HALLS} .js-plotly-plot')"
+        f".data[{len(demo_state.hall_name)}].x.length"
+    )  # the selection outline trace follows the halls
     expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
     assert page.evaluate(outline) > 0
     page.locator(f"#{ids.Floor.RACK_CLOSE}").click()

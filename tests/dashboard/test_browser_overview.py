@@ -48,7 +48,7 @@ def test_window_deep_link_and_switch(served_app, new_page):
 def test_pinned_time_deep_link_and_clear(served_app, new_page, screenshot):
     import datetime as dt
 
-    at = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     page, log = new_page("1920x1080")
     page.goto(served_app.url(f"/?window=900&at={at}"))
     expect(page.locator("#overview-pin-label")).to_have_text(f"pinned {at[:10]} {at[11:19]} UTC")

@@ -90,8 +90,14 @@ def test_generator_trip_shows_the_shortfall_chain(colossus_app, new_page, screen
     snap = engine.tick(1.0, tripped)  # the UPSs carry the gap
     try:
         hub.tick_detail = engine.detail
-        freshen(hub, **{f.name: getattr(snap, f.name) for f in snap.__dataclass_fields__.values()
-                        if f.name not in ("ts", "jobs", "source_age_s")})
+        freshen(
+            hub,
+            **{
+                f.name: getattr(snap, f.name)
+                for f in snap.__dataclass_fields__.values()
+                if f.name not in ("ts", "jobs", "source_age_s")
+            },
+        )
         page, log = new_page("1366x768")
         page.goto(served.url("/power"))
         chain = page.locator('[data-chain="shortfall"]')

@@ -4,7 +4,7 @@ and every page follows the replayed moment through the URL."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import expect
@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 PUMP = "colossus-cdu-pump-failure"
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 BANNER = "#shell-view-banner"
 PAGES = {"/": "Overview", "/floor": "Floor", "/cooling": "Cooling", "/power": "Power", "/alerts": "Alerts"}
 
@@ -40,7 +40,7 @@ def test_play_speed_scrub_next_event_and_every_page_follows(served_app, new_page
     expect(page.locator(".replay-card")).to_have_count(1)
     page.fill("#replay-search", "")
     expect(page.locator(".replay-card")).to_have_count(5)
-    page.click(f".replay-card >> text=CDU pump failure")
+    page.click(".replay-card >> text=CDU pump failure")
     expect(page.locator("#replay-instant")).to_have_text("2024-07-22 15:00:00 UTC")
     expect(page.locator(BANNER)).to_contain_text(f"REPLAY {PUMP} · 2024-07-22 15:00:00 UTC")
 

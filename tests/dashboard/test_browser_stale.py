@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -16,7 +16,7 @@ def stale_app(demo_state, dash_app):
     from dashboard.app import create_app
     from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
 
-    snapshot = synthetic_snapshot(demo_state, ts=datetime.now(timezone.utc) - timedelta(seconds=30), seed=4)
+    snapshot = synthetic_snapshot(demo_state, ts=datetime.now(UTC) - timedelta(seconds=30), seed=4)
     snapshot.source_age_s = {"dcgm": 30.0, "redfish": float("inf")}
     return create_app(StandinHub(demo_state, snapshot))
 

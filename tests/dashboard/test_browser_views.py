@@ -9,9 +9,18 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 SCENARIO = "scenario:demo-cdu-loss"
-PAGES = {path: f"#shell-main h1:text-is('{title}')" for path, title in (
-    ("/", "Overview"), ("/floor", "Floor"), ("/cooling", "Cooling"), ("/power", "Power"), ("/fabric", "Fabric"),
-    ("/jobs", "Jobs"), ("/alerts", "Alerts"))}
+PAGES = {
+    path: f"#shell-main h1:text-is('{title}')"
+    for path, title in (
+        ("/", "Overview"),
+        ("/floor", "Floor"),
+        ("/cooling", "Cooling"),
+        ("/power", "Power"),
+        ("/fabric", "Fabric"),
+        ("/jobs", "Jobs"),
+        ("/alerts", "Alerts"),
+    )
+}
 
 
 @pytest.mark.parametrize("view", ["live", SCENARIO])
@@ -100,7 +109,8 @@ def test_scenario_and_compare_views_screenshots(served_app, new_page, screenshot
     expect(page.locator("#floor-halls .colorbar")).to_contain_text("A − B")
     screenshot(page, f"view-compare-floor-diff-{viewport}")
     expect(page.locator("#shell-view-banner >> text=show side by side")).to_have_attribute(
-        "href", "?compare=scenario%3Ademo-cdu-loss")
+        "href", "?compare=scenario%3Ademo-cdu-loss"
+    )
     page.goto(served_app.url(f"/floor?view=live&compare={SCENARIO}"))
     expect(page.locator("#floor-compare-halls")).to_be_visible()
     screenshot(page, f"view-compare-floor-{viewport}")

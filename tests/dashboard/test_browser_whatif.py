@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import uuid
+from datetime import UTC
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -32,7 +33,7 @@ def colossus_2025_app(dash_app, tmp_path_factory):
     the summer-2024 supply of ``colossus`` the policy already caps every GPU).
     """
     from dataclasses import replace
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from dashboard.app import create_app
     from ingest.store.db import open_database
@@ -42,7 +43,7 @@ def colossus_2025_app(dash_app, tmp_path_factory):
 
     dash_app.server.test_client().get("/")
     state, snap, detail = page_snapshots.engine_snapshot("colossus-2025")
-    hub = StandinHub(state, replace(snap, ts=datetime.now(timezone.utc), source_age_s={"twin": 0.5}), detail=detail)
+    hub = StandinHub(state, replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5}), detail=detail)
     hub.db = open_database(f"sqlite:///{tmp_path_factory.mktemp('whatif') / 'scenarios.db'}")
     app = create_app(hub, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
@@ -122,19 +123,24 @@ def _row(page, key: str):
 
 def _wait_outlined(page, trace_name: str, racks: int) -> None:
     """Wait until the floor's ``trace_name`` outline draws ``racks`` racks."""
-    page.wait_for_function("""([name, racks]) => {
+    page.wait_for_function(
+        """([name, racks]) => {
         const gd = document.querySelector('#whatif-floor .js-plotly-plot');
         return (gd && gd.data || []).filter(t => t.name === name)
             .reduce((n, t) => n + Math.floor((t.x || []).length / 6), 0) === racks;
-    }""", arg=[trace_name, racks])
+    }""",
+        arg=[trace_name, racks],
+    )
 
 
 def _floor_traces(page) -> list[dict]:
     """Name, x and z of every trace of the what-if floor, as the browser holds them."""
-    return json.loads(page.evaluate("""() => {
+    return json.loads(
+        page.evaluate("""() => {
         const gd = document.querySelector('#whatif-floor .js-plotly-plot');
         return JSON.stringify(gd.data.map(t => ({name: t.name, x: t.x, z: t.z || null, text: t.text || null})));
-    }"""))
+    }""")
+    )
 
 
 def _outlined(page, trace_name: str) -> int:
@@ -268,9 +274,14 @@ def test_reassign_a_feed(colossus_2025_app, new_page, screenshot):
     expect(_row(page, "n_n1_violations").nth(4)).to_have_text("+2")  # R02's busways now fail N-1
     _wait_outlined(page, "edited racks", 4)
     screenshot(page, "whatif-feeds-1920x1080")
-    assert _stored_edits(hub, name) == [{"op": "set_rack_feeds", "racks": ["H1-R01-K01", "H1-R01-K02", "H1-R01-K03",
-                                                                           "H1-R01-K04"],
-                                           "feed_a": "H1-BW-R02-A", "feed_b": "H1-BW-R02-B"}]
+    assert _stored_edits(hub, name) == [
+        {
+            "op": "set_rack_feeds",
+            "racks": ["H1-R01-K01", "H1-R01-K02", "H1-R01-K03", "H1-R01-K04"],
+            "feed_a": "H1-BW-R02-A",
+            "feed_b": "H1-BW-R02-B",
+        }
+    ]
     assert log.errors == []
 
 
@@ -287,8 +298,9 @@ def test_scenario_rename_duplicate_delete(colossus_2025_app, new_page):
     page.fill("#whatif-name", name + "-c")
     page.click("#whatif-duplicate")
     expect(page.locator("#whatif-scenario-msg")).to_have_text(f"duplicated as {name}-c")
-    assert _stored_edits(hub, name + "-c") == _stored_edits(hub, name + "-b") == [
-        {"op": "fail", "elements": ["H1-TX1-A"]}]
+    assert (
+        _stored_edits(hub, name + "-c") == _stored_edits(hub, name + "-b") == [{"op": "fail", "elements": ["H1-TX1-A"]}]
+    )
     assert name not in _stored_names(hub)
     page.fill("#whatif-name", name + "-c")
     page.click("#whatif-new")  # the name is taken: refused beside the scenario bar
@@ -312,14 +324,15 @@ def test_export_and_import_toml(colossus_2025_app, new_page, tmp_path):
     download.value.save_as(path)
     text = path.read_text()
     assert download.value.suggested_filename == f"{name}.toml"
-    assert '[[edits]]' in text and 'racks = ["H4-R02-*"]' in text and 'type = "GB200-NVL72"' in text
+    assert "[[edits]]" in text and 'racks = ["H4-R02-*"]' in text and 'type = "GB200-NVL72"' in text
 
     imported = tmp_path / "imported.toml"
     imported.write_text(text.replace(f'name = "{name}"', f'name = "{name}-in"'))
     page.set_input_files("#whatif-import input[type=file]", str(imported))
     # the import projects every edit on the site before storing it: an edit's budget, not a click's
-    expect(page.locator("#whatif-scenario-msg")).to_have_text(f"imported {name}-in (1 edits)",
-                                                             timeout=EDIT_BUDGET_S * 1000)
+    expect(page.locator("#whatif-scenario-msg")).to_have_text(
+        f"imported {name}-in (1 edits)", timeout=EDIT_BUDGET_S * 1000
+    )
     assert _stored_edits(hub, name + "-in") == _stored_edits(hub, name)
     expect(page.locator("#whatif-edit-list li")).to_have_text(["H4-R02-* → GB200-NVL72"])
 

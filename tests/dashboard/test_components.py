@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from dashboard import ids
 from dashboard.components.data_age import age_badges, age_class, format_age
@@ -14,11 +14,25 @@ from dashboard.shell.frame import status_view
 
 def test_age_classes_turn_stale_then_dead():
     assert [age_class(a) for a in (0.5, 9.9, 10.0, 59.0, 60.0, math.inf, None, math.nan)] == [
-        "fresh", "fresh", "stale", "stale", "dead", "dead", "dead", "dead"]
+        "fresh",
+        "fresh",
+        "stale",
+        "stale",
+        "dead",
+        "dead",
+        "dead",
+        "dead",
+    ]
 
 
 def test_format_age_units():
-    assert [format_age(a) for a in (0.84, 42, 420, 3 * 3600 + 360, math.inf)] == ["0.8 s", "42 s", "7 min", "3.1 h", "never"]
+    assert [format_age(a) for a in (0.84, 42, 420, 3 * 3600 + 360, math.inf)] == [
+        "0.8 s",
+        "42 s",
+        "7 min",
+        "3.1 h",
+        "never",
+    ]
 
 
 def test_badges_sorted_with_class_and_title():
@@ -45,7 +59,7 @@ def test_kpi_card_value_id_and_status():
 
 
 def test_status_view_marks_old_snapshots_stale_and_dead():
-    now = datetime(2026, 7, 15, 12, 0, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 7, 15, 12, 0, 30, tzinfo=UTC)
     clock, badges, main = status_view(now - timedelta(seconds=2), {"twin": 1.0}, now)
     assert main == "main" and clock.startswith("2026-07-15 12:00:28 UTC")
     assert status_view(now - timedelta(seconds=20), {}, now)[2] == "main is-stale"

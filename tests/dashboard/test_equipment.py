@@ -35,7 +35,9 @@ def test_twin_detail_wins_and_the_surviving_feed_is_alone(demo):
 def test_without_detail_a_dead_element_is_unloaded_below_a_dead_one(demo):
     state, snap = demo
     swgr = state.power_name.index("H1-SWGR-A")
-    below = np.flatnonzero(np.isin(state.power_name, ["H1-SWGR-A", "H1-TX1-A", "H1-UPS1-A", "H1-BW-R01-A", "H1-BW-R02-A"]))
+    below = np.flatnonzero(
+        np.isin(state.power_name, ["H1-SWGR-A", "H1-TX1-A", "H1-UPS1-A", "H1-BW-R01-A", "H1-BW-R02-A"])
+    )
     load = snap.power_load_kw.copy()
     load[below] = 0.0
     # H1-SWGR-A hangs off MV-A, which is loaded: an idle subtree under a live parent is not dead

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from tests.dashboard import page_snapshots
 
-from dashboard.present import theme
 from dashboard.figures import cooling
+from dashboard.present import theme
+from tests.dashboard import page_snapshots
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,9 @@ def test_lost_cdu_tops_the_table_with_critical_styling_and_no_headroom(demo):
     off_rack = int(np.flatnonzero(state.rack_cdu != coolest)[0])
     everything = cooling.worst_cdus(state, _with_lost_and_off(state, snap, coolest, off_rack), n=state.n_cdus)
     assert [r["state"] for r in everything if r["state"]] == ["LOST", "racks off"]
-    assert next(r for r in everything if r["state"] == "racks off")["cdu"] == state.cdu_name[int(state.rack_cdu[off_rack])]
+    assert (
+        next(r for r in everything if r["state"] == "racks off")["cdu"] == state.cdu_name[int(state.rack_cdu[off_rack])]
+    )
 
 
 def test_use_histogram_leaves_out_lost_and_off_cdus(demo):

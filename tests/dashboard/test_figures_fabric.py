@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.dashboard import page_snapshots
 
 from dashboard.figures import fabric
+from tests.dashboard import page_snapshots
 from twin.site.tables import TIER_LEAF, TIER_SPINE
 
 
@@ -70,7 +70,9 @@ def test_matrix_cell_and_down_marker_match_switch(demo):
 
 def test_matrix_keeps_marker_trace_when_all_links_up(demo):
     state, _ = demo
-    fig = fabric.switch_matrix_figure(state, _with_links(state, demo[1], np.ones(state.n_links, bool), np.zeros(state.n_links)))
+    fig = fabric.switch_matrix_figure(
+        state, _with_links(state, demo[1], np.ones(state.n_links, bool), np.zeros(state.n_links))
+    )
     assert len(fig.data) == 2 and len(fig.data[1].x) == 0
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import plotly
 import pytest
 
-from dashboard.figures.floor import _axis_cells, floor_figure, floor_patch, hall_grids, hall_z, selection_patch
 from dashboard.analysis.aggregates import metric_range, rack_metrics
+from dashboard.figures.floor import _axis_cells, floor_figure, floor_patch, hall_grids, hall_z, selection_patch
 
 
 def test_axis_cells_touching_footprints_and_a_gap():
@@ -43,7 +43,9 @@ def test_hall_z_places_values_and_leaves_aisles_empty(demo_state):
 
 def test_floor_figure_one_trace_per_hall_shared_colour_axis_and_units(demo_state, demo_snapshot):
     metrics = rack_metrics(demo_state, demo_snapshot)
-    fig = floor_figure(demo_state, hall_grids(demo_state), metrics, "rack_power_kw", metric_range(demo_state, "rack_power_kw"), 3)
+    fig = floor_figure(
+        demo_state, hall_grids(demo_state), metrics, "rack_power_kw", metric_range(demo_state, "rack_power_kw"), 3
+    )
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
     assert len(heatmaps) == len(demo_state.hall_name)
     assert fig.layout.coloraxis.colorbar.title.text.endswith("[kW]")
@@ -61,7 +63,14 @@ def test_colossus_patch_sends_one_value_per_rack_and_stays_small(colossus_state,
     grids = hall_grids(colossus_state)
     metrics = rack_metrics(colossus_state, colossus_snapshot)
     patch = floor_patch(grids, metrics, "max_gpu_temp_c").to_plotly_json()
-    z_values = [v for op in patch["operations"] if op["location"][-1] == "z" for row in op["params"]["value"] for v in row if v is not None]
+    z_values = [
+        v
+        for op in patch["operations"]
+        if op["location"][-1] == "z"
+        for row in op["params"]["value"]
+        for v in row
+        if v is not None
+    ]
     assert len(z_values) == colossus_state.n_racks
     assert len(json.dumps(patch, cls=plotly.utils.PlotlyJSONEncoder)) < 300_000
 
@@ -87,16 +96,25 @@ def _named(fig, name):
 
 
 def test_off_racks_are_hatched_grey_not_coloured_and_have_a_legend_entry(demo_state, demo_snapshot):
-    from dashboard.present import theme
     from dashboard.figures.floor import OFF_LEGEND
+    from dashboard.present import theme
 
     grids = hall_grids(demo_state)
     metrics = rack_metrics(demo_state, demo_snapshot)
-    fig = floor_figure(demo_state, grids, metrics, "rack_power_kw", metric_range(demo_state, "rack_power_kw"),
-                       overlay=_overlay(demo_state, off_racks=(2, 9)))
+    fig = floor_figure(
+        demo_state,
+        grids,
+        metrics,
+        "rack_power_kw",
+        metric_range(demo_state, "rack_power_kw"),
+        overlay=_overlay(demo_state, off_racks=(2, 9)),
+    )
     grid = grids[0]
     z = fig.data[0].z
-    assert z[grid.rack_cell_iy[2]][grid.rack_cell_ix[2]] is None and z[grid.rack_cell_iy[3]][grid.rack_cell_ix[3]] is not None
+    assert (
+        z[grid.rack_cell_iy[2]][grid.rack_cell_ix[2]] is None
+        and z[grid.rack_cell_iy[3]][grid.rack_cell_ix[3]] is not None
+    )
     hatch, legend = _named(fig, OFF_LEGEND)
     assert hatch.fill == "toself" and hatch.fillpattern.shape == "/" and hatch.fillcolor == theme.EQUIPMENT_OFF
     assert len(hatch.x) == 2 * 6  # two closed rectangles, None-separated
@@ -108,8 +126,14 @@ def test_alert_outlines_by_severity_inside_the_rack_cells(demo_state, demo_snaps
     from dashboard.present import theme
 
     grids = hall_grids(demo_state)
-    fig = floor_figure(demo_state, grids, rack_metrics(demo_state, demo_snapshot), "max_gpu_temp_c",
-                       metric_range(demo_state, "max_gpu_temp_c"), overlay=_overlay(demo_state, critical=(0,), warning=(1, 8)))
+    fig = floor_figure(
+        demo_state,
+        grids,
+        rack_metrics(demo_state, demo_snapshot),
+        "max_gpu_temp_c",
+        metric_range(demo_state, "max_gpu_temp_c"),
+        overlay=_overlay(demo_state, critical=(0,), warning=(1, 8)),
+    )
     critical = _named(fig, "critical alert")[0]
     warning = _named(fig, "warning alert")[0]
     assert critical.line.color == theme.STATUS_CRITICAL and warning.line.color == theme.STATUS_WARNING
@@ -124,7 +148,9 @@ def test_patch_moves_overlays_with_the_data(demo_state, demo_snapshot):
     grids = hall_grids(demo_state)
     metrics = rack_metrics(demo_state, demo_snapshot)
     fig = floor_figure(demo_state, grids, metrics, "rack_power_kw", (0, 100), overlay=_overlay(demo_state))
-    patch = floor_patch(grids, metrics, "rack_power_kw", _overlay(demo_state, off_racks=(4,), critical=(5,)), demo_state)
+    patch = floor_patch(
+        grids, metrics, "rack_power_kw", _overlay(demo_state, off_racks=(4,), critical=(5,)), demo_state
+    )
     ops = {tuple(op["location"][1:]): op["params"]["value"] for op in patch.to_plotly_json()["operations"]}
     off_index = next(i for i, t in enumerate(fig.data) if t.name == "off (powered down)")
     crit_index = next(i for i, t in enumerate(fig.data) if t.name == "critical alert")
@@ -132,18 +158,26 @@ def test_patch_moves_overlays_with_the_data(demo_state, demo_snapshot):
     assert len(ops[(crit_index + 1, "x")]) == 0  # no warning outline
 
 
-def test_rows_labelled_racks_labelled_on_small_halls_and_maps_drawn_y_down(demo_state, demo_snapshot,
-                                                                          colossus_state, colossus_snapshot):
+def test_rows_labelled_racks_labelled_on_small_halls_and_maps_drawn_y_down(
+    demo_state, demo_snapshot, colossus_state, colossus_snapshot
+):
     from dashboard.figures import jobs
     from dashboard.figures.floor import MAP_Y_AUTORANGE
 
-    fig = floor_figure(demo_state, hall_grids(demo_state), rack_metrics(demo_state, demo_snapshot), "rack_power_kw", (0, 100))
+    fig = floor_figure(
+        demo_state, hall_grids(demo_state), rack_metrics(demo_state, demo_snapshot), "rack_power_kw", (0, 100)
+    )
     assert sorted(a.text for a in fig.layout.annotations if a.text.startswith("R")) == ["R01", "R02"]
     labels = [a.text for a in fig.layout.annotations if a.name == "rack label"]
     assert len(labels) == demo_state.n_racks and labels.count("K08") == 2  # K08 in both rows
     assert fig.layout.yaxis.autorange == MAP_Y_AUTORANGE == "reversed"
-    big = floor_figure(colossus_state, hall_grids(colossus_state), rack_metrics(colossus_state, colossus_snapshot),
-                       "rack_power_kw", (0, 100))
+    big = floor_figure(
+        colossus_state,
+        hall_grids(colossus_state),
+        rack_metrics(colossus_state, colossus_snapshot),
+        "rack_power_kw",
+        (0, 100),
+    )
     assert not [a for a in big.layout.annotations if a.name == "rack label"]  # 392 racks a hall: row labels only
     n_rows = len(np.unique(colossus_state.rack_row))
     assert len([a for a in big.layout.annotations if not a.text.startswith("Hall")]) == n_rows
@@ -172,8 +206,14 @@ def test_lost_cdu_has_negative_headroom_on_the_floor(demo_state, demo_snapshot):
 
 
 def test_off_racks_carry_no_alert_outline(demo_state, demo_snapshot):
-    fig = floor_figure(demo_state, hall_grids(demo_state), rack_metrics(demo_state, demo_snapshot), "rack_power_kw", (0, 100),
-                       overlay=_overlay(demo_state, off_racks=(0, 1), critical=(0, 1, 2)))
+    fig = floor_figure(
+        demo_state,
+        hall_grids(demo_state),
+        rack_metrics(demo_state, demo_snapshot),
+        "rack_power_kw",
+        (0, 100),
+        overlay=_overlay(demo_state, off_racks=(0, 1), critical=(0, 1, 2)),
+    )
     assert len(_named(fig, "critical alert")[0].x) == 6  # rack 2 only: racks 0 and 1 are off
 
 
@@ -185,8 +225,17 @@ def test_colossus_patch_with_half_the_racks_off_and_alerts_stays_small(colossus_
     level = np.zeros(colossus_state.n_racks, dtype=np.int8)
     level[1::4] = 2
     level[3::4] = 1
-    patch = floor_patch(hall_grids(colossus_state), rack_metrics(colossus_state, colossus_snapshot), "max_gpu_temp_c",
-                        FloorOverlay(off, level), colossus_state).to_plotly_json()
-    outlines = [op["params"]["value"] for op in patch["operations"] if op["location"][-1] == "x" and op["location"][1] > 4]
-    assert sum(v is None for xs in outlines for v in xs) == colossus_state.n_racks  # one rectangle per off or alerted rack
+    patch = floor_patch(
+        hall_grids(colossus_state),
+        rack_metrics(colossus_state, colossus_snapshot),
+        "max_gpu_temp_c",
+        FloorOverlay(off, level),
+        colossus_state,
+    ).to_plotly_json()
+    outlines = [
+        op["params"]["value"] for op in patch["operations"] if op["location"][-1] == "x" and op["location"][1] > 4
+    ]
+    assert (
+        sum(v is None for xs in outlines for v in xs) == colossus_state.n_racks
+    )  # one rectangle per off or alerted rack
     assert len(json.dumps(patch, cls=plotly.utils.PlotlyJSONEncoder)) < 300_000

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.dashboard import page_snapshots
 
 from dashboard.figures import jobs
+from tests.dashboard import page_snapshots
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from tests.dashboard import page_snapshots
 
-from dashboard.present import theme
 from dashboard.figures import power
+from dashboard.present import theme
+from tests.dashboard import page_snapshots
 from twin.site.tables import POWER_KINDS
 
 
@@ -79,8 +79,12 @@ def test_tree_figure_marks_overload_critical(demo):
     e = int(np.flatnonzero(state.power_parent < 0)[0])
     hot.power_n1_load_frac[e] = 1.3
     fig = power.power_tree_figure(state, hot)
-    colours = {cd[0]: c for trace in fig.data if trace.customdata is not None
-               for cd, c in zip(trace.customdata, trace.marker.color)}
+    colours = {
+        cd[0]: c
+        for trace in fig.data
+        if trace.customdata is not None
+        for cd, c in zip(trace.customdata, trace.marker.color)
+    }
     assert colours[f"p{e}"] == theme.STATUS_CRITICAL
     other = next(k for k in colours if k.startswith("p") and k != f"p{e}")
     assert colours[other] != theme.STATUS_CRITICAL
@@ -106,8 +110,9 @@ def test_generation_limits_by_hand(demo):
     assert lim["gpus_runnable_full_power"] == k
     assert lim["gpus_live"] == int(live.sum())
     assert not lim["cap_feasible"]  # 100 GPUs' worth cannot run every GPU even at the minimum
-    detail = SimpleNamespace(balance=SimpleNamespace(gpus_at_full_power=7, power_cap_w=321.0, cap_fits=True,
-                                                     generation_n1_capacity_mw=1.0))
+    detail = SimpleNamespace(
+        balance=SimpleNamespace(gpus_at_full_power=7, power_cap_w=321.0, cap_fits=True, generation_n1_capacity_mw=1.0)
+    )
     twin = power.generation_limits(state, snap2, detail)
     assert (twin["gpus_runnable_full_power"], twin["gpu_cap_w"], twin["source"]) == (7, 321.0, "twin")
 
@@ -151,8 +156,14 @@ def test_supply_trend_thins_and_keeps_three_traces():
     import pandas as pd
 
     index = pd.date_range("2026-07-15 12:00", periods=1000, freq="1s", tz="UTC")
-    trend = pd.DataFrame({"it_power_mw": np.linspace(80, 90, 1000), "facility_power_mw": np.linspace(100, 110, 1000),
-                          "generation_capacity_mw": np.full(1000, 43.0)}, index=index)
+    trend = pd.DataFrame(
+        {
+            "it_power_mw": np.linspace(80, 90, 1000),
+            "facility_power_mw": np.linspace(100, 110, 1000),
+            "generation_capacity_mw": np.full(1000, 43.0),
+        },
+        index=index,
+    )
     fig = power.supply_trend_figure(trend, max_points=300)
     assert [t.name for t in fig.data] == ["facility load", "IT load", "available generation"]
     assert 250 <= len(fig.data[0].x) <= 300
@@ -201,7 +212,9 @@ def test_surviving_feed_wears_the_no_redundancy_badge_in_the_site_view(demo):
     assert badge.showlegend and len(badge.x) == 1
     assert "1 without redundancy" in badge.customdata[0]
     busway_groups = _trace(fig, "busway")
-    b_group = next(i for i, c in enumerate(busway_groups.customdata) if "H1-BW-R01-B" in c[2] and "no redundancy" in c[2])
+    b_group = next(
+        i for i, c in enumerate(busway_groups.customdata) if "H1-BW-R01-B" in c[2] and "no redundancy" in c[2]
+    )
     assert badge.x[0] == pytest.approx(busway_groups.x[b_group] + power.BADGE_OFFSET[0])
     # the A side group holds one dead busway: crossed and labelled, but not all dead
     a_group = next(i for i, c in enumerate(busway_groups.customdata) if "de-energised: H1-BW-R01-A" in c[2])
@@ -211,8 +224,11 @@ def test_surviving_feed_wears_the_no_redundancy_badge_in_the_site_view(demo):
 
 def test_healthy_site_has_empty_overlays_and_patch_fields_cover_them(demo):
     state, snap = demo
-    fig = power.power_tree_figure(state, snap, detail=SimpleNamespace(power_live=np.ones(state.n_power, bool),
-                                                                      source_live=np.ones(state.n_sources, bool)))
+    fig = power.power_tree_figure(
+        state,
+        snap,
+        detail=SimpleNamespace(power_live=np.ones(state.n_power, bool), source_live=np.ones(state.n_sources, bool)),
+    )
     assert len(_trace(fig, power.DEAD_LEGEND).x) == 0 and len(_trace(fig, power.ALONE_LEGEND).x) == 0
     fields = power.tree_patch_fields(fig)
     n = len(fig.data)
@@ -242,7 +258,10 @@ def test_generation_mix_names_the_lost_generator_and_drops_its_capacity(demo):
     gen = next(i for i, y in enumerate(lost.data[0].y) if y.startswith("generator"))
     assert "1 lost" in lost.data[0].y[gen] and "lost" not in healthy.data[0].y[gen]
     gen01 = state.source_name.index("GEN-01")
-    assert lost.data[1].text[gen] == f"of {power._num(float(state.source_capacity_mw[state.source_kind == state.source_kind[gen01]].sum() - state.source_capacity_mw[gen01]))} MW"
+    assert (
+        lost.data[1].text[gen]
+        == f"of {power._num(float(state.source_capacity_mw[state.source_kind == state.source_kind[gen01]].sum() - state.source_capacity_mw[gen01]))} MW"
+    )
 
 
 def test_source_stacks_of_neighbouring_switchgear_do_not_interleave(demo):

@@ -33,7 +33,12 @@ def test_trend_figure_labels_units_and_keeps_zoom_key():
 
 def test_trend_patch_only_touches_trace_data():
     ops = trend_patch(_frame(10), ["it_power_mw", "missing_column"]).to_plotly_json()["operations"]
-    assert {tuple(op["location"]) for op in ops} == {("data", 0, "x"), ("data", 0, "y"), ("data", 1, "x"), ("data", 1, "y")}
+    assert {tuple(op["location"]) for op in ops} == {
+        ("data", 0, "x"),
+        ("data", 0, "y"),
+        ("data", 1, "x"),
+        ("data", 1, "y"),
+    }
     values = {tuple(op["location"]): op["params"]["value"] for op in ops}
     assert len(values[("data", 0, "y")]) == 10 and values[("data", 1, "y")] == []
 
@@ -41,7 +46,9 @@ def test_trend_patch_only_touches_trace_data():
 def test_pin_line_and_its_patch():
     from dashboard.figures.trends import pin_patch
 
-    fig = trend_figure(_frame(10), [("it_power_mw", "IT")], "power", "MW", "Load", uirevision="k", pinned="2026-07-15 12:00:05")
+    fig = trend_figure(
+        _frame(10), [("it_power_mw", "IT")], "power", "MW", "Load", uirevision="k", pinned="2026-07-15 12:00:05"
+    )
     assert fig.layout.shapes[0].x0 == "2026-07-15 12:00:05" and fig.layout.shapes[0].yref == "paper"
     ops = pin_patch(None).to_plotly_json()["operations"]
     assert ops == [{"operation": "Assign", "location": ["layout", "shapes"], "params": {"value": []}}]

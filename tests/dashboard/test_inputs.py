@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC
 
 import pytest
 
@@ -10,8 +11,10 @@ from dashboard.callbacks import inputs
 from dashboard.callbacks.inputs import InputError
 
 
-@pytest.mark.parametrize("value", [1e9, 1e12, "Infinity", "NaN", float("nan"), math.inf, -5, 0, "abc", None, True,
-                                   [3600], {"s": 1}, "9" * 500])
+@pytest.mark.parametrize(
+    "value",
+    [1e9, 1e12, "Infinity", "NaN", float("nan"), math.inf, -5, 0, "abc", None, True, [3600], {"s": 1}, "9" * 500],
+)
 def test_bad_silence_durations_are_refused(value):
     with pytest.raises(InputError, match="silence duration") as info:
         inputs.silence_duration_s(value)
@@ -70,6 +73,7 @@ def test_query_layout_drops_bad_parameters_and_says_so(find):
     def layout(tier=None, switch=None, **_kwargs):
         seen.update(tier=tier, switch=switch)
         from dash import html
+
         return html.Div("page", id="page")
 
     page = layout(tier="spine", switch="S1")
@@ -84,10 +88,10 @@ def test_query_layout_drops_bad_parameters_and_says_so(find):
 
 
 def test_instants_are_iso_8601_and_utc():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    assert inputs.instant("2026-07-15T14:02:10Z") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=timezone.utc)
-    assert inputs.instant("2026-07-15 16:02:10+02:00") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=timezone.utc)
+    assert inputs.instant("2026-07-15T14:02:10Z") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=UTC)
+    assert inputs.instant("2026-07-15 16:02:10+02:00") == datetime(2026, 7, 15, 14, 2, 10, tzinfo=UTC)
     assert inputs.instant("2026-07-15T14:02:10").tzinfo is not None
     for bad in ("yesterday", "2026-13-01T00:00:00Z", "", ["2026-07-15T14:02:10Z"], "9" * 41):
         with pytest.raises(InputError, match="time"):

@@ -5,8 +5,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tests.dashboard.hostlists import expand
 from dashboard.analysis.job_actions import diagnose, expected_after_drain
+from tests.dashboard.hostlists import expand
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
 from twin.site.load import DATA_DIR, load_site
@@ -39,7 +39,7 @@ def with_job(demo, spec, snap):
 def test_a_down_gpu_stalls_the_job_and_its_host_is_drained(demo, spec, nominal):
     state = nominal.gpu_state.copy()
     xid = nominal.last_xid_code.copy()
-    g = int(np.flatnonzero((demo.gpu_rack == 2))[5])
+    g = int(np.flatnonzero(demo.gpu_rack == 2)[5])
     state[g], xid[g] = GPU_DOWN, 79
     snap = with_job(demo, spec, replace(nominal, gpu_state=state, last_xid_code=xid))
     diag = diagnose(demo, snap, snap.jobs[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.ingest.servers import prometheus
 from tests.ingest.servers.readiness import poll_until
 
-START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,11 @@ def exposition(app) -> str:
 
 
 def _samples(text: str) -> dict[tuple, float]:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def test_promtool_check_metrics_accepts_the_exposition(exposition):
@@ -59,23 +62,27 @@ def test_figures_are_the_hub_latest_tick(exposition, hub):
     assert samples[("clustertwin_it_power_watts", site)] == pytest.approx(snap.it_power_mw * 1e6)
     bal = detail.balance
     assert samples[("clustertwin_generation_n1_headroom_watts", site)] == pytest.approx(
-        (bal.generation_n1_capacity_mw - bal.facility_mw) * 1e6)
+        (bal.generation_n1_capacity_mw - bal.facility_mw) * 1e6
+    )
     assert samples[("clustertwin_gpus", (("site", "demo"), ("state", "down")))] == 1
     pump = samples[("clustertwin_time_to_throttle_seconds", (("failure", "pump_loss"), ("site", "demo")))]
     expected = float(snap.rack_time_to_throttle_s.min())
     assert pump == pytest.approx(expected) if math.isfinite(expected) else math.isinf(pump)
-    hall = samples[("clustertwin_hall_time_to_throttle_seconds",
-                    (("failure", "pump_loss"), ("hall", "H1"), ("site", "demo")))]
+    hall = samples[
+        ("clustertwin_hall_time_to_throttle_seconds", (("failure", "pump_loss"), ("hall", "H1"), ("site", "demo")))
+    ]
     assert hall == pump  # the demo site has one hall
     job = snap.jobs[0]
-    assert samples[("clustertwin_job_tokens_per_second", (("job", job.name), ("site", "demo")))] == \
-        pytest.approx(job.tokens_per_s)
+    assert samples[("clustertwin_job_tokens_per_second", (("job", job.name), ("site", "demo")))] == pytest.approx(
+        job.tokens_per_s
+    )
     assert ("clustertwin_job_interruptions_total", (("job", job.name), ("site", "demo"))) in samples
     critical = sum(1 for a in hub.alerts(True) if a["severity"] == "critical")
     assert samples[("clustertwin_alerts_open", (("severity", "critical"), ("site", "demo")))] == critical
     use = snap.cdu_heat_kw / snap.cdu_capacity_kw
-    assert samples[("clustertwin_cdu_capacity_used_max_ratio", (("hall", "H1"), ("site", "demo")))] == \
-        pytest.approx(float(use.max()))
+    assert samples[("clustertwin_cdu_capacity_used_max_ratio", (("hall", "H1"), ("site", "demo")))] == pytest.approx(
+        float(use.max())
+    )
 
 
 @pytest.mark.prometheus
@@ -84,9 +91,13 @@ def test_prometheus_scrapes_the_twin(tmp_path, app, serve_app):
     target = served.base_url.removeprefix("http://")
     server = prometheus.start(tmp_path, target)
     try:
-        result = poll_until(lambda: requests.get(f"{server.url}/api/v1/query", timeout=5,
-                                                 params={"query": "clustertwin_it_power_watts"}).json()["data"]["result"],
-                            30.0, interval_s=0.5)
+        result = poll_until(
+            lambda: requests.get(
+                f"{server.url}/api/v1/query", timeout=5, params={"query": "clustertwin_it_power_watts"}
+            ).json()["data"]["result"],
+            30.0,
+            interval_s=0.5,
+        )
         assert result, f"Prometheus never scraped the twin: {server.log_path.read_text()[-1500:]}"
         assert result[0]["metric"]["site"] == "demo" and float(result[0]["value"][1]) > 1e5
         targets = requests.get(f"{server.url}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]

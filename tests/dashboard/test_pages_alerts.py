@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from dashboard import ids
 
@@ -36,7 +36,7 @@ def test_acknowledge_and_silence_change_status_and_signature(page_module, demo_h
     done = alerts.apply_action(demo_hub, ids.alert_ack("a2"), 900, comment="  swapping the pump  ")
     assert done == f"acknowledged: rack {a2['entity_name']} — {a2['message']} (“swapping the pump”)"
     assert alerts.apply_action(demo_hub, ids.alert_silence("a3"), 3600).startswith("silenced for 60 min: rack ")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     status = {a["id"]: alerts.alert_status(a, now) for a in demo_hub.alerts()}
     assert status == {"a1": "open", "a2": "acknowledged", "a3": "silenced"}
     assert next(a for a in demo_hub.alerts() if a["id"] == "a2")["ack_comment"] == "swapping the pump"

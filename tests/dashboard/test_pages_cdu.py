@@ -37,14 +37,46 @@ def test_alerts_of_the_cdu_its_racks_and_its_group(page_module, demo_state):
     rack = int(np.flatnonzero(demo_state.rack_cdu == 0)[0])
     key = "pump:cdu:0"
     alerts = [
-        {"key": key, "group": key, "severity": "critical", "entity_kind": "cdu", "entity_name": demo_state.cdu_name[0],
-         "message": "lost", "runbook": "restart", "cleared_at": None},
-        {"key": "job_stalled:job:0", "group": key, "severity": "critical", "entity_kind": "job", "entity_name": "j",
-         "message": "stalled", "runbook": "drain", "cleared_at": None},
-        {"key": f"gpu_hot:rack:{rack}", "group": "", "severity": "warning", "entity_kind": "rack",
-         "entity_name": demo_state.rack_name[rack], "message": "hot", "runbook": "", "cleared_at": None},
-        {"key": "pump:cdu:5", "group": "pump:cdu:5", "severity": "critical", "entity_kind": "cdu",
-         "entity_name": demo_state.cdu_name[5], "message": "other", "runbook": "", "cleared_at": None},
+        {
+            "key": key,
+            "group": key,
+            "severity": "critical",
+            "entity_kind": "cdu",
+            "entity_name": demo_state.cdu_name[0],
+            "message": "lost",
+            "runbook": "restart",
+            "cleared_at": None,
+        },
+        {
+            "key": "job_stalled:job:0",
+            "group": key,
+            "severity": "critical",
+            "entity_kind": "job",
+            "entity_name": "j",
+            "message": "stalled",
+            "runbook": "drain",
+            "cleared_at": None,
+        },
+        {
+            "key": f"gpu_hot:rack:{rack}",
+            "group": "",
+            "severity": "warning",
+            "entity_kind": "rack",
+            "entity_name": demo_state.rack_name[rack],
+            "message": "hot",
+            "runbook": "",
+            "cleared_at": None,
+        },
+        {
+            "key": "pump:cdu:5",
+            "group": "pump:cdu:5",
+            "severity": "critical",
+            "entity_kind": "cdu",
+            "entity_name": demo_state.cdu_name[5],
+            "message": "other",
+            "runbook": "",
+            "cleared_at": None,
+        },
     ]
     rows = cdu.alert_rows(demo_state, alerts, 0)
     assert [r["message"] for r in rows] == ["lost", "stalled", "hot"]

@@ -6,6 +6,8 @@ import pytest
 from dash import no_update
 
 from dashboard import ids
+
+
 def test_url_round_trip(page_module):
     floor = page_module("floor")
     assert floor.url_search("rack_power_kw", "H1-R01-K03") == "?metric=rack_power_kw&rack=H1-R01-K03"
@@ -33,11 +35,14 @@ def test_unknown_rack_in_url_keeps_the_panel_closed(page_module, demo_hub, hub_r
     assert find(page, ids.Floor.RACK_PANEL).className == "rack-panel hidden"
 
 
-@pytest.mark.parametrize("point, expected", [
-    ({"text": "H1-R01-K02"}, "H1-R01-K02"),
-    ({"text": "", "customdata": [1, 2, 3, 4, 5, 7]}, "H1-R01-K08"),
-    ({"text": ""}, no_update),
-])
+@pytest.mark.parametrize(
+    "point, expected",
+    [
+        ({"text": "H1-R01-K02"}, "H1-R01-K02"),
+        ({"text": "", "customdata": [1, 2, 3, 4, 5, 7]}, "H1-R01-K08"),
+        ({"text": ""}, no_update),
+    ],
+)
 def test_clicked_rack_name(page_module, demo_state, point, expected):
     floor = page_module("floor")
     assert demo_state.rack_name[7] == "H1-R01-K08"
@@ -50,7 +55,11 @@ def test_live_floor_patch_covers_every_hall(page_module, demo_hub):
     ops = floor.floor_update(demo_hub, "rack_power_kw").to_plotly_json()["operations"]
     # demo: one hall (trace 0), the selection (1), its off hatch and alert outlines (2-4)
     assert {(op["location"][1], op["location"][2]) for op in ops} == {
-        (0, "z"), (0, "customdata"), (0, "text"), *((i, axis) for i in (2, 3, 4) for axis in ("x", "y"))}
+        (0, "z"),
+        (0, "customdata"),
+        (0, "text"),
+        *((i, axis) for i in (2, 3, 4) for axis in ("x", "y")),
+    }
 
 
 def test_drilldown_of_one_rack(page_module, demo_hub):
@@ -79,5 +88,7 @@ def test_drilldown_outputs_send_static_parts_as_html(page_module, demo_hub):
     assert title == f"Rack {state.rack_name[4]}" and "GPUs" in summary
     assert set(parts) == set(floor.STATIC_PARTS)
     assert parts[ids.Floor.RACK_GPU_TEMP].count("<td") == int((state.gpu_rack == 4).sum())
-    assert f'data-dash-link href="/power?element={state.power_name[state.rack_feed_a[4]]}"' in parts[ids.Floor.RACK_FEEDS]
+    assert (
+        f'data-dash-link href="/power?element={state.power_name[state.rack_feed_a[4]]}"' in parts[ids.Floor.RACK_FEEDS]
+    )
     assert history.layout.height

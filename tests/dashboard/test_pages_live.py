@@ -11,8 +11,8 @@ import pytest
 from dash import Patch, dcc
 
 from dashboard import ids
-from dashboard.shell.deep_link import name_index, query_string
 from dashboard.callbacks.figure_patch import figure_patch, render_mode
+from dashboard.shell.deep_link import name_index, query_string
 from tests.dashboard import page_snapshots
 
 
@@ -49,7 +49,11 @@ def in_app(dash_app):
 def test_figure_patch_carries_only_named_fields():
     fig = go.Figure(go.Bar(x=[1, 2], y=[3, 4], marker_color=["red", "blue"]), layout=dict(title="t", height=300))
     ops = figure_patch(fig, {0: ("y", "marker.color")}).to_plotly_json()["operations"]
-    assert [op["location"] for op in ops] == [["data", 0, "y"], ["data", 0, "marker", "color"], ["layout", "title", "text"]]
+    assert [op["location"] for op in ops] == [
+        ["data", 0, "y"],
+        ["data", 0, "marker", "color"],
+        ["layout", "title", "text"],
+    ]
     whole = figure_patch(fig, None, title=False).to_plotly_json()["operations"]
     assert [op["location"] for op in whole] == [["data"]]
 
@@ -74,11 +78,17 @@ def test_live_patches_are_small_at_colossus_scale(page_module, colossus):
     cooling, power, fabric, jobs = (page_module(n) for n in ("cooling", "power", "fabric", "jobs"))
     views = {
         "cooling": (cooling.cooling_view(state, snap, None), cooling.cooling_view(state, snap, None, full=False)),
-        "power": (power.power_view(state, snap, None, "power_n1_load_frac"),
-                  power.power_view(state, snap, None, "power_n1_load_frac", full=False)),
+        "power": (
+            power.power_view(state, snap, None, "power_n1_load_frac"),
+            power.power_view(state, snap, None, "power_n1_load_frac", full=False),
+        ),
         "fabric": (fabric.fabric_view(state, snap, 0, 3), fabric.fabric_view(state, snap, 0, 3, full=False)),
-        "jobs": (jobs.jobs_view(state, snap, None, None),
-                 jobs.jobs_view(state, snap, None, None, full=False, shown_placement=jobs.figs.placement_key(state, snap.jobs[0]))),
+        "jobs": (
+            jobs.jobs_view(state, snap, None, None),
+            jobs.jobs_view(
+                state, snap, None, None, full=False, shown_placement=jobs.figs.placement_key(state, snap.jobs[0])
+            ),
+        ),
     }
     for page, (full, patch) in views.items():
         assert any(isinstance(v, go.Figure) for v in full), page
@@ -164,7 +174,7 @@ def test_every_page_graph_has_a_figure(in_app, page_module):
         page = page_module(name).layout()
         graphs = []
 
-        def walk(c):
+        def walk(c, graphs=graphs):
             if isinstance(c, dcc.Graph):
                 graphs.append(c)
             kids = getattr(c, "children", None)
@@ -197,14 +207,25 @@ def test_layouts_before_the_first_snapshot(dash_app, page_module):
     real = dash_app.server.config[HUB_CONFIG_KEY]
     from twin.engine.view import EMPTY_TICK
 
-    empty = SimpleNamespace(state=real.state, site_name=real.site_name, key="live", label="live", is_live=True,
-                            latest=lambda: None, latest_tick=lambda: EMPTY_TICK,
-                            trend=lambda window_s=900.0: real.trend(window_s).iloc[0:0])
+    empty = SimpleNamespace(
+        state=real.state,
+        site_name=real.site_name,
+        key="live",
+        label="live",
+        is_live=True,
+        latest=lambda: None,
+        latest_tick=lambda: EMPTY_TICK,
+        trend=lambda window_s=900.0: real.trend(window_s).iloc[0:0],
+    )
     dash_app.server.config[HUB_CONFIG_KEY] = empty
     try:
         with dash_app.server.app_context():
-            for name, rendered_id in (("cooling", ids.Cooling.RENDERED), ("power", ids.Power.RENDERED),
-                                      ("fabric", ids.Fabric.RENDERED), ("jobs", ids.Jobs.RENDERED)):
+            for name, rendered_id in (
+                ("cooling", ids.Cooling.RENDERED),
+                ("power", ids.Power.RENDERED),
+                ("fabric", ids.Fabric.RENDERED),
+                ("jobs", ids.Jobs.RENDERED),
+            ):
                 page = page_module(name).layout()
                 assert _find(page, rendered_id).data is None, name  # the first tick renders in full
     finally:

@@ -34,8 +34,9 @@ def test_layout_restores_window_and_has_every_card(page_module, demo_hub, hub_re
 def test_live_update_sends_texts_and_patches(page_module, demo_hub):
     overview = page_module("overview")
     names = [n for n, _, _ in overview.KPIS]
-    values, classes, notes, sparks, banner, banner_class, breakdown, hot, alerts, jobs, *patches = \
+    values, classes, notes, sparks, banner, banner_class, breakdown, hot, alerts, jobs, *patches = (
         overview.overview_update(demo_hub, 900, names)
+    )
     assert len(values) == len(classes) == len(notes) == len(sparks) == len(names)
     assert banner_class.startswith("status-banner")
     assert len(patches) == len(overview.TRENDS)

@@ -74,10 +74,26 @@ def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, hu
     engine = open_database(f"sqlite:///{tmp_path / 'store.db'}")
     hub = StandinHub(demo_state)
     hub.db = engine
-    record_incident(engine, {"name": "colossus-cdu-pump-failure", "site_name": "colossus", "title": "pump",
-                             "start": "2024-07-22T15:00:00+00:00", "end": "2024-07-22T15:10:00+00:00"})
-    record_incident(engine, {"name": "elsewhere-only", "site_name": "colossus", "title": "Kept in the database",
-                             "start": "2024-07-23T15:00:00+00:00", "end": "2024-07-23T15:10:00+00:00"})
+    record_incident(
+        engine,
+        {
+            "name": "colossus-cdu-pump-failure",
+            "site_name": "colossus",
+            "title": "pump",
+            "start": "2024-07-22T15:00:00+00:00",
+            "end": "2024-07-22T15:10:00+00:00",
+        },
+    )
+    record_incident(
+        engine,
+        {
+            "name": "elsewhere-only",
+            "site_name": "colossus",
+            "title": "Kept in the database",
+            "start": "2024-07-23T15:00:00+00:00",
+            "end": "2024-07-23T15:10:00+00:00",
+        },
+    )
     try:
         with hub_request(hub):
             entries = {e["name"]: e for e in library_entries()}
@@ -99,8 +115,15 @@ def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
     from ingest.store.db import open_database
     from ingest.store.siteversions import site_version
 
-    spec = RecordSpec("demo", "tim-button", faults=("tim:H1-R01-K03@0=3",), duration_s=120, tick_s=5,
-                      detail_racks=("H1-R01-K03",), max_detail_racks=1)
+    spec = RecordSpec(
+        "demo",
+        "tim-button",
+        faults=("tim:H1-R01-K03@0=3",),
+        duration_s=120,
+        tick_s=5,
+        detail_racks=("H1-R01-K03",),
+        max_detail_racks=1,
+    )
     rec = IncidentRecording(record_synthetic(spec, tmp_path))
     engine = open_database(f"sqlite:///{tmp_path / 'store.db'}")
     try:

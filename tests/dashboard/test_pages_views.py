@@ -8,11 +8,11 @@ import plotly
 import pytest
 
 from dashboard import ids
-from dashboard.views import compare
 from dashboard.components.view_banner import banner
 from dashboard.shell.deep_link import keep_view, query_string
-from dashboard.views.registry import screen_for
+from dashboard.views import compare
 from dashboard.views.context import ViewSelection
+from dashboard.views.registry import screen_for
 
 PAGES = ("overview", "floor", "cooling", "power", "fabric", "jobs", "alerts")
 SCENARIO = "scenario:demo-cdu-loss"
@@ -23,11 +23,14 @@ def _text(component) -> str:
 
 
 @pytest.mark.parametrize("page", PAGES)
-@pytest.mark.parametrize("query", [
-    {"view": SCENARIO},
-    {"view": SCENARIO, "compare": "live"},
-    {"view": "live", "compare": SCENARIO, "diff": "1"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"view": SCENARIO},
+        {"view": SCENARIO, "compare": "live"},
+        {"view": "live", "compare": SCENARIO, "diff": "1"},
+    ],
+)
 def test_every_page_renders_a_scenario_and_a_comparison(page_module, hub_request, demo_hub, find, page, query):
     with hub_request(demo_hub):
         layout = page_module(page).layout(**query)
@@ -115,7 +118,9 @@ def test_banner_and_clock_of_the_shell(dash_app, demo_hub, hub_request):
 
 def test_url_writers_keep_the_view(dash_app):
     assert query_string({"rack": "R1"}, {"view": SCENARIO, "other": "x"}) == "?view=scenario%3Ademo-cdu-loss&rack=R1"
-    with dash_app.server.test_request_context(headers={"Referer": f"http://127.0.0.1/floor?view={SCENARIO}&compare=live"}):
+    with dash_app.server.test_request_context(
+        headers={"Referer": f"http://127.0.0.1/floor?view={SCENARIO}&compare=live"}
+    ):
         assert keep_view("?metric=rack_power_kw") == "?view=scenario%3Ademo-cdu-loss&compare=live&metric=rack_power_kw"
         assert keep_view("") == "?view=scenario%3Ademo-cdu-loss&compare=live"
     with dash_app.server.test_request_context(headers={"Referer": "http://127.0.0.1/floor?metric=x"}):

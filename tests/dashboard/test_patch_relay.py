@@ -40,8 +40,16 @@ def test_every_relay_store_feeds_its_figures_from_the_browser(dash_app):
 
     client = dash_app.server.test_client()
     dependencies = json.loads(client.get("/_dash-dependencies").get_data(as_text=True))
-    stores = (ids.Floor.HALLS_LIVE, ids.Floor.HALLS_SELECTION, ids.Overview.TRENDS_LIVE, ids.Overview.TRENDS_PIN,
-              ids.Jobs.FIGURES, ids.Fabric.FIGURES, ids.Power.FIGURES, ids.Cooling.FIGURES)
+    stores = (
+        ids.Floor.HALLS_LIVE,
+        ids.Floor.HALLS_SELECTION,
+        ids.Overview.TRENDS_LIVE,
+        ids.Overview.TRENDS_PIN,
+        ids.Jobs.FIGURES,
+        ids.Fabric.FIGURES,
+        ids.Power.FIGURES,
+        ids.Cooling.FIGURES,
+    )
     for store in stores:
         readers = [d for d in dependencies if d["inputs"] == [{"id": store, "property": "data"}]]
         assert len(readers) == 1 and readers[0]["clientside_function"], store

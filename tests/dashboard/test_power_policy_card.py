@@ -14,8 +14,9 @@ from twin.site.load import load_site
 def test_policy_card_shows_trip_gap_cap_and_step_time(page_module):
     page = page_module("power")
     demo = load_site("demo")
-    state = dataclasses.replace(demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.1]),
-                                source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
+    state = dataclasses.replace(
+        demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.1]), source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1])
+    )
     inputs = TickInputs(jobs=[_placed_job(state, None)], outdoor_dry_bulb_c=20.0)
     engine = TwinEngine(state)
     engine.settle(inputs)

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
@@ -25,9 +25,26 @@ def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, str, Path]:
     port = free_port()
     log = tmp_path / "serve.log"
     db = tmp_path / "prod.db"
-    proc = subprocess.Popen([*CLI, "serve", "--prod", "--site", "demo", "--db", f"sqlite:///{db}", "--port", str(port),
-                             "--threads", "4", *extra], cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [
+            *CLI,
+            "serve",
+            "--prod",
+            "--site",
+            "demo",
+            "--db",
+            f"sqlite:///{db}",
+            "--port",
+            str(port),
+            "--threads",
+            "4",
+            *extra,
+        ],
+        cwd=REPO,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     return proc, f"http://127.0.0.1:{port}", log
 
 
@@ -76,11 +93,17 @@ def test_serve_prod_serves_pages_api_and_metrics_then_stops_cleanly(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'prod.db'}")
     holder, expires_at = Lease(engine, lease_name("demo", "0/1")).current()
     engine.dispose()
-    assert expires_at < datetime.now(timezone.utc), "the worker did not release the ingest lease on its way out"
+    assert expires_at < datetime.now(UTC), "the worker did not release the ingest lease on its way out"
+
 
 def test_serve_prod_bad_site_is_one_line(tmp_path):
-    r = subprocess.run([*CLI, "serve", "--prod", "--site", "nosuchsite", "--db", f"sqlite:///{tmp_path / 'x.db'}"],
-                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*CLI, "serve", "--prod", "--site", "nosuchsite", "--db", f"sqlite:///{tmp_path / 'x.db'}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "nosuchsite" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 

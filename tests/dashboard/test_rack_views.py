@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from dashboard.present.colour_scale import NO_DATA_COLOUR, text_colour, value_colours
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
+from dashboard.present.colour_scale import NO_DATA_COLOUR, text_colour, value_colours
 
 
 def test_value_colours_clip_and_grey_out_unknown():
@@ -19,8 +19,17 @@ def test_value_colours_clip_and_grey_out_unknown():
 
 
 def test_elevation_top_slot_first_cdu_last_and_issues_flagged():
-    rows = [{"name": f"n{s}", "slot": s, "max_gpu_temp_c": 60.0 + s, "gpu_power_kw": 5.0, "gpus_throttled": 0,
-             "gpus_down": int(s == 1)} for s in (2, 0, 1)]
+    rows = [
+        {
+            "name": f"n{s}",
+            "slot": s,
+            "max_gpu_temp_c": 60.0 + s,
+            "gpu_power_kw": 5.0,
+            "gpus_throttled": 0,
+            "gpus_down": int(s == 1),
+        }
+        for s in (2, 0, 1)
+    ]
     units = elevation_view(rows, "CDU-1", (25.0, 87.0)).children[1].children
     assert [u.children[0].children for u in units] == ["slot 2", "slot 1", "slot 0", "CDU"]
     assert units[1].className == "rack-unit has-issue" and "1 down" in units[1].children[2].children

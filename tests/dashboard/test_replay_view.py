@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
-from dashboard.views.replay import incident_recording
 from dashboard.views.registry import ViewUnavailable, resolve
-from twin.engine.snapshot import GPU_DOWN
+from dashboard.views.replay import incident_recording
 from twin.engine.view import View
 
 PUMP = "colossus-cdu-pump-failure"
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 def _view(at: datetime):
@@ -35,8 +34,7 @@ def test_snapshot_holds_the_recorded_values():
     snap, ts = view.latest(), np.datetime64("2024-07-22T15:03:00")
     cdu = bundle.frame("cdu")
     at = cdu[cdu["ts"].dt.tz_localize(None) == ts].set_index("cdu_id")
-    np.testing.assert_allclose(snap.cdu_flow_lpm,
-                               at["coolant_flow_lpm"].sort_index().to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(snap.cdu_flow_lpm, at["coolant_flow_lpm"].sort_index().to_numpy(), rtol=1e-6)
     np.testing.assert_array_equal(snap.pumps_running_count, at["pumps_running_count"].sort_index().to_numpy())
     gpu = bundle.frame("gpu")
     g = gpu[gpu["ts"].dt.tz_localize(None) == ts]
@@ -45,8 +43,9 @@ def test_snapshot_holds_the_recorded_values():
     r = rack[rack["ts"].dt.tz_localize(None) == ts].set_index("rack_id").sort_index()
     np.testing.assert_allclose(snap.rack_power_kw, r["rack_power_kw"].to_numpy(), rtol=1e-6)
     elsewhere = np.setdiff1d(np.arange(view.state.n_gpus), g["gpu_id"].to_numpy())[:500]
-    np.testing.assert_allclose(snap.gpu_temp_c[elsewhere],
-                               r["rack_mean_gpu_temp_c"].to_numpy()[view.state.gpu_rack[elsewhere]], rtol=1e-6)
+    np.testing.assert_allclose(
+        snap.gpu_temp_c[elsewhere], r["rack_mean_gpu_temp_c"].to_numpy()[view.state.gpu_rack[elsewhere]], rtol=1e-6
+    )
     site = bundle.frame("site")
     assert snap.it_power_mw == pytest.approx(float(site[site["ts"].dt.tz_localize(None) == ts]["it_power_mw"].iloc[0]))
 
@@ -71,7 +70,9 @@ def test_events_open_at_the_instant_become_alerts():
     # the repeated generation warning shows once, at its latest opening
     gen = [a for a in _view(T0 + timedelta(seconds=300)).alerts() if a["metric"] == "generation_capacity_mw"]
     openings = incident_recording(PUMP).events
-    latest = openings[(openings["metric"] == "generation_capacity_mw") & (openings["ts"] <= T0 + timedelta(seconds=300))]
+    latest = openings[
+        (openings["metric"] == "generation_capacity_mw") & (openings["ts"] <= T0 + timedelta(seconds=300))
+    ]
     assert len(latest) > 1 and len(gen) == 1 and gen[0]["ts"] == latest["ts"].max().to_pydatetime()
 
 
@@ -86,7 +87,9 @@ def test_trend_and_histories_stop_at_the_instant():
     assert set(hist["gpu"]) == set(np.flatnonzero(view.state.gpu_rack == rack))
     cdu = view.cdu_history(view.state.cdu_name.index("H1-R01-K01-CDU"), 600)
     assert cdu.index[-1] == T0 + timedelta(seconds=120) and cdu["pumps_running_count"].iloc[-1] == 1
-    assert cdu["pumps_running_count"].min() == 0 and cdu["pumps_running_count"].iloc[0] == 2  # stopped at 60 s, one back at 115 s
+    assert (
+        cdu["pumps_running_count"].min() == 0 and cdu["pumps_running_count"].iloc[0] == 2
+    )  # stopped at 60 s, one back at 115 s
     assert [j.spec.name for j in view.placed_jobs()] == ["colossus-405b-24k"]  # the recorded job
     assert view.job_timeline("x") == [] and view.source_ages() == {}
 
@@ -104,5 +107,6 @@ def test_generation_capacity_counts_the_sources_not_failed():
     after = resolve(f"replay:{gen}@2024-07-22T15:02:00Z", None).latest()
     failed = rec.rec.site_rows[rec.frame_index(T0 + timedelta(seconds=120))]["failed_sources"]
     assert len(failed) > 0
-    assert after.generation_capacity_mw == pytest.approx(before.generation_capacity_mw
-                                                         - float(s.source_capacity_mw[list(failed)].sum()))
+    assert after.generation_capacity_mw == pytest.approx(
+        before.generation_capacity_mw - float(s.source_capacity_mw[list(failed)].sum())
+    )

@@ -33,11 +33,14 @@ def test_unknown_site(capsys, db):
     assert "nosuchsite: site: name: no such site file" in one_error_line(capsys)
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("racks = 8", "racks = 100000000", "racks: Input should be less than or equal to 15680"),
-    ("[site]\n", '[site]\nhostname_pattern = "{nope}"\n', "hostname_pattern: unknown field {nope}"),
-    ('default_job = "demo-70b-1k"', 'default_job = "no-such-job"', "default_job: no job file 'no-such-job'"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("racks = 8", "racks = 100000000", "racks: Input should be less than or equal to 15680"),
+        ("[site]\n", '[site]\nhostname_pattern = "{nope}"\n', "hostname_pattern: unknown field {nope}"),
+        ('default_job = "demo-70b-1k"', 'default_job = "no-such-job"', "default_job: no job file 'no-such-job'"),
+    ],
+)
 def test_bad_site_files(tmp_path, capsys, db, old, new, message):
     assert main(["serve", "--site", _site(tmp_path, old, new), "--db", db]) == EXIT_BAD_INPUT
     assert message in one_error_line(capsys)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.views.settled import SettledView
 from dashboard.views.registry import scenario_view
+from dashboard.views.settled import SettledView
 from dashboard.whatif.outcome import outcome
 from dashboard.whatif.view import EditorScenarioView
 from twin.engine.view import View

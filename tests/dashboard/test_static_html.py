@@ -11,8 +11,12 @@ from dashboard.present.static_html import to_html
 
 
 def test_tags_attributes_and_style():
-    node = html.Div([html.Span("a", className="x"), html.Br(), 3], id="d", title="t", style={"fontSize": "10px", "color": "red"})
-    assert to_html(node) == '<div id="d" style="font-size: 10px; color: red" title="t"><span class="x">a</span><br>3</div>'
+    node = html.Div(
+        [html.Span("a", className="x"), html.Br(), 3], id="d", title="t", style={"fontSize": "10px", "color": "red"}
+    )
+    assert (
+        to_html(node) == '<div id="d" style="font-size: 10px; color: red" title="t"><span class="x">a</span><br>3</div>'
+    )
     assert to_html(html.Label("l", htmlFor="i")) == '<label for="i">l</label>'
     assert to_html([None, "x", html.Td()]) == "x<td></td>"
 
@@ -23,7 +27,10 @@ def test_text_and_attributes_are_escaped():
 
 
 def test_links_become_in_app_anchors():
-    assert to_html(dcc.Link("P&1", href="/power?element=a&b=c")) == '<a data-dash-link href="/power?element=a&amp;b=c">P&amp;1</a>'
+    assert (
+        to_html(dcc.Link("P&1", href="/power?element=a&b=c"))
+        == '<a data-dash-link href="/power?element=a&amp;b=c">P&amp;1</a>'
+    )
 
 
 def test_components_with_behaviour_are_refused():

@@ -1,38 +1,88 @@
 """Alert grouping, one set of counts, the status banner, hostlists and windowed KPI stats."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis.hostlist import compress
-from tests.dashboard.hostlists import expand
 from dashboard.present.stat_window import window_stat
 from dashboard.shell.status import alert_counts, group_alerts, status_banner
+from tests.dashboard.hostlists import expand
 
-T0 = datetime(2026, 7, 15, 20, 12, 40, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 15, 20, 12, 40, tzinfo=UTC)
 
 
 def alert(id_, key, severity, kind, name, message, group="", gpus=0, jobs=(), tokens=0.0, mw=0.0, **extra):
-    base = {"id": id_, "key": key, "group": group or key, "severity": severity, "entity_kind": kind,
-            "entity_name": name, "message": message, "raised_at": T0 + timedelta(seconds=id_),
-            "impact": {"gpus": gpus, "jobs": list(jobs), "tokens_per_s": tokens, "power_mw": mw},
-            "acknowledged": False, "silenced_until": None, "cleared_at": None, "value": 0.0}
+    base = {
+        "id": id_,
+        "key": key,
+        "group": group or key,
+        "severity": severity,
+        "entity_kind": kind,
+        "entity_name": name,
+        "message": message,
+        "raised_at": T0 + timedelta(seconds=id_),
+        "impact": {"gpus": gpus, "jobs": list(jobs), "tokens_per_s": tokens, "power_mw": mw},
+        "acknowledged": False,
+        "silenced_until": None,
+        "cleared_at": None,
+        "value": 0.0,
+    }
     return {**base, **extra}
 
 
 CDU = "pump:cdu:4"
 ALERTS = [
-    alert(1, CDU, "critical", "cdu", "H1-R05-K03-CDU", "CDU H1-R05-K03-CDU lost: 0 of 2 pumps running", gpus=64,
-          jobs=("big",), tokens=1.2e6, mw=0.1),
-    alert(2, "gpu_hot:rack:7", "critical", "rack", "H1-R05-K03", "64 of 64 GPUs at or above slowdown", group=CDU,
-          gpus=64, jobs=("big",), tokens=1.2e6),
-    alert(3, "job_stalled:job:0", "critical", "job", "big", "stalled: 0 tokens/s, 24,576 GPUs idle", group=CDU,
-          gpus=24576, jobs=("big",), tokens=1.2e6),
-    alert(4, "n1:power:9", "warning", "power", "H2-BW-R01-A", "N-1: one more failure overloads it", mw=0.4,
-          acknowledged=True),
-    alert(5, "stale:source:dcgm", "warning", "source", "dcgm", "no reading yet",
-          silenced_until=T0 + timedelta(hours=1)),
+    alert(
+        1,
+        CDU,
+        "critical",
+        "cdu",
+        "H1-R05-K03-CDU",
+        "CDU H1-R05-K03-CDU lost: 0 of 2 pumps running",
+        gpus=64,
+        jobs=("big",),
+        tokens=1.2e6,
+        mw=0.1,
+    ),
+    alert(
+        2,
+        "gpu_hot:rack:7",
+        "critical",
+        "rack",
+        "H1-R05-K03",
+        "64 of 64 GPUs at or above slowdown",
+        group=CDU,
+        gpus=64,
+        jobs=("big",),
+        tokens=1.2e6,
+    ),
+    alert(
+        3,
+        "job_stalled:job:0",
+        "critical",
+        "job",
+        "big",
+        "stalled: 0 tokens/s, 24,576 GPUs idle",
+        group=CDU,
+        gpus=24576,
+        jobs=("big",),
+        tokens=1.2e6,
+    ),
+    alert(
+        4,
+        "n1:power:9",
+        "warning",
+        "power",
+        "H2-BW-R01-A",
+        "N-1: one more failure overloads it",
+        mw=0.4,
+        acknowledged=True,
+    ),
+    alert(
+        5, "stale:source:dcgm", "warning", "source", "dcgm", "no reading yet", silenced_until=T0 + timedelta(hours=1)
+    ),
     alert(6, "xid:48:gpu:3", "critical", "gpu", "n1/gpu3", "XID 48", cleared_at=T0),
 ]
 

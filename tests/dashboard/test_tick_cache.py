@@ -15,9 +15,13 @@ OUTPUT = f"{ids.Floor.HALLS_LIVE}.data"  # the floor's live callback (its patche
 
 
 def _body(n: int, metric: str = DEFAULT_FLOOR_METRIC, changed: str = "shell-tick.n_intervals") -> dict:
-    return {"output": OUTPUT, "outputs": {"id": ids.Floor.HALLS_LIVE, "property": "data"},
-            "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": n}],
-            "state": [{"id": "floor-metric", "property": "value", "value": metric}], "changedPropIds": [changed]}
+    return {
+        "output": OUTPUT,
+        "outputs": {"id": ids.Floor.HALLS_LIVE, "property": "data"},
+        "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": n}],
+        "state": [{"id": "floor-metric", "property": "value", "value": metric}],
+        "changedPropIds": [changed],
+    }
 
 
 @pytest.fixture()

@@ -21,8 +21,16 @@ def test_without_a_trend_the_tiles_show_the_snapshot(demo_state, demo_snapshot):
 def test_the_it_load_tile_averages_the_swing_and_shows_its_band(demo_state, demo_snapshot):
     ts = pd.date_range(demo_snapshot.ts - pd.Timedelta(seconds=59), periods=60, freq="1s", name="ts")
     swing = np.where(np.arange(60) % 2 == 0, 0.9, 0.5)
-    trend = pd.DataFrame({"it_power_mw": swing, "facility_power_mw": swing + 0.3,
-                          "generation_capacity_mw": 1.6, "pue_ratio": 1.2, "tokens_per_s": 1e5}, index=ts)
+    trend = pd.DataFrame(
+        {
+            "it_power_mw": swing,
+            "facility_power_mw": swing + 0.3,
+            "generation_capacity_mw": 1.6,
+            "pue_ratio": 1.2,
+            "tokens_per_s": 1e5,
+        },
+        index=ts,
+    )
     tile = overview_tiles(demo_state, demo_snapshot, None, trend, [])["it_power"]
     assert tile.value == "0.7" and tile.note == "0.5–0.9 over 30 s" and len(tile.spark) == 16
 
@@ -48,10 +56,13 @@ def test_gpu_shares_are_of_the_live_fleet(demo_state, demo_snapshot):
 
 
 def test_breakdown_adds_up_to_the_facility_load(demo_snapshot):
-    balance = SimpleNamespace(it_mw=23.7, network_mw=6.8, distribution_loss_mw=1.6, cooling_mw=4.5, overhead_mw=0.4,
-                              facility_mw=37.0)
+    balance = SimpleNamespace(
+        it_mw=23.7, network_mw=6.8, distribution_loss_mw=1.6, cooling_mw=4.5, overhead_mw=0.4, facility_mw=37.0
+    )
     text = power_breakdown(demo_snapshot, SimpleNamespace(balance=balance))
-    assert text.startswith("Facility 37.0 MW = IT 23.7 + network 6.8 + distribution losses 1.6 + cooling 4.5 + site 0.4")
+    assert text.startswith(
+        "Facility 37.0 MW = IT 23.7 + network 6.8 + distribution losses 1.6 + cooling 4.5 + site 0.4"
+    )
     assert "parts sum" not in text
 
 

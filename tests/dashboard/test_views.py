@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
 from dashboard.views.context import ViewSelection, selection_from_url
+from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View, ViewTick
@@ -36,7 +36,7 @@ def test_scenario_view_is_a_view_at_the_scenario_time(demo_state, scenario):
     expected = load_scenario(SCENARIO_DIR / f"{DEMO_SCENARIO}.toml", demo_state)
     tick = scenario.latest_tick()
     assert isinstance(tick, ViewTick) and tick.detail is not None
-    assert tick.snapshot.ts == expected.time == datetime(2026, 7, 15, 14, tzinfo=timezone.utc)
+    assert tick.snapshot.ts == expected.time == datetime(2026, 7, 15, 14, tzinfo=UTC)
     assert scenario.latest() is tick.snapshot
     assert scenario.source_ages() == {}
 
@@ -49,8 +49,9 @@ def test_scenario_view_runs_the_twin_under_the_scenario(demo_state, scenario):
     others = np.flatnonzero(demo_state.rack_cdu != cdu)
     gpus = np.isin(demo_state.gpu_rack, racks)
     # without coolant flow the rack's GPUs shut down (or at least run hotter than any other rack)
-    assert (snap.gpu_state[gpus] == GPU_DOWN).all() or \
-        np.nanmax(snap.rack_max_gpu_temp_c[racks]) > np.nanmax(snap.rack_max_gpu_temp_c[others])
+    assert (snap.gpu_state[gpus] == GPU_DOWN).all() or np.nanmax(snap.rack_max_gpu_temp_c[racks]) > np.nanmax(
+        snap.rack_max_gpu_temp_c[others]
+    )
     assert snap.jobs and snap.jobs[0].name == demo_state.default_job  # the job is evaluated on the settled state
 
 
@@ -86,13 +87,16 @@ def test_scenario_views_are_cached_until_the_file_changes(demo_state, tmp_path):
     assert second.latest().pumps_running_count[demo_state.cdu_name.index("H1-R01-K02-CDU")] == 0
 
 
-@pytest.mark.parametrize("key, message", [
-    ("scenario:nope", "no scenario 'nope' (scenarios: colossus-cdu-loss"),
-    ("scenario:colossus-generator-trip", "cannot run on site 'demo'"),
-    ("replay:pump-trip@2026-07-15T14:00:00Z", "no such incident 'pump-trip'"),
-    ("bogus", "view key 'bogus'"),
-    ("scenario:../x", "view key 'scenario:../x'"),
-])
+@pytest.mark.parametrize(
+    "key, message",
+    [
+        ("scenario:nope", "no scenario 'nope' (scenarios: colossus-cdu-loss"),
+        ("scenario:colossus-generator-trip", "cannot run on site 'demo'"),
+        ("replay:pump-trip@2026-07-15T14:00:00Z", "no such incident 'pump-trip'"),
+        ("bogus", "view key 'bogus'"),
+        ("scenario:../x", "view key 'scenario:../x'"),
+    ],
+)
 def test_unavailable_keys_say_why(demo_hub, key, message):
     with pytest.raises(ViewUnavailable) as err:
         resolve(key, demo_hub)
@@ -116,15 +120,16 @@ def test_selection_from_url_and_back():
 def test_live_hub_publishes_snapshot_and_detail_together(tmp_path):
     from ingest.live.runtime import build_hub
 
-    hub = build_hub("demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False,
-                    start=datetime(2026, 7, 15, 14, tzinfo=timezone.utc))
+    hub = build_hub(
+        "demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False, start=datetime(2026, 7, 15, 14, tzinfo=UTC)
+    )
     assert hub.latest_tick() == ViewTick(None, None) and hub.latest() is None and hub.detail() is None
     for second in range(2):
-        snap = hub.step(datetime(2026, 7, 15, 14, 0, second, tzinfo=timezone.utc))
+        snap = hub.step(datetime(2026, 7, 15, 14, 0, second, tzinfo=UTC))
         tick = hub.latest_tick()
         assert tick.snapshot is snap and tick.detail is hub.twin.detail
     first = hub.latest_tick()
-    hub.step(datetime(2026, 7, 15, 14, 0, 5, tzinfo=timezone.utc))
+    hub.step(datetime(2026, 7, 15, 14, 0, 5, tzinfo=UTC))
     assert first.detail is not hub.latest_tick().detail  # a held tick keeps its own detail
     assert isinstance(hub, View) and hub.is_live and hub.key == "live"
     hub.db.dispose()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dashboard import ids
-from dashboard.callbacks.inputs import InputError
 from dashboard.auth.callbacks import build_registry, required_role
+from dashboard.callbacks.inputs import InputError
 from dashboard.whatif.edits import EditRejected, describe, kind_names, match_names, resolve_edits
 from dashboard.whatif.links import rack_href, trip_href
 from dashboard.whatif.outcome import diff_rows, entity_changes, outcome, rack_changes
@@ -17,8 +17,10 @@ FEEDS = {"op": "set_rack_feeds", "racks": ["H1-R01-K01"], "feed_a": "H1-BW-R02-A
 
 def test_bad_edits_are_refused_naming_index_and_field(demo_state):
     with pytest.raises(EditRejected) as err:
-        resolve_edits(demo_state, [{"op": "fail", "elements": ["GEN-01"]}, {"op": "set_rack_type", "racks": ["H9-*"],
-                                                                             "type": "GB200-NVL72"}])
+        resolve_edits(
+            demo_state,
+            [{"op": "fail", "elements": ["GEN-01"]}, {"op": "set_rack_type", "racks": ["H9-*"], "type": "GB200-NVL72"}],
+        )
     assert (err.value.index, err.value.field) == (1, "racks")
     with pytest.raises(EditRejected) as err:
         resolve_edits(demo_state, [{**FEEDS, "feed_a": "H1-BW-R99-A"}])
@@ -83,8 +85,11 @@ def test_database_store_validates_and_keeps_a_refused_edit_out(demo_state, tmp_p
 
 
 def test_toml_export_and_import_round_trip():
-    edits = [FEEDS, {"op": "set_rack_type", "racks": ["H1-R02-*"], "type": "GB200-NVL72"},
-             {"op": "fail", "elements": ["H1-R01-K01-CDU"], "pumps_count": 1}]
+    edits = [
+        FEEDS,
+        {"op": "set_rack_type", "racks": ["H1-R02-*"], "type": "GB200-NVL72"},
+        {"op": "fail", "elements": ["H1-R01-K01-CDU"], "pumps_count": 1},
+    ]
     text = export_toml("plan", edits)
     assert "[[edits]]" in text and 'op = "set_rack_type"' in text
     assert import_toml(text) == ("plan", edits)
@@ -117,9 +122,15 @@ def test_build_edit_from_the_forms(page_module, dash_app):
     W = ids.WhatIf
     with dash_app.server.test_request_context("/whatif"):
         assert page.build_edit(W.APPLY_FAIL, [], {"fail_kind": "pump", "fail_element": "H1-R01-K01-CDU"}) == {
-            "op": "fail", "elements": ["H1-R01-K01-CDU"], "pumps_count": 1}
+            "op": "fail",
+            "elements": ["H1-R01-K01-CDU"],
+            "pumps_count": 1,
+        }
         assert page.build_edit(W.APPLY_TYPE, [f"H1-R01-K0{i}" for i in range(1, 9)], {"type": "GB200-NVL72"}) == {
-            "op": "set_rack_type", "racks": ["H1-R01-*"], "type": "GB200-NVL72"}
+            "op": "set_rack_type",
+            "racks": ["H1-R01-*"],
+            "type": "GB200-NVL72",
+        }
         with pytest.raises(EditRejected, match="select racks"):
             page.build_edit(W.APPLY_FEEDS, [], {"feed_a": "H1-BW-R02-A"})
 

@@ -35,7 +35,9 @@ def live_exposition(hit: int) -> str:
         ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", lambda g: f"{7_000_000_000 + hit * 650_000}"),
     ):
         lines.append(f"# HELP {name} test\n# TYPE {name} {typ}\n")
-        lines += [f"{name}{{{prometheus_peer.gpu_labels(prometheus_peer.LIVE_HOST, g)}}} {value(g)}\n" for g in range(8)]
+        lines += [
+            f"{name}{{{prometheus_peer.gpu_labels(prometheus_peer.LIVE_HOST, g)}}} {value(g)}\n" for g in range(8)
+        ]
     return "".join(lines)
 
 

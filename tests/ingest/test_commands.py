@@ -30,8 +30,13 @@ def test_dcgm_file_raw_labels_json(fixtures_dir, capsys):
 
 def test_ipmi_text_mapped_to_site(tmp_path, capsys):
     f = tmp_path / "sdr.txt"
-    f.write_text("GPU3 Temp        | 04h | ok  | 11.4 | 44 degrees C\nPSU Power        | 09h | ok  | 10.1 | 700 Watts\n")
-    code, out, err = run(["ingest", "once", "--source", "ipmi", "--target", str(f), "--host", "bmc-h1-r01-k01-n2", "--site", "demo"], capsys)
+    f.write_text(
+        "GPU3 Temp        | 04h | ok  | 11.4 | 44 degrees C\nPSU Power        | 09h | ok  | 10.1 | 700 Watts\n"
+    )
+    code, out, err = run(
+        ["ingest", "once", "--source", "ipmi", "--target", str(f), "--host", "bmc-h1-r01-k01-n2", "--site", "demo"],
+        capsys,
+    )
     assert code == 0
     lines = out.strip().splitlines()
     assert any(line.split()[:4] == ["gpu", "h1-r01-k01-n2/gpu3", "gpu_temp_c", "44"] for line in lines), out
@@ -41,7 +46,9 @@ def test_ipmi_text_mapped_to_site(tmp_path, capsys):
 
 def test_unknown_hosts_reported_with_site(fixtures_dir, capsys):
     path = fixtures_dir / "prometheus-api/nvidia-aicr-h100/query_DCGM_FI_DEV_GPU_TEMP.json"
-    code, out, _ = run(["ingest", "once", "--source", "prometheus", "--target", str(path), "--site", "demo", "--json"], capsys)
+    code, out, _ = run(
+        ["ingest", "once", "--source", "prometheus", "--target", str(path), "--site", "demo", "--json"], capsys
+    )
     doc = json.loads(out)
     assert code == 0 and len(doc["samples"]) == 16
     assert all(s["entity_id"] == -1 and s["entity"].startswith("?gpu-node-") for s in doc["samples"])
@@ -50,7 +57,9 @@ def test_unknown_hosts_reported_with_site(fixtures_dir, capsys):
 
 def test_redfish_mockup_directory(fixtures_dir, capsys):
     path = fixtures_dir / "redfish-dmtf/public-cooling-unit"
-    code, out, _ = run(["ingest", "once", "--source", "redfish", "--target", str(path), "--host", "cdu1", "--json"], capsys)
+    code, out, _ = run(
+        ["ingest", "once", "--source", "redfish", "--target", str(path), "--host", "cdu1", "--json"], capsys
+    )
     doc = json.loads(out)
     flows = {s["entity"]: s["value"] for s in doc["samples"] if s["metric"] == "coolant_flow_lpm"}
     secondary = json.loads((path / "ThermalEquipment/CDUs/1/SecondaryCoolantConnectors/1/index.json").read_text())
@@ -60,9 +69,13 @@ def test_redfish_mockup_directory(fixtures_dir, capsys):
 def test_live_url_and_failures(http_server, capsys):
     text = 'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="h1-r01-k01-n0"} 52\n'
     server = http_server(lambda path, n: (200, "text/plain", text) if path == "/metrics" else None)
-    code, out, _ = run(["ingest", "once", "--source", "dcgm", "--target", server.url + "/metrics", "--site", "demo"], capsys)
+    code, out, _ = run(
+        ["ingest", "once", "--source", "dcgm", "--target", server.url + "/metrics", "--site", "demo"], capsys
+    )
     assert code == 0 and out.split()[:4] == ["gpu", "h1-r01-k01-n0/gpu0", "gpu_temp_c", "52"]
-    code, _, err = run(["ingest", "once", "--source", "dcgm", "--target", server.url + "/nope", "--retries", "0"], capsys)
+    code, _, err = run(
+        ["ingest", "once", "--source", "dcgm", "--target", server.url + "/nope", "--retries", "0"], capsys
+    )
     assert code == 1 and "HTTP 404" in err
     code, _, err = run(["ingest", "once", "--source", "dcgm", "--target", "/no/such/file"], capsys)
     assert code == 2 and "neither a URL" in err

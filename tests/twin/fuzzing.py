@@ -14,14 +14,20 @@ import contextlib
 import math
 import os
 import signal
-from datetime import date, datetime, time as dtime, timezone
+from datetime import UTC, date, datetime
+from datetime import time as dtime
 
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 FUZZ_EXAMPLES = int(os.environ.get("CLUSTERTWIN_FUZZ_EXAMPLES", "40"))
 TIME_LIMIT_S = 30  # per input; the largest site the limits allow builds in a few seconds
-FUZZ_SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=False,
-                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ_SETTINGS = settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 class InputHung(AssertionError):
@@ -31,8 +37,10 @@ class InputHung(AssertionError):
 @contextlib.contextmanager
 def bounded(seconds: int = TIME_LIMIT_S):
     """Fail with :class:`InputHung` if the body runs longer than ``seconds`` (main thread only)."""
+
     def expire(_signum, _frame):
         raise InputHung(f"input took longer than {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
@@ -85,17 +93,38 @@ def toml_text(doc: dict) -> str:
 
 # ------------------------------------------------------------------------ strategies
 _texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
-_patterns = st.sampled_from(["{nope}", "{hall}", "h{hall}-{row}-{rack}-{slot}", "{hall:0999999d}", "{", "}",
-                             "{0}", "{hall!r}", "{slot.real}", "{hall:{rack}}", "x" * 300, ""])
-_ints = st.one_of(st.integers(-2, 20), st.sampled_from([0, -1, 2**31, 2**63 - 1, -(2**63), 100_000_000]),
-                  st.integers(-(2**63), 2**63 - 1))
-_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
-                    st.sampled_from([0.0, -0.0, 1e308, -1e308, 5e-324, float("nan"), float("inf")]))
-_dates = st.one_of(st.datetimes(timezones=st.just(timezone.utc)), st.datetimes(), st.dates(), st.times())
+_patterns = st.sampled_from(
+    [
+        "{nope}",
+        "{hall}",
+        "h{hall}-{row}-{rack}-{slot}",
+        "{hall:0999999d}",
+        "{",
+        "}",
+        "{0}",
+        "{hall!r}",
+        "{slot.real}",
+        "{hall:{rack}}",
+        "x" * 300,
+        "",
+    ]
+)
+_ints = st.one_of(
+    st.integers(-2, 20),
+    st.sampled_from([0, -1, 2**31, 2**63 - 1, -(2**63), 100_000_000]),
+    st.integers(-(2**63), 2**63 - 1),
+)
+_floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e308, -1e308, 5e-324, float("nan"), float("inf")]),
+)
+_dates = st.one_of(st.datetimes(timezones=st.just(UTC)), st.datetimes(), st.dates(), st.times())
 scalars = st.one_of(_ints, _floats, _texts, _patterns, st.booleans(), _dates)
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(_texts, inner, max_size=4)),
-                      max_leaves=8)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_texts, inner, max_size=4)),
+    max_leaves=8,
+)
 
 
 def _paths(node, prefix=()):
@@ -128,6 +157,7 @@ def mutated(draw, doc: dict, extra_values=st.nothing()) -> dict:
     any value at all.
     """
     import copy
+
     doc = copy.deepcopy(doc)
     names = _strings(doc)
     for _ in range(draw(st.integers(1, 3))):
@@ -146,8 +176,9 @@ def mutated(draw, doc: dict, extra_values=st.nothing()) -> dict:
         elif op == "delete":
             del parent[key]
         elif op == "add" and isinstance(old, dict):
-            old[draw(st.one_of(_texts, st.sampled_from(sorted({p[-1] for p in paths if isinstance(p[-1], str)}))))] = \
+            old[draw(st.one_of(_texts, st.sampled_from(sorted({p[-1] for p in paths if isinstance(p[-1], str)}))))] = (
                 draw(st.one_of(values, extra_values))
+            )
         elif op == "duplicate" and isinstance(old, list) and old:
             old.append(copy.deepcopy(old[draw(st.integers(0, len(old) - 1))]))
         else:
@@ -157,6 +188,24 @@ def mutated(draw, doc: dict, extra_values=st.nothing()) -> dict:
 
 def raw_texts():
     """Arbitrary text and TOML-looking fragments, for the parser layer."""
-    fragments = st.sampled_from(["[site]\n", "[[halls]]\n", "[conditions]\n", "[model]\n", "a = 1\n", "a = [\n",
-                                 "x = {", "]", '"', "nan", "inf", "= =", "\x00", "\ufeff", "[a.b.c]\n", "a.b = 1\n"])
+    fragments = st.sampled_from(
+        [
+            "[site]\n",
+            "[[halls]]\n",
+            "[conditions]\n",
+            "[model]\n",
+            "a = 1\n",
+            "a = [\n",
+            "x = {",
+            "]",
+            '"',
+            "nan",
+            "inf",
+            "= =",
+            "\x00",
+            "\ufeff",
+            "[a.b.c]\n",
+            "a.b = 1\n",
+        ]
+    )
     return st.one_of(st.text(max_size=200), st.lists(st.one_of(fragments, _texts), max_size=30).map("".join))

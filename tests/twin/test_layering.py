@@ -22,8 +22,9 @@ assert not upper, upper
 
 
 def test_importing_every_twin_module_loads_no_upper_layer():
-    done = subprocess.run([sys.executable, "-c", _IMPORT_ALL], cwd=TWIN_DIR.parent,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_ALL], cwd=TWIN_DIR.parent, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     n_twin_modules = int(done.stdout.split()[0])
     assert n_twin_modules > 30  # the walk really imported the package tree

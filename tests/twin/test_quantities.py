@@ -1,8 +1,8 @@
 """The canonical quantity list: complete, one unit form per name, and the README's copy of it."""
 
 import dataclasses
-from datetime import datetime, timezone
 import re
+from datetime import UTC, datetime
 
 import pytest
 
@@ -30,14 +30,36 @@ def test_names_are_unique_and_carry_a_unit_or_a_categorical_form():
     assert [n for n in names_ if not has_unit_form(n)] == []
 
 
-@pytest.mark.parametrize("name", ["xid_last", "link_up", "tflops_per_gpu", "tokens_per_joule", "pumps_running",
-                                  "leak_detected", "params", "gpu_temp"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "xid_last",
+        "link_up",
+        "tflops_per_gpu",
+        "tokens_per_joule",
+        "pumps_running",
+        "leak_detected",
+        "params",
+        "gpu_temp",
+    ],
+)
 def test_names_without_a_unit_are_refused(name):
     assert not has_unit_form(name)
 
 
-@pytest.mark.parametrize("name", ["gpu_temp_c", "coolant_flow_lpm", "pcie_replay_total", "last_xid_code",
-                                  "link_up_flag", "pumps_running_count", "n_gpus", "swing_ramp_mw_per_s"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpu_temp_c",
+        "coolant_flow_lpm",
+        "pcie_replay_total",
+        "last_xid_code",
+        "link_up_flag",
+        "pumps_running_count",
+        "n_gpus",
+        "swing_ramp_mw_per_s",
+    ],
+)
 def test_names_with_a_unit_or_form_are_accepted(name):
     assert has_unit_form(name)
 
@@ -53,8 +75,9 @@ def test_every_snapshot_and_job_status_field_is_listed(record):
 
 
 def test_every_stored_frame_field_is_a_quantity():
-    fields = (layouts.GPU_FIELDS + layouts.CDU_FIELDS + layouts.RACK_FIELDS + layouts.POWER_FIELDS
-              + layouts.SOURCE_FIELDS)
+    fields = (
+        layouts.GPU_FIELDS + layouts.CDU_FIELDS + layouts.RACK_FIELDS + layouts.POWER_FIELDS + layouts.SOURCE_FIELDS
+    )
     assert [f for f in fields if f not in BY_NAME] == []
 
 
@@ -116,11 +139,13 @@ def test_every_whatif_json_key_is_listed():
     from twin.site.scenario import parse_scenario
 
     demo = load_site("demo")
-    sc = parse_scenario('[scenario]\ndesign_limits = "warn"\n[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\n'
-                        'type = "GB200-NVL72"\n[[edits]]\nop = "remove_rack"\nracks = ["H1-R02-K08"]\n', demo)
+    sc = parse_scenario(
+        '[scenario]\ndesign_limits = "warn"\n[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\n'
+        'type = "GB200-NVL72"\n[[edits]]\nop = "remove_rack"\nracks = ["H1-R02-K08"]\n',
+        demo,
+    )
     keys = _report_keys(compare(demo, sc), set()) | _report_keys(blast_radius(demo, "H1-TX1-A"), set())
-    stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(timezone.utc),
-                            datetime.now(timezone.utc), "")
+    stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(UTC), datetime.now(UTC), "")
     keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELDS)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
 

@@ -88,8 +88,14 @@ def _tick_child(source_dir: str, site: str):
     import sys
 
     env = {**os.environ, "PYTHONPATH": source_dir}
-    child = subprocess.Popen([sys.executable, "-c", _HOUR_CHILD, site], cwd=source_dir, env=env, text=True,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOUR_CHILD, site],
+        cwd=source_dir,
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     if child.stdout.readline().strip() != "ready":
         raise RuntimeError(f"tick benchmark child in {source_dir} did not start")
     return child
@@ -172,8 +178,14 @@ def twin_memory_day(site: str = "colossus", dt_s: float = 60.0, hours: float = 2
     finally:
         tracemalloc.stop()
     return {
-        "site": site, "ticks_count": steps, "tick_s": dt_s,
-        "heap_after_hour_mb": heap_hour / 1e6, "heap_after_day_mb": heap_day / 1e6,
-        "heap_growth_mb": (heap_day - heap_hour) / 1e6, "heap_peak_mb": heap_peak / 1e6,
-        "rss_after_hour_mb": rss_hour, "rss_after_day_mb": rss_day, "rss_growth_mb": rss_day - rss_hour,
+        "site": site,
+        "ticks_count": steps,
+        "tick_s": dt_s,
+        "heap_after_hour_mb": heap_hour / 1e6,
+        "heap_after_day_mb": heap_day / 1e6,
+        "heap_growth_mb": (heap_day - heap_hour) / 1e6,
+        "heap_peak_mb": heap_peak / 1e6,
+        "rss_after_hour_mb": rss_hour,
+        "rss_after_day_mb": rss_day,
+        "rss_growth_mb": rss_day - rss_hour,
     }

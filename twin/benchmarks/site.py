@@ -13,6 +13,6 @@ def site_load_benchmark() -> dict:
     load_catalogue()
     result = {}
     for name in ("demo", "colossus"):
-        result[f"{name}_load_s"] = best_of(lambda: load_site(name), repeat=5)
+        result[f"{name}_load_s"] = best_of(lambda name=name: load_site(name), repeat=5)
         result[f"{name}_gpus"] = load_site(name).n_gpus
     return result

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.training import sitejob, steptime as training
 from twin.bench import benchmark, best_of
+from twin.training import sitejob
+from twin.training import steptime as training
 from twin.training.jobfile import load_job
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
@@ -76,8 +77,8 @@ def job_swing(site: str = "colossus", repeat: int = 8) -> dict:
         engine.tick(1.0, phased)  # fills the shape cache, as the first tick of a job does
         t_phase, t_fixed = float("inf"), float("inf")
         for _ in range(repeat):  # interleaved, so machine noise hits both alike
-            t_phase = min(t_phase, best_of(lambda: engine.tick(1.0, phased), repeat=1))
-            t_fixed = min(t_fixed, best_of(lambda: engine.tick(1.0, fixed), repeat=1))
+            t_phase = min(t_phase, best_of(lambda phased=phased: engine.tick(1.0, phased), repeat=1))
+            t_fixed = min(t_fixed, best_of(lambda fixed=fixed: engine.tick(1.0, fixed), repeat=1))
         out[f"tick_with_phases{label}_ms"] = t_phase * 1e3
         out[f"tick_with_fixed_swing{label}_ms"] = t_fixed * 1e3
         out[f"phase_swing_overhead{label}_ratio"] = t_phase / t_fixed

@@ -36,8 +36,8 @@ def _command(*args: str) -> float:
 def whatif_project(repeat: int = 3) -> dict:
     """Best-of-``repeat`` wall time of ``clustertwin project`` with and without the scenario [s]."""
     from twin.engine.compare import compare
-    from twin.site.load import load_site
     from twin.site import whatif
+    from twin.site.load import load_site
     from twin.site.scenario import load_scenario
 
     cpu = {"base": [], "whatif": []}

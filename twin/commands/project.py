@@ -13,19 +13,22 @@ from twin.engine.compare import compare
 from twin.engine.projection import project
 from twin.site.load import load_site
 from twin.site.scenario import Scenario, ScenarioError, load_scenario
-from twin.training import goodput, steptime as training
+from twin.training import goodput
+from twin.training import steptime as training
 from twin.training.sitejob import PlacementError
 
 
 def register(subparsers) -> None:
     """Add the ``project`` sub-command."""
     p = subparsers.add_parser(
-        "project", help="project a site's power, cooling, fabric and job under a scenario",
+        "project",
+        help="project a site's power, cooling, fabric and job under a scenario",
         description="Run the twin of a site under nominal conditions or a scenario file and report IT and "
-                    "facility load, generation, runnable GPUs and the power cap, N-1 violations, hottest "
-                    "GPUs and racks, time to throttle, power swing, fabric and job throughput, each source's "
-                    "output and share of the swing, and what the site's shortfall policy does.  With a "
-                    "scenario: the baseline, the scenario and their differences (docs/scenarios.md).")
+        "facility load, generation, runnable GPUs and the power cap, N-1 violations, hottest "
+        "GPUs and racks, time to throttle, power swing, fabric and job throughput, each source's "
+        "output and share of the swing, and what the site's shortfall policy does.  With a "
+        "scenario: the baseline, the scenario and their differences (docs/scenarios.md).",
+    )
     p.add_argument("--site", required=True, help="reference-site name or site file")
     p.add_argument("--scenario", default=None, metavar="FILE", help="scenario TOML (docs/scenarios.md)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -70,8 +73,9 @@ def _print_comparison(report: dict) -> None:
     """The headline figures side by side, then what the edits broke."""
     diff = report["diff"]
     print(f"{'figure':<44} {'baseline':>12} {'scenario':>12} {'change':>8}")
-    rows = list(diff["headline"].items()) + [(f"time_to_throttle_s.{k}", row)
-                                               for k, row in diff["time_to_throttle_s"].items()]
+    rows = list(diff["headline"].items()) + [
+        (f"time_to_throttle_s.{k}", row) for k, row in diff["time_to_throttle_s"].items()
+    ]
     for key, row in rows:
         print(f"{key:<44} {_fmt(row['baseline']):>12} {_fmt(row['scenario']):>12} {row['change']:>8}")
     new = diff["design_findings"]["new"]
@@ -81,5 +85,7 @@ def _print_comparison(report: dict) -> None:
     if len(new) > 40:
         print(f"  … and {len(new) - 40} more (--json lists them all)")
     changed = [r for r in diff["racks"] if r["change"] in ("worse", "added", "removed") or r["layout"]]
-    print(f"\n{len(changed)} racks changed or worse; {len(diff['power_elements'])} power elements, "
-          f"{len(diff['cdus'])} CDUs and {len(diff['loops'])} loops changed load")
+    print(
+        f"\n{len(changed)} racks changed or worse; {len(diff['power_elements'])} power elements, "
+        f"{len(diff['cdus'])} CDUs and {len(diff['loops'])} loops changed load"
+    )

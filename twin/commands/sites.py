@@ -27,10 +27,12 @@ def register(subparsers) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(func=_show)
     generate = sub.add_parser(
-        "generate", help="write a site of several campuses like a reference site (e.g. 1M GPUs)",
+        "generate",
+        help="write a site of several campuses like a reference site (e.g. 1M GPUs)",
         description="Write a site file of N copies of a site, each campus with its own names (C01-, C02-, …), "
-                    "grid, generators, power chain and cooling plant, e.g. ten colossus-class campuses: "
-                    "clustertwin sites generate --campuses 10 --like colossus colossus-x10.toml")
+        "grid, generators, power chain and cooling plant, e.g. ten colossus-class campuses: "
+        "clustertwin sites generate --campuses 10 --like colossus colossus-x10.toml",
+    )
     generate.add_argument("out", help="site file to write (TOML); refuses to overwrite an existing file")
     generate.add_argument("--campuses", type=int, default=10, help="number of campuses, 1..20 (default: 10)")
     generate.add_argument("--like", default="colossus", help="reference-site name or site file (default: colossus)")
@@ -57,8 +59,12 @@ def check_default_job(state: SiteTables) -> None:
     except JobFileError as exc:
         raise SiteError(state.source_file, "site", "default_job", str(exc)) from None
     if job.parallel.n_gpus > state.n_gpus:
-        raise SiteError(state.source_file, "site", "default_job",
-                        f"{state.default_job!r} needs {job.parallel.n_gpus:,} GPUs, the site has {state.n_gpus:,}")
+        raise SiteError(
+            state.source_file,
+            "site",
+            "default_job",
+            f"{state.default_job!r} needs {job.parallel.n_gpus:,} GPUs, the site has {state.n_gpus:,}",
+        )
 
 
 def _validate(args) -> int:
@@ -115,8 +121,15 @@ def _show(args) -> int:
 
 def _units(args) -> int:
     if args.json:
-        print(dumps([{"name": q.name, "unit": q.unit, "entity": q.entity, "description": q.description}
-                     for q in QUANTITIES], indent=2))
+        print(
+            dumps(
+                [
+                    {"name": q.name, "unit": q.unit, "entity": q.entity, "description": q.description}
+                    for q in QUANTITIES
+                ],
+                indent=2,
+            )
+        )
     elif args.markdown:
         print(markdown_table())
     else:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from twin.commands.jsonout import dumps
 from twin.physics import fabric
-from twin.training import goodput, jobgoodput, steptime as training
+from twin.training import goodput, jobgoodput
+from twin.training import steptime as training
 from twin.training.jobfile import JobFileError, TrainingJob, load_job
 from twin.training.sitejob import PlacementError
 
@@ -28,8 +29,9 @@ def fabric_factors(job: TrainingJob) -> training.FabricFactors:
     )
 
 
-def throughput_report(job: TrainingJob, factors: training.FabricFactors | None = None,
-                      storage: jobgoodput.StorageSystem | None = None) -> dict:
+def throughput_report(
+    job: TrainingJob, factors: training.FabricFactors | None = None, storage: jobgoodput.StorageSystem | None = None
+) -> dict:
     """All throughput and goodput figures of a job as a flat JSON-ready dict.
 
     ``factors`` (fabric fractions per dimension) default to the job file's regular
@@ -74,8 +76,8 @@ def throughput_report(job: TrainingJob, factors: training.FabricFactors | None =
 
 def site_report(job: TrainingJob, site: str) -> dict:
     """The job placed on GPUs 0..n−1 of a healthy site: fabric factors from the site's fabric."""
-    from twin.training import sitejob
     from twin.site.load import load_site
+    from twin.training import sitejob
 
     state = load_site(site)
     ids = sitejob.contiguous_placement(state, job.parallel.n_gpus)
@@ -105,9 +107,11 @@ def _format_table(report: dict) -> str:
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
         ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
         ("job MTTF", _fixed(report["job_mttf_h"], ".2f", " h")),
-        ("checkpoint write / restore / interval",
-         f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_restore_s']:.1f} s / "
-         f"{_fixed(report['checkpoint_interval_s'], '.0f', ' s')}"),
+        (
+            "checkpoint write / restore / interval",
+            f"{report['checkpoint_write_s']:.1f} s / {report['checkpoint_restore_s']:.1f} s / "
+            f"{_fixed(report['checkpoint_interval_s'], '.0f', ' s')}",
+        ),
         ("interruptions expected", f"{report['interruptions_expected_count']:.1f}"),
         ("ETTR", f"{100 * report['ettr_frac']:.1f} %"),
         ("goodput tokens/s", f"{report['goodput_tokens_per_s']:,.0f}"),
@@ -142,7 +146,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Analytical step time, MFU, tokens per joule and goodput of a training job (docs/jobfile.md).",
     )
     parser.add_argument("--job", required=True, help="job file (TOML), e.g. data/jobs/llama3-405b-16k.toml")
-    parser.add_argument("--site", default=None,
-                        help="place the job on GPUs 0..n-1 of this site (name or file) and use its fabric")
+    parser.add_argument(
+        "--site", default=None, help="place the job on GPUs 0..n-1 of this site (name or file) and use its fabric"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     parser.set_defaults(func=run)

@@ -40,7 +40,10 @@ class SiteBalance:
 
 
 def generation_capacity_mw(
-    source_kind: np.ndarray, source_capacity_mw: np.ndarray, source_live: np.ndarray, battery_soc_frac: np.ndarray,
+    source_kind: np.ndarray,
+    source_capacity_mw: np.ndarray,
+    source_live: np.ndarray,
+    battery_soc_frac: np.ndarray,
 ) -> tuple[float, float]:
     """Rated capacity of the usable sources [MW] (live; batteries only with charge), and after losing the largest.
 
@@ -54,8 +57,18 @@ def generation_capacity_mw(
 
 
 def site_balance(
-    it_mw: float, tree_mw: float, cooling_mw: float, facility_mw: float, capacity_mw: float, n1_capacity_mw: float,
-    network_mw: float, overhead_mw: float, it_full_mw: float, it_min_mw: float, n_gpus: int, tdp_w: float,
+    it_mw: float,
+    tree_mw: float,
+    cooling_mw: float,
+    facility_mw: float,
+    capacity_mw: float,
+    n1_capacity_mw: float,
+    network_mw: float,
+    overhead_mw: float,
+    it_full_mw: float,
+    it_min_mw: float,
+    n_gpus: int,
+    tdp_w: float,
     min_limit_w: float,
 ) -> SiteBalance:
     """Balance of the site now, and what fits in ``capacity_mw`` (see module docstring).
@@ -70,8 +83,7 @@ def site_balance(
     f_full = it_full_mw * per_it + fixed
     f_min = it_min_mw * per_it + fixed
     per_gpu_full = (f_full - fixed) / max(n_gpus, 1)
-    gpus_full = (int(np.clip(np.floor((capacity_mw - fixed) / per_gpu_full), 0, n_gpus)) if per_gpu_full > 0
-                 else n_gpus)
+    gpus_full = int(np.clip(np.floor((capacity_mw - fixed) / per_gpu_full), 0, n_gpus)) if per_gpu_full > 0 else n_gpus
     if f_full <= capacity_mw:
         cap_w, fits = tdp_w, True
     elif f_full > f_min:
@@ -81,7 +93,16 @@ def site_balance(
     else:
         cap_w, fits = min_limit_w, f_min <= capacity_mw
     return SiteBalance(
-        it_mw=it_mw, distribution_loss_mw=tree_mw - it_mw, cooling_mw=cooling_mw, network_mw=network_mw,
-        overhead_mw=overhead_mw, facility_mw=facility_mw, generation_capacity_mw=capacity_mw,
-        generation_n1_capacity_mw=n1_capacity_mw, shortfall_mw=max(facility_mw - capacity_mw, 0.0),
-        gpus_at_full_power=gpus_full, power_cap_w=float(cap_w), cap_fits=bool(fits))
+        it_mw=it_mw,
+        distribution_loss_mw=tree_mw - it_mw,
+        cooling_mw=cooling_mw,
+        network_mw=network_mw,
+        overhead_mw=overhead_mw,
+        facility_mw=facility_mw,
+        generation_capacity_mw=capacity_mw,
+        generation_n1_capacity_mw=n1_capacity_mw,
+        shortfall_mw=max(facility_mw - capacity_mw, 0.0),
+        gpus_at_full_power=gpus_full,
+        power_cap_w=float(cap_w),
+        cap_fits=bool(fits),
+    )

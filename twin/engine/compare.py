@@ -37,20 +37,40 @@ _baseline_lock = threading.Lock()
 
 # headline figures: (path in the report, direction): +1 higher is better, -1 higher is worse, 0 neither
 HEADLINE = (
-    (("it_power_mw",), 0), (("facility_power_mw",), 0), (("cooling_power_mw",), 0), (("pue_ratio",), -1),
-    (("generation_capacity_mw",), 1), (("generation_n1_capacity_mw",), 1), (("shortfall_mw",), -1),
-    (("n_gpus_runnable_at_full_power",), 1), (("power_cap_for_all_gpus_w",), 1),
-    (("gpus", "n_gpus"), 0), (("gpus", "n_gpus_throttled"), -1), (("gpus", "n_gpus_down"), -1),
+    (("it_power_mw",), 0),
+    (("facility_power_mw",), 0),
+    (("cooling_power_mw",), 0),
+    (("pue_ratio",), -1),
+    (("generation_capacity_mw",), 1),
+    (("generation_n1_capacity_mw",), 1),
+    (("shortfall_mw",), -1),
+    (("n_gpus_runnable_at_full_power",), 1),
+    (("power_cap_for_all_gpus_w",), 1),
+    (("gpus", "n_gpus"), 0),
+    (("gpus", "n_gpus_throttled"), -1),
+    (("gpus", "n_gpus_down"), -1),
     (("gpus", "n_gpus_off"), 0),
-    (("swing", "swing_amplitude_mw"), -1), (("swing", "swing_shortfall_mw"), -1),
-    (("fabric", "n_links_down"), -1), (("fabric", "nic_injection_tbps"), 1),
-    (("fabric", "uplink_capacity_tbps", "leaf_to_spine"), 1), (("fabric", "uplink_capacity_tbps", "spine_to_core"), 1),
-    (("fabric", "leaf_ports_used_count"), 0), (("fabric", "leaf_ports_over_count"), -1),
-    (("cooling", "cdu_max_load_frac"), -1), (("cooling", "loop_max_load_frac"), -1),
-    (("job", "tokens_per_s"), 1), (("job", "mfu_frac"), 1), (("job", "goodput_tokens_per_s"), 1),
-    (("job", "step_time_s"), -1), (("job", "dp_busbw_gbps"), 1),
-    (("hottest_gpu_temp_c",), -1), (("n_dark_racks",), -1), (("n_overloaded_elements",), -1),
-    (("n_n1_violations",), -1), (("n_design_errors",), -1), (("n_design_warnings",), -1),
+    (("swing", "swing_amplitude_mw"), -1),
+    (("swing", "swing_shortfall_mw"), -1),
+    (("fabric", "n_links_down"), -1),
+    (("fabric", "nic_injection_tbps"), 1),
+    (("fabric", "uplink_capacity_tbps", "leaf_to_spine"), 1),
+    (("fabric", "uplink_capacity_tbps", "spine_to_core"), 1),
+    (("fabric", "leaf_ports_used_count"), 0),
+    (("fabric", "leaf_ports_over_count"), -1),
+    (("cooling", "cdu_max_load_frac"), -1),
+    (("cooling", "loop_max_load_frac"), -1),
+    (("job", "tokens_per_s"), 1),
+    (("job", "mfu_frac"), 1),
+    (("job", "goodput_tokens_per_s"), 1),
+    (("job", "step_time_s"), -1),
+    (("job", "dp_busbw_gbps"), 1),
+    (("hottest_gpu_temp_c",), -1),
+    (("n_dark_racks",), -1),
+    (("n_overloaded_elements",), -1),
+    (("n_n1_violations",), -1),
+    (("n_design_errors",), -1),
+    (("n_design_warnings",), -1),
 )
 
 
@@ -83,23 +103,36 @@ def _side(state: SiteTables, scenario: Scenario):
     down = _leaf_down_ports(state)
     findings = [f.as_dict() for f in state.design_findings]
     report.update(
-        cooling={"cdu_max_load_frac": float(cdu_frac.max()) if cdu_frac.size else 0.0,
-                 "loop_max_load_frac": float(loop_frac.max()) if loop_frac.size else 0.0,
-                 "loops": [{"loop": n, "loop_heat_kw": float(h), "loop_capacity_kw": float(c), "loop_load_frac": float(f)}
-                           for n, h, c, f in zip(state.loop_name, snap.loop_heat_kw, state.loop_capacity_kw, loop_frac)],
-                 "busiest_cdus": [{"cdu": state.cdu_name[i], "cdu_heat_kw": float(snap.cdu_heat_kw[i]),
-                                   "cdu_capacity_kw": float(snap.cdu_capacity_kw[i]), "cdu_load_frac": float(cdu_frac[i])}
-                                  for i in np.argsort(-cdu_frac, kind="stable")[:10]]},
+        cooling={
+            "cdu_max_load_frac": float(cdu_frac.max()) if cdu_frac.size else 0.0,
+            "loop_max_load_frac": float(loop_frac.max()) if loop_frac.size else 0.0,
+            "loops": [
+                {"loop": n, "loop_heat_kw": float(h), "loop_capacity_kw": float(c), "loop_load_frac": float(f)}
+                for n, h, c, f in zip(state.loop_name, snap.loop_heat_kw, state.loop_capacity_kw, loop_frac)
+            ],
+            "busiest_cdus": [
+                {
+                    "cdu": state.cdu_name[i],
+                    "cdu_heat_kw": float(snap.cdu_heat_kw[i]),
+                    "cdu_capacity_kw": float(snap.cdu_capacity_kw[i]),
+                    "cdu_load_frac": float(cdu_frac[i]),
+                }
+                for i in np.argsort(-cdu_frac, kind="stable")[:10]
+            ],
+        },
         design_findings=findings,
         n_design_errors=sum(f["severity"] == "error" for f in findings),
         n_design_warnings=sum(f["severity"] == "warning" for f in findings),
         hottest_gpu_temp_c=float(np.nanmax(snap.gpu_temp_c)) if snap.gpu_temp_c.size else 0.0,
-        n_dark_racks=len(report["dark_racks"]), n_overloaded_elements=len(report["overloaded_elements"]),
+        n_dark_racks=len(report["dark_racks"]),
+        n_overloaded_elements=len(report["overloaded_elements"]),
         n_n1_violations=int((snap.power_n1_load_frac > 1.0).sum()),
     )
-    report["fabric"].update(leaf_ports_used_count=int(leaf_nics.sum()),
-                            leaf_ports_available_count=int(down * leaves.size),
-                            leaf_ports_over_count=int(np.maximum(leaf_nics - down, 0).sum()))
+    report["fabric"].update(
+        leaf_ports_used_count=int(leaf_nics.sum()),
+        leaf_ports_available_count=int(down * leaves.size),
+        leaf_ports_over_count=int(np.maximum(leaf_nics - down, 0).sum()),
+    )
     return report, state, snap, detail, cdu_frac, loop_frac
 
 
@@ -159,13 +192,15 @@ def _diff(base, scen) -> dict:
         "headline": headline,
         "time_to_throttle_s": ttt,
         "racks": _rack_diff(b_state, b_snap, s_state, s_snap),
-        "power_elements": _element_diff(b_state.power_name, b_snap.power_load_frac, s_state.power_name,
-                                        s_snap.power_load_frac, b_state, s_state),
+        "power_elements": _element_diff(
+            b_state.power_name, b_snap.power_load_frac, s_state.power_name, s_snap.power_load_frac, b_state, s_state
+        ),
         "cdus": _frac_diff("cdu", b_state.cdu_name, b_cdu, s_state.cdu_name, s_cdu),
         "loops": _frac_diff("loop", b_state.loop_name, b_loop, s_state.loop_name, s_loop),
-        "design_findings": {"new": [f for f in s_rep["design_findings"] if (f["check"], f["element"]) not in b_findings],
-                            "resolved": [f for f in b_rep["design_findings"]
-                                         if (f["check"], f["element"]) not in s_findings]},
+        "design_findings": {
+            "new": [f for f in s_rep["design_findings"] if (f["check"], f["element"]) not in b_findings],
+            "resolved": [f for f in b_rep["design_findings"] if (f["check"], f["element"]) not in s_findings],
+        },
     }
 
 
@@ -179,19 +214,30 @@ def _rack_diff(b_state, b_snap, s_state, s_snap) -> list[dict]:
     for name, j in s_index.items():
         i = b_index.get(name)
         if i is None:
-            out.append({"rack": name, "change": "added", "layout": ["added"],
-                        "rack_max_gpu_temp_c": _f(s_snap.rack_max_gpu_temp_c[j]),
-                        "rack_power_kw": _f(s_snap.rack_power_kw[j])})
+            out.append(
+                {
+                    "rack": name,
+                    "change": "added",
+                    "layout": ["added"],
+                    "rack_max_gpu_temp_c": _f(s_snap.rack_max_gpu_temp_c[j]),
+                    "rack_power_kw": _f(s_snap.rack_power_kw[j]),
+                }
+            )
             continue
         layout = []
-        if abs(b_state.rack_x_m[i] - s_state.rack_x_m[j]) > 1e-9 or abs(b_state.rack_y_m[i] - s_state.rack_y_m[j]) > 1e-9:
+        if (
+            abs(b_state.rack_x_m[i] - s_state.rack_x_m[j]) > 1e-9
+            or abs(b_state.rack_y_m[i] - s_state.rack_y_m[j]) > 1e-9
+        ):
             layout.append("moved")
         if b_state.rack_type[i] != s_state.rack_type[j]:
             layout.append("type")
         if _feed_names(b_state, i) != _feed_names(s_state, j):
             layout.append("feeds")
-        if b_state.cdu_name[b_state.rack_cdu[i]] != s_state.cdu_name[s_state.rack_cdu[j]] or \
-                b_state.cdu_loop[b_state.rack_cdu[i]] != s_state.cdu_loop[s_state.rack_cdu[j]]:
+        if (
+            b_state.cdu_name[b_state.rack_cdu[i]] != s_state.cdu_name[s_state.rack_cdu[j]]
+            or b_state.cdu_loop[b_state.rack_cdu[i]] != s_state.cdu_loop[s_state.rack_cdu[j]]
+        ):
             layout.append("cdu")
         dt = float(s_snap.rack_max_gpu_temp_c[j] - b_snap.rack_max_gpu_temp_c[i])
         dp = float(s_snap.rack_power_kw[j] - b_snap.rack_power_kw[i])
@@ -201,10 +247,18 @@ def _rack_diff(b_state, b_snap, s_state, s_snap) -> list[dict]:
         if not (layout or worse or better or abs(dp) > 0.5):
             continue
         change = "worse" if worse else "better" if better else "changed"
-        out.append({"rack": name, "change": change, "layout": layout,
-                    "rack_max_gpu_temp_c": _f(s_snap.rack_max_gpu_temp_c[j]), "rack_max_gpu_temp_delta_k": dt,
-                    "rack_power_kw": _f(s_snap.rack_power_kw[j]), "rack_power_delta_kw": dp,
-                    "dark_flag": bool(s_dark[j])})
+        out.append(
+            {
+                "rack": name,
+                "change": change,
+                "layout": layout,
+                "rack_max_gpu_temp_c": _f(s_snap.rack_max_gpu_temp_c[j]),
+                "rack_max_gpu_temp_delta_k": dt,
+                "rack_power_kw": _f(s_snap.rack_power_kw[j]),
+                "rack_power_delta_kw": dp,
+                "dark_flag": bool(s_dark[j]),
+            }
+        )
     out += [{"rack": name, "change": "removed", "layout": ["removed"]} for name in b_index if name not in s_index]
     return out
 
@@ -238,9 +292,16 @@ def _element_diff(b_names, b_frac, s_names, s_frac, b_state, s_state) -> list[di
         delta = float(s_frac[j] - b_frac[i])
         if abs(delta) <= FRAC_TOLERANCE:
             continue
-        out.append({"element": name, "kind": POWER_KINDS[s_state.power_kind[j]], "load_frac": float(s_frac[j]),
-                    "load_delta_frac": delta, "change": "worse" if delta > 0 else "better",
-                    "overloaded_flag": bool(s_frac[j] > 1.0)})
+        out.append(
+            {
+                "element": name,
+                "kind": POWER_KINDS[s_state.power_kind[j]],
+                "load_frac": float(s_frac[j]),
+                "load_delta_frac": delta,
+                "change": "worse" if delta > 0 else "better",
+                "overloaded_flag": bool(s_frac[j] > 1.0),
+            }
+        )
     return out
 
 
@@ -253,8 +314,14 @@ def _frac_diff(kind, b_names, b_frac, s_names, s_frac) -> list[dict]:
         delta = float(s_frac[j]) - before
         if i is not None and abs(delta) <= FRAC_TOLERANCE:
             continue
-        out.append({kind: name, "change": "added" if i is None else ("worse" if delta > 0 else "better"),
-                    f"{kind}_load_frac": float(s_frac[j]), "load_delta_frac": delta})
+        out.append(
+            {
+                kind: name,
+                "change": "added" if i is None else ("worse" if delta > 0 else "better"),
+                f"{kind}_load_frac": float(s_frac[j]),
+                "load_delta_frac": delta,
+            }
+        )
     present = set(s_names)
     out += [{kind: n, "change": "removed"} for n in b_names if n not in present]
     return out
@@ -286,15 +353,28 @@ def blast_radius(state: SiteTables, element: str, scenario: Scenario | None = No
     jobs = []
     if job_b is not None:
         lost = job_b["tokens_per_s"] - (job_a["tokens_per_s"] if job_a else 0.0)
-        jobs.append({"name": job_b["name"], "tokens_per_s": job_b["tokens_per_s"],
-                     "after_tokens_per_s": job_a["tokens_per_s"] if job_a else 0.0, "lost_tokens_per_s": lost})
+        jobs.append(
+            {
+                "name": job_b["name"],
+                "tokens_per_s": job_b["tokens_per_s"],
+                "after_tokens_per_s": job_a["tokens_per_s"] if job_a else 0.0,
+                "lost_tokens_per_s": lost,
+            }
+        )
     return {
-        "element": element, "kind": ref.label, "site": run_state.name,
-        "racks_fed": [run_state.rack_name[r] for r in fed], "n_racks_fed": int(fed.size),
-        "racks_dark": [run_state.rack_name[r] for r in newly_dark], "n_racks_dark": int(newly_dark.size),
+        "element": element,
+        "kind": ref.label,
+        "site": run_state.name,
+        "racks_fed": [run_state.rack_name[r] for r in fed],
+        "n_racks_fed": int(fed.size),
+        "racks_dark": [run_state.rack_name[r] for r in newly_dark],
+        "n_racks_dark": int(newly_dark.size),
         "racks_throttled": [run_state.rack_name[r] for r in throttled_racks],
         "n_gpus_fed": int(np.isin(run_state.gpu_rack, fed).sum()),
-        "n_gpus_down": int(down.sum()), "n_gpus_throttled": int(throttled.sum()), "n_gpus_off": int(off.sum()),
-        "jobs": jobs, "lost_tokens_per_s": sum(j["lost_tokens_per_s"] for j in jobs),
+        "n_gpus_down": int(down.sum()),
+        "n_gpus_throttled": int(throttled.sum()),
+        "n_gpus_off": int(off.sum()),
+        "jobs": jobs,
+        "lost_tokens_per_s": sum(j["lost_tokens_per_s"] for j in jobs),
         "it_power_lost_mw": before["it_power_mw"] - after["it_power_mw"],
     }

@@ -39,7 +39,9 @@ class PowerStateResult:
     rack_feed_a_share_frac: np.ndarray  # [n_racks] share of the rack's load on its A feed
     rack_feed_b_share_frac: np.ndarray  # [n_racks] share on its B feed (0 single-fed)
     rack_dark: np.ndarray  # bool [n_racks]: neither feed live
-    rack_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # racks whose nodes the policy powers off
+    rack_shed: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64)
+    )  # racks whose nodes the policy powers off
 
 
 @dataclass(frozen=True)

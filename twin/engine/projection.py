@@ -8,14 +8,14 @@ from datetime import timedelta
 
 import numpy as np
 
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
+from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
 from twin.physics import fabric
 from twin.site.catalogue import DATA_DIR
-from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
-from twin.training.jobfile import load_job
 from twin.site.scenario import Scenario
-from twin.training.sitejob import contiguous_placement, evaluate_site_job
-from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
+from twin.training.jobfile import load_job
+from twin.training.sitejob import contiguous_placement, evaluate_site_job
 
 TOP_N = 10
 SETTLE_STEP_S = 60.0  # the exact exponential step is stable at any dt; minute steps let the plant follow
@@ -34,8 +34,9 @@ def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
     return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
 
 
-def run_scenario(state: SiteTables, scenario: Scenario,
-                 each_tick: Callable[[Snapshot], None] | None = None) -> tuple[Snapshot, TickDetail, PlacedJob | None]:
+def run_scenario(
+    state: SiteTables, scenario: Scenario, each_tick: Callable[[Snapshot], None] | None = None
+) -> tuple[Snapshot, TickDetail, PlacedJob | None]:
     """Settle the twin for ``scenario.settle_s`` under its conditions.
 
     Returns the last snapshot, its tick detail and the placed job (None without one);
@@ -106,23 +107,53 @@ def _report(state: SiteTables, scenario: Scenario, snap: Snapshot, detail: TickD
         "overloaded_elements": _elements(state, snap.power_load_frac, snap.power_load_frac > 1.0),
         "n1_violations": _n1(state, snap, detail.power_n1_worst_by),
         "dark_racks": [state.rack_name[r] for r in detail.dark_racks],
-        "gpus": {"n_gpus": state.n_gpus, "n_gpus_throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
-                 "n_gpus_down": int((snap.gpu_state == GPU_DOWN).sum()), "n_gpus_off": int((snap.gpu_state == GPU_OFF).sum())},
-        "hottest_gpus": [{"gpu_id": int(g), "node": state.node_name[state.gpu_node[g]], "gpu_index": int(state.gpu_index[g]),
-                          "rack": state.rack_name[state.gpu_rack[g]], "gpu_temp_c": float(snap.gpu_temp_c[g]),
-                          "throttle_frac": float(snap.throttle_frac[g])} for g in _top(snap.gpu_temp_c)],
-        "hottest_racks": [{"rack": state.rack_name[r], "rack_max_gpu_temp_c": float(snap.rack_max_gpu_temp_c[r]),
-                           "rack_power_kw": float(snap.rack_power_kw[r])} for r in _top(snap.rack_max_gpu_temp_c)],
+        "gpus": {
+            "n_gpus": state.n_gpus,
+            "n_gpus_throttled": int((snap.gpu_state == GPU_THROTTLED).sum()),
+            "n_gpus_down": int((snap.gpu_state == GPU_DOWN).sum()),
+            "n_gpus_off": int((snap.gpu_state == GPU_OFF).sum()),
+        },
+        "hottest_gpus": [
+            {
+                "gpu_id": int(g),
+                "node": state.node_name[state.gpu_node[g]],
+                "gpu_index": int(state.gpu_index[g]),
+                "rack": state.rack_name[state.gpu_rack[g]],
+                "gpu_temp_c": float(snap.gpu_temp_c[g]),
+                "throttle_frac": float(snap.throttle_frac[g]),
+            }
+            for g in _top(snap.gpu_temp_c)
+        ],
+        "hottest_racks": [
+            {
+                "rack": state.rack_name[r],
+                "rack_max_gpu_temp_c": float(snap.rack_max_gpu_temp_c[r]),
+                "rack_power_kw": float(snap.rack_power_kw[r]),
+            }
+            for r in _top(snap.rack_max_gpu_temp_c)
+        ],
         "time_to_throttle_s": _time_to_throttle(state, proj),
-        "swing": {"swing_amplitude_mw": sw.amplitude_mw, "swing_ramp_mw_per_s": sw.ramp_mw_per_s, "swing_period_s": sw.period_s,
-                  "swing_followable_mw": sw.followable_mw, "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
-                  "battery_headroom_mw": sw.battery_headroom_mw, "swing_shortfall_mw": sw.shortfall_mw,
-                  "swing_within_limits_flag": sw.within_limits, "swing_jobs_in_phase_flag": sw.jobs_in_phase,
-                  "swing_dominant_period_s": sw.dominant_period_s, "swing_dominant_line_mw": sw.dominant_line_mw,
-                  "checkpoint_period_s": sw.checkpoint_period_s, "checkpoint_dip_mw": sw.checkpoint_dip_mw,
-                  "checkpoint_dip_s": sw.checkpoint_dip_s, "eval_dip_mw": sw.eval_dip_mw, "eval_dip_s": sw.eval_dip_s,
-                  "restart_dip_mw": sw.restart_dip_mw, "restart_dip_s": sw.restart_dip_s,
-                  "restart_surge_mw_per_s": sw.restart_surge_mw_per_s},
+        "swing": {
+            "swing_amplitude_mw": sw.amplitude_mw,
+            "swing_ramp_mw_per_s": sw.ramp_mw_per_s,
+            "swing_period_s": sw.period_s,
+            "swing_followable_mw": sw.followable_mw,
+            "generation_ramp_mw_per_s": sw.generation_ramp_mw_per_s,
+            "battery_headroom_mw": sw.battery_headroom_mw,
+            "swing_shortfall_mw": sw.shortfall_mw,
+            "swing_within_limits_flag": sw.within_limits,
+            "swing_jobs_in_phase_flag": sw.jobs_in_phase,
+            "swing_dominant_period_s": sw.dominant_period_s,
+            "swing_dominant_line_mw": sw.dominant_line_mw,
+            "checkpoint_period_s": sw.checkpoint_period_s,
+            "checkpoint_dip_mw": sw.checkpoint_dip_mw,
+            "checkpoint_dip_s": sw.checkpoint_dip_s,
+            "eval_dip_mw": sw.eval_dip_mw,
+            "eval_dip_s": sw.eval_dip_s,
+            "restart_dip_mw": sw.restart_dip_mw,
+            "restart_dip_s": sw.restart_dip_s,
+            "restart_surge_mw_per_s": sw.restart_surge_mw_per_s,
+        },
         "fabric": _fabric(state, snap),
         "job": job_report,
         "sources": _sources(state, detail),
@@ -136,14 +167,22 @@ def _sources(state: SiteTables, detail: TickDetail) -> list[dict]:
     out = []
     for i, name in enumerate(state.source_name):
         battery = state.source_kind[i] == SOURCE_KINDS.index("battery")
-        out.append({
-            "source": name, "kind": SOURCE_KINDS[state.source_kind[i]], "live_flag": bool(detail.source_live[i]),
-            "source_power_mw": float(d.source_power_mw[i]), "source_capacity_mw": float(d.capacity_mw[i]),
-            "battery_soc_frac": float(d.battery_soc_frac[i]) if battery else None,
-            "iso_8528_class": (state.source_iso_class[i] or None) if state.source_iso_class else None,
-            "swing_share_mw": float(share.share_mw[i]), "swing_ramp_mw_per_s": float(share.ramp_mw_per_s[i]),
-            "swing_limit_mw": float(share.limit_mw[i]), "ramp_limit_mw_per_s": float(state.source_ramp_mw_per_s[i]),
-            "over_limit_flag": bool(share.over_limit[i])})
+        out.append(
+            {
+                "source": name,
+                "kind": SOURCE_KINDS[state.source_kind[i]],
+                "live_flag": bool(detail.source_live[i]),
+                "source_power_mw": float(d.source_power_mw[i]),
+                "source_capacity_mw": float(d.capacity_mw[i]),
+                "battery_soc_frac": float(d.battery_soc_frac[i]) if battery else None,
+                "iso_8528_class": (state.source_iso_class[i] or None) if state.source_iso_class else None,
+                "swing_share_mw": float(share.share_mw[i]),
+                "swing_ramp_mw_per_s": float(share.ramp_mw_per_s[i]),
+                "swing_limit_mw": float(share.limit_mw[i]),
+                "ramp_limit_mw_per_s": float(state.source_ramp_mw_per_s[i]),
+                "over_limit_flag": bool(share.over_limit[i]),
+            }
+        )
     return out
 
 
@@ -151,13 +190,19 @@ def _policy(state: SiteTables, snap: Snapshot, detail: TickDetail, job: dict | N
     """The shortfall policy's action in force at the end of the run, and the job's resulting throughput."""
     act, sup = detail.policy_in_force, detail.supply
     return {
-        "policy": state.shortfall_policy, "policy_response_s": state.policy_response_s,
+        "policy": state.shortfall_policy,
+        "policy_response_s": state.policy_response_s,
         "policy_active_flag": act.active,
         "policy_gpu_cap_w": act.gpu_cap_w if np.isfinite(act.gpu_cap_w) else None,
-        "power_brake_flag": act.brake, "n_racks_shed": act.racks_shed, "n_gpus_shed": snap.n_gpus_shed,
+        "power_brake_flag": act.brake,
+        "n_racks_shed": act.racks_shed,
+        "n_gpus_shed": snap.n_gpus_shed,
         "policy_pending_s": detail.policy.pending_s,
-        "battery_power_mw": float(sup.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")].sum()),
-        "ups_power_mw": sup.ups_power_mw, "unserved_mw": sup.unserved_mw,
+        "battery_power_mw": float(
+            sup.dispatch.source_power_mw[state.source_kind == SOURCE_KINDS.index("battery")].sum()
+        ),
+        "ups_power_mw": sup.ups_power_mw,
+        "unserved_mw": sup.unserved_mw,
         "ups_ride_through_s": sup.ups_ride_through_s,
         "battery_exhaust_s": detail.swing_share.battery_exhaust_s,
         "swing_unfollowed_mw": detail.swing_share.unfollowed_mw,
@@ -170,16 +215,25 @@ def _policy(state: SiteTables, snap: Snapshot, detail: TickDetail, job: dict | N
 def _elements(state: SiteTables, frac: np.ndarray, mask: np.ndarray) -> list[dict]:
     idx = np.flatnonzero(mask)
     idx = idx[np.argsort(-frac[idx], kind="stable")]
-    return [{"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]], "load_frac": float(frac[e])}
-            for e in idx]
+    return [
+        {"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]], "load_frac": float(frac[e])}
+        for e in idx
+    ]
 
 
 def _n1(state: SiteTables, snap, worst_by: np.ndarray) -> list[dict]:
     idx = np.flatnonzero(snap.power_n1_load_frac > 1.0)
     idx = idx[np.argsort(-snap.power_n1_load_frac[idx], kind="stable")][:TOP_N]
-    return [{"element": state.power_name[e], "kind": POWER_KINDS[state.power_kind[e]],
-             "load_frac": float(snap.power_load_frac[e]), "power_n1_load_frac": float(snap.power_n1_load_frac[e]),
-             "after_loss_of": state.power_name[worst_by[e]] if worst_by[e] >= 0 else None} for e in idx]
+    return [
+        {
+            "element": state.power_name[e],
+            "kind": POWER_KINDS[state.power_kind[e]],
+            "load_frac": float(snap.power_load_frac[e]),
+            "power_n1_load_frac": float(snap.power_n1_load_frac[e]),
+            "after_loss_of": state.power_name[worst_by[e]] if worst_by[e] >= 0 else None,
+        }
+        for e in idx
+    ]
 
 
 def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
@@ -187,10 +241,12 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict:
     for key, values in proj.items():
         finite = values[np.isfinite(values)]
         worst = _top(-values, 3)
-        out[key] = {"min_s": float(finite.min()) if finite.size else None,
-                    "median_s": float(np.median(finite)) if finite.size else None,
-                    "n_racks_never": int((~np.isfinite(values)).sum()),
-                    "worst_racks": [state.rack_name[r] for r in worst]}
+        out[key] = {
+            "min_s": float(finite.min()) if finite.size else None,
+            "median_s": float(np.median(finite)) if finite.size else None,
+            "n_racks_never": int((~np.isfinite(values)).sum()),
+            "worst_racks": [state.rack_name[r] for r in worst],
+        }
     return out
 
 
@@ -199,8 +255,10 @@ def _fabric(state: SiteTables, snap) -> dict:
     cap = fabric.tier_capacity_gbps(state, fabric.link_alive(state, up))
     return {
         "n_links_down": int((~up).sum()),
-        "uplink_capacity_tbps": {"leaf_to_spine": cap["leaf_spine"] / 1000.0,
-                                 "spine_to_core": cap["spine_core"] / 1000.0},
+        "uplink_capacity_tbps": {
+            "leaf_to_spine": cap["leaf_spine"] / 1000.0,
+            "spine_to_core": cap["spine_core"] / 1000.0,
+        },
         "nic_injection_tbps": cap["injection"] / 1000.0,
         "mean_uplink_util_frac": float(snap.link_util_frac[up].mean()) if up.any() else 0.0,
     }
@@ -210,10 +268,19 @@ def _job(state: SiteTables, job: PlacedJob, snap) -> dict:
     down = snap.gpu_state == GPU_DOWN
     res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up_flag)
     st = res.status
-    return {"name": st.name, "n_gpus": int(st.gpu_ids.size), "step_time_s": st.step_time_s,
-            "tokens_per_s": st.tokens_per_s, "gpu_model_tflops": st.gpu_model_tflops, "mfu_frac": st.mfu_frac,
-            "goodput_tokens_per_s": st.goodput_tokens_per_s, "ettr_frac": st.ettr_frac,
-            "checkpoint_interval_s": st.checkpoint_interval_s, "breakdown_s": st.breakdown_s,
-            "dp_busbw_gbps": res.fabric["dp"].busbw_gbps, "fabric_limiting_tier": res.fabric["dp"].limiting_tier,
-            "bottleneck_racks": [state.rack_name[r] for r in st.bottleneck_racks[:TOP_N]],
-            "drain_gain_frac": st.drain_gain_frac}
+    return {
+        "name": st.name,
+        "n_gpus": int(st.gpu_ids.size),
+        "step_time_s": st.step_time_s,
+        "tokens_per_s": st.tokens_per_s,
+        "gpu_model_tflops": st.gpu_model_tflops,
+        "mfu_frac": st.mfu_frac,
+        "goodput_tokens_per_s": st.goodput_tokens_per_s,
+        "ettr_frac": st.ettr_frac,
+        "checkpoint_interval_s": st.checkpoint_interval_s,
+        "breakdown_s": st.breakdown_s,
+        "dp_busbw_gbps": res.fabric["dp"].busbw_gbps,
+        "fabric_limiting_tier": res.fabric["dp"].limiting_tier,
+        "bottleneck_racks": [state.rack_name[r] for r in st.bottleneck_racks[:TOP_N]],
+        "drain_gain_frac": st.drain_gain_frac,
+    }

@@ -39,7 +39,7 @@ pipe run.  Approximations are listed in ``docs/physics.md``.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -65,7 +65,20 @@ from twin.engine.phases import (
     WeatherResult,
 )
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
-from twin.physics import cooling, fabric, failures, loops, plant, policy, power, powertree, sources, swing, thermal, weather
+from twin.physics import (
+    cooling,
+    fabric,
+    failures,
+    loops,
+    plant,
+    policy,
+    power,
+    powertree,
+    sources,
+    swing,
+    thermal,
+    weather,
+)
 from twin.site import cooling_defaults
 from twin.site.tables import SiteTables
 from twin.training import phases as job_phases
@@ -82,7 +95,7 @@ DEFAULT_STEP_TIME_S = 2.0  # [E] step time of the nominal job (swing period), Up
 DEFAULT_COMPUTE_FRAC = 0.85  # [E] share of the step at busy power
 CROSS_POD_TRAFFIC_FRAC = 0.5  # [E] share of a pod's uplink traffic that continues to the core
 XID_THERMAL_SHUTDOWN = 79  # [NVIDIA-XID-Catalog]: "fallen off the bus", thermal suspect
-START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)  # Colossus training start, 04:20 CDT [Musk-2024-07-22]
+START_TS = datetime(2024, 7, 22, 9, 20, tzinfo=UTC)  # Colossus training start, 04:20 CDT [Musk-2024-07-22]
 
 
 def _uniform_or_array(values: np.ndarray) -> float | np.ndarray:
@@ -120,7 +133,9 @@ class TwinEngine:
         self._init_cooling_state(state)
         self.detail: TickDetail | None = None
         self._shape_cache: dict = {}  # job phase shapes by job status (twin.training.jobphases)
-        self._default_shape = job_phases.profile_stats(job_phases.two_phase_profile(DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC))
+        self._default_shape = job_phases.profile_stats(
+            job_phases.two_phase_profile(DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC)
+        )
         if settle:
             self.settle(TickInputs(ts=start))
 
@@ -204,8 +219,9 @@ class TwinEngine:
         self.cdu_loop_volume_l = cdu("loop_volume_l")
         specs = s.cdu_specs
         width = max(len(c.capacity_curve_supply_c) for c in specs) if specs else 2
-        xs = np.array([np.pad(c.capacity_curve_supply_c, (0, width - len(c.capacity_curve_supply_c)), mode="edge")
-                       for c in specs])
+        xs = np.array(
+            [np.pad(c.capacity_curve_supply_c, (0, width - len(c.capacity_curve_supply_c)), mode="edge") for c in specs]
+        )
         ys = np.array([np.pad(c.capacity_curve_kw, (0, width - len(c.capacity_curve_kw)), mode="edge") for c in specs])
         # padding repeats the last point; nudge repeated x so the curve stays increasing
         xs = xs + np.cumsum(np.diff(xs, prepend=xs[:, :1] - 1.0, axis=1) == 0, axis=1) * 1e-6
@@ -221,7 +237,8 @@ class TwinEngine:
         # the CDU holds its secondary supply at the facility setpoint plus its rated approach
         self.cdu_setpoint_c = setpoint + self.cdu_approach_k
         self.cdu_rated_kw = np.maximum(
-            cooling.cdu_capacity_kw(self.cdu_setpoint_c, self.cdu_curve_x, self.cdu_curve_y), 1e-3)
+            cooling.cdu_capacity_kw(self.cdu_setpoint_c, self.cdu_curve_x, self.cdu_curve_y), 1e-3
+        )
         # coolant properties at the setpoints, held constant (they change < 1 % per 10 K), so the
         # stored heat C·T of every node is exact
         self.cdu_cp, self.cdu_rho = cooling.coolant_properties(self.cdu_setpoint_c, self.coolant)
@@ -229,8 +246,11 @@ class TwinEngine:
         self.cdu_heat_capacity_j_per_k = self.cdu_loop_volume_l / 1e3 * self.cdu_rho * self.cdu_cp
         self.cdu_design_w_per_k = self.cdu_design_flow_lpm * self.cdu_w_per_k_per_lpm
         self.cdu_pipe_l = loops.pipe_volume_l(cdu("supply_pipe_length_m"), cdu("supply_pipe_id_mm"))
-        self.plate_design_kg_s = (cooling.mass_flow_kg_s(self.cdu_design_flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC
-                                  / np.maximum(self.gpus_per_cdu, 1))
+        self.plate_design_kg_s = (
+            cooling.mass_flow_kg_s(self.cdu_design_flow_lpm, self.cdu_rho)
+            * GPU_FLOW_SHARE_FRAC
+            / np.maximum(self.gpus_per_cdu, 1)
+        )
         self.rack_pumps_required = self.cdu_pumps_required[s.rack_cdu]
         self.rack_loop = s.cdu_loop[s.rack_cdu]
         self.racks_per_cdu = np.bincount(s.rack_cdu, minlength=s.n_cdus)
@@ -240,8 +260,11 @@ class TwinEngine:
         loop_set = s.plant_supply_setpoint_c[s.loop_plant]
         cp_w, rho_w = cooling.coolant_properties(loop_set, "water")
         self.loop_w_per_k_per_lpm = rho_w * cp_w / 60_000.0
-        length = (s.loop_pipe_length_m if s.loop_pipe_length_m is not None
-                  else np.full(self.n_loops, cooling_defaults.LOOP_PIPE_LENGTH_M))
+        length = (
+            s.loop_pipe_length_m
+            if s.loop_pipe_length_m is not None
+            else np.full(self.n_loops, cooling_defaults.LOOP_PIPE_LENGTH_M)
+        )
         pipe_id = s.loop_pipe_id_mm if s.loop_pipe_id_mm is not None else cooling_defaults.pipe_id_mm(s.loop_flow_lpm)
         volume = s.loop_volume_l if s.loop_volume_l is not None else cooling_defaults.loop_volume_l(length, pipe_id)
         self.loop_heat_capacity_j_per_k = volume / 1e3 * rho_w * cp_w
@@ -251,16 +274,21 @@ class TwinEngine:
         plant_flow = np.bincount(s.loop_plant, weights=s.loop_flow_lpm, minlength=self.n_plants)
         plant_l = s.plant_volume_l if s.plant_volume_l is not None else cooling_defaults.plant_volume_l(plant_flow)
         self.plant_heat_capacity_j_per_k = np.maximum(plant_l, 1.0) / 1e3 * rho_p * cp_p
-        self.plant_restart_s = (s.plant_chiller_restart_s if s.plant_chiller_restart_s is not None
-                                else np.full(self.n_plants, cooling_defaults.CHILLER_RESTART_S))
+        self.plant_restart_s = (
+            s.plant_chiller_restart_s
+            if s.plant_chiller_restart_s is not None
+            else np.full(self.n_plants, cooling_defaults.CHILLER_RESTART_S)
+        )
         self.plant_carnot_frac = plant.carnot_frac_from_rating(
-            s.plant_cop, s.plant_supply_setpoint_c, s.plant_design_wet_bulb_c + s.plant_tower_approach_k)
+            s.plant_cop, s.plant_supply_setpoint_c, s.plant_design_wet_bulb_c + s.plant_tower_approach_k
+        )
 
     def _init_cooling_state(self, s: SiteTables) -> None:
         """Carried cooling state: pumps and flow, coolant node temperatures, delays, chillers, stored heat."""
         self.cdu_pumps_state = self.cdu_pumps.copy()
-        self.cdu_flow_state_lpm = cooling.cdu_flow_lpm(self.cdu_pumps, self.cdu_pumps_required,
-                                                       self.cdu_design_flow_lpm)
+        self.cdu_flow_state_lpm = cooling.cdu_flow_lpm(
+            self.cdu_pumps, self.cdu_pumps_required, self.cdu_design_flow_lpm
+        )
         self.cdu_temp_c = self.cdu_setpoint_c.copy()
         self.cdu_heat_in_w = np.zeros(s.n_cdus)  # heat into each secondary loop over the last step
         self._exchanger_cache = None  # (loop supply and flow, (facility water, capacity, effectiveness))
@@ -283,9 +311,12 @@ class TwinEngine:
 
     def _stored_heat_j(self) -> float:
         """Heat held in GPU packages, secondary coolant, facility water and plant water [J] (0 °C reference)."""
-        return float(self.gpu_heat_cdu_j.sum() + self.cdu_heat_capacity_j_per_k @ self.cdu_temp_c
-                     + self.loop_heat_capacity_j_per_k @ self.loop_temp_c
-                     + self.plant_heat_capacity_j_per_k @ self.plant_temp_c)
+        return float(
+            self.gpu_heat_cdu_j.sum()
+            + self.cdu_heat_capacity_j_per_k @ self.cdu_temp_c
+            + self.loop_heat_capacity_j_per_k @ self.loop_temp_c
+            + self.plant_heat_capacity_j_per_k @ self.plant_temp_c
+        )
 
     def _precompute_power(self, s: SiteTables) -> None:
         self.topo = powertree.build_topology(s)
@@ -298,7 +329,9 @@ class TwinEngine:
         self.source_derate_frac_per_k = given(s.source_derate_frac_per_k, 0.0)
         self.source_rated_ambient_c = given(s.source_rated_ambient_c, 15.0)
         self.source_efficiency_frac = given(s.source_efficiency_frac, 1.0)
-        self.ups_kwh = s.power_ride_through_kwh if np.size(s.power_ride_through_kwh) == s.n_power else np.zeros(s.n_power)
+        self.ups_kwh = (
+            s.power_ride_through_kwh if np.size(s.power_ride_through_kwh) == s.n_power else np.zeros(s.n_power)
+        )
         self.ups_ids = np.flatnonzero(self.ups_kwh > 0)
         self._settling = False
         self.source_live_all = np.ones(s.n_sources, dtype=bool)
@@ -345,14 +378,18 @@ class TwinEngine:
         share = self._swing_share(sw, ps, site)
         proj = self._projections(inp, ps, cool, gt, itp, heat)
         self.ts = ts
-        return self._snapshot(TickResults(ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw,
-                                          proj, swing_share=share))
+        return self._snapshot(
+            TickResults(
+                ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw, proj, swing_share=share
+            )
+        )
 
     def _weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         dry, wet = weather.outdoor_conditions(self.weather_curve, ts, self.state.longitude_deg)
         return WeatherResult(
             dry_bulb_c=dry if inp.outdoor_dry_bulb_c is None else float(inp.outdoor_dry_bulb_c),
-            wet_bulb_c=wet if inp.outdoor_wet_bulb_c is None else float(inp.outdoor_wet_bulb_c))
+            wet_bulb_c=wet if inp.outdoor_wet_bulb_c is None else float(inp.outdoor_wet_bulb_c),
+        )
 
     def _power_state(self, inp: TickInputs) -> PowerStateResult:
         s = self.state
@@ -374,14 +411,20 @@ class TwinEngine:
         shed = np.zeros(0, dtype=np.int64)
         if self.policy.applied.racks_shed:
             job_gpus = np.zeros(s.n_racks)
-            for gpus in ([j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]):
+            for gpus in [j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]:
                 job_gpus += np.bincount(s.gpu_rack[_as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
             key = job_gpus.tobytes()
             if self._shed_order_cache is None or self._shed_order_cache[0] != key:
                 self._shed_order_cache = (key, policy.shed_order(job_gpus, s.rack_hall))
-            shed = self._shed_order_cache[1][:self.policy.applied.racks_shed]
-        return PowerStateResult(source_live=source_live, power_live=live, rack_feed_a_share_frac=share_a,
-                                rack_feed_b_share_frac=share_b, rack_dark=dark, rack_shed=shed)
+            shed = self._shed_order_cache[1][: self.policy.applied.racks_shed]
+        return PowerStateResult(
+            source_live=source_live,
+            power_live=live,
+            rack_feed_a_share_frac=share_a,
+            rack_feed_b_share_frac=share_b,
+            rack_dark=dark,
+            rack_shed=shed,
+        )
 
     def _gpu_util(self, inp: TickInputs) -> np.ndarray:
         """Utilisation per GPU from the inputs, a missing reading holding the previous value."""
@@ -398,7 +441,9 @@ class TwinEngine:
             util = np.where(np.isfinite(util), util, self.gpu_util_frac)
         return np.clip(util, 0.0, 1.0)
 
-    def _gpu_off(self, inp: TickInputs, ps: PowerStateResult) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    def _gpu_off(
+        self, inp: TickInputs, ps: PowerStateResult
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """GPUs without power (dark rack, node switched off), the switched-off nodes and their GPUs (None if none)."""
         s = self.state
         off = self.by_rack.expand(ps.rack_dark) if ps.rack_dark.any() else np.zeros(s.n_gpus, dtype=bool)
@@ -431,8 +476,11 @@ class TwinEngine:
         else:
             demand = np.broadcast_to(np.asarray(inp.gpu_power_demand_w, dtype=np.float64), (s.n_gpus,))
             demand = np.where(np.isfinite(demand), np.maximum(demand, 0.0), self.gpu_power_w)
-        limit = self.tdp_w if inp.gpu_power_limit_w is None else np.clip(inp.gpu_power_limit_w, self.min_limit_w,
-                                                                           self.tdp_w)
+        limit = (
+            self.tdp_w
+            if inp.gpu_power_limit_w is None
+            else np.clip(inp.gpu_power_limit_w, self.min_limit_w, self.tdp_w)
+        )
         operator_limit = limit
         act = self.policy.applied
         if np.isfinite(act.gpu_cap_w):  # the shortfall policy's cap on top of the operator's limit
@@ -449,33 +497,52 @@ class TwinEngine:
         available = power.node_power_available_w(psus_live, s.node_psu_rating_w)
         brake_node = None
         if np.ndim(limit) == 0:
-            bound = power.node_dc_power_w(self.gpus_per_node * float(limit), 1.0, s.node_base_power_w,
-                                          s.node_idle_base_power_w)
+            bound = power.node_dc_power_w(
+                self.gpus_per_node * float(limit), 1.0, s.node_base_power_w, s.node_idle_base_power_w
+            )
             if not (bound > available).any():
                 brake_node = False
         if brake_node is None:
-            node_need = power.node_dc_power_w(self.by_node.sum(np.minimum(demand, limit)), 1.0, s.node_base_power_w,
-                                              s.node_idle_base_power_w)
+            node_need = power.node_dc_power_w(
+                self.by_node.sum(np.minimum(demand, limit)), 1.0, s.node_base_power_w, s.node_idle_base_power_w
+            )
             brake_node = node_need > available
         brake = self.by_node.expand(brake_node) if np.any(brake_node) else False
         if act.brake:
             brake = np.ones(s.n_gpus, dtype=bool)
         return DemandResult(
-            gpu_util_frac=util, gpu_power_demand_w=demand, gpu_power_limit_w=limit, gpu_off=off, node_off=node_off,
-            node_psus_live=psus_live, gpu_power_brake=brake,
-            node_util_frac=self.by_node.sum(util) / self.gpus_per_node, gpu_operator_limit_w=operator_limit,
-            gpu_node_off=gpu_node_off)
+            gpu_util_frac=util,
+            gpu_power_demand_w=demand,
+            gpu_power_limit_w=limit,
+            gpu_off=off,
+            node_off=node_off,
+            node_psus_live=psus_live,
+            gpu_power_brake=brake,
+            node_util_frac=self.by_node.sum(util) / self.gpus_per_node,
+            gpu_operator_limit_w=operator_limit,
+            gpu_node_off=gpu_node_off,
+        )
 
     def _cooling(self, dt_s: float, inp: TickInputs, ps: PowerStateResult, wx: WeatherResult) -> CoolingResult:
         """Pumps and fail-over, facility and secondary supply after their transport delays, plate resistances."""
         s = self.state
-        pumps = self.cdu_pumps.copy() if inp.pumps_running_count is None else np.asarray(inp.pumps_running_count,
-                                                                                         dtype=np.float64)
+        pumps = (
+            self.cdu_pumps.copy()
+            if inp.pumps_running_count is None
+            else np.asarray(inp.pumps_running_count, dtype=np.float64)
+        )
         if self.cdu_in_rack.any() and ps.rack_dark.any():  # an in-rack CDU is powered by its rack
             cdu_dark = np.bincount(s.rack_cdu, weights=ps.rack_dark, minlength=s.n_cdus) >= self.racks_per_cdu
             pumps = np.where(self.cdu_in_rack & cdu_dark, 0.0, pumps)
-        flow = loops.pump_flow_lpm(self.cdu_flow_state_lpm, self.cdu_pumps_state, pumps, self.cdu_pumps_required,
-                                   self.cdu_design_flow_lpm, self.cdu_failover_s, dt_s)
+        flow = loops.pump_flow_lpm(
+            self.cdu_flow_state_lpm,
+            self.cdu_pumps_state,
+            pumps,
+            self.cdu_pumps_required,
+            self.cdu_design_flow_lpm,
+            self.cdu_failover_s,
+            dt_s,
+        )
         if inp.cdu_flow_lpm is not None:
             measured = np.asarray(inp.cdu_flow_lpm, dtype=np.float64)
             flow = np.where(np.isfinite(measured), np.maximum(measured, 0.0), flow)
@@ -498,24 +565,40 @@ class TwinEngine:
         if inp.cdu_supply_setpoint_c is not None:  # an operator's setpoint per CDU (NaN: the design setpoint)
             wanted = np.asarray(inp.cdu_supply_setpoint_c, dtype=np.float64)
             setpoint = np.where(np.isfinite(wanted), wanted, setpoint)
-        _, predicted, _ = loops.cdu_loop_step(self.cdu_temp_c, self.cdu_heat_in_w, flow_w_per_k, setpoint,
-                                              fw, eff, self.cdu_heat_capacity_j_per_k, dt_s)
+        _, predicted, _ = loops.cdu_loop_step(
+            self.cdu_temp_c, self.cdu_heat_in_w, flow_w_per_k, setpoint, fw, eff, self.cdu_heat_capacity_j_per_k, dt_s
+        )
         self.cdu_delay.push(predicted, dt_s)
         supply = self.cdu_delay.read(loops.transport_delay_s(self.cdu_pipe_l, flow))
         r_cal_cdu, flow_ratio = self._plates(flow)
         if inp.plant_chillers_running is None:  # chillers on buses that dipped stop (twin.physics.plant)
-            available = (plant.chillers_powered_count(self.plant_chillers_by_bus, ps.power_live[self.plant_buses],
-                                                      self.supply_dipped) if self.plant_buses.size
-                         else s.plant_chiller_count)
+            available = (
+                plant.chillers_powered_count(
+                    self.plant_chillers_by_bus, ps.power_live[self.plant_buses], self.supply_dipped
+                )
+                if self.plant_buses.size
+                else s.plant_chiller_count
+            )
         else:
             available = np.asarray(inp.plant_chillers_running, dtype=np.float64)
         return CoolingResult(
-            pumps_running_count=pumps, cdu_flow_lpm=flow, cdu_flow_w_per_k=flow_w_per_k,
-            cdu_supply_temp_c=supply, cdu_setpoint_c=setpoint, cdu_facility_temp_c=fw, cdu_capacity_kw=cap_kw, cdu_effectiveness_frac=eff,
-            cdu_coolant_cp_j_per_kg_k=self.cdu_cp, cdu_coolant_density_kg_per_m3=self.cdu_rho,
-            cdu_plate_r_cal_c_per_w=r_cal_cdu, cdu_plate_flow_ratio_frac=flow_ratio, loop_supply_temp_c=loop_supply,
-            loop_flow_lpm=loop_flow, plant_chillers_available_count=np.asarray(available, dtype=np.float64),
-            wet_bulb_c=wx.wet_bulb_c)
+            pumps_running_count=pumps,
+            cdu_flow_lpm=flow,
+            cdu_flow_w_per_k=flow_w_per_k,
+            cdu_supply_temp_c=supply,
+            cdu_setpoint_c=setpoint,
+            cdu_facility_temp_c=fw,
+            cdu_capacity_kw=cap_kw,
+            cdu_effectiveness_frac=eff,
+            cdu_coolant_cp_j_per_kg_k=self.cdu_cp,
+            cdu_coolant_density_kg_per_m3=self.cdu_rho,
+            cdu_plate_r_cal_c_per_w=r_cal_cdu,
+            cdu_plate_flow_ratio_frac=flow_ratio,
+            loop_supply_temp_c=loop_supply,
+            loop_flow_lpm=loop_flow,
+            plant_chillers_available_count=np.asarray(available, dtype=np.float64),
+            wet_bulb_c=wx.wet_bulb_c,
+        )
 
     def _gpu_r_factor(self, inp: TickInputs) -> np.ndarray | None:
         """Per-GPU multiplier of the die-to-coolant resistance (a degrading interface), None if none given."""
@@ -532,8 +615,9 @@ class TwinEngine:
         recomputed only when the secondary flows change."""
         key = flow_lpm.tobytes()
         if self._plate_cache is None or self._plate_cache[0] != key:
-            plate_flow = (cooling.mass_flow_kg_s(flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC
-                          / np.maximum(self.gpus_per_cdu, 1))
+            plate_flow = (
+                cooling.mass_flow_kg_s(flow_lpm, self.cdu_rho) * GPU_FLOW_SHARE_FRAC / np.maximum(self.gpus_per_cdu, 1)
+            )
             flowing = plate_flow > 0.0
             r_cal = np.full(self.state.n_cdus, np.inf)
             r_cal[flowing] = thermal.caloric_resistance_c_per_w(plate_flow[flowing], self.cdu_cp[flowing])
@@ -549,8 +633,10 @@ class TwinEngine:
             fw = loop_supply_c[s.cdu_loop]
             # capacity curve: duty at the rated approach, i.e. secondary supply = facility water + approach;
             # floored at 10 % of the rated duty [E] so a CDU far past its curve keeps a finite approach
-            cap_kw = np.maximum(cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y),
-                                0.1 * self.cdu_rated_kw)
+            cap_kw = np.maximum(
+                cooling.cdu_capacity_kw(fw + self.cdu_approach_k, self.cdu_curve_x, self.cdu_curve_y),
+                0.1 * self.cdu_rated_kw,
+            )
             share = np.minimum(loop_flow_lpm / s.loop_flow_lpm, 1.0)[s.cdu_loop]  # no facility flow: no exchange
             eff = loops.hx_effectiveness_frac(cap_kw * 1e3, self.cdu_design_w_per_k, self.cdu_approach_k) * share
             self._exchanger_cache = (key, (fw, cap_kw, eff))
@@ -584,8 +670,12 @@ class TwinEngine:
         ratio = np.where(no_flow_cdu, 1.0, cool.cdu_plate_flow_ratio_frac)
         hbm_k = self.hbm_power_frac * self.r_hbm_c_per_w
         if self.uniform_gpus and r_factor is None:
-            key = (dt_s, cool.cdu_supply_temp_c.tobytes(), cool.cdu_plate_r_cal_c_per_w.tobytes(),
-                   cool.cdu_plate_flow_ratio_frac.tobytes())
+            key = (
+                dt_s,
+                cool.cdu_supply_temp_c.tobytes(),
+                cool.cdu_plate_r_cal_c_per_w.tobytes(),
+                cool.cdu_plate_flow_ratio_frac.tobytes(),
+            )
             if self._operating_point_cache is None or self._operating_point_cache[0] != key:
                 point = self._cdu_operating_point(cool, dt_s, no_flow_cdu, r_cal_cdu, ratio, hbm_k)
                 # every CDU at one operating point (each holds the same setpoint at design flow: a
@@ -595,14 +685,27 @@ class TwinEngine:
             _, point, uniform = self._operating_point_cache
             supply, r_tot, hbm_rise, p_lim_cdu, decay, r_die = point
             spread = (lambda v: float(v[0])) if uniform else ex  # noqa: E731
-            return (spread(supply), spread(r_tot), spread(hbm_rise), spread(p_lim_cdu), spread(decay), no_flow_cdu,
-                    r_die, p_lim_cdu)
+            return (
+                spread(supply),
+                spread(r_tot),
+                spread(hbm_rise),
+                spread(p_lim_cdu),
+                spread(decay),
+                no_flow_cdu,
+                r_die,
+                p_lim_cdu,
+            )
         supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
         r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ex(ratio))
         if r_factor is not None:
             r_die = r_die * r_factor
-        p_lim = np.where(ex(no_flow_cdu), np.inf, thermal.sw_thermal_power_limit_w(
-            supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c, self.hbm_power_frac))
+        p_lim = np.where(
+            ex(no_flow_cdu),
+            np.inf,
+            thermal.sw_thermal_power_limit_w(
+                supply, r_die, self.r_hbm_c_per_w, r_cal, self.max_op_c, self.hbm_max_c, self.hbm_power_frac
+            ),
+        )
         decay = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_die + r_cal), dt_s)
         return supply, r_die + r_cal, r_cal + hbm_k, p_lim, decay, no_flow_cdu, r_die, None
 
@@ -613,9 +716,19 @@ class TwinEngine:
         steady site: the CDUs hold their setpoint).
         """
         r_die = thermal.die_resistance_c_per_w(self.r_die_c_per_w, self.r_conv_frac, ratio)
-        p_lim_cdu = np.where(no_flow_cdu, np.inf, thermal.sw_thermal_power_limit_w(
-            cool.cdu_supply_temp_c, r_die, self.r_hbm_c_per_w, r_cal_cdu, self.max_op_c, self.hbm_max_c,
-            self.hbm_power_frac))
+        p_lim_cdu = np.where(
+            no_flow_cdu,
+            np.inf,
+            thermal.sw_thermal_power_limit_w(
+                cool.cdu_supply_temp_c,
+                r_die,
+                self.r_hbm_c_per_w,
+                r_cal_cdu,
+                self.max_op_c,
+                self.hbm_max_c,
+                self.hbm_power_frac,
+            ),
+        )
         r_tot_cdu = r_die + r_cal_cdu
         decay_cdu = thermal.decay_frac(thermal.time_constant_s(self.heat_capacity_j_per_k, r_tot_cdu), dt_s)
         return cool.cdu_supply_temp_c.copy(), r_tot_cdu, r_cal_cdu + hbm_k, p_lim_cdu, decay_cdu, r_die
@@ -629,33 +742,49 @@ class TwinEngine:
         """
         n = self.state.n_gpus
         temp, limit, util, brake = self.gpu_temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
-        if (p_lim_cdu is not None and np.ndim(limit) == 0 and brake is False and np.ndim(self.max_op_c) == 0
-                and float(p_lim_cdu.min()) >= limit and float(temp.max()) < self.max_op_c):
+        if (
+            p_lim_cdu is not None
+            and np.ndim(limit) == 0
+            and brake is False
+            and np.ndim(self.max_op_c) == 0
+            and float(p_lim_cdu.min()) >= limit
+            and float(temp.max()) < self.max_op_c
+        ):
             # every SW thermal limit above the power limit and every die below max operating: of
             # throttle's mechanisms only the power cap can act (e.g. a shortfall policy's cap)
             p, clock, mask = thermal.power_cap_only(demand, float(limit), self.idle_w, None if off is None else ~off)
             limited = bool(mask.any())
         else:
-            v = (lambda a: view(a) if np.ndim(a) else a)  # noqa: E731
-            idx = np.flatnonzero(thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c,
-                                                         v(brake)))
+            v = lambda a: view(a) if np.ndim(a) else a  # noqa: E731
+            idx = np.flatnonzero(
+                thermal.throttle_active(view(demand), v(limit), view(temp), p_lim, self.max_op_c, v(brake))
+            )
             limited = idx.size > 0
             if p_lim_cdu is not None:
-                per_gpu = (lambda idx: p_lim_cdu[self.gpu_cdu[idx]])  # noqa: E731
+                per_gpu = lambda idx: p_lim_cdu[self.gpu_cdu[idx]]  # noqa: E731
             else:
-                per_gpu = (lambda idx: p_lim[idx])  # noqa: E731
+                per_gpu = lambda idx: p_lim[idx]  # noqa: E731
             if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
-                p, clock, mask = thermal.throttle(demand, limit, self.idle_w, temp, per_gpu(slice(None)),
-                                                  self.max_op_c, self.slowdown_c, util, brake)
+                p, clock, mask = thermal.throttle(
+                    demand, limit, self.idle_w, temp, per_gpu(slice(None)), self.max_op_c, self.slowdown_c, util, brake
+                )
             else:
                 p = np.minimum(demand, limit)
                 clock = np.ones(n)
                 mask = np.zeros(n, dtype=np.int32)
                 if idx.size:
-                    sub = (lambda v: v[idx] if np.ndim(v) else v)  # noqa: E731
+                    sub = lambda v: v[idx] if np.ndim(v) else v  # noqa: E731
                     p[idx], clock[idx], mask[idx] = thermal.throttle(
-                        demand[idx], sub(limit), sub(self.idle_w), temp[idx], per_gpu(idx), sub(self.max_op_c),
-                        sub(self.slowdown_c), util[idx], sub(brake))
+                        demand[idx],
+                        sub(limit),
+                        sub(self.idle_w),
+                        temp[idx],
+                        per_gpu(idx),
+                        sub(self.max_op_c),
+                        sub(self.slowdown_c),
+                        util[idx],
+                        sub(brake),
+                    )
         idle = util < thermal.IDLE_UTIL_FRAC
         if idle.any():
             mask |= np.where(idle, thermal.CLOCK_EVENT_GPU_IDLE, 0).astype(np.int32)
@@ -671,10 +800,10 @@ class TwinEngine:
         r_factor = self._gpu_r_factor(inp)
         ex, view = self._per_gpu_view(r_factor)
         supply, r_tot, hbm_k, p_lim, decay, no_flow_cdu, r_die, p_lim_cdu = self._thermal_operating_point(
-            r_factor, cool, dt_s, ex)
+            r_factor, cool, dt_s, ex
+        )
         if r_factor is None and self.uniform_gpus:
-            rack_r_die = r_die[s.rack_cdu] if self.one_rack_per_cdu else self.by_rack.max(
-                self.by_cdu.expand(r_die))
+            rack_r_die = r_die[s.rack_cdu] if self.one_rack_per_cdu else self.by_rack.max(self.by_cdu.expand(r_die))
         else:
             rack_r_die = self.by_rack.max(np.broadcast_to(r_die, (n,)))
         temp = self.gpu_temp_c
@@ -733,9 +862,17 @@ class TwinEngine:
         self.gpu_temp_c = new_temp
         self.gpu_power_w = p
         self.gpu_util_frac = dem.gpu_util_frac
-        return GpuThermalResult(gpu_power_w=p, gpu_clock_frac=clock, gpu_clock_event_mask=mask, hbm_temp_c=hbm,
-                                gpu_state=state, gpu_down=off, any_gpu_down=any_off, rack_r_die_c_per_w=rack_r_die,
-                                cdu_gpu_heat_w=gpu_heat)
+        return GpuThermalResult(
+            gpu_power_w=p,
+            gpu_clock_frac=clock,
+            gpu_clock_event_mask=mask,
+            hbm_temp_c=hbm,
+            gpu_state=state,
+            gpu_down=off,
+            any_gpu_down=any_off,
+            rack_r_die_c_per_w=rack_r_die,
+            cdu_gpu_heat_w=gpu_heat,
+        )
 
     def _it_power(self, ps: PowerStateResult, dem: DemandResult, gt: GpuThermalResult) -> ItPowerResult:
         s = self.state
@@ -747,8 +884,12 @@ class TwinEngine:
             dark_node = dark_node | dem.node_off
         dc = np.where(dark_node | ~node_live, 0.0, dc)
         ac, _ = power.node_input_power_w(dc, dem.node_psus_live, s.node_psu_rating_w, s.psu_efficiency_points_frac)
-        return ItPowerResult(node_dc_power_w=dc, node_input_power_w=ac, rack_power_kw=self.node_by_rack.sum(ac) / 1e3,
-                             rack_gpu_power_w=self.node_by_rack.sum(gpu_sum))
+        return ItPowerResult(
+            node_dc_power_w=dc,
+            node_input_power_w=ac,
+            rack_power_kw=self.node_by_rack.sum(ac) / 1e3,
+            rack_gpu_power_w=self.node_by_rack.sum(gpu_sum),
+        )
 
     def _heat(self, dt_s: float, cool: CoolingResult, gt: GpuThermalResult, itp: ItPowerResult) -> HeatResult:
         """Secondary loops: heat in (GPU packages, CPU plates, pump work) and the CDU step; air heat per loop."""
@@ -759,14 +900,25 @@ class TwinEngine:
         pump_w = cool.pumps_running_count * self.cdu_pump_power_w  # pump work ends as heat in the coolant
         heat_in = gt.cdu_gpu_heat_w + np.bincount(s.rack_cdu, weights=base_liquid_w, minlength=s.n_cdus) + pump_w
         temp, supply, out_w = loops.cdu_loop_step(
-            self.cdu_temp_c, heat_in, cool.cdu_flow_w_per_k, cool.cdu_setpoint_c, cool.cdu_facility_temp_c,
-            cool.cdu_effectiveness_frac, self.cdu_heat_capacity_j_per_k, dt_s)
+            self.cdu_temp_c,
+            heat_in,
+            cool.cdu_flow_w_per_k,
+            cool.cdu_setpoint_c,
+            cool.cdu_facility_temp_c,
+            cool.cdu_effectiveness_frac,
+            self.cdu_heat_capacity_j_per_k,
+            dt_s,
+        )
         self.cdu_temp_c, self.cdu_heat_in_w = temp, heat_in
         self.cdu_delay.correct_last(supply)
-        return HeatResult(cdu_heat_kw=out_w / 1e3, cdu_supply_temp_c=supply, cdu_return_temp_c=temp,
-                          cdu_pump_kw=float(np.sum(pump_w)) / 1e3,
-                          loop_air_heat_kw=np.bincount(self.rack_loop, weights=air_w, minlength=self.n_loops) / 1e3,
-                          loop_cdu_heat_kw=np.bincount(s.cdu_loop, weights=out_w, minlength=self.n_loops) / 1e3)
+        return HeatResult(
+            cdu_heat_kw=out_w / 1e3,
+            cdu_supply_temp_c=supply,
+            cdu_return_temp_c=temp,
+            cdu_pump_kw=float(np.sum(pump_w)) / 1e3,
+            loop_air_heat_kw=np.bincount(self.rack_loop, weights=air_w, minlength=self.n_loops) / 1e3,
+            loop_cdu_heat_kw=np.bincount(s.cdu_loop, weights=out_w, minlength=self.n_loops) / 1e3,
+        )
 
     def _power_tree(self, ps: PowerStateResult, itp: ItPowerResult) -> PowerTreeResult:
         topo = self.topo
@@ -774,12 +926,26 @@ class TwinEngine:
         load, inp_kw = powertree.rollup(topo, itp.rack_power_kw, *shares)
         worst, worst_by = powertree.n1_worst_load_kw(topo, load, itp.rack_power_kw, *shares, ps.power_live)
         return PowerTreeResult(
-            power_load_kw=load, power_load_frac=powertree.load_frac(load, topo.usable_kw), power_n1_load_kw=worst,
-            power_n1_load_frac=powertree.load_frac(worst, topo.usable_kw), power_n1_worst_by=worst_by,
-            tree_input_kw=float(inp_kw[topo.top_down[0]].sum()))
+            power_load_kw=load,
+            power_load_frac=powertree.load_frac(load, topo.usable_kw),
+            power_n1_load_kw=worst,
+            power_n1_load_frac=powertree.load_frac(worst, topo.usable_kw),
+            power_n1_worst_by=worst_by,
+            tree_input_kw=float(inp_kw[topo.top_down[0]].sum()),
+        )
 
-    def _site(self, dt_s: float, ps: PowerStateResult, cool: CoolingResult, itp: ItPowerResult, heat: HeatResult,
-              tree: PowerTreeResult, wx: WeatherResult, dem: DemandResult, gt: GpuThermalResult) -> SiteResult:
+    def _site(
+        self,
+        dt_s: float,
+        ps: PowerStateResult,
+        cool: CoolingResult,
+        itp: ItPowerResult,
+        heat: HeatResult,
+        tree: PowerTreeResult,
+        wx: WeatherResult,
+        dem: DemandResult,
+        gt: GpuThermalResult,
+    ) -> SiteResult:
         s = self.state
         it_mw = float(itp.rack_power_kw.sum()) / 1e3
         tree_mw = tree.tree_input_kw / 1e3
@@ -790,29 +956,69 @@ class TwinEngine:
         sup = self._sources(dt_s, facility, tree_mw, ps, tree, wx)
         capacity = float(sup.dispatch.capacity_mw.sum())
         n1_capacity = capacity - (float(sup.dispatch.capacity_mw.max()) if s.n_sources else 0.0)
-        balance = site_balance(it_mw, tree_mw, cooling_mw, facility, capacity, n1_capacity, self.network_mw,
-                               s.site_overhead_mw, self.it_full_mw, self.it_min_mw, s.n_gpus,
-                               self.tdp_max_w, self.min_limit_max_w)
+        balance = site_balance(
+            it_mw,
+            tree_mw,
+            cooling_mw,
+            facility,
+            capacity,
+            n1_capacity,
+            self.network_mw,
+            s.site_overhead_mw,
+            self.it_full_mw,
+            self.it_min_mw,
+            s.n_gpus,
+            self.tdp_max_w,
+            self.min_limit_max_w,
+        )
         in_force = self.policy.applied
         self._policy_step(dt_s, facility - capacity * (1.0 - policy.MARGIN_FRAC), facility, it_mw, ps, itp, dem, gt)
-        return SiteResult(cooling_kw=cool_kw, it_mw=it_mw, cooling_mw=cooling_mw, facility_mw=facility,
-                          source_power_mw=sup.dispatch.source_power_mw, battery_soc_frac=self.battery_soc_frac,
-                          balance=balance, supply=sup, policy_in_force=in_force, policy=self.policy,
-                          **{k: v for k, v in plant_res.items() if k != "cooling_kw"})
+        return SiteResult(
+            cooling_kw=cool_kw,
+            it_mw=it_mw,
+            cooling_mw=cooling_mw,
+            facility_mw=facility,
+            source_power_mw=sup.dispatch.source_power_mw,
+            battery_soc_frac=self.battery_soc_frac,
+            balance=balance,
+            supply=sup,
+            policy_in_force=in_force,
+            policy=self.policy,
+            **{k: v for k, v in plant_res.items() if k != "cooling_kw"},
+        )
 
-    def _sources(self, dt_s: float, facility_mw: float, tree_mw: float, ps: PowerStateResult, tree: PowerTreeResult,
-                 wx: WeatherResult) -> SupplyResult:
+    def _sources(
+        self,
+        dt_s: float,
+        facility_mw: float,
+        tree_mw: float,
+        ps: PowerStateResult,
+        tree: PowerTreeResult,
+        wx: WeatherResult,
+    ) -> SupplyResult:
         """Generator units, batteries and UPSs carry the facility load (:mod:`twin.physics.sources`)."""
         s = self.state
-        cap = sources.derated_capacity_mw(s.source_capacity_mw, self.source_derate_frac_per_k,
-                                          self.source_rated_ambient_c, wx.dry_bulb_c)
-        d = sources.dispatch(facility_mw, s.source_kind, cap, ps.source_live, self.source_power_mw,
-                             self.source_step_mw, s.source_ramp_mw_per_s, s.source_energy_mwh,
-                             self.source_efficiency_frac, self.battery_soc_frac, dt_s)
+        cap = sources.derated_capacity_mw(
+            s.source_capacity_mw, self.source_derate_frac_per_k, self.source_rated_ambient_c, wx.dry_bulb_c
+        )
+        d = sources.dispatch(
+            facility_mw,
+            s.source_kind,
+            cap,
+            ps.source_live,
+            self.source_power_mw,
+            self.source_step_mw,
+            s.source_ramp_mw_per_s,
+            s.source_energy_mwh,
+            self.source_efficiency_frac,
+            self.battery_soc_frac,
+            dt_s,
+        )
         ups = self.ups_ids
         ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
-        ups_mw, ups_frac = sources.ups_discharge(min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups],
-                                                 self.ups_energy_frac[ups], dt_s)
+        ups_mw, ups_frac = sources.ups_discharge(
+            min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups], self.ups_energy_frac[ups], dt_s
+        )
         # a trip the others cannot pick up dips every bus: the chillers stop from the next tick
         tripped = bool((self.sources_live_before & ~ps.source_live).any())
         self.supply_dipped = tripped and d.unmet_mw > 0.0 and not self._settling
@@ -824,12 +1030,24 @@ class TwinEngine:
                 self.ups_dropped[ups] |= (ups_frac <= 0.0) & (ups_load_kw > 0.0)
         self.source_power_mw = d.source_power_mw
         unserved = d.unmet_mw - ups_mw
-        return SupplyResult(dispatch=d, ups_power_mw=ups_mw, unserved_mw=unserved if unserved > 1e-9 else 0.0,
-                            ups_ride_through_s=sources.ride_through_s(self.ups_kwh[ups], self.ups_energy_frac[ups],
-                                                                      ups_load_kw))
+        return SupplyResult(
+            dispatch=d,
+            ups_power_mw=ups_mw,
+            unserved_mw=unserved if unserved > 1e-9 else 0.0,
+            ups_ride_through_s=sources.ride_through_s(self.ups_kwh[ups], self.ups_energy_frac[ups], ups_load_kw),
+        )
 
-    def _policy_step(self, dt_s: float, over_mw: float, facility_mw: float, it_mw: float, ps: PowerStateResult,
-                     itp: ItPowerResult, dem: DemandResult, gt: GpuThermalResult) -> None:
+    def _policy_step(
+        self,
+        dt_s: float,
+        over_mw: float,
+        facility_mw: float,
+        it_mw: float,
+        ps: PowerStateResult,
+        itp: ItPowerResult,
+        dem: DemandResult,
+        gt: GpuThermalResult,
+    ) -> None:
         """Decide the shortfall policy's action for the next ticks (:mod:`twin.physics.policy`)."""
         s = self.state
         act = self.policy.applied
@@ -847,9 +1065,17 @@ class TwinEngine:
             uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
             if gt.any_gpu_down:
                 np.copyto(uncapped, 0.0, where=gt.gpu_down)
-        wanted = policy.wanted_action(s.shortfall_policy, over_mw, k, float(itp.rack_gpu_power_w.sum()) / 1e6,
-                                      uncapped, self.min_limit_min_w, self.tdp_max_w,
-                                      rack_mw, act)
+        wanted = policy.wanted_action(
+            s.shortfall_policy,
+            over_mw,
+            k,
+            float(itp.rack_gpu_power_w.sum()) / 1e6,
+            uncapped,
+            self.min_limit_min_w,
+            self.tdp_max_w,
+            rack_mw,
+            act,
+        )
         self.policy = policy.advance(self.policy, wanted, s.policy_response_s, dt_s)
 
     def _plant(self, dt_s: float, cool: CoolingResult, heat: HeatResult, indoor_mw: float) -> dict:
@@ -861,25 +1087,41 @@ class TwinEngine:
         """
         s = self.state
         loop_w_per_k = cool.loop_flow_lpm * self.loop_w_per_k_per_lpm
-        facility_pumps_kw = cooling.pump_power_kw(cool.loop_flow_lpm, cooling.FACILITY_PUMP_HEAD_KPA,
-                                                  cooling.FACILITY_PUMP_EFF_FRAC)
-        loop_in_w = ((heat.loop_cdu_heat_kw + heat.loop_air_heat_kw + facility_pumps_kw) * 1e3
-                     + indoor_mw * 1e6 * self.loop_rack_share_frac)
-        loop_temp, to_plant_w = loops.facility_loop_step(self.loop_temp_c, loop_in_w, loop_w_per_k,
-                                                         cool.loop_supply_temp_c, self.loop_heat_capacity_j_per_k, dt_s)
+        facility_pumps_kw = cooling.pump_power_kw(
+            cool.loop_flow_lpm, cooling.FACILITY_PUMP_HEAD_KPA, cooling.FACILITY_PUMP_EFF_FRAC
+        )
+        loop_in_w = (
+            heat.loop_cdu_heat_kw + heat.loop_air_heat_kw + facility_pumps_kw
+        ) * 1e3 + indoor_mw * 1e6 * self.loop_rack_share_frac
+        loop_temp, to_plant_w = loops.facility_loop_step(
+            self.loop_temp_c, loop_in_w, loop_w_per_k, cool.loop_supply_temp_c, self.loop_heat_capacity_j_per_k, dt_s
+        )
         self.loop_temp_c = loop_temp
         plant_in_w = np.bincount(s.loop_plant, weights=to_plant_w, minlength=self.n_plants)
         plant_w_per_k = np.bincount(s.loop_plant, weights=loop_w_per_k, minlength=self.n_plants)
         plant_return = np.bincount(s.loop_plant, weights=loop_w_per_k * loop_temp, minlength=self.n_plants)
         plant_return = np.where(plant_w_per_k > 0, plant_return / np.maximum(plant_w_per_k, 1e-300), self.plant_temp_c)
         self.chillers_online, self.chiller_restart_left_s = plant.chillers_online_count(
-            self.chillers_online, cool.plant_chillers_available_count, self.chiller_restart_left_s,
-            self.plant_restart_s, dt_s)
-        tower_c = cool.wet_bulb_c + plant.tower_approach_k(self.tower_load_frac, cool.wet_bulb_c,
-                                                          s.plant_tower_approach_k, s.plant_design_wet_bulb_c)
+            self.chillers_online,
+            cool.plant_chillers_available_count,
+            self.chiller_restart_left_s,
+            self.plant_restart_s,
+            dt_s,
+        )
+        tower_c = cool.wet_bulb_c + plant.tower_approach_k(
+            self.tower_load_frac, cool.wet_bulb_c, s.plant_tower_approach_k, s.plant_design_wet_bulb_c
+        )
         temp, econ_w, chill_w = plant.plant_step(
-            self.plant_temp_c, plant_in_w, plant_return, plant_w_per_k, s.plant_supply_setpoint_c, tower_c,
-            self.chillers_online * s.plant_chiller_kw * 1e3, self.plant_heat_capacity_j_per_k, dt_s)
+            self.plant_temp_c,
+            plant_in_w,
+            plant_return,
+            plant_w_per_k,
+            s.plant_supply_setpoint_c,
+            tower_c,
+            self.chillers_online * s.plant_chiller_kw * 1e3,
+            self.plant_heat_capacity_j_per_k,
+            dt_s,
+        )
         self.plant_temp_c = temp
         self.loop_delay.push(temp[s.loop_plant], dt_s)
         cop = plant.chiller_cop_ratio(s.plant_supply_setpoint_c, tower_c, self.plant_carnot_frac)
@@ -890,10 +1132,17 @@ class TwinEngine:
         heat_stored_mw = (stored - self.stored_heat_j) / dt_s / 1e6 if dt_s > 0 else 0.0
         self.stored_heat_j = stored
         return dict(
-            cooling_kw=cool_kw, loop_heat_kw=to_plant_w / 1e3, loop_return_temp_c=loop_temp, plant_supply_temp_c=temp,
-            plant_economiser_kw=econ_w / 1e3, plant_chiller_kw=chill_w / 1e3,
-            plant_chillers_online_count=self.chillers_online.copy(), plant_cop_ratio=cop,
-            heat_rejected_mw=float(tower_kw.sum() + cool_kw["tower_fans_kw"]) / 1e3, heat_stored_mw=heat_stored_mw)
+            cooling_kw=cool_kw,
+            loop_heat_kw=to_plant_w / 1e3,
+            loop_return_temp_c=loop_temp,
+            plant_supply_temp_c=temp,
+            plant_economiser_kw=econ_w / 1e3,
+            plant_chiller_kw=chill_w / 1e3,
+            plant_chillers_online_count=self.chillers_online.copy(),
+            plant_cop_ratio=cop,
+            heat_rejected_mw=float(tower_kw.sum() + cool_kw["tower_fans_kw"]) / 1e3,
+            heat_stored_mw=heat_stored_mw,
+        )
 
     def _uplink_gbps(self, failed: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Surviving uplink capacity per switch, recomputed only when the failed links change."""
@@ -956,8 +1205,17 @@ class TwinEngine:
         n_running = values.size if running is None else int(np.count_nonzero(running if ids is None else running[ids]))
         return float(np.sum(values)) / n_running if n_running else 0.0
 
-    def _swing(self, inp: TickInputs, ps: PowerStateResult, dem: DemandResult, gt: GpuThermalResult,
-               itp: ItPowerResult, tree: PowerTreeResult, site: SiteResult, jobs: JobsResult) -> swing.SwingReport:
+    def _swing(
+        self,
+        inp: TickInputs,
+        ps: PowerStateResult,
+        dem: DemandResult,
+        gt: GpuThermalResult,
+        itp: ItPowerResult,
+        tree: PowerTreeResult,
+        site: SiteResult,
+        jobs: JobsResult,
+    ) -> swing.SwingReport:
         """Swing of the running jobs from their phase shapes at the throttled busy power (see docs/physics.md)."""
         s = self.state
         n_run = s.n_gpus - (int(np.count_nonzero(gt.gpu_down)) if gt.any_gpu_down else 0)
@@ -973,30 +1231,62 @@ class TwinEngine:
                 busy = np.where(throttled, gt.gpu_power_w, cap) if n_throttled else cap
             running = ~gt.gpu_down if gt.any_gpu_down and np.ndim(busy) else None
             if jobs.statuses:
-                swing_jobs = [swing.SwingJob(int(st.gpu_ids.size), self._mean_w(busy, running, st.gpu_ids), idle,
-                                             shape)
-                              for st, shape in zip(jobs.statuses, jobs.power_shapes) if shape is not None]
+                swing_jobs = [
+                    swing.SwingJob(int(st.gpu_ids.size), self._mean_w(busy, running, st.gpu_ids), idle, shape)
+                    for st, shape in zip(jobs.statuses, jobs.power_shapes)
+                    if shape is not None
+                ]
             else:
-                swing_jobs = [swing.SwingJob(n_run, self._mean_w(busy, running, None), idle, self._default_shape)] \
-                    if n_run else []
+                swing_jobs = (
+                    [swing.SwingJob(n_run, self._mean_w(busy, running, None), idle, self._default_shape)]
+                    if n_run
+                    else []
+                )
         node_dc = float(itp.node_dc_power_w.sum())
         rack_kw = float(itp.rack_power_kw.sum())
         k_node = (float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0) * (
-            tree.tree_input_kw / rack_kw if rack_kw > 0 else 1.0)
-        return swing.project_swing(swing_jobs, s.source_kind, s.source_capacity_mw, s.source_ramp_mw_per_s,
-                                   site.source_power_mw, ps.source_live, site.battery_soc_frac, k_node,
-                                   alignment=inp.swing_alignment)
+            tree.tree_input_kw / rack_kw if rack_kw > 0 else 1.0
+        )
+        return swing.project_swing(
+            swing_jobs,
+            s.source_kind,
+            s.source_capacity_mw,
+            s.source_ramp_mw_per_s,
+            site.source_power_mw,
+            ps.source_live,
+            site.battery_soc_frac,
+            k_node,
+            alignment=inp.swing_alignment,
+        )
 
     def _swing_share(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult) -> sources.SwingShare:
         """Share of the swing each source carries, against its limits (:func:`twin.physics.sources.swing_share`)."""
         s, d = self.state, site.supply.dispatch
         cap = np.where(s.source_kind == _BATTERY, s.source_capacity_mw, d.capacity_mw)  # bursts: full rating
-        return sources.swing_share(sw.amplitude_mw, sw.ramp_mw_per_s, sw.phase_s, s.source_kind, cap,
-                                   d.source_power_mw, ps.source_live, self.source_step_mw, s.source_ramp_mw_per_s,
-                                   s.source_energy_mwh, self.source_efficiency_frac, d.battery_soc_frac)
+        return sources.swing_share(
+            sw.amplitude_mw,
+            sw.ramp_mw_per_s,
+            sw.phase_s,
+            s.source_kind,
+            cap,
+            d.source_power_mw,
+            ps.source_live,
+            self.source_step_mw,
+            s.source_ramp_mw_per_s,
+            s.source_energy_mwh,
+            self.source_efficiency_frac,
+            d.battery_soc_frac,
+        )
 
-    def _projections(self, inp: TickInputs, ps: PowerStateResult, cool: CoolingResult, gt: GpuThermalResult,
-                     itp: ItPowerResult, heat: HeatResult) -> ProjectionResult:
+    def _projections(
+        self,
+        inp: TickInputs,
+        ps: PowerStateResult,
+        cool: CoolingResult,
+        gt: GpuThermalResult,
+        itp: ItPowerResult,
+        heat: HeatResult,
+    ) -> ProjectionResult:
         """Per-rack times to throttle/shutdown after each cooling failure (inf for dark racks)."""
         s = self.state
         rack_temp = self.by_rack.max(self.gpu_temp_c)
@@ -1010,11 +1300,23 @@ class TwinEngine:
         limits = (self.rack_max_op_c, self.rack_slowdown_c, self.rack_shutdown_c)
         out = {}
         out["pump_loss_throttle_s"], out["pump_loss_shutdown_s"] = failures.pump_loss(
-            *args, supply, gt.rack_r_die_c_per_w, r_cal, self.rack_r_conv_frac,
-            cool.cdu_plate_flow_ratio_frac[rack_cdu], self.rack_heat_capacity_j_per_k, cp, rho,
-            cool.pumps_running_count[rack_cdu], self.rack_pumps_required, self.cdu_failover_s[rack_cdu], *limits)
+            *args,
+            supply,
+            gt.rack_r_die_c_per_w,
+            r_cal,
+            self.rack_r_conv_frac,
+            cool.cdu_plate_flow_ratio_frac[rack_cdu],
+            self.rack_heat_capacity_j_per_k,
+            cp,
+            rho,
+            cool.pumps_running_count[rack_cdu],
+            self.rack_pumps_required,
+            self.cdu_failover_s[rack_cdu],
+            *limits,
+        )
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
-            *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits)
+            *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits
+        )
         if self.one_rack_per_cdu:  # in-rack CDUs
             cdu_temp_max = np.full(s.n_cdus, -np.inf)
             cdu_temp_max[rack_cdu] = rack_temp
@@ -1022,16 +1324,34 @@ class TwinEngine:
             cdu_temp_max = np.full(s.n_cdus, -np.inf)
             np.maximum.at(cdu_temp_max, rack_cdu, rack_temp)
         gpu_mean = np.bincount(rack_cdu, weights=itp.rack_gpu_power_w, minlength=s.n_cdus) / np.maximum(
-            self.gpus_per_cdu, 1)
+            self.gpus_per_cdu, 1
+        )
         cdu_thr, cdu_shut = failures.facility_water_loss(
-            cdu_temp_max, cool.cdu_supply_temp_c, self.cdu_heat_in_w, gpu_mean, self.idle_mean_w,
-            self.gpus_per_cdu, self.heat_capacity_mean_j_per_k, self.cdu_loop_volume_l,
-            cool.cdu_coolant_cp_j_per_kg_k, cool.cdu_coolant_density_kg_per_m3, self.max_op_min_c,
-            self.shutdown_min_c)
+            cdu_temp_max,
+            cool.cdu_supply_temp_c,
+            self.cdu_heat_in_w,
+            gpu_mean,
+            self.idle_mean_w,
+            self.gpus_per_cdu,
+            self.heat_capacity_mean_j_per_k,
+            self.cdu_loop_volume_l,
+            cool.cdu_coolant_cp_j_per_kg_k,
+            cool.cdu_coolant_density_kg_per_m3,
+            self.max_op_min_c,
+            self.shutdown_min_c,
+        )
         out["facility_loss_throttle_s"], out["facility_loss_shutdown_s"] = cdu_thr[rack_cdu], cdu_shut[rack_cdu]
         out["excursion_throttle_s"], out["excursion_shutdown_s"] = failures.supply_excursion(
-            rack_temp, rack_p, self.rack_idle_w, supply, inp.supply_excursion_k, gt.rack_r_die_c_per_w + r_cal,
-            self.rack_heat_capacity_j_per_k, self.rack_max_op_c, self.rack_shutdown_c)
+            rack_temp,
+            rack_p,
+            self.rack_idle_w,
+            supply,
+            inp.supply_excursion_k,
+            gt.rack_r_die_c_per_w + r_cal,
+            self.rack_heat_capacity_j_per_k,
+            self.rack_max_op_c,
+            self.rack_shutdown_c,
+        )
         if ps.rack_dark.any():
             out = {key: np.where(ps.rack_dark, np.inf, value) for key, value in out.items()}
         return ProjectionResult(times_s=out, rack_max_gpu_temp_c=rack_temp)
@@ -1044,13 +1364,21 @@ class TwinEngine:
         self.detail = TickDetail(
             clock_event_mask=gt.gpu_clock_event_mask,
             dark_racks=np.flatnonzero(res.power_state.rack_dark).astype(np.int32),
-            power_live=res.power_state.power_live, source_live=res.power_state.source_live,
+            power_live=res.power_state.power_live,
+            source_live=res.power_state.source_live,
             power_n1_worst_by=tree.power_n1_worst_by,
             power_headroom_kw=self.topo.usable_kw - tree.power_load_kw,
-            power_n1_headroom_kw=self.topo.usable_kw - tree.power_n1_load_kw, balance=site.balance, swing=sw,
-            cooling_kw=site.cooling_kw, projections_s=res.projections.times_s, supply=site.supply,
-            policy_in_force=site.policy_in_force, policy=site.policy, swing_share=res.swing_share,
-            racks_shed=res.power_state.rack_shed)
+            power_n1_headroom_kw=self.topo.usable_kw - tree.power_n1_load_kw,
+            balance=site.balance,
+            swing=sw,
+            cooling_kw=site.cooling_kw,
+            projections_s=res.projections.times_s,
+            supply=site.supply,
+            policy_in_force=site.policy_in_force,
+            policy=site.policy,
+            swing_share=res.swing_share,
+            racks_shed=res.power_state.rack_shed,
+        )
         xid = np.zeros(s.n_gpus, dtype=np.int16)
         if self.gpu_down.any():
             xid[self.gpu_down & ~res.demand.gpu_off] = XID_THERMAL_SHUTDOWN

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 import pandas as pd
@@ -100,7 +100,7 @@ def _parse_time(text: str, key: str) -> datetime:
         raise ValueError(f"view key {key!r}: {text!r} is not an ISO 8601 time (e.g. 2026-07-15T14:02:10Z)") from None
     if ts.tzinfo is None:
         raise ValueError(f"view key {key!r}: the time needs a zone (e.g. 2026-07-15T14:02:10Z)")
-    return ts.astimezone(timezone.utc)
+    return ts.astimezone(UTC)
 
 
 def _check_name(name: str, what: str, key: str) -> str:
@@ -132,5 +132,5 @@ def format_view_key(key: ViewKey) -> str:
     if key.kind == SCENARIO:
         return f"{SCENARIO}:{key.name}"
     if key.kind == REPLAY and key.at is not None:
-        return f"{REPLAY}:{key.name}@{key.at.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+        return f"{REPLAY}:{key.name}@{key.at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
     raise ValueError(f"cannot format view key {key!r}")

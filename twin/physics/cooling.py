@@ -88,9 +88,7 @@ def coolant_delta_t_k(
     return np.asarray(heat_w, dtype=np.float64) / (mass_flow_kg_s(flow, rho) * cp)
 
 
-def cdu_capacity_kw(
-    supply_temp_c: np.ndarray | float, curve_supply_c: np.ndarray, curve_kw: np.ndarray
-) -> np.ndarray:
+def cdu_capacity_kw(supply_temp_c: np.ndarray | float, curve_supply_c: np.ndarray, curve_kw: np.ndarray) -> np.ndarray:
     """CDU heat capacity [kW] at secondary supply temperature ``supply_temp_c`` [°C].
 
     ``curve_supply_c``/``curve_kw`` are per-CDU curves of shape ``[n, k]`` (or one

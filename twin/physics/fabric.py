@@ -63,7 +63,9 @@ def collective_time_s(op: str, size_bytes: float, n: int, busbw_bytes_per_s: flo
 
 
 # --- tier capacity --------------------------------------------------------------------
-def link_alive(state: SiteTables, link_up_flag: np.ndarray | None = None, switch_up: np.ndarray | None = None) -> np.ndarray:
+def link_alive(
+    state: SiteTables, link_up_flag: np.ndarray | None = None, switch_up: np.ndarray | None = None
+) -> np.ndarray:
     """Links that carry traffic: up, with both end switches up."""
     alive = np.ones(state.n_links, bool) if link_up_flag is None else np.asarray(link_up_flag, bool).copy()
     if alive.shape != (state.n_links,):
@@ -101,7 +103,10 @@ def pod_uplink_gbps(state: SiteTables, alive: np.ndarray | None = None) -> np.nd
 
 
 def uplink_util_frac(
-    state: SiteTables, leaf_active_gpus: np.ndarray, uplink_gbps: np.ndarray, offered_frac: float,
+    state: SiteTables,
+    leaf_active_gpus: np.ndarray,
+    uplink_gbps: np.ndarray,
+    offered_frac: float,
     cross_pod_frac: float,
 ) -> np.ndarray:
     """Estimated utilisation of each switch's uplinks (switch level, 0–1) [E].

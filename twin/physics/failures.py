@@ -95,8 +95,15 @@ def _no_flow_times(temp_c, power_w, idle_w, c_eff, max_op_c, slowdown_c, shutdow
 
 
 def cdu_loss(
-    temp_c, power_w, idle_w, heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3,
-    max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
+    temp_c,
+    power_w,
+    idle_w,
+    heat_capacity_j_per_k,
+    coolant_cp_j_per_kg_k,
+    coolant_density_kg_per_m3,
+    max_operating_temp_c,
+    slowdown_temp_c,
+    shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing all secondary flow."""
     c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
@@ -104,7 +111,10 @@ def cdu_loss(
 
 
 def failover_flow_frac(
-    flow_frac: np.ndarray, pumps_running_count: np.ndarray, pumps_required: np.ndarray, pump_failover_s: np.ndarray,
+    flow_frac: np.ndarray,
+    pumps_running_count: np.ndarray,
+    pumps_required: np.ndarray,
+    pump_failover_s: np.ndarray,
     t_s: np.ndarray | float,
 ) -> np.ndarray:
     """Secondary flow over design ``t_s`` after one of ``pumps_running_count`` pumps is lost:
@@ -145,8 +155,9 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
     """
     k = FAILOVER_SUBSTEPS
     # one fail-over shared by every rack (one CDU model, every CDU at the same flow): scalars from here on
-    r_at = _ResistanceAtFlow(*(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac, r_at.r_cal_design,
-                                                                r_at.ramp_s)))
+    r_at = _ResistanceAtFlow(
+        *(_scalar_if_uniform(v) for v in (r_at.r_die_base, r_at.conv_frac, r_at.r_cal_design, r_at.ramp_s))
+    )
     f_drop, f_end = _scalar_if_uniform(f_drop), _scalar_if_uniform(f_end)
     mid = (np.arange(k + 1, dtype=np.float64) + 0.5)[:, None] / k  # pieces' mid-ramp points, then f_end
     mid[-1] = 1.0
@@ -191,8 +202,9 @@ class _ResistanceAtFlow:
         return cls(r_die_now / g0, conv_frac, r_cal_now * flow_frac, ramp_s)
 
     def take(self, idx: np.ndarray) -> _ResistanceAtFlow:
-        return _ResistanceAtFlow(*(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design,
-                                                            self.ramp_s)))
+        return _ResistanceAtFlow(
+            *(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design, self.ramp_s))
+        )
 
     def __call__(self, f):
         f = np.maximum(f, 1e-9)
@@ -201,9 +213,23 @@ class _ResistanceAtFlow:
 
 
 def pump_loss(
-    temp_c, power_w, idle_w, supply_temp_c, r_die_c_per_w, r_cal_c_per_w, r_conv_frac, flow_frac,
-    heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, pumps_running_count, pumps_required,
-    pump_failover_s, max_operating_temp_c, slowdown_temp_c, shutdown_temp_c,
+    temp_c,
+    power_w,
+    idle_w,
+    supply_temp_c,
+    r_die_c_per_w,
+    r_cal_c_per_w,
+    r_conv_frac,
+    flow_frac,
+    heat_capacity_j_per_k,
+    coolant_cp_j_per_kg_k,
+    coolant_density_kg_per_m3,
+    pumps_running_count,
+    pumps_required,
+    pump_failover_s,
+    max_operating_temp_c,
+    slowdown_temp_c,
+    shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring).
 
@@ -220,11 +246,18 @@ def pump_loss(
     t_thr, t_shut = np.full(shape, np.inf), np.full(shape, np.inf)
     if no_flow.any():
         nf = np.flatnonzero(no_flow)
-        c_eff = _plate_heat_capacity(_take(heat_capacity_j_per_k, nf), _take(coolant_cp_j_per_kg_k, nf),
-                                     _take(coolant_density_kg_per_m3, nf))
-        t_thr[nf], t_shut[nf] = _no_flow_times(temp[nf], power[nf], _take(idle_w, nf), c_eff,
-                                               _take(max_operating_temp_c, nf), _take(slowdown_temp_c, nf),
-                                               _take(shutdown_temp_c, nf))
+        c_eff = _plate_heat_capacity(
+            _take(heat_capacity_j_per_k, nf), _take(coolant_cp_j_per_kg_k, nf), _take(coolant_density_kg_per_m3, nf)
+        )
+        t_thr[nf], t_shut[nf] = _no_flow_times(
+            temp[nf],
+            power[nf],
+            _take(idle_w, nf),
+            c_eff,
+            _take(max_operating_temp_c, nf),
+            _take(slowdown_temp_c, nf),
+            _take(shutdown_temp_c, nf),
+        )
     flowing = ~no_flow
     f0 = np.where(no_flow, 1.0, f0)
     f_drop, f_end = _failover_flows(f0, n, pumps_required)
@@ -239,15 +272,31 @@ def pump_loss(
         idx = np.flatnonzero(flowing & (temp < limit) & (reachable > limit))
         if idx.size:
             out[idx] = _crossing_during_failover_s(
-                temp[idx], power[idx], supply[idx], r_at.take(idx), _take(heat_capacity_j_per_k, idx),
-                _take(np.broadcast_to(f_drop, shape), idx), _take(np.broadcast_to(f_end, shape), idx),
-                _take(limit, idx))
+                temp[idx],
+                power[idx],
+                supply[idx],
+                r_at.take(idx),
+                _take(heat_capacity_j_per_k, idx),
+                _take(np.broadcast_to(f_drop, shape), idx),
+                _take(np.broadcast_to(f_end, shape), idx),
+                _take(limit, idx),
+            )
     return t_thr, t_shut
 
 
 def facility_water_loss(
-    gpu_temp_max_c, coolant_supply_c, cdu_heat_w, gpu_power_w, idle_w, n_gpus, heat_capacity_j_per_k,
-    loop_volume_l, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3, max_operating_temp_c, shutdown_temp_c,
+    gpu_temp_max_c,
+    coolant_supply_c,
+    cdu_heat_w,
+    gpu_power_w,
+    idle_w,
+    n_gpus,
+    heat_capacity_j_per_k,
+    loop_volume_l,
+    coolant_cp_j_per_kg_k,
+    coolant_density_kg_per_m3,
+    max_operating_temp_c,
+    shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] per CDU after losing facility water.
 
@@ -274,8 +323,15 @@ def facility_water_loss(
 
 
 def supply_excursion(
-    temp_c, power_w, idle_w, supply_temp_c, delta_k, r_total_c_per_w, heat_capacity_j_per_k,
-    max_operating_temp_c, shutdown_temp_c,
+    temp_c,
+    power_w,
+    idle_w,
+    supply_temp_c,
+    delta_k,
+    r_total_c_per_w,
+    heat_capacity_j_per_k,
+    max_operating_temp_c,
+    shutdown_temp_c,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``."""
     new_supply = supply_temp_c + delta_k
@@ -283,6 +339,7 @@ def supply_excursion(
     tau = time_constant_s(heat_capacity_j_per_k, r_total_c_per_w)
     t_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
     steady_floor = die_temp_steady_c(np.minimum(idle_w, power_w), new_supply, r_total_c_per_w)
-    t_shut = np.where(steady_floor > shutdown_temp_c,
-                      time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf)
+    t_shut = np.where(
+        steady_floor > shutdown_temp_c, time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf
+    )
     return t_thr, t_shut

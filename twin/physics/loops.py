@@ -48,8 +48,9 @@ def transport_delay_s(pipe_volume_l: np.ndarray | float, flow_lpm: np.ndarray | 
         return np.where(flow > 0.0, np.asarray(pipe_volume_l) * 60.0 / np.maximum(flow, 1e-300), np.inf)
 
 
-def hx_effectiveness_frac(capacity_w: np.ndarray, design_flow_w_per_k: np.ndarray,
-                          approach_k: np.ndarray | float) -> np.ndarray:
+def hx_effectiveness_frac(
+    capacity_w: np.ndarray, design_flow_w_per_k: np.ndarray, approach_k: np.ndarray | float
+) -> np.ndarray:
     """Effectiveness of a CDU exchanger from its rated duty and approach: ``ΔT / (ΔT + approach)``."""
     rise_k = np.asarray(capacity_w, dtype=np.float64) / np.asarray(design_flow_w_per_k)
     return rise_k / (rise_k + approach_k)
@@ -69,8 +70,13 @@ def _relax_or_hold(temp_c, heat_w, conductance_w_per_k, sink_c, capacity_j_per_k
     return np.where(flowing, relaxed, temp_c + np.asarray(heat_w) * dt_s / capacity_j_per_k)
 
 
-def heat_passed_w(heat_in_w: np.ndarray, capacity_j_per_k: np.ndarray | float, temp_old_c: np.ndarray,
-                  temp_new_c: np.ndarray, dt_s: float) -> np.ndarray:
+def heat_passed_w(
+    heat_in_w: np.ndarray,
+    capacity_j_per_k: np.ndarray | float,
+    temp_old_c: np.ndarray,
+    temp_new_c: np.ndarray,
+    dt_s: float,
+) -> np.ndarray:
     """Heat a node passes on over a step, ``Q_in − C (T_new − T_old) / dt`` [W] (``Q_in`` at ``dt = 0``)."""
     if dt_s <= 0.0:
         return np.asarray(heat_in_w, dtype=np.float64)
@@ -78,8 +84,14 @@ def heat_passed_w(heat_in_w: np.ndarray, capacity_j_per_k: np.ndarray | float, t
 
 
 def cdu_loop_step(
-    temp_c: np.ndarray, heat_in_w: np.ndarray, flow_w_per_k: np.ndarray, setpoint_c: np.ndarray,
-    facility_c: np.ndarray, effectiveness_frac: np.ndarray, capacity_j_per_k: np.ndarray, dt_s: float,
+    temp_c: np.ndarray,
+    heat_in_w: np.ndarray,
+    flow_w_per_k: np.ndarray,
+    setpoint_c: np.ndarray,
+    facility_c: np.ndarray,
+    effectiveness_frac: np.ndarray,
+    capacity_j_per_k: np.ndarray,
+    dt_s: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One step of CDU secondary loops under supply-setpoint control (see module docstring).
 
@@ -111,8 +123,12 @@ def cdu_loop_step(
 
 
 def facility_loop_step(
-    temp_c: np.ndarray, heat_in_w: np.ndarray, flow_w_per_k: np.ndarray, supply_c: np.ndarray,
-    capacity_j_per_k: np.ndarray, dt_s: float,
+    temp_c: np.ndarray,
+    heat_in_w: np.ndarray,
+    flow_w_per_k: np.ndarray,
+    supply_c: np.ndarray,
+    capacity_j_per_k: np.ndarray,
+    dt_s: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One step of facility-water loops: mixed return temperature after the step [°C] and the
     heat returned to the plant over the step [W] (``C dT/dt = Q_in − ṁ cp (T − T_supply)``)."""
@@ -121,8 +137,13 @@ def facility_loop_step(
 
 
 def pump_flow_lpm(
-    flow_lpm: np.ndarray, pumps_before: np.ndarray, pumps_now: np.ndarray, pumps_required: np.ndarray,
-    design_flow_lpm: np.ndarray, failover_s: np.ndarray, dt_s: float,
+    flow_lpm: np.ndarray,
+    pumps_before: np.ndarray,
+    pumps_now: np.ndarray,
+    pumps_required: np.ndarray,
+    design_flow_lpm: np.ndarray,
+    failover_s: np.ndarray,
+    dt_s: float,
 ) -> np.ndarray:
     """Secondary flow after a step of pump changes and fail-over [L/min].
 
@@ -136,8 +157,7 @@ def pump_flow_lpm(
         raise ValueError("pumps_running_count: must be >= 0")
     target = design_flow_lpm * np.minimum(pumps_now / np.asarray(pumps_required, dtype=np.float64), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        kept = np.where(pumps_before > 0, flow_lpm * np.minimum(pumps_now / np.maximum(pumps_before, 1e-300), 1.0),
-                        0.0)
+        kept = np.where(pumps_before > 0, flow_lpm * np.minimum(pumps_now / np.maximum(pumps_before, 1e-300), 1.0), 0.0)
     ramp = np.asarray(design_flow_lpm) * dt_s / np.maximum(failover_s, 1e-9)
     return np.minimum(target, kept + ramp)
 

@@ -70,7 +70,9 @@ def saturated_enthalpy_slope_kj_per_kg_k(temp_c: np.ndarray | float) -> np.ndarr
 
 
 def tower_approach_k(
-    load_frac: np.ndarray | float, wet_bulb_c: np.ndarray | float, design_approach_k: np.ndarray | float,
+    load_frac: np.ndarray | float,
+    wet_bulb_c: np.ndarray | float,
+    design_approach_k: np.ndarray | float,
     design_wet_bulb_c: np.ndarray | float,
 ) -> np.ndarray:
     """Tower approach [K] at ``load_frac`` of design heat and ``wet_bulb_c`` (Merkel, see module docstring)."""
@@ -112,7 +114,11 @@ def chillers_powered_count(chillers_by_bus: np.ndarray, bus_live: np.ndarray, su
 
 
 def chillers_online_count(
-    online: np.ndarray, available: np.ndarray, restart_left_s: np.ndarray, restart_s: np.ndarray, dt_s: float,
+    online: np.ndarray,
+    available: np.ndarray,
+    restart_left_s: np.ndarray,
+    restart_s: np.ndarray,
+    dt_s: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Chillers producing cooling after a step, and the restart time still to run [s].
 
@@ -128,8 +134,14 @@ def chillers_online_count(
 
 
 def plant_step(
-    temp_c: np.ndarray, heat_in_w: np.ndarray, return_c: np.ndarray, flow_w_per_k: np.ndarray,
-    setpoint_c: np.ndarray, tower_c: np.ndarray, chiller_capacity_w: np.ndarray, capacity_j_per_k: np.ndarray,
+    temp_c: np.ndarray,
+    heat_in_w: np.ndarray,
+    return_c: np.ndarray,
+    flow_w_per_k: np.ndarray,
+    setpoint_c: np.ndarray,
+    tower_c: np.ndarray,
+    chiller_capacity_w: np.ndarray,
+    capacity_j_per_k: np.ndarray,
     dt_s: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One step of the plant node: supply temperature after the step [°C], economiser and chiller duty [W].

@@ -87,8 +87,17 @@ def _shed_count(current: int, over_mw: float, rack_mw: float) -> int:
     return max(current - int(np.floor(-racks + 1e-9)), 0)
 
 
-def wanted_action(policy: str, over_mw: float, k_mw_per_mw: float, gpu_power_mw: float, uncapped_demand_w: np.ndarray,
-                  min_w: float, max_w: float, rack_facility_mw: float, current: PolicyAction) -> PolicyAction:
+def wanted_action(
+    policy: str,
+    over_mw: float,
+    k_mw_per_mw: float,
+    gpu_power_mw: float,
+    uncapped_demand_w: np.ndarray,
+    min_w: float,
+    max_w: float,
+    rack_facility_mw: float,
+    current: PolicyAction,
+) -> PolicyAction:
     """Action that brings the facility ``over_mw`` above the supply back under it.
 
     ``over_mw`` is measured with ``current`` in force (negative: room to relax);
@@ -150,6 +159,7 @@ def shed_order(rack_job_gpus: np.ndarray, rack_hall: np.ndarray) -> np.ndarray:
     order = np.arange(n)
     hall_start = np.searchsorted(rack_hall[np.argsort(rack_hall, kind="stable")], rack_hall, side="left")
     hall_count = np.bincount(rack_hall, minlength=int(rack_hall.max()) + 1 if n else 0)
-    rank_from_end = hall_count[rack_hall] - 1 - (np.argsort(np.argsort(rack_hall, kind="stable"), kind="stable")
-                                                 - hall_start)
+    rank_from_end = (
+        hall_count[rack_hall] - 1 - (np.argsort(np.argsort(rack_hall, kind="stable"), kind="stable") - hall_start)
+    )
     return order[np.lexsort((rack_hall, rank_from_end, rack_job_gpus > 0))]

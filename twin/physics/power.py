@@ -44,8 +44,7 @@ def gpu_demand_power_w(
     return demand
 
 
-def psu_efficiency_frac(load_frac: np.ndarray | float,
-                        efficiency_points_frac: np.ndarray | None = None) -> np.ndarray:
+def psu_efficiency_frac(load_frac: np.ndarray | float, efficiency_points_frac: np.ndarray | None = None) -> np.ndarray:
     """PSU efficiency at ``load_frac`` of its rated output.
 
     Linear between the efficiencies ``efficiency_points_frac`` at :data:`PSU_LOAD_POINTS_FRAC`
@@ -58,13 +57,21 @@ def psu_efficiency_frac(load_frac: np.ndarray | float,
 def psu_point_weights(load_frac: np.ndarray) -> np.ndarray:
     """Weights ``W`` [n, 4] with ``psu_efficiency_frac(x, e) = W @ e`` for every curve ``e`` (hat functions)."""
     x = np.clip(np.asarray(load_frac, dtype=np.float64), PSU_LOAD_POINTS_FRAC[0], PSU_LOAD_POINTS_FRAC[-1])
-    return np.stack([np.interp(x, PSU_LOAD_POINTS_FRAC, np.eye(PSU_LOAD_POINTS_FRAC.size)[i])
-                     for i in range(PSU_LOAD_POINTS_FRAC.size)], axis=1)
+    return np.stack(
+        [
+            np.interp(x, PSU_LOAD_POINTS_FRAC, np.eye(PSU_LOAD_POINTS_FRAC.size)[i])
+            for i in range(PSU_LOAD_POINTS_FRAC.size)
+        ],
+        axis=1,
+    )
 
 
-def fit_psu_efficiency_points(load_frac: np.ndarray, efficiency_frac: np.ndarray,
-                              prior_frac: np.ndarray = PSU_EFFICIENCY_POINTS_FRAC,
-                              prior_weight: float = 1e-3) -> np.ndarray:
+def fit_psu_efficiency_points(
+    load_frac: np.ndarray,
+    efficiency_frac: np.ndarray,
+    prior_frac: np.ndarray = PSU_EFFICIENCY_POINTS_FRAC,
+    prior_weight: float = 1e-3,
+) -> np.ndarray:
     """Efficiencies at :data:`PSU_LOAD_POINTS_FRAC` that best explain measured ``efficiency_frac`` at ``load_frac``.
 
     Least squares of the piecewise-linear curve through the samples, pulled towards
@@ -96,7 +103,9 @@ def node_dc_power_w(
 
 
 def node_input_power_w(
-    dc_power_w: np.ndarray, psus_live: np.ndarray, psu_rating_w: np.ndarray,
+    dc_power_w: np.ndarray,
+    psus_live: np.ndarray,
+    psu_rating_w: np.ndarray,
     efficiency_points_frac: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """AC input power of a node and its PSU efficiency, from DC load and live PSUs.

@@ -114,8 +114,11 @@ def build_topology(state: SiteTables) -> PowerTopology:
     dual = fb >= 0
     # Group dual-fed racks by (receiving feed, other feed).
     pairs_ab = np.stack([np.concatenate([fa[dual], fb[dual]]), np.concatenate([fb[dual], fa[dual]])], axis=1)
-    uniq, inverse = np.unique(pairs_ab, axis=0, return_inverse=True) if pairs_ab.size else (
-        np.zeros((0, 2), np.int32), np.zeros(0, np.int64))
+    uniq, inverse = (
+        np.unique(pairs_ab, axis=0, return_inverse=True)
+        if pairs_ab.size
+        else (np.zeros((0, 2), np.int32), np.zeros(0, np.int64))
+    )
     inverse = inverse.ravel()
     n_dual = int(dual.sum())
     g_a = np.full(fa.size, -1, np.int32)
@@ -224,14 +227,20 @@ def rollup(
     load = np.bincount(topo.feed_a, weights=rack_power_kw * share_a, minlength=n)
     single = topo.feed_b < 0
     if np.any(~single):
-        load += np.bincount(np.maximum(topo.feed_b, 0), weights=np.where(single, 0.0, rack_power_kw * share_b), minlength=n)
+        load += np.bincount(
+            np.maximum(topo.feed_b, 0), weights=np.where(single, 0.0, rack_power_kw * share_b), minlength=n
+        )
     for level in topo.levels:
         load += np.bincount(topo.parent[level], weights=load[level] / topo.efficiency_frac[level], minlength=n)
     return load, load / topo.efficiency_frac
 
 
 def n1_worst_load_kw(
-    topo: PowerTopology, load_kw: np.ndarray, rack_power_kw: np.ndarray, share_a: np.ndarray, share_b: np.ndarray,
+    topo: PowerTopology,
+    load_kw: np.ndarray,
+    rack_power_kw: np.ndarray,
+    share_a: np.ndarray,
+    share_b: np.ndarray,
     live: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Worst load of every element over the loss of any one other element [kW], and that element.

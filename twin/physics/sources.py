@@ -59,15 +59,17 @@ ISO_8528_5_CLASSES: dict[str, Iso8528Class] = {
 }
 
 
-def derated_capacity_mw(unit_mw: np.ndarray, derate_frac_per_k: np.ndarray, rated_ambient_c: np.ndarray,
-                        outdoor_c: float) -> np.ndarray:
+def derated_capacity_mw(
+    unit_mw: np.ndarray, derate_frac_per_k: np.ndarray, rated_ambient_c: np.ndarray, outdoor_c: float
+) -> np.ndarray:
     """Deliverable output of each unit at outdoor air ``outdoor_c`` [MW] (never below 0)."""
     above_k = np.maximum(outdoor_c - np.asarray(rated_ambient_c, dtype=np.float64), 0.0)
     return np.asarray(unit_mw, dtype=np.float64) * np.clip(1.0 - derate_frac_per_k * above_k, 0.0, 1.0)
 
 
-def reachable_mw(capacity_mw: np.ndarray, prev_mw: np.ndarray, step_mw: np.ndarray, ramp_mw_per_s: np.ndarray,
-                 dt_s: float) -> np.ndarray:
+def reachable_mw(
+    capacity_mw: np.ndarray, prev_mw: np.ndarray, step_mw: np.ndarray, ramp_mw_per_s: np.ndarray, dt_s: float
+) -> np.ndarray:
     """Highest output each unit can reach within ``dt_s``: ``min(P_max, P_prev + P_step + ramp · dt)`` [MW]."""
     return np.minimum(capacity_mw, np.maximum(prev_mw, 0.0) + step_mw + ramp_mw_per_s * dt_s)
 
@@ -91,8 +93,9 @@ def share_generation_mw(demand_mw: float, capacity_mw: np.ndarray, reach_mw: np.
     return out
 
 
-def battery_limits_mw(soc_frac: np.ndarray, energy_mwh: np.ndarray, rating_mw: np.ndarray, efficiency_frac: np.ndarray,
-                      dt_s: float) -> tuple[np.ndarray, np.ndarray]:
+def battery_limits_mw(
+    soc_frac: np.ndarray, energy_mwh: np.ndarray, rating_mw: np.ndarray, efficiency_frac: np.ndarray, dt_s: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Largest discharge and charge power over ``dt_s`` [MW]: the rating, and what the store holds or can take."""
     leg = np.sqrt(efficiency_frac)  # one-way efficiency
     hours = dt_s / 3600.0
@@ -104,8 +107,9 @@ def battery_limits_mw(soc_frac: np.ndarray, energy_mwh: np.ndarray, rating_mw: n
     return np.where(energy_mwh > 0, out, 0.0), np.where(energy_mwh > 0, into, 0.0)
 
 
-def battery_soc_after(soc_frac: np.ndarray, power_mw: np.ndarray, energy_mwh: np.ndarray, efficiency_frac: np.ndarray,
-                      dt_s: float) -> np.ndarray:
+def battery_soc_after(
+    soc_frac: np.ndarray, power_mw: np.ndarray, energy_mwh: np.ndarray, efficiency_frac: np.ndarray, dt_s: float
+) -> np.ndarray:
     """State of charge after delivering ``power_mw`` (negative: charging) for ``dt_s``, clipped to [0, 1]."""
     leg = np.sqrt(efficiency_frac)
     stored_mwh = np.where(power_mw > 0, power_mw / leg, power_mw * leg) * dt_s / 3600.0
@@ -113,22 +117,28 @@ def battery_soc_after(soc_frac: np.ndarray, power_mw: np.ndarray, energy_mwh: np
         return np.where(energy_mwh > 0, np.clip(soc_frac - stored_mwh / energy_mwh, 0.0, 1.0), soc_frac)
 
 
-def battery_step(power_mw: float, soc_frac: float, energy_mwh: float, rating_mw: float, efficiency_frac: float,
-                 dt_s: float) -> tuple[float, float]:
+def battery_step(
+    power_mw: float, soc_frac: float, energy_mwh: float, rating_mw: float, efficiency_frac: float, dt_s: float
+) -> tuple[float, float]:
     """Battery output for a request of ``power_mw`` (negative: charge) and its new state of charge.
 
     The output is limited to ``±rating_mw`` and to what the store holds (or can take) over
     ``dt_s``; losses follow the module docstring.  Returns ``(power_mw, soc_frac)``.
     """
-    out, into = battery_limits_mw(np.array([soc_frac]), np.array([energy_mwh]), np.array([rating_mw]),
-                                  np.array([efficiency_frac]), dt_s)
+    out, into = battery_limits_mw(
+        np.array([soc_frac]), np.array([energy_mwh]), np.array([rating_mw]), np.array([efficiency_frac]), dt_s
+    )
     p = float(np.clip(power_mw, -into[0], out[0]))
-    return p, float(battery_soc_after(np.array([soc_frac]), np.array([p]), np.array([energy_mwh]),
-                                      np.array([efficiency_frac]), dt_s)[0])
+    return p, float(
+        battery_soc_after(
+            np.array([soc_frac]), np.array([p]), np.array([energy_mwh]), np.array([efficiency_frac]), dt_s
+        )[0]
+    )
 
 
-def sustained_battery_mw(rating_mw: np.ndarray, soc_frac: np.ndarray, energy_mwh: np.ndarray,
-                         efficiency_frac: np.ndarray) -> np.ndarray:
+def sustained_battery_mw(
+    rating_mw: np.ndarray, soc_frac: np.ndarray, energy_mwh: np.ndarray, efficiency_frac: np.ndarray
+) -> np.ndarray:
     """Power a battery can sustain for :data:`BATTERY_HORIZON_S`: its rating, less as it runs empty [MW].
 
     This is what the shortfall policy counts on (a battery with a minute left is no
@@ -149,9 +159,19 @@ class Dispatch:
     unmet_mw: float  # demand that neither generation nor batteries delivered
 
 
-def dispatch(demand_mw: float, kind: np.ndarray, capacity_mw: np.ndarray, live: np.ndarray, prev_mw: np.ndarray,
-             step_mw: np.ndarray, ramp_mw_per_s: np.ndarray, energy_mwh: np.ndarray, efficiency_frac: np.ndarray,
-             soc_frac: np.ndarray, dt_s: float) -> Dispatch:
+def dispatch(
+    demand_mw: float,
+    kind: np.ndarray,
+    capacity_mw: np.ndarray,
+    live: np.ndarray,
+    prev_mw: np.ndarray,
+    step_mw: np.ndarray,
+    ramp_mw_per_s: np.ndarray,
+    energy_mwh: np.ndarray,
+    efficiency_frac: np.ndarray,
+    soc_frac: np.ndarray,
+    dt_s: float,
+) -> Dispatch:
     """Dispatch ``demand_mw`` over the sources (see module docstring).
 
     ``capacity_mw`` is already derated; ``prev_mw`` is each source's output of the last tick.
@@ -179,14 +199,21 @@ def dispatch(demand_mw: float, kind: np.ndarray, capacity_mw: np.ndarray, live: 
     if charging > 0.0:  # the charging power is drawn from generation
         out[gen] = share_generation_mw(demand_mw + charging, cap, reach)[gen]
     # batteries as supply at the charge they start the tick with (a long tick may empty them within it)
-    usable = np.where(battery, np.where(live, sustained_battery_mw(capacity_mw, soc_frac, energy_mwh, efficiency_frac),
-                                        0.0), cap)
-    return Dispatch(source_power_mw=out, battery_soc_frac=soc, capacity_mw=usable, reach_mw=reach,
-                    unmet_mw=deficit if deficit > 1e-9 else 0.0)
+    usable = np.where(
+        battery, np.where(live, sustained_battery_mw(capacity_mw, soc_frac, energy_mwh, efficiency_frac), 0.0), cap
+    )
+    return Dispatch(
+        source_power_mw=out,
+        battery_soc_frac=soc,
+        capacity_mw=usable,
+        reach_mw=reach,
+        unmet_mw=deficit if deficit > 1e-9 else 0.0,
+    )
 
 
-def ups_discharge(deficit_mw: float, ups_load_kw: np.ndarray, energy_kwh: np.ndarray, energy_frac: np.ndarray,
-                  dt_s: float) -> tuple[float, np.ndarray]:
+def ups_discharge(
+    deficit_mw: float, ups_load_kw: np.ndarray, energy_kwh: np.ndarray, energy_frac: np.ndarray, dt_s: float
+) -> tuple[float, np.ndarray]:
     """UPS batteries carry ``deficit_mw`` in proportion to each UPS's load for ``dt_s``.
 
     Returns ``(carried_mw, new_energy_frac)``; a UPS gives at most what it holds.  With no
@@ -228,9 +255,20 @@ class SwingShare:
     within_limits: bool
 
 
-def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind: np.ndarray, capacity_mw: np.ndarray,
-                power_mw: np.ndarray, live: np.ndarray, step_mw: np.ndarray, source_ramp_mw_per_s: np.ndarray,
-                energy_mwh: np.ndarray, efficiency_frac: np.ndarray, soc_frac: np.ndarray) -> SwingShare:
+def swing_share(
+    amplitude_mw: float,
+    ramp_mw_per_s: float,
+    phase_s: float,
+    kind: np.ndarray,
+    capacity_mw: np.ndarray,
+    power_mw: np.ndarray,
+    live: np.ndarray,
+    step_mw: np.ndarray,
+    source_ramp_mw_per_s: np.ndarray,
+    energy_mwh: np.ndarray,
+    efficiency_frac: np.ndarray,
+    soc_frac: np.ndarray,
+) -> SwingShare:
     """Split a swing of ``amplitude_mw`` rising at ``ramp_mw_per_s`` over the sources.
 
     Charged batteries take the fast part first, up to their spare power; the generating
@@ -257,8 +295,9 @@ def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind:
         share = share + np.where(gen, capacity_mw, 0.0) * rest / cap_total
         rest = 0.0
     phase = phase_s if np.isfinite(phase_s) else 0.0
-    follow = np.where(gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, np.maximum(capacity_mw - power_mw, 0.0)),
-                      spare)
+    follow = np.where(
+        gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, np.maximum(capacity_mw - power_mw, 0.0)), spare
+    )
     ramp = share / edge_s if np.isfinite(edge_s) and edge_s > 0 else np.zeros(n)
     # generators follow by load steps (the MW check); batteries also by their inverters' ramp
     over = (share > follow * (1.0 + 1e-9) + 1e-12) | (battery & (ramp > source_ramp_mw_per_s * (1.0 + 1e-9)))
@@ -267,7 +306,11 @@ def swing_share(amplitude_mw: float, ramp_mw_per_s: float, phase_s: float, kind:
     held_mwh = float(np.sum(np.where(battery, soc_frac * energy_mwh * np.sqrt(efficiency_frac), 0.0)))
     battery_mw = float(share[battery].sum() + np.maximum(power_mw[battery], 0.0).sum())  # at the swing's peak
     return SwingShare(
-        share_mw=share, ramp_mw_per_s=ramp,
-        limit_mw=follow, over_limit=over, unfollowed_mw=unfollowed,
+        share_mw=share,
+        ramp_mw_per_s=ramp,
+        limit_mw=follow,
+        over_limit=over,
+        unfollowed_mw=unfollowed,
         battery_exhaust_s=held_mwh * 3600.0 / battery_mw if battery_mw > 0 else float("inf"),
-        within_limits=bool(within))
+        within_limits=bool(within),
+    )

@@ -64,12 +64,21 @@ class SwingJob:
         return self.n_gpus * frac * (self.busy_w - self.idle_w) * facility_w_per_gpu_w / 1e6
 
     @classmethod
-    def two_phase(cls, n_gpus: int, step_time_s: float, compute_frac: float, busy_w: float, idle_w: float,
-                  low_power_frac: float = phases.COMM_POWER_FRAC) -> "SwingJob":
+    def two_phase(
+        cls,
+        n_gpus: int,
+        step_time_s: float,
+        compute_frac: float,
+        busy_w: float,
+        idle_w: float,
+        low_power_frac: float = phases.COMM_POWER_FRAC,
+    ) -> SwingJob:
         """A job whose step is ``compute_frac`` at busy power, the rest at ``low_power_frac``."""
         if n_gpus < 0 or not step_time_s > 0 or not 0.0 <= compute_frac <= 1.0:
-            raise ValueError(f"invalid swing job: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1] "
-                             f"(got {n_gpus}, {step_time_s}, {compute_frac})")
+            raise ValueError(
+                f"invalid swing job: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1] "
+                f"(got {n_gpus}, {step_time_s}, {compute_frac})"
+            )
         profile = phases.two_phase_profile(step_time_s, compute_frac, low_power_frac)
         return cls(int(n_gpus), float(busy_w), float(idle_w), phases.profile_stats(profile))
 
@@ -124,8 +133,9 @@ def _dominant_line(jobs: list[SwingJob], k: float, in_phase: bool) -> tuple[floa
     return float(period), _combine(amps, in_phase)
 
 
-def dips(jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, alignment: str = DEFAULT_ALIGNMENT,
-         edge_s: float = EDGE_S) -> dict[str, float]:
+def dips(
+    jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, alignment: str = DEFAULT_ALIGNMENT, edge_s: float = EDGE_S
+) -> dict[str, float]:
     """Frequency content and whole-job dips of ``jobs`` in facility MW, MW/s and s (see module docstring)."""
     if alignment not in ALIGNMENTS:
         raise ValueError(f"alignment: must be one of {ALIGNMENTS}, got {alignment!r}")

@@ -192,7 +192,10 @@ def relax_temp_c(
 
 
 def adiabatic_step_c(
-    temp_c: np.ndarray | float, power_w: np.ndarray | float, heat_capacity_j_per_k: np.ndarray | float, dt_s: float,
+    temp_c: np.ndarray | float,
+    power_w: np.ndarray | float,
+    heat_capacity_j_per_k: np.ndarray | float,
+    dt_s: float,
     shutdown_c: np.ndarray | float | None = None,
 ) -> np.ndarray:
     """Temperature after ``dt_s`` with no coolant flow: ``T + P · dt / C`` [°C].
@@ -262,8 +265,9 @@ def sw_thermal_power_limit_w(
     """
     return np.minimum(
         thermal_power_limit_w(max_operating_temp_c, supply_temp_c, np.asarray(r_die_c_per_w) + r_cal_c_per_w),
-        thermal_power_limit_w(hbm_max_temp_c, supply_temp_c,
-                              np.asarray(r_cal_c_per_w) + np.asarray(hbm_power_frac) * r_hbm_c_per_w),
+        thermal_power_limit_w(
+            hbm_max_temp_c, supply_temp_c, np.asarray(r_cal_c_per_w) + np.asarray(hbm_power_frac) * r_hbm_c_per_w
+        ),
     )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -144,7 +144,7 @@ def outdoor_conditions(curve: WeatherCurve, ts: datetime, longitude_deg: float) 
     """
     if ts.tzinfo is None:
         raise ValueError("ts: must be timezone-aware (UTC)")
-    utc = ts.astimezone(timezone.utc)
+    utc = ts.astimezone(UTC)
     hours_utc = utc.hour + utc.minute / 60.0 + utc.second / 3600.0
     solar = hours_utc + longitude_deg / 15.0
     day = utc.timetuple().tm_yday - 1 + solar / 24.0  # day of year at local solar time

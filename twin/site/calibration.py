@@ -61,12 +61,15 @@ class SiteCalibration:
 
     def rounded(self) -> SiteCalibration:
         """The values as a site file keeps them (:data:`DECIMALS`)."""
-        return dataclasses.replace(self, cdu_approach_delta_k=np.round(self.cdu_approach_delta_k, DECIMALS),
-                                   gpu_r_th_factor=np.round(self.gpu_r_th_factor, DECIMALS),
-                                   heat_capacity_factor=round(float(self.heat_capacity_factor), DECIMALS),
-                                   psu_efficiency_points_frac=None if self.psu_efficiency_points_frac is None
-                                   else np.round(np.asarray(self.psu_efficiency_points_frac, dtype=np.float64),
-                                                 DECIMALS))
+        return dataclasses.replace(
+            self,
+            cdu_approach_delta_k=np.round(self.cdu_approach_delta_k, DECIMALS),
+            gpu_r_th_factor=np.round(self.gpu_r_th_factor, DECIMALS),
+            heat_capacity_factor=round(float(self.heat_capacity_factor), DECIMALS),
+            psu_efficiency_points_frac=None
+            if self.psu_efficiency_points_frac is None
+            else np.round(np.asarray(self.psu_efficiency_points_frac, dtype=np.float64), DECIMALS),
+        )
 
 
 def gpu_names(state: SiteTables, gpus: np.ndarray) -> list[str]:
@@ -119,16 +122,21 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
         return "[" + ", ".join(f"{float(v):.{DECIMALS}f}" for v in values) + "]"
 
     fitted_on = cal.fitted_on.replace("\\", "/").replace('"', "'")
-    return ("[calibration]\n"
-            "# Fitted by `clustertwin replay --calibrate --save-calibration` (see docs/sites.md)\n"
-            f'fitted_on = "{fitted_on}"\n'
-            f"heat_capacity_factor = {cal.heat_capacity_factor:.{DECIMALS}f}\n"
-            f"cdus = {strings(state.cdu_name[i] for i in cdus)}\n"
-            f"cdu_approach_delta_k = {numbers(cal.cdu_approach_delta_k[cdus])}\n"
-            f"gpus = {strings(gpu_names(state, gpus))}\n"
-            f"gpu_r_th_factor = {numbers(cal.gpu_r_th_factor[gpus])}\n"
-            + ("" if cal.psu_efficiency_points_frac is None else
-               f"psu_efficiency_points_frac = {numbers(cal.psu_efficiency_points_frac)}\n"))
+    return (
+        "[calibration]\n"
+        "# Fitted by `clustertwin replay --calibrate --save-calibration` (see docs/sites.md)\n"
+        f'fitted_on = "{fitted_on}"\n'
+        f"heat_capacity_factor = {cal.heat_capacity_factor:.{DECIMALS}f}\n"
+        f"cdus = {strings(state.cdu_name[i] for i in cdus)}\n"
+        f"cdu_approach_delta_k = {numbers(cal.cdu_approach_delta_k[cdus])}\n"
+        f"gpus = {strings(gpu_names(state, gpus))}\n"
+        f"gpu_r_th_factor = {numbers(cal.gpu_r_th_factor[gpus])}\n"
+        + (
+            ""
+            if cal.psu_efficiency_points_frac is None
+            else f"psu_efficiency_points_frac = {numbers(cal.psu_efficiency_points_frac)}\n"
+        )
+    )
 
 
 def _variants(specs: list, index: np.ndarray, values: np.ndarray, neutral: float, make) -> tuple[list, np.ndarray]:
@@ -149,13 +157,33 @@ def apply_calibration(state: SiteTables, cal: SiteCalibration) -> SiteTables:
     k = float(cal.heat_capacity_factor)
     gpu_specs = [dataclasses.replace(g, heat_capacity_j_per_k=g.heat_capacity_j_per_k * k) for g in state.gpu_specs]
     gpu_specs, gpu_spec = _variants(
-        gpu_specs, state.gpu_spec, np.asarray(cal.gpu_r_th_factor, dtype=np.float64), 1.0,
-        lambda g, f: dataclasses.replace(g, name=f"{g.name} (R×{f:.{DECIMALS}f})", r_th_die_c_per_w=g.r_th_die_c_per_w * f))
+        gpu_specs,
+        state.gpu_spec,
+        np.asarray(cal.gpu_r_th_factor, dtype=np.float64),
+        1.0,
+        lambda g, f: dataclasses.replace(
+            g, name=f"{g.name} (R×{f:.{DECIMALS}f})", r_th_die_c_per_w=g.r_th_die_c_per_w * f
+        ),
+    )
     cdu_specs, cdu_spec = _variants(
-        state.cdu_specs, state.cdu_spec, np.asarray(cal.cdu_approach_delta_k, dtype=np.float64), 0.0,
-        lambda c, d: dataclasses.replace(c, name=f"{c.name} (approach {d:+.{DECIMALS}f} K)",
-                                         approach_k=max(c.approach_k + d, MIN_APPROACH_K)))
-    psu = state.psu_efficiency_points_frac if cal.psu_efficiency_points_frac is None else \
-        np.asarray(cal.psu_efficiency_points_frac, dtype=np.float64)
-    return dataclasses.replace(state, gpu_specs=gpu_specs, gpu_spec=gpu_spec, cdu_specs=cdu_specs, cdu_spec=cdu_spec,
-                               psu_efficiency_points_frac=psu)
+        state.cdu_specs,
+        state.cdu_spec,
+        np.asarray(cal.cdu_approach_delta_k, dtype=np.float64),
+        0.0,
+        lambda c, d: dataclasses.replace(
+            c, name=f"{c.name} (approach {d:+.{DECIMALS}f} K)", approach_k=max(c.approach_k + d, MIN_APPROACH_K)
+        ),
+    )
+    psu = (
+        state.psu_efficiency_points_frac
+        if cal.psu_efficiency_points_frac is None
+        else np.asarray(cal.psu_efficiency_points_frac, dtype=np.float64)
+    )
+    return dataclasses.replace(
+        state,
+        gpu_specs=gpu_specs,
+        gpu_spec=gpu_spec,
+        cdu_specs=cdu_specs,
+        cdu_spec=cdu_spec,
+        psu_efficiency_points_frac=psu,
+    )

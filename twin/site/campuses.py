@@ -33,8 +33,11 @@ def _rename(entry: dict, prefix: str, keys: tuple[str, ...]) -> dict:
 
 
 def _width_m(base: dict) -> float:
-    xs = [row["x_m"] + row.get("racks", 0) * row.get("pitch_m", 0.0)
-          for hall in base.get("halls", []) for row in hall.get("rows", [])]
+    xs = [
+        row["x_m"] + row.get("racks", 0) * row.get("pitch_m", 0.0)
+        for hall in base.get("halls", [])
+        for row in hall.get("rows", [])
+    ]
     return max(xs, default=0.0)
 
 
@@ -44,13 +47,19 @@ def campuses(base: dict, n_campuses: int, name: str) -> dict:
         raise SiteError("<generated>", "campuses", "n_campuses", f"{n_campuses}: expected 1..{MAX_CAMPUSES}")
     for key in ("racks", "calibration"):
         if base.get(key):
-            raise SiteError("<generated>", key, key, "per-rack entries and calibrations name single racks and GPUs: "
-                            "generate from a site file without them")
+            raise SiteError(
+                "<generated>",
+                key,
+                key,
+                "per-rack entries and calibrations name single racks and GPUs: generate from a site file without them",
+            )
     out = copy.deepcopy({k: v for k, v in base.items() if k not in ("power", "cooling", "halls")})
-    out["site"] = {**base["site"], "name": name,
-                   "description": f"{n_campuses} campuses like {base['site']['name']}: "
-                                  f"{base['site'].get('description', '')}",
-                   "site_overhead_mw": base["site"].get("site_overhead_mw", 0.0) * n_campuses}
+    out["site"] = {
+        **base["site"],
+        "name": name,
+        "description": f"{n_campuses} campuses like {base['site']['name']}: {base['site'].get('description', '')}",
+        "site_overhead_mw": base["site"].get("site_overhead_mw", 0.0) * n_campuses,
+    }
     # lists of named entities are copied per campus; scalar settings (e.g. the shortfall policy) once
     power = {key: [] if isinstance(v, list) else v for key, v in base.get("power", {}).items()}
     cooling = {key: [] if isinstance(v, list) else v for key, v in base.get("cooling", {}).items()}
@@ -65,8 +74,9 @@ def campuses(base: dict, n_campuses: int, name: str) -> dict:
             if isinstance(entries, list):
                 cooling[key] += [_rename(e, p, ("name", "plant")) for e in entries]
         for hall in base.get("halls", []):
-            rows = [{**_rename(r, p, ("feed_a", "feed_b")), "x_m": r["x_m"] + k * shift_m}
-                    for r in hall.get("rows", [])]
+            rows = [
+                {**_rename(r, p, ("feed_a", "feed_b")), "x_m": r["x_m"] + k * shift_m} for r in hall.get("rows", [])
+            ]
             halls.append({**_rename(hall, p, ("name", "loop")), "rows": rows})
     out["power"], out["cooling"], out["halls"] = power, cooling, halls
     return out

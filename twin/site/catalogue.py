@@ -87,8 +87,12 @@ def _check_references(cat: Catalogue) -> None:
     for cdu in cat.cdus.values():
         supply, cap = cdu.capacity_curve_supply_c, cdu.capacity_curve_kw
         if len(supply) != len(cap) or len(supply) < 2 or any(b <= a for a, b in zip(supply, supply[1:])):
-            raise SiteError(file, f"cdu {cdu.name!r}", "capacity_curve_supply_c",
-                            "needs ≥ 2 increasing temperatures, one per capacity point")
+            raise SiteError(
+                file,
+                f"cdu {cdu.name!r}",
+                "capacity_curve_supply_c",
+                "needs ≥ 2 increasing temperatures, one per capacity point",
+            )
 
 
 def parse_catalogue(text: str, file: str) -> Catalogue:

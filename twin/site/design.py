@@ -60,10 +60,17 @@ def cdu_findings(rack_full_kw, rack_cdu, cdu_name, cdu_supply_c, cdu_capacity_kw
     heat_kw = np.bincount(rack_cdu, weights=rack_full_kw, minlength=len(cdu_name))
     out = []
     for i in np.flatnonzero(heat_kw > cdu_capacity_kw).tolist():
-        out.append(DesignFinding(
-            "cdu_capacity", cdu_name[i], _severity("cdu_capacity", policy),
-            f"overloaded by design: {heat_kw[i]:.0f} kW of racks at full power vs {cdu_capacity_kw[i]:.0f} kW "
-            f"capacity at {cdu_supply_c[i]:.1f} °C secondary supply", float(heat_kw[i]), float(cdu_capacity_kw[i])))
+        out.append(
+            DesignFinding(
+                "cdu_capacity",
+                cdu_name[i],
+                _severity("cdu_capacity", policy),
+                f"overloaded by design: {heat_kw[i]:.0f} kW of racks at full power vs {cdu_capacity_kw[i]:.0f} kW "
+                f"capacity at {cdu_supply_c[i]:.1f} °C secondary supply",
+                float(heat_kw[i]),
+                float(cdu_capacity_kw[i]),
+            )
+        )
     return out
 
 
@@ -83,38 +90,62 @@ def tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth, *, n1: boo
     return load
 
 
-def power_findings(rack_kw, feed_a, feed_b, names, kind, parent, efficiency, depth, usable_kw, nameplate_kw,
-                   policy) -> list[DesignFinding]:
+def power_findings(
+    rack_kw, feed_a, feed_b, names, kind, parent, efficiency, depth, usable_kw, nameplate_kw, policy
+) -> list[DesignFinding]:
     """Elements above their usable rating with both feeds up, and above nameplate after losing a side."""
     out = []
     load = tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth)
     for e in np.flatnonzero(load > usable_kw + 1e-9).tolist():
         check = _KIND_CHECK[kind[e]]
-        out.append(DesignFinding(
-            check, names[e], _severity(check, policy),
-            f"overloaded by design: {load[e]:.0f} kW of racks at full power vs {usable_kw[e]:.0f} kW usable",
-            float(load[e]), float(usable_kw[e])))
+        out.append(
+            DesignFinding(
+                check,
+                names[e],
+                _severity(check, policy),
+                f"overloaded by design: {load[e]:.0f} kW of racks at full power vs {usable_kw[e]:.0f} kW usable",
+                float(load[e]),
+                float(usable_kw[e]),
+            )
+        )
     n1 = tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth, n1=True)
     for e in np.flatnonzero(n1 > nameplate_kw + 1e-9).tolist():
-        out.append(DesignFinding(
-            "n1_rating", names[e], WARNING,
-            f"after loss of the other side: {n1[e]:.0f} kW of racks at full power vs {nameplate_kw[e]:.0f} kW "
-            "nameplate", float(n1[e]), float(nameplate_kw[e])))
+        out.append(
+            DesignFinding(
+                "n1_rating",
+                names[e],
+                WARNING,
+                f"after loss of the other side: {n1[e]:.0f} kW of racks at full power vs {nameplate_kw[e]:.0f} kW "
+                "nameplate",
+                float(n1[e]),
+                float(nameplate_kw[e]),
+            )
+        )
     return out
 
 
-def cooling_findings(rack_kw, rack_cdu, cdu_loop, loop_names, loop_capacity_kw, loop_plant, plant_names,
-                     plant_capacity_kw, policy) -> list[DesignFinding]:
+def cooling_findings(
+    rack_kw, rack_cdu, cdu_loop, loop_names, loop_capacity_kw, loop_plant, plant_names, plant_capacity_kw, policy
+) -> list[DesignFinding]:
     """Facility loops and plants whose racks' heat at full power exceeds their capacity."""
     loop_kw = np.bincount(cdu_loop[rack_cdu], weights=rack_kw, minlength=len(loop_names))
     plant_kw = np.bincount(loop_plant, weights=loop_kw, minlength=len(plant_names))
     out = []
-    for check, names, load, cap in (("loop_capacity", loop_names, loop_kw, loop_capacity_kw),
-                                    ("plant_capacity", plant_names, plant_kw, plant_capacity_kw)):
+    for check, names, load, cap in (
+        ("loop_capacity", loop_names, loop_kw, loop_capacity_kw),
+        ("plant_capacity", plant_names, plant_kw, plant_capacity_kw),
+    ):
         for i in np.flatnonzero(load > cap).tolist():
-            out.append(DesignFinding(check, names[i], _severity(check, policy),
-                                     f"overloaded by design: {load[i]:.0f} kW of racks at full power vs "
-                                     f"{cap[i]:.0f} kW capacity", float(load[i]), float(cap[i])))
+            out.append(
+                DesignFinding(
+                    check,
+                    names[i],
+                    _severity(check, policy),
+                    f"overloaded by design: {load[i]:.0f} kW of racks at full power vs {cap[i]:.0f} kW capacity",
+                    float(load[i]),
+                    float(cap[i]),
+                )
+            )
     return out
 
 
@@ -124,19 +155,33 @@ def generation_findings(site_name, rack_kw, overhead_mw, source_capacity_mw) -> 
     cap_kw = float(source_capacity_mw.sum()) * 1000.0
     if load_kw <= cap_kw:
         return []
-    return [DesignFinding("generation", site_name, WARNING,
-                          f"design load {load_kw / 1000:.1f} MW (racks at full power + overhead) exceeds "
-                          f"generation {cap_kw / 1000:.1f} MW: caps or idle nodes off needed",
-                          load_kw, cap_kw)]
+    return [
+        DesignFinding(
+            "generation",
+            site_name,
+            WARNING,
+            f"design load {load_kw / 1000:.1f} MW (racks at full power + overhead) exceeds "
+            f"generation {cap_kw / 1000:.1f} MW: caps or idle nodes off needed",
+            load_kw,
+            cap_kw,
+        )
+    ]
 
 
 def fabric_findings(leaf_names, leaf_nics, down_ports, policy) -> list[DesignFinding]:
     """Leaf switches that must take more NICs than they have downlink ports."""
     out = []
     for i in np.flatnonzero(leaf_nics > down_ports).tolist():
-        out.append(DesignFinding("fabric_ports", leaf_names[i], _severity("fabric_ports", policy),
-                                 f"needs {int(leaf_nics[i])} NIC ports but has {down_ports} downlinks",
-                                 ports_needed_count=int(leaf_nics[i]), ports_available_count=int(down_ports)))
+        out.append(
+            DesignFinding(
+                "fabric_ports",
+                leaf_names[i],
+                _severity("fabric_ports", policy),
+                f"needs {int(leaf_nics[i])} NIC ports but has {down_ports} downlinks",
+                ports_needed_count=int(leaf_nics[i]),
+                ports_available_count=int(down_ports),
+            )
+        )
     return out
 
 

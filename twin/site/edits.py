@@ -29,25 +29,47 @@ MAX_SELECT_NAMES = 10_000
 
 # field → (kind, low, high) of its value; kinds: names, name, text, number, count, flag
 FIELDS: dict[str, tuple] = {
-    "racks": ("names",), "rows": ("names",), "halls": ("names",), "elements": ("names",),
-    "plants": ("names",), "loops": ("names",), "cdus": ("names",),
-    "name": ("name",), "hall": ("name",), "row": ("name",), "type": ("name",), "feed_a": ("name",),
-    "feed_b": ("text",), "cdu": ("name",), "loop": ("name",), "job": ("text",), "note": ("text",),
-    "x_m": ("number", -10_000.0, 10_000.0), "y_m": ("number", -10_000.0, 10_000.0),
-    "dx_m": ("number", -10_000.0, 10_000.0), "dy_m": ("number", -10_000.0, 10_000.0),
+    "racks": ("names",),
+    "rows": ("names",),
+    "halls": ("names",),
+    "elements": ("names",),
+    "plants": ("names",),
+    "loops": ("names",),
+    "cdus": ("names",),
+    "name": ("name",),
+    "hall": ("name",),
+    "row": ("name",),
+    "type": ("name",),
+    "feed_a": ("name",),
+    "feed_b": ("text",),
+    "cdu": ("name",),
+    "loop": ("name",),
+    "job": ("text",),
+    "note": ("text",),
+    "x_m": ("number", -10_000.0, 10_000.0),
+    "y_m": ("number", -10_000.0, 10_000.0),
+    "dx_m": ("number", -10_000.0, 10_000.0),
+    "dy_m": ("number", -10_000.0, 10_000.0),
     "orientation_deg": ("number", -360.0, 360.0),
-    "pumps_count": ("count", 1, 1_000), "chillers_count": ("count", 1, 1_000),
+    "pumps_count": ("count", 1, 1_000),
+    "chillers_count": ("count", 1, 1_000),
     "gpu_power_limit_w": ("number", 1.0, 100_000.0),
-    "supply_setpoint_c": ("number", 2.0, 60.0), "supply_temp_c": ("number", 2.0, 70.0),
-    "outdoor_dry_bulb_c": ("number", -40.0, 60.0), "outdoor_wet_bulb_c": ("number", -40.0, 60.0),
+    "supply_setpoint_c": ("number", 2.0, 60.0),
+    "supply_temp_c": ("number", 2.0, 70.0),
+    "outdoor_dry_bulb_c": ("number", -40.0, 60.0),
+    "outdoor_wet_bulb_c": ("number", -40.0, 60.0),
     "gpu_util_frac": ("number", 0.0, 1.0),
-    "site": ("flag",), "idle_nodes_off": ("flag",),
+    "site": ("flag",),
+    "idle_nodes_off": ("flag",),
 }
 
 # op → (required fields, optional fields, groups of which at least one field is required)
 OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
-    "move_rack": ((), SELECT + ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg"),
-                  (SELECT, ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg"))),
+    "move_rack": (
+        (),
+        SELECT + ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg"),
+        (SELECT, ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg")),
+    ),
     "add_rack": (("name", "hall", "row", "x_m", "y_m", "type", "feed_a"), ("feed_b", "orientation_deg"), ()),
     "remove_rack": ((), SELECT, (SELECT,)),
     "set_rack_type": (("type",), SELECT, (SELECT,)),
@@ -56,17 +78,30 @@ OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, ...], ..
     "fail": (("elements",), ("pumps_count", "chillers_count"), ()),
     "restore": (("elements",), (), ()),
     "set_cap": (("gpu_power_limit_w",), SELECT + ("job", "site"), (SELECT + ("job", "site"),)),
-    "set_setpoint": ((), ("plants", "supply_setpoint_c", "loops", "cdus", "supply_temp_c"),
-                     (("plants", "loops", "cdus"),)),
+    "set_setpoint": (
+        (),
+        ("plants", "supply_setpoint_c", "loops", "cdus", "supply_temp_c"),
+        (("plants", "loops", "cdus"),),
+    ),
     "set_weather": ((), ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"), (("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"),)),
     "set_job": ((), ("job", "gpu_util_frac", "idle_nodes_off"), (("job", "gpu_util_frac", "idle_nodes_off"),)),
 }
 LAYOUT_OPS = ("move_rack", "add_rack", "remove_rack", "set_rack_type", "set_rack_feeds", "set_rack_cdu")
 # the field an error about an edit's effect names, by op
-MAIN_FIELD = {"move_rack": "x_m", "add_rack": "name", "remove_rack": "racks", "set_rack_type": "type",
-              "set_rack_feeds": "feed_a", "set_rack_cdu": "cdu", "fail": "elements", "restore": "elements",
-              "set_cap": "gpu_power_limit_w", "set_setpoint": "supply_setpoint_c", "set_weather": "outdoor_dry_bulb_c",
-              "set_job": "job"}
+MAIN_FIELD = {
+    "move_rack": "x_m",
+    "add_rack": "name",
+    "remove_rack": "racks",
+    "set_rack_type": "type",
+    "set_rack_feeds": "feed_a",
+    "set_rack_cdu": "cdu",
+    "fail": "elements",
+    "restore": "elements",
+    "set_cap": "gpu_power_limit_w",
+    "set_setpoint": "supply_setpoint_c",
+    "set_weather": "outdoor_dry_bulb_c",
+    "set_job": "job",
+}
 
 
 class EditError(ScenarioError):
@@ -117,8 +152,12 @@ def _check_value(index: int, key: str, value):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             raise EditError(index, key, f"expected a whole number in [{lo}, {hi}], got {value!r}")
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not lo <= value <= hi:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not lo <= value <= hi
+    ):
         raise EditError(index, key, f"expected a number in [{lo:g}, {hi:g}], got {value!r}")
     return float(value)
 
@@ -154,7 +193,9 @@ def parse_edit(raw, index: int) -> Edit:
         value = "supply_setpoint_c" if "plants" in fields_ else "supply_temp_c"
         other = "supply_temp_c" if value == "supply_setpoint_c" else "supply_setpoint_c"
         if other in fields_:
-            raise EditError(index, other, f"{other} goes with {'loops or cdus' if other == 'supply_temp_c' else 'plants'}")
+            raise EditError(
+                index, other, f"{other} goes with {'loops or cdus' if other == 'supply_temp_c' else 'plants'}"
+            )
         if value not in fields_:
             raise EditError(index, value, f"{'plants' if 'plants' in fields_ else 'loops or cdus'} need {value}")
     return Edit(op, fields_)
@@ -276,10 +317,21 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
             feed(i, "feed_a", e.fields["feed_a"], "A")
             if e.get("feed_b"):
                 feed(i, "feed_b", e.fields["feed_b"], "B")
-            entries[name] = {k: v for k, v in {
-                "name": name, "hall": e.fields["hall"], "row": e.fields["row"], "x_m": e.fields["x_m"],
-                "y_m": e.fields["y_m"], "rack_type": e.fields["type"], "feed_a": e.fields["feed_a"],
-                "feed_b": e.get("feed_b"), "orientation_deg": e.get("orientation_deg")}.items() if v is not None}
+            entries[name] = {
+                k: v
+                for k, v in {
+                    "name": name,
+                    "hall": e.fields["hall"],
+                    "row": e.fields["row"],
+                    "x_m": e.fields["x_m"],
+                    "y_m": e.fields["y_m"],
+                    "rack_type": e.fields["type"],
+                    "feed_a": e.fields["feed_a"],
+                    "feed_b": e.get("feed_b"),
+                    "orientation_deg": e.get("orientation_deg"),
+                }.items()
+                if v is not None
+            }
             book.racks[name] = (e.fields["hall"], e.fields["row"])
             touched[i] = {name}
             continue
@@ -287,8 +339,11 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
         touched[i] = set(names)
         if e.op == "move_rack":
             if "x_m" in e.fields and len(names) != 1:
-                raise EditError(i, "racks", f"a position (x_m, y_m) moves one rack, {len(names)} are selected; "
-                                "use dx_m, dy_m to shift many")
+                raise EditError(
+                    i,
+                    "racks",
+                    f"a position (x_m, y_m) moves one rack, {len(names)} are selected; use dx_m, dy_m to shift many",
+                )
             if "dx_m" in e.fields or "dy_m" in e.fields:
                 base = _positions(model, names, entries)
                 for n in names:
@@ -319,8 +374,11 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
                 entry(n).update({k: e.fields[k] for k in ("feed_a", "feed_b") if k in e.fields})
         elif e.op == "set_rack_cdu":
             if "loop" in e.fields and e.fields["loop"] not in loops:
-                raise EditError(i, "loop", f"{e.fields['loop']!r} is not a facility loop of this site "
-                                f"(loops: {', '.join(sorted(loops))})")
+                raise EditError(
+                    i,
+                    "loop",
+                    f"{e.fields['loop']!r} is not a facility loop of this site (loops: {', '.join(sorted(loops))})",
+                )
             for n in names:
                 entry(n).update({k: e.fields[k] for k in ("cdu", "loop") if k in e.fields})
     new_cooling = model.cooling.model_copy(update={"plants": list(plants.values())})
@@ -339,8 +397,10 @@ def _positions(model: SiteFile, names: list[str], entries: dict[str, dict]) -> d
                 n = pattern.format(hall=h + 1, row=row_no, rack=k + 1)
                 if n in want:
                     along = k * row.pitch_m
-                    out[n] = (row.x_m + (along if row.direction == "x" else 0.0),
-                              row.y_m + (along if row.direction == "y" else 0.0))
+                    out[n] = (
+                        row.x_m + (along if row.direction == "x" else 0.0),
+                        row.y_m + (along if row.direction == "y" else 0.0),
+                    )
     for n in names:
         d = entries.get(n, {})
         x, y = out.get(n, (0.0, 0.0))

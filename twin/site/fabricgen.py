@@ -71,11 +71,13 @@ def generate_fabric(
     if leaf_down > down_ports_leaf:
         raise FabricDesignError(
             f"racks_per_array: a leaf needs {leaf_down} NIC ports but has {down_ports_leaf} "
-            f"downlinks at radix {radix} and {leaf_oversubscription}:1")
+            f"downlinks at radix {radix} and {leaf_oversubscription}:1"
+        )
     leaf_up = math.ceil(down_ports_leaf / leaf_oversubscription)
     if leaf_up % leaf_spine_parallel:
         raise FabricDesignError(
-            f"leaf_spine_parallel: {leaf_up} leaf uplinks are not divisible by {leaf_spine_parallel}")
+            f"leaf_spine_parallel: {leaf_up} leaf uplinks are not divisible by {leaf_spine_parallel}"
+        )
     spines_per_pod = leaf_up // leaf_spine_parallel
     leaves_per_pod = pod_arrays * rails
     spine_down = leaves_per_pod * leaf_spine_parallel
@@ -83,7 +85,8 @@ def generate_fabric(
     if spine_down > down_ports_spine:
         raise FabricDesignError(
             f"pod_arrays: a spine needs {spine_down} downlinks but has {down_ports_spine} "
-            f"at radix {radix} and {spine_oversubscription}:1")
+            f"at radix {radix} and {spine_oversubscription}:1"
+        )
     spine_up = math.ceil(spine_down / spine_oversubscription)
     cores_per_plane = math.ceil(n_pods * spine_up / radix)
 
@@ -93,11 +96,15 @@ def generate_fabric(
     n_switches = n_leaves + n_spines + n_cores
     n_links = n_leaves * spines_per_pod * leaf_spine_parallel + n_spines * spine_up
     if n_switches > limits.MAX_SWITCHES:
-        raise FabricDesignError(f"switches: the design needs {n_switches:,} switches, more than the limit of "
-                                f"{limits.MAX_SWITCHES:,} (fewer, fuller arrays: racks_per_array, pod_arrays)")
+        raise FabricDesignError(
+            f"switches: the design needs {n_switches:,} switches, more than the limit of "
+            f"{limits.MAX_SWITCHES:,} (fewer, fuller arrays: racks_per_array, pod_arrays)"
+        )
     if n_links > limits.MAX_SWITCH_LINKS:
-        raise FabricDesignError(f"links: the design needs {n_links:,} switch-to-switch links, more than the "
-                                f"limit of {limits.MAX_SWITCH_LINKS:,}")
+        raise FabricDesignError(
+            f"links: the design needs {n_links:,} switch-to-switch links, more than the "
+            f"limit of {limits.MAX_SWITCH_LINKS:,}"
+        )
     leaf_ids = np.arange(n_leaves)
     leaf_array = leaf_ids // rails
     leaf_pod = leaf_array // pod_arrays
@@ -125,8 +132,9 @@ def generate_fabric(
     link_b = np.concatenate([lb, sb]).astype(np.int32)
     return Fabric(
         switch_name=names,
-        switch_tier=np.concatenate([np.full(n_leaves, TIER_LEAF), np.full(n_spines, TIER_SPINE),
-                                    np.full(n_cores, TIER_CORE)]).astype(np.int8),
+        switch_tier=np.concatenate(
+            [np.full(n_leaves, TIER_LEAF), np.full(n_spines, TIER_SPINE), np.full(n_cores, TIER_CORE)]
+        ).astype(np.int8),
         switch_pod=np.concatenate([leaf_pod, spine_pod, np.full(n_cores, -1)]).astype(np.int32),
         switch_plane=np.concatenate([np.full(n_leaves, -1), spine_plane, core_plane]).astype(np.int32),
         switch_ports=np.full(n_leaves + n_spines + n_cores, radix, dtype=np.int32),

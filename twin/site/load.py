@@ -17,10 +17,10 @@ from twin.site import cooling_defaults, design, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
-from twin.site.racks import Racks, RackLayout
+from twin.site.racks import RackLayout, Racks
 from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
-from twin.textfile import read_text
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
+from twin.textfile import read_text
 
 SITES_DIR = DATA_DIR / "sites"
 JOBS_DIR = DATA_DIR / "jobs"
@@ -118,7 +118,7 @@ class _Builder:
             elements += [(kind, e) for e in getattr(self.spec.power, section)]
         index = self._unique([e.name for _, e in elements], "power element", self.file)
         depth = np.full(len(elements), -1)
-        for i, (kind, e) in enumerate(elements):
+        for kind, e in elements:
             entity = f"{POWER_KINDS[kind]} {e.name!r}"
             if e.parent is None:
                 if None not in _PARENT_KINDS[kind]:
@@ -128,8 +128,11 @@ class _Builder:
                 raise self.fail(entity, "parent", f"{e.parent!r} does not exist")
             parent_kind = elements[index[e.parent]][0]
             if parent_kind not in _PARENT_KINDS[kind]:
-                raise self.fail(entity, "parent", f"{e.parent!r} is a {POWER_KINDS[parent_kind]}, "
-                                f"which cannot feed a {POWER_KINDS[kind]}")
+                raise self.fail(
+                    entity,
+                    "parent",
+                    f"{e.parent!r} is a {POWER_KINDS[parent_kind]}, which cannot feed a {POWER_KINDS[kind]}",
+                )
         for i in range(len(elements)):  # depth by walking up; cycles are impossible across kinds
             chain, j = 0, i
             while elements[j][1].parent is not None:
@@ -154,8 +157,15 @@ class _Builder:
                 energy.append(s.energy_mwh / s.units if s.kind == "battery" else 0.0)
                 ramp.append(s.ramp_mw_per_s)
                 bus.append(power_index[s.bus])
-                extra.append((s.unit_mw * (s.load_step_frac or 1.0), s.iso_8528_class or "", s.derate_frac_per_k,
-                              s.rated_ambient_c, s.roundtrip_efficiency_frac))
+                extra.append(
+                    (
+                        s.unit_mw * (s.load_step_frac or 1.0),
+                        s.iso_8528_class or "",
+                        s.derate_frac_per_k,
+                        s.rated_ambient_c,
+                        s.roundtrip_efficiency_frac,
+                    )
+                )
         self._unique(names, "source", self.file)
         return names, kinds, cap, energy, ramp, bus, extra
 
@@ -183,8 +193,9 @@ class _Builder:
         _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
         if (counts > 1).any():
             i = first[np.argmax(counts > 1)]
-            raise self.fail(f"rack {r.name[i]!r}", "position",
-                            f"({r.x_m[i]:.1f} m, {r.y_m[i]:.1f} m) is taken by another rack")
+            raise self.fail(
+                f"rack {r.name[i]!r}", "position", f"({r.x_m[i]:.1f} m, {r.y_m[i]:.1f} m) is taken by another rack"
+            )
         self._unique(r.name, "rack", self.file)
 
     # ------------------------------------------------------------------ build
@@ -192,8 +203,11 @@ class _Builder:
         """Names of things outside the site file: weather curve and default job."""
         info = self.spec.site
         if info.weather not in weather_keys():
-            raise self.fail("site", "weather", f"no weather curve {info.weather!r} in {WEATHER_FILE.name} "
-                            f"(have: {', '.join(sorted(weather_keys()))})")
+            raise self.fail(
+                "site",
+                "weather",
+                f"no weather curve {info.weather!r} in {WEATHER_FILE.name} (have: {', '.join(sorted(weather_keys()))})",
+            )
         if info.default_job and not default_job_path(info.default_job).is_file():
             raise self.fail("site", "default_job", f"no job file {info.default_job!r} in data/jobs/")
 
@@ -207,24 +221,40 @@ class _Builder:
             entity = f"row {hall.name}/{row.name}"
             rack_spec = self.cat.racks.get(row.rack_type)
             if rack_spec is None:
-                raise self.fail(entity, "rack_type", f"unknown rack type {row.rack_type!r} "
-                                f"(catalogue: {', '.join(sorted(self.cat.racks))})")
+                raise self.fail(
+                    entity,
+                    "rack_type",
+                    f"unknown rack type {row.rack_type!r} (catalogue: {', '.join(sorted(self.cat.racks))})",
+                )
             n_racks += row.racks
             n_nodes += row.racks * rack_spec.nodes
             n_gpus += row.racks * rack_spec.nodes * self.cat.nodes[rack_spec.node].gpus
             n_cdus += row.racks if rack_spec.cdu else -(-row.racks // (row.racks_per_cdu or row.racks))
         units = sum(s.units for s in self.spec.power.sources)
-        for field, count, limit in (("racks", n_racks, limits.MAX_RACKS), ("nodes", n_nodes, limits.MAX_NODES),
-                                    ("gpus", n_gpus, limits.MAX_GPUS),
-                                    ("units", units, limits.MAX_SOURCE_UNITS)):
+        for field, count, limit in (
+            ("racks", n_racks, limits.MAX_RACKS),
+            ("nodes", n_nodes, limits.MAX_NODES),
+            ("gpus", n_gpus, limits.MAX_GPUS),
+            ("units", units, limits.MAX_SOURCE_UNITS),
+        ):
             if count > limit:
                 raise self.fail("site", field, f"{count:,} {field} in total, more than the limit of {limit:,}")
         p = self.spec.power
-        total = (n_racks + n_nodes + n_gpus + n_cdus + units
-                 + len(p.switchgear) + len(p.transformers) + len(p.ups) + len(p.busways))
+        total = (
+            n_racks
+            + n_nodes
+            + n_gpus
+            + n_cdus
+            + units
+            + len(p.switchgear)
+            + len(p.transformers)
+            + len(p.ups)
+            + len(p.busways)
+        )
         if total > limits.MAX_ENTITIES:
-            raise self.fail("site", "entities", f"{total:,} entities in total, more than the limit of "
-                            f"{limits.MAX_ENTITIES:,}")
+            raise self.fail(
+                "site", "entities", f"{total:,} entities in total, more than the limit of {limits.MAX_ENTITIES:,}"
+            )
 
     def build(self) -> SiteTables:
         spec, cat = self.spec, self.cat
@@ -234,16 +264,22 @@ class _Builder:
         src = self.sources(power_index, elements)
         plants, plant_index, loops, loop_index = self.cooling()
         r = self.racks(power_index, elements, loop_index)
-        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = r.row_name, r.row_hall, r.cdu_name, r.cdu_loop, \
-            r.cdu_spec_name
+        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = (
+            r.row_name,
+            r.row_hall,
+            r.cdu_name,
+            r.cdu_loop,
+            r.cdu_spec_name,
+        )
         self.check_positions(r)
 
         rack_specs = [cat.racks[t] for t in r.type]
         node_specs_per_rack = [cat.nodes[rs.node] for rs in rack_specs]
         nodes_per_rack = np.array([rs.nodes for rs in rack_specs])
         node_rack = np.repeat(np.arange(len(r.name)), nodes_per_rack).astype(np.int32)
-        node_slot = (np.arange(node_rack.size) - np.repeat(np.cumsum(nodes_per_rack) - nodes_per_rack,
-                                                           nodes_per_rack)).astype(np.int32)
+        node_slot = (
+            np.arange(node_rack.size) - np.repeat(np.cumsum(nodes_per_rack) - nodes_per_rack, nodes_per_rack)
+        ).astype(np.int32)
         node_types = sorted({rs.node for rs in rack_specs})
         node_type_id = np.repeat(np.array([node_types.index(rs.node) for rs in rack_specs]), nodes_per_rack)
         ntab = [cat.nodes[n] for n in node_types]
@@ -254,10 +290,12 @@ class _Builder:
         gpus_per_node = per_node("gpus", np.int64)
         gpu_names = sorted({n.gpu for n in ntab})
         gpu_node = np.repeat(np.arange(node_rack.size), gpus_per_node).astype(np.int32)
-        gpu_index = (np.arange(gpu_node.size) - np.repeat(np.cumsum(gpus_per_node) - gpus_per_node,
-                                                          gpus_per_node)).astype(np.int32)
-        gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id],
-                             gpus_per_node).astype(np.int16)
+        gpu_index = (
+            np.arange(gpu_node.size) - np.repeat(np.cumsum(gpus_per_node) - gpus_per_node, gpus_per_node)
+        ).astype(np.int32)
+        gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id], gpus_per_node).astype(
+            np.int16
+        )
         gpu_rack = node_rack[gpu_node]
         info = spec.site
         rack_row = np.asarray(r.row, dtype=np.int32)
@@ -278,8 +316,22 @@ class _Builder:
         rack_cdu = np.asarray(r.cdu, dtype=np.int32)
         rack_feed_a = np.asarray(r.feed_a, dtype=np.int32)
         rack_feed_b = np.asarray(r.feed_b, dtype=np.int32)
-        findings = self.design_findings(rack_full_kw, rack_cdu, rack_feed_a, rack_feed_b, cdu_name, cdu_spec,
-                                        cdu_specs, cdu_loop, loops, plants, plant_index, elements, depth, src)
+        findings = self.design_findings(
+            rack_full_kw,
+            rack_cdu,
+            rack_feed_a,
+            rack_feed_b,
+            cdu_name,
+            cdu_spec,
+            cdu_specs,
+            cdu_loop,
+            loops,
+            plants,
+            plant_index,
+            elements,
+            depth,
+            src,
+        )
 
         fab = spec.fabric
         if (gpu_index >= fab.rails).any():
@@ -289,18 +341,25 @@ class _Builder:
         gpu_rail = (node_slot[gpu_node].astype(np.int64) * gpus_per_node[gpu_node] + gpu_index) % fab.rails
         try:
             fabric = generate_fabric(
-                np.asarray(r.array)[gpu_rack], gpu_rail, radix=fab.radix, rails=fab.rails,
-                pod_arrays=fab.pod_arrays, link_gbps=fab.link_gbps,
+                np.asarray(r.array)[gpu_rack],
+                gpu_rail,
+                radix=fab.radix,
+                rails=fab.rails,
+                pod_arrays=fab.pod_arrays,
+                link_gbps=fab.link_gbps,
                 leaf_oversubscription=fab.leaf_oversubscription,
                 spine_oversubscription=fab.spine_oversubscription,
-                leaf_spine_parallel=fab.leaf_spine_parallel, allow_leaf_overflow=self.policy == design.WARN)
+                leaf_spine_parallel=fab.leaf_spine_parallel,
+                allow_leaf_overflow=self.policy == design.WARN,
+            )
         except FabricDesignError as exc:
             field, _, message = str(exc).partition(": ")
             raise self.fail("fabric", field, message) from None
         leaves = np.flatnonzero(fabric.switch_tier == TIER_LEAF)
         leaf_nics = np.bincount(fabric.gpu_leaf, minlength=leaves.size)
-        findings += design.fabric_findings([fabric.switch_name[i] for i in leaves], leaf_nics,
-                                           fabric.leaf_down_ports, self.policy)
+        findings += design.fabric_findings(
+            [fabric.switch_name[i] for i in leaves], leaf_nics, fabric.leaf_down_ports, self.policy
+        )
         switch_index = {n: i for i, n in enumerate(fabric.switch_name)}
         for ep in fab.endpoints:
             if ep.switch not in switch_index:
@@ -308,23 +367,44 @@ class _Builder:
 
         pel = [e for _, e in elements]
         return SiteTables(
-            name=info.name, description=info.description, source_file=self.file,
-            gpu_specs=gpu_specs, cdu_specs=cdu_specs,
-            hall_name=[h.name for h in spec.halls], row_name=row_name,
+            name=info.name,
+            description=info.description,
+            source_file=self.file,
+            gpu_specs=gpu_specs,
+            cdu_specs=cdu_specs,
+            hall_name=[h.name for h in spec.halls],
+            row_name=row_name,
             row_hall=np.asarray(row_hall, dtype=np.int32),
-            rack_name=r.name, rack_row=rack_row, rack_hall=np.asarray(r.hall, dtype=np.int32),
-            rack_x_m=np.asarray(r.x_m, dtype=np.float64), rack_y_m=np.asarray(r.y_m, dtype=np.float64),
+            rack_name=r.name,
+            rack_row=rack_row,
+            rack_hall=np.asarray(r.hall, dtype=np.int32),
+            rack_x_m=np.asarray(r.x_m, dtype=np.float64),
+            rack_y_m=np.asarray(r.y_m, dtype=np.float64),
             rack_orientation_deg=np.asarray(r.orientation_deg, dtype=np.float64),
-            rack_array=np.asarray(r.array, dtype=np.int32), rack_type=r.type, rack_cdu=rack_cdu,
-            rack_feed_a=rack_feed_a, rack_feed_b=rack_feed_b,
-            rack_rated_kw=np.array([rs.nodes * ns.psus_required * ns.psu_rating_w / 1000.0
-                                    for rs, ns in zip(rack_specs, node_specs_per_rack)]),
-            node_name=node_name, node_bmc=[f"bmc-{n}" for n in node_name],
-            node_rack=node_rack, node_slot=node_slot,
-            node_psus=per_node("psus", np.int32), node_psus_required=per_node("psus_required", np.int32),
-            node_psu_rating_w=per_node("psu_rating_w"), node_base_power_w=per_node("base_power_w"),
+            rack_array=np.asarray(r.array, dtype=np.int32),
+            rack_type=r.type,
+            rack_cdu=rack_cdu,
+            rack_feed_a=rack_feed_a,
+            rack_feed_b=rack_feed_b,
+            rack_rated_kw=np.array(
+                [
+                    rs.nodes * ns.psus_required * ns.psu_rating_w / 1000.0
+                    for rs, ns in zip(rack_specs, node_specs_per_rack)
+                ]
+            ),
+            node_name=node_name,
+            node_bmc=[f"bmc-{n}" for n in node_name],
+            node_rack=node_rack,
+            node_slot=node_slot,
+            node_psus=per_node("psus", np.int32),
+            node_psus_required=per_node("psus_required", np.int32),
+            node_psu_rating_w=per_node("psu_rating_w"),
+            node_base_power_w=per_node("base_power_w"),
             node_idle_base_power_w=per_node("idle_base_power_w"),
-            gpu_node=gpu_node, gpu_rack=gpu_rack, gpu_index=gpu_index, gpu_spec=gpu_spec,
+            gpu_node=gpu_node,
+            gpu_rack=gpu_rack,
+            gpu_index=gpu_index,
+            gpu_spec=gpu_spec,
             plant_name=[p.name for p in plants],
             plant_capacity_kw=np.array([p.chillers * p.chiller_kw for p in plants]),
             plant_supply_setpoint_c=np.array([p.supply_setpoint_c for p in plants]),
@@ -338,8 +418,11 @@ class _Builder:
             loop_capacity_kw=np.array([lp.capacity_kw for lp in loops]),
             loop_flow_lpm=np.array([lp.flow_lpm for lp in loops]),
             **_cooling_dynamics(plants, plant_index, loops),
-            cdu_name=cdu_name, cdu_loop=np.asarray(cdu_loop, dtype=np.int32), cdu_spec=cdu_spec,
-            source_name=src[0], source_kind=np.asarray(src[1], dtype=np.int8),
+            cdu_name=cdu_name,
+            cdu_loop=np.asarray(cdu_loop, dtype=np.int32),
+            cdu_spec=cdu_spec,
+            source_name=src[0],
+            source_kind=np.asarray(src[1], dtype=np.int8),
             source_capacity_mw=np.asarray(src[2], dtype=np.float64),
             source_energy_mwh=np.asarray(src[3], dtype=np.float64),
             source_ramp_mw_per_s=np.asarray(src[4], dtype=np.float64),
@@ -349,9 +432,14 @@ class _Builder:
             source_derate_frac_per_k=np.array([x[2] for x in src[6]], dtype=np.float64),
             source_rated_ambient_c=np.array([x[3] for x in src[6]], dtype=np.float64),
             source_efficiency_frac=np.array([x[4] for x in src[6]], dtype=np.float64),
-            power_ride_through_kwh=np.array([e.nameplate_kw * e.ride_through_s / 3600.0 if k == POWER_KINDS.index("ups")
-                                             else 0.0 for k, e in elements]),
-            shortfall_policy=spec.power.shortfall_policy, policy_response_s=spec.power.policy_response_s,
+            power_ride_through_kwh=np.array(
+                [
+                    e.nameplate_kw * e.ride_through_s / 3600.0 if k == POWER_KINDS.index("ups") else 0.0
+                    for k, e in elements
+                ]
+            ),
+            shortfall_policy=spec.power.shortfall_policy,
+            policy_response_s=spec.power.policy_response_s,
             power_name=[e.name for e in pel],
             power_kind=np.array([k for k, _ in elements], dtype=np.int8),
             power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),
@@ -362,25 +450,56 @@ class _Builder:
             power_voltage_v=np.array([e.voltage_v for e in pel]),
             power_phases=np.array([e.phases for e in pel], dtype=np.int8),
             power_depth=depth.astype(np.int8),
-            switch_name=fabric.switch_name, switch_tier=fabric.switch_tier, switch_pod=fabric.switch_pod,
-            switch_plane=fabric.switch_plane, switch_ports=fabric.switch_ports,
-            link_a=fabric.link_a, link_b=fabric.link_b, link_gbps=fabric.link_gbps, gpu_leaf=fabric.gpu_leaf,
-            nic_gbps=fab.link_gbps, fabric_rails=fab.rails, fabric_pod_gpus=fabric.pod_gpus,
+            switch_name=fabric.switch_name,
+            switch_tier=fabric.switch_tier,
+            switch_pod=fabric.switch_pod,
+            switch_plane=fabric.switch_plane,
+            switch_ports=fabric.switch_ports,
+            link_a=fabric.link_a,
+            link_b=fabric.link_b,
+            link_gbps=fabric.link_gbps,
+            gpu_leaf=fabric.gpu_leaf,
+            nic_gbps=fab.link_gbps,
+            fabric_rails=fab.rails,
+            fabric_pod_gpus=fabric.pod_gpus,
             fabric_leaf_oversubscription=fab.leaf_oversubscription,
             fabric_spine_oversubscription=fab.spine_oversubscription,
-            endpoint_name=[e.name for e in fab.endpoints], endpoint_kind=[e.kind for e in fab.endpoints],
+            endpoint_name=[e.name for e in fab.endpoints],
+            endpoint_kind=[e.kind for e in fab.endpoints],
             endpoint_gbps=np.array([e.gbps for e in fab.endpoints]),
             endpoint_switch=np.array([switch_index[e.switch] for e in fab.endpoints], dtype=np.int32),
-            latitude_deg=info.latitude_deg, longitude_deg=info.longitude_deg, weather=info.weather,
-            site_overhead_mw=info.site_overhead_mw, default_job=info.default_job,
-            storage_write_gbps=self.spec.storage.write_gbps, storage_read_gbps=self.spec.storage.read_gbps,
-            storage_node_gbps=self.spec.storage.node_gbps, storage_share_frac=self.spec.storage.share_frac,
-            rack_full_kw=rack_full_kw, design_findings=findings, site_model=spec,
+            latitude_deg=info.latitude_deg,
+            longitude_deg=info.longitude_deg,
+            weather=info.weather,
+            site_overhead_mw=info.site_overhead_mw,
+            default_job=info.default_job,
+            storage_write_gbps=self.spec.storage.write_gbps,
+            storage_read_gbps=self.spec.storage.read_gbps,
+            storage_node_gbps=self.spec.storage.node_gbps,
+            storage_share_frac=self.spec.storage.share_frac,
+            rack_full_kw=rack_full_kw,
+            design_findings=findings,
+            site_model=spec,
         )
 
     # ------------------------------------------------------------ design checks
-    def design_findings(self, rack_full_kw, rack_cdu, feed_a, feed_b, cdu_name, cdu_spec, cdu_specs, cdu_loop,
-                        loops, plants, plant_index, elements, depth, src) -> list[design.DesignFinding]:
+    def design_findings(
+        self,
+        rack_full_kw,
+        rack_cdu,
+        feed_a,
+        feed_b,
+        cdu_name,
+        cdu_spec,
+        cdu_specs,
+        cdu_loop,
+        loops,
+        plants,
+        plant_index,
+        elements,
+        depth,
+        src,
+    ) -> list[design.DesignFinding]:
         """Every design check of :mod:`twin.site.design`; under ``strict`` the first exceeded rating raises."""
         setpoint = np.array([plants[plant_index[lp.plant]].supply_setpoint_c for lp in loops])[cdu_loop]
         supply_c = np.zeros(len(cdu_name))
@@ -394,20 +513,37 @@ class _Builder:
         parent_index = {n: i for i, n in enumerate(names)}
         findings = design.cdu_findings(rack_full_kw, rack_cdu, cdu_name, supply_c, capacity_kw, self.policy)
         findings += design.power_findings(
-            rack_full_kw, feed_a, feed_b, names, np.array([k for k, _ in elements]),
+            rack_full_kw,
+            feed_a,
+            feed_b,
+            names,
+            np.array([k for k, _ in elements]),
             np.array([parent_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int64),
-            np.array([e.efficiency_frac for e in pel]), np.asarray(depth, dtype=np.int64),
-            np.array([e.usable_rating_kw for e in pel]), np.array([e.nameplate_kw for e in pel]), self.policy)
+            np.array([e.efficiency_frac for e in pel]),
+            np.asarray(depth, dtype=np.int64),
+            np.array([e.usable_rating_kw for e in pel]),
+            np.array([e.nameplate_kw for e in pel]),
+            self.policy,
+        )
         findings += design.cooling_findings(
-            rack_full_kw, rack_cdu, np.asarray(cdu_loop, dtype=np.int64), [lp.name for lp in loops],
-            np.array([lp.capacity_kw for lp in loops]), np.array([plant_index[lp.plant] for lp in loops]),
-            [p.name for p in plants], np.array([p.chillers * p.chiller_kw for p in plants]), self.policy)
-        findings += design.generation_findings(self.spec.site.name, rack_full_kw, self.spec.site.site_overhead_mw,
-                                               np.asarray(src[2], dtype=np.float64))
+            rack_full_kw,
+            rack_cdu,
+            np.asarray(cdu_loop, dtype=np.int64),
+            [lp.name for lp in loops],
+            np.array([lp.capacity_kw for lp in loops]),
+            np.array([plant_index[lp.plant] for lp in loops]),
+            [p.name for p in plants],
+            np.array([p.chillers * p.chiller_kw for p in plants]),
+            self.policy,
+        )
+        findings += design.generation_findings(
+            self.spec.site.name, rack_full_kw, self.spec.site.site_overhead_mw, np.asarray(src[2], dtype=np.float64)
+        )
         for f in findings:
             if f.severity == design.ERROR:
                 raise self.fail(*design.ERROR_AT[f.check](f.element), f.message)
         return findings
+
 
 def _cooling_dynamics(plants, plant_index, loops) -> dict:
     """Pipe sizes and water volumes of the loops and plants, defaults filled in (``cooling_defaults``)."""
@@ -420,6 +556,9 @@ def _cooling_dynamics(plants, plant_index, loops) -> dict:
     plant_flow = np.bincount([plant_index[lp.plant] for lp in loops], weights=flow, minlength=len(plants))
     plant_vol = np.array([np.nan if p.volume_l is None else p.volume_l for p in plants])
     return dict(
-        loop_pipe_length_m=length, loop_pipe_id_mm=pipe_id, loop_volume_l=volume,
+        loop_pipe_length_m=length,
+        loop_pipe_id_mm=pipe_id,
+        loop_volume_l=volume,
         plant_volume_l=np.where(np.isfinite(plant_vol), plant_vol, cooling_defaults.plant_volume_l(plant_flow)),
-        plant_chiller_restart_s=np.array([p.chiller_restart_s for p in plants]))
+        plant_chiller_restart_s=np.array([p.chiller_restart_s for p in plants]),
+    )

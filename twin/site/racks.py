@@ -51,8 +51,20 @@ class Racks:
     cdu_loop: list = field(default_factory=list)
     cdu_spec_name: list = field(default_factory=list)
 
-    _COLUMNS = ("name", "row", "hall", "x_m", "y_m", "orientation_deg", "array", "type", "feed_a", "feed_b",
-                "loop", "number")
+    _COLUMNS = (
+        "name",
+        "row",
+        "hall",
+        "x_m",
+        "y_m",
+        "orientation_deg",
+        "array",
+        "type",
+        "feed_a",
+        "feed_b",
+        "loop",
+        "number",
+    )
 
     def take(self, keep: list[int]) -> None:
         """Keep only the racks ``keep`` (indices), in that order."""
@@ -86,8 +98,9 @@ class RackLayout:
     def rack_type(self, entity: str, name: str):
         spec = self.cat.racks.get(name)
         if spec is None:
-            raise self.fail(entity, "rack_type", f"unknown rack type {name!r} "
-                            f"(catalogue: {', '.join(sorted(self.cat.racks))})")
+            raise self.fail(
+                entity, "rack_type", f"unknown rack type {name!r} (catalogue: {', '.join(sorted(self.cat.racks))})"
+            )
         return spec
 
     # ------------------------------------------------------------------ rows
@@ -127,11 +140,18 @@ class RackLayout:
                 if rack_spec.cdu is not None:
                     for f in ("cdu_type", "racks_per_cdu"):
                         if getattr(row, f) is not None:
-                            raise self.fail(entity, f, f"rack type {rack_spec.name!r} has an in-rack CDU "
-                                            f"({rack_spec.cdu}); {f} applies only to racks cooled in-row")
+                            raise self.fail(
+                                entity,
+                                f,
+                                f"rack type {rack_spec.name!r} has an in-rack CDU "
+                                f"({rack_spec.cdu}); {f} applies only to racks cooled in-row",
+                            )
                 elif row.cdu_type is not None and row.cdu_type not in self.cat.cdus:
-                    raise self.fail(entity, "cdu_type", f"unknown CDU type {row.cdu_type!r} "
-                                    f"(catalogue: {', '.join(sorted(self.cat.cdus))})")
+                    raise self.fail(
+                        entity,
+                        "cdu_type",
+                        f"unknown CDU type {row.cdu_type!r} (catalogue: {', '.join(sorted(self.cat.cdus))})",
+                    )
                 row_id = len(r.row_name)
                 r.row_name.append(f"{hall.name}-{row.name}")
                 r.row_hall.append(h)
@@ -161,8 +181,7 @@ class RackLayout:
         index = {n: i for i, n in enumerate(r.name)}
         if len(index) != len(r.name):
             return  # duplicate rack names: reported by the loader's uniqueness check
-        row_of = {(self.spec.halls[r.row_hall[i]].name, self.row_specs[i][1].name): i
-                  for i in range(len(r.row_name))}
+        row_of = {(self.spec.halls[r.row_hall[i]].name, self.row_specs[i][1].name): i for i in range(len(r.row_name))}
         removed: set[int] = set()
         self.cdu_choice: dict[str, str] = {}
         for e in self.spec.racks:
@@ -171,9 +190,12 @@ class RackLayout:
                 i = index[e.name]
                 hall, row = self.row_specs[r.row[i]]
                 if (e.hall is not None and e.hall != hall.name) or (e.row is not None and e.row != row.name):
-                    raise self.fail(entity, "hall" if e.hall not in (None, hall.name) else "row",
-                                    f"the rack stands in {hall.name}/{row.name}; to move it to another hall "
-                                    "or row, remove it and add a new rack")
+                    raise self.fail(
+                        entity,
+                        "hall" if e.hall not in (None, hall.name) else "row",
+                        f"the rack stands in {hall.name}/{row.name}; to move it to another hall "
+                        "or row, remove it and add a new rack",
+                    )
                 if e.removed:
                     removed.add(i)
                     self.touched.add(e.name)
@@ -230,8 +252,11 @@ class RackLayout:
             r.feed_b[i] = self.feed(entity, "feed_b", e.feed_b, 1) if e.feed_b else -1
         if e.loop is not None:
             if e.loop not in self.loop_index:
-                raise self.fail(entity, "loop", f"{e.loop!r} is not a facility loop of this site "
-                                f"(loops: {', '.join(self.loop_index)})")
+                raise self.fail(
+                    entity,
+                    "loop",
+                    f"{e.loop!r} is not a facility loop of this site (loops: {', '.join(self.loop_index)})",
+                )
             r.loop[i] = self.loop_index[e.loop]
         if e.cdu is not None:
             self.cdu_choice[e.name] = e.cdu
@@ -275,8 +300,11 @@ class RackLayout:
             cdu_type = row.cdu_type or first_spec.row_cdu
             entity = f"row {hall.name}/{row.name}"
             if cdu_type is None:
-                raise self.fail(entity, "cdu_type", f"rack type {first_spec.name!r} has no in-rack CDU; "
-                                "name an in-row CDU type from the catalogue")
+                raise self.fail(
+                    entity,
+                    "cdu_type",
+                    f"rack type {first_spec.name!r} has no in-rack CDU; name an in-row CDU type from the catalogue",
+                )
             per = row.racks_per_cdu or first_spec.racks_per_row_cdu or len(inrow)
             first = len(r.cdu_name)
             n_cdu = -(-len(inrow) // per)
@@ -296,8 +324,11 @@ class RackLayout:
             i = index[name]
             entity = f"rack {name!r}"
             if types[r.type[i]].cdu is not None:
-                raise self.fail(entity, "cdu", f"rack type {r.type[i]!r} has an in-rack CDU; "
-                                "choose its facility loop (loop) instead")
+                raise self.fail(
+                    entity,
+                    "cdu",
+                    f"rack type {r.type[i]!r} has an in-rack CDU; choose its facility loop (loop) instead",
+                )
             c = cdu_index.get(cdu)
             if c is None or self.cat.cdus[r.cdu_spec_name[c]].placement != "in-row":
                 raise self.fail(entity, "cdu", f"{cdu!r} is not an in-row CDU of this site")
@@ -307,7 +338,7 @@ class RackLayout:
     def hall_bounds(self, r: Racks) -> list[tuple[float, float, float, float]]:
         """Floor area of each hall: ``bounds_m`` or the rows' racks as laid out, grown by the margin."""
         out = []
-        for h, hall in enumerate(self.spec.halls):
+        for hall in self.spec.halls:
             if hall.bounds_m is not None:
                 out.append(tuple(hall.bounds_m))
                 continue
@@ -336,14 +367,22 @@ class RackLayout:
             i = index[name]
             x0, y0, x1, y1 = bounds[hall[i]]
             if not (x0 <= x[i] <= x1 and y0 <= y[i] <= y1):
-                raise self.fail(f"rack {name!r}", "position",
-                                f"({x[i]:.2f} m, {y[i]:.2f} m) is outside hall {self.spec.halls[hall[i]].name} "
-                                f"({x0:.1f}–{x1:.1f} m × {y0:.1f}–{y1:.1f} m)")
-            near = (hall == hall[i]) & (np.abs(x - x[i]) < half_x + half_x[i] - _EPS_M) \
+                raise self.fail(
+                    f"rack {name!r}",
+                    "position",
+                    f"({x[i]:.2f} m, {y[i]:.2f} m) is outside hall {self.spec.halls[hall[i]].name} "
+                    f"({x0:.1f}–{x1:.1f} m × {y0:.1f}–{y1:.1f} m)",
+                )
+            near = (
+                (hall == hall[i])
+                & (np.abs(x - x[i]) < half_x + half_x[i] - _EPS_M)
                 & (np.abs(y - y[i]) < half_y + half_y[i] - _EPS_M)
+            )
             near[i] = False
             if near.any():
                 j = int(np.flatnonzero(near)[0])
-                raise self.fail(f"rack {name!r}", "position",
-                                f"({x[i]:.2f} m, {y[i]:.2f} m) overlaps rack {r.name[j]!r} at "
-                                f"({x[j]:.2f} m, {y[j]:.2f} m)")
+                raise self.fail(
+                    f"rack {name!r}",
+                    "position",
+                    f"({x[i]:.2f} m, {y[i]:.2f} m) overlaps rack {r.name[j]!r} at ({x[j]:.2f} m, {y[j]:.2f} m)",
+                )

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -50,13 +50,34 @@ from twin.site.errors import ScenarioError
 from twin.site.tables import SiteTables
 from twin.textfile import read_text
 
-__all__ = ["MAX_SETTLE_S", "Scenario", "ScenarioDoc", "ScenarioError", "load_scenario", "parse_scenario",
-           "parse_scenario_doc", "read_scenario_doc", "read_scenario_text", "resolve_conditions"]
+__all__ = [
+    "MAX_SETTLE_S",
+    "Scenario",
+    "ScenarioDoc",
+    "ScenarioError",
+    "load_scenario",
+    "parse_scenario",
+    "parse_scenario_doc",
+    "read_scenario_doc",
+    "read_scenario_text",
+    "resolve_conditions",
+]
 
 _SCENARIO_KEYS = {"name", "description", "site", "time", "settle_s", "design_limits"}
-_CONDITION_KEYS = {"gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
-                   "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
-                   "idle_nodes_off"}
+_CONDITION_KEYS = {
+    "gpu_util_frac",
+    "gpu_power_limit_w",
+    "outdoor_dry_bulb_c",
+    "outdoor_wet_bulb_c",
+    "failed_power",
+    "failed_sources",
+    "failed_switches",
+    "pumps_failed",
+    "cdus_failed",
+    "loop_supply_temp_c",
+    "job",
+    "idle_nodes_off",
+}
 
 
 MAX_SETTLE_S = 86_400.0  # one day of minute steps bounds the run time of a projection
@@ -131,8 +152,13 @@ def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
         bad = set(keys) - known
         if bad:
             raise ScenarioError(f"{file}: {section}.{sorted(bad)[0]}: unknown key (known: {', '.join(sorted(known))})")
-    doc = ScenarioDoc(name=str(head.get("name", Path(file).stem)), description=str(head.get("description", "")),
-                      site=head.get("site"), conditions=cond, file=file)
+    doc = ScenarioDoc(
+        name=str(head.get("name", Path(file).stem)),
+        description=str(head.get("description", "")),
+        site=head.get("site"),
+        conditions=cond,
+        file=file,
+    )
     if "time" in head:
         ts = head["time"]
         if isinstance(ts, str):
@@ -142,13 +168,14 @@ def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
                 raise ScenarioError(f"{file}: scenario.time: not an ISO 8601 time: {head['time']!r}") from None
         if not isinstance(ts, datetime) or ts.tzinfo is None:
             raise ScenarioError(f"{file}: scenario.time: needs a time zone (e.g. 2024-07-22T20:00:00Z)")
-        doc.time = ts.astimezone(timezone.utc)
+        doc.time = ts.astimezone(UTC)
     if "settle_s" in head:
         doc.settle_s = _number(head["settle_s"], "scenario.settle_s", file, 0.0, MAX_SETTLE_S)
     if "design_limits" in head:
         if head["design_limits"] not in POLICIES:
-            raise ScenarioError(f"{file}: scenario.design_limits: expected one of {', '.join(POLICIES)}, "
-                                f"got {head['design_limits']!r}")
+            raise ScenarioError(
+                f"{file}: scenario.design_limits: expected one of {', '.join(POLICIES)}, got {head['design_limits']!r}"
+            )
         doc.design_limits = head["design_limits"]
     doc.edits = parse_edits(raw.get("edits", []), file)
     return doc
@@ -173,8 +200,7 @@ def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Sc
 def resolve_conditions(doc: ScenarioDoc, state: SiteTables) -> Scenario:
     """The :class:`Scenario` of ``doc``'s header and ``[conditions]`` on ``state`` (edits aside)."""
     file, cond = doc.file, doc.conditions
-    sc = Scenario(name=doc.name, description=doc.description, design_limits=doc.design_limits,
-                  edits=list(doc.edits))
+    sc = Scenario(name=doc.name, description=doc.description, design_limits=doc.design_limits, edits=list(doc.edits))
     if doc.time is not None:
         sc.time = doc.time
     if doc.settle_s is not None:

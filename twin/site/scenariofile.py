@@ -9,15 +9,26 @@ keys in a fixed order, one edit per ``[[edits]]`` table, fields in the order of
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from twin.site.design import STRICT
 from twin.site.edits import Edit
 from twin.site.scenario import ScenarioDoc
 
-_CONDITION_ORDER = ("gpu_util_frac", "gpu_power_limit_w", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c", "failed_power",
-                    "failed_sources", "failed_switches", "pumps_failed", "cdus_failed", "loop_supply_temp_c", "job",
-                    "idle_nodes_off")
+_CONDITION_ORDER = (
+    "gpu_util_frac",
+    "gpu_power_limit_w",
+    "outdoor_dry_bulb_c",
+    "outdoor_wet_bulb_c",
+    "failed_power",
+    "failed_sources",
+    "failed_switches",
+    "pumps_failed",
+    "cdus_failed",
+    "loop_supply_temp_c",
+    "job",
+    "idle_nodes_off",
+)
 
 
 def _value(v) -> str:
@@ -30,7 +41,7 @@ def _value(v) -> str:
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML refuses a raw DEL
     if isinstance(v, datetime):
-        return v.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+        return v.astimezone(UTC).isoformat().replace("+00:00", "Z")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):

@@ -27,6 +27,7 @@ _PATTERN_SPEC = re.compile(r"0?\d{0,2}[dxX]?")  # e.g. "02d": no width that coul
 
 def _name_pattern(fields: tuple[str, ...]):
     """Validator of a ``str.format`` pattern that may use only ``fields`` with short integer specs."""
+
     def check(pattern: str) -> str:
         try:
             parts = list(string.Formatter().parse(pattern))
@@ -41,12 +42,12 @@ def _name_pattern(fields: tuple[str, ...]):
                 raise ValueError(f"format of {{{field}}} must be like {{{field}:02d}}, got {spec!r}")
         pattern.format(**{f: 1 for f in fields})
         return pattern
+
     return AfterValidator(check)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
-                              str_max_length=limits.MAX_TEXT_CHARS)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, str_max_length=limits.MAX_TEXT_CHARS)
 
 
 class SiteInfo(_Strict):
@@ -57,10 +58,12 @@ class SiteInfo(_Strict):
     longitude_deg: float = Field(0.0, ge=-180, le=180)
     weather: Name = "memphis"
     site_overhead_mw: float = Field(0.0, ge=0, le=1_000)
-    hostname_pattern: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS),
-                                _name_pattern(("hall", "row", "rack", "slot"))] = "h{hall}-r{row:02d}-k{rack:02d}-n{slot}"
-    rack_name_pattern: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS),
-                                 _name_pattern(("hall", "row", "rack"))] = "H{hall}-R{row:02d}-K{rack:02d}"
+    hostname_pattern: Annotated[
+        str, Field(max_length=limits.MAX_NAME_CHARS), _name_pattern(("hall", "row", "rack", "slot"))
+    ] = "h{hall}-r{row:02d}-k{rack:02d}-n{slot}"
+    rack_name_pattern: Annotated[
+        str, Field(max_length=limits.MAX_NAME_CHARS), _name_pattern(("hall", "row", "rack"))
+    ] = "H{hall}-R{row:02d}-K{rack:02d}"
     default_job: Annotated[str, Field(max_length=limits.MAX_NAME_CHARS)] = ""  # job in data/jobs/, from GPU 0
 
 
@@ -145,7 +148,9 @@ class PowerElementSpec(_Strict):
     power_factor: float = Field(0.95, gt=0, le=1)
     max_util_frac: float = Field(0.8, gt=0, le=1)
     efficiency_frac: float = Field(0.99, gt=0.5, le=1)
-    ride_through_s: float = Field(300.0, ge=0, le=36_000)  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
+    ride_through_s: float = Field(
+        300.0, ge=0, le=36_000
+    )  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
 
     @model_validator(mode="after")
     def _rating_known(self):
@@ -255,19 +260,24 @@ class CalibrationSpec(_Strict):
     heat_capacity_factor: float = Field(1.0, ge=0.1, le=10)
     cdus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
     cdu_approach_delta_k: list[Annotated[float, Field(ge=-20, le=20)]] = Field(
-        default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
+        default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS
+    )
     gpus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
     gpu_r_th_factor: list[Annotated[float, Field(ge=0.1, le=10)]] = Field(
-        default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS)
+        default_factory=list, max_length=limits.MAX_CALIBRATED_GPUS
+    )
     # PSU efficiency at the load points 10, 20, 50, 100 % (twin.physics.power); empty: the catalogue's
-    psu_efficiency_points_frac: list[Annotated[float, Field(ge=0.5, le=1.0)]] = Field(default_factory=list,
-                                                                                    max_length=4)
+    psu_efficiency_points_frac: list[Annotated[float, Field(ge=0.5, le=1.0)]] = Field(
+        default_factory=list, max_length=4
+    )
 
     @model_validator(mode="after")
     def _paired(self):
         if self.psu_efficiency_points_frac and len(self.psu_efficiency_points_frac) != 4:
-            raise ValueError(f"psu_efficiency_points_frac: 4 values (at 10, 20, 50, 100 % load), "
-                             f"got {len(self.psu_efficiency_points_frac)}")
+            raise ValueError(
+                f"psu_efficiency_points_frac: 4 values (at 10, 20, 50, 100 % load), "
+                f"got {len(self.psu_efficiency_points_frac)}"
+            )
         if len(self.cdus) != len(self.cdu_approach_delta_k):
             raise ValueError(f"{len(self.cdus)} cdus but {len(self.cdu_approach_delta_k)} cdu_approach_delta_k")
         if len(self.gpus) != len(self.gpu_r_th_factor):
@@ -295,7 +305,7 @@ def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
         if isinstance(node, dict) and key in node:
             node = node[key]
             if not in_list and isinstance(node, dict):  # a table such as [site] or [fabric]
-                entity = ".".join(str(k) for k in loc[:i + 1])
+                entity = ".".join(str(k) for k in loc[: i + 1])
         elif isinstance(node, list) and isinstance(key, int) and key < len(node):
             node = node[key]
             section = ".".join(str(k) for k in loc[:i] if not isinstance(k, int))

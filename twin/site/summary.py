@@ -12,8 +12,9 @@ def site_summary(state: SiteTables) -> dict:
     tdp_w = state.gpu_spec_array("tdp_w")
     node_full_w = np.bincount(state.gpu_node, weights=tdp_w, minlength=state.n_nodes) + state.node_base_power_w
     kinds = {k: int((state.source_kind == i).sum()) for i, k in enumerate(SOURCE_KINDS)}
-    capacity = {f"{k}_mw": float(state.source_capacity_mw[state.source_kind == i].sum())
-                for i, k in enumerate(SOURCE_KINDS)}
+    capacity = {
+        f"{k}_mw": float(state.source_capacity_mw[state.source_kind == i].sum()) for i, k in enumerate(SOURCE_KINDS)
+    }
     return {
         "name": state.name,
         "description": state.description,

@@ -29,9 +29,15 @@ class ElementRef:
 
 def find_element(state: SiteTables, name: str) -> ElementRef | None:
     """The element called ``name``, or None."""
-    for kind, names in (("power", state.power_name), ("source", state.source_name), ("plant", state.plant_name),
-                        ("loop", state.loop_name), ("cdu", state.cdu_name), ("switch", state.switch_name),
-                        ("rack", state.rack_name)):
+    for kind, names in (
+        ("power", state.power_name),
+        ("source", state.source_name),
+        ("plant", state.plant_name),
+        ("loop", state.loop_name),
+        ("cdu", state.cdu_name),
+        ("switch", state.switch_name),
+        ("rack", state.rack_name),
+    ):
         index = _index(state, kind, names)
         if name in index:
             i = index[name]

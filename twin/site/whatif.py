@@ -55,8 +55,11 @@ def edited_site(baseline: SiteTables, doc: ScenarioDoc, catalogue: Catalogue | N
         raise EditError(exc.index, exc.field, exc.problem, doc.file) from None
     if not edited.layout_edits:
         return baseline
-    key = (id(baseline), doc.design_limits,
-           json.dumps([doc.edits[i].as_dict() for i in edited.layout_edits], sort_keys=True, default=str))
+    key = (
+        id(baseline),
+        doc.design_limits,
+        json.dumps([doc.edits[i].as_dict() for i in edited.layout_edits], sort_keys=True, default=str),
+    )
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None and hit[0] is baseline:  # the baseline is held, so its id cannot be reused
@@ -83,23 +86,33 @@ def _build(baseline: SiteTables, edited: EditedModel, doc: ScenarioDoc, cat: Cat
             entity, field_ = design.ERROR_AT[f.check](f.element)
             ref = find_element(state, f.element)
             racks = {state.rack_name[r] for r in racks_exposed(state, ref)} if ref else set()
-            raise _blame(edited, doc, entity, field_, f"{entity}: {f.message} (design_limits = \"strict\"; "
-                         "\"warn\" reports it instead)", racks)
+            raise _blame(
+                edited,
+                doc,
+                entity,
+                field_,
+                f'{entity}: {f.message} (design_limits = "strict"; "warn" reports it instead)',
+                racks,
+            )
     return state
 
 
-def _blame(edited: EditedModel, doc: ScenarioDoc, entity: str, field_: str, message: str,
-           racks: set[str] | None = None) -> EditError:
+def _blame(
+    edited: EditedModel, doc: ScenarioDoc, entity: str, field_: str, message: str, racks: set[str] | None = None
+) -> EditError:
     """An :class:`EditError` at the last layout edit that touched the rack named in ``entity`` (or ``racks``)."""
     if racks is None:
         racks = {entity.split("'")[1]} if entity.startswith("rack '") else set()
-    index = next((i for i in reversed(edited.layout_edits) if edited.touched.get(i, set()) & racks),
-                 edited.layout_edits[-1])
+    index = next(
+        (i for i in reversed(edited.layout_edits) if edited.touched.get(i, set()) & racks), edited.layout_edits[-1]
+    )
     edit = doc.edits[index]
     if field_ == "position":
-        field_ = "x_m" if "x_m" in edit.fields or edit.op == "add_rack" else ("dx_m" if "dx_m" in edit.fields
-                                                                              else "dy_m" if "dy_m" in edit.fields
-                                                                              else MAIN_FIELD[edit.op])
+        field_ = (
+            "x_m"
+            if "x_m" in edit.fields or edit.op == "add_rack"
+            else ("dx_m" if "dx_m" in edit.fields else "dy_m" if "dy_m" in edit.fields else MAIN_FIELD[edit.op])
+        )
     elif field_ == "rack_type":
         field_ = "type"
     if field_ not in edit.fields:
@@ -112,9 +125,20 @@ def _names(state: SiteTables):
     """Every element name of the site with its reference, for globs (built once per site)."""
     cache = state.__dict__.setdefault("_whatif_names", {})
     if "all" not in cache:
-        cache["all"] = [n for names in (state.power_name, state.source_name, state.plant_name, state.loop_name,
-                                        state.cdu_name, state.switch_name, state.rack_name, state.node_name)
-                        for n in names]
+        cache["all"] = [
+            n
+            for names in (
+                state.power_name,
+                state.source_name,
+                state.plant_name,
+                state.loop_name,
+                state.cdu_name,
+                state.switch_name,
+                state.rack_name,
+                state.node_name,
+            )
+            for n in names
+        ]
     return cache["all"]
 
 
@@ -174,16 +198,22 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
     caps: list[tuple[int, np.ndarray, float]] = []  # (edit index, GPU ids, cap W)
     job_caps: list[tuple[int, float]] = []
     inp = sc.inputs
-    supply = inp.loop_supply_temp_c.copy() if inp.loop_supply_temp_c is not None else \
-        np.full(len(state.loop_name), np.nan)
+    supply = (
+        inp.loop_supply_temp_c.copy() if inp.loop_supply_temp_c is not None else np.full(len(state.loop_name), np.nan)
+    )
     cdu_setpoint = np.full(state.n_cdus, np.nan)
     for i, e in enumerate(doc.edits):
         if e.op in LAYOUT_OPS:
             continue
         if e.op == "fail":
             for ref in _elements(state, e, i, file):
-                units = (e.get("pumps_count") if ref.kind == "cdu" else e.get("chillers_count") if ref.kind == "plant"
-                         else None)
+                units = (
+                    e.get("pumps_count")
+                    if ref.kind == "cdu"
+                    else e.get("chillers_count")
+                    if ref.kind == "plant"
+                    else None
+                )
                 failed[(ref.kind, ref.id)] = units
         elif e.op == "restore":
             for ref in _elements(state, e, i, file):
@@ -201,15 +231,24 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
             if "job" in e.fields:
                 job_caps.append((i, cap))
                 if e.fields["job"] != (sc.job if sc.job is not None else state.default_job):
-                    raise EditError(i, "job", f"{e.fields['job']!r} is not the scenario's job "
-                                    f"({(sc.job if sc.job is not None else state.default_job) or 'none'})", file)
+                    raise EditError(
+                        i,
+                        "job",
+                        f"{e.fields['job']!r} is not the scenario's job "
+                        f"({(sc.job if sc.job is not None else state.default_job) or 'none'})",
+                        file,
+                    )
         elif e.op == "set_setpoint":
             if "loops" in e.fields:
                 for pattern in e.fields["loops"]:
                     hit = [k for k, n in enumerate(state.loop_name) if fnmatch.fnmatchcase(n, pattern)]
                     if not hit:
-                        raise EditError(i, "loops", f"{pattern!r} matches no facility loop "
-                                        f"(loops: {', '.join(state.loop_name)})", file)
+                        raise EditError(
+                            i,
+                            "loops",
+                            f"{pattern!r} matches no facility loop (loops: {', '.join(state.loop_name)})",
+                            file,
+                        )
                     supply[hit] = e.fields["supply_temp_c"]
             if "cdus" in e.fields:
                 for pattern in e.fields["cdus"]:
@@ -239,9 +278,16 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
 def _name_of(state: SiteTables, ref: ElementRef) -> str:
     if ref.kind == "link":
         return f"{state.switch_name[state.link_a[ref.id]]}/{state.switch_name[state.link_b[ref.id]]}"
-    names = {"power": state.power_name, "source": state.source_name, "plant": state.plant_name,
-             "loop": state.loop_name, "cdu": state.cdu_name, "switch": state.switch_name,
-             "rack": state.rack_name, "node": state.node_name}[ref.kind]
+    names = {
+        "power": state.power_name,
+        "source": state.source_name,
+        "plant": state.plant_name,
+        "loop": state.loop_name,
+        "cdu": state.cdu_name,
+        "switch": state.switch_name,
+        "rack": state.rack_name,
+        "node": state.node_name,
+    }[ref.kind]
     return names[ref.id]
 
 
@@ -264,24 +310,33 @@ def _failures(inp, state: SiteTables, failed: dict) -> None:
     links = np.flatnonzero(np.isin(state.link_a, switches) | np.isin(state.link_b, switches))
     inp.failed_links = np.union1d(np.union1d(inp.failed_links, links), ids("link")).astype(np.int64)
     if "cdu" in by_kind or "loop" in by_kind:
-        pumps = (np.asarray(inp.pumps_running_count, dtype=np.int64).copy() if inp.pumps_running_count is not None
-                 else state.cdu_spec_array("pumps").astype(np.int64))
+        pumps = (
+            np.asarray(inp.pumps_running_count, dtype=np.int64).copy()
+            if inp.pumps_running_count is not None
+            else state.cdu_spec_array("pumps").astype(np.int64)
+        )
         for cdu, units in by_kind.get("cdu", []):
             pumps[cdu] = 0 if units is None else max(pumps[cdu] - units, 0)
         # a facility loop out of service: its CDUs reject no heat, modelled as their flow lost [E]
         pumps[np.isin(state.cdu_loop, ids("loop"))] = 0
         inp.pumps_running_count = pumps
     if "plant" in by_kind:
-        running = (np.asarray(inp.plant_chillers_running, dtype=np.int64).copy()
-                   if inp.plant_chillers_running is not None else state.plant_chiller_count.astype(np.int64))
+        running = (
+            np.asarray(inp.plant_chillers_running, dtype=np.int64).copy()
+            if inp.plant_chillers_running is not None
+            else state.plant_chiller_count.astype(np.int64)
+        )
         for plant, units in by_kind["plant"]:
             running[plant] = 0 if units is None else max(running[plant] - units, 0)
         inp.plant_chillers_running = running
     # a failed node or rack stops: modelled as powered off (its GPUs draw nothing and compute nothing)
     nodes = ids("node") + [int(n) for r in ids("rack") for n in np.flatnonzero(state.node_rack == r)]
     if nodes:
-        off = (np.asarray(inp.nodes_off, dtype=bool).copy() if inp.nodes_off is not None
-               else np.zeros(state.n_nodes, dtype=bool))
+        off = (
+            np.asarray(inp.nodes_off, dtype=bool).copy()
+            if inp.nodes_off is not None
+            else np.zeros(state.n_nodes, dtype=bool)
+        )
         off[nodes] = True
         inp.nodes_off = off
 
@@ -293,9 +348,9 @@ def _caps(sc: Scenario, state: SiteTables, caps: list, job_caps: list, file: str
     base = sc.inputs.gpu_power_limit_w
     limit = np.broadcast_to(np.asarray(tdp if base is None else base, dtype=np.float64), tdp.shape).copy()
     if job_caps:
+        from twin.site.load import default_job_path
         from twin.training.jobfile import load_job  # training is needed only for a job cap
         from twin.training.sitejob import contiguous_placement
-        from twin.site.load import default_job_path
 
         name = sc.job if sc.job is not None else state.default_job
         spec = load_job(default_job_path(name))
@@ -304,7 +359,12 @@ def _caps(sc: Scenario, state: SiteTables, caps: list, job_caps: list, file: str
     for i, gpus, cap in sorted(caps, key=lambda c: c[0]):
         too_low = gpus[cap < low[gpus]]
         if too_low.size:
-            raise EditError(i, "gpu_power_limit_w", f"{cap:g} W is below the minimum power limit "
-                            f"({low[too_low[0]]:g} W) of {state.gpu_specs[state.gpu_spec[too_low[0]]].name}", file)
+            raise EditError(
+                i,
+                "gpu_power_limit_w",
+                f"{cap:g} W is below the minimum power limit "
+                f"({low[too_low[0]]:g} W) of {state.gpu_specs[state.gpu_spec[too_low[0]]].name}",
+                file,
+            )
         limit[gpus] = np.minimum(limit[gpus], np.minimum(cap, tdp[gpus]))
     sc.inputs = replace(sc.inputs, gpu_power_limit_w=limit)

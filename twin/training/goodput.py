@@ -90,13 +90,17 @@ def job_mttf_s(n_nodes: int | np.ndarray, failures_per_1000_node_days: float | n
     if np.any(n <= 0):
         raise ReliabilityError(f"job needs at least one node, got {n_nodes}")
     if np.any(rate < 0):
-        raise ReliabilityError(f"reliability.failures_per_1000_node_days must be >= 0, got {failures_per_1000_node_days}")
+        raise ReliabilityError(
+            f"reliability.failures_per_1000_node_days must be >= 0, got {failures_per_1000_node_days}"
+        )
     with np.errstate(divide="ignore"):
         out = 1000.0 * SECONDS_PER_DAY / (rate * n)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def checkpoint_write_s(n_params: float, storage_write_gbps: float, bytes_per_param: float = CHECKPOINT_BYTES_PER_PARAM) -> float:
+def checkpoint_write_s(
+    n_params: float, storage_write_gbps: float, bytes_per_param: float = CHECKPOINT_BYTES_PER_PARAM
+) -> float:
     """Blocking checkpoint write time [s] = ``n_params · bytes_per_param / bandwidth``."""
     if storage_write_gbps <= 0:
         raise ReliabilityError(f"reliability.storage_write_gbps must be positive, got {storage_write_gbps}")
@@ -121,7 +125,8 @@ def checkpoint_transfer_s(
     if aggregate_gbps <= 0 or node_gbps <= 0 or not 0 < share_frac <= 1 or n_nodes <= 0:
         raise ReliabilityError(
             f"storage bandwidths and nodes must be positive and share_frac in (0, 1], got "
-            f"{aggregate_gbps}, {node_gbps}, {share_frac}, {n_nodes}")
+            f"{aggregate_gbps}, {node_gbps}, {share_frac}, {n_nodes}"
+        )
     gbps = min(aggregate_gbps * share_frac, n_nodes * node_gbps)
     return n_params * bytes_per_param * 8.0 / (gbps * 1e9)
 
@@ -147,7 +152,8 @@ def interruptions_per_day_by_cause(
     if n_nodes <= 0 or failures_per_1000_node_days < 0 or software_failures_per_job_day < 0:
         raise ReliabilityError(
             f"need n_nodes > 0 and non-negative rates, got {n_nodes}, {failures_per_1000_node_days}, "
-            f"{software_failures_per_job_day}")
+            f"{software_failures_per_job_day}"
+        )
     hw_per_day = failures_per_1000_node_days * n_nodes / 1000.0 * burn_in_factor(fleet_age_days)
     out = {c: hw_per_day * HARDWARE_CAUSE_SHARE[c] for c in HARDWARE_CAUSES}
     out["software"] = software_failures_per_job_day
@@ -215,8 +221,9 @@ def goodput_summary(
 
     Each interruption costs ``restart_s + restore_s`` plus half an interval of lost work.
     """
-    by_cause = interruptions_per_day_by_cause(n_nodes, failures_per_1000_node_days, software_failures_per_job_day,
-                                              fleet_age_days)
+    by_cause = interruptions_per_day_by_cause(
+        n_nodes, failures_per_1000_node_days, software_failures_per_job_day, fleet_age_days
+    )
     mttf = mttf_from_rates_s(by_cause)
     restart_s = restart_s + restore_s
     tau = daly_interval_s(write_s, mttf) if interval_s is None else float(interval_s)

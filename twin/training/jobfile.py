@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from twin.errors import InputError
-from twin.training import goodput, models, pipeline, steptime as training
 from twin.site.limits import MAX_GPUS
 from twin.site.tables import GpuSpec
 from twin.textfile import read_text
+from twin.training import goodput, models, pipeline
+from twin.training import steptime as training
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
 REQUIRED = object()
@@ -205,7 +206,7 @@ def load_gpu_catalogue(path: Path | str = CATALOGUE_PATH) -> dict[str, GpuSpec]:
             raise JobFileError(f"{path}: gpu.{gpu_name!r} lacks {', '.join(missing)}")
         out[gpu_name] = GpuSpec(name=gpu_name, **{n: float(table[n]) for n in names})
     if not out:
-        raise JobFileError(f"{path}: no [gpu.\"NAME\"] tables")
+        raise JobFileError(f'{path}: no [gpu."NAME"] tables')
     return out
 
 
@@ -232,7 +233,9 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         if key == "model" and isinstance(value, str):
             continue  # a named model (data/models.toml)
         if key not in _TOP_LEVEL:
-            raise JobFileError(f"{source}: unknown section or key {key!r} (expected {sorted(_SCHEMA) + sorted(_TOP_LEVEL)})")
+            raise JobFileError(
+                f"{source}: unknown section or key {key!r} (expected {sorted(_SCHEMA) + sorted(_TOP_LEVEL)})"
+            )
         if not isinstance(value, _TOP_LEVEL[key]):
             raise JobFileError(f"{source}: {key} must be a string")
     try:
@@ -298,7 +301,7 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         **_reliability_extras(rel, source),
     )
     if reliability.checkpoint_interval_s is not None and reliability.checkpoint_interval_s <= 0:
-        raise JobFileError(f"{source}: reliability.checkpoint_interval_s must be positive or \"auto\"")
+        raise JobFileError(f'{source}: reliability.checkpoint_interval_s must be positive or "auto"')
     return TrainingJob(
         name=data.get("name", Path(source).stem),
         description=data.get("description", ""),
@@ -318,7 +321,9 @@ def _parallel_fields(p: dict[str, Any], source: str) -> dict[str, Any]:
     out = {k: (float(v) if k.endswith("_frac") and not isinstance(v, str) else v) for k, v in p.items()}
     if isinstance(out["dp_overlap_frac"], str):
         if out["dp_overlap_frac"] != AUTO:
-            raise JobFileError(f"{source}: parallel.dp_overlap_frac must be a number or \"auto\", got {p['dp_overlap_frac']!r}")
+            raise JobFileError(
+                f'{source}: parallel.dp_overlap_frac must be a number or "auto", got {p["dp_overlap_frac"]!r}'
+            )
         out["dp_overlap_frac"] = None
     out["dp_bucket_mb"] = float(out["dp_bucket_mb"])
     return out
@@ -332,7 +337,7 @@ def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
     age = rel["fleet_age_days"]
     if isinstance(age, str):
         if age != MATURE:
-            raise JobFileError(f"{source}: reliability.fleet_age_days must be a number or \"mature\", got {age!r}")
+            raise JobFileError(f'{source}: reliability.fleet_age_days must be a number or "mature", got {age!r}')
         age = float("inf")
     elif age < 0:
         raise JobFileError(f"{source}: reliability.fleet_age_days must be >= 0, got {age}")
@@ -401,7 +406,7 @@ def _auto_or_number(sec: dict[str, Any], key: str, source: str) -> float | None:
     value = sec[key]
     if isinstance(value, str):
         if value != AUTO:
-            raise JobFileError(f"{source}: reliability.{key} must be a number or \"auto\", got {value!r}")
+            raise JobFileError(f'{source}: reliability.{key} must be a number or "auto", got {value!r}')
         return None
     if value < 0:
         raise JobFileError(f"{source}: reliability.{key} must be >= 0, got {value}")

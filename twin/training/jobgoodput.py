@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from twin.training import goodput, steptime as training
+from twin.training import goodput
+from twin.training import steptime as training
 from twin.training.jobfile import TrainingJob
+
+if TYPE_CHECKING:
+    from twin.training import restart
 
 
 @dataclass(frozen=True)
@@ -26,8 +31,9 @@ def job_storage(job: TrainingJob) -> StorageSystem:
 
 def site_storage(state) -> StorageSystem:
     """The storage of a site (``[storage]`` of the site file, see :class:`twin.site.tables.SiteTables`)."""
-    return StorageSystem(state.storage_write_gbps, state.storage_read_gbps, state.storage_node_gbps,
-                         state.storage_share_frac)
+    return StorageSystem(
+        state.storage_write_gbps, state.storage_read_gbps, state.storage_node_gbps, state.storage_share_frac
+    )
 
 
 def checkpoint_times_s(job: TrainingJob, n_nodes: int, storage: StorageSystem) -> tuple[float, float]:
@@ -36,10 +42,14 @@ def checkpoint_times_s(job: TrainingJob, n_nodes: int, storage: StorageSystem) -
     params = training.parameter_count(job.model)
     write = rel.checkpoint_write_s
     if write is None:
-        write = goodput.checkpoint_transfer_s(params, n_nodes, storage.write_gbps, storage.node_gbps, storage.share_frac)
+        write = goodput.checkpoint_transfer_s(
+            params, n_nodes, storage.write_gbps, storage.node_gbps, storage.share_frac
+        )
     restore = rel.checkpoint_restore_s
     if restore is None:
-        restore = goodput.checkpoint_transfer_s(params, n_nodes, storage.read_gbps, storage.node_gbps, storage.share_frac)
+        restore = goodput.checkpoint_transfer_s(
+            params, n_nodes, storage.read_gbps, storage.node_gbps, storage.share_frac
+        )
     return write, restore
 
 
@@ -61,8 +71,9 @@ def job_goodput(job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: St
     )
 
 
-def restart_timings(job: TrainingJob, n_nodes: int, storage: StorageSystem | None = None,
-                    tokens_per_s: float = 0.0) -> "restart.RestartTimings":
+def restart_timings(
+    job: TrainingJob, n_nodes: int, storage: StorageSystem | None = None, tokens_per_s: float = 0.0
+) -> restart.RestartTimings:
     """:class:`twin.training.restart.RestartTimings` of ``job``: its checkpoint interval
     (the job file's or Daly's optimum), write and restore times through ``storage``, and the
     GPU idle-to-busy power ratio of its hardware."""

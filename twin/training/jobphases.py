@@ -31,7 +31,8 @@ def job_schedule(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> pha
         eval_interval_s=rel.eval_interval_s if rel.eval_interval_s > 0 and rel.eval_s > 0 else np.inf,
         eval_s=rel.eval_s if rel.eval_interval_s > 0 else 0.0,
         restart_down_s=restart.DEFAULT_XID_DETECTION_S + restart.DEFAULT_DRAIN_SWAP_S + float(restore_s),
-        warmup_s=restart.DEFAULT_WARMUP_S)
+        warmup_s=restart.DEFAULT_WARMUP_S,
+    )
 
 
 def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> phases.ProfileStats | None:
@@ -42,13 +43,20 @@ def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> phases
     return phases.profile_stats(profile, job_schedule(state, job, res))
 
 
-def cached_job_shape(cache: dict, state: SiteTables, job: TrainingJob, res: SiteJobResult) -> phases.ProfileStats | None:
+def cached_job_shape(
+    cache: dict, state: SiteTables, job: TrainingJob, res: SiteJobResult
+) -> phases.ProfileStats | None:
     """:func:`job_shape`, computed once per distinct job status (step breakdown, checkpoint cadence, the job
     file's reliability inputs)."""
     st = res.status
-    key = (st.name, tuple(sorted((k, round(v, 9)) for k, v in st.breakdown_s.items())), round(st.checkpoint_interval_s, 6),
-           None if res.step is None else round(res.step.ops_s.get("optimizer", 0.0), 9), st.gpu_ids.size,
-           job.reliability)
+    key = (
+        st.name,
+        tuple(sorted((k, round(v, 9)) for k, v in st.breakdown_s.items())),
+        round(st.checkpoint_interval_s, 6),
+        None if res.step is None else round(res.step.ops_s.get("optimizer", 0.0), 9),
+        st.gpu_ids.size,
+        job.reliability,
+    )
     if key not in cache:
         if len(cache) >= MAX_CACHED:
             cache.clear()

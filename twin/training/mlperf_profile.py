@@ -57,8 +57,11 @@ class ProfileFigures:
 def run_phases(run_log: Path) -> RunPhases:
     """Blocks and evaluations of an MLPerf run log."""
     events = mllog_events(run_log.read_text())
-    marks = [(e["key"], float(e["time_ms"])) for e in events
-             if e.get("key") in ("run_start", "run_stop", "block_start", "block_stop", "eval_start", "eval_stop")]
+    marks = [
+        (e["key"], float(e["time_ms"]))
+        for e in events
+        if e.get("key") in ("run_start", "run_stop", "block_start", "block_stop", "eval_start", "eval_stop")
+    ]
     start = next((t for k, t in marks if k == "run_start"), None)
     stop = next((t for k, t in marks if k == "run_stop"), None)
     if start is None or stop is None:
@@ -81,8 +84,11 @@ def recorded_step_s(run_log: Path) -> float:
     batch = next((float(e["value"]) for e in events if e.get("key") == "global_batch_size"), None)
     run = run_phases(run_log)
     start = run.run_start_ms
-    rows = [((float(e["time_ms"]) - start) / 1e3, float(e["metadata"]["samples_count"])) for e in events
-            if e.get("key") == "train_loss" and "samples_count" in (e.get("metadata") or {})]
+    rows = [
+        ((float(e["time_ms"]) - start) / 1e3, float(e["metadata"]["samples_count"]))
+        for e in events
+        if e.get("key") == "train_loss" and "samples_count" in (e.get("metadata") or {})
+    ]
     if not batch or len(rows) < 2:
         raise ValueError(f"{run_log.name}: needs global_batch_size and two train_loss reports")
     steps = []
@@ -138,10 +144,19 @@ def reduce_profile(series_w: list[np.ndarray], run: RunPhases) -> ProfileFigures
         ev = w[_inside(grid, steady_evals) & np.isfinite(w)]
         mean_t, mean_e = float(tw.mean()), float(ev.mean())
         mid = (mean_t + mean_e) / 2.0
-        below = [float(np.sum(w[_inside(grid, [(a - DIP_MARGIN_S, b + DIP_MARGIN_S)]) & np.isfinite(w)] < mid))
-                 * SAMPLE_S for a, b in steady_evals]
-        figs.append((mean_t, float(tw.std()), float(np.percentile(tw, 95) - np.percentile(tw, 5)), mean_t - mean_e,
-                     float(np.mean(below))))
+        below = [
+            float(np.sum(w[_inside(grid, [(a - DIP_MARGIN_S, b + DIP_MARGIN_S)]) & np.isfinite(w)] < mid)) * SAMPLE_S
+            for a, b in steady_evals
+        ]
+        figs.append(
+            (
+                mean_t,
+                float(tw.std()),
+                float(np.percentile(tw, 95) - np.percentile(tw, 5)),
+                mean_t - mean_e,
+                float(np.mean(below)),
+            )
+        )
     m = np.mean(np.array(figs), axis=0)
     return ProfileFigures(*(float(x) for x in m))
 
@@ -163,8 +178,9 @@ class NodeModel:
     psu_rating_w: float
 
 
-def twin_node_power_w(profile: phases.StepProfile, run: RunPhases, busy_w: float, idle_w: float, node: NodeModel,
-                      dt_s: float = 0.01) -> np.ndarray:
+def twin_node_power_w(
+    profile: phases.StepProfile, run: RunPhases, busy_w: float, idle_w: float, node: NodeModel, dt_s: float = 0.01
+) -> np.ndarray:
     """The twin's node AC power on the run's 1-s grid: the phase waveform at ``dt_s`` with the
     run log's evaluations, through the node and PSU model, averaged over each 1-s interval."""
     schedule = phases.JobSchedule(evals_at_s=tuple((a, b - a) for a, b in run.evals_s))

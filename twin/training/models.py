@@ -22,7 +22,7 @@ def load_models(path: Path | str = MODELS_PATH) -> dict[str, dict[str, Any]]:
         raise ModelPresetError(f"{path}: {exc}") from None
     models = data.get("model", {})
     if not models or not all(isinstance(v, dict) for v in models.values()):
-        raise ModelPresetError(f"{path}: expected [model.\"NAME\"] tables")
+        raise ModelPresetError(f'{path}: expected [model."NAME"] tables')
     return models
 
 
@@ -41,6 +41,8 @@ def expand_model(data: dict[str, Any], source: str, path: Path | str = MODELS_PA
     name = raw["name"]
     models = load_models(path)
     if not isinstance(name, str) or name not in models:
-        raise ModelPresetError(f"{source}: model {name!r} is not in {Path(path).name} (known: {', '.join(sorted(models))})")
+        raise ModelPresetError(
+            f"{source}: model {name!r} is not in {Path(path).name} (known: {', '.join(sorted(models))})"
+        )
     merged = {**models[name], **{k: v for k, v in raw.items() if k != "name"}}
     return {**data, "model": merged}

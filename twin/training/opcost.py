@@ -93,10 +93,12 @@ def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> di
     # a rank's E/ep local experts share the T·k routed tokens evenly (balanced routing)
     local_experts = shape.experts / shape.ep
     expert_tokens = t * shape.experts_per_token / local_experts
-    gemm = (gemm_s(t, (h + 2.0 * shape.kv_hidden) / tp, h, dev)
-            + gemm_s(t, h, h / tp, dev)
-            + gemm_s(expert_tokens, mlp_up_n, h, dev, local_experts)
-            + gemm_s(expert_tokens, h, shape.ffn / tp, dev, local_experts))
+    gemm = (
+        gemm_s(t, (h + 2.0 * shape.kv_hidden) / tp, h, dev)
+        + gemm_s(t, h, h / tp, dev)
+        + gemm_s(expert_tokens, mlp_up_n, h, dev, local_experts)
+        + gemm_s(expert_tokens, h, shape.ffn / tp, dev, local_experts)
+    )
     if shape.experts > 1:
         gemm += gemm_s(t, shape.experts, h, dev)  # router
     head_dim = h / shape.heads

@@ -41,12 +41,23 @@ CHECKPOINT_POWER_FRAC = 0.0  # all GPUs wait on the checkpoint write [Llama3-202
 EVAL_POWER_FRAC = 0.5  # forward passes only, with the evaluation loop's host work [Est-Job-Phase-Power]
 RESTART_POWER_FRAC = 0.0  # detection, drain and restore: GPUs idle (twin.training.restart)
 
-PHASE_POWER_FRAC = {"compute": COMPUTE_POWER_FRAC, "comm": COMM_POWER_FRAC, "bubble": COMM_POWER_FRAC,
-                    "dp_comm": COMM_POWER_FRAC, "optimizer": OPTIMIZER_POWER_FRAC,
-                    "checkpoint": CHECKPOINT_POWER_FRAC, "eval": EVAL_POWER_FRAC, "restart": RESTART_POWER_FRAC}
+PHASE_POWER_FRAC = {
+    "compute": COMPUTE_POWER_FRAC,
+    "comm": COMM_POWER_FRAC,
+    "bubble": COMM_POWER_FRAC,
+    "dp_comm": COMM_POWER_FRAC,
+    "optimizer": OPTIMIZER_POWER_FRAC,
+    "checkpoint": CHECKPOINT_POWER_FRAC,
+    "eval": EVAL_POWER_FRAC,
+    "restart": RESTART_POWER_FRAC,
+}
 # breakdown_s keys of twin.training.steptime.step_time, by step segment (in time order)
-_SEGMENT_KEYS = (("compute", ("compute", "throttle_loss")), ("comm", ("tp_comm", "cp_comm", "ep_comm", "pp_comm")),
-                 ("bubble", ("bubble", "stage_imbalance")), ("dp_comm", ("dp_comm",)))
+_SEGMENT_KEYS = (
+    ("compute", ("compute", "throttle_loss")),
+    ("comm", ("tp_comm", "cp_comm", "ep_comm", "pp_comm")),
+    ("bubble", ("bubble", "stage_imbalance")),
+    ("dp_comm", ("dp_comm",)),
+)
 MAX_SAMPLES = 4_000_000  # bound on a sampled waveform (32 MB of float64)
 MAX_PAUSES = 100_000  # bound on the checkpoints, evaluations and restarts of one window
 HARMONICS = 8  # step harmonics reported by fourier_lines
@@ -101,8 +112,12 @@ def two_phase_profile(step_s: float, compute_frac: float, low_power_frac: float 
     """A step of ``compute_frac · step_s`` at busy power and the rest at ``low_power_frac``."""
     if not 0.0 <= compute_frac <= 1.0:
         raise PhaseProfileError(f"compute_frac must be in [0, 1], got {compute_frac!r}")
-    return StepProfile((("compute", step_s * compute_frac, COMPUTE_POWER_FRAC),
-                        ("comm", step_s * (1.0 - compute_frac), low_power_frac)))
+    return StepProfile(
+        (
+            ("compute", step_s * compute_frac, COMPUTE_POWER_FRAC),
+            ("comm", step_s * (1.0 - compute_frac), low_power_frac),
+        )
+    )
 
 
 def step_profile(breakdown_s: dict[str, float], optimizer_s: float = 0.0) -> StepProfile:
@@ -157,8 +172,11 @@ class JobSchedule:
     @property
     def checkpoint_period_s(self) -> float:
         """Wall time between checkpoint starts (interval + write), inf without checkpoints."""
-        return self.checkpoint_interval_s + self.checkpoint_write_s if math.isfinite(self.checkpoint_interval_s) \
+        return (
+            self.checkpoint_interval_s + self.checkpoint_write_s
+            if math.isfinite(self.checkpoint_interval_s)
             else math.inf
+        )
 
 
 def _pauses(schedule: JobSchedule, window_s: float) -> list[tuple[float, float, str]]:
@@ -201,8 +219,9 @@ def _pauses(schedule: JobSchedule, window_s: float) -> list[tuple[float, float, 
     return out
 
 
-def waveform_frac(profile: StepProfile, schedule: JobSchedule | None, window_s: float, dt_s: float,
-                  step_offset_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def waveform_frac(
+    profile: StepProfile, schedule: JobSchedule | None, window_s: float, dt_s: float, step_offset_s: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """``(t_s, power_frac)`` sampled every ``dt_s`` over ``[0, window_s)``.
 
     Each sample is the mean of the piecewise-constant waveform over its interval
@@ -215,7 +234,9 @@ def waveform_frac(profile: StepProfile, schedule: JobSchedule | None, window_s: 
         raise PhaseProfileError(f"window_s and dt_s must be finite and > 0, got {window_s!r}, {dt_s!r}")
     n = int(math.ceil(window_s / dt_s - 1e-9))
     if n > MAX_SAMPLES:
-        raise PhaseProfileError(f"waveform of {n:,} samples exceeds {MAX_SAMPLES:,}: use a longer dt_s or a shorter window")
+        raise PhaseProfileError(
+            f"waveform of {n:,} samples exceeds {MAX_SAMPLES:,}: use a longer dt_s or a shorter window"
+        )
     edges = np.arange(n + 1, dtype=np.float64) * dt_s
     schedule = schedule or JobSchedule()
     pauses = _pauses(schedule, window_s)
@@ -267,8 +288,15 @@ def _warmup_ramp(mid_s: np.ndarray, pauses: list, warmup_s: float) -> np.ndarray
     return ramp
 
 
-def waveform_w(profile: StepProfile, schedule: JobSchedule | None, window_s: float, dt_s: float, busy_w: float,
-               idle_w: float, step_offset_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def waveform_w(
+    profile: StepProfile,
+    schedule: JobSchedule | None,
+    window_s: float,
+    dt_s: float,
+    busy_w: float,
+    idle_w: float,
+    step_offset_s: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """``(t_s, gpu_power_w)`` of one GPU of the job (see :func:`waveform_frac`)."""
     t, f = waveform_frac(profile, schedule, window_s, dt_s, step_offset_s)
     return t, to_watts(f, busy_w, idle_w)
@@ -333,8 +361,9 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
     sch = schedule or JobSchedule()
     periods, amps = fourier_lines(profile)
     mean = profile.mean_frac
-    ck_dip = mean - CHECKPOINT_POWER_FRAC if sch.checkpoint_write_s > 0 and math.isfinite(sch.checkpoint_interval_s) \
-        else 0.0
+    ck_dip = (
+        mean - CHECKPOINT_POWER_FRAC if sch.checkpoint_write_s > 0 and math.isfinite(sch.checkpoint_interval_s) else 0.0
+    )
     eval_s = max([sch.eval_s if math.isfinite(sch.eval_interval_s) else 0.0] + [d for _, d in sch.evals_at_s])
     ev_dip = mean - EVAL_POWER_FRAC if eval_s > 0 else 0.0
     lines = [(float(p), float(a)) for p, a in zip(periods, amps)]
@@ -344,12 +373,19 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
         lines.append((ev_period, pulse_line_frac(ev_dip, sch.eval_s, ev_period)))
     dom_period, dom_amp = max(lines, key=lambda pa: pa[1])
     return ProfileStats(
-        step_s=profile.step_s, high_s=profile.high_s, mean_frac=mean,
+        step_s=profile.step_s,
+        high_s=profile.high_s,
+        mean_frac=mean,
         swing_frac=profile.max_frac - profile.min_frac,
-        dominant_period_s=dom_period if dom_amp > 0 else math.inf, dominant_line_frac=dom_amp,
+        dominant_period_s=dom_period if dom_amp > 0 else math.inf,
+        dominant_line_frac=dom_amp,
         step_line_frac=float(amps[0]),
         checkpoint_period_s=sch.checkpoint_period_s if ck_dip else math.inf,
-        checkpoint_dip_frac=ck_dip, checkpoint_dip_s=sch.checkpoint_write_s if ck_dip else 0.0,
-        eval_dip_frac=ev_dip, eval_dip_s=eval_s,
+        checkpoint_dip_frac=ck_dip,
+        checkpoint_dip_s=sch.checkpoint_write_s if ck_dip else 0.0,
+        eval_dip_frac=ev_dip,
+        eval_dip_s=eval_s,
         restart_dip_frac=mean - RESTART_POWER_FRAC if sch.restart_down_s > 0 else 0.0,
-        restart_dip_s=sch.restart_down_s, restart_warmup_s=sch.warmup_s)
+        restart_dip_s=sch.restart_down_s,
+        restart_warmup_s=sch.warmup_s,
+    )

@@ -27,7 +27,7 @@ def mllog_events(text: str) -> list[dict]:
         if i < 0:
             continue
         try:
-            out.append(json.loads(line[i + len(_PREFIX):]))
+            out.append(json.loads(line[i + len(_PREFIX) :]))
         except json.JSONDecodeError:
             continue  # a truncated line is skipped, not guessed
     return out
@@ -35,7 +35,9 @@ def mllog_events(text: str) -> list[dict]:
 
 def power_samples(events: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     """``(time_ms, power_w)`` of the ``power_reading`` events."""
-    rows = [(e["time_ms"], e["value"]) for e in events if e.get("key") == "power_reading" and e.get("value") is not None]
+    rows = [
+        (e["time_ms"], e["value"]) for e in events if e.get("key") == "power_reading" and e.get("value") is not None
+    ]
     arr = np.array(rows, dtype=np.float64).reshape(-1, 2)
     return arr[:, 0], arr[:, 1]
 
@@ -69,5 +71,9 @@ def recorded_power(run_log: Path, node_logs: list[Path]) -> RecordedPower:
             raise ValueError(f"{path.name}: no power samples inside the run")
         means.append(float(w[inside].mean()))
         peaks.append(float(w[inside].max()))
-    return RecordedPower(nodes=len(node_logs), mean_node_w=float(np.mean(means)), peak_node_w=float(np.max(peaks)),
-                         duration_s=(stop - start) / 1000.0)
+    return RecordedPower(
+        nodes=len(node_logs),
+        mean_node_w=float(np.mean(means)),
+        peak_node_w=float(np.max(peaks)),
+        duration_s=(stop - start) / 1000.0,
+    )

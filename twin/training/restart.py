@@ -69,7 +69,14 @@ class RestartTimings:
     def __post_init__(self) -> None:
         if self.checkpoint_interval_s <= 0:
             raise ValueError(f"checkpoint_interval_s must be positive, got {self.checkpoint_interval_s}")
-        for name in ("checkpoint_write_s", "restore_s", "hang_timeout_s", "xid_detection_s", "drain_swap_s", "warmup_s"):
+        for name in (
+            "checkpoint_write_s",
+            "restore_s",
+            "hang_timeout_s",
+            "xid_detection_s",
+            "drain_swap_s",
+            "warmup_s",
+        ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.idle_power_frac <= 1.0:
@@ -152,8 +159,9 @@ def step(
         detect_s = timings.xid_detection_s if (xid & new_bad).any() else timings.hang_timeout_s
         lost = s.progress_since_checkpoint_s
         s = _enter(s, DETECTING, detect_s)
-        s = replace(s, lost_work_s=s.lost_work_s + lost, progress_since_checkpoint_s=0.0,
-                    failures_total=s.failures_total + 1)
+        s = replace(
+            s, lost_work_s=s.lost_work_s + lost, progress_since_checkpoint_s=0.0, failures_total=s.failures_total + 1
+        )
     if new_bad.any():
         s = replace(s, drain_gpu_ids=tuple(sorted(set(s.drain_gpu_ids) | set(ids[new_bad].tolist()))))
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twin.physics import fabric
-
-from twin.training import jobgoodput, steptime as training
-from twin.training.jobfile import TrainingJob
 from twin.engine.snapshot import JobStatus
+from twin.physics import fabric
 from twin.site.tables import SiteTables
+from twin.training import jobgoodput
+from twin.training import steptime as training
+from twin.training.jobfile import TrainingJob
 
 
 class PlacementError(ValueError):
@@ -53,9 +53,16 @@ def _no_collective_report(state: SiteTables, dp: fabric.JobFabricReport, eff: fl
     """Report of a parallel dimension of size 1: full rate unless the job's GPUs are cut off."""
     if dp.disconnected_gpus.size:
         return dp
-    return fabric.JobFabricReport(factor_frac=1.0, busbw_gbps=state.nic_gbps * eff, limiting_tier="none",
-                                  worst_leaf=-1, worst_pod=-1, leaf_factor_frac=1.0, pod_factor_frac=1.0,
-                                  disconnected_gpus=dp.disconnected_gpus)
+    return fabric.JobFabricReport(
+        factor_frac=1.0,
+        busbw_gbps=state.nic_gbps * eff,
+        limiting_tier="none",
+        worst_leaf=-1,
+        worst_pod=-1,
+        leaf_factor_frac=1.0,
+        pod_factor_frac=1.0,
+        disconnected_gpus=dp.disconnected_gpus,
+    )
 
 
 @dataclass
@@ -96,15 +103,19 @@ def evaluate_site_job(
     # also finds GPUs cut off by a down leaf) is evaluated for it; PP and CP then copy its
     # verdict on disconnection and otherwise get the full rate
     eff = job.hardware.collective_efficiency_frac
-    reports = {"dp": fabric.job_fabric_report(state, ids, groups["dp"] if sizes["dp"] > 1 else np.arange(ids.size),
-                                              link_up_flag, switch_up, eff)}
+    reports = {
+        "dp": fabric.job_fabric_report(
+            state, ids, groups["dp"] if sizes["dp"] > 1 else np.arange(ids.size), link_up_flag, switch_up, eff
+        )
+    }
     for dim in ("pp", "cp"):
         if sizes[dim] > 1:
             reports[dim] = fabric.job_fabric_report(state, ids, groups[dim], link_up_flag, switch_up, eff)
         else:
             reports[dim] = _no_collective_report(state, reports["dp"], eff)
-    factors = training.FabricFactors(dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac,
-                                     cp=reports["cp"].factor_frac)
+    factors = training.FabricFactors(
+        dp=reports["dp"].factor_frac, pp=reports["pp"].factor_frac, cp=reports["cp"].factor_frac
+    )
     bottle = training.bottleneck_analysis(throttle, ids, state.gpu_rack, par.tp * par.cp * par.pp)
     pace = bottle.pace_factor_frac
     n_nodes = int(np.unique(state.gpu_node[ids]).size)

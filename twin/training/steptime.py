@@ -200,11 +200,13 @@ def validate(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> None:
         raise TrainingConfigError(f"model.seq_len ({model.seq_len}) not divisible by parallel.cp ({par.cp})")
     if model.experts < 0 or not 1 <= model.experts_per_token <= max(model.experts, 1):
         raise TrainingConfigError(
-            f"model.experts_per_token ({model.experts_per_token}) must be in 1..model.experts ({model.experts})")
+            f"model.experts_per_token ({model.experts_per_token}) must be in 1..model.experts ({model.experts})"
+        )
     if par.ep > 1 and (not model.moe or model.experts % par.ep or par.dp % par.ep):
         raise TrainingConfigError(
             f"parallel.ep ({par.ep}) needs a mixture-of-experts model whose model.experts ({model.experts}) "
-            f"and parallel.dp ({par.dp}) it divides")
+            f"and parallel.dp ({par.dp}) it divides"
+        )
     if par.schedule not in pipeline.SCHEDULES:
         raise TrainingConfigError(f"parallel.schedule must be one of {pipeline.SCHEDULES}, got {par.schedule!r}")
     if par.dp_mode not in DP_MODES:
@@ -212,7 +214,7 @@ def validate(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> None:
     if par.virtual_stages < 0:
         raise TrainingConfigError(f"parallel.virtual_stages must be positive, got {par.virtual_stages}")
     if par.virtual_stages > 1 and (par.pp == 1 or par.schedule != "interleaved"):
-        raise TrainingConfigError("parallel.virtual_stages > 1 needs parallel.pp > 1 and schedule = \"interleaved\"")
+        raise TrainingConfigError('parallel.virtual_stages > 1 needs parallel.pp > 1 and schedule = "interleaved"')
     if par.global_batch % (par.dp * par.micro_batch):
         raise TrainingConfigError(
             f"parallel.global_batch ({par.global_batch}) not divisible by parallel.dp·micro_batch "
@@ -225,14 +227,16 @@ def validate(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> None:
     v = virtual_stages(model, par)
     if model.layers < par.pp * v:
         raise TrainingConfigError(
-            f"model.layers ({model.layers}) fewer than parallel.pp·virtual_stages ({par.pp * v}): a chunk would be empty")
+            f"model.layers ({model.layers}) fewer than parallel.pp·virtual_stages ({par.pp * v}): a chunk would be empty"
+        )
     fixed = sum(x for x in (par.first_stage_layers, par.last_stage_layers) if x >= 0)
     if par.pp == 1 and fixed:
         raise TrainingConfigError("parallel.first_stage_layers / last_stage_layers need parallel.pp > 1")
     if fixed > model.layers or (par.pp > 2 and model.layers - fixed < par.pp - 2):
         raise TrainingConfigError(
             f"parallel.first_stage_layers + last_stage_layers ({fixed}) leave too few of model.layers ({model.layers}) "
-            f"for the other {par.pp - 2} stages")
+            f"for the other {par.pp - 2} stages"
+        )
     if par.dp_bucket_mb <= 0:
         raise TrainingConfigError(f"parallel.dp_bucket_mb must be positive, got {par.dp_bucket_mb}")
     for name in ("dp_overlap_frac", "pp_overlap_frac", "cp_overlap_frac", "tp_overlap_frac"):
@@ -353,21 +357,32 @@ def clock_frac(hw: HardwareSpec) -> float:
 def device(hw: HardwareSpec, clock: float | None = None) -> opcost.Device:
     """Compute rate and HBM bandwidth one GPU of ``hw`` sustains (``clock`` from :func:`clock_frac`)."""
     clock = clock_frac(hw) if clock is None else clock
-    return opcost.Device(flops_per_s=hw.peak_tflops * 1e12 * hw.gemm_efficiency_frac * clock,
-                         hbm_bytes_per_s=hw.hbm_gbyte_per_s * 1e9)
+    return opcost.Device(
+        flops_per_s=hw.peak_tflops * 1e12 * hw.gemm_efficiency_frac * clock, hbm_bytes_per_s=hw.hbm_gbyte_per_s * 1e9
+    )
 
 
 def layer_shape(model: ModelSpec, par: ParallelSpec) -> opcost.LayerShape:
     """One layer as a TP rank sees it for one micro-batch."""
     return opcost.LayerShape(
-        tokens=par.micro_batch * model.seq_len / par.cp, seq_len=model.seq_len, hidden=model.hidden,
-        kv_hidden=model.hidden * model.kv / model.heads, ffn=model.ffn, heads=model.heads, tp=par.tp,
-        micro_batch=par.micro_batch, gated_mlp=model.gated_mlp, experts=max(model.experts, 1),
-        experts_per_token=model.active_experts, ep=par.ep)
+        tokens=par.micro_batch * model.seq_len / par.cp,
+        seq_len=model.seq_len,
+        hidden=model.hidden,
+        kv_hidden=model.hidden * model.kv / model.heads,
+        ffn=model.ffn,
+        heads=model.heads,
+        tp=par.tp,
+        micro_batch=par.micro_batch,
+        gated_mlp=model.gated_mlp,
+        experts=max(model.experts, 1),
+        experts_per_token=model.active_experts,
+        ep=par.ep,
+    )
 
 
-def layer_train_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec,
-                  dev: opcost.Device | None = None) -> dict[str, float]:
+def layer_train_s(
+    model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, dev: opcost.Device | None = None
+) -> dict[str, float]:
     """Forward + backward (+ recomputation) seconds of one layer per micro-batch, by op class.
 
     Backward costs twice the forward; ``full`` recomputation repeats the forward,
@@ -443,7 +458,9 @@ def communication_s(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, facto
         out["cp_layer"] = calls * _collective_s("all_gather", kv_bytes, par.cp, bw) * (1.0 - par.cp_overlap_frac)
     if par.pp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.tp * par.cp * par.pp, hw, factors.pp))
-        out["pp"] = 2.0 * par.micro_batches * virtual_stages(model, par) * act_bytes / par.tp / bw * (1.0 - par.pp_overlap_frac)
+        out["pp"] = (
+            2.0 * par.micro_batches * virtual_stages(model, par) * act_bytes / par.tp / bw * (1.0 - par.pp_overlap_frac)
+        )
     n_dp = par.dp * par.cp
     if n_dp > 1:
         bw = _gbps_to_bytes_per_s(group_bandwidth_gbps(par.n_gpus, hw, factors.dp))
@@ -553,8 +570,12 @@ def step_time(
 
     held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
     optimizer = opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
-    ops_s = {"gemm": m * sum(gemm) / pp, "attention": m * sum(attention) / pp,
-             "elementwise": m * sum(elementwise) / pp, "optimizer": optimizer}
+    ops_s = {
+        "gemm": m * sum(gemm) / pp,
+        "attention": m * sum(attention) / pp,
+        "elementwise": m * sum(elementwise) / pp,
+        "optimizer": optimizer,
+    }
     compute_s = sum(ops_s.values())
     frac = pipeline.bubble_frac(par.schedule, par.pp, m, v)
     bubble_s = frac * m * slowest

@@ -14,24 +14,33 @@ from pathlib import Path
 
 import numpy as np
 
+from twin.commands.throughput import throughput_report
 from twin.physics import power
 from twin.training import goodput
-from twin.commands.throughput import throughput_report
 from twin.training.jobfile import TrainingJob, load_job
 from twin.training.recorded_power import recorded_power
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
 # The shared fixtures sit beside the repository (see tests/conftest.py).
-MLPERF_POWER_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "mlperf-power" / \
-    "dell-8xXE9680-8xH100-llama2_70b_lora"
-MLPERF_POWER = ("mlcommons/training_results_v4.1, Dell 8xXE9680x8H100-SXM-80GB-POWER, llama2_70b_lora, "
-                "power/result_{run} (fixtures mlperf-power)")
+MLPERF_POWER_DIR = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "fixtures"
+    / "mlperf-power"
+    / "dell-8xXE9680-8xH100-llama2_70b_lora"
+)
+MLPERF_POWER = (
+    "mlcommons/training_results_v4.1, Dell 8xXE9680x8H100-SXM-80GB-POWER, llama2_70b_lora, "
+    "power/result_{run} (fixtures mlperf-power)"
+)
 MEGASCALE = "Jiang et al., NSDI'24, arXiv:2402.15627, abstract (55.2 % MFU; 1.34× Megatron-LM)"
-OPT_TPUT = "Zhang et al., arXiv:2205.01068 §2.4 (\"up to 147 TFLOP/s per GPU\")"
+OPT_TPUT = 'Zhang et al., arXiv:2205.01068 §2.4 ("up to 147 TFLOP/s per GPU")'
 MEGATRON = "Narayanan et al., SC'21, arXiv:2104.04473, Table 1"
 LLAMA = "Dubey et al., arXiv:2407.21783, Table 4"
-LLAMA_FAIL = "Dubey et al., arXiv:2407.21783 §3.3.4 (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
-LLAMA_ETTR = "Dubey et al., arXiv:2407.21783 §3.3.4 (\"higher than 90% effective training time\")"
+LLAMA_FAIL = (
+    "Dubey et al., arXiv:2407.21783 §3.3.4 (419 unexpected interruptions in 54 days on 16,384 GPUs; as reported by DCD)"
+)
+LLAMA_ETTR = 'Dubey et al., arXiv:2407.21783 §3.3.4 ("higher than 90% effective training time")'
 OPT = "OPT-175B logbook, ~1,000 A100, job MTTI ~7.5 h [Klockwood-JobReliability] [S]"
 
 
@@ -52,10 +61,18 @@ THROUGHPUT_CASES = (
     ThroughputCase("llama3-405b-8k.toml", "gpu_model_tflops", 430.0, LLAMA),
     ThroughputCase("llama3-405b-16k.toml", "gpu_model_tflops", 400.0, LLAMA),
     ThroughputCase("llama3-405b-128k-context.toml", "gpu_model_tflops", 380.0, LLAMA),
-    ThroughputCase("megascale-175b-12k.toml", "gpu_model_tflops", 312.0 * 0.552 / 1.34,
-                   "Megatron-LM on the MegaScale job: 55.2 %/1.34 = 41.2 % MFU [D]; " + MEGASCALE),
-    ThroughputCase("megascale-175b-12k.toml", "gpu_model_tflops", 312.0 * 0.552,
-                   "MegaScale itself (parallel blocks, sliding-window attention: not modelled); " + MEGASCALE),
+    ThroughputCase(
+        "megascale-175b-12k.toml",
+        "gpu_model_tflops",
+        312.0 * 0.552 / 1.34,
+        "Megatron-LM on the MegaScale job: 55.2 %/1.34 = 41.2 % MFU [D]; " + MEGASCALE,
+    ),
+    ThroughputCase(
+        "megascale-175b-12k.toml",
+        "gpu_model_tflops",
+        312.0 * 0.552,
+        "MegaScale itself (parallel blocks, sliding-window attention: not modelled); " + MEGASCALE,
+    ),
     ThroughputCase("opt-175b-992.toml", "gpu_hw_tflops", 147.0, OPT_TPUT),
 )
 
@@ -64,12 +81,15 @@ def _inputs(job: TrainingJob) -> str:
     p = job.parallel
     dims = f"TP{p.tp} CP{p.cp} PP{p.pp} DP{p.dp}" if p.cp > 1 else f"TP{p.tp} PP{p.pp} DP{p.dp}"
     from twin.training.steptime import virtual_stages
+
     sched = p.schedule if p.pp > 1 else "no PP"
     if p.pp > 1 and p.schedule == "interleaved":
         sched += f" v={virtual_stages(job.model, p)}"
     flash = "flash" if p.flash_attention else "no flash"
-    return (f"{p.n_gpus:,} {job.gpu.split('-')[0]}, {dims}, {sched}, mb={p.micro_batch}, "
-            f"GB={p.global_batch}, s={job.model.seq_len}, recompute={p.recompute}, {flash}, {p.dp_mode}")
+    return (
+        f"{p.n_gpus:,} {job.gpu.split('-')[0]}, {dims}, {sched}, mb={p.micro_batch}, "
+        f"GB={p.global_batch}, s={job.model.seq_len}, recompute={p.recompute}, {flash}, {p.dp_mode}"
+    )
 
 
 def _err(model: float, published: float) -> str:
@@ -84,8 +104,16 @@ def throughput_rows() -> list[list[str]]:
         rep = throughput_report(job)
         value = rep[case.metric]
         label = "TFLOP/s/GPU incl. recompute" if case.metric == "gpu_hw_tflops" else "model TFLOP/s/GPU"
-        rows.append([f"`{case.job_file}`", _inputs(job), f"{value:.0f} ({label}; MFU {100 * rep['mfu_frac']:.0f} %)",
-                     f"{case.published:.0f}", _err(value, case.published), case.source])
+        rows.append(
+            [
+                f"`{case.job_file}`",
+                _inputs(job),
+                f"{value:.0f} ({label}; MFU {100 * rep['mfu_frac']:.0f} %)",
+                f"{case.published:.0f}",
+                _err(value, case.published),
+                case.source,
+            ]
+        )
     return rows
 
 
@@ -99,9 +127,17 @@ def sensitivity_rows() -> list[list[str]]:
             rep = throughput_report(dataclasses.replace(job, parallel=par))
             b = rep["breakdown_s"]
             label = schedule + (f" v={v}" if v else "")
-            rows.append([label, "none" if overlap == 0.0 else "derived (FSDP)", f"{rep['gpu_model_tflops']:.0f}",
-                         _err(rep["gpu_model_tflops"], 400.0), f"{b['bubble']:.2f}", f"{b['dp_comm']:.2f}",
-                         f"{rep['step_time_s']:.2f}"])
+            rows.append(
+                [
+                    label,
+                    "none" if overlap == 0.0 else "derived (FSDP)",
+                    f"{rep['gpu_model_tflops']:.0f}",
+                    _err(rep["gpu_model_tflops"], 400.0),
+                    f"{b['bubble']:.2f}",
+                    f"{b['dp_comm']:.2f}",
+                    f"{rep['step_time_s']:.2f}",
+                ]
+            )
     return rows
 
 
@@ -111,25 +147,58 @@ def reliability_rows() -> list[list[str]]:
     sw = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
     rows = []
     days, nodes = 54.0, 2048
-    for label, r in (("Llama 3 405B interruptions", rate), ("same, RSC-2 node rate", goodput.RSC2_FAILURES_PER_1000_NODE_DAYS)):
+    for label, r in (
+        ("Llama 3 405B interruptions", rate),
+        ("same, RSC-2 node rate", goodput.RSC2_FAILURES_PER_1000_NODE_DAYS),
+    ):
         per_day = goodput.interruptions_per_day_by_cause(nodes, r, sw)
         expected = days * sum(per_day.values())
         mttf_h = goodput.mttf_from_rates_s(per_day) / 3600.0
-        rows.append([label, f"{nodes:,} nodes, {days:.0f} days, {r} /1000 node-days + {sw:.2f} software/job-day",
-                     f"{expected:.0f} interruptions (MTTF {mttf_h:.2f} h)", "419 (MTTF 3.09 h)",
-                     _err(expected, 419.0), LLAMA_FAIL])
+        rows.append(
+            [
+                label,
+                f"{nodes:,} nodes, {days:.0f} days, {r} /1000 node-days + {sw:.2f} software/job-day",
+                f"{expected:.0f} interruptions (MTTF {mttf_h:.2f} h)",
+                "419 (MTTF 3.09 h)",
+                _err(expected, 419.0),
+                LLAMA_FAIL,
+            ]
+        )
     rep = throughput_report(load_job(JOBS_DIR / "llama3-405b-16k.toml"))
-    rows.append(["Llama 3 405B ETTR", "job file `llama3-405b-16k.toml` (restart 600 s [E], Daly interval, "
-                 f"write {rep['checkpoint_write_s']:.1f} s, restore {rep['checkpoint_restore_s']:.1f} s)",
-                 f"{100 * rep['ettr_frac']:.1f} %", "> 90 %",
-                 f"{100 * rep['ettr_frac'] - 90:+.1f} points vs the 90 % bound", LLAMA_ETTR])
+    rows.append(
+        [
+            "Llama 3 405B ETTR",
+            "job file `llama3-405b-16k.toml` (restart 600 s [E], Daly interval, "
+            f"write {rep['checkpoint_write_s']:.1f} s, restore {rep['checkpoint_restore_s']:.1f} s)",
+            f"{100 * rep['ettr_frac']:.1f} %",
+            "> 90 %",
+            f"{100 * rep['ettr_frac'] - 90:+.1f} points vs the 90 % bound",
+            LLAMA_ETTR,
+        ]
+    )
     opt_nodes = 124
     opt_mttf_h = goodput.mttf_from_rates_s(goodput.interruptions_per_day_by_cause(opt_nodes, rate, sw)) / 3600.0
-    rows.append(["OPT-175B job MTTI", f"{opt_nodes} nodes (992 A100), {rate} /1000 node-days + {sw:.2f} software/job-day, "
-                 "mature fleet", f"{opt_mttf_h:.1f} h", "~7.5 h", _err(opt_mttf_h, 7.5), OPT])
+    rows.append(
+        [
+            "OPT-175B job MTTI",
+            f"{opt_nodes} nodes (992 A100), {rate} /1000 node-days + {sw:.2f} software/job-day, mature fleet",
+            f"{opt_mttf_h:.1f} h",
+            "~7.5 h",
+            _err(opt_mttf_h, 7.5),
+            OPT,
+        ]
+    )
     young = goodput.mttf_from_rates_s(goodput.interruptions_per_day_by_cause(opt_nodes, rate, sw, fleet_age_days=0.0))
-    rows.append(["same, new fleet (burn-in at day 0)", f"as above, fleet_age_days = 0 (hardware rate ×"
-                 f"{goodput.burn_in_factor(0.0):.1f} [E])", f"{young / 3600.0:.1f} h", "~7.5 h", _err(young / 3600.0, 7.5), OPT])
+    rows.append(
+        [
+            "same, new fleet (burn-in at day 0)",
+            f"as above, fleet_age_days = 0 (hardware rate ×{goodput.burn_in_factor(0.0):.1f} [E])",
+            f"{young / 3600.0:.1f} h",
+            "~7.5 h",
+            _err(young / 3600.0, 7.5),
+            OPT,
+        ]
+    )
     return rows
 
 
@@ -144,8 +213,9 @@ def power_rows() -> list[list[str]]:
     busy = (rep["avg_gpu_power_w"] - hw.idle_power_w) / (hw.busy_power_w - hw.idle_power_w)
 
     def node_ac_w(gpu_w: float, util: float) -> float:
-        dc = power.node_dc_power_w(np.array([node.gpus * gpu_w]), np.array([util]), node.base_power_w,
-                                   node.idle_base_power_w)
+        dc = power.node_dc_power_w(
+            np.array([node.gpus * gpu_w]), np.array([util]), node.base_power_w, node.idle_base_power_w
+        )
         ac, _ = power.node_input_power_w(dc, np.array([node.psus]), node.psu_rating_w)
         return float(ac[0])
 
@@ -155,19 +225,38 @@ def power_rows() -> list[list[str]]:
     for r in (0, 1):
         folder = MLPERF_POWER_DIR / f"result_{r}"
         rec = recorded_power(MLPERF_POWER_DIR / f"result_{r}.txt", sorted(folder.glob("node_*.txt")))
-        inputs = (f"job file `mlperf-llama2-70b-lora-64.toml`, node type {node.name}; run {r}: "
-                  f"{rec.nodes} nodes, {rec.duration_s:.0f} s")
-        rows.append([f"mean node power, run {r}", inputs, f"{mean_w / 1e3:.2f} kW", f"{rec.mean_node_w / 1e3:.2f} kW",
-                     _err(mean_w, rec.mean_node_w), MLPERF_POWER.format(run=r)])
-        rows.append([f"peak node power, run {r}", inputs, f"{peak_w / 1e3:.2f} kW", f"{rec.peak_node_w / 1e3:.2f} kW",
-                     _err(peak_w, rec.peak_node_w), MLPERF_POWER.format(run=r)])
+        inputs = (
+            f"job file `mlperf-llama2-70b-lora-64.toml`, node type {node.name}; run {r}: "
+            f"{rec.nodes} nodes, {rec.duration_s:.0f} s"
+        )
+        rows.append(
+            [
+                f"mean node power, run {r}",
+                inputs,
+                f"{mean_w / 1e3:.2f} kW",
+                f"{rec.mean_node_w / 1e3:.2f} kW",
+                _err(mean_w, rec.mean_node_w),
+                MLPERF_POWER.format(run=r),
+            ]
+        )
+        rows.append(
+            [
+                f"peak node power, run {r}",
+                inputs,
+                f"{peak_w / 1e3:.2f} kW",
+                f"{rec.peak_node_w / 1e3:.2f} kW",
+                _err(peak_w, rec.peak_node_w),
+                MLPERF_POWER.format(run=r),
+            ]
+        )
     return rows
 
 
 def profile_rows() -> list[list[str]]:
     """The twin's job power profile against the recorded MLPerf node power (see :mod:`twin.training.mlperf_profile`)."""
     from twin.site.catalogue import load_catalogue
-    from twin.training import mlperf_profile as mp, phases, steptime
+    from twin.training import mlperf_profile as mp
+    from twin.training import phases, steptime
 
     job = load_job(JOBS_DIR / "mlperf-llama2-70b-lora-64.toml")
     hw = job.hardware
@@ -180,26 +269,64 @@ def profile_rows() -> list[list[str]]:
         run_log = MLPERF_POWER_DIR / f"result_{r}.txt"
         run = mp.run_phases(run_log)
         rec = mp.recorded_profile(run_log, sorted((MLPERF_POWER_DIR / f"result_{r}").glob("node_*.txt")))
-        twin = mp.reduce_profile([mp.twin_node_power_w(profile, run, min(hw.busy_power_w, hw.limit_w),
-                                                       hw.idle_power_w, model)], run)
-        inputs = (f"run {r}: {len(run.blocks_s) - 1} steady blocks and evaluations (run log), node type {node.name}, "
-                  "1-s samples")
+        twin = mp.reduce_profile(
+            [mp.twin_node_power_w(profile, run, min(hw.busy_power_w, hw.limit_w), hw.idle_power_w, model)], run
+        )
+        inputs = (
+            f"run {r}: {len(run.blocks_s) - 1} steady blocks and evaluations (run log), node type {node.name}, "
+            "1-s samples"
+        )
         src = MLPERF_POWER.format(run=r)
         kw = lambda w: f"{w / 1e3:.2f} kW"  # noqa: E731
         rows += [
-            ["mean node power in training", inputs, kw(twin.train_mean_w), kw(rec.train_mean_w),
-             _err(twin.train_mean_w, rec.train_mean_w), src],
-            ["node power std in training", inputs, kw(twin.train_std_w), kw(rec.train_std_w),
-             _err(twin.train_std_w, rec.train_std_w), src],
-            ["node power p95 − p5 in training", inputs, kw(twin.train_p95_p5_w), kw(rec.train_p95_p5_w),
-             _err(twin.train_p95_p5_w, rec.train_p95_p5_w), src],
-            ["evaluation dip depth", inputs, kw(twin.eval_dip_w), kw(rec.eval_dip_w),
-             _err(twin.eval_dip_w, rec.eval_dip_w), src],
-            ["evaluation dip duration (below the midpoint)", inputs, f"{twin.eval_dip_s:.1f} s",
-             f"{rec.eval_dip_s:.1f} s", _err(twin.eval_dip_s, rec.eval_dip_s), src],
-            ["step period (the swing's fundamental)", f"run {r}: train_loss reports over samples / global batch",
-             f"{profile.step_s:.2f} s", f"{mp.recorded_step_s(run_log):.2f} s",
-             _err(profile.step_s, mp.recorded_step_s(run_log)), src],
+            [
+                "mean node power in training",
+                inputs,
+                kw(twin.train_mean_w),
+                kw(rec.train_mean_w),
+                _err(twin.train_mean_w, rec.train_mean_w),
+                src,
+            ],
+            [
+                "node power std in training",
+                inputs,
+                kw(twin.train_std_w),
+                kw(rec.train_std_w),
+                _err(twin.train_std_w, rec.train_std_w),
+                src,
+            ],
+            [
+                "node power p95 − p5 in training",
+                inputs,
+                kw(twin.train_p95_p5_w),
+                kw(rec.train_p95_p5_w),
+                _err(twin.train_p95_p5_w, rec.train_p95_p5_w),
+                src,
+            ],
+            [
+                "evaluation dip depth",
+                inputs,
+                kw(twin.eval_dip_w),
+                kw(rec.eval_dip_w),
+                _err(twin.eval_dip_w, rec.eval_dip_w),
+                src,
+            ],
+            [
+                "evaluation dip duration (below the midpoint)",
+                inputs,
+                f"{twin.eval_dip_s:.1f} s",
+                f"{rec.eval_dip_s:.1f} s",
+                _err(twin.eval_dip_s, rec.eval_dip_s),
+                src,
+            ],
+            [
+                "step period (the swing's fundamental)",
+                f"run {r}: train_loss reports over samples / global batch",
+                f"{profile.step_s:.2f} s",
+                f"{mp.recorded_step_s(run_log):.2f} s",
+                _err(profile.step_s, mp.recorded_step_s(run_log)),
+                src,
+            ],
         ]
     return rows
 
@@ -212,16 +339,22 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def markdown_tables() -> str:
     """The generated section of ``docs/validation.md``."""
-    return "\n\n".join([
-        "### Throughput\n\n" + _table(["case", "inputs", "twin", "published", "error", "source"], throughput_rows()),
-        "### Sensitivity of the Llama 3 16K case to unstated inputs (not a validation)\n\n"
-        + _table(["schedule", "DP overlap", "model TFLOP/s/GPU", "vs 400", "bubble s", "dp_comm s", "step s"],
-                 sensitivity_rows()),
-        "### Reliability\n\n" + _table(["case", "inputs", "twin", "published", "error", "source"], reliability_rows()),
-        "### Recorded power\n\n" + _table(["case", "inputs", "twin", "recorded", "error", "source"], power_rows()),
-        "### Recorded power profile: level, swing and evaluation dips\n\n"
-        + _table(["case", "inputs", "twin", "recorded", "error", "source"], profile_rows()),
-    ])
+    return "\n\n".join(
+        [
+            "### Throughput\n\n"
+            + _table(["case", "inputs", "twin", "published", "error", "source"], throughput_rows()),
+            "### Sensitivity of the Llama 3 16K case to unstated inputs (not a validation)\n\n"
+            + _table(
+                ["schedule", "DP overlap", "model TFLOP/s/GPU", "vs 400", "bubble s", "dp_comm s", "step s"],
+                sensitivity_rows(),
+            ),
+            "### Reliability\n\n"
+            + _table(["case", "inputs", "twin", "published", "error", "source"], reliability_rows()),
+            "### Recorded power\n\n" + _table(["case", "inputs", "twin", "recorded", "error", "source"], power_rows()),
+            "### Recorded power profile: level, swing and evaluation dips\n\n"
+            + _table(["case", "inputs", "twin", "recorded", "error", "source"], profile_rows()),
+        ]
+    )
 
 
 if __name__ == "__main__":

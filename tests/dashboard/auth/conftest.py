@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import update
@@ -14,13 +14,18 @@ from dashboard import ids
 from ingest.store.models import Event
 from ingest.store.users import add_user
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 PASSWORDS = {"vera": "viewer-password-1", "otto": "operator-password-1", "ada": "admin-password-1"}
 ROLES = {"vera": "viewer", "otto": "operator", "ada": "admin"}
 CALLBACK_PATH = "/_dash-update-component"
-ALERT_OUTPUTS = ((ids.Alerts.SUMMARY, "children"), (ids.Alerts.ACTIVE_TABLE, "children"),
-                 (ids.Alerts.PAST_TABLE, "children"), (ids.Alerts.SIGNATURE, "data"),
-                 (ids.Alerts.ACTION_RESULT, "children"), (ids.Alerts.URL, "search"))
+ALERT_OUTPUTS = (
+    (ids.Alerts.SUMMARY, "children"),
+    (ids.Alerts.ACTIVE_TABLE, "children"),
+    (ids.Alerts.PAST_TABLE, "children"),
+    (ids.Alerts.SIGNATURE, "data"),
+    (ids.Alerts.ACTION_RESULT, "children"),
+    (ids.Alerts.URL, "search"),
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +44,11 @@ def live_twin(tmp_path_factory):
 def fresh_alerts(live_twin):
     """Every alert open, unacknowledged and not silenced, before the test."""
     with Session(live_twin.db) as session:
-        session.exec(update(Event).values(acknowledged=False, acknowledged_at=None, ack_comment="",
-                                          acknowledged_by="", silenced_until=None))
+        session.exec(
+            update(Event).values(
+                acknowledged=False, acknowledged_at=None, ack_comment="", acknowledged_by="", silenced_until=None
+            )
+        )
         session.commit()
     return live_twin
 
@@ -72,8 +80,11 @@ class Client:
 
     def login(self, name: str, password: str | None = None, follow: bool = False):
         token = self.csrf_from_form()
-        return self.http.post("/login", data={"username": name, "password": password or PASSWORDS[name],
-                                              "csrf_token": token}, follow_redirects=follow)
+        return self.http.post(
+            "/login",
+            data={"username": name, "password": password or PASSWORDS[name], "csrf_token": token},
+            follow_redirects=follow,
+        )
 
     def csrf_cookie(self) -> str | None:
         self.http.get("/")
@@ -95,18 +106,26 @@ def client(auth_app):
 def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -> dict:
     """The callback request the alerts page sends when ``kind`` (ack/silence/unsilence) of ``alert_id`` is clicked."""
     button = {"alert": alert_id, "type": kind}
-    clicks = {t: ([{"id": button, "property": "n_clicks", "value": 1}] if t == kind else [])
-              for t in (ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE)}
+    clicks = {
+        t: ([{"id": button, "property": "n_clicks", "value": 1}] if t == kind else [])
+        for t in (ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE)
+    }
     return {
         "output": ".." + "...".join(f"{i}.{p}" for i, p in ALERT_OUTPUTS) + "..",
         "outputs": [{"id": i, "property": p} for i, p in ALERT_OUTPUTS],
-        "inputs": [{"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
-                   clicks[ids.ALERT_ACK], clicks[ids.ALERT_SILENCE], clicks[ids.ALERT_UNSILENCE],
-                   {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
-                   {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []}],
-        "state": [[{"id": ids.alert_comment(alert_id), "property": "value", "value": comment}],
-                  [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration_s}],
-                  {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None}],
+        "inputs": [
+            {"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
+            clicks[ids.ALERT_ACK],
+            clicks[ids.ALERT_SILENCE],
+            clicks[ids.ALERT_UNSILENCE],
+            {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
+            {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []},
+        ],
+        "state": [
+            [{"id": ids.alert_comment(alert_id), "property": "value", "value": comment}],
+            [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration_s}],
+            {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+        ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }
 

@@ -10,17 +10,29 @@ FILTER_OUTPUT = f"..{ids.Audit.COUNT}.children...{ids.Audit.TABLE}.children.."
 
 
 def filter_body(user="", action="", window_s=86_400) -> dict:
-    return {"output": FILTER_OUTPUT,
-            "outputs": [{"id": ids.Audit.COUNT, "property": "children"}, {"id": ids.Audit.TABLE, "property": "children"}],
-            "inputs": [{"id": ids.Audit.USER, "property": "value", "value": user},
-                       {"id": ids.Audit.ACTION, "property": "value", "value": action},
-                       {"id": ids.Audit.WINDOW, "property": "value", "value": window_s}],
-            "changedPropIds": [f"{ids.Audit.ACTION}.value"], "state": []}
+    return {
+        "output": FILTER_OUTPUT,
+        "outputs": [{"id": ids.Audit.COUNT, "property": "children"}, {"id": ids.Audit.TABLE, "property": "children"}],
+        "inputs": [
+            {"id": ids.Audit.USER, "property": "value", "value": user},
+            {"id": ids.Audit.ACTION, "property": "value", "value": action},
+            {"id": ids.Audit.WINDOW, "property": "value", "value": window_s},
+        ],
+        "changedPropIds": [f"{ids.Audit.ACTION}.value"],
+        "state": [],
+    }
 
 
 def test_admin_reads_and_filters_the_audit_log(client, live_twin):
-    audit.record(live_twin.db, "otto", "alert.acknowledge", "alert 7: rack hot", {"acknowledged": False},
-                 {"acknowledged": True}, address="10.0.0.9")
+    audit.record(
+        live_twin.db,
+        "otto",
+        "alert.acknowledge",
+        "alert 7: rack hot",
+        {"acknowledged": False},
+        {"acknowledged": True},
+        address="10.0.0.9",
+    )
     audit.record(live_twin.db, "cli:root", "user.add", "user zed", None, {"role": "viewer"})
     admin = client()
     admin.login("ada")

@@ -10,9 +10,20 @@ from dashboard.auth.binding import BindingError, check_binding, is_loopback
 from twin.cli import EXIT_BAD_INPUT, main
 
 
-@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("[::1]", True),
-                                            ("localhost", True), ("0.0.0.0", False), ("::", False),
-                                            ("10.1.2.3", False), ("example.org", False)])
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.1.2.3", False),
+        ("example.org", False),
+    ],
+)
 def test_loopback_addresses(host, loopback):
     assert is_loopback(host) is loopback
 

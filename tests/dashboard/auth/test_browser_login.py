@@ -78,9 +78,15 @@ def test_viewer_sees_no_alert_actions(served_auth, new_page, screenshot, fresh_a
 def test_admin_reads_the_audit_log(served_auth, new_page, screenshot, fresh_alerts, viewport):
     from ingest.store import audit
 
-    audit.record(fresh_alerts.db, "otto", "alert.acknowledge", "alert 1: rack H1-R01-K02 — GPU XID 79",
-                 {"acknowledged": False, "ack_comment": ""}, {"acknowledged": True, "ack_comment": "swapping the GPU"},
-                 address="127.0.0.1")
+    audit.record(
+        fresh_alerts.db,
+        "otto",
+        "alert.acknowledge",
+        "alert 1: rack H1-R01-K02 — GPU XID 79",
+        {"acknowledged": False, "ack_comment": ""},
+        {"acknowledged": True, "ack_comment": "swapping the GPU"},
+        address="127.0.0.1",
+    )
     page, log = new_page(viewport)
     log_in(page, served_auth, "ada")
     page.locator(".account-audit").click()

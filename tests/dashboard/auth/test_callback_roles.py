@@ -62,13 +62,18 @@ def _functions(paths) -> dict[str, list[ast.AST]]:
 
 def store_writers() -> set[str]:
     """Names of the functions and hub methods that write to the database (directly or through each other)."""
-    sources = list(STORE_DIR.glob("*.py")) + [Path(ingest.live.hub.__file__), Path(ingest.live.hub.__file__).with_name("alerts.py")]
+    sources = list(STORE_DIR.glob("*.py")) + [
+        Path(ingest.live.hub.__file__),
+        Path(ingest.live.hub.__file__).with_name("alerts.py"),
+    ]
     functions = _functions(sources)
-    writers = {name for name, nodes in functions.items()
-               if any(mark in ast.unparse(n) for n in nodes for mark in WRITE_MARKS)}
+    writers = {
+        name for name, nodes in functions.items() if any(mark in ast.unparse(n) for n in nodes for mark in WRITE_MARKS)
+    }
     while True:  # fixpoint: what calls a writer writes
-        more = {name for name, nodes in functions.items() if name not in writers
-                and any(_calls(n) & writers for n in nodes)}
+        more = {
+            name for name, nodes in functions.items() if name not in writers and any(_calls(n) & writers for n in nodes)
+        }
         if not more:
             return {w for w in writers if not w.startswith("_") and "benchmark" not in w} - COMMON_NAMES
         writers |= more
@@ -99,10 +104,13 @@ def test_every_callback_that_writes_to_the_store_needs_operator_or_more(auth_app
     registry = auth_state(auth_app.server).registry
     writing = {key for key, func in server_callbacks(auth_app).items() if writes_to_store(func, functions, writers)}
     assert any(ids.Alerts.ACTION_RESULT in key for key in writing)
-    unguarded = sorted(key for key in writing
-                       if key not in registry or ROLE_RANK[registry[key].role] < ROLE_RANK["operator"])
-    assert unguarded == [], ("callbacks that write to the store without a role: mark them with "
-                             f"@callback_requires(...) (dashboard.auth): {unguarded}")
+    unguarded = sorted(
+        key for key in writing if key not in registry or ROLE_RANK[registry[key].role] < ROLE_RANK["operator"]
+    )
+    assert unguarded == [], (
+        "callbacks that write to the store without a role: mark them with "
+        f"@callback_requires(...) (dashboard.auth): {unguarded}"
+    )
 
 
 def crafted_body(app, key: str, rule) -> dict:
@@ -126,15 +134,22 @@ def crafted_body(app, key: str, rule) -> dict:
     for item in inputs:
         first = item[0] if isinstance(item, list) else item
         component = first["id"]
-        name = json.dumps(component, separators=(",", ":"), sort_keys=True) if isinstance(component, dict) else component
+        name = (
+            json.dumps(component, separators=(",", ":"), sort_keys=True) if isinstance(component, dict) else component
+        )
         prop_id = f"{name}.{first['property']}"
         if rule.on is None or trigger_name(prop_id) in rule.on:
             changed.append(prop_id)
             break
     outputs = entry["output"]
     outputs = outputs if isinstance(outputs, list) else [outputs]
-    return {"output": key, "outputs": [{"id": o.component_id, "property": o.component_property} for o in outputs],
-            "inputs": inputs, "state": props(entry["state"], "x"), "changedPropIds": changed}
+    return {
+        "output": key,
+        "outputs": [{"id": o.component_id, "property": o.component_property} for o in outputs],
+        "inputs": inputs,
+        "state": props(entry["state"], "x"),
+        "changedPropIds": changed,
+    }
 
 
 def _audit_count(engine) -> int:
@@ -188,7 +203,10 @@ def test_operator_acknowledges_and_silences_with_an_audit_trail(client, fresh_al
     assert [e["action"] for e in entries[:2]] == ["alert.silence", "alert.acknowledge"]
     ack = entries[1]
     assert ack["before"]["acknowledged"] is False and ack["after"] == {
-        "acknowledged": True, "ack_comment": "pump swap", "silenced_until": None}
+        "acknowledged": True,
+        "ack_comment": "pump swap",
+        "silenced_until": None,
+    }
     assert entries[0]["before"]["silenced_until"] is None and entries[0]["after"]["silenced_until"]
     assert ack["target"].startswith(f"alert {alert['id']}") and ack["address"] == "127.0.0.1"
 
@@ -197,12 +215,18 @@ PAGES_OUTPUT = ".._pages_content.children..._pages_store.data.."
 
 
 def open_page(c, path: str):
-    return c.callback({
-        "output": PAGES_OUTPUT,
-        "outputs": [{"id": "_pages_content", "property": "children"}, {"id": "_pages_store", "property": "data"}],
-        "inputs": [{"id": "_pages_location", "property": "pathname", "value": path},
-                   {"id": "_pages_location", "property": "search", "value": ""}],
-        "changedPropIds": ["_pages_location.pathname"], "state": []})
+    return c.callback(
+        {
+            "output": PAGES_OUTPUT,
+            "outputs": [{"id": "_pages_content", "property": "children"}, {"id": "_pages_store", "property": "data"}],
+            "inputs": [
+                {"id": "_pages_location", "property": "pathname", "value": path},
+                {"id": "_pages_location", "property": "search", "value": ""},
+            ],
+            "changedPropIds": ["_pages_location.pathname"],
+            "state": [],
+        }
+    )
 
 
 def test_a_viewer_sees_no_alert_actions_and_an_operator_does(client, fresh_alerts):

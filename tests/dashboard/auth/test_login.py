@@ -44,12 +44,17 @@ def test_wrong_passwords_and_unknown_users_get_the_same_answer(client):
 
 
 def test_next_never_leaves_the_site(client):
-    for target, expected in (("/floor?rack=3", "/floor?rack=3"), ("//evil.example/x", "/"),
-                             ("https://evil.example/", "/"), ("/\\evil.example", "/")):
+    for target, expected in (
+        ("/floor?rack=3", "/floor?rack=3"),
+        ("//evil.example/x", "/"),
+        ("https://evil.example/", "/"),
+        ("/\\evil.example", "/"),
+    ):
         c = client()
         token = c.csrf_from_form()
-        response = c.http.post("/login", data={"username": "vera", "password": PASSWORDS["vera"], "csrf_token": token,
-                                               "next": target})
+        response = c.http.post(
+            "/login", data={"username": "vera", "password": PASSWORDS["vera"], "csrf_token": token, "next": target}
+        )
         assert response.headers["Location"] == expected, target
 
 
@@ -138,8 +143,11 @@ def test_security_headers_on_every_response(client):
     for path in ("/", "/login", "/assets/clustertwin.css", "/_dash-layout", "/nowhere"):
         response = c.http.get(path)
         csp = response.headers["Content-Security-Policy"]
-        assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp and "'unsafe-inline'" not in \
-            csp.split("script-src")[1].split(";")[0], path
+        assert (
+            "frame-ancestors 'none'" in csp
+            and "default-src 'self'" in csp
+            and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+        ), path
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert response.headers["Referrer-Policy"] == "same-origin"
     index = c.http.get("/")
@@ -158,6 +166,9 @@ def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
     c.login("vera")
     depth = 100_000
     raw = '{"output": "x", "inputs": ' + "[" * depth + "]" * depth + "}"
-    response = c.http.post("/_dash-update-component", data=raw, headers={
-        "Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()})
+    response = c.http.post(
+        "/_dash-update-component",
+        data=raw,
+        headers={"Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()},
+    )
     assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dashboard.auth.access import auth_state
 from ingest.store.users import UserError, check_name
 from tests.twin.fuzzing import FUZZ_SETTINGS, bounded
 
-TEXT = st.one_of(st.text(max_size=60), st.text(alphabet="abc.-_/\\\x00%\"'<>", max_size=40),
-                 st.binary(max_size=60).map(lambda b: b.decode("latin-1")))
+TEXT = st.one_of(
+    st.text(max_size=60),
+    st.text(alphabet="abc.-_/\\\x00%\"'<>", max_size=40),
+    st.binary(max_size=60).map(lambda b: b.decode("latin-1")),
+)
 
 
 @FUZZ_SETTINGS

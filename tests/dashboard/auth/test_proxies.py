@@ -21,8 +21,11 @@ def proxied_app(live_twin, trusted_proxies: int):
 
 def fail_login(c: Client, name: str, forwarded_for: str):
     token = c.csrf_from_form()
-    return c.http.post("/login", data={"username": name, "password": "wrong password!", "csrf_token": token},
-                       headers={"X-Forwarded-For": forwarded_for})
+    return c.http.post(
+        "/login",
+        data={"username": name, "password": "wrong password!", "csrf_token": token},
+        headers={"X-Forwarded-For": forwarded_for},
+    )
 
 
 def acknowledge_as(c: Client, live_twin, headers: dict) -> dict:
@@ -30,8 +33,11 @@ def acknowledge_as(c: Client, live_twin, headers: dict) -> dict:
     token = new_token(live_twin.db, "otto")
     auth_state(c.app.server).directory.invalidate()
     alert = live_twin.alerts()[0]
-    response = c.callback(alert_action_body(alert["id"], "alert-ack", comment="proxied"), csrf=False,
-                          headers={"Authorization": f"Bearer {token}", **headers})
+    response = c.callback(
+        alert_action_body(alert["id"], "alert-ack", comment="proxied"),
+        csrf=False,
+        headers={"Authorization": f"Bearer {token}", **headers},
+    )
     assert response.status_code == 200, response.get_data(as_text=True)
     return list_entries(live_twin.db, AuditFilter(action="alert.acknowledge", limit=1))[0]
 
@@ -54,8 +60,11 @@ def test_without_trusted_proxies_forged_forwarded_headers_change_nothing(live_tw
         state.by_address.clear("127.0.0.1")
     entry = acknowledge_as(c, live_twin, {"X-Forwarded-For": "203.0.113.9"})
     assert entry["address"] == "127.0.0.1"
-    login = c.http.post("/login", data={"username": "vera", "password": PASSWORDS["vera"],
-                                        "csrf_token": c.csrf_from_form()}, headers={"X-Forwarded-Proto": "https"})
+    login = c.http.post(
+        "/login",
+        data={"username": "vera", "password": PASSWORDS["vera"], "csrf_token": c.csrf_from_form()},
+        headers={"X-Forwarded-Proto": "https"},
+    )
     assert login.status_code == 302 and "Secure" not in session_cookie_header(login)
 
 
@@ -84,8 +93,9 @@ def test_cookies_are_secure_when_the_trusted_proxy_forwarded_https(live_twin, us
     if proto == "https":  # over HTTPS the CSRF check also wants a same-origin Referer, as browsers send
         headers["Referer"] = "https://localhost/login"
     token = c.csrf_from_form()
-    login = c.http.post("/login", data={"username": "vera", "password": PASSWORDS["vera"], "csrf_token": token},
-                        headers=headers)
+    login = c.http.post(
+        "/login", data={"username": "vera", "password": PASSWORDS["vera"], "csrf_token": token}, headers=headers
+    )
     assert login.status_code == 302
     assert ("; Secure" in session_cookie_header(login)) == secure
     page = c.http.get("/", headers=headers)

@@ -111,10 +111,10 @@ def test_concurrent_attempts_through_two_processes_cannot_pass_the_limit_togethe
 
 def test_the_table_stays_bounded_whatever_clients_send(two_processes):
     (first, second), now = two_processes
-    limiter = StoredFailureLimiter(first, "address", limit=5, window_s=300, max_rows=40, trim_every=8,
-                                   clock=lambda: now[0])
-    users = StoredFailureLimiter(second, "user", limit=5, window_s=300, max_rows=40, trim_every=8,
-                                 clock=lambda: now[0])
+    limiter = StoredFailureLimiter(
+        first, "address", limit=5, window_s=300, max_rows=40, trim_every=8, clock=lambda: now[0]
+    )
+    users = StoredFailureLimiter(second, "user", limit=5, window_s=300, max_rows=40, trim_every=8, clock=lambda: now[0])
     fail(users, "otto")
     for i in range(300):
         fail(limiter, f"198.51.100.{i}" + "x" * 500)  # long keys are cut

@@ -24,8 +24,11 @@ from twin.cli import main
 
 BMC_SECRETS = ("bmc-secret-ipmi-1234", "bmc-secret-redfish-5678")
 DB_SECRET = "db-secret-9012"
-SOURCES = ("synthetic", f"ipmi=ipmi://admin:{BMC_SECRETS[0]}@127.0.0.1:9#h1-r01-k01-n0",
-           f"redfish=https://root:{BMC_SECRETS[1]}@127.0.0.1:9/redfish/v1#h1-r01-k01-n1")
+SOURCES = (
+    "synthetic",
+    f"ipmi=ipmi://admin:{BMC_SECRETS[0]}@127.0.0.1:9#h1-r01-k01-n0",
+    f"redfish=https://root:{BMC_SECRETS[1]}@127.0.0.1:9/redfish/v1#h1-r01-k01-n1",
+)
 
 
 @pytest.fixture()
@@ -61,20 +64,30 @@ def test_no_secret_in_pages_errors_logs_or_json(secret_db_url, caplog, capsys):
         # both BMC pollers have failed at least once (the Redfish one first polls after its 30 s interval)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not all(
-                any(kind in r.getMessage() and "127.0.0.1:9" in r.getMessage() for r in caplog.records)
-                for kind in ("redfish", "ipmi")):
+            any(kind in r.getMessage() and "127.0.0.1:9" in r.getMessage() for r in caplog.records)
+            for kind in ("redfish", "ipmi")
+        ):
             time.sleep(0.5)
         assert all(any(kind in r.getMessage() for r in caplog.records) for kind in ("redfish", "ipmi"))
-        audit.record(runtime.hub.db, "cli:test", "source.change", "source ipmi",
-                     None, {"target": "ipmi://admin@127.0.0.1:9", "password": BMC_SECRETS[0]})
+        audit.record(
+            runtime.hub.db,
+            "cli:test",
+            "source.change",
+            "source ipmi",
+            None,
+            {"target": "ipmi://admin@127.0.0.1:9", "password": BMC_SECRETS[0]},
+        )
         anonymous, admin = Client(app), Client(app)
         admin.login("ada")
         seen = []
         for c in (anonymous, admin):
             for path in ("/", "/login", "/_dash-layout", "/_dash-dependencies", "/nowhere", "/assets/nothing.css"):
                 seen.append(c.http.get(path).get_data(as_text=True))
-            seen.append(c.http.post("/_dash-update-component", data="{not json",
-                                    headers={"Content-Type": "application/json"}).get_data(as_text=True))
+            seen.append(
+                c.http.post(
+                    "/_dash-update-component", data="{not json", headers={"Content-Type": "application/json"}
+                ).get_data(as_text=True)
+            )
         seen.append(admin.callback({"output": "nonsense", "inputs": []}).get_data(as_text=True))
         seen.append(admin.callback({"output": "nonsense"}, csrf=False).get_data(as_text=True))
         seen.append(anonymous.login("ada", "wrong password!").get_data(as_text=True))
@@ -86,8 +99,13 @@ def test_no_secret_in_pages_errors_logs_or_json(secret_db_url, caplog, capsys):
         seen += pages.values()
         assert DB_SECRET in runtime.db_url and runtime.hub.alerts()  # planted, and the pages have content
         assert "source ipmi" in pages["/audit"] and "***" in pages["/audit"]
-        for argv in (["alerts", "list", "--json"], ["audit", "list", "--json"], ["users", "list", "--json"],
-                     ["alerts", "list"], ["audit", "list"]):
+        for argv in (
+            ["alerts", "list", "--json"],
+            ["audit", "list", "--json"],
+            ["users", "list", "--json"],
+            ["alerts", "list"],
+            ["audit", "list"],
+        ):
             assert main(argv + ["--db", secret_db_url]) == 0
             out = capsys.readouterr()
             seen.append(out.out + out.err)

@@ -23,12 +23,23 @@ def _body(app, trigger: str, current, name) -> dict:
     key = _manage_key(app)
     entry = app.callback_map[key]
     values = {W.SCENARIO: current, W.IMPORT: None}
-    inputs = [{"id": spec["id"], "property": spec["property"],
-               "value": 1 if spec["id"] == trigger else values.get(spec["id"])} for spec in entry["inputs"]]
+    inputs = [
+        {
+            "id": spec["id"],
+            "property": spec["property"],
+            "value": 1 if spec["id"] == trigger else values.get(spec["id"]),
+        }
+        for spec in entry["inputs"]
+    ]
     state = [{"id": W.NAME, "property": "value", "value": name}, {"id": W.REVISION, "property": "data", "value": None}]
     outputs = entry["output"] if isinstance(entry["output"], list) else [entry["output"]]
-    return {"output": key, "outputs": [{"id": o.component_id, "property": o.component_property} for o in outputs],
-            "inputs": inputs, "state": state, "changedPropIds": [f"{trigger}.n_clicks"]}
+    return {
+        "output": key,
+        "outputs": [{"id": o.component_id, "property": o.component_property} for o in outputs],
+        "inputs": inputs,
+        "state": state,
+        "changedPropIds": [f"{trigger}.n_clicks"],
+    }
 
 
 def test_rename_and_delete_record_the_scenario_before_and_after(auth_app, client, live_twin):

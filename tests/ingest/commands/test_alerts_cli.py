@@ -1,12 +1,12 @@
 """``clustertwin alerts list`` reads the alerts a live twin stored, with group, impact and text."""
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ingest.live.runtime import build_hub
 from twin.cli import main
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 def test_alerts_list_json_from_the_database_of_a_stopped_site(tmp_path, capsys):

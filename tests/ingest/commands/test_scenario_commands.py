@@ -6,8 +6,10 @@ import json
 
 from twin.cli import main
 
-H4_ROW = ('[scenario]\nname = "row to GB200"\ndesign_limits = "warn"\n'
-          '[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\ntype = "GB200-NVL72"\n')
+H4_ROW = (
+    '[scenario]\nname = "row to GB200"\ndesign_limits = "warn"\n'
+    '[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\ntype = "GB200-NVL72"\n'
+)
 MORE = '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 38.0\n'
 
 
@@ -25,8 +27,11 @@ def test_scenario_commands_round_trip(tmp_path, capsys):
     capsys.readouterr()
     assert main(["scenario", "show", *db, "--site", "demo", "row to GB200", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["position"] == 2 and shown["can_redo"] and [e["op"] for e in shown["edits"]] == \
-        ["set_rack_type", "fail", "set_weather"]
+    assert (
+        shown["position"] == 2
+        and shown["can_redo"]
+        and [e["op"] for e in shown["edits"]] == ["set_rack_type", "fail", "set_weather"]
+    )
     out = tmp_path / "export.toml"
     assert main(["scenario", "export", *db, str(created["id"]), "-o", str(out)]) == 0
     text = out.read_text()
@@ -60,10 +65,15 @@ def test_every_change_from_the_command_line_is_audited_as_the_login_name(tmp_pat
     first, more = tmp_path / "row.toml", tmp_path / "more.toml"
     first.write_text(H4_ROW)
     more.write_text(MORE)
-    steps = [["import", "--site", "demo", str(first)], ["apply", "--site", "demo", str(more), "--to", "row to GB200"],
-             ["undo", "--site", "demo", "row to GB200"], ["redo", "--site", "demo", "row to GB200"],
-             ["rename", "--site", "demo", "row to GB200", "denser row"],
-             ["duplicate", "--site", "demo", "denser row", "--name", "copy"], ["delete", "--site", "demo", "copy"]]
+    steps = [
+        ["import", "--site", "demo", str(first)],
+        ["apply", "--site", "demo", str(more), "--to", "row to GB200"],
+        ["undo", "--site", "demo", "row to GB200"],
+        ["redo", "--site", "demo", "row to GB200"],
+        ["rename", "--site", "demo", "row to GB200", "denser row"],
+        ["duplicate", "--site", "demo", "denser row", "--name", "copy"],
+        ["delete", "--site", "demo", "copy"],
+    ]
     for step in steps:
         assert main(["scenario", step[0], *db, *step[1:]]) == 0, step
     assert main(["scenario", "list", *db]) == 0  # reading is not audited

@@ -28,8 +28,10 @@ def test_add_list_role_passwd_remove_and_the_audit_trail(monkeypatch, capsys, db
     assert run(monkeypatch, ["users", "passwd", "otto", "--db", db], "a changed password\n") == 0
     capsys.readouterr()
     assert run(monkeypatch, ["users", "list", "--json", "--db", db]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"user_name": "ada", "role": "admin"},
-                                                  {"user_name": "otto", "role": "operator"}]
+    assert json.loads(capsys.readouterr().out) == [
+        {"user_name": "ada", "role": "admin"},
+        {"user_name": "otto", "role": "operator"},
+    ]
     assert run(monkeypatch, ["users", "remove", "otto", "--db", db]) == 0
     capsys.readouterr()
     assert run(monkeypatch, ["audit", "list", "--json", "--db", db]) == 0
@@ -53,15 +55,18 @@ def test_token_is_printed_once(monkeypatch, capsys, db):
     assert token not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, stdin, message", [
-    (["users", "add", "Bad Name", "--role", "viewer"], "a long password\n", "user name 'Bad Name'"),
-    (["users", "add", "ada", "--role", "viewer"], "short\n", "at least 10 characters"),
-    (["users", "add", "ada", "--role", "viewer"], "", "at least 10 characters"),
-    (["users", "remove", "nobody"], "", "no user named 'nobody'"),
-    (["users", "passwd", "nobody"], "a long password\n", "no user named 'nobody'"),
-    (["audit", "list", "--since", "yesterday"], "", "--since 'yesterday'"),
-    (["audit", "list", "--limit", "0"], "", "audit limit 0"),
-])
+@pytest.mark.parametrize(
+    "argv, stdin, message",
+    [
+        (["users", "add", "Bad Name", "--role", "viewer"], "a long password\n", "user name 'Bad Name'"),
+        (["users", "add", "ada", "--role", "viewer"], "short\n", "at least 10 characters"),
+        (["users", "add", "ada", "--role", "viewer"], "", "at least 10 characters"),
+        (["users", "remove", "nobody"], "", "no user named 'nobody'"),
+        (["users", "passwd", "nobody"], "a long password\n", "no user named 'nobody'"),
+        (["audit", "list", "--since", "yesterday"], "", "--since 'yesterday'"),
+        (["audit", "list", "--limit", "0"], "", "audit limit 0"),
+    ],
+)
 def test_bad_input_is_one_line(monkeypatch, capsys, db, argv, stdin, message):
     assert run(monkeypatch, argv + ["--db", db], stdin) == EXIT_BAD_INPUT
     err = capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Imports from real systems: MLPerf power logs, nvidia-smi CSV/XML, dcgmi dmon, Prometheus history, --site auto."""
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ from twin.cli import main
 from twin.site.load import load_site
 
 MLPERF = "mlperf-power/dell-8xXE9680-8xH100-llama2_70b_lora"
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 # Written for these tests from the documented nvidia-smi CSV layout (not a capture).
 CSV_HEADER_UNITS = """timestamp, index, name, temperature.gpu, temperature.memory, power.draw [W], utilization.gpu [%], clocks.sm [MHz]
@@ -55,9 +55,24 @@ def test_util_from_node_power_inverts_the_power_model():
 
 def test_mlperf_import_with_site_auto_replays(fixtures_dir, tmp_path, capsys):
     lib, src = tmp_path / "lib", fixtures_dir / MLPERF
-    argv = ["incidents", "--dir", str(lib), "import", "--format", "mlperf-power", str(src / "result_0"),
-            "--run-log", str(src / "result_0.txt"), "--site", "auto", "--name", "dell-lora", "--db",
-            f"sqlite:///{tmp_path / 'twin.db'}", "--json"]
+    argv = [
+        "incidents",
+        "--dir",
+        str(lib),
+        "import",
+        "--format",
+        "mlperf-power",
+        str(src / "result_0"),
+        "--run-log",
+        str(src / "result_0.txt"),
+        "--site",
+        "auto",
+        "--name",
+        "dell-lora",
+        "--db",
+        f"sqlite:///{tmp_path / 'twin.db'}",
+        "--json",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["name"] == "dell-lora" and out["site"] == "auto-dell-lora" and out["site_version"] == 1
@@ -86,7 +101,7 @@ def test_nvidia_smi_csv_with_header_and_units_and_without():
     assert list(util) == pytest.approx([0.98, 0.99])
     b = nvidia_smi.parse_csv(CSV_BARE, "h1-r01-k01-n0")
     assert set(b["metric"]) == {"gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_util_frac", "sm_clock_mhz"}
-    assert b["ts"].iloc[0] == datetime(2024, 7, 22, 15, 0, 0, 100000, tzinfo=timezone.utc)
+    assert b["ts"].iloc[0] == datetime(2024, 7, 22, 15, 0, 0, 100000, tzinfo=UTC)
 
 
 def test_nvidia_smi_xml_fixture(fixtures_dir):
@@ -112,8 +127,20 @@ def test_unknown_hosts_are_reported_and_skipped(tmp_path, capsys):
     logs.mkdir()
     (logs / "h1-r01-k01-n0.csv").write_text(CSV_HEADER_UNITS)
     (logs / "not-in-demo.csv").write_text(CSV_HEADER_UNITS)
-    argv = ["incidents", "--dir", str(tmp_path / "lib"), "import", "--format", "nvidia-smi-csv", str(logs),
-            "--site", "demo", "--name", "csv-demo", "--json"]
+    argv = [
+        "incidents",
+        "--dir",
+        str(tmp_path / "lib"),
+        "import",
+        "--format",
+        "nvidia-smi-csv",
+        str(logs),
+        "--site",
+        "demo",
+        "--name",
+        "csv-demo",
+        "--json",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["skipped"] == ["host 'not-in-demo': not a node of site 'demo'"]
@@ -124,8 +151,22 @@ def test_unknown_hosts_are_reported_and_skipped(tmp_path, capsys):
 def test_dcgmi_import_replays_on_a_site(tmp_path, capsys):
     src = tmp_path / "h1-r01-k01-n0.txt"
     src.write_text(DMON)
-    argv = ["incidents", "--dir", str(tmp_path / "lib"), "import", "--format", "dcgmi-dmon", str(src), "--site",
-            "demo", "--start", "2024-07-22T15:00:00Z", "--step", "5", "--json"]
+    argv = [
+        "incidents",
+        "--dir",
+        str(tmp_path / "lib"),
+        "import",
+        "--format",
+        "dcgmi-dmon",
+        str(src),
+        "--site",
+        "demo",
+        "--start",
+        "2024-07-22T15:00:00Z",
+        "--step",
+        "5",
+        "--json",
+    ]
     assert main(argv) == 0
     name = json.loads(capsys.readouterr().out)["name"]
     assert main(["replay", name, "--dir", str(tmp_path / "lib"), "--json"]) == 0
@@ -136,9 +177,27 @@ def test_dcgmi_import_replays_on_a_site(tmp_path, capsys):
 def test_prometheus_history_import(prometheus_server, tmp_path, capsys):
     end = prometheus_server.history_end_s
     start = end - 600
-    iso = lambda s: datetime.fromtimestamp(s, tz=timezone.utc).isoformat()  # noqa: E731
-    argv = ["incidents", "--dir", str(tmp_path / "lib"), "import", "--format", "prometheus", prometheus_server.url,
-            "--site", "demo", "--start", iso(start), "--end", iso(end), "--step", "15", "--name", "prom", "--json"]
+    iso = lambda s: datetime.fromtimestamp(s, tz=UTC).isoformat()  # noqa: E731
+    argv = [
+        "incidents",
+        "--dir",
+        str(tmp_path / "lib"),
+        "import",
+        "--format",
+        "prometheus",
+        prometheus_server.url,
+        "--site",
+        "demo",
+        "--start",
+        iso(start),
+        "--end",
+        iso(end),
+        "--step",
+        "15",
+        "--name",
+        "prom",
+        "--json",
+    ]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "prom"
     bundle = read_bundle(find_incident("prom", tmp_path / "lib"))

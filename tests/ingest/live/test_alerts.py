@@ -1,7 +1,7 @@
 """Alert rules over a snapshot, and the tracker that records transitions once and changes as history."""
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ from ingest.store.models import Event
 from twin.engine.tick import TwinEngine
 from twin.site.load import load_site
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,14 @@ def test_pumps_power_links_and_stale_sources(demo, nominal):
     n1[6] = 1.1
     link_up_flag = nominal.link_up_flag.copy()
     link_up_flag[np.flatnonzero(demo.link_a == 0)[:2]] = False
-    snap = replace(nominal, pumps_running_count=pumps, power_load_frac=frac, power_n1_load_frac=n1, link_up_flag=link_up_flag,
-                   source_age_s={"dcgm": 45.0, "synthetic": 0.0, "redfish": float("inf")})
+    snap = replace(
+        nominal,
+        pumps_running_count=pumps,
+        power_load_frac=frac,
+        power_n1_load_frac=n1,
+        link_up_flag=link_up_flag,
+        source_age_s={"dcgm": 45.0, "synthetic": 0.0, "redfish": float("inf")},
+    )
     conds = {c.key: c for c in evaluate(demo, snap)}
     assert conds["pump:cdu:1"].severity == "warning" and conds["pump:cdu:2"].severity == "critical"
     assert conds["overload:power:5"].severity == "critical"

@@ -1,16 +1,16 @@
 """Followers: a hub that shows the ingest leader's live state through the database, doing no twin work."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from servers.readiness import load_scaled_s, poll_until
 
 from ingest.live.follower import Follower
 from ingest.live.runtime import build_hub, start_hub
 from ingest.store.db import open_database
-from servers.readiness import load_scaled_s, poll_until
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 FAULT = "xid:h1-r01-k01-n0/0=79"
 
 
@@ -27,6 +27,7 @@ def wait_listening(watcher: Follower) -> None:
 
 def never_ticks(hub):
     """Make any twin tick, settle or synthetic step of ``hub`` fail the test."""
+
     def refuse(*_args, **_kwargs):
         raise AssertionError("a follower ran twin work")
 
@@ -81,7 +82,7 @@ def test_followers_show_each_tick_of_the_leader_without_twin_work(leader_and_fol
     for second in range(4):
         snap = leader.step(T0 + timedelta(seconds=second))
         for hub in followers:
-            assert wait_for(lambda hub=hub: hub.latest() is not None and hub.latest().ts == snap.ts)
+            assert wait_for(lambda hub=hub, snap=snap: hub.latest() is not None and hub.latest().ts == snap.ts)
             got = hub.latest_tick()
             assert got.snapshot.it_power_mw == snap.it_power_mw
             assert got.detail.balance == leader.detail().balance
@@ -108,8 +109,10 @@ def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followe
         assert seen["acknowledged"] and seen["ack_comment"] == "pump swapped" and seen["acknowledged_by"] == "ops"
         assert seen["silenced_until"] is not None
     if watchers[0].uses_notify:  # each follower heard both changes
-        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second))), \
-            [(h.alerts_changes_total, w.notifications_total, w.listening.is_set()) for h, w in zip((first, second), watchers)]
+        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second))), [
+            (h.alerts_changes_total, w.notifications_total, w.listening.is_set())
+            for h, w in zip((first, second), watchers)
+        ]
     leader.step(T0 + timedelta(seconds=1))  # the leader's next tick keeps the operator's changes
     kept = next(a for a in leader.alerts() if a["id"] == alert["id"])
     assert kept["acknowledged"] and kept["silenced_until"] is not None
@@ -254,8 +257,7 @@ def test_ingest_run_refuses_a_publish_cadence_out_of_range(capsys):
 
 def same_trend(follower, leader, window_s: float = 3600.0) -> bool:
     mine, theirs = follower.trend(window_s), leader.trend(window_s)
-    return mine.index.equals(theirs.index) and np.allclose(mine.to_numpy(float), theirs.to_numpy(float),
-                                                           equal_nan=True)
+    return mine.index.equals(theirs.index) and np.allclose(mine.to_numpy(float), theirs.to_numpy(float), equal_nan=True)
 
 
 def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
@@ -286,9 +288,14 @@ def test_a_follower_that_missed_notifications_catches_up_from_the_database(leade
     assert wait_for(lambda: follower.seq == 1)
     if watcher.uses_notify:  # the follower's LISTEN connection drops: nothing is notified until it reconnects
         from sqlalchemy import text
+
         with leader.db.begin() as conn:
-            cut = conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                    "WHERE query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()")).all()
+            cut = conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+                )
+            ).all()
         assert cut
     else:  # SQLite: the follower stops polling for a while
         watcher.stop()

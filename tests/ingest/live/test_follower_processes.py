@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 import requests
+from servers.readiness import load_scaled_s
 from sqlalchemy import create_engine, text
 
 from ingest.store.db import open_database
 from ingest.store.pgserver import free_port
-from servers.readiness import load_scaled_s
 
 pytestmark = pytest.mark.postgres
 
@@ -47,8 +47,9 @@ class Processes:
 
     def start(self, name: str, *args: str) -> subprocess.Popen:
         log = (self.tmp_path / f"{name}.log").open("w")
-        proc = subprocess.Popen([*CLI, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            [*CLI, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         self.procs[name] = proc
         return proc
 
@@ -103,8 +104,22 @@ def test_two_web_processes_follow_one_ingest_leader(pg, tmp_path):
         procs.start("leader", *run)
         wait_for(lambda: "now runs ingest" in procs.log("leader"), 60, "the leader", procs)
         procs.start("standby", *run)
-        procs.start("web-prod", "serve", "--prod", "--workers", "2", "--threads", "4", "--follow", "--site", "demo",
-                    "--db", pg, "--port", str(ports[0]))
+        procs.start(
+            "web-prod",
+            "serve",
+            "--prod",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            "--follow",
+            "--site",
+            "demo",
+            "--db",
+            pg,
+            "--port",
+            str(ports[0]),
+        )
         procs.start("web", "serve", "--follow", "--site", "demo", "--db", pg, "--port", str(ports[1]))
         for url in web:
             wait_for(lambda url=url: tick_ts(url) is not None, 90, f"live state at {url}", procs)
@@ -114,6 +129,7 @@ def test_two_web_processes_follow_one_ingest_leader(pg, tmp_path):
             a, b = kpis(web[0]), kpis(web[1])
             assert abs(datetime.fromisoformat(a["ts"]).timestamp() - datetime.fromisoformat(b["ts"]).timestamp()) <= 1.0
             return a["ts"] == b["ts"] and a["it_power_mw"] == b["it_power_mw"] and a["it_power_mw"] > 0
+
         wait_for(same_tick, 20, "the same tick through both web processes", procs)
         first = tick_ts(web[0])
         wait_for(lambda: tick_ts(web[0]) > first and tick_ts(web[1]) > first, 10, "live ticks", procs)
@@ -121,16 +137,22 @@ def test_two_web_processes_follow_one_ingest_leader(pg, tmp_path):
         # acknowledged through one, seen through the other
         alerts = requests.get(f"{web[0]}/api/v1/alerts", timeout=10).json()
         alert = next(a for a in alerts["items"] if a["severity"] == "critical")
-        answer = requests.post(f"{web[0]}/api/v1/alerts/{alert['id']}/acknowledge",
-                               json={"comment": "swapping the GPU"}, timeout=10)
+        answer = requests.post(
+            f"{web[0]}/api/v1/alerts/{alert['id']}/acknowledge", json={"comment": "swapping the GPU"}, timeout=10
+        )
         assert answer.status_code == 200, answer.text
 
         def acknowledged_at(url: str) -> bool:
             items = requests.get(f"{url}/api/v1/alerts", timeout=10).json()["items"]
             seen = next(a for a in items if a["id"] == alert["id"])
             return seen["acknowledged"] and seen["ack_comment"] == "swapping the GPU"
-        wait_for(lambda: all(acknowledged_at(url) for _ in range(4) for url in web), 10,
-                 "the acknowledgement through the other process (and both gunicorn workers)", procs)
+
+        wait_for(
+            lambda: all(acknowledged_at(url) for _ in range(4) for url in web),
+            10,
+            "the acknowledgement through the other process (and both gunicorn workers)",
+            procs,
+        )
 
         # takeover: the leader stops, the standby takes over, the web processes follow it
         procs.stop("leader")

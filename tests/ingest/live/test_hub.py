@@ -1,16 +1,16 @@
 """The live twin on the demo site: synthetic readings in, snapshots, frames and alerts out."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
-from ingest.synthetic.faults import FaultError
 from ingest.live.runtime import LiveSetupError, build_hub, start_hub
 from ingest.live.scheduler import build_scheduler
+from ingest.synthetic.faults import FaultError
 from twin.engine.snapshot import GPU_DOWN
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_acknowledge_and_silence(db):
     hub.acknowledge(alert["id"])
     hub.silence(alert["id"], 600)
     again = next(a for a in hub.alerts() if a["id"] == alert["id"])
-    assert again["acknowledged"] and again["silenced_until"] > datetime.now(timezone.utc)
+    assert again["acknowledged"] and again["silenced_until"] > datetime.now(UTC)
     with pytest.raises(KeyError, match="no alert with id 999999"):
         hub.acknowledge(999999)
     with pytest.raises(ValueError, match="positive"):

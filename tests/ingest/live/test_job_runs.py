@@ -1,18 +1,19 @@
 """A GPU failure in the live twin runs through detection, drain and swap, restore and warm-up."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 from ingest.live.runtime import build_hub
 from twin.engine.snapshot import GPU_DOWN
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losses(tmp_path):
-    hub = build_hub("demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",),
-                    record=False)
+    hub = build_hub(
+        "demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",), record=False
+    )
     run = hub.job_runs[0]
     t = run.timings
     phases, snaps = [], []
@@ -24,7 +25,9 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
     job_before, job_after = snaps[5].jobs[0], snaps[-1].jobs[0]
     gpu = int(np.flatnonzero((hub.state.gpu_node == 8) & (hub.state.gpu_index == 5))[0])
     assert snaps[-1].gpu_state[gpu] == GPU_DOWN  # the failed GPU stays down …
-    assert job_after.restart_phase == "running" and job_after.tokens_per_s > 0.9 * job_before.tokens_per_s  # … on a spare
+    assert (
+        job_after.restart_phase == "running" and job_after.tokens_per_s > 0.9 * job_before.tokens_per_s
+    )  # … on a spare
     seen = [p for k, p in enumerate(phases) if k == 0 or p != phases[k - 1]]
     assert seen[:6] == ["running", "detecting", "draining", "restoring", "warming_up", "running"]
     stalled = [s.jobs[0] for s in snaps if s.jobs[0].restart_phase in ("detecting", "draining", "restoring")]
@@ -39,8 +42,9 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
 
 def test_the_whole_job_power_dips_while_it_restarts_and_surges_back(tmp_path):
     """The synthetic plant's job stops on the same cycle: the twin sees the site's IT load dip and recover."""
-    hub = build_hub("demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",),
-                    record=False)
+    hub = build_hub(
+        "demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",), record=False
+    )
     t = hub.job_runs[0].timings
     it_mw = {}
     total_s = int(10 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s + 30)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ingest.live.runtime import build_hub
 from ingest.store.pgserver import throwaway_postgres_server
 
-T0 = datetime(2026, 7, 15, 14, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 15, 14, 0, tzinfo=UTC)
 
 
 def at(seconds: float) -> datetime:
@@ -57,6 +57,7 @@ def test_frames_after_an_outage_are_stored_again(tmp_path):
 
     def broken(*_a, **_k):
         from sqlalchemy.exc import OperationalError
+
         raise OperationalError("INSERT", {}, Exception("disk I/O error"))
 
     hub.store.write_frame = broken

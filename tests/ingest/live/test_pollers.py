@@ -1,7 +1,7 @@
 """Real sources feeding the live twin: a dcgm-exporter endpoint for the demo site's hosts."""
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -10,12 +10,16 @@ from ingest.live.pollers import SourceSpecError, parse_source_spec
 from ingest.live.runtime import build_hub
 from twin.site.load import load_site
 
-LABELS = ('gpu="{i}",UUID="GPU-{u:08x}-0000-0000-0000-000000000000",pci_bus_id="00000000:{i:02X}:00.0",'
-          'device="nvidia{i}",modelName="NVIDIA H100 80GB HBM3",Hostname="{host}",DCGM_FI_DRIVER_VERSION="550.54.15"')
-FIELDS = (("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temp"),
-          ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power"),
-          ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "util"),
-          ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "clock"))
+LABELS = (
+    'gpu="{i}",UUID="GPU-{u:08x}-0000-0000-0000-000000000000",pci_bus_id="00000000:{i:02X}:00.0",'
+    'device="nvidia{i}",modelName="NVIDIA H100 80GB HBM3",Hostname="{host}",DCGM_FI_DRIVER_VERSION="550.54.15"'
+)
+FIELDS = (
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temp"),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power"),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "util"),
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "clock"),
+)
 
 
 def exposition(hosts: list[str], temp_c: float, util_pct: float, skip_host: str = "") -> str:
@@ -39,13 +43,14 @@ def demo():
 
 def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
     page = {"text": exposition(demo.node_name + ["stranger-node"], temp_c=63, util_pct=88)}
-    server = http_server(lambda path, n: (200, "text/plain; version=0.0.4", page["text"])
-                         if path == "/metrics" else None)
+    server = http_server(
+        lambda path, n: (200, "text/plain; version=0.0.4", page["text"]) if path == "/metrics" else None
+    )
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'dcgm.db'}", sources=(f"dcgm={server.url}/metrics",))
     poller = hub.pollers[0]
     poller.run(hub.buffer)
     assert poller.failures == 0
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     snap = hub.step(now)
     assert (snap.gpu_temp_c == 63).all()  # measured values replace the twin's
     assert np.allclose(snap.gpu_power_w, 512.25)
@@ -57,7 +62,7 @@ def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
     time.sleep(0.6)
     page["text"] = exposition(demo.node_name, temp_c=64, util_pct=88, skip_host="h1-r01-k01-n0")
     poller.run(hub.buffer)
-    later = hub.step(datetime.now(timezone.utc))
+    later = hub.step(datetime.now(UTC))
     missing = demo.gpu_node == 0
     assert (later.gpu_temp_c[~missing] == 64).all()
     assert np.isfinite(later.gpu_temp_c[missing]).all() and (later.gpu_temp_c[missing] != 64).all()
@@ -70,17 +75,26 @@ def test_a_dead_source_goes_stale_and_raises_one_alert(http_server, tmp_path):
     for _ in range(2):
         poller.run(hub.buffer)  # retried with back-off inside, never raises
     assert poller.failures == 2
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     hub.step(now)
     hub.step(now + timedelta(seconds=1))
     stale = [a for a in hub.alerts() if a["entity_kind"] == "source"]
     assert len(stale) == 1 and stale[0]["entity_name"] == "dcgm" and stale[0]["message"] == "no reading yet"
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("dcgm=http://a:9400/metrics,http://b:9400/metrics", ("dcgm", ["http://a:9400/metrics", "http://b:9400/metrics"], "")),
-    ("ipmi=ipmi://admin:secret@127.0.0.1:9623#h1-r01-k01-n0", ("ipmi", ["ipmi://admin:secret@127.0.0.1:9623"], "h1-r01-k01-n0")),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        (
+            "dcgm=http://a:9400/metrics,http://b:9400/metrics",
+            ("dcgm", ["http://a:9400/metrics", "http://b:9400/metrics"], ""),
+        ),
+        (
+            "ipmi=ipmi://admin:secret@127.0.0.1:9623#h1-r01-k01-n0",
+            ("ipmi", ["ipmi://admin:secret@127.0.0.1:9623"], "h1-r01-k01-n0"),
+        ),
+    ],
+)
 def test_source_specs(spec, expected):
     assert parse_source_spec(spec) == expected
 

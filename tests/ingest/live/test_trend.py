@@ -1,11 +1,11 @@
 """The trend buffer: time order, its window, and rows merged from the database."""
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ingest.live.trend import TREND_COLUMNS, TrendBuffer
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 def stored(second: int, it_power_mw: float | None = 60.0, **values) -> tuple:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -60,8 +60,14 @@ def test_stuck_source_is_abandoned_its_late_readings_dropped_and_alerted(tmp_pat
         return FetchResult("dcgm", "http://stuck/metrics", True, parse_dcgm(PAGE))
 
     freshness = Freshness(max_age_s=10.0)
-    poller = watched_poller("dcgm", [(hanging_fetch, "http://stuck/metrics")], _inventory(hub),
-                            interval_s=1.0, watchdog_s=0.3, freshness=freshness)
+    poller = watched_poller(
+        "dcgm",
+        [(hanging_fetch, "http://stuck/metrics")],
+        _inventory(hub),
+        interval_s=1.0,
+        watchdog_s=0.3,
+        freshness=freshness,
+    )
     hub.pollers = [poller]
     t0 = time.monotonic()
     poller.run(hub.buffer)
@@ -74,7 +80,7 @@ def test_stuck_source_is_abandoned_its_late_readings_dropped_and_alerted(tmp_pat
 
     release.set()  # the stuck fetches finish now: their readings must not land
     time.sleep(0.2)
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     snap = hub.step(now)
     assert snap.gpu_temp_c[0] != 71
     hub.step(now + timedelta(seconds=1))

@@ -14,9 +14,17 @@ from ingest.replay.session import T0, RecordSpec, record_synthetic
 
 @pytest.fixture(scope="module")
 def bundle_path(tmp_path_factory):
-    spec = RecordSpec("demo", "pump-and-xid", faults=("pump:H1-R01-K01-CDU@30", "xid:h1-r01-k02-n0/3@60"),
-                      duration_s=120, tick_s=5, title="Pump and XID", tags=("test",), notes="two faults",
-                      max_detail_racks=2)
+    spec = RecordSpec(
+        "demo",
+        "pump-and-xid",
+        faults=("pump:H1-R01-K01-CDU@30", "xid:h1-r01-k02-n0/3@60"),
+        duration_s=120,
+        tick_s=5,
+        title="Pump and XID",
+        tags=("test",),
+        notes="two faults",
+        max_detail_racks=2,
+    )
     return record_synthetic(spec, tmp_path_factory.mktemp("incidents"))
 
 
@@ -34,7 +42,9 @@ def test_round_trip_keeps_metadata_window_and_tables(bundle_path):
     gpu = b.frame("gpu")
     assert gpu["gpu_id"].nunique() == 128 and (gpu["last_xid_code"] == 79).any()
     events = b.frame("events")
-    assert any(m.startswith("1 of 64 GPUs down") for m in events["message"]) and (events["severity"] == "critical").any()
+    assert (
+        any(m.startswith("1 of 64 GPUs down") for m in events["message"]) and (events["severity"] == "critical").any()
+    )
     cdu = b.frame("cdu")
     assert cdu.loc[cdu["cdu_id"] == 0, "pumps_running_count"].min() == 1
 

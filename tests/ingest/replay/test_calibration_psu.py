@@ -27,8 +27,10 @@ TOLERANCE = 0.005  # at the load points the recording covers (10, 20 and 50 %; 1
 def psu_recording(tmp_path_factory):
     """A demo recording (job with communication phases, idle nodes on: PSU loads 8–36 %) whose readings are
     replaced by a replay of its inputs on the site with ``TRUE_CURVE``; rack input power with 0.3 % noise."""
-    path = record_synthetic(RecordSpec("demo", "psu-cal", faults=("pump:H1-R01-K01-CDU@60+60=2",), duration_s=300,
-                                       tick_s=5), tmp_path_factory.mktemp("incidents"))
+    path = record_synthetic(
+        RecordSpec("demo", "psu-cal", faults=("pump:H1-R01-K01-CDU@60+60=2",), duration_s=300, tick_s=5),
+        tmp_path_factory.mktemp("incidents"),
+    )
     bundle = read_bundle(path)
     state = validate(bundle)
     rec = load_recording(bundle, state)
@@ -45,8 +47,11 @@ def psu_recording(tmp_path_factory):
 
 def test_fit_of_a_known_curve_on_noiseless_samples_is_exact():
     load = np.linspace(0.05, 1.0, 200)
-    np.testing.assert_allclose(power.fit_psu_efficiency_points(load, power.psu_efficiency_frac(load, TRUE_CURVE),
-                                                               prior_weight=1e-9), TRUE_CURVE, atol=1e-6)
+    np.testing.assert_allclose(
+        power.fit_psu_efficiency_points(load, power.psu_efficiency_frac(load, TRUE_CURVE), prior_weight=1e-9),
+        TRUE_CURVE,
+        atol=1e-6,
+    )
     # a load point no sample reaches stays at the prior
     low = np.linspace(0.1, 0.2, 50)
     fitted = power.fit_psu_efficiency_points(low, power.psu_efficiency_frac(low, TRUE_CURVE))

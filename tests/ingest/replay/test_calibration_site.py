@@ -17,8 +17,15 @@ from twin.site.schema import parse_site_file
 @pytest.fixture(scope="module")
 def tim_incident(tmp_path_factory):
     """A thermal interface degrading 3× per hour on rack H1-R01-K03, which the site file does not know."""
-    spec = RecordSpec("demo", "tim-cal", faults=("tim:H1-R01-K03@0=3",), duration_s=300, tick_s=5,
-                      detail_racks=("H1-R01-K03",), max_detail_racks=2)
+    spec = RecordSpec(
+        "demo",
+        "tim-cal",
+        faults=("tim:H1-R01-K03@0=3",),
+        duration_s=300,
+        tick_s=5,
+        detail_racks=("H1-R01-K03",),
+        max_detail_racks=2,
+    )
     return record_synthetic(spec, tmp_path_factory.mktemp("incidents"))
 
 
@@ -36,10 +43,12 @@ def test_the_block_round_trips_through_the_site_file_and_applies_as_catalogue_va
     assert len(loaded.gpu_specs) == len(state.gpu_specs) + 2  # one variant per distinct factor
     r = loaded.gpu_spec_array("r_th_die_c_per_w") / state.gpu_spec_array("r_th_die_c_per_w")
     np.testing.assert_allclose(r, cal.gpu_r_th_factor)
-    np.testing.assert_allclose(loaded.gpu_spec_array("heat_capacity_j_per_k"),
-                               1.5 * state.gpu_spec_array("heat_capacity_j_per_k"))
-    np.testing.assert_allclose(loaded.cdu_spec_array("approach_k") - state.cdu_spec_array("approach_k"),
-                               cal.cdu_approach_delta_k)
+    np.testing.assert_allclose(
+        loaded.gpu_spec_array("heat_capacity_j_per_k"), 1.5 * state.gpu_spec_array("heat_capacity_j_per_k")
+    )
+    np.testing.assert_allclose(
+        loaded.cdu_spec_array("approach_k") - state.cdu_spec_array("approach_k"), cal.cdu_approach_delta_k
+    )
     spec, _ = parse_site_file(with_block(_demo_text(), state, cal), "x")
     again = from_block(state, spec.calibration, "x")
     np.testing.assert_array_equal(again.gpu_r_th_factor, cal.gpu_r_th_factor)
@@ -47,14 +56,17 @@ def test_the_block_round_trips_through_the_site_file_and_applies_as_catalogue_va
     np.testing.assert_array_equal(apply_calibration(state, SiteCalibration.neutral(state)).gpu_spec, state.gpu_spec)
 
 
-@pytest.mark.parametrize("block, message", [
-    ('cdus = ["NOPE"]\ncdu_approach_delta_k = [1.0]\n', "unknown CDU 'NOPE'"),
-    ('gpus = ["nohost/0"]\ngpu_r_th_factor = [1.0]\n', "unknown GPU 'nohost/0'"),
-    ('cdus = ["H1-R01-K01-CDU"]\ncdu_approach_delta_k = []\n', "1 cdus but 0 cdu_approach_delta_k"),
-    ('gpus = []\ngpu_r_th_factor = []\nheat_capacity_factor = 50.0\n', "heat_capacity_factor"),
-    ('gpus = ["x/0"]\ngpu_r_th_factor = [0.0]\n', "gpu_r_th_factor"),
-    ("gpus = [" + ", ".join(['"h/0"'] * 20000) + "]\ngpu_r_th_factor = []\n", "gpus"),
-])
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ('cdus = ["NOPE"]\ncdu_approach_delta_k = [1.0]\n', "unknown CDU 'NOPE'"),
+        ('gpus = ["nohost/0"]\ngpu_r_th_factor = [1.0]\n', "unknown GPU 'nohost/0'"),
+        ('cdus = ["H1-R01-K01-CDU"]\ncdu_approach_delta_k = []\n', "1 cdus but 0 cdu_approach_delta_k"),
+        ("gpus = []\ngpu_r_th_factor = []\nheat_capacity_factor = 50.0\n", "heat_capacity_factor"),
+        ('gpus = ["x/0"]\ngpu_r_th_factor = [0.0]\n', "gpu_r_th_factor"),
+        ("gpus = [" + ", ".join(['"h/0"'] * 20000) + "]\ngpu_r_th_factor = []\n", "gpus"),
+    ],
+)
 def test_a_bad_calibration_block_is_one_clear_error(block, message):
     with pytest.raises(SiteError) as err:
         build_site(_demo_text() + "\n[calibration]\n" + block, "bad.toml", load_catalogue())

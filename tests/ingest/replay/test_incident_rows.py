@@ -22,8 +22,16 @@ def test_import_records_the_incident_in_the_database_once(tmp_path, capsys):
         assert set(rows) == {"drill-db", "drill-db-2"}
         assert rows["drill-db"].site_name == "demo" and rows["drill-db"].description == "Drill"
         assert (rows["drill-db"].end_at - rows["drill-db"].start_at).total_seconds() == 20
-        again = record_incident(engine, {"name": "drill-db", "site_name": "demo", "title": "Drill, renamed",
-                                         "start": "2024-07-22T15:00:00+00:00", "end": "2024-07-22T15:01:00+00:00"})
+        again = record_incident(
+            engine,
+            {
+                "name": "drill-db",
+                "site_name": "demo",
+                "title": "Drill, renamed",
+                "start": "2024-07-22T15:00:00+00:00",
+                "end": "2024-07-22T15:01:00+00:00",
+            },
+        )
         assert again.id == rows["drill-db"].id and len(stored_incidents(engine)) == 2
     finally:
         engine.dispose()
@@ -46,8 +54,16 @@ def test_list_shows_files_and_database_rows_and_where_each_is_kept(tmp_path, cap
     assert main(["incidents", "--dir", lib, "import", str(bundle), "--db", db]) == 0
     engine = open_database(db)
     try:  # a row whose bundle is not in the library (e.g. recorded on another machine)
-        record_incident(engine, {"name": "elsewhere", "site_name": "demo", "title": "Kept in the database",
-                                 "start": "2024-07-23T15:00:00+00:00", "end": "2024-07-23T15:05:00+00:00"})
+        record_incident(
+            engine,
+            {
+                "name": "elsewhere",
+                "site_name": "demo",
+                "title": "Kept in the database",
+                "start": "2024-07-23T15:00:00+00:00",
+                "end": "2024-07-23T15:05:00+00:00",
+            },
+        )
     finally:
         engine.dispose()
     capsys.readouterr()

@@ -56,6 +56,7 @@ def test_bundle_whose_tables_do_not_fit_its_site_is_refused(exported, tmp_path):
     """A consistent archive (checksums rewritten) claiming a rack the site does not have."""
     bundle = read_bundle(exported)
     import pyarrow as pa
+
     from ingest.replay.bundle import write_bundle
 
     rack = bundle.tables["rack"]
@@ -88,8 +89,27 @@ def test_imports_and_recordings_into_the_library_are_audited_as_the_login_name(e
     bad = tmp_path / "cut.ctincident"
     bad.write_bytes(exported.read_bytes()[:-200])
     assert main(["incidents", "--dir", str(lib), "import", str(bad), "--db", url, "--name", "cut"]) == 1
-    assert main(["incidents", "--dir", str(lib), "record", "--site", "demo", "--name", "pump-drill", "--duration", "10",
-                 "--fault", "pump:H1-R01-K01-CDU@5", "--db", url]) == 0
+    assert (
+        main(
+            [
+                "incidents",
+                "--dir",
+                str(lib),
+                "record",
+                "--site",
+                "demo",
+                "--name",
+                "pump-drill",
+                "--duration",
+                "10",
+                "--fault",
+                "pump:H1-R01-K01-CDU@5",
+                "--db",
+                url,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     engine = open_database(url)
     try:
@@ -97,8 +117,10 @@ def test_imports_and_recordings_into_the_library_are_audited_as_the_login_name(e
     finally:
         engine.dispose()
     assert [(e["action"], e["target"]) for e in entries] == [
-        ("incident.import", "incident drill"), ("incident.import", "incident drill"),
-        ("incident.record", "incident pump-drill")]
+        ("incident.import", "incident drill"),
+        ("incident.import", "incident drill"),
+        ("incident.record", "incident pump-drill"),
+    ]
     assert {e["user_name"] for e in entries} == {cli_user()}
     first, again, recorded = entries
     assert first["before"] is None and again["before"] == {"replaced": True}

@@ -1,6 +1,6 @@
 """Replay at the twin's 1 s cadence: inputs between frames, hall shards in parallel processes, the lean engine."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -25,12 +25,24 @@ def pump():
 
 
 def test_between_frames_steps_switch_at_once_and_readings_are_interpolated():
-    t0 = datetime(2024, 7, 22, 15, tzinfo=timezone.utc)
-    prev = TickInputs(ts=t0, gpu_util_frac=np.array([0.2, 0.9]), pumps_running_count=np.array([2]),
-                      cdu_flow_lpm=np.array([100.0]), loop_supply_temp_c=np.array([25.0]), outdoor_dry_bulb_c=30.0)
-    cur = TickInputs(ts=t0 + timedelta(seconds=5), gpu_util_frac=np.array([0.6, np.nan]),
-                     pumps_running_count=np.array([0]), cdu_flow_lpm=np.array([0.0]),
-                     loop_supply_temp_c=np.array([35.0]), outdoor_dry_bulb_c=None, failed_power=[3])
+    t0 = datetime(2024, 7, 22, 15, tzinfo=UTC)
+    prev = TickInputs(
+        ts=t0,
+        gpu_util_frac=np.array([0.2, 0.9]),
+        pumps_running_count=np.array([2]),
+        cdu_flow_lpm=np.array([100.0]),
+        loop_supply_temp_c=np.array([25.0]),
+        outdoor_dry_bulb_c=30.0,
+    )
+    cur = TickInputs(
+        ts=t0 + timedelta(seconds=5),
+        gpu_util_frac=np.array([0.6, np.nan]),
+        pumps_running_count=np.array([0]),
+        cdu_flow_lpm=np.array([0.0]),
+        loop_supply_temp_c=np.array([35.0]),
+        outdoor_dry_bulb_c=None,
+        failed_power=[3],
+    )
     mid = between(prev, cur, 0.2)
     assert mid.ts == t0 + timedelta(seconds=1)
     assert mid.gpu_util_frac[0] == pytest.approx(0.28) and np.isnan(mid.gpu_util_frac[1])  # no reading stays none
@@ -56,8 +68,7 @@ def test_a_site_of_one_hall_is_not_cut():
 
 
 def _run(state, rec, bundle, workers, **kwargs):
-    player = Replayer(state, rec, job=recorded_job(state, rec), workers=workers, site_toml=bundle.site_toml,
-                      **kwargs)
+    player = Replayer(state, rec, job=recorded_job(state, rec), workers=workers, site_toml=bundle.site_toml, **kwargs)
     return player, player.run(FRAMES)
 
 
@@ -75,8 +86,8 @@ def test_shards_in_two_processes_replay_exactly_what_one_process_does(pump):
 def test_shards_keep_the_calibration_of_the_site(pump):
     bundle, state, rec = pump
     cal = SiteCalibration.neutral(state)
-    cal.cdu_approach_delta_k[:state.n_cdus // 2] = 3.0  # the first shard's CDUs (the job runs in hall 1)
-    cal.gpu_r_th_factor[:state.n_gpus // 2] = 1.5
+    cal.cdu_approach_delta_k[: state.n_cdus // 2] = 3.0  # the first shard's CDUs (the job runs in hall 1)
+    cal.gpu_r_th_factor[: state.n_gpus // 2] = 1.5
     calibrated = apply_calibration(state, cal)
     _, one = _run(calibrated, rec, bundle, 1)
     _, two = _run(calibrated, rec, bundle, 2)

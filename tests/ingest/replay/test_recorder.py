@@ -19,8 +19,9 @@ REPO_DIR = Path(__file__).resolve().parents[3]
 
 def make(tmp_path, faults=(), **kw):
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'live.db'}", faults=faults, seed=1, start=T0, record=False)
-    rec = FlightRecorder(hub.state, tmp_path / "ring", tmp_path / "incidents",
-                         site_toml=site_path("demo").read_text(), **kw)
+    rec = FlightRecorder(
+        hub.state, tmp_path / "ring", tmp_path / "incidents", site_toml=site_path("demo").read_text(), **kw
+    )
     return hub, rec
 
 
@@ -51,8 +52,9 @@ def test_save_on_demand_is_exempt_from_pruning(tmp_path):
 
 
 def test_critical_alert_saves_with_pre_and_post_roll(tmp_path):
-    hub, rec = make(tmp_path, faults=("xid:h1-r01-k02-n0/3@50",), window_s=120, every_s=5, pre_roll_s=30,
-                    post_roll_s=20)
+    hub, rec = make(
+        tmp_path, faults=("xid:h1-r01-k02-n0/3@50",), window_s=120, every_s=5, pre_roll_s=30, post_roll_s=20
+    )
     saved = run(hub, rec, 100)
     assert len(saved) == 1
     b = read_bundle(saved[0])
@@ -88,8 +90,13 @@ RECORDING_SCRIPT = textwrap.dedent("""
 
 def test_kill_9_loses_at_most_the_last_frame_and_no_incident(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO_DIR)}
-    proc = subprocess.Popen([sys.executable, "-c", RECORDING_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE,
-                            text=True, env=env, cwd=REPO_DIR)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RECORDING_SCRIPT, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO_DIR,
+    )
     try:
         last = -1
         while last < 25:

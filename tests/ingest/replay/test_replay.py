@@ -28,8 +28,15 @@ def test_fit_errors_match_a_hand_computed_case():
 @pytest.fixture(scope="module")
 def tim_incident(tmp_path_factory):
     """A thermal interface degrading 3× per hour on rack H1-R01-K03: the twin does not know it."""
-    spec = RecordSpec("demo", "tim-demo", faults=("tim:H1-R01-K03@0=3",), duration_s=600, tick_s=5,
-                      detail_racks=("H1-R01-K03",), max_detail_racks=2)
+    spec = RecordSpec(
+        "demo",
+        "tim-demo",
+        faults=("tim:H1-R01-K03@0=3",),
+        duration_s=600,
+        tick_s=5,
+        detail_racks=("H1-R01-K03",),
+        max_detail_racks=2,
+    )
     path = record_synthetic(spec, tmp_path_factory.mktemp("incidents"))
     bundle = read_bundle(path)
     return path, bundle, validate(bundle)
@@ -52,8 +59,9 @@ def test_replay_follows_the_recording_where_the_twin_knows_the_physics(tim_incid
 def test_scenario_on_top_of_the_recording_changes_the_outcome(tim_incident):
     _, bundle, state = tim_incident
     base = replay(bundle, state)
-    hot = parse_scenario('[scenario]\nname = "no cooling on K03"\n[conditions]\ncdus_failed = ["H1-R01-K03-CDU"]\n',
-                         state)
+    hot = parse_scenario(
+        '[scenario]\nname = "no cooling on K03"\n[conditions]\ncdus_failed = ["H1-R01-K03-CDU"]\n', state
+    )
     worse = replay(bundle, state, scenario=hot)
     assert base.outcome["max_gpus_down"] == 0
     assert worse.outcome["max_gpus_down"] >= 64 and worse.outcome["max_gpu_temp_c"] > base.outcome["max_gpu_temp_c"]

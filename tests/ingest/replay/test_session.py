@@ -8,8 +8,10 @@ from ingest.replay.session import RecordSpec, record_synthetic, site_with_source
 from twin.site.catalogue import load_catalogue
 from twin.site.load import SITES_DIR, build_site, load_site
 
-BATTERY = ('{ name = "EXTRA", kind = "battery", units = 2, unit_mw = 0.5, energy_mwh = 1.0, '
-           'ramp_mw_per_s = 10.0, bus = "MV-B", roundtrip_efficiency_frac = 0.9 }')
+BATTERY = (
+    '{ name = "EXTRA", kind = "battery", units = 2, unit_mw = 0.5, energy_mwh = 1.0, '
+    'ramp_mw_per_s = 10.0, bus = "MV-B", roundtrip_efficiency_frac = 0.9 }'
+)
 
 
 def test_variant_keeps_the_site_and_appends_the_sources():
@@ -17,16 +19,19 @@ def test_variant_keeps_the_site_and_appends_the_sources():
     text = site_with_sources((SITES_DIR / "demo.toml").read_text(), "demo-bess", (BATTERY,))
     variant = build_site(text, "demo-bess.toml", load_catalogue())
     assert variant.name == "demo-bess" and variant.n_gpus == demo.n_gpus
-    assert variant.source_name[:demo.n_sources] == demo.source_name  # the site's own keep their ids
-    assert variant.source_name[demo.n_sources:] == ["EXTRA-01", "EXTRA-02"]
-    assert variant.source_energy_mwh[demo.n_sources:].tolist() == [0.5, 0.5]  # the entry's energy over its units
+    assert variant.source_name[: demo.n_sources] == demo.source_name  # the site's own keep their ids
+    assert variant.source_name[demo.n_sources :] == ["EXTRA-01", "EXTRA-02"]
+    assert variant.source_energy_mwh[demo.n_sources :].tolist() == [0.5, 0.5]  # the entry's energy over its units
 
 
-@pytest.mark.parametrize("entry, name, message", [
-    ("kind = battery", "demo-bess", "not a TOML inline table"),
-    ('"battery"', "demo-bess", "not a TOML inline table"),
-    (BATTERY, "Demo BESS", "lower-case letters"),
-])
+@pytest.mark.parametrize(
+    "entry, name, message",
+    [
+        ("kind = battery", "demo-bess", "not a TOML inline table"),
+        ('"battery"', "demo-bess", "not a TOML inline table"),
+        (BATTERY, "Demo BESS", "lower-case letters"),
+    ],
+)
 def test_bad_variant_is_one_clear_line(entry, name, message):
     with pytest.raises(ValueError, match=message):
         site_with_sources((SITES_DIR / "demo.toml").read_text(), name, (entry,))
@@ -38,8 +43,14 @@ def test_site_without_a_sources_list_is_refused():
 
 
 def test_recording_on_a_variant_keeps_its_site_file(tmp_path):
-    spec = RecordSpec(site="demo", name="demo-trip", faults=("source:GEN-01@10",), duration_s=30.0,
-                      site_name="demo-bess", add_sources=(BATTERY,))
+    spec = RecordSpec(
+        site="demo",
+        name="demo-trip",
+        faults=("source:GEN-01@10",),
+        duration_s=30.0,
+        site_name="demo-bess",
+        add_sources=(BATTERY,),
+    )
     bundle = read_bundle(record_synthetic(spec, tmp_path))
     state = validate(bundle)
     assert bundle.metadata["site_name"] == state.name == "demo-bess" and "EXTRA-02" in state.source_name

@@ -65,11 +65,20 @@ def _trip_frames(bundle, state):
     site = bundle.frame("site")
     src = bundle.frame("source")
     battery = np.flatnonzero(state.source_kind == 2)
-    bat = src[src["source_id"].isin(battery)].groupby("ts").agg(battery_power_mw=("source_power_mw", "sum"),
-                                                                 battery_soc_frac=("battery_soc_frac", "mean"))
-    gpu = bundle.frame("gpu").groupby("ts").agg(gpu_power_w=("gpu_power_w", "mean"),
-                                                sm_clock_mhz=("sm_clock_mhz", "mean"),
-                                                gpu_util_frac=("gpu_util_frac", "mean"))
+    bat = (
+        src[src["source_id"].isin(battery)]
+        .groupby("ts")
+        .agg(battery_power_mw=("source_power_mw", "sum"), battery_soc_frac=("battery_soc_frac", "mean"))
+    )
+    gpu = (
+        bundle.frame("gpu")
+        .groupby("ts")
+        .agg(
+            gpu_power_w=("gpu_power_w", "mean"),
+            sm_clock_mhz=("sm_clock_mhz", "mean"),
+            gpu_util_frac=("gpu_util_frac", "mean"),
+        )
+    )
     frames = site.set_index("ts")[["job_step_time_s", "failed_sources"]].join(bat).join(gpu).reset_index()
     trip = int(np.flatnonzero(frames["failed_sources"].map(len) > 0)[0])
     return frames, trip
@@ -80,7 +89,7 @@ def test_generator_trip_runs_on_colossus_with_a_bridge_battery(gen_trip):
     colossus = load_site("colossus")
     battery = state.source_kind == 2
     assert battery.sum() == 8 and not (colossus.source_kind == 2).any()
-    assert state.source_name[:colossus.n_sources] == colossus.source_name  # colossus' sources, then the battery
+    assert state.source_name[: colossus.n_sources] == colossus.source_name  # colossus' sources, then the battery
     assert state.n_gpus == colossus.n_gpus and state.rack_name == colossus.rack_name
     failed = {state.source_name[i] for i in bundle.frame("site")["failed_sources"].iloc[-1]}
     assert failed == {f"GEN-A-0{k}" for k in range(1, 8)}
@@ -114,8 +123,13 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
 
 
 def test_generator_trip_replays_from_the_command_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "twin.cli", "replay", "colossus-generator-trip", "--speed", "max",
-                          "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "twin.cli", "replay", "colossus-generator-trip", "--speed", "max", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["site"] == "colossus-bess" and report["n_workers"] == 1  # a failed source: one process

@@ -22,7 +22,7 @@ Route = Callable[[str, int], "tuple[int, str, bytes | str] | None"]
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 (http.server API)
         path = unquote(self.path)
@@ -106,7 +106,7 @@ def redfish_tree_route(root: Path) -> Route:
         p, _, query = path.partition("?")
         if not p.startswith("/redfish/v1"):
             return None
-        rel = p[len("/redfish/v1"):].strip("/")
+        rel = p[len("/redfish/v1") :].strip("/")
         if query.startswith("$skip="):
             rel = f"{rel}__skip_{query.split('=', 1)[1]}"
         f = (root / rel / "index.json") if rel else root / "index.json"

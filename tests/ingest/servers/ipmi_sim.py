@@ -22,14 +22,62 @@ PSU_SENSOR = 9
 START_BASE_S = 10.0  # start-up wait on an idle machine, scaled by load (servers.readiness)
 
 
-def full_sdr(num: int, name: str, sensor_type: int, unit_code: int, m: int = 1, entity: int = 0x03,
-             inst: int = 1, thresholds: tuple[int, int, int] = (95, 90, 85)) -> str:
+def full_sdr(
+    num: int,
+    name: str,
+    sensor_type: int,
+    unit_code: int,
+    m: int = 1,
+    entity: int = 0x03,
+    inst: int = 1,
+    thresholds: tuple[int, int, int] = (95, 90, 85),
+) -> str:
     """``main_sdr_add`` line of a full sensor record (type 01h, unsigned, linear, M, no B/exp)."""
     nb = name.encode()
-    body = [0x20, 0x00, num, entity, inst, 0x67, 0x88, sensor_type, 0x01, 0xC0, 0x0F, 0xC0, 0x7F, 0x38, 0x38,
-            0x00, unit_code, 0x00, 0x00, m & 0xFF, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x03, 0x60, 0xB0, 0x00, 0xFF, 0x00, *thresholds, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0xC0 | len(nb), *nb]
+    body = [
+        0x20,
+        0x00,
+        num,
+        entity,
+        inst,
+        0x67,
+        0x88,
+        sensor_type,
+        0x01,
+        0xC0,
+        0x0F,
+        0xC0,
+        0x7F,
+        0x38,
+        0x38,
+        0x00,
+        unit_code,
+        0x00,
+        0x00,
+        m & 0xFF,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x03,
+        0x60,
+        0xB0,
+        0x00,
+        0xFF,
+        0x00,
+        *thresholds,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0xC0 | len(nb),
+        *nb,
+    ]
     rec = [0x00, 0x00, 0x51, 0x01, len(body), *body]
     return "main_sdr_add 0x20 " + " ".join(f"0x{b:02x}" for b in rec)
 
@@ -131,14 +179,19 @@ def start(directory: Path) -> IpmiSim:
     log = log_path.open("w")
     proc = subprocess.Popen(
         ["ipmi_sim", "-c", str(lan), "-f", str(emu), "-s", str(state)],
-        stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True,
+        stdin=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     sim = IpmiSim(proc, 0, log_path)
     try:
         sim.port = _wait_bound(sim)
         if not poll_until(lambda: _answers(sim), START_BASE_S, interval_s=0.1):
-            raise RuntimeError(f"ipmi_sim did not answer on 127.0.0.1:{sim.port} within "
-                               f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}")
+            raise RuntimeError(
+                f"ipmi_sim did not answer on 127.0.0.1:{sim.port} within "
+                f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}"
+            )
     except BaseException:
         sim.stop()
         raise
@@ -152,6 +205,7 @@ def _check_alive(sim: IpmiSim) -> None:
 
 def _wait_bound(sim: IpmiSim) -> int:
     """The UDP port the simulator's own socket is bound to."""
+
     def probe():
         _check_alive(sim)
         return listening_ports(sim.proc.pid, "udp")
@@ -166,9 +220,28 @@ def _answers(sim: IpmiSim) -> bool:
     """One ``ipmitool mc info`` against the simulator; False when it fails or hangs."""
     _check_alive(sim)
     try:
-        r = subprocess.run(["ipmitool", "-I", "lanplus", "-C", "3", "-H", "127.0.0.1", "-p", str(sim.port),
-                            "-U", USER, "-P", PASSWORD, "mc", "info"], capture_output=True, text=True,
-                           timeout=load_scaled_s(10.0))
+        r = subprocess.run(
+            [
+                "ipmitool",
+                "-I",
+                "lanplus",
+                "-C",
+                "3",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                str(sim.port),
+                "-U",
+                USER,
+                "-P",
+                PASSWORD,
+                "mc",
+                "info",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=load_scaled_s(10.0),
+        )
     except subprocess.TimeoutExpired:
         return False
     return r.returncode == 0

@@ -32,8 +32,10 @@ START_BASE_S = 30.0  # each start-up wait on an idle machine, scaled by load (se
 
 
 def gpu_labels(host: str, g: int) -> str:
-    return (f'gpu="{g}",UUID="GPU-{host}-{g}",pci_bus_id="00000000:{0x18 + g:02X}:00.0",device="nvidia{g}",'
-            f'modelName="NVIDIA H100 80GB HBM3",Hostname="{host}",DCGM_FI_DRIVER_VERSION="580.105.08"')
+    return (
+        f'gpu="{g}",UUID="GPU-{host}-{g}",pci_bus_id="00000000:{0x18 + g:02X}:00.0",device="nvidia{g}",'
+        f'modelName="NVIDIA H100 80GB HBM3",Hostname="{host}",DCGM_FI_DRIVER_VERSION="580.105.08"'
+    )
 
 
 def history_power_w(g: int, k: int) -> float:
@@ -94,8 +96,12 @@ def start(directory: Path, scrape_target: str) -> PrometheusServer:
     end_s = int(time.time()) - 120
     om = directory / "backfill.om"
     om.write_text(history_openmetrics(end_s))
-    r = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"promtool backfill failed: {r.stderr or r.stdout}")
     config = directory / "prometheus.yml"
@@ -109,9 +115,15 @@ def start(directory: Path, scrape_target: str) -> PrometheusServer:
     log_path = directory / "prometheus.log"
     log = log_path.open("w")
     proc = subprocess.Popen(  # port 0: the server binds a free port itself, no other process can take it first
-        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
-         "--web.listen-address=127.0.0.1:0", "--storage.tsdb.retention.time=30d"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            "prometheus",
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            "--web.listen-address=127.0.0.1:0",
+            "--storage.tsdb.retention.time=30d",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         port = _wait_listening(proc, log_path)
@@ -131,19 +143,23 @@ def _check_alive(proc: subprocess.Popen, log_path: Path) -> None:
 
 def _wait_listening(proc: subprocess.Popen, log_path: Path) -> int:
     """The port the server's own socket listens on (read from /proc, not assumed)."""
+
     def probe():
         _check_alive(proc, log_path)
         return listening_ports(proc.pid)
 
     ports = poll_until(probe, START_BASE_S)
     if len(ports) != 1:
-        raise RuntimeError(f"prometheus listens on {sorted(ports) or 'no port'} after "
-                           f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}")
+        raise RuntimeError(
+            f"prometheus listens on {sorted(ports) or 'no port'} after "
+            f"{load_scaled_s(START_BASE_S):.0f} s: {log_path.read_text()[-2000:]}"
+        )
     return ports.pop()
 
 
 def _wait_ready(server: PrometheusServer) -> None:
     """Until ``/-/ready`` answers 200: the TSDB, backfilled blocks included, is open."""
+
     def probe():
         _check_alive(server.proc, server.log_path)
         try:
@@ -152,8 +168,10 @@ def _wait_ready(server: PrometheusServer) -> None:
             return False
 
     if not poll_until(probe, START_BASE_S):
-        raise RuntimeError(f"prometheus not ready on {server.url} after {load_scaled_s(START_BASE_S):.0f} s: "
-                           f"{server.log_path.read_text()[-2000:]}")
+        raise RuntimeError(
+            f"prometheus not ready on {server.url} after {load_scaled_s(START_BASE_S):.0f} s: "
+            f"{server.log_path.read_text()[-2000:]}"
+        )
 
 
 def _wait_history_loaded(server: PrometheusServer) -> None:
@@ -169,5 +187,7 @@ def _wait_history_loaded(server: PrometheusServer) -> None:
         return bool(result) and result[0]["value"][1] == "8"
 
     if not poll_until(probe, START_BASE_S):
-        raise RuntimeError(f"prometheus on {server.url} does not serve the backfilled history after "
-                           f"{load_scaled_s(START_BASE_S):.0f} s: {server.log_path.read_text()[-2000:]}")
+        raise RuntimeError(
+            f"prometheus on {server.url} does not serve the backfilled history after "
+            f"{load_scaled_s(START_BASE_S):.0f} s: {server.log_path.read_text()[-2000:]}"
+        )

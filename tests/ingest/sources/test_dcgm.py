@@ -133,8 +133,13 @@ def test_blank_sentinels_and_impossible_values_are_nan():
     )
     batch = parse_dcgm(text)
     v = _values(batch)
-    for key in [("n1", 0, "", "hbm_temp_c"), ("n1", 0, "", "gpu_temp_c"), ("n1", 0, "", "gpu_power_w"),
-                ("n1", 1, "", "gpu_temp_c"), ("n1", 1, "", "gpu_power_w")]:
+    for key in [
+        ("n1", 0, "", "hbm_temp_c"),
+        ("n1", 0, "", "gpu_temp_c"),
+        ("n1", 0, "", "gpu_power_w"),
+        ("n1", 1, "", "gpu_temp_c"),
+        ("n1", 1, "", "gpu_power_w"),
+    ]:
         assert math.isnan(v[key]), key
     # a counter may legitimately pass 2^31 mJ: not the int32 sentinel
     assert v[("n1", 1, "", "gpu_energy_j")] == pytest.approx(2147483.640)
@@ -165,7 +170,7 @@ def test_escaped_label_values_and_honor_labels_false():
         'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",modelName="H100 \\"SXM\\" \\\\ x",Hostname="n2",'
         'exported_pod="train-7",exported_namespace="jobs",exported_container="c",pod="dcgm-exporter-abc",namespace="gpu-operator"} 33\n'
     )
-    labels = parse_labels(text[text.index("{"): text.index("}") + 1])
+    labels = parse_labels(text[text.index("{") : text.index("}") + 1])
     assert labels["modelName"] == 'H100 "SXM" \\ x'
     assert workload_of(labels).pod == "train-7"
     parsed = DcgmParser().parse(text)
@@ -194,7 +199,11 @@ def test_malformed_lines_are_skipped_and_counted_rest_kept():
 
 
 def test_duplicate_series_keep_last_and_count():
-    text = _line("DCGM_FI_DEV_GPU_TEMP", "40") + _line("DCGM_FI_DEV_GPU_TEMP", "41") + _line("DCGM_FI_DEV_POWER_USAGE", "100")
+    text = (
+        _line("DCGM_FI_DEV_GPU_TEMP", "40")
+        + _line("DCGM_FI_DEV_GPU_TEMP", "41")
+        + _line("DCGM_FI_DEV_POWER_USAGE", "100")
+    )
     batch = parse_dcgm(text)
     assert batch.select("gpu_temp_c").value.tolist() == [41.0]
     assert batch.counts.duplicates == 1
@@ -215,7 +224,9 @@ def test_future_timestamps_flag_clock_skew():
     import time
 
     now_ms = int(time.time() * 1000)
-    text = _line("DCGM_FI_DEV_GPU_TEMP", f"40 {now_ms + 3_600_000}", 0) + _line("DCGM_FI_DEV_GPU_TEMP", f"41 {now_ms}", 1)
+    text = _line("DCGM_FI_DEV_GPU_TEMP", f"40 {now_ms + 3_600_000}", 0) + _line(
+        "DCGM_FI_DEV_GPU_TEMP", f"41 {now_ms}", 1
+    )
     batch = parse_dcgm(text)
     assert batch.counts.future_timestamps == 1
     assert batch.timestamp_s.max() == pytest.approx(now_ms / 1000 + 3600)

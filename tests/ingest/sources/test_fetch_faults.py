@@ -20,7 +20,7 @@ from ingest.sources.prometheus_api import fetch_samples
 from ingest.sources.redfish import parse_resource, to_samples
 
 GOOD = (
-    '# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n'
+    "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
     'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1"} 40\n'
     'DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 41\n'
 )
@@ -147,11 +147,18 @@ def test_get_sleeps_between_retries_with_fake_sleep(http_server):
 
 
 def test_redfish_odd_shapes_and_warning_leak():
-    doc = {"@odata.type": "#LeakDetector.v1_2_0.LeakDetector",
-           "@odata.id": "/redfish/v1/ThermalEquipment/CDUs/7/LeakDetection/LeakDetectors/Tray", "DetectorState": "Warning"}
+    doc = {
+        "@odata.type": "#LeakDetector.v1_2_0.LeakDetector",
+        "@odata.id": "/redfish/v1/ThermalEquipment/CDUs/7/LeakDetection/LeakDetectors/Tray",
+        "DetectorState": "Warning",
+    }
     batch = to_samples(parse_resource(doc), "cdu-7")
     assert batch.select("leak_detected_flag").value.tolist() == [1.0]
-    weird = {"@odata.type": "#Thermal.v1_7_0.Thermal", "@odata.id": "/redfish/v1/Chassis/1/Thermal", "Temperatures": "oops"}
+    weird = {
+        "@odata.type": "#Thermal.v1_7_0.Thermal",
+        "@odata.id": "/redfish/v1/Chassis/1/Thermal",
+        "Temperatures": "oops",
+    }
     from ingest.sources.samples import IngestCounts
 
     counts = IngestCounts()

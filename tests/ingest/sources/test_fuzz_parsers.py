@@ -21,8 +21,12 @@ FUZZ_DEADLINE_MS = 5000  # per input; typical inputs take a few ms, the slowest 
 
 
 def _settings(func):
-    return settings(max_examples=EXAMPLES, deadline=timedelta(milliseconds=FUZZ_DEADLINE_MS), database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])(func)
+    return settings(
+        max_examples=EXAMPLES,
+        deadline=timedelta(milliseconds=FUZZ_DEADLINE_MS),
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )(func)
 
 
 @pytest.mark.parametrize("name", sorted(FUZZ_SET))

@@ -23,7 +23,11 @@ class _KeepAlive(BaseHTTPRequestHandler):
         if self.path.startswith("/moved"):
             body, status, extra = b"", 302, {"Location": "/charset"}
         elif self.path.startswith("/charset"):
-            body, status, extra = "température 42 °C".encode("latin-1"), 200, {"Content-Type": "text/plain; charset=ISO-8859-1"}
+            body, status, extra = (
+                "température 42 °C".encode("latin-1"),
+                200,
+                {"Content-Type": "text/plain; charset=ISO-8859-1"},
+            )
         elif self.path.startswith("/auth"):
             body, status, extra = (self.headers.get("Authorization") or "none").encode(), 200, {}
         else:

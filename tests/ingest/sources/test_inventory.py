@@ -14,8 +14,16 @@ def small_inventory(**kw) -> Inventory:
     nodes = ["h1-r03-k12-n0", "h1-r03-k12-n1", "h1-r03-k12-n5"]
     gpu_node = np.repeat(np.arange(3), 8)
     gpu_index = np.tile(np.arange(8), 3)
-    return Inventory(nodes, [f"bmc-{n}" for n in nodes], gpu_node, gpu_index,
-                     cdu_name=["H1-R03-K12-CDU"], power_name=["H1-R03-BUS-A"], rack_name=["H1-R03-K12"], **kw)
+    return Inventory(
+        nodes,
+        [f"bmc-{n}" for n in nodes],
+        gpu_node,
+        gpu_index,
+        cdu_name=["H1-R03-K12-CDU"],
+        power_name=["H1-R03-BUS-A"],
+        rack_name=["H1-R03-K12"],
+        **kw,
+    )
 
 
 def _dcgm(host: str, gpu: int, uuid: str, value: float = 40, label: str = "Hostname") -> str:
@@ -29,7 +37,9 @@ def test_normalise_host():
 
 def test_gpus_by_host_and_index_then_by_uuid():
     inv = small_inventory()
-    batch = parse_dcgm(_dcgm("h1-r03-k12-n5", 3, "GPU-x") + _dcgm("H1-R03-K12-N1.dc.local", 0, "GPU-y", label="hostname"))
+    batch = parse_dcgm(
+        _dcgm("h1-r03-k12-n5", 3, "GPU-x") + _dcgm("H1-R03-K12-N1.dc.local", 0, "GPU-y", label="hostname")
+    )
     mapped = inv.map_batch(batch)
     assert mapped.entity_id.tolist() == [2 * 8 + 3, 1 * 8 + 0]
     assert mapped.counts.unknown_hosts == 0
@@ -98,7 +108,9 @@ def test_reference_site_full_mapping():
 
 def test_gpu_ids_vectorised_api():
     inv = small_inventory()
-    ids = inv.gpu_ids(["h1-r03-k12-n5", "bmc-h1-r03-k12-n0", "nope", "nope"], np.array([7, 1, 0, -1]), ["GPU-q", "", "", "GPU-q"])
+    ids = inv.gpu_ids(
+        ["h1-r03-k12-n5", "bmc-h1-r03-k12-n0", "nope", "nope"], np.array([7, 1, 0, -1]), ["GPU-q", "", "", "GPU-q"]
+    )
     assert ids.tolist() == [23, 1, -1, 23]
 
 

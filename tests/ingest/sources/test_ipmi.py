@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from servers.readiness import poll_until
 
 from ingest.sources.ipmi import IpmiTarget, fetch_ipmi, ipmitool_command, parse_ipmi, parse_ipmitool
 from ingest.sources.samples import IngestCounts
-from servers.readiness import poll_until
 
 IPMI_DIR = "ipmitool"
 
@@ -62,7 +62,11 @@ def test_verbose_records_thresholds_and_disabled(fixtures_dir):
     text = (fixtures_dir / IPMI_DIR / "ceilometer_intel_sdr_v.txt").read_text()
     by_name = {r.name: r for r in parse_ipmitool(text)}
     vr = by_name["BB P1 VR Temp"]
-    assert vr.value == 25 and vr.sensor_number == 0x20 and vr.thresholds == {"ucr": 115.0, "unc": 110.0, "lcr": 0.0, "lnc": 5.0}
+    assert (
+        vr.value == 25
+        and vr.sensor_number == 0x20
+        and vr.thresholds == {"ucr": 115.0, "unc": 110.0, "lcr": 0.0, "lnc": 5.0}
+    )
     assert by_name["BB +1.35 P1LV AB"].status == "ns" and math.isnan(by_name["BB +1.35 P1LV AB"].value)
     assert by_name["Pwr Consumption"].value == 154 and by_name["Pwr Consumption"].unit == "W"
     assert by_name["SSB Therm Trip"].unit == "discrete"
@@ -123,8 +127,9 @@ def test_live_bmc_read_and_value_change(ipmi_bmc):
     def gpu1_temp_c() -> float:
         again = fetch_ipmi(ipmi_bmc.url, host="h1-r01-k01-n0")
         assert again.ok, again.error
-        return dict(zip(again.batch.select("gpu_temp_c").entity_index.tolist(),
-                        again.batch.select("gpu_temp_c").value.tolist()))[1]
+        return dict(
+            zip(again.batch.select("gpu_temp_c").entity_index.tolist(), again.batch.select("gpu_temp_c").value.tolist())
+        )[1]
 
     assert poll_until(lambda: gpu1_temp_c() == 91, 5.0, interval_s=0.1)
 

@@ -48,6 +48,7 @@ def trickle_body(content_length: int):
         while not _wait(stopping, 0.05):
             wfile.write(b"#")
             wfile.flush()
+
     return write
 
 
@@ -82,8 +83,11 @@ def huge_content_length(wfile, stopping):
         wfile.write(line)
 
 
-@pytest.mark.parametrize("writer", [trickle_body(1_000_000), headers_forever, many_headers_slowly],
-                         ids=["trickled-body", "endless-header-line", "header-after-header"])
+@pytest.mark.parametrize(
+    "writer",
+    [trickle_body(1_000_000), headers_forever, many_headers_slowly],
+    ids=["trickled-body", "endless-header-line", "header-after-header"],
+)
 def test_slow_answers_end_at_the_deadline(http_server, writer):
     server = http_server(lambda path, n: writer)
     t0 = time.monotonic()
@@ -102,8 +106,11 @@ def test_retries_share_the_overall_deadline(http_server):
 
 
 @pytest.mark.parametrize("source", ["dcgm", "prometheus", "redfish"])
-@pytest.mark.parametrize("writer", [trickle_body(2_000_000_000), trickle_body(1_000_000), headers_forever],
-                         ids=["huge-length-trickled", "trickled", "endless-headers"])
+@pytest.mark.parametrize(
+    "writer",
+    [trickle_body(2_000_000_000), trickle_body(1_000_000), headers_forever],
+    ids=["huge-length-trickled", "trickled", "endless-headers"],
+)
 def test_cli_timeout_bounds_the_whole_read(http_server, capsys, source, writer):
     server = http_server(lambda path, n: writer)
     target = server.url + ("/metrics" if source == "dcgm" else "")
@@ -133,8 +140,10 @@ def test_huge_bodies_stop_at_the_size_cap(http_server, writer):
 
 def test_cli_max_mb_is_the_cap(http_server, capsys):
     server = http_server(lambda path, n: (200, "text/plain", GOOD * 2000))  # ~100 KB
-    code, doc = run_cli(["ingest", "once", "--source", "dcgm", "--target", server.url + "/metrics",
-                         "--max-mb", "0.05", "--json"], capsys)
+    code, doc = run_cli(
+        ["ingest", "once", "--source", "dcgm", "--target", server.url + "/metrics", "--max-mb", "0.05", "--json"],
+        capsys,
+    )
     assert code == 1 and "too large" in doc["error"]
     code, doc = run_cli(["ingest", "once", "--source", "dcgm", "--target", server.url + "/metrics", "--json"], capsys)
     assert code == 0 and doc["counts"]["samples"] == 2 and doc["counts"]["duplicates"] == 3998
@@ -152,8 +161,13 @@ def test_prometheus_gpu_index_beyond_int32_skips_that_series():
     def series(gpu: str, value: str) -> dict:
         return {"metric": {"__name__": "DCGM_FI_DEV_GPU_TEMP", "gpu": gpu, "Hostname": "n1"}, "value": [1.0, value]}
 
-    doc = {"status": "success", "data": {"resultType": "vector", "result": [
-        series("99999999999999999999", "46"), series("0", "40"), series("1", "41")]}}
+    doc = {
+        "status": "success",
+        "data": {
+            "resultType": "vector",
+            "result": [series("99999999999999999999", "46"), series("0", "40"), series("1", "41")],
+        },
+    }
     batch = to_samples(parse_response(json.dumps(doc)))
     assert len(batch) == 2 and sorted(batch.value.tolist()) == [40.0, 41.0]
     assert batch.counts.malformed_lines == 1
@@ -234,22 +248,37 @@ def test_ipmi_timeout_is_the_deadline(capsys):
         assert time.monotonic() - t0 < 2.0
         assert not result.ok and ("timed out" in result.error or "exited" in result.error)
         t0 = time.monotonic()
-        code, doc = run_cli(["ingest", "once", "--source", "ipmi", "--target", f"ipmi://admin:pw@127.0.0.1:{port}",
-                             "--timeout", "1", "--json"], capsys)
+        code, doc = run_cli(
+            [
+                "ingest",
+                "once",
+                "--source",
+                "ipmi",
+                "--target",
+                f"ipmi://admin:pw@127.0.0.1:{port}",
+                "--timeout",
+                "1",
+                "--json",
+            ],
+            capsys,
+        )
         assert time.monotonic() - t0 < 2.0
         assert code == 1 and not doc["ok"]
 
 
 # --- shapes the property tests found --------------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    '{"status": "success", "data": {"resultType": "vector", "result": []}, "warnings": true}',
-    '{"status": "success", "data": {"resultType": "matrix", "result": [null, {"metric": {}, "values": [{}, [0.0, "0"]]}]}}',
-    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": 7}]}}',
-    '{"status": "success", "data": {"resultType": "scalar", "result": [1' + "0" * 400 + ', "1"]}}',
-    '{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {"__name__": "DCGM_FI_DEV_GPU_TEMP"},'
-    ' "value": [1, 1' + "0" * 400 + ']}]}}',
-    '{"status": "success", "data": {"resultType": ["vector"], "result": []}}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"status": "success", "data": {"resultType": "vector", "result": []}, "warnings": true}',
+        '{"status": "success", "data": {"resultType": "matrix", "result": [null, {"metric": {}, "values": [{}, [0.0, "0"]]}]}}',
+        '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": 7}]}}',
+        '{"status": "success", "data": {"resultType": "scalar", "result": [1' + "0" * 400 + ', "1"]}}',
+        '{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {"__name__": "DCGM_FI_DEV_GPU_TEMP"},'
+        ' "value": [1, 1' + "0" * 400 + "]}]}}",
+        '{"status": "success", "data": {"resultType": ["vector"], "result": []}}',
+    ],
+)
 def test_odd_prometheus_answers_never_raise(text):
     resp = parse_response(text)
     if resp.ok:
@@ -261,8 +290,13 @@ def test_odd_prometheus_answers_never_raise(text):
 def test_odd_redfish_shapes_never_raise():
     from ingest.sources.redfish import parse_tree
 
-    docs = {"/redfish/v1": {"@odata.type": [None]},
-            "/redfish/v1/Systems/1/Processors/GPU" + "9" * 30: {"@odata.type": "#Processor.v1.Processor",
-                                                                  "ProcessorType": "GPU", "Id": "GPU" + "9" * 5000}}
+    docs = {
+        "/redfish/v1": {"@odata.type": [None]},
+        "/redfish/v1/Systems/1/Processors/GPU" + "9" * 30: {
+            "@odata.type": "#Processor.v1.Processor",
+            "ProcessorType": "GPU",
+            "Id": "GPU" + "9" * 5000,
+        },
+    }
     batch = parse_tree(docs, "n0")
     assert len(batch) == 0

@@ -9,7 +9,16 @@ from twin.quantities import BY_NAME
 
 CSV_DIR = "dcgm-exporter"
 # The fields the twin reads from every exporter [DCGM-Fields] [DCGM-Exporter].
-CORE = {"gpu_temp_c", "hbm_temp_c", "gpu_power_w", "gpu_energy_j", "gpu_util_frac", "sm_clock_mhz", "last_xid_code", "fb_used_mib"}
+CORE = {
+    "gpu_temp_c",
+    "hbm_temp_c",
+    "gpu_power_w",
+    "gpu_energy_j",
+    "gpu_util_frac",
+    "sm_clock_mhz",
+    "last_xid_code",
+    "fb_used_mib",
+}
 
 
 def read_csv(path) -> list[tuple[str, str, str]]:
@@ -56,14 +65,28 @@ def test_1x_names_map_like_their_current_names(fixtures_dir):
 def test_energy_and_util_scales():
     assert DCGM_FIELDS["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"].scale == 1e-3
     assert DCGM_FIELDS["DCGM_FI_DEV_GPU_UTIL"].scale == 0.01
-    assert DCGM_FIELDS["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"].canonical == DCGM_FIELDS["DCGM_FI_DEV_CLOCKS_EVENT_REASONS"].canonical
+    assert (
+        DCGM_FIELDS["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"].canonical
+        == DCGM_FIELDS["DCGM_FI_DEV_CLOCKS_EVENT_REASONS"].canonical
+    )
 
 
 def test_blank_sentinels():
     import numpy as np
 
-    v = np.array([9223372036854775792, 9223372036854775794, 2147483632, 2147483635, 140737488355328.0,
-                  140737488355330.0, 2147483631, 85, np.inf])
+    v = np.array(
+        [
+            9223372036854775792,
+            9223372036854775794,
+            2147483632,
+            2147483635,
+            140737488355328.0,
+            140737488355330.0,
+            2147483631,
+            85,
+            np.inf,
+        ]
+    )
     assert dcgm_blank_mask(v).tolist() == [True, True, True, True, True, True, False, False, False]
     assert dcgm_blank_mask(v, counter_field=True).tolist()[2:4] == [False, False]
 

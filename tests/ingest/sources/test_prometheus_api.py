@@ -45,7 +45,9 @@ def test_docs_vector_and_matrix_parse_but_are_unmapped(fixtures_dir):
 def test_error_body_scalar_string_and_warnings():
     err = parse_response('{"status":"error","errorType":"bad_data","error":"parse error at char 3"}')
     assert not err.ok and err.error_type == "bad_data" and "char 3" in err.error
-    sc = parse_response('{"status":"success","data":{"resultType":"scalar","result":[1435781451.781,"+Inf"]},"warnings":["w1"]}')
+    sc = parse_response(
+        '{"status":"success","data":{"resultType":"scalar","result":[1435781451.781,"+Inf"]},"warnings":["w1"]}'
+    )
     assert sc.ok and sc.scalar == math.inf and sc.warnings == ["w1"]
     st = parse_response('{"status":"success","data":{"resultType":"string","result":[1.5,"hello"]}}')
     assert st.string == "hello" and st.timestamp_s == 1.5
@@ -56,7 +58,10 @@ def test_error_body_scalar_string_and_warnings():
 def _matrix(series: list[tuple[dict, list[tuple[float, str]]]]) -> dict:
     return {
         "status": "success",
-        "data": {"resultType": "matrix", "result": [{"metric": m, "values": [[t, v] for t, v in pts]} for m, pts in series]},
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": m, "values": [[t, v] for t, v in pts]} for m, pts in series],
+        },
     }
 
 
@@ -64,7 +69,9 @@ LAB = {"gpu": "0", "UUID": "GPU-a", "Hostname": "n1"}
 
 
 def test_nan_inf_strings_and_bad_points():
-    payload = _matrix([({"__name__": "DCGM_FI_DEV_GPU_TEMP", **LAB}, [(1.0, "NaN"), (2.0, "+Inf"), (3.0, "41"), ("x", "1")])])
+    payload = _matrix(
+        [({"__name__": "DCGM_FI_DEV_GPU_TEMP", **LAB}, [(1.0, "NaN"), (2.0, "+Inf"), (3.0, "41"), ("x", "1")])]
+    )
     resp = parse_response(payload)
     assert resp.malformed_points == 1
     batch = to_samples(resp, now_s=10.0)
@@ -75,7 +82,9 @@ def test_nan_inf_strings_and_bad_points():
 
 def test_energy_matrix_counter_reset_and_power_only_across_good_intervals():
     pts = [(0.0, "1000000"), (10.0, "8000000"), (20.0, "500000"), (30.0, "7500000")]  # mJ
-    batch = to_samples(parse_response(_matrix([({"__name__": "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", **LAB}, pts)])), now_s=100.0)
+    batch = to_samples(
+        parse_response(_matrix([({"__name__": "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", **LAB}, pts)])), now_s=100.0
+    )
     assert batch.counts.counter_resets == 1
     assert batch.value.tolist() == [1000.0, 8000.0, 500.0, 7500.0]  # J
     t, p, reset = power_from_energy(batch.timestamp_s, batch.value)
@@ -92,7 +101,10 @@ def test_duplicate_series_and_clock_skew():
             "resultType": "vector",
             "result": [
                 {"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", **LAB, "instance": "a"}, "value": [now, "100"]},
-                {"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", **LAB, "instance": "b"}, "value": [now + 3600, "200"]},
+                {
+                    "metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", **LAB, "instance": "b"},
+                    "value": [now + 3600, "200"],
+                },
             ],
         },
     }

@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 import pytest
+from servers import prometheus as peer
+from servers.readiness import poll_until
 
 from ingest.sources.counters import power_from_energy
 from ingest.sources.prometheus_api import fetch_samples, query, query_range
-from servers import prometheus as peer
-from servers.readiness import poll_until
 
 pytestmark = pytest.mark.prometheus
 
@@ -61,7 +61,13 @@ def test_live_scrape_of_threaded_exporter(prometheus_server, dcgm_exporter):
     assert dcgm_exporter.hits["/metrics"] >= 1
     now = time.time()
     energy = f'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{Hostname="{peer.LIVE_HOST}",gpu="0"}}'
-    ranged = _wait_for(lambda: (r := fetch_samples(prometheus_server.url, energy, range_s=(now - 30, now + 5, 1))).ok and len(r.batch) >= 3 and r)
+    ranged = _wait_for(
+        lambda: (
+            (r := fetch_samples(prometheus_server.url, energy, range_s=(now - 30, now + 5, 1))).ok
+            and len(r.batch) >= 3
+            and r
+        )
+    )
     assert ranged, "fewer than 3 live points in time"
     assert ranged.batch.counts.counter_resets == 0
     assert np.all(np.diff(ranged.batch.value) >= 0)
@@ -70,7 +76,13 @@ def test_live_scrape_of_threaded_exporter(prometheus_server, dcgm_exporter):
 def test_default_instant_query_and_error_answer(prometheus_server):
     result = fetch_samples(prometheus_server.url)
     assert result.ok and len(result.batch) > 0
-    assert set(result.batch.metric_names()) <= {"gpu_temp_c", "gpu_power_w", "gpu_energy_j", "hbm_temp_c", "gpu_util_frac"}
+    assert set(result.batch.metric_names()) <= {
+        "gpu_temp_c",
+        "gpu_power_w",
+        "gpu_energy_j",
+        "hbm_temp_c",
+        "gpu_util_frac",
+    }
     resp, attempts = query(prometheus_server.url, "sum(rate(")
     assert not resp.ok and resp.error_type == "bad_data" and attempts == 1
     bad = fetch_samples(prometheus_server.url, "sum(rate(")

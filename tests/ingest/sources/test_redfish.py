@@ -109,25 +109,41 @@ def test_legacy_thermal_and_power_dell(fixtures_dir):
 
 
 def test_missing_readings_are_nan_not_zero():
-    doc = {"@odata.type": "#Sensor.v1_2_0.Sensor", "@odata.id": "/redfish/v1/Chassis/1/Sensors/PWR_PSU0",
-           "Id": "PWR_PSU0", "ReadingType": "Power", "Reading": None}
+    doc = {
+        "@odata.type": "#Sensor.v1_2_0.Sensor",
+        "@odata.id": "/redfish/v1/Chassis/1/Sensors/PWR_PSU0",
+        "Id": "PWR_PSU0",
+        "ReadingType": "Power",
+        "Reading": None,
+    }
     batch = to_samples(parse_resource(doc), "n")
     assert len(batch) == 1 and math.isnan(batch.value[0]) and batch.counts.missing_values == 1
 
 
 def test_wrong_unit_is_not_rescaled():
-    doc = {"@odata.type": "#Sensor.v1_2_0.Sensor", "@odata.id": "/redfish/v1/Chassis/1/Sensors/PWR_SYSTEM",
-           "Id": "PWR_SYSTEM", "ReadingUnits": "kW", "Reading": 2.1}
+    doc = {
+        "@odata.type": "#Sensor.v1_2_0.Sensor",
+        "@odata.id": "/redfish/v1/Chassis/1/Sensors/PWR_SYSTEM",
+        "Id": "PWR_SYSTEM",
+        "ReadingUnits": "kW",
+        "Reading": 2.1,
+    }
     counts = IngestCounts()
     assert parse_resource(doc, None, counts) == []
     assert counts.unmapped_names["PWR_SYSTEM [kW]"] == 1
 
 
 def test_links_follow_pagination():
-    doc = {"Members": [{"@odata.id": "/redfish/v1/Chassis/DGX/Sensors/A"}],
-           "Members@odata.nextLink": "/redfish/v1/Chassis/DGX/Sensors?$skip=75",
-           "Thresholds": {"x": {"@odata.id": "/redfish/v1/x#/frag"}}}
-    assert sorted(links(doc)) == ["/redfish/v1/Chassis/DGX/Sensors/A", "/redfish/v1/Chassis/DGX/Sensors?$skip=75", "/redfish/v1/x"]
+    doc = {
+        "Members": [{"@odata.id": "/redfish/v1/Chassis/DGX/Sensors/A"}],
+        "Members@odata.nextLink": "/redfish/v1/Chassis/DGX/Sensors?$skip=75",
+        "Thresholds": {"x": {"@odata.id": "/redfish/v1/x#/frag"}},
+    }
+    assert sorted(links(doc)) == [
+        "/redfish/v1/Chassis/DGX/Sensors/A",
+        "/redfish/v1/Chassis/DGX/Sensors?$skip=75",
+        "/redfish/v1/x",
+    ]
 
 
 def test_crawl_budget_and_errors_with_fake_fetch():
@@ -154,7 +170,10 @@ def test_crawl_budget_and_errors_with_fake_fetch():
 
 def test_crawl_follows_a_proxied_hmc_prefix():
     pages = {
-        "/hmc/redfish/v1": {"Chassis": {"@odata.id": "/hmc/redfish/v1/Chassis"}, "Other": {"@odata.id": "/redfish/v1/Systems"}},
+        "/hmc/redfish/v1": {
+            "Chassis": {"@odata.id": "/hmc/redfish/v1/Chassis"},
+            "Other": {"@odata.id": "/redfish/v1/Systems"},
+        },
         "/hmc/redfish/v1/Chassis": {"Members": []},
     }
 
@@ -179,16 +198,29 @@ def test_gpu_processors_give_index_and_dcgm_style_uuid(fixtures_dir):
 
 def test_processor_type_decides_what_is_a_gpu():
     docs = {
-        "/redfish/v1/Systems/1/Processors/7": {"@odata.type": "#Processor.v1_13_0.Processor", "@odata.id": "/redfish/v1/Systems/1/Processors/7",
-                                                "Id": "7", "ProcessorType": "GPU", "UUID": "ABC"},
-        "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics": {"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
-                                                                   "@odata.id": "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics",
-                                                                   "PowerWatts": {"Reading": 650.0}},
-        "/redfish/v1/Systems/1/Processors/CPU0": {"@odata.type": "#Processor.v1_13_0.Processor", "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0",
-                                                   "Id": "CPU0", "ProcessorType": "CPU"},
-        "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics": {"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
-                                                                      "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics",
-                                                                      "PowerWatts": {"Reading": 250.0}},
+        "/redfish/v1/Systems/1/Processors/7": {
+            "@odata.type": "#Processor.v1_13_0.Processor",
+            "@odata.id": "/redfish/v1/Systems/1/Processors/7",
+            "Id": "7",
+            "ProcessorType": "GPU",
+            "UUID": "ABC",
+        },
+        "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics": {
+            "@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
+            "@odata.id": "/redfish/v1/Systems/1/Processors/7/EnvironmentMetrics",
+            "PowerWatts": {"Reading": 650.0},
+        },
+        "/redfish/v1/Systems/1/Processors/CPU0": {
+            "@odata.type": "#Processor.v1_13_0.Processor",
+            "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0",
+            "Id": "CPU0",
+            "ProcessorType": "CPU",
+        },
+        "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics": {
+            "@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics",
+            "@odata.id": "/redfish/v1/Systems/1/Processors/CPU0/EnvironmentMetrics",
+            "PowerWatts": {"Reading": 250.0},
+        },
     }
     batch = parse_tree(docs, "n1")
     assert batch.value.tolist() == [650.0]
@@ -201,16 +233,26 @@ def test_new_model_fans_and_thermal_metrics(fixtures_dir):
     tm = json.loads((ex / "ThermalMetrics-v1-example.json").read_text())
     hp_fan = json.loads((fixtures_dir / "redfish-telegraf/hp/thermal_subsys/hp_thermal_subsys_fans_0.json").read_text())
     counts = IngestCounts()
-    batch = to_samples(parse_resource(fan, None, counts) + parse_resource(tm, None, counts) + parse_resource(hp_fan, None, counts), "n", counts)
+    batch = to_samples(
+        parse_resource(fan, None, counts) + parse_resource(tm, None, counts) + parse_resource(hp_fan, None, counts),
+        "n",
+        counts,
+    )
     v = _by(batch)
     assert v[("node", "n/Fan Bay 1", "fan_speed_rpm")] == fan["SpeedPercent"]["SpeedRPM"]
-    assert v[("node", "n/TemperatureSummary.Intake", "inlet_temp_c")] == tm["TemperatureSummaryCelsius"]["Intake"]["Reading"]
+    assert (
+        v[("node", "n/TemperatureSummary.Intake", "inlet_temp_c")]
+        == tm["TemperatureSummaryCelsius"]["Intake"]["Reading"]
+    )
     assert counts.unmapped_names["Fan 1 [%]"] == 1  # HP reports percent only: not an rpm
 
 
 def _gpu_temps(batch) -> dict[tuple[str, str], float]:
-    return {(metric, label): float(value) for kind, label, metric, value, _ in batch.rows()
-            if metric in ("gpu_temp_c", "hbm_temp_c")}
+    return {
+        (metric, label): float(value)
+        for kind, label, metric, value, _ in batch.rows()
+        if metric in ("gpu_temp_c", "hbm_temp_c")
+    }
 
 
 def test_hgx_gpu_temperatures_by_physical_context():
@@ -219,10 +261,20 @@ def test_hgx_gpu_temperatures_by_physical_context():
     temps = [{"Name": "CPU1 Temp", "PhysicalContext": "CPU", "ReadingCelsius": 45}]
     temps += [{"Name": f"HGX GPU{i} Die", "PhysicalContext": "GPU", "ReadingCelsius": 60 + i} for i in range(1, 9)]
     temps += [{"Name": f"HGX GPU{i} HBM", "PhysicalContext": "GPU", "ReadingCelsius": 50 + i} for i in range(1, 9)]
-    temps += [{"Name": "HGX GPU3 T.Limit", "PhysicalContext": "GPU", "ReadingCelsius": 25},
-              {"Name": "Accelerator Temp", "PhysicalContext": "Accelerator", "ReadingCelsius": 77,
-               "RelatedItem": [{"@odata.id": "/redfish/v1/Systems/1/Processors/GPU_SXM_8"}]}]
-    doc = {"@odata.type": "#Thermal.v1_7_0.Thermal", "@odata.id": "/redfish/v1/Chassis/1/Thermal", "Temperatures": temps}
+    temps += [
+        {"Name": "HGX GPU3 T.Limit", "PhysicalContext": "GPU", "ReadingCelsius": 25},
+        {
+            "Name": "Accelerator Temp",
+            "PhysicalContext": "Accelerator",
+            "ReadingCelsius": 77,
+            "RelatedItem": [{"@odata.id": "/redfish/v1/Systems/1/Processors/GPU_SXM_8"}],
+        },
+    ]
+    doc = {
+        "@odata.type": "#Thermal.v1_7_0.Thermal",
+        "@odata.id": "/redfish/v1/Chassis/1/Thermal",
+        "Temperatures": temps,
+    }
     counts = IngestCounts()
     got = _gpu_temps(to_samples(parse_resource(doc, None, counts), "hgx1", counts))
     assert got[("gpu_temp_c", "hgx1/gpu0")] == 61 and got[("hbm_temp_c", "hgx1/gpu0")] == 51
@@ -232,7 +284,13 @@ def test_hgx_gpu_temperatures_by_physical_context():
 
 
 def test_hgx_gpu_sensor_by_physical_context():
-    doc = {"@odata.type": "#Sensor.v1_2_0.Sensor", "@odata.id": "/redfish/v1/Chassis/HGX_BB/Sensors/GPU_3_Mem",
-           "Id": "GPU_3_Mem", "ReadingType": "Temperature", "ReadingUnits": "Cel", "Reading": 66.0,
-           "PhysicalContext": "GPU"}
+    doc = {
+        "@odata.type": "#Sensor.v1_2_0.Sensor",
+        "@odata.id": "/redfish/v1/Chassis/HGX_BB/Sensors/GPU_3_Mem",
+        "Id": "GPU_3_Mem",
+        "ReadingType": "Temperature",
+        "ReadingUnits": "Cel",
+        "Reading": 66.0,
+        "PhysicalContext": "GPU",
+    }
     assert _gpu_temps(to_samples(parse_resource(doc), "hgx1")) == {("hbm_temp_c", "hgx1/gpu2"): 66.0}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from servers.http_threads import redfish_tree_route
 
 from ingest.sources.redfish import ROOT, crawl, fetch_redfish, load_document, parse_tree
-from servers.http_threads import redfish_tree_route
 
 TREES = [
     "redfish-dmtf/public-cooling-unit",

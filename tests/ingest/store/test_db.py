@@ -15,8 +15,15 @@ from ingest.store.models import Event, Scenario
 def test_migrations_create_every_table_and_match_the_models(db_url):
     engine = open_database(db_url)
     tables = set(inspect(engine).get_table_names())
-    assert {"site_version", "scenario", "incident", "event", "telemetry_layout", "telemetry_chunk",
-            "alembic_version"} <= tables
+    assert {
+        "site_version",
+        "scenario",
+        "incident",
+        "event",
+        "telemetry_layout",
+        "telemetry_chunk",
+        "alembic_version",
+    } <= tables
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
     assert diff == [], f"models and migrations disagree: {diff}"
@@ -28,9 +35,21 @@ def test_timestamps_round_trip_as_aware_utc(db_url):
     engine = open_database(db_url)
     raised = datetime(2024, 7, 22, 9, 20, tzinfo=timezone(timedelta(hours=-5)))
     with Session(engine) as session:
-        session.add(Event(site_name="demo", key="k", raised_at=raised, severity="warning", source="twin",
-                          entity_kind="rack", entity_id=3, entity_name="H1-R01-K04", metric="gpu_temp_c",
-                          value=88.0, message="hot"))
+        session.add(
+            Event(
+                site_name="demo",
+                key="k",
+                raised_at=raised,
+                severity="warning",
+                source="twin",
+                entity_kind="rack",
+                entity_id=3,
+                entity_name="H1-R01-K04",
+                metric="gpu_temp_c",
+                value=88.0,
+                message="hot",
+            )
+        )
         session.commit()
         got = session.exec(select(Event)).one()
     assert got.raised_at == raised and got.raised_at.tzinfo is not None

@@ -1,14 +1,15 @@
 """Columnar frame storage on SQLite and a real PostgreSQL."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from ingest.store.db import open_database
 from ingest.store.frames import FrameError, FrameLayout, FrameStore
 
-T0 = datetime(2024, 7, 22, 9, 20, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 9, 20, tzinfo=UTC)
 LAYOUT = FrameLayout("gpu", ("gpu_temp_c", "gpu_power_w"), n_entities=1000, block_size=128)
 
 
@@ -54,7 +55,7 @@ def test_bad_frames_are_refused_and_nothing_is_written(store):
         store.write_frame(T0 + timedelta(seconds=1), {"cdu": frame(1)})
     with pytest.raises(FrameError, match="timezone-aware"):
         store.write_frame(datetime(2024, 1, 1), {"gpu": frame(1)})
-    with pytest.raises(Exception):  # the same instant twice violates the primary key
+    with pytest.raises(IntegrityError):  # the same instant twice violates the primary key
         store.write_frame(T0, {"gpu": frame(9)})
     ts, values = store.read_window("gpu", np.arange(1000), T0 - timedelta(1), T0 + timedelta(1))
     assert len(ts) == 1

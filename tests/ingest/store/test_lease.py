@@ -8,17 +8,16 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
+from servers.readiness import poll_until
 
 from ingest.live.runtime import start_hub
 from ingest.store.db import open_database
 from ingest.store.lease import LEASE_S, RENEW_S, TAKEOVER_S, Lease
-from servers.readiness import poll_until
 
-T0 = datetime(2026, 7, 15, 14, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 15, 14, 0, tzinfo=UTC)
 REPO_DIR = Path(__file__).resolve().parents[3]
 
 
@@ -87,9 +86,14 @@ def test_a_follower_takes_over_when_the_leader_is_killed(db_url):
     """Two runtimes on one database: the leader is a process killed with SIGKILL (no release)."""
     lease_s, renew_s = 3.0, 0.5
     open_database(db_url).dispose()  # migrate before two processes race to
-    leader = subprocess.Popen([sys.executable, "-c", LEADER_SCRIPT, db_url, str(lease_s), str(renew_s)],
-                              cwd=REPO_DIR, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO_DIR)})
+    leader = subprocess.Popen(
+        [sys.executable, "-c", LEADER_SCRIPT, db_url, str(lease_s), str(renew_s)],
+        cwd=REPO_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_DIR)},
+    )
     follower = None
     try:
         assert leader.stdout.readline().strip() == "leading"

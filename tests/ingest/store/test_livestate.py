@@ -3,18 +3,17 @@
 import json
 import struct
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 from sqlalchemy import func, select
 
 from ingest.live.runtime import build_hub
-from ingest.store.livestate import (MAGIC, LiveStateError, decode_state, encode_state, latest_seq, publish,
-                                    read_latest)
+from ingest.store.livestate import MAGIC, LiveStateError, decode_state, encode_state, latest_seq, publish, read_latest
 from ingest.store.models import LiveState
 
-T0 = datetime(2024, 7, 22, 15, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +49,17 @@ def _blob(head: dict, raw: bytes = b"") -> bytes:
     return MAGIC + zlib.compress(struct.pack("<I", len(header)) + header + raw)
 
 
-@pytest.mark.parametrize("blob, message", [
-    (b"not a state", "bad magic"),
-    (MAGIC + b"\x00garbage", "unreadable"),
-    (_blob({"tree": {"@dc": "os:_wrap_close", "f": {}}, "arrays": []}), "not one of the twin's"),
-    (_blob({"tree": {"@dc": "twin.engine.tick:TwinEngine", "f": {}}, "arrays": []}), "not a dataclass"),
-    (_blob({"tree": {"@nd": 0}, "arrays": [["<f4", [1000]]]}, b"\x00" * 8), "truncated"),
-    (_blob({"tree": {"@nd": 0}, "arrays": [["|O", [1]]]}, b"\x00" * 8), "object arrays"),
-])
+@pytest.mark.parametrize(
+    "blob, message",
+    [
+        (b"not a state", "bad magic"),
+        (MAGIC + b"\x00garbage", "unreadable"),
+        (_blob({"tree": {"@dc": "os:_wrap_close", "f": {}}, "arrays": []}), "not one of the twin's"),
+        (_blob({"tree": {"@dc": "twin.engine.tick:TwinEngine", "f": {}}, "arrays": []}), "not a dataclass"),
+        (_blob({"tree": {"@nd": 0}, "arrays": [["<f4", [1000]]]}, b"\x00" * 8), "truncated"),
+        (_blob({"tree": {"@nd": 0}, "arrays": [["|O", [1]]]}, b"\x00" * 8), "object arrays"),
+    ],
+)
 def test_a_reader_refuses_what_is_not_a_live_state(blob, message):
     with pytest.raises(LiveStateError, match=message):
         decode_state(blob)

@@ -45,16 +45,25 @@ def test_append_undo_redo_and_a_new_edit_drops_the_redo_tail(engine):
     assert [e.op for e in sc.edits] == ["set_weather"] and sc.position == 1 and not sc.can_redo
 
 
-@pytest.mark.parametrize("edit, message", [
-    ({"op": "remove_rack", "racks": ["H9-*"]}, r"edits\[1\]\.racks: 'H9-\*' matches no rack"),
-    ({"op": "move_rack", "racks": ["H1-R01-K02"], "x_m": 1.0, "y_m": 1.0},
-     r"edits\[1\]\.x_m: rack 'H1-R01-K02': position: \(1\.00 m, 1\.00 m\) overlaps rack 'H1-R01-K01'"),
-    ({"op": "set_rack_feeds", "racks": ["H1-R01-K01"], "feed_a": "BW-9"},
-     r"edits\[1\]\.feed_a: 'BW-9' is not a busway/PDU of this site"),
-    ({"op": "set_setpoint", "plants": ["PLANT-1"], "supply_setpoint_c": 45.0},
-     r"edits\[1\]\.supply_setpoint_c: cdu 'H1-R01-K01-CDU': overloaded by design"),
-    ({"op": "teleport"}, r"edits\[1\]\.op: unknown op 'teleport'"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ({"op": "remove_rack", "racks": ["H9-*"]}, r"edits\[1\]\.racks: 'H9-\*' matches no rack"),
+        (
+            {"op": "move_rack", "racks": ["H1-R01-K02"], "x_m": 1.0, "y_m": 1.0},
+            r"edits\[1\]\.x_m: rack 'H1-R01-K02': position: \(1\.00 m, 1\.00 m\) overlaps rack 'H1-R01-K01'",
+        ),
+        (
+            {"op": "set_rack_feeds", "racks": ["H1-R01-K01"], "feed_a": "BW-9"},
+            r"edits\[1\]\.feed_a: 'BW-9' is not a busway/PDU of this site",
+        ),
+        (
+            {"op": "set_setpoint", "plants": ["PLANT-1"], "supply_setpoint_c": 45.0},
+            r"edits\[1\]\.supply_setpoint_c: cdu 'H1-R01-K01-CDU': overloaded by design",
+        ),
+        ({"op": "teleport"}, r"edits\[1\]\.op: unknown op 'teleport'"),
+    ],
+)
 def test_a_rejected_edit_changes_nothing_stored(engine, edit, message):
     sc = store.create_scenario(engine, "demo", "reject")
     sc = store.append_edit(engine, sc.id, FAIL_TX, DEMO)

@@ -1,6 +1,6 @@
 """Users, roles, password and token checks, the audit log and the shared session key, on SQLite and PostgreSQL."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlmodel import Session, select
@@ -9,8 +9,20 @@ from ingest.store import audit
 from ingest.store.appsecrets import session_key
 from ingest.store.db import open_database
 from ingest.store.models import AppUser
-from ingest.store.users import (MAX_PASSWORD_BYTES, UserError, add_user, count_users, list_users, new_token,
-                                remove_user, set_password, set_role, token_digest, token_owners, verify_password)
+from ingest.store.users import (
+    MAX_PASSWORD_BYTES,
+    UserError,
+    add_user,
+    count_users,
+    list_users,
+    new_token,
+    remove_user,
+    set_password,
+    set_role,
+    token_digest,
+    token_owners,
+    verify_password,
+)
 
 PASSWORD = "correct horse battery"
 
@@ -68,9 +80,14 @@ def test_bad_user_names_are_refused_in_one_line(tmp_path, name):
     assert "\n" not in str(err.value) and len(str(err.value)) < 200
 
 
-@pytest.mark.parametrize("role, password, message", [
-    ("root", PASSWORD, "role 'root'"), ("viewer", "short", "at least 10"),
-    ("viewer", "x" * (MAX_PASSWORD_BYTES + 1), "at most 1024 bytes")])
+@pytest.mark.parametrize(
+    "role, password, message",
+    [
+        ("root", PASSWORD, "role 'root'"),
+        ("viewer", "short", "at least 10"),
+        ("viewer", "x" * (MAX_PASSWORD_BYTES + 1), "at most 1024 bytes"),
+    ],
+)
 def test_bad_roles_and_passwords_are_refused(tmp_path, role, password, message):
     engine = open_database(f"sqlite:///{tmp_path / 'u.db'}")
     with pytest.raises(UserError, match=message):
@@ -80,17 +97,27 @@ def test_bad_roles_and_passwords_are_refused(tmp_path, role, password, message):
 
 def test_audit_entries_filter_and_mask_secrets(db_url):
     engine = open_database(db_url)
-    audit.record(engine, "otto", "alert.acknowledge", "alert 3", {"acknowledged": False},
-                 {"acknowledged": True, "ack_comment": "on it"}, address="127.0.0.1")
+    audit.record(
+        engine,
+        "otto",
+        "alert.acknowledge",
+        "alert 3",
+        {"acknowledged": False},
+        {"acknowledged": True, "ack_comment": "on it"},
+        address="127.0.0.1",
+    )
     audit.record(engine, "cli:root", "user.passwd", "user ada", None, {"password": "hunter2hunter2", "token": "ct_x"})
     audit.record(engine, "otto", "alert.silence", "alert 4", {"silenced_until": None}, {"silenced_until": "later"})
     entries = audit.list_entries(engine)
     assert [e["action"] for e in entries] == ["alert.silence", "user.passwd", "alert.acknowledge"]
     assert entries[1]["after"] == {"password": "***", "token": "***"}
     assert entries[2]["before"] == {"acknowledged": False} and entries[2]["address"] == "127.0.0.1"
-    assert [e["target"] for e in audit.list_entries(engine, audit.AuditFilter(action="alert."))] == ["alert 4", "alert 3"]
+    assert [e["target"] for e in audit.list_entries(engine, audit.AuditFilter(action="alert."))] == [
+        "alert 4",
+        "alert 3",
+    ]
     assert len(audit.list_entries(engine, audit.AuditFilter(user_name="cli:root"))) == 1
-    later = datetime.now(timezone.utc) + timedelta(minutes=1)
+    later = datetime.now(UTC) + timedelta(minutes=1)
     assert audit.list_entries(engine, audit.AuditFilter(since=later)) == []
     with pytest.raises(audit.InputError, match="audit limit"):
         audit.list_entries(engine, audit.AuditFilter(limit=0))

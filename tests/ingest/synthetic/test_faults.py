@@ -27,13 +27,16 @@ def test_defaults_and_gpu_targets(demo):
     assert parse_fault(demo, "link:leaf-p00-a000-r3").entity_id == demo.switch_name.index("leaf-p00-a000-r3")
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("pump", "expected KIND:TARGET"),
-    ("volcano:H1", "unknown kind 'volcano'"),
-    ("feed:H1-BW-R09-A", "no feed target named 'H1-BW-R09-A'"),
-    ("xid:h1-r01-k01-n0/9", "has no GPU 9"),
-    ("xid:nohost/1", "not HOSTNAME/GPU_INDEX"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("pump", "expected KIND:TARGET"),
+        ("volcano:H1", "unknown kind 'volcano'"),
+        ("feed:H1-BW-R09-A", "no feed target named 'H1-BW-R09-A'"),
+        ("xid:h1-r01-k01-n0/9", "has no GPU 9"),
+        ("xid:nohost/1", "not HOSTNAME/GPU_INDEX"),
+    ],
+)
 def test_bad_specs_say_what_is_wrong(demo, spec, message):
     with pytest.raises(FaultError, match=message):
         parse_fault(demo, spec)

@@ -5,8 +5,14 @@ import pytest
 
 from ingest.synthetic.workload import TrainingWorkload, job_util_frac
 
-W = TrainingWorkload(step_time_s=10.0, compute_frac=0.8, busy_util_frac=0.95, comm_util_frac=0.2,
-                     checkpoint_interval_s=100.0, checkpoint_write_s=10.0)
+W = TrainingWorkload(
+    step_time_s=10.0,
+    compute_frac=0.8,
+    busy_util_frac=0.95,
+    comm_util_frac=0.2,
+    checkpoint_interval_s=100.0,
+    checkpoint_write_s=10.0,
+)
 
 
 def test_phases_follow_the_step():

@@ -15,8 +15,10 @@ from twin.site.load import SITES_DIR
 
 def strict_json(text: str):
     """Parse JSON refusing NaN and ±Infinity, which Python's parser accepts by default."""
+
     def refuse(token):
         raise ValueError(f"not JSON: {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -29,10 +31,23 @@ def one_error_line(capsys) -> str:
 
 def test_json_helper_turns_non_finite_numbers_into_null():
     import numpy as np
-    value = {"a": float("nan"), "b": [float("inf"), -float("inf"), 1.5], "c": np.float64("inf"),
-             "d": np.array([1.0, np.nan]), "e": np.int64(3), 4: (float("nan"),)}
-    assert finite_or_null(value) == {"a": None, "b": [None, None, 1.5], "c": None, "d": [1.0, None], "e": 3,
-                                     "4": [None]}
+
+    value = {
+        "a": float("nan"),
+        "b": [float("inf"), -float("inf"), 1.5],
+        "c": np.float64("inf"),
+        "d": np.array([1.0, np.nan]),
+        "e": np.int64(3),
+        4: (float("nan"),),
+    }
+    assert finite_or_null(value) == {
+        "a": None,
+        "b": [None, None, 1.5],
+        "c": None,
+        "d": [1.0, None],
+        "e": 3,
+        "4": [None],
+    }
     assert strict_json(dumps(value)) == finite_or_null(value)
 
 
@@ -119,8 +134,9 @@ def test_project_with_a_non_utf8_scenario(tmp_path, capsys):
 
 
 def test_bench_json_is_strict_and_unknown_benchmarks_are_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(bench_registry, "_REGISTRY", {"fake": lambda: {"rate_per_s": float("inf"),
-                                                                         "ratio": float("nan")}})
+    monkeypatch.setattr(
+        bench_registry, "_REGISTRY", {"fake": lambda: {"rate_per_s": float("inf"), "ratio": float("nan")}}
+    )
     monkeypatch.setattr(bench_registry, "entry_points", lambda group: [])
     assert main(["bench", "--json", "--only", "fake"]) == 0
     out = strict_json(capsys.readouterr().out)
@@ -129,21 +145,27 @@ def test_bench_json_is_strict_and_unknown_benchmarks_are_one_line(monkeypatch, c
     assert "unknown benchmark(s) nope" in one_error_line(capsys)
 
 
-@pytest.mark.parametrize("argv", [
-    ["sites", "show", "/dev/zero"],
-    ["throughput", "--job", "/dev/zero"],
-    ["project", "--site", "demo", "--scenario", "/dev/zero"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sites", "show", "/dev/zero"],
+        ["throughput", "--job", "/dev/zero"],
+        ["project", "--site", "demo", "--scenario", "/dev/zero"],
+    ],
+)
 def test_endless_file_is_refused_after_a_bounded_read(capsys, argv):
     assert main(argv) == EXIT_BAD_INPUT
     assert "larger than 16 MiB" in one_error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["sites", "show", "{tmp}"], "is a directory"),
-    (["throughput", "--job", "{tmp}/missing.toml"], "missing.toml: file not found"),
-    (["project", "--site", "demo", "--scenario", "{tmp}"], "is a directory"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sites", "show", "{tmp}"], "is a directory"),
+        (["throughput", "--job", "{tmp}/missing.toml"], "missing.toml: file not found"),
+        (["project", "--site", "demo", "--scenario", "{tmp}"], "is a directory"),
+    ],
+)
 def test_directories_and_missing_files(tmp_path, capsys, argv, message):
     path = tmp_path / "dir.toml"
     path.mkdir()

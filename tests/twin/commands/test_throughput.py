@@ -10,14 +10,25 @@ import pytest
 
 from twin.cli import main
 from twin.commands import throughput as commands_throughput
-
-from twin.training import goodput, steptime as training
+from twin.training import goodput
+from twin.training import steptime as training
 from twin.training.jobfile import load_job
 
 REPO = Path(__file__).resolve().parents[3]
 LLAMA = REPO / "data" / "jobs" / "llama3-405b-16k.toml"
-KEYS = {"step_time_s", "tokens_per_s", "gpu_model_tflops", "mfu_frac", "tokens_per_j", "breakdown_s", "job_mttf_h",
-        "checkpoint_interval_s", "interruptions_expected_count", "ettr_frac", "goodput_tokens_per_s"}
+KEYS = {
+    "step_time_s",
+    "tokens_per_s",
+    "gpu_model_tflops",
+    "mfu_frac",
+    "tokens_per_j",
+    "breakdown_s",
+    "job_mttf_h",
+    "checkpoint_interval_s",
+    "interruptions_expected_count",
+    "ettr_frac",
+    "goodput_tokens_per_s",
+}
 
 
 def run(argv: list[str]) -> int:
@@ -26,8 +37,10 @@ def run(argv: list[str]) -> int:
 
 def strict_json(text: str):
     """Parse JSON refusing NaN and ±Infinity, which Python's parser accepts by default."""
+
     def refuse(token):
         raise ValueError(f"not JSON: {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -35,8 +48,17 @@ def test_json_output_has_the_contract_keys(capsys):
     assert run(["throughput", "--job", str(LLAMA), "--json"]) == 0
     out = strict_json(capsys.readouterr().out)
     assert KEYS <= set(out)
-    assert set(out["breakdown_s"]) == {"compute", "stage_imbalance", "tp_comm", "pp_comm", "dp_comm", "cp_comm", "ep_comm",
-                                     "bubble", "throttle_loss"}
+    assert set(out["breakdown_s"]) == {
+        "compute",
+        "stage_imbalance",
+        "tp_comm",
+        "pp_comm",
+        "dp_comm",
+        "cp_comm",
+        "ep_comm",
+        "bubble",
+        "throttle_loss",
+    }
     assert sum(out["ops_s"].values()) == pytest.approx(out["breakdown_s"]["compute"])
     assert out["n_stage_layers"] == [7] + [8] * 14 + [7]  # 126 layers on 16 stages, as published
     assert out["schedule"] == "interleaved" and out["n_virtual_stages"] == 2
@@ -99,8 +121,11 @@ def _zero_failure_job(tmp_path) -> Path:
     text = LLAMA.read_text()
     assert "\nfailures_per_1000_node_days = 6.50" in text
     job = tmp_path / "no-failures.toml"
-    text = text.replace("\nfailures_per_1000_node_days = 6.50", "\nfailures_per_1000_node_days = 0\n"
-                        "software_failures_per_job_day = 0", 1)
+    text = text.replace(
+        "\nfailures_per_1000_node_days = 6.50",
+        "\nfailures_per_1000_node_days = 0\nsoftware_failures_per_job_day = 0",
+        1,
+    )
     job.write_text(text)
     return job
 
@@ -121,15 +146,28 @@ def test_zero_failure_rate_table_says_never(tmp_path, capsys):
     assert "never (no failures)" in out and "inf" not in out and "nan" not in out
 
 
-@pytest.mark.parametrize("field, value", [
-    ("failures_per_1000_node_days", "nan"), ("failures_per_1000_node_days", "inf"),
-    ("failures_per_1000_node_days", "1e308"), ("nic_gbps_per_gpu", "nan"), ("nic_gbps_per_gpu", "inf"),
-    ("nic_gbps_per_gpu", "1e308"), ("peak_tflops", "inf"), ("peak_tflops", "-inf"), ("oversubscription", "nan"),
-    ("oversubscription", "1e308"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("failures_per_1000_node_days", "nan"),
+        ("failures_per_1000_node_days", "inf"),
+        ("failures_per_1000_node_days", "1e308"),
+        ("nic_gbps_per_gpu", "nan"),
+        ("nic_gbps_per_gpu", "inf"),
+        ("nic_gbps_per_gpu", "1e308"),
+        ("peak_tflops", "inf"),
+        ("peak_tflops", "-inf"),
+        ("oversubscription", "nan"),
+        ("oversubscription", "1e308"),
+    ],
+)
 def test_non_finite_and_absurd_numbers_are_one_line_errors(tmp_path, capsys, field, value):
-    section = {"failures_per_1000_node_days": "reliability", "nic_gbps_per_gpu": "hardware",
-               "peak_tflops": "hardware", "oversubscription": "fabric"}[field]
+    section = {
+        "failures_per_1000_node_days": "reliability",
+        "nic_gbps_per_gpu": "hardware",
+        "peak_tflops": "hardware",
+        "oversubscription": "fabric",
+    }[field]
     lines = [ln for ln in LLAMA.read_text().splitlines() if not ln.startswith(f"{field} ")]
     text = "\n".join(lines).replace(f"[{section}]", f"[{section}]\n{field} = {value}", 1)
     assert f"[{section}]" in text

@@ -27,9 +27,14 @@ def _figures(values) -> list[float]:
     finite = np.isfinite(a)
     f = np.where(finite, a, 0.0)
     weights = np.linspace(1.0, 2.0, a.size) if a.size else a
-    return [float(np.count_nonzero(np.isposinf(a))), float(np.count_nonzero(np.isnan(a))), float(f.sum()),
-            float(f[finite].min()) if finite.any() else 0.0, float(f[finite].max()) if finite.any() else 0.0,
-            float(np.dot(f, weights))]
+    return [
+        float(np.count_nonzero(np.isposinf(a))),
+        float(np.count_nonzero(np.isnan(a))),
+        float(f.sum()),
+        float(f[finite].min()) if finite.any() else 0.0,
+        float(f[finite].max()) if finite.any() else 0.0,
+        float(np.dot(f, weights)),
+    ]
 
 
 def _summary_of(obj, prefix: str, out: dict) -> None:
@@ -73,17 +78,41 @@ def _sequences(state, placed_job):
     flow = np.full(n_cdus, np.nan)
     flow[2] = 0.5 * float(state.cdu_spec_array("design_flow_lpm")[2])
     jobs = [placed_job] if placed_job is not None else []
-    partial = dict(gpu_util_frac=util, failed_power=[6], failed_sources=[1], failed_links=list(range(0, 40, 3)),
-                   pumps_running_count=pumps, node_psus_failed=psus_failed, gpu_power_limit_w=limit,
-                   outdoor_dry_bulb_c=38.0, outdoor_wet_bulb_c=29.0, gpu_r_th_factor=r_factor, jobs=jobs)
-    seq_a = [(1.0, dict(gpu_util_frac=util)), (1.0, partial), (10.0, dict(partial, gpu_util_frac=util_gaps)),
-             (30.0, dict(partial, cdu_flow_lpm=flow, nodes_off=nodes_off)),
-             (5.0, dict(partial, gpu_power_demand_w=np.where(np.arange(n) % 5 == 0, np.nan, 650.0)))]
+    partial = dict(
+        gpu_util_frac=util,
+        failed_power=[6],
+        failed_sources=[1],
+        failed_links=list(range(0, 40, 3)),
+        pumps_running_count=pumps,
+        node_psus_failed=psus_failed,
+        gpu_power_limit_w=limit,
+        outdoor_dry_bulb_c=38.0,
+        outdoor_wet_bulb_c=29.0,
+        gpu_r_th_factor=r_factor,
+        jobs=jobs,
+    )
+    seq_a = [
+        (1.0, dict(gpu_util_frac=util)),
+        (1.0, partial),
+        (10.0, dict(partial, gpu_util_frac=util_gaps)),
+        (30.0, dict(partial, cdu_flow_lpm=flow, nodes_off=nodes_off)),
+        (5.0, dict(partial, gpu_power_demand_w=np.where(np.arange(n) % 5 == 0, np.nan, 650.0))),
+    ]
     hot = np.full(len(state.loop_name), 45.0)
-    dark = dict(failed_power=[2, 3], gpu_util_frac=1.0, loop_supply_temp_c=hot, plant_chillers_running=np.zeros(
-        len(state.plant_name)), swing_jobs=None)
-    seq_b = [(1.0, dark), (20.0, dark), (60.0, dict(dark, supply_excursion_k=8.0)),
-             (600.0, dict(gpu_util_frac=0.05, recover_down_gpus=True)), (1.0, dict(gpu_util_frac=0.9))]
+    dark = dict(
+        failed_power=[2, 3],
+        gpu_util_frac=1.0,
+        loop_supply_temp_c=hot,
+        plant_chillers_running=np.zeros(len(state.plant_name)),
+        swing_jobs=None,
+    )
+    seq_b = [
+        (1.0, dark),
+        (20.0, dark),
+        (60.0, dict(dark, supply_excursion_k=8.0)),
+        (600.0, dict(gpu_util_frac=0.05, recover_down_gpus=True)),
+        (1.0, dict(gpu_util_frac=0.9)),
+    ]
     return {"faults": seq_a, "dark_and_hot": seq_b}
 
 

@@ -17,9 +17,9 @@ def test_benchmarks_are_registered():
 
 
 def test_tick_hour_counts_every_tick_and_compares_with_a_peer(tmp_path):
-    import twin
-
     from pathlib import Path
+
+    import twin
 
     source = str(Path(twin.__file__).resolve().parents[1])
     out = twin_tick_hour("demo", ticks=6, block=4, peer_dir=source)  # the same code as its own peer
@@ -31,8 +31,10 @@ def test_tick_hour_counts_every_tick_and_compares_with_a_peer(tmp_path):
 
 def test_memory_stays_flat_over_a_simulated_day():
     # in a fresh interpreter: tracemalloc counts every thread, and earlier tests may leave some running
-    code = ("import json; from twin.benchmarks.engine import twin_memory_day; "
-            "print(json.dumps(twin_memory_day('demo', dt_s=900.0, hours=24.0)))")
+    code = (
+        "import json; from twin.benchmarks.engine import twin_memory_day; "
+        "print(json.dumps(twin_memory_day('demo', dt_s=900.0, hours=24.0)))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["ticks_count"] == 96

@@ -24,13 +24,15 @@ DT_S = 10.0
 @pytest.fixture(scope="module")
 def demo():
     state = load_site("demo")
-    return dataclasses.replace(state, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]),
-                               source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
+    return dataclasses.replace(
+        state, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]), source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1])
+    )
 
 
 def _engine(state, **conditions):
-    inputs = TickInputs(jobs=[_placed_job(state, None)], outdoor_dry_bulb_c=20.0, outdoor_wet_bulb_c=27.0,
-                        **conditions)  # a humid day: the chillers, not the economiser, hold the setpoint
+    inputs = TickInputs(
+        jobs=[_placed_job(state, None)], outdoor_dry_bulb_c=20.0, outdoor_wet_bulb_c=27.0, **conditions
+    )  # a humid day: the chillers, not the economiser, hold the setpoint
     engine = TwinEngine(state)
     engine.settle(inputs)
     engine.tick(DT_S, inputs)

@@ -29,8 +29,9 @@ def demo():
 
 
 def _assert_closes(snap):
-    assert snap.facility_power_mw == pytest.approx(snap.heat_rejected_mw + snap.heat_stored_mw,
-                                                   rel=TOLERANCE_FRAC, abs=1e-12)
+    assert snap.facility_power_mw == pytest.approx(
+        snap.heat_rejected_mw + snap.heat_stored_mw, rel=TOLERANCE_FRAC, abs=1e-12
+    )
 
 
 def test_balance_closes_every_tick_through_transients(demo):
@@ -55,7 +56,9 @@ def test_balance_closes_every_tick_through_transients(demo):
         + [(1.0, TickInputs(plant_chillers_running=np.array([0.0]), outdoor_wet_bulb_c=27.0))] * 60  # power dip
         + [(1.0, TickInputs(outdoor_wet_bulb_c=27.0))] * 30  # chillers restarting
         + [(1.0, TickInputs(loop_flow_lpm=np.array([1000.0])))] * 30  # facility flow halved
-        + [(0.1, TickInputs())] * 10 + [(30.0, TickInputs())] * 10 + [(600.0, TickInputs())] * 3  # any step
+        + [(0.1, TickInputs())] * 10
+        + [(30.0, TickInputs())] * 10
+        + [(600.0, TickInputs())] * 3  # any step
     )
     stored = []
     for dt, inp in schedule:
@@ -84,8 +87,9 @@ def test_chiller_restart_lets_the_facility_water_rise_then_recover(demo):
     eng = TwinEngine(demo)
     hot = TickInputs(outdoor_wet_bulb_c=27.0)  # towers alone cannot reach the 25 °C setpoint
     base = eng.tick(1.0, hot).loop_supply_temp_c[0]
-    trace = [eng.tick(10.0, replace(hot, plant_chillers_running=np.array([0.0]))).loop_supply_temp_c[0]
-             for _ in range(12)]  # 2 minutes without chillers
+    trace = [
+        eng.tick(10.0, replace(hot, plant_chillers_running=np.array([0.0]))).loop_supply_temp_c[0] for _ in range(12)
+    ]  # 2 minutes without chillers
     assert trace[-1] > base + 0.5 and all(b >= a - 1e-9 for a, b in zip(trace, trace[1:]))  # ramps, no step
     restart = [eng.tick(10.0, hot).loop_supply_temp_c[0] for _ in range(60)]  # 10 minutes after the dip
     restart_s = float(eng.plant_restart_s[0])

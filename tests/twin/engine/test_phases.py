@@ -11,18 +11,68 @@ from tests.twin.tiny_site import tiny_site
 from twin.engine import phases
 from twin.engine.tick import TickInputs, TwinEngine
 
-UNIT_SUFFIXES = ("_c", "_k", "_w", "_kw", "_mw", "_frac", "_lpm", "_s", "_c_per_w", "_j_per_kg_k", "_kg_per_m3",
-                 "_w_per_k", "_count", "_ratio")
+UNIT_SUFFIXES = (
+    "_c",
+    "_k",
+    "_w",
+    "_kw",
+    "_mw",
+    "_frac",
+    "_lpm",
+    "_s",
+    "_c_per_w",
+    "_j_per_kg_k",
+    "_kg_per_m3",
+    "_w_per_k",
+    "_count",
+    "_ratio",
+)
 # Fields without a unit: masks named for what they mark, counts, codes, and nested results.
 UNITLESS = {
-    "source_live", "power_live", "rack_dark", "gpu_off", "node_off", "gpu_node_off", "gpu_power_brake", "gpu_down", "any_gpu_down",
-    "link_up_flag", "node_psus_live", "pumps_running_count", "gpu_clock_event_mask", "gpu_state", "power_n1_worst_by",
-    "balance", "ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat", "power_tree",
-    "site", "fabric", "jobs", "swing", "projections", "statuses", "power_shapes", "rack_shed", "supply", "dispatch",
-    "policy_in_force", "policy", "swing_share",
+    "source_live",
+    "power_live",
+    "rack_dark",
+    "gpu_off",
+    "node_off",
+    "gpu_node_off",
+    "gpu_power_brake",
+    "gpu_down",
+    "any_gpu_down",
+    "link_up_flag",
+    "node_psus_live",
+    "pumps_running_count",
+    "gpu_clock_event_mask",
+    "gpu_state",
+    "power_n1_worst_by",
+    "balance",
+    "ts",
+    "weather",
+    "power_state",
+    "demand",
+    "cooling",
+    "gpu_thermal",
+    "it_power",
+    "heat",
+    "power_tree",
+    "site",
+    "fabric",
+    "jobs",
+    "swing",
+    "projections",
+    "statuses",
+    "power_shapes",
+    "rack_shed",
+    "supply",
+    "dispatch",
+    "policy_in_force",
+    "policy",
+    "swing_share",
 }
-RESULTS = [cls for cls in vars(phases).values() if dataclasses.is_dataclass(cls) and cls.__module__ == phases.__name__
-           and cls.__name__.endswith("Result")]
+RESULTS = [
+    cls
+    for cls in vars(phases).values()
+    if dataclasses.is_dataclass(cls) and cls.__module__ == phases.__name__ and cls.__name__.endswith("Result")
+]
 
 
 @pytest.mark.parametrize("cls", RESULTS, ids=lambda c: c.__name__)
@@ -33,8 +83,23 @@ def test_every_result_field_names_its_unit(cls):
 
 def test_tick_results_hold_one_result_per_phase_in_order():
     names = [f.name for f in dataclasses.fields(phases.TickResults)]
-    assert names == ["ts", "weather", "power_state", "demand", "cooling", "gpu_thermal", "it_power", "heat",
-                     "power_tree", "site", "fabric", "jobs", "swing", "projections", "swing_share"]
+    assert names == [
+        "ts",
+        "weather",
+        "power_state",
+        "demand",
+        "cooling",
+        "gpu_thermal",
+        "it_power",
+        "heat",
+        "power_tree",
+        "site",
+        "fabric",
+        "jobs",
+        "swing",
+        "projections",
+        "swing_share",
+    ]
 
 
 def test_phases_compose_into_the_snapshot():

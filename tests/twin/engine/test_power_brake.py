@@ -26,9 +26,12 @@ BRAKE_BITS = thermal.CLOCK_EVENT_HW_SLOWDOWN | thermal.CLOCK_EVENT_HW_POWER_BRAK
 @pytest.fixture(scope="module")
 def braking_demo():
     demo = load_site("demo")
-    return dataclasses.replace(demo, shortfall_policy="power_brake",
-                               source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.15]),
-                               source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
+    return dataclasses.replace(
+        demo,
+        shortfall_policy="power_brake",
+        source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.15]),
+        source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]),
+    )
 
 
 def _braked(engine) -> bool:

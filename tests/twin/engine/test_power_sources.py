@@ -11,12 +11,12 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tests.conftest import REPO_DIR
 from twin.engine.projection import _placed_job, project
 from twin.engine.snapshot import GPU_OFF
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.load import load_site
 from twin.site.scenario import Scenario, load_scenario
-from tests.conftest import REPO_DIR
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,9 @@ def _engine(state):
 
 
 def test_generator_trip_flows_through_battery_ups_and_cap_to_step_time(demo):
-    state = dataclasses.replace(demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]),
-                                source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1]))
+    state = dataclasses.replace(
+        demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]), source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1])
+    )
     engine, inputs = _engine(state)
     before = engine.tick(1.0, inputs)
     assert not engine.detail.policy_in_force.active  # 1.1 MW of generation + 0.3 MW of battery carry the site
@@ -71,9 +72,12 @@ def test_generator_trip_flows_through_battery_ups_and_cap_to_step_time(demo):
 
 def test_an_exhausted_ups_drops_its_racks(demo):
     # no battery, 1 kWh per UPS, and a policy slower than the UPSs last
-    state = dataclasses.replace(demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.0]),
-                                power_ride_through_kwh=np.where(demo.power_ride_through_kwh > 0, 1.0, 0.0),
-                                policy_response_s=600.0)
+    state = dataclasses.replace(
+        demo,
+        source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.0]),
+        power_ride_through_kwh=np.where(demo.power_ride_through_kwh > 0, 1.0, 0.0),
+        policy_response_s=600.0,
+    )
     engine, inputs = _engine(state)
     both_gens_lost = dataclasses.replace(inputs, failed_sources=[1, 2])
     snap = engine.tick(1.0, both_gens_lost)

@@ -6,8 +6,8 @@ import pytest
 
 from twin.cli import main
 from twin.engine.projection import project
-from twin.site.scenario import Scenario, ScenarioError, parse_scenario
 from twin.site.load import load_site
+from twin.site.scenario import Scenario, ScenarioError, parse_scenario
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +41,9 @@ def test_losing_one_side_keeps_racks_up_losing_both_darkens_them(demo, baseline)
 
 
 def test_cooling_loss_shortens_time_to_throttle(demo, baseline):
-    sc = parse_scenario('[scenario]\nsettle_s = 120\n[conditions]\nloop_supply_temp_c = { FW-H1 = 40.0 }\n',
-                        demo, "hot.toml")
+    sc = parse_scenario(
+        "[scenario]\nsettle_s = 120\n[conditions]\nloop_supply_temp_c = { FW-H1 = 40.0 }\n", demo, "hot.toml"
+    )
     hot = project(demo, sc)
     assert hot["hottest_racks"][0]["rack_max_gpu_temp_c"] > baseline["hottest_racks"][0]["rack_max_gpu_temp_c"] + 5
     base_t = baseline["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"]
@@ -54,15 +55,18 @@ def test_a_power_cap_lowers_it_load(demo, baseline):
     assert capped["it_power_mw"] < baseline["it_power_mw"] * 0.85
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[conditions]\nfailed_power = ['H9-UPS']\n", "conditions.failed_power: 'H9-UPS' is not in this site"),
-    ("[conditions]\ngpu_util_frac = 1.5\n", r"conditions.gpu_util_frac: expected a number in \[0.0, 1.0\]"),
-    ("[conditions]\ngpu_power_limit_w = 900\n", "gpu_power_limit_w"),
-    ("[conditions]\nfans = 3\n", "conditions.fans: unknown key"),
-    ("[weather]\n", "unknown section 'weather'"),
-    ("[scenario]\ntime = '2024-07-22T20:00:00'\n", "needs a time zone"),
-    ("[conditions\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[conditions]\nfailed_power = ['H9-UPS']\n", "conditions.failed_power: 'H9-UPS' is not in this site"),
+        ("[conditions]\ngpu_util_frac = 1.5\n", r"conditions.gpu_util_frac: expected a number in \[0.0, 1.0\]"),
+        ("[conditions]\ngpu_power_limit_w = 900\n", "gpu_power_limit_w"),
+        ("[conditions]\nfans = 3\n", "conditions.fans: unknown key"),
+        ("[weather]\n", "unknown section 'weather'"),
+        ("[scenario]\ntime = '2024-07-22T20:00:00'\n", "needs a time zone"),
+        ("[conditions\n", "not valid TOML"),
+    ],
+)
 def test_bad_scenarios_name_the_key(demo, text, message):
     with pytest.raises(ScenarioError, match=message):
         parse_scenario(text, demo, "bad.toml")
@@ -74,9 +78,20 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
     both = json.loads(capsys.readouterr().out)
     out = both["scenario"]
-    for key in ("it_power_mw", "facility_power_mw", "generation_capacity_mw", "n_gpus_runnable_at_full_power",
-                "power_cap_for_all_gpus_w", "n1_violations", "hottest_gpus", "hottest_racks",
-                "time_to_throttle_s", "swing", "fabric", "job"):
+    for key in (
+        "it_power_mw",
+        "facility_power_mw",
+        "generation_capacity_mw",
+        "n_gpus_runnable_at_full_power",
+        "power_cap_for_all_gpus_w",
+        "n1_violations",
+        "hottest_gpus",
+        "hottest_racks",
+        "time_to_throttle_s",
+        "swing",
+        "fabric",
+        "job",
+    ):
         assert key in out and key in both["baseline"], key
     assert out["scenario"] == "trip" and out["generation_capacity_mw"] == pytest.approx(1.35)
     assert both["diff"]["headline"]["generation_capacity_mw"]["change"] == "worse"

@@ -92,5 +92,6 @@ def test_evaluations_of_the_job_file_dip_the_swing(demo):
     assert sw.eval_dip_s == 30.0
     # evaluation at power fraction 0.5: dip = (mean − 0.5) / mean of the checkpoint dip (mean − 0)
     shape = next(v for v in eng._shape_cache.values())
-    assert sw.eval_dip_mw == pytest.approx(sw.checkpoint_dip_mw * (shape.mean_frac - phases.EVAL_POWER_FRAC)
-                                           / shape.mean_frac)
+    assert sw.eval_dip_mw == pytest.approx(
+        sw.checkpoint_dip_mw * (shape.mean_frac - phases.EVAL_POWER_FRAC) / shape.mean_frac
+    )

@@ -10,8 +10,8 @@ import pytest
 
 from tests.twin.tiny_site import A2, B1, tiny_site
 from twin.engine import tick as en
-from twin.engine.tick import TickInputs, TwinEngine
 from twin.engine.snapshot import GPU_DOWN, GPU_OK, GPU_THROTTLED
+from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.load import load_site
 
 
@@ -23,11 +23,30 @@ def tiny():
 def test_snapshot_has_every_field_with_the_right_shapes(tiny):
     snap = tiny.tick(1.0)
     s = tiny.state
-    sizes = {"gpu": s.n_gpus, "rack": s.n_racks, "cdu": s.n_cdus, "loop": len(s.loop_name), "power": s.n_power,
-             "source": s.n_sources, "link": s.n_links}
-    prefixes = {"gpu_": "gpu", "hbm_": "gpu", "sm_": "gpu", "throttle_": "gpu", "last_xid_": "gpu", "rack_": "rack",
-                "cdu_": "cdu", "pumps_": "cdu", "loop_": "loop", "power_": "power", "source_": "source", "battery_": "source",
-                "link_": "link"}
+    sizes = {
+        "gpu": s.n_gpus,
+        "rack": s.n_racks,
+        "cdu": s.n_cdus,
+        "loop": len(s.loop_name),
+        "power": s.n_power,
+        "source": s.n_sources,
+        "link": s.n_links,
+    }
+    prefixes = {
+        "gpu_": "gpu",
+        "hbm_": "gpu",
+        "sm_": "gpu",
+        "throttle_": "gpu",
+        "last_xid_": "gpu",
+        "rack_": "rack",
+        "cdu_": "cdu",
+        "pumps_": "cdu",
+        "loop_": "loop",
+        "power_": "power",
+        "source_": "source",
+        "battery_": "source",
+        "link_": "link",
+    }
     for f in dataclasses.fields(snap):
         value = getattr(snap, f.name)
         if isinstance(value, np.ndarray):
@@ -45,7 +64,8 @@ def test_facility_power_is_it_losses_cooling_network_and_overhead(tiny):
     assert snap.it_power_mw == pytest.approx(snap.rack_power_kw.sum() / 1e3)
     b = tiny.detail.balance
     assert snap.facility_power_mw == pytest.approx(
-        b.it_mw + b.distribution_loss_mw + b.cooling_mw + b.network_mw + b.overhead_mw)
+        b.it_mw + b.distribution_loss_mw + b.cooling_mw + b.network_mw + b.overhead_mw
+    )
     assert snap.pue_ratio > 1.0 and b.distribution_loss_mw > 0.0
     assert snap.source_power_mw.sum() == pytest.approx(snap.facility_power_mw)
     # CDU pumps: the running pumps' rated power
@@ -162,8 +182,8 @@ def test_clock_advances_and_explicit_ts_wins(tiny):
 
 
 def test_placed_job_reports_status_and_drives_the_swing():
-    from twin.training.jobfile import load_job
     from twin.site.load import DATA_DIR
+    from twin.training.jobfile import load_job
 
     state = load_site("demo")
     job = load_job(DATA_DIR / "jobs" / "demo-70b-1k.toml")
@@ -202,8 +222,8 @@ def test_nonsense_inputs_raise(tiny):
 
 
 def test_nodes_powered_off_draw_nothing_and_are_not_faults():
-    from twin.site.load import load_site
     from twin.engine.snapshot import GPU_DOWN, GPU_OFF
+    from twin.site.load import load_site
 
     demo = load_site("demo")
     engine = TwinEngine(demo)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -24,23 +24,26 @@ def test_scenario_key():
 def test_replay_key_is_utc_and_round_trips():
     key = parse_view_key("replay:pump-trip-17@2026-07-15T16:02:10+02:00")
     assert key.kind == REPLAY and key.name == "pump-trip-17"
-    assert key.at == datetime(2026, 7, 15, 14, 2, 10, tzinfo=timezone.utc)
+    assert key.at == datetime(2026, 7, 15, 14, 2, 10, tzinfo=UTC)
     assert format_view_key(key) == "replay:pump-trip-17@2026-07-15T14:02:10Z"
     assert parse_view_key(format_view_key(key)) == key
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("livee", "expected 'live'"),
-    ("sim:x", "expected 'live'"),
-    ("scenario:", "scenario name"),
-    ("scenario:../etc/passwd", "scenario name"),
-    ("scenario:a/b", "scenario name"),
-    ("replay:incident", "needs an instant"),
-    ("replay:incident@", "needs an instant"),
-    ("replay:incident@yesterday", "not an ISO 8601 time"),
-    ("replay:incident@2026-07-15T14:02:10", "needs a zone"),
-    ("replay:@2026-07-15T14:02:10Z", "incident name"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("livee", "expected 'live'"),
+        ("sim:x", "expected 'live'"),
+        ("scenario:", "scenario name"),
+        ("scenario:../etc/passwd", "scenario name"),
+        ("scenario:a/b", "scenario name"),
+        ("replay:incident", "needs an instant"),
+        ("replay:incident@", "needs an instant"),
+        ("replay:incident@yesterday", "not an ISO 8601 time"),
+        ("replay:incident@2026-07-15T14:02:10", "needs a zone"),
+        ("replay:@2026-07-15T14:02:10Z", "incident name"),
+    ],
+)
 def test_bad_keys_name_the_key(text, reason):
     with pytest.raises(ValueError) as err:
         parse_view_key(text)

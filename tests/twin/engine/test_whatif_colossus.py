@@ -67,15 +67,20 @@ def test_h4_conversion_reports_the_broken_ratings(converted):
     assert loop["FW-H4"].load_kw == pytest.approx(392 * 127.8) and loop["FW-H4"].limit_kw == 30000
     assert plant["PLANT-1"].load_kw == pytest.approx(3 * 392 * 60 + 392 * 127.8)
     ports = findings(s, "fabric_ports")
-    assert len(ports) == 49 * 8 and {(f.ports_needed_count, f.ports_available_count) for f in ports.values()} == {(72, 64)}
+    assert len(ports) == 49 * 8 and {(f.ports_needed_count, f.ports_available_count) for f in ports.values()} == {
+        (72, 64)
+    }
     gen = findings(s, "generation")["colossus"]
     assert gen.load_kw == pytest.approx(1176 * 60 + 392 * 127.8 + 1500) and gen.limit_kw == 43000
     assert {f.severity for f in s.design_findings} == {"warning"}
 
 
 def test_h4_conversion_is_refused_when_strict(colossus):
-    with pytest.raises(EditError, match=r"h4\.toml: edits\[0\]\.type: transformer 'H4-TX1-A': overloaded by design: "
-                                        r"5297 kW of racks at full power vs 5130 kW usable"):
+    with pytest.raises(
+        EditError,
+        match=r"h4\.toml: edits\[0\]\.type: transformer 'H4-TX1-A': overloaded by design: "
+        r"5297 kW of racks at full power vs 5130 kW usable",
+    ):
         parse_scenario(H4, colossus, "h4.toml")
 
 
@@ -91,11 +96,16 @@ def test_comparison_shows_what_got_worse():
     head = out["diff"]["headline"]
     assert head["gpus.n_gpus"]["delta"] == 392 * 8
     assert head["cooling.loop_max_load_frac"]["change"] == "worse"
-    assert head["fabric.leaf_ports_over_count"] == {"baseline": 0, "scenario": 392 * 8, "delta": 3136.0,
-                                                    "change": "worse"}
+    assert head["fabric.leaf_ports_over_count"] == {
+        "baseline": 0,
+        "scenario": 392 * 8,
+        "delta": 3136.0,
+        "change": "worse",
+    }
     new = out["diff"]["design_findings"]["new"]
-    assert {"ups_rating", "transformer_rating", "loop_capacity", "plant_capacity", "fabric_ports", "n1_rating"} <= \
-        {f["check"] for f in new}
+    assert {"ups_rating", "transformer_rating", "loop_capacity", "plant_capacity", "fabric_ports", "n1_rating"} <= {
+        f["check"] for f in new
+    }
     retyped = [r for r in out["diff"]["racks"] if "type" in r["layout"]]
     assert len(retyped) == 392 and all(r["rack"].startswith("H4-") for r in retyped)
     assert [r for r in out["diff"]["loops"] if r["loop"] == "FW-H4"][0]["change"] == "worse"
@@ -103,8 +113,9 @@ def test_comparison_shows_what_got_worse():
 
 def test_blast_radius_of_a_transformer_is_the_racks_it_feeds(colossus):
     out = blast_radius(colossus, "H1-TX1-A")
-    expected = sorted(n for n in colossus.rack_name if n.startswith(("H1-R01-", "H1-R02-", "H1-R03-", "H1-R04-",
-                                                                    "H1-R05-")))
+    expected = sorted(
+        n for n in colossus.rack_name if n.startswith(("H1-R01-", "H1-R02-", "H1-R03-", "H1-R04-", "H1-R05-"))
+    )
     assert sorted(out["racks_fed"]) == expected and out["n_racks_fed"] == 80 and out["n_gpus_fed"] == 80 * 64
     assert out["kind"] == "transformer" and out["n_racks_dark"] == 0  # the B side carries every rack
 
@@ -125,18 +136,30 @@ def _strict(text: str):
 
 def test_project_cli_prints_baseline_scenario_and_diff(tmp_path, capsys):
     path = tmp_path / "gb200.toml"
-    path.write_text('[scenario]\nname = "row to GB200"\ndesign_limits = "warn"\n'
-                    '[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\ntype = "GB200-NVL72"\n'
-                    '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n')
+    path.write_text(
+        '[scenario]\nname = "row to GB200"\ndesign_limits = "warn"\n'
+        '[[edits]]\nop = "set_rack_type"\nrows = ["H1-R01"]\ntype = "GB200-NVL72"\n'
+        '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n'
+    )
     assert main(["project", "--site", "demo", "--scenario", str(path), "--json"]) == 0
     out = _strict(capsys.readouterr().out)
     assert set(out) == {"baseline", "scenario", "diff"}
     assert out["baseline"]["gpus"]["n_gpus"] == 1024 and out["scenario"]["gpus"]["n_gpus"] == 1024 - 8 * 64 + 8 * 72
-    assert {"headline", "time_to_throttle_s", "racks", "power_elements", "cdus", "loops", "design_findings"} <= \
-        set(out["diff"])
+    assert {"headline", "time_to_throttle_s", "racks", "power_elements", "cdus", "loops", "design_findings"} <= set(
+        out["diff"]
+    )
     for side in ("baseline", "scenario"):
-        for key in ("it_power_mw", "n1_violations", "hottest_gpus", "time_to_throttle_s", "swing", "fabric", "job",
-                    "cooling", "design_findings"):
+        for key in (
+            "it_power_mw",
+            "n1_violations",
+            "hottest_gpus",
+            "time_to_throttle_s",
+            "swing",
+            "fabric",
+            "job",
+            "cooling",
+            "design_findings",
+        ):
             assert key in out[side], (side, key)
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from twin.physics import cooling as co
+
+
 def test_pg25_properties_interpolate_the_facts_table():
     cp, rho = co.coolant_properties(np.array([20.0, 25.0, 30.0, 40.0]))
     assert cp == pytest.approx([3910.0, 3925.0, 3940.0, 3960.0])

@@ -21,8 +21,16 @@ def tiny_site() -> SiteTables:
         if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
             continue
         values[f.name] = [] if str(f.type).startswith("list") else np.zeros(0)
-    values.update(name="tiny", description="", source_file="", nic_gbps=400.0, fabric_rails=1,
-                  fabric_pod_gpus=8, fabric_leaf_oversubscription=1.0, fabric_spine_oversubscription=1.0)
+    values.update(
+        name="tiny",
+        description="",
+        source_file="",
+        nic_gbps=400.0,
+        fabric_rails=1,
+        fabric_pod_gpus=8,
+        fabric_leaf_oversubscription=1.0,
+        fabric_spine_oversubscription=1.0,
+    )
     leaf_a = np.repeat([0, 1, 2, 3], 2)
     leaf_b = np.array([4, 5, 4, 5, 6, 7, 6, 7])
     spine_a = np.repeat([4, 5, 6, 7], 2)
@@ -44,8 +52,13 @@ def tiny_site() -> SiteTables:
 
 @pytest.mark.parametrize(
     "op, n, factor",
-    [("all_reduce", 8, 1.75), ("all_gather", 8, 0.875), ("reduce_scatter", 4, 0.75), ("broadcast", 8, 1.0),
-     ("all_reduce", 1, 0.0)],
+    [
+        ("all_reduce", 8, 1.75),
+        ("all_gather", 8, 0.875),
+        ("reduce_scatter", 4, 0.75),
+        ("broadcast", 8, 1.0),
+        ("all_reduce", 1, 0.0),
+    ],
 )
 def test_busbw_factors(op, n, factor):
     assert fabric.busbw_factor(op, n) == pytest.approx(factor)
@@ -131,8 +144,14 @@ def test_mask_shapes_are_checked():
 
 @pytest.mark.parametrize(
     "stride, size, domain, over, expected",
-    [(128, 128, 3072, 7.0, 1.0), (2048, 8, 3072, 7.0, 1 / 7), (512, 32, 4096, 4.0, 1.0), (1024, 16, 4096, 8.0, 0.5),
-     (8, 16, 4096, 7.0, 1.0), (2048, 8, 3072, 1.0, 1.0)],
+    [
+        (128, 128, 3072, 7.0, 1.0),
+        (2048, 8, 3072, 7.0, 1 / 7),
+        (512, 32, 4096, 4.0, 1.0),
+        (1024, 16, 4096, 8.0, 0.5),
+        (8, 16, 4096, 7.0, 1.0),
+        (2048, 8, 3072, 1.0, 1.0),
+    ],
 )
 def test_analytic_factor(stride, size, domain, over, expected):
     assert fabric.analytic_factor(stride, size, domain, over) == pytest.approx(expected)

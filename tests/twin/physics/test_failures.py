@@ -7,6 +7,7 @@ import pytest
 
 from twin.physics import failures as fl
 from twin.physics import loops
+
 CP, RHO = 3940.0, 1019.2
 C_EFF = 750.0 + fl.PLATE_COOLANT_L / 1000.0 * RHO * CP
 LIMITS = (87.0, 89.0, 92.0)
@@ -30,8 +31,23 @@ def test_cdu_loss_hand_point_and_shorter_with_power():
 
 
 def _pump(temp, power, running, required, conv_frac=0.0, supply=30.0, flow_frac=1.0):
-    return fl.pump_loss(np.array([temp]), np.array([power]), 85.0, supply, 0.035, 0.005, conv_frac, flow_frac, 750.0,
-                        CP, RHO, np.array([running]), np.array([required]), 5.0, *LIMITS)
+    return fl.pump_loss(
+        np.array([temp]),
+        np.array([power]),
+        85.0,
+        supply,
+        0.035,
+        0.005,
+        conv_frac,
+        flow_frac,
+        750.0,
+        CP,
+        RHO,
+        np.array([running]),
+        np.array([required]),
+        5.0,
+        *LIMITS,
+    )
 
 
 def _reference_crossing_s(temp, power, supply, conv_frac, running, required, limit, dt_s=1e-3, horizon_s=120.0):
@@ -41,7 +57,7 @@ def _reference_crossing_s(temp, power, supply, conv_frac, running, required, lim
 
     def rate(t, temp_c):
         f = min(f_end, f_drop + t / 5.0)
-        r = 0.035 * (1.0 - conv_frac + conv_frac * f ** -0.8) + 0.005 / f
+        r = 0.035 * (1.0 - conv_frac + conv_frac * f**-0.8) + 0.005 / f
         return (power - (temp_c - supply) / r) / 750.0
 
     t, temp_c = 0.0, temp
@@ -66,8 +82,9 @@ def test_failover_flow_follows_the_pump_ramp():
     # the engine's pump model stepped finely gives the same flow
     flow, before = np.array([150.0]), np.array([2.0])
     for t_s in np.arange(0.1, 3.01, 0.1):
-        flow = loops.pump_flow_lpm(flow, before, np.array([1.0]), np.array([1.0]), np.array([150.0]),
-                                   np.array([5.0]), 0.1)
+        flow = loops.pump_flow_lpm(
+            flow, before, np.array([1.0]), np.array([1.0]), np.array([150.0]), np.array([5.0]), 0.1
+        )
         before = np.array([1.0])
         assert flow[0] / 150.0 == pytest.approx(fl.failover_flow_frac(1.0, 2, 1, 5.0, t_s), abs=1e-9)
 
@@ -130,8 +147,9 @@ def test_pump_loss_vectorised_matches_single_racks():
     powers = np.array([1400.0, 700.0, 1500.0, 700.0, 700.0])
     supply = np.array([30.0, 55.0, 30.0, 30.0, 55.0])
     running, required = np.array([2, 2, 2, 1, 3]), np.array([2, 1, 1, 1, 2])
-    thr, shut = fl.pump_loss(temps, powers, 85.0, supply, 0.035, 0.005, 0.5, 1.0, 750.0, CP, RHO, running, required,
-                             5.0, *LIMITS)
+    thr, shut = fl.pump_loss(
+        temps, powers, 85.0, supply, 0.035, 0.005, 0.5, 1.0, 750.0, CP, RHO, running, required, 5.0, *LIMITS
+    )
     for i in range(temps.size):
         t1, s1 = _pump(temps[i], powers[i], running[i], required[i], conv_frac=0.5, supply=supply[i])
         assert thr[i] == pytest.approx(t1[0]) and shut[i] == pytest.approx(s1[0])
@@ -139,14 +157,37 @@ def test_pump_loss_vectorised_matches_single_racks():
 
 def test_facility_water_loss_hand_point():
     n, p, q_w = 64, 600.0, 64 * 600.0 + 5000.0
-    thr, shut = fl.facility_water_loss(np.array([55.0]), np.array([30.0]), np.array([q_w]), np.array([p]), 85.0,
-                                       np.array([n]), 750.0, np.array([60.0]), CP, RHO, 87.0, 92.0)
+    thr, shut = fl.facility_water_loss(
+        np.array([55.0]),
+        np.array([30.0]),
+        np.array([q_w]),
+        np.array([p]),
+        85.0,
+        np.array([n]),
+        750.0,
+        np.array([60.0]),
+        CP,
+        RHO,
+        87.0,
+        92.0,
+    )
     c_loop = 0.060 * RHO * CP + n * 750.0
     assert thr[0] == pytest.approx(32.0 * c_loop / q_w)
     assert shut[0] > thr[0]
-    thr_hot, _ = fl.facility_water_loss(np.array([55.0]), np.array([30.0]), np.array([2 * q_w]),
-                                        np.array([2 * p]), 85.0, np.array([n]), 750.0, np.array([60.0]), CP, RHO,
-                                        87.0, 92.0)
+    thr_hot, _ = fl.facility_water_loss(
+        np.array([55.0]),
+        np.array([30.0]),
+        np.array([2 * q_w]),
+        np.array([2 * p]),
+        85.0,
+        np.array([n]),
+        750.0,
+        np.array([60.0]),
+        CP,
+        RHO,
+        87.0,
+        92.0,
+    )
     assert thr_hot[0] < thr[0]
 
 

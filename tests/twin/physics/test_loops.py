@@ -23,8 +23,9 @@ T_SS_C = 25.0 + 1e6 / G_W_PER_K
 def _run(dt_s: float, t_end_s: float) -> tuple[float, float]:
     temp, heat_j = np.array([25.0]), 0.0
     for _ in range(round(t_end_s / dt_s)):
-        new, out_w = loops.facility_loop_step(temp, np.array([1e6]), np.array([G_W_PER_K]), np.array([25.0]),
-                                              np.array([C_J_PER_K]), dt_s)
+        new, out_w = loops.facility_loop_step(
+            temp, np.array([1e6]), np.array([G_W_PER_K]), np.array([25.0]), np.array([C_J_PER_K]), dt_s
+        )
         heat_j += float(out_w[0]) * dt_s
         temp = new
     return float(temp[0]), heat_j
@@ -42,8 +43,9 @@ def test_loop_transient_is_the_analytic_first_order_response_at_any_step(dt_s):
 
 
 def test_loop_without_flow_accumulates_its_heat():
-    new, out_w = loops.facility_loop_step(np.array([30.0]), np.array([418_000.0]), np.array([0.0]),
-                                          np.array([25.0]), np.array([C_J_PER_K]), 100.0)
+    new, out_w = loops.facility_loop_step(
+        np.array([30.0]), np.array([418_000.0]), np.array([0.0]), np.array([25.0]), np.array([C_J_PER_K]), 100.0
+    )
     assert new[0] == pytest.approx(30.0 + 418_000.0 * 100.0 / C_J_PER_K)  # +1 K
     assert out_w[0] == pytest.approx(0.0, abs=1e-6)
 
@@ -64,8 +66,16 @@ def test_effectiveness_from_rated_duty_and_approach():
 def test_cdu_holds_its_setpoint_and_the_return_follows_with_the_residence_time():
     temp = np.array([29.0])
     for _ in range(24):  # 24 s = one τ
-        temp, supply, out = loops.cdu_loop_step(temp, np.array([60e3]), np.array([CDU_G]), np.array([29.0]),
-                                                np.array([25.0]), np.array([EPS]), np.array([CDU_C]), 1.0)
+        temp, supply, out = loops.cdu_loop_step(
+            temp,
+            np.array([60e3]),
+            np.array([CDU_G]),
+            np.array([29.0]),
+            np.array([25.0]),
+            np.array([EPS]),
+            np.array([CDU_C]),
+            1.0,
+        )
     assert supply[0] == 29.0  # valve throttled: the setpoint holds
     ss = 29.0 + 60e3 / CDU_G
     assert temp[0] == pytest.approx(ss + (29.0 - ss) * math.exp(-24.0 * CDU_G / CDU_C), rel=1e-12)
@@ -74,8 +84,16 @@ def test_cdu_holds_its_setpoint_and_the_return_follows_with_the_residence_time()
 def test_cdu_on_warm_facility_water_loses_its_setpoint():
     # facility water at 30 °C cannot give a 29 °C supply: the valve is wide open and
     # T_sup = T − ε (T − T_fw); steady: Q = ε ṁ cp (T − T_fw)
-    temp, supply, out = loops.cdu_loop_step(np.array([29.0]), np.array([60e3]), np.array([CDU_G]), np.array([29.0]),
-                                            np.array([30.0]), np.array([EPS]), np.array([CDU_C]), 3600.0)
+    temp, supply, out = loops.cdu_loop_step(
+        np.array([29.0]),
+        np.array([60e3]),
+        np.array([CDU_G]),
+        np.array([29.0]),
+        np.array([30.0]),
+        np.array([EPS]),
+        np.array([CDU_C]),
+        3600.0,
+    )
     assert temp[0] == pytest.approx(30.0 + 60e3 / (EPS * CDU_G))
     assert supply[0] == pytest.approx(temp[0] - EPS * (temp[0] - 30.0))
     assert supply[0] > 30.0
@@ -88,16 +106,27 @@ def test_pump_trip_fails_over_within_five_seconds():
     flow, before, t = np.array([150.0]), np.array([2.0]), 0.0
     history = []
     for _ in range(10):
-        flow = loops.pump_flow_lpm(flow, before, np.array([1.0]), np.array([1.0]), np.array([150.0]),
-                                   np.array([5.0]), 1.0)
+        flow = loops.pump_flow_lpm(
+            flow, before, np.array([1.0]), np.array([1.0]), np.array([150.0]), np.array([5.0]), 1.0
+        )
         before = np.array([1.0])
         t += 1.0
         history.append((t, float(flow[0])))
     assert history[0][1] == pytest.approx(75.0 + 30.0)  # 50 % at once, then +30 L/min per second
     assert min(t for t, f in history if f >= 150.0) <= 5.0
     # both pumps lost: no flow at once
-    assert loops.pump_flow_lpm(np.array([150.0]), np.array([2.0]), np.array([0.0]), np.array([1.0]),
-                               np.array([150.0]), np.array([5.0]), 1.0)[0] == 0.0
+    assert (
+        loops.pump_flow_lpm(
+            np.array([150.0]),
+            np.array([2.0]),
+            np.array([0.0]),
+            np.array([1.0]),
+            np.array([150.0]),
+            np.array([5.0]),
+            1.0,
+        )[0]
+        == 0.0
+    )
     with pytest.raises(ValueError, match="pumps_running_count"):
         loops.pump_flow_lpm(flow, before, np.array([-1.0]), np.array([1.0]), np.array([150.0]), np.array([5.0]), 1.0)
 

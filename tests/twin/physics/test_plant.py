@@ -22,8 +22,9 @@ def test_saturation_humidity_and_enthalpy_slope():
         return 1.006 * t + ws * (2501.0 + 1.86 * t)
 
     for t in (10.0, 20.0, 26.0):
-        assert plant.saturated_enthalpy_slope_kj_per_kg_k(t) == pytest.approx((h(t + 1e-4) - h(t - 1e-4)) / 2e-4,
-                                                                            rel=1e-6)
+        assert plant.saturated_enthalpy_slope_kj_per_kg_k(t) == pytest.approx(
+            (h(t + 1e-4) - h(t - 1e-4)) / 2e-4, rel=1e-6
+        )
 
 
 def test_tower_approach_scales_with_load_and_grows_on_cold_days():
@@ -47,8 +48,17 @@ def test_chiller_cop_from_lift_holds_the_rating_and_rises_as_the_towers_cool():
 
 def _step(tower_c, chiller_w=20e6, temp=25.0, heat_w=8e6, dt=1.0):
     # 1 MW/K of facility water returning at 33 °C to a 25 °C setpoint: 8 MW to remove
-    return plant.plant_step(np.array([temp]), np.array([heat_w]), np.array([33.0]), np.array([1e6]), np.array([25.0]),
-                            np.array([tower_c]), np.array([chiller_w]), np.array([5e9]), dt)
+    return plant.plant_step(
+        np.array([temp]),
+        np.array([heat_w]),
+        np.array([33.0]),
+        np.array([1e6]),
+        np.array([25.0]),
+        np.array([tower_c]),
+        np.array([chiller_w]),
+        np.array([5e9]),
+        dt,
+    )
 
 
 def test_series_economiser_takes_what_the_towers_can_and_chillers_the_rest():

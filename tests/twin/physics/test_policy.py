@@ -76,8 +76,16 @@ def test_unknown_policy_is_refused():
 
 
 @pytest.mark.parametrize("name", policy.POLICIES)
-@pytest.mark.parametrize("current", [PolicyAction(), PolicyAction(gpu_cap_w=300.0), PolicyAction(brake=True),
-                                     PolicyAction(gpu_cap_w=200.0, racks_shed=3), PolicyAction(racks_shed=2)])
+@pytest.mark.parametrize(
+    "current",
+    [
+        PolicyAction(),
+        PolicyAction(gpu_cap_w=300.0),
+        PolicyAction(brake=True),
+        PolicyAction(gpu_cap_w=200.0, racks_shed=3),
+        PolicyAction(racks_shed=2),
+    ],
+)
 @pytest.mark.parametrize("over_mw", [0.3, -0.3])
 def test_the_action_needs_the_gpu_demand_only_where_reads_gpu_demand_says(name, current, over_mw):
     demand = np.full(1000, 700.0)

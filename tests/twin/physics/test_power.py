@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from twin.physics import power as pw
+
+
 def test_psu_efficiency_points_of_facts_c2():
     load = np.array([0.10, 0.20, 0.50, 1.00])
     assert pw.psu_efficiency_frac(load) == pytest.approx([0.90, 0.94, 0.96, 0.91])
@@ -15,7 +17,8 @@ def test_psu_efficiency_points_of_facts_c2():
 
 def test_gpu_demand_from_utilisation():
     assert pw.gpu_demand_power_w(np.array([0.0, 0.5, 1.0, 1.5]), 85.0, 700.0) == pytest.approx(
-        [85.0, 392.5, 700.0, 700.0])
+        [85.0, 392.5, 700.0, 700.0]
+    )
     with pytest.raises(ValueError, match="util_frac"):
         pw.gpu_demand_power_w(np.array([np.nan]), 85.0, 700.0)
 

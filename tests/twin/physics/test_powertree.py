@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from tests.twin.tiny_site import A1, A2, B1, B2, tiny_site
 
+from tests.twin.tiny_site import A1, A2, B1, B2, tiny_site
 from twin.physics import powertree as pt
 from twin.site.load import load_site
 

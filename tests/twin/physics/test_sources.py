@@ -14,15 +14,19 @@ GEN, BAT = SOURCE_KINDS.index("generator"), SOURCE_KINDS.index("battery")
 def test_derating_above_the_rating_temperature_only():
     cap = sources.derated_capacity_mw(np.array([2.5, 2.5]), np.array([0.01, 0.01]), np.array([25.0, 25.0]), 35.0)
     assert cap == pytest.approx([2.25, 2.25])  # 10 K × 1 %/K
-    assert sources.derated_capacity_mw(np.array([2.5]), np.array([0.01]), np.array([25.0]), 20.0) == pytest.approx([2.5])
+    assert sources.derated_capacity_mw(np.array([2.5]), np.array([0.01]), np.array([25.0]), 20.0) == pytest.approx(
+        [2.5]
+    )
 
 
 def test_a_unit_picks_up_at_most_one_load_step_plus_its_ramp():
     # 2.5 MW unit at 1.0 MW, ISO 8528-5 step 0.625 MW, 0.05 MW/s over 2 s: 1.0 + 0.625 + 0.1
-    assert sources.reachable_mw(np.array([2.5]), np.array([1.0]), np.array([0.625]), np.array([0.05]), 2.0) == \
-        pytest.approx([1.725])
-    assert sources.reachable_mw(np.array([2.5]), np.array([2.2]), np.array([0.625]), np.array([0.05]), 2.0) == \
-        pytest.approx([2.5])  # never above the rating
+    assert sources.reachable_mw(
+        np.array([2.5]), np.array([1.0]), np.array([0.625]), np.array([0.05]), 2.0
+    ) == pytest.approx([1.725])
+    assert sources.reachable_mw(
+        np.array([2.5]), np.array([2.2]), np.array([0.625]), np.array([0.05]), 2.0
+    ) == pytest.approx([2.5])  # never above the rating
 
 
 def _three_gens_and_a_battery(battery_mw: float):
@@ -55,8 +59,19 @@ def test_a_unit_trip_moves_its_load_onto_the_others_within_their_step_and_the_re
 
 def test_the_battery_covers_the_step_only_within_its_power_limit():
     kind, cap, step, ramp, energy, eff, soc = _three_gens_and_a_battery(0.3)
-    d = sources.dispatch(3.0, kind, cap, np.array([False, True, True, True]), np.array([1.0, 1.0, 1.0, 0.0]),
-                         step, ramp, energy, eff, soc, 1.0)
+    d = sources.dispatch(
+        3.0,
+        kind,
+        cap,
+        np.array([False, True, True, True]),
+        np.array([1.0, 1.0, 1.0, 0.0]),
+        step,
+        ramp,
+        energy,
+        eff,
+        soc,
+        1.0,
+    )
     assert d.source_power_mw[3] == pytest.approx(0.3)
     assert d.unmet_mw == pytest.approx(0.1)  # 3 − 2.6 − 0.3: left to the UPSs and the shortfall policy
 
@@ -109,23 +124,71 @@ def test_swing_share_batteries_take_the_fast_part_and_generators_the_rest():
     live = np.ones(3, dtype=bool)
     step = np.array([0.5, 0.5, np.inf])
     ramp = np.array([0.1, 0.1, 50.0])
-    sh = sources.swing_share(3.0, 30.0, 1.0, kind, cap, power, live, step, ramp, np.array([0.0, 0.0, 1.0]),
-                             np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    sh = sources.swing_share(
+        3.0,
+        30.0,
+        1.0,
+        kind,
+        cap,
+        power,
+        live,
+        step,
+        ramp,
+        np.array([0.0, 0.0, 1.0]),
+        np.array([1.0, 1.0, 0.81]),
+        np.array([np.nan, np.nan, 0.5]),
+    )
     assert sh.share_mw == pytest.approx([0.5, 0.5, 2.0])  # battery up to its spare 2 MW, the rest by capacity
     assert sh.limit_mw == pytest.approx([0.6, 0.6, 2.0])  # step 0.5 + 0.1 MW/s × 1 s phase
     assert not sh.over_limit.any() and sh.within_limits
     assert sh.ramp_mw_per_s == pytest.approx(np.array([0.5, 0.5, 2.0]) / 0.1)  # edge = 3 MW / 30 MW/s
     assert sh.battery_exhaust_s == pytest.approx(0.5 * 0.9 * 3600 / 2.0)  # idle battery: only its share drains it
-    busy = sources.swing_share(3.0, 30.0, 1.0, kind, cap, np.array([5.0, 5.0, 1.0]), live, step, ramp,
-                               np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    busy = sources.swing_share(
+        3.0,
+        30.0,
+        1.0,
+        kind,
+        cap,
+        np.array([5.0, 5.0, 1.0]),
+        live,
+        step,
+        ramp,
+        np.array([0.0, 0.0, 1.0]),
+        np.array([1.0, 1.0, 0.81]),
+        np.array([np.nan, np.nan, 0.5]),
+    )
     assert busy.share_mw == pytest.approx([1.0, 1.0, 1.0])  # 1 MW of spare battery power
     assert busy.battery_exhaust_s == pytest.approx(0.5 * 0.9 * 3600 / 2.0)  # 1 MW output + 1 MW share
     # a battery asked to ramp faster than its inverters is past its limits
-    slow = sources.swing_share(3.0, 30.0, 1.0, kind, cap, power, live, step, np.array([0.1, 0.1, 5.0]),
-                               np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    slow = sources.swing_share(
+        3.0,
+        30.0,
+        1.0,
+        kind,
+        cap,
+        power,
+        live,
+        step,
+        np.array([0.1, 0.1, 5.0]),
+        np.array([0.0, 0.0, 1.0]),
+        np.array([1.0, 1.0, 0.81]),
+        np.array([np.nan, np.nan, 0.5]),
+    )
     assert slow.over_limit.tolist() == [False, False, True] and not slow.within_limits  # 20 MW/s asked of it
     # a bigger swing runs the generators past their step and ramp
-    big = sources.swing_share(5.0, 50.0, 1.0, kind, cap, power, live, step, ramp, np.array([0.0, 0.0, 1.0]),
-                              np.array([1.0, 1.0, 0.81]), np.array([np.nan, np.nan, 0.5]))
+    big = sources.swing_share(
+        5.0,
+        50.0,
+        1.0,
+        kind,
+        cap,
+        power,
+        live,
+        step,
+        ramp,
+        np.array([0.0, 0.0, 1.0]),
+        np.array([1.0, 1.0, 0.81]),
+        np.array([np.nan, np.nan, 0.5]),
+    )
     assert big.over_limit.tolist() == [True, True, False]
     assert big.unfollowed_mw == pytest.approx(2 * (1.5 - 0.6))

@@ -15,8 +15,14 @@ CAP = np.array([10.0, 5.0, 2.0])
 RAMP = np.array([1.0, 0.5, 100.0])
 
 
-def _job(n: int, busy_w: float = 700.0, idle_w: float = 100.0, step_s: float = 2.0, compute_frac: float = 0.8,
-         schedule: phases.JobSchedule | None = None) -> sw.SwingJob:
+def _job(
+    n: int,
+    busy_w: float = 700.0,
+    idle_w: float = 100.0,
+    step_s: float = 2.0,
+    compute_frac: float = 0.8,
+    schedule: phases.JobSchedule | None = None,
+) -> sw.SwingJob:
     """A 2-phase job: compute at busy power, the rest at idle (low fraction 0)."""
     profile = phases.two_phase_profile(step_s, compute_frac, low_power_frac=0.0)
     return sw.SwingJob(n, busy_w, idle_w, phases.profile_stats(profile, schedule))
@@ -45,12 +51,14 @@ def test_battery_buffers_the_shortfall():
     job = _job(10_000)  # 6 MW swing
     no_battery = sw.project_swing([job], KIND, CAP, RAMP, np.zeros(3), np.array([True, True, False]))
     assert no_battery.shortfall_mw == pytest.approx(6.0 - 0.6) and not no_battery.within_limits
-    with_battery = sw.project_swing([job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool),
-                                    battery_soc_frac=np.array([np.nan, np.nan, 0.5]))
+    with_battery = sw.project_swing(
+        [job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.5])
+    )
     assert with_battery.battery_headroom_mw == pytest.approx(2.0)
     assert with_battery.shortfall_mw == pytest.approx(6.0 - 0.6 - 2.0)
-    empty = sw.project_swing([job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool),
-                             battery_soc_frac=np.array([np.nan, np.nan, 0.0]))
+    empty = sw.project_swing(
+        [job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.0])
+    )
     assert empty.battery_headroom_mw == 0.0
 
 
@@ -68,8 +76,7 @@ def test_alignment_synchronised_adds_independent_adds_in_quadrature():
 
 def test_checkpoint_and_restart_dips_hand_computed():
     """Mean power fraction 0.8 (duty 0.8, low 0): a checkpoint drops 1000 × 0.8 × 600 W = 0.48 MW for the write."""
-    sch = phases.JobSchedule(checkpoint_interval_s=600.0, checkpoint_write_s=12.0, restart_down_s=300.0,
-                             warmup_s=120.0)
+    sch = phases.JobSchedule(checkpoint_interval_s=600.0, checkpoint_write_s=12.0, restart_down_s=300.0, warmup_s=120.0)
     jobs = [_job(1000, schedule=sch), _job(2000, schedule=sch)]
     rep = sw.project_swing(jobs, KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool))
     assert rep.checkpoint_dip_mw == pytest.approx(0.48 + 0.96)  # in phase: both jobs write at once

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from twin.physics import thermal as th
+
 R_DIE, R_HBM, C = 0.035, 0.030, 750.0
 
 
@@ -103,8 +104,9 @@ def test_leakage_rises_linearly_with_die_temperature():
 
 
 def _throttle(demand=700.0, limit=700.0, temp=60.0, thermal_limit=np.inf, util=0.9, brake=False):
-    p, clock, mask = th.throttle(np.array([demand]), limit, 85.0, np.array([temp]), thermal_limit, 87.0, 89.0,
-                                 util, brake)
+    p, clock, mask = th.throttle(
+        np.array([demand]), limit, 85.0, np.array([temp]), thermal_limit, 87.0, 89.0, util, brake
+    )
     return float(p[0]), float(clock[0]), int(mask[0])
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
 from twin.physics import weather as w
+
 MEMPHIS_LON = -90.0  # local solar time = UTC − 6 h
 
 
@@ -34,7 +35,7 @@ def test_memphis_curve_loads_with_derived_dew_points():
 
 def test_daily_curve_peaks_mid_afternoon_and_wet_bulb_below_dry_bulb():
     curve = w.load_weather("memphis")
-    day = datetime(2024, 7, 16, 6, 0, tzinfo=timezone.utc)  # 00:00 solar
+    day = datetime(2024, 7, 16, 6, 0, tzinfo=UTC)  # 00:00 solar
     temps = [w.outdoor_conditions(curve, day + timedelta(hours=h), MEMPHIS_LON) for h in range(24)]
     dry = np.array([t[0] for t in temps])
     wet = np.array([t[1] for t in temps])
@@ -42,7 +43,7 @@ def test_daily_curve_peaks_mid_afternoon_and_wet_bulb_below_dry_bulb():
     assert dry.max() == pytest.approx(curve.tmax_c[6], abs=0.3)
     assert dry.min() == pytest.approx(curve.tmin_c[6], abs=0.3)
     assert np.all(wet <= dry) and 20.0 < wet.max() < 28.0
-    jan = w.outdoor_conditions(curve, datetime(2024, 1, 15, 21, tzinfo=timezone.utc), MEMPHIS_LON)
+    jan = w.outdoor_conditions(curve, datetime(2024, 1, 15, 21, tzinfo=UTC), MEMPHIS_LON)
     assert jan[0] < dry.min()
 
 

@@ -36,10 +36,13 @@ def refused(old: str, new: str, entity: str, field: str, message: str) -> None:
     assert re.search(message, err.problem), str(err)
 
 
-@pytest.mark.parametrize("racks, field, message", [
-    ("100000000", "racks", "less than or equal to 15680"),
-    ("9223372036854775807", "racks", "less than or equal to 15680"),
-])
+@pytest.mark.parametrize(
+    "racks, field, message",
+    [
+        ("100000000", "racks", "less than or equal to 15680"),
+        ("9223372036854775807", "racks", "less than or equal to 15680"),
+    ],
+)
 def test_absurd_rack_count_is_refused_before_expanding(racks, field, message):
     refused("racks = 8", f"racks = {racks}", "halls.rows 'R01'", field, message)
 
@@ -47,56 +50,65 @@ def test_absurd_rack_count_is_refused_before_expanding(racks, field, message):
 def test_total_count_over_the_limit_is_refused_before_expanding():
     # two rows each within the per-row limit, together above 10× Colossus
     text = DEMO_TEXT.replace("racks = 8", "racks = 9000", 2)
-    with pytest.raises(SiteError, match=r"edited.toml: site: racks: 18,000 racks in total, more than the limit of 15,680"):
+    with pytest.raises(
+        SiteError, match=r"edited.toml: site: racks: 18,000 racks in total, more than the limit of 15,680"
+    ):
         build(text)
 
 
 def test_too_many_power_source_units():
-    refused('units = 2', 'units = 100000', "power.sources 'GEN'", "units", "less than or equal to 1000")
+    refused("units = 2", "units = 100000", "power.sources 'GEN'", "units", "less than or equal to 1000")
 
 
-@pytest.mark.parametrize("old, value, entity, field", [
-    ("rating_kw = 2500.0", "nan", "power.switchgear 'MV-A'", "rating_kw"),
-    ("rating_kw = 2500.0", "inf", "power.switchgear 'MV-A'", "rating_kw"),
-    ("rating_kw = 2500.0", "1e308", "power.switchgear 'MV-A'", "rating_kw"),
-    ("x_m = 1.0", "nan", "halls.rows 'R01'", "x_m"),
-    ("x_m = 1.0", "-inf", "halls.rows 'R01'", "x_m"),
-    ("x_m = 1.0", "1e308", "halls.rows 'R01'", "x_m"),
-    ("chiller_kw = 700.0", "inf", "cooling.plants 'PLANT-1'", "chiller_kw"),
-    ("gbps = 1600.0", "nan", "fabric.endpoints 'STORAGE'", "gbps"),
-    ("radix = 128", "1000000000", "fabric", "radix"),
-    ("pitch_m = 0.6", "1e308", "halls.rows 'R01'", "pitch_m"),
-])
+@pytest.mark.parametrize(
+    "old, value, entity, field",
+    [
+        ("rating_kw = 2500.0", "nan", "power.switchgear 'MV-A'", "rating_kw"),
+        ("rating_kw = 2500.0", "inf", "power.switchgear 'MV-A'", "rating_kw"),
+        ("rating_kw = 2500.0", "1e308", "power.switchgear 'MV-A'", "rating_kw"),
+        ("x_m = 1.0", "nan", "halls.rows 'R01'", "x_m"),
+        ("x_m = 1.0", "-inf", "halls.rows 'R01'", "x_m"),
+        ("x_m = 1.0", "1e308", "halls.rows 'R01'", "x_m"),
+        ("chiller_kw = 700.0", "inf", "cooling.plants 'PLANT-1'", "chiller_kw"),
+        ("gbps = 1600.0", "nan", "fabric.endpoints 'STORAGE'", "gbps"),
+        ("radix = 128", "1000000000", "fabric", "radix"),
+        ("pitch_m = 0.6", "1e308", "halls.rows 'R01'", "pitch_m"),
+    ],
+)
 def test_non_finite_and_absurd_numbers_are_refused(old, value, entity, field):
     key = old.split(" = ")[0]
     refused(old, f"{key} = {value}", entity, field, "finite number|less than|greater than")
 
 
-@pytest.mark.parametrize("pattern, message", [
-    ("{nope}", r"unknown field \{nope\}"),
-    ("h{hall:999999999}", "format of {hall} must be like"),
-    ("h{hall!r}", "format of {hall} must be like"),
-    ("h{hall", "not a valid pattern"),
-    ("h{0}", r"unknown field \{0\}"),
-])
+@pytest.mark.parametrize(
+    "pattern, message",
+    [
+        ("{nope}", r"unknown field \{nope\}"),
+        ("h{hall:999999999}", "format of {hall} must be like"),
+        ("h{hall!r}", "format of {hall} must be like"),
+        ("h{hall", "not a valid pattern"),
+        ("h{0}", r"unknown field \{0\}"),
+    ],
+)
 def test_bad_hostname_pattern_is_a_one_line_error(pattern, message):
-    refused('[site]\n', f'[site]\nhostname_pattern = "{pattern}"\n', "site", "hostname_pattern", message)
+    refused("[site]\n", f'[site]\nhostname_pattern = "{pattern}"\n', "site", "hostname_pattern", message)
 
 
 def test_bad_rack_name_pattern():
-    refused('[site]\n', '[site]\nrack_name_pattern = "R{slot}"\n', "site", "rack_name_pattern", "unknown field")
+    refused("[site]\n", '[site]\nrack_name_pattern = "R{slot}"\n', "site", "rack_name_pattern", "unknown field")
 
 
 def test_unknown_weather_and_default_job_are_refused_by_loading():
     refused('weather = "memphis"', 'weather = "atlantis"', "site", "weather", "no weather curve 'atlantis'")
-    refused('default_job = "demo-70b-1k"', 'default_job = "no-such-job"', "site", "default_job",
-            "no job file 'no-such-job'")
+    refused(
+        'default_job = "demo-70b-1k"', 'default_job = "no-such-job"', "site", "default_job", "no job file 'no-such-job'"
+    )
 
 
 def test_cdu_keys_on_a_rack_with_its_own_cdu_are_errors():
     refused(ROW, f'{ROW}, cdu_type = "NoSuchCDU"', "row H1/R01", "cdu_type", "has an in-rack CDU")
     refused(ROW, f'{ROW}, cdu_type = "InRow-1MW"', "row H1/R01", "cdu_type", "applies only to racks cooled in-row")
-    refused(ROW, f'{ROW}, racks_per_cdu = 4', "row H1/R01", "racks_per_cdu", "has an in-rack CDU")
+    refused(ROW, f"{ROW}, racks_per_cdu = 4", "row H1/R01", "racks_per_cdu", "has an in-rack CDU")
 
 
 def test_unknown_in_row_cdu_type_is_named():
@@ -135,8 +147,17 @@ def test_fabric_over_the_switch_limit_is_refused_before_allocating():
     # 8 GPUs per node spread over 20,001 arrays → 160,008 leaves
     gpu_array = np.repeat(np.array([0, 20_000]), 8)
     with pytest.raises(FabricDesignError, match=f"switches: .* more than the limit of {limits.MAX_SWITCHES:,}"):
-        generate_fabric(gpu_array, np.tile(np.arange(8), 2), radix=128, rails=8, pod_arrays=8, link_gbps=400.0,
-                        leaf_oversubscription=1.0, spine_oversubscription=1.0, leaf_spine_parallel=1)
+        generate_fabric(
+            gpu_array,
+            np.tile(np.arange(8), 2),
+            radix=128,
+            rails=8,
+            pod_arrays=8,
+            link_gbps=400.0,
+            leaf_oversubscription=1.0,
+            spine_oversubscription=1.0,
+            leaf_spine_parallel=1,
+        )
 
 
 def test_limits_are_ten_times_colossus():
@@ -144,16 +165,22 @@ def test_limits_are_ten_times_colossus():
     assert limits.MAX_GPUS == 10 * colossus.n_gpus and limits.MAX_RACKS == 10 * colossus.n_racks
     assert limits.MAX_SWITCHES == 10 * colossus.n_switches and limits.MAX_SWITCH_LINKS == 10 * colossus.n_links
     assert limits.MAX_NODES == 10 * colossus.n_nodes
-    entities = (colossus.n_gpus + colossus.n_nodes + colossus.n_racks + colossus.n_cdus + colossus.n_power
-                + colossus.n_sources)
+    entities = (
+        colossus.n_gpus + colossus.n_nodes + colossus.n_racks + colossus.n_cdus + colossus.n_power + colossus.n_sources
+    )
     assert limits.MAX_ENTITIES == 10 * entities
 
 
 def test_entity_total_over_the_limit():
     # within every per-count limit: 15,680 racks (1,003,520 GPUs) and 9,990 more busways
-    busways = "".join(f'{{ name = "X{i}", parent = "H1-UPS1-A", side = "A", voltage_v = 415.0, rating_kw = 1.0 }},\n'
-                      for i in range(9_990))
+    busways = "".join(
+        f'{{ name = "X{i}", parent = "H1-UPS1-A", side = "A", voltage_v = 415.0, rating_kw = 1.0 }},\n'
+        for i in range(9_990)
+    )
     text = DEMO_TEXT.replace("racks = 8", "racks = 7840", 2).replace("busways = [\n", "busways = [\n" + busways, 1)
-    with pytest.raises(SiteError, match=r"site: entities: 1,170,3\d\d entities in total, more than the limit of "
-                                        r"1,163,370"):
+    with pytest.raises(
+        SiteError,
+        match=r"site: entities: 1,170,3\d\d entities in total, more than the limit of "
+        r"1,163,370",
+    ):
         build(text)

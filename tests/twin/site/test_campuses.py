@@ -24,7 +24,7 @@ def test_three_demo_campuses_are_three_demos_side_by_side(tmp_path, capsys):
     assert {h["name"][:4] for h in doc["halls"]} == {"C01-", "C02-", "C03-"}
     # the copies never overlap: every rack of campus 2 lies east of every rack of campus 1
     first = big.rack_x_m[: demo.n_racks]
-    second = big.rack_x_m[demo.n_racks: 2 * demo.n_racks]
+    second = big.rack_x_m[demo.n_racks : 2 * demo.n_racks]
     assert second.min() > first.max()
     assert big.site_overhead_mw == pytest.approx(3 * demo.site_overhead_mw)
 

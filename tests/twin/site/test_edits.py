@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO_DIR
 from twin.site.edits import Edit, EditError
@@ -51,17 +52,22 @@ def test_move_many_racks_by_a_shift():
     assert np.allclose(s.rack_y_m[s.rack_row == 1], 4.7) and np.allclose(s.rack_y_m[s.rack_row == 0], 1.0)
 
 
-@pytest.mark.parametrize("x, message", [
-    (1.6, r"edits\[0\]\.x_m: rack 'H1-R01-K01': position: \(1\.60 m, 1\.00 m\) overlaps rack 'H1-R01-K02'"),
-    (20.0, r"edits\[0\]\.x_m: rack 'H1-R01-K01': position: \(20\.00 m, 1\.00 m\) is outside hall H1"),
-])
+@pytest.mark.parametrize(
+    "x, message",
+    [
+        (1.6, r"edits\[0\]\.x_m: rack 'H1-R01-K01': position: \(1\.60 m, 1\.00 m\) overlaps rack 'H1-R01-K02'"),
+        (20.0, r"edits\[0\]\.x_m: rack 'H1-R01-K01': position: \(20\.00 m, 1\.00 m\) is outside hall H1"),
+    ],
+)
 def test_move_rack_onto_another_or_out_of_the_hall_is_refused(x, message):
     with pytest.raises(EditError, match=message):
         run(f'[[edits]]\nop = "move_rack"\nracks = ["H1-R01-K01"]\nx_m = {x}\ny_m = 1.0\n')
 
 
-ADD_K09 = ('[[edits]]\nop = "add_rack"\nname = "H1-R02-K09"\nhall = "H1"\nrow = "R02"\nx_m = 5.8\ny_m = 4.2\n'
-           'type = "demo-dlc-h100"\nfeed_a = "H1-BW-R02-A"\nfeed_b = "H1-BW-R02-B"\n')
+ADD_K09 = (
+    '[[edits]]\nop = "add_rack"\nname = "H1-R02-K09"\nhall = "H1"\nrow = "R02"\nx_m = 5.8\ny_m = 4.2\n'
+    'type = "demo-dlc-h100"\nfeed_a = "H1-BW-R02-A"\nfeed_b = "H1-BW-R02-B"\n'
+)
 
 
 def test_add_rack_gets_the_next_number_its_cdu_and_hostnames():
@@ -73,23 +79,39 @@ def test_add_rack_gets_the_next_number_its_cdu_and_hostnames():
 
 def test_a_ninth_rack_in_a_full_array_exceeds_the_leaf_ports():
     # an array of 8 racks × 64 NICs fills the 64 downlinks of each rail's leaf: a 9th rack needs 72
-    with pytest.raises(EditError, match=r"edits\[0\]\.name: fabric leaf 'leaf-p00-a001-r0': needs 72 NIC ports but "
-                                        r"has 64 downlinks"):
+    with pytest.raises(
+        EditError,
+        match=r"edits\[0\]\.name: fabric leaf 'leaf-p00-a001-r0': needs 72 NIC ports but "
+        r"has 64 downlinks",
+    ):
         run(ADD_K09)
     s = edited(ADD_K09, HEAD + 'design_limits = "warn"\n')
-    assert {f.element for f in s.design_findings if f.check == "fabric_ports"} == {f"leaf-p00-a001-r{k}" for k in range(8)}
+    assert {f.element for f in s.design_findings if f.check == "fabric_ports"} == {
+        f"leaf-p00-a001-r{k}" for k in range(8)
+    }
 
 
-@pytest.mark.parametrize("fields, message", [
-    ('name = "H1-R01-K01"', r"edits\[0\]\.name: a rack 'H1-R01-K01' exists already"),
-    ('name = "X"\nrow = "R09"', r"edits\[0\]\.row: no row 'R09' in hall 'H1'"),
-    ('name = "X"\nfeed_a = "H1-BW-R01-B"', r"edits\[0\]\.feed_a: 'H1-BW-R01-B' is on side B, not A"),
-    ('name = "X"\nfeed_a = "BW-9"', r"edits\[0\]\.feed_a: 'BW-9' is not a busway/PDU of this site"),
-    ('name = "X"\ntype = "dgx-b300"', r"edits\[0\]\.type: unknown rack type 'dgx-b300'"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ('name = "H1-R01-K01"', r"edits\[0\]\.name: a rack 'H1-R01-K01' exists already"),
+        ('name = "X"\nrow = "R09"', r"edits\[0\]\.row: no row 'R09' in hall 'H1'"),
+        ('name = "X"\nfeed_a = "H1-BW-R01-B"', r"edits\[0\]\.feed_a: 'H1-BW-R01-B' is on side B, not A"),
+        ('name = "X"\nfeed_a = "BW-9"', r"edits\[0\]\.feed_a: 'BW-9' is not a busway/PDU of this site"),
+        ('name = "X"\ntype = "dgx-b300"', r"edits\[0\]\.type: unknown rack type 'dgx-b300'"),
+    ],
+)
 def test_add_rack_rejections_name_the_field(fields, message):
-    base = {"name": '"X"', "hall": '"H1"', "row": '"R02"', "x_m": "5.8", "y_m": "4.2", "type": '"demo-dlc-h100"',
-            "feed_a": '"H1-BW-R02-A"', "feed_b": '"H1-BW-R02-B"'}
+    base = {
+        "name": '"X"',
+        "hall": '"H1"',
+        "row": '"R02"',
+        "x_m": "5.8",
+        "y_m": "4.2",
+        "type": '"demo-dlc-h100"',
+        "feed_a": '"H1-BW-R02-A"',
+        "feed_b": '"H1-BW-R02-B"',
+    }
     for line in fields.splitlines():
         key, _, value = line.partition(" = ")
         base[key] = value
@@ -121,17 +143,25 @@ def test_set_rack_feeds_and_side_check():
     assert s.power_name[s.rack_feed_a[rack(s, "H1-R01-K01")]] == "H1-BW-R02-A"
     with pytest.raises(EditError, match=r"edits\[0\]\.feed_b: 'H1-BW-R02-A' is on side A, not B"):
         run('[[edits]]\nop = "set_rack_feeds"\nracks = ["H1-R01-K01"]\nfeed_b = "H1-BW-R02-A"\n')
-    with pytest.raises(EditError, match=r"edits\[0\]\.feed_b: rack 'H1-R01-K01': feed_b: rack type 'demo-dlc-h100' "
-                                        r"is dual-fed"):
+    with pytest.raises(
+        EditError,
+        match=r"edits\[0\]\.feed_b: rack 'H1-R01-K01': feed_b: rack type 'demo-dlc-h100' "
+        r"is dual-fed",
+    ):
         run('[[edits]]\nop = "set_rack_feeds"\nracks = ["H1-R01-K01"]\nfeed_b = ""\n')
 
 
 def test_set_rack_cdu_to_another_in_row_cdu():
-    s = edited('[[edits]]\nop = "set_rack_type"\nracks = ["H1-R0[12]-K01"]\ntype = "hgx-a100-inrow"\n'
-               '[[edits]]\nop = "set_rack_cdu"\nracks = ["H1-R02-K01"]\ncdu = "H1-R01-CDU1"\n')
+    s = edited(
+        '[[edits]]\nop = "set_rack_type"\nracks = ["H1-R0[12]-K01"]\ntype = "hgx-a100-inrow"\n'
+        '[[edits]]\nop = "set_rack_cdu"\nracks = ["H1-R02-K01"]\ncdu = "H1-R01-CDU1"\n'
+    )
     assert s.cdu_name[s.rack_cdu[rack(s, "H1-R02-K01")]] == "H1-R01-CDU1"
-    with pytest.raises(EditError, match=r"edits\[0\]\.cdu: rack 'H1-R01-K01': cdu: rack type 'demo-dlc-h100' has "
-                                        r"an in-rack CDU"):
+    with pytest.raises(
+        EditError,
+        match=r"edits\[0\]\.cdu: rack 'H1-R01-K01': cdu: rack type 'demo-dlc-h100' has "
+        r"an in-rack CDU",
+    ):
         run('[[edits]]\nop = "set_rack_cdu"\nracks = ["H1-R01-K01"]\ncdu = "H1-R01-K02-CDU"\n')
     with pytest.raises(EditError, match=r"edits\[0\]\.loop: 'FW-H9' is not a facility loop of this site"):
         run('[[edits]]\nop = "set_rack_cdu"\nracks = ["H1-R01-K01"]\nloop = "FW-H9"\n')
@@ -146,11 +176,13 @@ def test_set_rack_cdu_moves_an_in_rack_cdu_to_another_loop():
 
 
 def test_fail_and_restore_elements_of_every_kind():
-    sc = run('[[edits]]\nop = "fail"\nelements = ["H1-TX1-A", "GEN-*", "leaf-p00-a000-r0/spine-p00-s00", '
-             '"h1-r01-k01-n0", "H1-R02-*-CDU"]\n'
-             '[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\npumps_count = 1\n'
-             '[[edits]]\nop = "fail"\nelements = ["PLANT-1"]\nchillers_count = 1\n'
-             '[[edits]]\nop = "restore"\nelements = ["GEN-02"]\n')
+    sc = run(
+        '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A", "GEN-*", "leaf-p00-a000-r0/spine-p00-s00", '
+        '"h1-r01-k01-n0", "H1-R02-*-CDU"]\n'
+        '[[edits]]\nop = "fail"\nelements = ["H1-R01-K01-CDU"]\npumps_count = 1\n'
+        '[[edits]]\nop = "fail"\nelements = ["PLANT-1"]\nchillers_count = 1\n'
+        '[[edits]]\nop = "restore"\nelements = ["GEN-02"]\n'
+    )
     assert sc.state is None  # no layout change: the site as given
     inp = DEMO
     assert [DEMO.power_name[i] for i in sc.inputs.failed_power] == ["H1-TX1-A"]
@@ -168,20 +200,30 @@ def test_a_failed_loop_stops_the_flow_of_its_cdus():
     assert (sc.inputs.pumps_running_count == 0).all()
 
 
-@pytest.mark.parametrize("edits, message", [
-    ('[[edits]]\nop = "fail"\nelements = ["TX-9"]\n', r"edits\[0\]\.elements: 'TX-9' is not an element"),
-    ('[[edits]]\nop = "restore"\nelements = ["GEN-01"]\n', r"edits\[0\]\.elements: 'GEN-01' is not failed"),
-    ('[[edits]]\nop = "fail"\nelements = []\n', r"edits\[0\]\.elements: expected a non-empty list"),
-    ('[[edits]]\nop = "explode"\n', r"edits\[0\]\.op: unknown op 'explode'"),
-    ('[[edits]]\nop = "fail"\nelements = ["GEN-01"]\nhow = 1\n', r"edits\[0\]\.how: unknown field for fail"),
-    ('[[edits]]\nop = "set_rack_type"\ntype = "GB200-NVL72"\n', r"edits\[0\]\.racks: set_rack_type needs one of"),
-    ('[[edits]]\nop = "move_rack"\nracks = ["H1-R01-*"]\nx_m = 5.0\ny_m = 2.0\n',
-     r"edits\[0\]\.racks: a position \(x_m, y_m\) moves one rack, 8 are selected"),
-    ('[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 150\n',
-     r"edits\[0\]\.gpu_power_limit_w: 150 W is below the minimum power limit \(200 W\)"),
-    ('[[edits]]\nop = "set_cap"\njob = "other"\ngpu_power_limit_w = 500\n', r"edits\[0\]\.job: 'other' is not"),
-    ('[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 99\n', r"edits\[0\]\.outdoor_dry_bulb_c: expected a number"),
-])
+@pytest.mark.parametrize(
+    "edits, message",
+    [
+        ('[[edits]]\nop = "fail"\nelements = ["TX-9"]\n', r"edits\[0\]\.elements: 'TX-9' is not an element"),
+        ('[[edits]]\nop = "restore"\nelements = ["GEN-01"]\n', r"edits\[0\]\.elements: 'GEN-01' is not failed"),
+        ('[[edits]]\nop = "fail"\nelements = []\n', r"edits\[0\]\.elements: expected a non-empty list"),
+        ('[[edits]]\nop = "explode"\n', r"edits\[0\]\.op: unknown op 'explode'"),
+        ('[[edits]]\nop = "fail"\nelements = ["GEN-01"]\nhow = 1\n', r"edits\[0\]\.how: unknown field for fail"),
+        ('[[edits]]\nop = "set_rack_type"\ntype = "GB200-NVL72"\n', r"edits\[0\]\.racks: set_rack_type needs one of"),
+        (
+            '[[edits]]\nop = "move_rack"\nracks = ["H1-R01-*"]\nx_m = 5.0\ny_m = 2.0\n',
+            r"edits\[0\]\.racks: a position \(x_m, y_m\) moves one rack, 8 are selected",
+        ),
+        (
+            '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 150\n',
+            r"edits\[0\]\.gpu_power_limit_w: 150 W is below the minimum power limit \(200 W\)",
+        ),
+        ('[[edits]]\nop = "set_cap"\njob = "other"\ngpu_power_limit_w = 500\n', r"edits\[0\]\.job: 'other' is not"),
+        (
+            '[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 99\n',
+            r"edits\[0\]\.outdoor_dry_bulb_c: expected a number",
+        ),
+    ],
+)
 def test_bad_edits_name_index_and_field(edits, message):
     with pytest.raises(ScenarioError, match=message):
         run(edits)
@@ -193,8 +235,10 @@ def test_removing_every_rack_is_refused():
 
 
 def test_caps_by_rack_site_and_job_take_the_lowest():
-    sc = run('[[edits]]\nop = "set_cap"\nracks = ["H1-R01-*"]\ngpu_power_limit_w = 500\n'
-             '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 600\n')
+    sc = run(
+        '[[edits]]\nop = "set_cap"\nracks = ["H1-R01-*"]\ngpu_power_limit_w = 500\n'
+        '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 600\n'
+    )
     limit = sc.inputs.gpu_power_limit_w
     r01 = DEMO.gpu_rack < 8
     assert (limit[r01] == 500).all() and (limit[~r01] == 600).all()
@@ -203,10 +247,12 @@ def test_caps_by_rack_site_and_job_take_the_lowest():
 
 
 def test_setpoints_weather_and_job():
-    sc = run('[[edits]]\nop = "set_setpoint"\nplants = ["PLANT-1"]\nsupply_setpoint_c = 30.0\n'
-             '[[edits]]\nop = "set_setpoint"\nloops = ["FW-H1"]\nsupply_temp_c = 31.0\n'
-             '[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 38.0\noutdoor_wet_bulb_c = 27.0\n'
-             '[[edits]]\nop = "set_job"\njob = ""\ngpu_util_frac = 0.5\nidle_nodes_off = true\n')
+    sc = run(
+        '[[edits]]\nop = "set_setpoint"\nplants = ["PLANT-1"]\nsupply_setpoint_c = 30.0\n'
+        '[[edits]]\nop = "set_setpoint"\nloops = ["FW-H1"]\nsupply_temp_c = 31.0\n'
+        '[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 38.0\noutdoor_wet_bulb_c = 27.0\n'
+        '[[edits]]\nop = "set_job"\njob = ""\ngpu_util_frac = 0.5\nidle_nodes_off = true\n'
+    )
     assert sc.state.plant_supply_setpoint_c.tolist() == [30.0] and DEMO.plant_supply_setpoint_c.tolist() == [25.0]
     assert sc.inputs.loop_supply_temp_c.tolist() == [31.0]
     assert (sc.inputs.outdoor_dry_bulb_c, sc.inputs.outdoor_wet_bulb_c) == (38.0, 27.0)
@@ -230,8 +276,11 @@ def test_a_cdu_setpoint_warms_its_racks_only():
 def test_a_setpoint_that_overloads_the_cdus_is_refused_when_strict_and_reported_when_warn():
     # 45 °C facility + 4 K approach = 49 °C: the in-rack CDU curve ends at 35 kW (45 °C), below the 60 kW racks
     edit = '[[edits]]\nop = "set_setpoint"\nplants = ["PLANT-1"]\nsupply_setpoint_c = 45.0\n'
-    with pytest.raises(EditError, match=r"edits\[0\]\.supply_setpoint_c: cdu 'H1-R01-K01-CDU': overloaded by design: "
-                                        r"60 kW of racks at full power vs 35 kW capacity at 49\.0 °C"):
+    with pytest.raises(
+        EditError,
+        match=r"edits\[0\]\.supply_setpoint_c: cdu 'H1-R01-K01-CDU': overloaded by design: "
+        r"60 kW of racks at full power vs 35 kW capacity at 49\.0 °C",
+    ):
         run(edit)
     s = edited(edit, HEAD + 'design_limits = "warn"\n')
     cdu = [f for f in s.design_findings if f.check == "cdu_capacity"]
@@ -250,12 +299,14 @@ def test_old_scenario_files_still_parse_and_the_shipped_whatifs_too():
 
 
 def test_toml_round_trip_is_stable_and_readable():
-    text = (HEAD + 'description = "all ops"\ntime = 2024-07-22T20:00:00Z\nsettle_s = 300\ndesign_limits = "warn"\n'
-            '[conditions]\ngpu_util_frac = 0.9\nloop_supply_temp_c = { FW-H1 = 30.0 }\n'
-            '[[edits]]\nop = "move_rack"\nnote = "make room"\nracks = ["H1-R01-K01"]\nx_m = 5.8\ny_m = 1.0\n'
-            '[[edits]]\ntype = "hgx-a100-inrow"\nop = "set_rack_type"\nracks = ["H1-R02-K0*"]\n'
-            '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n'
-            '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 600\n')
+    text = (
+        HEAD + 'description = "all ops"\ntime = 2024-07-22T20:00:00Z\nsettle_s = 300\ndesign_limits = "warn"\n'
+        "[conditions]\ngpu_util_frac = 0.9\nloop_supply_temp_c = { FW-H1 = 30.0 }\n"
+        '[[edits]]\nop = "move_rack"\nnote = "make room"\nracks = ["H1-R01-K01"]\nx_m = 5.8\ny_m = 1.0\n'
+        '[[edits]]\ntype = "hgx-a100-inrow"\nop = "set_rack_type"\nracks = ["H1-R02-K0*"]\n'
+        '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n'
+        '[[edits]]\nop = "set_cap"\nsite = true\ngpu_power_limit_w = 600\n'
+    )
     once = export_scenario_toml(parse_scenario_doc(text, "x.toml"))
     assert export_scenario_toml(parse_scenario_doc(once, "x.toml")) == once
     assert '[[edits]]\nop = "set_rack_type"\nracks = ["H1-R02-K0*"]\ntype = "hgx-a100-inrow"\n' in once
@@ -264,15 +315,19 @@ def test_toml_round_trip_is_stable_and_readable():
 
 def test_edits_never_change_the_baseline_model():
     before = DEMO.site_model.model_dump()
-    edited('[[edits]]\nop = "remove_rack"\nhalls = ["H1"]\n[[edits]]\nop = "add_rack"\nname = "N1"\nhall = "H1"\n'
-           'row = "R01"\nx_m = 3.0\ny_m = 1.0\ntype = "demo-dlc-h100"\nfeed_a = "H1-BW-R01-A"\nfeed_b = "H1-BW-R01-B"\n')
+    edited(
+        '[[edits]]\nop = "remove_rack"\nhalls = ["H1"]\n[[edits]]\nop = "add_rack"\nname = "N1"\nhall = "H1"\n'
+        'row = "R01"\nx_m = 3.0\ny_m = 1.0\ntype = "demo-dlc-h100"\nfeed_a = "H1-BW-R01-A"\nfeed_b = "H1-BW-R01-B"\n'
+    )
     assert DEMO.site_model.model_dump() == before and DEMO.n_racks == 16
 
 
 def test_site_files_take_per_rack_entries(tmp_path: Path):
     text = (REPO_DIR / "data" / "sites" / "demo.toml").read_text()
-    text += ('\n[[racks]]\nname = "H1-R01-K08"\nremoved = true\n'
-             '[[racks]]\nname = "H1-R01-K01"\nrack_type = "hgx-a100-inrow"\n')
+    text += (
+        '\n[[racks]]\nname = "H1-R01-K08"\nremoved = true\n'
+        '[[racks]]\nname = "H1-R01-K01"\nrack_type = "hgx-a100-inrow"\n'
+    )
     path = tmp_path / "demo-entries.toml"
     path.write_text(text)
     s = load_site(path)
@@ -280,8 +335,11 @@ def test_site_files_take_per_rack_entries(tmp_path: Path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(name=st.text(min_size=1, max_size=30), note=st.text(max_size=30),
-       globs=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3))
+@given(
+    name=st.text(min_size=1, max_size=30),
+    note=st.text(max_size=30),
+    globs=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3),
+)
 def test_any_text_survives_the_toml_round_trip(name, note, globs):
     doc = parse_scenario_doc(HEAD, "x.toml")
     doc.name = name
@@ -295,4 +353,4 @@ def test_a_scenario_written_for_another_site_is_refused_in_one_line():
     text = '[scenario]\nname = "x"\nsite = "colossus"\n'
     with pytest.raises(ScenarioError, match=r"^x.toml: scenario.site: written for site 'colossus', not 'demo'$"):
         parse_scenario(text, load_site("demo"), "x.toml")
-    assert "site = \"colossus\"" in export_scenario_toml(parse_scenario_doc(text, "x.toml"))
+    assert 'site = "colossus"' in export_scenario_toml(parse_scenario_doc(text, "x.toml"))

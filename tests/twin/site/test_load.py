@@ -63,7 +63,9 @@ def test_fabric_is_rail_optimised_and_every_port_budget_holds(colossus):
     s = colossus
     leaf = s.gpu_leaf
     # GPUs of one leaf share their rail and their array
-    assert (np.bincount(leaf, weights=s.gpu_index) / np.bincount(leaf) == s.gpu_index[np.unique(leaf, return_index=True)[1]]).all()
+    assert (
+        np.bincount(leaf, weights=s.gpu_index) / np.bincount(leaf) == s.gpu_index[np.unique(leaf, return_index=True)[1]]
+    ).all()
     assert np.bincount(leaf).max() == 64
     up = np.bincount(s.link_a, minlength=s.n_switches)
     down = np.bincount(s.link_b, minlength=s.n_switches) + np.bincount(leaf, minlength=s.n_switches)
@@ -72,7 +74,7 @@ def test_fabric_is_rail_optimised_and_every_port_budget_holds(colossus):
     leaf_up = up[s.switch_tier == TIER_LEAF]
     assert (leaf_up == 64).all()
     # each leaf reaches every spine of its own pod, never another pod's
-    ls = (s.switch_tier[s.link_a] == TIER_LEAF)
+    ls = s.switch_tier[s.link_a] == TIER_LEAF
     assert (s.switch_pod[s.link_a[ls]] == s.switch_pod[s.link_b[ls]]).all()
     assert (s.switch_tier[s.link_b[~ls]] == TIER_CORE).all()
     assert int((s.switch_tier == TIER_SPINE).sum()) == 25 * 64
@@ -83,19 +85,42 @@ def test_demo_file_round_trips_through_the_builder(demo_text, demo):
     assert again.n_gpus == demo.n_gpus and again.power_name == demo.power_name
 
 
-@pytest.mark.parametrize("edit, entity, field, message", [
-    (('feed_a = "H1-BW-R01-A"', 'feed_a = "H1-BW-R09-A"', 1), "row H1/R01", "feed_a", "'H1-BW-R09-A' is not a busway"),
-    (('parent = "H1-UPS1-A"', 'parent = "H1-UPS7-A"', 1), "busway 'H1-BW-R01-A'", "parent", "'H1-UPS7-A' does not exist"),
-    (('y_m = 4.2', 'y_m = 1.0', 1), "rack 'H1-R01-K01'", "position", "taken by another rack"),
-    (('switch = "core-g00-c00"', 'switch = "core-g99-c00"', 1), "fabric endpoint 'STORAGE'", "switch", "unknown switch"),
-    (('rack_type = "demo-dlc-h100"', 'rack_type = "dgx-b300"', 1), "row H1/R01", "rack_type", "unknown rack type"),
-    (('supply_setpoint_c = 25.0', 'supply_setpoint_c = 38.0', 1), "cdu 'H1-R01-K01-CDU'", "capacity", "overloaded by design"),
-    (('amps = 2000.0', 'amps = 100.0', 1), "busway 'H1-BW-R01-A'", "rating_kw", "overloaded by design"),
-    (('unit_mw = 0.6', 'unit_mw = -1', 1), "power.sources 'GRID'", "unit_mw", "greater than 0"),
-    (('racks = 8', 'rack = 8', 1), "halls.rows 'R01'", "racks", "Field required"),
-    (('bus = "MV-A"', 'bus = "H1-TX1-A"', 1), "source 'GRID'", "bus", "not a switchgear"),
-    (('pod_arrays = 2', 'pod_arrays = 4', 1), "fabric", "pod_arrays", "a spine needs 128 downlinks"),
-])
+@pytest.mark.parametrize(
+    "edit, entity, field, message",
+    [
+        (
+            ('feed_a = "H1-BW-R01-A"', 'feed_a = "H1-BW-R09-A"', 1),
+            "row H1/R01",
+            "feed_a",
+            "'H1-BW-R09-A' is not a busway",
+        ),
+        (
+            ('parent = "H1-UPS1-A"', 'parent = "H1-UPS7-A"', 1),
+            "busway 'H1-BW-R01-A'",
+            "parent",
+            "'H1-UPS7-A' does not exist",
+        ),
+        (("y_m = 4.2", "y_m = 1.0", 1), "rack 'H1-R01-K01'", "position", "taken by another rack"),
+        (
+            ('switch = "core-g00-c00"', 'switch = "core-g99-c00"', 1),
+            "fabric endpoint 'STORAGE'",
+            "switch",
+            "unknown switch",
+        ),
+        (('rack_type = "demo-dlc-h100"', 'rack_type = "dgx-b300"', 1), "row H1/R01", "rack_type", "unknown rack type"),
+        (
+            ("supply_setpoint_c = 25.0", "supply_setpoint_c = 38.0", 1),
+            "cdu 'H1-R01-K01-CDU'",
+            "capacity",
+            "overloaded by design",
+        ),
+        (("amps = 2000.0", "amps = 100.0", 1), "busway 'H1-BW-R01-A'", "rating_kw", "overloaded by design"),
+        (("unit_mw = 0.6", "unit_mw = -1", 1), "power.sources 'GRID'", "unit_mw", "greater than 0"),
+        (("racks = 8", "rack = 8", 1), "halls.rows 'R01'", "racks", "Field required"),
+        (('bus = "MV-A"', 'bus = "H1-TX1-A"', 1), "source 'GRID'", "bus", "not a switchgear"),
+        (("pod_arrays = 2", "pod_arrays = 4", 1), "fabric", "pod_arrays", "a spine needs 128 downlinks"),
+    ],
+)
 def test_a_broken_file_names_file_entity_and_field(demo_text, edit, entity, field, message):
     old, new, count = edit
     assert old in demo_text, old

@@ -7,11 +7,12 @@ Inputs are mutations of a scenario that uses every key, arbitrary text and arbit
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from tests.twin.fuzzing import FUZZ_SETTINGS, bounded, mutated, raw_texts, toml_text
 from twin.site.load import load_site
@@ -20,13 +21,26 @@ from twin.site.scenario import MAX_SETTLE_S, ScenarioError, load_scenario, parse
 DEMO = load_site("demo")
 SCRATCH = Path(tempfile.mkdtemp(prefix="scenario-fuzz-"))
 FULL = {
-    "scenario": {"name": "everything", "description": "every key", "settle_s": 600,
-                 "time": datetime(2024, 7, 22, 20, tzinfo=timezone.utc)},
-    "conditions": {"gpu_util_frac": 0.95, "gpu_power_limit_w": 600, "outdoor_dry_bulb_c": 36.0,
-                   "outdoor_wet_bulb_c": 27.0, "failed_power": ["H1-TX1-A"], "failed_sources": ["GEN-01"],
-                   "failed_switches": ["leaf-p00-a000-r3"], "pumps_failed": ["H1-R01-K01-CDU"],
-                   "cdus_failed": ["H1-R01-K02-CDU"], "loop_supply_temp_c": {"FW-H1": 32.0},
-                   "job": "demo-70b-1k", "idle_nodes_off": True},
+    "scenario": {
+        "name": "everything",
+        "description": "every key",
+        "settle_s": 600,
+        "time": datetime(2024, 7, 22, 20, tzinfo=UTC),
+    },
+    "conditions": {
+        "gpu_util_frac": 0.95,
+        "gpu_power_limit_w": 600,
+        "outdoor_dry_bulb_c": 36.0,
+        "outdoor_wet_bulb_c": 27.0,
+        "failed_power": ["H1-TX1-A"],
+        "failed_sources": ["GEN-01"],
+        "failed_switches": ["leaf-p00-a000-r3"],
+        "pumps_failed": ["H1-R01-K01-CDU"],
+        "cdus_failed": ["H1-R01-K02-CDU"],
+        "loop_supply_temp_c": {"FW-H1": 32.0},
+        "job": "demo-70b-1k",
+        "idle_nodes_off": True,
+    },
     "edits": [
         {"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 5.8, "y_m": 1.0},
         {"op": "set_rack_type", "rows": ["H1-R02"], "type": "hgx-a100-inrow"},

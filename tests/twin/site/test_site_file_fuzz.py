@@ -13,7 +13,8 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from tests.twin.fuzzing import FUZZ_SETTINGS, bounded, mutated, raw_texts, toml_text
 from twin.commands.jsonout import dumps
@@ -28,8 +29,16 @@ DEMO_DOC = tomllib.loads((SITES_DIR / "demo.toml").read_text())
 DEMO_DOC["racks"] = [  # per-rack entries: a change, a removal, an addition (docs/sites.md)
     {"name": "H1-R01-K01", "x_m": 5.8, "rack_type": "hgx-a100-inrow"},
     {"name": "H1-R02-K08", "removed": True},
-    {"name": "H1-R02-K09", "hall": "H1", "row": "R02", "x_m": 0.4, "y_m": 4.2, "rack_type": "demo-dlc-h100",
-     "feed_a": "H1-BW-R02-A", "feed_b": "H1-BW-R02-B"},
+    {
+        "name": "H1-R02-K09",
+        "hall": "H1",
+        "row": "R02",
+        "x_m": 0.4,
+        "y_m": 4.2,
+        "rack_type": "demo-dlc-h100",
+        "feed_a": "H1-BW-R02-A",
+        "feed_b": "H1-BW-R02-B",
+    },
 ]
 CATALOGUE = load_catalogue()
 SCRATCH = Path(tempfile.mkdtemp(prefix="site-fuzz-"))
@@ -50,8 +59,16 @@ def check(text: str) -> None:
             return
         summary = site_summary(state)
     assert 0 < state.n_gpus <= limits.MAX_GPUS and state.n_switches <= limits.MAX_SWITCHES
-    for name in ("rack_x_m", "rack_y_m", "rack_rated_kw", "power_rating_kw", "source_capacity_mw",
-                 "loop_flow_lpm", "plant_capacity_kw", "link_gbps"):
+    for name in (
+        "rack_x_m",
+        "rack_y_m",
+        "rack_rated_kw",
+        "power_rating_kw",
+        "source_capacity_mw",
+        "loop_flow_lpm",
+        "plant_capacity_kw",
+        "link_gbps",
+    ):
         assert np.isfinite(getattr(state, name)).all(), name
     assert all(math.isfinite(v) for v in summary.values() if isinstance(v, float))
     json.loads(dumps(summary), parse_constant=_refuse_constant)

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from twin.training import goodput
+
+
 def test_job_mttf_hand_computed():
     # 2,048 nodes at 6.50 failures per 1,000 node-days: 1000/(6.5·2048) days
     assert goodput.job_mttf_s(2048, 6.5) == pytest.approx(1000.0 / (6.5 * 2048) * 86400.0)

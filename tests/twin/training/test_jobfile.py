@@ -100,12 +100,16 @@ def test_overrides(tmp_path, catalogue):
         ("heads = 16", "heads = 15", "model.hidden"),
         ("tp = 2", "tp = 32", "parallel.tp"),
         ("pp = 2", "pp = 16", "parallel.pp·virtual_stages"),
-        ("[hardware]", '[hardware]\n[parallel.x]', "parallel.x"),
+        ("[hardware]", "[hardware]\n[parallel.x]", "parallel.x"),
         ("tp = 2", 'tp = "two"', "parallel.tp must be int"),
         ("tp = 2", "tp = 2\nflux = 1", "parallel.flux"),
         ('gpu = "TEST-GPU"', 'gpu = "B200"', "hardware.gpu"),
         ("[hardware]", "[fabric]\noversubscription = 0.5\n[hardware]", "fabric.oversubscription"),
-        ("[hardware]", '[reliability]\ncheckpoint_interval_s = "often"\n[hardware]', "reliability.checkpoint_interval_s"),
+        (
+            "[hardware]",
+            '[reliability]\ncheckpoint_interval_s = "often"\n[hardware]',
+            "reliability.checkpoint_interval_s",
+        ),
         ("[hardware]", "[reliability]\nrestart_s = -1\n[hardware]", "reliability.restart_s"),
         ("[hardware]", "[hardware.extra]\n[hardware]", "hardware.extra"),
     ],
@@ -153,6 +157,7 @@ def test_shipped_jobs_exist():
 
 def test_named_model_at_top_level_and_with_overrides(tmp_path):
     from twin.training import models
+
     presets = models.load_models()
     text = 'model = "llama3-405b"\n[parallel]\ntp = 8\npp = 16\ndp = 8\nglobal_batch = 128\n'
     job = jobfile.load_job(write(tmp_path, text))
@@ -165,6 +170,7 @@ def test_named_model_at_top_level_and_with_overrides(tmp_path):
 
 def test_every_named_model_is_a_valid_model():
     from twin.training import models
+
     for name in models.load_models():
         job = jobfile.parse_job({"model": name, "parallel": {"dp": 1, "global_batch": 1}})
         assert job.model.layers > 0
@@ -185,16 +191,23 @@ def test_unknown_model_name_lists_the_known_ones(tmp_path):
     ],
 )
 def test_new_keys_name_the_field(tmp_path, catalogue, extra, field):
-    text = MINIMAL + extra if not extra.startswith("[parallel]") else MINIMAL.replace(
-        "[parallel]\ntp = 2\npp = 2\ndp = 4\nglobal_batch = 32\n", "[parallel]\ntp = 2\npp = 2\n" + extra.split("\n", 1)[1])
+    text = (
+        MINIMAL + extra
+        if not extra.startswith("[parallel]")
+        else MINIMAL.replace(
+            "[parallel]\ntp = 2\npp = 2\ndp = 4\nglobal_batch = 32\n",
+            "[parallel]\ntp = 2\npp = 2\n" + extra.split("\n", 1)[1],
+        )
+    )
     with pytest.raises(JobFileError, match=field.replace(".", r"\.")):
         jobfile.load_job(write(tmp_path, text), catalogue)
 
 
 def test_new_keys_parse(tmp_path, catalogue):
-    text = MINIMAL.replace("global_batch = 32", 'global_batch = 32\nschedule = "zero_bubble"\ndp_mode = "fsdp"\n'
-                           "flash_attention = false\ndp_overlap_frac = 0.5") + (
-        '\n[reliability]\nfleet_age_days = 10\nstorage_share_frac = 0.5\ncheckpoint_restore_s = 42\n')
+    text = MINIMAL.replace(
+        "global_batch = 32",
+        'global_batch = 32\nschedule = "zero_bubble"\ndp_mode = "fsdp"\nflash_attention = false\ndp_overlap_frac = 0.5',
+    ) + ("\n[reliability]\nfleet_age_days = 10\nstorage_share_frac = 0.5\ncheckpoint_restore_s = 42\n")
     text = text.replace('gpu = "TEST-GPU"', 'gpu = "TEST-GPU"\npower_limit_w = 400')
     job = jobfile.load_job(write(tmp_path, text), catalogue)
     p, r = job.parallel, job.reliability
@@ -206,6 +219,7 @@ def test_new_keys_parse(tmp_path, catalogue):
 
 def test_every_number_of_a_job_file_has_a_documented_finite_range():
     from twin.training.jobfile import _RANGES, _SCHEMA
+
     docs = (Path(__file__).resolve().parents[3] / "docs" / "jobfile.md").read_text().split("## Ranges")[1]
     for section, schema in _SCHEMA.items():
         for key, (types, _) in schema.items():

@@ -13,7 +13,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from tests.twin.fuzzing import FUZZ_SETTINGS, bounded, mutated, raw_texts, toml_text
 from twin.cli import EXIT_BAD_INPUT, main

@@ -15,18 +15,23 @@ T0_MS = 1_700_000_000_000
 
 
 def _line(key: str, t_s: float, value=None, **meta) -> str:
-    return ":::MLLOG " + json.dumps({"time_ms": T0_MS + int(round(t_s * 1000)), "key": key, "value": value,
-                                     "metadata": meta})
+    return ":::MLLOG " + json.dumps(
+        {"time_ms": T0_MS + int(round(t_s * 1000)), "key": key, "value": value, "metadata": meta}
+    )
 
 
 def _run_log(tmp_path):
     """Blocks [0, 40), [50, 90), [100, 140); evaluations [40, 50), [90, 100), [140, 150)."""
     lines = [_line("global_batch_size", -1.0, 8), _line("run_start", 0.0)]
     for k, start in enumerate((0.0, 50.0, 100.0)):
-        lines += [_line("block_start", start), _line("train_loss", start + 10.0, 1.0, samples_count=80 * (2 * k + 1)),
-                  _line("train_loss", start + 15.0, 1.0, samples_count=80 * (2 * k + 2)),
-                  _line("block_stop", start + 40.0), _line("eval_start", start + 40.0),
-                  _line("eval_stop", start + 50.0)]
+        lines += [
+            _line("block_start", start),
+            _line("train_loss", start + 10.0, 1.0, samples_count=80 * (2 * k + 1)),
+            _line("train_loss", start + 15.0, 1.0, samples_count=80 * (2 * k + 2)),
+            _line("block_stop", start + 40.0),
+            _line("eval_start", start + 40.0),
+            _line("eval_stop", start + 50.0),
+        ]
     lines.append(_line("run_stop", 150.0))
     path = tmp_path / "result_0.txt"
     path.write_text("\n".join(lines) + "\n")

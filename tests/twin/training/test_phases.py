@@ -86,12 +86,20 @@ def test_dominant_line_moves_to_the_checkpoint_train_when_it_is_larger():
     stats = ph.profile_stats(profile, sch)
     assert stats.dominant_period_s == 150.0
     assert stats.dominant_line_frac == pytest.approx(
-        2.0 * profile.mean_frac * math.sin(math.pi * 50.0 / 150.0) / math.pi)
+        2.0 * profile.mean_frac * math.sin(math.pi * 50.0 / 150.0) / math.pi
+    )
 
 
 def test_step_profile_from_a_breakdown_splits_off_the_optimizer():
-    breakdown = {"compute": 1.0, "throttle_loss": 0.1, "tp_comm": 0.2, "pp_comm": 0.05, "bubble": 0.3,
-                 "stage_imbalance": 0.05, "dp_comm": 0.1}
+    breakdown = {
+        "compute": 1.0,
+        "throttle_loss": 0.1,
+        "tp_comm": 0.2,
+        "pp_comm": 0.05,
+        "bubble": 0.3,
+        "stage_imbalance": 0.05,
+        "dp_comm": 0.1,
+    }
     p = ph.step_profile(breakdown, optimizer_s=0.2)
     assert [s[0] for s in p.segments] == ["compute", "comm", "bubble", "dp_comm", "optimizer"]
     assert [s[1] for s in p.segments] == pytest.approx([0.9, 0.25, 0.35, 0.1, 0.2])
@@ -110,18 +118,21 @@ def test_evaluation_pauses_at_given_times_at_the_evaluation_power():
     assert stats.eval_dip_frac == pytest.approx(1.0 - ph.EVAL_POWER_FRAC) and stats.eval_dip_s == 3.0
 
 
-@pytest.mark.parametrize("make", [
-    lambda: ph.StepProfile((("compute", -1.0, 1.0),)),
-    lambda: ph.StepProfile((("compute", 1.0, 1.5),)),
-    lambda: ph.StepProfile((("compute", 0.0, 1.0),)),
-    lambda: ph.StepProfile(()),
-    lambda: ph.JobSchedule(checkpoint_interval_s=0.0),
-    lambda: ph.JobSchedule(checkpoint_write_s=float("nan")),
-    lambda: ph.JobSchedule(evals_at_s=((float("inf"), 1.0),)),
-    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 1e9, 0.001),  # too many samples
-    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), ph.JobSchedule(checkpoint_interval_s=1e-3), 1e5, 1.0),
-    lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 10.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ph.StepProfile((("compute", -1.0, 1.0),)),
+        lambda: ph.StepProfile((("compute", 1.0, 1.5),)),
+        lambda: ph.StepProfile((("compute", 0.0, 1.0),)),
+        lambda: ph.StepProfile(()),
+        lambda: ph.JobSchedule(checkpoint_interval_s=0.0),
+        lambda: ph.JobSchedule(checkpoint_write_s=float("nan")),
+        lambda: ph.JobSchedule(evals_at_s=((float("inf"), 1.0),)),
+        lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 1e9, 0.001),  # too many samples
+        lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), ph.JobSchedule(checkpoint_interval_s=1e-3), 1e5, 1.0),
+        lambda: ph.waveform_frac(ph.two_phase_profile(1.0, 0.5), None, 10.0, 0.0),
+    ],
+)
 def test_bad_input_is_refused_with_one_clear_error(make):
     with pytest.raises(InputError) as info:
         make()
@@ -153,10 +164,29 @@ def test_exact_statistics_match_the_sampled_waveform_of_a_modelled_step():
 def test_after_a_restart_the_next_checkpoint_is_a_full_interval_later():
     """Checkpoints every 20 s of training (2 s writes); a failure at 30 s, 5 s down, 4 s warm-up."""
     profile = ph.two_phase_profile(1.0, 1.0)
-    sch = ph.JobSchedule(checkpoint_interval_s=20.0, checkpoint_write_s=2.0, restarts_at_s=(30.0,),
-                         restart_down_s=5.0, warmup_s=4.0)
+    sch = ph.JobSchedule(
+        checkpoint_interval_s=20.0, checkpoint_write_s=2.0, restarts_at_s=(30.0,), restart_down_s=5.0, warmup_s=4.0
+    )
     t, f = ph.waveform_frac(profile, sch, 80.0, 0.5)
     idle = np.isclose(f, 0.0)
     # checkpoint [20, 22), restart [30, 35), warm-up to 39, then 20 s of training: checkpoint [59, 61)
-    assert t[idle].tolist() == [20.0, 20.5, 21.0, 21.5, 30.0, 30.5, 31.0, 31.5, 32.0, 32.5, 33.0, 33.5, 34.0, 34.5,
-                                59.0, 59.5, 60.0, 60.5]
+    assert t[idle].tolist() == [
+        20.0,
+        20.5,
+        21.0,
+        21.5,
+        30.0,
+        30.5,
+        31.0,
+        31.5,
+        32.0,
+        32.5,
+        33.0,
+        33.5,
+        34.0,
+        34.5,
+        59.0,
+        59.5,
+        60.0,
+        60.5,
+    ]

@@ -10,8 +10,13 @@ from twin.training.validation import MLPERF_POWER_DIR
 RUN = """0: :::MLLOG {"time_ms": 1000, "key": "run_start", "value": null}
 0: :::MLLOG {"time_ms": 5000, "key": "run_stop", "value": 0.9}
 """
-NODE = "".join(f':::MLLOG {{"time_ms": {t}, "key": "power_reading", "value": {w}}}\n'
-               for t, w in [(0, 3000), (1000, 8000), (2000, 9000), (3000, 7000), (6000, 3000)]) + ":::MLLOG {trunc"
+NODE = (
+    "".join(
+        f':::MLLOG {{"time_ms": {t}, "key": "power_reading", "value": {w}}}\n'
+        for t, w in [(0, 3000), (1000, 8000), (2000, 9000), (3000, 7000), (6000, 3000)]
+    )
+    + ":::MLLOG {trunc"
+)
 
 
 def test_node_power_inside_the_run_hand_computed(tmp_path):
@@ -23,8 +28,9 @@ def test_node_power_inside_the_run_hand_computed(tmp_path):
 
 
 def test_mlperf_fixture_is_in_the_recorded_range():
-    rec = recorded_power.recorded_power(MLPERF_POWER_DIR / "result_0.txt",
-                                        sorted((MLPERF_POWER_DIR / "result_0").glob("node_*.txt")))
+    rec = recorded_power.recorded_power(
+        MLPERF_POWER_DIR / "result_0.txt", sorted((MLPERF_POWER_DIR / "result_0").glob("node_*.txt"))
+    )
     # fixture notes: 2.9 kW idle to 8.4–9.9 kW in training, 8 nodes, about 5 minutes
     assert rec.nodes == 8 and 250 < rec.duration_s < 350
     assert 2900 < rec.mean_node_w < 9900 and 8400 <= rec.peak_node_w <= 9950

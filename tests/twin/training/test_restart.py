@@ -8,8 +8,16 @@ import pytest
 from twin.training import restart
 
 IDS = np.array([100, 101, 102, 103])
-T = restart.RestartTimings(checkpoint_interval_s=100, checkpoint_write_s=10, restore_s=20, hang_timeout_s=60,
-                           xid_detection_s=5, drain_swap_s=30, warmup_s=10, idle_power_frac=0.2)
+T = restart.RestartTimings(
+    checkpoint_interval_s=100,
+    checkpoint_write_s=10,
+    restore_s=20,
+    hang_timeout_s=60,
+    xid_detection_s=5,
+    drain_swap_s=30,
+    warmup_s=10,
+    idle_power_frac=0.2,
+)
 
 
 def run(n_ticks, fail_at=None, xid=True, swap=True, state=None, ids=IDS, timings=T):

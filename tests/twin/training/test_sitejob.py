@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from twin.training import sitejob, steptime as training
-from twin.training.jobfile import parse_job
 from twin.site.load import load_site
+from twin.training import sitejob
+from twin.training import steptime as training
+from twin.training.jobfile import parse_job
 
 
 @pytest.fixture(scope="module")
@@ -18,12 +19,14 @@ def demo():
 
 
 def make_job(tp=8, pp=16, dp=8):
-    return parse_job({
-        "name": "t",
-        "model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 4096},
-        "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16, "dp_overlap_frac": 0.0},
-        "hardware": {"gpu": "H100-SXM5-80GB"},
-    })
+    return parse_job(
+        {
+            "name": "t",
+            "model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 4096},
+            "parallel": {"tp": tp, "pp": pp, "dp": dp, "global_batch": dp * 16, "dp_overlap_frac": 0.0},
+            "hardware": {"gpu": "H100-SXM5-80GB"},
+        }
+    )
 
 
 def test_rank_groups_follow_tp_cp_pp_dp_order():
@@ -103,6 +106,7 @@ def test_site_storage_sets_checkpoint_times_and_goodput(demo):
     # 128 nodes × 400 Gb/s of storage NICs is wider than 100 Gb/s of storage: the storage limits
     bits = training.parameter_count(job.model) * 14 * 8
     from twin.training import jobgoodput
+
     write_s, restore_s = jobgoodput.checkpoint_times_s(job, 128, jobgoodput.site_storage(slow_site))
     assert write_s == pytest.approx(bits / 100e9) and restore_s == pytest.approx(bits / 200e9)
     assert slow.status.ettr_frac < fast.status.ettr_frac

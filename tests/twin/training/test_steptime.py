@@ -21,13 +21,13 @@ def par(**kw) -> ParallelSpec:
 def _megatron_flops_per_step(batch: int, seq_len: int, layers: int, hidden: int, vocab: int, recompute: bool) -> float:
     """Megatron's closed form [Megatron-SC21 eq. 3].
 
-    ``72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))`` without recomputation and
-    ``96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`` with full recomputation.
+    ``72·B·s·n_layers·h²·(1 + s/(6h) + V/(12·n_layers·h))`` without recomputation and
+    ``96·B·s·n_layers·h²·(1 + s/(6h) + V/(16·n_layers·h))`` with full recomputation.
     """
-    b, s, l, h, v = (float(x) for x in (batch, seq_len, layers, hidden, vocab))
+    b, s, n_layers, h, v = (float(x) for x in (batch, seq_len, layers, hidden, vocab))
     if recompute:
-        return 96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
-    return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
+        return 96.0 * b * s * n_layers * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * n_layers * h))
+    return 72.0 * b * s * n_layers * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * n_layers * h))
 
 
 @pytest.mark.parametrize("recompute", ["none", "full"])
@@ -39,8 +39,8 @@ def test_flops_reduce_to_megatron_formula(recompute):
 
 
 def test_selective_recompute_adds_only_attention_scores():
-    s, h, l = GPT.seq_len, GPT.hidden, GPT.layers
-    assert training.recompute_flops_per_sequence(GPT, "selective") == pytest.approx(4.0 * s * s * h * l)
+    s, h, n_layers = GPT.seq_len, GPT.hidden, GPT.layers
+    assert training.recompute_flops_per_sequence(GPT, "selective") == pytest.approx(4.0 * s * s * h * n_layers)
     assert training.recompute_flops_per_sequence(GPT, "none") == 0.0
 
 
@@ -91,12 +91,12 @@ def test_single_gpu_step_hand_computed_per_op_class():
     # h = 2048, so each runs compute-bound at 0.8 · 1000 TFLOP/s · 2048/(2048 + 128)
     p = par(global_batch=4)
     r = training.step_time(GPT, p, HW)
-    t, h, s, v, l, f = 2048.0, 2048.0, 2048.0, 50_000.0, 24, 8192.0
+    t, h, s, v, n_layers, f = 2048.0, 2048.0, 2048.0, 50_000.0, 24, 8192.0
     rate = 0.8e15 * h / (h + 128)
     hbm = 3350e9
-    gemm = 3 * l * 24 * t * h * h / rate + 3 * 2 * t * v * h / rate  # layers (24·T·h² fwd) + logits, fwd+bwd
-    attention = 3 * l * 4 * t * s * h / (0.8e15 * 128 / 256)  # flash attention, head dim 128
-    elementwise = 3 * l * 2 * (10 * h + 2 * f) * t / hbm + 12 * t * v / hbm + 12 * t * h / hbm
+    gemm = 3 * n_layers * 24 * t * h * h / rate + 3 * 2 * t * v * h / rate  # layers (24·T·h² fwd) + logits, fwd+bwd
+    attention = 3 * n_layers * 4 * t * s * h / (0.8e15 * 128 / 256)  # flash attention, head dim 128
+    elementwise = 3 * n_layers * 2 * (10 * h + 2 * f) * t / hbm + 12 * t * v / hbm + 12 * t * h / hbm
     optimizer = 30 * training.parameter_count(GPT) / hbm
     assert r.ops_s["gemm"] == pytest.approx(4 * gemm)
     assert r.ops_s["attention"] == pytest.approx(4 * attention)
@@ -122,6 +122,7 @@ def test_attention_without_flash_adds_score_traffic():
 
 def test_power_limit_lowers_the_clock_through_the_dvfs_law():
     from twin.physics import thermal
+
     capped = HardwareSpec(peak_tflops=1000.0, nvlink_gbps=3600.0, nic_gbps=400.0, power_limit_w=400.0)
     full = training.step_time(GPT, par(global_batch=1), HW)
     slow = training.step_time(GPT, par(global_batch=1), capped)
@@ -144,8 +145,10 @@ def test_uneven_stages_slowest_sets_the_pace():
     assert fixed.stage_layers == [2, 11, 11, 2]
 
 
-@pytest.mark.parametrize("schedule, v, expected", [("1f1b", 1, 3 / 8), ("interleaved", 2, 3 / 16),
-                                                   ("interleaved", 4, 3 / 32), ("zero_bubble", 1, 1 / 8)])
+@pytest.mark.parametrize(
+    "schedule, v, expected",
+    [("1f1b", 1, 3 / 8), ("interleaved", 2, 3 / 16), ("interleaved", 4, 3 / 32), ("zero_bubble", 1, 1 / 8)],
+)
 def test_bubble_by_schedule(schedule, v, expected):
     p = par(pp=4, global_batch=8, schedule=schedule, virtual_stages=v if v > 1 else 0)
     r = training.step_time(GPT, p, HW)
@@ -258,16 +261,26 @@ def test_bottleneck_analysis_uniform_job_has_nothing_to_drain():
     assert rep.bottleneck_racks.size == 0 and rep.drain_gain_frac == 0.0
 
 
-MIXTRAL = ModelSpec(layers=32, hidden=4096, heads=32, kv_heads=8, vocab=32000, seq_len=4096, ffn_hidden=14336,
-                    gated_mlp=True, experts=8, experts_per_token=2)
+MIXTRAL = ModelSpec(
+    layers=32,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    vocab=32000,
+    seq_len=4096,
+    ffn_hidden=14336,
+    gated_mlp=True,
+    experts=8,
+    experts_per_token=2,
+)
 
 
 def test_moe_active_and_total_parameters_hand_computed():
-    h, f, l, e = 4096, 14336, 32, 8
+    h, f, n_layers, e = 4096, 14336, 32, 8
     attn = h * (h + 2 * 1024) + h * h
-    total = l * (attn + 3 * h * f * e + h * e + 4 * h) + 2 * 32000 * h
+    total = n_layers * (attn + 3 * h * f * e + h * e + 4 * h) + 2 * 32000 * h
     assert training.parameter_count(MIXTRAL) == total
-    assert training.active_parameter_count(MIXTRAL) == total - l * 3 * h * f * 6
+    assert training.active_parameter_count(MIXTRAL) == total - n_layers * 3 * h * f * 6
     # Mixtral 8x7B: 46.7 B total, 12.9 B active (Jiang et al., arXiv:2401.04088 §2)
     assert training.parameter_count(MIXTRAL) / 1e9 == pytest.approx(46.7, rel=0.01)
     assert training.active_parameter_count(MIXTRAL) / 1e9 == pytest.approx(12.9, rel=0.01)

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from twin.training import validation
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "validation.md"
 
 
