@@ -1,6 +1,7 @@
 # ClusterTwin: the two commands.
 #   make run   set up and start the dashboard on http://127.0.0.1:8050 (SQLite + synthetic colossus)
-#   make test  set up (venv, Python deps, Debian packages the tests need) and run the whole suite
+#   make test  set up (venv, Python deps, Debian packages the tests need), lint and run the whole suite
+#   make test-fast  lint and the tests that need no server or browser
 
 PYTHON ?= python3
 VENV   := .venv
@@ -12,7 +13,7 @@ SITE   ?= colossus
 # OpenIPMI's ipmi_sim and ipmitool (IPMI ingest).
 APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool
 
-.PHONY: run test bench setup system-deps clean
+.PHONY: run test test-fast lint bench setup system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +43,16 @@ system-deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-test: $(STAMP) system-deps
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+test: lint system-deps
 	$(BIN)/python -m pytest
+
+# everything but the tests marked slow (browser and server-backed ones): a few minutes
+test-fast: lint
+	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/clustertwin bench --json

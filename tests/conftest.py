@@ -9,6 +9,8 @@ import pytest
 from ingest.store.pgserver import throwaway_postgres
 
 REPO_DIR = Path(__file__).resolve().parents[1]
+# markers of tests that start a real server or browser: all of them are also "slow"
+SERVICE_MARKERS = ("browser", "postgres", "prometheus", "ipmi", "slurm", "alertmanager")
 SHARED_DIR = (REPO_DIR.parent / "shared").resolve()
 FIXTURES_DIR = SHARED_DIR / "fixtures"
 
@@ -19,6 +21,13 @@ def fixtures_dir() -> Path:
     if not FIXTURES_DIR.is_dir():
         raise RuntimeError(f"shared fixtures not found at {FIXTURES_DIR}: clone next to shared/")
     return FIXTURES_DIR
+
+
+def pytest_collection_modifyitems(items):
+    """Every test that drives a server or a browser is slow: ``make test-fast`` leaves it out."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in SERVICE_MARKERS):
+            item.add_marker(pytest.mark.slow)
 
 
 # --------------------------------------------------------------------------- PostgreSQL

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dashboard.api import models as m
 from dashboard.api.access import audit, current_user_name
-from dashboard.api.routing import ApiError, api
+from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import current_hub
 
 MAX_ALERTS = 500  # the hub keeps the newest 500 in its list, as the alerts page shows
@@ -51,7 +51,7 @@ def _find(alert_id: int) -> dict:
     for alert in current_hub().alerts(False)[:MAX_ALERTS]:
         if alert.get("id") == alert_id:
             return alert
-    raise KeyError(f"no alert with id {alert_id}")
+    raise NotFound(f"no alert with id {alert_id}")
 
 
 @api.route(
@@ -76,7 +76,10 @@ def _changed(alert_id: int, action: str, change) -> m.Alert:
     if not getattr(hub, "is_live", False) or not hasattr(hub, "acknowledge"):
         raise ApiError(409, "this server shows no live alerts to change")
     before = _find(alert_id)
-    change(hub)
+    try:
+        change(hub)
+    except ValueError as exc:  # the hub refuses a value on purpose (a silence over its limit)
+        raise ApiError(400, str(exc)) from None
     after = _find(alert_id)
     audit(action, f"alert {alert_id}: {before.get('entity_name', '')}", _audit_state(before), _audit_state(after))
     return _alert(after)

@@ -27,7 +27,7 @@ import flask
 
 from dashboard.api import models as m
 from dashboard.api.access import audit
-from dashboard.api.routing import ApiError, Unprocessable, api
+from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
 from dashboard.views.context import current_hub
 from ingest.replay.bundle import BundleError
@@ -61,7 +61,7 @@ def _find(name: str):
     for entry in _entries():
         if entry.name == name:
             return entry
-    raise KeyError(f"no incident named {name!r}")
+    raise NotFound(f"no incident named {name!r}")
 
 
 @api.route(

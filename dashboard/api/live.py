@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from dashboard.api import models as m
-from dashboard.api.routing import api
+from dashboard.api.routing import NotFound, api
 from dashboard.shell.status import alert_counts
 from dashboard.views.context import current_hub
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
@@ -184,7 +184,7 @@ def list_racks(query: m.RackQuery = m.RackQuery()) -> m.RackPage:
     racks = np.arange(s.n_racks)
     if query.hall is not None:
         if query.hall not in s.hall_name:
-            raise KeyError(f"no hall {query.hall!r} (halls: {', '.join(s.hall_name)})")
+            raise NotFound(f"no hall {query.hall!r} (halls: {', '.join(s.hall_name)})")
         racks = racks[s.rack_hall == s.hall_name.index(query.hall)]
     if snap is not None and query.sort != "name":
         key = np.nan_to_num(_RACK_ORDER[query.sort](snap)[racks], nan=np.inf)  # unknown values last

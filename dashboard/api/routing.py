@@ -7,11 +7,11 @@ models (a bad one is HTTP 400 with ``{"error": "one line"}``), and
 :mod:`dashboard.api.openapi` builds the OpenAPI 3 document from the very same models, so
 the document cannot drift from what the server accepts and returns.
 
-Errors a handler raises become JSON answers with a 4xx status: :class:`ApiError` (its
-status), :class:`KeyError` (404), :class:`PermissionError` (409), :class:`Unprocessable`
-(422: well-formed, but the content cannot be accepted), ``InputError``/``ValueError``
-(400).  Anything else is a bug: it is logged with its traceback and answered 500 with a
-one-line JSON body.
+Only errors raised on purpose become JSON answers with a 4xx status: :class:`ApiError`
+(its status; :class:`NotFound` is 404), :class:`Unprocessable` (422: well-formed, but the
+content cannot be accepted) and the projects' ``InputError`` (400: a bad value the model
+refused).  Anything else, a ``KeyError`` or ``ValueError`` from a bug included, is logged
+with its traceback and answered 500 with a one-line JSON body.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import flask
 from pydantic import BaseModel, ValidationError
 
+from dashboard.callbacks.inputs import InputError as WebInputError
 from twin.commands.jsonout import finite_or_null
-from twin.errors import one_line
+from twin.errors import InputError, one_line
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,13 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class NotFound(ApiError):
+    """The path names nothing that exists (HTTP 404)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(404, message)
 
 
 class Unprocessable(ValueError):
@@ -218,16 +226,12 @@ class ApiRoutes:
                 result = route.handler(**kwargs)
             except ApiError as exc:
                 return error_response(exc.status, str(exc))
-            except KeyError as exc:
-                return error_response(404, exc.args[0] if exc.args else "not found")
-            except PermissionError as exc:
-                return error_response(409, str(exc))
             except ValidationError:  # an answer that does not fit its own model: a bug
                 log.exception("API %s %s built an invalid answer", route.method, route.path)
                 return error_response(500, "internal error (invalid answer)")
             except Unprocessable as exc:
                 return error_response(422, str(exc))
-            except ValueError as exc:  # InputError and the models' own checks
+            except (InputError, WebInputError) as exc:  # a value the twin's or the page's checks refused
                 return error_response(400, str(exc))
             except Exception as exc:  # noqa: BLE001 — a bug: logged in full, answered in one line
                 log.exception("API %s %s failed", route.method, route.path)

@@ -15,7 +15,7 @@ from collections import OrderedDict
 import tomli_w
 
 from dashboard.api import models as m
-from dashboard.api.routing import ApiError, api
+from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import current_hub
 from dashboard.views.registry import SCENARIO_DIR, available_scenarios
 from twin.commands.jsonout import finite_or_null
@@ -81,7 +81,7 @@ def post_project(body: m.ProjectBody) -> m.Projection:
 
 def _entry(name: str) -> m.ScenarioText:
     if name not in available_scenarios():
-        raise KeyError(f"no scenario {name!r} (scenarios: {', '.join(available_scenarios()) or 'none'})")
+        raise NotFound(f"no scenario {name!r} (scenarios: {', '.join(available_scenarios()) or 'none'})")
     path = SCENARIO_DIR / f"{name}.toml"
     text = path.read_text(encoding="utf-8")
     try:

@@ -17,7 +17,7 @@ import flask
 
 from dashboard.api import models as m
 from dashboard.api.access import audit
-from dashboard.api.routing import ApiError, Unprocessable, api
+from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.scenarios import projection
 from dashboard.callbacks.inputs import InputError
 from dashboard.views.context import current_hub
@@ -35,7 +35,7 @@ def _store():
 
 def _existing(store, name: str) -> str:
     if name not in store.names():
-        raise KeyError(f"no what-if scenario named {name!r}")
+        raise NotFound(f"no what-if scenario named {name!r}")
     return name
 
 
