@@ -94,7 +94,7 @@ def describe(edit: dict) -> str:
     )
     shown = ", ".join(names[:3]) + (f" … ({len(names)})" if len(names) > 3 else "")
     details = {
-        "move_rack": lambda: f"move {shown} to x {edit.get('x_m')} m, y {edit.get('y_m')} m",
+        "move_rack": lambda: f"move {shown} to x {_number(edit.get('x_m'))} m, y {_number(edit.get('y_m'))} m",
         "add_rack": lambda: f"add {edit.get('type')} rack {edit.get('name')} in {edit.get('row')}",
         "remove_rack": lambda: f"remove {shown}",
         "set_rack_type": lambda: f"{shown} → {edit.get('type')}",
@@ -107,12 +107,13 @@ def describe(edit: dict) -> str:
         ),
         "restore": lambda: f"restore {shown}",
         "set_cap": lambda: (
-            f"cap GPUs at {edit.get('gpu_power_limit_w')} W: "
+            f"cap GPUs at {_number(edit.get('gpu_power_limit_w'))} W: "
             + ("site" if edit.get("site") else f"job {edit['job']}" if edit.get("job") else shown)
         ),
         "set_setpoint": lambda: _describe_setpoint(edit, shown),
         "set_weather": lambda: (
-            f"outdoor {edit.get('outdoor_dry_bulb_c')} °C dry / {edit.get('outdoor_wet_bulb_c')} °C wet bulb"
+            f"outdoor {_number(edit.get('outdoor_dry_bulb_c'))} °C dry / {_number(edit.get('outdoor_wet_bulb_c'))} °C "
+            "wet bulb"
         ),
         "set_job": lambda: f"job {edit.get('job') or 'none'}",
     }
@@ -126,7 +127,12 @@ def _describe_setpoint(edit: dict, shown: str) -> str:
     target = next((t for t in SETPOINT_TARGETS if t in edit), None)
     if target is None:
         return "set_setpoint"
-    return f"{SETPOINT_WORDS[target]} of {shown} at {edit.get(SETPOINT_FIELD[target])} °C"
+    return f"{SETPOINT_WORDS[target]} of {shown} at {_number(edit.get(SETPOINT_FIELD[target]))} °C"
+
+
+def _number(value) -> str:
+    """A number as typed (40, 40.0 → ``40``; 40.5 → ``40.5``), whether the form or the store wrote it."""
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 def setpoint_names(state: SiteTables, target: str) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_origin
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_serializer, model_validator
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from twin.site.errors import ScenarioError
 
@@ -54,21 +54,19 @@ def _optional(description: str) -> Any:
     return Field(None, description=description, json_schema_extra=_no_default)
 
 
-def _number(lo: float, hi: float) -> Any:
-    return Annotated[float, Field(ge=lo, le=hi, allow_inf_nan=False)]
-
-
 Name = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 Names = Annotated[list[Name], Field(min_length=1, max_length=MAX_SELECT_NAMES)]
 Count = Annotated[int, Field(ge=1, le=1_000)]
-Metres = _number(-10_000.0, 10_000.0)
-Degrees = _number(-360.0, 360.0)
-GpuWatts = _number(1.0, 100_000.0)
-Setpoint = _number(2.0, 60.0)  # a plant's or a CDU's supply setpoint [°C], as a site file's plant setpoint
-SupplyOverride = _number(2.0, 70.0)  # a loop's facility supply [°C], as [conditions] loop_supply_temp_c
-Outdoor = _number(-40.0, 60.0)
-Fraction = _number(0.0, 1.0)
+Metres = Annotated[float, Field(ge=-10_000.0, le=10_000.0, allow_inf_nan=False)]
+Degrees = Annotated[float, Field(ge=-360.0, le=360.0, allow_inf_nan=False)]
+GpuWatts = Annotated[float, Field(ge=1.0, le=100_000.0, allow_inf_nan=False)]
+# a plant's or a CDU's supply setpoint [°C]: the range of a site file's plant setpoint
+Setpoint = Annotated[float, Field(ge=2.0, le=60.0, allow_inf_nan=False)]
+# a loop's facility supply [°C]: the range of [conditions] loop_supply_temp_c
+SupplyOverride = Annotated[float, Field(ge=2.0, le=70.0, allow_inf_nan=False)]
+Outdoor = Annotated[float, Field(ge=-40.0, le=60.0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 def _refuse(field_: str, message: str) -> PydanticCustomError:
@@ -421,7 +419,7 @@ def field_kind(info: FieldInfo) -> str:
     return "a name" if min_length is not None and min_length.min_length > 0 else "a string"
 
 
-def _expected(info: FieldInfo, err: dict) -> str:
+def _expected(info: FieldInfo, err: ErrorDetails) -> str:
     """The message for a value its field does not take: ``expected a number in [2, 60], got 99``."""
     kind = field_kind(info)
     if kind == "names":
