@@ -17,7 +17,7 @@ import fnmatch
 import numpy as np
 
 from twin.site import design
-from twin.site.edits import SETPOINT_FIELD, EditError, parse_edit, parse_edits
+from twin.site.edits import MAX_EDITS, SETPOINT_FIELD, EditError, parse_edit, parse_edits
 from twin.site.scenario import Scenario, ScenarioDoc
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 from twin.site.whatif import resolve
@@ -64,6 +64,8 @@ def resolve_edits(base: SiteTables, edits: list[dict], design_limits: str = desi
     ``"strict"`` refuses the edit that exceeds one.  Raises :class:`EditRejected`.  Edits are
     taken in the current spelling only (older spellings are read from files and stored rows).
     """
+    if len(edits) > MAX_EDITS:
+        raise EditRejected(None, "edits", f"a scenario holds at most {MAX_EDITS:,} edits")
     try:
         doc = ScenarioDoc(name="what-if", design_limits=design_limits, edits=parse_edits(edits, upgrade=False))
         return resolve(base, doc)

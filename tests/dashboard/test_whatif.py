@@ -46,6 +46,8 @@ def test_editor_edits_take_the_current_spelling_and_come_back_canonical(demo_sta
         resolve_edits(demo_state, [old])
     assert (err.value.index, err.value.field) == (0, "supply_temp_c")
     assert err.value.message == "supply_temp_c goes with loops; cdus take supply_setpoint_c"
+    with pytest.raises(EditRejected, match="at most 10,000 edits"):
+        resolve_edits(demo_state, [{"op": "fail", "elements": ["GEN-01"]}] * 10_001)
     new = {"op": "set_setpoint", "supply_setpoint_c": 40, "cdus": ["H1-R01-K01-CDU"]}
     assert canonical(new) == {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}
     assert list(canonical(new)) == ["op", "cdus", "supply_setpoint_c"]
