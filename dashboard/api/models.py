@@ -8,9 +8,11 @@ the twin does not know (NaN, a time to throttle that never comes) is ``null``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, StringConstraints
+
+from twin.site.edit_schema import AnyEdit
 
 MAX_PAGE = 1000
 MAX_OFFSET = 10_000_000
@@ -129,18 +131,15 @@ class RenameBody(Strict):
     name: StoredName = Field(description="the new name")
 
 
-class EditBody(BaseModel):
-    """One edit as in a scenario file's ``[[edits]]`` array: ``op`` and its fields (docs/scenarios.md)."""
-
-    model_config = ConfigDict(extra="allow")
-    op: Annotated[str, StringConstraints(max_length=40)] = Field(
-        description="move_rack, add_rack, remove_rack, set_rack_type, set_rack_feeds, set_rack_cdu, fail, restore, "
-        "set_cap, set_setpoint, set_weather or set_job"
-    )
+# One edit as in a scenario file's ``[[edits]]`` array: the op models of twin.site.edit_schema (docs/scenarios.md).
+# The document shows their schema; a request's edit is validated by the same models in the handler
+# (dashboard.whatif.edits.resolve_edits), so that a refused edit is 422 in the editor's words
+# (``edit.x_m: expected a number in [-10000, 10000], got 1e+06``), not a generic 400.
+EditBody = Annotated[AnyEdit, SkipValidation]
 
 
 class AppendEditBody(Strict):
-    edit: EditBody
+    edit: EditBody = Field(description="the edit: op and its fields")
     design_limits: Literal["warn", "strict"] = Field(
         "warn", description="strict: refuse an edit that exceeds a design rating (as the editor's choice)"
     )
@@ -395,7 +394,7 @@ class StoredScenarioList(Answer):
 
 
 class StoredScenario(StoredScenarioEntry):
-    edits: list[dict[str, Any]] = Field(description="the applied edits in order, as in a scenario file's [[edits]]")
+    edits: list[AnyEdit] = Field(description="the applied edits in order, as in a scenario file's [[edits]]")
 
 
 class ImportedIncident(Answer):

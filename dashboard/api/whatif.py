@@ -4,7 +4,8 @@ The scenarios are those the editor shows (:func:`dashboard.whatif.store.scenario
 the database when the server has one, else the server's memory), all on the server's
 own site.  An edit is checked by the editor's own function
 (:func:`dashboard.whatif.edits.resolve_edits`, the whole list with the new edit, on the
-site) before the store keeps it; a file is read by the editor's import
+site) before the store keeps it, and the edit models of :mod:`twin.site.edit_schema` are
+both the document's schema of an edit and its validation; a file is read by the editor's import
 (:func:`dashboard.whatif.store.import_toml`).  Every change writes the audit entry the
 editor's button writes (``scenario.new``, ``scenario.import``, ``scenario.edit``,
 ``scenario.undo``, ``scenario.redo``, ``scenario.rename``, ``scenario.duplicate``,
@@ -21,7 +22,7 @@ from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.scenarios import projection
 from dashboard.callbacks.inputs import InputError
 from dashboard.views.context import current_hub
-from dashboard.whatif.edits import EditRejected, resolve_edits
+from dashboard.whatif.edits import EditRejected, canonical, resolve_edits
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from twin.errors import InputError as TwinInputError
 
@@ -144,19 +145,21 @@ def get_whatif(params: m.StoredNameParam) -> m.StoredScenario:
 def append_whatif_edit(params: m.StoredNameParam, body: m.AppendEditBody) -> m.StoredScenario:
     store = _store()
     name = _existing(store, params.name)
-    edit = body.edit.model_dump()
     edits = store.edits(name)
     state = current_hub().state
 
-    def check():
+    def check() -> dict:
+        """The edit as the schema writes it, once it applies with the stored edits on the site."""
         try:
+            edit = canonical(body.edit, len(edits))
             resolve_edits(state, edits + [edit], body.design_limits)
+            return edit
         except EditRejected as exc:  # the stored edits were accepted before: the new one is refused
             if exc.index == len(edits):
                 raise EditRejected(None, exc.field, exc.message) from None
             raise
 
-    _refused(check)
+    edit = _refused(check)
     _refused(lambda: store.push(name, edit))
     audit("scenario.edit", f"scenario {name}", {"edits": len(edits)}, {"edits": len(edits) + 1, "edit": edit})
     return _scenario(store, name)
@@ -270,11 +273,12 @@ def delete_whatif(params: m.StoredNameParam) -> m.StoredScenario:
     """The answer is the scenario as it was, so a script can store it again."""
     store = _store()
     gone = _scenario(store, _existing(store, params.name))
+    edit_list = store.edits(gone.name)
     _refused(lambda: store.delete(gone.name))
     audit(
         "scenario.delete",
         f"scenario {gone.name}",
-        {"edits": len(gone.edits), "edit_list": gone.edits},
+        {"edits": len(edit_list), "edit_list": edit_list},
         {"message": f"deleted {gone.name}", "edits": 0},
     )
     return gone

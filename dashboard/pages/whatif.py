@@ -34,6 +34,7 @@ from dashboard.views.context import current_hub
 from dashboard.whatif.edits import (
     CAP_SCOPES,
     FAIL_KINDS,
+    SETPOINT_LABELS,
     SETPOINT_TARGETS,
     EditRejected,
     describe,
@@ -41,11 +42,13 @@ from dashboard.whatif.edits import (
     kind_names,
     match_names,
     resolve_edits,
+    setpoint_names,
 )
 from dashboard.whatif.outcome import BLAST_KINDS, blast_names, blast_radius, outcome, rack_changes
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from dashboard.whatif.tables import comparison_children
 from twin.site.catalogue import load_catalogue
+from twin.site.edits import SETPOINT_FIELD
 from twin.site.tables import POWER_KINDS
 
 dash.register_page(__name__, path="/whatif", name="What-if", title="What-if · ClusterTwin", order=7)
@@ -65,6 +68,27 @@ APPLY_BUTTONS = (
     W.APPLY_SETPOINT,
     W.APPLY_WEATHER,
     W.APPLY_JOB,
+)
+# the forms' values build_edit reads: its key in the form, and the control that holds it
+FORM_FIELDS = (
+    ("type", W.TYPE),
+    ("x", W.MOVE_X),
+    ("y", W.MOVE_Y),
+    ("feed_a", W.FEED_A),
+    ("feed_b", W.FEED_B),
+    ("cdu", W.CDU),
+    ("loop", W.LOOP),
+    ("cap_scope", W.CAP_SCOPE),
+    ("cap_w", W.CAP_W),
+    ("fail_kind", W.FAIL_KIND),
+    ("fail_element", W.FAIL_ELEMENT),
+    ("setpoint_target", W.SETPOINT_TARGET),
+    ("setpoint_element", W.SETPOINT_ELEMENT),
+    ("setpoint_c", W.SETPOINT_C),
+    ("dry", W.DRY_BULB),
+    ("wet", W.WET_BULB),
+    ("job", W.JOB),
+    ("design_limits", W.DESIGN_LIMITS),
 )
 # what an answer to an edit updates: the edit list, the comparison, the floor, undo/redo, the time taken
 ANSWER_OUTPUTS = (
@@ -317,10 +341,10 @@ def element_forms(state) -> html.Div:
             html.Div(
                 [
                     _field(
-                        "supply setpoint of",
+                        "supply temperature of",
                         dcc.RadioItems(
                             id=W.SETPOINT_TARGET,
-                            options=list(SETPOINT_TARGETS),
+                            options=[{"label": SETPOINT_LABELS[t], "value": t} for t in SETPOINT_TARGETS],
                             value="loops",
                             inline=True,
                             className="segmented",
@@ -329,7 +353,7 @@ def element_forms(state) -> html.Div:
                     _field(
                         "element",
                         dcc.Dropdown(id=W.SETPOINT_ELEMENT, options=state.loop_name, placeholder="loop"),
-                        "140px",
+                        "190px",
                     ),
                     _field("°C", _number(W.SETPOINT_C, "°C")),
                     _button(W.APPLY_SETPOINT, "set"),
@@ -609,7 +633,11 @@ def export(_n, current):
 
 # ------------------------------------------------------------------ edits
 def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
-    """The edit an apply button makes from the form values (:class:`EditRejected` for missing input)."""
+    """The edit an apply button makes from the form values (keys of :data:`FORM_FIELDS`).
+
+    Raises :class:`EditRejected` for missing input.  Every button's edit, with every choice of
+    its form, goes through this and the twin in ``tests/dashboard/test_whatif_forms.py``.
+    """
 
     def need_racks() -> list[str]:
         if not selected:
@@ -663,7 +691,9 @@ def build_edit(trigger: str, selected: list[str], form: dict) -> dict:
         return edit
     if trigger == W.APPLY_SETPOINT:
         target = form.get("setpoint_target") or "loops"
-        value_key = "supply_temp_c" if target == "loops" else "supply_setpoint_c"
+        if target not in SETPOINT_FIELD:
+            raise EditRejected(None, "setpoint", f"unknown target {target!r}")
+        value_key = SETPOINT_FIELD[target]  # the schema's field for this target: one name per meaning
         return {
             "op": "set_setpoint",
             target: [need("setpoint_element", target)],
@@ -710,24 +740,7 @@ def _compact(racks: list[str]) -> list[str]:
     State(W.FLOOR_METRIC, "value"),
     State(W.BLAST_RACKS, "data"),
     State(W.FLOOR_SIGNATURE, "data"),
-    State(W.TYPE, "value"),
-    State(W.MOVE_X, "value"),
-    State(W.MOVE_Y, "value"),
-    State(W.FEED_A, "value"),
-    State(W.FEED_B, "value"),
-    State(W.CDU, "value"),
-    State(W.LOOP, "value"),
-    State(W.CAP_SCOPE, "value"),
-    State(W.CAP_W, "value"),
-    State(W.FAIL_KIND, "value"),
-    State(W.FAIL_ELEMENT, "value"),
-    State(W.SETPOINT_TARGET, "value"),
-    State(W.SETPOINT_ELEMENT, "value"),
-    State(W.SETPOINT_C, "value"),
-    State(W.DRY_BULB, "value"),
-    State(W.WET_BULB, "value"),
-    State(W.JOB, "value"),
-    State(W.DESIGN_LIMITS, "value"),
+    *[State(control, "value") for _key, control in FORM_FIELDS],
     prevent_initial_call=True,
 )
 @callback_requires("operator")
@@ -735,27 +748,7 @@ def apply_edit(*args):
     """Check the edit a button makes against the whole list; store it and answer in the same update."""
     n_buttons = len(APPLY_BUTTONS)
     scenario, selected, metric, blast, drawn = args[n_buttons : n_buttons + 5]
-    keys = (
-        "type",
-        "x",
-        "y",
-        "feed_a",
-        "feed_b",
-        "cdu",
-        "loop",
-        "cap_scope",
-        "cap_w",
-        "fail_kind",
-        "fail_element",
-        "setpoint_target",
-        "setpoint_element",
-        "setpoint_c",
-        "dry",
-        "wet",
-        "job",
-        "design_limits",
-    )
-    form = dict(zip(keys, args[n_buttons + 5 :]))
+    form = dict(zip((key for key, _control in FORM_FIELDS), args[n_buttons + 5 :]))
     unchanged = (no_update,) * len(ANSWER_OUTPUTS)
     trigger = dash.ctx.triggered_id
     messages = [""] * n_buttons
@@ -1000,11 +993,22 @@ def cdu_options(text, selected, value):
 
 @dash.callback(
     Output(W.SETPOINT_ELEMENT, "options"),
+    Output(W.SETPOINT_ELEMENT, "value"),
+    Output(W.SETPOINT_ELEMENT, "placeholder"),
     Input(W.SETPOINT_TARGET, "value"),
+    Input(W.SETPOINT_ELEMENT, "search_value"),
+    State(W.SETPOINT_ELEMENT, "value"),
 )
-def setpoint_options(target):
-    state = _state()
-    return {"plants": state.plant_name, "cdus": state.cdu_name[:MAX_OPTIONS]}.get(target, state.loop_name)
+def setpoint_options(target, text, value):
+    """The loops, plants or CDUs of the chosen target, searched on the server (a site has thousands of CDUs).
+
+    Choosing another target clears an element that is not one of its names.
+    """
+    names = setpoint_names(_state(), target)
+    if dash.ctx.triggered_id != W.SETPOINT_TARGET:
+        return _search(names, text, value), no_update, no_update
+    placeholder = {"loops": "loop", "plants": "plant"}.get(target, "type to search")
+    return _search(names, None, value), value if value in names else None, placeholder
 
 
 @dash.callback(

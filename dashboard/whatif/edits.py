@@ -17,7 +17,7 @@ import fnmatch
 import numpy as np
 
 from twin.site import design
-from twin.site.edits import EditError, parse_edits
+from twin.site.edits import MAX_EDITS, SETPOINT_FIELD, EditError, parse_edit, parse_edits
 from twin.site.scenario import Scenario, ScenarioDoc
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 from twin.site.whatif import resolve
@@ -52,7 +52,8 @@ FAIL_KINDS = (
     "switch",
     "node",
 )
-SETPOINT_TARGETS = ("loops", "plants", "cdus")
+SETPOINT_TARGETS = ("loops", "plants", "cdus")  # in the form's order; each takes the field SETPOINT_FIELD names
+SETPOINT_LABELS = {"loops": "loop (facility supply)", "plants": "plant (setpoint)", "cdus": "CDU (setpoint)"}
 CAP_SCOPES = ("racks", "site", "job")
 
 
@@ -60,11 +61,22 @@ def resolve_edits(base: SiteTables, edits: list[dict], design_limits: str = desi
     """The scenario of ``edits`` on ``base`` (its ``state`` is the edited site, None when the layout is as built).
 
     ``design_limits``: ``"warn"`` keeps ratings the edits exceed as design findings,
-    ``"strict"`` refuses the edit that exceeds one.  Raises :class:`EditRejected`.
+    ``"strict"`` refuses the edit that exceeds one.  Raises :class:`EditRejected`.  Edits are
+    taken in the current spelling only (older spellings are read from files and stored rows).
     """
+    if len(edits) > MAX_EDITS:
+        raise EditRejected(None, "edits", f"a scenario holds at most {MAX_EDITS:,} edits")
     try:
-        doc = ScenarioDoc(name="what-if", design_limits=design_limits, edits=parse_edits(edits))
+        doc = ScenarioDoc(name="what-if", design_limits=design_limits, edits=parse_edits(edits, upgrade=False))
         return resolve(base, doc)
+    except EditError as exc:
+        raise EditRejected(exc.index, exc.field, exc.problem) from None
+
+
+def canonical(edit: dict, index: int = 0) -> dict:
+    """``edit`` as the schema writes it (numbers as floats, fields in order); :class:`EditRejected` if invalid."""
+    try:
+        return parse_edit(edit, index).as_dict()
     except EditError as exc:
         raise EditRejected(exc.index, exc.field, exc.problem) from None
 
@@ -84,7 +96,7 @@ def describe(edit: dict) -> str:
     )
     shown = ", ".join(names[:3]) + (f" … ({len(names)})" if len(names) > 3 else "")
     details = {
-        "move_rack": lambda: f"move {shown} to x {edit.get('x_m')} m, y {edit.get('y_m')} m",
+        "move_rack": lambda: f"move {shown} to x {_number(edit.get('x_m'))} m, y {_number(edit.get('y_m'))} m",
         "add_rack": lambda: f"add {edit.get('type')} rack {edit.get('name')} in {edit.get('row')}",
         "remove_rack": lambda: f"remove {shown}",
         "set_rack_type": lambda: f"{shown} → {edit.get('type')}",
@@ -97,16 +109,37 @@ def describe(edit: dict) -> str:
         ),
         "restore": lambda: f"restore {shown}",
         "set_cap": lambda: (
-            f"cap GPUs at {edit.get('gpu_power_limit_w')} W: "
+            f"cap GPUs at {_number(edit.get('gpu_power_limit_w'))} W: "
             + ("site" if edit.get("site") else f"job {edit['job']}" if edit.get("job") else shown)
         ),
-        "set_setpoint": lambda: f"supply of {shown} at {edit.get('supply_temp_c', edit.get('supply_setpoint_c'))} °C",
+        "set_setpoint": lambda: _describe_setpoint(edit, shown),
         "set_weather": lambda: (
-            f"outdoor {edit.get('outdoor_dry_bulb_c')} °C dry / {edit.get('outdoor_wet_bulb_c')} °C wet bulb"
+            f"outdoor {_number(edit.get('outdoor_dry_bulb_c'))} °C dry / {_number(edit.get('outdoor_wet_bulb_c'))} °C "
+            "wet bulb"
         ),
         "set_job": lambda: f"job {edit.get('job') or 'none'}",
     }
     return details.get(op, lambda: op)()
+
+
+SETPOINT_WORDS = {"plants": "facility-water setpoint", "cdus": "secondary supply setpoint", "loops": "facility supply"}
+
+
+def _describe_setpoint(edit: dict, shown: str) -> str:
+    target = next((t for t in SETPOINT_TARGETS if t in edit), None)
+    if target is None:
+        return "set_setpoint"
+    return f"{SETPOINT_WORDS[target]} of {shown} at {_number(edit.get(SETPOINT_FIELD[target]))} °C"
+
+
+def _number(value) -> str:
+    """A number as typed (40, 40.0 → ``40``; 40.5 → ``40.5``), whether the form or the store wrote it."""
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def setpoint_names(state: SiteTables, target: str) -> list[str]:
+    """Names a setpoint of ``target`` (one of :data:`SETPOINT_TARGETS`) can name: plants, CDUs or loops."""
+    return {"plants": state.plant_name, "cdus": state.cdu_name, "loops": state.loop_name}.get(target, [])
 
 
 # ------------------------------------------------------------------ name selection

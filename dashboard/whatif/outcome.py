@@ -21,12 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.whatif.edits import resolve_edits
+from dashboard.whatif.edits import EditRejected, resolve_edits
 from twin.engine.compare import blast_radius as twin_blast_radius
 from twin.engine.compare import compare
 from twin.site import design
 from twin.site.scenario import Scenario
 from twin.site.tables import SiteTables
+from twin.training.goodput import ReliabilityError
+from twin.training.sitejob import PlacementError
+from twin.training.steptime import TrainingConfigError
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,15 @@ def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WAR
             _cache.move_to_end(key)
             return hit
     scenario = resolve_edits(base, edits, design_limits)
-    answer = compare(base, scenario)
+    try:
+        answer = compare(base, scenario)
+    except (PlacementError, TrainingConfigError, ReliabilityError, FileNotFoundError) as exc:
+        # the edits apply, but the scenario's job cannot run on the edited site (fewer GPUs than it needs):
+        # the last edit is refused, as `clustertwin project --scenario` refuses the file
+        problem = f"no job file {scenario.job!r}" if isinstance(exc, FileNotFoundError) else str(exc)
+        raise EditRejected(
+            len(edits) - 1 if edits else None, "job", f"the scenario's job cannot run: {problem} (change the job first)"
+        ) from None
     touched = frozenset(r["rack"] for r in answer["diff"]["racks"] if set(r.get("layout", [])) - {"removed"})
     result = Outcome(scenario, scenario.state if scenario.state is not None else base, answer, touched, base)
     with _cache_lock:

@@ -6,7 +6,8 @@ none), or stores the file as a new scenario; ``undo``, ``redo``, ``rename``, ``d
 and ``delete`` do what the browser's buttons do.  A scenario is named by its id or, with
 ``--site``, by its name.  Every command that changes a stored scenario writes an audit
 entry (``scenario.<command>``) as ``cli:<login name>``, like the editor's buttons do for
-their user.
+their user.  ``ops`` lists the edit ops and their fields from the edit schema
+(:mod:`twin.site.edit_schema`) that reads every file these commands take.
 """
 
 from __future__ import annotations
@@ -106,6 +107,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = command("duplicate", "copy a stored scenario with its applied edits", _duplicate)
     p.add_argument("--name", default=None, help="name of the copy (default: '<name> (copy)')")
     command("delete", "delete a stored scenario", _delete)
+    p = sub.add_parser(
+        "ops",
+        help="the edit ops and their fields (the schema every scenario file, the editor and the API use)",
+        description="The ops an [[edits]] table can have, with each field's type and range (docs/scenarios.md); "
+        "--json prints the JSON Schema of one edit, as the API's OpenAPI document shows it.",
+    )
+    p.add_argument("--json", action="store_true", help="print the JSON Schema")
+    p.set_defaults(func=_ops)
 
 
 def _audit(engine, action: str, name: str, before, after) -> None:
@@ -266,4 +275,23 @@ def _delete(args) -> int:
     store.delete_scenario(engine, s.id)
     _audit(engine, "delete", s.name, _state(s) | {"edits_list": [e.as_dict() for e in s.applied]}, None)
     print(f"deleted scenario {s.id} {s.name!r}")
+    return 0
+
+
+def _ops(args) -> int:
+    from twin.site.edit_schema import EDIT_MODELS, edit_json_schema, field_kind
+
+    if args.json:
+        print(dumps(edit_json_schema(), indent=2))
+        return 0
+    for model in EDIT_MODELS:
+        fields = {k: info for k, info in model.model_fields.items() if k not in ("op", "note")}
+        print(f"{model.model_fields['op'].default}: {model.__doc__}")
+        for group in model.needs_one_of:
+            print(f"    one of: {' | '.join(group)}")
+        width = max(len(k) for k in fields)
+        for key, info in fields.items():
+            need = "required" if info.is_required() else "optional"
+            print(f"    {key:<{width}}  {need:<8}  {field_kind(info):<28}  {info.description}")
+    print("every op: note (a string), a person's note")
     return 0

@@ -6,7 +6,9 @@ undo/redo position (:class:`ingest.store.models.Scenario`).  Every change that c
 wrong is validated first against the baseline (the edits up to the position plus the new
 one are resolved by :func:`twin.site.whatif.resolve`); on an error nothing stored
 changes and the :class:`twin.errors.InputError` (an :class:`twin.site.edits.EditError`
-naming the edit's index and field) reaches the caller.
+naming the edit's index and field) reaches the caller.  Edits are stored as their schema
+writes them (:meth:`twin.site.edits.Edit.as_dict`) and read back through the same schema,
+older spellings included (:func:`_edits`).
 
 Functions take an engine from :func:`ingest.store.db.open_database` and return
 :class:`StoredScenario` records, detached from any session.
@@ -76,7 +78,13 @@ class StoredScenario:
 
 
 def _edits(text: str) -> tuple[Edit, ...]:
-    return tuple(parse_edit(raw, i) for i, raw in enumerate(json.loads(text)))
+    """The stored edits in the current spelling.
+
+    Rows written before a field was renamed (:data:`twin.site.edit_schema.RENAMED`: a CDU's
+    setpoint stored as ``supply_temp_c``) are read through :func:`twin.site.edits.upgrade_edit`;
+    the row itself is rewritten in the current spelling by its next change (append, undo, redo).
+    """
+    return tuple(parse_edit(raw, i, upgrade=True) for i, raw in enumerate(json.loads(text)))
 
 
 def _stored(row: ScenarioRow) -> StoredScenario:

@@ -95,6 +95,16 @@ def test_an_operator_creates_edits_undoes_and_every_change_is_audited(client, tw
         ({"op": "set_weather", "outdoor_dry_bulb_c": 400.0}, "edit.outdoor_dry_bulb_c: expected a number"),
         ({"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 1.0}, "edit.y_m: a position needs both"),
         ({"op": "fail", "elements": [CDU], "colour": "red"}, "edit.colour: unknown field for fail"),
+        (
+            {"op": "set_setpoint", "cdus": [CDU], "supply_temp_c": 40.0},
+            "edit.supply_temp_c: supply_temp_c goes with loops; cdus take supply_setpoint_c",
+        ),
+        ({"op": "set_setpoint", "cdus": [CDU], "supply_setpoint_c": None}, "edit.supply_setpoint_c: expected a number"),
+        ([1, 2], "edit.op: expected a table with an op"),
+        (
+            {"op": "fail", "elements": [CDU], "pumps_count": 1.5},
+            "edit.pumps_count: expected a whole number in [1, 1000]",
+        ),
     ],
 )
 def test_an_invalid_edit_is_422_naming_the_problem_and_nothing_is_stored(client, twin, tokens, edit, message):
@@ -224,3 +234,33 @@ def test_a_server_without_a_database_keeps_the_editors_scenarios_in_memory(demo_
         "items": [{"name": "scratch", "site": "demo", "position": 1, "can_undo": True, "can_redo": False}],
     }
     assert client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": ["x"]}}).status_code == 422
+
+
+def test_a_cdu_setpoint_through_the_api_is_stored_in_the_schemas_spelling(client, twin, tokens):
+    otto = tokens["otto"]
+    assert client.post(BASE, json={"name": "warmer cdu"}, headers=otto).status_code == 200
+    edit = {"op": "set_setpoint", "supply_setpoint_c": 40, "cdus": [CDU]}
+    r = client.post(f"{BASE}/warmer cdu/edits", json={"edit": edit}, headers=otto)
+    assert r.status_code == 200, r.get_json()
+    stored_edit = {"op": "set_setpoint", "cdus": [CDU], "supply_setpoint_c": 40.0}  # canonical order, a float
+    assert r.get_json()["edits"] == [stored_edit]
+    assert [e.as_dict() for e in stored.find_scenario(twin.db, "demo", "warmer cdu").applied] == [stored_edit]
+    text = client.get(f"{BASE}/warmer cdu/export", headers=otto).get_data(as_text=True)
+    assert "supply_setpoint_c = 40.0" in text
+
+
+def test_the_openapi_document_shows_the_edit_models(client, tokens):
+    from twin.site.edit_schema import EDIT_MODELS
+
+    doc = client.get("/api/v1/openapi.json", headers=tokens["vera"]).get_json()
+    schemas = doc["components"]["schemas"]
+    edit = schemas["AppendEditBody"]["properties"]["edit"]
+    mapping = edit["discriminator"]["mapping"]
+    assert edit["discriminator"]["propertyName"] == "op" and len(mapping) == len(EDIT_MODELS) == 12
+    setpoint = schemas[mapping["set_setpoint"].rsplit("/", 1)[1]]
+    assert setpoint["properties"]["supply_setpoint_c"]["maximum"] == 60.0
+    assert setpoint["properties"]["supply_temp_c"]["maximum"] == 70.0
+    assert setpoint["allOf"] == [{"anyOf": [{"required": ["plants"]}, {"required": ["cdus"]}, {"required": ["loops"]}]}]
+    assert setpoint["required"] == ["op"] and setpoint["additionalProperties"] is False
+    answer_items = schemas["StoredScenario"]["properties"]["edits"]["items"]
+    assert answer_items["discriminator"]["mapping"] == mapping  # the answer's edits are the same models

@@ -88,7 +88,8 @@ def _open_with_scenario(served, hub, new_page, viewport="1366x768"):
     page.fill("#whatif-name", name)
     page.click("#whatif-new")
     expect(page.locator("#whatif-scenario-msg")).to_have_text(f"created {name}")
-    expect(page.locator("#whatif-comparison h2")).to_contain_text(f"Scenario {name}")
+    # the module's first answer also projects the baseline: an edit's budget, not a click's
+    expect(page.locator("#whatif-comparison h2")).to_contain_text(f"Scenario {name}", timeout=EDIT_BUDGET_S * 1000)
     return page, log, name
 
 
@@ -282,6 +283,57 @@ def test_reassign_a_feed(colossus_2025_app, new_page, screenshot):
             "feed_b": "H1-BW-R02-B",
         }
     ]
+    assert log.errors == []
+
+
+# the colour (oriented change of the hottest GPU) of one rack on the what-if floor, and how many racks changed
+FLOOR_CHANGE_JS = """(rack) => {
+    const gd = document.querySelector('#whatif-floor .js-plotly-plot');
+    let value = null, changed = 0;
+    for (const t of (gd && gd.data) || []) {
+        if (t.type !== 'heatmap' || !t.z || !t.text) { continue; }
+        t.text.forEach((row, i) => row.forEach((name, j) => {
+            const z = t.z[i][j];
+            if (name === rack) { value = z; }
+            if (z !== null && Math.abs(z) >= 0.5) { changed += 1; }
+        }));
+    }
+    return {value: value, changed: changed};
+}"""
+
+
+def test_change_a_cdu_setpoint_and_its_rack_warms(colossus_2025_app, new_page, screenshot):
+    """A CDU's secondary supply setpoint from the editor: stored as supply_setpoint_c, its rack alone gets hotter."""
+    served, hub = colossus_2025_app
+    page, log, name = _open_with_scenario(served, hub, new_page, "1920x1080")
+    page.locator("#whatif-setpoint-target input[value=cdus]").check()
+    expect(page.locator("#whatif-setpoint-element")).to_contain_text("type to search")  # the CDUs' search
+    _choose(page, "whatif-setpoint-element", "H1-R01-K01-CDU")  # found among 1,568 CDUs by the server's search
+    page.fill("#whatif-setpoint-c", "40")
+    page.click("#whatif-apply-setpoint")
+    _applied(page, "whatif-apply-setpoint")
+    described = "secondary supply setpoint of H1-R01-K01-CDU at 40 °C"
+    expect(page.locator("#whatif-apply-setpoint-msg")).to_have_text(f"applied: {described}")
+    expect(page.locator("#whatif-edit-list li")).to_have_text([described])
+    assert _stored_edits(hub, name) == [{"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}]
+    # the answer: the rack behind that CDU is the hottest now, and throttles sooner when its CDU is lost
+    hottest = _row(page, "hottest_gpu_temp_c")
+    expect(hottest.nth(4)).to_have_text(re.compile(r"^\+\d+\.\d$"))
+    expect(hottest.nth(4)).to_have_class(re.compile("whatif-worse"))
+    expect(_row(page, "ttt.cdu_loss_throttle_s").nth(4)).to_have_class(re.compile("whatif-worse"))
+    expect(_row(page, "it_power_mw").nth(4)).to_have_text("±0")  # warmer coolant, the same work
+    page.wait_for_function(
+        f"() => {{ const c = ({FLOOR_CHANGE_JS})('H1-R01-K01'); return c.value !== null && c.value > 5; }}"
+    )
+    change = page.evaluate(FLOOR_CHANGE_JS, "H1-R01-K01")
+    assert change["changed"] == 1, change  # red on the floor: that rack, and no other
+    rise = float(hottest.nth(4).inner_text().lstrip("+"))
+    assert change["value"] == pytest.approx(rise, abs=0.15)  # the floor's colour is the table's change
+    screenshot(page, "whatif-cdu-setpoint-1920x1080")
+
+    # another target clears the CDU: a loop's supply is supply_temp_c, and takes a loop's name
+    page.locator("#whatif-setpoint-target input[value=loops]").check()
+    expect(page.locator("#whatif-setpoint-element")).not_to_contain_text("H1-R01-K01-CDU")
     assert log.errors == []
 
 

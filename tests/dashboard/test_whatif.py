@@ -7,7 +7,7 @@ import pytest
 from dashboard import ids
 from dashboard.auth.callbacks import build_registry, required_role
 from dashboard.callbacks.inputs import InputError
-from dashboard.whatif.edits import EditRejected, describe, kind_names, match_names, resolve_edits
+from dashboard.whatif.edits import EditRejected, canonical, describe, kind_names, match_names, resolve_edits
 from dashboard.whatif.links import rack_href, trip_href
 from dashboard.whatif.outcome import diff_rows, entity_changes, outcome, rack_changes
 from dashboard.whatif.store import DatabaseScenarioStore, MemoryScenarioStore, export_toml, import_toml
@@ -28,6 +28,29 @@ def test_bad_edits_are_refused_naming_index_and_field(demo_state):
     with pytest.raises(EditRejected) as err:
         resolve_edits(demo_state, [{"op": "move_rack", "racks": ["H1-R01-K01"], "x_m": 500.0, "y_m": 1.0}])
     assert err.value.field == "x_m" and "outside" in err.value.message
+
+
+def test_an_edit_that_leaves_too_few_gpus_for_the_job_is_refused_naming_the_job(demo_state):
+    """The demo job takes all 1,024 GPUs: removing a rack leaves it no room, said beside the button (no crash)."""
+    with pytest.raises(EditRejected) as err:
+        outcome(demo_state, [{"op": "remove_rack", "racks": ["H1-R02-K08"]}])
+    assert (err.value.index, err.value.field) == (0, "job")
+    assert "cannot place 1024 GPUs" in err.value.message and "change the job first" in err.value.message
+    result = outcome(demo_state, [{"op": "set_job", "job": ""}, {"op": "remove_rack", "racks": ["H1-R02-K08"]}])
+    assert result.answer["scenario"]["gpus"]["n_gpus"] == 1024 - 64
+
+
+def test_editor_edits_take_the_current_spelling_and_come_back_canonical(demo_state):
+    old = {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_temp_c": 40}
+    with pytest.raises(EditRejected) as err:
+        resolve_edits(demo_state, [old])
+    assert (err.value.index, err.value.field) == (0, "supply_temp_c")
+    assert err.value.message == "supply_temp_c goes with loops; cdus take supply_setpoint_c"
+    with pytest.raises(EditRejected, match="at most 10,000 edits"):
+        resolve_edits(demo_state, [{"op": "fail", "elements": ["GEN-01"]}] * 10_001)
+    new = {"op": "set_setpoint", "supply_setpoint_c": 40, "cdus": ["H1-R01-K01-CDU"]}
+    assert canonical(new) == {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}
+    assert list(canonical(new)) == ["op", "cdus", "supply_setpoint_c"]
 
 
 def test_a_feed_change_moves_load_between_busways_and_outlines_the_rack(demo_state):
@@ -102,6 +125,14 @@ def test_rack_selection_by_glob_and_the_edit_descriptions(demo_state):
     with pytest.raises(EditRejected, match="names nothing"):
         match_names(["H7-*"], demo_state.rack_name, 0, "racks")
     assert describe({"op": "set_rack_type", "racks": ["H4-*"], "type": "GB200-NVL72"}) == "H4-* → GB200-NVL72"
+    cdu = {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}
+    assert describe(cdu) == "secondary supply setpoint of H1-R01-K01-CDU at 40 °C" == describe(canonical(cdu))
+    assert (
+        describe({"op": "set_setpoint", "loops": ["FW-H1"], "supply_temp_c": 31}) == "facility supply of FW-H1 at 31 °C"
+    )
+    assert describe({"op": "set_setpoint", "plants": ["PLANT-1"], "supply_setpoint_c": 30}) == (
+        "facility-water setpoint of PLANT-1 at 30 °C"
+    )
     assert "H1-BW-R01-A" in kind_names(demo_state, "busway")
 
 

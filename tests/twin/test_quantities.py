@@ -134,7 +134,7 @@ def test_every_whatif_json_key_is_listed():
     from ingest.commands.scenarios import _summary
     from ingest.store.scenarios import StoredScenario
     from twin.engine.compare import blast_radius, compare
-    from twin.site.edits import FIELDS
+    from twin.site.edit_schema import FIELD_NAMES
     from twin.site.load import load_site
     from twin.site.scenario import parse_scenario
 
@@ -146,7 +146,7 @@ def test_every_whatif_json_key_is_listed():
     )
     keys = _report_keys(compare(demo, sc), set()) | _report_keys(blast_radius(demo, "H1-TX1-A"), set())
     stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(UTC), datetime.now(UTC), "")
-    keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELDS)
+    keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELD_NAMES)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
 
 

@@ -1,12 +1,13 @@
 """What-if edits: one change each, applied in order to a site model (never to engine arrays).
 
 An :class:`Edit` is an ``op`` and its fields, as written in a scenario's ``[[edits]]``
-(``docs/scenarios.md``).  Layout edits (``move_rack``, ``add_rack``, ``remove_rack``,
+(``docs/scenarios.md``), checked by its op's model (:mod:`twin.site.edit_schema`, whose
+names this module re-exports).  Layout edits (``move_rack``, ``add_rack``, ``remove_rack``,
 ``set_rack_type``, ``set_rack_feeds``, ``set_rack_cdu``, ``set_setpoint`` of plants)
 change the :class:`twin.site.schema.SiteFile` model: :func:`apply_edits` returns a new
 model with per-rack entries (``SiteFile.racks``) and changed plants, and the baseline
 model is left as it was.  Condition edits (``fail``, ``restore``, ``set_cap``,
-``set_setpoint`` of loops, ``set_weather``, ``set_job``) say what the twin runs under;
+``set_setpoint`` of CDUs and loops, ``set_weather``, ``set_job``) say what the twin runs under;
 :mod:`twin.site.whatif` resolves them against the edited site.
 
 Every error is an :class:`EditError` naming the edit's index and field, e.g.
@@ -16,201 +17,39 @@ Every error is an :class:`EditError` naming the edit's index and field, e.g.
 from __future__ import annotations
 
 import fnmatch
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from twin.site.catalogue import Catalogue
-from twin.site.errors import ScenarioError
+from twin.site.edit_schema import (
+    LAYOUT_OPS,
+    MAIN_FIELD,
+    MAX_EDITS,
+    MAX_SELECT_NAMES,
+    SELECT,
+    SETPOINT_FIELD,
+    Edit,
+    EditError,
+    parse_edit,
+    parse_edits,
+    upgrade_edit,
+)
 from twin.site.schema import RackEntry, SiteFile
 
-SELECT = ("racks", "rows", "halls")  # rack selection: names or globs of racks, rows (H1-R01), halls (H1)
-MAX_EDITS = 10_000
-MAX_SELECT_NAMES = 10_000
-
-# field → (kind, low, high) of its value; kinds: names, name, text, number, count, flag
-FIELDS: dict[str, tuple] = {
-    "racks": ("names",),
-    "rows": ("names",),
-    "halls": ("names",),
-    "elements": ("names",),
-    "plants": ("names",),
-    "loops": ("names",),
-    "cdus": ("names",),
-    "name": ("name",),
-    "hall": ("name",),
-    "row": ("name",),
-    "type": ("name",),
-    "feed_a": ("name",),
-    "feed_b": ("text",),
-    "cdu": ("name",),
-    "loop": ("name",),
-    "job": ("text",),
-    "note": ("text",),
-    "x_m": ("number", -10_000.0, 10_000.0),
-    "y_m": ("number", -10_000.0, 10_000.0),
-    "dx_m": ("number", -10_000.0, 10_000.0),
-    "dy_m": ("number", -10_000.0, 10_000.0),
-    "orientation_deg": ("number", -360.0, 360.0),
-    "pumps_count": ("count", 1, 1_000),
-    "chillers_count": ("count", 1, 1_000),
-    "gpu_power_limit_w": ("number", 1.0, 100_000.0),
-    "supply_setpoint_c": ("number", 2.0, 60.0),
-    "supply_temp_c": ("number", 2.0, 70.0),
-    "outdoor_dry_bulb_c": ("number", -40.0, 60.0),
-    "outdoor_wet_bulb_c": ("number", -40.0, 60.0),
-    "gpu_util_frac": ("number", 0.0, 1.0),
-    "site": ("flag",),
-    "idle_nodes_off": ("flag",),
-}
-
-# op → (required fields, optional fields, groups of which at least one field is required)
-OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
-    "move_rack": (
-        (),
-        SELECT + ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg"),
-        (SELECT, ("x_m", "y_m", "dx_m", "dy_m", "orientation_deg")),
-    ),
-    "add_rack": (("name", "hall", "row", "x_m", "y_m", "type", "feed_a"), ("feed_b", "orientation_deg"), ()),
-    "remove_rack": ((), SELECT, (SELECT,)),
-    "set_rack_type": (("type",), SELECT, (SELECT,)),
-    "set_rack_feeds": ((), SELECT + ("feed_a", "feed_b"), (SELECT, ("feed_a", "feed_b"))),
-    "set_rack_cdu": ((), SELECT + ("cdu", "loop"), (SELECT, ("cdu", "loop"))),
-    "fail": (("elements",), ("pumps_count", "chillers_count"), ()),
-    "restore": (("elements",), (), ()),
-    "set_cap": (("gpu_power_limit_w",), SELECT + ("job", "site"), (SELECT + ("job", "site"),)),
-    "set_setpoint": (
-        (),
-        ("plants", "supply_setpoint_c", "loops", "cdus", "supply_temp_c"),
-        (("plants", "loops", "cdus"),),
-    ),
-    "set_weather": ((), ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"), (("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"),)),
-    "set_job": ((), ("job", "gpu_util_frac", "idle_nodes_off"), (("job", "gpu_util_frac", "idle_nodes_off"),)),
-}
-LAYOUT_OPS = ("move_rack", "add_rack", "remove_rack", "set_rack_type", "set_rack_feeds", "set_rack_cdu")
-# the field an error about an edit's effect names, by op
-MAIN_FIELD = {
-    "move_rack": "x_m",
-    "add_rack": "name",
-    "remove_rack": "racks",
-    "set_rack_type": "type",
-    "set_rack_feeds": "feed_a",
-    "set_rack_cdu": "cdu",
-    "fail": "elements",
-    "restore": "elements",
-    "set_cap": "gpu_power_limit_w",
-    "set_setpoint": "supply_setpoint_c",
-    "set_weather": "outdoor_dry_bulb_c",
-    "set_job": "job",
-}
-
-
-class EditError(ScenarioError):
-    """An edit is malformed or does not fit the site; names the edit's index and field."""
-
-    def __init__(self, index: int, field_: str, message: str, file: str = "") -> None:
-        self.index, self.field, self.problem = index, field_, message
-        prefix = f"{file}: " if file else ""
-        super().__init__(f"{prefix}edits[{index}].{field_}: {message}")
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One edit: ``op`` and its fields (already checked against :data:`OPS` and :data:`FIELDS`)."""
-
-    op: str
-    fields: dict = field(default_factory=dict)
-
-    def get(self, key: str, default=None):
-        return self.fields.get(key, default)
-
-    def as_dict(self) -> dict:
-        """``{"op": …, fields…}`` in the canonical field order (TOML export, JSON storage)."""
-        required, optional, _ = OPS[self.op]
-        order = ("note",) + SELECT + required + tuple(k for k in optional if k not in required and k not in SELECT)
-        return {"op": self.op, **{k: self.fields[k] for k in order if k in self.fields}}
-
-
-def _check_value(index: int, key: str, value):
-    spec = FIELDS[key]
-    kind = spec[0]
-    if kind == "names":
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise EditError(index, key, "expected a non-empty list of names or globs")
-        if len(value) > MAX_SELECT_NAMES:
-            raise EditError(index, key, f"more than {MAX_SELECT_NAMES:,} names")
-        return list(value)
-    if kind in ("name", "text"):
-        if not isinstance(value, str) or (kind == "name" and not value) or len(value) > 10_000:
-            raise EditError(index, key, "expected a name" if kind == "name" else "expected a string")
-        return value
-    if kind == "flag":
-        if not isinstance(value, bool):
-            raise EditError(index, key, "expected true or false")
-        return value
-    lo, hi = spec[1], spec[2]
-    if kind == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise EditError(index, key, f"expected a whole number in [{lo}, {hi}], got {value!r}")
-        return value
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not lo <= value <= hi
-    ):
-        raise EditError(index, key, f"expected a number in [{lo:g}, {hi:g}], got {value!r}")
-    return float(value)
-
-
-def parse_edit(raw, index: int) -> Edit:
-    """Check one ``[[edits]]`` table (a dict with ``op``) and return its :class:`Edit`."""
-    if not isinstance(raw, dict):
-        raise EditError(index, "op", "expected a table with an op")
-    op = raw.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        raise EditError(index, "op", f"unknown op {op!r} (ops: {', '.join(OPS)})")
-    required, optional, groups = OPS[op]
-    known = set(required) | set(optional) | {"op", "note"}
-    for key in raw:
-        if key not in known:
-            raise EditError(index, key, f"unknown field for {op} (fields: {', '.join(sorted(known - {'op'}))})")
-    for key in required:
-        if key not in raw:
-            raise EditError(index, key, f"{op} needs {key}")
-    for group in groups:
-        if not any(k in raw for k in group):
-            raise EditError(index, group[0], f"{op} needs one of {', '.join(group)}")
-    fields_ = {k: _check_value(index, k, v) for k, v in raw.items() if k != "op"}
-    if op == "move_rack":
-        absolute, relative = {"x_m", "y_m"} & set(fields_), {"dx_m", "dy_m"} & set(fields_)
-        if absolute and relative:
-            raise EditError(index, "dx_m", "give a position (x_m, y_m) or a shift (dx_m, dy_m), not both")
-        if len(absolute) == 1:
-            raise EditError(index, "y_m" if "x_m" in absolute else "x_m", "a position needs both x_m and y_m")
-    if op == "set_setpoint":
-        if sum(k in fields_ for k in ("plants", "loops", "cdus")) != 1:
-            raise EditError(index, "plants", "set_setpoint takes one of plants, loops or cdus")
-        value = "supply_setpoint_c" if "plants" in fields_ else "supply_temp_c"
-        other = "supply_temp_c" if value == "supply_setpoint_c" else "supply_setpoint_c"
-        if other in fields_:
-            raise EditError(
-                index, other, f"{other} goes with {'loops or cdus' if other == 'supply_temp_c' else 'plants'}"
-            )
-        if value not in fields_:
-            raise EditError(index, value, f"{'plants' if 'plants' in fields_ else 'loops or cdus'} need {value}")
-    return Edit(op, fields_)
-
-
-def parse_edits(raw, file: str = "") -> list[Edit]:
-    """Check a scenario's ``edits`` array."""
-    if not isinstance(raw, list):
-        raise ScenarioError(f"{file + ': ' if file else ''}edits: expected an array of tables [[edits]]")
-    if len(raw) > MAX_EDITS:
-        raise ScenarioError(f"{file + ': ' if file else ''}edits: more than {MAX_EDITS:,} edits")
-    try:
-        return [parse_edit(item, i) for i, item in enumerate(raw)]
-    except EditError as exc:
-        raise EditError(exc.index, exc.field, exc.problem, file) from None
+__all__ = [
+    "LAYOUT_OPS",
+    "MAIN_FIELD",
+    "MAX_EDITS",
+    "MAX_SELECT_NAMES",
+    "SELECT",
+    "SETPOINT_FIELD",
+    "Edit",
+    "EditError",
+    "EditedModel",
+    "apply_edits",
+    "parse_edit",
+    "parse_edits",
+    "upgrade_edit",
+]
 
 
 # ------------------------------------------------------------------ rack names

@@ -255,7 +255,7 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
                     hit = [k for k, n in enumerate(state.cdu_name) if fnmatch.fnmatchcase(n, pattern)]
                     if not hit:
                         raise EditError(i, "cdus", f"{pattern!r} matches no CDU", file)
-                    cdu_setpoint[hit] = e.fields["supply_temp_c"]
+                    cdu_setpoint[hit] = e.fields["supply_setpoint_c"]
         elif e.op == "set_weather":
             for key in ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"):
                 if key in e.fields:

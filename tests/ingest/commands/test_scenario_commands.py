@@ -90,3 +90,28 @@ def test_every_change_from_the_command_line_is_audited_as_the_login_name(tmp_pat
     assert (undo["before"]["edits"], undo["after"]["edits"]) == (3, 2)
     assert rename["before"] == {"name": "row to GB200"} and rename["target"] == "scenario denser row"
     assert entries[-1]["target"] == "scenario copy" and entries[-1]["after"] is None
+
+
+def test_scenario_ops_lists_the_edit_schema(capsys):
+    from twin.site.edit_schema import OPS, edit_json_schema
+
+    assert main(["scenario", "ops"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(":")[0] for line in out.splitlines() if not line.startswith(" ")][:-1] == list(OPS)
+    setpoint = out[out.index("set_setpoint:") : out.index("set_weather:")]
+    assert "one of: plants | cdus | loops" in setpoint
+    assert "supply_setpoint_c  optional  a number in [2, 60]" in setpoint
+    assert "supply_temp_c      optional  a number in [2, 70]" in setpoint
+    assert main(["scenario", "ops", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == edit_json_schema()
+
+
+def test_a_file_with_the_old_cdu_setpoint_spelling_is_stored_in_the_new(tmp_path, capsys):
+    db = ["--db", f"sqlite:///{tmp_path / 'twin.db'}"]
+    old = tmp_path / "old.toml"
+    old.write_text(
+        '[scenario]\nname = "warm cdu"\n[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_temp_c = 40.0\n'
+    )
+    assert main(["scenario", "import", *db, "--site", "demo", str(old), "--json"]) == 0
+    edits = json.loads(capsys.readouterr().out)["edits"]
+    assert edits == [{"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}]

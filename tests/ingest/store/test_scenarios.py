@@ -132,3 +132,34 @@ def test_answer_of_a_stored_scenario(engine):
     assert moved["layout"] == ["moved"]
     dark = [r for r in out["diff"]["racks"] if r["rack"] == "H1-R02-K01"][0]
     assert dark["change"] == "worse" and dark["dark_flag"]
+
+
+def test_a_row_with_the_old_cdu_setpoint_spelling_reads_in_the_new_and_is_rewritten_by_its_next_change(engine):
+    """Rows stored when a CDU's setpoint was ``supply_temp_c`` (now ``supply_setpoint_c``; a loop's stays ``supply_temp_c``)."""
+    import json
+
+    from sqlmodel import Session
+
+    from ingest.store.models import Scenario as ScenarioRow
+
+    old_cdu = {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_temp_c": 40.0}
+    loop = {"op": "set_setpoint", "loops": ["FW-H1"], "supply_temp_c": 31.0}
+    sc = store.create_scenario(engine, "demo", "old spelling", design_limits="warn")
+    with Session(engine) as session:  # the row as the earlier version wrote it
+        row = session.get(ScenarioRow, sc.id)
+        row.edits_json, row.position = json.dumps([old_cdu, loop]), 2
+        session.add(row)
+        session.commit()
+    sc = store.get_scenario(engine, sc.id)
+    new_cdu = {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}
+    assert [e.as_dict() for e in sc.applied] == [new_cdu, loop]
+    text = store.export_toml(engine, sc.id)
+    assert "supply_setpoint_c = 40.0" in text and text.count("supply_temp_c") == 1  # the loop's
+    warmer = {r["rack"]: r["rack_max_gpu_temp_delta_k"] for r in store.answer(engine, sc.id, DEMO)["diff"]["racks"]}
+    assert warmer["H1-R01-K01"] > warmer["H1-R01-K02"] + 5.0  # the CDU setpoint warms its rack beyond the loop's
+    sc = store.undo(engine, sc.id)  # any change writes the row in the current spelling
+    with Session(engine) as session:
+        assert json.loads(session.get(ScenarioRow, sc.id).edits_json) == [new_cdu, loop]
+    # edits appended now take the current spelling only
+    with pytest.raises(EditError, match=r"edits\[1\]\.supply_temp_c: supply_temp_c goes with loops"):
+        store.append_edit(engine, sc.id, old_cdu, DEMO)

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO_DIR
-from twin.site.edits import Edit, EditError
+from twin.site.edit_schema import FailEdit
+from twin.site.edits import EditError, parse_edit, upgrade_edit
 from twin.site.load import load_site
 from twin.site.scenario import ScenarioError, load_scenario, parse_scenario, parse_scenario_doc
 from twin.site.scenariofile import export_scenario_toml
@@ -262,15 +263,62 @@ def test_setpoints_weather_and_job():
 def test_a_cdu_setpoint_warms_its_racks_only():
     from twin.engine.projection import run_scenario
 
-    sc = run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_temp_c = 40.0\n')
+    sc = run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_setpoint_c = 40.0\n')
     cdu = DEMO.cdu_name.index("H1-R01-K01-CDU")
     assert sc.inputs.cdu_supply_setpoint_c[cdu] == 40.0 and np.isnan(sc.inputs.cdu_supply_setpoint_c).sum() == 15
     snap, _, _ = run_scenario(DEMO, sc)
     assert snap.cdu_supply_temp_c[cdu] == pytest.approx(40.0)
     assert snap.cdu_supply_temp_c[cdu + 1] < 35.0
     assert snap.rack_max_gpu_temp_c[0] > snap.rack_max_gpu_temp_c[1] + 5.0
-    with pytest.raises(EditError, match=r"edits\[0\]\.supply_setpoint_c: supply_setpoint_c goes with plants"):
-        run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_setpoint_c = 40.0\n')
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (
+            'loops = ["FW-H1"]\nsupply_setpoint_c = 30.0',
+            r"edits\[0\]\.supply_setpoint_c: supply_setpoint_c goes with plants or cdus; loops take supply_temp_c",
+        ),
+        (
+            'plants = ["PLANT-1"]\nsupply_temp_c = 30.0',
+            r"edits\[0\]\.supply_temp_c: supply_temp_c goes with loops; plants take supply_setpoint_c",
+        ),
+        ('cdus = ["H1-R01-K01-CDU"]', r"edits\[0\]\.supply_setpoint_c: cdus need supply_setpoint_c"),
+        ('loops = ["FW-H1"]', r"edits\[0\]\.supply_temp_c: loops need supply_temp_c"),
+        (
+            'plants = ["PLANT-1"]\nloops = ["FW-H1"]\nsupply_setpoint_c = 30.0',
+            r"edits\[0\]\.loops: give one of plants, cdus, loops, not plants and loops",
+        ),
+        ("supply_setpoint_c = 30.0", r"edits\[0\]\.plants: set_setpoint needs one of plants, cdus, loops"),
+        (
+            'cdus = ["H1-R01-K01-CDU"]\nsupply_setpoint_c = 65.0',
+            r"edits\[0\]\.supply_setpoint_c: expected a number in \[2, 60\], got 65\.0",
+        ),
+    ],
+)
+def test_each_setpoint_target_takes_its_one_value_field(fields, message):
+    with pytest.raises(EditError, match=message):
+        run(f'[[edits]]\nop = "set_setpoint"\n{fields}\n')
+
+
+def test_a_cdu_setpoint_of_the_old_spelling_reads_as_supply_setpoint_c():
+    """Files written when a CDU's setpoint was ``supply_temp_c`` keep working; export writes the new spelling."""
+    old = HEAD + '[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_temp_c = 40.0\n'
+    doc = parse_scenario_doc(old, "old.toml")
+    assert doc.edits[0].as_dict() == {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_setpoint_c": 40.0}
+    assert "supply_setpoint_c = 40.0" in export_scenario_toml(doc) and "supply_temp_c" not in export_scenario_toml(doc)
+    assert run(old[len(HEAD) :]).inputs.cdu_supply_setpoint_c[0] == 40.0
+    # edits made now (the editor, the API) take the current spelling only, with a message saying which
+    raw = {"op": "set_setpoint", "cdus": ["H1-R01-K01-CDU"], "supply_temp_c": 40.0}
+    with pytest.raises(EditError, match=r"edits\[0\]\.supply_temp_c: supply_temp_c goes with loops"):
+        parse_edit(raw, 0)
+    assert upgrade_edit(raw) is not raw and raw["supply_temp_c"] == 40.0  # the caller's table is not changed
+    # a loop's supply_temp_c is the current spelling: nothing to upgrade
+    loop = {"op": "set_setpoint", "loops": ["FW-H1"], "supply_temp_c": 31.0}
+    assert upgrade_edit(loop) == loop
+    both = {**raw, "supply_setpoint_c": 41.0}  # old and new at once: refused, not guessed
+    with pytest.raises(EditError, match=r"edits\[0\]\.supply_temp_c: supply_temp_c goes with loops"):
+        parse_edit(both, 0, upgrade=True)
 
 
 def test_a_setpoint_that_overloads_the_cdus_is_refused_when_strict_and_reported_when_warn():
@@ -343,7 +391,7 @@ def test_site_files_take_per_rack_entries(tmp_path: Path):
 def test_any_text_survives_the_toml_round_trip(name, note, globs):
     doc = parse_scenario_doc(HEAD, "x.toml")
     doc.name = name
-    doc.edits = [Edit("fail", {"note": note, "elements": globs})]
+    doc.edits = [FailEdit(note=note, elements=globs)]
     text = export_scenario_toml(doc)
     again = parse_scenario_doc(text, "x.toml")
     assert (again.name, again.edits) == (name, doc.edits) and export_scenario_toml(again) == text
