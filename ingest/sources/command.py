@@ -27,9 +27,10 @@ _CHUNK = 1 << 16
 class CommandError(RuntimeError):
     """A bounded command failed; ``kind`` is ``missing``, ``timeout``, ``too_large`` or ``exit``."""
 
-    def __init__(self, message: str, kind: str) -> None:
+    def __init__(self, message: str, kind: str, output: bytes = b"") -> None:
         super().__init__(message)
         self.kind = kind
+        self.output = output  # standard output of a command that exited non-zero (within the cap)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -104,5 +105,5 @@ def run_bounded(
             _kill_group(proc)
     if code != 0:
         detail = _first_line(bytes(err)) or _first_line(bytes(out)) or "no message"
-        raise CommandError(f"{shown}: exited {code}: {detail}", "exit")
+        raise CommandError(f"{shown}: exited {code}: {detail}", "exit", bytes(out))
     return bytes(out)

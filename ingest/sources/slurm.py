@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ RECORDED_FILES = {
     "sacctmgr-qos.txt": "sacctmgr show qos -P",
     "sacctmgr-users.txt": "sacctmgr show user withassoc format=User,DefaultAccount,Account,DefaultQOS,QOS -P",
 }
+_UNREACHABLE = re.compile(r"Unable to contact|slurm_load_jobs|Connection refused", re.I)
 SACCT_FORMAT = (
     "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,State,Reason,Submit,Eligible,Start,End,"
     "Timelimit,NNodes,ReqNodes,NodeList,AllocTRES,ReqTRES,AllocCPUS,Priority,ExitCode"
@@ -144,7 +146,7 @@ class _Reader:
         try:
             return run_bounded(argv, timeout_s=self.t.timeout_s, max_bytes=self.t.max_bytes, env=self._env())
         except CommandError as exc:
-            (self.errors if required else self.warnings).append(str(exc))
+            (self.errors if required else self.warnings).append(_command_error(exc))
             return None
         finally:
             self.parts_s[name] = time.perf_counter() - t0
@@ -223,7 +225,10 @@ class _Reader:
         t0 = time.perf_counter()
         try:
             return parse(data)
-        except (JsonError, slurm_json.SlurmDocumentError, ValueError) as exc:
+        except slurm_json.SlurmDocumentError as exc:
+            (self.errors if required else self.warnings).append(str(exc))
+            return None
+        except (JsonError, ValueError) as exc:
             (self.errors if required else self.warnings).append(f"{what}: {exc}")
             return None
         finally:
@@ -246,12 +251,25 @@ class _Reader:
             )
 
 
+def _command_error(exc: CommandError) -> str:
+    """The error line of a failed command; a ``--json`` client's own error when it printed one."""
+    if exc.kind == "exit" and exc.output.lstrip().startswith(b"{"):
+        try:
+            slurm_json.document(exc.output, "", "-")
+        except (JsonError, slurm_json.SlurmDocumentError) as inner:
+            return f"{str(exc).split(': exited')[0]}: exited non-zero{str(inner)}"
+    return str(exc)
+
+
 def _read_commands(r: _Reader) -> dict:
     """Every piece through Slurm's command-line clients."""
     out: dict = {}
     jobs_raw = r.run("squeue", ["squeue", "--all", "--json"])
     r.note_version(jobs_raw)
     out["jobs"] = r.decode("squeue", lambda d: slurm_json.parse_jobs(d, r.counts, r.tz), jobs_raw)
+    if out["jobs"] is None and r.errors and _UNREACHABLE.search(r.errors[-1]):
+        r.warnings.append("controller unreachable: nodes, partitions and accounting not read")
+        return out
     if r.t.nodes_from == "scontrol":
         raw = r.run("scontrol_nodes", ["scontrol", "show", "node", "-d", "-o"])
         out["nodes"] = r.decode(

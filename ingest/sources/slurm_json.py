@@ -7,7 +7,9 @@ numbers as ``{"set", "infinite", "number"}``, ``job_state`` and node ``state`` l
 ``sinfo --json`` groups under ``sinfo`` with ``nodes/nodes`` and ``node/state``,
 partitions nested as ``nodes/configured``, ``maximums/time``).  Field spellings are
 converted by :mod:`ingest.sources.slurm_map`.  A record that lacks its id is counted in
-``counts.malformed_records`` and skipped; the rest of the document is kept.
+``counts.malformed_records`` and skipped; the rest of the document is kept.  A document
+with ``errors`` is refused whole: Slurm 22.05's clients answer an unreachable controller
+with exit status 0, an error and an empty list, which must not read as an empty cluster.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ def document(text_or_doc, what: str, key: str) -> dict:
     doc = load_json(text_or_doc) if isinstance(text_or_doc, (str, bytes)) else text_or_doc
     if not isinstance(doc, dict):
         raise SlurmDocumentError(f"{what}: expected a JSON object, got {type(doc).__name__}")
-    errors = [e for e in doc.get("errors") or [] if isinstance(e, dict)]
-    if errors and not isinstance(doc.get(key), list):
-        first = errors[0]
+    errors = doc.get("errors") if isinstance(doc.get("errors"), list) else []
+    if errors:  # a controller that cannot be reached: exit 0, an error and an empty list (22.05)
+        first = errors[0] if isinstance(errors[0], dict) else {"description": str(errors[0])}
         text = first.get("description") or first.get("error") or str(first)
-        raise SlurmDocumentError(f"{what}: Slurm answered with an error: {str(text)[:200]}")
+        source = f" ({first['source']})" if first.get("source") else ""
+        raise SlurmDocumentError(f"{what}: Slurm answered with an error: {str(text)[:200]}{source}")
     if not isinstance(doc.get(key), list):
         raise SlurmDocumentError(f"{what}: no {key!r} list in the document (keys: {', '.join(sorted(doc)[:8])})")
     return doc
@@ -230,7 +233,7 @@ def parse_nodes(text_or_doc, counts: SlurmCounts | None = None, tz: tzinfo = UTC
     counts = counts if counts is not None else SlurmCounts()
     doc = load_json(text_or_doc) if isinstance(text_or_doc, (str, bytes)) else text_or_doc
     if isinstance(doc, dict) and isinstance(doc.get("sinfo"), list):
-        return _nodes_from_sinfo_groups(doc["sinfo"], counts, tz)
+        return _nodes_from_sinfo_groups(document(doc, "sinfo JSON", "sinfo")["sinfo"], counts, tz)
     doc = document(doc, "sinfo JSON", "nodes")
     out = []
     for n in doc["nodes"]:
