@@ -23,7 +23,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
