@@ -86,13 +86,15 @@ class SlurmTarget:
 
     @classmethod
     def from_spec(cls, target: str, **kw) -> SlurmTarget:
-        """``""``/``commands`` → commands; ``http(s)://``/``http+unix://`` → rest; a directory → recorded."""
+        """``""``/``commands``/a ``slurm.conf`` → commands; ``http(s)://``/``http+unix://`` → rest; a directory → recorded."""
         if target in ("", "commands", "local"):
             return cls(mode="commands", **kw)
         if target.startswith(("http://", "https://", "http+unix://")):
             return cls(mode="rest", url=target.rstrip("/"), **kw)
         if Path(target).is_dir():
             return cls(mode="recorded", path=target, **kw)
+        if target.endswith(".conf") and Path(target).is_file():
+            return cls(mode="commands", slurm_conf=target, **kw)
         raise ValueError(
             f"slurm target {target!r}: expected 'commands', an http(s):// or http+unix:// slurmrestd URL, "
             "or a directory of recorded outputs"

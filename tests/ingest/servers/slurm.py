@@ -266,3 +266,63 @@ def _wait_workload(c: SlurmCluster) -> None:
 
     if not poll_until(probe, START_BASE_S, interval_s=0.5):
         raise RuntimeError(f"workload not placed: {c.squeue('%i %T %r')}: {c.log_tail()}")
+
+
+@dataclass
+class Slurmrestd:
+    """slurmrestd on a Unix socket with ``rest_auth/local`` (Debian's build has no auth/jwt for TCP)."""
+
+    proc: subprocess.Popen
+    socket_path: Path
+
+    @property
+    def url(self) -> str:
+        from urllib.parse import quote
+
+        return "http+unix://" + quote(str(self.socket_path), safe="")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=load_scaled_s(10.0))
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self.proc.poll() is None:
+            raise RuntimeError(f"slurmrestd {self.proc.pid} still running")
+
+
+def start_restd(cluster: SlurmCluster) -> Slurmrestd:
+    """slurmrestd for ``cluster`` (OpenAPI v0.0.38 only: the slurmdbd plugins refuse to load without one)."""
+    if shutil.which("slurmrestd") is None:
+        raise RuntimeError("slurmrestd not found on PATH: install the Debian package slurmrestd (make test does)")
+    sock = cluster.work / "slurmrestd.sock"
+    env = {**cluster.env, "SLURMRESTD_SECURITY": "disable_user_check"}  # the tests run as root
+    log = (cluster.work / "log" / "slurmrestd.log").open("w")
+    proc = subprocess.Popen(
+        ["slurmrestd", "-s", "openapi/v0.0.38", "-a", "rest_auth/local", f"unix:{sock}"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    restd = Slurmrestd(proc, sock)
+
+    def probe():
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"slurmrestd exited {proc.returncode}: {(cluster.work / 'log' / 'slurmrestd.log').read_text()}"
+            )
+        if not sock.exists():
+            return False
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(str(sock))
+                return True
+            except OSError:
+                return False
+
+    if not poll_until(probe, START_BASE_S):
+        restd.stop()
+        raise RuntimeError(f"slurmrestd does not listen on {sock}")
+    return restd
