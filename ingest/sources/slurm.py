@@ -236,21 +236,17 @@ class _Reader:
         finally:
             self.parts_s[f"parse_{what}"] = time.perf_counter() - t0
 
-    def note_version(self, data) -> None:
-        if self.version or not isinstance(data, (bytes, str)):
-            return
-        try:
-            import json
-
-            head = json.loads(data)
-        except ValueError:
-            return
-        self.version = slurm_json.slurm_version(head) if isinstance(head, dict) else ""
-        if self.version and not self.version.startswith(CHECKED_RELEASES):
-            self.warnings.append(
-                f"Slurm {self.version}: not a release this reader was checked against "
-                f"({', '.join(CHECKED_RELEASES)}); read by field names"
-            )
+    def versioned(self, data) -> dict:
+        """Decode a JSON answer once, noting the Slurm release it names (a warning for an unchecked one)."""
+        doc = slurm_json.load_json(data)
+        if not self.version and isinstance(doc, dict):
+            self.version = slurm_json.slurm_version(doc)
+            if self.version and not self.version.startswith(CHECKED_RELEASES):
+                self.warnings.append(
+                    f"Slurm {self.version}: not a release this reader was checked against "
+                    f"({', '.join(CHECKED_RELEASES)}); read by field names"
+                )
+        return doc
 
 
 def _command_error(exc: CommandError) -> str:
@@ -267,8 +263,7 @@ def _read_commands(r: _Reader) -> dict:
     """Every piece through Slurm's command-line clients."""
     out: dict = {}
     jobs_raw = r.run("squeue", ["squeue", "--all", "--json"])
-    r.note_version(jobs_raw)
-    out["jobs"] = r.decode("squeue", lambda d: slurm_json.parse_jobs(d, r.counts, r.tz), jobs_raw)
+    out["jobs"] = r.decode("squeue", lambda d: slurm_json.parse_jobs(r.versioned(d), r.counts, r.tz), jobs_raw)
     if out["jobs"] is None and r.errors and _UNREACHABLE.search(r.errors[-1]):
         r.warnings.append("controller unreachable: nodes, partitions and accounting not read")
         return out
@@ -341,8 +336,7 @@ def _read_rest(r: _Reader) -> dict:
     """The queue, nodes and partitions from slurmrestd (its accounting needs slurmdbd: not read)."""
     out: dict = {}
     raw = r.rest("jobs", "jobs")
-    r.note_version(raw)
-    out["jobs"] = r.decode("jobs", lambda d: slurm_json.parse_jobs(d, r.counts, r.tz), raw)
+    out["jobs"] = r.decode("jobs", lambda d: slurm_json.parse_jobs(r.versioned(d), r.counts, r.tz), raw)
     raw = r.rest("nodes", "nodes")
     out["nodes"] = r.decode("nodes", lambda d: slurm_json.parse_nodes(d, r.counts, r.tz), raw)
     raw = r.rest("partitions", "partitions", required=False)
@@ -357,8 +351,7 @@ def _read_recorded(r: _Reader) -> dict:
     text = lambda data: slurm_acct.decode(data)  # noqa: E731
     if (d / "squeue.json").is_file():
         raw = r.file("squeue.json")
-        r.note_version(raw)
-        out["jobs"] = r.decode("squeue", lambda x: slurm_json.parse_jobs(x, r.counts, r.tz), raw)
+        out["jobs"] = r.decode("squeue", lambda x: slurm_json.parse_jobs(r.versioned(x), r.counts, r.tz), raw)
     else:
         raw = r.file("squeue.txt")
         out["jobs"] = r.decode("squeue", lambda x: slurm_text.parse_squeue_text(text(x), r.counts, r.tz), raw)

@@ -82,13 +82,13 @@ def sacct_lines(lines: Iterable[str], delimiter: str, counts: SlurmCounts | None
             yield (pending + line).rstrip("\n")
             pending, have = "", 0
         elif have + n > want:
-            counts.malformed_records += 1
+            counts.n_malformed_records += 1
             pending, have = "", 0
         else:
             pending += line.replace("\n", "\\n")
             have += n
     if pending:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
 
 
 def sacct_rows(
@@ -112,10 +112,10 @@ def sacct_rows(
     names = [h.strip() for h in next(logical).split(delimiter)]
     rows = []
     for line in logical:
-        counts.records += 1
+        counts.n_records += 1
         cells = line.split(delimiter)
         if len(cells) != len(names):
-            counts.malformed_records += 1
+            counts.n_malformed_records += 1
             continue
         row = dict(zip(names, cells))
         if window_end is not None and (end := sm.timestamp(row.get("End", ""), tz)) is not None and end > window_end:
@@ -139,7 +139,7 @@ def job_from_sacct_row(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC)
     """One ``sacct`` job record → :class:`SlurmJob`; steps are counted in ``skipped_steps``."""
     ids = _job_ids(r.get("JobID", ""))
     if ids is None:
-        counts.skipped_steps += 1
+        counts.n_skipped_steps += 1
         return None
     display_id, array_job, task, tasks = ids
     raw = r.get("JobIDRaw", "").strip()
@@ -215,7 +215,7 @@ def job_from_jobcomp(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC) -
     """One jobcomp line → :class:`SlurmJob` (times in the controller's zone ``tz``)."""
     raw = r.get("JobId", "")
     if not raw.isdigit():
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     state, flags = sm.job_state(r.get("JobState"))
     array_job = sm.integer(r.get("ArrayJobId"))
@@ -253,7 +253,7 @@ def parse_jobcomp(text: bytes | str, counts: SlurmCounts | None = None, tz: tzin
     counts = counts if counts is not None else SlurmCounts()
     out = []
     for r in jobcomp_records(text):
-        counts.records += 1
+        counts.n_records += 1
         job = job_from_jobcomp(r, counts, tz)
         if job is not None:
             out.append(job)

@@ -4,7 +4,7 @@ The queue (``squeue``) and the accounting (``sacct`` or jobcomp) are merged, the
 winning for a job in both; node names (of nodes, of jobs' allocations, of partitions) are
 resolved to the site's dense node ids through an :class:`ingest.sources.inventory.Inventory`
 (one lookup per distinct name).  With a site, nodes the site does not know are counted
-in ``counts.unknown_hosts`` (first few named) and left out of ``nodes``; jobs keep their
+in ``counts.n_unknown_hosts`` (first few named) and left out of ``nodes``; jobs keep their
 Slurm node names and get the ids of the names the site knows.  A partition without a
 ``gres/gpu`` TRES (no accounting TRES configured) counts the GPUs of its nodes' GRES.
 QoS and accounts come from ``sacctmgr`` where a slurmdbd runs, else from the names the

@@ -7,7 +7,7 @@ numbers as ``{"set", "infinite", "number"}``, ``job_state`` and node ``state`` l
 ``sinfo --json`` groups under ``sinfo`` with ``nodes/nodes`` and ``node/state``,
 partitions nested as ``nodes/configured``, ``maximums/time``).  Field spellings are
 converted by :mod:`ingest.sources.slurm_map`.  A record that lacks its id is counted in
-``counts.malformed_records`` and skipped; the rest of the document is kept.  A document
+``counts.n_malformed_records`` and skipped; the rest of the document is kept.  A document
 with ``errors`` is refused whole: Slurm 22.05's clients answer an unreachable controller
 with exit status 0, an error and an empty list, which must not read as an empty cluster.
 """
@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 from datetime import UTC, tzinfo
 
+import orjson
+
 from ingest.sources import slurm_map as sm
 from ingest.sources.hostlist import HostlistError, expand
-from ingest.sources.jsondoc import load_json
+from ingest.sources.jsondoc import JsonError
 from ingest.sources.slurm_records import SlurmCounts, SlurmJob, SlurmNode, SlurmPartition
 
 RUNNING_LIKE = frozenset({"running", "suspended", "completing"})
@@ -27,6 +29,18 @@ RUNNING_LIKE = frozenset({"running", "suspended", "completing"})
 
 class SlurmDocumentError(ValueError):
     """A document that is not the Slurm JSON it should be (named in one line)."""
+
+
+def load_json(text: str | bytes):
+    """Decode a Slurm answer with orjson (a colossus ``squeue``+``sinfo`` is ~26 MB); :class:`JsonError` if not JSON.
+
+    orjson refuses nesting deeper than 1,024 levels itself; the readers here walk fixed
+    paths, never recursively, so no depth walk of the whole document is needed.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise JsonError(f"not JSON: {exc}") from None
 
 
 def _get(d: dict, path: str, default=None):
@@ -71,7 +85,7 @@ def expand_nodes(text, counts: SlurmCounts) -> tuple[str, ...]:
     try:
         return tuple(expand(text)) if isinstance(text, str) else ()
     except HostlistError:
-        counts.oversized_hostlists += 1
+        counts.n_oversized_hostlists += 1
         return ()
 
 
@@ -100,7 +114,7 @@ def job_from_json(j: dict, counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmJob | 
     """One ``jobs[]`` entry of any release → :class:`SlurmJob`; ``None`` (counted) without a job id."""
     job_id = sm.integer(j.get("job_id"), -1) if isinstance(j, dict) else -1
     if job_id < 0:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     state, flags = sm.job_state(j.get("job_state"))
     start, end = sm.timestamp(j.get("start_time"), tz), sm.timestamp(j.get("end_time"), tz)
@@ -155,7 +169,7 @@ def parse_jobs(text_or_doc, counts: SlurmCounts | None = None, tz: tzinfo = UTC)
     doc = document(text_or_doc, "squeue JSON", "jobs")
     out = []
     for j in doc["jobs"]:
-        counts.records += 1
+        counts.n_records += 1
         job = job_from_json(j, counts, tz)
         if job is not None:
             out.append(job)
@@ -172,7 +186,7 @@ def node_from_json(n: dict, counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmNode 
     """One ``nodes[]`` entry (``sinfo --json`` 22.05, ``scontrol show nodes --json``, slurmrestd)."""
     name = n.get("name") if isinstance(n, dict) else None
     if not isinstance(name, str) or not name:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     state, flags = sm.node_state(n.get("state"), n.get("state_flags") or ())
     gpus, gpu_type = sm.gres_gpus(n.get("gres"))
@@ -197,9 +211,9 @@ def _nodes_from_sinfo_groups(groups: list, counts: SlurmCounts, tz: tzinfo) -> l
     """23.02+ ``sinfo --json``: groups of identical nodes, one per partition → one record per node."""
     by_name: dict[str, SlurmNode] = {}
     for g in groups:
-        counts.records += 1
+        counts.n_records += 1
         if not isinstance(g, dict):
-            counts.malformed_records += 1
+            counts.n_malformed_records += 1
             continue
         names = expand_nodes(_get(g, "nodes/nodes"), counts)
         state, flags = sm.node_state(_get(g, "node/state"))
@@ -237,7 +251,7 @@ def parse_nodes(text_or_doc, counts: SlurmCounts | None = None, tz: tzinfo = UTC
     doc = document(doc, "sinfo JSON", "nodes")
     out = []
     for n in doc["nodes"]:
-        counts.records += 1
+        counts.n_records += 1
         node = node_from_json(n, counts, tz)
         if node is not None:
             out.append(node)
@@ -253,7 +267,7 @@ def partition_from_json(p: dict, counts: SlurmCounts) -> SlurmPartition | None:
     """One ``partitions[]`` entry of 22.05 (flat) or 23.02+ (nested) → :class:`SlurmPartition`."""
     name = p.get("name") if isinstance(p, dict) else None
     if not isinstance(name, str) or not name:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     nested = isinstance(p.get("nodes"), dict)
     nodes = _get(p, "nodes/configured", "") if nested else p.get("nodes", "")
@@ -270,7 +284,7 @@ def partition_from_json(p: dict, counts: SlurmCounts) -> SlurmPartition | None:
         default_flag=int("default" in flags),
         qos=sm.text_value(_get(p, "qos/assigned") if nested else p.get("qos")),
         max_time_s=_minutes_s(_get(p, "maximums/time") if nested else p.get("max_time_limit")),
-        max_nodes_per_job=int(max_nodes) if max_nodes is not None and 0 <= max_nodes < 0xFFFFFFFE else None,
+        max_nodes_per_job_count=int(max_nodes) if max_nodes is not None and 0 <= max_nodes < 0xFFFFFFFE else None,
         priority_tier=sm.integer(_get(p, "priority/tier") if nested else p.get("priority_tier"), 1),
         n_nodes=sm.integer(_get(p, "nodes/total") if nested else p.get("total_nodes")),
         n_cpus=sm.integer(_get(p, "cpus/total") if nested else p.get("total_cpus")),
@@ -287,7 +301,7 @@ def parse_partitions(text_or_doc, counts: SlurmCounts | None = None) -> list[Slu
     doc = document(text_or_doc, "partitions JSON", "partitions")
     out = []
     for p in doc["partitions"]:
-        counts.records += 1
+        counts.n_records += 1
         part = partition_from_json(p, counts)
         if part is not None:
             out.append(part)

@@ -15,6 +15,7 @@ one module.  They accept the forms of every Slurm release the readers meet:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from datetime import UTC, datetime, tzinfo
@@ -127,10 +128,15 @@ def integer(value, default: int = 0) -> int:
 
 def job_state(value) -> tuple[str, tuple[str, ...]]:
     """Slurm job state (string, list, code or ``CANCELLED by UID``) → (state, flags)."""
-    if isinstance(value, list):
-        words = [str(v) for v in value]
+    return _job_state(tuple(str(v) for v in value) if isinstance(value, list) else str(value or ""))
+
+
+@functools.lru_cache(maxsize=1024)
+def _job_state(value: tuple[str, ...] | str) -> tuple[str, tuple[str, ...]]:
+    if isinstance(value, tuple):
+        words = list(value)
     else:
-        words = re.split(r"\s+by\s+", str(value or ""), maxsplit=1, flags=re.I)[0].replace("+", " ").split()
+        words = re.split(r"\s+by\s+", value, maxsplit=1, flags=re.I)[0].replace("+", " ").split()
     state, flags = "unknown", []
     for word in words:
         w = word.strip().upper()
@@ -146,10 +152,12 @@ def job_state(value) -> tuple[str, tuple[str, ...]]:
 
 def node_state(value, extra_flags=()) -> tuple[str, tuple[str, ...]]:
     """Slurm node state in any form → (ClusterTwin state, flags)."""
-    if isinstance(value, list):
-        words = [str(v) for v in value]
-    else:
-        words = str(value or "").split("+")
+    words = tuple(str(v) for v in value) if isinstance(value, list) else tuple(str(value or "").split("+"))
+    return _node_state(words, tuple(str(f) for f in extra_flags))
+
+
+@functools.lru_cache(maxsize=1024)
+def _node_state(words: tuple[str, ...], extra_flags: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     base, flags = "unknown", [str(f).lower() for f in extra_flags]
     for i, raw in enumerate(words):
         w = raw.strip()
@@ -250,6 +258,11 @@ def gres_gpus(text) -> tuple[int, str]:
     """GPUs in a GRES or per-node TRES string → (count, type): ``gpu:h100:8(IDX:0-7)`` → (8, "h100")."""
     if not isinstance(text, str):
         return 0, ""
+    return _gres_gpus(text)
+
+
+@functools.lru_cache(maxsize=4096)  # a site has a handful of distinct GRES strings, seen once per node
+def _gres_gpus(text: str) -> tuple[int, str]:
     total, kind = 0, ""
     for part in split_outside(text):
         m = _GRES_GPU.match(part.strip().lower())

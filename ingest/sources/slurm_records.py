@@ -163,7 +163,7 @@ class SlurmPartition:
     default_flag: int = 0
     qos: str = ""
     max_time_s: float | None = None
-    max_nodes_per_job: int | None = None
+    max_nodes_per_job_count: int | None = None
     priority_tier: int = 1
     n_nodes: int = 0
     n_cpus: int = 0
@@ -201,15 +201,15 @@ class SlurmAccount:
 class SlurmCounts:
     """What happened to one read: records seen, skipped, unknown hosts (first few named)."""
 
-    records: int = 0
-    malformed_records: int = 0
-    unknown_hosts: int = 0
+    n_records: int = 0
+    n_malformed_records: int = 0
+    n_unknown_hosts: int = 0
     unknown_host_names: list[str] = field(default_factory=list)
-    oversized_hostlists: int = 0
-    skipped_steps: int = 0
+    n_oversized_hostlists: int = 0
+    n_skipped_steps: int = 0
 
     def add_unknown(self, names: set[str]) -> None:
-        self.unknown_hosts += len(names)
+        self.n_unknown_hosts += len(names)
         for n in sorted(names):
             if len(self.unknown_host_names) >= _EXAMPLES:
                 break
@@ -283,12 +283,12 @@ def snapshot_counts(snapshot: SlurmSnapshot) -> dict:
         "n_gpus_configured": sum(n.n_gpus_configured for n in snapshot.nodes),
         "n_gpus_allocated": sum(n.n_gpus_allocated for n in snapshot.nodes),
         "n_gpus_requested_pending": sum(j.n_gpus_requested for j in snapshot.jobs if j.state == "pending"),
-        "records": c.records,
-        "malformed_records": c.malformed_records,
-        "unknown_hosts": c.unknown_hosts,
+        "n_records": c.n_records,
+        "n_malformed_records": c.n_malformed_records,
+        "n_unknown_hosts": c.n_unknown_hosts,
         "unknown_host_names": list(c.unknown_host_names),
-        "oversized_hostlists": c.oversized_hostlists,
-        "skipped_steps": c.skipped_steps,
+        "n_oversized_hostlists": c.n_oversized_hostlists,
+        "n_skipped_steps": c.n_skipped_steps,
     }
 
 

@@ -92,7 +92,7 @@ def node_from_scontrol(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC)
     """One ``scontrol show node -d`` record → :class:`SlurmNode` (``GresUsed`` needs ``-d``)."""
     name = r.get("NodeName", "")
     if not name:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     state, flags = sm.node_state(r.get("State", ""))
     gpus, gpu_type = sm.gres_gpus(r.get("Gres"))
@@ -117,7 +117,7 @@ def partition_from_scontrol(r: dict[str, str], counts: SlurmCounts) -> SlurmPart
     """One ``scontrol show partition`` record → :class:`SlurmPartition`."""
     name = r.get("PartitionName", "")
     if not name:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     max_nodes = sm.number(r.get("MaxNodes"))
     return SlurmPartition(
@@ -128,7 +128,7 @@ def partition_from_scontrol(r: dict[str, str], counts: SlurmCounts) -> SlurmPart
         default_flag=int(r.get("Default", "NO").upper() == "YES"),
         qos=sm.text_value(r.get("QoS")),
         max_time_s=sm.duration_s(r.get("MaxTime")),
-        max_nodes_per_job=int(max_nodes) if max_nodes is not None and max_nodes < 0xFFFFFFFE else None,
+        max_nodes_per_job_count=int(max_nodes) if max_nodes is not None and max_nodes < 0xFFFFFFFE else None,
         priority_tier=sm.integer(r.get("PriorityTier"), 1),
         n_nodes=sm.integer(r.get("TotalNodes")),
         n_cpus=sm.integer(r.get("TotalCPUs")),
@@ -141,7 +141,7 @@ def parse_scontrol_nodes(text: str, counts: SlurmCounts | None = None, tz: tzinf
     counts = counts if counts is not None else SlurmCounts()
     out = []
     for r in scontrol_records(text):
-        counts.records += 1
+        counts.n_records += 1
         node = node_from_scontrol(r, counts, tz)
         if node is not None:
             out.append(node)
@@ -152,7 +152,7 @@ def parse_scontrol_partitions(text: str, counts: SlurmCounts | None = None) -> l
     counts = counts if counts is not None else SlurmCounts()
     out = []
     for r in scontrol_records(text):
-        counts.records += 1
+        counts.n_records += 1
         part = partition_from_scontrol(r, counts)
         if part is not None:
             out.append(part)
@@ -204,7 +204,7 @@ def job_from_squeue_row(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC
     """One ``squeue -O`` row (:data:`SQUEUE_FIELDS` names) → :class:`SlurmJob`."""
     job_id = sm.integer(r.get("JOBID"), -1) if r.get("JOBID", "").isdigit() else -1
     if job_id < 0:
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     state, flags = sm.job_state(r.get("STATE"))
     array_job, task, tasks = _array_ids(r.get("JOBARRAYID", ""))
@@ -251,7 +251,7 @@ def parse_squeue_text(
     counts = counts if counts is not None else SlurmCounts()
     out = []
     for r in delimited_rows(text, SQUEUE_DELIMITER, fields):
-        counts.records += 1
+        counts.n_records += 1
         job = job_from_squeue_row(r, counts, tz)
         if job is not None:
             out.append(job)
@@ -263,7 +263,7 @@ def node_from_sinfo_row(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC
     low = {k.lower().strip(): v for k, v in r.items()}
     name = low.get("nodelist") or low.get("node_list") or low.get("hostnames") or ""
     if not name or any(c in name for c in "[],"):
-        counts.malformed_records += 1
+        counts.n_malformed_records += 1
         return None
     long_state = low.get("state_2") or low.get("statelong") or low.get("state") or ""
     gpus, gpu_type = sm.gres_gpus(low.get("gres"))
@@ -295,7 +295,7 @@ def parse_sinfo_text(
     counts = counts if counts is not None else SlurmCounts()
     by_name: dict[str, SlurmNode] = {}
     for r in delimited_rows(text, "|", fields):
-        counts.records += 1
+        counts.n_records += 1
         node = node_from_sinfo_row(r, counts, tz)
         if node is None:
             continue

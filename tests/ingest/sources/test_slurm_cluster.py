@@ -109,7 +109,7 @@ def test_gpu_counts_from_gres_match_the_running_jobs(slurm_cluster, snapshot):
 
 def test_unknown_hosts_counted_and_skipped(slurm_cluster, snapshot):
     assert {n.name for n in snapshot.nodes} == set(peer.TRAIN_NODES + peer.DEBUG_NODES)
-    assert snapshot.counts.unknown_hosts == 2 and sorted(snapshot.counts.unknown_host_names) == peer.SPARE_NODES
+    assert snapshot.counts.n_unknown_hosts == 2 and sorted(snapshot.counts.unknown_host_names) == peer.SPARE_NODES
     spare_job = _job(snapshot, slurm_cluster.jobs["spare"])
     assert spare_job.state == "running" and spare_job.node_names == ("spare1",) and spare_job.node_ids == ()
 
@@ -154,7 +154,7 @@ def test_cli_json_jobs_nodes_and_counts_by_state(slurm_cluster, capsys):
     counts = doc["counts"]
     assert counts["nodes_by_state"]["drained"] == 1 and counts["nodes_by_state"]["down"] == 1
     assert sum(counts["jobs_by_state"].values()) == len(doc["jobs"]) == counts["n_jobs"]
-    assert counts["unknown_hosts"] == 2 and counts["n_nodes"] == 30
+    assert counts["n_unknown_hosts"] == 2 and counts["n_nodes"] == 30
     assert by_id[slurm_cluster.jobs["train"]]["started_at"].endswith("Z")
 
 
@@ -179,7 +179,7 @@ def test_cli_in_a_subprocess_without_site(slurm_cluster):
     assert r.returncode == 0, r.stderr
     node_lines = [line for line in r.stdout.splitlines() if line.startswith("node ")]
     assert len(node_lines) == len(peer.NODES)
-    assert '"unknown_hosts": 0' in r.stderr
+    assert '"n_unknown_hosts": 0' in r.stderr
 
 
 def test_controller_down_fails_in_one_line_within_the_deadline(slurm_cluster, tmp_path):

@@ -24,7 +24,7 @@ def gcm(fixtures_dir):
 def test_squeue_with_hash_separators(gcm):
     counts = SlurmCounts()
     jobs = slurm_text.parse_squeue_text((gcm / "sample-squeue-output.txt").read_text(), counts)
-    assert counts.records == 5 and counts.malformed_records == 0
+    assert counts.n_records == 5 and counts.n_malformed_records == 0
     by_display = {j.display_id: j for j in jobs}
     assert list(by_display) == ["45704744", "42953390_320", "42956774_3", "22783212", "42271120_[7-8%1]"]
     first = by_display["45704744"]
@@ -66,7 +66,7 @@ def test_squeue_times_in_the_controllers_zone_become_utc(gcm):
 def test_sinfo_all_columns_with_repeated_headers(gcm):
     counts = SlurmCounts()
     nodes = slurm_text.parse_sinfo_text((gcm / "sample-sinfo-output.txt").read_text(), counts)
-    assert counts.records == 4 and [n.name for n in nodes] == ["node0201", "node1537", "node4180"]
+    assert counts.n_records == 4 and [n.name for n in nodes] == ["node0201", "node1537", "node4180"]
     drained = nodes[0]
     assert (drained.state, drained.reason, drained.reason_set_by) == ("drained", "replace", "root")
     assert set(drained.state_flags) == {"drain", "not_responding"}  # drained*
@@ -109,8 +109,14 @@ def test_scontrol_partitions_match_gcm(gcm):
         10,
     )
     assert len(p1.node_names) == 3140 and p1.max_time_s == 3 * 86400 and p1.preempt_mode == "requeue"
-    assert (p2.max_nodes_per_job, p2.priority_tier, p2.qos, p2.n_nodes, len(p2.node_names)) == (64, 25, "", 1469, 1469)
-    assert p3.preempt_mode == "off" and p1.max_nodes_per_job is None
+    assert (p2.max_nodes_per_job_count, p2.priority_tier, p2.qos, p2.n_nodes, len(p2.node_names)) == (
+        64,
+        25,
+        "",
+        1469,
+        1469,
+    )
+    assert p3.preempt_mode == "off" and p1.max_nodes_per_job_count is None
 
 
 def test_scontrol_partitions_large(gcm):
@@ -137,7 +143,7 @@ def test_sacct_multiline_records_joined_as_gcm_does(gcm, name):
     assert list(slurm_acct.sacct_lines(lines, "|#")) == expected
     counts = SlurmCounts()
     jobs = slurm_acct.parse_sacct((gcm / f"{name}.txt").read_bytes(), counts)
-    assert counts.malformed_records == 0 and jobs and all(j.state for j in jobs)
+    assert counts.n_malformed_records == 0 and jobs and all(j.state for j in jobs)
     requeued = [j for j in jobs if j.state == "requeued"]
     assert requeued and requeued[0].n_gpus_allocated == 256 and len(requeued[0].node_names) == 32
 
@@ -165,7 +171,7 @@ def test_sacct_midnight_large(gcm):
 def test_sacct_invalid_utf8_keeps_every_record(gcm):
     counts = SlurmCounts()
     rows = slurm_acct.sacct_rows((gcm / "sample-sacct-output-invalid-utf8.txt").read_bytes(), counts=counts)
-    assert len(rows) == 11 and counts.malformed_records == 0  # GCM: 11 payloads with errors=replace
+    assert len(rows) == 11 and counts.n_malformed_records == 0  # GCM: 11 payloads with errors=replace
     assert any("\ufffd" in v for r in rows for v in r.values())
     jobs = slurm_acct.parse_sacct((gcm / "sample-sacct-output-invalid-utf8.txt").read_bytes())
     assert [j.job_id for j in jobs] == sorted({j.job_id for j in jobs})
@@ -174,7 +180,7 @@ def test_sacct_invalid_utf8_keeps_every_record(gcm):
 def test_sacct_invalid_line_is_counted_and_skipped(gcm):
     counts = SlurmCounts()
     rows = slurm_acct.sacct_rows((gcm / "sample-sacct-output-with-invalid-lines.txt").read_text(), counts=counts)
-    assert rows == [] and counts.malformed_records == 1
+    assert rows == [] and counts.n_malformed_records == 1
 
 
 @pytest.mark.parametrize(
@@ -186,7 +192,7 @@ def test_sacct_step_records_parse_and_are_skipped_as_steps(gcm, name, n_rows):
     text = (gcm / f"{name}.txt").read_bytes()
     assert len(slurm_acct.sacct_rows(text)) == n_rows
     jobs = slurm_acct.parse_sacct(text, counts)
-    assert jobs == [] and counts.skipped_steps == n_rows and counts.malformed_records == 0
+    assert jobs == [] and counts.n_skipped_steps == n_rows and counts.n_malformed_records == 0
 
 
 def test_sacctmgr_qos_rows_and_records(gcm):

@@ -102,7 +102,7 @@ def test_recorded_directory_as_a_source(directory):
     assert result.ok, result.error
     snap = result.snapshot
     assert snap.slurm_version.startswith(directory.name.split("-")[1])
-    assert snap.counts.unknown_hosts == 2 and len(snap.nodes) == 30
+    assert snap.counts.n_unknown_hosts == 2 and len(snap.nodes) == 30
     assert snap.jobs_by_state()["pending"] >= 3 and snap.nodes_by_state()["drained"] == 1
     assert result.warnings == []
 
@@ -126,7 +126,7 @@ def test_entries_without_ids_are_counted_and_the_rest_kept():
     doc["jobs"].append("not an object")
     counts = SlurmCounts()
     jobs = slurm_json.parse_jobs(doc, counts)
-    assert len(jobs) == 8 and counts.malformed_records == 2 and counts.records == 10
+    assert len(jobs) == 8 and counts.n_malformed_records == 2 and counts.n_records == 10
 
 
 @pytest.mark.parametrize(
@@ -144,3 +144,33 @@ def test_entries_without_ids_are_counted_and_the_rest_kept():
 def test_documents_that_are_not_squeue_json_fail_in_one_line(text, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         slurm_json.parse_jobs(text)
+
+
+def _keys(obj, out: set[str]) -> set[str]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            out.add(key)
+            if not key.endswith("_by_state"):  # keyed by state names
+                _keys(value, out)
+    elif isinstance(obj, list):
+        for item in obj:
+            _keys(item, out)
+    return out
+
+
+def test_every_json_field_is_in_the_glossary(fixtures_dir):
+    from ingest.sources import slurm_acct
+    from ingest.sources.slurm_records import record_json, snapshot_json
+    from twin.quantities import BY_NAME, NOT_QUANTITIES
+
+    result = read_slurm(SlurmTarget(mode="recorded", path=str(V22)), Inventory.from_site(load_site("demo")))
+    doc = {"source": "", "target": "", "ok": True, "error": "", "warnings": [], **snapshot_json(result.snapshot)}
+    gcm = fixtures_dir / "slurm-meta-gcm"
+    doc["qos"] = [
+        record_json(q) for q in slurm_acct.parse_sacctmgr_qos((gcm / "sample-sacctmgr-qos.txt").read_text())[1]
+    ]
+    doc["accounts"] = [
+        record_json(a) for a in slurm_acct.parse_sacctmgr_users((gcm / "sample-sacctmgr-user-info.txt").read_text())[1]
+    ]
+    assert doc["qos"] and doc["accounts"] and doc["partitions"] and doc["jobs"] and doc["nodes"]
+    assert sorted(k for k in _keys(doc, set()) if k not in BY_NAME and k not in NOT_QUANTITIES) == []
