@@ -236,17 +236,19 @@ class _Reader:
         finally:
             self.parts_s[f"parse_{what}"] = time.perf_counter() - t0
 
-    def versioned(self, data) -> dict:
-        """Decode a JSON answer once, noting the Slurm release it names (a warning for an unchecked one)."""
-        doc = slurm_json.load_json(data)
-        if not self.version and isinstance(doc, dict):
-            self.version = slurm_json.slurm_version(doc)
-            if self.version and not self.version.startswith(CHECKED_RELEASES):
-                self.warnings.append(
-                    f"Slurm {self.version}: not a release this reader was checked against "
-                    f"({', '.join(CHECKED_RELEASES)}); read by field names"
-                )
-        return doc
+    def note_release(self, doc: dict) -> None:
+        """Note the Slurm release a document names (a warning for one this reader was not checked against)."""
+        if self.version:
+            return
+        self.version = slurm_json.slurm_version(doc)
+        if self.version and not self.version.startswith(CHECKED_RELEASES):
+            self.warnings.append(
+                f"Slurm {self.version}: not a release this reader was checked against "
+                f"({', '.join(CHECKED_RELEASES)}); read by field names"
+            )
+
+    def jobs(self, data):
+        return slurm_json.parse_jobs(data, self.counts, self.tz, on_doc=self.note_release)
 
 
 def _command_error(exc: CommandError) -> str:
@@ -263,7 +265,7 @@ def _read_commands(r: _Reader) -> dict:
     """Every piece through Slurm's command-line clients."""
     out: dict = {}
     jobs_raw = r.run("squeue", ["squeue", "--all", "--json"])
-    out["jobs"] = r.decode("squeue", lambda d: slurm_json.parse_jobs(r.versioned(d), r.counts, r.tz), jobs_raw)
+    out["jobs"] = r.decode("squeue", r.jobs, jobs_raw)
     if out["jobs"] is None and r.errors and _UNREACHABLE.search(r.errors[-1]):
         r.warnings.append("controller unreachable: nodes, partitions and accounting not read")
         return out
@@ -336,7 +338,7 @@ def _read_rest(r: _Reader) -> dict:
     """The queue, nodes and partitions from slurmrestd (its accounting needs slurmdbd: not read)."""
     out: dict = {}
     raw = r.rest("jobs", "jobs")
-    out["jobs"] = r.decode("jobs", lambda d: slurm_json.parse_jobs(r.versioned(d), r.counts, r.tz), raw)
+    out["jobs"] = r.decode("jobs", r.jobs, raw)
     raw = r.rest("nodes", "nodes")
     out["nodes"] = r.decode("nodes", lambda d: slurm_json.parse_nodes(d, r.counts, r.tz), raw)
     raw = r.rest("partitions", "partitions", required=False)
@@ -351,7 +353,7 @@ def _read_recorded(r: _Reader) -> dict:
     text = lambda data: slurm_acct.decode(data)  # noqa: E731
     if (d / "squeue.json").is_file():
         raw = r.file("squeue.json")
-        out["jobs"] = r.decode("squeue", lambda x: slurm_json.parse_jobs(r.versioned(x), r.counts, r.tz), raw)
+        out["jobs"] = r.decode("squeue", r.jobs, raw)
     else:
         raw = r.file("squeue.txt")
         out["jobs"] = r.decode("squeue", lambda x: slurm_text.parse_squeue_text(text(x), r.counts, r.tz), raw)

@@ -84,6 +84,13 @@ def _accounts_from_jobs(jobs: list[SlurmJob]) -> list[SlurmAccount]:
 
 def assemble(pieces: dict, counts: SlurmCounts, inventory=None, *, version: str = "", read_at: datetime | None = None):
     """Merge, map and complete the pieces of one read (see module docstring) into a snapshot."""
+    from ingest.sources.slurm_json import gc_paused
+
+    with gc_paused():
+        return _assemble(pieces, counts, inventory, version, read_at)
+
+
+def _assemble(pieces: dict, counts: SlurmCounts, inventory, version: str, read_at: datetime | None) -> SlurmSnapshot:
     queue = pieces.get("jobs") or []
     jobs = _merge_jobs(queue, pieces.get("done") or [])
     resolve = _Resolver(inventory)

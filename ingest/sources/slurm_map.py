@@ -22,6 +22,7 @@ from datetime import UTC, datetime, tzinfo
 
 from ingest.sources.slurm_records import JOB_STATES, NODE_STATES
 
+_NOTHING_TEXT = frozenset({"(null)", "none", "n/a"})
 _UNSET_TEXT = frozenset({"", "n/a", "none", "(null)", "unknown", "not_set", "0"})
 _UNLIMITED_TEXT = frozenset({"unlimited", "infinite", "infinity", "partition_limit"})
 
@@ -97,6 +98,8 @@ _USER_ID = re.compile(r"^(.*?)\((\d+)\)$")
 
 def number(value) -> float | None:
     """A Slurm number in any release's form: ``None`` when unset, ``inf`` when infinite."""
+    if type(value) is int or type(value) is float:  # the common case first (22.05 numbers)
+        return float(value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -120,6 +123,8 @@ def number(value) -> float | None:
 
 def integer(value, default: int = 0) -> int:
     """:func:`number` as an ``int`` (``default`` when unset, infinite, or beyond Slurm's NO_VAL)."""
+    if type(value) is int and 0 <= value < 0xFFFFFFFE:
+        return value
     v = number(value)
     if v is None or not math.isfinite(v) or v >= 0xFFFFFFFE:
         return default
@@ -286,6 +291,8 @@ def tres(text) -> dict[str, str]:
 
 def tres_gpus(text) -> int:
     """GPUs in a TRES string: ``gres/gpu=N``, else the sum of typed ``gres/gpu:TYPE=N`` entries."""
+    if not isinstance(text, str) or "gres/gpu" not in text:
+        return 0
     t = tres(text)
     if "gres/gpu" in t:
         return integer(t["gres/gpu"])
@@ -321,5 +328,5 @@ def text_value(value) -> str:
     """A Slurm text field with its 'nothing' spellings (``(null)``, ``None``, ``N/A``) as ``""``."""
     if value is None:
         return ""
-    t = str(value).strip()
-    return "" if t.lower() in ("(null)", "none", "n/a") else t
+    t = value.strip() if type(value) is str else str(value).strip()
+    return "" if t in _NOTHING_TEXT or t.lower() in _NOTHING_TEXT else t
