@@ -255,14 +255,20 @@ def submit_workload(cluster: SlurmCluster) -> None:
 
 
 def _wait_workload(c: SlurmCluster) -> None:
-    """Until the scheduler has placed what it can: the finished jobs done, the runnable ones running."""
+    """Until the scheduler has placed what it can (the finished jobs done, the runnable ones running)
+    and the backfill pass has given the job too big for the free nodes its expected start and
+    its reason (both are set a pass after submission)."""
 
     def probe():
-        states = dict(line.split(maxsplit=1) for line in c.squeue("%i %T") if " " in line)
+        rows = [line.split("|") for line in c.squeue("%i|%T|%S|%r") if line.strip()]
+        states = {r[0]: r[1] for r in rows if len(r) == 4}
+        starts = {r[0]: (r[2], r[3]) for r in rows if len(r) == 4}
         done = all(states.get(str(c.jobs[k])) in ("COMPLETED", "FAILED") for k in ("done", "fail"))
         running = all(states.get(str(c.jobs[k])) == "RUNNING" for k in ("train", "spare"))
         arrays = sum(1 for i, s in states.items() if i.startswith(f"{c.jobs['array']}_") and s == "RUNNING")
-        return done and running and arrays == 2 and (c.work / "jobcomp.txt").exists()
+        start, reason = starts.get(str(c.jobs["big"]), ("N/A", ""))
+        planned = start not in ("N/A", "Unknown") and reason in ("Resources", "Priority")
+        return done and running and arrays == 2 and planned and (c.work / "jobcomp.txt").exists()
 
     if not poll_until(probe, START_BASE_S, interval_s=0.5):
         raise RuntimeError(f"workload not placed: {c.squeue('%i %T %r')}: {c.log_tail()}")
