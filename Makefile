@@ -10,8 +10,9 @@ STAMP  := $(VENV)/.installed
 SITE   ?= colossus
 # Debian packages the test suite needs: headless Chromium and its driver (browser tests),
 # PostgreSQL server (storage on PostgreSQL), Prometheus + promtool (Prometheus API ingest),
-# OpenIPMI's ipmi_sim and ipmitool (IPMI ingest).
-APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool
+# OpenIPMI's ipmi_sim and ipmitool (IPMI ingest), Slurm's controller, node daemon, clients and REST
+# daemon (a real 22.05 cluster of many virtual GPU nodes for the Slurm source).
+APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool slurmctld slurmd slurm-client slurmrestd
 
 .PHONY: run test test-fast lint bench setup system-deps clean
 
@@ -36,6 +37,10 @@ system-deps:
 	{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || missing="$$missing prometheus"; \
 	command -v ipmi_sim >/dev/null || missing="$$missing openipmi"; \
 	command -v ipmitool >/dev/null || missing="$$missing ipmitool"; \
+	command -v slurmctld >/dev/null || missing="$$missing slurmctld"; \
+	command -v slurmd >/dev/null || missing="$$missing slurmd"; \
+	command -v squeue >/dev/null || missing="$$missing slurm-client"; \
+	command -v slurmrestd >/dev/null || missing="$$missing slurmrestd"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=None,
         metavar="SPEC",
-        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish, ipmi or slurm; "
         "repeatable (default: synthetic)",
     )
     parser.add_argument(

@@ -2,7 +2,7 @@
 
 ``--target`` is a URL (``http(s)://…``, ``ipmi://user:password@host:port``) to fetch, or a
 path to parse (dcgm text, Prometheus JSON, ipmitool text, a Redfish JSON file or mockup
-directory).  With ``--site`` the samples are mapped to the site's entities through
+directory).  ``--source slurm`` reads a scheduler instead (:mod:`ingest.commands.slurm_once`).  With ``--site`` the samples are mapped to the site's entities through
 :class:`ingest.sources.inventory.Inventory`; without it the raw entity labels (host/gpuN …) are
 printed.  Exit code 0 when the read succeeded, 1 when it failed, 2 for bad arguments.
 """
@@ -16,10 +16,11 @@ import sys
 from pathlib import Path
 
 from ingest.commands.run import add_run_parser
+from ingest.commands.slurm_once import add_slurm_arguments, run_slurm_once
 from ingest.sources import dcgm, ipmi, prometheus_api, redfish
 from ingest.sources.samples import ENTITY_KINDS, METRICS, FetchResult, IngestCounts, SampleBatch, judged
 
-SOURCES = ("dcgm", "prometheus", "redfish", "ipmi")
+SOURCES = ("dcgm", "prometheus", "redfish", "ipmi", "slurm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +35,12 @@ def add_once_command(sub: argparse._SubParsersAction) -> None:
     """Add ``once`` to an existing ``ingest`` sub-parser group."""
     p = sub.add_parser("once", help="fetch or parse one source once and print normalised samples")
     p.add_argument("--source", choices=SOURCES, required=True)
-    p.add_argument("--target", required=True, help="URL to fetch (http(s)://, ipmi://) or file/directory to parse")
+    p.add_argument(
+        "--target",
+        default="",
+        help="URL to fetch (http(s)://, ipmi://) or file/directory to parse; "
+        "slurm: commands (default), a slurmrestd URL or a directory of recorded outputs",
+    )
     p.add_argument("--site", help="map samples to this site's entities (name in data/sites or a path)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument(
@@ -65,6 +71,7 @@ def add_once_command(sub: argparse._SubParsersAction) -> None:
         help=f"seconds for a whole Redfish crawl (default {redfish.CRAWL_DEADLINE_S:g})",
     )
     p.add_argument("--limit", type=int, default=0, help="print at most this many samples (0: all)")
+    add_slurm_arguments(p)
     p.set_defaults(func=run_once)
 
 
@@ -163,6 +170,11 @@ def site_labels(site, batch: SampleBatch) -> list[str]:
 
 def run_once(args: argparse.Namespace) -> int:
     """Entry point of ``clustertwin ingest once``."""
+    if args.source == "slurm":
+        return run_slurm_once(args)
+    if not args.target:
+        print(f"error: --source {args.source} needs --target", file=sys.stderr)
+        return 2
     try:
         result = read_once(args)
     except ValueError as exc:

@@ -30,7 +30,7 @@ def add_run_parser(ingest_subparsers) -> None:
         action="append",
         default=None,
         metavar="SPEC",
-        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish or ipmi; "
+        help="'synthetic' or KIND=TARGET[#HOST] with KIND dcgm, prometheus, redfish, ipmi or slurm; "
         "repeatable (default: synthetic)",
     )
     run.add_argument("--shard", default="0/1", help="this process's shard i/n of the frame blocks (default: 0/1)")

@@ -40,6 +40,15 @@ XID_SEVERITY = {
 }
 XID_SHUTDOWN = 79  # what a GPU that shut down on temperature reports (fallen off the bus)
 STALE_AFTER_S = 10.0  # a source without a good reading for this long is stale (5 scrape intervals at 2 s)
+# sources read less often than every few seconds: stale after three missed polls (slurm: every 10 s)
+STALE_AFTER_S_BY_KIND = {"slurm": 35.0}
+
+
+def stale_after_s(source: str) -> float:
+    """Seconds without a good reading after which ``source`` (``kind`` or ``kind:host``) is stale."""
+    return STALE_AFTER_S_BY_KIND.get(source.split(":", 1)[0], STALE_AFTER_S)
+
+
 SUPPLY_WARN_K = 2.0  # facility supply above setpoint [K] that warns: the CDU approach margin starts to go
 SUPPLY_CRIT_K = 5.0  # [K] above setpoint: CDU capacity is derated by roughly a quarter (capacity curves)
 JOB_SLOW_WARN_FRAC = 0.9  # throughput below this share of the job's best recent throughput warns
@@ -521,11 +530,11 @@ def _stale_conditions(ctx: _Context) -> list[Condition]:
             name,
             "source_age_s",
             age,
-            "no reading yet" if not np.isfinite(age) else f"no good reading for over {STALE_AFTER_S:.0f} s",
+            "no reading yet" if not np.isfinite(age) else f"no good reading for over {stale_after_s(name):.0f} s",
             source=name,
         )
         for name, age in ctx.snap.source_age_s.items()
-        if not age <= STALE_AFTER_S
+        if not age <= stale_after_s(name)
     ]
 
 

@@ -5,7 +5,9 @@ A source is named on the command line as ``KIND=TARGET[#HOST]``:
 - ``dcgm=http://node:9400/metrics`` (several with commas) — dcgm-exporter scrapes;
 - ``prometheus=http://prometheus:9090`` — the fleet's DCGM series through the HTTP API;
 - ``redfish=https://bmc-or-cdu#H1-R01-K01-CDU`` — a BMC, CDU or rack PDU, crawled;
-- ``ipmi=ipmi://user:password@bmc:623#h1-r01-k01-n0`` — ``ipmitool sdr elist``.
+- ``ipmi=ipmi://user:password@bmc:623#h1-r01-k01-n0`` — ``ipmitool sdr elist``;
+- ``slurm=/etc/slurm/slurm.conf`` (or ``commands``, a slurmrestd URL) — the scheduler's
+  queue and node states, read-only (:mod:`ingest.live.slurm_poller`).
 
 ``#HOST`` names the site entity the target belongs to when its payload does not (a
 BMC's sensors, a CDU's tree).  Every fetch goes through the site's inventory; unknown
@@ -40,8 +42,8 @@ from ingest.sources.redfish import fetch_redfish
 from ingest.sources.samples import KIND_CODE, METRIC_CODE, FetchResult, SampleBatch, failed
 
 log = logging.getLogger(__name__)
-SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi")
-DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0}
+SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi", "slurm")
+DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0, "slurm": 10.0}
 WATCHDOG_MARGIN_S = 5.0  # a poll's watchdog allows this beyond its fetch deadlines (parsing, mapping)
 
 
@@ -140,6 +142,10 @@ def make_poller(
     """A :class:`Poller` for one source specification, each fetch bounded and the poll watched."""
     kind, targets, host = parse_source_spec(spec)
     interval_s = interval_s or DEFAULT_INTERVAL_S[kind]
+    if kind == "slurm":  # a scheduler, not telemetry: its own poller (imported here: it builds on this module)
+        from ingest.live.slurm_poller import make_slurm_poller
+
+        return make_slurm_poller(targets[0], inventory, interval_s, freshness)
     per_target_s = fetch_deadline_s(kind, interval_s)
     fetchers = [(_fetcher(kind, t, host, per_target_s), t) for t in targets]
     name = kind if len(targets) == 1 and not host else f"{kind}:{host or len(targets)}"

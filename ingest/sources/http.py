@@ -18,6 +18,8 @@ The client is :mod:`http.client` (not requests) because the deadline must reach 
 socket while headers are read; responses are never decompressed (``Accept-Encoding:
 identity``), so the size cap is the size held.  A :class:`Session` keeps one
 keep-alive connection per origin (the Redfish crawler reads thousands of pages).
+``http+unix://%2Fpath%2Fto.sock/path`` speaks HTTP over a Unix socket (slurmrestd with
+``rest_auth/local``), under the same deadline and cap.
 """
 
 from __future__ import annotations
@@ -179,6 +181,24 @@ class _HTTPConnection(http.client.HTTPConnection):
         self.sock = _DeadlineSocket(self.sock, self.deadline)
 
 
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket (``http+unix://%2Frun%2Fslurmrestd.sock/path``), same deadline rules."""
+
+    def __init__(self, socket_path: str, deadline: _Deadline) -> None:
+        super().__init__("localhost")
+        self.socket_path, self.deadline = socket_path, deadline
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(max(self.deadline.left_s(), 0.001))
+        try:
+            sock.connect(self.socket_path)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = _DeadlineSocket(sock, self.deadline)
+
+
 class _HTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int | None, deadline: _Deadline, context: ssl.SSLContext) -> None:
         super().__init__(host, port, context=context)
@@ -274,17 +294,21 @@ def _request_once(
     """One GET (following redirects) → (status, reason, body, content type, final url)."""
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        unix = parts.scheme == "http+unix"
+        if not unix and (parts.scheme not in ("http", "https") or not parts.hostname):
             raise ValueError(f"not an http(s) URL: {redact_url(url)!r}")
-        key = (parts.scheme, parts.hostname, parts.port, verify)
+        if unix and not parts.netloc:
+            raise ValueError(f"not an http+unix URL (http+unix://%2Fpath%2Fto.sock/…): {redact_url(url)!r}")
+        key = (parts.scheme, parts.netloc if unix else parts.hostname, None if unix else parts.port, verify)
         conn = session._take(key) if session is not None else None
         reused = conn is not None
         if conn is None:
-            conn = (
-                _HTTPSConnection(parts.hostname, parts.port, deadline, _ssl_context(verify))
-                if parts.scheme == "https"
-                else _HTTPConnection(parts.hostname, parts.port, deadline)
-            )
+            if unix:
+                conn = _UnixHTTPConnection(unquote(parts.netloc), deadline)
+            elif parts.scheme == "https":
+                conn = _HTTPSConnection(parts.hostname, parts.port, deadline, _ssl_context(verify))
+            else:
+                conn = _HTTPConnection(parts.hostname, parts.port, deadline)
         conn.deadline = deadline
         if isinstance(conn.sock, _DeadlineSocket):
             conn.sock._deadline = deadline

@@ -3,6 +3,8 @@
 * ``ipmi_bmc``: OpenIPMI ``ipmi_sim`` with 8 GPU temperature sensors and a PSU power sensor.
 * ``prometheus_server``: the Debian ``prometheus`` binary on a backfilled TSDB, scraping
   ``dcgm_exporter`` (a dcgm-exporter-style ``/metrics`` served from a thread).
+* ``slurm_cluster``: Debian's slurmctld and 32 slurmd (8 fake GPUs each) with a workload
+  of running, pending, array, completed and failed jobs, a drained and a down node.
 * ``http_server``: a factory for threaded HTTP servers with route functions (Redfish
   trees, broken answers).
 
@@ -21,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from servers import ipmi_sim  # noqa: E402
 from servers import prometheus as prometheus_peer  # noqa: E402
+from servers import slurm as slurm_peer  # noqa: E402
 from servers.http_threads import HttpServer  # noqa: E402
 
 LIVE_POWER_W = 650.0
@@ -80,3 +83,14 @@ def ipmi_bmc(tmp_path):
     sim = ipmi_sim.start(tmp_path)
     yield sim
     sim.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """A real Slurm 22.05 cluster with its workload submitted (see servers/slurm.py); stopped afterwards."""
+    cluster = slurm_peer.start(tmp_path_factory.mktemp("slurm"))
+    try:
+        slurm_peer.submit_workload(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
