@@ -64,7 +64,7 @@ def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo)
     # every GPU: HW slowdown by the power brake (NVML 0x08 + 0x80), clocks cut by 2x, board power with them
     assert _braked(engine)
     assert (snap.throttle_frac <= thermal.HW_SLOWDOWN_CLOCK_FRAC).all() and (snap.gpu_state == GPU_THROTTLED).all()
-    busy = thermal.power_at_clock_w(thermal.HW_SLOWDOWN_CLOCK_FRAC, 700.0, engine.idle_w)
+    busy = thermal.power_at_clock_w(thermal.HW_SLOWDOWN_CLOCK_FRAC, 700.0, engine.const.idle_w)
     assert snap.gpu_power_w.max() <= busy + 1e-9
     # the facility falls under what the sources deliver: no UPS, nothing unserved, within the policy's margin
     sup = engine.detail.supply
