@@ -16,11 +16,11 @@ import fnmatch
 
 import numpy as np
 
+from twin.scenario.conditions import Scenario, ScenarioDoc
+from twin.scenario.whatif import resolve
 from twin.site import design
 from twin.site.edits import EditError, parse_edits
-from twin.site.scenario import Scenario, ScenarioDoc
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
-from twin.site.whatif import resolve
 
 MAX_SELECTED = 5_000  # racks the page names one by one in an edit (more are written as row or hall globs)
 DESIGN_LIMITS = (design.WARN, design.STRICT)

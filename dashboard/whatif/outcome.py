@@ -1,7 +1,7 @@
 """The twin's answer to a what-if, as the editor shows it: the numbers of ``clustertwin project``.
 
 :func:`outcome` resolves an edit list (:func:`dashboard.whatif.edits.resolve_edits`) and
-runs :func:`twin.engine.compare.compare` on it: ``{"baseline", "scenario", "diff"}``, the
+runs :func:`twin.scenario.compare.compare` on it: ``{"baseline", "scenario", "diff"}``, the
 same object ``clustertwin project --scenario FILE --json`` prints, cached per site and edit
 list (compare keeps the baseline side itself).  The functions below only pick from it:
 :func:`diff_rows` the compared figures of one section, largest relative change first;
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dashboard.whatif.edits import resolve_edits
-from twin.engine.compare import blast_radius as twin_blast_radius
-from twin.engine.compare import compare
+from twin.scenario.compare import blast_radius as twin_blast_radius
+from twin.scenario.compare import compare
+from twin.scenario.conditions import Scenario
 from twin.site import design
-from twin.site.scenario import Scenario
 from twin.site.tables import SiteTables
 
 
@@ -268,7 +268,7 @@ BLAST_KINDS = (
 
 
 def blast_radius(base: SiteTables, edits: list[dict], element: str) -> dict:
-    """What tripping ``element`` takes out in the scenario of ``edits`` (:func:`twin.engine.compare.blast_radius`)."""
+    """What tripping ``element`` takes out in the scenario of ``edits`` (:func:`twin.scenario.compare.blast_radius`)."""
     result = outcome(base, edits)
     return twin_blast_radius(result.state, element, result.scenario)
 

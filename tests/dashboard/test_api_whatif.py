@@ -9,8 +9,8 @@ from ingest.store import scenarios as stored
 from ingest.store.audit import list_entries
 from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
 from twin.commands.jsonout import finite_or_null
-from twin.engine.projection import project
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
+from twin.scenario.projection import project
 
 BASE = "/api/v1/whatif/scenarios"
 CDU = "H1-R01-K01-CDU"

@@ -11,10 +11,10 @@ from ingest.sources import names
 from ingest.sources.samples import METRICS
 from ingest.store import layouts
 from tests.conftest import REPO_DIR
-from twin.commands.throughput import throughput_report
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.quantities import BY_NAME, NOT_QUANTITIES, QUANTITIES, has_unit_form, markdown_table, quantity
 from twin.training.jobfile import load_job
+from twin.training.report import throughput_report
 
 
 def test_readme_table_is_the_generated_one():
@@ -119,9 +119,9 @@ def _report_keys(obj, out: set[str]) -> set[str]:
 
 
 def test_every_project_and_sites_show_json_key_is_listed():
-    from twin.engine.projection import project
+    from twin.scenario.conditions import Scenario
+    from twin.scenario.projection import project
     from twin.site.load import load_site
-    from twin.site.scenario import Scenario
     from twin.site.summary import site_summary
 
     demo = load_site("demo")
@@ -133,10 +133,10 @@ def test_every_whatif_json_key_is_listed():
     """Keys of ``project --scenario``, ``blast-radius`` and ``scenario show`` (edit fields included)."""
     from ingest.commands.scenarios import _summary
     from ingest.store.scenarios import StoredScenario
-    from twin.engine.compare import blast_radius, compare
+    from twin.scenario.compare import blast_radius, compare
+    from twin.scenario.load import parse_scenario
     from twin.site.edits import FIELDS
     from twin.site.load import load_site
-    from twin.site.scenario import parse_scenario
 
     demo = load_site("demo")
     sc = parse_scenario(

@@ -1,7 +1,7 @@
 """``clustertwin project``: site-level projections, optionally under a what-if scenario.
 
 Without ``--scenario`` it prints the projection of the site under nominal conditions.  With
-one it prints ``{baseline, scenario, diff}`` (:func:`twin.engine.compare.compare`): the same
+one it prints ``{baseline, scenario, diff}`` (:func:`twin.scenario.compare.compare`): the same
 projection for the baseline and for the scenario (its edited site when edits change the
 layout), and what changed, marked worse or better.
 """
@@ -9,10 +9,11 @@ layout), and what changed, marked worse or better.
 from __future__ import annotations
 
 from twin.commands.jsonout import dumps, finite_or_null
-from twin.engine.compare import compare
-from twin.engine.projection import project
+from twin.scenario.compare import compare
+from twin.scenario.conditions import Scenario, ScenarioError
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import project
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, ScenarioError, load_scenario
 from twin.training import goodput
 from twin.training import steptime as training
 from twin.training.sitejob import PlacementError

@@ -17,10 +17,10 @@ from datetime import datetime
 import numpy as np
 
 from twin.engine.balance import SiteBalance
-from twin.engine.snapshot import JobStatus
 from twin.physics.policy import PolicyAction, PolicyState
 from twin.physics.sources import Dispatch, SwingShare
 from twin.physics.swing import SwingReport
+from twin.training.jobstatus import JobStatus
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ class JobsResult:
     """Placed jobs: their status and the shape of their GPU power through the training phases."""
 
     statuses: list[JobStatus]
-    power_shapes: list  # twin.training.phases.ProfileStats per status (None when stalled)
+    power_shapes: list  # twin.physics.swing.ProfileStats per status (None when stalled)
 
 
 @dataclass(frozen=True)

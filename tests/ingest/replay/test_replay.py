@@ -13,7 +13,7 @@ from ingest.replay.metrics import fit_errors
 from ingest.replay.replay import load_recording, replay
 from ingest.replay.session import RecordSpec, record_synthetic
 from twin.cli import main
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
 
 
 def test_fit_errors_match_a_hand_computed_case():

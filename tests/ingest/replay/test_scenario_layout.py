@@ -10,7 +10,7 @@ from ingest.replay.library import SHIPPED_DIR, validate
 from ingest.replay.remap import id_map, remap_recording
 from ingest.replay.replay import load_recording, replay
 from twin.cli import main
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
 
 # H1-R01-K01, whose in-rack CDU loses both pumps in the incident, moved to the end of row
 # H1-R25 as a new rack with its own CDU (the extra rack overfills that array's leaf: warn)

@@ -14,8 +14,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from twin.engine.projection import _placed_job
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.scenario.projection import _placed_job
 from twin.site.load import load_site
 
 DT_S = 10.0

@@ -14,10 +14,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from twin.engine.projection import _placed_job
 from twin.engine.snapshot import GPU_THROTTLED
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.physics import policy, thermal
+from twin.scenario.projection import _placed_job
 from twin.site.load import load_site
 
 BRAKE_BITS = thermal.CLOCK_EVENT_HW_SLOWDOWN | thermal.CLOCK_EVENT_HW_POWER_BRAKE

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO_DIR
-from twin.engine.projection import _placed_job, project
 from twin.engine.snapshot import GPU_OFF
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.scenario.conditions import Scenario
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import _placed_job, project
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, load_scenario
 
 
 @pytest.fixture(scope="module")

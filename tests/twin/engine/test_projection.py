@@ -5,9 +5,10 @@ import json
 import pytest
 
 from twin.cli import main
-from twin.engine.projection import project
+from twin.scenario.conditions import Scenario, ScenarioError
+from twin.scenario.load import parse_scenario
+from twin.scenario.projection import project
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, ScenarioError, parse_scenario
 
 
 @pytest.fixture(scope="module")

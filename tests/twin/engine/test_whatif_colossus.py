@@ -23,10 +23,10 @@ import math
 import pytest
 
 from twin.cli import main
-from twin.engine.compare import blast_radius, compare
+from twin.scenario.compare import blast_radius, compare
+from twin.scenario.load import parse_scenario
 from twin.site.edits import EditError
 from twin.site.load import load_site
-from twin.site.scenario import parse_scenario
 
 H4 = '[[edits]]\nop = "set_rack_type"\nracks = ["H4-*"]\ntype = "GB200-NVL72"\n'
 WARN = '[scenario]\nname = "H4 to GB200"\ndesign_limits = "warn"\n'

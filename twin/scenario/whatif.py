@@ -19,12 +19,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from twin.scenario.conditions import Scenario, ScenarioDoc, resolve_conditions
 from twin.site import design
 from twin.site.catalogue import Catalogue, load_catalogue
 from twin.site.edits import LAYOUT_OPS, MAIN_FIELD, SELECT, Edit, EditedModel, EditError, apply_edits
 from twin.site.errors import SiteError
 from twin.site.load import build_site_model
-from twin.site.scenario import Scenario, ScenarioDoc, resolve_conditions
 from twin.site.tables import SiteTables
 from twin.site.topology import ElementRef, find_element, racks_exposed
 

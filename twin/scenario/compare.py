@@ -21,13 +21,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from twin.engine.projection import project_run
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
 from twin.errors import InputError
-from twin.site.scenario import Scenario
+from twin.scenario.conditions import Scenario
+from twin.scenario.projection import project_run
+from twin.scenario.whatif import add_failures
 from twin.site.tables import POWER_KINDS, TIER_LEAF, SiteTables
 from twin.site.topology import find_element, racks_exposed
-from twin.site.whatif import add_failures
 
 TEMP_TOLERANCE_K = 0.5  # a rack's hottest GPU changing less than this is "same"
 FRAC_TOLERANCE = 0.005  # load fractions changing less than this are "same"

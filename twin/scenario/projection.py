@@ -11,8 +11,8 @@ import numpy as np
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
 from twin.physics import fabric
+from twin.scenario.conditions import Scenario
 from twin.site.catalogue import DATA_DIR
-from twin.site.scenario import Scenario
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 from twin.training.jobfile import load_job
 from twin.training.sitejob import contiguous_placement, evaluate_site_job
