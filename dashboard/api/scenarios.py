@@ -52,7 +52,7 @@ def projection(site_state, text: str, file: str) -> dict:
             return _cache[key]
         scenario = parse_scenario(text, site_state, file)
         try:
-            report = finite_or_null(project(site_state, scenario))
+            report = finite_or_null(project(site_state, scenario).as_dict())
         except (PlacementError, steptime.TrainingConfigError, goodput.ReliabilityError) as exc:
             raise ScenarioError(f"{file}: job: {exc}") from exc
         except FileNotFoundError:

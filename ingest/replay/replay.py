@@ -38,9 +38,11 @@ from ingest.replay.engine import ReplayEngine
 from ingest.replay.metrics import fit_errors
 from ingest.replay.parallel import cached_shards, default_workers, run_parallel
 from ingest.replay.recording import Recording, id_array, load_recording
+from ingest.replay.remap import RemapReport, power_on_job_nodes, remap_recording
 from ingest.replay.shards import Shard
 from ingest.replay.ticking import CDU_SIGNALS, GPU_SIGNALS, RACK_SIGNALS, SUMMED, ShardRun, run_shard
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.reports import Report
 from twin.scenario.conditions import Scenario
 from twin.site.tables import SiteTables
 from twin.training.sitejob import evaluate_site_job
@@ -99,6 +101,15 @@ def apply_scenario(inp: TickInputs, scenario: Scenario, state: SiteTables) -> Ti
 
 
 @dataclass
+class ReplayOutcome(Report):
+    """What the replayed site went through, over every tick."""
+
+    max_gpu_temp_c: float  # hottest die of any tick
+    max_gpus_throttled: int  # most GPUs throttled at once
+    max_gpus_down: int  # most GPUs down at once
+
+
+@dataclass
 class ReplayResult:
     """What a replay produced: speed, per-signal errors, the projected series and the outcome."""
 
@@ -109,11 +120,11 @@ class ReplayResult:
     gpus: int
     signals: dict[str, dict[str, float]]
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # signal → (recorded, projected)
-    outcome: dict[str, float] = field(default_factory=dict)
+    outcome: ReplayOutcome | None = None
     n_ticks: int = 0  # twin ticks after the settled start (every GPU of the site ticked each time)
     tick_s: float = TICK_S
     n_workers: int = 1  # processes that ticked the site's shards
-    skipped: dict = field(default_factory=dict)  # a layout scenario: what of the recording did not carry over
+    skipped: RemapReport | None = None  # a layout scenario: what of the recording did not carry over
 
     @property
     def speed_x(self) -> float:
@@ -136,8 +147,8 @@ class ReplayResult:
             "tick_s": self.tick_s,
             "n_workers": self.n_workers,
             "signals": self.signals,
-            "outcome": self.outcome,
-            **({"skipped": self.skipped} if self.skipped else {}),
+            "outcome": self.outcome.as_dict() if self.outcome is not None else {},
+            **({"skipped": self.skipped.as_dict()} if self.skipped is not None else {}),
         }
 
 
@@ -312,12 +323,10 @@ def replay(
     (:mod:`ingest.replay.remap`), in one process.
     """
     rec = rec or load_recording(bundle, state)
-    skipped = {}
+    skipped = None
     if scenario is not None and scenario.state is not None:
-        from ingest.replay.remap import power_on_job_nodes, remap_recording
-
         rec, report = remap_recording(rec, state, scenario.state)
-        state, site_toml, skipped = scenario.state, None, report.as_dict()
+        state, site_toml, skipped = scenario.state, None, report
         job = recorded_job(state, rec)
         if job is not None:
             rec = power_on_job_nodes(rec, state, job.gpu_ids)
@@ -329,11 +338,11 @@ def replay(
     projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
     recorded = player.recorded()
-    outcome = {
-        "max_gpu_temp_c": float(np.nanmax(projected["tick_max_gpu_temp_c"])),  # over every tick
-        "max_gpus_throttled": int(projected["tick_gpus_throttled"].max()),
-        "max_gpus_down": int(projected["tick_gpus_down"].max()),
-    }
+    outcome = ReplayOutcome(
+        max_gpu_temp_c=float(np.nanmax(projected["tick_max_gpu_temp_c"])),
+        max_gpus_throttled=int(projected["tick_gpus_throttled"].max()),
+        max_gpus_down=int(projected["tick_gpus_down"].max()),
+    )
     return ReplayResult(
         bundle.name,
         rec.n_frames,

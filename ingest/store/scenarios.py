@@ -134,8 +134,9 @@ def validate(baseline: SiteTables, doc: ScenarioDoc) -> Scenario:
     return resolve(baseline, doc)
 
 
-def answer(engine: Engine, scenario_id: int, baseline: SiteTables) -> dict:
-    """``{baseline, scenario, diff}`` of a stored scenario's applied edits (:func:`twin.scenario.compare.compare`)."""
+def answer(engine: Engine, scenario_id: int, baseline: SiteTables):
+    """The :class:`~twin.scenario.reports.Comparison` of a stored scenario's applied edits against ``baseline``
+    (:func:`twin.scenario.compare.compare`)."""
     from twin.scenario.compare import compare  # the twin engine is needed only here
 
     return compare(baseline, validate(baseline, get_scenario(engine, scenario_id).doc()))

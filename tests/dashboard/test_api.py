@@ -155,7 +155,7 @@ def test_wrong_method_is_json(client):
 def test_project_body_gives_the_numbers_of_clustertwin_project(client):
     path = DATA_DIR / "scenarios" / "demo-cdu-loss.toml"
     state = load_site("demo")
-    expected = finite_or_null(project(state, load_scenario(path, state)))
+    expected = finite_or_null(project(state, load_scenario(path, state)).as_dict())
     import tomllib
 
     raw = tomllib.loads(path.read_text())

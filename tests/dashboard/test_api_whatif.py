@@ -179,7 +179,7 @@ def test_projection_of_a_stored_scenario_is_the_report_of_its_file(client, twin,
     assert "[[edits]]" in text and CDU in text
     r = client.post(f"{BASE}/projected/project", headers=tokens["vera"])
     assert r.status_code == 200, r.get_json()
-    expected = finite_or_null(project(twin.state, parse_scenario(text, twin.state, "projected.toml")))
+    expected = finite_or_null(project(twin.state, parse_scenario(text, twin.state, "projected.toml")).as_dict())
     got = r.get_json()
     for key in ("it_power_mw", "facility_power_mw", "outdoor_dry_bulb_c"):
         assert got[key] == pytest.approx(expected[key])

@@ -125,7 +125,7 @@ def test_every_project_and_sites_show_json_key_is_listed():
     from twin.site.summary import site_summary
 
     demo = load_site("demo")
-    keys = _report_keys(project(demo, Scenario()), set()) | _report_keys(site_summary(demo), set())
+    keys = _report_keys(project(demo, Scenario()).as_dict(), set()) | _report_keys(site_summary(demo), set())
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
 
 
@@ -144,7 +144,9 @@ def test_every_whatif_json_key_is_listed():
         'type = "GB200-NVL72"\n[[edits]]\nop = "remove_rack"\nracks = ["H1-R02-K08"]\n',
         demo,
     )
-    keys = _report_keys(compare(demo, sc), set()) | _report_keys(blast_radius(demo, "H1-TX1-A"), set())
+    keys = _report_keys(compare(demo, sc).as_dict(), set()) | _report_keys(
+        blast_radius(demo, "H1-TX1-A").as_dict(), set()
+    )
     stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(UTC), datetime.now(UTC), "")
     keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELDS)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []

@@ -29,7 +29,7 @@ def _run(args) -> int:
 
     state = load_site(args.site)
     scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
-    report = finite_or_null(blast_radius(state, args.element, scenario))
+    report = finite_or_null(blast_radius(state, args.element, scenario).as_dict())
     if args.json:
         print(dumps(report, indent=2))
         return 0

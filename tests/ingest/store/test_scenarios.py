@@ -128,7 +128,7 @@ def test_answer_of_a_stored_scenario(engine):
     sc = store.create_scenario(engine, "demo", "answer")
     sc = store.append_edits(engine, sc.id, [MOVE, {"op": "fail", "elements": ["H1-R02-K01"]}], DEMO)
     out = store.answer(engine, sc.id, DEMO)
-    moved = [r for r in out["diff"]["racks"] if r["rack"] == "H1-R01-K01"][0]
-    assert moved["layout"] == ["moved"]
-    dark = [r for r in out["diff"]["racks"] if r["rack"] == "H1-R02-K01"][0]
-    assert dark["change"] == "worse" and dark["dark_flag"]
+    moved = [r for r in out.diff.racks if r.rack == "H1-R01-K01"][0]
+    assert moved.layout == ["moved"]
+    dark = [r for r in out.diff.racks if r.rack == "H1-R02-K01"][0]
+    assert dark.change == "worse" and dark.dark_flag
