@@ -4,20 +4,17 @@
 own module, each precomputing what it needs and owning the state it carries from one
 tick to the next:
 
-============================================  ====================================  ==========================
-phase (module)                                 result (:mod:`twin.engine.phases`)    carried state
-============================================  ====================================  ==========================
-inputs and load (:mod:`twin.engine.load`)      weather, power state, demand          —
-GPU thermal (:mod:`twin.engine.gpus`)          :class:`GpuThermalResult`             :class:`GpuState`
-cooling loops and plant                        cooling, heat, plant                  :class:`CoolingState`
-(:mod:`twin.engine.coolant`)
-power tree and sources                         IT power, power tree, supply          :class:`SupplyState`
-(:mod:`twin.engine.supply`)                    (and the shortfall policy's step)     (incl. the policy)
-site balance (:mod:`twin.engine.balance`)      :class:`SiteResult`                   —
-fabric (:mod:`twin.engine.network`)            :class:`FabricResult`                 —
-jobs and swing (:mod:`twin.engine.jobs`)       :class:`JobsResult`, ``SwingReport``  —
-projections (:mod:`twin.engine.projections`)   :class:`ProjectionResult`             —
-============================================  ====================================  ==========================
+* inputs and load (:mod:`twin.engine.load`): weather, power state, demand;
+* GPU thermal (:mod:`twin.engine.gpus`): throttle, board power, thermal step — carries :class:`GpuState`;
+* cooling loops and plant (:mod:`twin.engine.coolant`): what the plates see, the CDU step, the
+  facility loops and plant — carries :class:`CoolingState`;
+* power tree and sources (:mod:`twin.engine.supply`): IT power, the tree and N-1, dispatch,
+  the shortfall policy's step, the swing's share per source — carries :class:`SupplyState`;
+* site balance (:mod:`twin.engine.balance`): facility power and what fits in the supply;
+* fabric (:mod:`twin.engine.network`), jobs and swing (:mod:`twin.engine.jobs`),
+  projections (:mod:`twin.engine.projections`).
+
+Site constants several phases read are :class:`twin.engine.constants.SiteConstants`.
 
 :meth:`TwinEngine.tick` advances the twin by ``dt_s`` under :class:`TickInputs`: it runs
 the phases in order, each taking the typed results it needs, and builds the
