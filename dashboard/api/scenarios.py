@@ -19,8 +19,9 @@ from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import current_hub
 from dashboard.views.registry import SCENARIO_DIR, available_scenarios
 from twin.commands.jsonout import finite_or_null
-from twin.engine.projection import project
-from twin.site.scenario import ScenarioError, load_scenario, parse_scenario
+from twin.scenario.conditions import ScenarioError
+from twin.scenario.load import load_scenario, parse_scenario
+from twin.scenario.projection import project
 from twin.training import goodput, steptime
 from twin.training.sitejob import PlacementError
 
@@ -51,7 +52,7 @@ def projection(site_state, text: str, file: str) -> dict:
             return _cache[key]
         scenario = parse_scenario(text, site_state, file)
         try:
-            report = finite_or_null(project(site_state, scenario))
+            report = finite_or_null(project(site_state, scenario).as_dict())
         except (PlacementError, steptime.TrainingConfigError, goodput.ReliabilityError) as exc:
             raise ScenarioError(f"{file}: job: {exc}") from exc
         except FileNotFoundError:

@@ -25,11 +25,12 @@ from dashboard.views.settled import SettledView, evaluate_settled_job
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
-from twin.engine.projection import run_scenario
 from twin.engine.snapshot import Snapshot
 from twin.engine.view import LIVE, REPLAY, SCENARIO, View, ViewKey, ViewTick, format_view_key, parse_view_key
+from twin.scenario.conditions import ScenarioError
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import run_scenario
 from twin.site.catalogue import DATA_DIR
-from twin.site.scenario import ScenarioError, load_scenario
 from twin.site.tables import SiteTables
 
 log = logging.getLogger(__name__)

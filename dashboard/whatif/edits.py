@@ -2,7 +2,7 @@
 
 An edit is a plain dict as in a scenario file's ``[[edits]]`` array (``docs/scenarios.md``):
 ``op`` and its fields, racks by exact name or glob (``racks = ["H4-*"]``), elements by
-name.  :func:`resolve_edits` hands the list to :func:`twin.site.whatif.resolve` (layout
+name.  :func:`resolve_edits` hands the list to :func:`twin.scenario.whatif.resolve` (layout
 edits change a copy of the site model, which is built again with the loader's and the
 design checks; condition edits become the tick inputs) and turns its
 :class:`twin.site.edits.EditError` into :class:`EditRejected`, which the page shows beside
@@ -16,11 +16,11 @@ import fnmatch
 
 import numpy as np
 
+from twin.scenario.conditions import Scenario, ScenarioDoc
+from twin.scenario.whatif import resolve
 from twin.site import design
 from twin.site.edits import MAX_EDITS, SETPOINT_FIELD, EditError, parse_edit, parse_edits
-from twin.site.scenario import Scenario, ScenarioDoc
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
-from twin.site.whatif import resolve
 
 MAX_SELECTED = 5_000  # racks the page names one by one in an edit (more are written as row or hall globs)
 DESIGN_LIMITS = (design.WARN, design.STRICT)

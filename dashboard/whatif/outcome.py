@@ -1,14 +1,15 @@
 """The twin's answer to a what-if, as the editor shows it: the numbers of ``clustertwin project``.
 
 :func:`outcome` resolves an edit list (:func:`dashboard.whatif.edits.resolve_edits`) and
-runs :func:`twin.engine.compare.compare` on it: ``{"baseline", "scenario", "diff"}``, the
-same object ``clustertwin project --scenario FILE --json`` prints, cached per site and edit
-list (compare keeps the baseline side itself).  The functions below only pick from it:
+runs :func:`twin.scenario.compare.compare` on it: a :class:`~twin.scenario.reports.Comparison`
+(``baseline``, ``scenario``, ``diff``), the report ``clustertwin project --scenario FILE --json``
+prints, cached per site and edit list (compare keeps the baseline side itself).  The
+functions below only pick from it:
 :func:`diff_rows` the compared figures of one section, largest relative change first;
 :func:`rack_changes` per rack of the scenario site the change of its hottest GPU and its
 power, whether it went dark and whether an edit changed it; :func:`entity_changes` the
 power elements and CDUs whose load changed most; :func:`blast_radius` what one more
-element's trip takes out.
+element's trip takes out, as its JSON document (the page shows it as it is).
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from dashboard.whatif.edits import EditRejected, resolve_edits
-from twin.engine.compare import blast_radius as twin_blast_radius
-from twin.engine.compare import compare
+from twin.scenario.compare import blast_radius as twin_blast_radius
+from twin.scenario.compare import compare
+from twin.scenario.conditions import Scenario
+from twin.scenario.reports import Comparison, ScenarioSide
 from twin.site import design
-from twin.site.scenario import Scenario
+from twin.site.design import DesignFinding
 from twin.site.tables import SiteTables
 from twin.training.goodput import ReliabilityError
 from twin.training.sitejob import PlacementError
@@ -93,7 +96,7 @@ class Outcome:
 
     scenario: Scenario
     state: SiteTables  # the edited site (the baseline's tables when the layout is as built)
-    answer: dict  # {"baseline", "scenario", "diff"}, as ``clustertwin project --json`` prints it
+    answer: Comparison  # baseline, scenario, diff: the report of ``clustertwin project --scenario``
     touched_racks: frozenset[str]  # racks an edit moved, added or changed (type, feeds, CDU)
     base: SiteTables  # the baseline it answers against (held: the cache key uses its id)
 
@@ -121,7 +124,7 @@ def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WAR
         raise EditRejected(
             len(edits) - 1 if edits else None, "job", f"the scenario's job cannot run: {problem} (change the job first)"
         ) from None
-    touched = frozenset(r["rack"] for r in answer["diff"]["racks"] if set(r.get("layout", [])) - {"removed"})
+    touched = frozenset(r.rack for r in answer.diff.racks if set(r.layout) - {"removed"})
     result = Outcome(scenario, scenario.state if scenario.state is not None else base, answer, touched, base)
     with _cache_lock:
         _cache[key] = result
@@ -151,18 +154,16 @@ def _number(value) -> float:
 
 def diff_rows(result: Outcome, section: str | None = None) -> list[Row]:
     """The compared figures (of ``section``, or all), the largest relative change first."""
-    diff = result.answer["diff"]
+    diff = result.answer.diff
     rows = []
     for q in QUANTITIES:
         if section is not None and q.section != section:
             continue
-        entry = (
-            diff["time_to_throttle_s"].get(q.path[4:]) if q.path.startswith("ttt.") else diff["headline"].get(q.path)
-        )
+        entry = diff.time_to_throttle_s.get(q.path[4:]) if q.path.startswith("ttt.") else diff.headline.get(q.path)
         if entry is None:
             continue
-        a, b = _number(entry.get("baseline")), _number(entry.get("scenario"))
-        change = entry.get("delta")
+        a, b = _number(entry.baseline), _number(entry.scenario)
+        change = entry.delta
         if change is None:
             change = (
                 0.0
@@ -177,7 +178,7 @@ def diff_rows(result: Outcome, section: str | None = None) -> list[Row]:
             )
         scale = abs(a) if math.isfinite(a) and a != 0 else 1.0
         size = abs(change) / scale if math.isfinite(change) else (math.inf if not math.isnan(change) else 0.0)
-        rows.append(Row(q, a, b, float(change), entry.get("change", "same"), size))
+        rows.append(Row(q, a, b, float(change), entry.change, size))
     return sorted(rows, key=lambda r: -r.size)
 
 
@@ -193,24 +194,24 @@ class RackChanges:
 
 
 def rack_changes(result: Outcome) -> RackChanges:
-    """The racks of ``diff["racks"]`` laid on the scenario site's rack order."""
+    """The racks of ``diff.racks`` laid on the scenario site's rack order."""
     state = result.state
     index = {n: i for i, n in enumerate(state.rack_name)}
     temp = np.zeros(state.n_racks)
     power = np.zeros(state.n_racks)
     dark = np.zeros(state.n_racks, dtype=bool)
     verdict: dict[str, str] = {}
-    for entry in result.answer["diff"]["racks"]:
-        i = index.get(entry["rack"])
+    for entry in result.answer.diff.racks:
+        i = index.get(entry.rack)
         if i is None:
             continue  # removed: not on the scenario's floor
-        verdict[entry["rack"]] = entry["change"]
-        if entry["change"] == "added":
+        verdict[entry.rack] = entry.change
+        if entry.change == "added":
             temp[i] = power[i] = np.nan
             continue
-        temp[i] = entry.get("rack_max_gpu_temp_delta_k") or 0.0
-        power[i] = entry.get("rack_power_delta_kw") or 0.0
-        dark[i] = bool(entry.get("dark_flag"))
+        temp[i] = entry.rack_max_gpu_temp_delta_k or 0.0
+        power[i] = entry.rack_power_delta_kw or 0.0
+        dark[i] = bool(entry.dark_flag)
     edited = np.array(sorted(index[n] for n in result.touched_racks if n in index), dtype=np.int64)
     return RackChanges(temp, power, dark, edited, verdict)
 
@@ -218,17 +219,17 @@ def rack_changes(result: Outcome) -> RackChanges:
 def entity_changes(result: Outcome, kind: str, count: int = 12) -> list[tuple[str, float, float]]:
     """(name, baseline, scenario) load fractions of the power elements (``kind="power"``) or CDUs (``"cdu"``)
     whose load changed most, largest change first (NaN baseline: added)."""
-    diff = result.answer["diff"]
+    diff = result.answer.diff
     rows = []
     if kind == "power":
-        for e in diff["power_elements"]:
-            rows.append((e["element"], e["load_frac"] - e["load_delta_frac"], e["load_frac"]))
+        for e in diff.power_elements:
+            rows.append((e.element, e.load_frac - e.load_delta_frac, e.load_frac))
     else:
-        for e in diff["cdus"]:
-            if e["change"] == "removed":
+        for e in diff.cdus:
+            if e.change == "removed":
                 continue
-            after = e["cdu_load_frac"]
-            rows.append((e["cdu"], math.nan if e["change"] == "added" else after - e["load_delta_frac"], after))
+            after = e.load_frac
+            rows.append((e.name, math.nan if e.change == "added" else after - e.load_delta_frac, after))
     rows.sort(key=lambda r: -(abs(r[2] - r[1]) if math.isfinite(r[1]) else math.inf))
     return rows[:count]
 
@@ -236,28 +237,28 @@ def entity_changes(result: Outcome, kind: str, count: int = 12) -> list[tuple[st
 def finding_counts(result: Outcome) -> list[tuple[str, int, int]]:
     """(check, baseline count, scenario count) of the design findings, most new findings first."""
 
-    def count(report: dict) -> dict[str, int]:
+    def count(report: ScenarioSide) -> dict[str, int]:
         out: dict[str, int] = {}
-        for f in report.get("design_findings", []):
-            out[f["check"]] = out.get(f["check"], 0) + 1
+        for f in report.design_findings:
+            out[f.check] = out.get(f.check, 0) + 1
         return out
 
-    a, b = count(result.answer["baseline"]), count(result.answer["scenario"])
+    a, b = count(result.answer.baseline), count(result.answer.scenario)
     rows = [(check, a.get(check, 0), b.get(check, 0)) for check in sorted(set(a) | set(b))]
     return sorted(rows, key=lambda r: -(r[2] - r[1]))
 
 
-def new_findings(result: Outcome, count: int = 15) -> list[dict]:
+def new_findings(result: Outcome, count: int = 15) -> list[DesignFinding]:
     """Design findings the edits brought, the largest overload first."""
 
-    def excess(f: dict) -> float:
-        if f.get("load_kw") is not None and f.get("limit_kw"):
-            return f["load_kw"] / f["limit_kw"]
-        if f.get("ports_needed_count") is not None and f.get("ports_available_count"):
-            return f["ports_needed_count"] / f["ports_available_count"]
+    def excess(f: DesignFinding) -> float:
+        if f.load_kw is not None and f.limit_kw:
+            return f.load_kw / f.limit_kw
+        if f.ports_needed_count is not None and f.ports_available_count:
+            return f.ports_needed_count / f.ports_available_count
         return 0.0
 
-    return sorted(result.answer["diff"]["design_findings"]["new"], key=lambda f: -excess(f))[:count]
+    return sorted(result.answer.diff.design_findings.new, key=lambda f: -excess(f))[:count]
 
 
 # ------------------------------------------------------------------ blast radius
@@ -279,9 +280,10 @@ BLAST_KINDS = (
 
 
 def blast_radius(base: SiteTables, edits: list[dict], element: str) -> dict:
-    """What tripping ``element`` takes out in the scenario of ``edits`` (:func:`twin.engine.compare.blast_radius`)."""
+    """What tripping ``element`` takes out in the scenario of ``edits``: the JSON document of
+    :func:`twin.scenario.compare.blast_radius`'s report, as ``clustertwin blast-radius --json`` prints it."""
     result = outcome(base, edits)
-    return twin_blast_radius(result.state, element, result.scenario)
+    return twin_blast_radius(result.state, element, result.scenario).as_dict()
 
 
 def blast_names(state: SiteTables, kind: str) -> list[str]:

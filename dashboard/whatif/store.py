@@ -212,9 +212,9 @@ def scenario_store(hub, config: dict):
 # ------------------------------------------------------------------ TOML files
 def export_toml(name: str, edits: list[dict]) -> str:
     """The scenario file of ``edits`` (``[scenario]`` and one ``[[edits]]`` table per edit, in order)."""
+    from twin.scenario.conditions import ScenarioDoc
+    from twin.scenario.writer import export_scenario_toml
     from twin.site.edits import parse_edits
-    from twin.site.scenario import ScenarioDoc
-    from twin.site.scenariofile import export_scenario_toml
 
     return export_scenario_toml(ScenarioDoc(name=name, design_limits="warn"), parse_edits(edits))
 
@@ -222,7 +222,7 @@ def export_toml(name: str, edits: list[dict]) -> str:
 def import_toml(text: str) -> tuple[str, list[dict]]:
     """(name, edits) of a scenario file; :class:`InputError` naming what is wrong when it is not one."""
     from twin.errors import InputError as TwinInputError
-    from twin.site.scenario import parse_scenario_doc
+    from twin.scenario.conditions import parse_scenario_doc
 
     if len(text.encode("utf-8", "replace")) > MAX_TOML_BYTES:
         raise InputError(f"scenario file is larger than {MAX_TOML_BYTES // 1024} KiB")

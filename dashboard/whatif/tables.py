@@ -194,7 +194,7 @@ def findings_panel(result) -> html.Div:
             )
         )
     items = [
-        html.Li([html.Strong(f["element"]), f" · {f['check'].replace('_', ' ')} ({f['severity']}): {f['message']}"])
+        html.Li([html.Strong(f.element), f" · {f.check.replace('_', ' ')} ({f.severity}): {f.message}"])
         for f in new_findings(result)
     ]
     return html.Div(

@@ -16,8 +16,8 @@ import pandas as pd
 from dashboard.views.settled import SettledView, evaluate_settled_job
 from dashboard.whatif.outcome import Outcome, outcome
 from ingest.live.trend import TREND_COLUMNS, trend_row
-from twin.engine.projection import project_run
 from twin.engine.view import SCENARIO, ViewKey, ViewTick, format_view_key
+from twin.scenario.projection import project_run
 
 
 class EditorScenarioView(SettledView):

@@ -108,8 +108,9 @@ def _save_calibration(args, site_toml: str, base, cal) -> int:
 def run_replay(args) -> int:
     from ingest.replay.calibrate import calibrate_incident
     from ingest.replay.replay import load_recording, replay, score
+    from twin.scenario.conditions import ScenarioError
+    from twin.scenario.load import load_scenario
     from twin.site.errors import SiteError
-    from twin.site.scenario import ScenarioError, load_scenario
 
     try:
         speed = _speed(args.speed)

@@ -37,13 +37,13 @@ def open_database(url):
 
 
 def read_scenario_doc(path):
-    from twin.site.scenario import read_scenario_doc as read
+    from twin.scenario.conditions import read_scenario_doc as read
 
     return read(path)
 
 
 def read_scenario_text(path):
-    from twin.site.scenario import read_scenario_text as read
+    from twin.scenario.conditions import read_scenario_text as read
 
     return read(path)
 

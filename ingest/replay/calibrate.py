@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ingest.replay.replay import Recording, Replayer, id_array, recorded_job, score
+from ingest.replay.recording import Recording, id_array
+from ingest.replay.replay import Replayer, recorded_job, score
 from twin.physics import power
 from twin.site.calibration import SiteCalibration, apply_calibration
 from twin.site.tables import SiteTables

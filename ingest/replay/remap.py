@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ingest.replay.replay import Recording
+from ingest.replay.recording import Recording
 from twin.site.tables import SiteTables
 
 ID_LIST_COLUMNS = {"failed_power": "power", "failed_sources": "source", "failed_links": "link", "nodes_off": "node"}

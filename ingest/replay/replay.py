@@ -21,7 +21,7 @@ shards ticked in parallel processes (:mod:`ingest.replay.shards`, :mod:`ingest.r
 unless a source fails (then the site's shortfall policy, which caps every hall's GPUs
 from the whole site's balance, may act: one process).
 
-A scenario (:mod:`twin.site.scenario`) is applied on top of the recorded inputs: its
+A scenario (:mod:`twin.scenario.conditions`) is applied on top of the recorded inputs: its
 failures are added, its pump losses subtracted, its loop supply temperatures and power
 cap override; the result then answers "would this have survived?".
 """
@@ -30,83 +30,25 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import numpy as np
-import pandas as pd
 
 from ingest.replay.bundle import Bundle
 from ingest.replay.engine import ReplayEngine
 from ingest.replay.metrics import fit_errors
 from ingest.replay.parallel import cached_shards, default_workers, run_parallel
+from ingest.replay.recording import Recording, id_array, load_recording
+from ingest.replay.remap import RemapReport, power_on_job_nodes, remap_recording
 from ingest.replay.shards import Shard
 from ingest.replay.ticking import CDU_SIGNALS, GPU_SIGNALS, RACK_SIGNALS, SUMMED, ShardRun, run_shard
 from twin.engine.tick import TickInputs, TwinEngine
-from twin.site.scenario import Scenario
+from twin.reports import Report
+from twin.scenario.conditions import Scenario
 from twin.site.tables import SiteTables
 from twin.training.sitejob import evaluate_site_job
 
 TICK_S = 1.0  # the twin's cadence during a replay, as live (recorded inputs held or interpolated between frames)
 JOB_CLOCK_STEP_FRAC = 0.01  # job throughput is re-evaluated when a job GPU's clock moves by a step this size
-
-
-@dataclass
-class Recording:
-    """A bundle's tables pivoted to arrays [n_frames, n_entities] on the site's dense ids."""
-
-    ts: list[datetime]
-    dt_s: np.ndarray
-    rack: dict[str, np.ndarray]
-    cdu: dict[str, np.ndarray]
-    loop_supply_temp_c: np.ndarray
-    gpu_ids: np.ndarray
-    gpu: dict[str, np.ndarray]  # [n_frames, n_detail_gpus]
-    site: pd.DataFrame
-
-    def __post_init__(self) -> None:
-        self.site_rows = self.site.to_dict("records")  # row access in the replay loop, without pandas indexing
-
-    @property
-    def n_frames(self) -> int:
-        return len(self.ts)
-
-    @property
-    def duration_s(self) -> float:
-        return float(self.dt_s[1:].sum())
-
-
-def _pivot(frame: pd.DataFrame, id_col: str, n_ids: int, ts_index: pd.Index, columns) -> dict[str, np.ndarray]:
-    t = ts_index.get_indexer(frame["ts"])
-    ids = frame[id_col].to_numpy()
-    out = {}
-    for c in columns:
-        arr = np.full((len(ts_index), n_ids), np.nan)
-        arr[t, ids] = frame[c].to_numpy(dtype=np.float64)
-        out[c] = arr
-    return out
-
-
-def load_recording(bundle: Bundle, state: SiteTables) -> Recording:
-    """Pivot ``bundle`` onto ``state``'s ids (the bundle must have been validated against it)."""
-    site = bundle.frame("site").sort_values("ts").reset_index(drop=True)
-    index = pd.Index(site["ts"])
-    ts = [t.to_pydatetime().astimezone(UTC) for t in site["ts"]]
-    secs = np.array([t.timestamp() for t in ts])
-    dt = np.diff(secs, prepend=secs[0])
-    rack_df, cdu_df, loop_df, gpu_df = (bundle.frame(k) for k in ("rack", "cdu", "loop", "gpu"))
-    rack = _pivot(rack_df, "rack_id", state.n_racks, index, rack_df.columns[2:])
-    cdu = _pivot(cdu_df, "cdu_id", state.n_cdus, index, cdu_df.columns[2:])
-    loop = _pivot(loop_df, "loop_id", len(state.loop_name), index, ["loop_supply_temp_c"])["loop_supply_temp_c"]
-    gpu_ids = np.unique(gpu_df["gpu_id"].to_numpy()).astype(np.int64)
-    local = pd.Index(gpu_ids)
-    g = gpu_df.assign(local=local.get_indexer(gpu_df["gpu_id"]))
-    gpu = _pivot(g, "local", gpu_ids.size, index, gpu_df.columns[2:])
-    return Recording(ts, dt, rack, cdu, loop, gpu_ids, gpu, site)
-
-
-def id_array(value) -> np.ndarray:
-    """A recorded id list (None: empty) as an int64 array."""
-    return np.asarray(value if value is not None else [], dtype=np.int64)
 
 
 def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario | None = None) -> TickInputs:
@@ -159,6 +101,15 @@ def apply_scenario(inp: TickInputs, scenario: Scenario, state: SiteTables) -> Ti
 
 
 @dataclass
+class ReplayOutcome(Report):
+    """What the replayed site went through, over every tick."""
+
+    max_gpu_temp_c: float  # hottest die of any tick
+    max_gpus_throttled: int  # most GPUs throttled at once
+    max_gpus_down: int  # most GPUs down at once
+
+
+@dataclass
 class ReplayResult:
     """What a replay produced: speed, per-signal errors, the projected series and the outcome."""
 
@@ -169,11 +120,11 @@ class ReplayResult:
     gpus: int
     signals: dict[str, dict[str, float]]
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # signal → (recorded, projected)
-    outcome: dict[str, float] = field(default_factory=dict)
+    outcome: ReplayOutcome | None = None
     n_ticks: int = 0  # twin ticks after the settled start (every GPU of the site ticked each time)
     tick_s: float = TICK_S
     n_workers: int = 1  # processes that ticked the site's shards
-    skipped: dict = field(default_factory=dict)  # a layout scenario: what of the recording did not carry over
+    skipped: RemapReport | None = None  # a layout scenario: what of the recording did not carry over
 
     @property
     def speed_x(self) -> float:
@@ -196,8 +147,8 @@ class ReplayResult:
             "tick_s": self.tick_s,
             "n_workers": self.n_workers,
             "signals": self.signals,
-            "outcome": self.outcome,
-            **({"skipped": self.skipped} if self.skipped else {}),
+            "outcome": self.outcome.as_dict() if self.outcome is not None else {},
+            **({"skipped": self.skipped.as_dict()} if self.skipped is not None else {}),
         }
 
 
@@ -372,12 +323,10 @@ def replay(
     (:mod:`ingest.replay.remap`), in one process.
     """
     rec = rec or load_recording(bundle, state)
-    skipped = {}
+    skipped = None
     if scenario is not None and scenario.state is not None:
-        from ingest.replay.remap import power_on_job_nodes, remap_recording
-
         rec, report = remap_recording(rec, state, scenario.state)
-        state, site_toml, skipped = scenario.state, None, report.as_dict()
+        state, site_toml, skipped = scenario.state, None, report
         job = recorded_job(state, rec)
         if job is not None:
             rec = power_on_job_nodes(rec, state, job.gpu_ids)
@@ -389,11 +338,11 @@ def replay(
     projected = player.run(speed=speed)
     wall = time.perf_counter() - t0
     recorded = player.recorded()
-    outcome = {
-        "max_gpu_temp_c": float(np.nanmax(projected["tick_max_gpu_temp_c"])),  # over every tick
-        "max_gpus_throttled": int(projected["tick_gpus_throttled"].max()),
-        "max_gpus_down": int(projected["tick_gpus_down"].max()),
-    }
+    outcome = ReplayOutcome(
+        max_gpu_temp_c=float(np.nanmax(projected["tick_max_gpu_temp_c"])),
+        max_gpus_throttled=int(projected["tick_gpus_throttled"].max()),
+        max_gpus_down=int(projected["tick_gpus_down"].max()),
+    )
     return ReplayResult(
         bundle.name,
         rec.n_frames,

@@ -4,7 +4,7 @@ A stored scenario is a name, a site and a baseline site version, the scenario TO
 without its edits (``[scenario]``, ``[conditions]``), and an ordered list of edits with an
 undo/redo position (:class:`ingest.store.models.Scenario`).  Every change that can be
 wrong is validated first against the baseline (the edits up to the position plus the new
-one are resolved by :func:`twin.site.whatif.resolve`); on an error nothing stored
+one are resolved by :func:`twin.scenario.whatif.resolve`); on an error nothing stored
 changes and the :class:`twin.errors.InputError` (an :class:`twin.site.edits.EditError`
 naming the edit's index and field) reaches the caller.  Edits are stored as their schema
 writes them (:meth:`twin.site.edits.Edit.as_dict`) and read back through the same schema,
@@ -26,13 +26,13 @@ from sqlmodel import Session, select
 from ingest.store.models import Scenario as ScenarioRow
 from ingest.store.models import SiteVersion, utcnow
 from twin.errors import InputError
+from twin.scenario.conditions import Scenario, ScenarioDoc, parse_scenario_doc
+from twin.scenario.whatif import resolve
+from twin.scenario.writer import export_scenario_toml
 from twin.site.catalogue import load_catalogue
 from twin.site.edits import Edit, parse_edit
 from twin.site.load import build_site, load_site
-from twin.site.scenario import Scenario, ScenarioDoc, parse_scenario_doc
-from twin.site.scenariofile import export_scenario_toml
 from twin.site.tables import SiteTables
-from twin.site.whatif import resolve
 
 MAX_NAME_CHARS = 200
 
@@ -142,9 +142,10 @@ def validate(baseline: SiteTables, doc: ScenarioDoc) -> Scenario:
     return resolve(baseline, doc)
 
 
-def answer(engine: Engine, scenario_id: int, baseline: SiteTables) -> dict:
-    """``{baseline, scenario, diff}`` of a stored scenario's applied edits (:func:`twin.engine.compare.compare`)."""
-    from twin.engine.compare import compare  # the twin engine is needed only here
+def answer(engine: Engine, scenario_id: int, baseline: SiteTables):
+    """The :class:`~twin.scenario.reports.Comparison` of a stored scenario's applied edits against ``baseline``
+    (:func:`twin.scenario.compare.compare`)."""
+    from twin.scenario.compare import compare  # the twin engine is needed only here
 
     return compare(baseline, validate(baseline, get_scenario(engine, scenario_id).doc()))
 

@@ -10,11 +10,11 @@ import pytest
 from dashboard.api.models import MAX_PAGE
 from dashboard.api.routing import MAX_BODY_BYTES
 from twin.commands.jsonout import finite_or_null
-from twin.engine.projection import project
 from twin.quantities import BY_NAME, NOT_QUANTITIES
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import project
 from twin.site.catalogue import DATA_DIR
 from twin.site.load import load_site
-from twin.site.scenario import load_scenario
 
 FAULT = "xid:h1-r01-k01-n0/0=79"
 START = datetime(2026, 7, 15, 14, 0, 0, tzinfo=UTC)
@@ -155,7 +155,7 @@ def test_wrong_method_is_json(client):
 def test_project_body_gives_the_numbers_of_clustertwin_project(client):
     path = DATA_DIR / "scenarios" / "demo-cdu-loss.toml"
     state = load_site("demo")
-    expected = finite_or_null(project(state, load_scenario(path, state)))
+    expected = finite_or_null(project(state, load_scenario(path, state)).as_dict())
     import tomllib
 
     raw = tomllib.loads(path.read_text())

@@ -9,8 +9,8 @@ from ingest.store import scenarios as stored
 from ingest.store.audit import list_entries
 from tests.dashboard.api_hub import bearer_headers, demo_hub_with_users
 from twin.commands.jsonout import finite_or_null
-from twin.engine.projection import project
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
+from twin.scenario.projection import project
 
 BASE = "/api/v1/whatif/scenarios"
 CDU = "H1-R01-K01-CDU"
@@ -189,7 +189,7 @@ def test_projection_of_a_stored_scenario_is_the_report_of_its_file(client, twin,
     assert "[[edits]]" in text and CDU in text
     r = client.post(f"{BASE}/projected/project", headers=tokens["vera"])
     assert r.status_code == 200, r.get_json()
-    expected = finite_or_null(project(twin.state, parse_scenario(text, twin.state, "projected.toml")))
+    expected = finite_or_null(project(twin.state, parse_scenario(text, twin.state, "projected.toml")).as_dict())
     got = r.get_json()
     for key in ("it_power_mw", "facility_power_mw", "outdoor_dry_bulb_c"):
         assert got[key] == pytest.approx(expected[key])

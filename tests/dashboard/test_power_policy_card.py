@@ -6,8 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from twin.engine.projection import _placed_job
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.scenario.projection import _placed_job
 from twin.site.load import load_site
 
 

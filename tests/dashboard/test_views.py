@@ -14,7 +14,7 @@ from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, sce
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View, ViewTick
-from twin.site.scenario import load_scenario
+from twin.scenario.load import load_scenario
 
 DEMO_SCENARIO = "demo-cdu-loss"
 

@@ -37,7 +37,7 @@ def test_an_edit_that_leaves_too_few_gpus_for_the_job_is_refused_naming_the_job(
     assert (err.value.index, err.value.field) == (0, "job")
     assert "cannot place 1024 GPUs" in err.value.message and "change the job first" in err.value.message
     result = outcome(demo_state, [{"op": "set_job", "job": ""}, {"op": "remove_rack", "racks": ["H1-R02-K08"]}])
-    assert result.answer["scenario"]["gpus"]["n_gpus"] == 1024 - 64
+    assert result.answer.scenario.gpus.n_gpus == 1024 - 64
 
 
 def test_editor_edits_take_the_current_spelling_and_come_back_canonical(demo_state):

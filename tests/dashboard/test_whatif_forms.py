@@ -23,7 +23,7 @@ from dashboard import ids
 from dashboard.whatif.outcome import outcome
 from tests.conftest import REPO_DIR
 from tests.dashboard.standin_hub import StandinHub
-from twin.engine.projection import run_scenario
+from twin.scenario.projection import run_scenario
 from twin.site.edits import SETPOINT_FIELD
 from twin.site.load import load_site
 
@@ -74,13 +74,13 @@ class Answer:
 
     def figure(self, path: str):
         """A figure of the answer's scenario report by dotted path (``gpus.n_gpus``)."""
-        value = self.result.answer["scenario"]
+        value = self.result.answer.as_dict()["scenario"]
         for key in path.split("."):
             value = value.get(key) if isinstance(value, dict) else None
         return value
 
     def racks_changed(self) -> dict[str, dict]:
-        return {r["rack"]: r for r in self.result.answer["diff"]["racks"]}
+        return {r["rack"]: r for r in self.result.answer.as_dict()["diff"]["racks"]}
 
     # per-element readings of the settled twin
     def cdu_flow(self, name: str) -> float:

@@ -11,10 +11,10 @@ from ingest.sources import names
 from ingest.sources.samples import METRICS
 from ingest.store import layouts
 from tests.conftest import REPO_DIR
-from twin.commands.throughput import throughput_report
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.quantities import BY_NAME, NOT_QUANTITIES, QUANTITIES, has_unit_form, markdown_table, quantity
 from twin.training.jobfile import load_job
+from twin.training.report import throughput_report
 
 
 def test_readme_table_is_the_generated_one():
@@ -119,13 +119,13 @@ def _report_keys(obj, out: set[str]) -> set[str]:
 
 
 def test_every_project_and_sites_show_json_key_is_listed():
-    from twin.engine.projection import project
+    from twin.scenario.conditions import Scenario
+    from twin.scenario.projection import project
     from twin.site.load import load_site
-    from twin.site.scenario import Scenario
     from twin.site.summary import site_summary
 
     demo = load_site("demo")
-    keys = _report_keys(project(demo, Scenario()), set()) | _report_keys(site_summary(demo), set())
+    keys = _report_keys(project(demo, Scenario()).as_dict(), set()) | _report_keys(site_summary(demo), set())
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []
 
 
@@ -133,10 +133,10 @@ def test_every_whatif_json_key_is_listed():
     """Keys of ``project --scenario``, ``blast-radius`` and ``scenario show`` (edit fields included)."""
     from ingest.commands.scenarios import _summary
     from ingest.store.scenarios import StoredScenario
-    from twin.engine.compare import blast_radius, compare
+    from twin.scenario.compare import blast_radius, compare
+    from twin.scenario.load import parse_scenario
     from twin.site.edit_schema import FIELD_NAMES
     from twin.site.load import load_site
-    from twin.site.scenario import parse_scenario
 
     demo = load_site("demo")
     sc = parse_scenario(
@@ -144,7 +144,9 @@ def test_every_whatif_json_key_is_listed():
         'type = "GB200-NVL72"\n[[edits]]\nop = "remove_rack"\nracks = ["H1-R02-K08"]\n',
         demo,
     )
-    keys = _report_keys(compare(demo, sc), set()) | _report_keys(blast_radius(demo, "H1-TX1-A"), set())
+    keys = _report_keys(compare(demo, sc).as_dict(), set()) | _report_keys(
+        blast_radius(demo, "H1-TX1-A").as_dict(), set()
+    )
     stored = StoredScenario(1, "demo", "x", "", None, "warn", (), 0, datetime.now(UTC), datetime.now(UTC), "")
     keys |= set(_summary(stored)) | {"edits", "op"} | set(FIELD_NAMES)
     assert sorted(k for k in keys if k not in BY_NAME and k not in NOT_QUANTITIES) == []

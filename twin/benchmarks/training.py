@@ -60,16 +60,15 @@ def job_swing(site: str = "colossus", repeat: int = 8) -> dict:
     GPUs).  ``job_shape_ms`` is one cache miss, next to one ``evaluate_site_job``.
     """
     from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
-    from twin.physics import swing
     from twin.site.load import load_site
-    from twin.training import jobphases
+    from twin.training import jobphases, phases
 
     job = load_job(JOBS_DIR / "colossus-405b-98k.toml")
     state = load_site(site)
     ids = sitejob.contiguous_placement(state, job.parallel.n_gpus)
     engine = TwinEngine(state)
     placed = PlacedJob(job, ids)
-    fixed_job = [swing.SwingJob.two_phase(ids.size, 2.0, 0.85, 700.0, 85.0)]
+    fixed_job = [phases.two_phase_swing_job(ids.size, 2.0, 0.85, 700.0, 85.0)]
     out = {}
     for label, limit in (("", None), ("_capped", 600.0)):
         phased = TickInputs(jobs=[placed], gpu_power_limit_w=limit)

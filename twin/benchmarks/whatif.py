@@ -35,10 +35,10 @@ def _command(*args: str) -> float:
 @benchmark("whatif_project")
 def whatif_project(repeat: int = 3) -> dict:
     """Best-of-``repeat`` wall time of ``clustertwin project`` with and without the scenario [s]."""
-    from twin.engine.compare import compare
-    from twin.site import whatif
+    from twin.scenario import whatif
+    from twin.scenario.compare import compare
+    from twin.scenario.load import load_scenario
     from twin.site.load import load_site
-    from twin.site.scenario import load_scenario
 
     cpu = {"base": [], "whatif": []}
     baseline_s = best_of(lambda: cpu["base"].append(_command()), repeat=repeat)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from twin.commands.jsonout import dumps, finite_or_null
+from twin.scenario.conditions import Scenario
+from twin.scenario.load import load_scenario
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, load_scenario
 
 
 def register(subparsers) -> None:
@@ -24,11 +25,11 @@ def register(subparsers) -> None:
 
 
 def _run(args) -> int:
-    from twin.engine.compare import blast_radius  # the engine is loaded only when the command runs
+    from twin.scenario.compare import blast_radius  # the engine is loaded only when the command runs
 
     state = load_site(args.site)
     scenario = load_scenario(args.scenario, state) if args.scenario else Scenario()
-    report = finite_or_null(blast_radius(state, args.element, scenario))
+    report = finite_or_null(blast_radius(state, args.element, scenario).as_dict())
     if args.json:
         print(dumps(report, indent=2))
         return 0

@@ -1,18 +1,22 @@
 """``clustertwin project``: site-level projections, optionally under a what-if scenario.
 
 Without ``--scenario`` it prints the projection of the site under nominal conditions.  With
-one it prints ``{baseline, scenario, diff}`` (:func:`twin.engine.compare.compare`): the same
+one it prints ``{baseline, scenario, diff}`` (:func:`twin.scenario.compare.compare`'s report): the same
 projection for the baseline and for the scenario (its edited site when edits change the
 layout), and what changed, marked worse or better.
 """
 
 from __future__ import annotations
 
+import math
+
 from twin.commands.jsonout import dumps, finite_or_null
-from twin.engine.compare import compare
-from twin.engine.projection import project
+from twin.scenario.compare import compare
+from twin.scenario.conditions import Scenario, ScenarioError
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import project
+from twin.scenario.reports import Comparison
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, ScenarioError, load_scenario
 from twin.training import goodput
 from twin.training import steptime as training
 from twin.training.sitejob import PlacementError
@@ -44,14 +48,13 @@ def _run(args) -> int:
             report = project(state, Scenario())
     except (PlacementError, training.TrainingConfigError, goodput.ReliabilityError) as exc:
         raise ScenarioError(f"{args.scenario or 'nominal conditions'}: job: {exc}") from exc
-    report = finite_or_null(report)  # unbounded times (never throttles) become null
     if args.json:
-        print(dumps(report, indent=2))
+        print(dumps(report.as_dict(), indent=2))  # unbounded times (never throttles) become null
         return 0
     if args.scenario:
         _print_comparison(report)
         return 0
-    _print_report(report)
+    _print_report(finite_or_null(report.as_dict()))
     return 0
 
 
@@ -66,26 +69,26 @@ def _print_report(report: dict, indent: str = "") -> None:
 
 
 def _fmt(value) -> str:
-    return "-" if value is None else f"{value:,.4g}"
+    return "-" if value is None or not math.isfinite(value) else f"{value:,.4g}"
 
 
-def _print_comparison(report: dict) -> None:
+def _print_comparison(report: Comparison) -> None:
     """The headline figures side by side, then what the edits broke."""
-    diff = report["diff"]
+    diff = report.diff
     print(f"{'figure':<44} {'baseline':>12} {'scenario':>12} {'change':>8}")
-    rows = list(diff["headline"].items()) + [
-        (f"time_to_throttle_s.{k}", row) for k, row in diff["time_to_throttle_s"].items()
+    rows = list(diff.headline.items()) + [
+        (f"time_to_throttle_s.{k}", row) for k, row in diff.time_to_throttle_s.items()
     ]
     for key, row in rows:
-        print(f"{key:<44} {_fmt(row['baseline']):>12} {_fmt(row['scenario']):>12} {row['change']:>8}")
-    new = diff["design_findings"]["new"]
+        print(f"{key:<44} {_fmt(row.baseline):>12} {_fmt(row.scenario):>12} {row.change:>8}")
+    new = diff.design_findings.new
     print(f"\n{len(new)} new design findings" + (":" if new else ""))
     for f in new[:40]:
-        print(f"  {f['severity']:<8} {f['check']:<20} {f['element']:<24} {f['message']}")
+        print(f"  {f.severity:<8} {f.check:<20} {f.element:<24} {f.message}")
     if len(new) > 40:
         print(f"  … and {len(new) - 40} more (--json lists them all)")
-    changed = [r for r in diff["racks"] if r["change"] in ("worse", "added", "removed") or r["layout"]]
+    changed = [r for r in diff.racks if r.change in ("worse", "added", "removed") or r.layout]
     print(
-        f"\n{len(changed)} racks changed or worse; {len(diff['power_elements'])} power elements, "
-        f"{len(diff['cdus'])} CDUs and {len(diff['loops'])} loops changed load"
+        f"\n{len(changed)} racks changed or worse; {len(diff.power_elements)} power elements, "
+        f"{len(diff.cdus)} CDUs and {len(diff.loops)} loops changed load"
     )

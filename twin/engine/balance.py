@@ -1,7 +1,7 @@
 """Site power balance: what fits in the supply.
 
-Pure functions, called by the ``site`` phase of the tick (the dispatch of the sources
-themselves is :func:`twin.physics.sources.dispatch`).
+Pure functions, and the tick's site-balance phase (:class:`SiteBalancePhase`) that calls
+them (the dispatch of the sources themselves is :func:`twin.physics.sources.dispatch`).
 
 * capacity of recorded sources (:func:`generation_capacity_mw`, the replay view): live
   sources at their rating, batteries while charged;
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twin.physics import power
 from twin.site.tables import SOURCE_KINDS
 
 BATTERY = SOURCE_KINDS.index("battery")
@@ -106,3 +107,55 @@ def site_balance(
         power_cap_w=float(cap_w),
         cap_fits=bool(fits),
     )
+
+
+class SiteBalancePhase:
+    """The site-balance phase: facility power from IT, distribution, cooling, network and overhead, and
+    what fits in the supply (:func:`site_balance`), then the :class:`~twin.engine.phases.SiteResult`.
+
+    It precomputes the IT power with every GPU at TDP and at its minimum power limit, the two
+    points of the linear model behind the power-cap and full-power answers.
+    """
+
+    def __init__(self, const) -> None:
+        self.const = const
+        s = const.state
+        for name, p in (("it_full_mw", const.tdp_w), ("it_min_mw", const.min_limit_w)):
+            gsum = const.by_node.sum(const.per_gpu(p))
+            dc = power.node_dc_power_w(gsum, 1.0, s.node_base_power_w, s.node_idle_base_power_w)
+            ac, _ = power.node_input_power_w(dc, s.node_psus, s.node_psu_rating_w, s.psu_efficiency_points_frac)
+            setattr(self, name, float(ac.sum()) / 1e6)
+
+    def fixed_mw(self) -> float:
+        """Power of the network switches and the site overhead [MW]: the load that does not follow IT."""
+        return self.const.network_mw + self.const.state.site_overhead_mw
+
+    def indoor_mw(self, it_mw: float, tree_mw: float) -> float:
+        """Heat released indoors outside the racks: distribution losses, switches, site overhead [MW]."""
+        return (tree_mw - it_mw) + self.const.network_mw + self.const.state.site_overhead_mw
+
+    def facility_mw(self, tree_mw: float, cooling_mw: float) -> float:
+        """Facility power: the power tree's input, cooling, switches and site overhead [MW]."""
+        return tree_mw + cooling_mw + self.const.network_mw + self.const.state.site_overhead_mw
+
+    def balance(self, it_mw: float, tree_mw: float, cooling_mw: float, facility_mw: float, dispatch) -> SiteBalance:
+        """:func:`site_balance` against the sources' derated capacity in ``dispatch`` (N-1: less the largest)."""
+        c = self.const
+        s = c.state
+        capacity = float(dispatch.capacity_mw.sum())
+        n1_capacity = capacity - (float(dispatch.capacity_mw.max()) if s.n_sources else 0.0)
+        return site_balance(
+            it_mw,
+            tree_mw,
+            cooling_mw,
+            facility_mw,
+            capacity,
+            n1_capacity,
+            c.network_mw,
+            s.site_overhead_mw,
+            self.it_full_mw,
+            self.it_min_mw,
+            s.n_gpus,
+            c.tdp_max_w,
+            c.min_limit_max_w,
+        )

@@ -1,7 +1,8 @@
 """Typed results of the tick phases: one small dataclass per phase, units in the field names.
 
-:meth:`twin.engine.tick.TwinEngine.tick` runs its phases in order; each phase takes the
-results it needs and returns its own (see ``docs/physics.md``).  Arrays are indexed by
+:meth:`twin.engine.tick.TwinEngine.tick` runs its phases in order (one module each under
+:mod:`twin.engine`); each phase takes the results it needs and returns its own (see
+``docs/physics.md``).  Arrays are indexed by
 the dense ids of :class:`twin.site.tables.SiteTables`; the prefix names the entity
 (``gpu_``, ``node_``, ``rack_``, ``cdu_``, ``loop_``, ``plant_``, ``power_``,
 ``source_``, ``link_``).  Per-GPU values that are the same for every GPU of a site may
@@ -16,10 +17,10 @@ from datetime import datetime
 import numpy as np
 
 from twin.engine.balance import SiteBalance
-from twin.engine.snapshot import JobStatus
 from twin.physics.policy import PolicyAction, PolicyState
 from twin.physics.sources import Dispatch, SwingShare
 from twin.physics.swing import SwingReport
+from twin.training.jobstatus import JobStatus
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ class HeatResult:
     cdu_pump_kw: float  # electrical power of all CDU pumps
     loop_air_heat_kw: np.ndarray  # [n_loops] rack heat to air (PSU losses, base power not on plates)
     loop_cdu_heat_kw: np.ndarray  # [n_loops] heat of the loop's CDUs
+    cdu_heat_in_w: np.ndarray  # [n_cdus] heat into each secondary loop over the tick
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,22 @@ class SupplyResult:
     ups_power_mw: float  # carried by the UPS batteries (sources and batteries fell short)
     unserved_mw: float  # demand nobody carried
     ups_ride_through_s: float  # time the UPSs would carry their present load on battery
+
+
+@dataclass(frozen=True)
+class PlantResult:
+    """Facility loops and plant after the tick: cooling power by part, heat rejected and stored."""
+
+    cooling_kw: dict[str, float]  # by part, see twin.physics.cooling.cooling_power_kw
+    loop_heat_kw: np.ndarray  # [n_loops] heat returned to the plant over the tick
+    loop_return_temp_c: np.ndarray  # [n_loops]
+    plant_supply_temp_c: np.ndarray  # [n_plants] after the tick
+    plant_economiser_kw: np.ndarray  # [n_plants] heat the water-side economiser removed
+    plant_chiller_kw: np.ndarray  # [n_plants] heat the chillers lifted
+    plant_chillers_online_count: np.ndarray  # [n_plants]
+    plant_cop_ratio: np.ndarray  # [n_plants] chiller COP at the present lift
+    heat_rejected_mw: float  # heat leaving to the atmosphere at the towers (incl. chiller and fan work)
+    heat_stored_mw: float  # rate of change of the heat held in GPUs, coolant and plant water
 
 
 @dataclass(frozen=True)
@@ -179,7 +197,7 @@ class JobsResult:
     """Placed jobs: their status and the shape of their GPU power through the training phases."""
 
     statuses: list[JobStatus]
-    power_shapes: list  # twin.training.phases.ProfileStats per status (None when stalled)
+    power_shapes: list  # twin.physics.swing.ProfileStats per status (None when stalled)
 
 
 @dataclass(frozen=True)

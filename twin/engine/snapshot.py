@@ -13,34 +13,13 @@ from datetime import datetime
 
 import numpy as np
 
+from twin.training.jobstatus import JobStatus
+
+__all__ = ["GPU_DOWN", "GPU_OFF", "GPU_OK", "GPU_THROTTLED", "JobStatus", "Snapshot"]
+
 # GPU states in ``gpu_state``: running, throttled, down (a fault: shutdown, XID, dark
 # rack), and powered off on purpose by the operator (not a fault, raises no alert).
 GPU_OK, GPU_THROTTLED, GPU_DOWN, GPU_OFF = 0, 1, 2, 3
-
-
-@dataclass
-class JobStatus:
-    """Throughput and goodput of one running training job."""
-
-    name: str
-    gpu_ids: np.ndarray  # int32, GPUs the job runs on
-    step_time_s: float
-    tokens_per_s: float
-    gpu_model_tflops: float
-    mfu_frac: float
-    goodput_tokens_per_s: float
-    ettr_frac: float
-    checkpoint_interval_s: float
-    breakdown_s: dict[str, float]  # step-time components, seconds
-    bottleneck_racks: np.ndarray  # int32, racks whose GPUs set the pace
-    drain_gain_frac: float  # throughput recovered by draining the bottleneck racks
-    # restart cycle (live twin): phase, unsaved progress, losses so far, GPU power relative to training
-    restart_phase: str = "running"  # running | checkpointing | detecting | draining | restoring | warming_up
-    checkpoint_age_s: float = float("nan")  # training progress since the last completed checkpoint
-    lost_work_s: float = 0.0
-    lost_tokens_count: float = 0.0
-    interruptions_total: int = 0
-    job_power_frac: float = 1.0  # GPU power of the job over its training power (dips while stopped)
 
 
 @dataclass

@@ -93,26 +93,10 @@ def _conversion_factor(anc_row: np.ndarray, eff: np.ndarray) -> np.ndarray:
     return factors
 
 
-def build_topology(state: SiteTables) -> PowerTopology:
-    """Precompute everything static about the power tree of ``state``."""
-    parent = state.power_parent.astype(np.int32)
-    depth = state.power_depth.astype(np.int64)
-    eff = state.power_efficiency_frac.astype(np.float64)
-    if np.any(~(eff > 0.0)) or np.any(eff > 1.0):
-        raise ValueError("power_efficiency_frac: must be in (0, 1]")
-    n = parent.size
-    anc = _ancestors(parent, depth)
-    root = anc[np.arange(n), depth] if n else np.zeros(0, np.int32)
-    max_depth = int(depth.max()) if n else 0
-    levels = tuple(np.flatnonzero(depth == d).astype(np.int32) for d in range(max_depth, 0, -1))
-    top_down = tuple(np.flatnonzero(depth == d).astype(np.int32) for d in range(0, max_depth + 1))
-    bus_has_source = np.zeros(n, dtype=bool)
-    bus_has_source[state.source_bus] = True
-
-    fa = state.rack_feed_a.astype(np.int32)
-    fb = state.rack_feed_b.astype(np.int32)
+def _feed_groups(fa: np.ndarray, fb: np.ndarray):
+    """Dual-fed racks grouped by (receiving feed, other feed): the pairs, and each rack's group when its
+    load moves to A and to B (-1 single-fed)."""
     dual = fb >= 0
-    # Group dual-fed racks by (receiving feed, other feed).
     pairs_ab = np.stack([np.concatenate([fa[dual], fb[dual]]), np.concatenate([fb[dual], fa[dual]])], axis=1)
     uniq, inverse = (
         np.unique(pairs_ab, axis=0, return_inverse=True)
@@ -125,7 +109,12 @@ def build_topology(state: SiteTables) -> PowerTopology:
     g_b = np.full(fa.size, -1, np.int32)
     g_a[dual] = inverse[:n_dual]
     g_b[dual] = inverse[n_dual:]
+    return uniq, g_a, g_b
 
+
+def _n1_triples(uniq: np.ndarray, anc: np.ndarray, eff: np.ndarray):
+    """(group, element k, failed element e, factor) for every element ``k`` above a group's receiving feed
+    that takes its load when an element ``e`` above only the other feed fails."""
     t_group, t_k, t_e, t_factor = [], [], [], []
     for g, (recv, other) in enumerate(uniq):  # construction only: one pass over busway pairs
         anc_recv, anc_other = anc[recv], anc[other]
@@ -144,15 +133,11 @@ def build_topology(state: SiteTables) -> PowerTopology:
                 t_k.append(int(k))
                 t_e.append(e)
                 t_factor.append(factor)
-    t_k_arr = np.asarray(t_k, dtype=np.int64)
-    t_e_arr = np.asarray(t_e, dtype=np.int64)
-    keys = t_k_arr * max(n, 1) + t_e_arr
-    uniq_keys, pair_of_triple = np.unique(keys, return_inverse=True)
-    pair_k = (uniq_keys // max(n, 1)).astype(np.int32)
-    pair_e = (uniq_keys % max(n, 1)).astype(np.int32)
-    k_with_pairs, k_starts = np.unique(pair_k, return_index=True)
+    return t_group, t_k, t_e, t_factor
 
-    # Racks that go dark when an element is lost: it is an ancestor of every live feed.
+
+def _dark_racks_if_lost(fa: np.ndarray, fb: np.ndarray, anc: np.ndarray, n: int) -> np.ndarray:
+    """Racks that go dark when an element is lost: it is an ancestor of every live feed (per element)."""
     dark = np.zeros(n, dtype=np.int64)
     for r in range(fa.size):  # construction only
         common = set(int(x) for x in anc[fa[r]] if x >= 0)
@@ -160,15 +145,39 @@ def build_topology(state: SiteTables) -> PowerTopology:
             common &= set(int(x) for x in anc[fb[r]] if x >= 0)
         for e in common:
             dark[e] += 1
+    return dark
 
+
+def build_topology(state: SiteTables) -> PowerTopology:
+    """Precompute everything static about the power tree of ``state``."""
+    parent = state.power_parent.astype(np.int32)
+    depth = state.power_depth.astype(np.int64)
+    eff = state.power_efficiency_frac.astype(np.float64)
+    if np.any(~(eff > 0.0)) or np.any(eff > 1.0):
+        raise ValueError("power_efficiency_frac: must be in (0, 1]")
+    n = parent.size
+    anc = _ancestors(parent, depth)
+    root = anc[np.arange(n), depth] if n else np.zeros(0, np.int32)
+    max_depth = int(depth.max()) if n else 0
+    bus_has_source = np.zeros(n, dtype=bool)
+    bus_has_source[state.source_bus] = True
+    fa = state.rack_feed_a.astype(np.int32)
+    fb = state.rack_feed_b.astype(np.int32)
+    uniq, g_a, g_b = _feed_groups(fa, fb)
+    t_group, t_k, t_e, t_factor = _n1_triples(uniq, anc, eff)
+    keys = np.asarray(t_k, dtype=np.int64) * max(n, 1) + np.asarray(t_e, dtype=np.int64)
+    uniq_keys, pair_of_triple = np.unique(keys, return_inverse=True)
+    pair_k = (uniq_keys // max(n, 1)).astype(np.int32)
+    pair_e = (uniq_keys % max(n, 1)).astype(np.int32)
+    k_with_pairs, k_starts = np.unique(pair_k, return_index=True)
     return PowerTopology(
         n_power=n,
         n_racks=int(fa.size),
         parent=parent,
         efficiency_frac=eff,
         usable_kw=state.power_rating_kw * state.power_max_util_frac,
-        levels=levels,
-        top_down=top_down,
+        levels=tuple(np.flatnonzero(depth == d).astype(np.int32) for d in range(max_depth, 0, -1)),
+        top_down=tuple(np.flatnonzero(depth == d).astype(np.int32) for d in range(0, max_depth + 1)),
         ancestors=anc,
         root=root.astype(np.int32),
         feed_a=fa,
@@ -185,7 +194,7 @@ def build_topology(state: SiteTables) -> PowerTopology:
         pair_e=pair_e,
         k_with_pairs=k_with_pairs.astype(np.int32),
         k_starts=k_starts.astype(np.int64),
-        dark_racks_if_lost=dark.astype(np.int32),
+        dark_racks_if_lost=_dark_racks_if_lost(fa, fb, anc, n).astype(np.int32),
     )
 
 

@@ -5,7 +5,7 @@ communication/checkpoint phase (near idle); with thousands of GPUs in lock-step 
 whole site load swings by tens of MW every step ([Llama3-2024 §3.3.4]; [Choukse-2025]; Uptime Intelligence: swings beyond 100 % of the low point every
 1–2 s).  The shape of each job's power comes from its phases
 (:mod:`twin.training.phases`: step segments, checkpoints, evaluations, restarts) as a
-:class:`~twin.training.phases.ProfileStats` in the power-fraction space; a
+:class:`ProfileStats` in the power-fraction space; a
 :class:`SwingJob` scales it by the job's GPUs and its throttled busy and idle power.
 
 Model (units in names):
@@ -42,12 +42,35 @@ from dataclasses import dataclass
 import numpy as np
 
 from twin.site.tables import SOURCE_KINDS
-from twin.training import phases
 
 EDGE_S = 0.1  # [E] compute ↔ communication power transition time of a synchronous job
 ALIGNMENTS = ("synchronised", "independent")
 DEFAULT_ALIGNMENT = "synchronised"
 _BATTERY = SOURCE_KINDS.index("battery")
+
+
+@dataclass(frozen=True)
+class ProfileStats:
+    """Shape of one job's power in the fraction space (scale by ``busy − idle`` for W).
+
+    Peak-to-peak, dips and line amplitudes are differences of fractions; the mean is a level.
+    """
+
+    step_s: float
+    high_s: float  # time per step above the midpoint (compute side)
+    mean_frac: float  # duty-weighted mean over the step
+    swing_frac: float  # peak-to-peak within a step
+    dominant_period_s: float  # period of the largest Fourier line (step harmonics, checkpoints, evaluations)
+    dominant_line_frac: float  # amplitude of that line
+    step_line_frac: float  # amplitude of the line at the step period
+    checkpoint_period_s: float
+    checkpoint_dip_frac: float  # training mean minus checkpoint power
+    checkpoint_dip_s: float
+    eval_dip_frac: float
+    eval_dip_s: float
+    restart_dip_frac: float  # training mean minus restart (idle) power, then the warm-up surge
+    restart_dip_s: float
+    restart_warmup_s: float
 
 
 @dataclass(frozen=True)
@@ -57,30 +80,11 @@ class SwingJob:
     n_gpus: int
     busy_w: float  # throttled GPU board power while computing
     idle_w: float  # GPU board power while waiting
-    shape: phases.ProfileStats
+    shape: ProfileStats
 
     def mw(self, frac: float, facility_w_per_gpu_w: float = 1.0) -> float:
         """A power-fraction difference of this job as facility MW."""
         return self.n_gpus * frac * (self.busy_w - self.idle_w) * facility_w_per_gpu_w / 1e6
-
-    @classmethod
-    def two_phase(
-        cls,
-        n_gpus: int,
-        step_time_s: float,
-        compute_frac: float,
-        busy_w: float,
-        idle_w: float,
-        low_power_frac: float = phases.COMM_POWER_FRAC,
-    ) -> SwingJob:
-        """A job whose step is ``compute_frac`` at busy power, the rest at ``low_power_frac``."""
-        if n_gpus < 0 or not step_time_s > 0 or not 0.0 <= compute_frac <= 1.0:
-            raise ValueError(
-                f"invalid swing job: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1] "
-                f"(got {n_gpus}, {step_time_s}, {compute_frac})"
-            )
-        profile = phases.two_phase_profile(step_time_s, compute_frac, low_power_frac)
-        return cls(int(n_gpus), float(busy_w), float(idle_w), phases.profile_stats(profile))
 
 
 @dataclass(frozen=True)

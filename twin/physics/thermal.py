@@ -214,6 +214,61 @@ def adiabatic_step_c(
     return np.minimum(heated, np.maximum(temp_c, shutdown_c))
 
 
+# --- the same models in few passes, for the tick's per-GPU arrays ------------------------------
+# Equal to the compositions of the checked functions above (tests/twin/physics/test_thermal.py),
+# without their input checks and temporaries: the engine's inputs are valid by construction.
+
+
+def demand_with_leakage_w(
+    demand_w: np.ndarray, die_temp_c: np.ndarray, leakage_w_per_k: np.ndarray | float
+) -> np.ndarray:
+    """``max(demand + leakage_power_w(T, k), 0)`` in one new array [W]: a cold die leaks less and a GPU
+    that draws nothing (shed, off) leaks nothing."""
+    out = np.subtract(die_temp_c, LEAKAGE_REF_C)
+    out *= leakage_w_per_k
+    out += demand_w
+    return np.maximum(out, 0.0, out=out)
+
+
+def die_temp_step_c(
+    temp_c: np.ndarray,
+    power_w: np.ndarray,
+    supply_temp_c: np.ndarray | float,
+    r_total_c_per_w: np.ndarray | float,
+    decay_frac: np.ndarray | float,
+) -> np.ndarray:
+    """``relax_temp_c(T, die_temp_steady_c(P, T_supply, R_total), d)`` in one new array [°C].
+
+    ``r_total_c_per_w`` is ``R_die + R_cal``; ``power_w`` must be >= 0 (not checked).
+    """
+    steady = np.multiply(power_w, r_total_c_per_w)
+    steady += supply_temp_c
+    out = np.subtract(temp_c, steady)
+    out *= decay_frac
+    out += steady
+    return out
+
+
+def hbm_temp_from_rise_c(
+    power_w: np.ndarray, supply_temp_c: np.ndarray | float, rise_c_per_w: np.ndarray | float
+) -> np.ndarray:
+    """``hbm_temp_c(plate_coolant_temp_c(P, T_supply, R_cal), f_hbm P, R_hbm)`` in one new array [°C].
+
+    ``rise_c_per_w`` is ``R_cal + f_hbm · R_hbm``, the HBM's rise over the supply per watt of
+    board power (:func:`hbm_rise_c_per_w`).
+    """
+    out = np.multiply(power_w, rise_c_per_w)
+    out += supply_temp_c
+    return out
+
+
+def hbm_rise_c_per_w(
+    r_cal_c_per_w: np.ndarray | float, hbm_power_frac: np.ndarray | float, r_th_hbm_c_per_w: np.ndarray | float
+) -> np.ndarray | float:
+    """The HBM's rise over the supply per watt of board power, ``R_cal + f_hbm · R_hbm`` [K/W]."""
+    return r_cal_c_per_w + hbm_power_frac * r_th_hbm_c_per_w
+
+
 def power_at_clock_w(
     clock_frac: np.ndarray | float, demand_w: np.ndarray | float, idle_w: np.ndarray | float
 ) -> np.ndarray:

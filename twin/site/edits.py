@@ -8,7 +8,7 @@ change the :class:`twin.site.schema.SiteFile` model: :func:`apply_edits` returns
 model with per-rack entries (``SiteFile.racks``) and changed plants, and the baseline
 model is left as it was.  Condition edits (``fail``, ``restore``, ``set_cap``,
 ``set_setpoint`` of CDUs and loops, ``set_weather``, ``set_job``) say what the twin runs under;
-:mod:`twin.site.whatif` resolves them against the edited site.
+:mod:`twin.scenario.whatif` resolves them against the edited site.
 
 Every error is an :class:`EditError` naming the edit's index and field, e.g.
 ``edits[3].racks: 'H9-*' matches no rack``.
@@ -109,7 +109,7 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
 
     References that the model itself can check (rack names, halls, rows, busways and their
     side, loops, rack types, plants) raise :class:`EditError`; positions, in-row CDU names
-    and ratings are checked when the edited model is built (:mod:`twin.site.whatif`).
+    and ratings are checked when the edited model is built (:mod:`twin.scenario.whatif`).
     """
     book = _RackBook.of(model)
     entries: dict[str, dict] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}

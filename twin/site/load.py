@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.site import cooling_defaults, design, limits
+from twin.site import design, expand, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.fabricgen import FabricDesignError, generate_fabric
@@ -257,74 +257,28 @@ class _Builder:
             )
 
     def build(self) -> SiteTables:
-        spec, cat = self.spec, self.cat
+        """The site's tables: every check, then nodes, GPUs, design findings and the fabric."""
         self.check_references()
         self.check_counts()
         elements, power_index, depth = self.power()
         src = self.sources(power_index, elements)
         plants, plant_index, loops, loop_index = self.cooling()
         r = self.racks(power_index, elements, loop_index)
-        row_name, row_hall, cdu_name, cdu_loop, cdu_spec_name = (
-            r.row_name,
-            r.row_hall,
-            r.cdu_name,
-            r.cdu_loop,
-            r.cdu_spec_name,
-        )
         self.check_positions(r)
-
-        rack_specs = [cat.racks[t] for t in r.type]
-        node_specs_per_rack = [cat.nodes[rs.node] for rs in rack_specs]
-        nodes_per_rack = np.array([rs.nodes for rs in rack_specs])
-        node_rack = np.repeat(np.arange(len(r.name)), nodes_per_rack).astype(np.int32)
-        node_slot = (
-            np.arange(node_rack.size) - np.repeat(np.cumsum(nodes_per_rack) - nodes_per_rack, nodes_per_rack)
-        ).astype(np.int32)
-        node_types = sorted({rs.node for rs in rack_specs})
-        node_type_id = np.repeat(np.array([node_types.index(rs.node) for rs in rack_specs]), nodes_per_rack)
-        ntab = [cat.nodes[n] for n in node_types]
-
-        def per_node(attr, dtype=np.float64):
-            return np.array([getattr(n, attr) for n in ntab], dtype=dtype)[node_type_id]
-
-        gpus_per_node = per_node("gpus", np.int64)
-        gpu_names = sorted({n.gpu for n in ntab})
-        gpu_node = np.repeat(np.arange(node_rack.size), gpus_per_node).astype(np.int32)
-        gpu_index = (
-            np.arange(gpu_node.size) - np.repeat(np.cumsum(gpus_per_node) - gpus_per_node, gpus_per_node)
-        ).astype(np.int32)
-        gpu_spec = np.repeat(np.array([gpu_names.index(n.gpu) for n in ntab])[node_type_id], gpus_per_node).astype(
-            np.int16
-        )
-        gpu_rack = node_rack[gpu_node]
-        info = spec.site
-        rack_row = np.asarray(r.row, dtype=np.int32)
-        node_name = [
-            info.hostname_pattern.format(hall=r.hall[k] + 1, row=r.row_number[r.row[k]], rack=r.number[k], slot=int(s))
-            for k, s in zip(node_rack.tolist(), node_slot.tolist())
-        ]
+        comp = expand.Compute.of(r, self.cat)
+        node_name = comp.node_names(r, self.spec.site.hostname_pattern)
         self._unique(node_name, "node", self.file)
-
-        gpu_specs = [cat.gpus[n] for n in gpu_names]
-        cdu_types = sorted(set(cdu_spec_name))
-        cdu_specs = [cat.cdus[n] for n in cdu_types]
-        cdu_spec = np.array([cdu_types.index(n) for n in cdu_spec_name], dtype=np.int16)
-
-        tdp = np.array([g.tdp_w for g in gpu_specs])[gpu_spec]
-        node_full_w = np.bincount(gpu_node, weights=tdp, minlength=node_rack.size) + per_node("base_power_w")
-        rack_full_kw = np.bincount(node_rack, weights=node_full_w, minlength=len(r.name)) / 1000.0
-        rack_cdu = np.asarray(r.cdu, dtype=np.int32)
-        rack_feed_a = np.asarray(r.feed_a, dtype=np.int32)
-        rack_feed_b = np.asarray(r.feed_b, dtype=np.int32)
+        cdus = expand.CduTypes.of(r.cdu_name, r.cdu_spec_name, self.cat)
+        rack_full_kw = comp.rack_full_kw(len(r.name))
         findings = self.design_findings(
             rack_full_kw,
-            rack_cdu,
-            rack_feed_a,
-            rack_feed_b,
-            cdu_name,
-            cdu_spec,
-            cdu_specs,
-            cdu_loop,
+            np.asarray(r.cdu, dtype=np.int32),
+            np.asarray(r.feed_a, dtype=np.int32),
+            np.asarray(r.feed_b, dtype=np.int32),
+            r.cdu_name,
+            cdus.spec_id,
+            cdus.specs,
+            r.cdu_loop,
             loops,
             plants,
             plant_index,
@@ -332,17 +286,31 @@ class _Builder:
             depth,
             src,
         )
+        fabric, switch_index = self.fabric(r, comp, findings)
+        return SiteTables(
+            **expand.site_info(self.spec, self.file),
+            **expand.rack_columns(self.spec, r, comp),
+            **comp.node_columns(node_name),
+            **expand.cooling_columns(plants, plant_index, loops, r, cdus),
+            **expand.source_columns(src),
+            **expand.power_columns(self.spec.power, elements, power_index, depth),
+            **expand.fabric_columns(self.spec.fabric, fabric, switch_index),
+            rack_full_kw=rack_full_kw,
+            design_findings=findings,
+            site_model=self.spec,
+        )
 
-        fab = spec.fabric
-        if (gpu_index >= fab.rails).any():
-            raise self.fail("fabric", "rails", f"nodes have {int(gpu_index.max()) + 1} GPUs but only {fab.rails} rails")
-        # GPU k of node slot s is on rail (s · GPUs per node + k) mod rails: 8-GPU nodes use rail k,
-        # two 4-GPU trays together span the 8 rails.
-        gpu_rail = (node_slot[gpu_node].astype(np.int64) * gpus_per_node[gpu_node] + gpu_index) % fab.rails
+    def fabric(self, r: Racks, comp: expand.Compute, findings: list) -> tuple:
+        """The generated fabric and its switches by name; leaf port findings are added to ``findings``."""
+        fab = self.spec.fabric
+        if (comp.gpu_index >= fab.rails).any():
+            raise self.fail(
+                "fabric", "rails", f"nodes have {int(comp.gpu_index.max()) + 1} GPUs but only {fab.rails} rails"
+            )
         try:
             fabric = generate_fabric(
-                np.asarray(r.array)[gpu_rack],
-                gpu_rail,
+                np.asarray(r.array)[comp.gpu_rack],
+                comp.gpu_rail(fab.rails),
                 radix=fab.radix,
                 rails=fab.rails,
                 pod_arrays=fab.pod_arrays,
@@ -364,123 +332,7 @@ class _Builder:
         for ep in fab.endpoints:
             if ep.switch not in switch_index:
                 raise self.fail(f"fabric endpoint {ep.name!r}", "switch", f"link to unknown switch {ep.switch!r}")
-
-        pel = [e for _, e in elements]
-        return SiteTables(
-            name=info.name,
-            description=info.description,
-            source_file=self.file,
-            gpu_specs=gpu_specs,
-            cdu_specs=cdu_specs,
-            hall_name=[h.name for h in spec.halls],
-            row_name=row_name,
-            row_hall=np.asarray(row_hall, dtype=np.int32),
-            rack_name=r.name,
-            rack_row=rack_row,
-            rack_hall=np.asarray(r.hall, dtype=np.int32),
-            rack_x_m=np.asarray(r.x_m, dtype=np.float64),
-            rack_y_m=np.asarray(r.y_m, dtype=np.float64),
-            rack_orientation_deg=np.asarray(r.orientation_deg, dtype=np.float64),
-            rack_array=np.asarray(r.array, dtype=np.int32),
-            rack_type=r.type,
-            rack_cdu=rack_cdu,
-            rack_feed_a=rack_feed_a,
-            rack_feed_b=rack_feed_b,
-            rack_rated_kw=np.array(
-                [
-                    rs.nodes * ns.psus_required * ns.psu_rating_w / 1000.0
-                    for rs, ns in zip(rack_specs, node_specs_per_rack)
-                ]
-            ),
-            node_name=node_name,
-            node_bmc=[f"bmc-{n}" for n in node_name],
-            node_rack=node_rack,
-            node_slot=node_slot,
-            node_psus=per_node("psus", np.int32),
-            node_psus_required=per_node("psus_required", np.int32),
-            node_psu_rating_w=per_node("psu_rating_w"),
-            node_base_power_w=per_node("base_power_w"),
-            node_idle_base_power_w=per_node("idle_base_power_w"),
-            gpu_node=gpu_node,
-            gpu_rack=gpu_rack,
-            gpu_index=gpu_index,
-            gpu_spec=gpu_spec,
-            plant_name=[p.name for p in plants],
-            plant_capacity_kw=np.array([p.chillers * p.chiller_kw for p in plants]),
-            plant_supply_setpoint_c=np.array([p.supply_setpoint_c for p in plants]),
-            plant_design_wet_bulb_c=np.array([p.design_wet_bulb_c for p in plants]),
-            plant_tower_approach_k=np.array([p.tower_approach_k for p in plants]),
-            plant_chiller_count=np.array([p.chillers for p in plants], dtype=np.int32),
-            plant_chiller_kw=np.array([p.chiller_kw for p in plants]),
-            plant_cop=np.array([p.cop for p in plants]),
-            loop_name=[lp.name for lp in loops],
-            loop_plant=np.array([plant_index[lp.plant] for lp in loops], dtype=np.int32),
-            loop_capacity_kw=np.array([lp.capacity_kw for lp in loops]),
-            loop_flow_lpm=np.array([lp.flow_lpm for lp in loops]),
-            **_cooling_dynamics(plants, plant_index, loops),
-            cdu_name=cdu_name,
-            cdu_loop=np.asarray(cdu_loop, dtype=np.int32),
-            cdu_spec=cdu_spec,
-            source_name=src[0],
-            source_kind=np.asarray(src[1], dtype=np.int8),
-            source_capacity_mw=np.asarray(src[2], dtype=np.float64),
-            source_energy_mwh=np.asarray(src[3], dtype=np.float64),
-            source_ramp_mw_per_s=np.asarray(src[4], dtype=np.float64),
-            source_bus=np.asarray(src[5], dtype=np.int32),
-            source_step_mw=np.array([x[0] for x in src[6]], dtype=np.float64),
-            source_iso_class=[x[1] for x in src[6]],
-            source_derate_frac_per_k=np.array([x[2] for x in src[6]], dtype=np.float64),
-            source_rated_ambient_c=np.array([x[3] for x in src[6]], dtype=np.float64),
-            source_efficiency_frac=np.array([x[4] for x in src[6]], dtype=np.float64),
-            power_ride_through_kwh=np.array(
-                [
-                    e.nameplate_kw * e.ride_through_s / 3600.0 if k == POWER_KINDS.index("ups") else 0.0
-                    for k, e in elements
-                ]
-            ),
-            shortfall_policy=spec.power.shortfall_policy,
-            policy_response_s=spec.power.policy_response_s,
-            power_name=[e.name for e in pel],
-            power_kind=np.array([k for k, _ in elements], dtype=np.int8),
-            power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),
-            power_side=np.array(["AB".index(e.side) for e in pel], dtype=np.int8),
-            power_rating_kw=np.array([e.nameplate_kw for e in pel]),
-            power_max_util_frac=np.array([e.max_util_frac for e in pel]),
-            power_efficiency_frac=np.array([e.efficiency_frac for e in pel]),
-            power_voltage_v=np.array([e.voltage_v for e in pel]),
-            power_phases=np.array([e.phases for e in pel], dtype=np.int8),
-            power_depth=depth.astype(np.int8),
-            switch_name=fabric.switch_name,
-            switch_tier=fabric.switch_tier,
-            switch_pod=fabric.switch_pod,
-            switch_plane=fabric.switch_plane,
-            switch_ports=fabric.switch_ports,
-            link_a=fabric.link_a,
-            link_b=fabric.link_b,
-            link_gbps=fabric.link_gbps,
-            gpu_leaf=fabric.gpu_leaf,
-            nic_gbps=fab.link_gbps,
-            fabric_rails=fab.rails,
-            fabric_pod_gpus=fabric.pod_gpus,
-            fabric_leaf_oversubscription=fab.leaf_oversubscription,
-            fabric_spine_oversubscription=fab.spine_oversubscription,
-            endpoint_name=[e.name for e in fab.endpoints],
-            endpoint_kind=[e.kind for e in fab.endpoints],
-            endpoint_gbps=np.array([e.gbps for e in fab.endpoints]),
-            endpoint_switch=np.array([switch_index[e.switch] for e in fab.endpoints], dtype=np.int32),
-            latitude_deg=info.latitude_deg,
-            longitude_deg=info.longitude_deg,
-            weather=info.weather,
-            site_overhead_mw=info.site_overhead_mw,
-            default_job=info.default_job,
-            storage_write_gbps=self.spec.storage.write_gbps,
-            storage_read_gbps=self.spec.storage.read_gbps,
-            storage_node_gbps=self.spec.storage.node_gbps,
-            storage_share_frac=self.spec.storage.share_frac,
-            rack_full_kw=rack_full_kw,
-            design_findings=findings,
-            site_model=spec,
-        )
+        return fabric, switch_index
 
     # ------------------------------------------------------------ design checks
     def design_findings(
@@ -543,22 +395,3 @@ class _Builder:
             if f.severity == design.ERROR:
                 raise self.fail(*design.ERROR_AT[f.check](f.element), f.message)
         return findings
-
-
-def _cooling_dynamics(plants, plant_index, loops) -> dict:
-    """Pipe sizes and water volumes of the loops and plants, defaults filled in (``cooling_defaults``)."""
-    flow = np.array([lp.flow_lpm for lp in loops])
-    length = np.array([lp.pipe_length_m for lp in loops])
-    given_id = np.array([np.nan if lp.pipe_id_mm is None else lp.pipe_id_mm for lp in loops])
-    pipe_id = np.where(np.isfinite(given_id), given_id, cooling_defaults.pipe_id_mm(flow))
-    given_vol = np.array([np.nan if lp.volume_l is None else lp.volume_l for lp in loops])
-    volume = np.where(np.isfinite(given_vol), given_vol, cooling_defaults.loop_volume_l(length, pipe_id))
-    plant_flow = np.bincount([plant_index[lp.plant] for lp in loops], weights=flow, minlength=len(plants))
-    plant_vol = np.array([np.nan if p.volume_l is None else p.volume_l for p in plants])
-    return dict(
-        loop_pipe_length_m=length,
-        loop_pipe_id_mm=pipe_id,
-        loop_volume_l=volume,
-        plant_volume_l=np.where(np.isfinite(plant_vol), plant_vol, cooling_defaults.plant_volume_l(plant_flow)),
-        plant_chiller_restart_s=np.array([p.chiller_restart_s for p in plants]),
-    )

@@ -227,6 +227,44 @@ def load_job(path: Path | str, catalogue_path: Path | str = CATALOGUE_PATH) -> T
 
 def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path | str = CATALOGUE_PATH) -> TrainingJob:
     """Build a :class:`TrainingJob` from an already-parsed TOML mapping."""
+    _check_top_level(data, source)
+    try:
+        data = models.expand_model(data, source)
+    except models.ModelPresetError as exc:
+        raise JobFileError(str(exc)) from None
+    sec = {name: _section(data, name, source) for name in _SCHEMA}
+    gpu_name = sec["hardware"]["gpu"]
+    hardware = _hardware(sec["hardware"], source, catalogue_path)
+    n_gpus = _n_gpus(sec["parallel"])
+    if n_gpus > MAX_GPUS:
+        raise JobFileError(f"{source}: parallel: tp·cp·pp·dp = {n_gpus:,} GPUs, more than the limit of {MAX_GPUS:,}")
+    model = training.ModelSpec(**sec["model"])
+    parallel = training.ParallelSpec(**_parallel_fields(sec["parallel"], source))
+    try:
+        training.validate(model, parallel, hardware)
+    except training.TrainingConfigError as exc:
+        raise JobFileError(f"{source}: {exc}") from None
+    fab = sec["fabric"]
+    if fab["pod_gpus"] <= 0:
+        raise JobFileError(f"{source}: fabric.pod_gpus must be positive")
+    if fab["oversubscription"] < 1.0:
+        raise JobFileError(f"{source}: fabric.oversubscription must be >= 1 (down:up above the pod)")
+    return TrainingJob(
+        name=data.get("name", Path(source).stem),
+        description=data.get("description", ""),
+        model=model,
+        parallel=parallel,
+        hardware=hardware,
+        gpu=gpu_name,
+        pod_gpus=fab["pod_gpus"],
+        oversubscription=float(fab["oversubscription"]),
+        reliability=_reliability(sec["reliability"], source),
+        source_file=source,
+    )
+
+
+def _check_top_level(data: dict[str, Any], source: str) -> None:
+    """Only known sections and top-level keys (``model`` may name a preset of data/models.toml)."""
     for key, value in data.items():
         if key in _SCHEMA:
             continue
@@ -238,14 +276,11 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
             )
         if not isinstance(value, _TOP_LEVEL[key]):
             raise JobFileError(f"{source}: {key} must be a string")
-    try:
-        data = models.expand_model(data, source)
-    except models.ModelPresetError as exc:
-        raise JobFileError(str(exc)) from None
-    sec = {name: _section(data, name, source) for name in _SCHEMA}
 
+
+def _hardware(hw_in: dict[str, Any], source: str, catalogue_path: Path | str) -> training.HardwareSpec:
+    """``[hardware]`` with the catalogue GPU's figures where the file gives none."""
     catalogue = load_gpu_catalogue(catalogue_path)
-    hw_in = sec["hardware"]
     gpu_name = hw_in["gpu"]
     if gpu_name not in catalogue:
         raise JobFileError(f"{source}: hardware.gpu {gpu_name!r} not in the catalogue ({sorted(catalogue)})")
@@ -253,10 +288,6 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     base_w = hw_in["node_base_power_w"]
     if base_w is None:
         base_w = node_base_power_w(gpu_name, catalogue_path) or training.HardwareSpec.node_base_power_w
-
-    n_gpus = _n_gpus(sec["parallel"])
-    if n_gpus > MAX_GPUS:
-        raise JobFileError(f"{source}: parallel: tp·cp·pp·dp = {n_gpus:,} GPUs, more than the limit of {MAX_GPUS:,}")
 
     def pick(key: str, default: float) -> float:
         return float(default if hw_in[key] is None else hw_in[key])
@@ -277,20 +308,11 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     for key in ("gemm_efficiency_frac", "collective_efficiency_frac"):
         if not 0.0 < getattr(hardware, key) <= 1.0:
             raise JobFileError(f"{source}: hardware.{key} must be in (0, 1]")
-    model = training.ModelSpec(**sec["model"])
-    p = sec["parallel"]
-    parallel = training.ParallelSpec(**_parallel_fields(p, source))
-    try:
-        training.validate(model, parallel, hardware)
-    except training.TrainingConfigError as exc:
-        raise JobFileError(f"{source}: {exc}") from None
-    fab = sec["fabric"]
-    if fab["pod_gpus"] <= 0:
-        raise JobFileError(f"{source}: fabric.pod_gpus must be positive")
-    if fab["oversubscription"] < 1.0:
-        raise JobFileError(f"{source}: fabric.oversubscription must be >= 1 (down:up above the pod)")
+    return hardware
 
-    rel = sec["reliability"]
+
+def _reliability(rel: dict[str, Any], source: str) -> ReliabilitySpec:
+    """``[reliability]``: failure rate, checkpoints, storage, restart, duration."""
     reliability = ReliabilitySpec(
         failures_per_1000_node_days=_nonneg(rel, "failures_per_1000_node_days", source),
         checkpoint_write_s=_auto_or_number(rel, "checkpoint_write_s", source),
@@ -302,18 +324,7 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     )
     if reliability.checkpoint_interval_s is not None and reliability.checkpoint_interval_s <= 0:
         raise JobFileError(f'{source}: reliability.checkpoint_interval_s must be positive or "auto"')
-    return TrainingJob(
-        name=data.get("name", Path(source).stem),
-        description=data.get("description", ""),
-        model=model,
-        parallel=parallel,
-        hardware=hardware,
-        gpu=gpu_name,
-        pod_gpus=fab["pod_gpus"],
-        oversubscription=float(fab["oversubscription"]),
-        reliability=reliability,
-        source_file=source,
-    )
+    return reliability
 
 
 def _parallel_fields(p: dict[str, Any], source: str) -> dict[str, Any]:

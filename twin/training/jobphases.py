@@ -3,7 +3,7 @@
 Joins :mod:`twin.training.sitejob` (step time and its breakdown, checkpoint interval),
 :mod:`twin.training.jobgoodput` (checkpoint write and restore through the site's storage)
 and :mod:`twin.training.restart` (detection, drain and warm-up times) into the
-:class:`~twin.training.phases.ProfileStats` the swing model scales.  The shape changes only
+:class:`~twin.physics.swing.ProfileStats` the swing model scales.  The shape changes only
 when the job's status does, so the engine keeps it in a cache keyed by that status.
 """
 

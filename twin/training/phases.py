@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twin.errors import InputError
+from twin.physics.swing import ProfileStats, SwingJob
 
 # Power fraction of each phase between idle (0) and the throttled busy power (1).
 COMPUTE_POWER_FRAC = 1.0  # forward/backward GEMMs near the power limit [Choukse-2025]
@@ -332,30 +333,6 @@ def pulse_line_frac(depth_frac: float, duration_s: float, period_s: float) -> fl
     return 2.0 * abs(depth_frac) * abs(math.sin(math.pi * min(duration_s / period_s, 1.0))) / math.pi
 
 
-@dataclass(frozen=True)
-class ProfileStats:
-    """Shape of one job's power in the fraction space (scale by ``busy − idle`` for W).
-
-    Peak-to-peak, dips and line amplitudes are differences of fractions; the mean is a level.
-    """
-
-    step_s: float
-    high_s: float  # time per step above the midpoint (compute side)
-    mean_frac: float  # duty-weighted mean over the step
-    swing_frac: float  # peak-to-peak within a step
-    dominant_period_s: float  # period of the largest Fourier line (step harmonics, checkpoints, evaluations)
-    dominant_line_frac: float  # amplitude of that line
-    step_line_frac: float  # amplitude of the line at the step period
-    checkpoint_period_s: float
-    checkpoint_dip_frac: float  # training mean minus checkpoint power
-    checkpoint_dip_s: float
-    eval_dip_frac: float
-    eval_dip_s: float
-    restart_dip_frac: float  # training mean minus restart (idle) power, then the warm-up surge
-    restart_dip_s: float
-    restart_warmup_s: float
-
-
 def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> ProfileStats:
     """Mean, swing, dominant line and dips of a job (exact, no sampling)."""
     sch = schedule or JobSchedule()
@@ -389,3 +366,21 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
         restart_dip_s=sch.restart_down_s,
         restart_warmup_s=sch.warmup_s,
     )
+
+
+def two_phase_swing_job(
+    n_gpus: int,
+    step_time_s: float,
+    compute_frac: float,
+    busy_w: float,
+    idle_w: float,
+    low_power_frac: float = COMM_POWER_FRAC,
+) -> SwingJob:
+    """A swing job whose step is ``compute_frac`` at busy power, the rest at ``low_power_frac``."""
+    if n_gpus < 0 or not step_time_s > 0 or not 0.0 <= compute_frac <= 1.0:
+        raise ValueError(
+            f"invalid swing job: need n_gpus >= 0, step_time_s > 0, compute_frac in [0, 1] "
+            f"(got {n_gpus}, {step_time_s}, {compute_frac})"
+        )
+    profile = two_phase_profile(step_time_s, compute_frac, low_power_frac)
+    return SwingJob(int(n_gpus), float(busy_w), float(idle_w), profile_stats(profile))

@@ -3,7 +3,7 @@
 Joins :mod:`twin.training.steptime` (step time), :mod:`twin.physics.fabric` (what the placement and failed
 links/switches leave of the NIC bandwidth), :mod:`twin.training.goodput` (failures, checkpoints)
 and the per-GPU ``throttle_frac`` of the thermal model into the
-:class:`twin.engine.snapshot.JobStatus` the engine publishes.
+:class:`twin.training.jobstatus.JobStatus` the engine publishes.
 
 Ranks follow the ``[TP, CP, PP, DP]`` order of :mod:`twin.training.steptime`: rank ``r`` of the
 job runs on ``gpu_ids[r]``.
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twin.engine.snapshot import JobStatus
 from twin.physics import fabric
 from twin.site.tables import SiteTables
 from twin.training import jobgoodput
 from twin.training import steptime as training
 from twin.training.jobfile import TrainingJob
+from twin.training.jobstatus import JobStatus
 
 
 class PlacementError(ValueError):

@@ -548,60 +548,30 @@ def step_time(
     dev = device(hw, clock)
     v = virtual_stages(model, par)
     layers = pipeline.stage_layers(model.layers, par.pp, par.first_stage_layers, par.last_stage_layers)
-    per_layer = layer_train_s(model, par, hw, dev)
     comm = communication_s(model, par, hw, factors)
-    tokens = par.micro_batch * model.seq_len / par.cp
-    logits = opcost.logits_s(tokens, model.hidden, model.vocab, par.tp, dev)
-    embed = opcost.embedding_s(tokens, model.hidden, par.tp, dev)
-
-    # per micro-batch seconds of every stage, by op class (first stage: embedding; last: output layer)
     pp = par.pp
-    gemm = [float(x) * per_layer["gemm"] for x in layers]
-    attention = [float(x) * per_layer["attention"] for x in layers]
-    elementwise = [float(x) * per_layer["elementwise"] for x in layers]
-    gemm[-1] += logits["gemm"]
-    elementwise[-1] += logits["elementwise"]
-    elementwise[0] += embed
-    coll_layer = comm["tp_layer"] + comm["cp_layer"] + comm["ep_layer"]
-    stage = [gemm[i] + attention[i] + elementwise[i] + float(layers[i]) * coll_layer for i in range(pp)]
+    gemm, attention, elementwise, stage = _stage_times(model, par, hw, dev, layers, comm)
     slowest = max(stage)
     mean_stage = sum(stage) / pp
     mean_layers = model.layers / pp
 
-    held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
-    optimizer = opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
     ops_s = {
         "gemm": m * sum(gemm) / pp,
         "attention": m * sum(attention) / pp,
         "elementwise": m * sum(elementwise) / pp,
-        "optimizer": optimizer,
+        "optimizer": _optimizer_s(model, par, dev),
     }
     compute_s = sum(ops_s.values())
     frac = pipeline.bubble_frac(par.schedule, par.pp, m, v)
-    bubble_s = frac * m * slowest
-    imbalance_s = m * (slowest - mean_stage)
     dp_s = dp_exposed_s(comm["dp"], model, par, slowest)
-    throttle_s = (compute_s + imbalance_s + bubble_s) * (1.0 / pace_factor_frac - 1.0)
-    breakdown = {
-        "compute": compute_s,
-        "stage_imbalance": imbalance_s,
-        "tp_comm": m * mean_layers * comm["tp_layer"],
-        "pp_comm": comm["pp"],
-        "dp_comm": dp_s,
-        "cp_comm": m * mean_layers * comm["cp_layer"],
-        "ep_comm": m * mean_layers * comm["ep_layer"],
-        "bubble": bubble_s,
-        "throttle_loss": throttle_s,
-    }
+    breakdown = _breakdown_s(compute_s, m, slowest, mean_stage, frac, mean_layers, comm, dp_s, pace_factor_frac)
+    throttle_s = breakdown["throttle_loss"]
     step_s = float(sum(breakdown.values()))
     model_flops = model_flops_per_sequence(model) * par.global_batch
     hw_flops = model_flops + recompute_flops_per_sequence(model, par.recompute) * par.global_batch
     tokens_per_s = par.global_batch * model.seq_len / step_s
     tflops = model_flops / (n * step_s) / 1e12
-    busy_frac = (compute_s + throttle_s) / step_s
-    busy_w = min(hw.busy_power_w, hw.limit_w)
-    gpu_power_w = hw.idle_power_w + (busy_w - hw.idle_power_w) * busy_frac
-    site_power_w = n * gpu_power_w + n / hw.gpus_per_node * hw.node_base_power_w
+    gpu_power_w, site_power_w = _step_power_w(hw, n, (compute_s + throttle_s) / step_s)
     return StepResult(
         step_time_s=step_s,
         tokens_per_s=tokens_per_s,
@@ -621,6 +591,65 @@ def step_time(
         dp_overlap_frac=0.0 if comm["dp"] <= 0 else 1.0 - dp_s / comm["dp"],
         clock_frac=clock,
     )
+
+
+def _breakdown_s(
+    compute_s: float,
+    m: int,
+    slowest_s: float,
+    mean_stage_s: float,
+    bubble_frac: float,
+    mean_layers: float,
+    comm: dict,
+    dp_s: float,
+    pace_factor_frac: float,
+) -> dict[str, float]:
+    """The step's parts [s]: compute, the wait for the slowest stage, exposed communication per
+    dimension, the pipeline bubble, and what a slower pace adds to the busy parts."""
+    bubble_s = bubble_frac * m * slowest_s
+    imbalance_s = m * (slowest_s - mean_stage_s)
+    return {
+        "compute": compute_s,
+        "stage_imbalance": imbalance_s,
+        "tp_comm": m * mean_layers * comm["tp_layer"],
+        "pp_comm": comm["pp"],
+        "dp_comm": dp_s,
+        "cp_comm": m * mean_layers * comm["cp_layer"],
+        "ep_comm": m * mean_layers * comm["ep_layer"],
+        "bubble": bubble_s,
+        "throttle_loss": (compute_s + imbalance_s + bubble_s) * (1.0 / pace_factor_frac - 1.0),
+    }
+
+
+def _optimizer_s(model: ModelSpec, par: ParallelSpec, dev) -> float:
+    """Optimizer step over the gradients a GPU holds (sharded across DP·CP under FSDP) [s]."""
+    held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
+    return opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
+
+
+def _stage_times(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, dev, layers, comm: dict):
+    """Per micro-batch seconds of every pipeline stage by op class — ``(gemm, attention, elementwise,
+    stage total)`` lists — with the embedding on the first stage and the output layer on the last."""
+    per_layer = layer_train_s(model, par, hw, dev)
+    tokens = par.micro_batch * model.seq_len / par.cp
+    logits = opcost.logits_s(tokens, model.hidden, model.vocab, par.tp, dev)
+    embed = opcost.embedding_s(tokens, model.hidden, par.tp, dev)
+    gemm = [float(x) * per_layer["gemm"] for x in layers]
+    attention = [float(x) * per_layer["attention"] for x in layers]
+    elementwise = [float(x) * per_layer["elementwise"] for x in layers]
+    gemm[-1] += logits["gemm"]
+    elementwise[-1] += logits["elementwise"]
+    elementwise[0] += embed
+    coll_layer = comm["tp_layer"] + comm["cp_layer"] + comm["ep_layer"]
+    stage = [gemm[i] + attention[i] + elementwise[i] + float(layers[i]) * coll_layer for i in range(par.pp)]
+    return gemm, attention, elementwise, stage
+
+
+def _step_power_w(hw: HardwareSpec, n_gpus: int, busy_frac: float) -> tuple[float, float]:
+    """Mean GPU power over the step and the job's site power (GPUs and node base) [W]."""
+    busy_w = min(hw.busy_power_w, hw.limit_w)
+    gpu_power_w = hw.idle_power_w + (busy_w - hw.idle_power_w) * busy_frac
+    return gpu_power_w, n_gpus * gpu_power_w + n_gpus / hw.gpus_per_node * hw.node_base_power_w
 
 
 # --- synchronous pace and bottlenecks -------------------------------------------------

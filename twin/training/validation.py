@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.commands.throughput import throughput_report
 from twin.physics import power
 from twin.training import goodput
 from twin.training.jobfile import TrainingJob, load_job
 from twin.training.recorded_power import recorded_power
+from twin.training.report import throughput_report
 
 JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
 # The shared fixtures sit beside the repository (see tests/conftest.py).

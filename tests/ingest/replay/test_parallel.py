@@ -109,7 +109,7 @@ def test_the_lean_replay_engine_projects_what_the_twin_engine_does(pump):
 
 def test_a_failed_source_keeps_the_replay_in_one_process(pump):
     """With a source down the shortfall policy may cap every hall from the whole site's balance."""
-    from twin.site.scenario import Scenario
+    from twin.scenario.conditions import Scenario
 
     bundle, state, rec = pump
     assert len(Replayer(state, rec, workers=2, site_toml=bundle.site_toml).shards) == 2

@@ -13,7 +13,7 @@ from ingest.replay.metrics import fit_errors
 from ingest.replay.replay import load_recording, replay
 from ingest.replay.session import RecordSpec, record_synthetic
 from twin.cli import main
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
 
 
 def test_fit_errors_match_a_hand_computed_case():
@@ -63,8 +63,8 @@ def test_scenario_on_top_of_the_recording_changes_the_outcome(tim_incident):
         '[scenario]\nname = "no cooling on K03"\n[conditions]\ncdus_failed = ["H1-R01-K03-CDU"]\n', state
     )
     worse = replay(bundle, state, scenario=hot)
-    assert base.outcome["max_gpus_down"] == 0
-    assert worse.outcome["max_gpus_down"] >= 64 and worse.outcome["max_gpu_temp_c"] > base.outcome["max_gpu_temp_c"]
+    assert base.outcome.max_gpus_down == 0
+    assert worse.outcome.max_gpus_down >= 64 and worse.outcome.max_gpu_temp_c > base.outcome.max_gpu_temp_c
 
 
 def test_calibration_lowers_the_held_out_error(tim_incident):

@@ -10,7 +10,7 @@ from ingest.replay.library import SHIPPED_DIR, validate
 from ingest.replay.remap import id_map, remap_recording
 from ingest.replay.replay import load_recording, replay
 from twin.cli import main
-from twin.site.scenario import parse_scenario
+from twin.scenario.load import parse_scenario
 
 # H1-R01-K01, whose in-rack CDU loses both pumps in the incident, moved to the end of row
 # H1-R25 as a new rack with its own CDU (the extra rack overfills that array's leaf: warn)
@@ -62,9 +62,9 @@ def test_moving_the_rack_off_the_failed_cdu_removes_the_throttling(pump, tmp_pat
     bundle, state, scenario = pump
     base = replay(bundle, state)
     moved = replay(bundle, state, scenario=scenario)
-    assert base.outcome["max_gpus_throttled"] >= 64 and base.outcome["max_gpu_temp_c"] > 89
-    assert moved.outcome["max_gpus_throttled"] == 0 and moved.outcome["max_gpu_temp_c"] < 80
-    assert moved.skipped["racks_missing"] == ["H1-R01-K01"] and moved.skipped["racks_new"] == ["H1-R25-K09"]
+    assert base.outcome.max_gpus_throttled >= 64 and base.outcome.max_gpu_temp_c > 89
+    assert moved.outcome.max_gpus_throttled == 0 and moved.outcome.max_gpu_temp_c < 80
+    assert moved.skipped.racks_missing == ["H1-R01-K01"] and moved.skipped.racks_new == ["H1-R25-K09"]
     tokens = moved.series["job_tokens_per_s"][1]
     assert np.nanmin(tokens) == pytest.approx(np.nanmax(tokens))  # the job is never slowed
     assert np.nanmin(base.series["job_tokens_per_s"][1]) < 0.9 * np.nanmax(tokens)

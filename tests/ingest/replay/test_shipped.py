@@ -45,7 +45,7 @@ def test_pump_failure_replays_the_rise_and_throttle():
     bundle = read_bundle(SHIPPED_DIR / "colossus-cdu-pump-failure.ctincident")
     state = validate(bundle)
     result = replay(bundle, state)
-    assert result.outcome["max_gpu_temp_c"] > 80 and result.outcome["max_gpus_throttled"] >= 64
+    assert result.outcome.max_gpu_temp_c > 80 and result.outcome.max_gpus_throttled >= 64
     recorded, projected = result.series["gpu_temp_c"]
     rack = np.isin(np.unique(bundle.frame("gpu")["gpu_id"]), np.flatnonzero(state.gpu_rack == 0))
     peak_rec, peak_proj = np.nanmax(recorded[:, rack]), np.nanmax(projected[:, rack])

@@ -128,10 +128,10 @@ def test_answer_of_a_stored_scenario(engine):
     sc = store.create_scenario(engine, "demo", "answer")
     sc = store.append_edits(engine, sc.id, [MOVE, {"op": "fail", "elements": ["H1-R02-K01"]}], DEMO)
     out = store.answer(engine, sc.id, DEMO)
-    moved = [r for r in out["diff"]["racks"] if r["rack"] == "H1-R01-K01"][0]
-    assert moved["layout"] == ["moved"]
-    dark = [r for r in out["diff"]["racks"] if r["rack"] == "H1-R02-K01"][0]
-    assert dark["change"] == "worse" and dark["dark_flag"]
+    moved = [r for r in out.diff.racks if r.rack == "H1-R01-K01"][0]
+    assert moved.layout == ["moved"]
+    dark = [r for r in out.diff.racks if r.rack == "H1-R02-K01"][0]
+    assert dark.change == "worse" and dark.dark_flag
 
 
 def test_a_row_with_the_old_cdu_setpoint_spelling_reads_in_the_new_and_is_rewritten_by_its_next_change(engine):
@@ -155,7 +155,7 @@ def test_a_row_with_the_old_cdu_setpoint_spelling_reads_in_the_new_and_is_rewrit
     assert [e.as_dict() for e in sc.applied] == [new_cdu, loop]
     text = store.export_toml(engine, sc.id)
     assert "supply_setpoint_c = 40.0" in text and text.count("supply_temp_c") == 1  # the loop's
-    warmer = {r["rack"]: r["rack_max_gpu_temp_delta_k"] for r in store.answer(engine, sc.id, DEMO)["diff"]["racks"]}
+    warmer = {r.rack: r.rack_max_gpu_temp_delta_k for r in store.answer(engine, sc.id, DEMO).diff.racks}
     assert warmer["H1-R01-K01"] > warmer["H1-R01-K02"] + 5.0  # the CDU setpoint warms its rack beyond the loop's
     sc = store.undo(engine, sc.id)  # any change writes the row in the current spelling
     with Session(engine) as session:

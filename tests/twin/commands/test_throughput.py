@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from twin.cli import main
-from twin.commands import throughput as commands_throughput
-from twin.training import goodput
+from twin.training import goodput, report
 from twin.training import steptime as training
 from twin.training.jobfile import load_job
 
@@ -76,8 +75,8 @@ def test_json_output_has_the_contract_keys(capsys):
 
 def test_report_matches_the_models():
     job = load_job(LLAMA)
-    rep = commands_throughput.throughput_report(job)
-    step = training.step_time(job.model, job.parallel, job.hardware, commands_throughput.fabric_factors(job))
+    rep = report.throughput_report(job)
+    step = training.step_time(job.model, job.parallel, job.hardware, report.fabric_factors(job))
     assert rep["step_time_s"] == step.step_time_s
     write = goodput.checkpoint_write_s(training.parameter_count(job.model), job.reliability.storage_write_gbps)
     assert rep["checkpoint_write_s"] == pytest.approx(write)
@@ -86,7 +85,7 @@ def test_report_matches_the_models():
 def test_oversubscription_slows_cross_pod_dp():
     job = load_job(REPO / "data" / "jobs" / "llama3-405b-128k-context.toml")
     # DP groups stride 8·16·16 = 2,048 GPUs: one member per 3,072-GPU pod → 1/7 at 1:7
-    assert commands_throughput.fabric_factors(job).dp == pytest.approx(1 / 7)
+    assert report.fabric_factors(job).dp == pytest.approx(1 / 7)
 
 
 def test_table_output(capsys):

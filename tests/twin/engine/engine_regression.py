@@ -118,8 +118,8 @@ def _sequences(state, placed_job):
 
 def summarise(site: str) -> dict[str, dict[str, list[float]]]:
     """Figures of every tick of both sequences on ``site``, keyed by ``<sequence>/<tick>``."""
-    from twin.engine.projection import _placed_job
     from twin.engine.tick import START_TS, TickInputs, TwinEngine
+    from twin.scenario.projection import _placed_job
     from twin.site.load import load_site
 
     state = load_site(site)

@@ -92,7 +92,7 @@ def test_chiller_restart_lets_the_facility_water_rise_then_recover(demo):
     ]  # 2 minutes without chillers
     assert trace[-1] > base + 0.5 and all(b >= a - 1e-9 for a, b in zip(trace, trace[1:]))  # ramps, no step
     restart = [eng.tick(10.0, hot).loop_supply_temp_c[0] for _ in range(60)]  # 10 minutes after the dip
-    restart_s = float(eng.plant_restart_s[0])
+    restart_s = float(eng.cooling.plant_restart_s[0])
     peak = int(np.argmax(restart))
     # nothing improves before the chillers are back (restart time, then the loop's transport delay)
     assert 10.0 * (peak + 1) > restart_s
@@ -128,7 +128,7 @@ def test_facility_pump_trip_ramps_the_coolant_throttles_the_gpus_and_slows_the_j
     # the coolant ramps: no step, rising at about Q / (C_coolant + C_gpus) per second at first
     rate = (supply[2] - supply[1]) / 5.0
     q_w = before.cdu_heat_kw.mean() * 1e3
-    c_j_per_k = eng.cdu_heat_capacity_j_per_k.mean() + 64 * 750.0
+    c_j_per_k = eng.cooling.cdu_heat_capacity_j_per_k.mean() + 64 * 750.0
     assert rate == pytest.approx(q_w / c_j_per_k, rel=0.35)
     assert np.all(np.diff(supply[:30]) > 0) and supply[1] - supply[0] < 2.0
     # the GPUs throttle once the coolant nears their limits, and the job slows

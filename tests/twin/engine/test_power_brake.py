@@ -14,10 +14,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from twin.engine.projection import _placed_job
 from twin.engine.snapshot import GPU_THROTTLED
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.physics import policy, thermal
+from twin.scenario.projection import _placed_job
 from twin.site.load import load_site
 
 BRAKE_BITS = thermal.CLOCK_EVENT_HW_SLOWDOWN | thermal.CLOCK_EVENT_HW_POWER_BRAKE
@@ -64,7 +64,7 @@ def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo)
     # every GPU: HW slowdown by the power brake (NVML 0x08 + 0x80), clocks cut by 2x, board power with them
     assert _braked(engine)
     assert (snap.throttle_frac <= thermal.HW_SLOWDOWN_CLOCK_FRAC).all() and (snap.gpu_state == GPU_THROTTLED).all()
-    busy = thermal.power_at_clock_w(thermal.HW_SLOWDOWN_CLOCK_FRAC, 700.0, engine.idle_w)
+    busy = thermal.power_at_clock_w(thermal.HW_SLOWDOWN_CLOCK_FRAC, 700.0, engine.const.idle_w)
     assert snap.gpu_power_w.max() <= busy + 1e-9
     # the facility falls under what the sources deliver: no UPS, nothing unserved, within the policy's margin
     sup = engine.detail.supply

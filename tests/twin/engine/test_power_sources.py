@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO_DIR
-from twin.engine.projection import _placed_job, project
 from twin.engine.snapshot import GPU_OFF
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.scenario.conditions import Scenario
+from twin.scenario.load import load_scenario
+from twin.scenario.projection import _placed_job, project
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, load_scenario
 
 
 @pytest.fixture(scope="module")
@@ -113,11 +114,11 @@ def test_a_projection_never_draws_more_than_the_sources_deliver(scenario):
     state = load_site("colossus")
     sc = load_scenario(REPO_DIR / "data" / "scenarios" / scenario, state) if scenario else Scenario()
     report = project(state, sc)
-    pol = report["shortfall_policy"]
-    assert report["facility_power_mw"] <= report["generation_capacity_mw"] + 1e-9
-    assert report["shortfall_mw"] == 0.0 and pol["unserved_mw"] == 0.0
+    pol = report.shortfall_policy
+    assert report.facility_power_mw <= report.generation_capacity_mw + 1e-9
+    assert report.shortfall_mw == 0.0 and pol.unserved_mw == 0.0
     # every GPU busy on 43 MW (less in the trip): the cap acts, and at its minimum racks are shed too
-    assert pol["policy_active_flag"] and pol["policy_gpu_cap_w"] == 200.0 and pol["n_gpus_shed"] > 0
+    assert pol.policy_active_flag and pol.policy_gpu_cap_w == 200.0 and pol.n_gpus_shed > 0
     # the job's racks are shed last: it runs, capped (6.85 s at full power, colossus-405b-24k)
-    assert 7.0 < report["job"]["step_time_s"] < 30.0
-    assert sum(s["source_power_mw"] for s in report["sources"]) == pytest.approx(report["facility_power_mw"])
+    assert 7.0 < report.job.step_time_s < 30.0
+    assert sum(s.source_power_mw for s in report.sources) == pytest.approx(report.facility_power_mw)

@@ -5,9 +5,10 @@ import json
 import pytest
 
 from twin.cli import main
-from twin.engine.projection import project
+from twin.scenario.conditions import Scenario, ScenarioError
+from twin.scenario.load import parse_scenario
+from twin.scenario.projection import project
 from twin.site.load import load_site
-from twin.site.scenario import Scenario, ScenarioError, parse_scenario
 
 
 @pytest.fixture(scope="module")
@@ -22,21 +23,21 @@ def baseline(demo):
 
 def test_baseline_balance_closes(baseline):
     b = baseline
-    parts = b["it_power_mw"] + b["distribution_loss_mw"] + b["cooling_power_mw"] + b["network_power_mw"]
-    assert b["facility_power_mw"] == pytest.approx(parts + 0.02, rel=1e-6)  # + site overhead of the demo file
-    assert b["pue_ratio"] == pytest.approx(b["facility_power_mw"] / (b["it_power_mw"] + b["network_power_mw"]))
-    assert b["generation_capacity_mw"] == pytest.approx(0.6 + 2 * 0.25 + 0.5)
-    assert 0 < b["n_gpus_runnable_at_full_power"] <= 1024
-    assert b["job"]["name"] == "demo-70b-1k" and b["job"]["tokens_per_s"] > 0
+    parts = b.it_power_mw + b.distribution_loss_mw + b.cooling_power_mw + b.network_power_mw
+    assert b.facility_power_mw == pytest.approx(parts + 0.02, rel=1e-6)  # + site overhead of the demo file
+    assert b.pue_ratio == pytest.approx(b.facility_power_mw / (b.it_power_mw + b.network_power_mw))
+    assert b.generation_capacity_mw == pytest.approx(0.6 + 2 * 0.25 + 0.5)
+    assert 0 < b.n_gpus_runnable_at_full_power <= 1024
+    assert b.job.name == "demo-70b-1k" and b.job.tokens_per_s > 0
 
 
 def test_losing_one_side_keeps_racks_up_losing_both_darkens_them(demo, baseline):
     sc = parse_scenario('[conditions]\nfailed_power = ["H1-UPS1-A"]\n', demo, "ups.toml")
     out = project(demo, sc)
-    assert out["dark_racks"] == []  # B side carries every rack
-    assert out["it_power_mw"] == pytest.approx(baseline["it_power_mw"], rel=0.01)
+    assert out.dark_racks == []  # B side carries every rack
+    assert out.it_power_mw == pytest.approx(baseline.it_power_mw, rel=0.01)
     both = parse_scenario('[conditions]\nfailed_power = ["H1-BW-R01-A", "H1-BW-R01-B"]\n', demo, "row.toml")
-    dark = project(demo, both)["dark_racks"]
+    dark = project(demo, both).dark_racks
     assert dark == [f"H1-R01-K{k:02d}" for k in range(1, 9)]
 
 
@@ -45,14 +46,14 @@ def test_cooling_loss_shortens_time_to_throttle(demo, baseline):
         "[scenario]\nsettle_s = 120\n[conditions]\nloop_supply_temp_c = { FW-H1 = 40.0 }\n", demo, "hot.toml"
     )
     hot = project(demo, sc)
-    assert hot["hottest_racks"][0]["rack_max_gpu_temp_c"] > baseline["hottest_racks"][0]["rack_max_gpu_temp_c"] + 5
-    base_t = baseline["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"]
-    assert hot["time_to_throttle_s"]["cdu_loss_throttle_s"]["min_s"] < base_t
+    assert hot.hottest_racks[0].rack_max_gpu_temp_c > baseline.hottest_racks[0].rack_max_gpu_temp_c + 5
+    base_t = baseline.time_to_throttle_s["cdu_loss_throttle_s"].min_s
+    assert hot.time_to_throttle_s["cdu_loss_throttle_s"].min_s < base_t
 
 
 def test_a_power_cap_lowers_it_load(demo, baseline):
     capped = project(demo, parse_scenario("[conditions]\ngpu_power_limit_w = 400\n", demo, "cap.toml"))
-    assert capped["it_power_mw"] < baseline["it_power_mw"] * 0.85
+    assert capped.it_power_mw < baseline.it_power_mw * 0.85
 
 
 @pytest.mark.parametrize(
@@ -104,12 +105,12 @@ def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
     colossus = load_site("colossus")
     everything = project(colossus, Scenario())
     # 43 MW cannot carry 100k GPUs: the site's policy caps them all and sheds racks, never a shortfall
-    policy = everything["shortfall_policy"]
-    assert policy["policy_active_flag"] and policy["policy_gpu_cap_w"] == 200.0 and policy["n_gpus_shed"] > 0
-    assert everything["shortfall_mw"] == 0 and everything["facility_power_mw"] <= everything["generation_capacity_mw"]
-    assert 20_000 < everything["n_gpus_runnable_at_full_power"] < 40_000
+    policy = everything.shortfall_policy
+    assert policy.policy_active_flag and policy.policy_gpu_cap_w == 200.0 and policy.n_gpus_shed > 0
+    assert everything.shortfall_mw == 0 and everything.facility_power_mw <= everything.generation_capacity_mw
+    assert 20_000 < everything.n_gpus_runnable_at_full_power < 40_000
     lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
-    assert lean["gpus"]["n_gpus_off"] == colossus.n_gpus - lean["job"]["n_gpus"]
-    assert lean["facility_power_mw"] < lean["generation_capacity_mw"] and lean["shortfall_mw"] == 0
-    assert lean["job"]["tokens_per_s"] > everything["job"]["tokens_per_s"] > 0  # at full power, not capped
-    assert not lean["shortfall_policy"]["policy_active_flag"]
+    assert lean.gpus.n_gpus_off == colossus.n_gpus - lean.job.n_gpus
+    assert lean.facility_power_mw < lean.generation_capacity_mw and lean.shortfall_mw == 0
+    assert lean.job.tokens_per_s > everything.job.tokens_per_s > 0  # at full power, not capped
+    assert not lean.shortfall_policy.policy_active_flag

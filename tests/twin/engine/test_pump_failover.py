@@ -55,7 +55,7 @@ def _engine_crossing_s(engine, inputs, pumps, rack, level_c, horizon_s):
 
 
 def _projected_s(engine, inputs, level_c, rack):
-    engine.rack_max_op_c = np.full(engine.state.n_racks, level_c)  # project the time to this level
+    engine.projections.rack_max_op_c = np.full(engine.state.n_racks, level_c)  # project the time to this level
     engine.tick(DT_S, inputs)
     return float(engine.detail.projections_s["pump_loss_throttle_s"][rack])
 

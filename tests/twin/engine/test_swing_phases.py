@@ -24,7 +24,7 @@ def test_placed_job_swing_comes_from_its_phases(demo):
     eng = TwinEngine(state)
     status = eng.tick(1.0, TickInputs(jobs=[placed])).jobs[0]
     sw = eng.detail.swing
-    shape = next(v for v in eng._shape_cache.values())
+    shape = next(v for v in eng.jobs.shape_cache.values())
     n = state.n_gpus
     busy = float(np.max(state.gpu_spec_array("tdp_w")))  # nothing throttles on the nominal demo site
     idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
@@ -91,7 +91,7 @@ def test_evaluations_of_the_job_file_dip_the_swing(demo):
     sw = eng.detail.swing
     assert sw.eval_dip_s == 30.0
     # evaluation at power fraction 0.5: dip = (mean − 0.5) / mean of the checkpoint dip (mean − 0)
-    shape = next(v for v in eng._shape_cache.values())
+    shape = next(v for v in eng.jobs.shape_cache.values())
     assert sw.eval_dip_mw == pytest.approx(
         sw.checkpoint_dip_mw * (shape.mean_frac - phases.EVAL_POWER_FRAC) / shape.mean_frac
     )

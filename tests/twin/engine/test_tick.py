@@ -106,7 +106,7 @@ def test_failed_busway_darkens_its_single_fed_rack(tiny):
 def test_n1_fraction_and_failed_busway_moves_load(tiny):
     healthy = tiny.tick(1.0)
     assert (healthy.power_n1_load_frac >= healthy.power_load_frac - 1e-12).all()
-    usable = tiny.topo.usable_kw
+    usable = tiny.const.topo.usable_kw
     assert tiny.detail.power_headroom_kw == pytest.approx(usable - healthy.power_load_kw)
     assert tiny.detail.power_n1_headroom_kw == pytest.approx(usable * (1.0 - healthy.power_n1_load_frac))
     failed = tiny.tick(1.0, TickInputs(failed_power=[B1]))

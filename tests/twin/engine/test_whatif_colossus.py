@@ -23,10 +23,10 @@ import math
 import pytest
 
 from twin.cli import main
-from twin.engine.compare import blast_radius, compare
+from twin.scenario.compare import blast_radius, compare
+from twin.scenario.load import parse_scenario
 from twin.site.edits import EditError
 from twin.site.load import load_site
-from twin.site.scenario import parse_scenario
 
 H4 = '[[edits]]\nop = "set_rack_type"\nracks = ["H4-*"]\ntype = "GB200-NVL72"\n'
 WARN = '[scenario]\nname = "H4 to GB200"\ndesign_limits = "warn"\n'
@@ -92,23 +92,23 @@ def test_comparison_shows_what_got_worse():
     """
     site = load_site("colossus-2025")
     out = compare(site, parse_scenario(WARN + H4, site, "h4.toml"))
-    assert set(out) == {"baseline", "scenario", "diff"}
-    head = out["diff"]["headline"]
-    assert head["gpus.n_gpus"]["delta"] == 392 * 8
-    assert head["cooling.loop_max_load_frac"]["change"] == "worse"
-    assert head["fabric.leaf_ports_over_count"] == {
+    assert set(out.as_dict()) == {"baseline", "scenario", "diff"}
+    head = out.diff.headline
+    assert head["gpus.n_gpus"].delta == 392 * 8
+    assert head["cooling.loop_max_load_frac"].change == "worse"
+    assert head["fabric.leaf_ports_over_count"].as_dict() == {
         "baseline": 0,
         "scenario": 392 * 8,
         "delta": 3136.0,
         "change": "worse",
     }
-    new = out["diff"]["design_findings"]["new"]
+    new = out.diff.design_findings.new
     assert {"ups_rating", "transformer_rating", "loop_capacity", "plant_capacity", "fabric_ports", "n1_rating"} <= {
-        f["check"] for f in new
+        f.check for f in new
     }
-    retyped = [r for r in out["diff"]["racks"] if "type" in r["layout"]]
-    assert len(retyped) == 392 and all(r["rack"].startswith("H4-") for r in retyped)
-    assert [r for r in out["diff"]["loops"] if r["loop"] == "FW-H4"][0]["change"] == "worse"
+    retyped = [r for r in out.diff.racks if "type" in r.layout]
+    assert len(retyped) == 392 and all(r.rack.startswith("H4-") for r in retyped)
+    assert [r for r in out.diff.loops if r.name == "FW-H4"][0].change == "worse"
 
 
 def test_blast_radius_of_a_transformer_is_the_racks_it_feeds(colossus):
@@ -116,13 +116,13 @@ def test_blast_radius_of_a_transformer_is_the_racks_it_feeds(colossus):
     expected = sorted(
         n for n in colossus.rack_name if n.startswith(("H1-R01-", "H1-R02-", "H1-R03-", "H1-R04-", "H1-R05-"))
     )
-    assert sorted(out["racks_fed"]) == expected and out["n_racks_fed"] == 80 and out["n_gpus_fed"] == 80 * 64
-    assert out["kind"] == "transformer" and out["n_racks_dark"] == 0  # the B side carries every rack
+    assert sorted(out.racks_fed) == expected and out.n_racks_fed == 80 and out.n_gpus_fed == 80 * 64
+    assert out.kind == "transformer" and out.n_racks_dark == 0  # the B side carries every rack
 
 
 def test_blast_radius_of_a_single_fed_path_goes_dark(colossus):
     out = blast_radius(colossus, "H1-R01-K01")
-    assert out["racks_dark"] == ["H1-R01-K01"] and out["n_gpus_down"] + out["n_gpus_off"] == 64
+    assert out.racks_dark == ["H1-R01-K01"] and out.n_gpus_down + out.n_gpus_off == 64
 
 
 def test_blast_radius_of_an_unknown_element_is_one_line(capsys):

@@ -41,7 +41,7 @@ def test_amplitude_and_ramp_hand_point():
 
 def test_two_phase_amplitude_from_the_waveform_equals_the_hand_value():
     """1,000 GPUs, busy 650 W, idle 80 W, communication at 0.15: ΔP = 1000 · 0.85 · 570 W · 1.1 = 0.53295 MW."""
-    job = sw.SwingJob.two_phase(1000, 2.0, 0.85, 650.0, 80.0)
+    job = phases.two_phase_swing_job(1000, 2.0, 0.85, 650.0, 80.0)
     assert sw.job_amplitude_mw(job, 1.1) == pytest.approx(0.53295)
     _, w = phases.waveform_w(phases.two_phase_profile(2.0, 0.85), None, 20.0, 0.01, 650.0, 80.0)
     assert 1000 * (w.max() - w.min()) * 1.1 / 1e6 == pytest.approx(0.53295, rel=1e-9)
@@ -96,4 +96,4 @@ def test_dominant_line_is_the_step_fundamental():
 
 def test_invalid_job_raises():
     with pytest.raises(ValueError):
-        sw.SwingJob.two_phase(10, 0.0, 0.5, 700.0, 100.0)
+        phases.two_phase_swing_job(10, 0.0, 0.5, 700.0, 100.0)

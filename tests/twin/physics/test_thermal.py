@@ -222,3 +222,45 @@ def test_power_cap_only_solves_the_clocks_where_asked_and_the_rest_equals_thrott
     fast = th.power_cap_only(demand, 200.0, 85.0, solve)
     assert np.array_equal(fast[0], power) and np.array_equal(fast[2], mask)
     assert np.array_equal(fast[1][solve], clock[solve])
+
+
+# --- the few-pass forms the engine uses equal the checked functions -------------------------------
+def _per_gpu_arrays(n: int = 4096, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    temp = rng.uniform(20.0, 95.0, n)
+    power = rng.uniform(0.0, 750.0, n)
+    supply = rng.uniform(20.0, 45.0, n)
+    r_die = rng.uniform(0.02, 0.08, n)
+    r_cal = rng.uniform(0.0, 0.01, n)
+    decay = rng.uniform(0.0, 1.0, n)
+    return temp, power, supply, r_die, r_cal, decay
+
+
+def test_die_temp_step_equals_relaxing_to_the_steady_temperature():
+    temp, power, supply, r_die, r_cal, decay = _per_gpu_arrays()
+    pure = th.relax_temp_c(temp, th.die_temp_steady_c(power, supply, r_die + r_cal), decay)
+    assert np.array_equal(th.die_temp_step_c(temp, power, supply, r_die + r_cal, decay), pure)
+    # per-CDU columns against a [n_cdus, gpus_per_cdu] view, as the engine calls it
+    cols = lambda v: v[::64][:, None]  # noqa: E731
+    grid = lambda v: v.reshape(-1, 64)  # noqa: E731
+    step = th.die_temp_step_c(grid(temp), grid(power), cols(supply), cols(r_die), cols(decay)).reshape(-1)
+    expanded = lambda v: np.repeat(v[::64], 64)  # noqa: E731
+    pure = th.relax_temp_c(temp, th.die_temp_steady_c(power, expanded(supply), expanded(r_die)), expanded(decay))
+    assert np.array_equal(step, pure)
+
+
+def test_hbm_from_its_rise_equals_hbm_on_the_plate_coolant():
+    _, power, supply, _, r_cal, _ = _per_gpu_arrays()
+    f_hbm, r_hbm = 0.12, 0.35
+    pure = th.hbm_temp_c(th.plate_coolant_temp_c(power, supply, r_cal), f_hbm * power, r_hbm)
+    fast = th.hbm_temp_from_rise_c(power, supply, th.hbm_rise_c_per_w(r_cal, f_hbm, r_hbm))
+    np.testing.assert_allclose(fast, pure, rtol=1e-14, atol=1e-12)
+
+
+def test_demand_with_leakage_equals_demand_plus_leakage_floored_at_zero():
+    temp, power, *_ = _per_gpu_arrays()
+    power[::7] = 0.0  # GPUs that draw nothing: a cold die must not make their demand negative
+    temp[::7] = 10.0
+    pure = np.maximum(power + th.leakage_power_w(temp, 1.3), 0.0)
+    assert np.array_equal(th.demand_with_leakage_w(power, temp, 1.3), pure)
+    assert (th.demand_with_leakage_w(power, temp, 1.3)[::7] == 0.0).all()

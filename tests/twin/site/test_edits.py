@@ -16,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO_DIR
+from twin.scenario.conditions import ScenarioError, parse_scenario_doc
+from twin.scenario.load import load_scenario, parse_scenario
+from twin.scenario.writer import export_scenario_toml
 from twin.site.edit_schema import FailEdit
 from twin.site.edits import EditError, parse_edit, upgrade_edit
 from twin.site.load import load_site
-from twin.site.scenario import ScenarioError, load_scenario, parse_scenario, parse_scenario_doc
-from twin.site.scenariofile import export_scenario_toml
 
 DEMO = load_site("demo")
 HEAD = '[scenario]\nname = "t"\n'
@@ -261,7 +262,7 @@ def test_setpoints_weather_and_job():
 
 
 def test_a_cdu_setpoint_warms_its_racks_only():
-    from twin.engine.projection import run_scenario
+    from twin.scenario.projection import run_scenario
 
     sc = run('[[edits]]\nop = "set_setpoint"\ncdus = ["H1-R01-K01-CDU"]\nsupply_setpoint_c = 40.0\n')
     cdu = DEMO.cdu_name.index("H1-R01-K01-CDU")

@@ -15,8 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.twin.fuzzing import FUZZ_SETTINGS, bounded, mutated, raw_texts, toml_text
+from twin.scenario.conditions import MAX_SETTLE_S, ScenarioError
+from twin.scenario.load import load_scenario, parse_scenario
 from twin.site.load import load_site
-from twin.site.scenario import MAX_SETTLE_S, ScenarioError, load_scenario, parse_scenario
 
 DEMO = load_site("demo")
 SCRATCH = Path(tempfile.mkdtemp(prefix="scenario-fuzz-"))

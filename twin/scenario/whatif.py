@@ -15,16 +15,16 @@ import fnmatch
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from twin.scenario.conditions import Scenario, ScenarioDoc, resolve_conditions
 from twin.site import design
 from twin.site.catalogue import Catalogue, load_catalogue
 from twin.site.edits import LAYOUT_OPS, MAIN_FIELD, SELECT, Edit, EditedModel, EditError, apply_edits
 from twin.site.errors import SiteError
 from twin.site.load import build_site_model
-from twin.site.scenario import Scenario, ScenarioDoc, resolve_conditions
 from twin.site.tables import SiteTables
 from twin.site.topology import ElementRef, find_element, racks_exposed
 
@@ -191,71 +191,37 @@ def _racks(state: SiteTables, edit: Edit, index: int, file: str) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
+@dataclass
+class _Book:
+    """What the condition edits of a scenario add up to, in edit order."""
+
+    supply: np.ndarray  # [n_loops] facility supply override (NaN: none)
+    cdu_setpoint: np.ndarray  # [n_cdus] secondary setpoint (NaN: design)
+    failed: dict = field(default_factory=dict)  # (kind, id) → units lost (pumps, chillers), None = all
+    caps: list = field(default_factory=list)  # (edit index, GPU ids, cap W)
+    job_caps: list = field(default_factory=list)  # (edit index, cap W)
+
+
 def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None:
     """Apply the condition edits of ``doc`` (in order, after ``[conditions]``) to ``sc``."""
-    file = doc.file
-    failed: dict[tuple[str, int], int | None] = {}  # (kind, id) → units lost (pumps, chillers), None = all
-    caps: list[tuple[int, np.ndarray, float]] = []  # (edit index, GPU ids, cap W)
-    job_caps: list[tuple[int, float]] = []
-    inp = sc.inputs
-    supply = (
-        inp.loop_supply_temp_c.copy() if inp.loop_supply_temp_c is not None else np.full(len(state.loop_name), np.nan)
+    file, inp = doc.file, sc.inputs
+    book = _Book(
+        supply=(
+            inp.loop_supply_temp_c.copy()
+            if inp.loop_supply_temp_c is not None
+            else np.full(len(state.loop_name), np.nan)
+        ),
+        cdu_setpoint=np.full(state.n_cdus, np.nan),
     )
-    cdu_setpoint = np.full(state.n_cdus, np.nan)
     for i, e in enumerate(doc.edits):
         if e.op in LAYOUT_OPS:
             continue
-        if e.op == "fail":
-            for ref in _elements(state, e, i, file):
-                units = (
-                    e.get("pumps_count")
-                    if ref.kind == "cdu"
-                    else e.get("chillers_count")
-                    if ref.kind == "plant"
-                    else None
-                )
-                failed[(ref.kind, ref.id)] = units
-        elif e.op == "restore":
-            for ref in _elements(state, e, i, file):
-                if (ref.kind, ref.id) not in failed:
-                    name = _name_of(state, ref)
-                    raise EditError(i, "elements", f"{name!r} is not failed by an earlier edit", file)
-                del failed[(ref.kind, ref.id)]
+        if e.op in ("fail", "restore"):
+            _fail_or_restore(book, state, e, i, file)
         elif e.op == "set_cap":
-            cap = e.fields["gpu_power_limit_w"]
-            if e.get("site"):
-                caps.append((i, np.arange(state.n_gpus), cap))
-            if any(k in e.fields for k in SELECT):
-                racks = _racks(state, e, i, file)
-                caps.append((i, np.flatnonzero(np.isin(state.gpu_rack, racks)), cap))
-            if "job" in e.fields:
-                job_caps.append((i, cap))
-                if e.fields["job"] != (sc.job if sc.job is not None else state.default_job):
-                    raise EditError(
-                        i,
-                        "job",
-                        f"{e.fields['job']!r} is not the scenario's job "
-                        f"({(sc.job if sc.job is not None else state.default_job) or 'none'})",
-                        file,
-                    )
+            _set_cap(book, sc, state, e, i, file)
         elif e.op == "set_setpoint":
-            if "loops" in e.fields:
-                for pattern in e.fields["loops"]:
-                    hit = [k for k, n in enumerate(state.loop_name) if fnmatch.fnmatchcase(n, pattern)]
-                    if not hit:
-                        raise EditError(
-                            i,
-                            "loops",
-                            f"{pattern!r} matches no facility loop (loops: {', '.join(state.loop_name)})",
-                            file,
-                        )
-                    supply[hit] = e.fields["supply_temp_c"]
-            if "cdus" in e.fields:
-                for pattern in e.fields["cdus"]:
-                    hit = [k for k, n in enumerate(state.cdu_name) if fnmatch.fnmatchcase(n, pattern)]
-                    if not hit:
-                        raise EditError(i, "cdus", f"{pattern!r} matches no CDU", file)
-                    cdu_setpoint[hit] = e.fields["supply_setpoint_c"]
+            _set_setpoint(book, state, e, i, file)
         elif e.op == "set_weather":
             for key in ("outdoor_dry_bulb_c", "outdoor_wet_bulb_c"):
                 if key in e.fields:
@@ -267,12 +233,60 @@ def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None
                 inp.gpu_util_frac = e.fields["gpu_util_frac"]
             if "idle_nodes_off" in e.fields:
                 sc.idle_nodes_off = e.fields["idle_nodes_off"]
-    inp.loop_supply_temp_c = supply
-    if np.isfinite(cdu_setpoint).any():
-        inp.cdu_supply_setpoint_c = cdu_setpoint
-    _failures(inp, state, failed)
-    if caps or job_caps:
-        _caps(sc, state, caps, job_caps, file)
+    inp.loop_supply_temp_c = book.supply
+    if np.isfinite(book.cdu_setpoint).any():
+        inp.cdu_supply_setpoint_c = book.cdu_setpoint
+    _failures(inp, state, book.failed)
+    if book.caps or book.job_caps:
+        _caps(sc, state, book.caps, book.job_caps, file)
+
+
+def _fail_or_restore(book: _Book, state: SiteTables, e: Edit, i: int, file: str) -> None:
+    """A ``fail`` edit enters its elements in the failure book (pumps or chillers by count); ``restore``
+    takes out elements an earlier edit failed."""
+    for ref in _elements(state, e, i, file):
+        if e.op == "fail":
+            units = (
+                e.get("pumps_count") if ref.kind == "cdu" else e.get("chillers_count") if ref.kind == "plant" else None
+            )
+            book.failed[(ref.kind, ref.id)] = units
+            continue
+        if (ref.kind, ref.id) not in book.failed:
+            raise EditError(i, "elements", f"{_name_of(state, ref)!r} is not failed by an earlier edit", file)
+        del book.failed[(ref.kind, ref.id)]
+
+
+def _set_cap(book: _Book, sc: Scenario, state: SiteTables, e: Edit, i: int, file: str) -> None:
+    """A ``set_cap`` edit: a power cap on the site, on selected racks or on the scenario's job."""
+    cap = e.fields["gpu_power_limit_w"]
+    if e.get("site"):
+        book.caps.append((i, np.arange(state.n_gpus), cap))
+    if any(k in e.fields for k in SELECT):
+        racks = _racks(state, e, i, file)
+        book.caps.append((i, np.flatnonzero(np.isin(state.gpu_rack, racks)), cap))
+    if "job" in e.fields:
+        book.job_caps.append((i, cap))
+        job = sc.job if sc.job is not None else state.default_job
+        if e.fields["job"] != job:
+            raise EditError(i, "job", f"{e.fields['job']!r} is not the scenario's job ({job or 'none'})", file)
+
+
+def _set_setpoint(book: _Book, state: SiteTables, e: Edit, i: int, file: str) -> None:
+    """A ``set_setpoint`` edit: facility supply of loops, or the secondary setpoint of CDUs (globs)."""
+    if "loops" in e.fields:
+        for pattern in e.fields["loops"]:
+            hit = [k for k, n in enumerate(state.loop_name) if fnmatch.fnmatchcase(n, pattern)]
+            if not hit:
+                raise EditError(
+                    i, "loops", f"{pattern!r} matches no facility loop (loops: {', '.join(state.loop_name)})", file
+                )
+            book.supply[hit] = e.fields["supply_temp_c"]
+    if "cdus" in e.fields:
+        for pattern in e.fields["cdus"]:
+            hit = [k for k, n in enumerate(state.cdu_name) if fnmatch.fnmatchcase(n, pattern)]
+            if not hit:
+                raise EditError(i, "cdus", f"{pattern!r} matches no CDU", file)
+            book.cdu_setpoint[hit] = e.fields["supply_setpoint_c"]
 
 
 def _name_of(state: SiteTables, ref: ElementRef) -> str:

@@ -30,8 +30,9 @@ an unknown name is an error naming the key and the name::
 
 ``[scenario] design_limits`` is ``"strict"`` (default: an edit that exceeds a rating by
 design is refused) or ``"warn"`` (it is reported as a warning; see :mod:`twin.site.design`).
-:func:`parse_scenario_doc` checks the text alone; :func:`parse_scenario` resolves it against
-a site, building the edited site when edits change the layout (:mod:`twin.site.whatif`).
+:func:`parse_scenario_doc` checks the text alone and :func:`resolve_conditions` resolves its
+``[conditions]`` against a site; :func:`twin.scenario.load.parse_scenario` does both and
+builds the edited site when edits change the layout (:mod:`twin.scenario.whatif`).
 """
 
 from __future__ import annotations
@@ -55,8 +56,6 @@ __all__ = [
     "Scenario",
     "ScenarioDoc",
     "ScenarioError",
-    "load_scenario",
-    "parse_scenario",
     "parse_scenario_doc",
     "read_scenario_doc",
     "read_scenario_text",
@@ -181,22 +180,6 @@ def parse_scenario_doc(text: str, file: str = "<scenario>") -> ScenarioDoc:
     return doc
 
 
-def parse_scenario(text: str, state: SiteTables, file: str = "<scenario>") -> Scenario:
-    """Parse scenario TOML against ``state`` (``file`` names it in errors).
-
-    With layout edits the returned :attr:`Scenario.state` is the edited site, built from
-    ``state.site_model``; the inputs are resolved against it.
-    """
-    doc = parse_scenario_doc(text, file)
-    if doc.site is not None and doc.site != state.name:
-        raise ScenarioError(f"{file}: scenario.site: written for site {doc.site!r}, not {state.name!r}")
-    if doc.edits:
-        from twin.site.whatif import resolve  # the edit pipeline builds sites; imported on use
-
-        return resolve(state, doc)
-    return resolve_conditions(doc, state)
-
-
 def resolve_conditions(doc: ScenarioDoc, state: SiteTables) -> Scenario:
     """The :class:`Scenario` of ``doc``'s header and ``[conditions]`` on ``state`` (edits aside)."""
     file, cond = doc.file, doc.conditions
@@ -252,9 +235,3 @@ def read_scenario_text(path: str | Path) -> str:
 def read_scenario_doc(path: str | Path) -> ScenarioDoc:
     """Read and check a scenario file without a site."""
     return parse_scenario_doc(read_scenario_text(path), Path(path).name)
-
-
-def load_scenario(path: str | Path, state: SiteTables) -> Scenario:
-    """Read and parse a scenario file."""
-    path = Path(path)
-    return parse_scenario(read_scenario_text(path), state, path.name)

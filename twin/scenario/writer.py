@@ -1,8 +1,8 @@
 """Write a scenario back as TOML a person can read and diff: ``[scenario]``, ``[conditions]``, ``[[edits]]``.
 
-:func:`export_scenario_toml` is the inverse of :func:`twin.site.scenario.parse_scenario_doc`:
+:func:`export_scenario_toml` is the inverse of :func:`twin.scenario.conditions.parse_scenario_doc`:
 keys in a fixed order, one edit per ``[[edits]]`` table, fields in the order of
-:data:`twin.site.edits.OPS`, so ``export(parse(export(parse(text))))`` equals
+the op models of :mod:`twin.site.edit_schema`, so ``export(parse(export(parse(text))))`` equals
 ``export(parse(text))`` and a one-edit change is a few-line diff.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from twin.scenario.conditions import ScenarioDoc
 from twin.site.design import STRICT
 from twin.site.edits import Edit
-from twin.site.scenario import ScenarioDoc
 
 _CONDITION_ORDER = (
     "gpu_util_frac",

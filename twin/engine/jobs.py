@@ -1,0 +1,124 @@
+"""The jobs phase: the placed jobs' status and power shapes, and the training swing they make.
+
+* :meth:`JobsPhase.run` → :class:`JobsResult`: each placed job evaluated on the site
+  (:mod:`twin.training.sitejob`) and the shape of its GPU power through the training phases
+  (:mod:`twin.training.jobphases`, kept per job status);
+* :meth:`JobsPhase.swing` → ``SwingReport``: swing amplitude and ramp, dominant line and dips
+  of the running jobs' phases at the throttled busy power, against what the supply can
+  follow (:func:`twin.physics.swing.project_swing`; see ``docs/physics.md``).
+
+Without placed jobs, one nominal job on every GPU (:data:`DEFAULT_STEP_TIME_S`,
+:data:`~twin.engine.network.DEFAULT_COMPUTE_FRAC`) makes the swing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twin.engine.constants import SiteConstants
+from twin.engine.inputs import TickInputs
+from twin.engine.network import DEFAULT_COMPUTE_FRAC
+from twin.engine.phases import (
+    DemandResult,
+    FabricResult,
+    GpuThermalResult,
+    ItPowerResult,
+    JobsResult,
+    PowerStateResult,
+    PowerTreeResult,
+    SiteResult,
+)
+from twin.physics import swing
+from twin.training import phases as job_phases
+
+DEFAULT_STEP_TIME_S = 2.0  # [E] step time of the nominal job (swing period), Uptime: 1–2 s
+
+
+class JobsPhase:
+    """Placed jobs and the swing (see module docstring)."""
+
+    def __init__(self, const: SiteConstants) -> None:
+        self.const = const
+        self.shape_cache: dict = {}  # job phase shapes by job status (twin.training.jobphases)
+        self.default_shape = job_phases.profile_stats(
+            job_phases.two_phase_profile(DEFAULT_STEP_TIME_S, DEFAULT_COMPUTE_FRAC)
+        )
+
+    def run(self, inp: TickInputs, gt: GpuThermalResult, fab: FabricResult) -> JobsResult:
+        """Status of the placed jobs and the shape of their power through the phases (cached by status)."""
+        if not inp.jobs:
+            return JobsResult(statuses=[], power_shapes=[])
+        from twin.training import jobphases, sitejob  # imported only when jobs are placed
+
+        s = self.const.state
+        statuses, shapes = [], []
+        for job in inp.jobs:
+            res = sitejob.evaluate_site_job(s, job.spec, job.gpu_ids, gt.gpu_clock_frac, fab.link_up_flag)
+            statuses.append(res.status)
+            shapes.append(jobphases.cached_job_shape(self.shape_cache, s, job.spec, res))
+        return JobsResult(statuses=statuses, power_shapes=shapes)
+
+    @staticmethod
+    def mean_w(busy_w, running: np.ndarray | None, ids: np.ndarray | None) -> float:
+        """Mean busy power over the running GPUs of ``ids`` (all GPUs when None) [W]."""
+        if np.ndim(busy_w) == 0:
+            return float(busy_w)
+        if ids is not None and ids.size > 1 and ids[-1] - ids[0] == ids.size - 1 and np.all(np.diff(ids) == 1):
+            ids = slice(int(ids[0]), int(ids[-1]) + 1)  # contiguous placement: a view, no gather
+        values = busy_w if ids is None else busy_w[ids]
+        n_running = values.size if running is None else int(np.count_nonzero(running if ids is None else running[ids]))
+        return float(np.sum(values)) / n_running if n_running else 0.0
+
+    def swing_jobs(
+        self, dem: DemandResult, gt: GpuThermalResult, itp: ItPowerResult, jobs: JobsResult
+    ) -> list[swing.SwingJob]:
+        """The running jobs as the swing sees them: GPUs, mean busy power (throttled or capped), idle, shape."""
+        c = self.const
+        n_run = c.state.n_gpus - (int(np.count_nonzero(gt.gpu_down)) if gt.any_gpu_down else 0)
+        cap = np.minimum(dem.gpu_power_limit_w, c.tdp_w)
+        idle = c.idle_mean_w
+        throttled = gt.gpu_clock_frac < 0.999  # down GPUs (clock 0) included: their power is 0
+        n_throttled = int(np.count_nonzero(throttled))
+        if n_throttled == c.state.n_gpus and not jobs.statuses:  # every GPU capped or down: busy power is board power
+            busy = float(itp.rack_gpu_power_w.sum()) / n_run if n_run else 0.0
+        else:
+            busy = np.where(throttled, gt.gpu_power_w, cap) if n_throttled else cap
+        running = ~gt.gpu_down if gt.any_gpu_down and np.ndim(busy) else None
+        if jobs.statuses:
+            return [
+                swing.SwingJob(int(st.gpu_ids.size), self.mean_w(busy, running, st.gpu_ids), idle, shape)
+                for st, shape in zip(jobs.statuses, jobs.power_shapes)
+                if shape is not None
+            ]
+        return [swing.SwingJob(n_run, self.mean_w(busy, running, None), idle, self.default_shape)] if n_run else []
+
+    def swing(
+        self,
+        inp: TickInputs,
+        ps: PowerStateResult,
+        dem: DemandResult,
+        gt: GpuThermalResult,
+        itp: ItPowerResult,
+        tree: PowerTreeResult,
+        site: SiteResult,
+        jobs: JobsResult,
+    ) -> swing.SwingReport:
+        """Swing of the running jobs (or ``inp.swing_jobs``) against what the live sources can follow."""
+        s = self.const.state
+        swing_jobs = inp.swing_jobs if inp.swing_jobs is not None else self.swing_jobs(dem, gt, itp, jobs)
+        node_dc = float(itp.node_dc_power_w.sum())
+        rack_kw = float(itp.rack_power_kw.sum())
+        k_node = (float(itp.node_input_power_w.sum()) / node_dc if node_dc > 0 else 1.0) * (
+            tree.tree_input_kw / rack_kw if rack_kw > 0 else 1.0
+        )
+        return swing.project_swing(
+            swing_jobs,
+            s.source_kind,
+            s.source_capacity_mw,
+            s.source_ramp_mw_per_s,
+            site.source_power_mw,
+            ps.source_live,
+            site.battery_soc_frac,
+            k_node,
+            alignment=inp.swing_alignment,
+        )
