@@ -26,7 +26,6 @@ poll, so the source's age grows and the stale-source alert
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -34,6 +33,7 @@ import numpy as np
 from ingest.live.freshness import Freshness
 from ingest.live.hub import Poller
 from ingest.live.readings import TRACKED, ReadingsBuffer
+from ingest.live.watchdog import PollAbandoned, Watchdog
 from ingest.sources.dcgm import fetch_dcgm
 from ingest.sources.inventory import Inventory
 from ingest.sources.ipmi import fetch_ipmi
@@ -75,50 +75,6 @@ def parse_source_spec(spec: str) -> tuple[str, list[str], str]:
         )
     targets, _, host = rest.partition("#")
     return kind, [t for t in targets.split(",") if t], host
-
-
-class PollAbandoned(RuntimeError):
-    """A poll outlived its watchdog deadline (or too many earlier ones are still stuck)."""
-
-
-class Watchdog:
-    """Runs a callable in a worker thread and waits at most ``deadline_s`` for it (see module docstring)."""
-
-    def __init__(self, name: str, deadline_s: float, max_abandoned: int = 2) -> None:
-        self.name, self.deadline_s, self.max_abandoned = name, deadline_s, max_abandoned
-        self.abandoned_total = 0
-        self._stuck: list[threading.Thread] = []
-
-    @property
-    def stuck(self) -> int:
-        """Abandoned worker threads still running."""
-        self._stuck = [t for t in self._stuck if t.is_alive()]
-        return len(self._stuck)
-
-    def run(self, func: Callable[[], object]) -> object:
-        """``func()``'s value; raises :class:`PollAbandoned` after ``deadline_s`` s, or ``func``'s exception."""
-        if self.stuck >= self.max_abandoned:
-            raise PollAbandoned(f"{self.name}: {len(self._stuck)} earlier poll(s) still stuck; no new poll started")
-        box: dict[str, object] = {}
-        done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["value"] = func()
-            except BaseException as exc:  # noqa: BLE001 — handed to the waiting caller
-                box["error"] = exc
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=work, name=f"poll-{self.name}", daemon=True)
-        worker.start()
-        if not done.wait(self.deadline_s):
-            self._stuck.append(worker)
-            self.abandoned_total += 1
-            raise PollAbandoned(f"{self.name}: poll abandoned after {self.deadline_s:g} s")
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
 
 
 def fetch_deadline_s(kind: str, interval_s: float) -> float:

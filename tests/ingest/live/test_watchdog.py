@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ingest.live.freshness import Freshness
-from ingest.live.pollers import PollAbandoned, Watchdog, make_poller, watched_poller
+from ingest.live.pollers import make_poller, watched_poller
 from ingest.live.runtime import build_hub
+from ingest.live.watchdog import PollAbandoned, Watchdog
 from ingest.sources.dcgm import parse_dcgm
 from ingest.sources.samples import FetchResult
 
