@@ -9,7 +9,7 @@ from pathlib import Path
 
 from twin.commands.jsonout import dumps
 from twin.physics import fabric
-from twin.training import goodput, jobgoodput
+from twin.training import goodput, jobgoodput, memory
 from twin.training import steptime as training
 from twin.training.jobfile import JobFileError, TrainingJob, load_job
 from twin.training.sitejob import PlacementError
@@ -44,6 +44,7 @@ def throughput_report(
     n_nodes = math.ceil(par.n_gpus / job.hardware.gpus_per_node)
     n_params = training.parameter_count(model)
     good = jobgoodput.job_goodput(job, step.tokens_per_s, n_nodes, storage)
+    mem = memory.job_memory(model, par, job.hardware)
     return {
         "job": job.name,
         "gpu": job.gpu,
@@ -70,6 +71,8 @@ def throughput_report(
         "fabric_factor_dp_frac": factors.dp,
         "breakdown_s": step.breakdown_s,
         "ops_s": step.ops_s,
+        **memory.report_fields(mem),
+        "memory_warning": memory.warning(mem),
         **good,
     }
 
@@ -106,6 +109,11 @@ def _format_table(report: dict) -> str:
         ("hardware TFLOP/s per GPU", f"{report['gpu_hw_tflops']:.1f}"),
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
         ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
+        (
+            "GPU memory (fullest stage)",
+            f"{report['memory_total_gb']:.1f} GB of {report['hbm_usable_gb']:.1f} GB usable"
+            + ("" if report["memory_fits_flag"] else " — does not fit"),
+        ),
         ("job MTTF", _fixed(report["job_mttf_h"], ".2f", " h")),
         (
             "checkpoint write / restore / interval",
@@ -131,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         report = site_report(job, args.site) if args.site else throughput_report(job)
     except (training.TrainingConfigError, goodput.ReliabilityError, PlacementError) as exc:
         raise JobFileError(f"{args.job}: {exc}") from exc
+    if report["memory_warning"]:
+        log.warning("%s: %s", args.job, report["memory_warning"])
     if args.json:
         print(dumps(report, indent=2))
     else:
