@@ -302,8 +302,8 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     est = memory.job_memory(model, parallel, hardware)
     if not est.states_fit_flag:
         raise JobFileError(
-            f"{source}: parallel: weights, gradients and optimizer state need {est.model_states_gb:.1f} GB per GPU "
-            f"on the fullest stage, more than the {hardware.hbm_gb:g} GB of hardware.gpu {gpu_name!r}"
+            f"{source}: parallel: weights, gradients and optimizer state need {est.largest_model_states_gb:.1f} GB "
+            f"per GPU on the stage that holds the most, more than the {hardware.hbm_gb:g} GB of hardware.gpu {gpu_name!r}"
         )
     fab = sec["fabric"]
     if fab["pod_gpus"] <= 0:

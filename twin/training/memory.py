@@ -57,6 +57,7 @@ class MemoryEstimate:
     hbm_gb: float
     usable_gb: float  # HBM less the reserve
     in_flight_layers_count: float  # layer activations held at the peak
+    largest_model_states_gb: float = 0.0  # model states of the stage that holds the most of them
 
     @property
     def fits_flag(self) -> bool:
@@ -64,7 +65,7 @@ class MemoryEstimate:
 
     @property
     def states_fit_flag(self) -> bool:
-        return self.model_states_gb <= self.hbm_gb
+        return max(self.model_states_gb, self.largest_model_states_gb) <= self.hbm_gb
 
 
 def layer_activation_bytes(model, par) -> float:
@@ -107,13 +108,14 @@ def estimate(
     working = layer_activation_bytes(model, replace(par, recompute="none")) if par.recompute == "full" else 0.0
     logits = BYTES_PER_LOGIT * model.seq_len / par.cp * par.micro_batch * model.vocab / par.tp
     chunk = 1.0 / v if par.schedule == "interleaved" and v > 1 else 1.0
-    best = (-1.0, 0.0, 0.0, 0.0, 0.0)
+    best, largest_states = (-1.0, 0.0, 0.0, 0.0, 0.0), 0.0
     for i, n_layers in enumerate(layers):
         params = n_layers * per_layer_params + embed * ((i == 0) + (i == len(layers) - 1))
         held_layers = in_flight_chunks(par, v, i) * chunk * n_layers
         acts = held_layers * per_layer + working
         out = logits if i == len(layers) - 1 else 0.0
         total = params * state_bytes + acts + out
+        largest_states = max(largest_states, params * state_bytes)
         if total > best[0]:
             best = (total, params * state_bytes, acts, out, held_layers)
     total, states, acts, out, held_layers = best
@@ -125,6 +127,7 @@ def estimate(
         hbm_gb=hbm_gb,
         usable_gb=hbm_gb * (1.0 - MEMORY_RESERVE_FRAC),
         in_flight_layers_count=held_layers,
+        largest_model_states_gb=largest_states / GB,
     )
 
 
