@@ -39,8 +39,8 @@ from twin.training import pipeline
 
 BYTES_MODEL_STATES_DDP = 16.0  # [ZeRO-2019 §3.1]: 2 + 2 + 12 B per parameter
 BYTES_WEIGHTS_BF16 = 2.0
-BYTES_SHARDED_FSDP = 14.0  # gradients and optimizer state, sharded over the replicas
-BYTES_PER_LOGIT = 6.0  # BF16 logits + FP32 softmax
+BYTES_SHARDED_FSDP = 14.0  # [ZeRO-2019 §3.1]: gradients (2 B) and optimizer state (12 B), sharded over the replicas
+BYTES_PER_LOGIT = 6.0  # [D] BF16 logits (2 B) and their FP32 softmax (4 B) per vocabulary entry
 # [E] CUDA context (~0.5–1 GB), NCCL buffers (~1–2 GB) and allocator fragmentation: 5 % of the HBM.
 MEMORY_RESERVE_FRAC = 0.05
 GB = 1e9
