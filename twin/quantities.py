@@ -186,6 +186,14 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("lost_tokens_count", "count", "job", "tokens the failures cost so far (lost work times the job's throughput)"),
     _Q("interruptions_total", "count", "job", "failures that stopped the job since the twin started"),
     _Q("job_power_frac", "1", "job", "GPU power of a job over its training power (idle share while stopped)"),
+    _Q("memory_model_states_gb", "GB", "job", "weights, gradients and optimizer state per GPU on the fullest stage"),
+    _Q(
+        "memory_activations_gb", "GB", "job", "activations held per GPU at the fullest stage's peak (recompute applied)"
+    ),
+    _Q("memory_logits_gb", "GB", "job", "logits and their softmax per GPU on the last pipeline stage"),
+    _Q("memory_total_gb", "GB", "job", "estimated GPU memory of the fullest stage"),
+    _Q("hbm_usable_gb", "GB", "job", "HBM per GPU less the reserve for the CUDA context, NCCL and fragmentation"),
+    _Q("memory_fits_flag", "flag", "job", "the memory estimate fits the usable HBM"),
     # Site inventory (``clustertwin sites show``)
     _Q("n_halls", "count", "site", "halls"),
     _Q("n_rows", "count", "site", "rack rows"),
@@ -496,6 +504,7 @@ NOT_QUANTITIES: dict[str, str] = {
     "bottleneck_racks": "ids: dense rack ids (names in reports) whose GPUs set a job's pace",
     "job": "name of a job file (throughput report); section of the running job (project report)",
     "gpu": "name of a GPU type (throughput report)",
+    "memory_warning": "text: why a layout does not fit in GPU memory, or null (throughput report)",
     "site": "name of a site (reports); true in a set_cap edit for the whole site",
     "fabric_limiting_tier_dp": "name of the fabric tier that limits data-parallel traffic (throughput report)",
     "fabric_limiting_tier": "name of the fabric tier that limits data-parallel traffic (project report)",
@@ -642,6 +651,7 @@ UNIT_SUFFIXES: dict[str, str] = {
     "m": "metres",
     "deg": "degrees (angles)",
     "mib": "mebibytes",
+    "gb": "gigabytes (10^9 bytes)",
     "gbps": "gigabits per second",
     "tbps": "terabits per second",
     "tflops": "10^12 floating-point operations per second",
