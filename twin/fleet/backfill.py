@@ -36,6 +36,22 @@ class Profile:
         self.times = times
         self.free = np.cumsum(counts).astype(np.int64)
 
+    @classmethod
+    def from_releases(cls, now_s: float, times_s: np.ndarray, nodes: np.ndarray) -> Profile:
+        """A profile where ``nodes[i]`` nodes become free at ``times_s[i]`` (clipped to now; inf never)."""
+        t = np.maximum(np.asarray(times_s, dtype=np.float64), now_s)
+        n = np.asarray(nodes, dtype=np.int64)
+        ok = np.isfinite(t)
+        uniq, inv = np.unique(t[ok], return_inverse=True)
+        counts = np.bincount(inv, weights=n[ok], minlength=uniq.size).astype(np.int64)
+        if uniq.size == 0 or uniq[0] > now_s:
+            uniq = np.concatenate(([now_s], uniq))
+            counts = np.concatenate(([0], counts))
+        prof = cls.__new__(cls)
+        prof.times = uniq
+        prof.free = np.cumsum(counts)
+        return prof
+
     def _split(self, t: float) -> int:
         """Index of the step that starts at ``t`` (inserting a breakpoint if needed)."""
         i = int(np.searchsorted(self.times, t, side="right")) - 1

@@ -43,6 +43,11 @@ class ClusterState:
     node_failures: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # failures so far
     node_resv_next_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # next reservation start, inf none
     node_resv_next: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # its id, -1 none
+    # usable nodes by free GPUs (index = free GPUs), kept up to date on every change: lets the
+    # scheduler skip placements that cannot succeed without a pass over the nodes
+    free_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    n_alloc_gpus: int = 0
+    _usable: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -51,7 +56,10 @@ class ClusterState:
     def usable(self, resv: int = -1, end_s: float = -np.inf) -> np.ndarray:
         """Nodes a job may start on: up, not held by a reservation other than ``resv``, and (for a job
         that would run until ``end_s``) not taken by another reservation before then."""
-        ok = (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
+        if resv < 0 and self._usable is not None:
+            ok = self._usable.copy()
+        else:
+            ok = (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
         if end_s > -np.inf and self.node_resv_next_s.size:
             ok &= (self.node_resv_next_s >= end_s) | (self.node_resv_next == resv)
         return ok
@@ -67,12 +75,40 @@ class ClusterState:
     def allocate(self, job: int, gpu_ids: np.ndarray) -> None:
         """Give ``gpu_ids`` to ``job`` (they must be free)."""
         self.gpu_job[gpu_ids] = job
-        np.subtract.at(self.node_free, self.topo.site.gpu_node[gpu_ids], 1)
+        self._change_free(self.topo.site.gpu_node[gpu_ids], -1)
+        self.n_alloc_gpus += int(np.size(gpu_ids))
 
     def release(self, gpu_ids: np.ndarray) -> None:
         """Free ``gpu_ids`` (their job ended, failed or was preempted)."""
         self.gpu_job[gpu_ids] = -1
-        np.add.at(self.node_free, self.topo.site.gpu_node[gpu_ids], 1)
+        self._change_free(self.topo.site.gpu_node[gpu_ids], +1)
+        self.n_alloc_gpus -= int(np.size(gpu_ids))
+
+    def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
+        nodes, counts = np.unique(gpu_nodes, return_counts=True)
+        ok = self.usable_mask()[nodes]
+        np.subtract.at(self.free_hist, self.node_free[nodes[ok]], 1)
+        self.node_free[nodes] += (sign * counts).astype(self.node_free.dtype)
+        np.add.at(self.free_hist, self.node_free[nodes[ok]], 1)
+
+    def usable_mask(self) -> np.ndarray:
+        """Nodes up and not held by a reservation (cached until a state or reservation changes)."""
+        if self._usable is None:
+            self._usable = (self.node_state == UP) & (self.node_resv < 0)
+        return self._usable
+
+    def states_changed(self) -> None:
+        """Call after changing ``node_state`` or ``node_resv``: rebuilds the cached mask and histogram."""
+        self._usable = None
+        mask = self.usable_mask()
+        top = int(self.topo.node_gpus.max()) if self.n_nodes else 0
+        self.free_hist = np.bincount(self.node_free[mask], minlength=top + 1).astype(np.int64)
+
+    def may_fit(self, n_gpus: int, whole_nodes: int) -> bool:
+        """Whether usable nodes could hold the request by count (whole nodes, or one node with free GPUs)."""
+        if whole_nodes:
+            return int(self.free_hist[-1]) >= whole_nodes
+        return bool(self.free_hist[n_gpus:].any()) if n_gpus < self.free_hist.size else False
 
     def set_state(self, nodes: np.ndarray, state: int, now_s: float, reason: str = "") -> None:
         """Move ``nodes`` to ``state`` at ``now_s`` with ``reason`` (kept for the isolation report)."""
@@ -81,6 +117,7 @@ class ClusterState:
         self.node_since_s[nodes] = now_s
         for n in nodes.tolist():
             self.node_reason[n] = reason if state != UP else ""
+        self.states_changed()
 
     def jobs_on_nodes(self, nodes: np.ndarray) -> np.ndarray:
         """Rows of the jobs running on ``nodes`` (sorted, unique)."""
@@ -107,7 +144,7 @@ class ClusterState:
 def new_cluster(topo: FleetTopology) -> ClusterState:
     """Every node up and free."""
     n = topo.n_nodes
-    return ClusterState(
+    cl = ClusterState(
         topo=topo,
         node_state=np.zeros(n, np.int8),
         node_free=topo.node_gpus.copy(),
@@ -119,3 +156,5 @@ def new_cluster(topo: FleetTopology) -> ClusterState:
         node_resv_next_s=np.full(n, np.inf),
         node_resv_next=np.full(n, -1, np.int32),
     )
+    cl.states_changed()
+    return cl

@@ -16,7 +16,7 @@ import numpy as np
 
 from twin.fleet import failures, lifecycle, placement
 from twin.fleet.cluster import CHECK, DOWN, EXCLUDED, UP
-from twin.fleet.state import RUNNING, advance
+from twin.fleet.state import RUNNING, advance, set_reason
 
 EV_REPAIRED, EV_UP, EV_RESV_START, EV_RESV_END, EV_DR_START, EV_DR_END, EV_QUOTA, EV_SOFT_FAIL, EV_BACKFILL = range(
     2, 11
@@ -106,10 +106,9 @@ def reservation_start(sim, r: int, t: float) -> None:
     cl = sim.run.cluster
     for j in cl.jobs_on_nodes(nodes).tolist():
         lifecycle.requeue(sim, int(j), t, "preempted")
-        sim.run.reason[int(j)] = "ReqNodeNotAvail"
+        set_reason(sim.run, int(j), "ReqNodeNotAvail")
     cl.node_resv[nodes] = r
-    cl.node_resv_next_s[nodes] = math.inf
-    cl.node_resv_next[nodes] = -1
+    cl.states_changed()
     sim.mark_upcoming(t)
 
 
@@ -119,6 +118,7 @@ def reservation_end(sim, r: int, t: float) -> None:
     cl = sim.run.cluster
     held = nodes[cl.node_resv[nodes] == r]
     cl.node_resv[held] = -1
+    cl.states_changed()
     sim.mark_upcoming(t)
 
 

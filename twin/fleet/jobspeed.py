@@ -96,13 +96,33 @@ def idle_node_power_w(model: NodeModel) -> float:
     return float(node_share_power_w(model, model.gpu_idle_w, 0.0, model.gpus))
 
 
+_KIND_CACHE: dict[tuple, tuple[float, float, float]] = {}
+
+
 def kind_rate(model: NodeModel, util_frac: float, cap_w: float, n_gpus: int) -> JobRate:
-    """Speed and power of a job described by its kind (utilisation) at GPU cap ``cap_w``."""
-    demand = float(power.gpu_demand_power_w(util_frac, model.gpu_idle_w, model.gpu_tdp_w))
+    """Speed and power of a job described by its kind (utilisation) at GPU cap ``cap_w``.
+
+    Cached per (node model, utilisation, cap in whole watts): the fleet asks the same few
+    questions for thousands of jobs.
+    """
     limit = min(cap_w, model.gpu_tdp_w)
-    clock = 1.0 if limit >= demand else float(thermal.clock_at_power_frac(limit, demand, model.gpu_idle_w))
-    gpu_w = min(demand, limit)
-    return JobRate(clock, 0.0, gpu_w, float(node_share_power_w(model, gpu_w, util_frac, n_gpus)), 1.0, clock)
+    key = (id(model), round(util_frac, 4), round(limit))
+    hit = _KIND_CACHE.get(key)
+    if hit is None:
+        demand = float(power.gpu_demand_power_w(util_frac, model.gpu_idle_w, model.gpu_tdp_w))
+        clock = 1.0 if limit >= demand else float(thermal.clock_at_power_frac(limit, demand, model.gpu_idle_w))
+        gpu_w = min(demand, limit)
+        hit = (clock, gpu_w, float(node_share_power_w(model, gpu_w, util_frac, 1)))
+        if len(_KIND_CACHE) > 100_000:
+            _KIND_CACHE.clear()
+        _KIND_CACHE[key] = hit
+    clock, gpu_w, per_gpu_w = hit
+    return JobRate(clock, 0.0, gpu_w, per_gpu_w * n_gpus, 1.0, clock)
+
+
+def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
+    """Input power of ``n_gpus`` idle GPUs and their share of an idle node [W] (cached)."""
+    return kind_rate(model, 0.0, model.gpu_idle_w, 1).node_power_w * n_gpus
 
 
 def placement_factors(state: SiteTables, job, gpu_ids: np.ndarray) -> steptime.FabricFactors:

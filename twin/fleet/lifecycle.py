@@ -12,7 +12,18 @@ import math
 import numpy as np
 
 from twin.fleet import jobspeed
-from twin.fleet.state import DONE, KILLED, NEVER, PENDING, RUNNING, account, advance, predicted_end, saved_progress
+from twin.fleet.state import (
+    DONE,
+    KILLED,
+    NEVER,
+    PENDING,
+    RUNNING,
+    account,
+    advance,
+    predicted_end,
+    saved_progress,
+    set_reason,
+)
 
 EV_END = 1  # the job's predicted end (completion or wall-time kill)
 
@@ -45,7 +56,7 @@ def refresh(sim, j: int, t: float) -> None:
     sim.it_w += r.node_power_w - run.node_power_w[j]
     run.node_power_w[j] = r.node_power_w
     model = sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]])]
-    run.idle_power_w[j] = float(jobspeed.node_share_power_w(model, model.gpu_idle_w, 0.0, tab.n_gpus[j]))
+    run.idle_power_w[j] = jobspeed.idle_share_power_w(model, int(tab.n_gpus[j]))
     tau, write = tab.checkpoint_interval_s[j], tab.checkpoint_write_s[j]
     run.rate_frac[j] = r.speed_frac if tau <= 0 or write <= 0 else tau / (tau / r.speed_frac + write)
     if tab.jobs[j].training is not None:
@@ -78,7 +89,7 @@ def start(sim, j: int, gpu_ids: np.ndarray, t: float) -> None:
     run.last_start_s[j] = t
     run.last_update_s[j] = t
     run.resume_s[j] = t + (run.table.restore_s[j] if restarted and run.done_s[j] > 0 else 0.0)
-    run.reason[j] = ""
+    run.reason_code[j] = 0
     account(run, j, +1)
     sim.factors.pop(j, None)
     sim.power_joined(j, t)
@@ -120,7 +131,7 @@ def never(sim, j: int, why: str) -> None:
     if run.status[j] == NEVER:
         return
     run.status[j] = NEVER
-    run.reason[j] = why
+    set_reason(run, j, why)
     for d in run.dependents[j]:
         never(sim, d, "DependencyNeverSatisfied")
 
@@ -134,7 +145,7 @@ def requeue(sim, j: int, t: float, why: str) -> float:
     _release(sim, j, t)
     lost = rollback(run, j)
     run.status[j] = PENDING
-    run.reason[j] = "Preempted" if why == "preempted" else "NodeFail"
+    set_reason(run, j, "Preempted" if why == "preempted" else "NodeFail")
     if why == "preempted":
         run.preemptions[j] += 1
     sim.on_requeue(j, t, why, lost)

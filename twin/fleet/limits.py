@@ -98,3 +98,37 @@ def limit_reason(
 def borrowing(q: QuotaTable, team_gpus: np.ndarray) -> np.ndarray:
     """GPUs each team holds above its nominal quota (0 for teams without a quota)."""
     return np.where(q.nominal >= 0, np.maximum(team_gpus - q.nominal, 0), 0)
+
+
+def limit_codes(
+    q: QuotaTable,
+    team_gpus: np.ndarray,
+    user_gpus: np.ndarray,
+    qos_gpus: np.ndarray,
+    team: np.ndarray,
+    user: np.ndarray,
+    qos: np.ndarray,
+    g: np.ndarray,
+) -> np.ndarray:
+    """:func:`limit_reason` for many jobs at once, as codes: 0 none, 1 QOSGrpGRES, 2 QOSMaxGRESPerUser, 3 AssocGrpGRES."""
+    out = np.zeros(g.size, np.int8)
+    grp = q.qos_grp[qos]
+    out[(grp > 0) & (qos_gpus[qos] + g > grp)] = 1
+    per_user = q.qos_user[qos]
+    out[(out == 0) & (per_user > 0) & (user_gpus[user] + g > per_user)] = 2
+    nominal = q.nominal[team]
+    over = (out == 0) & (nominal >= 0) & (team_gpus[team] + g > nominal)
+    if over.any():
+        borrow = team_gpus[team] + g - nominal
+        limit = q.borrow_limit[team]
+        cohort = q.cohort[team]
+        n_cohorts = int(q.cohort.max()) + 1 if q.cohort.size and q.cohort.max() >= 0 else 0
+        has = q.cohort >= 0
+        room_c = np.bincount(q.cohort[has], weights=(q.nominal - team_gpus)[has], minlength=n_cohorts)
+        room = np.where(cohort >= 0, room_c[np.maximum(cohort, 0)] if n_cohorts else 0, 0)
+        blocked = (cohort < 0) | ((limit >= 0) & (borrow > limit)) | (g > room)
+        out[over & blocked] = 3
+    return out
+
+
+LIMIT_REASONS = ("", "QOSGrpGRES", "QOSMaxGRESPerUser", "AssocGrpGRES")

@@ -98,6 +98,10 @@ class Policy:
     preemption: bool = True  # QoS preemption and quota reclaim requeue jobs
     reclaim: bool = True  # a team under its nominal quota reclaims it from borrowers (Kueue reclaimWithinCohort)
     bf_interval_s: float = BF_INTERVAL_S
+    # EASY's "extra nodes" rule: a job that ends after the reservation may still start on nodes the
+    # reserved job leaves over (Lifka's EASY, [Mu'alem-Feitelson-2001]); False: only jobs that end
+    # before the reservation starts (the stricter variant RAPS implements, [RAPS-2024])
+    bf_extra_nodes: bool = True
     bf_max_job_test: int = BF_MAX_JOB_TEST
     queue_depth: int = DEFAULT_QUEUE_DEPTH
     priority_calc_period_s: float = PRIORITY_CALC_PERIOD_S

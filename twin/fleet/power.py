@@ -76,6 +76,7 @@ class PowerAdmission:
         self.floor_cap_w = np.full(n, math.inf)
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
+        self._idle_w: np.ndarray | None = None
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
     # --- budget ------------------------------------------------------------------------
@@ -220,8 +221,9 @@ class PowerAdmission:
         if run.policy.idle_nodes_off and self.mode != "off":
             return jobs
         idle = run.cluster.whole_free()
-        per_type = np.array([jobspeed.idle_node_power_w(m) for m in self.sim.node_models])
-        return jobs + float(per_type[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
+        if self._idle_w is None:
+            self._idle_w = np.array([jobspeed.idle_node_power_w(m) for m in self.sim.node_models])
+        return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
 
 
 def _rate(sim, j: int) -> jobspeed.JobRate:

@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.fleet import backfill, placement, preemption, priority
-from twin.fleet.limits import limit_reason
-from twin.fleet.state import RUNNING, pending_rows
+from twin.fleet.limits import LIMIT_REASONS, limit_codes, limit_reason
+from twin.fleet.state import REASON_CODE, REASONS, pending_rows
+
+_PRIORITY, _RESOURCES = REASON_CODE["Priority"], REASON_CODE["Resources"]
+_LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
 
 
 @dataclass
@@ -40,133 +43,203 @@ class PassResult:
 
     started: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)
-    reasons: dict[int, str] = field(default_factory=dict)  # row → pending reason, for every job left pending
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # pending rows, in queue order
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # their reasons (REASONS codes)
     expected_start_s: dict[int, float] = field(default_factory=dict)  # reservations made (squeue --start)
     fragmented_gpus: int = 0
     tested_count: int = 0
 
-
-class _Free:
-    """Free capacity counters used to skip placements that cannot succeed."""
-
-    def __init__(self, sim) -> None:
-        self.sim = sim
-        self.refresh()
-
-    def refresh(self) -> None:
-        cl = self.sim.run.cluster
-        usable = cl.usable()
-        self.free_gpus = int(cl.node_free[usable].sum())
-        whole = usable & (cl.node_free == cl.topo.node_gpus)
-        self.whole = int(whole.sum())
-        self.max_shared = int(cl.node_free[usable].max()) if usable.any() else 0
-
-    def may_fit(self, req: placement.Request, k: int) -> bool:
-        if req.resv >= 0 or req.gpu_type >= 0:
-            return True
-        return (self.whole >= k) if k else (self.max_shared >= req.n_gpus)
+    @property
+    def reasons(self) -> dict[int, str]:
+        """Row → pending reason of every job still pending after the pass."""
+        started = set(self.started)
+        return {int(j): REASONS[int(c)] for j, c in zip(self.rows.tolist(), self.codes.tolist()) if j not in started}
 
 
-def _profile(sim, now: float) -> tuple[backfill.Profile, np.ndarray]:
+def _profile(sim, now: float) -> backfill.Profile:
+    """Free whole nodes over time, from the running jobs' planned ends and the upcoming reservations."""
     run = sim.run
-    cl = run.cluster
-    ends = np.where(run.status == RUNNING, run.last_start_s + run.table.wall_s, now)
-    free_at = backfill.node_free_at(now, cl.gpu_job, cl.topo.node_first_gpu, ends, cl.usable())
-    prof = backfill.Profile(now, free_at)
+    rows = sim.running_rows()
+    ends = run.last_start_s[rows] + run.table.wall_s[rows]
+    k = sim.job_k[rows]
+    gang = k > 0
+    node_end = np.full(run.topo.n_nodes, -np.inf)
+    np.maximum.at(node_end, sim.job_node0[rows[~gang]], ends[~gang])
+    shared_nodes = np.flatnonzero(np.isfinite(node_end))
+    times = np.concatenate(([now], ends[gang], node_end[shared_nodes]))
+    counts = np.concatenate(([int(run.cluster.free_hist[-1])], k[gang], np.ones(shared_nodes.size, np.int64)))
+    prof = backfill.Profile.from_releases(now, times, counts)
     for nodes, start_s, end_s in sim.upcoming_reservations(now):
-        ok = nodes[np.isfinite(free_at[nodes])]
-        prof.take(max(start_s, now), end_s, int(ok.size))
-    return prof, free_at
+        prof.take(max(start_s, now), end_s, int(nodes.size))
+    return prof
 
 
-def _fits_profile(prof, free_at, gpus, k: int, now: float, end: float, sim) -> bool:
+def _profile_nodes(sim, gpus: np.ndarray, k: int, now: float) -> tuple[float, int]:
+    """When the placement's nodes would have been free, and how many (for the profile check)."""
     if k:
-        return prof.min_free(now, end) >= k
+        return now, k
     node = int(sim.run.topo.site.gpu_node[gpus[0]])
-    f = max(free_at[node], now)
-    return f >= end or prof.min_free(f, end) >= 1
+    return max(sim.node_planned_free(node, now), now), 1
 
 
-def _take_profile(prof, free_at, gpus, k: int, now: float, end: float, sim) -> None:
-    if k:
-        prof.take(now, end, k)
-        nodes = np.unique(sim.run.topo.site.gpu_node[gpus])
+def _eligible(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Mask of jobs no dependency, limit or power budget holds back (their codes are set)."""
+    run = sim.run
+    tab, q, acct = run.table, sim.quota, run.acct
+    dep = run.deps_left[ordered] > 0
+    codes[dep] = REASON_CODE["Dependency"]
+    if not sim.has_limits:
+        lim = np.zeros(ordered.size, np.int8)
     else:
-        nodes = np.array([sim.run.topo.site.gpu_node[gpus[0]]])
-        f = max(free_at[nodes[0]], now)
-        if f < end:
-            prof.take(f, end, 1)
-    free_at[nodes] = np.maximum(free_at[nodes], end)
+        lim = limit_codes(
+            q,
+            acct.team_gpus,
+            acct.user_gpus,
+            acct.qos_gpus,
+            tab.team[ordered],
+            tab.user[ordered],
+            tab.qos[ordered],
+            tab.n_gpus[ordered],
+        )
+    codes[lim > 0] = _LIMIT_CODES[lim[lim > 0]]
+    pw = sim.power_blocked(ordered)
+    codes[pw & (lim == 0) & ~dep] = REASON_CODE["PowerCap"]
+    return ~dep & (lim == 0) & ~pw
 
 
 def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
     """Run one pass at ``now`` on ``sim`` (a :class:`twin.fleet.simulate.FleetSim`); starts jobs through it."""
     run = sim.run
-    tab, pol, q, acct = run.table, run.policy, sim.quota, run.acct
-    out = PassResult()
+    tab, pol = run.table, run.policy
     rows = pending_rows(run)
+    out = PassResult()
     if rows.size == 0:
         return out
-    ordered = priority.order(pol, rows, tab.submit_s, tab.wall_s, sim.priorities(now))
-    free = _Free(sim)
+    prio = sim.priorities(now, rows) if pol.ordering == "priority" else None
+    ordered = priority.order(pol, rows, tab.submit_s, tab.wall_s, prio)
+    codes = np.full(ordered.size, _PRIORITY, np.int8)
+    out.rows, out.codes = ordered, codes
+    elig = _eligible(sim, ordered, codes)
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
-    prof, free_at, n_resv, blocked = None, None, 0, False
-    for pos, j in enumerate(ordered.tolist()):
-        if run.deps_left[j] > 0:
-            out.reasons[j] = "Dependency"
-            continue
-        g = int(tab.n_gpus[j])
-        why = limit_reason(q, acct.team_gpus, acct.user_gpus, acct.qos_gpus, tab.team[j], tab.user[j], tab.qos[j], g)
-        if why:
-            out.reasons[j] = why
-            continue
-        if not sim.power_admits(j):
-            out.reasons[j] = "PowerCap"
-            continue
-        if blocked and not backfilling:
-            _wait_rest(out, ordered[pos:], run, "Priority")
+    ctx = _Ctx(sim, now, out, codes, ordered, backfilling, max_resv)
+    positions = np.flatnonzero(elig)
+    i = 0
+    while i < positions.size:
+        p = int(positions[i])
+        i += 1
+        if ctx.blocked and not backfilling:
             break
         if not full and out.tested_count >= pol.queue_depth:
-            _wait_rest(out, ordered[pos:], run, None)
+            rest = ordered[p:]
+            keep = run.reason_code[rest]
+            codes[p:] = np.where(keep > 0, keep, codes[p:])
             break
-        out.tested_count += 1
-        req, k = sim.request(j)
-        gpus = placement.place(run.cluster, req, pol.placement) if free.may_fit(req, k) else None
-        end = now + float(tab.wall_s[j])
-        if gpus is not None and prof is not None and not _fits_profile(prof, free_at, gpus, k, now, end, sim):
-            out.reasons[j] = "Priority"
-            continue
-        if gpus is None and pol.preemption and out.tested_count <= pol.queue_depth:
-            gpus = _preempt_for(sim, j, req, now, out)
-        if gpus is not None:
-            sim.start(j, gpus, now)
-            out.started.append(j)
-            free.refresh()
-            if prof is not None:
-                _take_profile(prof, free_at, gpus, k, now, end, sim)
-            continue
-        if g <= free.free_gpus:
-            out.fragmented_gpus = max(out.fragmented_gpus, free.free_gpus)
-        out.reasons[j] = "Priority" if blocked else "Resources"
-        blocked = True
-        if backfilling and n_resv < max_resv:
-            if prof is None:
-                prof, free_at = _profile(sim, now)
-            nodes = max(k, 1)
-            at = prof.earliest(now, float(tab.wall_s[j]), nodes)
-            if math.isfinite(at):
-                prof.take(at, at + float(tab.wall_s[j]), nodes)
-                out.expected_start_s[j] = at
-            n_resv += 1
+        was_blocked = ctx.blocked
+        ctx.try_job(p)
+        if ctx.blocked and not was_blocked and pol.backfill == "easy":
+            positions = ctx.easy_candidates(positions, i)  # only jobs that may fit now are worth a look
+            i = 0
     return out
 
 
-def _wait_rest(out: PassResult, rest: np.ndarray, run, reason: str | None) -> None:
-    """Every job of ``rest`` keeps waiting: with ``reason``, or (None) with the reason it had."""
-    for j in rest.tolist():
-        if j not in out.reasons:
-            out.reasons[j] = reason or run.reason[j] or "Priority"
+class _Ctx:
+    """State of one pass while it walks the queue."""
+
+    def __init__(self, sim, now, out, codes, ordered, backfilling, max_resv) -> None:
+        self.sim, self.now, self.out, self.codes, self.ordered = sim, now, out, codes, ordered
+        self.backfilling, self.max_resv = backfilling, max_resv
+        self.blocked, self.prof, self.n_resv = False, None, 0
+        self.shadow_s = math.inf  # start of the first reservation (EASY's shadow time)
+        self.strict = not sim.run.policy.bf_extra_nodes and sim.run.policy.backfill == "easy"
+        self.uniform = sim.run.topo.uniform_nodes
+
+    def easy_candidates(self, positions: np.ndarray, i: int) -> np.ndarray:
+        """Positions after the reserved job that may start now: they fit by count (and, under the strict
+        variant, end before the shadow time)."""
+        rest = positions[i:]
+        sim = self.sim
+        rows = self.ordered[rest]
+        if self.strict:
+            rest = rest[self.now + sim.run.table.wall_s[rows] <= self.shadow_s]
+            rows = self.ordered[rest]
+        if not self.uniform:
+            return rest
+        k = sim.job_k[rows]
+        g = sim.run.table.n_gpus[rows]
+        hist = sim.run.cluster.free_hist
+        have = np.cumsum(hist[::-1])[::-1]  # usable nodes with at least f free GPUs
+        shared_ok = (k == 0) & (g < hist.size) & (have[np.minimum(g, hist.size - 1)] > 0)
+        return rest[((k > 0) & (k <= int(hist[-1]))) | shared_ok]
+
+    def try_job(self, p: int) -> None:
+        sim, out, now = self.sim, self.out, self.now
+        run = sim.run
+        tab, pol = run.table, run.policy
+        j = int(self.ordered[p])
+        g, k = int(tab.n_gpus[j]), int(sim.job_k[j])
+        end = now + float(tab.wall_s[j])
+        cl = run.cluster
+        count_ok = not self.uniform or sim.special[j] or cl.may_fit(g, k)
+        if count_ok and self.prof is not None:
+            if self.strict and end > self.shadow_s:
+                return  # ends after the shadow time: Priority
+            if k and self.prof.min_free(now, end) < k:
+                return  # it would delay a reservation: Priority
+        if sim.has_limits:
+            acct = run.acct
+            why = limit_reason(
+                sim.quota, acct.team_gpus, acct.user_gpus, acct.qos_gpus, tab.team[j], tab.user[j], tab.qos[j], g
+            )
+            if why:
+                self.codes[p] = REASON_CODE[why]
+                return
+        if not sim.power_admits(j):
+            self.codes[p] = REASON_CODE["PowerCap"]
+            return
+        out.tested_count += 1
+        req = sim.request(j)[0] if count_ok or pol.preemption else None
+        gpus = placement.place(cl, req, pol.placement) if count_ok else None
+        if gpus is not None and self.prof is not None and not k:
+            start_free, nodes = _profile_nodes(sim, gpus, k, now)
+            if start_free < end and self.prof.min_free(start_free, end) < nodes:
+                return  # it would delay a reservation: Priority
+        if gpus is None and pol.preemption and out.tested_count <= pol.queue_depth and sim.may_preempt[j]:
+            gpus = _preempt_for(sim, j, req, now, out)
+        if gpus is not None:
+            self._start(j, gpus, k, end)
+            return
+        self._blocked(p, j, g, k)
+
+    def _start(self, j, gpus, k, end) -> None:
+        sim, now = self.sim, self.now
+        if self.prof is not None:
+            start_free, nodes = _profile_nodes(sim, gpus, k, now)
+            if start_free < end:
+                self.prof.take(start_free, end, nodes)
+        sim.start(j, gpus, now)
+        self.out.started.append(j)
+
+    def _blocked(self, p, j, g, k) -> None:
+        sim, now, out = self.sim, self.now, self.out
+        cl = sim.run.cluster
+        free_gpus = int((np.arange(cl.free_hist.size) * cl.free_hist).sum())
+        if g <= free_gpus:
+            out.fragmented_gpus = max(out.fragmented_gpus, free_gpus)
+        if not self.blocked:
+            self.codes[p] = _RESOURCES
+        self.blocked = True
+        if self.backfilling and self.n_resv < self.max_resv:
+            if self.prof is None:
+                self.prof = _profile(sim, now)
+            wall = float(sim.run.table.wall_s[j])
+            nodes = max(k, 1)
+            at = self.prof.earliest(now, wall, nodes)
+            if math.isfinite(at):
+                self.prof.take(at, at + wall, nodes)
+                out.expected_start_s[j] = at
+            self.shadow_s = min(self.shadow_s, at)
+            self.n_resv += 1
 
 
 def _preempt_for(sim, j: int, req: placement.Request, now: float, out: PassResult):

@@ -28,7 +28,7 @@ from twin.fleet.limits import quota_table
 from twin.fleet.policy import Policy
 from twin.fleet.power import PowerAdmission
 from twin.fleet.scheduler import schedule_pass
-from twin.fleet.state import PENDING, RUNNING, WAITING, advance, new_run, predicted_end
+from twin.fleet.state import PENDING, RUNNING, WAITING, advance, new_run, predicted_end, set_reason
 from twin.fleet.topology import FleetTopology
 from twin.fleet.workload import TOPOLOGIES, JobTable
 from twin.training import goodput
@@ -98,6 +98,25 @@ class FleetSim:
         )
         self._next_fail = 0
         self._usage_t = 0.0
+        self.running: set[int] = set()
+        self.job_node0 = np.zeros(table.n_jobs, np.int64)  # first node of a running job
+        self.job_k = np.array([self.request(j)[1] for j in range(table.n_jobs)], np.int64)
+        # jobs the count shortcuts do not cover (a GPU type, a reservation of their users)
+        resv_users = {u for r in policy.reservations if not r.maintenance for u in r.users}
+        self.special = np.array(
+            [bool(table.gpu_type[j]) or table.user_names[table.user[j]] in resv_users for j in range(table.n_jobs)],
+            bool,
+        )
+        self.has_limits = bool(policy.quotas) or any(q.grp_gpus or q.max_gpus_per_user for q in policy.qos)
+        preempting = {q.name for q in policy.qos if q.preempt}
+        reclaiming = {q.team for q in policy.quotas if q.cohort} if policy.reclaim else set()
+        self.may_preempt = np.array(
+            [
+                table.qos_names[table.qos[j]] in preempting or table.team_names[table.team[j]] in reclaiming
+                for j in range(table.n_jobs)
+            ],
+            bool,
+        )
         self._seed_events()
 
     # --- events --------------------------------------------------------------------------
@@ -197,8 +216,7 @@ class FleetSim:
         if full:
             self.counts["full_passes_count"] += 1
             self.last_frag = res.fragmented_gpus
-        for j, why in res.reasons.items():
-            self.run.reason[j] = why
+        self.run.reason_code[res.rows] = res.codes
 
     def _advance_clock(self, t: float) -> None:
         self.rec.advance(t)
@@ -213,7 +231,7 @@ class FleetSim:
 
     def _levels(self) -> None:
         run = self.run
-        alloc = run.topo.n_gpus - int(run.cluster.node_free.sum())
+        alloc = run.cluster.n_alloc_gpus
         it_w = self.power.it_power_w() if not (run.policy.idle_nodes_off and self.power.mode != "off") else self.it_w
         self.rec.set(
             alloc=float(alloc),
@@ -230,11 +248,11 @@ class FleetSim:
         req, k = self.request(j)
         fits = self._fits_site(req, k)
         if not fits:
-            lifecycle.never(self, j, "too large for the site")
+            lifecycle.never(self, j, "PartitionNodeLimit")
             self.counts["jobs_too_large_count"] = self.counts.get("jobs_too_large_count", 0) + 1
             return
         run.status[j] = PENDING
-        run.reason[j] = "Dependency" if run.deps_left[j] > 0 else "None"
+        set_reason(run, j, "Dependency" if run.deps_left[j] > 0 else "None")
         self.n_pending += 1
         self.dirty = True
 
@@ -278,21 +296,43 @@ class FleetSim:
                 return r
         return -1
 
-    def priorities(self, now: float) -> np.ndarray:
-        """Multifactor priority of every job (only pending rows are meaningful)."""
+    def priorities(self, now: float, rows: np.ndarray) -> np.ndarray:
+        """Multifactor priority, indexed by row (only ``rows`` are filled)."""
         run = self.run
         tab, q = run.table, self.quota
         fs_team = priority.fairshare_factor(run.acct.team_usage_gpu_s, q.shares)
-        return priority.multifactor(
+        out = np.zeros(tab.n_jobs)
+        out[rows] = priority.multifactor(
             run.policy,
             now,
-            tab.submit_s,
-            tab.n_gpus,
-            q.qos_priority[tab.qos],
-            fs_team[tab.team],
-            tab.priority,
+            tab.submit_s[rows],
+            tab.n_gpus[rows],
+            q.qos_priority[tab.qos[rows]],
+            fs_team[tab.team[rows]],
+            tab.priority[rows],
             run.topo.n_gpus,
         )
+        return out
+
+    def running_rows(self) -> np.ndarray:
+        """Rows of the running jobs."""
+        return np.fromiter(self.running, dtype=np.int64, count=len(self.running))
+
+    def node_planned_free(self, node: int, now: float) -> float:
+        """When every job on ``node`` has reached its wall time (now if none)."""
+        run = self.run
+        first = int(run.topo.node_first_gpu[node])
+        jobs = run.cluster.gpu_job[first : first + int(run.topo.node_gpus[node])]
+        jobs = jobs[jobs >= 0]
+        if jobs.size == 0:
+            return now
+        return float((run.last_start_s[jobs] + run.table.wall_s[jobs]).max())
+
+    def power_blocked(self, rows: np.ndarray) -> np.ndarray:
+        """Mask of ``rows`` whose floor power does not fit the budget now."""
+        if self.power.mode == "off":
+            return np.zeros(rows.size, bool)
+        return self.power.running_floor_w + self.power.est_floor_w[rows] > self.power.it_budget_w()
 
     def start(self, j: int, gpus: np.ndarray, t: float) -> None:
         lifecycle.start(self, j, gpus, t)
@@ -303,12 +343,16 @@ class FleetSim:
     # --- hooks from lifecycle ------------------------------------------------------------
     def on_start(self, j: int, t: float) -> None:
         self.n_pending -= 1
+        self.running.add(j)
+        self.job_node0[j] = int(self.run.topo.site.gpu_node[self.run.gpus[j][0]])
         self.schedule_software_failure(j, t)
 
     def on_end(self, j: int, t: float) -> None:
+        self.running.discard(j)
         self.dirty = True
 
     def on_requeue(self, j: int, t: float, why: str, lost: float) -> None:
+        self.running.discard(j)
         self.n_pending += 1
         self.dirty = True
 
@@ -321,7 +365,7 @@ class FleetSim:
         self.power.left(j)
 
     def power_admits(self, j: int) -> bool:
-        return self.power.admits(j)
+        return self.power.mode == "off" or self.power.admits(j)
 
     def schedule_software_failure(self, j: int, t: float) -> None:
         """Draw job ``j``'s next software interruption (pretraining jobs only, [Llama3-2024] Table 5)."""
@@ -336,7 +380,7 @@ class FleetSim:
         changed, drop = self.power.rebalance(t)
         for j in drop:
             lifecycle.requeue(self, j, t, "preempted")
-            self.run.reason[j] = "PowerCap"
+            set_reason(self.run, j, "PowerCap")
         for j in changed:
             if self.run.status[j] == RUNNING:
                 lifecycle.refresh(self, j, t)

@@ -27,6 +27,23 @@ from twin.fleet.workload import JobTable
 
 WAITING, PENDING, RUNNING, DONE, KILLED, NEVER = range(6)
 STATUSES = ("waiting", "pending", "running", "done", "killed", "never")
+# Pending reasons, in Slurm's words where Slurm has one (squeue %r); PowerCap is ours.
+REASONS = (
+    "None",
+    "Resources",
+    "Priority",
+    "Dependency",
+    "QOSGrpGRES",
+    "QOSMaxGRESPerUser",
+    "AssocGrpGRES",
+    "PowerCap",
+    "ReqNodeNotAvail",
+    "DependencyNeverSatisfied",
+    "Preempted",
+    "NodeFail",
+    "PartitionNodeLimit",
+)
+REASON_CODE = {name: i for i, name in enumerate(REASONS)}
 
 
 @dataclass
@@ -73,7 +90,7 @@ class FleetRun:
     restarts: np.ndarray
     failures: np.ndarray
     n_alloc: np.ndarray  # GPUs allocated (whole nodes for a gang)
-    reason: list[str]
+    reason_code: np.ndarray  # int8 [n_jobs], index into REASONS
     gpus: list  # np.ndarray of GPU ids per running job, None otherwise
     deps_left: np.ndarray  # afterok dependencies not yet completed
     dependents: list = field(default_factory=list)  # rows waiting on each row
@@ -129,11 +146,21 @@ def new_run(table: JobTable, topo: FleetTopology, cluster: ClusterState, policy:
         restarts=np.zeros(n, np.int32),
         failures=np.zeros(n, np.int32),
         n_alloc=np.zeros(n, np.int64),
-        reason=[""] * n,
+        reason_code=np.zeros(n, np.int8),
         gpus=[None] * n,
         deps_left=np.array([len(d) for d in table.depends_on], np.int32) if n else np.zeros(0, np.int32),
         dependents=dependents,
     )
+
+
+def set_reason(run: FleetRun, j: int, reason: str) -> None:
+    """Record why job ``j`` waits (a name of :data:`REASONS`)."""
+    run.reason_code[j] = REASON_CODE[reason]
+
+
+def reason_of(run: FleetRun, j: int) -> str:
+    """Why job ``j`` waits (or why it never ran)."""
+    return REASONS[int(run.reason_code[j])]
 
 
 def effective_rate(speed: float, interval_s: float, write_s: float) -> float:

@@ -49,6 +49,11 @@ class FleetTopology:
     n_pods: int
 
     @property
+    def uniform_nodes(self) -> bool:
+        """Every node has the same number of GPUs (the scheduler's count shortcuts hold)."""
+        return self.node_gpus.size == 0 or bool((self.node_gpus == self.node_gpus[0]).all())
+
+    @property
     def n_nodes(self) -> int:
         return int(self.node_gpus.size)
 
