@@ -42,13 +42,14 @@ class Profile:
         t = np.maximum(np.asarray(times_s, dtype=np.float64), now_s)
         n = np.asarray(nodes, dtype=np.int64)
         ok = np.isfinite(t)
-        uniq, inv = np.unique(t[ok], return_inverse=True)
-        counts = np.bincount(inv, weights=n[ok], minlength=uniq.size).astype(np.int64)
-        if uniq.size == 0 or uniq[0] > now_s:
-            uniq = np.concatenate(([now_s], uniq))
+        t, n = t[ok], n[ok]
+        order = np.argsort(t, kind="stable")  # equal times make zero-width steps, which every query tolerates
+        times, counts = t[order], n[order]
+        if times.size == 0 or times[0] > now_s:
+            times = np.concatenate(([now_s], times))
             counts = np.concatenate(([0], counts))
         prof = cls.__new__(cls)
-        prof.times = uniq
+        prof.times = times
         prof.free = np.cumsum(counts)
         return prof
 
@@ -57,9 +58,10 @@ class Profile:
         i = int(np.searchsorted(self.times, t, side="right")) - 1
         if i >= 0 and self.times[i] == t:
             return i
-        self.times = np.insert(self.times, i + 1, t)
-        self.free = np.insert(self.free, i + 1, self.free[max(i, 0)])
-        return i + 1
+        k = i + 1
+        self.times = np.concatenate((self.times[:k], (t,), self.times[k:]))
+        self.free = np.concatenate((self.free[:k], (self.free[max(i, 0)],), self.free[k:]))
+        return k
 
     def take(self, start_s: float, end_s: float, nodes: int) -> None:
         """Hold ``nodes`` on ``[start_s, end_s)``."""

@@ -85,7 +85,12 @@ class ClusterState:
         self.n_alloc_gpus -= int(np.size(gpu_ids))
 
     def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
-        nodes, counts = np.unique(gpu_nodes, return_counts=True)
+        gpu_nodes = np.asarray(gpu_nodes)
+        if gpu_nodes.size > 1 and np.any(gpu_nodes[1:] < gpu_nodes[:-1]):
+            gpu_nodes = np.sort(gpu_nodes)
+        starts = np.flatnonzero(np.concatenate(([True], gpu_nodes[1:] != gpu_nodes[:-1])))
+        nodes = gpu_nodes[starts]
+        counts = np.diff(np.append(starts, gpu_nodes.size))
         ok = self.usable_mask()[nodes]
         np.subtract.at(self.free_hist, self.node_free[nodes[ok]], 1)
         self.node_free[nodes] += (sign * counts).astype(self.node_free.dtype)

@@ -220,9 +220,11 @@ class PowerAdmission:
         jobs = self.sim.it_w
         if run.policy.idle_nodes_off and self.mode != "off":
             return jobs
-        idle = run.cluster.whole_free()
         if self._idle_w is None:
             self._idle_w = np.array([jobspeed.idle_node_power_w(m) for m in self.sim.node_models])
+        if run.topo.uniform_nodes and len(self.sim.node_models) == 1:
+            return jobs + float(self._idle_w[0]) * int(run.cluster.free_hist[-1])
+        idle = run.cluster.whole_free()
         return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
 
 

@@ -213,7 +213,7 @@ class _Ctx:
 
     def _start(self, j, gpus, k, end) -> None:
         sim, now = self.sim, self.now
-        if self.prof is not None:
+        if self.prof is not None and not self.strict:  # strict EASY: backfilled jobs end before the shadow
             start_free, nodes = _profile_nodes(sim, gpus, k, now)
             if start_free < end:
                 self.prof.take(start_free, end, nodes)
