@@ -4,7 +4,8 @@
   requeue running jobs of the QoS its own QoS lists in ``preempt``;
 * reclaim ([Kueue-Docs], ``reclaimWithinCohort``): a job of a team that stays within its
   nominal quota may requeue jobs of teams of its cohort that hold more than their nominal
-  quota (borrowed GPUs), never taking a lender below its own nominal.
+  quota (borrowed GPUs); a team stops being a victim once it no longer borrows (jobs are
+  whole, so the last victim may take it below its nominal, as in Kueue).
 
 Victims are taken lowest QoS priority first, then the most recently started (least work
 lost), until the whole nodes they free and the free ones hold the job; if they cannot,
@@ -62,8 +63,8 @@ def victims(sim, j: int, now: float) -> list[int]:
         if have >= need:
             break
         t = tab.team[v]
-        if reclaim_only and borrowed[t] < run.n_alloc[v]:
-            continue  # reclaim only what the team borrowed
+        if reclaim_only and borrowed[t] <= 0:
+            continue  # the team no longer borrows: it keeps the rest of its nominal quota
         borrowed[t] -= run.n_alloc[v]
         chosen.append(v)
         have += int(run.n_alloc[v]) // gpn if k else int(run.n_alloc[v])
