@@ -170,7 +170,11 @@ class PowerAdmission:
         order = self._power_order(rows)
         budget = self.it_budget_w()
         caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
-        changed = [int(j) for j, c in zip(order.tolist(), caps.tolist()) if abs(c - run.cap_w[j]) >= 1.0]
+        changed = [
+            int(j)
+            for j, c in zip(order.tolist(), caps.tolist())
+            if not (c == run.cap_w[j] or abs(c - run.cap_w[j]) < 1.0)
+        ]
         run.cap_w[order] = caps
         return changed, drop
 
