@@ -1,6 +1,6 @@
 """Availability profile for backfill: free nodes over time, and reservations made in it.
 
-The profile counts whole nodes ([Mu'alem-Feitelson-2001] plan on processor counts; here
+The profile counts whole nodes ([MualemFeitelson-2001] plan on processor counts; here
 nodes, since gangs take whole nodes).  A node is free from ``free_at``: now for a free
 node, the latest expected end (start + requested wall time, as Slurm plans) of the jobs on
 it otherwise; a node that is down, excluded or held by a reservation never is, and a node

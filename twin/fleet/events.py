@@ -169,8 +169,8 @@ def _dr_report(sim, ev, before: dict, dropped: list[int], t: float) -> dict:
         "jobs_requeued_count": len(dropped),
         "capped": capped[:50],
         "requeued": [run.table.jobs[j].job_id for j in dropped][:50],
-        "tokens_lost_count": tokens_lost,
-        "gpu_h_lost": gpu_h_lost,
+        "dr_tokens_lost_count": tokens_lost,
+        "dr_lost_gpu_h": gpu_h_lost,
     }
 
 

@@ -99,7 +99,7 @@ class Policy:
     reclaim: bool = True  # a team under its nominal quota reclaims it from borrowers (Kueue reclaimWithinCohort)
     bf_interval_s: float = BF_INTERVAL_S
     # EASY's "extra nodes" rule: a job that ends after the reservation may still start on nodes the
-    # reserved job leaves over (Lifka's EASY, [Mu'alem-Feitelson-2001]); False: only jobs that end
+    # reserved job leaves over (Lifka's EASY, [MualemFeitelson-2001]); False: only jobs that end
     # before the reservation starts (the stricter variant RAPS implements, [RAPS-2024])
     bf_extra_nodes: bool = True
     bf_max_job_test: int = BF_MAX_JOB_TEST

@@ -78,7 +78,7 @@ def test_demand_response_caps_jobs_in_power_order_and_requeues_what_no_floor_fit
     rep = sim.dr_reports[0]
     assert rep["requeued"] == ["B"] and rep["capped"][0]["job"] == "A"
     assert 420.0 <= sim.run.cap_w[0] < 700.0
-    assert math.isclose(rep["gpu_h_lost"], 32 * 1.0 + 32 * (1 - sim.run.speed_frac[0]), rel_tol=1e-9)
+    assert math.isclose(rep["dr_lost_gpu_h"], 32 * 1.0 + 32 * (1 - sim.run.speed_frac[0]), rel_tol=1e-9)
     assert reason_of(sim.run, 1) == "PowerCap"
 
 
