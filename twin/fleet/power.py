@@ -104,12 +104,18 @@ class PowerAdmission:
             run, sim = self.sim.run, self.sim
             t, model = self._model(j)
             grid = self.grids[t]
-            saved = run.cap_w[j]
-            tab = np.empty(grid.size)
-            for i, c in enumerate(grid):
-                run.cap_w[j] = c
-                tab[i] = _rate(sim, j).node_power_w
-            run.cap_w[j] = saved
+            if run.table.jobs[j].training is None:  # a kind: GPUs at min(demand, cap), one vectorised call
+                util = float(run.table.util_frac[j])
+                demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+                gpu_w = np.minimum(demand, grid)
+                tab = jobspeed.node_share_power_w(model, gpu_w, np.full(grid.size, util), int(run.table.n_gpus[j]))
+            else:
+                saved = run.cap_w[j]
+                tab = np.empty(grid.size)
+                for i, c in enumerate(grid):
+                    run.cap_w[j] = c
+                    tab[i] = _rate(sim, j).node_power_w
+                run.cap_w[j] = saved
             self.tables[j] = tab
         return tab
 

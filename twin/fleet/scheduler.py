@@ -119,7 +119,8 @@ def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
     ordered = priority.order(pol, rows, tab.submit_s, tab.wall_s, prio)
     codes = np.full(ordered.size, _PRIORITY, np.int8)
     out.rows, out.codes = ordered, codes
-    elig = _eligible(sim, ordered, codes)
+    # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
+    elig = _eligible(sim, ordered, codes) if full else np.ones(ordered.size, bool)
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
     ctx = _Ctx(sim, now, out, codes, ordered, backfilling, max_resv)
@@ -130,7 +131,7 @@ def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
         i += 1
         if ctx.blocked and not backfilling:
             break
-        if not full and out.tested_count >= pol.queue_depth:
+        if not full and (out.tested_count >= pol.queue_depth or i > 10 * pol.queue_depth):
             rest = ordered[p:]
             keep = run.reason_code[rest]
             codes[p:] = np.where(keep > 0, keep, codes[p:])
@@ -177,6 +178,9 @@ class _Ctx:
         run = sim.run
         tab, pol = run.table, run.policy
         j = int(self.ordered[p])
+        if run.deps_left[j] > 0:
+            self.codes[p] = REASON_CODE["Dependency"]
+            return
         g, k = int(tab.n_gpus[j]), int(sim.job_k[j])
         end = now + float(tab.wall_s[j])
         cl = run.cluster

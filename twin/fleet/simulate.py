@@ -99,6 +99,10 @@ class FleetSim:
         self._next_fail = 0
         self._usage_t = 0.0
         self.running: set[int] = set()
+        self._prio = np.zeros(table.n_jobs)
+        self._prio_valid = np.zeros(table.n_jobs, bool)
+        self._prio_t = -math.inf
+        self.power_dirty = True
         self.job_node0 = np.zeros(table.n_jobs, np.int64)  # first node of a running job
         self.job_k = np.array([self.request(j)[1] for j in range(table.n_jobs)], np.int64)
         # jobs the count shortcuts do not cover (a GPU type, a reservation of their users)
@@ -197,7 +201,7 @@ class FleetSim:
             self._process(t)
             if not self.dirty:
                 continue
-            if pol.bf_interval_s > 0:
+            if pol.bf_interval_s > 0 and self._quick_pass_may_start():
                 self._pass(t, full=False)
             if t - last_full >= pol.bf_interval_s:
                 self._pass(t, full=True)
@@ -205,10 +209,19 @@ class FleetSim:
             elif not bf_pending:
                 self.push(last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
                 bf_pending = True
-            self.rebalance(t)
+            if self.power_dirty:
+                self.rebalance(t)
+                self.power_dirty = False
             self._levels()
         self._advance_clock(horizon)
         return self._result(time.perf_counter() - wall0)
+
+    def _quick_pass_may_start(self) -> bool:
+        """Whether the main scheduler could start anything now: free GPUs, or a pending job that may preempt."""
+        cl = self.run.cluster
+        if cl.free_hist[1:].any() or not self.run.topo.uniform_nodes:
+            return True
+        return bool(self.n_pending and self.may_preempt.any() and self.may_preempt[self.run.status == PENDING].any())
 
     def _pass(self, t: float, full: bool) -> None:
         res = schedule_pass(self, t, full)
@@ -297,11 +310,20 @@ class FleetSim:
         return -1
 
     def priorities(self, now: float, rows: np.ndarray) -> np.ndarray:
-        """Multifactor priority, indexed by row (only ``rows`` are filled)."""
+        """Multifactor priority, indexed by row, recomputed for every pending job each PriorityCalcPeriod
+        (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since at its first pass."""
         run = self.run
         tab, q = run.table, self.quota
+        period = run.policy.priority_calc_period_s
+        if now - self._prio_t >= period or period <= 0:
+            self._prio_valid[:] = False
+            self._prio_t = now
+        rows = rows[~self._prio_valid[rows]]
+        if rows.size == 0:
+            return self._prio
+        self._prio_valid[rows] = True
         fs_team = priority.fairshare_factor(run.acct.team_usage_gpu_s, q.shares)
-        out = np.zeros(tab.n_jobs)
+        out = self._prio
         out[rows] = priority.multifactor(
             run.policy,
             now,
@@ -342,16 +364,19 @@ class FleetSim:
 
     # --- hooks from lifecycle ------------------------------------------------------------
     def on_start(self, j: int, t: float) -> None:
+        self.power_dirty = True
         self.n_pending -= 1
         self.running.add(j)
         self.job_node0[j] = int(self.run.topo.site.gpu_node[self.run.gpus[j][0]])
         self.schedule_software_failure(j, t)
 
     def on_end(self, j: int, t: float) -> None:
+        self.power_dirty = True
         self.running.discard(j)
         self.dirty = True
 
     def on_requeue(self, j: int, t: float, why: str, lost: float) -> None:
+        self.power_dirty = True
         self.running.discard(j)
         self.n_pending += 1
         self.dirty = True

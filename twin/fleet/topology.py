@@ -47,11 +47,11 @@ class FleetTopology:
     n_blocks: int
     n_leaves: int
     n_pods: int
+    uniform_nodes: bool = True  # set from node_gpus after construction
 
-    @property
-    def uniform_nodes(self) -> bool:
-        """Every node has the same number of GPUs (the scheduler's count shortcuts hold)."""
-        return self.node_gpus.size == 0 or bool((self.node_gpus == self.node_gpus[0]).all())
+    def __post_init__(self) -> None:
+        uniform = self.node_gpus.size == 0 or bool((self.node_gpus == self.node_gpus[0]).all())
+        object.__setattr__(self, "uniform_nodes", uniform)  # every node has as many GPUs: count shortcuts hold
 
     @property
     def n_nodes(self) -> int:
