@@ -107,6 +107,15 @@ def _eligible(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return ~dep & (lim == 0) & ~pw
 
 
+def _eligible_quick(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The quick pass's cheap vectorised filter: dependencies and the power budget (limits are checked per job)."""
+    dep = sim.run.deps_left[ordered] > 0
+    codes[dep] = REASON_CODE["Dependency"]
+    pw = sim.power_blocked(ordered) & ~dep
+    codes[pw] = REASON_CODE["PowerCap"]
+    return ~dep & ~pw
+
+
 def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
     """Run one pass at ``now`` on ``sim`` (a :class:`twin.fleet.simulate.FleetSim`); starts jobs through it."""
     run = sim.run
@@ -120,7 +129,7 @@ def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
     codes = np.full(ordered.size, _PRIORITY, np.int8)
     out.rows, out.codes = ordered, codes
     # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
-    elig = _eligible(sim, ordered, codes) if full else np.ones(ordered.size, bool)
+    elig = _eligible(sim, ordered, codes) if full else _eligible_quick(sim, ordered, codes)
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
     ctx = _Ctx(sim, now, out, codes, ordered, backfilling, max_resv)
