@@ -48,6 +48,7 @@ class ClusterState:
     free_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_alloc_gpus: int = 0
     _usable: np.ndarray | None = None
+    _max_free: int = -1  # most free GPUs on one usable node (-1: not known since the last change)
 
     @property
     def n_nodes(self) -> int:
@@ -95,6 +96,7 @@ class ClusterState:
         np.subtract.at(self.free_hist, self.node_free[nodes[ok]], 1)
         self.node_free[nodes] += (sign * counts).astype(self.node_free.dtype)
         np.add.at(self.free_hist, self.node_free[nodes[ok]], 1)
+        self._max_free = -1
 
     def usable_mask(self) -> np.ndarray:
         """Nodes up and not held by a reservation (cached until a state or reservation changes)."""
@@ -108,12 +110,16 @@ class ClusterState:
         mask = self.usable_mask()
         top = int(self.topo.node_gpus.max()) if self.n_nodes else 0
         self.free_hist = np.bincount(self.node_free[mask], minlength=top + 1).astype(np.int64)
+        self._max_free = -1
 
     def may_fit(self, n_gpus: int, whole_nodes: int) -> bool:
         """Whether usable nodes could hold the request by count (whole nodes, or one node with free GPUs)."""
         if whole_nodes:
             return int(self.free_hist[-1]) >= whole_nodes
-        return bool(self.free_hist[n_gpus:].any()) if n_gpus < self.free_hist.size else False
+        if self._max_free < 0:
+            nz = np.flatnonzero(self.free_hist)
+            self._max_free = int(nz[-1]) if nz.size else 0
+        return 0 < n_gpus <= self._max_free
 
     def set_state(self, nodes: np.ndarray, state: int, now_s: float, reason: str = "") -> None:
         """Move ``nodes`` to ``state`` at ``now_s`` with ``reason`` (kept for the isolation report)."""

@@ -127,7 +127,7 @@ def demand_response(sim, d: int, t: float, starting: bool) -> None:
     ev = sim.run.policy.demand_response[d]
     power = sim.power
     before = _job_rates(sim)
-    sim.power_dirty = True
+    sim.power_dirty = sim.budget_changed = True
     power.cut_mw = ev.cut_mw if starting else 0.0
     power.target_mw = ev.target_mw if starting else math.inf
     dropped = sim.rebalance(t)

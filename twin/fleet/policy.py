@@ -110,6 +110,9 @@ class Policy:
     power: str = "per_job"  # off | uniform (the site's shortfall policy caps every GPU alike) | per_job
     idle_nodes_off: bool = True  # idle nodes are powered off while a generation limit binds
     power_floor_frac: float = 0.6  # per_job admission: lowest cap a job accepts, as a fraction of TDP [E]
+    power_rebalance_s: float = (
+        60.0  # per_job/uniform: caps are re-set at most this often (and at once on a budget change) [E]
+    )
     power_margin_frac: float = 0.01  # aim this far below the supply (as twin.physics.policy.MARGIN_FRAC)
     cooling_overhead_frac: float = 0.12  # cooling power per IT power for the budget [E]
     reservations: tuple[Reservation, ...] = ()

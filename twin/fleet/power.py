@@ -77,6 +77,7 @@ class PowerAdmission:
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
         self._idle_w: np.ndarray | None = None
+        self._kind_tables: dict[tuple, np.ndarray] = {}
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
     # --- budget ------------------------------------------------------------------------
@@ -104,11 +105,16 @@ class PowerAdmission:
             run, sim = self.sim.run, self.sim
             t, model = self._model(j)
             grid = self.grids[t]
-            if run.table.jobs[j].training is None:  # a kind: GPUs at min(demand, cap), one vectorised call
+            if run.table.jobs[j].training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
                 util = float(run.table.util_frac[j])
-                demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
-                gpu_w = np.minimum(demand, grid)
-                tab = jobspeed.node_share_power_w(model, gpu_w, np.full(grid.size, util), int(run.table.n_gpus[j]))
+                key = (t, round(util, 4))
+                per_gpu = self._kind_tables.get(key)
+                if per_gpu is None:
+                    demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+                    gpu_w = np.minimum(demand, grid)
+                    per_gpu = jobspeed.node_share_power_w(model, gpu_w, np.full(grid.size, util), 1)
+                    self._kind_tables[key] = per_gpu
+                tab = per_gpu * int(run.table.n_gpus[j])
             else:
                 saved = run.cap_w[j]
                 tab = np.empty(grid.size)

@@ -162,6 +162,9 @@ class _Ctx:
         self.blocked, self.prof, self.n_resv = False, None, 0
         self.shadow_s = math.inf  # start of the first reservation (EASY's shadow time)
         self.strict = not sim.run.policy.bf_extra_nodes and sim.run.policy.backfill == "easy"
+        # shared-node jobs refused by the profile: GPUs → earliest end refused; until the next start, a job of
+        # as many GPUs that ends no earlier lands on the same best-fit node and is refused too
+        self.shared_refused: dict[int, float] = {}
         self.uniform = sim.run.topo.uniform_nodes
 
     def easy_candidates(self, positions: np.ndarray, i: int) -> np.ndarray:
@@ -199,6 +202,8 @@ class _Ctx:
                 return  # ends after the shadow time: Priority
             if k and self.prof.min_free(now, end) < k:
                 return  # it would delay a reservation: Priority
+            if not k and end >= self.shared_refused.get(g, math.inf):
+                return
         if sim.has_limits:
             acct = run.acct
             why = limit_reason(
@@ -216,6 +221,7 @@ class _Ctx:
         if gpus is not None and self.prof is not None and not k:
             start_free, nodes = _profile_nodes(sim, gpus, k, now)
             if start_free < end and self.prof.min_free(start_free, end) < nodes:
+                self.shared_refused[g] = min(end, self.shared_refused.get(g, math.inf))
                 return  # it would delay a reservation: Priority
         if gpus is None and pol.preemption and out.tested_count <= pol.queue_depth and sim.may_preempt[j]:
             gpus = _preempt_for(sim, j, req, now, out)
@@ -232,6 +238,7 @@ class _Ctx:
                 self.prof.take(start_free, end, nodes)
         sim.start(j, gpus, now)
         self.out.started.append(j)
+        self.shared_refused.clear()
 
     def _blocked(self, p, j, g, k) -> None:
         sim, now, out = self.sim, self.now, self.out

@@ -103,6 +103,8 @@ class FleetSim:
         self._prio_valid = np.zeros(table.n_jobs, bool)
         self._prio_t = -math.inf
         self.power_dirty = True
+        self.budget_changed = False
+        self._last_rebalance = -math.inf
         self.job_node0 = np.zeros(table.n_jobs, np.int64)  # first node of a running job
         self.job_k = np.array([self.request(j)[1] for j in range(table.n_jobs)], np.int64)
         # jobs the count shortcuts do not cover (a GPU type, a reservation of their users)
@@ -201,17 +203,19 @@ class FleetSim:
             self._process(t)
             if not self.dirty:
                 continue
-            if pol.bf_interval_s > 0 and self._quick_pass_may_start():
+            full_due = t - last_full >= pol.bf_interval_s
+            if not full_due and self.n_pending and self._quick_pass_may_start():
                 self._pass(t, full=False)
-            if t - last_full >= pol.bf_interval_s:
+            if full_due and self.n_pending:
                 self._pass(t, full=True)
                 last_full, bf_pending = t, False
             elif not bf_pending:
                 self.push(last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
                 bf_pending = True
-            if self.power_dirty:
+            if self.power_dirty and (self.budget_changed or t - self._last_rebalance >= pol.power_rebalance_s):
                 self.rebalance(t)
-                self.power_dirty = False
+                self.power_dirty = self.budget_changed = False
+                self._last_rebalance = t
             self._levels()
         self._advance_clock(horizon)
         return self._result(time.perf_counter() - wall0)
