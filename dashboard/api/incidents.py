@@ -48,7 +48,17 @@ MEMBER_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,200}$")
 
 
 def _entries() -> list:
-    return list_incidents()
+    """The library's incidents; the database's rows spare reading the metadata of imported bundles."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ingest.store.incidents import stored_incidents
+
+    engine = getattr(current_hub(), "db", None)
+    try:
+        rows = stored_incidents(engine) if engine is not None else []
+    except SQLAlchemyError:
+        rows = []
+    return list_incidents(rows=rows)
 
 
 def _entry_model(e) -> m.IncidentEntry:
@@ -203,7 +213,7 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
             raise Unprocessable(f"the upload cannot be read ({exc.strerror or exc})") from None
         state = done.audit_state()
     if getattr(hub, "db", None) is not None:
-        record_in_database(hub.db, done.metadata)
+        record_in_database(hub.db, done.metadata, path=done.path)
     audit(
         "incident.import",
         f"incident {done.name}",

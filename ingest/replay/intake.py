@@ -93,11 +93,12 @@ def record_in_database(
     before=None,
     after=None,
     address: str = "",
+    path: Path | None = None,
 ) -> None:
-    """The incident's row in the database (``metadata`` of its bundle) and, with ``actor``, its audit entry."""
+    """The incident's row in the database (``metadata`` of its bundle at ``path``) and, with ``actor``, its audit entry."""
     from ingest.store import audit
     from ingest.store.incidents import record_incident
 
-    record_incident(engine, metadata)
+    record_incident(engine, metadata, path)
     if actor is not None:
         audit.record(engine, actor, action, f"incident {metadata['name']}", before, after, address=address)
