@@ -20,6 +20,9 @@ class AuthSettings:
     ``X-Forwarded-Proto`` (werkzeug's ProxyFix); 0 ignores those headers (a client could forge them).
     ``users_cache_s``: how long a process trusts its copy of the user table (user changes made
     by ``clustertwin users`` take effect within this time).
+    ``bind_host``: the address ``serve`` listens on (None: not served by ``serve``, e.g. a test
+    app); with ``allowed_hosts`` (``--allowed-host``) it decides which ``Host`` headers are
+    answered (:mod:`dashboard.auth.origin`).
     """
 
     session_idle_s: float = DEFAULT_SESSION_IDLE_S
@@ -29,3 +32,5 @@ class AuthSettings:
     login_window_s: float = 300.0
     users_cache_s: float = 2.0
     trusted_proxies: int = 0
+    bind_host: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
