@@ -178,7 +178,7 @@ def _gate(state: AuthState):
         refusal = origin.host_refusal(hosts) or origin.origin_refusal()
         if refusal is not None:
             return refusal
-        if state.engine is None or not state.directory.any_users() or _is_public(request.path):
+        if state.engine is None or not state.directory.logins_required() or _is_public(request.path):
             return None
         _expire_idle_session(state)
         user = current_user()
