@@ -1,9 +1,12 @@
 """``/login`` and ``/logout``: plain Flask routes (no Dash), so they work before anyone is let in.
 
-The login form carries a CSRF token; attempts are counted per client address and per user
-name (:mod:`dashboard.auth.ratelimit`: in the database, shared by every process) before the
-password is checked, forgotten when they succeed, and refused with HTTP 429 once over the
-limit.  ``next`` only ever leads back into this site.
+The login form carries a CSRF token; attempts are counted per client address and per
+client address and user name (:mod:`dashboard.auth.ratelimit`: in the database, shared by
+every process) before the password is checked, forgotten when they succeed, and refused
+with HTTP 429 once over the limit.  Counting per address and name, not per name alone,
+keeps a guesser elsewhere from locking the real user out.  ``next`` only ever leads back
+into this site.  Logging out ends the user's sessions on the server (their session epoch
+moves on), so a copy of the cookie taken before is worth nothing after.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from flask_wtf.csrf import generate_csrf
 
 from dashboard.auth.access import LOGIN_PATH, LOGOUT_PATH, auth_state
 from dashboard.auth.principal import SessionUser
-from ingest.store.users import MAX_NAME_CHARS, MAX_PASSWORD_BYTES, verify_password
+from ingest.store.users import MAX_NAME_CHARS, MAX_PASSWORD_BYTES, end_sessions, verify_password
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +72,16 @@ def _reserve(state, address: str, name: str) -> tuple[float, tuple]:
     wait_s, by_address = state.by_address.reserve(address)
     if wait_s > 0:
         return wait_s, ()
-    wait_s, by_user = state.by_user.reserve(name)
+    wait_s, by_user = state.by_user.reserve(pair_key(address, name))
     if wait_s > 0:
         state.by_address.release(by_address)
         return wait_s, ()
     return 0.0, ((state.by_address, by_address), (state.by_user, by_user))
+
+
+def pair_key(address: str, name: str) -> str:
+    """The counter key of one user name tried from one address."""
+    return f"{address} {name}"
 
 
 def _release(state, tickets: tuple) -> None:
@@ -111,7 +119,7 @@ def register_routes(server: flask.Flask, site_name: str) -> None:
             log.warning("login failed for %r from %s", key, address)
             return _page("Wrong user name or password.", name, 401, site_name)
         _release(state, tickets)
-        state.by_user.clear(key)
+        state.by_user.clear(pair_key(address, key))
         flask.session.clear()  # a fresh session (and CSRF token) for the new user
         flask_login.login_user(SessionUser(info))
         flask.session.permanent = True
@@ -126,6 +134,9 @@ def register_routes(server: flask.Flask, site_name: str) -> None:
         user = flask_login.current_user
         if user.is_authenticated:
             log.info("logout: %s", user.info.name)
+            if user.via == "session" and state.engine is not None:
+                end_sessions(state.engine, user.info.name)  # a copied cookie ends with this one
+                state.directory.invalidate()
         flask_login.logout_user()
         flask.session.clear()
         return flask.redirect(flask.request.script_root + LOGIN_PATH)

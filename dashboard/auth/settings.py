@@ -13,8 +13,9 @@ class AuthSettings:
 
     ``session_idle_s``: a session unused this long ends (the next request must log in again).
     ``secure_cookies``: mark cookies ``Secure`` (set when the dashboard is reached over HTTPS).
-    ``login_failures_per_address`` / ``login_failures_per_user`` within ``login_window_s``:
-    further attempts are refused with HTTP 429 until the window has passed.
+    ``login_failures_per_address`` / ``login_failures_per_user`` (per user name *from one
+    address*) within ``login_window_s``: further attempts are refused with HTTP 429 until the
+    window has passed.
     ``trusted_proxies``: how many reverse proxies in front of the server to trust: the client
     address and scheme are taken from that many hops of ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` (werkzeug's ProxyFix); 0 ignores those headers (a client could forge them).

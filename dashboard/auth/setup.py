@@ -60,7 +60,7 @@ class AuthState:
     settings: AuthSettings
     directory: UserDirectory
     by_address: object  # a limiter of dashboard.auth.ratelimit (in the database when there is one)
-    by_user: object
+    by_user: object  # per client address and user name (dashboard.auth.login.pair_key)
     csrf: CSRFProtect
     callback_map: dict
     clock: callable = time.time
@@ -123,7 +123,7 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
         settings=settings,
         directory=UserDirectory(engine, settings.users_cache_s),
         by_address=make_limiter(engine, "address", settings.login_failures_per_address, settings.login_window_s),
-        by_user=make_limiter(engine, "user", settings.login_failures_per_user, settings.login_window_s),
+        by_user=make_limiter(engine, "address_user", settings.login_failures_per_user, settings.login_window_s),
         csrf=CSRFProtect(server),
         callback_map=app.callback_map,
     )
