@@ -191,16 +191,17 @@ def _record_in_database(args, path: Path, metadata: dict, action: str, before=No
 
 
 def run_import(args) -> int:
-    from ingest.replay.intake import import_incident
+    from ingest.replay.intake import audit_state_of, import_incident, replaces
+
+    def before_land(staging: Path, metadata: dict) -> None:  # the row and the entry commit before the file lands
+        before = {"replaced": True} if replaces(metadata, args.dir) else None
+        after = {**audit_state_of(staging, metadata), "format": args.format, "source": str(args.source)}
+        _record_in_database(args, staging, metadata, "incident.import", before, after)
 
     try:
-        done = import_incident(args)
+        done = import_incident(args, before_land=before_land)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
-    after = {**done.audit_state(), "format": args.format, "source": str(args.source)}
-    _record_in_database(
-        args, done.path, done.metadata, "incident.import", {"replaced": True} if done.replaced else None, after
-    )
     if args.json:
         print(json.dumps({"name": done.name, **done.report}))
     else:

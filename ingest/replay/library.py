@@ -9,10 +9,13 @@ atomic rename: a refused file leaves the library as it was.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import threading
+import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,11 +27,10 @@ from ingest.replay.bundle import (
     SUFFIX,
     Bundle,
     BundleError,
+    bundle_bytes,
     check_name,
     read_bundle,
     read_metadata,
-    write_atomic,
-    write_bundle,
 )
 from twin.site.catalogue import DATA_DIR, load_catalogue
 from twin.site.errors import SiteError
@@ -43,10 +45,21 @@ class IncidentExists(BundleError):
     """An incident of that name is stored already (and replacing it was not asked for)."""
 
 
+_SWEPT: set[str] = set()
+
+
 def user_dir(path: str | Path | None = None) -> Path:
-    """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents."""
+    """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents.
+
+    The first time a process uses a directory, temporary files of killed imports are swept
+    (:func:`sweep_staging`).
+    """
     out = Path(path or os.environ.get("CLUSTERTWIN_INCIDENTS") or DEFAULT_USER_DIR)
     out.mkdir(parents=True, exist_ok=True)
+    key = str(out.resolve())
+    if key not in _SWEPT:
+        _SWEPT.add(key)
+        sweep_staging(out)
     return out
 
 
@@ -268,6 +281,79 @@ def import_file(source: Path, directory: Path | None = None, *, name: str | None
     return import_bundle_file(source, directory, name=name, replace=replace)[0]
 
 
+# What runs between writing a bundle under its temporary name and renaming it into place (see land()).
+_BEFORE_RENAME: contextvars.ContextVar = contextvars.ContextVar("before_rename", default=None)
+STAGING_MARK = ".importing-"  # temporary bundles: .<name>.ctincident.importing-<pid>
+STALE_STAGING_S = 3600.0
+
+
+@contextmanager
+def before_rename(callback):
+    """Run ``callback(path, metadata)`` after a bundle stored in this context is written, before it lands.
+
+    The bundle is fully written and synced under a temporary name first; ``callback`` (the
+    incident's database row and audit entry) commits; only then is the file renamed into
+    the library.  A process killed at any point leaves either nothing, or a temporary file
+    (removed by :func:`sweep_staging`), or — after the commit — the row and the entry while
+    the rename is still to come, never a library file without its row and audit entry.  An
+    exception from ``callback`` removes the temporary file: nothing is stored.
+    """
+    token = _BEFORE_RENAME.set(callback)
+    try:
+        yield
+    finally:
+        _BEFORE_RENAME.reset(token)
+
+
+def land(dest: Path, data: bytes, metadata: dict) -> Path:
+    """Store ``data`` at ``dest`` through a synced temporary file, the :func:`before_rename` callback, a rename."""
+    staging = dest.with_name(f".{dest.name}{STAGING_MARK}{os.getpid()}")
+    try:
+        with open(staging, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        callback = _BEFORE_RENAME.get()
+        if callback is not None:
+            callback(staging, metadata)
+        os.replace(staging, dest)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(dest.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return dest
+
+
+def sweep_staging(folder: Path) -> list[Path]:
+    """Remove temporary bundles left by killed imports: their process is gone, or they are over an hour old."""
+    removed = []
+    for path in folder.glob(f".*{SUFFIX}{STAGING_MARK}*"):
+        pid = path.name.rpartition(STAGING_MARK)[2]
+        try:
+            alive = pid.isdigit() and int(pid) != os.getpid() and _running(int(pid))
+            stale = time.time() - path.stat().st_mtime > STALE_STAGING_S
+        except OSError:
+            continue
+        if not alive or stale:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def import_bundle_file(
     source: Path, directory: Path | None = None, *, name: str | None = None, replace: bool = False
 ) -> tuple[Path, dict, bool]:
@@ -281,9 +367,10 @@ def import_bundle_file(
         raise IncidentExists(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
     if name and name != bundle.name:
         bundle.metadata["name"] = name
-        write_bundle(dest, bundle)
+        data = bundle_bytes(bundle)
     else:
-        write_atomic(dest, Path(source).read_bytes())
+        data = Path(source).read_bytes()
+    land(dest, data, bundle.metadata)
     return dest, bundle.metadata, replaced
 
 
@@ -293,7 +380,7 @@ def store_bundle(bundle: Bundle, directory: Path | None = None, *, replace: bool
     dest = library_path(bundle.name, directory)
     if dest.exists() and not replace:
         raise IncidentExists(f"an incident named {bundle.name!r} is already stored (choose --name or --replace)")
-    return write_bundle(dest, bundle)
+    return land(dest, bundle_bytes(bundle), bundle.metadata)
 
 
 def window_of(bundle: Bundle) -> tuple[datetime, datetime]:

@@ -16,6 +16,8 @@ from sqlmodel import Session, select
 
 from ingest.store.models import Incident
 
+BUNDLE_SUFFIX = ".ctincident"  # a library file is <name>.ctincident (ingest.replay.bundle.SUFFIX)
+
 
 def record_incident(engine: Engine, metadata: dict, path: Path | None = None) -> Incident:
     """Insert or update the row of the bundle whose metadata is ``metadata`` (name, site, title, window).
@@ -33,8 +35,9 @@ def record_incident(engine: Engine, metadata: dict, path: Path | None = None) ->
             row = Incident(site_name=metadata["site_name"], name=metadata["name"])
         row.description, row.start_at, row.end_at = metadata.get("title", ""), start, end
         if path is not None:
-            stat = Path(path).stat()
-            row.bundle_file, row.bundle_bytes, row.bundle_mtime_ns = Path(path).name, stat.st_size, stat.st_mtime_ns
+            stat = Path(path).stat()  # the stored file, or the same file under its temporary name before it lands
+            row.bundle_file = f"{metadata['name']}{BUNDLE_SUFFIX}"
+            row.bundle_bytes, row.bundle_mtime_ns = stat.st_size, stat.st_mtime_ns
             row.metadata_json = json.dumps(metadata, sort_keys=True)
         session.add(row)
         session.commit()
