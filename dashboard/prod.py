@@ -29,6 +29,14 @@ KEEPALIVE_S = 5  # a dashboard polls every 1-2 s: keep its connection open betwe
 WORKER_CONNECTIONS = 2048  # open connections per worker (slow ones included); beyond it, accepting pauses
 
 
+def bind_address(host: str, port: int) -> str:
+    """gunicorn's bind string: ``host:port``, an IPv6 address in brackets (``[::1]:8050``)."""
+    host = host.strip()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
 class ProdServer(BaseApplication):
     """A gunicorn application whose WSGI app is built in the worker by ``start()``.
 
@@ -45,7 +53,7 @@ class ProdServer(BaseApplication):
     ) -> None:
         self._start, self._stop = start, None
         self.options = {
-            "bind": f"{host}:{port}",
+            "bind": bind_address(host, port),
             "workers": workers,
             "worker_class": "dashboard.prod_worker.SlowClientWorker",
             "worker_connections": WORKER_CONNECTIONS,
