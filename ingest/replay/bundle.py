@@ -48,6 +48,10 @@ MAX_DECODED_BYTES = 512 * 2**20  # all tables decoded into memory (Arrow), from 
 MAX_NAME_CHARS = 120
 NAME_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._+@-]{{0,{MAX_NAME_CHARS - 1}}}$")
 READ_CHUNK_BYTES = 2**20
+# Bundles are decoded and converted without Arrow's CPU thread pool: a process that had used it
+# (Parquet decoding with threads) aborted at exit about one run in ten ("terminate called without
+# an active exception", exit 134) as the pool's threads were torn down; a bundle's tables are small.
+NO_ARROW_THREADS = True  # documents the choice; the calls pass use_threads=False
 
 _TS = pa.timestamp("ms", tz="UTC")
 _F = pa.float32()
@@ -177,7 +181,7 @@ class Bundle:
     def frame(self, table: str):
         """One table as a pandas DataFrame (empty with the right columns when absent)."""
         t = self.tables.get(table)
-        return (t if t is not None else SCHEMAS[table].empty_table()).to_pandas()
+        return (t if t is not None else SCHEMAS[table].empty_table()).to_pandas(use_threads=False)  # NO_ARROW_THREADS
 
 
 def empty_table(name: str) -> pa.Table:
@@ -349,7 +353,7 @@ def _read_table(name: str, pf: pq.ParquetFile, budget: list[int]) -> pa.Table:
     parts = []
     try:
         for g in range(pf.metadata.num_row_groups):
-            part = pf.read_row_group(g)
+            part = pf.read_row_group(g, use_threads=False)  # see NO_ARROW_THREADS
             budget[0] -= part.nbytes
             if budget[0] < 0:
                 raise BundleError(f"tables decode to more than {MAX_DECODED_BYTES} bytes (table {name})")
