@@ -124,7 +124,12 @@ def migration_lock(engine: Engine) -> Iterator[None]:
     if not database or database == ":memory:" or database.startswith("file:"):
         yield
         return
-    with open(f"{database}.migrate-lock", "a+b") as lock:
+    try:
+        lock = open(f"{database}.migrate-lock", "a+b")  # noqa: SIM115 — held for the block below
+    except OSError:  # no such directory, read-only: SQLite's own error names the problem
+        yield
+        return
+    with lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             yield
