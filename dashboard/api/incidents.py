@@ -29,7 +29,7 @@ from dashboard.api import models as m
 from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
-from dashboard.views.context import current_hub
+from dashboard.views.context import site_db
 from ingest.replay.bundle import BundleError
 from ingest.replay.intake import ImportRequest, import_incident, record_in_database
 from ingest.replay.library import IncidentExists, library_path, list_incidents
@@ -177,7 +177,7 @@ def _check_query(query: m.ImportQuery) -> None:
 )
 def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
     _check_query(query)
-    hub = current_hub()
+    db = site_db()
     filename = ("upload" if query.format == "bundle" else query.host) + SUFFIXES[query.format]
     with received_upload(filename) as path:
         source = path
@@ -191,7 +191,7 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
             replace=query.replace,
             start=query.start.isoformat() if query.start else None,
             step=query.step_s,
-            engine=getattr(hub, "db", None),
+            engine=db,
         )
         try:
             done = import_incident(request)
@@ -202,8 +202,8 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
         except OSError as exc:
             raise Unprocessable(f"the upload cannot be read ({exc.strerror or exc})") from None
         state = done.audit_state()
-    if getattr(hub, "db", None) is not None:
-        record_in_database(hub.db, done.metadata)
+    if db is not None:
+        record_in_database(db, done.metadata)
     audit(
         "incident.import",
         f"incident {done.name}",

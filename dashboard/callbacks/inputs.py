@@ -120,13 +120,13 @@ def site_entity(kind: str, names_attr: str) -> Callable[[object], str]:
     """A validator for :func:`query_layout`: the parameter must name a ``kind`` of the served site.
 
     ``names_attr`` is the :class:`~twin.site.tables.SiteTables` list of names
-    (``"rack_name"``, ``"power_name"`` …), read from the hub of the current request.
+    (``"rack_name"``, ``"power_name"`` …), read from the live view of the current request's app.
     """
 
     def check(value) -> str:
-        from dashboard.views.context import current_hub
+        from dashboard.views.context import live_view
 
-        return entity_name(kind, value, getattr(current_hub().state, names_attr))
+        return entity_name(kind, value, getattr(live_view().state, names_attr))
 
     return check
 

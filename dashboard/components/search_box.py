@@ -14,7 +14,7 @@ import dash
 from dash import Input, Output, dcc, html
 
 from dashboard.shell.search import MAX_QUERY_CHARS, SearchIndex
-from dashboard.views.context import current_hub
+from dashboard.views.context import live_view
 from dashboard.views.registry import ViewUnavailable, current_view
 from twin.site.tables import SiteTables
 
@@ -87,10 +87,10 @@ def register_callbacks(app: dash.Dash) -> None:
         prevent_initial_call=True,
     )
     def update_suggestions(query: str | None):
-        hub = current_hub()
+        live = live_view()
         try:
             snapshot = current_view().latest()
         except ViewUnavailable:
             snapshot = None
         jobs = [job.name for job in snapshot.jobs] if snapshot is not None else []
-        return suggestions(index_for(hub.state), query, jobs)
+        return suggestions(index_for(live.state), query, jobs)

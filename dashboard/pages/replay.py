@@ -28,7 +28,7 @@ from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
 from dashboard.present.theme import TEMPLATE_NAME
-from dashboard.views.context import ViewSelection, current_hub
+from dashboard.views.context import ViewSelection, live_view, site_db
 from dashboard.views.registry import ViewUnavailable, screen_for
 from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
 from ingest.replay.library import library_entries as shared_library_entries
@@ -64,7 +64,7 @@ METRIC_COLUMNS = (
 
 def database_incidents() -> list:
     """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
-    engine = getattr(current_hub(), "db", None)
+    engine = site_db()
     if engine is None:
         return []
     from sqlalchemy.exc import SQLAlchemyError
@@ -527,7 +527,7 @@ def show_instant(key: str | None):
     if not key:
         raise PreventUpdate
     try:
-        screen = screen_for(ViewSelection(view=key), current_hub())
+        screen = screen_for(ViewSelection(view=key), live_view())
     except ViewUnavailable as exc:
         return dash.no_update, [html.P(str(exc), className="view-error")], *unavailable_banner(str(exc))
     view = screen.view
@@ -559,6 +559,6 @@ def run_calibration(_n, frames):
     if not frames:
         raise PreventUpdate
     try:
-        return calibration_panel(incident_recording(frames["name"]), getattr(current_hub(), "db", None))
+        return calibration_panel(incident_recording(frames["name"]), site_db())
     except (ReplayError, ValueError) as exc:
         return html.P(str(exc), className="view-error")

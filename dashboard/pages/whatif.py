@@ -30,7 +30,7 @@ from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.present.static_html import to_html
-from dashboard.views.context import current_hub
+from dashboard.views.context import live_view, site_db
 from dashboard.whatif.edits import (
     CAP_SCOPES,
     FAIL_KINDS,
@@ -95,11 +95,11 @@ def grids_for(state) -> list:
 def _store():
     from flask import current_app
 
-    return scenario_store(current_hub(), current_app.config)
+    return scenario_store(live_view(), site_db(), current_app.config)
 
 
 def _state():
-    return current_hub().state
+    return live_view().state
 
 
 def rack_types() -> list[str]:

@@ -20,7 +20,7 @@ from dashboard.components.nav import PAGES, nav_bar
 from dashboard.components.search_box import register_callbacks as register_search
 from dashboard.components.search_box import search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
-from dashboard.views.context import VIEW_PARAMS, current_hub, selection, selection_from_url
+from dashboard.views.context import VIEW_PARAMS, live_view, selection, selection_from_url
 from dashboard.views.registry import ViewUnavailable, screen_for
 
 TICK_MS = 2000  # live-update period of every page
@@ -103,7 +103,7 @@ def view_status(view, now: datetime | None = None) -> tuple:
 def banner_view(search: str | None) -> tuple:
     """(children, class, hidden) of the view banner for the URL query ``search``."""
     try:
-        return banner(screen_for(selection_from_url(search), current_hub()))
+        return banner(screen_for(selection_from_url(search), live_view()))
     except ViewUnavailable as exc:
         return unavailable_banner(str(exc))
 
@@ -161,7 +161,7 @@ def register_callbacks(app: dash.Dash) -> None:
         # on a tick, the address the browser shows now (replay's play and scrub rewrite it in place)
         chosen = selection() if dash.ctx.triggered_id == ids.Shell.TICK else selection_from_url(search)
         try:
-            view = screen_for(chosen, current_hub()).view
+            view = screen_for(chosen, live_view()).view
         except ViewUnavailable:
             return "view not available", [], "main"
         return view_status(view)

@@ -1,8 +1,12 @@
-"""Where layouts and callbacks find the live hub, and the view on screen, of the request's app.
+"""Where layouts and callbacks find the live twin, and the view on screen, of the request's app.
 
-:func:`dashboard.app.create_app` stores the hub in the Flask config; callbacks run
-inside a Flask request, so they read it back with :func:`current_hub`.  Keeping it in
-the app (not in a module global) lets tests serve several apps in one process.
+:func:`dashboard.app.create_app` stores what the dashboard is given of the live twin in
+the Flask config: the read-only live view (:func:`live_view`, a
+:class:`twin.engine.view.View`), the operator's alert actions (:func:`alert_actions`:
+acknowledge, silence, unsilence; None when alerts are read-only) and the site's database
+(:func:`site_db`, None without one).  Callbacks run inside a Flask request, so they read
+them back from there.  Keeping them in the app (not in module globals) lets tests serve
+several apps in one process.
 
 The view on screen is named in the page URL (``?view=scenario:…&compare=live&diff=1``,
 see :mod:`dashboard.views.registry`).  A page's ``layout(**kwargs)`` receives those query
@@ -19,7 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import flask
 
-HUB_CONFIG_KEY = "CLUSTERTWIN_HUB"
+LIVE_VIEW_KEY = "CLUSTERTWIN_LIVE_VIEW"
+ALERT_ACTIONS_KEY = "CLUSTERTWIN_ALERT_ACTIONS"
+SITE_DB_KEY = "CLUSTERTWIN_SITE_DB"
 VIEW_PARAMS = ("view", "compare", "diff")  # the query parameters that choose what is on screen
 
 
@@ -43,9 +49,19 @@ class ViewSelection:
         return out
 
 
-def current_hub():
-    """The :class:`LiveHub`-like object (the live view) of the app handling this request."""
-    return flask.current_app.config[HUB_CONFIG_KEY]
+def live_view():
+    """The live view (:class:`twin.engine.view.View`) of the app handling this request."""
+    return flask.current_app.config[LIVE_VIEW_KEY]
+
+
+def alert_actions():
+    """The alert actions of the app handling this request (None: its alerts are read-only)."""
+    return flask.current_app.config.get(ALERT_ACTIONS_KEY)
+
+
+def site_db():
+    """The site's database engine of the app handling this request (None without one)."""
+    return flask.current_app.config.get(SITE_DB_KEY)
 
 
 def parse_selection(params: dict) -> ViewSelection:

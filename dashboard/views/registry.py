@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.views.context import ViewSelection, current_hub, selection
+from dashboard.views.context import ViewSelection, live_view, selection
 from dashboard.views.settled import SettledView, evaluate_settled_job
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
@@ -155,7 +155,7 @@ def screen_for(selected: ViewSelection, live: View, folder: Path = SCENARIO_DIR)
 
 def current_screen(**layout_kwargs) -> Screen:
     """The screen of this request (layout kwargs, else the page URL); raises :class:`ViewUnavailable`."""
-    return screen_for(selection(**layout_kwargs), current_hub())
+    return screen_for(selection(**layout_kwargs), live_view())
 
 
 def callback_screen() -> Screen:

@@ -48,11 +48,12 @@ def editor_scenario_view(live, name: str) -> EditorScenarioView | None:
     """The view of editor scenario ``name`` on ``live``'s site (None when the store has none of that name)."""
     import flask
 
+    from dashboard.views.context import site_db
     from dashboard.whatif.store import scenario_store
 
     if not flask.has_app_context():
         return None
-    store = scenario_store(live, flask.current_app.config)
+    store = scenario_store(live, site_db(), flask.current_app.config)
     if name not in store.names():
         return None
     edits = store.edits(name)

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ingest.live.freshness import Freshness
-from ingest.live.hub import Poller
 from ingest.live.readings import TRACKED, ReadingsBuffer
 from ingest.sources.dcgm import fetch_dcgm
 from ingest.sources.inventory import Inventory
@@ -43,6 +44,34 @@ log = logging.getLogger(__name__)
 SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi")
 DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0}
 WATCHDOG_MARGIN_S = 5.0  # a poll's watchdog allows this beyond its fetch deadlines (parsing, mapping)
+
+
+@dataclass
+class Poller:
+    """A polled source: ``poll(buffer)`` fetches, maps and stores readings; returns True when good."""
+
+    name: str
+    interval_s: float
+    poll: Callable[[ReadingsBuffer], bool]
+    last_ok_s: float = float("-inf")
+    failures: int = 0
+    stale_logged: bool = False
+
+    def run(self, buffer: ReadingsBuffer) -> None:
+        """One poll; failures are counted and logged once per episode, never raised."""
+        try:
+            ok = bool(self.poll(buffer))
+        except Exception as exc:  # noqa: BLE001 — a dead source must not stop the twin
+            ok = False
+            if not self.stale_logged:
+                log.warning("source %s failed: %s", self.name, exc)
+        if ok:
+            if self.stale_logged:
+                log.info("source %s recovered after %d failed polls", self.name, self.failures)
+            self.last_ok_s, self.failures, self.stale_logged = time.time(), 0, False
+        else:
+            self.failures += 1
+            self.stale_logged = True
 
 
 class SourceSpecError(ValueError):

@@ -48,7 +48,7 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     # no placed job: every GPU of the site powered and in the synthetic workload, so every value changes
     # each tick (the site's default job would leave most of a 1M-GPU site powered off: frames compress away)
     hub = build_hub(site, url, start=T0, shard=(index, count), record_every_s=1.0, job="")
-    hub.publish_holder = f"bench-shard-{index}" if index == 0 else None
+    hub.publisher.holder = f"bench-shard-{index}" if index == 0 else None
     hub.step(T0)
     print("ready", flush=True)
     sys.stdin.readline()
@@ -78,11 +78,11 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
                 "record_ms": part[2],
                 "alerts_ms": part[3],
                 "publish_ms": part[4],
-                "live_state_bytes": hub.publish_bytes,
+                "live_state_bytes": hub.publisher.bytes,
                 "gpus_count": hub.state.n_gpus,
-                "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
-                "it_power_mw": hub.latest().it_power_mw,
-                "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values()),
+                "gpus_powered_count": int((hub.view.latest().gpu_state != GPU_OFF).sum()),
+                "it_power_mw": hub.view.latest().it_power_mw,
+                "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.view.latest()).values()),
             }
         ),
         flush=True,

@@ -151,7 +151,7 @@ CASES = [
 def faulted(dash_app, tmp_path):
     """Factory: ``faulted(case) -> served app`` over a demo live hub with the case's fault, stamped now."""
     dash_app.server.test_client().get("/")  # the session app takes its inline scripts first (see colossus_app)
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from tests.dashboard.conftest import ServedApp
 
@@ -166,7 +166,7 @@ def faulted(dash_app, tmp_path):
         for t_s in case.ticks_s:
             hub.step(start + timedelta(seconds=t_s))
         hub.step(datetime.now(UTC))  # live, not stale
-        app = create_app(hub, tick_ms=60_000)  # no refresh during the checks: the pages show the stepped state
+        app = app_for_hub(hub, tick_ms=60_000)  # no refresh during the checks: the pages show the stepped state
         app.server.test_client().get("/")
         served = ServedApp(app)
         started.append((served, hub))

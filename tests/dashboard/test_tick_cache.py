@@ -9,7 +9,7 @@ import pytest
 from dashboard import ids
 from dashboard.analysis.aggregates import DEFAULT_FLOOR_METRIC
 from dashboard.views.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
-from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
+from tests.dashboard.standin_hub import StandinView, standin_app, synthetic_snapshot
 
 OUTPUT = f"{ids.Floor.HALLS_LIVE}.data"  # the floor's live callback (its patches go through this relay store)
 
@@ -26,9 +26,8 @@ def _body(n: int, metric: str = DEFAULT_FLOOR_METRIC, changed: str = "shell-tick
 
 @pytest.fixture()
 def app_and_calls(demo_state, monkeypatch):
-    from dashboard.app import create_app
 
-    app = create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=4)))  # one fixed tick
+    app = standin_app(StandinView(demo_state, synthetic_snapshot(demo_state, seed=4)))  # one fixed tick
     calls = []
     view = app.callback_map[OUTPUT]["callback"]
 

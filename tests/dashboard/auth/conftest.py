@@ -63,9 +63,9 @@ def users(live_twin):
 @pytest.fixture()
 def auth_app(live_twin, users):
     """The dashboard over the live twin, with users (so every request needs a login)."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(live_twin, tick_ms=60_000)
+    return app_for_hub(live_twin, tick_ms=60_000)
 
 
 class Client:
@@ -132,4 +132,6 @@ def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -
 
 def alert_rows(hub) -> dict:
     """What the database holds of each alert's operator state."""
-    return {a["id"]: (a["acknowledged"], a["ack_comment"], a["silenced_until"]) for a in hub.alerts(active_only=False)}
+    return {
+        a["id"]: (a["acknowledged"], a["ack_comment"], a["silenced_until"]) for a in hub.view.alerts(active_only=False)
+    }
