@@ -17,7 +17,7 @@ import tomli_w
 from dashboard.api import models as m
 from dashboard.api.routing import ApiError, api
 from dashboard.views.context import live_view
-from dashboard.views.registry import SCENARIO_DIR, available_scenarios
+from dashboard.views.scenario_files import SCENARIO_DIR, available_scenarios
 from twin.commands.jsonout import finite_or_null
 from twin.engine.projection import project
 from twin.site.scenario import ScenarioError, load_scenario, parse_scenario

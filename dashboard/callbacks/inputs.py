@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from dash import html
 
 MAX_SILENCE_S = 7 * 24 * 3600.0  # an alert silenced longer than a week is an alert nobody will see again
-MIN_WINDOW_S, MAX_WINDOW_S = 60, 24 * 3600  # trend windows the hub keeps
+MIN_WINDOW_S, MAX_WINDOW_S = 60, 24 * 3600  # trend windows the live view keeps
 MAX_PARAM_CHARS = 200  # longer than any site entity name or ISO timestamp
 
 
@@ -132,7 +132,7 @@ def site_entity(kind: str, names_attr: str) -> Callable[[object], str]:
 
 
 def alert_id(value) -> int | str:
-    """The id of an alert button: an int (stored alerts) or a short string (stand-in hubs)."""
+    """The id of an alert button: an int (stored alerts) or a short string (the tests' stand-in views)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and len(value) > 64):
         raise InputError(f"alert id {value!r} is not an alert id")
     return value

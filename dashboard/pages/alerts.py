@@ -27,9 +27,10 @@ from dashboard.shell.entity_links import entity_href
 from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
 from dashboard.views import compare
 from dashboard.views.context import alert_actions
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 
-dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
+PATH = "/alerts"
+dash.register_page(__name__, path=PATH, name="Alerts", title="Alerts · ClusterTwin", order=6)
 
 SEVERITIES = ("critical", "warning", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -323,7 +324,7 @@ compare.register(ids.Alerts.PAGE, comparison)
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
-    screen = current_screen(**_kwargs)
+    screen = layout_screen(**_kwargs)
     shown = alerts_view(screen.view, severities, show_past, actions=alert_actions())
     return html.Div(
         [
@@ -458,11 +459,12 @@ def _state_for(alert_id, states: list) -> object:
     State(ids.alert_comment(ALL), "value"),
     State(ids.alert_silence_for(ALL), "value"),
     State(ids.Alerts.SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
 @callback_requires(ACTION_ROLE, on=ACTION_TYPES)
-def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature):
-    view, actions = current_view(), alert_actions()
+def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature, shown):
+    view, actions = callback_view(shown, PATH), alert_actions()
     message = no_update
     triggered = ctx.triggered_id
     if isinstance(triggered, dict):
@@ -480,7 +482,7 @@ def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _co
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
     shown = alerts_view(view, severities, show_past, actions=actions)
     search = (
-        keep_view(url_search(severities, show_past))
+        keep_view(url_search(severities, show_past), shown)
         if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED)
         else no_update
     )

@@ -31,6 +31,7 @@ from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.present.static_html import to_html
 from dashboard.views.context import live_view, site_db
+from dashboard.views.registry import on_page
 from dashboard.whatif.edits import (
     CAP_SCOPES,
     FAIL_KINDS,
@@ -48,7 +49,8 @@ from dashboard.whatif.tables import comparison_children
 from twin.site.catalogue import load_catalogue
 from twin.site.tables import POWER_KINDS
 
-dash.register_page(__name__, path="/whatif", name="What-if", title="What-if · ClusterTwin", order=7)
+PATH = "/whatif"
+dash.register_page(__name__, path=PATH, name="What-if", title="What-if · ClusterTwin", order=7)
 
 W = ids.WhatIf
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["autoScale2d"]}
@@ -789,9 +791,11 @@ def apply_edit(*args):
     State(W.SELECTED, "data"),
     State(W.BLAST_RACKS, "data"),
     State(W.FLOOR_SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
 )
-def render(revision, metric, selected, blast, drawn):
+def render(revision, metric, selected, blast, drawn, shown):
     """The answer for the scenario on screen (a scenario chosen, undo, redo, another colour metric)."""
+    on_page(shown, PATH)  # its floor patch would land on a page navigation has removed
     return answer((revision or {}).get("scenario"), metric, selected, blast, drawn)
 
 
@@ -939,12 +943,14 @@ def _scenario_state(revision):
     Input(W.BLAST_RACKS, "data"),
     State(W.REVISION, "data"),
     State(W.FLOOR_SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def outline(selected, blast, revision, drawn):
+def outline(selected, blast, revision, drawn, shown):
     """Move the selection and blast-radius outlines (the floor's colours stay)."""
     if not drawn:  # the floor is not drawn yet: its first drawing outlines them
         return no_update
+    on_page(shown, PATH)
     state = _scenario_state(revision)
     return outline_patch(grids_for(state), _rack_ids(state, selected), _rack_ids(state, blast))
 

@@ -35,15 +35,17 @@ class LatestTick:
         return self.get().snapshot
 
     def show(self, tick: ViewTick) -> None:
-        """A tick of this process's own: into the trend, shown, counted."""
-        self.trend.append(tick.snapshot)
+        """A tick of this process's own (with its snapshot): into the trend, shown, counted."""
+        if tick.snapshot is not None:
+            self.trend.append(tick.snapshot)
         with self._lock:
             self._tick = tick
         self.seq += 1
 
     def adopt(self, tick: ViewTick, seq: int) -> None:
-        """A leader's tick number ``seq``: into the trend and shown."""
-        self.trend.append(tick.snapshot)
+        """A leader's tick number ``seq`` (with its snapshot): into the trend and shown."""
+        if tick.snapshot is not None:
+            self.trend.append(tick.snapshot)
         self.seq = seq
         with self._lock:
             self._tick = tick

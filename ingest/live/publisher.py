@@ -54,14 +54,15 @@ class LivePublisher:
 
     def tick(self, ts: datetime) -> None:
         """Publish the latest tick when this process publishes and one is due."""
-        if self.holder is None or (
+        holder = self.holder
+        if holder is None or (
             self._published_at is not None and (ts - self._published_at).total_seconds() < self.every_s
         ):
             return
-        self._writes.run("live states not published", lambda: self._publish(ts))
+        self._writes.run("live states not published", lambda: self._publish(ts, holder))
         self._published_at = ts
 
-    def _publish(self, ts: datetime) -> None:
+    def _publish(self, ts: datetime, holder: str) -> None:
         """Store this tick's live state for the followers (:mod:`ingest.store.livestate`)."""
         try:
             payload = encode_state(self.live_state())
@@ -77,7 +78,7 @@ class LivePublisher:
             self.site_name,
             self._latest.seq,
             ts,
-            self.holder,
+            holder,
             payload,
             trend=trend,
             trend_keep_from=ts - self._latest.trend.window,

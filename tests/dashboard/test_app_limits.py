@@ -18,6 +18,7 @@ import pytest
 
 from dashboard import ids
 from dashboard.app import CALLBACK_PATH, MAX_REQUEST_BYTES, app_for_hub
+from dashboard.views.context import screen_data
 from tests.dashboard.standin_hub import standin_app
 
 PAGES_OUTPUT = ".._pages_content.children..._pages_store.data.."
@@ -98,6 +99,7 @@ def silence_body(alert_id, duration) -> dict:
             [{"id": ids.alert_comment(alert_id), "property": "value", "value": ""}],
             [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration}],
             {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
         ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }

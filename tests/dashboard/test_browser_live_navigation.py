@@ -87,6 +87,31 @@ def test_a_live_patch_landing_with_a_navigation_leaves_no_console_error(served_a
         assert patches > 0, f"{path}: no held answer carried a patch, the race was not exercised"
 
 
+def test_a_late_live_answer_is_not_applied_to_the_same_page_showing_another_view(served_app, new_page):
+    """``/floor`` → ``/floor?view=scenario:…``: the new page has the same component ids, so the held answers of the
+    live floor land in its relay store; the relay drops them (their screen is gone) and the floor stays the scenario's."""
+    scenario = "/floor?view=scenario:demo-cdu-loss"
+    z = f"() => JSON.stringify(document.querySelector('#{ids.Floor.HALLS} .js-plotly-plot').data[0].z)"
+    page, log = new_page("1366x768")
+    page.goto(served_app.url(scenario))  # the scenario's own floor, for reference
+    expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
+    own = page.evaluate(z)
+    page.add_init_script(_RACE_JS)
+    page.goto(served_app.url("/floor"))
+    expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
+    page.wait_for_function("() => (window.clustertwinRelays || {}).applied > 0")  # a live patch went through
+    assert page.evaluate(z) != own  # live colours, not the scenario's
+    dropped = page.evaluate("window.clustertwinRelays.dropped")
+    page.evaluate("window.__race.holding = true")
+    page.wait_for_function("() => window.__race.held > 0")
+    page.evaluate(f"({PUSH_STATE_JS})({scenario!r})")
+    expect(page.locator(f"#{ids.Shell.VIEW_BANNER}")).to_contain_text("SCENARIO")
+    page.wait_for_function(f"() => window.clustertwinRelays.dropped > {dropped}")  # the live answer was dropped
+    assert page.evaluate("window.__race.patches") > 0, "no held answer carried a patch, the race was not exercised"
+    assert page.evaluate(z) == own
+    assert log.errors == [], log.errors[0]
+
+
 def test_live_patches_still_reach_the_figures(served_app, demo_state, new_page):
     """The relays deliver: the overview's trends move on with the tick, the floor's selection outline goes on close."""
     page, log = new_page("1366x768")

@@ -44,7 +44,7 @@ def colossus_2025_app(dash_app, tmp_path_factory):
     state, snap, detail = page_snapshots.engine_snapshot("colossus-2025")
     hub = StandinView(state, replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5}), detail=detail)
     hub.db = open_database(f"sqlite:///{tmp_path_factory.mktemp('whatif') / 'scenarios.db'}")
-    app = standin_app(hub, tick_ms=LIVE_TICK_MS)
+    app = standin_app(hub, site_db=hub.db, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
     served = ServedApp(app)
     stop = threading.Event()

@@ -11,7 +11,7 @@ from dashboard import ids
 from dashboard.components.view_banner import banner
 from dashboard.shell.deep_link import keep_view, query_string
 from dashboard.views import compare
-from dashboard.views.context import ViewSelection
+from dashboard.views.context import ViewSelection, screen_data
 from dashboard.views.registry import screen_for
 
 PAGES = ("overview", "floor", "cooling", "power", "fabric", "jobs", "alerts")
@@ -109,19 +109,19 @@ def test_banner_and_clock_of_the_shell(dash_app, demo_view, view_request):
     from dashboard.shell import frame as shell
 
     with view_request(demo_view):
-        children, cls, hidden = shell.banner_view("?view=replay:pump@2026-07-15T14:00:00Z")
+        children, cls, hidden = shell.banner_view(screen_data("/floor?view=replay:pump@2026-07-15T14:00:00Z"))
         assert "view-banner-error" in cls and "no such incident 'pump'" in _text(children)
         scenario = screen_for(ViewSelection(SCENARIO), demo_view).view
     clock, badges, main_class = shell.view_status(scenario)
     assert clock == "scenario time 2026-07-15 14:00 UTC" and badges == [] and main_class == "main"
 
 
-def test_url_writers_keep_the_view(dash_app):
+def test_url_writers_keep_the_view():
     assert query_string({"rack": "R1"}, {"view": SCENARIO, "other": "x"}) == "?view=scenario%3Ademo-cdu-loss&rack=R1"
-    with dash_app.server.test_request_context(
-        headers={"Referer": f"http://127.0.0.1/floor?view={SCENARIO}&compare=live"}
-    ):
-        assert keep_view("?metric=rack_power_kw") == "?view=scenario%3Ademo-cdu-loss&compare=live&metric=rack_power_kw"
-        assert keep_view("") == "?view=scenario%3Ademo-cdu-loss&compare=live"
-    with dash_app.server.test_request_context(headers={"Referer": "http://127.0.0.1/floor?metric=x"}):
-        assert keep_view("?metric=y") == "?metric=y"
+    shown = screen_data(f"/floor?view={SCENARIO}&compare=live")
+    assert (
+        keep_view("?metric=rack_power_kw", shown) == "?view=scenario%3Ademo-cdu-loss&compare=live&metric=rack_power_kw"
+    )
+    assert keep_view("", shown) == "?view=scenario%3Ademo-cdu-loss&compare=live"
+    assert keep_view("?metric=y", screen_data("/floor?metric=x")) == "?metric=y"
+    assert keep_view("?metric=y", None) == "?metric=y"  # no screen known: no view parameters to keep

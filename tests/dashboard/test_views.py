@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from dashboard.views.context import ViewSelection, selection_from_url
-from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
+from dashboard.views.registry import ViewUnavailable, resolve, screen_for
+from dashboard.views.scenario_files import SCENARIO_DIR, scenario_view
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View, ViewTick

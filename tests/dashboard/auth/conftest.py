@@ -11,6 +11,7 @@ from sqlalchemy import update
 from sqlmodel import Session
 
 from dashboard import ids
+from dashboard.views.context import screen_data
 from ingest.store.models import Event
 from ingest.store.users import add_user
 
@@ -125,6 +126,7 @@ def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -
             [{"id": ids.alert_comment(alert_id), "property": "value", "value": comment}],
             [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration_s}],
             {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
         ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }
