@@ -2,7 +2,7 @@
 
 ``--source slurm=TARGET`` (``commands``, a ``slurm.conf`` path, a slurmrestd URL or a
 directory of recorded outputs; see :class:`ingest.sources.slurm.SlurmTarget`) makes a
-:class:`ingest.live.hub.Poller` like every other source's: it runs under a
+:class:`ingest.live.pollers.Poller` like every other source's: it runs under a
 :class:`ingest.live.watchdog.Watchdog`, reports each read to the hub's freshness
 (:mod:`ingest.live.freshness`: one warning when reads start failing, one line when they
 work again) and counts as good only when the jobs and the nodes were both read, so a
@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 
 from ingest.live.freshness import Freshness
-from ingest.live.hub import Poller
+from ingest.live.pollers import Poller
 from ingest.live.readings import ReadingsBuffer
 from ingest.live.watchdog import PollAbandoned, Watchdog
 from ingest.sources.inventory import Inventory
