@@ -7,15 +7,18 @@ Cluster Monitoring does with Slurm's metadata.
 
 The API, all pure functions of numpy arrays (no Python loop over GPUs):
 
-* :func:`gpu_owners` — one Slurm read → :class:`GpuOwners`: for every site GPU the row of
+* :func:`gpu_owners` — one Slurm read and the GPUs of each site node
+  (``Inventory.node_gpu_count``, or ``np.bincount(site.gpu_node)``) → :class:`GpuOwners`: for every site GPU the row of
   the running job that holds it (``-1``: none), and each row's job, user and team;
 * :func:`attribute` — one interval of ``dt_s`` seconds with the GPUs' board power [W] and
   states (:data:`twin.engine.snapshot.GPU_THROTTLED` …) → :class:`Usage` per job row;
   :meth:`Usage.add` sums intervals (same owners);
 * :func:`by_team` — a :class:`Usage` summed per team;
-* :class:`Ledger` — the running sums the live hub keeps: :meth:`Ledger.set_owners` on each
-  Slurm read, :meth:`Ledger.observe` on each twin snapshot (the power and states of a
-  snapshot are held until the next one); :meth:`Ledger.report` is the JSON of both tables.
+* :class:`Ledger` — the running sums of a live twin: the Slurm poller keeps one
+  (``poller.ledger``, :mod:`ingest.live.slurm_poller`) and calls :meth:`Ledger.set_owners`
+  on each good read; the hub calls :meth:`Ledger.observe` with each tick's ``ts``,
+  ``gpu_power_w`` and ``gpu_state`` (a snapshot's values are held until the next one);
+  :meth:`Ledger.report` is the JSON of both tables.
 
 Definitions.  A job's GPU-hours are the hours its GPUs were allocated to it, whatever they
 did (what Slurm charges); its energy is the GPU board power integrated over those hours
@@ -27,6 +30,7 @@ are counted apart (``unmetered_gpu_h``) so that the energy is never silently low
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -74,8 +78,12 @@ def _job_gpus(job: SlurmJob, node_first_gpu: np.ndarray, node_gpus: np.ndarray, 
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
-def gpu_owners(snapshot: SlurmSnapshot, node_names: list[str] | tuple[str, ...], node_gpus: np.ndarray) -> GpuOwners:
-    """The job→GPU mapping of ``snapshot`` on a site of ``node_names`` (its dense node order) with ``node_gpus`` each.
+def gpu_owners(snapshot: SlurmSnapshot, node_gpus: np.ndarray, node_names: Sequence[str] = ()) -> GpuOwners:
+    """The job→GPU mapping of ``snapshot`` on a site whose dense nodes hold ``node_gpus`` GPUs each.
+
+    Slurm node names are resolved by the read's own mapping (``SlurmNode.node_id``, set when
+    the source was given the site's inventory), else by ``node_names`` (the site's names in
+    dense order).  GPU ids are node-major, as the site's tables number them.
 
     Jobs that hold GPUs (running, completing, suspended) on nodes the site knows get a row;
     a GPU claimed by two jobs (a stale read) goes to the later job id.  Where a job's

@@ -44,13 +44,13 @@ def _snapshot() -> SlurmSnapshot:
 
 
 def test_owners_follow_gres_detail_and_skip_what_holds_nothing():
-    o = gpu_owners(_snapshot(), NODES, NODE_GPUS)
+    o = gpu_owners(_snapshot(), NODE_GPUS, NODES)
     assert o.job_ids == ("1", "2", "3") and o.teams == ("llm", "eval", "eval")
     assert o.gpu_row.tolist() == [0] * 8 + [2, 2, -1, -1, 1, 1, 1, 1] + [2, 2, -1, -1]
 
 
 def test_attribute_one_interval():
-    o = gpu_owners(_snapshot(), NODES, NODE_GPUS)
+    o = gpu_owners(_snapshot(), NODE_GPUS, NODES)
     power = np.full(20, 500.0)
     power[9] = np.nan  # job 3's second GPU on n1 is not metered
     state = np.zeros(20, np.int8)
@@ -77,7 +77,7 @@ def test_attribute_one_interval():
 
 
 def test_bad_arrays_are_refused_with_one_line():
-    o = gpu_owners(_snapshot(), NODES, NODE_GPUS)
+    o = gpu_owners(_snapshot(), NODE_GPUS, NODES)
     with pytest.raises(ValueError, match="one value per GPU"):
         attribute(o, np.zeros(3), np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="0 or more seconds"):
@@ -88,19 +88,19 @@ def test_ledger_integrates_ticks_across_reads():
     snap = _snapshot()
     led = Ledger(keep_ended=1)
     t0 = snap.read_at
-    led.set_owners(gpu_owners(snap, NODES, NODE_GPUS))
+    led.set_owners(gpu_owners(snap, NODE_GPUS))
     power, state = np.full(20, 100.0), np.zeros(20, np.int8)
     for k in range(11):  # ten intervals of 1 s
         led.observe(t0 + timedelta(seconds=k), power, state)
     led.observe(t0 + timedelta(seconds=500), power, state)  # a gap: not charged
     snap.jobs = [j for j in snap.jobs if j.job_id != 1]  # job 1 ended
-    led.set_owners(gpu_owners(snap, NODES, NODE_GPUS))
+    led.set_owners(gpu_owners(snap, NODE_GPUS))
     led.observe(t0 + timedelta(seconds=501), power, state)
     rep = led.report()
     jobs = {r["job_id"]: r for r in rep["jobs"]}
     assert jobs["1"]["allocated_gpu_h"] == pytest.approx(80 / 3600) and jobs["2"]["allocated_gpu_h"] == pytest.approx(
         44 / 3600
     )
-    led.set_owners(gpu_owners(snap, NODES, NODE_GPUS))  # a second read without job 1: dropped
+    led.set_owners(gpu_owners(snap, NODE_GPUS))  # a second read without job 1: dropped
     assert "1" not in {r["job_id"] for r in led.report()["jobs"]}
     json.dumps(rep, allow_nan=False)

@@ -52,6 +52,8 @@ from servers import slurm_predict as work
 from servers import slurm_readonly
 from servers.readiness import load_scaled_s, poll_until
 
+from ingest.live.readings import ReadingsBuffer
+from ingest.live.slurm_poller import make_slurm_poller
 from ingest.slurm.predict import Prediction, order_accuracy, predict, start_errors_s
 from ingest.slurm.runtime import estimator
 from ingest.sources.inventory import Inventory
@@ -79,6 +81,7 @@ class Observation:
     first_seen: dict[str, float]  # squeue polling
     cli: dict  # ingest once --source slurm --predict --json, run at the same state
     calls: list[list[str]]  # every Slurm client call the twin made (logged by shims)
+    live: object  # the live Slurm poller after one poll
 
 
 def _pending_planned(c: peer.SlurmCluster) -> bool:
@@ -111,12 +114,19 @@ def _cli(c: peer.SlurmCluster, shims) -> dict:
     return json.loads(r.stdout)
 
 
-def _read_through_shims(c: peer.SlurmCluster, shims, inventory):
-    """The Slurm source's read with the logging shims first on PATH (the fixture's own calls are not logged)."""
+def _read_through_shims(c: peer.SlurmCluster, shims, inventory, site):
+    """The Slurm source's read, and one live poll, with the logging shims first on PATH.
+
+    The fixture's own calls (sbatch, scontrol update) are not logged.  Returns the read and
+    the live poller after its poll.
+    """
     old = os.environ["PATH"]
     os.environ["PATH"] = f"{shims}{os.pathsep}{old}"
     try:
-        return read_slurm(SlurmTarget(slurm_conf=str(c.conf)), inventory)
+        result = read_slurm(SlurmTarget(slurm_conf=str(c.conf)), inventory)
+        poller = make_slurm_poller(str(c.conf), inventory)
+        poller.run(ReadingsBuffer(site))
+        return result, poller
     finally:
         os.environ["PATH"] = old
 
@@ -136,7 +146,7 @@ def observation(tmp_path_factory):
             raise RuntimeError(f"the scheduler did not plan the queue: {c.squeue('%i %T %r %S')}")
         log = c.work / "slurm-calls.log"
         shims = slurm_readonly.install_shims(c.work / "shims", log)
-        result = _read_through_shims(c, shims, inventory)
+        result, live = _read_through_shims(c, shims, inventory, site)
         assert result.ok, result.error
         squeue_start = _squeue_start(c)
         cli = _cli(c, shims)
@@ -155,7 +165,8 @@ def observation(tmp_path_factory):
         poller.stop()
         truth = {k: v for k, v in work.jobcomp_starts(c.work / "jobcomp.txt").items() if k in expected}
         calls = slurm_readonly.logged_calls(log)
-        yield Observation(ids, snap, twin, limit, plan, squeue_start, truth, dict(poller.first_seen), cli, calls)
+        obs = Observation(ids, snap, twin, limit, plan, squeue_start, truth, dict(poller.first_seen), cli, calls, live)
+        yield obs
     finally:
         if poller.is_alive():
             poller.stop()
@@ -268,3 +279,30 @@ def test_the_twin_only_ran_read_only_slurm_commands(observation):
     names = {argv[0] for argv in calls}
     assert {"squeue", "sinfo", "scontrol"} <= names  # the shims saw the reads
     assert [argv for argv in calls if not slurm_readonly.is_read_only(argv)] == []
+
+
+def test_the_live_poll_feeds_attribution_per_job_and_team(observation):
+    """The poller's ledger holds the running jobs' GPUs; two ticks charge them GPU-hours and energy."""
+    from datetime import timedelta
+
+    obs = observation
+    ledger = obs.live.ledger
+    assert obs.live.failures == 0 and ledger.owners is not None
+    owners = ledger.owners
+    running = {j.display_id: j for j in obs.live.latest.jobs if j.state == "running" and j.n_gpus_allocated}
+    assert set(owners.job_ids) == set(running)
+    for row, key in enumerate(owners.job_ids):  # each job holds exactly the GPUs Slurm gave it
+        assert int((owners.gpu_row == row).sum()) == running[key].n_gpus_allocated
+    n = owners.gpu_row.size
+    power, state = np.full(n, 400.0), np.zeros(n, np.int8)
+    t0 = obs.live.latest.read_at
+    ledger.observe(t0, power, state)
+    ledger.observe(t0 + timedelta(seconds=10), power, state)
+    report = ledger.report()
+    jobs = {r["job_id"]: r for r in report["jobs"]}
+    for key, job in running.items():
+        assert jobs[key]["allocated_gpu_h"] == pytest.approx(job.n_gpus_allocated * 10 / 3600)
+        assert jobs[key]["gpu_energy_kwh"] == pytest.approx(job.n_gpus_allocated * 400 * 10 / 3.6e6)
+    teams = {r["team"] for r in report["teams"]}
+    assert teams == {j.account for j in running.values()}
+    json.dumps(report, allow_nan=False)
