@@ -446,6 +446,12 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("power_mw", "MW", "site", "power an alert's cause takes away (its impact)"),
     _Q("total_count", "count", "site", "items of a paged API list, all pages together"),
     _Q("shipped_flag", "flag", "site", "an incident shipped with ClusterTwin (not recorded by the user)"),
+    _Q(
+        "database_reachable_flag",
+        "flag",
+        "site",
+        "the server reaches its database (false: live figures from memory, alerts as last read)",
+    ),
     # Replay (``clustertwin replay --json``)
     _Q("n_ticks", "count", "replay", "twin ticks a replay made after its settled start (every GPU ticked each time)"),
     _Q("tick_s", "s", "replay", "the twin's step between ticks during a replay"),
