@@ -98,7 +98,9 @@ def gpu_owners(snapshot: SlurmSnapshot, node_gpus: np.ndarray, node_names: Seque
         if n.node_id >= 0:
             ids[n.name] = n.node_id
     gpu_row = np.full(int(node_gpus.sum()), -1, np.int32)
-    job_ids, users, teams = [], [], []
+    job_ids: list[str] = []
+    users: list[str] = []
+    teams: list[str] = []
     for job in sorted(snapshot.jobs, key=lambda j: (j.job_id, j.array_task_id or -1)):
         if job.state not in HOLDING_STATES:
             continue
