@@ -408,6 +408,18 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("jobs_requeued_count", "count", "fleet", "jobs a demand-response event requeued"),
     _Q("dr_tokens_lost_count", "count", "fleet", "tokens a demand-response event costs over its duration"),
     _Q("dr_lost_gpu_h", "GPU·h", "fleet", "GPU-hours a demand-response event costs over its duration"),
+    _Q(
+        "dr_rolled_back_tokens_count",
+        "count",
+        "fleet",
+        "tokens the jobs a demand-response event requeued roll back to their last checkpoint",
+    ),
+    _Q(
+        "dr_rolled_back_gpu_h",
+        "GPU·h",
+        "fleet",
+        "GPU-hours the jobs a demand-response event requeued roll back to their last checkpoint",
+    ),
     _Q("cap_w", "W", "job", "GPU power cap of a job's power group"),
     _Q("cap_before_w", "W", "job", "GPU power cap of a job before a demand-response event"),
     _Q("pending_count", "count", "fleet", "pending jobs in a scheduling pass (benchmark)"),

@@ -24,6 +24,7 @@ TOML::
     qos = "high"
     after_ok = ["data-prep"]        # optional Slurm --dependency=afterok
     topology = "pod"                # any | leaf | pod | block | segment (with segment_nodes)
+    tokens_per_s = 2.0e6            # optional, for a job without a job file: tokens/s at full speed
 
 Parquet: one row per job with the same column names (``id``, ``team``, ``user``, ``submit_s``,
 ``gpus``, ``wall_s``, ``run_s`` required; the others optional, ``after_ok`` a comma-separated
@@ -59,6 +60,7 @@ OPTIONAL = {
     "exclusive": bool,
     "gpu_type": str,
     "util_frac": float,
+    "tokens_per_s": float,
 }
 TEAM_KEYS = {"name", "nominal_gpus", "cohort", "borrowing_limit_gpus", "shares"}
 

@@ -32,7 +32,6 @@ import math
 import numpy as np
 
 from twin.fleet import jobspeed
-from twin.fleet.state import RUNNING
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
@@ -176,17 +175,16 @@ class PowerAdmission:
         if self.mode == "off":
             return [], []
         run = self.sim.run
-        rows = np.flatnonzero(run.status == RUNNING)
+        rows = self.sim.running_rows()
         if rows.size == 0:
             return [], []
         order = self._power_order(rows)
         budget = self.it_budget_w()
         caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
-        changed = [
-            int(j)
-            for j, c in zip(order.tolist(), caps.tolist())
-            if not (c == run.cap_w[j] or abs(c - run.cap_w[j]) < 1.0)
-        ]
+        before = run.cap_w[order]
+        with np.errstate(invalid="ignore"):  # inf - inf: a cap that stays off is no change
+            same = (caps == before) | (np.abs(caps - before) < 1.0)
+        changed = order[~same].tolist()
         run.cap_w[order] = caps
         return changed, drop
 
