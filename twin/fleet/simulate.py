@@ -23,6 +23,7 @@ import numpy as np
 from twin.fleet import events, jobclass, lifecycle, metrics, placement, priority
 from twin.fleet import failures as node_failures
 from twin.fleet.cluster import new_cluster
+from twin.fleet.jobsets import JobSets
 from twin.fleet.jobspeed import TrainingRates, node_models
 from twin.fleet.limits import quota_table
 from twin.fleet.policy import Policy
@@ -62,10 +63,11 @@ class FleetResult:
     sim: object = field(repr=False, default=None)
 
 
-class FleetSim:
-    """One workload on one site under one policy."""
+class FleetSim(JobSets):
+    """One workload on one site under one policy (its pending and running rows: :class:`JobSets`)."""
 
     def __init__(self, topo: FleetTopology, table: JobTable, policy: Policy, opts: SimOptions) -> None:
+        super().__init__()
         self.run = new_run(table, topo, new_cluster(topo), policy)
         self.opts = opts
         self.quota = quota_table(policy, table.team_names, table.qos_names)
@@ -84,9 +86,6 @@ class FleetSim:
         self.rec = metrics.Recorder(topo.n_gpus, opts.tariff, opts.carbon)
         self.power = PowerAdmission(self)
         self.it_w = 0.0
-        self.pending: set[int] = set()  # rows of the pending jobs, kept on every change of status
-        self._pending_rows: np.ndarray | None = None  # their sorted array, until the set changes
-        self._running_rows: np.ndarray | None = None
         self.last_frag = 0
         self._gpu_type_code = {n: i for i, n in enumerate(topo.gpu_type_names)}
         self._submit_order = np.argsort(table.submit_s, kind="stable")
@@ -100,7 +99,6 @@ class FleetSim:
         )
         self._next_fail = 0
         self._usage_t = 0.0
-        self.running: set[int] = set()
         self._prio = np.zeros(table.n_jobs)
         self._prio_valid = np.zeros(table.n_jobs, bool)
         self._prio_t = -math.inf
@@ -282,28 +280,6 @@ class FleetSim:
         )
         return req, int(self.job_k[j])
 
-    # --- the pending and running sets ----------------------------------------------------
-    @property
-    def n_pending(self) -> int:
-        """Jobs pending now."""
-        return len(self.pending)
-
-    def pending_add(self, j: int) -> None:
-        self.pending.add(j)
-        self._pending_rows = None
-
-    def pending_discard(self, j: int) -> None:
-        self.pending.discard(j)
-        self._pending_rows = None
-
-    def pending_rows(self) -> np.ndarray:
-        """Rows of the pending jobs, ascending (kept from the set, not scanned from the statuses)."""
-        if self._pending_rows is None:
-            rows = np.fromiter(self.pending, dtype=np.int64, count=len(self.pending))
-            rows.sort()
-            self._pending_rows = rows
-        return self._pending_rows
-
     def _job_resv(self, j: int) -> int:
         pol = self.run.policy
         if not pol.reservations:
@@ -342,14 +318,6 @@ class FleetSim:
         )
         return out
 
-    def running_rows(self) -> np.ndarray:
-        """Rows of the running jobs, ascending."""
-        if self._running_rows is None:
-            rows = np.fromiter(self.running, dtype=np.int64, count=len(self.running))
-            rows.sort()
-            self._running_rows = rows
-        return self._running_rows
-
     def node_planned_free(self, node: int, now: float) -> float:
         """When every job on ``node`` has reached its wall time (now if none)."""
         run = self.run
@@ -376,21 +344,18 @@ class FleetSim:
     def on_start(self, j: int, t: float) -> None:
         self.power_dirty = True
         self.pending_discard(j)
-        self.running.add(j)
-        self._running_rows = None
+        self.running_add(j)
         self.job_node0[j] = int(self.run.topo.site.gpu_node[self.run.gpus[j][0]])
         self.schedule_software_failure(j, t)
 
     def on_end(self, j: int, t: float) -> None:
         self.power_dirty = True
-        self.running.discard(j)
-        self._running_rows = None
+        self.running_discard(j)
         self.dirty = True
 
     def on_requeue(self, j: int, t: float, why: str, lost: float) -> None:
         self.power_dirty = True
-        self.running.discard(j)
-        self._running_rows = None
+        self.running_discard(j)
         self.pending_add(j)
         self.dirty = True
 
