@@ -57,13 +57,17 @@ class ClusterState:
 
     def usable(self, resv: int = -1, end_s: float = -np.inf) -> np.ndarray:
         """Nodes a job may start on: up, not held by a reservation other than ``resv``, and (for a job
-        that would run until ``end_s``) not taken by another reservation before then."""
-        if resv < 0 and self._usable is not None:
-            ok = self._usable.copy()
-        else:
-            ok = (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
+        that would run until ``end_s``) not taken by another reservation before then.
+
+        The mask may be the cached :meth:`usable_mask` itself: callers must not change it in place.
+        """
+        ok = (
+            self.usable_mask()
+            if resv < 0
+            else (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
+        )
         if end_s > self.resv_next_min_s and self.node_resv_next_s.size:
-            ok &= (self.node_resv_next_s >= end_s) | (self.node_resv_next == resv)
+            ok = ok & ((self.node_resv_next_s >= end_s) | (self.node_resv_next == resv))
         return ok
 
     def whole_free(self, resv: int = -1) -> np.ndarray:

@@ -35,6 +35,7 @@ from twin.fleet import jobspeed
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
+_FULL_POWER_MARGIN_W = 1.0  # a budget this far above every job's full power needs no cap computed
 
 
 def distribution_efficiency(state) -> float:
@@ -77,6 +78,7 @@ class PowerAdmission:
         self.running_floor_w = 0.0
         self._idle_w: np.ndarray | None = None
         self._kind_tables: dict[tuple, np.ndarray] = {}
+        self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
     # --- budget ------------------------------------------------------------------------
@@ -125,11 +127,11 @@ class PowerAdmission:
         return tab
 
     def floor_cap(self, j: int) -> float:
+        """Lowest GPU cap job ``j`` may be held at [W]: its QoS's, else the policy's share of TDP."""
         run = self.sim.run
         _, model = self._model(j)
-        qos = run.policy.qos_spec(run.table.qos_names[run.table.qos[j]])
-        floor = qos.min_power_cap_w or run.policy.power_floor_frac * model.gpu_tdp_w
-        return float(np.clip(floor, model.gpu_min_w, model.gpu_tdp_w))
+        floor = float(self._qos_floor_w[run.table.qos[j]]) or run.policy.power_floor_frac * model.gpu_tdp_w
+        return min(max(floor, model.gpu_min_w), model.gpu_tdp_w)
 
     def joined(self, j: int) -> None:
         """Job ``j`` was placed: fill its floor and full power (before its first rate is computed)."""
@@ -178,8 +180,12 @@ class PowerAdmission:
         rows = self.sim.running_rows()
         if rows.size == 0:
             return [], []
-        order = self._power_order(rows)
         budget = self.it_budget_w()
+        if self._all_at_full_power(rows, budget):
+            changed = rows[run.cap_w[rows] != math.inf]
+            run.cap_w[rows] = math.inf
+            return (self._power_order(changed) if changed.size > 1 else changed).tolist(), []
+        order = self._power_order(rows)
         caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
         before = run.cap_w[order]
         with np.errstate(invalid="ignore"):  # inf - inf: a cap that stays off is no change
@@ -187,6 +193,14 @@ class PowerAdmission:
         changed = order[~same].tolist()
         run.cap_w[order] = caps
         return changed, drop
+
+    def _all_at_full_power(self, rows: np.ndarray, budget: float) -> bool:
+        """Whether every running job surely gets full power (both modes then lift every cap and requeue
+        nobody): the floors and every increase to full power fit with ``_FULL_POWER_MARGIN_W`` to spare,
+        far above the rounding of the sums in any order."""
+        floor, full = self.floor_w[rows], self.full_w[rows]
+        need = float(floor.sum()) + float(np.maximum(full - floor, 0.0).sum())
+        return need <= budget - _FULL_POWER_MARGIN_W
 
     def _power_order(self, rows: np.ndarray) -> np.ndarray:
         run = self.sim.run

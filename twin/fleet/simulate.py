@@ -99,9 +99,7 @@ class FleetSim(JobSets):
         )
         self._next_fail = 0
         self._usage_t = 0.0
-        self._prio = np.zeros(table.n_jobs)
-        self._prio_valid = np.zeros(table.n_jobs, bool)
-        self._prio_t = -math.inf
+        self._prio = priority.PriorityCache(table.n_jobs, self.quota.shares)
         self.power_dirty = True
         self.budget_changed = False
         self._last_rebalance = -math.inf
@@ -292,31 +290,8 @@ class FleetSim(JobSets):
         return -1
 
     def priorities(self, now: float, rows: np.ndarray) -> np.ndarray:
-        """Multifactor priority, indexed by row, recomputed for every pending job each PriorityCalcPeriod
-        (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since at its first pass."""
-        run = self.run
-        tab, q = run.table, self.quota
-        period = run.policy.priority_calc_period_s
-        if now - self._prio_t >= period or period <= 0:
-            self._prio_valid[:] = False
-            self._prio_t = now
-        rows = rows[~self._prio_valid[rows]]
-        if rows.size == 0:
-            return self._prio
-        self._prio_valid[rows] = True
-        fs_team = priority.fairshare_factor(run.acct.team_usage_gpu_s, q.shares)
-        out = self._prio
-        out[rows] = priority.multifactor(
-            run.policy,
-            now,
-            tab.submit_s[rows],
-            tab.n_gpus[rows],
-            q.qos_priority[tab.qos[rows]],
-            fs_team[tab.team[rows]],
-            tab.priority[rows],
-            run.topo.n_gpus,
-        )
-        return out
+        """Multifactor priority, indexed by row (:class:`twin.fleet.priority.PriorityCache`)."""
+        return self._prio.priorities(self.run, self.quota, now, rows)
 
     def node_planned_free(self, node: int, now: float) -> float:
         """When every job on ``node`` has reached its wall time (now if none)."""

@@ -59,6 +59,11 @@ class FleetTopology:
         return int(self.node_gpus.size)
 
     @functools.cached_property
+    def max_node_gpus(self) -> int:
+        """GPUs of the largest node (0 without nodes)."""
+        return int(self.node_gpus.max()) if self.node_gpus.size else 0
+
+    @functools.cached_property
     def n_gpus(self) -> int:
         return int(self.node_gpus.sum())
 
