@@ -15,6 +15,7 @@ from twin.fleet.policy import Policy
 from twin.fleet.topology import FleetTopology
 from twin.fleet.workload import TOPOLOGIES, JobTable
 
+_LARGEST_NODES = -2  # SiteFit key: the nodes of the site's largest size
 _SHARING_TOPOLOGIES = np.array([t in ("any", "leaf", "pod") for t in TOPOLOGIES])
 
 
@@ -79,7 +80,12 @@ class SiteFit:
         hit = self._cache.get(key)
         if hit is None:
             topo = self.topo
-            mask = topo.node_gpu_type == gpu_type if gpu_type >= 0 else np.ones(topo.n_nodes, bool)
+            if gpu_type >= 0:
+                mask = topo.node_gpu_type == gpu_type
+            elif gpu_type == _LARGEST_NODES:  # a gang of any type stays on nodes of the largest size
+                mask = topo.node_gpus == topo.max_node_gpus
+            else:
+                mask = np.ones(topo.n_nodes, bool)
             if not mask.any():
                 hit = (0, 0)
             else:
@@ -91,6 +97,8 @@ class SiteFit:
 
     def fits(self, gpu_type: int, topology: str, n_gpus: int, k: int) -> bool:
         """Whether a job of ``n_gpus`` (``k`` whole nodes, 0 shared) with this requirement fits the empty site."""
+        if k and gpu_type < 0 and len(self.topo.gpu_type_names) > 1:
+            gpu_type = _LARGEST_NODES  # as the placement: whole nodes of one size, the largest
         most_gpus, most_nodes = self._capacity(gpu_type, topology if topology in ("leaf", "pod") else "site")
         if most_gpus == 0:
             return False

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from twin.fleet import jobspeed
+from twin.fleet import jobclass, jobspeed
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
@@ -155,15 +155,26 @@ class PowerAdmission:
         self.floor_w[j] = self.full_w[j] = 0.0
 
     def _estimate_floors(self) -> np.ndarray:
-        """Floor power of every job from its kind, size and QoS (before any placement) [W]."""
+        """Floor power of every job from its kind, size and QoS (before any placement) [W], on the node
+        model of the GPU type it asks for (a job of any type: the type of most of the site's GPUs)."""
         run = self.sim.run
         tab = run.table
-        model = self.sim.node_models[0]
-        qos_floor = np.array([run.policy.qos_spec(name).min_power_cap_w for name in tab.qos_names])[tab.qos]
-        default = run.policy.power_floor_frac * model.gpu_tdp_w if self.mode == "per_job" else model.gpu_min_w
-        cap = np.where(qos_floor > 0, qos_floor, default) if tab.n_jobs else np.zeros(0)
-        demand = model.gpu_idle_w + tab.util_frac * (model.gpu_tdp_w - model.gpu_idle_w)
-        return jobspeed.node_share_power_w(model, np.minimum(demand, cap), tab.util_frac, tab.n_gpus)
+        topo = run.topo
+        names = {name: i for i, name in enumerate(topo.gpu_type_names)}
+        usual = int(np.argmax(np.bincount(topo.node_gpu_type, weights=topo.node_gpus))) if topo.n_nodes else 0
+        types = jobclass.gpu_type_codes(tab, names, usual)
+        types[types < 0] = usual
+        qos_floor = self._qos_floor_w[tab.qos]
+        out = np.zeros(tab.n_jobs)
+        for t in np.unique(types).tolist():
+            sel = types == t
+            model = self.sim.node_models[t]
+            default = run.policy.power_floor_frac * model.gpu_tdp_w if self.mode == "per_job" else model.gpu_min_w
+            cap = np.where(qos_floor[sel] > 0, qos_floor[sel], default)
+            util = tab.util_frac[sel]
+            demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+            out[sel] = jobspeed.node_share_power_w(model, np.minimum(demand, cap), util, tab.n_gpus[sel])
+        return out
 
     def admits(self, j: int) -> bool:
         """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs."""
