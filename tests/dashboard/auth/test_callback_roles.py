@@ -14,6 +14,7 @@ import ast
 import inspect
 import json
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ from tests.dashboard.auth.conftest import alert_action_body, alert_rows
 
 DASHBOARD_DIR = Path(dashboard.__file__).resolve().parent
 STORE_DIR = Path(ingest.store.__file__).resolve().parent
-WRITE_MARKS = ("commit(", "_update_event(", "self._write(")
+INGEST_DIR = STORE_DIR.parent
+WRITE_MARKS = ("commit(", "_update_event(", "self._writes.run(")
 # Writer names too common elsewhere to read as a store write (dict.update, figure.update, a replay's
 # step): the alert store's update and the hub's step run only in the ingest tick, never from a web request.
 COMMON_NAMES = {"update", "step"}
@@ -61,10 +63,10 @@ def _functions(paths) -> dict[str, list[ast.AST]]:
 
 
 def store_writers() -> set[str]:
-    """Names of the functions and hub methods that write to the database (directly or through each other)."""
+    """Names of the functions and live-hub methods that write to the database (directly or through each other)."""
+    live_dir = Path(ingest.live.hub.__file__).parent
     sources = list(STORE_DIR.glob("*.py")) + [
-        Path(ingest.live.hub.__file__),
-        Path(ingest.live.hub.__file__).with_name("alerts.py"),
+        live_dir / f"{name}.py" for name in ("hub", "alerts", "alert_actions", "live_alerts", "recording", "publisher")
     ]
     functions = _functions(sources)
     writers = {
@@ -79,16 +81,95 @@ def store_writers() -> set[str]:
         writers |= more
 
 
-def writes_to_store(func, dashboard_functions: dict[str, list[ast.AST]], writers: set[str]) -> bool:
-    """Whether a callback function calls a store writer, directly or through dashboard functions."""
-    seen, todo = set(), [ast.parse(textwrap.dedent(inspect.getsource(func)))]
+@dataclass(frozen=True)
+class Scope:
+    """A function body to read, with what its module imports from ``ingest`` (local name → module.name)."""
+
+    node: ast.AST
+    module: str
+    imports: dict
+
+
+def _module_name(path: Path) -> str:
+    root = DASHBOARD_DIR.parent
+    return ".".join(path.resolve().relative_to(root).with_suffix("").parts)
+
+
+def _ingest_imports(tree: ast.AST) -> dict[str, str]:
+    """``from ingest.x import y [as z]`` anywhere in ``tree`` (module level or inside functions): z → ingest.x.y."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ingest"):
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _scopes(paths) -> tuple[dict[str, list[Scope]], dict[str, Scope]]:
+    """Functions of ``paths`` by bare name, and by qualified ``module.name`` (top-level functions)."""
+    by_name: dict[str, list[Scope]] = {}
+    qualified: dict[str, Scope] = {}
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        module, imports = _module_name(path), _ingest_imports(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                by_name.setdefault(node.name, []).append(Scope(node, module, imports))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualified[f"{module}.{node.name}"] = Scope(node, module, imports)
+    return by_name, qualified
+
+
+@dataclass
+class CallGraph:
+    """What a callback can reach: dashboard functions by name, ingest functions through their imports.
+
+    Following only the dashboard's own functions missed writes made through ``ingest/``: the
+    replay page's calibration called ``ingest.replay.calibrate.save_calibration``, which stores a
+    site version through ``ingest.store.siteversions.record_site_version``, so neither name
+    was ever read.  An ingest function is followed when the calling module imports it by that
+    name (``from ingest.replay.calibrate import save_calibration``) or, inside ``ingest/``, when
+    it is defined in the caller's own module: resolved names, so that common method names
+    (``get``, ``view``) of unrelated ingest classes are not taken for the ones called.
+    """
+
+    dashboard: dict[str, list[Scope]]
+    ingest: dict[str, Scope]
+
+    @classmethod
+    def build(cls) -> CallGraph:
+        dashboard_scopes, _ = _scopes(DASHBOARD_DIR.rglob("*.py"))
+        _, ingest_scopes = _scopes(INGEST_DIR.rglob("*.py"))
+        return cls(dashboard_scopes, ingest_scopes)
+
+    def callees(self, scope: Scope, name: str) -> list[Scope]:
+        out = [] if scope.module.startswith("ingest") else list(self.dashboard.get(name, []))
+        for qualified in (scope.imports.get(name), f"{scope.module}.{name}"):
+            if qualified in self.ingest:
+                out.append(self.ingest[qualified])
+        return out
+
+
+def writes_to_store(func, graph: CallGraph, writers: set[str]) -> bool:
+    """Whether a callback function calls a store writer, directly or through dashboard and ingest functions."""
+    path = Path(inspect.getsourcefile(func))
+    first = Scope(
+        ast.parse(textwrap.dedent(inspect.getsource(func))),
+        _module_name(path),
+        _ingest_imports(ast.parse(path.read_text())),
+    )
+    seen, todo = set(), [first]
     while todo:
-        called = _calls(todo.pop())
+        scope = todo.pop()
+        called = _calls(scope.node)
         if called & writers:
             return True
-        for name in called - seen:
-            seen.add(name)
-            todo.extend(dashboard_functions.get(name, []))
+        for name in called:
+            for callee in graph.callees(scope, name):
+                if id(callee.node) not in seen:
+                    seen.add(id(callee.node))
+                    todo.append(callee)
     return False
 
 
@@ -99,11 +180,12 @@ def server_callbacks(app) -> dict[str, object]:
 
 def test_every_callback_that_writes_to_the_store_needs_operator_or_more(auth_app):
     writers = store_writers()
-    assert {"acknowledge", "silence", "unsilence", "record", "add_user"} <= writers  # the reading is not vacuous
-    functions = _functions(DASHBOARD_DIR.rglob("*.py"))
+    assert {"acknowledge", "silence", "unsilence", "record", "add_user", "record_site_version"} <= writers
+    graph = CallGraph.build()
     registry = auth_state(auth_app.server).registry
-    writing = {key for key, func in server_callbacks(auth_app).items() if writes_to_store(func, functions, writers)}
+    writing = {key for key, func in server_callbacks(auth_app).items() if writes_to_store(func, graph, writers)}
     assert any(ids.Alerts.ACTION_RESULT in key for key in writing)
+    assert any(ids.Replay.CALIBRATION in key for key in writing)
     unguarded = sorted(
         key for key in writing if key not in registry or ROLE_RANK[registry[key].role] < ROLE_RANK["operator"]
     )
@@ -174,7 +256,7 @@ def test_anonymous_and_viewer_cannot_run_any_registered_callback(auth_app, clien
 
 @pytest.mark.parametrize("kind", [ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE])
 def test_viewer_cannot_act_on_alerts_and_nothing_changes(client, fresh_alerts, kind):
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     before, audited = alert_rows(fresh_alerts), _audit_count(fresh_alerts.db)
     viewer = client()
     viewer.login("vera")
@@ -189,7 +271,7 @@ def test_viewer_cannot_act_on_alerts_and_nothing_changes(client, fresh_alerts, k
 def test_operator_acknowledges_and_silences_with_an_audit_trail(client, fresh_alerts):
     from ingest.store.audit import AuditFilter, list_entries
 
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     operator = client()
     operator.login("otto")
     response = operator.callback(alert_action_body(alert["id"], ids.ALERT_ACK, comment="pump swap"))
@@ -197,7 +279,7 @@ def test_operator_acknowledges_and_silences_with_an_audit_trail(client, fresh_al
     assert operator.callback(alert_action_body(alert["id"], ids.ALERT_SILENCE, duration_s=900)).status_code == 200
     acknowledged, comment, silenced_until = alert_rows(fresh_alerts)[alert["id"]]
     assert acknowledged and comment == "pump swap" and silenced_until is not None
-    stored = next(a for a in fresh_alerts.alerts(active_only=False) if a["id"] == alert["id"])
+    stored = next(a for a in fresh_alerts.view.alerts(active_only=False) if a["id"] == alert["id"])
     assert stored["acknowledged_by"] == "otto"
     entries = list_entries(fresh_alerts.db, AuditFilter(user_name="otto", action="alert."))
     assert [e["action"] for e in entries[:2]] == ["alert.silence", "alert.acknowledge"]

@@ -67,14 +67,14 @@ def test_login_without_csrf_token_is_refused(client):
 
 def test_login_is_rate_limited_per_user_and_per_address(client, auth_app):
     state = auth_state(auth_app.server)
-    state.by_user.clear("otto")
+    state.by_user.clear("127.0.0.1 otto")
     c = client()
     for _ in range(state.settings.login_failures_per_user):
         assert c.login("otto", "wrong password!").status_code == 401
     refused = c.login("otto")  # the right password, but too late
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     assert "Too many failed attempts" in refused.get_data(as_text=True)
-    state.by_user.clear("otto")
+    state.by_user.clear("127.0.0.1 otto")
     assert c.login("otto").status_code == 302
     # per address: many names from one address
     state.by_address.clear("127.0.0.1")
@@ -115,7 +115,7 @@ def test_a_password_change_ends_open_sessions(client, auth_app, live_twin):
 def test_callbacks_without_the_csrf_token_are_refused(client, fresh_alerts):
     c = client()
     c.login("otto")
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     before = alert_rows(fresh_alerts)
     for headers in ({}, {"X-CSRFToken": "forged"}):
         response = c.callback(alert_action_body(alert["id"], "alert-ack"), csrf=False, headers=headers)
@@ -131,7 +131,7 @@ def test_api_tokens_authenticate_scripts_without_csrf(client, auth_app, live_twi
     assert c.http.get("/_dash-layout", headers=bearer).status_code == 200
     for wrong in ("Bearer ct_wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer ct_" + "a" * 500):
         assert c.http.get("/_dash-layout", headers={"Authorization": wrong}).status_code == 401, wrong
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     response = c.callback(alert_action_body(alert["id"], "alert-ack", comment="scripted"), csrf=False, headers=bearer)
     assert response.status_code == 200, response.get_data(as_text=True)
     assert alert_rows(fresh_alerts)[alert["id"]][:2] == (True, "scripted")
@@ -172,3 +172,33 @@ def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
         headers={"Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()},
     )
     assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)
+
+
+def test_a_guesser_elsewhere_cannot_lock_the_user_out(client, auth_app):
+    """Five bad tries for otto from another address: otto, from his own, logs in with his password."""
+    state = auth_state(auth_app.server)
+    guesser, otto = client(), client()
+    guesser.http.environ_base["REMOTE_ADDR"] = "192.0.2.66"
+    for _ in range(state.settings.login_failures_per_user):
+        assert guesser.login("otto", "wrong password!").status_code == 401
+    assert guesser.login("otto", "wrong password!").status_code == 429  # the guesser is stopped
+    assert otto.login("otto").status_code == 302  # the user is not
+    state.by_user.clear("192.0.2.66 otto")
+    state.by_address.clear("192.0.2.66")
+
+
+def test_logout_ends_the_session_on_the_server(client, auth_app):
+    """A copy of the session cookie taken before logging out is refused afterwards, and not refreshed."""
+    c, thief = client(), client()
+    c.login("vera")
+    assert c.http.get("/_dash-layout").status_code == 200
+    copied = c.http.get_cookie("clustertwin_session").value
+    token = c.csrf_cookie()
+    assert c.http.post("/logout", data={"csrf_token": token}).status_code == 302
+    thief.http.set_cookie("clustertwin_session", copied)
+    response = thief.http.get("/_dash-layout")
+    assert response.status_code == 401
+    assert "clustertwin_session=" not in "".join(response.headers.getlist("Set-Cookie")).replace(
+        "clustertwin_session=;", ""
+    )
+    assert c.login("vera").status_code == 302 and c.http.get("/_dash-layout").status_code == 200  # logs in again
