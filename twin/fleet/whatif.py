@@ -165,10 +165,8 @@ def fleet_whatif(
     if not (math.isfinite(opts.horizon_s) and opts.horizon_s > 0):
         raise WhatIfError(f"horizon must be a positive number of seconds, got {opts.horizon_s}")
     new_jobs = retarget(jobs, retarget_kinds, converted_gpu_type(baseline, converted)) if retarget_kinds else jobs
-    base = _side(baseline, jobs, policy, opts)
-    conv = _side(converted, new_jobs, policy, opts)
-    base_side, base_teams = base
-    conv_side, conv_teams = conv
+    base_side, base_teams = _side(baseline, jobs, policy, opts)
+    conv_side, conv_teams = _side(converted, new_jobs, policy, opts)
     return {
         "horizon_s": opts.horizon_s,
         "baseline": base_side,
