@@ -1,4 +1,4 @@
-"""``clustertwin workload simulate|whatif|import|list|show``: the fleet on a site, from a trace or a generated mix."""
+"""``clustertwin workload simulate|whatif|sweep|import|list|show``: the fleet on a site, from a trace or a generated mix."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from ingest.workload import ctfile, run, scenario
-from ingest.workload.common import WorkloadInputError
 from twin.commands.jsonout import dumps
 from twin.errors import InputError
 from twin.fleet.policy import BACKFILLS, ORDERINGS, POWER_MODES, Policy
@@ -41,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="workload_command", required=True, metavar="SUBCOMMAND")
     _add_simulate(sub)
     _add_whatif(sub)
+    _add_sweep(sub)
     imp = sub.add_parser("import", help="read a trace and report what was read (optionally write it as Parquet)")
     imp.add_argument("file")
     imp.add_argument("--format", choices=run.FORMATS)
@@ -105,6 +105,47 @@ def _add_whatif(sub) -> None:
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=_whatif)
+
+
+def _add_sweep(sub) -> None:
+    w = sub.add_parser(
+        "sweep", help="one simulation per point of a grid of policy settings, on Dask or local processes"
+    )
+    w.add_argument("--site", required=True, help="site name or file")
+    w.add_argument("--generate", required=True, help="a generated mix: llm-lab[:jobs=N,…]")
+    w.add_argument("--days", type=float, required=True, help="simulated days of each point")
+    w.add_argument("--grid", action="append", required=True, help="KEY=V1,V2,… (a Policy field; repeat for more)")
+    w.add_argument("--scheduler", help="address of a Dask distributed scheduler (default: local processes)")
+    w.add_argument("--processes", type=int, default=2, help="local processes without --scheduler (default: 2)")
+    w.add_argument("--failures", choices=("on", "off"), default="on")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_sweep)
+
+
+def _sweep(args) -> int:
+    from ingest.workload import sweep
+
+    if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
+        raise InputError(f"--days must be within (0, {MAX_DAYS:g}], got {args.days}")
+    spec = sweep.SweepSpec(
+        site=args.site,
+        generate=args.generate,
+        days=args.days,
+        grid=sweep.parse_grid(args.grid),
+        seed=args.seed,
+        failures=args.failures == "on",
+    )
+    _site(args.site)  # a bad site name fails here, in one line, before any task
+    rows = sweep.run_sweep(spec, args.scheduler, args.processes)
+    out = {"site": args.site, "points_count": len(rows), "points": rows}
+    if args.json:
+        print(dumps(out, indent=2))
+    else:
+        for r in rows:
+            where = ",".join(f"{k}={v}" for k, v in r["point"].items())
+            print(f"{where:<40} wait {_fmt(r['mean_wait_s']):>10} s  util {_fmt(r['utilisation_frac']):>8}")
+    return 0
 
 
 def _whatif(args) -> int:
@@ -172,30 +213,6 @@ def _workload(args, state, days: float):
     return run.parse_generate(args.generate, state.n_gpus, days, args.seed, state)
 
 
-def _policy_changes(text: str, base: Policy) -> Policy:
-    changes: dict = {}
-    fields = {f for f in base.__dataclass_fields__ if f not in ("weights", "qos", "quotas", "reservations")}
-    for item in filter(None, text.split(",")):
-        key, _, value = item.partition("=")
-        key = {"policy": "ordering"}.get(key, key)
-        if key not in fields:
-            raise WorkloadInputError(f"--compare: unknown policy key {key!r}")
-        current = getattr(base, key)
-        if isinstance(current, bool):
-            changes[key] = value.lower() in ("1", "true", "on", "yes")
-        elif isinstance(current, (int, float)) and not isinstance(current, bool):
-            try:
-                changes[key] = type(current)(value)
-            except ValueError:
-                raise WorkloadInputError(f"--compare: {key} must be a number, got {value!r}") from None
-        else:
-            changes[key] = value
-    try:
-        return replace(base, **changes)
-    except Exception as exc:  # PolicyError names the field
-        raise WorkloadInputError(f"--compare: {exc}") from None
-
-
 def _simulate(args) -> int:
     if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
         raise InputError(f"--days must be within (0, {MAX_DAYS:g}], got {args.days}")
@@ -225,7 +242,7 @@ def _simulate(args) -> int:
 def _compare_policy(text: str, base: Policy, wl, state) -> Policy:
     if text.endswith(".toml"):
         return run.build_policy(base, wl, scenario.read_scenario(text), state)
-    return _policy_changes(text, run.build_policy(base, wl, None, state))
+    return run.policy_changes(text, run.build_policy(base, wl, None, state))
 
 
 def _options(args, sc) -> SimOptions:
