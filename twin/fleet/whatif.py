@@ -110,8 +110,9 @@ def convert_site(baseline: SiteTables, conversion: Conversion, catalogue=None) -
     from twin.site.edits import apply_edits
     from twin.site.errors import ScenarioError, SiteError
     from twin.site.load import build_site_model
+    from twin.site.schema import SiteFile
 
-    if baseline.site_model is None:
+    if not isinstance(baseline.site_model, SiteFile):
         raise WhatIfError(f"{baseline.name}: not loaded from a site file; its racks cannot be converted")
     cat = catalogue or load_catalogue()
     try:
@@ -141,8 +142,10 @@ def converted_gpu_type(baseline: SiteTables, converted: SiteTables) -> str:
 
 def gpus_by_type(state: SiteTables) -> dict[str, int]:
     """GPUs of each catalogue GPU type on ``state``."""
-    counts = np.bincount(state.gpu_spec, minlength=len(state.gpu_specs)) if state.n_gpus else []
-    return {spec.name: int(n) for spec, n in zip(state.gpu_specs, counts) if n}
+    if not state.n_gpus:
+        return {}
+    counts = np.bincount(state.gpu_spec, minlength=len(state.gpu_specs))
+    return {spec.name: int(n) for spec, n in zip(state.gpu_specs, counts.tolist()) if n}
 
 
 def fleet_whatif(
