@@ -337,6 +337,7 @@ class LiveHub:
             failed_sources=b.failed("source"),
             failed_links=b.failed("link"),
             nodes_off=b.nodes_off(),
+            jobs=self.jobs,  # the placed jobs' phases drive the swing
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
@@ -377,7 +378,10 @@ class LiveHub:
                 self._job_best[job.name] = float(job.tokens_per_s)
         detail = self.twin.detail
         return SiteFacts(
-            power_live=detail.power_live, source_live=detail.source_live, job_best_tokens_per_s=dict(self._job_best)
+            power_live=detail.power_live,
+            source_live=detail.source_live,
+            job_best_tokens_per_s=dict(self._job_best),
+            generation=detail.generation,
         )
 
     def _owns(self, condition) -> bool:

@@ -210,7 +210,8 @@ class GpuThermalPhase:
         ):
             # every SW thermal limit above the power limit and every die below max operating: of
             # throttle's mechanisms only the power cap can act (e.g. a shortfall policy's cap)
-            p, clock, mask = thermal.power_cap_only(demand, float(limit), c.idle_w, None if off is None else ~off)
+            duty = self.cap_duty(limit, util)
+            p, clock, mask = thermal.power_cap_only(demand, float(limit), c.idle_w, None if off is None else ~off, duty)
             limited = bool(mask.any())
         else:
             p, clock, mask, limited = self._throttle_near_limits(dem, demand, op, view)
@@ -219,14 +220,30 @@ class GpuThermalPhase:
             mask |= np.where(idle, thermal.CLOCK_EVENT_GPU_IDLE, 0).astype(np.int32)
         return p, clock, mask, limited
 
+    def cap_duty(self, limit, util: np.ndarray):
+        """The share of time a power limit acts on each GPU: its utilisation under a cap below TDP, 1 at TDP.
+
+        A cap holds the busy power, so a GPU under one draws its mean below the cap
+        (:func:`twin.physics.thermal.mean_power_limit_w`); the nominal demand model already
+        takes TDP as the busy power.  A scalar 1.0 when no GPU is capped below TDP.
+        """
+        below = np.less(limit, self.const.tdp_w)
+        if not np.any(below):
+            return 1.0
+        return util if np.all(below) else np.where(below, util, 1.0)
+
     def _throttle_near_limits(self, dem: DemandResult, demand: np.ndarray, op: OperatingPoint, view):
         """:func:`twin.physics.thermal.throttle` on the GPUs a mechanism acts on (on all when most do)."""
         c = self.const
         n = c.state.n_gpus
-        temp, limit, util, brake = self.state.temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
+        temp, limit, brake = self.state.temp_c, dem.gpu_power_limit_w, dem.gpu_power_brake
+        util = dem.gpu_util_frac
+        duty = self.cap_duty(limit, util)
         v = lambda a: view(a) if np.ndim(a) else a  # noqa: E731
         idx = np.flatnonzero(
-            thermal.throttle_active(view(demand), v(limit), view(temp), op.power_limit_w, c.max_op_c, v(brake))
+            thermal.throttle_active(
+                view(demand), v(limit), view(temp), op.power_limit_w, c.max_op_c, v(brake), v(duty), v(c.idle_w)
+            )
         )
         if op.power_limit_cdu_w is not None:
             per_gpu = lambda idx: op.power_limit_cdu_w[c.gpu_cdu[idx]]  # noqa: E731
@@ -234,7 +251,7 @@ class GpuThermalPhase:
             per_gpu = lambda idx: op.power_limit_w[idx]  # noqa: E731
         if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
             p, clock, mask = thermal.throttle(
-                demand, limit, c.idle_w, temp, per_gpu(slice(None)), c.max_op_c, c.slowdown_c, util, brake
+                demand, limit, c.idle_w, temp, per_gpu(slice(None)), c.max_op_c, c.slowdown_c, util, brake, duty
             )
             return p, clock, mask, True
         p = np.minimum(demand, limit)
@@ -252,6 +269,7 @@ class GpuThermalPhase:
                 sub(c.slowdown_c),
                 util[idx],
                 sub(brake),
+                sub(duty),
             )
         return p, clock, mask, idx.size > 0
 

@@ -149,11 +149,27 @@ class TwinEngine:
         jobs = self.jobs.run(inp, gt, fab)
         sw = self.jobs.swing(inp, ps, dem, gt, itp, tree, site, jobs)
         share = self.power.swing_share(sw, ps, site)
+        checks = self.power.checks_of(sw, ps, site)
         proj = self.projections.run(inp, ps, cool, gt, itp, heat, self.gpus.state.temp_c)
         self.ts = ts
         return self._snapshot(
             TickResults(
-                ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw, proj, swing_share=share
+                ts,
+                wx,
+                ps,
+                dem,
+                cool,
+                gt,
+                itp,
+                heat,
+                tree,
+                site,
+                fab,
+                jobs.statuses,
+                sw,
+                proj,
+                swing_share=share,
+                generation=checks,
             )
         )
 
@@ -223,6 +239,7 @@ class TwinEngine:
             policy=site.policy,
             swing_share=res.swing_share,
             racks_shed=res.power_state.rack_shed,
+            generation_checks=res.generation,
         )
 
     def _snapshot(self, res: TickResults) -> Snapshot:

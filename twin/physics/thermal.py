@@ -39,6 +39,11 @@ Throttling follows what the firmware and driver do ([NVSMI-H800-Capture]; [NVML-
 Clock/power relation: ``P = P_idle + (P_demand − P_idle) · f^α`` with the clock
 fraction ``f`` and ``α = DVFS_POWER_EXPONENT`` (dynamic power ∝ f·V², V rising with f
 gives 2–3 over the DVFS range [E]); throughput is taken proportional to ``f``.
+
+A power limit holds the board power *while the GPU computes*: a GPU at utilisation ``u``
+computes for ``u`` of the time at its busy power and waits the rest near idle, so under a
+limit ``L`` its mean power is ``P_idle + u (L − P_idle)``, below the limit
+(:func:`mean_power_limit_w`), and its clocks fall only as far as the busy power needs.
 Units are in the names (°C, K, W, J/K, kg/s, s).
 """
 
@@ -326,6 +331,22 @@ def sw_thermal_power_limit_w(
     )
 
 
+def mean_power_limit_w(
+    power_limit_w: np.ndarray | float, duty_frac: np.ndarray | float, idle_w: np.ndarray | float
+) -> np.ndarray | float:
+    """Mean board power of a GPU held at ``power_limit_w`` while it computes: ``P_idle + u (L − P_idle)`` [W].
+
+    The limit acts on the busy power for the share ``u = duty_frac`` of the time the GPU
+    computes (its utilisation); the rest of the time it waits near idle.  A limit at or
+    below idle, or a GPU without work, is held at the limit itself.
+    """
+    if np.ndim(duty_frac) == 0 and float(duty_frac) >= 1.0:
+        return power_limit_w
+    u = np.asarray(duty_frac, dtype=np.float64)
+    held = np.asarray(idle_w) + u * (np.asarray(power_limit_w) - idle_w)
+    return np.where((u > 0.0) & (np.asarray(power_limit_w) > idle_w), held, power_limit_w)
+
+
 def throttle_active(
     demand_w: np.ndarray | float,
     power_limit_w: np.ndarray | float,
@@ -333,6 +354,8 @@ def throttle_active(
     thermal_limit_w: np.ndarray | float,
     max_operating_temp_c: np.ndarray | float,
     power_brake: np.ndarray | bool = False,
+    duty_frac: np.ndarray | float = 1.0,
+    idle_w: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """GPUs on which a throttling mechanism of :func:`throttle` acts (bool).
 
@@ -340,14 +363,20 @@ def throttle_active(
     capped demand, or die at max operating), HW slowdown or power brake.  Elsewhere
     :func:`throttle` returns ``min(demand, limit)``, full clocks and at most the idle bit,
     so a caller may run it on the active GPUs only.  Assumes the slowdown temperature is
-    not below max operating (true of every catalogue GPU).
+    not below max operating (true of every catalogue GPU).  ``duty_frac`` and ``idle_w`` give the
+    mean power the limit holds (:func:`mean_power_limit_w`).
     """
-    target = np.minimum(demand_w, power_limit_w)
-    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > power_limit_w) | power_brake
+    held = mean_power_limit_w(power_limit_w, duty_frac, idle_w)
+    target = np.minimum(demand_w, held)
+    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > held) | power_brake
 
 
 def power_cap_only(
-    demand_w: np.ndarray, power_limit_w: float, idle_w: np.ndarray | float, solve: np.ndarray | None = None
+    demand_w: np.ndarray,
+    power_limit_w: float,
+    idle_w: np.ndarray | float,
+    solve: np.ndarray | None = None,
+    duty_frac: np.ndarray | float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`throttle` where only the power cap can act: board power, clock fraction and clock-event mask.
 
@@ -358,26 +387,39 @@ def power_cap_only(
     SW_POWER_CAP bit on the capped GPUs.  The GPU_IDLE bit is left to the caller.  Equal to
     :func:`throttle` bit for bit under those conditions, at a fraction of its passes.
     With ``solve`` (bool per GPU), clocks are solved only there (elsewhere they are left
-    unspecified, for GPUs the caller powers off).
+    unspecified, for GPUs the caller powers off).  ``duty_frac`` sets the mean power the
+    limit holds (:func:`mean_power_limit_w`).
     """
     demand_w = np.asarray(demand_w, dtype=np.float64)
-    capped = demand_w > power_limit_w
-    power = np.minimum(demand_w, power_limit_w)
+    if np.ndim(duty_frac) == 0 and float(duty_frac) >= 1.0:
+        above, held = None, power_limit_w  # the limit holds the mean power
+    else:  # held − idle = u (L − idle) on the busy share, the limit itself for GPUs without work
+        u = np.broadcast_to(np.asarray(duty_frac, dtype=np.float64), demand_w.shape)
+        above = np.multiply(u, np.subtract(power_limit_w, idle_w))
+        if float(u.min()) <= 0.0 or power_limit_w <= float(np.min(idle_w)):
+            np.copyto(above, np.subtract(power_limit_w, idle_w), where=(u <= 0.0) | (power_limit_w <= idle_w))
+        held = np.add(above, idle_w)
+    capped = demand_w > held
     n_capped = int(np.count_nonzero(capped))
     if n_capped == capped.size:
         mask = np.full(capped.shape, CLOCK_EVENT_SW_POWER_CAP, dtype=np.int32)
+        power = held if above is not None else np.minimum(demand_w, held)
         if power_limit_w >= np.max(idle_w):
-            # clock_at_power_frac in place: demand > limit >= idle, so the ratio lies in [0, 1)
+            # clock_at_power_frac in place: demand > held >= idle, so the ratio lies in [0, 1)
             clock = np.subtract(demand_w, idle_w)
-            np.divide(power_limit_w - np.asarray(idle_w, dtype=np.float64), clock, out=clock)
+            np.divide(
+                power_limit_w - np.asarray(idle_w, dtype=np.float64) if above is None else above, clock, out=clock
+            )
             where = True if solve is None else solve
             return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask
-        return power, clock_at_power_frac(power_limit_w, demand_w, idle_w), mask
+        return np.minimum(demand_w, held), clock_at_power_frac(held, demand_w, idle_w), mask
+    power = np.minimum(demand_w, held)
     clock = np.ones(capped.shape)
     mask = np.zeros(capped.shape, dtype=np.int32)
     if n_capped:
         idx = np.flatnonzero(capped)
-        clock[idx] = clock_at_power_frac(power_limit_w, demand_w[idx], idle_w[idx] if np.ndim(idle_w) else idle_w)
+        sub = lambda v: v[idx] if np.ndim(v) else v  # noqa: E731
+        clock[idx] = clock_at_power_frac(sub(held), demand_w[idx], sub(idle_w))
         mask[idx] = CLOCK_EVENT_SW_POWER_CAP
     return power, clock, mask
 
@@ -392,6 +434,7 @@ def throttle(
     slowdown_temp_c: np.ndarray | float,
     util_frac: np.ndarray | float = 1.0,
     power_brake: np.ndarray | bool = False,
+    duty_frac: np.ndarray | float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Board power, clock fraction and NVML clock-event mask the GPU settles on this step.
 
@@ -403,13 +446,16 @@ def throttle(
     Parameters
     ----------
     demand_w : power the workload would draw at full clocks [W], >= 0
-    power_limit_w : enforced board power limit [W]
+    power_limit_w : enforced board power limit [W] (on the busy power: the mean is
+        :func:`mean_power_limit_w` of it)
     idle_w : idle board power [W] (the floor of clock scaling)
     die_temp_c : die temperature now [°C]
     thermal_limit_w : SW thermal operating point [W]
     max_operating_temp_c, slowdown_temp_c : GPU limits [°C]
     util_frac : utilisation (only for the GPU_IDLE bit)
     power_brake : external power brake asserted (node PSUs lost)
+    duty_frac : share of time the power limit acts (a GPU's utilisation under a cap, 1 when
+        the limit holds the mean power: :func:`mean_power_limit_w`)
 
     Returns
     -------
@@ -419,8 +465,9 @@ def throttle(
     _require_finite("die_temp_c", die_temp_c)
     _require_nonnegative("demand_w", demand_w)
     demand_w = np.asarray(demand_w, dtype=np.float64)
-    capped = demand_w > power_limit_w
-    target = np.minimum(demand_w, power_limit_w)
+    held = mean_power_limit_w(power_limit_w, duty_frac, idle_w)
+    capped = demand_w > held
+    target = np.minimum(demand_w, held)
     sw_thermal = (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c)
     target = np.minimum(target, np.maximum(thermal_limit_w, np.minimum(idle_w, demand_w)))
     clock = clock_at_power_frac(target, demand_w, idle_w)

@@ -186,6 +186,16 @@ class SiteTables:
     power_ride_through_kwh: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_power] UPS energy
     shortfall_policy: str = "cap"  # cap | power_brake | shed
     policy_response_s: float = 5.0  # time from a shortfall to the policy acting
+    idle_nodes_off: bool = False  # the operator powers off nodes without work
+    nominal_frequency_hz: float = 60.0
+    # the island's frequency model and the grid contract per source, NaN where not given
+    source_inertia_h_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] H [s]
+    source_droop_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_governor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] lag [s]
+    source_overspeed_trip_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_export_limit_mw: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
+    source_short_circuit_mva: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
+    source_voltage_change_max_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
 
     # --- site ---------------------------------------------------------------------
     latitude_deg: float = 0.0

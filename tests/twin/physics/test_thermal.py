@@ -264,3 +264,30 @@ def test_demand_with_leakage_equals_demand_plus_leakage_floored_at_zero():
     pure = np.maximum(power + th.leakage_power_w(temp, 1.3), 0.0)
     assert np.array_equal(th.demand_with_leakage_w(power, temp, 1.3), pure)
     assert (th.demand_with_leakage_w(power, temp, 1.3)[::7] == 0.0).all()
+
+
+def test_a_capped_gpu_draws_its_mean_under_the_cap():
+    """200 W cap at 90 % utilisation, idle 85 W: busy power held at 200 W, mean 85 + 0.9 × 115 = 188.5 W; the
+    clocks fall only as far as the busy power needs, ((200 − 85)/(700 − 85))^(1/α)."""
+    demand = np.array([85.0 + 0.9 * 615.0])
+    assert th.mean_power_limit_w(200.0, 0.9, 85.0) == pytest.approx(188.5)
+    p, clock, mask = th.throttle(demand, 200.0, 85.0, np.array([50.0]), np.inf, 87.0, 89.0, 0.9, False, 0.9)
+    assert p[0] == pytest.approx(188.5) and mask[0] == th.CLOCK_EVENT_SW_POWER_CAP
+    assert clock[0] == pytest.approx((115.0 / 615.0) ** (1 / th.DVFS_POWER_EXPONENT))
+    fast = th.power_cap_only(demand, 200.0, 85.0, None, 0.9)
+    assert fast[0][0] == p[0] and fast[1][0] == clock[0] and fast[2][0] == mask[0]
+
+
+@pytest.mark.parametrize("limit_w", [200.0, 500.0, 60.0])
+def test_power_cap_only_with_a_duty_equals_throttle_bit_for_bit(limit_w):
+    rng = np.random.default_rng(7)
+    n = 500
+    demand = rng.uniform(0.0, 800.0, n)
+    duty = rng.uniform(0.0, 1.0, n)
+    temp = rng.uniform(30.0, 80.0, n)
+    slow = th.throttle(demand, limit_w, 85.0, temp, np.inf, 87.0, 89.0, 1.0, False, duty)
+    fast = th.power_cap_only(demand, limit_w, 85.0, None, duty)
+    for a, b in zip(slow, fast):
+        assert np.array_equal(a, b)
+    active = th.throttle_active(demand, limit_w, temp, np.inf, 87.0, False, duty, 85.0)
+    assert np.array_equal(active, slow[2] != 0)
