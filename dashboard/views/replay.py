@@ -7,7 +7,8 @@ means (temperature, power, utilisation, throttling), and the first ``rack_gpus_d
 GPUs of such a rack are shown down (the bundle does not say which).  Generation capacity
 is the capacity of the sources not reported failed (batteries with charge), as the
 engine computes it; values no table keeps (time to throttle, N-1 load, link
-utilisation, the training swing) are NaN: unknown.
+utilisation) are NaN: unknown.  The training swing is the recorded job's phases at the
+recorded GPU power (:func:`twin.engine.jobs.snapshot_swing`; NaN without a recorded job).
 The recorded job (the site's default job, when the recording reports its throughput) is
 placed as the live hub places it; its status at the instant is the twin's evaluation of
 the recorded throttling and failed links (bottlenecks, breakdown, checkpointing) with
@@ -35,6 +36,7 @@ from ingest.replay.library import find_incident, list_incidents, validate
 from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
 from twin.engine.balance import generation_capacity_mw
+from twin.engine.jobs import snapshot_swing
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
 from twin.site.tables import SiteTables
@@ -68,6 +70,7 @@ class IncidentRecording:
         self._snaps: OrderedDict[int, Snapshot] = OrderedDict()
         self._twin_jobs: dict[int, JobStatus] = {}  # the twin's job status per frame (bounded with the snapshots)
         self._job_cache: dict[tuple, JobStatus] = {}  # by slowed job GPUs and failed links
+        self._job_results: dict[int, object] = {}  # id of a cached status -> its SiteJobResult
         self._lock = threading.Lock()
         self.job = recorded_job(self.state, self.rec)  # PlacedJob or None
 
@@ -91,6 +94,8 @@ class IncidentRecording:
         twin = self._twin_job(i, snap)
         if twin is not None:
             snap.jobs = [self._recorded_status(i, twin)]
+            sw = snapshot_swing(self.state, snap, [self.job], [self._job_results[id(twin)]])
+            snap.swing_amplitude_mw, snap.swing_ramp_mw_per_s = sw.amplitude_mw, sw.ramp_mw_per_s
         with self._lock:
             self._snaps[i] = snap
             if twin is not None:
@@ -116,10 +121,12 @@ class IncidentRecording:
         with self._lock:
             status = self._job_cache.get(key)
         if status is None:
-            status = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag).status
+            res = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag)
+            status = res.status
             with self._lock:
+                self._job_results[id(status)] = res  # its phases make the swing (twin.engine.jobs.snapshot_swing)
                 if len(self._job_cache) >= SNAPSHOT_CACHE_SIZE:
-                    self._job_cache.pop(next(iter(self._job_cache)))
+                    self._job_results.pop(id(self._job_cache.pop(next(iter(self._job_cache)))), None)
                 self._job_cache[key] = status
         return status
 

@@ -149,3 +149,51 @@ class JobsPhase:
             k_node,
             alignment=inp.swing_alignment,
         )
+
+
+def snapshot_swing(
+    state, snap, jobs: list, results: list, alignment: str = swing.DEFAULT_ALIGNMENT
+) -> swing.SwingReport:
+    """The swing that placed ``jobs`` make on a recorded :class:`~twin.engine.snapshot.Snapshot` (a replay).
+
+    ``results`` are the jobs' :class:`twin.training.sitejob.SiteJobResult` on the snapshot's
+    throttling and links; each job's shape comes from its step breakdown as in the live tick,
+    its busy power from the recorded GPU power and utilisation of its running GPUs
+    (``P_idle + (P − P_idle) / u``), and the facility factor from the catalogue's PSU curve
+    at the recorded node load (distribution losses, which no recording keeps, are left out).
+    """
+    from twin.physics import power
+    from twin.training import jobphases
+
+    idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
+    p = np.nan_to_num(np.asarray(snap.gpu_power_w, dtype=np.float64), nan=0.0)
+    u = np.nan_to_num(np.asarray(snap.gpu_util_frac, dtype=np.float64), nan=0.0)
+    gpu_sum = np.bincount(state.gpu_node, weights=p, minlength=state.n_nodes)
+    node_util = np.bincount(state.gpu_node, weights=u, minlength=state.n_nodes) / np.maximum(
+        np.bincount(state.gpu_node, minlength=state.n_nodes), 1
+    )
+    dc = power.node_dc_power_w(gpu_sum, node_util, state.node_base_power_w, state.node_idle_base_power_w)
+    dc = np.where(gpu_sum > 0, dc, 0.0)
+    ac, _ = power.node_input_power_w(dc, state.node_psus, state.node_psu_rating_w, state.psu_efficiency_points_frac)
+    k = float(ac.sum()) / float(dc.sum()) if dc.sum() > 0 else 1.0
+    out = []
+    for job, res in zip(jobs, results):
+        shape = jobphases.job_shape(state, job.spec, res)
+        ids = job.gpu_ids[(snap.gpu_state[job.gpu_ids] != 2) & (u[job.gpu_ids] > thermal.IDLE_UTIL_FRAC)]
+        if shape is None or not ids.size:
+            continue
+        busy = idle + np.maximum(p[ids] - idle, 0.0) / np.maximum(u[ids], thermal.IDLE_UTIL_FRAC)
+        out.append(swing.SwingJob(int(job.gpu_ids.size), float(busy.mean()), idle, shape))
+    live = np.ones(state.n_sources, dtype=bool)
+    live &= np.isfinite(np.asarray(snap.source_power_mw, dtype=np.float64))
+    return swing.project_swing(
+        out,
+        state.source_kind,
+        state.source_capacity_mw,
+        state.source_ramp_mw_per_s,
+        np.nan_to_num(np.asarray(snap.source_power_mw, dtype=np.float64), nan=0.0),
+        live,
+        snap.battery_soc_frac,
+        k,
+        alignment=alignment,
+    )
