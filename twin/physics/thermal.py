@@ -1,7 +1,15 @@
 """GPU die and HBM temperature on a liquid cold plate, and the throttling the GPU applies.
 
-Pure numpy functions over per-GPU arrays (no state, no I/O).  The model is one lumped
-thermal node per GPU package:
+Pure numpy functions over per-GPU arrays (no state, no I/O).  The steady model and the
+throttling read one die-to-coolant resistance; the transient is two thermal nodes per GPU
+(:func:`two_node_coefficients`): the **junction** (die, package and the cold-plate base
+right under it, heat capacity ``C_j``) and the **plate** (the rest of the cold plate and its
+coolant, ``C_p``), joined by the conduction resistance ``R_jp`` (die, TIM, base: the
+``1 − f_conv`` share of ``R_die``), the plate reaching the coolant through the convective
+share and the caloric resistance.  One lumped node (``τ = C R ≈ 29 s``) cannot follow the
+junction's fast rise under a power step (τ_j = C_j R_jp ≈ 1 s) and understates the die's
+peak under the training swing by several kelvin; the lumped forms below remain for the
+failure projections (:mod:`twin.physics.failures`).
 
 * steady state: ``T_die = T_supply + P · (R_die + R_cal)`` where ``R_die`` is the
   die-to-coolant resistance of the cold plate (catalogue ``r_th_die_c_per_w``) and
@@ -14,9 +22,12 @@ thermal node per GPU package:
   times bandwidth over board power); ``R_hbm`` (catalogue ``r_th_hbm_c_per_w``) is the
   stacks' resistance to the plate coolant per watt of HBM power.  The stacks' small heat
   capacity is neglected (they follow their power within the tick).
-* cold-plate convection: ``R_die = R_die,design · (1 − f_conv + f_conv · (ṁ_design / ṁ)^0.8)``:
-  the convective share ``f_conv`` (catalogue ``r_th_conv_frac``) scales as ``1/h`` with
-  ``h ∝ ṁ^0.8`` (Dittus–Boelter, ``Nu = 0.023 Re^0.8 Pr^0.4`` [Incropera-DeWitt eq. 8.60]).
+* cold-plate convection: ``R_die = R_die,design · (1 − f_conv + f_conv · (ṁ_design / ṁ)^n)``:
+  the convective share ``f_conv`` (catalogue ``r_th_conv_frac``) scales as ``1/h``.  The
+  micro-channels of a cold plate run laminar and thermally developing, where
+  ``Nu ∝ (Re Pr D/L)^{1/3}`` (Sieder–Tate, combined entry [Incropera-DeWitt eq. 8.57]), so
+  ``h ∝ ṁ^{1/3}`` (``n = CONVECTION_FLOW_EXPONENT``), not the ``ṁ^0.8`` of turbulent
+  pipe flow (Dittus–Boelter [Incropera-DeWitt eq. 8.60]).
 * leakage: static power rises linearly with die temperature,
   ``P_leak = k_leak · (T_die − LEAKAGE_REF_C)`` (catalogue ``leakage_w_per_k``); a linear
   model is within a few per cent over the operating range [Liu-DATE-2007].
@@ -66,8 +77,9 @@ DVFS_POWER_EXPONENT = 2.5
 HW_SLOWDOWN_CLOCK_FRAC = 0.5
 # [E] utilisation below which a GPU reports the GPU_IDLE clock-event bit.
 IDLE_UTIL_FRAC = 0.01
-# [Incropera-DeWitt eq. 8.60] Dittus–Boelter: Nu = 0.023 Re^0.8 Pr^0.4, so h ∝ ṁ^0.8 at fixed geometry.
-CONVECTION_FLOW_EXPONENT = 0.8
+# [Incropera-DeWitt eq. 8.57] Sieder–Tate, laminar combined entry: Nu ∝ (Re Pr D/L)^(1/3), so h ∝ ṁ^(1/3) in the
+# plate's micro-channels (turbulent Dittus–Boelter, eq. 8.60, would give 0.8).
+CONVECTION_FLOW_EXPONENT = 1.0 / 3.0
 # [NVSMI-H100-Capture] the idle power (and so the catalogue's leakage baseline) was read at 28–31 °C.
 LEAKAGE_REF_C = 30.0
 
@@ -153,7 +165,7 @@ def die_resistance_c_per_w(
 ) -> np.ndarray:
     """Die-to-coolant resistance at ``flow_ratio`` = plate flow / design flow [K/W].
 
-    ``R_design · (1 − f_conv + f_conv · ratio^−0.8)`` (``h ∝ ṁ^0.8``, [Incropera-DeWitt eq. 8.60]).
+    ``R_design · (1 − f_conv + f_conv · ratio^−n)`` (``h ∝ ṁ^n``, n = 1/3 laminar [Incropera-DeWitt eq. 8.57]).
     ``flow_ratio`` must be > 0 (no flow has no convective resistance: the caller steps
     those GPUs adiabatically).
     """
@@ -219,6 +231,81 @@ def adiabatic_step_c(
     return np.minimum(heated, np.maximum(temp_c, shutdown_c))
 
 
+def two_node_coefficients(
+    c_junction_j_per_k,
+    c_plate_j_per_k,
+    r_jp_c_per_w,
+    r_pc_c_per_w,
+    supply_temp_c,
+    dt_s,
+) -> tuple:
+    """Exact step of the two-node model over ``dt_s`` as eight coefficients (scalars or arrays alike, ``dt_s``
+    too: the coefficients broadcast over it).
+
+    ``C_j dT_j/dt = P − (T_j − T_p)/R_jp`` and ``C_p dT_p/dt = (T_j − T_p)/R_jp − (T_p − T_s)/R_pc``
+    (``R_pc`` the plate's convective plus caloric resistance) for constant power and supply
+    over the step give ``T_j' = a_jj T_j + a_jp T_p + g_j P + h_j`` and ``T_p' = a_pj T_j + a_pp T_p
+    + g_p P + h_p``: ``Φ = e^{A dt}`` from the two real eigenvalues ``λ = s ± q`` of the RC
+    ladder (``Φ = (E₁ + E₂)/2 · I + (E₁ − E₂)/(2q) · (A − s I)``, ``E = e^{λ dt}``, no overflow at
+    any ``dt``), and ``g, h`` such that the steady state ``T_p = T_s + P R_pc``,
+    ``T_j = T_p + P R_jp`` is a fixed point.  Returns ``(a_jj, a_jp, a_pj, a_pp, g_j, g_p, h_j, h_p)``.
+    """
+    if not np.all(np.asarray(dt_s) >= 0.0):
+        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
+    for name, v in (("c_junction_j_per_k", c_junction_j_per_k), ("c_plate_j_per_k", c_plate_j_per_k)):
+        _require_positive(name, v)
+    _require_positive("r_jp_c_per_w", r_jp_c_per_w)
+    _require_positive("r_pc_c_per_w", r_pc_c_per_w)
+    cj, cp = np.asarray(c_junction_j_per_k, dtype=np.float64), np.asarray(c_plate_j_per_k, dtype=np.float64)
+    rjp, rpc = np.asarray(r_jp_c_per_w, dtype=np.float64), np.asarray(r_pc_c_per_w, dtype=np.float64)
+    a11, a12 = -1.0 / (cj * rjp), 1.0 / (cj * rjp)
+    a21, a22 = 1.0 / (cp * rjp), -(1.0 / rjp + 1.0 / rpc) / cp
+    mid = (a11 + a22) / 2.0
+    q = np.sqrt(((a11 - a22) / 2.0) ** 2 + a12 * a21)
+    e1, e2 = np.exp((mid + q) * dt_s), np.exp((mid - q) * dt_s)
+    even, odd = (e1 + e2) / 2.0, (e1 - e2) / (2.0 * q)
+    jj, jp = even + odd * (a11 - mid), odd * a12
+    pj, pp = odd * a21, even + odd * (a22 - mid)
+    rt = rjp + rpc
+    g_j, g_p = (1.0 - jj) * rt - jp * rpc, (1.0 - pp) * rpc - pj * rt
+    h_j, h_p = (1.0 - jj - jp) * supply_temp_c, (1.0 - pj - pp) * supply_temp_c
+    return jj, jp, pj, pp, g_j, g_p, h_j, h_p
+
+
+def two_node_steady_c(power_w, supply_temp_c, r_jp_c_per_w, r_pc_c_per_w) -> tuple[np.ndarray, np.ndarray]:
+    """Steady junction and plate temperatures ``(T_s + P (R_jp + R_pc), T_s + P R_pc)`` [°C]."""
+    plate = supply_temp_c + np.asarray(power_w, dtype=np.float64) * r_pc_c_per_w
+    return plate + np.asarray(power_w, dtype=np.float64) * r_jp_c_per_w, plate
+
+
+def two_node_adiabatic_step_c(
+    junction_c, plate_c, power_w, c_junction_j_per_k, c_plate_j_per_k, r_jp_c_per_w, dt_s: float, shutdown_c=None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Junction and plate after ``dt_s`` with no coolant flow, and the power the package drew [°C, °C, W].
+
+    The mean ``T̄ = (C_j T_j + C_p T_p)/C`` rises by ``P dt / C``; the difference ``D = T_j − T_p``
+    relaxes to ``P R_jp C_p / C`` with ``τ = R_jp C_j C_p / C``.  With ``shutdown_c`` the hardware
+    cuts the power when the junction reaches it: the power is lowered so the junction ends
+    there (a junction already above keeps its temperature), as :func:`adiabatic_step_c`.
+    """
+    cj, cp = np.asarray(c_junction_j_per_k, dtype=np.float64), np.asarray(c_plate_j_per_k, dtype=np.float64)
+    c = cj + cp
+    tj, tp, p = (np.asarray(v, dtype=np.float64) for v in (junction_c, plate_c, power_w))
+    mean, diff = (cj * tj + cp * tp) / c, tj - tp
+    decay = np.exp(-dt_s * c / (np.asarray(r_jp_c_per_w) * cj * cp))
+    # T_j' = mean + P dt/C + (D_ss + (D − D_ss) decay) C_p/C: linear in P, a + b P
+    a = mean + diff * decay * cp / c
+    b = dt_s / c + np.asarray(r_jp_c_per_w) * cp / c * (1.0 - decay) * cp / c
+    if shutdown_c is not None:
+        target = np.maximum(tj, shutdown_c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            allowed = np.where(b > 0, (target - a) / b, p)
+        p = np.clip(np.minimum(p, allowed), 0.0, None)
+    d_new = p * np.asarray(r_jp_c_per_w) * cp / c * (1.0 - decay) + diff * decay
+    m_new = mean + p * dt_s / c
+    return m_new + d_new * cp / c, m_new - d_new * cj / c, p
+
+
 # --- the same models in few passes, for the tick's per-GPU arrays ------------------------------
 # Equal to the compositions of the checked functions above (tests/twin/physics/test_thermal.py),
 # without their input checks and temporaries: the engine's inputs are valid by construction.
@@ -252,6 +339,23 @@ def die_temp_step_c(
     out *= decay_frac
     out += steady
     return out
+
+
+def two_node_step_few_pass_c(
+    junction_c: np.ndarray, plate_c: np.ndarray, power_w: np.ndarray, coeffs: tuple
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`two_node_coefficients`' step ``(T_j', T_p')`` in two new arrays and one scratch [°C]."""
+    jj, jp, pj, pp, g_j, g_p, h_j, h_p = coeffs
+    buf = np.empty_like(junction_c)
+    out_j = np.multiply(junction_c, jj)
+    out_j += np.multiply(plate_c, jp, out=buf)
+    out_j += np.multiply(power_w, g_j, out=buf)
+    out_j += h_j
+    out_p = np.multiply(plate_c, pp)
+    out_p += np.multiply(junction_c, pj, out=buf)
+    out_p += np.multiply(power_w, g_p, out=buf)
+    out_p += h_p
+    return out_j, out_p
 
 
 def hbm_temp_from_rise_c(

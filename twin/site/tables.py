@@ -48,6 +48,7 @@ class GpuSpec:
     r_th_conv_frac: float = 0.5  # convective share of r_th_die_c_per_w at design plate flow
     hbm_power_frac: float = 0.15  # HBM share of board power
     leakage_w_per_k: float = 0.0  # static power rise per K of die temperature [W/K]
+    junction_heat_frac: float = 0.05  # die, package and plate base share of heat_capacity_j_per_k (junction node)
 
 
 @dataclass(frozen=True)

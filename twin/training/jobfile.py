@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -199,12 +199,13 @@ def load_gpu_catalogue(path: Path | str = CATALOGUE_PATH) -> dict[str, GpuSpec]:
     """GPU types of the catalogue file: ``[gpu."NAME"]`` tables → :class:`GpuSpec`."""
     data = _read_toml(Path(path))
     names = [f.name for f in fields(GpuSpec) if f.name != "name"]
+    required = [f.name for f in fields(GpuSpec) if f.name != "name" and f.default is MISSING]
     out: dict[str, GpuSpec] = {}
     for gpu_name, table in data.get("gpu", {}).items():
-        missing = [n for n in names if n not in table]
+        missing = [n for n in required if n not in table]
         if missing:
             raise JobFileError(f"{path}: gpu.{gpu_name!r} lacks {', '.join(missing)}")
-        out[gpu_name] = GpuSpec(name=gpu_name, **{n: float(table[n]) for n in names})
+        out[gpu_name] = GpuSpec(name=gpu_name, **{n: float(table[n]) for n in names if n in table})
     if not out:
         raise JobFileError(f'{path}: no [gpu."NAME"] tables')
     return out
