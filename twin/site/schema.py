@@ -270,6 +270,10 @@ class CalibrationSpec(_Strict):
 
     fitted_on: str = ""  # what they were fitted on (incident, frames)
     heat_capacity_factor: float = Field(1.0, ge=0.1, le=10)
+    # the two-node die model's split (twin.physics.thermal): junction share of the heat capacity and
+    # convective share of the die resistance; None: the catalogue's
+    junction_heat_frac: float | None = Field(None, gt=0, lt=1)
+    r_th_conv_frac: float | None = Field(None, gt=0, lt=1)
     cdus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
     cdu_approach_delta_k: list[Annotated[float, Field(ge=-20, le=20)]] = Field(
         default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS
