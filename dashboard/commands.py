@@ -103,6 +103,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"(default: ${TRUSTED_PROXIES_ENV}, else 0); see docs/security.md",
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a host name requests may give in their Host header besides the --host address (and, on "
+        "loopback, localhost): the name a reverse proxy forwards or users type; repeatable; other "
+        "names get HTTP 421 (DNS rebinding); see docs/security.md",
+    )
+    parser.add_argument(
         "--prod",
         action="store_true",
         help="serve with gunicorn (gthread worker) instead of Flask's development server; see docs/deploy.md",
@@ -200,6 +208,8 @@ def _create_app(args: argparse.Namespace, runtime):
             session_idle_s=args.session_idle_h * 3600.0,
             secure_cookies=args.secure_cookies,
             trusted_proxies=args.trusted_proxies,
+            bind_host=args.host,
+            allowed_hosts=tuple(args.allowed_host or ()),
         ),
     )
     log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)

@@ -1,5 +1,9 @@
 """``clustertwin serve --prod``: the dashboard under gunicorn (gthread workers), never Flask's development server.
 
+The worker class is :class:`dashboard.prod_worker.SlowClientWorker`: gthread, except that a
+request is read whole (headers within 10 s, a body within 30 s) before a request thread
+takes it, so slow clients cost no thread.
+
 gunicorn's master process binds the socket and supervises ``workers`` worker processes;
 each worker starts the live twin (the lease; ingest and the tick scheduler only in the
 one that holds the lease, the others follow it through the database, see
@@ -22,6 +26,15 @@ log = logging.getLogger(__name__)
 DEFAULT_THREADS = 16
 GRACEFUL_TIMEOUT_S = 15  # the twin's last tick, the lease release and open requests fit in this
 KEEPALIVE_S = 5  # a dashboard polls every 1-2 s: keep its connection open between polls
+WORKER_CONNECTIONS = 2048  # open connections per worker (slow ones included); beyond it, accepting pauses
+
+
+def bind_address(host: str, port: int) -> str:
+    """gunicorn's bind string: ``host:port``, an IPv6 address in brackets (``[::1]:8050``)."""
+    host = host.strip()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
 
 
 class ProdServer(BaseApplication):
@@ -40,9 +53,10 @@ class ProdServer(BaseApplication):
     ) -> None:
         self._start, self._stop = start, None
         self.options = {
-            "bind": f"{host}:{port}",
+            "bind": bind_address(host, port),
             "workers": workers,
-            "worker_class": "gthread",
+            "worker_class": "dashboard.prod_worker.SlowClientWorker",
+            "worker_connections": WORKER_CONNECTIONS,
             "threads": threads,
             "keepalive": KEEPALIVE_S,
             "graceful_timeout": GRACEFUL_TIMEOUT_S,

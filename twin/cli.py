@@ -52,10 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_LOG_MESSAGE_CHARS = 2000  # a value a client or a source sent (a 100 kB host name) must not flood the log
+
+
+def cap_log_line(record: logging.LogRecord) -> bool:
+    """Cut a log message longer than :data:`MAX_LOG_MESSAGE_CHARS` (its arguments formatted in) to that length."""
+    message = record.getMessage()
+    if len(message) > MAX_LOG_MESSAGE_CHARS:
+        record.msg, record.args = f"{message[:MAX_LOG_MESSAGE_CHARS]}… ({len(message)} characters, cut)", None
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(cap_log_line)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

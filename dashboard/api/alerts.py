@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dashboard.api import models as m
 from dashboard.api.access import audit, current_user_name
+from dashboard.api.live import database_reachable
 from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import current_hub
 
@@ -40,11 +41,18 @@ def _alert(a: dict) -> m.Alert:
     response=m.AlertPage,
 )
 def list_alerts(query: m.AlertQuery = m.AlertQuery()) -> m.AlertPage:
-    alerts = current_hub().alerts(query.active_only)[:MAX_ALERTS]
+    hub = current_hub()
+    alerts = hub.alerts(query.active_only)[:MAX_ALERTS]
     if query.severity is not None:
         alerts = [a for a in alerts if a.get("severity") == query.severity]
     page = alerts[query.offset : query.offset + query.limit]
-    return m.AlertPage(total_count=len(alerts), offset=query.offset, limit=query.limit, items=[_alert(a) for a in page])
+    return m.AlertPage(
+        total_count=len(alerts),
+        offset=query.offset,
+        limit=query.limit,
+        items=[_alert(a) for a in page],
+        database_reachable_flag=database_reachable(hub),
+    )
 
 
 def _find(alert_id: int) -> dict:

@@ -31,7 +31,7 @@ from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
 from dashboard.views.context import current_hub
 from ingest.replay.bundle import BundleError
-from ingest.replay.intake import ImportRequest, import_incident, record_in_database
+from ingest.replay.intake import ImportRequest, audit_state_of, import_incident, record_in_database, replaces
 from ingest.replay.library import IncidentExists, library_path, list_incidents
 from twin.errors import InputError
 from twin.site.load import SITES_DIR
@@ -48,7 +48,17 @@ MEMBER_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,200}$")
 
 
 def _entries() -> list:
-    return list_incidents()
+    """The library's incidents; the database's rows spare reading the metadata of imported bundles."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ingest.store.incidents import stored_incidents
+
+    engine = getattr(current_hub(), "db", None)
+    try:
+        rows = stored_incidents(engine) if engine is not None else []
+    except SQLAlchemyError:
+        rows = []
+    return list_incidents(rows=rows)
 
 
 def _entry_model(e) -> m.IncidentEntry:
@@ -193,8 +203,20 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
             step=query.step_s,
             engine=getattr(hub, "db", None),
         )
+
+        def before_land(staging, metadata) -> None:  # the row and the audit entry commit before the file lands
+            replaced = replaces(metadata, None)
+            if getattr(hub, "db", None) is not None:
+                record_in_database(hub.db, metadata, path=staging)
+            audit(
+                "incident.import",
+                f"incident {metadata['name']}",
+                {"replaced": True} if replaced else None,
+                {**audit_state_of(staging, metadata), "format": query.format},
+            )
+
         try:
-            done = import_incident(request)
+            done = import_incident(request, before_land=before_land)
         except IncidentExists as exc:
             raise ApiError(409, str(exc)) from None
         except (BundleError, InputError, ValueError) as exc:
@@ -202,14 +224,6 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
         except OSError as exc:
             raise Unprocessable(f"the upload cannot be read ({exc.strerror or exc})") from None
         state = done.audit_state()
-    if getattr(hub, "db", None) is not None:
-        record_in_database(hub.db, done.metadata)
-    audit(
-        "incident.import",
-        f"incident {done.name}",
-        {"replaced": True} if done.replaced else None,
-        {**state, "format": query.format},
-    )
     return m.ImportedIncident(
         name=done.name,
         site=state["site"],

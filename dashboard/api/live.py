@@ -103,6 +103,12 @@ def list_entities(params: m.EntityKindParam, query: m.Page = m.Page()) -> m.Enti
 
 
 # ------------------------------------------------------------------ live
+def database_reachable(hub) -> bool:
+    """Whether the hub reaches its database (a hub without the notion: yes)."""
+    check = getattr(hub, "database_reachable", None)
+    return bool(check()) if callable(check) else True
+
+
 def _age_s(ts: datetime | None) -> float | None:
     return None if ts is None else max((datetime.now(UTC) - ts).total_seconds(), 0.0)
 
@@ -118,6 +124,7 @@ def get_kpis() -> m.SiteKpis:
     hub, s, snap, detail = _tick()
     counts = alert_counts(hub.alerts(True))
     alerts = {f"n_alerts_{sev}": counts.get(sev, 0) for sev in ("critical", "warning", "info")}
+    alerts["database_reachable_flag"] = database_reachable(hub)
     if snap is None:
         none = dict.fromkeys(
             (

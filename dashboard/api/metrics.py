@@ -58,6 +58,11 @@ class TwinCollector:
     def collect(self):
         hub, s = self.hub, self.hub.state
         site = {"site": s.name}
+        check = getattr(hub, "database_reachable", None)
+        reachable = bool(check()) if callable(check) else True
+        yield _gauge(
+            "database_reachable", "1 while the server reaches its database, 0 during an outage", reachable, site
+        )
         counts = alert_counts(hub.alerts(True))
         yield _by_label(
             "alerts_open",

@@ -227,6 +227,9 @@ class SiteKpis(Answer):
     n_alerts_critical: int
     n_alerts_warning: int
     n_alerts_info: int
+    database_reachable_flag: bool = Field(
+        True, description="false while the database cannot be reached: figures from memory, alerts as last read"
+    )
 
 
 class RackState(Answer):
@@ -350,6 +353,9 @@ class Alert(Answer):
 
 class AlertPage(PageInfo):
     items: list[Alert]
+    database_reachable_flag: bool = Field(
+        True, description="false while the database cannot be read: the list is the last one read"
+    )
 
 
 class ScenarioEntry(Answer):

@@ -4,7 +4,9 @@ The API's JSON bodies are capped at 1 MB (:data:`dashboard.api.routing.MAX_BODY_
 a route that takes a file (an incident bundle, a recording) has the upload cap instead,
 256 MiB unless the app's config ``CLUSTERTWIN_API_UPLOAD_MAX_BYTES`` or the environment's
 ``CLUSTERTWIN_API_UPLOAD_MAX_MB`` says otherwise.  The body is the file's bytes as they
-are (``curl --data-binary @file``, any content type but a form's): a declared length over
+are (``curl --data-binary @file -H 'Content-Type: application/octet-stream'``; any content
+type but a form's, ``text/plain`` or none, the types a page of another site could send
+without a CORS preflight): a declared length over
 the cap is refused with 413 before a byte is read, and a body without a declared length
 (chunked) is refused as soon as it passes the cap.  The bytes go to disk in 1 MiB chunks,
 never into memory whole, and the temporary directory is removed when the request ends.
@@ -29,6 +31,8 @@ MAX_MB_ENV = "CLUSTERTWIN_API_UPLOAD_MAX_MB"
 DEFAULT_MAX_BYTES = 256 * 2**20
 CHUNK_BYTES = 2**20
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+# the types a page of another site can send without asking first (a CORS "simple request"), and none
+SIMPLE_TYPES = (*FORM_TYPES, "text/plain", "")
 
 
 def upload_cap_bytes(app: flask.Flask | None = None) -> int:
@@ -65,9 +69,12 @@ def received_upload(filename: str = "upload") -> Iterator[Path]:
     length = request.content_length
     if length is not None and length > cap:
         raise ApiError(413, f"upload of {length} bytes is larger than the {cap} bytes this route takes")
-    if request.mimetype in FORM_TYPES:
+    if request.mimetype in SIMPLE_TYPES:
         raise ApiError(
-            415, f"send the file's bytes as the body (e.g. curl --data-binary @FILE), not {request.mimetype}"
+            415,
+            "send the file's bytes as the body with a Content-Type such as application/octet-stream "
+            f"(curl --data-binary @FILE -H 'Content-Type: application/octet-stream'), not "
+            f"{request.mimetype or 'untyped'}",
         )
     request.max_content_length = cap
     folder = Path(tempfile.mkdtemp(prefix="clustertwin-upload-"))

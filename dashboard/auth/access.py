@@ -32,9 +32,9 @@ def auth_state(app: flask.Flask | None = None):
 
 
 def login_required_now() -> bool:
-    """Whether this app asks for a login (it has a database with at least one user)."""
+    """Whether this app asks for a login: it has a database and has seen a user (never turned off again)."""
     state = auth_state()
-    return state is not None and state.directory.any_users()
+    return state is not None and state.directory.logins_required()
 
 
 def current_user() -> Principal | None:

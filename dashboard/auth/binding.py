@@ -15,14 +15,26 @@ class BindingError(InputError):
     """Serving on a non-loopback address without any user (and without the explicit opt-out)."""
 
 
+def normalised_host(host: str) -> str:
+    """``host`` with an IPv4-mapped IPv6 address (``::ffff:127.0.0.1``) written as its IPv4 address."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped) if mapped is not None else host
+
+
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (127.0.0.0/8, ::1) or ``localhost``."""
+    """Whether ``host`` is a loopback address (127.0.0.0/8, ::1, also IPv4-mapped: ::ffff:127.0.0.1) or ``localhost``."""
     if host.lower() in LOOPBACK_NAMES:
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 def check_binding(host: str, user_count: int, insecure_no_auth: bool) -> None:

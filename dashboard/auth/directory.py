@@ -4,6 +4,12 @@ Every request asks whether any user exists and who the session's (or the API tok
 user is; reading the table at most every ``users_cache_s`` (2 s by default) keeps that off
 the database while ``clustertwin users`` changes made by another process (a new token, a
 removed user) take effect within that time.
+
+Whether logins are required is decided once: from the first time the process sees a user
+(at start, or when the first user is added while it runs) it requires logins for the rest
+of its life.  Removing the last user never opens the server again: everything then
+answers 401 until a user is added, and the process says so loudly; serving without
+logins again takes a restart (which ``serve`` allows on loopback only).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ class UserDirectory:
         self._by_token: dict[str, int] = {}
         self._read_at = -float("inf")
         self._loaded = False
+        self._logins_required = False
+        self._warned_empty = False
         self._lock = threading.Lock()
 
     def _fresh(self) -> dict[int, UserInfo]:
@@ -48,10 +56,27 @@ class UserDirectory:
                     )
                 else:
                     self._read_at, self._loaded = self.clock(), True
+                    self._note_users()
             return self._by_id
 
+    def _note_users(self) -> None:
+        if self._by_id:
+            self._logins_required, self._warned_empty = True, False
+        elif self._logins_required and not self._warned_empty:
+            self._warned_empty = True
+            log.critical(
+                "the last user was removed: logins stay required (every request now gets 401); add a user "
+                "with 'clustertwin users add NAME --role admin', or restart to serve without logins (loopback only)"
+            )
+
     def any_users(self) -> bool:
+        """Whether the user table (as of at most ``ttl_s`` ago) holds a user."""
         return bool(self._fresh())
+
+    def logins_required(self) -> bool:
+        """Whether requests need a login: once this process has seen a user, for the rest of its life."""
+        self._fresh()
+        return self._logins_required
 
     def get(self, user_id: int) -> UserInfo | None:
         return self._fresh().get(user_id)

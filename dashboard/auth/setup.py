@@ -2,7 +2,9 @@
 
 Order of the checks on every request (a ``before_request`` hook registered before any other):
 
-1. no database or no users: nothing to check (``serve`` allows that only on loopback);
+0. with or without users: the ``Host`` the request names, and for a state-changing request
+   its ``Origin``/``Referer`` (:mod:`dashboard.auth.origin`: DNS rebinding, cross-site posts);
+1. no database or no users: nothing more to check (``serve`` allows that only on loopback);
 2. public paths (``/login``, ``/assets/…``, the favicon) pass;
 3. a session unused for ``session_idle_s`` ends;
 4. anonymous requests: 401 JSON or a redirect to ``/login`` (:func:`~dashboard.auth.access.unauthorized`);
@@ -31,7 +33,7 @@ from flask_wtf.csrf import CSRFProtect, generate_csrf
 from sqlalchemy.engine import Engine
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from dashboard.auth import callbacks, headers, login
+from dashboard.auth import callbacks, headers, login, origin
 from dashboard.auth.access import EXTENSION_KEY, current_user, forbidden, unauthorized
 from dashboard.auth.directory import UserDirectory
 from dashboard.auth.principal import SessionUser
@@ -58,7 +60,7 @@ class AuthState:
     settings: AuthSettings
     directory: UserDirectory
     by_address: object  # a limiter of dashboard.auth.ratelimit (in the database when there is one)
-    by_user: object
+    by_user: object  # per client address and user name (dashboard.auth.login.pair_key)
     csrf: CSRFProtect
     callback_map: dict
     clock: callable = time.time
@@ -121,7 +123,7 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
         settings=settings,
         directory=UserDirectory(engine, settings.users_cache_s),
         by_address=make_limiter(engine, "address", settings.login_failures_per_address, settings.login_window_s),
-        by_user=make_limiter(engine, "user", settings.login_failures_per_user, settings.login_window_s),
+        by_user=make_limiter(engine, "address_user", settings.login_failures_per_user, settings.login_window_s),
         csrf=CSRFProtect(server),
         callback_map=app.callback_map,
     )
@@ -141,6 +143,11 @@ def init_auth(app: dash.Dash, engine: Engine | None, site_name: str, settings: A
         info = state.directory.by_token(token.strip())
         return SessionUser(info, via="token") if info is not None else None
 
+    if settings.bind_host is not None and origin.allowed_hosts(settings.bind_host, settings.allowed_hosts) is None:
+        log.warning(
+            "serving on every address (%s) without --allowed-host: the Host header of requests is not checked",
+            settings.bind_host,
+        )
     login.register_routes(server, site_name)
     server.before_request_funcs.setdefault(None, []).insert(0, _gate(state))
     server.after_request(_after(state))
@@ -164,9 +171,14 @@ def _expire_idle_session(state: AuthState) -> None:
 
 
 def _gate(state: AuthState):
+    hosts = origin.allowed_hosts(state.settings.bind_host, state.settings.allowed_hosts)
+
     def gate():
         request = flask.request
-        if state.engine is None or not state.directory.any_users() or _is_public(request.path):
+        refusal = origin.host_refusal(hosts) or origin.origin_refusal()
+        if refusal is not None:
+            return refusal
+        if state.engine is None or not state.directory.logins_required() or _is_public(request.path):
             return None
         _expire_idle_session(state)
         user = current_user()

@@ -28,6 +28,7 @@ from pathlib import Path
 import requests
 
 from twin.bench import benchmark
+from twin.errors import InputError
 
 SITE = "colossus"
 PAGES = ("/", "/cooling", "/power", "/alerts")
@@ -50,9 +51,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(site: str, workdir: Path, threads: int = SERVER_THREADS):
-    """``clustertwin serve --prod`` on a free loopback port; yields its base URL, stops it on exit."""
-    port = _free_port()
+def served(site: str, workdir: Path, threads: int = SERVER_THREADS, port: int | None = None):
+    """``clustertwin serve --prod`` on loopback (``port``, else a free one); yields its base URL, stops it on exit."""
+    port = port or _free_port()
     log = (workdir / "serve.log").open("w")
     proc = subprocess.Popen(
         [
@@ -175,13 +176,14 @@ def load_figures(
     api_clients: int = API_CLIENTS,
     peer_s: int = PEER_RUN_S,
     load_s: int = LOAD_RUN_S,
+    port: int | None = None,
 ) -> dict:
     """Serve ``site``, capture the pages' live updates, run the peer and the loaded run (see module docstring)."""
     from dashboard.benchmarks.load_capture import capture_ticks
 
     with tempfile.TemporaryDirectory(prefix="clustertwin-load-") as tmp:
         workdir = Path(tmp)
-        with served(site, workdir) as url:
+        with served(site, workdir, port=port) as url:
             captured = capture_ticks(url, PAGES)
             payloads = workdir / "payloads.json"
             payloads.write_text(json.dumps(captured))
@@ -207,8 +209,13 @@ def load_figures(
 
 
 @benchmark("load_dashboards")
-def load_dashboards_benchmark() -> dict:
-    return load_figures()
+def load_dashboards_benchmark(port: int | None = None, seconds: int | None = None) -> dict:
+    """``clustertwin bench --only load_dashboards [--port P] [--seconds S]`` (S: the loaded run, 10..3600)."""
+    if port is not None and not 1024 <= port <= 65535:
+        raise InputError(f"--port {port}: expected 1024..65535")
+    if seconds is not None and not 10 <= seconds <= 3600:
+        raise InputError(f"--seconds {seconds}: expected 10..3600")
+    return load_figures(load_s=seconds or LOAD_RUN_S, port=port)
 
 
 if __name__ == "__main__":  # a shorter run by hand: python -m dashboard.benchmarks.load [dashboards] [seconds]

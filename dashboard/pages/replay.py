@@ -24,6 +24,7 @@ from dash import ALL, Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
+from dashboard.auth import audit, callback_requires
 from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
@@ -350,6 +351,7 @@ def calibration_panel(rec: IncidentRecording, engine) -> list:
         saved = html.P("No database: the calibration is not saved.", className="view-error")
     else:
         version = save_calibration(engine, rec.bundle.site_toml, base, fitted)
+        audit("site.calibration", f"site {base.name}", None, {"site_version": version, "incident": rec.name})
         saved = html.P(
             [
                 f"Saved as version {version} of site {base.name}: replay with ",
@@ -555,6 +557,7 @@ def run_twin(_n, frames):
     State(ids.Replay.FRAMES, "data"),
     prevent_initial_call=True,
 )
+@callback_requires("operator", on=(ids.Replay.CALIBRATE,))
 def run_calibration(_n, frames):
     if not frames:
         raise PreventUpdate

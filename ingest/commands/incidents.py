@@ -130,8 +130,17 @@ def run_list(args) -> int:
         return 0
     print(f"{'NAME':<32} {'SITE':<14} {'START':<25} {'END':<25} {'KEPT':<24} TITLE")
     for e in entries:
-        print(f"{e['name']:<32} {e['site_name']:<14} {e['start']:<25} {e['end']:<25} {e['kept']:<24} {e['title']}")
+        cells = [_printable(e[k], 200) for k in ("name", "site_name", "start", "end", "kept", "title")]
+        print(f"{cells[0]:<32} {cells[1]:<14} {cells[2]:<25} {cells[3]:<25} {cells[4]:<24} {cells[5]}")
     return 0
+
+
+def _printable(value, max_chars: int) -> str:
+    """``value`` as one line fit for a terminal: control characters (ANSI escapes, newlines) shown escaped, cut."""
+    text = str(value)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 def run_show(args) -> int:
@@ -174,7 +183,7 @@ def _record_in_database(args, path: Path, metadata: dict, action: str, before=No
     try:
         engine = open_database(getattr(args, "db", None))
         try:
-            record_in_database(engine, metadata, actor=cli_user(), action=action, before=before, after=after)
+            record_in_database(engine, metadata, actor=cli_user(), action=action, before=before, after=after, path=path)
         finally:
             engine.dispose()
     except (DatabaseError, SQLAlchemyError, OSError) as exc:
@@ -182,16 +191,17 @@ def _record_in_database(args, path: Path, metadata: dict, action: str, before=No
 
 
 def run_import(args) -> int:
-    from ingest.replay.intake import import_incident
+    from ingest.replay.intake import audit_state_of, import_incident, replaces
+
+    def before_land(staging: Path, metadata: dict) -> None:  # the row and the entry commit before the file lands
+        before = {"replaced": True} if replaces(metadata, args.dir) else None
+        after = {**audit_state_of(staging, metadata), "format": args.format, "source": str(args.source)}
+        _record_in_database(args, staging, metadata, "incident.import", before, after)
 
     try:
-        done = import_incident(args)
+        done = import_incident(args, before_land=before_land)
     except (BundleError, ValueError, OSError) as exc:
         return _fail(str(exc))
-    after = {**done.audit_state(), "format": args.format, "source": str(args.source)}
-    _record_in_database(
-        args, done.path, done.metadata, "incident.import", {"replaced": True} if done.replaced else None, after
-    )
     if args.json:
         print(json.dumps({"name": done.name, **done.report}))
     else:

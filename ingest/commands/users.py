@@ -96,12 +96,18 @@ def _add(args) -> int:
 def _remove(args) -> int:
     from ingest.store import audit
     from ingest.store.db import open_database
-    from ingest.store.users import remove_user
+    from ingest.store.users import count_users, remove_user
 
     engine = open_database(args.db)
     info = remove_user(engine, args.name)
     audit.record(engine, audit.cli_user(), "user.remove", f"user {info.name}", {"role": info.role}, None)
     print(f"removed {info.name}")
+    if count_users(engine) == 0:
+        print(
+            "warning: that was the last user: running servers keep requiring logins (every request gets 401) "
+            "until a user is added; a restart serves without logins, on loopback only",
+            file=sys.stderr,
+        )
     return 0
 
 

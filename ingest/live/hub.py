@@ -32,7 +32,7 @@ from ingest.store.layouts import CDU_FIELDS, GPU_BLOCK, GPU_FIELDS, site_layouts
 from ingest.store.livestate import ALERTS_CHANNEL, LiveStateError, encode_state, notify, publish
 from ingest.store.livetrend import read_trend
 from ingest.store.models import Event, utcnow
-from ingest.store.outage import WriteOutage
+from ingest.store.outage import WriteOutage, remembered_alerts
 from ingest.synthetic.plant import XID_DOWN, SyntheticSource
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.engine.tick import PlacedJob, TickInputs, TwinEngine
@@ -506,11 +506,15 @@ class LiveHub:
         try:
             result = list_alerts(self.db, self.site_name, active_only, limit)
         except SQLAlchemyError:
-            if (active_only, limit) in self._last_alerts:
-                return self._last_alerts[(active_only, limit)]
-            raise
+            self.alerts_read_failed = True
+            return remembered_alerts(self._last_alerts, active_only, limit)
+        self.alerts_read_failed = False
         self._last_alerts[(active_only, limit)] = result
         return result
+
+    def database_reachable(self) -> bool:
+        """False while writes fail or the last alert read failed (pages and the API show it)."""
+        return not (self.outage.active or getattr(self, "alerts_read_failed", False))
 
     def acknowledge(self, alert_id: int, comment: str = "", user: str = "") -> None:
         """Mark an alert acknowledged with the operator's comment (on a leader or a follower alike)."""

@@ -82,11 +82,18 @@ def fetch_deadline_s(kind: str, interval_s: float) -> float:
     return 3.0 * interval_s if kind == "redfish" else interval_s
 
 
+# A live poll reads one instant: the caps of ``ingest once`` for a page (dcgm 32 MiB), not those
+# of a history import (a Prometheus range query, 256 MiB, whose decoded JSON takes several times that).
+LIVE_PROMETHEUS_MAX_BYTES = 32 * 2**20
+
+
 def _fetcher(kind: str, target: str, host: str, deadline_s: float) -> Callable[[], FetchResult]:
     if kind == "dcgm":
         return lambda: fetch_dcgm(target, default_host=host, deadline_s=deadline_s)
     if kind == "prometheus":
-        return lambda: fetch_samples(target, default_host=host, deadline_s=deadline_s)
+        return lambda: fetch_samples(
+            target, default_host=host, deadline_s=deadline_s, max_bytes=LIVE_PROMETHEUS_MAX_BYTES
+        )
     if kind == "redfish":
         return lambda: fetch_redfish(target, host=host or None, crawl_deadline_s=deadline_s)
     return lambda: fetch_ipmi(target, host=host or None, deadline_s=deadline_s)

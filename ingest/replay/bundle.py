@@ -26,7 +26,9 @@ import hashlib
 import io
 import json
 import os
+import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +38,20 @@ import pyarrow.parquet as pq
 FORMAT = "clustertwin-incident"
 FORMAT_VERSION = 1
 SUFFIX = ".ctincident"
-MAX_MEMBER_BYTES = 512 * 2**20  # a member larger than this is refused before being read
+# Caps checked before anything is decompressed or decoded (a small file must not cost much memory):
+MAX_JSON_BYTES = 2**20  # manifest.json, metadata.json
+MAX_SITE_BYTES = 8 * 2**20  # site.toml (a ten-campus site file is 0.7 MB)
+MAX_MEMBER_BYTES = 256 * 2**20  # one Parquet member, declared and actual
+MAX_BUNDLE_BYTES = 512 * 2**20  # all members together, uncompressed
+MAX_TABLE_ROWS = 8_000_000  # rows of one table (a 1 h colossus recording at 5 s: 1.1 M rack rows)
+MAX_DECODED_BYTES = 512 * 2**20  # all tables decoded into memory (Arrow), from the Parquet footers
+MAX_NAME_CHARS = 120
+NAME_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._+@-]{{0,{MAX_NAME_CHARS - 1}}}$")
+READ_CHUNK_BYTES = 2**20
+# Bundles are decoded and converted without Arrow's CPU thread pool: a process that had used it
+# (Parquet decoding with threads) aborted at exit about one run in ten ("terminate called without
+# an active exception", exit 134) as the pool's threads were torn down; a bundle's tables are small.
+NO_ARROW_THREADS = True  # documents the choice; the calls pass use_threads=False
 
 _TS = pa.timestamp("ms", tz="UTC")
 _F = pa.float32()
@@ -139,6 +154,14 @@ METADATA_KEYS = (
 )
 
 
+MEMBER_CAPS = {
+    "manifest.json": MAX_JSON_BYTES,
+    "metadata.json": MAX_JSON_BYTES,
+    "site.toml": MAX_SITE_BYTES,
+    **{f"{t}.parquet": MAX_MEMBER_BYTES for t in SCHEMAS},
+}
+
+
 class BundleError(ValueError):
     """A file is not a valid incident bundle (the message says why, in one line)."""
 
@@ -158,7 +181,7 @@ class Bundle:
     def frame(self, table: str):
         """One table as a pandas DataFrame (empty with the right columns when absent)."""
         t = self.tables.get(table)
-        return (t if t is not None else SCHEMAS[table].empty_table()).to_pandas()
+        return (t if t is not None else SCHEMAS[table].empty_table()).to_pandas(use_threads=False)  # NO_ARROW_THREADS
 
 
 def empty_table(name: str) -> pa.Table:
@@ -177,8 +200,22 @@ def _check_metadata(meta: dict) -> None:
         raise BundleError(f"metadata lacks {', '.join(missing)}")
     if not isinstance(meta["tags"], list) or not all(isinstance(t, str) for t in meta["tags"]):
         raise BundleError("metadata 'tags' must be a list of strings")
-    if not isinstance(meta["name"], str) or not meta["name"] or "/" in meta["name"] or meta["name"].startswith("."):
-        raise BundleError(f"metadata 'name' {meta['name']!r} is not a usable incident name")
+    check_name(meta["name"], "metadata 'name'")
+
+
+def check_name(name, what: str = "incident name") -> str:
+    """``name`` if it is a usable incident name (it becomes a file name and is shown in terminals and pages).
+
+    A letter or digit, then up to 119 letters, digits or ``. _ + @ -``: no path separator,
+    no control character (ANSI escapes, newlines), no markup.
+    """
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        shown = repr(name)[:80] if isinstance(name, str) else type(name).__name__
+        raise BundleError(
+            f"{what} {shown} is not a usable incident name (a letter or digit, then up to "
+            f"{MAX_NAME_CHARS - 1} letters, digits or . _ + @ -)"
+        )
+    return name
 
 
 def bundle_bytes(bundle: Bundle) -> bytes:
@@ -231,89 +268,219 @@ def write_bundle(path: Path, bundle: Bundle) -> Path:
     return Path(path)
 
 
-def _read_member(zf: zipfile.ZipFile, name: str, expected: dict) -> bytes:
-    info = zf.getinfo(name)
-    if info.file_size != expected.get("bytes") or info.file_size > MAX_MEMBER_BYTES:
-        raise BundleError(f"member {name} is {info.file_size} bytes, the manifest says {expected.get('bytes')}")
-    data = zf.read(name)
+def _check_directory(zf: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """The archive's members by name, refused unless every name is known, once, and within its size cap.
+
+    Sizes are the zip directory's declared uncompressed sizes; :func:`_read_capped` checks the
+    actual ones while reading.  Nothing is decompressed here.
+    """
+    infos = zf.infolist()
+    if len(infos) > len(MEMBER_CAPS):
+        raise BundleError(f"the archive holds {len(infos)} members, a bundle has at most {len(MEMBER_CAPS)}")
+    out: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        cap = MEMBER_CAPS.get(info.filename)
+        if cap is None:
+            raise BundleError(f"unknown member {info.filename[:80]!r}")
+        if info.filename in out:
+            raise BundleError(f"member {info.filename} appears twice")
+        if info.file_size > cap:
+            raise BundleError(f"member {info.filename} is {info.file_size} bytes uncompressed, at most {cap}")
+        out[info.filename] = info
+    total = sum(i.file_size for i in infos)
+    if total > MAX_BUNDLE_BYTES:
+        raise BundleError(f"members add up to {total} bytes uncompressed, at most {MAX_BUNDLE_BYTES}")
+    return out
+
+
+def _read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, read in chunks and refused as soon as they pass its declared size or its cap."""
+    limit = min(info.file_size, MEMBER_CAPS[info.filename])
+    chunks, total = [], 0
+    with zf.open(info) as src:
+        while chunk := src.read(min(READ_CHUNK_BYTES, limit + 1 - total)):
+            total += len(chunk)
+            if total > limit:
+                raise BundleError(f"member {info.filename} holds more than its declared {info.file_size} bytes")
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, expected: dict) -> bytes:
+    name = info.filename
+    if not isinstance(expected, dict) or info.file_size != expected.get("bytes"):
+        shown = expected.get("bytes") if isinstance(expected, dict) else None
+        raise BundleError(f"member {name} is {info.file_size} bytes, the manifest says {shown}")
+    data = _read_capped(zf, info)
     if hashlib.sha256(data).hexdigest() != expected.get("sha256"):
         raise BundleError(f"member {name} fails its checksum (modified or damaged)")
     return data
 
 
-def _read_table(name: str, data: bytes, rows: int | None) -> pa.Table:
+def _footer(name: str, data: bytes, rows) -> pq.ParquetFile:
+    """The Parquet file of table ``name``, its footer checked (schema, rows, decoded size) before any data is read."""
     try:
-        table = pq.read_table(io.BytesIO(data))
+        pf = pq.ParquetFile(io.BytesIO(data))
+        schema = pf.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise BundleError(f"table {name} is not readable Parquet ({exc})") from None
     want = SCHEMAS[name]
-    if table.schema.names != want.names:
-        raise BundleError(f"table {name} has columns {table.schema.names}, expected {want.names}")
+    if schema.names != want.names:
+        raise BundleError(f"table {name} has columns {schema.names}, expected {want.names}")
     for f in want:
-        if table.schema.field(f.name).type != f.type:
-            raise BundleError(f"table {name} column {f.name} is {table.schema.field(f.name).type}, expected {f.type}")
-    if rows is not None and table.num_rows != rows:
-        raise BundleError(f"table {name} has {table.num_rows} rows, the manifest says {rows}")
+        if schema.field(f.name).type != f.type:
+            raise BundleError(f"table {name} column {f.name} is {schema.field(f.name).type}, expected {f.type}")
+    meta = pf.metadata
+    if not isinstance(rows, int) or meta.num_rows != rows:
+        raise BundleError(f"table {name} declares {meta.num_rows} rows, the manifest says {rows}")
+    if rows > MAX_TABLE_ROWS:
+        raise BundleError(f"table {name} declares {rows} rows, at most {MAX_TABLE_ROWS}")
+    return pf
+
+
+def _decoded_bytes(pf: pq.ParquetFile) -> int:
+    """What the footer says the table's columns take uncompressed, in bytes."""
+    meta = pf.metadata
+    return sum(
+        meta.row_group(g).column(c).total_uncompressed_size
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    )
+
+
+def _read_table(name: str, pf: pq.ParquetFile, budget: list[int]) -> pa.Table:
+    """Table ``name`` read one row group at a time, each charged to ``budget`` (bytes left to decode)."""
+    parts = []
+    try:
+        for g in range(pf.metadata.num_row_groups):
+            part = pf.read_row_group(g, use_threads=False)  # see NO_ARROW_THREADS
+            budget[0] -= part.nbytes
+            if budget[0] < 0:
+                raise BundleError(f"tables decode to more than {MAX_DECODED_BYTES} bytes (table {name})")
+            parts.append(part)
+        table = pa.concat_tables(parts) if parts else SCHEMAS[name].empty_table()
+    except (pa.ArrowException, OSError) as exc:
+        raise BundleError(f"table {name} is not readable Parquet ({exc})") from None
+    if table.num_rows != pf.metadata.num_rows:
+        raise BundleError(f"table {name} has {table.num_rows} rows, its footer says {pf.metadata.num_rows}")
     return table.replace_schema_metadata(None)
 
 
-def parse_bundle(data: bytes, origin: str = "bundle") -> Bundle:
-    """Validate and load a bundle from its bytes (see :func:`read_bundle`)."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise BundleError(f"{origin}: not an incident bundle (not a zip archive, or truncated)") from None
-    with zf:
-        if zf.comment != f"{FORMAT}/{FORMAT_VERSION}".encode():
-            comment = zf.comment.decode(errors="replace")
-            if comment.startswith(FORMAT + "/"):
-                raise BundleError(
-                    f"{origin}: bundle format {comment!r} is not supported (this reads {FORMAT}/{FORMAT_VERSION})"
-                )
-            raise BundleError(f"{origin}: not an incident bundle (zip archive without the {FORMAT} mark)")
-        try:
-            manifest = json.loads(zf.read("manifest.json"))
-        except (KeyError, ValueError):
-            raise BundleError(f"{origin}: manifest.json is missing or not JSON") from None
-        if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+def _open_archive(zf: zipfile.ZipFile, origin: str) -> tuple[dict, dict[str, zipfile.ZipInfo]]:
+    """The checked manifest and member directory of an opened bundle archive."""
+    if zf.comment != f"{FORMAT}/{FORMAT_VERSION}".encode():
+        comment = zf.comment.decode(errors="replace")
+        if comment.startswith(FORMAT + "/"):
             raise BundleError(
-                f"{origin}: manifest names format {manifest.get('format')!r} version {manifest.get('format_version')!r}"
+                f"{origin}: bundle format {comment[:60]!r} is not supported (this reads {FORMAT}/{FORMAT_VERSION})"
             )
-        members, rows = manifest.get("members", {}), manifest.get("rows", {})
-        present = set(zf.namelist()) - {"manifest.json"}
-        if present != set(members):
-            extra, lost = sorted(present - set(members)), sorted(set(members) - present)
-            raise BundleError(f"{origin}: members differ from the manifest (unlisted {extra}, missing {lost})")
-        for needed in ("metadata.json", "site.toml", *(f"{t}.parquet" for t in REQUIRED_TABLES)):
-            if needed not in members:
-                raise BundleError(f"{origin}: member {needed} is missing")
+        raise BundleError(f"{origin}: not an incident bundle (zip archive without the {FORMAT} mark)")
+    try:
+        infos = _check_directory(zf)
+        if "manifest.json" not in infos:
+            raise BundleError("manifest.json is missing")
+        manifest = json.loads(_read_capped(zf, infos.pop("manifest.json")))
+    except BundleError as exc:
+        raise BundleError(f"{origin}: {exc}") from None
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise BundleError(f"{origin}: damaged archive ({str(exc)[:120]})") from None
+    except (ValueError, RecursionError):
+        raise BundleError(f"{origin}: manifest.json is not JSON") from None
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{origin}: manifest.json is not a JSON object")
+    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+        raise BundleError(
+            f"{origin}: manifest names format {str(manifest.get('format'))[:40]!r} "
+            f"version {str(manifest.get('format_version'))[:20]!r}"
+        )
+    members, rows = manifest.get("members"), manifest.get("rows", {})
+    if not isinstance(members, dict) or not isinstance(rows, dict):
+        raise BundleError(f"{origin}: manifest.json lacks its members and rows")
+    if set(infos) != set(members):
+        extra, lost = sorted(set(infos) - set(members)), sorted(set(members) - set(infos))
+        raise BundleError(f"{origin}: members differ from the manifest (unlisted {extra}, missing {lost[:20]})")
+    for needed in ("metadata.json", "site.toml", *(f"{t}.parquet" for t in REQUIRED_TABLES)):
+        if needed not in members:
+            raise BundleError(f"{origin}: member {needed} is missing")
+    return manifest, infos
+
+
+def _load_metadata(data: bytes) -> dict:
+    try:
+        metadata = json.loads(data)
+    except (ValueError, RecursionError):
+        raise BundleError("metadata.json is not JSON") from None
+    if not isinstance(metadata, dict):
+        raise BundleError("metadata.json is not a JSON object")
+    _check_metadata(metadata)
+    return metadata
+
+
+def _zip(source, origin: str) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        raise BundleError(f"{origin}: not an incident bundle (not a zip archive, or truncated)") from None
+
+
+def parse_bundle(data: bytes, origin: str = "bundle") -> Bundle:
+    """Validate and load a bundle from its bytes (see :func:`read_bundle`).
+
+    Every cap is checked before the bytes it guards are produced: member names, count and
+    declared sizes from the zip directory; actual sizes while decompressing; each table's
+    schema, row count and decoded size from its Parquet footer before its data is read.
+    """
+    with _zip(io.BytesIO(data), origin) as zf:
+        manifest, infos = _open_archive(zf, origin)
+        members, rows = manifest["members"], manifest["rows"]
         try:
-            contents = {name: _read_member(zf, name, spec) for name, spec in members.items()}
+            contents = {name: _read_member(zf, info, members[name]) for name, info in infos.items()}
         except BundleError as exc:
             raise BundleError(f"{origin}: {exc}") from None
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise BundleError(f"{origin}: damaged archive ({exc})") from None
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+            raise BundleError(f"{origin}: damaged archive ({str(exc)[:120]})") from None
     try:
-        metadata = json.loads(contents.pop("metadata.json"))
-        _check_metadata(metadata)
+        metadata = _load_metadata(contents.pop("metadata.json"))
         site_toml = contents.pop("site.toml").decode("utf-8")
-        tables = {}
-        for member, data_ in contents.items():
-            table, _, ext = member.rpartition(".")
-            if ext != "parquet" or table not in SCHEMAS:
-                raise BundleError(f"unknown member {member}")
-            tables[table] = _read_table(table, data_, rows.get(table))
+        files = {member.rpartition(".")[0]: data_ for member, data_ in contents.items()}
+        footers = {table: _footer(table, data_, rows.get(table)) for table, data_ in files.items()}
+        declared = sum(_decoded_bytes(pf) for pf in footers.values())
+        if declared > MAX_DECODED_BYTES:
+            raise BundleError(f"tables declare {declared} bytes decoded, at most {MAX_DECODED_BYTES}")
+        budget = [MAX_DECODED_BYTES]
+        tables = {table: _read_table(table, pf, budget) for table, pf in footers.items()}
     except BundleError as exc:
         raise BundleError(f"{origin}: {exc}") from None
     except ValueError as exc:
-        raise BundleError(f"{origin}: metadata.json or site.toml unreadable ({exc})") from None
+        raise BundleError(f"{origin}: metadata.json or site.toml unreadable ({str(exc)[:120]})") from None
     return Bundle(metadata=metadata, site_toml=site_toml, tables=tables)
+
+
+def read_metadata(path: Path) -> dict:
+    """A bundle's metadata alone, without reading its tables: what listing the library needs.
+
+    The archive's directory and manifest are checked as :func:`read_bundle` checks them (names,
+    counts, caps) and ``metadata.json`` against its checksum; the tables are neither read nor
+    validated (an import validated them; a replay validates them again).
+    """
+    path = Path(path)
+    with _zip(path, path.name) as zf:
+        manifest, infos = _open_archive(zf, path.name)
+        try:
+            return _load_metadata(_read_member(zf, infos["metadata.json"], manifest["members"]["metadata.json"]))
+        except BundleError as exc:
+            raise BundleError(f"{path.name}: {exc}") from None
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+            raise BundleError(f"{path.name}: damaged archive ({str(exc)[:120]})") from None
 
 
 def read_bundle(path: Path) -> Bundle:
     """Load and validate the bundle at ``path``; :class:`BundleError` for anything wrong with it."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_BUNDLE_BYTES:
+            raise BundleError(f"{path.name}: the file is {size} bytes, a bundle has at most {MAX_BUNDLE_BYTES}")
         data = path.read_bytes()
     except OSError as exc:
         raise BundleError(f"{path}: cannot read ({exc.strerror})") from None

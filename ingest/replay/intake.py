@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.replay.bundle import read_bundle
-from ingest.replay.library import find_incident, import_bundle_file, library_path
+from ingest.replay.library import before_rename, find_incident, import_bundle_file, library_path
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +49,7 @@ class Imported:
 
     def audit_state(self) -> dict:
         """What an audit entry keeps of it: site, window, file size."""
-        meta = self.metadata
-        return {
-            "site": meta["site_name"],
-            "start": meta["start"],
-            "end": meta["end"],
-            "bytes": self.path.stat().st_size,
-        }
+        return audit_state_of(self.path, self.metadata)
 
 
 def _existing(name: str | None, directory) -> bool:
@@ -65,12 +59,18 @@ def _existing(name: str | None, directory) -> bool:
         return False
 
 
-def import_incident(request) -> Imported:
+def import_incident(request, before_land=None) -> Imported:
     """Validate and store the incident of ``request`` (an :class:`ImportRequest` or the CLI's arguments).
 
+    ``before_land(path, metadata)`` runs once the bundle is written and synced under its
+    temporary name, before it is renamed into the library (its database row and audit
+    entry: :func:`ingest.replay.library.before_rename`); an exception from it stores nothing.
     Raises :class:`ingest.replay.bundle.BundleError` or another ``ValueError`` naming what is
     wrong, and ``OSError`` for a file that cannot be read.
     """
+    if before_land is not None:
+        with before_rename(before_land):
+            return import_incident(request)
     if request.format == "bundle":
         path, metadata, replaced = import_bundle_file(
             Path(request.source), request.dir, name=request.name, replace=request.replace
@@ -84,6 +84,21 @@ def import_incident(request) -> Imported:
     return Imported(name, path, read_bundle(path).metadata, report, replaced)
 
 
+def audit_state_of(path: Path, metadata: dict) -> dict:
+    """What an audit entry keeps of a stored bundle: site, window, file size."""
+    return {
+        "site": metadata["site_name"],
+        "start": metadata["start"],
+        "end": metadata["end"],
+        "bytes": Path(path).stat().st_size,
+    }
+
+
+def replaces(metadata: dict, directory) -> bool:
+    """Whether storing the bundle of ``metadata`` replaces an incident of the library."""
+    return _existing(metadata["name"], directory)
+
+
 def record_in_database(
     engine,
     metadata: dict,
@@ -93,11 +108,12 @@ def record_in_database(
     before=None,
     after=None,
     address: str = "",
+    path: Path | None = None,
 ) -> None:
-    """The incident's row in the database (``metadata`` of its bundle) and, with ``actor``, its audit entry."""
+    """The incident's row in the database (``metadata`` of its bundle at ``path``) and, with ``actor``, its audit entry."""
     from ingest.store import audit
     from ingest.store.incidents import record_incident
 
-    record_incident(engine, metadata)
+    record_incident(engine, metadata, path)
     if actor is not None:
         audit.record(engine, actor, action, f"incident {metadata['name']}", before, after, address=address)

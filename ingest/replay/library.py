@@ -9,14 +9,29 @@ atomic rename: a refused file leaves the library as it was.
 
 from __future__ import annotations
 
+import contextvars
+import json
 import os
+import threading
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
-from ingest.replay.bundle import ID_COLUMNS, SUFFIX, Bundle, BundleError, read_bundle, write_atomic, write_bundle
+from ingest.replay.bundle import (
+    ID_COLUMNS,
+    SUFFIX,
+    Bundle,
+    BundleError,
+    bundle_bytes,
+    check_name,
+    read_bundle,
+    read_metadata,
+)
 from twin.site.catalogue import DATA_DIR, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.load import build_site
@@ -30,10 +45,21 @@ class IncidentExists(BundleError):
     """An incident of that name is stored already (and replacing it was not asked for)."""
 
 
+_SWEPT: set[str] = set()
+
+
 def user_dir(path: str | Path | None = None) -> Path:
-    """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents."""
+    """The user's incident directory (created): ``path``, else ``$CLUSTERTWIN_INCIDENTS``, else var/incidents.
+
+    The first time a process uses a directory, temporary files of killed imports are swept
+    (:func:`sweep_staging`).
+    """
     out = Path(path or os.environ.get("CLUSTERTWIN_INCIDENTS") or DEFAULT_USER_DIR)
     out.mkdir(parents=True, exist_ok=True)
+    key = str(out.resolve())
+    if key not in _SWEPT:
+        _SWEPT.add(key)
+        sweep_staging(out)
     return out
 
 
@@ -54,49 +80,77 @@ class IncidentEntry:
         return {**self.__dict__, "path": str(self.path)}
 
 
-def list_incidents(directory: Path | None = None) -> list[IncidentEntry]:
-    """Every readable incident of the user's directory and the shipped one (user first on a name clash)."""
-    out: dict[str, IncidentEntry] = {}
+def list_incidents(directory: Path | None = None, rows=()) -> list[IncidentEntry]:
+    """Every readable incident of the user's directory and the shipped one (user first on a name clash).
+
+    Only each bundle's metadata is read (:func:`bundle_metadata`), never its tables: from
+    the database row of an import while the file is unchanged, else from a per-process
+    cache keyed by file, size and modification time, else from the archive's
+    ``metadata.json`` alone.  ``rows``: :class:`ingest.store.models.Incident` rows.
+    """
+    return [entry for entry, _meta in _scan(directory, rows)]
+
+
+def _scan(directory: Path | None, rows) -> list[tuple[IncidentEntry, dict]]:
+    by_file = {row.bundle_file: row for row in rows if getattr(row, "bundle_file", None)}
+    out: dict[str, tuple[IncidentEntry, dict]] = {}
     for folder, shipped in ((user_dir(directory), False), (SHIPPED_DIR, True)):
         for path in sorted(folder.glob(f"*{SUFFIX}")):
-            try:
-                meta = read_bundle(path).metadata
-            except BundleError:
+            meta = bundle_metadata(path, None if shipped else by_file.get(path.name))
+            if meta is None:
                 continue
-            out.setdefault(
-                meta["name"],
-                IncidentEntry(
-                    meta["name"],
-                    meta["title"],
-                    meta["site_name"],
-                    meta["start"],
-                    meta["end"],
-                    meta["tags"],
-                    path,
-                    shipped,
-                ),
+            entry = IncidentEntry(
+                meta["name"], meta["title"], meta["site_name"], meta["start"], meta["end"], meta["tags"], path, shipped
             )
-    return sorted(out.values(), key=lambda e: (e.site_name, e.start, e.name))
+            out.setdefault(meta["name"], (entry, meta))
+    return sorted(out.values(), key=lambda pair: (pair[0].site_name, pair[0].start, pair[0].name))
 
 
-_META_CACHE: dict[tuple[str, int], dict] = {}
+_META_CACHE: OrderedDict[tuple[str, int, int], dict | None] = OrderedDict()
+_META_CACHE_LOCK = threading.Lock()
+META_CACHE_SIZE = 1024
 
 
-def _metadata(path: Path) -> dict | None:
-    """A bundle's metadata, read once per file version (None when the file cannot be read)."""
+def bundle_metadata(path: Path, row=None) -> dict | None:
+    """A bundle file's metadata (None when it cannot be read), without reading its tables.
+
+    ``row``: the file's :class:`~ingest.store.models.Incident` row, used while the file's size
+    and modification time are the ones it recorded.  Results (refusals too) are cached per
+    (file, size, modification time), at most :data:`META_CACHE_SIZE` of them.
+    """
     try:
-        key = (str(path), path.stat().st_mtime_ns)
+        stat = path.stat()
     except OSError:
         return None
-    if key not in _META_CACHE:
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    with _META_CACHE_LOCK:
+        if key in _META_CACHE:
+            _META_CACHE.move_to_end(key)
+            return _META_CACHE[key]
+    meta = _row_metadata(row, stat)
+    if meta is None:
         try:
-            meta = read_bundle(path).metadata
+            meta = read_metadata(path)
         except BundleError:
-            return None
-        if len(_META_CACHE) >= 256:
-            _META_CACHE.pop(next(iter(_META_CACHE)))
+            meta = None
+    with _META_CACHE_LOCK:
         _META_CACHE[key] = meta
-    return _META_CACHE[key]
+        while len(_META_CACHE) > META_CACHE_SIZE:
+            _META_CACHE.popitem(last=False)
+    return meta
+
+
+def _row_metadata(row, stat) -> dict | None:
+    if row is None or row.metadata_json is None:
+        return None
+    if row.bundle_bytes != stat.st_size or row.bundle_mtime_ns != stat.st_mtime_ns:
+        return None
+    try:
+        meta = json.loads(row.metadata_json)
+        check_name(meta.get("name"))
+    except (ValueError, AttributeError):
+        return None
+    return meta if all(k in meta for k in ("name", "title", "site_name", "start", "end", "tags")) else None
 
 
 def kept_where(entry: dict) -> str:
@@ -115,12 +169,10 @@ def library_entries(directory: Path | None = None, rows=()) -> list[dict]:
     library is listed but cannot be replayed.  Files first (by site, start, name), then
     rows without a file.
     """
+    rows = list(rows)
     by_key = {(row.site_name, row.name): row for row in rows}
     out = []
-    for entry in list_incidents(directory):
-        meta = _metadata(entry.path)
-        if meta is None:
-            continue
+    for entry, meta in _scan(directory, rows):
         known = by_key.pop((meta["site_name"], meta["name"]), None) is not None
         out.append({**meta, "path": str(entry.path), "shipped": entry.shipped, "file": True, "in_database": known})
     for row in sorted(by_key.values(), key=lambda r: (r.site_name, r.start_at, r.name)):
@@ -160,8 +212,9 @@ def find_incident(name_or_path: str, directory: Path | None = None) -> Path:
 def library_path(name: str, directory: Path | None = None) -> Path:
     """Where the user's incident ``name`` is stored; :class:`BundleError` for a name that would lead elsewhere."""
     folder = user_dir(directory)
+    check_name(name)
     dest = folder / f"{name}{SUFFIX}"
-    if not name or "\x00" in name or dest.resolve().parent != folder.resolve() or name.startswith("."):
+    if dest.resolve().parent != folder.resolve():
         raise BundleError(f"incident name {name[:80]!r} is not a plain file name")
     return dest
 
@@ -228,6 +281,79 @@ def import_file(source: Path, directory: Path | None = None, *, name: str | None
     return import_bundle_file(source, directory, name=name, replace=replace)[0]
 
 
+# What runs between writing a bundle under its temporary name and renaming it into place (see land()).
+_BEFORE_RENAME: contextvars.ContextVar = contextvars.ContextVar("before_rename", default=None)
+STAGING_MARK = ".importing-"  # temporary bundles: .<name>.ctincident.importing-<pid>
+STALE_STAGING_S = 3600.0
+
+
+@contextmanager
+def before_rename(callback):
+    """Run ``callback(path, metadata)`` after a bundle stored in this context is written, before it lands.
+
+    The bundle is fully written and synced under a temporary name first; ``callback`` (the
+    incident's database row and audit entry) commits; only then is the file renamed into
+    the library.  A process killed at any point leaves either nothing, or a temporary file
+    (removed by :func:`sweep_staging`), or — after the commit — the row and the entry while
+    the rename is still to come, never a library file without its row and audit entry.  An
+    exception from ``callback`` removes the temporary file: nothing is stored.
+    """
+    token = _BEFORE_RENAME.set(callback)
+    try:
+        yield
+    finally:
+        _BEFORE_RENAME.reset(token)
+
+
+def land(dest: Path, data: bytes, metadata: dict) -> Path:
+    """Store ``data`` at ``dest`` through a synced temporary file, the :func:`before_rename` callback, a rename."""
+    staging = dest.with_name(f".{dest.name}{STAGING_MARK}{os.getpid()}")
+    try:
+        with open(staging, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        callback = _BEFORE_RENAME.get()
+        if callback is not None:
+            callback(staging, metadata)
+        os.replace(staging, dest)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(dest.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return dest
+
+
+def sweep_staging(folder: Path) -> list[Path]:
+    """Remove temporary bundles left by killed imports: their process is gone, or they are over an hour old."""
+    removed = []
+    for path in folder.glob(f".*{SUFFIX}{STAGING_MARK}*"):
+        pid = path.name.rpartition(STAGING_MARK)[2]
+        try:
+            alive = pid.isdigit() and int(pid) != os.getpid() and _running(int(pid))
+            stale = time.time() - path.stat().st_mtime > STALE_STAGING_S
+        except OSError:
+            continue
+        if not alive or stale:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def import_bundle_file(
     source: Path, directory: Path | None = None, *, name: str | None = None, replace: bool = False
 ) -> tuple[Path, dict, bool]:
@@ -241,9 +367,10 @@ def import_bundle_file(
         raise IncidentExists(f"an incident named {target_name!r} is already stored (choose --name or --replace)")
     if name and name != bundle.name:
         bundle.metadata["name"] = name
-        write_bundle(dest, bundle)
+        data = bundle_bytes(bundle)
     else:
-        write_atomic(dest, Path(source).read_bytes())
+        data = Path(source).read_bytes()
+    land(dest, data, bundle.metadata)
     return dest, bundle.metadata, replaced
 
 
@@ -253,7 +380,7 @@ def store_bundle(bundle: Bundle, directory: Path | None = None, *, replace: bool
     dest = library_path(bundle.name, directory)
     if dest.exists() and not replace:
         raise IncidentExists(f"an incident named {bundle.name!r} is already stored (choose --name or --replace)")
-    return write_bundle(dest, bundle)
+    return land(dest, bundle_bytes(bundle), bundle.metadata)
 
 
 def window_of(bundle: Bundle) -> tuple[datetime, datetime]:

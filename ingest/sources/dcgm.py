@@ -19,8 +19,10 @@ without a canonical quantity are counted per name (``counts.unmapped_names``).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 
@@ -144,6 +146,12 @@ class DcgmParse:
     workloads: dict[int, Workload]  # entity row → workload, only GPUs held by a pod
 
 
+_MISSING = object()
+# Label blocks memoised per parser (one parser serves every dcgm source of a process): a block is
+# one entity's labels (~0.3-1 kB), so this bounds the memo to roughly 100-300 MB with 100k+ GPUs' worth.
+MAX_CACHED_LABELS = 262_144
+
+
 class DcgmParser:
     """Parses dcgm-exporter text; memoises label blocks across calls (same exporters, same labels).
 
@@ -151,10 +159,13 @@ class DcgmParser:
     output of :meth:`parse` does not depend on it.
     """
 
-    def __init__(self, max_cached_labels: int = 2_000_000) -> None:
+    def __init__(self, max_cached_labels: int = MAX_CACHED_LABELS) -> None:
         self._labels: dict[tuple[str, str], tuple[tuple, Workload | None] | None] = {}
         self._max = max_cached_labels
         self._fields: dict[str, tuple[int, float, bool, bool]] = {}
+        self._lock = threading.Lock()
+        self.label_hits_total = 0
+        self.label_misses_total = 0
 
     def _field(self, name: str) -> tuple[int, float, bool, bool]:
         f = self._fields.get(name)
@@ -169,18 +180,26 @@ class DcgmParser:
         return f
 
     def _label_info(self, block: str, default_host: str) -> tuple[tuple, Workload | None] | None:
-        key = (block, default_host)
-        try:
-            return self._labels[key]
-        except KeyError:
-            pass
+        """The entity key and workload of a label block, memoised by (block, default host)."""
+        memo_key = (block, default_host)
+        info = self._labels.get(memo_key, _MISSING)
+        if info is not _MISSING:
+            self.label_hits_total += 1
+            return info
+        self.label_misses_total += 1
         labels = parse_labels(block) if block else {}
-        key = None if labels is None else entity_key(labels, default_host)
-        info = None if key is None else (key, workload_of(labels))
-        if len(self._labels) >= self._max:
-            self._labels.clear()
-        self._labels[key] = info
+        entity = None if labels is None else entity_key(labels, default_host)
+        info = None if entity is None else (entity, workload_of(labels))
+        with self._lock:
+            if len(self._labels) >= self._max:  # forget the oldest quarter (insertion order)
+                for old in list(itertools.islice(self._labels, max(1, self._max // 4))):
+                    self._labels.pop(old, None)
+            self._labels[memo_key] = info
         return info
+
+    @property
+    def cached_labels_count(self) -> int:
+        return len(self._labels)
 
     def parse(self, text: str, default_host: str = "", fetched_at_s: float | None = None) -> DcgmParse:
         """Parse one exposition.  ``default_host`` names series without a host label.

@@ -27,6 +27,8 @@ from ingest.sources.samples import ENTITY_KINDS, KIND_CODE, SampleBatch
 log = logging.getLogger(__name__)
 
 _EXAMPLES = 20
+SHOWN_NAME_CHARS = 80  # an unknown host name as logged and reported (a source may send any length)
+MAX_REPORTED_UNKNOWN = 10_000  # names remembered as already logged; beyond, new ones are not logged again
 # Sources whose GPU index is the site's index (DCGM's ``gpu`` label); BMC numbering is not.
 INDEX_AUTHORITATIVE_SOURCES = frozenset({"dcgm", "prometheus", "synthetic"})
 
@@ -256,12 +258,13 @@ class Inventory:
             for h in sorted(unknown):
                 if len(counts.unknown_host_names) >= _EXAMPLES:
                     break
-                if h not in counts.unknown_host_names:
-                    counts.unknown_host_names.append(h)
-            new = unknown - self._reported_unknown
-            if new:  # once per name, not once per read
+                if h[:SHOWN_NAME_CHARS] not in counts.unknown_host_names:
+                    counts.unknown_host_names.append(h[:SHOWN_NAME_CHARS])
+            new = {h[:SHOWN_NAME_CHARS] for h in unknown} - self._reported_unknown
+            if new and len(self._reported_unknown) < MAX_REPORTED_UNKNOWN:  # once per name, not once per read
                 self._reported_unknown |= new
-                log.warning("%s: %d new unknown host(s)/equipment, e.g. %s", batch.source, len(new), sorted(new)[:3])
+                shown = [h if len(h) < SHOWN_NAME_CHARS else h + "…" for h in sorted(new)[:3]]
+                log.warning("%s: %d new unknown host(s)/equipment, e.g. %s", batch.source, len(new), shown)
         return out
 
     def map_batch(self, batch: SampleBatch) -> SampleBatch:

@@ -210,6 +210,11 @@ SENSOR_RULES: tuple[SensorRule | tuple[re.Pattern[str], None], ...] = (
     _rule(r"^HGX_GPU_SXM_(?P<i>\d+)_TEMP_0$", "gpu", "gpu_temp_c", "C", 1),
     _rule(r"^HGX_GPU_SXM_(?P<i>\d+)_Power_0$", "gpu", "gpu_power_w", "W", 1),
     _rule(r"^HGX_GPU_SXM_(?P<i>\d+)_Energy_0$", "gpu", "gpu_energy_j", "J", 1),
+    # GB200 HMC sensors: HGX_GPU_n_TEMP_0, _DRAM_0_Temp_0, _Power_0, _Energy_0 (0-based: HGX_GPU_0..3).
+    _rule(r"^HGX_GPU_(?P<i>\d+)_DRAM_\d+_Temp_\d+$", "gpu", "hbm_temp_c", "C", 0),
+    _rule(r"^HGX_GPU_(?P<i>\d+)_TEMP_0$", "gpu", "gpu_temp_c", "C", 0),
+    _rule(r"^HGX_GPU_(?P<i>\d+)_Power_0$", "gpu", "gpu_power_w", "W", 0),
+    _rule(r"^HGX_GPU_(?P<i>\d+)_Energy_0$", "gpu", "gpu_energy_j", "J", 0),
     # Generic per-slot names: "GPU0 Temp" (0-based), "GPU1 Temp" on Dell (1-based slots) —
     # the index base of these is site-specific; default 0-based, override per site.
     _rule(r"^GPU\s?(?P<i>\d+)[ _](?:HBM|Mem(?:ory)?)[ _]Temp$", "gpu", "hbm_temp_c", "C", 0),
@@ -275,6 +280,70 @@ def match_sensor(name: str) -> SensorMatch | None:
             index = int(digits[0]) if digits else -1
         return SensorMatch(rule.kind, rule.canonical, rule.unit, index)
     return None
+
+
+# --- GPU naming conventions of BMCs (Redfish) ----------------------------------------------
+# A GPU Processor Id that is an ordinal: GPU_SXM_1 (DGX H100, 1-based), GPU_0 (GB200, 0-based), GPU1.
+_GPU_ORDINAL = re.compile(r"^(?:(?:HGX_)?GPU(?:_SXM)?[_ ]?)?(\d{1,9})$", re.IGNORECASE)
+# GPU chassis and processors in URIs: HGX_GPU_SXM_n and /Processors/GPU_SXM_n or GPUn are 1-based
+# (DGX H100); GB200 names its GPUs HGX_GPU_n and /Processors/GPU_n from 0.
+_GPU_IN_URI = (
+    (re.compile(r"HGX_GPU_SXM_(\d{1,9})|/Processors/(?:GPU_SXM_|GPU)(\d{1,9})\b", re.IGNORECASE), 1),
+    (re.compile(r"HGX_GPU_(\d{1,9})|/Processors/GPU_(\d{1,9})\b", re.IGNORECASE), 0),
+)
+# Dell iDRAC names a GPU by its PCIe slot: Processor "Video.Slot.2-1", sensor "System Board GPU2 Temp".
+_DELL_SLOT_ID = re.compile(r"^Video\.Slot\.(\d{1,9})-\d+$", re.IGNORECASE)
+_DELL_SLOT_SENSOR = re.compile(r"^System\s?Board\s?GPU\s?(\d{1,9})\s?Temp$", re.IGNORECASE)
+# Per-GPU values inside a sensor's OEM block, keyed "GPU1", "GPU_2", "Gpu3Temp", "HGX_GPU_SXM_4" …
+_OEM_GPU_KEY = re.compile(
+    r"^(?:HGX_)?GPU(?:_SXM)?[_ ]?(\d+)(?:[_ ]?(?:Temp|Temperature|Reading|Value))?$", re.IGNORECASE
+)
+# Temperatures of one GPU (a Thermal resource under its Processor): die, memory; a board sensor is neither.
+_GPU_BOARD = re.compile(r"board|inlet|exhaust", re.IGNORECASE)
+_GPU_MEMORY = re.compile(r"HBM|MEM|DRAM", re.IGNORECASE)
+
+# Dell iDRAC ``DellGPUSensor`` (Systems/…/Oem/Dell/DellGPUSensors/<device>) fields.
+DELL_GPU_SENSOR_FIELDS: dict[str, FieldMap] = _check(
+    {
+        "PrimaryGPUTemperatureCelsius": FieldMap("gpu_temp_c", 1.0, "°C"),
+        "MemoryTemperatureCelsius": FieldMap("hbm_temp_c", 1.0, "°C"),
+        "PowerConsumptionmW": FieldMap("gpu_power_w", 1e-3, "mW"),
+    }
+)
+
+
+def gpu_ordinal(processor_id: str) -> int | None:
+    """The number of a GPU Processor Id that is an ordinal (``GPU_SXM_3`` → 3, ``GPU_0`` → 0), else None."""
+    m = _GPU_ORDINAL.match(processor_id.strip())
+    return int(m.group(1)) if m else None
+
+
+def gpu_index_in_uri(uri: str) -> int:
+    """0-based GPU index named by a URI's HGX chassis or GPU processor segment, or -1."""
+    for pattern, base in _GPU_IN_URI:
+        m = pattern.search(uri)
+        if m:
+            return int(m.group(1) or m.group(2)) - base
+    return -1
+
+
+def gpu_slot(name: str) -> int | None:
+    """The PCIe slot a Dell GPU Processor Id or GPU temperature sensor name refers to, else None."""
+    m = _DELL_SLOT_ID.match(name.strip()) or _DELL_SLOT_SENSOR.match(name.strip())
+    return int(m.group(1)) if m else None
+
+
+def oem_gpu_number(key: str) -> int | None:
+    """The GPU number of a per-GPU key in a sensor's OEM block (``"GPU3"`` → 3), else None."""
+    m = _OEM_GPU_KEY.match(key.strip())
+    return int(m.group(1)) if m else None
+
+
+def gpu_thermal_metric(name: str) -> str | None:
+    """``gpu_temp_c`` or ``hbm_temp_c`` for a temperature reading of one GPU by its name; None for board sensors."""
+    if _GPU_BOARD.search(name):
+        return None
+    return "hbm_temp_c" if _GPU_MEMORY.search(name) else "gpu_temp_c"
 
 
 # Units as ipmitool prints them and as Redfish ReadingUnits (UCUM) spell them → one symbol.

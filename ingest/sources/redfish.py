@@ -16,7 +16,13 @@
   ``facility_*``, ``pump_speed_frac``, ``leak_detected_flag``, ``pumps_running_count``;
 * rack PDUs under ``PowerEquipment`` (``PowerDistributionMetrics``, mains/branch
   ``Circuit``, ``Outlet``) → ``feed_power_kw``, ``feed_current_a``, ``feed_voltage_v``;
-* ``MetricReport`` values (strings) by the sensor id inside ``MetricProperty``;
+* ``MetricReport`` values (strings) by the sensor id inside ``MetricProperty`` (NVIDIA HMCs flag
+  values not refreshed in the last sensing interval ``MetricValueStale``: they are kept, the last
+  reading the controller has, and counted in ``stale_values``);
+* per-GPU temperatures and power as other vendors name them: Dell's ``DellGPUSensor`` OEM
+  resource and the ``Thermal``/``Power`` resources under a GPU ``Processor``, GPU sensors named
+  by PCIe slot, and one sensor whose OEM block holds the per-GPU values as strings (HBM under a
+  ``Memory`` physical context);
 * XID codes inside ``LogEntry`` messages (``… XID 62 …``) → ``last_xid_code``.
 
 The same quantity often appears several times in one tree (a GPU's power in the HMC
@@ -36,7 +42,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlparse
 
-from ingest.sources import http
+from ingest.sources import http, names
 from ingest.sources.jsondoc import JsonError, load_json
 from ingest.sources.names import READING_TYPE_UNITS, match_sensor, normalise_unit
 from ingest.sources.samples import BatchBuilder, FetchResult, IngestCounts, SampleBatch, failed, redact_url
@@ -88,7 +94,6 @@ def _reading(obj) -> float:
 
 
 _SEG = re.compile(r"/redfish/v1/(?:Chassis|Systems)/([^/#]+)")
-_HGX_GPU = re.compile(r"HGX_GPU_SXM_(\d+)|/Processors/(?:GPU_SXM_|GPU)(\d+)", re.IGNORECASE)
 _CDU = re.compile(r"/ThermalEquipment/CDUs/([^/#]+)")
 _PDU = re.compile(r"/PowerEquipment/(RackPDUs|FloorPDUs|PowerShelves|TransferSwitches)/([^/#]+)")
 _XID = re.compile(r"\bXID\s+(\d+)\b", re.IGNORECASE)
@@ -117,8 +122,9 @@ GpuMap = dict[str, tuple[int, str]]
 def gpu_processors(docs: dict[str, dict]) -> GpuMap:
     """Find ``Processor`` resources with ``ProcessorType: GPU`` and give each an index and UUID.
 
-    The index comes from the Id when it carries a number (``GPU_SXM_1``/``GPU1`` → 0, HGX
-    numbering is 1-based), else from the order of Ids.  Redfish prints the bare UUID;
+    The index comes from the Id when it is a GPU ordinal (``GPU_SXM_1``/``GPU1`` → 0, HGX H100
+    numbering is 1-based; ``GPU_0`` → 0 where any Id counts from 0, as on GB200), else from the
+    order of Ids (Dell's slot names).  Redfish prints the bare UUID;
     DCGM's label is ``GPU-<uuid>``, which is what the inventory joins on.
     """
     found = []
@@ -126,8 +132,11 @@ def gpu_processors(docs: dict[str, dict]) -> GpuMap:
         if isinstance(doc, dict) and odata_type(doc) == "Processor" and doc.get("ProcessorType") == "GPU":
             found.append((str(doc.get("@odata.id") or uri), str(doc.get("Id", "")), str(doc.get("UUID") or "")))
     out: GpuMap = {}
-    for ordinal, (uri, pid, uuid) in enumerate(sorted(found, key=lambda f: f[1])):
-        idx = _digits(pid, 1) if re.search(r"\d", pid) else ordinal
+    numbers = [names.gpu_ordinal(pid) for _, pid, _ in found]
+    base = 0 if 0 in numbers else 1  # GB200 counts GPU_0..3, the DGX H100 GPU_SXM_1..8
+    by_id = sorted(zip(found, numbers), key=lambda f: f[0][1])
+    for ordinal, ((uri, _pid, uuid), number) in enumerate(by_id):
+        idx = number - base if number is not None else ordinal  # Dell's "Video.Slot.2-1" is a slot, not a GPU number
         if uuid and not uuid.upper().startswith("GPU-"):
             uuid = f"GPU-{uuid.lower()}"
         out[uri.rstrip("/")] = (idx, uuid)
@@ -142,10 +151,7 @@ def _gpu_index(uri: str, gpus: GpuMap | None = None) -> int:
             return gpus[m.group(1)][0]
         if m:
             return -1  # a processor that is not a GPU (a CPU)
-    m = _HGX_GPU.search(uri)
-    if m is None:
-        return -1
-    return int(m.group(1) or m.group(2)) - 1
+    return names.gpu_index_in_uri(uri)
 
 
 def _owner(uri: str) -> str:
@@ -177,6 +183,9 @@ def _parse_sensor(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> li
         return []
     name = doc.get("Id") or doc.get("Name") or uri.rsplit("/", 1)[-1]
     unit = normalise_unit(doc.get("ReadingUnits")) or READING_TYPE_UNITS.get(doc.get("ReadingType") or "", "")
+    per_gpu = _oem_per_gpu_readings(doc, str(name), unit, uri)
+    if per_gpu is not None:
+        return per_gpu
     if not unit and doc.get("Reading") is None:
         return []  # discrete sensor (STATUS_*, POWER_STATE): no value to map
     if doc.get("PhysicalContext") in _GPU_CONTEXTS and unit == "C" and match_sensor(str(name)) is None:
@@ -190,18 +199,66 @@ def _parse_sensor(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> li
 
 _GPU_CONTEXTS = {"GPU", "Accelerator", "GPUSubsystem"}  # Redfish PhysicalContext values of a GPU
 _HBM_NAME = re.compile(r"HBM|MEM|DRAM", re.IGNORECASE)
+_GPU_NAME = re.compile(r"GPU|HBM", re.IGNORECASE)
+
+
+def _related_items(entry: dict) -> list:
+    """``RelatedItem`` links; Dell's iDRAC sends some as a JSON-encoded string."""
+    items = entry.get("RelatedItem") or []
+    if isinstance(items, str):
+        try:
+            items = json.loads(items)
+        except ValueError:
+            return []
+    return items if isinstance(items, list) else []
 
 
 def _gpu_context_index(entry: dict, name: str, gpus: GpuMap, base: int) -> int:
-    """GPU index of a reading with a GPU ``PhysicalContext``: its ``RelatedItem`` GPU, else its name's number."""
-    for item in entry.get("RelatedItem") or []:
+    """GPU index of a reading with a GPU ``PhysicalContext``: its ``RelatedItem`` GPU, else the GPU in
+    the PCIe slot its name gives (Dell), else its name's number."""
+    for item in _related_items(entry):
         ref = item.get("@odata.id") if isinstance(item, dict) else None
         if isinstance(ref, str):
             index = _gpu_index(ref, gpus)
             if index >= 0:
                 return index
+    slot = names.gpu_slot(name)
+    if slot is not None:
+        for uri, (index, _) in gpus.items():
+            if names.gpu_slot(uri.rsplit("/", 1)[-1]) == slot:
+                return index
     digits = _digits(name)
     return digits - base if digits >= base else -1
+
+
+def _oem_per_gpu_readings(doc: dict, name: str, unit: str, uri: str) -> list[RedfishReading] | None:
+    """One sensor for all GPUs whose OEM block holds each GPU's value as a string (``{"GPU1": "45.5"}``).
+
+    The GPU physical context gives die temperatures, ``Memory`` with a GPU/HBM name HBM
+    temperatures; the sensor's own ``Reading`` (an aggregate) is not a GPU's.  None when the
+    sensor is not of that kind.  GPU numbers are 0-based when any key says 0, else 1-based.
+    """
+    context = doc.get("PhysicalContext")
+    is_gpu = context in _GPU_CONTEXTS
+    is_hbm = context == "Memory" and bool(_GPU_NAME.search(name))
+    if unit != "C" or not (is_gpu or is_hbm) or not isinstance(doc.get("Oem"), dict):
+        return None
+    values: dict[int, float] = {}
+    for block in doc["Oem"].values():
+        if isinstance(block, dict):
+            for key, value in block.items():
+                number = names.oem_gpu_number(str(key))
+                if number is not None and not isinstance(value, (dict, list)):
+                    values[number] = _reading(value)
+    if not values:
+        return None
+    base = 0 if 0 in values else 1
+    metric = "hbm_temp_c" if is_hbm or _HBM_NAME.search(name) else "gpu_temp_c"
+    owner = _owner(uri)
+    return [
+        RedfishReading(f"{uri}#/Oem/GPU{n}", "gpu", owner, n - base, "", metric, v, "sensor")
+        for n, v in sorted(values.items())
+    ]
 
 
 def _gpu_context_readings(entries: list, uri: str, gpus: GpuMap, counts: IngestCounts) -> tuple[list, set]:
@@ -243,10 +300,28 @@ def _gpu_context_readings(entries: list, uri: str, gpus: GpuMap, counts: IngestC
     return out, used
 
 
+def _one_gpu_thermal(temps: list, uri: str, gpu: int, counts: IngestCounts) -> list[RedfishReading]:
+    """A ``Thermal`` resource of one GPU (Dell: ``Processors/<GPU>/Oem/Dell/ThermalMetrics``): die and memory by name."""
+    out = []
+    for i, t in enumerate(temps):
+        name = str(t.get("Name") or t.get("MemberId") or f"Temperature{i}")
+        metric = names.gpu_thermal_metric(name)
+        if metric is None:
+            counts.unmapped_series += 1
+            counts.unmapped_names[name] += 1
+            continue
+        value = _reading(t.get("ReadingCelsius"))
+        out.append(RedfishReading(f"{uri}#/Temperatures/{i}", "gpu", _owner(uri), gpu, "", metric, value, "legacy"))
+    return out
+
+
 def _parse_thermal(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     temps = doc.get("Temperatures") or []
     if not isinstance(temps, list):
         raise TypeError(f"Temperatures is a {type(temps).__name__}, not a list")
+    gpu = _gpu_index(uri, gpus) if "/Processors/" in uri else -1
+    if gpu >= 0:
+        return _one_gpu_thermal(temps, uri, gpu, counts)
     out, by_context = _gpu_context_readings(temps, uri, gpus, counts)
     for i, t in enumerate(temps):
         if i in by_context:
@@ -314,6 +389,22 @@ def _digits(text: str, base: int = 0) -> int:
 def _parse_power(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
     out = []
     owner = _owner(uri)
+    gpu = _gpu_index(uri, gpus) if "/Processors/" in uri else -1
+    if gpu >= 0:  # a GPU's own Power resource (Dell: Processors/<GPU>/Oem/Dell/PowerMetrics)
+        return [
+            RedfishReading(
+                f"{uri}#/PowerControl/{i}",
+                "gpu",
+                owner,
+                gpu,
+                "",
+                "gpu_power_w",
+                _reading(pc.get("PowerConsumedWatts")),
+                "legacy",
+            )
+            for i, pc in enumerate(doc.get("PowerControl") or [])
+            if isinstance(pc, dict)
+        ][:1]
     for i, pc in enumerate(doc.get("PowerControl") or []):
         if i == 0:
             out.append(
@@ -376,6 +467,21 @@ def _parse_environment(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) 
         out.append(
             RedfishReading(uri, "gpu", owner, gpu, "", "power_limit_w", _reading(limit.get("SetPoint")), "metrics")
         )
+    return out
+
+
+def _parse_dell_gpu_sensor(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap) -> list[RedfishReading]:
+    """Dell's ``DellGPUSensor`` (``Systems/…/Oem/Dell/DellGPUSensors/<device>``): die, memory and power of one GPU."""
+    device = str(doc.get("DeviceID") or doc.get("Id") or "")
+    gpu = next((i for u, (i, _) in gpus.items() if u.rsplit("/", 1)[-1] == device), -1)
+    if gpu < 0:
+        counts.unmapped_entities += 1
+        return []
+    out = []
+    for key, fm in names.DELL_GPU_SENSOR_FIELDS.items():
+        if key in doc:
+            value = _reading(doc[key]) * fm.scale
+            out.append(RedfishReading(uri, "gpu", _owner(uri), gpu, "", fm.canonical, value, "metrics"))
     return out
 
 
@@ -561,8 +667,8 @@ def _parse_metric_report(doc: dict, uri: str, counts: IngestCounts, gpus: GpuMap
             counts.unmapped_names[prop[-60:] or "<no MetricProperty>"] += 1
             continue
         value = _reading(mv.get("MetricValue"))
-        if (mv.get("Oem") or {}).get("Nvidia", {}).get("MetricValueStale"):
-            value = math.nan
+        if ((mv.get("Oem") or {}).get("Nvidia") or {}).get("MetricValueStale"):
+            counts.stale_values += 1  # not refreshed in the last sensing interval: the last reading held
         r = _sensor_reading(path.rsplit("/", 1)[-1], value, "", path, "report", counts)
         if r:
             out.append(r)
@@ -601,6 +707,7 @@ _PARSERS = {
     "PowerSupplyMetrics": _parse_psu,
     "EnvironmentMetrics": _parse_environment,
     "ProcessorMetrics": _parse_processor_metrics,
+    "DellGPUSensor": _parse_dell_gpu_sensor,
     "PortMetrics": _parse_port_metrics,
     "CoolantConnector": _parse_connector,
     "CoolingUnit": _parse_cooling_unit,
@@ -652,6 +759,13 @@ def load_document(text: str | bytes, where: str = "") -> tuple[dict | None, str]
     return doc, ""
 
 
+def _better(new: RedfishReading, old: RedfishReading) -> bool:
+    """A reading with a value beats one without (a null in a higher-priority view); then the priority."""
+    if math.isnan(new.value) != math.isnan(old.value):
+        return math.isnan(old.value)
+    return _PRIORITY.get(new.via, 0) >= _PRIORITY.get(old.via, 0)
+
+
 def to_samples(readings: list[RedfishReading], host: str, counts: IngestCounts | None = None) -> SampleBatch:
     """Readings of one Redfish service → samples.
 
@@ -670,7 +784,7 @@ def to_samples(readings: list[RedfishReading], host: str, counts: IngestCounts |
             continue
         key = (r.kind, r.owner if r.kind in ("cdu", "pump", "power_element") else "", r.index, r.name, r.metric)
         old = best.get(key)
-        if old is None or _PRIORITY.get(r.via, 0) >= _PRIORITY.get(old.via, 0):
+        if old is None or _better(r, old):
             best[key] = r
     for (kind, owner, metric, via), values in sums.items():
         finite = [v for v in values if not math.isnan(v)]

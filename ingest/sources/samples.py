@@ -51,6 +51,7 @@ class IngestCounts:
     unmapped_entities: int = 0  # entities without enough identity to map (no host, …)
     counter_resets: int = 0  # counters that went down between reads
     future_timestamps: int = 0  # source timestamps ahead of the local clock (clock skew)
+    stale_values: int = 0  # values the source flags as not refreshed in its last interval (kept)
     unmapped_names: Counter = field(default_factory=Counter)  # vendor metric → series count
     unknown_host_names: list[str] = field(default_factory=list)  # first few unknown hosts
 

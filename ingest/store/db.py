@@ -8,13 +8,16 @@ created and changed only by Alembic migrations (``ingest/store/migrations``).
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlmodel import create_engine
@@ -95,9 +98,49 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
+MIGRATION_LOCK_KEY = 7_242_026_001  # PostgreSQL advisory lock held while migrating (any number unique to us)
+
+
+@contextmanager
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """Only one process migrates a database at a time; the others wait, then find the schema current.
+
+    PostgreSQL: a session-level advisory lock on its own connection.  SQLite: an exclusive
+    ``flock`` on ``<database file>.migrate-lock`` next to the file (an in-memory database
+    has one process).  Processes starting together on an empty database (the shards of a
+    site, the workers of ``serve --prod``) would otherwise run the same migrations at once.
+    """
+    backend = engine.url.get_backend_name()
+    if backend == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                conn.commit()
+        return
+    database = engine.url.database if backend == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    try:
+        lock = open(f"{database}.migrate-lock", "a+b")  # noqa: SIM115 — held for the block below
+    except OSError:  # no such directory, read-only: SQLite's own error names the problem
+        yield
+        return
+    with lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
 def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to ``revision`` (default: the newest migration)."""
-    command.upgrade(alembic_config(engine), revision)
+    """Bring the schema to ``revision`` (default: the newest migration), one process at a time."""
+    with migration_lock(engine):
+        command.upgrade(alembic_config(engine), revision)
 
 
 def open_database(url: str | None = None) -> Engine:

@@ -7,16 +7,25 @@ when the file is moved).  Importing or recording a bundle again updates its row.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from ingest.store.models import Incident
 
+BUNDLE_SUFFIX = ".ctincident"  # a library file is <name>.ctincident (ingest.replay.bundle.SUFFIX)
 
-def record_incident(engine: Engine, metadata: dict) -> Incident:
-    """Insert or update the row of the bundle whose metadata is ``metadata`` (name, site, title, window)."""
+
+def record_incident(engine: Engine, metadata: dict, path: Path | None = None) -> Incident:
+    """Insert or update the row of the bundle whose metadata is ``metadata`` (name, site, title, window).
+
+    With ``path`` (the stored bundle file) the row also keeps the whole metadata and the file's
+    name, size and modification time, so listing the library reads them from here while the
+    file is unchanged (:func:`ingest.replay.library.list_incidents`).
+    """
     start, end = datetime.fromisoformat(metadata["start"]), datetime.fromisoformat(metadata["end"])
     with Session(engine) as session:
         row = session.exec(
@@ -25,6 +34,11 @@ def record_incident(engine: Engine, metadata: dict) -> Incident:
         if row is None:
             row = Incident(site_name=metadata["site_name"], name=metadata["name"])
         row.description, row.start_at, row.end_at = metadata.get("title", ""), start, end
+        if path is not None:
+            stat = Path(path).stat()  # the stored file, or the same file under its temporary name before it lands
+            row.bundle_file = f"{metadata['name']}{BUNDLE_SUFFIX}"
+            row.bundle_bytes, row.bundle_mtime_ns = stat.st_size, stat.st_mtime_ns
+            row.metadata_json = json.dumps(metadata, sort_keys=True)
         session.add(row)
         session.commit()
         session.refresh(row)

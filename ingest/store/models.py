@@ -84,6 +84,12 @@ class Incident(SQLModel, table=True):
     start_at: datetime = _ts()
     end_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
     created_at: datetime = _ts()
+    # the bundle file as imported (migration 0008): listing the library reads its metadata from here
+    # while the file's size and modification time still match, instead of opening the file
+    bundle_file: str | None = None
+    bundle_bytes: int | None = Field(default=None, sa_column=Column(BigInteger(), nullable=True))
+    bundle_mtime_ns: int | None = Field(default=None, sa_column=Column(BigInteger(), nullable=True))
+    metadata_json: str | None = None
 
 
 class Event(SQLModel, table=True):

@@ -57,3 +57,20 @@ class WriteOutage:
         )
         self.started_s = None
         self.lost.clear()
+
+
+def remembered_alerts(kept: dict, active_only: bool, limit: int) -> list[dict]:
+    """The alert list to show while the database cannot be read: from the lists last read (``kept``).
+
+    ``kept`` maps ``(active_only, limit)`` to a list read before.  The same query's list if
+    there is one, else one derived from another (the active ones of a full list, a longer
+    list cut), else an empty list: never an error, so pages and the API keep answering.
+    """
+    if (active_only, limit) in kept:
+        return kept[(active_only, limit)]
+    for (kept_active, _kept_limit), rows in sorted(kept.items(), key=lambda kv: -kv[0][1]):
+        if kept_active == active_only:
+            return rows[:limit]
+        if active_only and not kept_active:
+            return [a for a in rows if a.get("cleared_at") is None][:limit]
+    return []

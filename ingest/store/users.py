@@ -131,6 +131,16 @@ def remove_user(engine: Engine, name: str) -> UserInfo:
         return info
 
 
+def end_sessions(engine: Engine, name: str) -> UserInfo:
+    """End every open session of ``name`` (its session epoch moves on): what logging out does."""
+    with Session(engine) as session:
+        user = _get(session, name)
+        user.session_epoch, user.updated_at = user.session_epoch + 1, utcnow()
+        session.add(user)
+        session.commit()
+        return _info(user)
+
+
 def set_password(engine: Engine, name: str, password: str) -> UserInfo:
     """Change a password; the user's open sessions end (their epoch moves on)."""
     digest = _hasher.hash(check_password(password))

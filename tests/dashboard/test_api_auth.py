@@ -99,7 +99,7 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
         json=_body(n),
         headers={
             **tokens["vera"],  # noqa: E731
-            "Referer": "http://t/floor",
+            "Referer": "http://localhost/floor",
         },
     )
     assert post(1).status_code == 200
@@ -111,7 +111,8 @@ def test_live_updates_rendered_in_the_background_pass_the_same_checks(client, to
     hits = cache.hits
     assert post(3).status_code == 200 and cache.hits == hits + 1  # the copy's rendering was stored
     assert (
-        client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://t/floor"}).status_code == 401
+        client.post("/_dash-update-component", json=_body(4), headers={"Referer": "http://localhost/floor"}).status_code
+        == 401
     )
 
 

@@ -298,3 +298,21 @@ def test_over_http_a_chunked_upload_streams_past_the_json_caps(app, tokens, libr
         assert r.status_code == 200 and r.json()["name"] == "trip-http"
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize("kind", ["manifest", "rows"])
+def test_a_bundle_bomb_is_refused_and_not_kept(client, tokens, library, tmp_path, kind):
+    from tests.ingest.replay import bombs
+
+    base = SHIPPED.read_bytes()
+    if kind == "manifest":
+        path = bombs.manifest_bomb(base, tmp_path / "bomb.ctincident", spaces=64 * 2**20)
+    else:
+        path = bombs.rows_bomb(base, tmp_path / "bomb.ctincident", rows=9_000_000)
+    before = _library(library)
+    r = _post(client, path.read_bytes(), tokens["otto"], "?name=bomb")
+    assert r.status_code == 422, r.get_json()
+    assert ("manifest.json is" if kind == "manifest" else "declares 9000000 rows, at most") in r.get_json()["error"]
+    assert _library(library) == before
+    listed = client.get("/api/v1/incidents?limit=1000", headers=tokens["vera"])
+    assert listed.status_code == 200 and "bomb" not in {e["name"] for e in listed.get_json()["items"]}

@@ -112,3 +112,21 @@ def test_serve_prod_bad_fault_stops_with_the_worker_message(tmp_path):
     code = proc.wait(timeout=120)
     output = log.read_text()
     assert code == 2 and "error: --fault" in output and "Traceback" not in output, output
+
+
+def test_bind_addresses_of_ipv6_hosts_are_bracketed():
+    from dashboard.prod import bind_address
+
+    assert bind_address("::1", 8050) == "[::1]:8050" and bind_address("[::1]", 1) == "[::1]:1"
+    assert bind_address("127.0.0.1", 8050) == "127.0.0.1:8050"
+
+
+def test_serve_prod_on_ipv6_loopback(tmp_path):
+    proc, url, log = _serve(tmp_path, "--host", "::1")
+    url = url.replace("127.0.0.1", "[::1]")
+    try:
+        _wait_up(proc, url, log)
+        assert requests.get(f"{url}/api/v1/site", timeout=10).json()["n_gpus"] == 1024
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0

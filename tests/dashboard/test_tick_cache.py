@@ -40,7 +40,7 @@ def app_and_calls(demo_state, monkeypatch):
     return app, calls
 
 
-def _post(client, body, referer="http://127.0.0.1/floor"):
+def _post(client, body, referer="http://localhost/floor"):
     return client.post("/_dash-update-component", json=body, headers={"Referer": referer})
 
 
@@ -80,7 +80,7 @@ def test_other_state_view_and_non_tick_requests_render_anew(app_and_calls):
     client = app.server.test_client()
     _post(client, _body(1))
     _post(client, _body(1, metric="rack_power_kw"))  # another state: another key
-    _post(client, _body(1), referer="http://127.0.0.1/floor?view=scenario:nope")  # another view
+    _post(client, _body(1), referer="http://localhost/floor?view=scenario:nope")  # another view
     _post(client, _body(1, changed="floor-metric.value"))  # a user's change: never from the cache
     _post(client, _body(2, changed="floor-metric.value"))
     assert len(calls) == 5

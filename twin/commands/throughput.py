@@ -33,6 +33,11 @@ def _format_table(report: dict) -> str:
         ("hardware TFLOP/s per GPU", f"{report['gpu_hw_tflops']:.1f}"),
         ("MFU", f"{100 * report['mfu_frac']:.1f} %"),
         ("tokens per joule", f"{report['tokens_per_j']:.2f}"),
+        (
+            "GPU memory (fullest stage)",
+            f"{report['memory_total_gb']:.1f} GB of {report['hbm_usable_gb']:.1f} GB usable"
+            + ("" if report["memory_fits_flag"] else " — does not fit"),
+        ),
         ("job MTTF", _fixed(report["job_mttf_h"], ".2f", " h")),
         (
             "checkpoint write / restore / interval",
@@ -58,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         report = site_report(job, args.site) if args.site else throughput_report(job)
     except (training.TrainingConfigError, goodput.ReliabilityError, PlacementError) as exc:
         raise JobFileError(f"{args.job}: {exc}") from exc
+    if report["memory_warning"]:
+        log.warning("%s: %s", args.job, report["memory_warning"])
     if args.json:
         print(dumps(report, indent=2))
     else:

@@ -152,9 +152,6 @@ class CoolingPhase:
             if s.plant_chiller_restart_s is not None
             else np.full(self.n_plants, cooling_defaults.CHILLER_RESTART_S)
         )
-        self.plant_carnot_frac = plant.carnot_frac_from_rating(
-            s.plant_cop, s.plant_supply_setpoint_c, s.plant_design_wet_bulb_c + s.plant_tower_approach_k
-        )
 
     def stored_heat_j(self, gpu_heat_j: np.ndarray) -> float:
         """Heat held in GPU packages (``gpu_heat_j`` per CDU), secondary coolant, facility and plant water [J]."""
@@ -303,7 +300,9 @@ class CoolingPhase:
         rack_dc = c.node_by_rack.sum(itp.node_dc_power_w)
         base_liquid_w = BASE_LIQUID_CAPTURE_FRAC * (rack_dc - itp.rack_gpu_power_w)
         air_w = itp.rack_power_kw * 1e3 - itp.rack_gpu_power_w - base_liquid_w  # PSU losses, rest of the base
-        pump_w = cool.pumps_running_count * self.cdu_pump_power_w  # pump work ends as heat in the coolant
+        pump_w = cooling.cdu_pump_power_w(  # pump work ends as heat in the coolant
+            cool.pumps_running_count, cool.cdu_flow_lpm, self.cdu_design_flow_lpm, self.cdu_pump_power_w
+        )
         heat_in = gt.cdu_gpu_heat_w + np.bincount(s.rack_cdu, weights=base_liquid_w, minlength=s.n_cdus) + pump_w
         temp, supply, out_w = loops.cdu_loop_step(
             st.cdu_temp_c,
@@ -351,7 +350,8 @@ class CoolingPhase:
         )
         st.loop_temp_c = loop_temp
         temp, econ_w, chill_w, tower_c = self._plant_step(dt_s, cool, loop_temp, to_plant_w, loop_w_per_k)
-        cop = plant.chiller_cop_ratio(s.plant_supply_setpoint_c, tower_c, self.plant_carnot_frac)
+        plr = plant.staged_part_load_frac(chill_w, s.plant_chiller_kw * 1e3, st.chillers_online)
+        cop = plant.chiller_cop(s.plant_supply_setpoint_c, tower_c, s.plant_cop, plr)
         tower_kw = (econ_w + chill_w + chill_w / cop) / 1e3  # compressor work leaves through the towers too
         st.tower_load_frac = tower_kw / np.maximum(s.plant_capacity_kw, 1e-9)
         cool_kw = cooling.cooling_power_kw(heat.cdu_pump_kw, facility_pumps_kw, tower_kw, chill_w / 1e3, cop)

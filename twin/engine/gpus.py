@@ -193,7 +193,7 @@ class GpuThermalPhase:
             c.junction_heat_capacity_j_per_k,
             c.plate_heat_capacity_j_per_k,
             r_jp,
-            r_tot_cdu - r_jp,
+            r_die - r_jp + r_cal_cdu,  # the per-GPU path's order of operations: shards replay bit for bit
             cool.cdu_supply_temp_c,
             dt_s,
         )

@@ -16,7 +16,9 @@ Equations (units in names):
   removes with its secondary supply ``approach_k`` above the facility water, i.e. at
   facility water ``T_supply − approach_k``;
 * loop dynamics, CDU control and the plant: :mod:`twin.physics.loops`, :mod:`twin.physics.plant`;
-* cooling power: pumps ``V̇ · Δp / η``; chillers ``Q_chiller / COP``; tower fans
+* cooling power: CDU pumps by the affinity laws on their closed loop, ``P ∝ V̇³`` shared by the
+  pumps running (:func:`cdu_pump_power_w`); facility pumps ``V̇ · Δp / η``; chillers
+  ``Q_chiller / COP`` (:func:`twin.physics.plant.chiller_cop`); tower fans
   ``TOWER_FAN_KW_PER_KW · Q_tower``.
 """
 
@@ -127,6 +129,30 @@ def cdu_flow_lpm(
     if running.size and np.any(running < 0):
         raise ValueError("pumps_running_count: must be >= 0")
     return np.asarray(design_flow_lpm) * np.minimum(running / np.asarray(pumps_required, dtype=np.float64), 1.0)
+
+
+def cdu_pump_power_w(
+    pumps_running_count: np.ndarray | float,
+    flow_lpm: np.ndarray | float,
+    design_flow_lpm: np.ndarray | float,
+    pump_power_w: np.ndarray | float,
+) -> np.ndarray:
+    """Electrical power of a CDU's running pumps [W], by the pump affinity laws.
+
+    A secondary loop is closed, so its system curve has no static head: ``Δp = k·V̇²``.  Along
+    it every operating point is the affinity-law image of the design point (``V̇ ∝ n``,
+    ``Δp ∝ n²``, ``P ∝ n³`` [ASHRAE-HB-HVACSE-2020 Ch. 44]), and the hydraulic power ``V̇·Δp`` is
+    ``∝ V̇³``.  Pumps running in parallel share that flow and that power: two pumps on the
+    design flow slow down until together they deliver it, and draw together what one pump
+    carrying it alone draws.  ``pump_power_w`` is that one pump at the design flow; the
+    efficiency at the shared, slower operating point is taken equal to the rated one [E].
+    ``P = pump_power_w · (V̇ / V̇_design)³`` with any pump running, 0 with none.
+    """
+    running = np.asarray(pumps_running_count, dtype=np.float64)
+    if running.size and np.any(running < 0):
+        raise ValueError("pumps_running_count: must be >= 0")
+    ratio = np.asarray(flow_lpm, dtype=np.float64) / np.asarray(design_flow_lpm, dtype=np.float64)
+    return np.where(running > 0, np.asarray(pump_power_w, dtype=np.float64) * ratio**3, 0.0)
 
 
 def pump_power_kw(flow_lpm: np.ndarray | float, head_kpa: float, efficiency_frac: float) -> np.ndarray:

@@ -15,11 +15,24 @@ Pure numpy functions over per-plant arrays (a site has one or a few plants).
   water and leaves it at ``max(T_tower + ECONOMISER_APPROACH_K, T_set)`` when that is
   colder than the return; chillers take the rest down to the setpoint (partial duty),
   within the capacity of the chillers online.
-* Chiller COP from lift: a constant fraction of the Carnot COP between the refrigerant
-  temperatures, ``COP = η · T_evap / (T_cond − T_evap)`` [Cengel-Boles ch. 6], with
-  ``T_evap = T_set − REFRIGERANT_APPROACH_K`` and ``T_cond = T_tower + CONDENSER_RANGE_K +
-  REFRIGERANT_APPROACH_K`` (kelvin).  ``η`` is calibrated so the site's rated COP holds at its
-  design wet bulb.
+* Chiller COP from lift and load (:func:`chiller_cop`): a manufacturer's published curve for a
+  variable-speed centrifugal chiller, the Trane CVHF 2,567 kW VSD of the EnergyPlus chiller
+  data set [EnergyPlus-Chillers], in EnergyPlus's electric EIR form [EnergyPlus-EngRef
+  §Chiller:Electric:EIR]: ``P = Q_cap · EIR_ref · EIRFT(T_chw, T_cw) · EIRFPLR(PLR)`` with a
+  biquadratic ``EIRFT`` of the leaving chilled water and the entering condenser water and a
+  quadratic ``EIRFPLR``, so ``COP = PLR / (EIR_ref · EIRFT · EIRFPLR)``.  The site's rated COP
+  is the AHRI 550/590 standard rating (6.7 °C leaving chilled water, 29.4 °C entering
+  condenser water, full load [AHRI-550-590 §5]); the curve scales it to the present lift and
+  load.  Chilled water warmer than the curve's range (4.4–8.9 °C; data-centre plants run
+  15–25 °C) is evaluated at the curve's warmest chilled water with the same water-side lift,
+  and the COP scaled by the ratio of the evaporating temperatures in kelvin, the Carnot COP's
+  dependence at equal lift [Cengel-Boles ch. 6]; lifts outside the curve hold its end.  Below
+  the curve's minimum part load (0.11) the COP of the minimum holds.  The plant stages its
+  chillers: as many run as the duty needs, sharing it (:func:`staged_part_load_frac`) [E].
+  At the colossus plant's design (25 °C chilled water on 30 °C tower water, full load) that gives
+  a COP of 13.8, 0.63 of the Carnot COP between the refrigerant temperatures, where the
+  constant Carnot fraction calibrated at the design lift gave 6.0 (0.275); the older
+  :func:`chiller_cop_ratio` is kept for comparison.
 * Power: chillers, like the rest of the mechanical plant, are not on UPS [Schneider-WP179].
   A plant's chillers are spread over the site's top-level buses (chiller ``i`` on bus ``i mod n``,
   :func:`chillers_by_bus_count`); those on a bus that dips stop at once
@@ -95,6 +108,65 @@ def chiller_cop_ratio(chilled_c, tower_c, carnot_frac) -> np.ndarray:
 def carnot_frac_from_rating(rated_cop: np.ndarray, chilled_c: np.ndarray, design_tower_c: np.ndarray) -> np.ndarray:
     """Carnot fraction ``η`` that gives ``rated_cop`` at the design lift."""
     return np.asarray(rated_cop, dtype=np.float64) / carnot_cop_ratio(chilled_c, design_tower_c)
+
+
+# --- chiller curve [EnergyPlus-Chillers]: "ElectricEIRChiller Trane CVHF 2567kW/11.77COP/VSD" ------
+CURVE_REF_COP = 11.77  # at 4.44 °C leaving chilled water, 12.78 °C entering condenser water, full load
+# EIRFT = a + b·Te + c·Te² + d·Tc + e·Tc² + f·Te·Tc  (Te leaving chilled, Tc entering condenser, °C)
+CURVE_EIR_FT = (4.561990e-01, -3.333063e-02, -1.763576e-03, 5.624520e-02, -8.535085e-05, 3.567604e-04)
+# EIRFPLR = a + b·PLR + c·PLR²
+CURVE_EIR_FPLR = (1.039419e-01, 4.184975e-01, 4.774210e-01)
+CURVE_CHILLED_MIN_C, CURVE_CHILLED_MAX_C = 4.44, 8.89  # the curve's valid leaving chilled water
+CURVE_CONDENSER_MIN_C, CURVE_CONDENSER_MAX_C = 12.78, 29.44  # and entering condenser water
+CURVE_MIN_PLR = 0.11  # minimum part-load ratio of the curve
+# [AHRI-550-590 §5] standard rating: 44 °F (6.67 °C) leaving chilled water, 85 °F (29.44 °C) entering condenser water
+AHRI_CHILLED_C = 6.67
+AHRI_CONDENSER_C = 29.44
+
+
+def _eir_ft(chilled_c: np.ndarray, condenser_c: np.ndarray) -> np.ndarray:
+    a, b, c, d, e, f = CURVE_EIR_FT
+    te, tc = chilled_c, condenser_c
+    return a + b * te + c * te * te + d * tc + e * tc * tc + f * te * tc
+
+
+def _eir_fplr(plr: np.ndarray) -> np.ndarray:
+    a, b, c = CURVE_EIR_FPLR
+    return a + b * plr + c * plr * plr
+
+
+def chiller_cop(
+    chilled_c: np.ndarray | float,
+    tower_c: np.ndarray | float,
+    rated_cop: np.ndarray | float,
+    part_load_frac: np.ndarray | float = 1.0,
+) -> np.ndarray:
+    """Chiller COP making ``chilled_c`` on ``tower_c`` condenser water at ``part_load_frac`` of capacity.
+
+    ``rated_cop`` is the AHRI 550/590 standard rating at full load; the published curve of the
+    module docstring scales it: ``COP = rated · EIRFT(AHRI) / EIRFT(T) · (PLR / EIRFPLR(PLR)) ·
+    (T_evap / T_evap,curve)``, temperatures brought into the curve's range at equal water-side
+    lift, ``PLR`` held at ``CURVE_MIN_PLR`` or above.
+    """
+    t_chw = np.asarray(chilled_c, dtype=np.float64)
+    lift = np.asarray(tower_c, dtype=np.float64) - t_chw
+    te = np.clip(t_chw, CURVE_CHILLED_MIN_C, CURVE_CHILLED_MAX_C)
+    tc = np.clip(te + lift, CURVE_CONDENSER_MIN_C, CURVE_CONDENSER_MAX_C)
+    temperature = _eir_ft(AHRI_CHILLED_C, AHRI_CONDENSER_C) / _eir_ft(te, tc)
+    evap_k = t_chw - REFRIGERANT_APPROACH_K + ZERO_C_IN_K
+    evap_curve_k = te - REFRIGERANT_APPROACH_K + ZERO_C_IN_K
+    plr = np.clip(np.asarray(part_load_frac, dtype=np.float64), CURVE_MIN_PLR, 1.0)
+    load = (plr / _eir_fplr(plr)) * _eir_fplr(1.0)
+    return np.asarray(rated_cop, dtype=np.float64) * temperature * (evap_k / evap_curve_k) * load
+
+
+def staged_part_load_frac(duty_w: np.ndarray, unit_w: np.ndarray, online_count: np.ndarray) -> np.ndarray:
+    """Part-load ratio of each running chiller when the plant stages them [E]: as many of the
+    ``online_count`` units run as the duty needs, ``⌈duty / unit⌉``, sharing it evenly."""
+    duty = np.asarray(duty_w, dtype=np.float64)
+    unit = np.maximum(np.asarray(unit_w, dtype=np.float64), 1e-300)
+    running = np.clip(np.ceil(duty / unit - 1e-9), 1.0, np.maximum(np.asarray(online_count, dtype=np.float64), 1.0))
+    return np.clip(duty / (running * unit), 0.0, 1.0)
 
 
 def chillers_by_bus_count(chiller_count: np.ndarray, n_buses: int) -> np.ndarray:

@@ -49,6 +49,8 @@ class GpuSpec:
     hbm_power_frac: float = 0.15  # HBM share of board power
     leakage_w_per_k: float = 0.0  # static power rise per K of die temperature [W/K]
     junction_heat_frac: float = 0.05  # die, package and plate base share of heat_capacity_j_per_k (junction node)
+    failures_per_1000_gpu_days: float = 0.8125  # hardware interruptions of a job; default RSC-1's 6.50 per 8-GPU node
+    gemm_efficiency_frac: float = 0.80  # share of peak a large BF16 GEMM sustains at the TDP clock
 
 
 @dataclass(frozen=True)

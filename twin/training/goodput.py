@@ -7,9 +7,14 @@ et al., "Revisiting Reliability in Large-Scale Machine Learning Research Cluster
 HPCA'25, arXiv:2410.21680 [Kokolis-HPCA25].
 
 Interruptions are summed by cause: the hardware causes (GPU incl. NVLink, HBM, NIC and
-optics, host) split the per-node rate in the proportions of Llama 3's root-cause table;
-software (bugs, NCCL watchdog timeouts, dependencies) is a per-job rate, independent of the
-job's size; a young fleet fails more often while it burns in.
+optics, host) split the per-node hardware rate in the proportions of Llama 3's root-cause
+table; software (bugs, NCCL watchdog timeouts, dependencies) is a rate per node as well, so it
+grows with the job (Llama 3's 63 software interruptions in 54 days on 2,048 nodes); a young
+fleet's hardware fails more often while it burns in.  A total rate given for a job (all
+causes) is split over the five causes in Llama 3's proportions, with nothing added.
+
+ETTR is Daly's exact expectation for exponential failures [Daly-2006]: failures may strike
+during the work, the checkpoint write and the restart alike.
 
 Checkpoint write and restore times come from the storage system: the checkpoint crosses
 ``min(aggregate · share, nodes · node NIC)``, whichever is narrower.
@@ -21,6 +26,8 @@ import math
 
 import numpy as np
 
+from twin.training import restart
+
 SECONDS_PER_DAY = 86_400.0
 
 # Failures per 1,000 node-days [Kokolis-HPCA25].
@@ -28,10 +35,13 @@ SECONDS_PER_DAY = 86_400.0
 RSC1_FAILURES_PER_1000_NODE_DAYS = 6.50
 # Same paper, RSC-2 8K A100.
 RSC2_FAILURES_PER_1000_NODE_DAYS = 2.34
-# Default: the larger, higher-rate fleet (conservative for a new H100 build-out).
+# Fallback hardware rate for a GPU type the catalogue gives none: the larger, higher-rate fleet
+# (conservative).  Catalogue rates per GPU type: ``failures_per_1000_gpu_days`` in data/catalogue.toml.
 DEFAULT_FAILURES_PER_1000_NODE_DAYS = RSC1_FAILURES_PER_1000_NODE_DAYS
-# [E] re-schedule, NCCL initialisation and checkpoint load after an interruption.
-DEFAULT_RESTART_S = 600.0
+# Lost time of one interruption beyond the rolled-back progress and the checkpoint read: the
+# restart state machine's detection, drain and swap and the tokens its warm-up ramp misses
+# (:func:`twin.training.restart.restart_overhead_s`, 30 + 120 + 120/2 = 210 s) — one source of truth.
+DEFAULT_RESTART_S = restart.restart_overhead_s()
 # Bytes of checkpoint state per parameter under mixed-precision Adam: of the 16 bytes of
 # training state per parameter (2 weights + 2 gradients + 12 FP32 master weights and
 # moments; Rajbhandari et al., ZeRO, arXiv:1910.02054 §3.1) a checkpoint keeps all but
@@ -63,8 +73,19 @@ HARDWARE_CAUSES = ("gpu_nvlink", "hbm", "nic_optics", "host")
 _HW_TOTAL = sum(LLAMA3_INTERRUPTIONS_BY_CAUSE[c] for c in HARDWARE_CAUSES)
 # Share of each hardware cause in the per-node failure rate [D from the table above].
 HARDWARE_CAUSE_SHARE = {c: LLAMA3_INTERRUPTIONS_BY_CAUSE[c] / _HW_TOTAL for c in HARDWARE_CAUSES}
-# Software interruptions per job-day [D]: 63 in 54 days (Llama 3 Table 5).
-DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY = LLAMA3_INTERRUPTIONS_BY_CAUSE["software"] / LLAMA3_SNAPSHOT_DAYS
+LLAMA3_NODES = 2048  # 16,384 H100 in 8-GPU servers [Llama3-2024 §3.3.4]
+LLAMA3_GPUS_PER_NODE = 8
+_LLAMA3_KILO_NODE_DAYS = LLAMA3_SNAPSHOT_DAYS * LLAMA3_NODES / 1000.0
+# Software interruptions per 1,000 node-days [D]: 63 in 54 days on 2,048 nodes = 0.570
+# (Llama 3 Table 5); per 1,000 GPU-days 0.0712.  Scaled with the job's size, like the hardware.
+DEFAULT_SOFTWARE_FAILURES_PER_1000_NODE_DAYS = LLAMA3_INTERRUPTIONS_BY_CAUSE["software"] / _LLAMA3_KILO_NODE_DAYS
+DEFAULT_SOFTWARE_FAILURES_PER_1000_GPU_DAYS = DEFAULT_SOFTWARE_FAILURES_PER_1000_NODE_DAYS / LLAMA3_GPUS_PER_NODE
+# Llama 3's observed hardware rate [D]: 356 hardware interruptions / 110.6 thousand node-days = 3.22.
+LLAMA3_HW_FAILURES_PER_1000_NODE_DAYS = _HW_TOTAL / _LLAMA3_KILO_NODE_DAYS
+# Share of every cause, software included, in a job's total rate [D from the table above].
+ALL_CAUSE_SHARE = {c: n / sum(LLAMA3_INTERRUPTIONS_BY_CAUSE.values()) for c, n in LLAMA3_INTERRUPTIONS_BY_CAUSE.items()}
+# Kept for old job files: an extra per-job software term, whatever the job's size (0 by default).
+DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY = 0.0
 # [E] burn-in (infant mortality): a new fleet's hardware rate is (1 + excess·e^(−age/τ)) times
 # the mature rate; Kokolis et al. (HPCA'25) report a persistent ~1.2 % of "lemon" nodes that
 # are removed over the first months.  Excess 1.0 (twice the rate at day 0), τ = 60 days.
@@ -143,21 +164,28 @@ def interruptions_per_day_by_cause(
     failures_per_1000_node_days: float,
     software_failures_per_job_day: float = DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY,
     fleet_age_days: float = math.inf,
+    software_failures_per_1000_node_days: float = 0.0,
 ) -> dict[str, float]:
     """Expected interruptions per day of one job, by cause.
 
-    Hardware cause ``c``: ``rate · share_c · n_nodes / 1000 · burn_in``; software: the
-    per-job rate.  The hardware causes sum to the node rate of :func:`job_mttf_s`.
+    Hardware cause ``c``: ``rate · share_c · n_nodes / 1000 · burn_in``; software:
+    ``software_failures_per_1000_node_days · n_nodes / 1000`` plus the size-independent
+    ``software_failures_per_job_day`` (0 unless a job file sets it).  The hardware causes sum
+    to the node rate of :func:`job_mttf_s`.
     """
-    if n_nodes <= 0 or failures_per_1000_node_days < 0 or software_failures_per_job_day < 0:
-        raise ReliabilityError(
-            f"need n_nodes > 0 and non-negative rates, got {n_nodes}, {failures_per_1000_node_days}, "
-            f"{software_failures_per_job_day}"
-        )
+    rates = (failures_per_1000_node_days, software_failures_per_job_day, software_failures_per_1000_node_days)
+    if n_nodes <= 0 or min(rates) < 0:
+        raise ReliabilityError(f"need n_nodes > 0 and non-negative rates, got {n_nodes}, {', '.join(map(str, rates))}")
     hw_per_day = failures_per_1000_node_days * n_nodes / 1000.0 * burn_in_factor(fleet_age_days)
     out = {c: hw_per_day * HARDWARE_CAUSE_SHARE[c] for c in HARDWARE_CAUSES}
-    out["software"] = software_failures_per_job_day
+    out["software"] = software_failures_per_1000_node_days * n_nodes / 1000.0 + software_failures_per_job_day
     return out
+
+
+def split_total_rate(total_per_1000_node_days: float) -> tuple[float, float]:
+    """(hardware, software) parts of a job's total rate in Llama 3's proportions (software 63/419)."""
+    software = total_per_1000_node_days * ALL_CAUSE_SHARE["software"]
+    return total_per_1000_node_days - software, software
 
 
 def mttf_from_rates_s(per_day_by_cause: dict[str, float]) -> float:
@@ -185,13 +213,30 @@ def daly_interval_s(write_s: float, mttf_s: float) -> float:
 
 
 def ettr_frac(interval_s: float, write_s: float, restart_s: float, mttf_s: float) -> float:
-    """Expected effective-training-time ratio (first-order model).
+    """Expected effective-training-time ratio for exponential failures, exact [Daly-2006].
 
-    ``ETTR = (1 − (u₀ + τ/2)/M) / (1 + δ/τ)``: checkpoints cost ``δ`` per interval ``τ``;
-    each failure (rate ``1/M``) costs the restart ``u₀`` plus on average half an interval
-    of lost work.  This is the form of Kokolis et al. HPCA'25 [Kokolis-HPCA25],
-    [S]) with ``N·r_f = 1/M``, and Young's first-order waste model.  Clipped to [0, 1].
+    Daly's expected wall time to finish ``T_s`` of work in intervals ``τ`` with checkpoint
+    write ``δ``, restart ``R`` and MTTF ``M``, failures striking work, writes and restarts
+    alike: ``T_w = M·e^(R/M)·(e^((τ+δ)/M) − 1)·T_s/τ``, so ``ETTR = T_s/T_w =
+    τ / (M·e^(R/M)·(e^((τ+δ)/M) − 1))``.  To first order in ``1/M`` this is
+    :func:`ettr_first_order_frac`; near an MTTF the size of the restart the two part
+    (tests).  In [0, 1].
     """
+    if interval_s <= 0:
+        raise ReliabilityError(f"reliability.checkpoint_interval_s must be positive, got {interval_s}")
+    if not math.isfinite(mttf_s):
+        return 1.0 / (1.0 + write_s / interval_s)
+    if mttf_s <= 0:
+        return 0.0
+    exponent = restart_s / mttf_s + math.log(math.expm1((interval_s + write_s) / mttf_s))
+    if exponent > 700.0:  # e^700 overflows nothing yet; beyond it the job never finishes an interval
+        return 0.0
+    return min(1.0, interval_s / (mttf_s * math.exp(exponent)))
+
+
+def ettr_first_order_frac(interval_s: float, write_s: float, restart_s: float, mttf_s: float) -> float:
+    """First-order ETTR ``(1 − (u₀ + τ/2)/M) / (1 + δ/τ)`` (Young's waste model; the form of
+    [Kokolis-HPCA25] with ``N·r_f = 1/M``), clipped to [0, 1]; kept for comparison with :func:`ettr_frac`."""
     if interval_s <= 0:
         raise ReliabilityError(f"reliability.checkpoint_interval_s must be positive, got {interval_s}")
     if not math.isfinite(mttf_s):
@@ -216,13 +261,19 @@ def goodput_summary(
     software_failures_per_job_day: float = 0.0,
     fleet_age_days: float = math.inf,
     restore_s: float = 0.0,
+    software_failures_per_1000_node_days: float = 0.0,
 ) -> dict:
     """Reliability figures of one job (``interval_s`` None → Daly's optimum).
 
-    Each interruption costs ``restart_s + restore_s`` plus half an interval of lost work.
+    Each interruption costs ``restart_s + restore_s`` (Daly's ``R``) plus the work since the
+    last checkpoint; ETTR by :func:`ettr_frac`.
     """
     by_cause = interruptions_per_day_by_cause(
-        n_nodes, failures_per_1000_node_days, software_failures_per_job_day, fleet_age_days
+        n_nodes,
+        failures_per_1000_node_days,
+        software_failures_per_job_day,
+        fleet_age_days,
+        software_failures_per_1000_node_days,
     )
     mttf = mttf_from_rates_s(by_cause)
     restart_s = restart_s + restore_s

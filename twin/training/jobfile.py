@@ -17,7 +17,7 @@ from twin.errors import InputError
 from twin.site.limits import MAX_GPUS
 from twin.site.tables import GpuSpec
 from twin.textfile import read_text
-from twin.training import goodput, models, pipeline
+from twin.training import goodput, memory, models, pipeline
 from twin.training import steptime as training
 
 CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "data" / "catalogue.toml"
@@ -38,6 +38,7 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "gated_mlp": ((bool,), False),
         "experts": ((int,), 0),
         "experts_per_token": ((int,), 1),
+        "trainable_frac": ((int, float), 1.0),
     },
     "parallel": {
         "tp": ((int,), 1),
@@ -70,17 +71,18 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "busy_power_w": ((int, float), None),
         "idle_power_w": ((int, float), None),
         "node_base_power_w": ((int, float), None),
-        "gemm_efficiency_frac": ((int, float), training.GEMM_EFFICIENCY_FRAC),
+        "gemm_efficiency_frac": ((int, float), None),
         "collective_efficiency_frac": ((int, float), training.COLLECTIVE_EFFICIENCY_FRAC),
         "hbm_gbyte_per_s": ((int, float), None),
         "power_limit_w": ((int, float), None),
+        "hbm_gb": ((int, float), None),
     },
     "fabric": {
         "pod_gpus": ((int,), 4096),
         "oversubscription": ((int, float), 1.0),
     },
     "reliability": {
-        "failures_per_1000_node_days": ((int, float), goodput.DEFAULT_FAILURES_PER_1000_NODE_DAYS),
+        "failures_per_1000_node_days": ((int, float, str), AUTO),
         "checkpoint_write_s": ((int, float, str), AUTO),
         "storage_write_gbps": ((int, float), goodput.DEFAULT_STORAGE_WRITE_GBPS),
         "restart_s": ((int, float), goodput.DEFAULT_RESTART_S),
@@ -91,6 +93,7 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "storage_share_frac": ((int, float), 1.0),
         "checkpoint_restore_s": ((int, float, str), AUTO),
         "software_failures_per_job_day": ((int, float), goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY),
+        "software_failures_per_1000_node_days": ((int, float, str), AUTO),
         "fleet_age_days": ((int, float, str), MATURE),
         "eval_interval_s": ((int, float), 0.0),
         "eval_s": ((int, float), 0.0),
@@ -139,17 +142,20 @@ _RANGES: dict[str, tuple[float, float, bool]] = {
     "reliability.eval_s": (0.0, 1e7, False),
     "model.experts": (0, 100000, False),
     "model.experts_per_token": (1, 1000, False),
+    "model.trainable_frac": (0.0, 1.0, False),
     "parallel.dp_bucket_mb": (0.0, 1000000.0, True),
     "parallel.ep": (1, 100000, False),
     "parallel.first_stage_layers": (-1, 10000, False),
     "parallel.last_stage_layers": (-1, 10000, False),
     "hardware.hbm_gbyte_per_s": (0.0, 1000000.0, True),
     "hardware.power_limit_w": (0.0, 100000.0, True),
+    "hardware.hbm_gb": (0.0, 100000.0, True),
     "reliability.storage_read_gbps": (0.0, 1000000000.0, True),
     "reliability.storage_node_gbps": (0.0, 1000000.0, True),
     "reliability.storage_share_frac": (0.0, 1.0, True),
     "reliability.checkpoint_restore_s": (0.0, 10000000.0, False),
     "reliability.software_failures_per_job_day": (0.0, 1000000.0, False),
+    "reliability.software_failures_per_1000_node_days": (0.0, 1000000.0, False),
     "reliability.fleet_age_days": (0.0, 36500.0, False),
 }
 
@@ -160,9 +166,13 @@ class JobFileError(InputError):
 
 @dataclass(frozen=True)
 class ReliabilitySpec:
-    """Failure and checkpoint inputs of a job (``None`` = automatic)."""
+    """Failure and checkpoint inputs of a job (``None`` = automatic).
 
-    failures_per_1000_node_days: float
+    ``failures_per_1000_node_days`` given is the job's total rate, all causes; ``None`` takes
+    the catalogue's hardware rate of the GPU type plus the software rate.
+    """
+
+    failures_per_1000_node_days: float | None
     checkpoint_write_s: float | None
     storage_write_gbps: float
     restart_s: float
@@ -173,6 +183,7 @@ class ReliabilitySpec:
     storage_share_frac: float = 1.0
     checkpoint_restore_s: float | None = None
     software_failures_per_job_day: float = goodput.DEFAULT_SOFTWARE_FAILURES_PER_JOB_DAY
+    software_failures_per_1000_node_days: float | None = None  # None: Llama 3's, per GPU-day × GPUs per node
     fleet_age_days: float = float("inf")  # "mature": no burn-in
     eval_interval_s: float = 0.0  # training time between evaluations, 0 = none (job power phases)
     eval_s: float = 0.0  # duration of one evaluation
@@ -192,6 +203,8 @@ class TrainingJob:
     oversubscription: float
     reliability: ReliabilitySpec
     source_file: str = ""
+    # hardware interruptions per 1,000 GPU-days of the GPU type (catalogue ``failures_per_1000_gpu_days``)
+    hw_failures_per_1000_gpu_days: float = goodput.DEFAULT_FAILURES_PER_1000_NODE_DAYS / 8.0
 
 
 # --- catalogue ------------------------------------------------------------------------
@@ -239,12 +252,18 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
     n_gpus = _n_gpus(sec["parallel"])
     if n_gpus > MAX_GPUS:
         raise JobFileError(f"{source}: parallel: tp·cp·pp·dp = {n_gpus:,} GPUs, more than the limit of {MAX_GPUS:,}")
-    model = training.ModelSpec(**sec["model"])
+    model = training.ModelSpec(**{**sec["model"], "trainable_frac": float(sec["model"]["trainable_frac"])})
     parallel = training.ParallelSpec(**_parallel_fields(sec["parallel"], source))
     try:
         training.validate(model, parallel, hardware)
     except training.TrainingConfigError as exc:
         raise JobFileError(f"{source}: {exc}") from None
+    est = memory.job_memory(model, parallel, hardware)
+    if not est.states_fit_flag:
+        raise JobFileError(
+            f"{source}: parallel: weights, gradients and optimizer state need {est.largest_model_states_gb:.1f} GB "
+            f"per GPU on the stage that holds the most, more than the {hardware.hbm_gb:g} GB of hardware.gpu {gpu_name!r}"
+        )
     fab = sec["fabric"]
     if fab["pod_gpus"] <= 0:
         raise JobFileError(f"{source}: fabric.pod_gpus must be positive")
@@ -261,6 +280,7 @@ def parse_job(data: dict[str, Any], source: str = "<job>", catalogue_path: Path 
         oversubscription=float(fab["oversubscription"]),
         reliability=_reliability(sec["reliability"], source),
         source_file=source,
+        hw_failures_per_1000_gpu_days=load_gpu_catalogue(catalogue_path)[gpu_name].failures_per_1000_gpu_days,
     )
 
 
@@ -301,10 +321,11 @@ def _hardware(hw_in: dict[str, Any], source: str, catalogue_path: Path | str) ->
         busy_power_w=pick("busy_power_w", spec.tdp_w),
         idle_power_w=pick("idle_power_w", spec.idle_power_w),
         node_base_power_w=float(base_w),
-        gemm_efficiency_frac=float(hw_in["gemm_efficiency_frac"]),
+        gemm_efficiency_frac=pick("gemm_efficiency_frac", spec.gemm_efficiency_frac),
         collective_efficiency_frac=float(hw_in["collective_efficiency_frac"]),
         hbm_gbyte_per_s=pick("hbm_gbyte_per_s", spec.hbm_gbyte_per_s),
         power_limit_w=pick("power_limit_w", 0.0),
+        hbm_gb=pick("hbm_gb", spec.hbm_gb),
     )
     for key in ("gemm_efficiency_frac", "collective_efficiency_frac"):
         if not 0.0 < getattr(hardware, key) <= 1.0:
@@ -315,7 +336,7 @@ def _hardware(hw_in: dict[str, Any], source: str, catalogue_path: Path | str) ->
 def _reliability(rel: dict[str, Any], source: str) -> ReliabilitySpec:
     """``[reliability]``: failure rate, checkpoints, storage, restart, duration."""
     reliability = ReliabilitySpec(
-        failures_per_1000_node_days=_nonneg(rel, "failures_per_1000_node_days", source),
+        failures_per_1000_node_days=_auto_or_number(rel, "failures_per_1000_node_days", source),
         checkpoint_write_s=_auto_or_number(rel, "checkpoint_write_s", source),
         storage_write_gbps=_positive(rel, "storage_write_gbps", source),
         restart_s=_nonneg(rel, "restart_s", source),
@@ -359,10 +380,22 @@ def _reliability_extras(rel: dict[str, Any], source: str) -> dict[str, Any]:
         "storage_share_frac": share,
         "checkpoint_restore_s": _auto_or_number(rel, "checkpoint_restore_s", source),
         "software_failures_per_job_day": _nonneg(rel, "software_failures_per_job_day", source),
+        "software_failures_per_1000_node_days": _software_rate(rel, source),
         "fleet_age_days": float(age),
         "eval_interval_s": float(rel["eval_interval_s"]),
         "eval_s": float(rel["eval_s"]),
     }
+
+
+def _software_rate(rel: dict[str, Any], source: str) -> float | None:
+    """``software_failures_per_1000_node_days`` (None = automatic); refused beside a total rate, which includes it."""
+    software = _auto_or_number(rel, "software_failures_per_1000_node_days", source)
+    if software is not None and not isinstance(rel["failures_per_1000_node_days"], str):
+        raise JobFileError(
+            f"{source}: reliability.software_failures_per_1000_node_days cannot be given with "
+            "reliability.failures_per_1000_node_days, which is the job's total rate (all causes)"
+        )
+    return software
 
 
 def _n_gpus(parallel: dict[str, Any]) -> int:

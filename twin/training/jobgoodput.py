@@ -53,14 +53,33 @@ def checkpoint_times_s(job: TrainingJob, n_nodes: int, storage: StorageSystem) -
     return write, restore
 
 
+def node_rates_per_1000_node_days(job: TrainingJob) -> tuple[float, float]:
+    """(hardware, software) interruptions per 1,000 node-days of the job's nodes.
+
+    An explicit ``reliability.failures_per_1000_node_days`` is the job's total rate, split
+    by :func:`twin.training.goodput.split_total_rate` (no software term on top).  Otherwise
+    the catalogue's hardware rate of the GPU type (per GPU-day) times the GPUs per node, and
+    the job file's software rate or Llama 3's (per GPU-day, times the GPUs per node).
+    """
+    rel, gpn = job.reliability, job.hardware.gpus_per_node
+    if rel.failures_per_1000_node_days is not None:
+        return goodput.split_total_rate(rel.failures_per_1000_node_days)
+    software = rel.software_failures_per_1000_node_days
+    if software is None:
+        software = goodput.DEFAULT_SOFTWARE_FAILURES_PER_1000_GPU_DAYS * gpn
+    return job.hw_failures_per_1000_gpu_days * gpn, software
+
+
 def job_goodput(job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: StorageSystem | None = None) -> dict:
     """:func:`twin.training.goodput.goodput_summary` of ``job`` on ``n_nodes`` with its storage."""
     rel = job.reliability
     write_s, restore_s = checkpoint_times_s(job, n_nodes, storage or job_storage(job))
+    hardware, software = node_rates_per_1000_node_days(job)
     return goodput.goodput_summary(
         tokens_per_s=tokens_per_s,
         n_nodes=n_nodes,
-        failures_per_1000_node_days=rel.failures_per_1000_node_days,
+        failures_per_1000_node_days=hardware,
+        software_failures_per_1000_node_days=software,
         write_s=write_s,
         restart_s=rel.restart_s,
         duration_s=rel.duration_days * goodput.SECONDS_PER_DAY,
@@ -75,8 +94,9 @@ def restart_timings(
     job: TrainingJob, n_nodes: int, storage: StorageSystem | None = None, tokens_per_s: float = 0.0
 ) -> restart.RestartTimings:
     """:class:`twin.training.restart.RestartTimings` of ``job``: its checkpoint interval
-    (the job file's or Daly's optimum), write and restore times through ``storage``, and the
-    GPU idle-to-busy power ratio of its hardware."""
+    (the job file's or Daly's optimum), write and restore times through ``storage``, the
+    detection, drain and warm-up scaled to the job's ``restart_s`` (the goodput model's
+    restart time), and the GPU idle-to-busy power ratio of its hardware."""
     from twin.training import restart
 
     good = job_goodput(job, tokens_per_s, n_nodes, storage)
@@ -86,4 +106,5 @@ def restart_timings(
         checkpoint_write_s=good["checkpoint_write_s"],
         restore_s=good["checkpoint_restore_s"],
         idle_power_frac=hw.idle_power_w / min(hw.busy_power_w, hw.limit_w),
+        **restart.scaled_phase_durations_s(job.reliability.restart_s),
     )

@@ -8,6 +8,15 @@ the cuBLAS tiles grow as a dimension shrinks towards the tile width [E].  ``M`` 
 tokens of one micro-batch on the rank (``b·s/cp``); ``N`` and ``K`` are the weight
 dimensions after tensor parallelism.
 
+Attention is causal (decoder-only models): with flash attention the kernel skips the key
+blocks wholly above the diagonal, so of ``n²`` score tiles (``n = ⌈s / ATTENTION_BLOCK⌉``) it
+computes ``n(n+1)/2`` [FlashAttention2-2023 §3.1.1]; with context parallelism the sequence is
+split in ``2·cp`` chunks, rank ``i`` holding chunks ``i`` and ``2·cp − 1 − i`` [Llama3-2024
+§3.3.2], so every rank does the same share of that work.  Without flash attention the score
+GEMMs run over the whole ``s × s`` matrix and the mask is applied afterwards (Megatron-LM's
+fused scale-mask-softmax), so nothing is skipped.  FLOP counts (MFU) keep the full ``s²``
+term, as Megatron's formula does; the mask saves time, not counted FLOPs.
+
 Work that is not a GEMM moves bytes and does few FLOPs, so it runs at HBM bandwidth:
 layer norms, residual adds and dropout (on ``T/tp`` tokens with sequence parallelism),
 the MLP activation, the unfused softmax/dropout over the ``s²`` attention scores when
@@ -26,6 +35,8 @@ from dataclasses import dataclass
 BYTES_BF16 = 2.0
 # [E] edge-tile width of the GEMM model: Hopper/Ampere cuBLAS tiles are 64–256 wide.
 TILE_WIDTH = 128.0
+# FlashAttention-2 block (tile) size along the sequence: 128 [FlashAttention2-2023 §3.3].
+ATTENTION_BLOCK = 128.0
 # Element-wise bytes per token and hidden unit in one layer's forward pass (BF16, 2 B/elt):
 # two norms (read + write: 2 elements each) and two residual adds with dropout (read 2,
 # write 1 each) → 4 + 6 = 10 elements per hidden unit.
@@ -51,6 +62,12 @@ class Device:
 
     flops_per_s: float  # peak · gemm_efficiency · clock_frac (before the tile factor)
     hbm_bytes_per_s: float
+
+
+def causal_block_frac(seq_len: float) -> float:
+    """Share of the ``s × s`` score tiles a causal flash-attention kernel computes: ``(n + 1) / (2n)``."""
+    n = max(1.0, -(-float(seq_len) // ATTENTION_BLOCK))
+    return (n + 1.0) / (2.0 * n)
 
 
 def gemm_s(m: float, n: float, k: float, dev: Device, count: float = 1.0) -> float:
@@ -84,8 +101,9 @@ def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> di
     """Forward seconds of one layer per micro-batch, by op class.
 
     ``gemm``: QKV, output projection and MLP GEMMs; ``attention``: the two score GEMMs
-    (``QKᵀ`` and ``softmax·V`` per head, ``K`` or ``N`` = head dim) plus, without flash
-    attention, the softmax and dropout traffic over the materialised scores;
+    (``QKᵀ`` and ``softmax·V`` per head, ``K`` or ``N`` = head dim; with flash attention only
+    the causal blocks, :func:`causal_block_frac`) plus, without flash attention, the softmax
+    and dropout traffic over the materialised scores;
     ``elementwise``: norms, residuals and the MLP activation at HBM bandwidth.
     """
     t, s, h, tp = shape.tokens, shape.seq_len, shape.hidden, shape.tp
@@ -105,7 +123,7 @@ def layer_forward_s(shape: LayerShape, dev: Device, flash_attention: bool) -> di
     q_rows = t / shape.micro_batch  # query rows per sequence on this rank
     heads_local = shape.heads / tp * shape.micro_batch
     if flash_attention:
-        flops = 4.0 * q_rows * s * head_dim * heads_local
+        flops = 4.0 * q_rows * s * head_dim * heads_local * causal_block_frac(s)
         attention = flops / (dev.flops_per_s * head_dim / (head_dim + TILE_WIDTH))
     else:
         attention = gemm_s(q_rows, s, head_dim, dev, heads_local) + gemm_s(q_rows, head_dim, s, dev, heads_local)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from twin.physics import fabric
-from twin.training import jobgoodput
+from twin.training import jobgoodput, memory
 from twin.training import steptime as training
 from twin.training.jobfile import TrainingJob
 
@@ -42,6 +42,7 @@ def throughput_report(
     n_nodes = math.ceil(par.n_gpus / job.hardware.gpus_per_node)
     n_params = training.parameter_count(model)
     good = jobgoodput.job_goodput(job, step.tokens_per_s, n_nodes, storage)
+    mem = memory.job_memory(model, par, job.hardware)
     return {
         "job": job.name,
         "gpu": job.gpu,
@@ -68,6 +69,8 @@ def throughput_report(
         "fabric_factor_dp_frac": factors.dp,
         "breakdown_s": step.breakdown_s,
         "ops_s": step.ops_s,
+        **memory.report_fields(mem),
+        "memory_warning": memory.warning(mem),
         **good,
     }
 

@@ -53,6 +53,37 @@ DEFAULT_DRAIN_SWAP_S = 120.0
 DEFAULT_WARMUP_S = 120.0
 
 
+def restart_overhead_s(
+    xid_detection_s: float = DEFAULT_XID_DETECTION_S,
+    drain_swap_s: float = DEFAULT_DRAIN_SWAP_S,
+    warmup_s: float = DEFAULT_WARMUP_S,
+) -> float:
+    """Work one XID-detected interruption costs beyond the rolled-back progress and the checkpoint read [s].
+
+    Detection and drain deliver no tokens; the warm-up ramps tokens linearly from 0, so it
+    misses half of them: ``detection + drain + warm-up/2`` (30 + 120 + 60 = 210 s by default; the
+    wall time until full speed is 270 s).  This is the restart time of the goodput model
+    (:data:`twin.training.goodput.DEFAULT_RESTART_S`), so both models lose the same work.
+    """
+    return xid_detection_s + drain_swap_s + warmup_s / 2.0
+
+
+def scaled_phase_durations_s(restart_s: float) -> dict[str, float]:
+    """Detection, drain and warm-up durations scaled so :func:`restart_overhead_s` gives ``restart_s``.
+
+    A job file's ``reliability.restart_s`` thus drives the state machine too; the hang
+    timeout (silent failures) is a separate figure and not scaled.
+    """
+    if not restart_s >= 0:
+        raise ValueError(f"restart_s must be >= 0, got {restart_s}")
+    k = restart_s / restart_overhead_s()
+    return {
+        "xid_detection_s": DEFAULT_XID_DETECTION_S * k,
+        "drain_swap_s": DEFAULT_DRAIN_SWAP_S * k,
+        "warmup_s": DEFAULT_WARMUP_S * k,
+    }
+
+
 @dataclass(frozen=True)
 class RestartTimings:
     """Durations of the restart phases and the checkpoint cadence [s]."""

@@ -22,6 +22,7 @@ from twin.training import jobgoodput
 from twin.training import steptime as training
 from twin.training.jobfile import TrainingJob
 from twin.training.jobstatus import JobStatus
+from twin.training.ranks import rank_groups
 
 
 class PlacementError(ValueError):
@@ -33,20 +34,6 @@ def contiguous_placement(state: SiteTables, n_gpus: int, first_gpu: int = 0) -> 
     if n_gpus <= 0 or first_gpu < 0 or first_gpu + n_gpus > state.n_gpus:
         raise PlacementError(f"cannot place {n_gpus} GPUs from GPU {first_gpu} on {state.name} ({state.n_gpus} GPUs)")
     return np.arange(first_gpu, first_gpu + n_gpus, dtype=np.int32)
-
-
-def rank_groups(par: training.ParallelSpec) -> dict[str, np.ndarray]:
-    """Collective group id of every rank for each dimension (rank order TP, CP, PP, DP)."""
-    r = np.arange(par.n_gpus, dtype=np.int64)
-    tp, cp, pp = par.tp, par.cp, par.pp
-    tp_i = r % tp
-    dp_i = r // (tp * cp * pp)
-    return {
-        "tp": r // tp,
-        "cp": (r // (tp * cp)) * tp + tp_i,
-        "pp": dp_i * (tp * cp) + r % (tp * cp),
-        "dp": r % (tp * cp * pp),
-    }
 
 
 def _no_collective_report(state: SiteTables, dp: fabric.JobFabricReport, eff: float) -> fabric.JobFabricReport:

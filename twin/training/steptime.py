@@ -72,6 +72,7 @@ class ModelSpec:
     gated_mlp: bool = False  # SwiGLU-style MLP with three ffn matrices
     experts: int = 0  # mixture of experts: MLP experts per layer (0 or 1 = dense)
     experts_per_token: int = 1  # top-k routing
+    trainable_frac: float = 1.0  # share of the weights trained (LoRA ≈ 0); memory check only
 
     @property
     def moe(self) -> bool:
@@ -139,6 +140,7 @@ class HardwareSpec:
     collective_efficiency_frac: float = COLLECTIVE_EFFICIENCY_FRAC
     hbm_gbyte_per_s: float = 3350.0  # H100 SXM HBM3 (catalogue)
     power_limit_w: float = 0.0  # 0 = busy_power_w (the TDP)
+    hbm_gb: float = 80.0  # HBM capacity per GPU [GB] (catalogue), for the memory check
 
     @property
     def limit_w(self) -> float:

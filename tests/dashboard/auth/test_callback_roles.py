@@ -14,6 +14,7 @@ import ast
 import inspect
 import json
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from tests.dashboard.auth.conftest import alert_action_body, alert_rows
 
 DASHBOARD_DIR = Path(dashboard.__file__).resolve().parent
 STORE_DIR = Path(ingest.store.__file__).resolve().parent
+INGEST_DIR = STORE_DIR.parent
 WRITE_MARKS = ("commit(", "_update_event(", "self._write(")
 # Writer names too common elsewhere to read as a store write (dict.update, figure.update, a replay's
 # step): the alert store's update and the hub's step run only in the ingest tick, never from a web request.
@@ -79,16 +81,95 @@ def store_writers() -> set[str]:
         writers |= more
 
 
-def writes_to_store(func, dashboard_functions: dict[str, list[ast.AST]], writers: set[str]) -> bool:
-    """Whether a callback function calls a store writer, directly or through dashboard functions."""
-    seen, todo = set(), [ast.parse(textwrap.dedent(inspect.getsource(func)))]
+@dataclass(frozen=True)
+class Scope:
+    """A function body to read, with what its module imports from ``ingest`` (local name → module.name)."""
+
+    node: ast.AST
+    module: str
+    imports: dict
+
+
+def _module_name(path: Path) -> str:
+    root = DASHBOARD_DIR.parent
+    return ".".join(path.resolve().relative_to(root).with_suffix("").parts)
+
+
+def _ingest_imports(tree: ast.AST) -> dict[str, str]:
+    """``from ingest.x import y [as z]`` anywhere in ``tree`` (module level or inside functions): z → ingest.x.y."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ingest"):
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _scopes(paths) -> tuple[dict[str, list[Scope]], dict[str, Scope]]:
+    """Functions of ``paths`` by bare name, and by qualified ``module.name`` (top-level functions)."""
+    by_name: dict[str, list[Scope]] = {}
+    qualified: dict[str, Scope] = {}
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        module, imports = _module_name(path), _ingest_imports(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                by_name.setdefault(node.name, []).append(Scope(node, module, imports))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualified[f"{module}.{node.name}"] = Scope(node, module, imports)
+    return by_name, qualified
+
+
+@dataclass
+class CallGraph:
+    """What a callback can reach: dashboard functions by name, ingest functions through their imports.
+
+    Following only the dashboard's own functions missed writes made through ``ingest/``: the
+    replay page's calibration called ``ingest.replay.calibrate.save_calibration``, which stores a
+    site version through ``ingest.store.siteversions.record_site_version``, so neither name
+    was ever read.  An ingest function is followed when the calling module imports it by that
+    name (``from ingest.replay.calibrate import save_calibration``) or, inside ``ingest/``, when
+    it is defined in the caller's own module: resolved names, so that common method names
+    (``get``, ``view``) of unrelated ingest classes are not taken for the ones called.
+    """
+
+    dashboard: dict[str, list[Scope]]
+    ingest: dict[str, Scope]
+
+    @classmethod
+    def build(cls) -> CallGraph:
+        dashboard_scopes, _ = _scopes(DASHBOARD_DIR.rglob("*.py"))
+        _, ingest_scopes = _scopes(INGEST_DIR.rglob("*.py"))
+        return cls(dashboard_scopes, ingest_scopes)
+
+    def callees(self, scope: Scope, name: str) -> list[Scope]:
+        out = [] if scope.module.startswith("ingest") else list(self.dashboard.get(name, []))
+        for qualified in (scope.imports.get(name), f"{scope.module}.{name}"):
+            if qualified in self.ingest:
+                out.append(self.ingest[qualified])
+        return out
+
+
+def writes_to_store(func, graph: CallGraph, writers: set[str]) -> bool:
+    """Whether a callback function calls a store writer, directly or through dashboard and ingest functions."""
+    path = Path(inspect.getsourcefile(func))
+    first = Scope(
+        ast.parse(textwrap.dedent(inspect.getsource(func))),
+        _module_name(path),
+        _ingest_imports(ast.parse(path.read_text())),
+    )
+    seen, todo = set(), [first]
     while todo:
-        called = _calls(todo.pop())
+        scope = todo.pop()
+        called = _calls(scope.node)
         if called & writers:
             return True
-        for name in called - seen:
-            seen.add(name)
-            todo.extend(dashboard_functions.get(name, []))
+        for name in called:
+            for callee in graph.callees(scope, name):
+                if id(callee.node) not in seen:
+                    seen.add(id(callee.node))
+                    todo.append(callee)
     return False
 
 
@@ -99,11 +180,12 @@ def server_callbacks(app) -> dict[str, object]:
 
 def test_every_callback_that_writes_to_the_store_needs_operator_or_more(auth_app):
     writers = store_writers()
-    assert {"acknowledge", "silence", "unsilence", "record", "add_user"} <= writers  # the reading is not vacuous
-    functions = _functions(DASHBOARD_DIR.rglob("*.py"))
+    assert {"acknowledge", "silence", "unsilence", "record", "add_user", "record_site_version"} <= writers
+    graph = CallGraph.build()
     registry = auth_state(auth_app.server).registry
-    writing = {key for key, func in server_callbacks(auth_app).items() if writes_to_store(func, functions, writers)}
+    writing = {key for key, func in server_callbacks(auth_app).items() if writes_to_store(func, graph, writers)}
     assert any(ids.Alerts.ACTION_RESULT in key for key in writing)
+    assert any(ids.Replay.CALIBRATION in key for key in writing)
     unguarded = sorted(
         key for key in writing if key not in registry or ROLE_RANK[registry[key].role] < ROLE_RANK["operator"]
     )

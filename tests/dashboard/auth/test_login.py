@@ -67,14 +67,14 @@ def test_login_without_csrf_token_is_refused(client):
 
 def test_login_is_rate_limited_per_user_and_per_address(client, auth_app):
     state = auth_state(auth_app.server)
-    state.by_user.clear("otto")
+    state.by_user.clear("127.0.0.1 otto")
     c = client()
     for _ in range(state.settings.login_failures_per_user):
         assert c.login("otto", "wrong password!").status_code == 401
     refused = c.login("otto")  # the right password, but too late
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     assert "Too many failed attempts" in refused.get_data(as_text=True)
-    state.by_user.clear("otto")
+    state.by_user.clear("127.0.0.1 otto")
     assert c.login("otto").status_code == 302
     # per address: many names from one address
     state.by_address.clear("127.0.0.1")
@@ -172,3 +172,33 @@ def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
         headers={"Content-Type": "application/json", "X-CSRFToken": c.csrf_cookie()},
     )
     assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)
+
+
+def test_a_guesser_elsewhere_cannot_lock_the_user_out(client, auth_app):
+    """Five bad tries for otto from another address: otto, from his own, logs in with his password."""
+    state = auth_state(auth_app.server)
+    guesser, otto = client(), client()
+    guesser.http.environ_base["REMOTE_ADDR"] = "192.0.2.66"
+    for _ in range(state.settings.login_failures_per_user):
+        assert guesser.login("otto", "wrong password!").status_code == 401
+    assert guesser.login("otto", "wrong password!").status_code == 429  # the guesser is stopped
+    assert otto.login("otto").status_code == 302  # the user is not
+    state.by_user.clear("192.0.2.66 otto")
+    state.by_address.clear("192.0.2.66")
+
+
+def test_logout_ends_the_session_on_the_server(client, auth_app):
+    """A copy of the session cookie taken before logging out is refused afterwards, and not refreshed."""
+    c, thief = client(), client()
+    c.login("vera")
+    assert c.http.get("/_dash-layout").status_code == 200
+    copied = c.http.get_cookie("clustertwin_session").value
+    token = c.csrf_cookie()
+    assert c.http.post("/logout", data={"csrf_token": token}).status_code == 302
+    thief.http.set_cookie("clustertwin_session", copied)
+    response = thief.http.get("/_dash-layout")
+    assert response.status_code == 401
+    assert "clustertwin_session=" not in "".join(response.headers.getlist("Set-Cookie")).replace(
+        "clustertwin_session=;", ""
+    )
+    assert c.login("vera").status_code == 302 and c.http.get("/_dash-layout").status_code == 200  # logs in again

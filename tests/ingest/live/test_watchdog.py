@@ -117,3 +117,34 @@ def test_poller_against_a_server_sending_headers_forever_fails_at_the_fetch_dead
     poller.run(Sink())
     assert time.monotonic() - t0 < 2.0
     assert poller.failures == 1 and poller.watchdog.abandoned_total == 0  # the fetch deadline ended it first
+
+
+def test_a_live_prometheus_poll_of_an_endless_body_stops_at_the_live_cap(http_server):
+    """An endless answer (no length) to the live poller: refused at 32 MiB, not the 256 MiB of a history import."""
+    import resource
+
+    from ingest.live.pollers import LIVE_PROMETHEUS_MAX_BYTES
+    from ingest.sources.inventory import Inventory
+    from twin.site.load import load_site
+
+    def endless(wfile, stopping):
+        wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+        chunk = b" " * 2**20
+        while not stopping.is_set():
+            wfile.write(chunk)
+
+    server = http_server(lambda path, n: endless)
+    poller = make_poller(f"prometheus={server.url}", Inventory.from_site(load_site("demo")), interval_s=5.0)
+    seen = []
+
+    class Sink:
+        def update(self, *args):
+            raise AssertionError("nothing to store")
+
+    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.monotonic()
+    poller.run(Sink())
+    seen.append(time.monotonic() - t0)
+    grown_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
+    assert poller.failures == 1 and seen[0] < 10.0
+    assert grown_mb < 2 * LIVE_PROMETHEUS_MAX_BYTES / 2**20, grown_mb

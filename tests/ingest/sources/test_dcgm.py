@@ -265,3 +265,23 @@ def test_entities_only_with_unmapped_series_are_not_listed():
     parsed = DcgmParser().parse(text)
     assert len(parsed.batch.entities) == 1 and parsed.batch.counts.unmapped_series == 2
     assert parsed.batch.entity_ref.tolist() == [0]
+
+
+def test_the_label_memo_hits_on_repeated_scrapes_and_stays_bounded():
+    """The memo is looked up by (block, host), as it is stored: a second scrape of the same page only hits.
+
+    A source whose labels change every scrape (a new pod each time) fills the memo up to its
+    bound and no further.
+    """
+    text = synthetic_exposition(0, 3)
+    parser = DcgmParser()
+    parser.parse(text)
+    misses, cached = parser.label_misses_total, parser.cached_labels_count
+    assert misses > 0 and cached == misses
+    parser.parse(text)
+    assert parser.label_misses_total == misses  # every block of the second scrape was a hit
+    assert parser.label_hits_total >= misses
+    small = DcgmParser(max_cached_labels=64)
+    for scrape in range(40):
+        small.parse(text.replace('Hostname="', f'pod="job-{scrape}",Hostname="'))
+        assert small.cached_labels_count <= 64

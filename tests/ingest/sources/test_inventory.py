@@ -125,3 +125,28 @@ def test_redfish_uuid_joins_dcgm_uuid():
     b.add("gpu", "bmc-h1-r03-k12-n1", "gpu_temp_c", 31.0, index=1, uuid="GPU-new")
     assert inv.map_batch(b.build()).entity_id.tolist() == [8 + 4, 8 + 4, 8 + 1]
     assert inv.gpu_ids(["nowhere"], np.array([0]), ["GPU-new"]).tolist() == [-1]
+
+
+def test_a_huge_unknown_host_name_is_logged_cut(caplog):
+    """A source sending a 100 kB host name: the warning names it in at most 80 characters."""
+    import logging
+
+    from ingest.sources.inventory import SHOWN_NAME_CHARS
+    from twin.site.load import load_site
+
+    inventory = Inventory.from_site(load_site("demo"))
+    huge = "h" * 100_000
+    batch = parse_dcgm(f'DCGM_FI_DEV_GPU_TEMP{{gpu="0",Hostname="{huge}"}} 40\n')
+    caplog.set_level(logging.WARNING, logger="ingest.sources.inventory")
+    inventory.entity_ids(batch)
+    (line,) = [r.getMessage() for r in caplog.records if "unknown host" in r.getMessage()]
+    assert len(line) < 400 and "h" * SHOWN_NAME_CHARS + "…" in line
+
+
+def test_the_cli_cuts_any_log_message_to_a_bounded_line():
+    import logging
+
+    from twin.cli import MAX_LOG_MESSAGE_CHARS, cap_log_line
+
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "value %s", ("v" * 100_000,), None)
+    assert cap_log_line(record) and len(record.getMessage()) < MAX_LOG_MESSAGE_CHARS + 100

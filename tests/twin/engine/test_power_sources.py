@@ -18,6 +18,8 @@ from twin.scenario.conditions import Scenario
 from twin.scenario.load import load_scenario
 from twin.scenario.projection import _placed_job, project
 from twin.site.load import load_site
+from twin.training.jobfile import load_job
+from twin.training.report import site_report
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +37,11 @@ def _engine(state):
 
 def test_generator_trip_flows_through_battery_ups_and_cap_to_step_time(demo):
     state = dataclasses.replace(
-        demo, source_capacity_mw=np.array([0.6, 0.25, 0.25, 0.3]), source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1])
+        demo, source_capacity_mw=np.array([0.56, 0.25, 0.25, 0.3]), source_energy_mwh=np.array([0.0, 0.0, 0.0, 0.1])
     )
     engine, inputs = _engine(state)
     before = engine.tick(1.0, inputs)
-    assert not engine.detail.policy_in_force.active  # 1.1 MW of generation + 0.3 MW of battery carry the site
+    assert not engine.detail.policy_in_force.active  # 1.06 MW of generation + 0.3 MW of battery carry the site
     nominal_step_s = before.jobs[0].step_time_s
     # the inputs keep the chillers running (a reading overrides the power state): without them the
     # trip would stop the chillers and their load would fit (test_chiller_restart.py)
@@ -48,10 +50,10 @@ def test_generator_trip_flows_through_battery_ups_and_cap_to_step_time(demo):
     snap = engine.tick(1.0, tripped)
     sup = engine.detail.supply
     # the other generator is at its rating already: the battery takes the lost unit up to its 0.3 MW limit
-    assert snap.source_power_mw[[0, 1, 2]] == pytest.approx([0.6, 0.0, 0.25])
+    assert snap.source_power_mw[[0, 1, 2]] == pytest.approx([0.56, 0.0, 0.25])
     assert snap.source_power_mw[3] == pytest.approx(0.3)
     # the UPSs carry the rest of the IT load until the policy acts; nothing is left unserved
-    assert sup.ups_power_mw == pytest.approx(snap.facility_power_mw - 1.15)
+    assert sup.ups_power_mw == pytest.approx(snap.facility_power_mw - 1.11)
     assert sup.ups_power_mw > 0 and sup.unserved_mw == 0.0
     assert snap.jobs[0].step_time_s == pytest.approx(nominal_step_s)
 
@@ -109,6 +111,12 @@ def test_shed_policy_switches_off_racks_without_the_job_first(demo):
     assert not np.isfinite(snap.policy_gpu_cap_w)
 
 
+def colossus_job_full_power_step_s() -> float:
+    """Step time of colossus's default job on a healthy site at full power (`throughput --site colossus`)."""
+    job = load_job(REPO_DIR / "data" / "jobs" / "colossus-405b-24k.toml")
+    return site_report(job, "colossus")["step_time_s"]
+
+
 @pytest.mark.parametrize("scenario", [None, "colossus-generator-trip.toml"])
 def test_a_projection_never_draws_more_than_the_sources_deliver(scenario):
     state = load_site("colossus")
@@ -117,11 +125,12 @@ def test_a_projection_never_draws_more_than_the_sources_deliver(scenario):
     pol = report.shortfall_policy
     assert report.facility_power_mw <= report.generation_capacity_mw + 1e-9
     assert report.shortfall_mw == 0.0 and pol.unserved_mw == 0.0
-    # the site powers off the nodes without work: the job alone fits 43 MW at full power (6.85 s a
-    # step); after the trip (35.5 MW) it is capped, its racks shed last
+    # the site powers off the nodes without work: the job alone fits 43 MW at full power (the step
+    # of `throughput --site colossus`, 8.37 s); after the trip (35.5 MW) it is capped, its racks shed last
     if scenario is None:
-        assert not pol.policy_active_flag and report.job.step_time_s == pytest.approx(6.85, abs=0.01)
+        assert not pol.policy_active_flag
+        assert report.job.step_time_s == pytest.approx(colossus_job_full_power_step_s(), rel=1e-6)
     else:
         assert pol.policy_active_flag and 200.0 < pol.policy_gpu_cap_w < 700.0 and pol.n_gpus_shed == 0
-        assert 7.0 < report.job.step_time_s < 30.0
+        assert colossus_job_full_power_step_s() < report.job.step_time_s < 30.0
     assert sum(s.source_power_mw for s in report.sources) == pytest.approx(report.facility_power_mw)

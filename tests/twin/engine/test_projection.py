@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.twin.engine.test_power_sources import colossus_job_full_power_step_s
 from twin.cli import main
 from twin.scenario.conditions import Scenario, ScenarioError
 from twin.scenario.load import parse_scenario
@@ -106,15 +107,15 @@ def test_colossus_at_training_start_runs_its_job_at_full_power():
     """43 MW cannot carry 100k GPUs, but the GPUs outside the job have no work: they go before the job slows.
 
     The site file powers the idle nodes off; without that, the cap policy sheds their racks
-    first and never caps the job.  Either way the job runs at its full-power 6.85 s per step
-    (before this order the policy capped every GPU at 200 W: 12.1 s).
+    first and never caps the job.  Either way the job runs at its full-power step (8.37 s, the
+    step of `throughput --site colossus`); before this order the policy capped every GPU at 200 W.
     """
     colossus = load_site("colossus")
     assert colossus.idle_nodes_off
     lean = project(colossus, Scenario())
     assert lean.gpus.n_gpus_off == colossus.n_gpus - lean.job.n_gpus
     assert not lean.shortfall_policy.policy_active_flag and lean.shortfall_mw == 0
-    assert lean.job.step_time_s == pytest.approx(6.85, abs=0.01)
+    assert lean.job.step_time_s == pytest.approx(colossus_job_full_power_step_s(), rel=1e-6)
     assert 20_000 < lean.n_gpus_runnable_at_full_power < 40_000
     on = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = false\n", colossus, "on.toml"))
     policy = on.shortfall_policy

@@ -68,8 +68,12 @@ def test_facility_power_is_it_losses_cooling_network_and_overhead(tiny):
     )
     assert snap.pue_ratio > 1.0 and b.distribution_loss_mw > 0.0
     assert snap.source_power_mw.sum() == pytest.approx(snap.facility_power_mw)
-    # CDU pumps: the running pumps' rated power
-    assert tiny.detail.cooling_kw["cdu_pumps_kw"] == pytest.approx((snap.pumps_running_count * 0.75).sum())
+    # CDU pumps by the affinity laws: the pumps running share the design flow, so each CDU draws one
+    # pump's rated power at its design flow, (flow / design)³ of it below
+    design = tiny.cooling.cdu_design_flow_lpm
+    expected = np.where(snap.pumps_running_count > 0, 0.75 * (snap.cdu_flow_lpm / design) ** 3, 0.0).sum()
+    assert tiny.detail.cooling_kw["cdu_pumps_kw"] == pytest.approx(expected)
+    assert expected == pytest.approx(0.75 * tiny.state.n_cdus)
 
 
 def test_temperature_rises_with_utilisation(tiny):

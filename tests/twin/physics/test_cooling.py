@@ -65,3 +65,17 @@ def test_pump_and_cooling_power():
     assert parts["chillers_kw"] == pytest.approx(100.0)
     assert parts["tower_fans_kw"] == pytest.approx(13.0)
     assert parts["total_kw"] == pytest.approx(10.0 + 400.0 + 100.0 + 13.0)
+
+
+def test_cdu_pumps_follow_the_affinity_laws():
+    # closed loop, Δp = k V̇²: power ∝ V̇³, shared by the pumps running
+    one = co.cdu_pump_power_w(1, 150.0, 150.0, 750.0)
+    two = co.cdu_pump_power_w(2, 150.0, 150.0, 750.0)
+    assert one == pytest.approx(750.0) and two == pytest.approx(750.0)  # two pumps share the design flow
+    assert co.cdu_pump_power_w(2, 75.0, 150.0, 750.0) == pytest.approx(750.0 / 8)  # half the speed: an eighth
+    assert co.cdu_pump_power_w(0, 0.0, 150.0, 750.0) == 0.0
+    # colossus: 1,568 in-rack CDUs with both pumps on the design flow draw 1,568 × 750 W, not twice that
+    site = co.cdu_pump_power_w(np.full(1568, 2.0), np.full(1568, 150.0), 150.0, 750.0)
+    assert site.sum() == pytest.approx(1.176e6)
+    with pytest.raises(ValueError, match="pumps_running_count"):
+        co.cdu_pump_power_w(-1, 1.0, 1.0, 1.0)

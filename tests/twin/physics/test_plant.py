@@ -97,3 +97,47 @@ def test_chillers_with_power_follow_their_buses_and_a_dip():
     assert plant.chillers_powered_count(by_bus, np.array([True, True]), False).tolist() == [5, 2]
     assert plant.chillers_powered_count(by_bus, np.array([True, False]), False).tolist() == [3, 1]  # bus B dead
     assert plant.chillers_powered_count(by_bus, np.array([True, True]), True).tolist() == [0, 0]  # every bus dips
+
+
+def _curve_cop_by_hand(te: float, tc: float, plr: float) -> float:
+    """The cited curve (Trane CVHF 2,567 kW VSD, EnergyPlus Chillers.idf) typed out: COP = PLR·COP_ref/(EIRFT·EIRFPLR)."""
+    eirft = 0.4561990 - 0.03333063 * te - 0.001763576 * te**2 + 0.05624520 * tc - 8.535085e-05 * tc**2
+    eirft += 3.567604e-04 * te * tc
+    eirfplr = 0.1039419 + 0.4184975 * plr + 0.4774210 * plr**2
+    return plr * 11.77 / (eirft * eirfplr)
+
+
+def test_chiller_cop_reproduces_the_cited_curve_at_two_lifts():
+    # Inside the curve's range the twin's COP is the curve's, scaled from its AHRI point to the rating:
+    # at 7.5 °C chilled water on 20 °C (lift 12.5 K) and on 27 °C (lift 19.5 K) condenser water, full load
+    ahri = _curve_cop_by_hand(6.67, 29.44, 1.0)
+    assert ahri == pytest.approx(6.513, abs=0.001)  # the curve's own COP at the AHRI 550/590 rating point
+    for tower in (20.0, 27.0):
+        expected = 6.0 * _curve_cop_by_hand(7.5, tower, 1.0) / ahri
+        assert plant.chiller_cop(7.5, tower, 6.0) == pytest.approx(expected, rel=1e-9)
+    assert plant.chiller_cop(7.5, 20.0, 6.0) == pytest.approx(8.67, abs=0.01)
+    assert plant.chiller_cop(7.5, 27.0, 6.0) == pytest.approx(6.63, abs=0.01)
+    assert plant.chiller_cop(plant.AHRI_CHILLED_C, plant.AHRI_CONDENSER_C, 6.0) == pytest.approx(6.0)
+
+
+def test_chiller_cop_at_warm_water_lift_and_part_load():
+    # colossus: 25 °C chilled water on 30 °C tower water.  The curve at its warmest chilled water (8.89 °C)
+    # with the same 5-K lift, times the evaporating temperatures' ratio (296.65 K / 280.54 K).
+    at_lift = 6.0 * _curve_cop_by_hand(8.89, 13.89, 1.0) / _curve_cop_by_hand(6.67, 29.44, 1.0)
+    assert plant.chiller_cop(25.0, 30.0, 6.0) == pytest.approx(at_lift * 296.65 / 280.54, rel=1e-9)
+    assert plant.chiller_cop(25.0, 30.0, 6.0) == pytest.approx(13.83, abs=0.01)
+    carnot = plant.carnot_cop_ratio(25.0, 30.0)
+    assert 0.6 < plant.chiller_cop(25.0, 30.0, 6.0) / carnot < 0.7  # centrifugal chillers at low lift
+    # part load: PLR / EIRFPLR(PLR), the VSD machine is best near half load; held below the minimum 0.11
+    half = plant.chiller_cop(25.0, 30.0, 6.0, 0.5) / plant.chiller_cop(25.0, 30.0, 6.0)
+    assert half == pytest.approx(_curve_cop_by_hand(8.0, 20.0, 0.5) / _curve_cop_by_hand(8.0, 20.0, 1.0), rel=1e-9)
+    assert half == pytest.approx(1.156, abs=0.001)
+    assert plant.chiller_cop(25.0, 30.0, 6.0, 0.01) == plant.chiller_cop(25.0, 30.0, 6.0, plant.CURVE_MIN_PLR)
+    # COP falls as the lift grows, everywhere
+    cops = plant.chiller_cop(25.0, np.array([26.0, 30.0, 35.0, 40.0, 45.0]), 6.0)
+    assert np.all(np.diff(cops) < 0)
+
+
+def test_chillers_are_staged_to_the_duty():
+    plr = plant.staged_part_load_frac(np.array([0.0, 1.0, 3.5, 5.0, 500.0]), np.full(5, 3.5), np.full(5, 32.0))
+    assert plr == pytest.approx([0.0, 1.0 / 3.5, 1.0, 5.0 / 7.0, 1.0])

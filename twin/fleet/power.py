@@ -1,0 +1,250 @@
+"""Power-aware admission: which jobs run, and at what GPU cap, within the site's supply.
+
+The budget is the site's generation: the live sources' capacity, batteries left out (they
+hold a swing or a ride-through, not hours of load), less ``power_margin_frac``; during a
+demand-response event it is cut by ``cut_mw`` or held at ``target_mw``.  Facility power is
+``IT / η_dist × (1 + cooling) + network + site overhead``: ``η_dist`` the product of the
+power-tree efficiencies down one feed (:class:`twin.site.tables.SiteTables`), cooling a
+fraction of IT ([E], ``Policy.cooling_overhead_frac``), network the switches at
+``SWITCH_POWER_W`` each.  A job's IT power at a cap comes from :mod:`twin.fleet.jobspeed`
+(node model and PSU curve), its speed at a cap from the step-time model or the DVFS law.
+
+Modes (``Policy.power``):
+
+* ``per_job`` — per-job power groups, as NVIDIA's power service grants them ([NVIDIA-DPS]):
+  a job is admitted only if its power at its floor cap (``power_floor_frac`` of TDP, or its
+  QoS's ``min_power_cap_w``) fits beside every running job at its floor; the rest of the
+  budget lifts caps in power order (higher QoS first, then the earlier start) up to full
+  power; if even the floors do not fit (a demand-response cut) the last jobs in power order
+  are requeued;
+* ``uniform`` — the site's shortfall policy ``cap`` ([twin.physics.policy]): one cap for every
+  running GPU, the highest that fits, and jobs requeued when even the GPUs' minimum does not;
+* ``off`` — no limit (energy is still counted).
+
+Idle nodes draw their idle power unless ``idle_nodes_off`` (then they are switched off, as
+the colossus site does with the nodes its generation cannot carry).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twin.fleet import jobspeed
+from twin.fleet.state import RUNNING
+
+SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
+CAP_GRID_POINTS = 21
+
+
+def distribution_efficiency(state) -> float:
+    """Product of the power-tree efficiencies from a source to rack 0's A feed (1 without a tree)."""
+    if state.n_power == 0 or state.n_racks == 0:
+        return 1.0
+    eff, e = 1.0, int(state.rack_feed_a[0])
+    for _ in range(64):
+        if e < 0:
+            break
+        eff *= float(state.power_efficiency_frac[e])
+        e = int(state.power_parent[e])
+    return eff
+
+
+def supply_mw(state) -> float:
+    """Sustained generation of the site: every source but the batteries [MW]."""
+    kinds = np.asarray(state.source_kind)
+    return float(state.source_capacity_mw[kinds != 2].sum()) if kinds.size else 0.0
+
+
+class PowerAdmission:
+    """Budget, per-job power tables and caps of one simulation."""
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
+        run = sim.run
+        state = run.topo.site
+        self.mode = run.policy.power
+        self.k_facility = (1.0 + run.policy.cooling_overhead_frac) / distribution_efficiency(state)
+        self.fixed_mw = state.n_switches * SWITCH_POWER_W / 1e6 + state.site_overhead_mw
+        self.base_supply_mw = supply_mw(state)
+        self.cut_mw, self.target_mw = 0.0, math.inf
+        self.grids = [np.linspace(m.gpu_min_w, m.gpu_tdp_w, CAP_GRID_POINTS) for m in sim.node_models]
+        n = run.n_jobs
+        self.floor_w = np.zeros(n)  # node power at the floor cap
+        self.full_w = np.zeros(n)
+        self.floor_cap_w = np.full(n, math.inf)
+        self.tables: dict[int, np.ndarray] = {}
+        self.running_floor_w = 0.0
+        self._idle_w: np.ndarray | None = None
+        self._kind_tables: dict[tuple, np.ndarray] = {}
+        self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
+
+    # --- budget ------------------------------------------------------------------------
+    def budget_mw(self) -> float:
+        """Facility power the jobs may use now."""
+        b = self.base_supply_mw * (1.0 - self.sim.run.policy.power_margin_frac) - self.cut_mw
+        return min(b, self.target_mw)
+
+    def it_budget_w(self) -> float:
+        return max(self.budget_mw() - self.fixed_mw, 0.0) / self.k_facility * 1e6
+
+    def facility_mw(self, it_w: float) -> float:
+        return it_w * self.k_facility / 1e6 + self.fixed_mw
+
+    # --- per-job tables ------------------------------------------------------------------
+    def _model(self, j: int) -> tuple[int, jobspeed.NodeModel]:
+        run = self.sim.run
+        t = int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]]) if run.gpus[j] is not None else 0
+        return t, self.sim.node_models[t]
+
+    def table(self, j: int) -> np.ndarray:
+        """Node power of job ``j`` at each cap of its GPU type's grid [W] (built once per placement)."""
+        tab = self.tables.get(j)
+        if tab is None:
+            run, sim = self.sim.run, self.sim
+            t, model = self._model(j)
+            grid = self.grids[t]
+            if run.table.jobs[j].training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
+                util = float(run.table.util_frac[j])
+                key = (t, round(util, 4))
+                per_gpu = self._kind_tables.get(key)
+                if per_gpu is None:
+                    demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+                    gpu_w = np.minimum(demand, grid)
+                    per_gpu = jobspeed.node_share_power_w(model, gpu_w, np.full(grid.size, util), 1)
+                    self._kind_tables[key] = per_gpu
+                tab = per_gpu * int(run.table.n_gpus[j])
+            else:
+                saved = run.cap_w[j]
+                tab = np.empty(grid.size)
+                for i, c in enumerate(grid):
+                    run.cap_w[j] = c
+                    tab[i] = _rate(sim, j).node_power_w
+                run.cap_w[j] = saved
+            self.tables[j] = tab
+        return tab
+
+    def floor_cap(self, j: int) -> float:
+        run = self.sim.run
+        _, model = self._model(j)
+        qos = run.policy.qos_spec(run.table.qos_names[run.table.qos[j]])
+        floor = qos.min_power_cap_w or run.policy.power_floor_frac * model.gpu_tdp_w
+        return float(np.clip(floor, model.gpu_min_w, model.gpu_tdp_w))
+
+    def joined(self, j: int) -> None:
+        """Job ``j`` was placed: fill its floor and full power (before its first rate is computed)."""
+        if self.mode == "off":
+            return
+        run = self.sim.run
+        self.tables.pop(j, None)
+        t, _ = self._model(j)
+        tab = self.table(j)
+        floor = self.floor_cap(j) if self.mode == "per_job" else float(self.grids[t][0])
+        self.floor_cap_w[j] = floor
+        self.floor_w[j] = float(np.interp(floor, self.grids[t], tab))
+        self.full_w[j] = float(tab[-1])
+        self.running_floor_w += self.floor_w[j]
+        if self.mode == "per_job":
+            run.cap_w[j] = floor  # a new job starts at its floor until the next rebalance lifts it
+
+    def left(self, j: int) -> None:
+        self.tables.pop(j, None)
+        self.running_floor_w -= self.floor_w[j]
+        self.floor_w[j] = self.full_w[j] = 0.0
+
+    def _estimate_floors(self) -> np.ndarray:
+        """Floor power of every job from its kind, size and QoS (before any placement) [W]."""
+        run = self.sim.run
+        tab = run.table
+        model = self.sim.node_models[0]
+        qos_floor = np.array([run.policy.qos_spec(name).min_power_cap_w for name in tab.qos_names])[tab.qos]
+        default = run.policy.power_floor_frac * model.gpu_tdp_w if self.mode == "per_job" else model.gpu_min_w
+        cap = np.where(qos_floor > 0, qos_floor, default) if tab.n_jobs else np.zeros(0)
+        demand = model.gpu_idle_w + tab.util_frac * (model.gpu_tdp_w - model.gpu_idle_w)
+        return jobspeed.node_share_power_w(model, np.minimum(demand, cap), tab.util_frac, tab.n_gpus)
+
+    def admits(self, j: int) -> bool:
+        """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs."""
+        if self.mode == "off":
+            return True
+        return self.running_floor_w + float(self.est_floor_w[j]) <= self.it_budget_w()
+
+    # --- caps ----------------------------------------------------------------------------
+    def rebalance(self, t: float) -> tuple[list[int], list[int]]:
+        """Set every running job's cap for the budget now; returns (jobs whose cap changed, jobs to requeue)."""
+        if self.mode == "off":
+            return [], []
+        run = self.sim.run
+        rows = np.flatnonzero(run.status == RUNNING)
+        if rows.size == 0:
+            return [], []
+        order = self._power_order(rows)
+        budget = self.it_budget_w()
+        caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
+        changed = [
+            int(j)
+            for j, c in zip(order.tolist(), caps.tolist())
+            if not (c == run.cap_w[j] or abs(c - run.cap_w[j]) < 1.0)
+        ]
+        run.cap_w[order] = caps
+        return changed, drop
+
+    def _power_order(self, rows: np.ndarray) -> np.ndarray:
+        run = self.sim.run
+        tab, q = run.table, self.sim.quota
+        keys = (rows, run.first_start_s[rows], -tab.priority[rows], -q.qos_priority[tab.qos[rows]])
+        return rows[np.lexsort(keys)]
+
+    def _per_job(self, order: np.ndarray, budget: float) -> tuple[np.ndarray, list[int]]:
+        floors = self.floor_w[order]
+        keep = np.cumsum(floors) <= budget + 1e-6
+        drop = order[~keep].tolist()
+        caps = self.floor_cap_w[order].copy()
+        left = budget - float(floors[keep].sum())
+        inc = np.where(keep, self.full_w[order] - floors, np.inf)
+        full = np.cumsum(inc) <= left + 1e-6
+        caps[full] = math.inf
+        left -= float(inc[full].sum())
+        nxt = np.flatnonzero(~full & keep)
+        if nxt.size and left > 0:  # the first job that cannot have full power gets what is left
+            i = int(nxt[0])
+            t, _ = self._model(int(order[i]))
+            tab, grid = self.table(int(order[i])), self.grids[t]
+            fits = np.flatnonzero(tab <= floors[i] + left + 1e-6)
+            if fits.size:
+                caps[i] = max(float(grid[fits[-1]]), caps[i])
+        return caps, drop
+
+    def _uniform(self, order: np.ndarray, budget: float) -> tuple[np.ndarray, list[int]]:
+        tables = [self.table(int(j)) for j in order.tolist()]
+        grid = self.grids[0]
+        sums = np.array([sum(tab[i] for tab in tables) for i in range(grid.size)])
+        drop: list[int] = []
+        if sums[0] > budget:
+            floors = np.array([tab[0] for tab in tables])
+            keep = np.cumsum(floors) <= budget + 1e-6
+            drop = order[~keep].tolist()
+            return np.full(order.size, grid[0]), drop
+        i = int(np.flatnonzero(sums <= budget + 1e-6)[-1])
+        cap = math.inf if i == grid.size - 1 else float(grid[i])
+        return np.full(order.size, cap), drop
+
+    def it_power_w(self) -> float:
+        """IT input power now: running jobs plus powered idle nodes [W]."""
+        run = self.sim.run
+        jobs = self.sim.it_w
+        if run.policy.idle_nodes_off and self.mode != "off":
+            return jobs
+        if self._idle_w is None:
+            self._idle_w = np.array([jobspeed.idle_node_power_w(m) for m in self.sim.node_models])
+        if run.topo.uniform_nodes and len(self.sim.node_models) == 1:
+            return jobs + float(self._idle_w[0]) * int(run.cluster.free_hist[-1])
+        idle = run.cluster.whole_free()
+        return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
+
+
+def _rate(sim, j: int) -> jobspeed.JobRate:
+    from twin.fleet.lifecycle import job_rate
+
+    return job_rate(sim, j)
