@@ -1,4 +1,4 @@
-"""The Dash app factory: ``create_app(hub)`` wires the shell, the pages and the hub together.
+"""The Dash app factory: ``create_app(view, actions)`` wires the shell, the pages and the live twin together.
 
 Pages live one per file in ``dashboard/pages`` (Dash pages, ``layout(**kwargs)`` and
 their callbacks beside them); the shell is :mod:`dashboard.shell.frame`.  Everything is served
@@ -27,7 +27,7 @@ from dashboard.callbacks.inputs import InputError
 from dashboard.present.theme import register_template
 from dashboard.shell import frame as shell
 from dashboard.views import compare, tick_cache
-from dashboard.views.context import HUB_CONFIG_KEY
+from dashboard.views.context import ALERT_ACTIONS_KEY, LIVE_VIEW_KEY, SITE_DB_KEY
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +41,24 @@ MAX_REQUEST_BYTES = 2 * 1024 * 1024
 CALLBACK_PATH = "/_dash-update-component"
 
 
-def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | None = None) -> dash.Dash:
-    """A Dash app showing ``hub`` (a :class:`ingest.live.hub.LiveHub` or a stand-in).
+def create_app(
+    view,
+    actions=None,
+    *,
+    site_db=None,
+    tick_ms: int = shell.TICK_MS,
+    db=None,
+    auth: AuthSettings | None = None,
+) -> dash.Dash:
+    """A Dash app showing the live ``view`` (a :class:`twin.engine.view.View`: the live hub's
+    :attr:`~ingest.live.hub.LiveHub.view`, or a stand-in).
 
-    ``tick_ms`` is the live-update period (≤ 2000 ms).  ``db`` is the engine holding users
-    and the audit log (default: the hub's own ``db``; a stand-in hub without one has no
-    users, hence no login); ``auth`` the login settings (:mod:`dashboard.auth`).
+    ``actions`` acknowledge, silence and unsilence alerts (the hub's
+    :attr:`~ingest.live.hub.LiveHub.alert_actions`; None: alerts are read-only).  ``site_db``
+    is the site's database (scenarios of the what-if editor, incidents, calibrations; None:
+    kept in memory).  ``tick_ms`` is the live-update period (≤ 2000 ms).  ``db`` is the
+    engine holding users and the audit log (default: ``site_db``; without either there are
+    no users, hence no login); ``auth`` the login settings (:mod:`dashboard.auth`).
     """
     register_template()
     clear_global_callbacks()  # the page modules register theirs afresh when Dash imports them
@@ -60,19 +72,27 @@ def create_app(hub, tick_ms: int = shell.TICK_MS, db=None, auth: AuthSettings | 
         update_title=None,
         suppress_callback_exceptions=True,
     )
-    app.server.config[HUB_CONFIG_KEY] = hub
+    app.server.config.update({LIVE_VIEW_KEY: view, ALERT_ACTIONS_KEY: actions, SITE_DB_KEY: site_db})
     adopt_global_callbacks(app)
     shell.register_callbacks(app)
     compare.register_callbacks(app)
-    init_auth(app, db if db is not None else getattr(hub, "db", None), hub.site_name, auth)
+    init_auth(app, db if db is not None else site_db, view.site_name, auth)
     _guard_requests(app)
     register_api(app.server)
-    register_metrics(app.server, hub)
+    register_metrics(app.server, view)
     # after every check that may refuse a callback request; viewers share renderings per role
     tick_cache.install(app.server, tick_ms / 1000.0, role_of_request=_role_of_request)
-    app.layout = lambda: shell.layout(hub.site_name, tick_ms, account=account_block())
-    log.info("dashboard app created for site %s with %d pages", hub.site_name, len(dash.page_registry))
+    app.layout = lambda: shell.layout(view.site_name, tick_ms, account=account_block())
+    log.info("dashboard app created for site %s with %d pages", view.site_name, len(dash.page_registry))
     return app
+
+
+def app_for_hub(hub, **kwargs) -> dash.Dash:
+    """The app of a live hub (:class:`ingest.live.hub.LiveHub`): its view, its alert actions, its database.
+
+    ``kwargs`` as for :func:`create_app` (``tick_ms``, ``db``, ``auth``).
+    """
+    return create_app(hub.view, hub.alert_actions, site_db=hub.db, **kwargs)
 
 
 def _role_of_request() -> str:

@@ -198,11 +198,12 @@ def _check_binding(args: argparse.Namespace) -> None:
 
 
 def _create_app(args: argparse.Namespace, runtime):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from dashboard.auth import AuthSettings
 
-    app = create_app(
-        runtime.hub,
+    hub = runtime.hub
+    app = app_for_hub(
+        hub,
         tick_ms=args.tick_ms,
         auth=AuthSettings(
             session_idle_s=args.session_idle_h * 3600.0,
@@ -212,7 +213,7 @@ def _create_app(args: argparse.Namespace, runtime):
             allowed_hosts=tuple(args.allowed_host or ()),
         ),
     )
-    log.warning("dashboard of site %s on http://%s:%d/", runtime.hub.site_name, args.host, args.port)
+    log.warning("dashboard of site %s on http://%s:%d/", hub.site_name, args.host, args.port)
     return app
 
 

@@ -21,6 +21,7 @@ class Shell:
     CLOCK = "shell-clock"
     TICK = "shell-tick"  # dcc.Interval driving every live page
     LOCATION = "shell-location"  # read-only view of the browser URL
+    SCREEN = "shell-screen"  # dcc.Store: the page path and view parameters on screen, set from the URL
     MAIN = "shell-main"  # the page slot; class "is-stale"/"is-dead" greys it out
     VIEW_BANNER = "shell-view-banner"  # under the header: which scenario/replay view is on screen
     VIEW_ERROR = "shell-view-error"  # the message of a page whose view cannot be shown

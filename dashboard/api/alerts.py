@@ -6,9 +6,9 @@ from dashboard.api import models as m
 from dashboard.api.access import audit, current_user_name
 from dashboard.api.live import database_reachable
 from dashboard.api.routing import ApiError, NotFound, api
-from dashboard.views.context import current_hub
+from dashboard.views.context import alert_actions, live_view
 
-MAX_ALERTS = 500  # the hub keeps the newest 500 in its list, as the alerts page shows
+MAX_ALERTS = 500  # the live view lists the newest 500, as the alerts page shows
 
 
 TEXT_FIELDS = (
@@ -41,8 +41,8 @@ def _alert(a: dict) -> m.Alert:
     response=m.AlertPage,
 )
 def list_alerts(query: m.AlertQuery = m.AlertQuery()) -> m.AlertPage:
-    hub = current_hub()
-    alerts = hub.alerts(query.active_only)[:MAX_ALERTS]
+    view = live_view()
+    alerts = view.alerts(query.active_only)[:MAX_ALERTS]
     if query.severity is not None:
         alerts = [a for a in alerts if a.get("severity") == query.severity]
     page = alerts[query.offset : query.offset + query.limit]
@@ -51,12 +51,12 @@ def list_alerts(query: m.AlertQuery = m.AlertQuery()) -> m.AlertPage:
         offset=query.offset,
         limit=query.limit,
         items=[_alert(a) for a in page],
-        database_reachable_flag=database_reachable(hub),
+        database_reachable_flag=database_reachable(view),
     )
 
 
 def _find(alert_id: int) -> dict:
-    for alert in current_hub().alerts(False)[:MAX_ALERTS]:
+    for alert in live_view().alerts(False)[:MAX_ALERTS]:
         if alert.get("id") == alert_id:
             return alert
     raise NotFound(f"no alert with id {alert_id}")
@@ -79,14 +79,14 @@ def _audit_state(alert: dict) -> dict:
 
 
 def _changed(alert_id: int, action: str, change) -> m.Alert:
-    """Apply ``change(hub)`` to an alert and record it in the audit log, as the alerts page does."""
-    hub = current_hub()
-    if not getattr(hub, "is_live", False) or not hasattr(hub, "acknowledge"):
+    """Apply ``change(actions)`` to an alert and record it in the audit log, as the alerts page does."""
+    actions = alert_actions()
+    if actions is None or not live_view().is_live:
         raise ApiError(409, "this server shows no live alerts to change")
     before = _find(alert_id)
     try:
-        change(hub)
-    except ValueError as exc:  # the hub refuses a value on purpose (a silence over its limit)
+        change(actions)
+    except ValueError as exc:  # the actions refuse a value on purpose (a silence over its limit)
         raise ApiError(400, str(exc)) from None
     after = _find(alert_id)
     audit(action, f"alert {alert_id}: {before.get('entity_name', '')}", _audit_state(before), _audit_state(after))
@@ -108,7 +108,7 @@ def acknowledge_alert(params: m.AlertId, body: m.Acknowledge) -> m.Alert:
     return _changed(
         params.alert_id,
         "alert.acknowledge",
-        lambda hub: hub.acknowledge(params.alert_id, body.comment, user=current_user_name()),
+        lambda actions: actions.acknowledge(params.alert_id, body.comment, user=current_user_name()),
     )
 
 
@@ -124,4 +124,4 @@ def acknowledge_alert(params: m.AlertId, body: m.Acknowledge) -> m.Alert:
     errors=(404, 409),
 )
 def silence_alert(params: m.AlertId, body: m.Silence) -> m.Alert:
-    return _changed(params.alert_id, "alert.silence", lambda hub: hub.silence(params.alert_id, body.duration_s))
+    return _changed(params.alert_id, "alert.silence", lambda actions: actions.silence(params.alert_id, body.duration_s))

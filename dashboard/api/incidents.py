@@ -29,7 +29,7 @@ from dashboard.api import models as m
 from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.uploads import received_upload, upload_cap_bytes
-from dashboard.views.context import current_hub
+from dashboard.views.context import site_db
 from ingest.replay.bundle import BundleError
 from ingest.replay.intake import ImportRequest, audit_state_of, import_incident, record_in_database, replaces
 from ingest.replay.library import IncidentExists, library_path, list_incidents
@@ -53,7 +53,7 @@ def _entries() -> list:
 
     from ingest.store.incidents import stored_incidents
 
-    engine = getattr(current_hub(), "db", None)
+    engine = site_db()
     try:
         rows = stored_incidents(engine) if engine is not None else []
     except SQLAlchemyError:
@@ -187,7 +187,7 @@ def _check_query(query: m.ImportQuery) -> None:
 )
 def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
     _check_query(query)
-    hub = current_hub()
+    db = site_db()
     filename = ("upload" if query.format == "bundle" else query.host) + SUFFIXES[query.format]
     with received_upload(filename) as path:
         source = path
@@ -201,13 +201,13 @@ def import_upload(query: m.ImportQuery = m.ImportQuery()) -> m.ImportedIncident:
             replace=query.replace,
             start=query.start.isoformat() if query.start else None,
             step=query.step_s,
-            engine=getattr(hub, "db", None),
+            engine=db,
         )
 
         def before_land(staging, metadata) -> None:  # the row and the audit entry commit before the file lands
             replaced = replaces(metadata, None)
-            if getattr(hub, "db", None) is not None:
-                record_in_database(hub.db, metadata, path=staging)
+            if db is not None:
+                record_in_database(db, metadata, path=staging)
             audit(
                 "incident.import",
                 f"incident {metadata['name']}",

@@ -1,7 +1,7 @@
 """API routes of the site and its live state: what the dashboard's pages show, as JSON.
 
 Every list is paged (``limit`` ≤ 1000, ``offset``) and answers the page with
-``total_count``; values come from the latest published tick of the live hub, read once
+``total_count``; values come from the latest published tick of the live view, read once
 per request so a page is one consistent instant.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from dashboard.api import models as m
 from dashboard.api.routing import NotFound, api
 from dashboard.shell.status import alert_counts
-from dashboard.views.context import current_hub
+from dashboard.views.context import live_view
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS
 
@@ -33,9 +33,9 @@ def _window(total: int, page: m.Page) -> range:
 
 
 def _tick():
-    hub = current_hub()
-    tick = hub.latest_tick()
-    return hub, hub.state, tick.snapshot, tick.detail
+    view = live_view()
+    tick = view.latest_tick()
+    return view, view.state, tick.snapshot, tick.detail
 
 
 # ------------------------------------------------------------------ site
@@ -43,7 +43,7 @@ def _tick():
     "GET", "/site", summary="The site: counts of its entities and its default job", tag="site", response=m.SiteSummary
 )
 def get_site() -> m.SiteSummary:
-    s = current_hub().state
+    s = live_view().state
     return m.SiteSummary(
         site=s.name,
         description=s.description,
@@ -94,7 +94,7 @@ def _entities(s, kind: str) -> tuple[list[str], Callable[[int], tuple[str | None
     response=m.EntityPage,
 )
 def list_entities(params: m.EntityKindParam, query: m.Page = m.Page()) -> m.EntityPage:
-    names, about = _entities(current_hub().state, params.kind)
+    names, about = _entities(live_view().state, params.kind)
     items = []
     for i in _window(len(names), query):
         parent, kind = about(i)
@@ -103,9 +103,9 @@ def list_entities(params: m.EntityKindParam, query: m.Page = m.Page()) -> m.Enti
 
 
 # ------------------------------------------------------------------ live
-def database_reachable(hub) -> bool:
-    """Whether the hub reaches its database (a hub without the notion: yes)."""
-    check = getattr(hub, "database_reachable", None)
+def database_reachable(view) -> bool:
+    """Whether the live view reaches its database (a view without the notion: yes)."""
+    check = getattr(view, "database_reachable", None)
     return bool(check()) if callable(check) else True
 
 
@@ -121,10 +121,10 @@ def _age_s(ts: datetime | None) -> float | None:
     response=m.SiteKpis,
 )
 def get_kpis() -> m.SiteKpis:
-    hub, s, snap, detail = _tick()
-    counts = alert_counts(hub.alerts(True))
+    view, s, snap, detail = _tick()
+    counts = alert_counts(view.alerts(True))
     alerts = {f"n_alerts_{sev}": counts.get(sev, 0) for sev in ("critical", "warning", "info")}
-    alerts["database_reachable_flag"] = database_reachable(hub)
+    alerts["database_reachable_flag"] = database_reachable(view)
     if snap is None:
         none = dict.fromkeys(
             (
@@ -318,7 +318,7 @@ def list_generation(query: m.Page = m.Page()) -> m.GenerationPage:
     response=m.TelemetrySources,
 )
 def list_sources() -> m.TelemetrySources:
-    ages = current_hub().source_ages()
+    ages = live_view().source_ages()
     return m.TelemetrySources(
         items=[m.TelemetrySource(source=name, source_age_s=_f(age)) for name, age in sorted(ages.items())]
     )

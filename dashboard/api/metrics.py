@@ -6,7 +6,7 @@ failure kind (soonest rack of the site and of each hall), job throughput, goodpu
 CDU capacity use, GPU counts by state and open alerts by severity.  Names follow the
 Prometheus conventions (base units: ``_watts``, ``_seconds``, ``_celsius``; fractions as
 ``_ratio``; counters ``_total``), so ``promtool check metrics`` accepts them.  The values
-are read from the hub's latest tick at each scrape by a collector (``prometheus_client``),
+are read from the live view's latest tick at each scrape by a collector (``prometheus_client``),
 in a registry of the app's own: nothing else of the process is exported.
 """
 
@@ -47,23 +47,23 @@ def _finite(value: float) -> bool:
 
 
 class TwinCollector:
-    """Reads the hub of an app at each scrape (see module docstring)."""
+    """Reads the live view of an app at each scrape (see module docstring)."""
 
-    def __init__(self, hub) -> None:
-        self.hub = hub
+    def __init__(self, view) -> None:
+        self.view = view
 
     def describe(self):
         return []  # the families depend on the site; nothing to check at registration
 
     def collect(self):
-        hub, s = self.hub, self.hub.state
+        view, s = self.view, self.view.state
         site = {"site": s.name}
-        check = getattr(hub, "database_reachable", None)
+        check = getattr(view, "database_reachable", None)
         reachable = bool(check()) if callable(check) else True
         yield _gauge(
             "database_reachable", "1 while the server reaches its database, 0 during an outage", reachable, site
         )
-        counts = alert_counts(hub.alerts(True))
+        counts = alert_counts(view.alerts(True))
         yield _by_label(
             "alerts_open",
             "Open alerts by severity",
@@ -76,7 +76,7 @@ class TwinCollector:
             counts.get("need_attention", 0),
             site,
         )
-        tick = hub.latest_tick()
+        tick = view.latest_tick()
         snap, detail = tick.snapshot, tick.detail
         if snap is None:
             return
@@ -222,10 +222,10 @@ class TwinCollector:
         yield interruptions
 
 
-def register_metrics(server: flask.Flask, hub) -> CollectorRegistry:
-    """Serve ``/metrics`` on ``server`` from ``hub``; returns the app's registry."""
+def register_metrics(server: flask.Flask, view) -> CollectorRegistry:
+    """Serve ``/metrics`` on ``server`` from the live ``view``; returns the app's registry."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(TwinCollector(hub))
+    registry.register(TwinCollector(view))
 
     @server.route(METRICS_PATH)
     def metrics():

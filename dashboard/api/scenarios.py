@@ -16,8 +16,8 @@ import tomli_w
 
 from dashboard.api import models as m
 from dashboard.api.routing import ApiError, NotFound, api
-from dashboard.views.context import current_hub
-from dashboard.views.registry import SCENARIO_DIR, available_scenarios
+from dashboard.views.context import live_view
+from dashboard.views.scenario_files import SCENARIO_DIR, available_scenarios
 from twin.commands.jsonout import finite_or_null
 from twin.scenario.conditions import ScenarioError
 from twin.scenario.load import load_scenario, parse_scenario
@@ -76,7 +76,7 @@ def projection(site_state, text: str, file: str) -> dict:
     errors=(503,),
 )
 def post_project(body: m.ProjectBody) -> m.Projection:
-    state = current_hub().state
+    state = live_view().state
     return m.Projection.model_validate(projection(state, scenario_toml(body), "body"))
 
 
@@ -86,7 +86,7 @@ def _entry(name: str) -> m.ScenarioText:
     path = SCENARIO_DIR / f"{name}.toml"
     text = path.read_text(encoding="utf-8")
     try:
-        scenario = load_scenario(path, current_hub().state)
+        scenario = load_scenario(path, live_view().state)
     except ScenarioError:  # a scenario of another site: listed, with its file's own words
         return m.ScenarioText(name=name, title=name, description="(for another site)", toml=text)
     return m.ScenarioText(name=name, title=scenario.name, description=scenario.description, toml=text)
@@ -123,4 +123,4 @@ def get_scenario(params: m.NameParam) -> m.ScenarioText:
 )
 def project_stored(params: m.NameParam) -> m.Projection:
     entry = _entry(params.name)
-    return m.Projection.model_validate(projection(current_hub().state, entry.toml, f"{params.name}.toml"))
+    return m.Projection.model_validate(projection(live_view().state, entry.toml, f"{params.name}.toml"))

@@ -21,7 +21,7 @@ from dashboard.api.access import audit
 from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.api.scenarios import projection
 from dashboard.callbacks.inputs import InputError
-from dashboard.views.context import current_hub
+from dashboard.views.context import live_view, site_db
 from dashboard.whatif.edits import EditRejected, canonical, resolve_edits
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from twin.errors import InputError as TwinInputError
@@ -31,7 +31,7 @@ BASE = "/whatif/scenarios"
 
 
 def _store():
-    return scenario_store(current_hub(), flask.current_app.config)
+    return scenario_store(live_view(), site_db(), flask.current_app.config)
 
 
 def _existing(store, name: str) -> str:
@@ -106,7 +106,7 @@ def create_whatif(body: m.CreateScenarioBody) -> m.StoredScenario:
     file_name, edits = _refused(lambda: import_toml(body.toml))
     name = (body.name or file_name).strip()
     _free(store, name)
-    _refused(lambda: resolve_edits(current_hub().state, edits))  # every edit applies to this site, or nothing is stored
+    _refused(lambda: resolve_edits(live_view().state, edits))  # every edit applies to this site, or nothing is stored
     name = _refused(lambda: store.create(name, edits))
     audit(
         "scenario.import",
@@ -146,7 +146,7 @@ def append_whatif_edit(params: m.StoredNameParam, body: m.AppendEditBody) -> m.S
     store = _store()
     name = _existing(store, params.name)
     edits = store.edits(name)
-    state = current_hub().state
+    state = live_view().state
 
     def check() -> dict:
         """The edit as the schema writes it, once it applies with the stored edits on the site."""
@@ -316,4 +316,4 @@ def project_whatif(params: m.StoredNameParam) -> m.Projection:
     store = _store()
     name = _existing(store, params.name)
     text = export_toml(name, store.edits(name))
-    return m.Projection.model_validate(projection(current_hub().state, text, f"{name}.toml"))
+    return m.Projection.model_validate(projection(live_view().state, text, f"{name}.toml"))

@@ -10,9 +10,9 @@ elements and style attributes at run time; without it every page reports violati
 No ``'unsafe-eval'``: the vendored plotly.js draws WebGL (scattergl) traces without
 ``eval``.  The browser tests check that no page reports a CSP violation.
 
-The referrer policy is ``same-origin``: the dashboard's own callbacks are told the view on
-screen by their page URL in ``Referer`` (:mod:`dashboard.views.context`), and no URL is
-ever sent to another site.
+The referrer policy is ``same-origin``: over HTTPS the CSRF check compares a request's
+``Referer`` with the host (the callbacks do not read it: they are given the view on screen,
+:mod:`dashboard.views.context`), and no URL is ever sent to another site.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def security_headers(csp: str) -> dict[str, str]:
     return {
         "Content-Security-Policy": csp,
         "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "same-origin",  # callbacks read the view from their page URL (hub_context)
+        "Referrer-Policy": "same-origin",  # over HTTPS the CSRF check compares Referer with the host
         "X-Frame-Options": "DENY",  # for browsers that do not read frame-ancestors
         "Cross-Origin-Opener-Policy": "same-origin",
     }

@@ -56,7 +56,7 @@ def _tick_body(app) -> dict:
 @benchmark("dashboard_auth")
 def dashboard_auth_benchmark(site: str = "demo") -> dict:
     """CPU ms per live-tick request with a session and with a token, against no users (ratios), and one login."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from ingest.store.db import open_database
     from ingest.store.users import add_user, new_token
@@ -65,11 +65,11 @@ def dashboard_auth_benchmark(site: str = "demo") -> dict:
         hub = build_hub(site, f"sqlite:///{Path(tmp) / 'live.db'}", start=T0, seed=1, record=False)
         for second in range(3):
             hub.step(T0 + timedelta(seconds=second))
-        open_app = create_app(hub, db=open_database(f"sqlite:///{Path(tmp) / 'nobody.db'}"))
+        open_app = app_for_hub(hub, db=open_database(f"sqlite:///{Path(tmp) / 'nobody.db'}"))
         users_db = open_database(f"sqlite:///{Path(tmp) / 'users.db'}")
         add_user(users_db, "bench", "operator", PASSWORD)
         token = new_token(users_db, "bench")
-        app = create_app(hub, db=users_db)
+        app = app_for_hub(hub, db=users_db)
 
         peer = open_app.server.test_client()
         peer_ms = _cpu_per_request_ms(lambda: peer.post("/_dash-update-component", json=_tick_body(open_app)))

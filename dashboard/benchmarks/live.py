@@ -65,21 +65,22 @@ def _wire(output):
 
 
 def callback_figures(app, hub) -> dict:
-    """Server time (ms) and payload (bytes) of each live-update callback, on ``hub``."""
+    """Server time (ms) and payload (bytes) of each live-update callback, on ``hub``'s live view."""
     from dashboard.pages import alerts, floor, overview
     from dashboard.shell.frame import status_view
 
+    view = hub.view
     names = [name for name, _, _ in overview.KPIS]
-    hottest = int(max(range(hub.state.n_racks), key=lambda r: float(hub.latest().rack_max_gpu_temp_c[r])))
+    hottest = int(max(range(view.state.n_racks), key=lambda r: float(view.latest().rack_max_gpu_temp_c[r])))
     results = {}
     with app.server.test_request_context():
         cases = {
-            "overview_update": lambda: overview.overview_update(hub, 900, names),
-            "floor_update": lambda: floor.floor_update(hub, "max_gpu_temp_c"),
-            "floor_metric_change": lambda: floor.floor_view(hub.state, hub.latest(), "rack_power_kw", None),
-            "rack_drilldown": lambda: floor.drilldown_outputs(hub, hottest),
-            "alerts_update": lambda: alerts.alerts_view(hub, list(alerts.SEVERITIES), True),
-            "shell_update": lambda: status_view(hub.latest().ts, hub.source_ages()),
+            "overview_update": lambda: overview.overview_update(view, 900, names),
+            "floor_update": lambda: floor.floor_update(view, "max_gpu_temp_c"),
+            "floor_metric_change": lambda: floor.floor_view(view.state, view.latest(), "rack_power_kw", None),
+            "rack_drilldown": lambda: floor.drilldown_outputs(view, hottest),
+            "alerts_update": lambda: alerts.alerts_view(view, list(alerts.SEVERITIES), True, actions=hub.alert_actions),
+            "shell_update": lambda: status_view(view.latest().ts, view.source_ages()),
         }
         for name, func in cases.items():
             ms, output = _timed(func)
@@ -95,7 +96,7 @@ def callback_figures(app, hub) -> dict:
 def full_trend_overview_bytes(hub) -> int:
     """Overview update bytes with a full 15-minute trend window (the worst case).
 
-    The hub's trend buffer is filled with 900 one-second copies of its latest snapshot
+    The hub's trend is replaced by 900 one-second copies of its latest snapshot
     (the payload size depends on the number of points, not on their values).
     """
     from dataclasses import replace
@@ -104,15 +105,15 @@ def full_trend_overview_bytes(hub) -> int:
     from dashboard.pages import overview
     from ingest.live.trend import TrendBuffer
 
-    snap = hub.latest()
+    snap = hub.view.latest()
     full = TrendBuffer()
     for age_s in range(900, -1, -1):
         full.append(replace(snap, ts=snap.ts - timedelta(seconds=age_s)))
-    live, hub.trend_buffer = hub.trend_buffer, full
+    live, hub.latest.trend = hub.latest.trend, full
     try:
-        return payload_bytes(overview.overview_update(hub, 900, [n for n, _, _ in overview.KPIS]))
+        return payload_bytes(overview.overview_update(hub.view, 900, [n for n, _, _ in overview.KPIS]))
     finally:
-        hub.trend_buffer = live
+        hub.latest.trend = live
 
 
 def browser_figures(app, state) -> dict:
@@ -198,7 +199,7 @@ def browser_figures(app, state) -> dict:
 @benchmark("dashboard")
 def dashboard_benchmark() -> dict:
     """Live-update cost and render times of the dashboard on the colossus site (see module docstring)."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import start_hub
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,10 +207,10 @@ def dashboard_benchmark() -> dict:
         try:
             hub = runtime.hub
             deadline = time.monotonic() + 10
-            while hub.latest() is None and time.monotonic() < deadline:
+            while hub.view.latest() is None and time.monotonic() < deadline:
                 time.sleep(0.1)
             time.sleep(3)  # a few ticks of trend and history
-            app = create_app(hub)
+            app = app_for_hub(hub)
             results = {"racks": hub.state.n_racks, "gpus": hub.state.n_gpus}
             results.update(callback_figures(app, hub))
             results["overview_update_full_window_bytes"] = full_trend_overview_bytes(hub)

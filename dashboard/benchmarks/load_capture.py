@@ -2,7 +2,8 @@
 
 A headless Chromium opens each page of a served app, waits for a few live ticks and
 records every callback request that the shell's interval (``n_intervals``) triggered,
-with the page URL it was sent from (the Referer the callbacks read the view from).
+with the page URL it was sent from (sent again as Referer, as the browser did; the view on
+screen is in the body, from the shell's screen store).
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def dashboard_operator_benchmark() -> dict:
     """Overview first render and alert → CDU page on colossus with a CDU lost (see module docstring)."""
     from werkzeug.serving import make_server
 
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
     if not Path(CHROMIUM).exists():
         log.warning("no Chromium at %s: operator render times not measured", CHROMIUM)
@@ -133,7 +133,7 @@ def dashboard_operator_benchmark() -> dict:
         cdu_id = 0
         cdu = load_site(SITE).cdu_name[cdu_id]
         hub = faulted_hub(f"sqlite:///{Path(tmp) / 'operator.db'}", cdu)
-        app = create_app(hub, tick_ms=60_000)  # the figures time rendering, not live updates
+        app = app_for_hub(hub, tick_ms=60_000)  # the figures time rendering, not live updates
         server = make_server("127.0.0.1", 0, app.server, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -273,7 +273,7 @@ def dashboard_whatif_benchmark() -> dict:
     """Click on an edit's button to the projection, diff and floor rendered on colossus, against a page switch."""
     from werkzeug.serving import make_server
 
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from dashboard.whatif.store import scenario_store
     from ingest.live.runtime import build_hub
 
@@ -285,8 +285,8 @@ def dashboard_whatif_benchmark() -> dict:
         start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=2)
         hub = build_hub(SITE, f"sqlite:///{Path(tmp) / 'whatif.db'}", record=False, start=start)
         hub.step(datetime.now(UTC))
-        app = create_app(hub, tick_ms=60_000)
-        scenario_store(hub, app.server.config).create("bench")
+        app = app_for_hub(hub, tick_ms=60_000)
+        scenario_store(hub.view, hub.db, app.server.config).create("bench")
         server = make_server("127.0.0.1", 0, app.server, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()

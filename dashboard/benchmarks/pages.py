@@ -48,13 +48,13 @@ def _measure(view) -> tuple[float, float, float]:
     return best_of(call, repeat=5) * 1e3, _cpu_best_s(call) * 1e3, size_kb
 
 
-def page_cases(hub, pages: dict) -> dict:
-    """Name → zero-argument view call, for every measured page state."""
+def page_cases(view, pages: dict) -> dict:
+    """Name → zero-argument view call, for every measured page state of the live ``view``."""
     cooling, power, fabric, jobs = pages["cooling"], pages["power"], pages["fabric"], pages["jobs"]
 
-    tick = hub.latest_tick()
-    state, snap, detail = hub.state, tick.snapshot, tick.detail
-    trend = hub.trend(power.TREND_WINDOW_S)
+    tick = view.latest_tick()
+    state, snap, detail = view.state, tick.snapshot, tick.detail
+    trend = view.trend(power.TREND_WINDOW_S)
     ups = int(np.flatnonzero(state.power_kind == 2)[0])
     job = jobs.find_job(snap, None)
     shown = jobs.figs.placement_key(state, job) if job is not None else None
@@ -86,7 +86,7 @@ def dashboard_pages_benchmark(site: str = "colossus") -> dict:
         hub = build_hub(site, f"sqlite:///{Path(tmp) / 'pages.db'}", start=T0, seed=1, record=False)
         for second in range(60):  # a minute of trend behind the latest snapshot
             hub.step(T0 + timedelta(seconds=second))
-        create_app(hub)  # registers the pages so their modules can be imported
+        create_app(hub.view)  # registers the pages so their modules can be imported
         pages = {
             name: importlib.import_module(f"dashboard.pages.{name}") for name in ("cooling", "power", "fabric", "jobs")
         }
@@ -97,7 +97,7 @@ def dashboard_pages_benchmark(site: str = "colossus") -> dict:
             "links": hub.state.n_links,
             "power_elements": hub.state.n_power,
         }
-        for name, view in page_cases(hub, pages).items():
+        for name, view in page_cases(hub.view, pages).items():
             wall_ms, cpu_ms, kb = _measure(view)
             result[f"{name}_ms"] = round(wall_ms, 1)
             result[f"{name}_cpu_ms"] = round(cpu_ms, 1)

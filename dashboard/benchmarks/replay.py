@@ -76,7 +76,7 @@ def replay_follow_benchmark() -> dict:
     """The browser playing a colossus incident at 20× and 100× (see module docstring)."""
     from werkzeug.serving import make_server
 
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
 
     if not Path(CHROMIUM).exists():
@@ -86,7 +86,7 @@ def replay_follow_benchmark() -> dict:
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
         hub = build_hub("demo", f"sqlite:///{Path(tmp) / 'replay.db'}", record=False)
         hub.step()
-        app = create_app(hub, tick_ms=60_000)
+        app = app_for_hub(hub, tick_ms=60_000)
         server = make_server("127.0.0.1", 0, app.server, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()

@@ -57,25 +57,34 @@ def figure_patch(fig: go.Figure | dict, fields: dict[int, tuple[str, ...]] | Non
     return patch
 
 
-def render_mode(rendered: dict | None, ts_iso: str, selection: dict) -> str:
+def rendered_record(ts_iso: str, selection: dict, view_params: dict | None = None, **extra) -> dict:
+    """The page's record of what is on screen: the snapshot time, the selection, the view parameters (and ``extra``)."""
+    return {"ts": ts_iso, "selection": selection, "view": dict(view_params or {}), **extra}
+
+
+def render_mode(rendered: dict | None, ts_iso: str, selection: dict, view_params: dict | None = None) -> str:
     """What a live callback should send: ``"skip"``, ``"patch"`` or ``"full"``.
 
-    ``rendered`` is the page's record of what is on screen (``{"ts", "selection"}``):
+    ``rendered`` is the page's record of what is on screen (:func:`rendered_record`):
     nothing new → skip; a new snapshot for the same selection → patch the data; a new
-    selection or nothing on screen yet → rebuild the figures.
+    selection, another view (``view_params``: the view parameters of the screen, see
+    :meth:`dashboard.views.context.ViewSelection.params`) or nothing on screen yet →
+    rebuild the figures.  A record of another view is what a late answer for the page
+    that was replaced by this one (same page, same component ids, another view) leaves:
+    the next tick renders this view's figures whole.
     """
-    if rendered is None or rendered.get("selection") != selection:
+    if rendered is None or rendered.get("selection") != selection or rendered.get("view", {}) != (view_params or {}):
         return "full"
     return "skip" if rendered.get("ts") == ts_iso else "patch"
 
 
-def live_render(view, rendered: dict | None, selection: dict | None):
-    """``(tick, selection, full)`` for a page's live callback, or PreventUpdate when nothing is new.
+def live_render(view, rendered: dict | None, selection: dict | None, view_params: dict | None = None):
+    """``(tick, selection, full, record)`` for a page's live callback, or PreventUpdate when nothing is new.
 
     ``tick`` is the view's :class:`twin.engine.view.ViewTick` (snapshot and detail read together).
-
-    ``full`` is True when the figures must be rebuilt (new selection, nothing on screen)
-    and False when only the data changed (see :func:`render_mode`).
+    ``full`` is True when the figures must be rebuilt (new selection or view, nothing on
+    screen) and False when only the data changed (see :func:`render_mode`); ``record`` is
+    the page's new record of what is on screen (:func:`rendered_record`).
     """
     from dash.exceptions import PreventUpdate
 
@@ -83,7 +92,8 @@ def live_render(view, rendered: dict | None, selection: dict | None):
     if tick.snapshot is None:
         raise PreventUpdate
     selection = selection or {}
-    mode = render_mode(rendered, tick.snapshot.ts.isoformat(), selection)
+    ts_iso = tick.snapshot.ts.isoformat()
+    mode = render_mode(rendered, ts_iso, selection, view_params)
     if mode == "skip":
         raise PreventUpdate
-    return tick, selection, mode == "full"
+    return tick, selection, mode == "full", rendered_record(ts_iso, selection, view_params)

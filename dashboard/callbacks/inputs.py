@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from dash import html
 
 MAX_SILENCE_S = 7 * 24 * 3600.0  # an alert silenced longer than a week is an alert nobody will see again
-MIN_WINDOW_S, MAX_WINDOW_S = 60, 24 * 3600  # trend windows the hub keeps
+MIN_WINDOW_S, MAX_WINDOW_S = 60, 24 * 3600  # trend windows the live view keeps
 MAX_PARAM_CHARS = 200  # longer than any site entity name or ISO timestamp
 
 
@@ -120,19 +120,19 @@ def site_entity(kind: str, names_attr: str) -> Callable[[object], str]:
     """A validator for :func:`query_layout`: the parameter must name a ``kind`` of the served site.
 
     ``names_attr`` is the :class:`~twin.site.tables.SiteTables` list of names
-    (``"rack_name"``, ``"power_name"`` …), read from the hub of the current request.
+    (``"rack_name"``, ``"power_name"`` …), read from the live view of the current request's app.
     """
 
     def check(value) -> str:
-        from dashboard.views.context import current_hub
+        from dashboard.views.context import live_view
 
-        return entity_name(kind, value, getattr(current_hub().state, names_attr))
+        return entity_name(kind, value, getattr(live_view().state, names_attr))
 
     return check
 
 
 def alert_id(value) -> int | str:
-    """The id of an alert button: an int (stored alerts) or a short string (stand-in hubs)."""
+    """The id of an alert button: an int (stored alerts) or a short string (the tests' stand-in views)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and len(value) > 64):
         raise InputError(f"alert id {value!r} is not an alert id")
     return value

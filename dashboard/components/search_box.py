@@ -11,11 +11,12 @@ from __future__ import annotations
 import threading
 
 import dash
-from dash import Input, Output, dcc, html
+from dash import Input, Output, State, dcc, html
 
+from dashboard import ids
 from dashboard.shell.search import MAX_QUERY_CHARS, SearchIndex
-from dashboard.views.context import current_hub
-from dashboard.views.registry import ViewUnavailable, current_view
+from dashboard.views.context import live_view, selection_of
+from dashboard.views.registry import ViewUnavailable, screen_for
 from twin.site.tables import SiteTables
 
 INPUT_ID = "shell-search"
@@ -84,13 +85,14 @@ def register_callbacks(app: dash.Dash) -> None:
         Output(RESULTS_ID, "children"),
         Output(RESULTS_ID, "hidden"),
         Input(INPUT_ID, "value"),
+        State(ids.Shell.SCREEN, "data"),
         prevent_initial_call=True,
     )
-    def update_suggestions(query: str | None):
-        hub = current_hub()
+    def update_suggestions(query: str | None, shown: dict | None):
+        live = live_view()
         try:
-            snapshot = current_view().latest()
+            snapshot = screen_for(selection_of(shown), live).view.latest()
         except ViewUnavailable:
             snapshot = None
         jobs = [job.name for job in snapshot.jobs] if snapshot is not None else []
-        return suggestions(index_for(hub.state), query, jobs)
+        return suggestions(index_for(live.state), query, jobs)

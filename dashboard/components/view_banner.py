@@ -1,8 +1,9 @@
 """The view banner under the header: which non-live view is on screen, and what it is compared with.
 
-Live shows no banner.  A scenario is amber, a replay violet, an unavailable view red; a
-comparison adds the other view and a link toggling side by side / difference.  Colours
-and contrast are in ``assets/views.css``.
+Live shows no banner.  A scenario is amber, a replay violet, an unavailable view red, a
+kind of view registered later slate (its note comes from the view registry,
+:func:`dashboard.views.registry.view_note`); a comparison adds the other view and a link
+toggling side by side / difference.  Colours and contrast are in ``assets/views.css``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from urllib.parse import urlencode
 from dash import dcc, html
 
 from dashboard.views.context import ViewSelection
+from dashboard.views.registry import view_note
 
 
 def kind_of(key: str) -> str:
-    """``live``, ``scenario`` or ``replay`` of a view key (the text before ':')."""
+    """The kind of a view key (``live``, ``scenario``, ``replay`` …: the text before ':')."""
     return key.partition(":")[0] if ":" in key else "live"
 
 
@@ -69,12 +71,7 @@ def banner(screen) -> tuple[list, str, bool]:
             ),
         ]
     else:
-        parts.append(
-            html.Span(
-                " · a what-if, not the live site" if kind == "scenario" else " · recorded, not live",
-                className="view-note",
-            )
-        )
+        parts.append(html.Span(f" · {view_note(kind)}", className="view-note"))
     parts.append(dcc.Link("back to live", href="?view=live", className="view-action"))
     return parts, f"view-banner view-banner-{kind}", False
 

@@ -618,7 +618,7 @@ TREND_SERIES = (  # column, legend name, line dash
 def supply_trend_figure(trend, max_points: int = 300) -> go.Figure:
     """IT and facility load against available generation over the trend window (MW).
 
-    ``trend`` is the hub's trend frame (UTC index); it is thinned to ``max_points`` rows.
+    ``trend`` is the view's trend frame (UTC index); it is thinned to ``max_points`` rows.
     Always one trace per series (empty without data) so live patches keep trace indices.
     """
     if trend is not None and len(trend) > max_points:

@@ -26,9 +26,11 @@ from dashboard.shell.deep_link import keep_view
 from dashboard.shell.entity_links import entity_href
 from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.context import alert_actions
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 
-dash.register_page(__name__, path="/alerts", name="Alerts", title="Alerts · ClusterTwin", order=6)
+PATH = "/alerts"
+dash.register_page(__name__, path=PATH, name="Alerts", title="Alerts · ClusterTwin", order=6)
 
 SEVERITIES = ("critical", "warning", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -276,17 +278,20 @@ def summary(alerts: list[dict], now: datetime) -> str:
     )
 
 
-def alerts_view(hub, severities: list[str], show_past: bool, now: datetime | None = None) -> dict:
-    """Summary, active table, past table and the change signature for the current filter."""
+def alerts_view(view, severities: list[str], show_past: bool, now: datetime | None = None, actions=None) -> dict:
+    """Summary, active table, past table and the change signature for the current filter, of ``view``'s alerts.
+
+    The active table has action buttons when ``actions`` (the app's alert actions) can change them.
+    """
     now = now or datetime.now(UTC)
-    everything = [normalise_alert(a) for a in hub.alerts(active_only=False)]
+    everything = [normalise_alert(a) for a in view.alerts(active_only=False)]
     chosen = [a for a in everything if a.get("severity") in severities]
     active = [a for a in chosen if a.get("cleared_at") is None]
     past = [a for a in chosen if a.get("cleared_at") is not None] if show_past else []
     return {
         "summary": summary(everything, now),
-        "active": active_table(hub.state, active, now, actions=hub.is_live and has_role(ACTION_ROLE)),
-        "past": past_table(hub.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
+        "active": active_table(view.state, active, now, actions=_can_change(view, actions) and has_role(ACTION_ROLE)),
+        "past": past_table(view.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
         "signature": [alerts_signature(active, now), alerts_signature(past, now), severities, show_past],
     }
 
@@ -319,12 +324,12 @@ compare.register(ids.Alerts.PAGE, comparison)
 def layout(severity=None, past=None, **_kwargs) -> html.Div:
     severities = parse_severities(severity)
     show_past = parse_past(past)
-    screen = current_screen(**_kwargs)
-    view = alerts_view(screen.view, severities, show_past)
+    screen = layout_screen(**_kwargs)
+    shown = alerts_view(screen.view, severities, show_past, actions=alert_actions())
     return html.Div(
         [
             dcc.Location(id=ids.Alerts.URL, refresh=False),
-            dcc.Store(id=ids.Alerts.SIGNATURE, data=view["signature"]),
+            dcc.Store(id=ids.Alerts.SIGNATURE, data=shown["signature"]),
             html.Div(
                 [
                     html.H1("Alerts"),
@@ -352,54 +357,60 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
                 className="page-title",
             ),
             compare.section(ids.Alerts.PAGE, screen),
-            html.Div(view["summary"], id=ids.Alerts.SUMMARY, className="muted"),
+            html.Div(shown["summary"], id=ids.Alerts.SUMMARY, className="muted"),
             html.Div(id=ids.Alerts.ACTION_RESULT, className="action-result", role="status"),
-            html.Div([html.H3("Active"), html.Div(view["active"], id=ids.Alerts.ACTIVE_TABLE)], className="panel"),
-            html.Div([html.H3("Cleared"), html.Div(view["past"], id=ids.Alerts.PAST_TABLE)], className="panel"),
+            html.Div([html.H3("Active"), html.Div(shown["active"], id=ids.Alerts.ACTIVE_TABLE)], className="panel"),
+            html.Div([html.H3("Cleared"), html.Div(shown["past"], id=ids.Alerts.PAST_TABLE)], className="panel"),
         ],
         className="page page-alerts",
     )
 
 
-def _alert_name(hub, alert_id) -> str:
+def _can_change(view, actions) -> bool:
+    """Whether ``actions`` can acknowledge and silence the alerts of ``view``: only a live view's."""
+    return view.is_live and actions is not None
+
+
+def _alert_name(view, alert_id) -> str:
     """How a confirmation names an alert: its entity and text, not its database id."""
-    for alert in hub.alerts(active_only=False):
+    for alert in view.alerts(active_only=False):
         if str(alert["id"]) == str(alert_id):
             return f"{alert.get('entity_kind', '')} {alert.get('entity_name', '')} — {alert.get('message', '')}".strip()
     return "that alert (no longer listed)"
 
 
-def apply_action(hub, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str = "") -> str:
-    """Acknowledge, silence or lift the silence of the clicked alert; returns a message naming it.
+def apply_action(view, actions, triggered_id, silence_s=SILENCE_OPTIONS_S[1], comment: str = "") -> str:
+    """Acknowledge, silence or lift the silence of the clicked alert of ``view``; returns a message naming it.
 
-    Only a live view's alerts can be acknowledged or silenced, by an operator or admin (the
-    request hook refuses others before this runs; this check is the second line); other
-    views' are read-only.  Each change goes to the audit log with the alert's state before and after.
+    Only a live view's alerts can be acknowledged or silenced (through ``actions``, the app's
+    alert actions), by an operator or admin (the request hook refuses others before this runs;
+    this check is the second line); other views' are read-only.  Each change goes to the
+    audit log with the alert's state before and after.
     """
     if not isinstance(triggered_id, dict):
         return ""
-    if not hub.is_live:
-        return f"alerts of {hub.label} are read-only"
+    if not _can_change(view, actions):
+        return f"alerts of {view.label} are read-only"
     if not has_role(ACTION_ROLE):
         return f"not done: acknowledging and silencing alerts needs the {ACTION_ROLE} role"
     try:
         alert_id = inputs.alert_id(triggered_id.get("alert"))
         kind = triggered_id.get("type")
-        name = _alert_name(hub, alert_id)
-        before = _audit_state(hub, alert_id)
+        name = _alert_name(view, alert_id)
+        before = _audit_state(view, alert_id)
         if kind == ids.ALERT_ACK:
             comment = (comment or "").strip()[:MAX_COMMENT_CHARS] if isinstance(comment, str) else ""
-            hub.acknowledge(alert_id, comment=comment, user=_user_name())
-            audit("alert.acknowledge", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
+            actions.acknowledge(alert_id, comment=comment, user=_user_name())
+            audit("alert.acknowledge", f"alert {alert_id}: {name}", before, _audit_state(view, alert_id))
             return f"acknowledged: {name}" + (f" (“{comment}”)" if comment else "")
         if kind == ids.ALERT_SILENCE:
             seconds = inputs.silence_duration_s(silence_s)
-            hub.silence(alert_id, seconds)
-            audit("alert.silence", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
+            actions.silence(alert_id, seconds)
+            audit("alert.silence", f"alert {alert_id}: {name}", before, _audit_state(view, alert_id))
             return f"silenced for {format_age(seconds)}: {name}"
         if kind == ids.ALERT_UNSILENCE:
-            hub.unsilence(alert_id)
-            audit("alert.unsilence", f"alert {alert_id}: {name}", before, _audit_state(hub, alert_id))
+            actions.unsilence(alert_id)
+            audit("alert.unsilence", f"alert {alert_id}: {name}", before, _audit_state(view, alert_id))
             return f"silence lifted: {name}"
     except (inputs.InputError, KeyError, PermissionError) as exc:
         return f"not done: {exc.args[0] if exc.args else exc}"
@@ -411,9 +422,9 @@ def _user_name() -> str:
     return user.name if user else ""
 
 
-def _audit_state(hub, alert_id) -> dict | None:
+def _audit_state(view, alert_id) -> dict | None:
     """What the audit log keeps of an alert before and after a change."""
-    for alert in hub.alerts(active_only=False):
+    for alert in view.alerts(active_only=False):
         if str(alert["id"]) == str(alert_id):
             until = alert.get("silenced_until")
             return {
@@ -448,11 +459,12 @@ def _state_for(alert_id, states: list) -> object:
     State(ids.alert_comment(ALL), "value"),
     State(ids.alert_silence_for(ALL), "value"),
     State(ids.Alerts.SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
 @callback_requires(ACTION_ROLE, on=ACTION_TYPES)
-def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature):
-    hub = current_view()
+def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature, shown):
+    view, actions = callback_view(shown, PATH), alert_actions()
     message = no_update
     triggered = ctx.triggered_id
     if isinstance(triggered, dict):
@@ -461,18 +473,19 @@ def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _co
         comments, durations = (ctx.states_list or [[], [], None])[:2]
         alert_id = triggered.get("alert")
         message = apply_action(
-            hub,
+            view,
+            actions,
             triggered,
             _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
             _state_for(alert_id, comments) or "",
         )
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
-    view = alerts_view(hub, severities, show_past)
+    shown = alerts_view(view, severities, show_past, actions=actions)
     search = (
-        keep_view(url_search(severities, show_past))
+        keep_view(url_search(severities, show_past), shown)
         if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED)
         else no_update
     )
-    if view["signature"] == signature and message is no_update:
+    if shown["signature"] == signature and message is no_update:
         return no_update, no_update, no_update, no_update, no_update, search
-    return view["summary"], view["active"], view["past"], view["signature"], message, search
+    return shown["summary"], shown["active"], shown["past"], shown["signature"], message, search

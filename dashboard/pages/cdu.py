@@ -21,11 +21,12 @@ from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import trend_figure
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED, Snapshot
 from twin.site.tables import SiteTables
 
-dash.register_page(__name__, path="/cdu", name="CDU", title="CDU · ClusterTwin", order=20)
+PATH = "/cdu"
+dash.register_page(__name__, path=PATH, name="CDU", title="CDU · ClusterTwin", order=20)
 
 PAGE = ids.Cdu.PAGE
 HISTORY_WINDOW_S = 900.0
@@ -261,7 +262,7 @@ def _body(view, cdu: int) -> list:
 @view_layout
 @inputs.query_layout(cdu=inputs.site_entity("CDU", "cdu_name"))
 def layout(cdu=None, **kwargs) -> html.Div:
-    view = current_screen(**kwargs).view
+    view = layout_screen(**kwargs).view
     index = cdu_index(view.state, cdu)
     loop_links = []
     if index is None:
@@ -291,10 +292,11 @@ def layout(cdu=None, **kwargs) -> html.Div:
     Output(f"{PAGE}-body", "children"),
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Cdu.PAGE, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def live_update(_n, index):
-    view = current_view()
+def live_update(_n, index, shown):
+    view = callback_view(shown, PATH)
     if not isinstance(index, int) or not 0 <= index < view.state.n_cdus:
         raise PreventUpdate
     return _body(view, index)

@@ -17,19 +17,21 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids
 from dashboard.analysis.equipment import cdu_lost, rack_off
 from dashboard.callbacks import inputs
-from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import cooling as figs
 from dashboard.present.data_table import Column, data_table
 from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.context import selection_of
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 from dashboard.whatif.links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
 
-dash.register_page(__name__, path="/cooling", name="Cooling", title="Cooling · ClusterTwin", order=2)
+PATH = "/cooling"
+dash.register_page(__name__, path=PATH, name="Cooling", title="Cooling · ClusterTwin", order=2)
 
 PAGE = ids.Cooling.PAGE
 SITE = "__site__"  # dropdown value of the site view
@@ -130,7 +132,7 @@ def cooling_view(state: SiteTables, snap: Snapshot, loop: int | None, full: bool
     """Outputs of the page for one snapshot: (flow, use histogram, worst CDUs, ttt figure, ttt table, KPIs).
 
     ``full=False`` returns Patches of the figures' data instead of whole figures;
-    ``detail`` (the twin's TickDetail, when the hub has one) adds failure scenarios.
+    ``detail`` (the twin's TickDetail, when the view has one) adds failure scenarios.
     """
     flow = figs.cooling_flow_figure(state, snap, loop)
     hist = figs.cdu_use_histogram(state, snap, loop)
@@ -221,10 +223,10 @@ compare.register(PAGE, comparison)
 @inputs.query_layout(loop=inputs.site_entity("loop", "loop_name"))
 def layout(loop: str | None = None, **_kwargs) -> html.Div:
     """The page; ``loop`` (a loop name from the URL) opens that loop's drill-down."""
-    screen = current_screen(**_kwargs)
-    hub = screen.view
-    tick = hub.latest_tick()
-    state, snap = hub.state, tick.snapshot
+    screen = layout_screen(**_kwargs)
+    view = screen.view
+    tick = view.latest_tick()
+    state, snap = view.state, tick.snapshot
     loop_id = name_index(state.loop_name, loop)
     selection = {"loop": state.loop_name[loop_id] if loop_id is not None else None}
     options = [{"label": "whole site", "value": SITE}] + [{"label": name, "value": name} for name in state.loop_name]
@@ -233,7 +235,7 @@ def layout(loop: str | None = None, **_kwargs) -> html.Div:
         rendered = None
     else:
         views = cooling_view(state, snap, loop_id, detail=tick.detail)
-        rendered = {"ts": snap.ts.isoformat(), "selection": selection}
+        rendered = rendered_record(snap.ts.isoformat(), selection, screen.selection.params())
     flow, hist, worst, ttt, ttt_rows, cards = views
     return html.Div(
         [
@@ -320,11 +322,12 @@ def selection_from_click(state: SiteTables, click: dict | None) -> str | None:
     Input(ids.Cooling.LOOP, "value"),
     Input(ids.cooling_flow_graph(ALL), "clickData"),
     State(ids.Cooling.SELECTION, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def select_loop(value, clicks, selection):
+def select_loop(value, clicks, selection, shown):
     """Dropdown or a click on a loop node sets the scope."""
-    state = current_view().state
+    state = callback_view(shown, PATH).state
     if isinstance(ctx.triggered_id, dict):
         name = selection_from_click(state, next((c for c in clicks if c), None))
         if name is None:
@@ -354,26 +357,26 @@ FIGURES_RELAY = relay(
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Cooling.SELECTION, "data"),
     State(ids.Cooling.RENDERED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def refresh(_n, selection, rendered):
-    """New snapshot → patch the data; new selection → rebuild the figures (a new flow graph)."""
-    hub = current_view()
-    tick, selection, full = live_render(hub, rendered, selection)
+def refresh(_n, selection, rendered, shown):
+    """New snapshot → patch the data; new selection or view → rebuild the figures (a new flow graph)."""
+    view = callback_view(shown, PATH)
+    tick, selection, full, now = live_render(view, rendered, selection, selection_of(shown).params())
     snap = tick.snapshot
-    now = {"ts": snap.ts.isoformat(), "selection": selection}
-    loop = name_index(hub.state.loop_name, selection.get("loop"))
-    flow, hist, worst, ttt, ttt_rows, cards = cooling_view(hub.state, snap, loop, full=full, detail=tick.detail)
+    loop = name_index(view.state.loop_name, selection.get("loop"))
+    flow, hist, worst, ttt, ttt_rows, cards = cooling_view(view.state, snap, loop, full=full, detail=tick.detail)
     if full:  # the flow graph is replaced whole (another loop's graph has another id)
         return (
             _flow_graph(selection.get("loop"), flow),
-            FIGURES_RELAY.send(dash.no_update, hist, ttt),
+            FIGURES_RELAY.send(shown, dash.no_update, hist, ttt),
             worst,
             ttt_rows,
             cards,
             now,
         )
-    return dash.no_update, FIGURES_RELAY.send(flow, hist, ttt), worst, ttt_rows, cards, now
+    return dash.no_update, FIGURES_RELAY.send(shown, flow, hist, ttt), worst, ttt_rows, cards, now
 
 
 register_url_writer(ids.Cooling.SELECTION, ids.Cooling.URL_SYNC)

@@ -16,18 +16,20 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids
 from dashboard.callbacks import inputs
 from dashboard.callbacks.click_data import clicked_custom
-from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import fabric as figs
 from dashboard.present.data_table import Column, data_table
 from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.context import selection_of
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
-dash.register_page(__name__, path="/fabric", name="Fabric", title="Fabric · ClusterTwin", order=4)
+PATH = "/fabric"
+dash.register_page(__name__, path=PATH, name="Fabric", title="Fabric · ClusterTwin", order=4)
 
 PAGE = ids.Fabric.PAGE
 TIERS = {"leaf": TIER_LEAF, "spine": TIER_SPINE, "core": TIER_CORE}
@@ -155,10 +157,10 @@ compare.register(PAGE, comparison)
 @inputs.query_layout(tier=inputs.one_of("tier", TIERS), switch=inputs.site_entity("switch", "switch_name"))
 def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> html.Div:
     """The page; ``tier`` (leaf/spine/core) and ``switch`` (name) from the URL."""
-    screen = current_screen(**_kwargs)
-    hub = screen.view
-    tick = hub.latest_tick()
-    state, snap = hub.state, tick.snapshot
+    screen = layout_screen(**_kwargs)
+    view = screen.view
+    tick = view.latest_tick()
+    state, snap = view.state, tick.snapshot
     tier = tier if tier in TIERS else "leaf"
     switch_id = name_index(state.switch_name, switch)
     selection = {"tier": tier, "switch": state.switch_name[switch_id] if switch_id is not None else None}
@@ -167,7 +169,7 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
         rendered = None
     else:
         matrix, detail, table, hist, cards = fabric_view(state, snap, TIERS[tier], switch_id)
-        rendered = {"ts": snap.ts.isoformat(), "selection": selection}
+        rendered = rendered_record(snap.ts.isoformat(), selection, screen.selection.params())
     return html.Div(
         [
             dcc.Store(id=ids.Fabric.SELECTION, data=selection),
@@ -241,11 +243,12 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
     Input(ids.Fabric.MATRIX, "clickData"),
     Input(ids.Fabric.TIER, "value"),
     State(ids.Fabric.SELECTION, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def select(click, tier, selection):
+def select(click, tier, selection, shown):
     """A click on a matrix cell selects that switch; the tier radio switches matrices."""
-    state = current_view().state
+    state = callback_view(shown, PATH).state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Fabric.MATRIX:
         custom = clicked_custom(click)
@@ -274,21 +277,21 @@ FIGURES_RELAY = relay(
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Fabric.SELECTION, "data"),
     State(ids.Fabric.RENDERED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def refresh(_n, selection, rendered):
-    """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_view()
-    tick, selection, full = live_render(hub, rendered, selection)
+def refresh(_n, selection, rendered, shown):
+    """New snapshot → patch the data; new selection or view → rebuild."""
+    view = callback_view(shown, PATH)
+    tick, selection, full, now = live_render(view, rendered, selection, selection_of(shown).params())
     snap = tick.snapshot
-    now = {"ts": snap.ts.isoformat(), "selection": selection}
-    switch = name_index(hub.state.switch_name, selection.get("switch"))
+    switch = name_index(view.state.switch_name, selection.get("switch"))
     tier = TIERS.get(selection.get("tier"), TIER_LEAF)
-    matrix, detail, table, hist, cards = fabric_view(hub.state, snap, tier, switch, full=full)
+    matrix, detail, table, hist, cards = fabric_view(view.state, snap, tier, switch, full=full)
     if switch is None:
         detail = dash.no_update
     return (
-        FIGURES_RELAY.send(matrix, detail, hist),
+        FIGURES_RELAY.send(shown, matrix, detail, hist),
         _shown(switch is not None),
         _shown(switch is None),
         table,

@@ -43,11 +43,12 @@ from dashboard.present.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.present.static_html import to_html
 from dashboard.shell.deep_link import keep_view
 from dashboard.views import compare
-from dashboard.views.registry import callback_screen, current_screen, current_view, view_layout
+from dashboard.views.registry import callback_screen, callback_view, layout_screen, on_page, view_layout
 from dashboard.whatif.links import rack_href, whatif_link
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 
-dash.register_page(__name__, path="/floor", name="Floor", title="Floor · ClusterTwin", order=1)
+PATH = "/floor"
+dash.register_page(__name__, path=PATH, name="Floor", title="Floor · ClusterTwin", order=1)
 
 HISTORY_WINDOW_S = 600
 LIVE_RELAY = relay(ids.Floor.HALLS_LIVE, (ids.Floor.HALLS, "figure"))
@@ -164,13 +165,13 @@ compare.register("floor", comparison)
 @view_layout
 @inputs.query_layout(metric=inputs.one_of("metric", FLOOR_METRIC_BY_KEY), rack=inputs.site_entity("rack", "rack_name"))
 def layout(metric=None, rack=None, **_kwargs) -> html.Div:
-    screen = current_screen(**_kwargs)
-    hub = screen.view
-    state = hub.state
+    screen = layout_screen(**_kwargs)
+    view = screen.view
+    state = view.state
     metric = parse_metric(metric)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = titled(floor_view(state, hub.latest(), metric, rack_id, diff_against(screen), hub.alerts()), screen)
+    figure = titled(floor_view(state, view.latest(), metric, rack_id, diff_against(screen), view.alerts()), screen)
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
@@ -405,9 +406,9 @@ def events_block(events: list[dict]) -> html.Div:
     return html.Div([html.Table([html.Thead(head), html.Tbody(rows)], className="data"), *more])
 
 
-def rack_drilldown(hub, rack: int) -> dict:
+def rack_drilldown(view, rack: int) -> dict:
     """Every drill-down output for one rack, keyed by component id."""
-    state, snapshot = hub.state, hub.latest()
+    state, snapshot = view.state, view.latest()
     nodes, gpus = rack_gpus(state, rack)
     nrows = node_rows(state, snapshot, nodes, gpus)
     labels = [r["name"] for r in nrows]
@@ -419,7 +420,7 @@ def rack_drilldown(hub, rack: int) -> dict:
     down_grid = gpu_grid(state, nodes, gpus, snapshot.gpu_state.astype(np.float64))
     notes = np.where(down_grid == GPU_DOWN, np.char.add(notes, " down"), notes)
     notes = np.where(down_grid == GPU_OFF, np.char.add(notes, " off"), notes)
-    history = hub.rack_history(rack, HISTORY_WINDOW_S)
+    history = view.rack_history(rack, HISTORY_WINDOW_S)
     hall = state.hall_name[state.rack_hall[rack]]
     row = state.row_name[state.rack_row[rack]]
     power_kw = float(snapshot.rack_power_kw[rack])
@@ -494,9 +495,9 @@ STATIC_PARTS = (
 )
 
 
-def drilldown_outputs(hub, rack: int) -> tuple:
+def drilldown_outputs(view, rack: int) -> tuple:
     """What :func:`update_drilldown` sends for ``rack``: title, summary, the static parts' HTML, history figure."""
-    parts = rack_drilldown(hub, rack)
+    parts = rack_drilldown(view, rack)
     return (
         parts[ids.Floor.RACK_TITLE],
         parts[ids.Floor.RACK_SUMMARY],
@@ -509,24 +510,25 @@ def drilldown_outputs(hub, rack: int) -> tuple:
     LIVE_RELAY.output,
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Floor.METRIC, "value"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def live_floor(_n, metric):
-    screen = callback_screen()
-    return LIVE_RELAY.send(floor_update(screen.view, parse_metric(metric), diff_against(screen)))
+def live_floor(_n, metric, shown):
+    screen = callback_screen(shown, PATH)
+    return LIVE_RELAY.send(shown, floor_update(screen.view, parse_metric(metric), diff_against(screen)))
 
 
-def floor_update(hub, metric: str, against=None):
+def floor_update(view, metric: str, against=None):
     """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given)."""
-    snapshot = hub.latest()
+    snapshot = view.latest()
     if snapshot is None:
         return no_update
     return floor_patch(
-        grids_for(hub.state),
-        floor_metrics(hub.state, snapshot, against),
+        grids_for(view.state),
+        floor_metrics(view.state, snapshot, against),
         metric,
-        floor_overlay(hub.state, snapshot, hub.alerts()),
-        hub.state,
+        floor_overlay(view.state, snapshot, view.alerts()),
+        view.state,
     )
 
 
@@ -534,19 +536,20 @@ def floor_update(hub, metric: str, against=None):
     Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
     Input(ids.Floor.METRIC, "value"),
     State(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def change_metric(metric, rack_name):
-    screen = callback_screen()
-    hub = screen.view
+def change_metric(metric, rack_name, shown):
+    screen = callback_screen(shown, PATH)
+    view = screen.view
     return titled(
         floor_view(
-            hub.state,
-            hub.latest(),
+            view.state,
+            view.latest(),
             parse_metric(metric),
-            rack_index(hub.state, rack_name),
+            rack_index(view.state, rack_name),
             diff_against(screen),
-            hub.alerts(),
+            view.alerts(),
         ),
         screen,
     )
@@ -556,12 +559,13 @@ def change_metric(metric, rack_name):
     Output(ids.Floor.SELECTED_RACK, "data"),
     Input(ids.Floor.HALLS, "clickData"),
     Input(ids.Floor.RACK_CLOSE, "n_clicks"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def select_rack(click_data, _close):
+def select_rack(click_data, _close, shown):
     if dash.ctx.triggered_id == ids.Floor.RACK_CLOSE:
         return None
-    return clicked_rack_name(current_view().state, click_data)
+    return clicked_rack_name(callback_view(shown, PATH).state, click_data)
 
 
 def clicked_rack_name(state, click_data) -> str | None:
@@ -584,12 +588,14 @@ def clicked_rack_name(state, click_data) -> str | None:
     Output(ids.Floor.URL, "search"),
     Input(ids.Floor.METRIC, "value"),
     Input(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def sync_url(metric, rack_name):
+def sync_url(metric, rack_name, shown):
     if dash.ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update
-    return keep_view(url_search(parse_metric(metric), rack_name))
+    on_page(shown, PATH)
+    return keep_view(url_search(parse_metric(metric), rack_name), shown)
 
 
 @dash.callback(
@@ -597,14 +603,15 @@ def sync_url(metric, rack_name):
     SELECTION_RELAY.output,
     Output(ids.Floor.RACK_WHATIF, "href"),
     Input(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def show_selection(rack_name):
-    state = current_view().state
+def show_selection(rack_name, shown):
+    state = callback_view(shown, PATH).state
     rack = rack_index(state, rack_name)
     return (
         ("rack-panel hidden" if rack is None else "rack-panel"),
-        SELECTION_RELAY.send(selection_patch(grids_for(state), rack)),
+        SELECTION_RELAY.send(shown, selection_patch(grids_for(state), rack)),
         rack_href(state.rack_name[rack] if rack is not None else None),
     )
 
@@ -616,13 +623,14 @@ def show_selection(rack_name):
     Output(ids.Floor.RACK_HISTORY, "figure"),
     Input(ids.Floor.SELECTED_RACK, "data"),
     Input(ids.Shell.TICK, "n_intervals"),
+    State(ids.Shell.SCREEN, "data"),
 )
-def update_drilldown(rack_name, _n):
-    hub = current_view()
-    rack = rack_index(hub.state, rack_name)
-    if rack is None or hub.latest() is None:
+def update_drilldown(rack_name, _n, shown):
+    view = callback_view(shown, PATH)
+    rack = rack_index(view.state, rack_name)
+    if rack is None or view.latest() is None:
         return no_update, no_update, no_update, no_update
-    return drilldown_outputs(hub, rack)
+    return drilldown_outputs(view, rack)
 
 
 # Sets the static parts' HTML into their containers (unchanged parts are left alone) and makes

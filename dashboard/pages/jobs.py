@@ -16,7 +16,7 @@ from dashboard import ids
 from dashboard.analysis.job_actions import JobDiagnosis, diagnose, expected_after_drain
 from dashboard.callbacks import inputs
 from dashboard.callbacks.click_data import clicked_custom
-from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import jobs as figs
@@ -26,11 +26,13 @@ from dashboard.present.formatting import NOT_RECORDED, fmt, fmt_duration
 from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.shell.entity_links import entity_href
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.context import selection_of
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 
-dash.register_page(__name__, path="/jobs", name="Jobs", title="Jobs · ClusterTwin", order=5)
+PATH = "/jobs"
+dash.register_page(__name__, path=PATH, name="Jobs", title="Jobs · ClusterTwin", order=5)
 
 PAGE = ids.Jobs.PAGE
 BOTTLENECK_COLUMNS = (
@@ -397,10 +399,10 @@ compare.register(PAGE, comparison)
 @inputs.query_layout(rack=inputs.site_entity("rack", "rack_name"))
 def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.Div:
     """The page; ``job`` (name) and ``rack`` (name) from the URL."""
-    screen = current_screen(**_kwargs)
-    hub = screen.view
-    tick = hub.latest_tick()
-    state, snap = hub.state, tick.snapshot
+    screen = layout_screen(**_kwargs)
+    view = screen.view
+    tick = view.latest_tick()
+    state, snap = view.state, tick.snapshot
     rack_id = name_index(state.rack_name, rack)
     names = [j.name for j in snap.jobs] if snap is not None else []
     chosen = find_job(snap, job) if snap is not None else None
@@ -413,7 +415,7 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
         rendered = None
     else:
         placement, breakdown, table, cards, key = jobs_view(state, snap, selection["job"], rack_id)
-        rendered = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
+        rendered = rendered_record(snap.ts.isoformat(), selection, screen.selection.params(), placement=key)
     return html.Div(
         [
             dcc.Store(id=ids.Jobs.SELECTION, data=selection),
@@ -446,13 +448,15 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                     html.Div(
                         [
                             html.H3("Diagnosis and action"),
-                            html.Div(diagnosis_children(hub, snap, chosen), id=ids.Jobs.DIAGNOSIS),
+                            html.Div(diagnosis_children(view, snap, chosen), id=ids.Jobs.DIAGNOSIS),
                             html.H3("Timeline: failures, restarts, checkpoints"),
-                            html.Div(timeline_table(hub, chosen) if chosen is not None else None, id=ids.Jobs.TIMELINE),
+                            html.Div(
+                                timeline_table(view, chosen) if chosen is not None else None, id=ids.Jobs.TIMELINE
+                            ),
                         ],
                         className="panel",
                     ),
-                    html.Div(_graph(ids.Jobs.THROUGHPUT, throughput_figure(hub), "260px"), className="panel"),
+                    html.Div(_graph(ids.Jobs.THROUGHPUT, throughput_figure(view), "260px"), className="panel"),
                 ],
                 className="grid-2",
             ),
@@ -486,11 +490,12 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
     Input(ids.Jobs.JOB, "value"),
     Input(ids.Jobs.PLACEMENT, "clickData"),
     State(ids.Jobs.SELECTION, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def select(job_name, click, selection):
+def select(job_name, click, selection, shown):
     """The dropdown picks the job; a click on a job rack marks it."""
-    state = current_view().state
+    state = callback_view(shown, PATH).state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Jobs.PLACEMENT:
         custom = clicked_custom(click)
@@ -519,28 +524,29 @@ FIGURES_RELAY = relay(ids.Jobs.FIGURES, (ids.Jobs.PLACEMENT, "figure"), (ids.Job
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Jobs.SELECTION, "data"),
     State(ids.Jobs.RENDERED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def refresh(_n, selection, rendered):
-    """New snapshot → patch the data; new selection → rebuild."""
-    hub = current_view()
-    tick, selection, full = live_render(hub, rendered, selection)
+def refresh(_n, selection, rendered, shown):
+    """New snapshot → patch the data; new selection or view → rebuild."""
+    view = callback_view(shown, PATH)
+    tick, selection, full, record = live_render(view, rendered, selection, selection_of(shown).params())
     snap = tick.snapshot
-    rack = name_index(hub.state.rack_name, selection.get("rack"))
+    rack = name_index(view.state.rack_name, selection.get("rack"))
     placement, breakdown, *views, key = jobs_view(
-        hub.state, snap, selection.get("job"), rack, full=full, shown_placement=(rendered or {}).get("placement")
+        view.state, snap, selection.get("job"), rack, full=full, shown_placement=(rendered or {}).get("placement")
     )
-    now = {"ts": snap.ts.isoformat(), "selection": selection, "placement": key}
+    now = {**record, "placement": key}
     job = find_job(snap, selection.get("job"))
-    diagnosis = diagnosis_children(hub, snap, job)
-    timeline = timeline_table(hub, job) if job is not None else None
+    diagnosis = diagnosis_children(view, snap, job)
+    timeline = timeline_table(view, job) if job is not None else None
     return (
-        FIGURES_RELAY.send(placement, breakdown),
+        FIGURES_RELAY.send(shown, placement, breakdown),
         *views,
         [j.name for j in snap.jobs],
         now,
         diagnosis,
-        throughput_figure(hub),
+        throughput_figure(view),
         timeline,
     )
 

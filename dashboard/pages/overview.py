@@ -24,9 +24,10 @@ from dashboard.shell.deep_link import register_url_writer
 from dashboard.shell.entity_links import entity_href
 from dashboard.shell.status import Banner, alert_counts, group_alerts, status_banner
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.registry import callback_view, layout_screen, on_page, view_layout
 
-dash.register_page(__name__, path="/", name="Overview", title="Overview · ClusterTwin", order=0)
+PATH = "/"
+dash.register_page(__name__, path=PATH, name="Overview", title="Overview · ClusterTwin", order=0)
 
 PAGE = ids.Overview.PAGE
 WINDOWS_S = (900, 3600, 6 * 3600)
@@ -99,9 +100,9 @@ def parse_at(value) -> str | None:
     return ts.strftime(TIME_FORMAT)
 
 
-def trend_frame(hub, window_s: int):
-    """The hub's trend over ``window_s`` with MFU converted to percent for display."""
-    frame = hub.trend(window_s)
+def trend_frame(view, window_s: int):
+    """The view's trend over ``window_s`` with MFU converted to percent for display."""
+    frame = view.trend(window_s)
     frame = frame.copy()
     frame["mfu_pct"] = frame["mfu_frac"] * 100.0 if "mfu_frac" in frame else float("nan")
     return frame
@@ -308,15 +309,15 @@ def tiles_of(view) -> dict:
 @view_layout
 @inputs.query_layout(window=inputs.window_s, at=inputs.instant)
 def layout(window=None, at=None, **_kwargs) -> html.Div:
-    screen = current_screen(**_kwargs)
-    hub = screen.view
+    screen = layout_screen(**_kwargs)
+    view = screen.view
     window_s = parse_window(window)
     pinned = parse_at(at)
-    tick = hub.latest_tick()
+    tick = view.latest_tick()
     snapshot = tick.snapshot
-    alerts = hub.alerts(active_only=True)
-    tiles = tiles_of(hub)
-    figures = trend_figures(trend_frame(hub, window_s), window_s, pinned)
+    alerts = view.alerts(active_only=True)
+    tiles = tiles_of(view)
+    figures = trend_figures(trend_frame(view, window_s), window_s, pinned)
     # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
     cards = (
         [
@@ -337,7 +338,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
             PIN_RELAY.store(),
             html.H1("Overview", className="visually-compact"),
             html.Div(
-                banner_block(hub.state, banner),
+                banner_block(view.state, banner),
                 id=ids.Overview.STATUS,
                 className=f"status-banner status-banner-{banner.severity}",
                 role="status",
@@ -350,7 +351,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                     html.Div(
                         [
                             html.H3("Open alerts by cause"),
-                            html.Div(open_alerts_list(hub.state, alerts), id=ids.Overview.OPEN_ALERTS),
+                            html.Div(open_alerts_list(view.state, alerts), id=ids.Overview.OPEN_ALERTS),
                         ],
                         className="panel",
                     ),
@@ -361,7 +362,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                         [
                             html.H3("Hottest racks"),
                             html.Div(
-                                hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None,
+                                hot_racks_table(hottest_racks(view.state, snapshot)) if snapshot else None,
                                 id=ids.Overview.HOT_RACKS,
                             ),
                         ],
@@ -420,39 +421,40 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     LIVE_RELAY.output,
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Overview.WINDOW, "value"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def live_update(_n, window_s):
-    hub = current_view()
+def live_update(_n, window_s, shown):
+    view = callback_view(shown, PATH)
     names = [o["id"]["name"] for o in ctx.outputs_list[0]] if ctx.outputs_list else [k for k, _, _ in KPIS]
-    outputs = overview_update(hub, parse_window(window_s), names)
-    return (*outputs[: -len(TRENDS)], LIVE_RELAY.send(*outputs[-len(TRENDS) :]))
+    outputs = overview_update(view, parse_window(window_s), names)
+    return (*outputs[: -len(TRENDS)], LIVE_RELAY.send(shown, *outputs[-len(TRENDS) :]))
 
 
-def overview_update(hub, window_s: int, kpi_names: list[str]) -> tuple:
+def overview_update(view, window_s: int, kpi_names: list[str]) -> tuple:
     """Everything the live callback sends: tiles, the banner, the breakdown, three tables, trend patches."""
-    tick = hub.latest_tick()
+    tick = view.latest_tick()
     snapshot = tick.snapshot
-    alerts = hub.alerts(active_only=True)
-    tiles = tiles_of(hub)
+    alerts = view.alerts(active_only=True)
+    tiles = tiles_of(view)
     values = [tiles[name].value for name in kpi_names]
     classes = [f"kpi-value {tiles[name].status}".strip() for name in kpi_names]
     notes = [tiles[name].note for name in kpi_names]
     sparks = [tiles[name].spark for name in kpi_names]
     banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
-    frame = trend_frame(hub, window_s)
+    frame = trend_frame(view, window_s)
     patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
-    hot = hot_racks_table(hottest_racks(hub.state, snapshot)) if snapshot else None
+    hot = hot_racks_table(hottest_racks(view.state, snapshot)) if snapshot else None
     return (
         values,
         classes,
         notes,
         sparks,
-        banner_block(hub.state, banner),
+        banner_block(view.state, banner),
         f"status-banner status-banner-{banner.severity}",
         power_breakdown(snapshot, tick.detail),
         hot,
-        open_alerts_list(hub.state, alerts),
+        open_alerts_list(view.state, alerts),
         jobs_table(snapshot),
         *patches,
     )
@@ -466,11 +468,12 @@ def pin_label(pinned: str | None) -> str:
     *[Output(tid, "figure", allow_duplicate=True) for tid, *_ in TRENDS],
     Input(ids.Overview.WINDOW, "value"),
     State(ids.Overview.PINNED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def change_window(window_s, pinned):
+def change_window(window_s, pinned, shown):
     window_s = parse_window(window_s)
-    figures = trend_figures(trend_frame(current_view(), window_s), window_s, pinned)
+    figures = trend_figures(trend_frame(callback_view(shown, PATH), window_s), window_s, pinned)
     return tuple(figures[tid] for tid, *_ in TRENDS)
 
 
@@ -501,13 +504,17 @@ def clicked_time(click_data) -> str | None:
     PIN_RELAY.output,
     Input(ids.Overview.WINDOW, "value"),
     Input(ids.Overview.PINNED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def sync_url_and_pin(window_s, pinned):
+def sync_url_and_pin(window_s, pinned, shown):
     if ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update, no_update, no_update
+    on_page(shown, PATH)
     pins = (
-        PIN_RELAY.send(*[pin_patch(pinned) for _ in TRENDS]) if ctx.triggered_id == ids.Overview.PINNED else no_update
+        PIN_RELAY.send(shown, *[pin_patch(pinned) for _ in TRENDS])
+        if ctx.triggered_id == ids.Overview.PINNED
+        else no_update
     )
     selection = {"window": str(parse_window(window_s)), "at": pinned.replace(" ", "T") + "Z" if pinned else None}
     return selection, pin_label(pinned), pins

@@ -17,7 +17,7 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids
 from dashboard.callbacks import inputs
 from dashboard.callbacks.click_data import clicked_custom
-from dashboard.callbacks.figure_patch import figure_patch, live_render
+from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import power as figs
@@ -25,12 +25,14 @@ from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
 from dashboard.shell.deep_link import name_index, register_url_writer
 from dashboard.views import compare
-from dashboard.views.registry import current_screen, current_view, view_layout
+from dashboard.views.context import selection_of
+from dashboard.views.registry import callback_view, layout_screen, view_layout
 from dashboard.whatif.links import trip_href, whatif_link
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import POWER_KINDS, SOURCE_KINDS, SiteTables
 
-dash.register_page(__name__, path="/power", name="Power", title="Power · ClusterTwin", order=3)
+PATH = "/power"
+dash.register_page(__name__, path=PATH, name="Power", title="Power · ClusterTwin", order=3)
 
 PAGE = ids.Power.PAGE
 DEFAULT_METRIC = "power_n1_load_frac"
@@ -177,8 +179,8 @@ def power_view(
 ) -> tuple:
     """Outputs: (tree, headroom, worst table, generation, swing, supply trend, KPIs); Patches when not ``full``.
 
-    ``detail`` is the twin's TickDetail when the hub has one (site balance, swing report);
-    ``trend`` the hub's trend frame (load and generation over time).
+    ``detail`` is the twin's TickDetail when the view has one (site balance, swing report);
+    ``trend`` the view's trend frame (load and generation over time).
     """
     tree = figs.power_tree_figure(state, snap, element, metric, detail)
     headroom = figs.headroom_figure(state, snap)
@@ -262,10 +264,10 @@ compare.register(PAGE, comparison)
 )
 def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
     """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
-    screen = current_screen(**_kwargs)
-    hub = screen.view
-    tick = hub.latest_tick()
-    state, snap = hub.state, tick.snapshot
+    screen = layout_screen(**_kwargs)
+    view = screen.view
+    tick = view.latest_tick()
+    state, snap = view.state, tick.snapshot
     element_id = name_index(state.power_name, element)
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
     selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
@@ -282,9 +284,9 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
         rendered = None
     else:
         tree, headroom, worst, generation, swing, supply, cards = power_view(
-            state, snap, element_id, metric, detail=tick.detail, trend=_trend(hub)
+            state, snap, element_id, metric, detail=tick.detail, trend=_trend(view)
         )
-        rendered = {"ts": snap.ts.isoformat(), "selection": selection}
+        rendered = rendered_record(snap.ts.isoformat(), selection, screen.selection.params())
     return html.Div(
         [
             dcc.Store(id=ids.Power.SELECTION, data=selection),
@@ -364,11 +366,12 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
     Input(ids.Power.METRIC, "value"),
     Input(ids.Power.RESET, "n_clicks"),
     State(ids.Power.SELECTION, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def select(click, metric, _reset, selection):
+def select(click, metric, _reset, selection, shown):
     """Click focuses an element, the radio picks the metric, the button returns to the site."""
-    state = current_view().state
+    state = callback_view(shown, PATH).state
     selection = dict(selection or {})
     if ctx.triggered_id == ids.Power.TREE:
         custom = clicked_custom(click)
@@ -403,21 +406,21 @@ FIGURES_RELAY = relay(
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Power.SELECTION, "data"),
     State(ids.Power.RENDERED, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def refresh(_n, selection, rendered):
-    """New snapshot → patch the data; new selection → rebuild the figures."""
-    hub = current_view()
-    tick, selection, full = live_render(hub, rendered, selection)
+def refresh(_n, selection, rendered, shown):
+    """New snapshot → patch the data; new selection or view → rebuild the figures."""
+    view = callback_view(shown, PATH)
+    tick, selection, full, now = live_render(view, rendered, selection, selection_of(shown).params())
     snap = tick.snapshot
-    now = {"ts": snap.ts.isoformat(), "selection": selection}
-    element = name_index(hub.state.power_name, selection.get("element"))
+    element = name_index(view.state.power_name, selection.get("element"))
     metric = selection.get("metric") if selection.get("metric") in figs.METRICS else DEFAULT_METRIC
     tree, headroom, worst, generation, swing, supply, cards = power_view(
-        hub.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(hub)
+        view.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(view)
     )
-    figures = FIGURES_RELAY.send(tree, headroom, generation, swing, supply)
-    return figures, worst, cards, _scope_text(hub.state, element), element is None, now
+    figures = FIGURES_RELAY.send(shown, tree, headroom, generation, swing, supply)
+    return figures, worst, cards, _scope_text(view.state, element), element is None, now
 
 
 register_url_writer(ids.Power.SELECTION, ids.Power.URL_SYNC)
@@ -433,8 +436,9 @@ def element_whatif_href(state: SiteTables, element: int | None) -> str:
 @callback(
     Output(ids.Power.WHATIF, "href"),
     Input(ids.Power.SELECTION, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def whatif_href(selection):
-    state = current_view().state
+def whatif_href(selection, shown):
+    state = callback_view(shown, PATH).state
     return element_whatif_href(state, name_index(state.power_name, (selection or {}).get("element")))

@@ -29,7 +29,8 @@ from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
 from dashboard.present.theme import TEMPLATE_NAME
-from dashboard.views.context import ViewSelection, current_hub
+from dashboard.shell.frame import SCREEN_OF_URL_JS
+from dashboard.views.context import ViewSelection, live_view, site_db
 from dashboard.views.registry import ViewUnavailable, screen_for
 from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
 from ingest.replay.library import library_entries as shared_library_entries
@@ -65,7 +66,7 @@ METRIC_COLUMNS = (
 
 def database_incidents() -> list:
     """The Incident rows of the app's database ([] without a database or when it cannot be read)."""
-    engine = getattr(current_hub(), "db", None)
+    engine = site_db()
     if engine is None:
         return []
     from sqlalchemy.exc import SQLAlchemyError
@@ -495,20 +496,24 @@ dash.clientside_callback(
 )
 
 # The instant goes into the URL (replacing the history entry: the pages router must not
-# re-render this page on every frame) and into the navigation links.
+# re-render this page on every frame), into the navigation links and into the shell's
+# screen store (the shell's dcc.Location does not see a replaced entry).
 dash.clientside_callback(
     """
     function(index, frames, navIds) {
         var key = 'replay:' + frames.name + '@' + frames.times[index];
         var params = new URLSearchParams(window.location.search);
         params.set('view', key);
-        window.history.replaceState(window.history.state, '', window.location.pathname + '?' + params.toString());
+        var search = '?' + params.toString();
+        window.history.replaceState(window.history.state, '', window.location.pathname + search);
         var hrefs = navIds.map(function(id) { return id.path + '?view=' + encodeURIComponent(key); });
-        return [key, hrefs];
+        return [key, hrefs, (%s)(window.location.pathname, search)];
     }
-    """,
+    """
+    % SCREEN_OF_URL_JS,
     Output(ids.Replay.URL_SYNC, "data"),
     Output(ids.nav_link(ALL), "href", allow_duplicate=True),
+    Output(ids.Shell.SCREEN, "data", allow_duplicate=True),
     Input(ids.Replay.SLIDER, "value"),
     State(ids.Replay.FRAMES, "data"),
     State(ids.nav_link(ALL), "id"),
@@ -529,7 +534,7 @@ def show_instant(key: str | None):
     if not key:
         raise PreventUpdate
     try:
-        screen = screen_for(ViewSelection(view=key), current_hub())
+        screen = screen_for(ViewSelection(view=key), live_view())
     except ViewUnavailable as exc:
         return dash.no_update, [html.P(str(exc), className="view-error")], *unavailable_banner(str(exc))
     view = screen.view
@@ -562,6 +567,6 @@ def run_calibration(_n, frames):
     if not frames:
         raise PreventUpdate
     try:
-        return calibration_panel(incident_recording(frames["name"]), getattr(current_hub(), "db", None))
+        return calibration_panel(incident_recording(frames["name"]), site_db())
     except (ReplayError, ValueError) as exc:
         return html.P(str(exc), className="view-error")

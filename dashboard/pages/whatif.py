@@ -30,7 +30,8 @@ from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.figures.floor import hall_grids
 from dashboard.figures.whatif_floor import layout_signature, outline_patch, whatif_floor, whatif_floor_patch
 from dashboard.present.static_html import to_html
-from dashboard.views.context import current_hub
+from dashboard.views.context import live_view, site_db
+from dashboard.views.registry import on_page
 from dashboard.whatif.edits import (
     CAP_SCOPES,
     FAIL_KINDS,
@@ -51,7 +52,8 @@ from twin.site.catalogue import load_catalogue
 from twin.site.edits import SETPOINT_FIELD
 from twin.site.tables import POWER_KINDS
 
-dash.register_page(__name__, path="/whatif", name="What-if", title="What-if · ClusterTwin", order=7)
+PATH = "/whatif"
+dash.register_page(__name__, path=PATH, name="What-if", title="What-if · ClusterTwin", order=7)
 
 W = ids.WhatIf
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["autoScale2d"]}
@@ -119,11 +121,11 @@ def grids_for(state) -> list:
 def _store():
     from flask import current_app
 
-    return scenario_store(current_hub(), current_app.config)
+    return scenario_store(live_view(), site_db(), current_app.config)
 
 
 def _state():
-    return current_hub().state
+    return live_view().state
 
 
 def rack_types() -> list[str]:
@@ -782,9 +784,11 @@ def apply_edit(*args):
     State(W.SELECTED, "data"),
     State(W.BLAST_RACKS, "data"),
     State(W.FLOOR_SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
 )
-def render(revision, metric, selected, blast, drawn):
+def render(revision, metric, selected, blast, drawn, shown):
     """The answer for the scenario on screen (a scenario chosen, undo, redo, another colour metric)."""
+    on_page(shown, PATH)  # its floor patch would land on a page navigation has removed
     return answer((revision or {}).get("scenario"), metric, selected, blast, drawn)
 
 
@@ -932,12 +936,14 @@ def _scenario_state(revision):
     Input(W.BLAST_RACKS, "data"),
     State(W.REVISION, "data"),
     State(W.FLOOR_SIGNATURE, "data"),
+    State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def outline(selected, blast, revision, drawn):
+def outline(selected, blast, revision, drawn, shown):
     """Move the selection and blast-radius outlines (the floor's colours stay)."""
     if not drawn:  # the floor is not drawn yet: its first drawing outlines them
         return no_update
+    on_page(shown, PATH)
     state = _scenario_state(revision)
     return outline_patch(grids_for(state), _rack_ids(state, selected), _rack_ids(state, blast))
 

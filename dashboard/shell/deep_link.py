@@ -4,8 +4,10 @@ A page keeps its selection (names, not ids, so links survive a site reload) in a
 ``dcc.Store``.  :func:`register_url_writer` mirrors that store into the address bar
 with ``history.replaceState`` in the browser — the Dash pages router does not notice,
 so the page is not rebuilt on every click.  The view parameters (``view``, ``compare``,
-``diff``: which view is on screen, see :mod:`dashboard.views.context`) stay as they are.  On load, Dash passes the query to the
-page's ``layout(**kwargs)``, which rebuilds the store with :func:`name_index`.
+``diff``: which view is on screen, see :mod:`dashboard.views.context`) stay as they are; a
+server callback that writes a page's query keeps them with :func:`keep_view`, given the
+shell's screen store.  On load, Dash passes the query to the page's ``layout(**kwargs)``,
+which rebuilds the store with :func:`name_index`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from urllib.parse import urlencode
 import dash
 from dash import Input, Output
 
-from dashboard.views.context import VIEW_PARAMS, selection
+from dashboard.views.context import VIEW_PARAMS, selection_of
 
 _WRITE_URL_JS = """
 function(selection) {
@@ -48,9 +50,9 @@ def query_string(selected: dict, view_params: dict | None = None) -> str:
     return "?" + urlencode(items) if items else ""
 
 
-def keep_view(search: str) -> str:
-    """``search`` (``?a=1`` or ``""``) with the view parameters of the page on screen put first."""
-    params = selection().params()
+def keep_view(search: str, shown: dict | None) -> str:
+    """``search`` (``?a=1`` or ``""``) with the view parameters of the screen store ``shown`` put first."""
+    params = selection_of(shown).params()
     if not params:
         return search
     extra = urlencode(params)

@@ -2,16 +2,21 @@
 
 The view on screen comes from the URL (``?view=…&compare=…&diff=1``, see
 :mod:`dashboard.views.registry`): the banner names a scenario or replay view, the clock shows
-its time instead of an age, and every in-app link keeps the view parameters.
+its time instead of an age, and every in-app link keeps the view parameters.  The shell's
+screen store (``ids.Shell.SCREEN``) holds the page path and view parameters of the URL, set
+by a clientside callback on the shell's ``dcc.Location`` (:data:`SCREEN_OF_URL_JS`); every
+callback that reads the view is given it (:mod:`dashboard.views.context`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 
 import dash
 from dash import ALL, Input, Output, dcc, html
+from dash.exceptions import PreventUpdate
 
 from dashboard import ids
 from dashboard.callbacks.dash_internals import PUSH_STATE_JS
@@ -20,7 +25,7 @@ from dashboard.components.nav import PAGES, nav_bar
 from dashboard.components.search_box import register_callbacks as register_search
 from dashboard.components.search_box import search_box
 from dashboard.components.view_banner import banner, unavailable_banner, view_time
-from dashboard.views.context import VIEW_PARAMS, current_hub, selection, selection_from_url
+from dashboard.views.context import VIEW_PARAMS, live_view, selection_of
 from dashboard.views.registry import ViewUnavailable, screen_for
 
 TICK_MS = 2000  # live-update period of every page
@@ -60,6 +65,7 @@ def layout(site_name: str, tick_ms: int = TICK_MS, account=None) -> html.Div:
     return html.Div(
         [
             dcc.Location(id=ids.Shell.LOCATION),
+            dcc.Store(id=ids.Shell.SCREEN),
             dcc.Interval(id=ids.Shell.TICK, interval=tick_ms, n_intervals=0),
             dcc.Store(id=ids.Shell.LINK_KEEPER),
             header,
@@ -100,12 +106,22 @@ def view_status(view, now: datetime | None = None) -> tuple:
     return f"{view.label.split(' · ', 1)[0]} time {view_time(view)}", [], "main"
 
 
-def banner_view(search: str | None) -> tuple:
-    """(children, class, hidden) of the view banner for the URL query ``search``."""
+def banner_view(shown: dict | None) -> tuple:
+    """(children, class, hidden) of the view banner for the screen store's data ``shown``."""
     try:
-        return banner(screen_for(selection_from_url(search), current_hub()))
+        return banner(screen_for(selection_of(shown), live_view()))
     except ViewUnavailable as exc:
         return unavailable_banner(str(exc))
+
+
+# The screen store's data for a page URL: its path and the view parameters (strings or null).
+# dashboard.views.context.screen_data is the server-side twin; the replay page calls this too.
+SCREEN_OF_URL_JS = """function(pathname, search) {
+    var params = new URLSearchParams(search || '');
+    var shown = {path: pathname || '/'};
+    %s.forEach(function(key) { shown[key] = params.get(key); });
+    return shown;
+}""" % json.dumps(list(VIEW_PARAMS))
 
 
 # Keeps the view parameters on every in-app link: nav hrefs are rewritten when the URL
@@ -150,18 +166,25 @@ def register_callbacks(app: dash.Dash) -> None:
     """Header status on every tick, the view banner, search, the active nav link and view-keeping links."""
     register_search(app)
 
+    app.clientside_callback(
+        SCREEN_OF_URL_JS,
+        Output(ids.Shell.SCREEN, "data"),
+        Input(ids.Shell.LOCATION, "pathname"),
+        Input(ids.Shell.LOCATION, "search"),
+    )
+
     @app.callback(
         Output(ids.Shell.CLOCK, "children"),
         Output(ids.Shell.SOURCE_AGES, "children"),
         Output(ids.Shell.MAIN, "className"),
         Input(ids.Shell.TICK, "n_intervals"),
-        Input(ids.Shell.LOCATION, "search"),
+        Input(ids.Shell.SCREEN, "data"),
     )
-    def update_status(_n: int, search: str | None):
-        # on a tick, the address the browser shows now (replay's play and scrub rewrite it in place)
-        chosen = selection() if dash.ctx.triggered_id == ids.Shell.TICK else selection_from_url(search)
+    def update_status(_n: int, shown: dict | None):
+        if shown is None:  # the store is set from the URL at once; nothing to say before
+            raise PreventUpdate
         try:
-            view = screen_for(chosen, current_hub()).view
+            view = screen_for(selection_of(shown), live_view()).view
         except ViewUnavailable:
             return "view not available", [], "main"
         return view_status(view)
@@ -170,10 +193,12 @@ def register_callbacks(app: dash.Dash) -> None:
         Output(ids.Shell.VIEW_BANNER, "children"),
         Output(ids.Shell.VIEW_BANNER, "className"),
         Output(ids.Shell.VIEW_BANNER, "hidden"),
-        Input(ids.Shell.LOCATION, "search"),
+        Input(ids.Shell.SCREEN, "data"),
     )
-    def update_banner(search: str | None):
-        return banner_view(search)
+    def update_banner(shown: dict | None):
+        if shown is None:
+            raise PreventUpdate
+        return banner_view(shown)
 
     app.clientside_callback(
         """
@@ -196,4 +221,13 @@ def register_callbacks(app: dash.Dash) -> None:
     )
 
 
-__all__ = ["PAGES", "TICK_MS", "banner_view", "layout", "register_callbacks", "status_view", "view_status"]
+__all__ = [
+    "PAGES",
+    "SCREEN_OF_URL_JS",
+    "TICK_MS",
+    "banner_view",
+    "layout",
+    "register_callbacks",
+    "status_view",
+    "view_status",
+]

@@ -178,15 +178,19 @@ def toggle_href(screen) -> str:
 
 
 # ------------------------------------------------------------------------ callback
-def refresh_section(shown: list | None, page: str):
-    """(children, signature) of ``page``'s comparison now, or no_update while both views are unchanged."""
-    from dashboard.views.registry import ViewUnavailable, current_screen
+def refresh_section(drawn: list | None, page: str, shown: dict | None):
+    """(children, signature) of ``page``'s comparison on the screen ``shown`` (the shell's screen store) now,
+    or no_update while both views are unchanged (``drawn``: the signature on screen)."""
+    from dashboard.views.context import live_view, selection_of
+    from dashboard.views.registry import ViewUnavailable, screen_for
 
+    if shown is None:
+        return no_update, no_update
     try:
-        screen = current_screen()
+        screen = screen_for(selection_of(shown), live_view())
     except ViewUnavailable:
         return no_update, no_update
-    if screen.compare is None or signature(screen) == shown:
+    if screen.compare is None or signature(screen) == drawn:
         return no_update, no_update
     return _BUILDERS[page](screen), signature(screen)
 
@@ -200,7 +204,8 @@ def register_callbacks(app: dash.Dash) -> None:
         Input(ids.Shell.TICK, "n_intervals"),
         State(signature_id(MATCH), "data"),
         State(signature_id(MATCH), "id"),
+        State(ids.Shell.SCREEN, "data"),
         prevent_initial_call=True,
     )
-    def refresh(_n, shown, store_id):
-        return refresh_section(shown, store_id["page"])
+    def refresh(_n, drawn, store_id, shown):
+        return refresh_section(drawn, store_id["page"], shown)

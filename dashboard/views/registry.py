@@ -1,143 +1,124 @@
-"""The view registry: a view key from the URL → the view a page renders.
+"""The view registry: a view key from the URL → the view a page renders, and the screen of a layout or callback.
 
-``live`` is the app's live hub.  ``scenario:<name>`` is a :class:`ScenarioView`: the twin
-settled under ``data/scenarios/<name>.toml`` on the live hub's site, computed once per
-(site, file, file modification time) and cached; without such a file, the what-if
-editor's scenario of that name (:mod:`dashboard.whatif.view`).  ``replay:<incident>@<time>`` is a
-:class:`dashboard.views.replay.ReplayView`: the recorded incident at the frame nearest that time.  Whatever cannot be
-shown raises :class:`ViewUnavailable` with a message meant for the page, never a traceback.
+Every kind of view key (a :class:`twin.engine.view.ViewKind`: how its keys are read and
+written) has a *resolver* here: ``resolver(key, live)`` turns a parsed key into the view
+to show, given the app's live view; what cannot be shown raises :class:`ViewUnavailable`
+with a message meant for the page, never a traceback.  :func:`register_view_kind`
+registers both at once, so a new kind of view needs no edit here nor in the pages.  The
+kinds built in:
+
+* ``live`` — the app's live view;
+* ``scenario:<name>`` — a :class:`dashboard.views.scenario_files.ScenarioView` (the twin
+  settled under ``data/scenarios/<name>.toml`` on the live view's site); without such a
+  file, the what-if editor's scenario of that name (:mod:`dashboard.whatif.view`);
+* ``replay:<incident>@<time>`` — a :class:`dashboard.views.replay.ReplayView`: the
+  recorded incident at the frame nearest that time.
+
+What is on screen (:class:`Screen`: a view, maybe another to compare it with) comes from
+the page URL: a layout reads its query parameters (:func:`layout_screen`), a callback the
+shell's screen store it is given (:func:`callback_screen`, see :mod:`dashboard.views.context`).
 """
 
 from __future__ import annotations
 
 import functools
-import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC
-from pathlib import Path
 
-import pandas as pd
+from dashboard.views.context import ViewSelection, live_view, parse_selection, path_of, selection_of
+from dashboard.views.unavailable import ViewUnavailable
+from twin.engine.view import (
+    LIVE,
+    REPLAY,
+    SCENARIO,
+    View,
+    ViewKey,
+    ViewKind,
+    parse_view_key,
+)
+from twin.engine.view import (
+    register_view_kind as register_key_syntax,
+)
 
-from dashboard.views.context import ViewSelection, current_hub, selection
-from dashboard.views.settled import SettledView, evaluate_settled_job
-from ingest.live.alert_rules import SiteFacts, evaluate
-from ingest.live.alerts import condition_alert
-from ingest.live.trend import TREND_COLUMNS, trend_row
-from twin.engine.snapshot import Snapshot
-from twin.engine.view import LIVE, REPLAY, SCENARIO, View, ViewKey, ViewTick, format_view_key, parse_view_key
-from twin.scenario.conditions import ScenarioError
-from twin.scenario.load import load_scenario
-from twin.scenario.projection import run_scenario
-from twin.site.catalogue import DATA_DIR
-from twin.site.tables import SiteTables
-
-log = logging.getLogger(__name__)
-SCENARIO_DIR = DATA_DIR / "scenarios"
-
-
-class ViewUnavailable(ValueError):
-    """A view key that cannot be shown; the message says why, for the page."""
+Resolver = Callable[[ViewKey, View], View]  # (parsed key, the app's live view) → the view to show
+_RESOLVERS: dict[str, Resolver] = {}
+_NOTES: dict[str, str] = {}  # what the view banner says of a kind's views
+DEFAULT_NOTE = "not the live site"
 
 
-class ScenarioView(SettledView):
-    """The twin settled under a scenario file: one snapshot, its detail, the settling ticks as trend."""
+def register_resolver(kind: str, resolver: Resolver, note: str = DEFAULT_NOTE) -> None:
+    """How keys of the registered kind ``kind`` become views (replaces an earlier resolver of ``kind``).
 
-    def __init__(self, state: SiteTables, path: Path) -> None:
-        scenario = load_scenario(path, state)
-        times: list = []
-        rows: list[tuple] = []
-        snap, detail, job = run_scenario(
-            state, scenario, each_tick=lambda s: (times.append(s.ts), rows.append(trend_row(s)))
-        )
-        if job is not None:
-            evaluate_settled_job(state, snap, job)
-            rows[-1] = trend_row(snap)  # the job is evaluated on the settled state only
-        trend = pd.DataFrame(rows, index=pd.DatetimeIndex(times, tz=UTC, name="ts"), columns=list(TREND_COLUMNS))
-        super().__init__(
-            state,
-            format_view_key(ViewKey(SCENARIO, path.stem)),
-            scenario.name,
-            scenario.description,
-            ViewTick(snap, detail),
-            trend,
-            [job] if job is not None else [],
-            _alerts_of(state, snap, detail),
-        )
-        self.path = path
+    ``note`` is what the view banner says of such a view (e.g. "recorded, not live").
+    """
+    _RESOLVERS[kind] = resolver
+    _NOTES[kind] = note
 
 
-def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:
-    """The live alert rules evaluated on the scenario's snapshot, as read-only alert dicts."""
-    facts = (
-        SiteFacts()
-        if detail is None
-        else SiteFacts(detail.power_live, detail.source_live, generation=detail.generation)
-    )
-    return [condition_alert(c, snap.ts, state.name) for c in evaluate(state, snap, facts)]
+def register_view_kind(kind: ViewKind, resolver: Resolver, note: str = DEFAULT_NOTE) -> None:
+    """A new kind of view: its key syntax (:func:`twin.engine.view.register_view_kind`), resolver and banner note."""
+    register_key_syntax(kind)
+    register_resolver(kind.name, resolver, note)
 
 
-_cache: dict[tuple, ScenarioView] = {}
-_cache_lock = threading.Lock()
+def unregister_resolver(kind: str) -> None:
+    """Forget the resolver of ``kind`` (its keys then show a message); nothing happens when there is none."""
+    _RESOLVERS.pop(kind, None)
+    _NOTES.pop(kind, None)
 
 
-def scenario_view(state: SiteTables, name: str, folder: Path = SCENARIO_DIR) -> ScenarioView:
-    """The cached :class:`ScenarioView` of ``folder/<name>.toml`` on ``state``'s site."""
-    path = folder / f"{name}.toml"
-    try:
-        mtime_ns = path.stat().st_mtime_ns
-    except OSError:
-        known = sorted(p.stem for p in folder.glob("*.toml"))
-        raise ViewUnavailable(f"no scenario {name!r} (scenarios: {', '.join(known) or 'none'})") from None
-    cache_key = (state.name, str(path), mtime_ns)
-    with _cache_lock:  # one computation per scenario, however many callbacks ask at once
-        view = _cache.get(cache_key)
-        if view is None:
-            try:
-                view = ScenarioView(state, path)
-            except ScenarioError as exc:
-                raise ViewUnavailable(f"scenario {name!r} cannot run on site {state.name!r}: {exc}") from None
-            for stale in [k for k in _cache if k[:2] == cache_key[:2]]:
-                del _cache[stale]
-            _cache[cache_key] = view
-            log.info("scenario view %s computed for site %s", name, state.name)
-    return view
+def view_note(kind: str) -> str:
+    """What the view banner says of the views of ``kind``."""
+    return _NOTES.get(kind, DEFAULT_NOTE)
 
 
-def available_scenarios(folder: Path = SCENARIO_DIR) -> list[str]:
-    """Names of the scenario files (any site)."""
-    return sorted(p.stem for p in folder.glob("*.toml"))
-
-
-def resolve(key_text: str | None, live: View, folder: Path = SCENARIO_DIR) -> View:
+def resolve(key_text: str | None, live: View) -> View:
     """The view of ``key_text`` (empty: live); :class:`ViewUnavailable` when it cannot be shown."""
     try:
         key = parse_view_key(key_text)
     except ValueError as exc:
         raise ViewUnavailable(str(exc)) from None
-    if key.kind == LIVE:
-        return live
-    if key.kind == SCENARIO:
-        if not (folder / f"{key.name}.toml").exists():  # a scenario of the what-if editor
-            from dashboard.whatif.edits import EditRejected
-            from dashboard.whatif.view import editor_scenario_view
+    resolver = _RESOLVERS.get(key.kind)
+    if resolver is None:
+        raise ViewUnavailable(f"view key {key_text!r}: this dashboard cannot show {key.kind} views")
+    return resolver(key, live)
 
-            try:
-                edited = editor_scenario_view(live, key.name)
-            except EditRejected as exc:
-                raise ViewUnavailable(f"scenario {key.name!r} cannot run on site {live.state.name!r}: {exc}") from None
-            if edited is not None:
-                return edited
-        return scenario_view(live.state, key.name, folder)
-    if key.kind == REPLAY:
-        from dashboard.views.replay import ReplayError, replay_view
+
+def _live(_key: ViewKey, live: View) -> View:
+    return live
+
+
+def _scenario(key: ViewKey, live: View) -> View:
+    """A scenario file's view, else the what-if editor's scenario of that name."""
+    from dashboard.views.scenario_files import SCENARIO_DIR, scenario_view
+
+    if not (SCENARIO_DIR / f"{key.name}.toml").exists():
+        from dashboard.whatif.edits import EditRejected
+        from dashboard.whatif.view import editor_scenario_view
 
         try:
-            return replay_view(key.name, key.at)
-        except ReplayError as exc:
-            raise ViewUnavailable(str(exc)) from None
-    raise ViewUnavailable(f"view key {key_text!r}: unknown kind")
+            edited = editor_scenario_view(live, key.name)
+        except EditRejected as exc:
+            raise ViewUnavailable(f"scenario {key.name!r} cannot run on site {live.state.name!r}: {exc}") from None
+        if edited is not None:
+            return edited
+    return scenario_view(live.state, key.name)
+
+
+def _replay(key: ViewKey, _live_view: View) -> View:
+    from dashboard.views.replay import ReplayError, replay_view
+
+    if key.at is None:  # the key syntax requires an instant; a key built by hand may lack one
+        raise ViewUnavailable(f"replay of {key.name!r}: a replay needs an instant, 'replay:<incident>@<iso-time>'")
+    try:
+        return replay_view(key.name, key.at)
+    except ReplayError as exc:
+        raise ViewUnavailable(str(exc)) from None
+
+
+register_resolver(LIVE, _live, note="")
+register_resolver(SCENARIO, _scenario, note="a what-if, not the live site")
+register_resolver(REPLAY, _replay, note="recorded, not live")
 
 
 # --------------------------------------------------------------- what is on screen
@@ -151,31 +132,53 @@ class Screen:
     selection: ViewSelection
 
 
-def screen_for(selected: ViewSelection, live: View, folder: Path = SCENARIO_DIR) -> Screen:
+def screen_for(selected: ViewSelection, live: View) -> Screen:
     """Resolve both keys of ``selected``; :class:`ViewUnavailable` names the key that failed."""
-    view = resolve(selected.view, live, folder)
-    other = resolve(selected.compare, live, folder) if selected.compare else None
+    view = resolve(selected.view, live)
+    other = resolve(selected.compare, live) if selected.compare else None
     return Screen(view, other, selected.diff and other is not None, selected)
 
 
-def current_screen(**layout_kwargs) -> Screen:
-    """The screen of this request (layout kwargs, else the page URL); raises :class:`ViewUnavailable`."""
-    return screen_for(selection(**layout_kwargs), current_hub())
+def layout_screen(**layout_kwargs) -> Screen:
+    """For layouts: the screen their query parameters (``view``, ``compare``, ``diff``) name; may raise :class:`ViewUnavailable`."""
+    return screen_for(parse_selection(layout_kwargs), live_view())
 
 
-def callback_screen() -> Screen:
-    """For callbacks: the screen of the page; a view that cannot be shown stops the update (its page says why)."""
+def on_page(shown: dict | None, page: str) -> None:
+    """Stop a callback of the page at path ``page`` when the screen store ``shown`` names another page.
+
+    Navigation has then removed (or is removing) the page the callback belongs to: an
+    answer would update, or patch, components that are gone.  An unset store names no page.
+    """
     from dash.exceptions import PreventUpdate
 
+    path = path_of(shown)
+    if path is not None and path != "/" + page.strip("/"):
+        raise PreventUpdate
+
+
+def callback_screen(shown: dict | None, page: str | None = None) -> Screen:
+    """For callbacks: the screen the shell's screen store ``shown`` names (``State(ids.Shell.SCREEN, "data")``).
+
+    The update stops (``PreventUpdate``) when the store is not set yet, when it names a
+    page other than ``page`` (see :func:`on_page`), or a view that cannot be shown (its
+    page says why).
+    """
+    from dash.exceptions import PreventUpdate
+
+    if path_of(shown) is None:
+        raise PreventUpdate
+    if page is not None:
+        on_page(shown, page)
     try:
-        return current_screen()
+        return screen_for(selection_of(shown), live_view())
     except ViewUnavailable:
         raise PreventUpdate from None
 
 
-def current_view() -> View:
+def callback_view(shown: dict | None, page: str | None = None) -> View:
     """For callbacks: the view on screen (see :func:`callback_screen`)."""
-    return callback_screen().view
+    return callback_screen(shown, page).view
 
 
 def view_layout(layout: Callable) -> Callable:
@@ -196,6 +199,7 @@ def unavailable_page(message: str):
     from dash import dcc, html
 
     from dashboard import ids
+    from dashboard.views.scenario_files import available_scenarios
 
     return html.Div(
         [

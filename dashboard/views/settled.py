@@ -2,7 +2,7 @@
 
 Both scenario views serve the read interface every page renders
 (:class:`twin.engine.view.View`) through :class:`SettledView`: a scenario file
-(:class:`dashboard.views.registry.ScenarioView`) and a scenario of the what-if editor
+(:class:`dashboard.views.scenario_files.ScenarioView`) and a scenario of the what-if editor
 (:class:`dashboard.whatif.view.EditorScenarioView`).  They differ only in how they settle
 the twin; what they serve from the settled result is the same.
 """

@@ -3,9 +3,10 @@
 Fifty dashboards on one page send the same live-update requests every tick; only the
 interval's ``n_intervals`` counter differs between them.  :func:`install` answers such a
 request from a cache keyed by everything the answer depends on — the callback output, its
-inputs and state (without the counter), the page URL the callbacks read the view from
-(Referer), the caller's role and the current dashboard tick period (``tick_ms``, ≤ 2 s) —
-so the callback runs once per period and key however many viewers ask.  Once a page has
+inputs and state (without the counter; the view on screen is among them: every callback
+that reads the view is given the shell's screen store, see :mod:`dashboard.views.context`),
+the caller's role and the current dashboard tick period (``tick_ms``, ≤ 2 s) — so the
+callback runs once per period and key however many viewers ask.  Once a page has
 been rendered, the first request of the next period is answered at once with the last
 rendering while a copy of it, sent inside the process with the caller's headers (so it
 passes the same checks), renders the new one in the background; requests arriving
@@ -121,7 +122,7 @@ def request_keys(body: dict, role: str, period_s: float, generation: int = 0) ->
         return None
     inputs = [i for i in body.get("inputs", []) if not (isinstance(i, dict) and i.get("id") == ids.Shell.TICK)]
     base = json.dumps(
-        [body.get("output"), inputs, body.get("state", []), flask.request.referrer or "", role, generation],
+        [body.get("output"), inputs, body.get("state", []), role, generation],
         sort_keys=True,
         default=str,
     )
@@ -132,8 +133,8 @@ def request_keys(body: dict, role: str, period_s: float, generation: int = 0) ->
 def _refresh_in_background(server: flask.Flask, key: str, base: str) -> None:
     """Send this request again inside the process, to render ``key`` while the caller gets the last rendering.
 
-    The copy carries the caller's headers (session cookie, token, CSRF header, Referer), so
-    it passes the same checks and renders what the caller would have seen.
+    The copy carries the caller's headers (session cookie, token, CSRF header, Referer) and
+    body, so it passes the same checks and renders what the caller would have seen.
     """
     request = flask.request
     path = request.full_path if request.query_string else request.path

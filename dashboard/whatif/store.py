@@ -1,7 +1,7 @@
 """Where the editor keeps scenarios: named, ordered edit lists with undo and redo.
 
 :func:`scenario_store` gives the app's store: :class:`DatabaseScenarioStore` over
-``ingest.store.scenarios`` and the live hub's database, else (a hub without a database,
+``ingest.store.scenarios`` and the site's database, else (an app without a database,
 such as the tests' stand-in) one :class:`MemoryScenarioStore` per app.
 Both offer the same methods; a scenario's edits are plain dicts (see
 :mod:`dashboard.whatif.edits`).  Export and import use the scenario file's ``[[edits]]``
@@ -195,15 +195,14 @@ def _store_call(call):
         raise InputError(str(exc)) from None
 
 
-def scenario_store(hub, config: dict):
-    """The app's scenario store (created on first use): the database one when the hub has a database."""
+def scenario_store(live, db, config: dict):
+    """The app's scenario store (created on first use) for the site of the ``live`` view: in ``db`` when given."""
     store = config.get(STORE_CONFIG_KEY)
     if store is None:
-        db = getattr(hub, "db", None)
         store = (
-            DatabaseScenarioStore(db, hub.site_name, hub.state)
+            DatabaseScenarioStore(db, live.site_name, live.state)
             if db is not None
-            else MemoryScenarioStore(hub.site_name)
+            else MemoryScenarioStore(live.site_name)
         )
         config[STORE_CONFIG_KEY] = store
     return store

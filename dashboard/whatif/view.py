@@ -1,10 +1,10 @@
 """An editor scenario as a view: every page can show it, alone or beside live (``?view=scenario:NAME``).
 
-:func:`dashboard.views.registry.scenario_view` asks :func:`editor_scenario_view` for a scenario
+The view registry (:mod:`dashboard.views.registry`) asks :func:`editor_scenario_view` for a scenario
 name that has no file in ``data/scenarios``: the scenario store's edits are projected by
 :func:`dashboard.whatif.outcome.outcome` (cached per edit list) and served through the
 read interface every page renders (:class:`twin.engine.view.View`), as
-:class:`dashboard.views.registry.ScenarioView` does for scenario files.
+:class:`dashboard.views.scenario_files.ScenarioView` does for scenario files.
 """
 
 from __future__ import annotations
@@ -48,11 +48,12 @@ def editor_scenario_view(live, name: str) -> EditorScenarioView | None:
     """The view of editor scenario ``name`` on ``live``'s site (None when the store has none of that name)."""
     import flask
 
+    from dashboard.views.context import site_db
     from dashboard.whatif.store import scenario_store
 
     if not flask.has_app_context():
         return None
-    store = scenario_store(live, flask.current_app.config)
+    store = scenario_store(live, site_db(), flask.current_app.config)
     if name not in store.names():
         return None
     edits = store.edits(name)

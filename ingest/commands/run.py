@@ -91,7 +91,7 @@ def _run(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     stop.wait(args.duration_s)
-    snap = runtime.hub.latest()
+    snap = runtime.hub.view.latest()
     runtime.stop()
     print(
         json.dumps(
@@ -99,7 +99,7 @@ def _run(args) -> int:
                 "site": runtime.hub.site_name,
                 "last_tick": snap.ts.isoformat() if snap else None,
                 "it_power_mw": snap.it_power_mw if snap else None,
-                "active_alerts": len(runtime.hub.alerts()),
+                "active_alerts": len(runtime.hub.view.alerts()),
             }
         )
     )

@@ -157,94 +157,11 @@ def series_bundle(
 ) -> tuple[Bundle, list[str]]:
     """The incident bundle of an imported series, and the list of skipped entities."""
     m = map_series(series, state, step_s, host_map)
-    n_frames = len(m.frame_ts)
     util = m.gpu["gpu_util_frac"]
     implied = util_from_node_power(state, m.node_power_w)
-    util = np.where(np.isfinite(util), util, implied)
-    gpu = dict(m.gpu, gpu_util_frac=util)
+    gpu = dict(m.gpu, gpu_util_frac=np.where(np.isfinite(util), util, implied))
     recorded = np.isfinite(np.stack([gpu[k] for k in GPU_METRICS])).any(axis=(0, 1))
     gpu_ids = np.flatnonzero(recorded).astype(np.int32)
-    ts = pa.array(m.frame_ts.as_unit("ms").tz_convert("UTC"), type=pa.timestamp("ms", tz="UTC"))
-    ts_rep = lambda k: pa.array(
-        np.repeat(m.frame_ts.as_unit("ms").tz_localize(None).to_numpy(), k),  # noqa: E731
-        type=pa.timestamp("ms", tz="UTC"),
-    )
-    ids_rep = lambda ids: pa.array(np.tile(np.asarray(ids, dtype=np.int32), n_frames))  # noqa: E731
-
-    def table(name_, ids, columns: dict[str, np.ndarray]) -> pa.Table:
-        schema = SCHEMAS[name_]
-        arrays = [ts_rep(len(ids)), ids_rep(ids)]
-        for f in list(schema)[2:]:
-            arrays.append(pa.array(np.asarray(columns[f.name]).reshape(-1).astype(f.type.to_pandas_dtype())))
-        return pa.Table.from_arrays(arrays, schema=schema)
-
-    g = {k: (np.nan_to_num(v[:, gpu_ids]) if k == "last_xid_code" else v[:, gpu_ids]) for k, v in gpu.items()}
-    racks = np.arange(state.n_racks)
-
-    def rack_stat(values: np.ndarray, fn) -> np.ndarray:
-        out = np.full((n_frames, state.n_racks), np.nan)
-        for r in np.unique(state.gpu_rack[gpu_ids]):
-            cols = values[:, state.gpu_rack == r]
-            with np.errstate(all="ignore"):
-                ok = np.isfinite(cols).any(axis=1)
-                out[ok, r] = fn(cols[ok], axis=1)
-        return out
-
-    node_rack_power = (
-        np.stack(
-            [
-                np.bincount(state.node_rack, weights=np.nan_to_num(row), minlength=state.n_racks)
-                for row in m.node_power_w
-            ]
-        )
-        / 1000.0
-    )
-    has_node = (
-        np.stack(
-            [np.bincount(state.node_rack, weights=np.isfinite(row), minlength=state.n_racks) for row in m.node_power_w]
-        )
-        > 0
-    )
-    throttle = gpu["throttle_frac"]
-    rack = {
-        "rack_power_kw": np.where(has_node, node_rack_power, np.nan),
-        "rack_max_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmax),
-        "rack_mean_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmean),
-        "rack_mean_gpu_power_w": rack_stat(gpu["gpu_power_w"], np.nanmean),
-        "rack_mean_util_frac": rack_stat(util, np.nanmean),
-        "rack_mean_throttle_frac": rack_stat(throttle, np.nanmean),
-        "rack_gpus_down_total": np.zeros((n_frames, state.n_racks), dtype=np.int16),
-    }
-    nan = lambda k: np.full((n_frames, k), np.nan)  # noqa: E731
-    n_cdu, n_loops = state.n_cdus, len(state.loop_name)
-    cdu = {
-        "coolant_supply_temp_c": nan(n_cdu),
-        "coolant_return_temp_c": nan(n_cdu),
-        "coolant_flow_lpm": nan(n_cdu),
-        "cdu_heat_kw": nan(n_cdu),
-        "cdu_capacity_kw": nan(n_cdu),
-        "pumps_running_count": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8),
-    }
-    it_mw = (
-        np.where(np.isfinite(m.node_power_w).any(axis=1), np.nansum(m.node_power_w, axis=1) / 1e6, np.nan)
-        if np.isfinite(m.node_power_w).any()
-        else np.full(n_frames, np.nan)
-    )
-    empty_ids = pa.array([[]] * n_frames, type=pa.list_(pa.int32()))
-    site = pa.Table.from_arrays(
-        [ts, pa.array(it_mw.astype(np.float32))]
-        + [pa.array(np.full(n_frames, np.nan, dtype=np.float32)) for _ in range(6)]
-        + [empty_ids] * 4,
-        schema=SCHEMAS["site"],
-    )
-    tables = {
-        "gpu": table("gpu", gpu_ids, g),
-        "rack": table("rack", racks, rack),
-        "cdu": table("cdu", range(n_cdu), cdu),
-        "loop": table("loop", range(n_loops), {"loop_supply_temp_c": nan(n_loops), "loop_return_temp_c": nan(n_loops)}),
-        "site": site,
-        "events": events_table(list(events)),
-    }
     frame_ts = m.frame_ts
     meta = {
         "name": name,
@@ -261,4 +178,99 @@ def series_bundle(
         "host_map": host_map or {},
         "skipped": m.skipped,
     }
-    return Bundle(meta, site_toml, tables), m.skipped
+    return Bundle(meta, site_toml, _series_tables(state, m, gpu, gpu_ids, list(events))), m.skipped
+
+
+def _series_tables(
+    state: SiteTables, m: Mapped, gpu: dict[str, np.ndarray], gpu_ids: np.ndarray, events: list[dict]
+) -> dict:
+    """The bundle tables of the mapped series ``m`` (``gpu``: its GPU columns, ``gpu_ids`` the GPUs recorded)."""
+    n_frames = len(m.frame_ts)
+    ts_rep = lambda k: pa.array(
+        np.repeat(m.frame_ts.as_unit("ms").tz_localize(None).to_numpy(), k),  # noqa: E731
+        type=pa.timestamp("ms", tz="UTC"),
+    )
+    ids_rep = lambda ids: pa.array(np.tile(np.asarray(ids, dtype=np.int32), n_frames))  # noqa: E731
+
+    def table(name_, ids, columns: dict[str, np.ndarray]) -> pa.Table:
+        schema = SCHEMAS[name_]
+        arrays = [ts_rep(len(ids)), ids_rep(ids)]
+        for f in list(schema)[2:]:
+            arrays.append(pa.array(np.asarray(columns[f.name]).reshape(-1).astype(f.type.to_pandas_dtype())))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    g = {k: (np.nan_to_num(v[:, gpu_ids]) if k == "last_xid_code" else v[:, gpu_ids]) for k, v in gpu.items()}
+    nan = lambda k: np.full((n_frames, k), np.nan)  # noqa: E731
+    n_cdu, n_loops = state.n_cdus, len(state.loop_name)
+    cdu = {
+        "coolant_supply_temp_c": nan(n_cdu),
+        "coolant_return_temp_c": nan(n_cdu),
+        "coolant_flow_lpm": nan(n_cdu),
+        "cdu_heat_kw": nan(n_cdu),
+        "cdu_capacity_kw": nan(n_cdu),
+        "pumps_running_count": np.tile(state.cdu_spec_array("pumps"), (n_frames, 1)).astype(np.int8),
+    }
+    return {
+        "gpu": table("gpu", gpu_ids, g),
+        "rack": table("rack", np.arange(state.n_racks), _rack_columns(state, m.node_power_w, gpu, gpu_ids)),
+        "cdu": table("cdu", range(n_cdu), cdu),
+        "loop": table("loop", range(n_loops), {"loop_supply_temp_c": nan(n_loops), "loop_return_temp_c": nan(n_loops)}),
+        "site": _site_table(m.frame_ts, m.node_power_w),
+        "events": events_table(events),
+    }
+
+
+def _rack_columns(
+    state: SiteTables, node_power_w: np.ndarray, gpu: dict[str, np.ndarray], gpu_ids: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The rack table's columns [frame, rack]: power from the nodes' readings, GPU statistics of the recorded GPUs."""
+    n_frames = node_power_w.shape[0]
+
+    def rack_stat(values: np.ndarray, fn) -> np.ndarray:
+        out = np.full((n_frames, state.n_racks), np.nan)
+        for r in np.unique(state.gpu_rack[gpu_ids]):
+            cols = values[:, state.gpu_rack == r]
+            with np.errstate(all="ignore"):
+                ok = np.isfinite(cols).any(axis=1)
+                out[ok, r] = fn(cols[ok], axis=1)
+        return out
+
+    node_rack_power = (
+        np.stack(
+            [np.bincount(state.node_rack, weights=np.nan_to_num(row), minlength=state.n_racks) for row in node_power_w]
+        )
+        / 1000.0
+    )
+    has_node = (
+        np.stack(
+            [np.bincount(state.node_rack, weights=np.isfinite(row), minlength=state.n_racks) for row in node_power_w]
+        )
+        > 0
+    )
+    return {
+        "rack_power_kw": np.where(has_node, node_rack_power, np.nan),
+        "rack_max_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmax),
+        "rack_mean_gpu_temp_c": rack_stat(gpu["gpu_temp_c"], np.nanmean),
+        "rack_mean_gpu_power_w": rack_stat(gpu["gpu_power_w"], np.nanmean),
+        "rack_mean_util_frac": rack_stat(gpu["gpu_util_frac"], np.nanmean),
+        "rack_mean_throttle_frac": rack_stat(gpu["throttle_frac"], np.nanmean),
+        "rack_gpus_down_total": np.zeros((n_frames, state.n_racks), dtype=np.int16),
+    }
+
+
+def _site_table(frame_ts: pd.DatetimeIndex, node_power_w: np.ndarray) -> pa.Table:
+    """The site table: IT power [MW] summed from the nodes' readings; what a series does not measure is NaN."""
+    n_frames = len(frame_ts)
+    ts = pa.array(frame_ts.as_unit("ms").tz_convert("UTC"), type=pa.timestamp("ms", tz="UTC"))
+    it_mw = (
+        np.where(np.isfinite(node_power_w).any(axis=1), np.nansum(node_power_w, axis=1) / 1e6, np.nan)
+        if np.isfinite(node_power_w).any()
+        else np.full(n_frames, np.nan)
+    )
+    empty_ids = pa.array([[]] * n_frames, type=pa.list_(pa.int32()))
+    return pa.Table.from_arrays(
+        [ts, pa.array(it_mw.astype(np.float32))]
+        + [pa.array(np.full(n_frames, np.nan, dtype=np.float32)) for _ in range(6)]
+        + [empty_ids] * 4,
+        schema=SCHEMAS["site"],
+    )

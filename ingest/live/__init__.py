@@ -1,1 +1,2 @@
-"""The live runtime: readings buffer, pollers, scheduler, alert rules and the hub that ticks the twin."""
+"""The live runtime: the hub and its parts (tick loop, frame recorder, alert writes and actions, publisher,
+read-only view), readings buffer, pollers, scheduler, alert rules and followers."""

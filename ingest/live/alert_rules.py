@@ -311,69 +311,78 @@ def _loop_conditions(ctx: _Context) -> list[Condition]:
 
 def _power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
     """Dead, overloaded and N-1 elements; returns the conditions and the dead element's key per dark rack."""
-    s, snap, facts = ctx.state, ctx.snap, ctx.facts
+    out, cause_of_rack = _dead_power_conditions(ctx)
+    return out + _load_conditions(ctx), cause_of_rack
+
+
+def _dead_power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
+    """De-energised elements (the most upstream dead one of each dead subtree) and the partners left alone.
+
+    Returns the conditions and the dead element's key per dark rack.
+    """
+    s, facts = ctx.state, ctx.facts
     out: list[Condition] = []
     cause_of_rack: dict[int, str] = {}
+    if facts.power_live is None or facts.power_live.all():
+        return out, cause_of_rack
     dual = s.rack_feed_b >= 0
-    if facts.power_live is not None and not facts.power_live.all():
-        live = np.asarray(facts.power_live, dtype=bool)
-        feed_a_live = live[s.rack_feed_a]
-        feed_b_live = np.where(dual, live[np.maximum(s.rack_feed_b, 0)], False)
-        dark = ~feed_a_live & ~feed_b_live
-        # the dead element an operator acts on: the most upstream dead one (its children died with it)
-        parent = s.power_parent
-        roots = [e for e in np.flatnonzero(~live) if parent[e] < 0 or live[parent[e]]]
-        below = {e: _descendants(parent, e) for e in roots}
-        for e in roots:
-            subtree = below[e]
-            on_a = np.isin(s.rack_feed_a, subtree)
-            on_b = dual & np.isin(np.maximum(s.rack_feed_b, 0), subtree)
-            racks = on_a | on_b
-            racks_dark = racks & dark
-            one_feed = racks & ~dark
-            kind = POWER_KINDS[int(s.power_kind[e])]
-            key = f"power_dead:power:{e}"
-            impact = ctx.impact_of_racks(np.flatnonzero(racks_dark), float(snap.rack_power_kw[racks].sum()) / 1e3)
-            n_dark, n_one = int(racks_dark.sum()), int(one_feed.sum())
-            text = f"{kind} {s.power_name[e]} de-energised: {n_one} racks on one feed (no redundancy)"
-            if n_dark:
-                text += f", {n_dark} racks dark"
-            out.append(
-                _cond(
-                    key,
-                    "critical" if n_dark or n_one else "warning",
-                    "power",
-                    e,
-                    s.power_name[e],
-                    "power_live",
-                    0.0,
-                    text,
-                    impact=impact,
-                )
-            )
-            for r in np.flatnonzero(racks_dark):
-                cause_of_rack[int(r)] = key
-            partners = np.unique(
-                np.concatenate([s.rack_feed_b[on_a & one_feed & dual], s.rack_feed_a[on_b & one_feed]])
-            )
-            for p in partners[partners >= 0]:
-                carried = one_feed & ((s.rack_feed_a == p) | (s.rack_feed_b == p))
-                out.append(
-                    _cond(
-                        f"no_redundancy:power:{p}",
-                        "warning",
-                        "power",
-                        p,
-                        s.power_name[p],
-                        "power_live",
-                        1.0,
-                        f"no redundancy: carries {int(carried.sum())} racks alone while {s.power_name[e]} is down",
-                        group=key,
-                        impact=Impact(
-                            int(ctx.rack_live_gpus[carried].sum()), (), 0.0, float(snap.power_load_kw[p]) / 1e3
-                        ),
-                    )
-                )
+    live = np.asarray(facts.power_live, dtype=bool)
+    feed_a_live = live[s.rack_feed_a]
+    feed_b_live = np.where(dual, live[np.maximum(s.rack_feed_b, 0)], False)
+    dark = ~feed_a_live & ~feed_b_live
+    # the dead element an operator acts on: the most upstream dead one (its children died with it)
+    parent = s.power_parent
+    roots = [e for e in np.flatnonzero(~live) if parent[e] < 0 or live[parent[e]]]
+    for e in roots:
+        subtree = _descendants(parent, e)
+        on_a = np.isin(s.rack_feed_a, subtree)
+        on_b = dual & np.isin(np.maximum(s.rack_feed_b, 0), subtree)
+        key = f"power_dead:power:{e}"
+        out.append(_dead_condition(ctx, e, key, on_a | on_b, dark))
+        for r in np.flatnonzero((on_a | on_b) & dark):
+            cause_of_rack[int(r)] = key
+        one_feed = (on_a | on_b) & ~dark
+        partners = np.unique(np.concatenate([s.rack_feed_b[on_a & one_feed & dual], s.rack_feed_a[on_b & one_feed]]))
+        out += [_partner_condition(ctx, int(p), e, key, one_feed) for p in partners[partners >= 0]]
+    return out, cause_of_rack
+
+
+def _dead_condition(ctx: _Context, e: int, key: str, racks: np.ndarray, dark: np.ndarray) -> Condition:
+    """Element ``e`` de-energised: the racks it fed (bool per rack) left on one feed, and those dark."""
+    s, snap = ctx.state, ctx.snap
+    racks_dark = racks & dark
+    kind = POWER_KINDS[int(s.power_kind[e])]
+    impact = ctx.impact_of_racks(np.flatnonzero(racks_dark), float(snap.rack_power_kw[racks].sum()) / 1e3)
+    n_dark, n_one = int(racks_dark.sum()), int((racks & ~dark).sum())
+    text = f"{kind} {s.power_name[e]} de-energised: {n_one} racks on one feed (no redundancy)"
+    if n_dark:
+        text += f", {n_dark} racks dark"
+    severity = "critical" if n_dark or n_one else "warning"
+    return _cond(key, severity, "power", e, s.power_name[e], "power_live", 0.0, text, impact=impact)
+
+
+def _partner_condition(ctx: _Context, p: int, e: int, key: str, one_feed: np.ndarray) -> Condition:
+    """Element ``p`` carries alone the racks (of ``one_feed``) whose other feed, below dead ``e``, is down."""
+    s, snap = ctx.state, ctx.snap
+    carried = one_feed & ((s.rack_feed_a == p) | (s.rack_feed_b == p))
+    return _cond(
+        f"no_redundancy:power:{p}",
+        "warning",
+        "power",
+        p,
+        s.power_name[p],
+        "power_live",
+        1.0,
+        f"no redundancy: carries {int(carried.sum())} racks alone while {s.power_name[e]} is down",
+        group=key,
+        impact=Impact(int(ctx.rack_live_gpus[carried].sum()), (), 0.0, float(snap.power_load_kw[p]) / 1e3),
+    )
+
+
+def _load_conditions(ctx: _Context) -> list[Condition]:
+    """Elements loaded above their usable rating, and those one more failure would overload (N-1)."""
+    s, snap = ctx.state, ctx.snap
+    out: list[Condition] = []
     for e in np.flatnonzero(snap.power_load_frac > 1.0):
         out.append(
             _cond(
@@ -403,7 +412,7 @@ def _power_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
                 impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
             )
         )
-    return out, cause_of_rack
+    return out
 
 
 def _descendants(parent: np.ndarray, root: int) -> np.ndarray:

@@ -4,7 +4,7 @@ A web process that does not hold the ingest lease runs a :class:`Follower` threa
 PostgreSQL it keeps one connection in ``LISTEN clustertwin_live`` and ``LISTEN
 clustertwin_alerts`` (:mod:`ingest.store.livestate`): a new live state is read and handed
 to :meth:`ingest.live.hub.LiveHub.adopt` as soon as the leader commits it, after the trend
-points stored since the hub's last one (:meth:`~ingest.live.hub.LiveHub.catch_up_trend`:
+points stored since the hub's last one (:meth:`~ingest.live.publisher.LivePublisher.catch_up_trend`:
 the whole trend window when it starts, the missed ticks after a gap); an alert change
 by any process resets the hub's alert cache.  Each time LISTEN starts (first connection
 or reconnect) it reads the stored state and resets the alert cache, since changes made
@@ -83,11 +83,11 @@ class Follower:
         site = self.hub.site_name
         try:
             head = latest_seq(self.engine, site)
-            if head is None or head[0] == self.hub.seq:
+            if head is None or head[0] == self.hub.latest.seq:
                 self._ok()
                 return False
             row = read_latest(self.engine, site)
-            self.hub.catch_up_trend()  # stored with that state or after it: also the ticks not notified
+            self.hub.publisher.catch_up_trend()  # stored with that state or after it: also the ticks not notified
         except SQLAlchemyError as exc:
             self._failed(exc)
             return False
@@ -100,11 +100,12 @@ class Follower:
         except LiveStateError as exc:
             log.error("live state of %s from %s not shown: %s", site, holder, exc)
             return False
-        before = self.hub.adopted_total
-        if seq < self.hub.seq:
-            self.hub.seq = 0  # a new leader counts from zero: follow it by time, not by counter
+        latest = self.hub.latest
+        before = latest.adopted_total
+        if seq < latest.seq:
+            latest.seq = 0  # a new leader counts from zero: follow it by time, not by counter
         self.hub.adopt(seq, state)
-        return self.hub.adopted_total > before
+        return latest.adopted_total > before
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -127,7 +128,7 @@ class Follower:
             conn.execute(f"LISTEN {LIVE_CHANNEL}")
             conn.execute(f"LISTEN {ALERTS_CHANNEL}")
             self._ok()
-            self.hub.forget_alerts()  # alert changes made while not listening were not notified
+            self.hub.live_alerts.forget()  # alert changes made while not listening were not notified
             self.refresh()  # whatever was published while not listening
             self.listening.set()
             try:
@@ -147,7 +148,7 @@ class Follower:
                     live |= note.channel == LIVE_CHANNEL
                     alert_changes += note.channel == ALERTS_CHANNEL
             if alert_changes:
-                self.hub.alerts_changed(alert_changes)
+                self.hub.live_alerts.changed(alert_changes)
             if live or time.monotonic() - last_read >= self.resync_s:
                 self.refresh()
                 last_read = time.monotonic()

@@ -26,12 +26,13 @@ poll, so the source's age grows and the stale-source alert
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ingest.live.freshness import Freshness
-from ingest.live.hub import Poller
 from ingest.live.readings import TRACKED, ReadingsBuffer
 from ingest.live.watchdog import PollAbandoned, Watchdog
 from ingest.sources.dcgm import fetch_dcgm
@@ -45,6 +46,34 @@ log = logging.getLogger(__name__)
 SOURCE_KINDS = ("dcgm", "prometheus", "redfish", "ipmi", "slurm")
 DEFAULT_INTERVAL_S = {"dcgm": 5.0, "prometheus": 15.0, "redfish": 30.0, "ipmi": 30.0, "slurm": 10.0}
 WATCHDOG_MARGIN_S = 5.0  # a poll's watchdog allows this beyond its fetch deadlines (parsing, mapping)
+
+
+@dataclass
+class Poller:
+    """A polled source: ``poll(buffer)`` fetches, maps and stores readings; returns True when good."""
+
+    name: str
+    interval_s: float
+    poll: Callable[[ReadingsBuffer], bool]
+    last_ok_s: float = float("-inf")
+    failures: int = 0
+    stale_logged: bool = False
+
+    def run(self, buffer: ReadingsBuffer) -> None:
+        """One poll; failures are counted and logged once per episode, never raised."""
+        try:
+            ok = bool(self.poll(buffer))
+        except Exception as exc:  # noqa: BLE001 — a dead source must not stop the twin
+            ok = False
+            if not self.stale_logged:
+                log.warning("source %s failed: %s", self.name, exc)
+        if ok:
+            if self.stale_logged:
+                log.info("source %s recovered after %d failed polls", self.name, self.failures)
+            self.last_ok_s, self.failures, self.stale_logged = time.time(), 0, False
+        else:
+            self.failures += 1
+            self.stale_logged = True
 
 
 class SourceSpecError(ValueError):
@@ -102,13 +131,15 @@ def _fetcher(kind: str, target: str, host: str, deadline_s: float) -> Callable[[
 def make_poller(
     spec: str, inventory: Inventory, interval_s: float | None = None, freshness: Freshness | None = None
 ) -> Poller:
-    """A :class:`Poller` for one source specification, each fetch bounded and the poll watched."""
-    kind, targets, host = parse_source_spec(spec)
-    interval_s = interval_s or DEFAULT_INTERVAL_S[kind]
-    if kind == "slurm":  # a scheduler, not telemetry: its own poller (imported here: it builds on this module)
-        from ingest.live.slurm_poller import make_slurm_poller
+    """A :class:`Poller` for one telemetry source specification, each fetch bounded and the poll watched.
 
-        return make_slurm_poller(targets[0], inventory, interval_s, freshness)
+    A ``slurm=`` source is a scheduler, not telemetry: :func:`ingest.live.slurm_poller.make_slurm_poller`
+    makes its poller (it builds on this module; :func:`ingest.live.runtime.source_poller` picks).
+    """
+    kind, targets, host = parse_source_spec(spec)
+    if kind == "slurm":
+        raise SourceSpecError(f"source {spec!r}: a Slurm source is polled by ingest.live.slurm_poller")
+    interval_s = interval_s or DEFAULT_INTERVAL_S[kind]
     per_target_s = fetch_deadline_s(kind, interval_s)
     fetchers = [(_fetcher(kind, t, host, per_target_s), t) for t in targets]
     name = kind if len(targets) == 1 and not host else f"{kind}:{host or len(targets)}"

@@ -23,11 +23,11 @@ import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from ingest.live.alerts import AlertTracker
 from ingest.live.follower import Follower
 from ingest.live.hub import LiveHub
-from ingest.live.pollers import SourceSpecError, make_poller
+from ingest.live.pollers import Poller, SourceSpecError, make_poller, parse_source_spec
 from ingest.live.scheduler import build_scheduler
+from ingest.live.slurm_poller import make_slurm_poller
 from ingest.sources.inventory import Inventory
 from ingest.store.db import open_database, resolve_db_url
 from ingest.store.lease import LEASE_S, RENEW_S, Lease, lease_name
@@ -123,10 +123,10 @@ class Runtime:
         self._stop_following()
         self.hub.writable = True
         # alerts opened or cleared by the previous leader: continue its episodes, do not raise them again
-        self.hub.tracker = AlertTracker(self.hub.db, self.hub.site_name)
-        self.hub.publish_holder = self.lease.holder if self.hub.shard[0] == 0 else None
+        self.hub.live_alerts.take_over()
+        self.hub.publisher.holder = self.lease.holder if self.hub.shard[0] == 0 else None
         try:
-            self.hub.catch_up_trend()  # the previous leader's trend goes on in this one's
+            self.hub.publisher.catch_up_trend()  # the previous leader's trend goes on in this one's
         except SQLAlchemyError as exc:
             log.warning(
                 "trend of %s starts empty: the stored trend was not read (%s)", self.hub.site_name, one_line(exc)
@@ -137,7 +137,7 @@ class Runtime:
 
     def _stop_ingest(self) -> None:
         self.hub.writable = False
-        self.hub.publish_holder = None
+        self.hub.publisher.holder = None
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
             self.scheduler = None
@@ -186,6 +186,14 @@ def place_default_job(state: SiteTables, job_name: str | None = None) -> list[Pl
     return [PlacedJob(spec=spec, gpu_ids=contiguous_placement(state, spec.parallel.n_gpus))]
 
 
+def source_poller(spec: str, inventory: Inventory) -> Poller:
+    """The poller of one ``--source`` specification: a scheduler's (``slurm=``) or a telemetry source's."""
+    kind, targets, _host = parse_source_spec(spec)
+    if kind == "slurm":
+        return make_slurm_poller(targets[0] if targets else "", inventory)
+    return make_poller(spec, inventory)
+
+
 def build_hub(
     site: str,
     db_url: str | None = None,
@@ -213,7 +221,7 @@ def build_hub(
     start = start or utcnow().replace(microsecond=0)
     try:
         inventory = Inventory.from_site(state)
-        pollers = [make_poller(spec, inventory) for spec in sources if spec != "synthetic"]
+        pollers = [source_poller(spec, inventory) for spec in sources if spec != "synthetic"]
     except SourceSpecError as exc:
         raise LiveSetupError(str(exc)) from None
     try:
@@ -241,10 +249,11 @@ def build_hub(
         retention_s=retention_s,
         publish_every_s=publish_every_s,
     )
-    if synthetic is not None and hub.job_runs:
+    runs = hub.ticker.jobs.runs
+    if synthetic is not None and runs:
         # the plant's job stops and restarts on the same cycle the twin expects; its checkpoints are
         # the workload's own, so the plant's restart cycle writes none
-        synthetic.restart_timings = replace(hub.job_runs[0].timings, checkpoint_interval_s=math.inf)
+        synthetic.restart_timings = replace(runs[0].timings, checkpoint_interval_s=math.inf)
     return hub
 
 

@@ -1,6 +1,9 @@
 """The flight recorder: the last N minutes of a whole site on disk, saved as an incident on demand or on a critical alert.
 
-The live hub calls :meth:`FlightRecorder.on_tick` after every tick.  Every ``every_s`` a
+Each tick of a live hub is handed to :meth:`FlightRecorder.on_tick`: its snapshot, the alert
+conditions it raised (:attr:`ingest.live.live_alerts.LiveAlerts.conditions`) and the failures
+its readings report (:class:`ingest.live.readings.ReadingsBuffer`), as
+:func:`ingest.replay.session.recorder_tick` does.  Every ``every_s`` a
 :class:`ingest.replay.window.SiteFrame` is written to the ring directory as one file
 (``<epoch ms>.npz``) through a synced temporary file and a rename; events (alerts as
 they open) are appended to ``events.jsonl``, one synced line each.  Frames older than

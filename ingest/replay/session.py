@@ -64,11 +64,11 @@ def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> st
 def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[Path]:
     """One hub step at ``ts`` handed to ``recorder`` with its alerts and reported failures."""
     snap = hub.step(ts)
-    b = hub.buffer
+    b = hub.ticker.buffer
     return recorder.on_tick(
         ts,
         snap,
-        hub.conditions,
+        hub.live_alerts.conditions,
         failed_power=b.failed("power"),
         failed_sources=b.failed("source"),
         failed_links=b.failed("link"),

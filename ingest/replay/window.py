@@ -198,17 +198,10 @@ def _round(values: np.ndarray, step: float) -> np.ndarray:
     return np.round(values / step) * step
 
 
-def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray) -> dict[str, pa.Table]:
-    """The bundle tables of a window of frames, with full GPU detail for the racks in ``detail``."""
-    n = len(frames)
-    gpu = np.stack([f.gpu for f in frames]).astype(np.float32)  # [t, field, gpu]
-    state_t = np.stack([f.gpu_state for f in frames])
-    gpu_ids = np.flatnonzero(np.isin(state.gpu_rack, detail)).astype(np.int32)
-    g = {k: gpu[:, i][:, gpu_ids] for i, k in enumerate(GPU_FIELDS)}
-    g["gpu_temp_c"], g["hbm_temp_c"] = _round(g["gpu_temp_c"], 0.1), _round(g["hbm_temp_c"], 0.1)
-    g["gpu_power_w"], g["sm_clock_mhz"] = _round(g["gpu_power_w"], 0.5), np.round(g["sm_clock_mhz"])
-    g["last_xid_code"] = np.nan_to_num(g["last_xid_code"]).astype(np.int16)
-    racks = np.arange(state.n_racks, dtype=np.int32)
+def _rack_columns(
+    state: SiteTables, frames: list[SiteFrame], gpu: np.ndarray, state_t: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The rack table's columns [frame, rack] of a window: ``gpu`` [frame, field, gpu], ``state_t`` [frame, gpu]."""
     live = state_t != GPU_OFF
 
     def rack_mean(values: np.ndarray) -> np.ndarray:  # over live GPUs with a value, per frame
@@ -223,7 +216,7 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
         return np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
 
     temp = gpu[:, GPU_FIELDS.index("gpu_temp_c")]
-    rack = {
+    return {
         "rack_power_kw": np.stack([f.rack_power_kw for f in frames]),
         "rack_max_gpu_temp_c": np.stack([_rack_max(state, t) for t in temp]),
         "rack_mean_gpu_temp_c": _round(rack_mean(temp), 0.01),
@@ -234,6 +227,20 @@ def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray
             [np.bincount(state.gpu_rack, weights=s == GPU_DOWN, minlength=state.n_racks) for s in state_t]
         ).astype(np.int16),
     }
+
+
+def window_tables(state: SiteTables, frames: list[SiteFrame], detail: np.ndarray) -> dict[str, pa.Table]:
+    """The bundle tables of a window of frames, with full GPU detail for the racks in ``detail``."""
+    n = len(frames)
+    gpu = np.stack([f.gpu for f in frames]).astype(np.float32)  # [t, field, gpu]
+    state_t = np.stack([f.gpu_state for f in frames])
+    gpu_ids = np.flatnonzero(np.isin(state.gpu_rack, detail)).astype(np.int32)
+    g = {k: gpu[:, i][:, gpu_ids] for i, k in enumerate(GPU_FIELDS)}
+    g["gpu_temp_c"], g["hbm_temp_c"] = _round(g["gpu_temp_c"], 0.1), _round(g["hbm_temp_c"], 0.1)
+    g["gpu_power_w"], g["sm_clock_mhz"] = _round(g["gpu_power_w"], 0.5), np.round(g["sm_clock_mhz"])
+    g["last_xid_code"] = np.nan_to_num(g["last_xid_code"]).astype(np.int16)
+    racks = np.arange(state.n_racks, dtype=np.int32)
+    rack = _rack_columns(state, frames, gpu, state_t)
     cdu = np.stack([f.cdu for f in frames])
     cdu_cols = {name: cdu[:, i] for i, name in enumerate(SCHEMAS["cdu"].names[2:])}
     cdu_cols["pumps_running_count"] = np.nan_to_num(cdu_cols["pumps_running_count"]).astype(np.int8)

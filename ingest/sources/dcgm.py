@@ -231,42 +231,8 @@ class DcgmParser:
             if not names:
                 return DcgmParse(_empty(counts, fetched), {})
 
-        # --- metric families ---------------------------------------------------------
-        fam_of: dict[str, int] = {}
-        fam_names: list[str] = []
-        for nm in dict.fromkeys(names):
-            fam_of[nm] = len(fam_names)
-            fam_names.append(nm)
-        fam = np.fromiter(map(fam_of.__getitem__, names), np.int32, len(names))
-        specs = [self._field(nm) for nm in fam_names]
-        fam_code = np.array([s[0] for s in specs], np.int16)
-        fam_scale = np.array([s[1] for s in specs])
-        fam_counter = np.array([s[2] for s in specs], bool)
-        fam_zero = np.array([s[3] for s in specs], bool)
-
-        # --- label blocks → entities ---------------------------------------------------
-        row_of_block: dict[str, int] = {}
-        row_of_key: dict[tuple, int] = {}
-        ents: list[tuple] = []
-        workloads: dict[int, Workload] = {}
-        bad_blocks: set[str] = set()
-        for block in dict.fromkeys(blocks):
-            info = self._label_info(block, default_host)
-            if info is None:
-                bad_blocks.add(block)
-                row_of_block[block] = -1
-                continue
-            key, wl = info
-            row = row_of_key.get(key)
-            if row is None:
-                row = row_of_key[key] = len(ents)
-                ents.append(key)
-            row_of_block[block] = row
-            if wl is not None:
-                workloads[row] = wl
-        ref = np.fromiter(map(row_of_block.__getitem__, blocks), np.int32, len(blocks))
-
-        # --- values ----------------------------------------------------------------------
+        fam, fam_names, fam_spec = self._families(names)
+        ref, ents, workloads, bad_blocks = self._entities(blocks, default_host)
         value = _to_float(values, counts)
         ts = _timestamps(stamps, fetched, counts)
 
@@ -275,6 +241,7 @@ class DcgmParser:
             n_bad = int((~keep).sum())
             counts.malformed_lines += n_bad
             log.debug("dcgm: %d line(s) with malformed labels skipped, e.g. %s", n_bad, next(iter(bad_blocks))[:120])
+        fam_code, fam_scale, fam_counter, fam_zero = fam_spec
         code = fam_code[fam]
         unmapped = code < 0
         if unmapped.any():
@@ -298,15 +265,68 @@ class DcgmParser:
         if last is not None:
             ref, code, value, ts = ref[last], code[last], value[last], ts[last]
         counts.samples = int(value.size)
-        used = np.flatnonzero(np.bincount(ref, minlength=len(ents)))
-        if used.size < len(ents):  # entities whose every series was unmapped or malformed
-            remap = np.full(len(ents), -1, np.int32)
-            remap[used] = np.arange(used.size, dtype=np.int32)
-            ref = remap[ref]
-            ents = [ents[i] for i in used.tolist()]
-            workloads = {int(remap[r]): wl for r, wl in workloads.items() if remap[r] >= 0}
+        ref, ents, workloads = _drop_unused_entities(ref, ents, workloads)
         batch = SampleBatch("dcgm", EntityTable.from_rows(ents), ref, code, value, ts, counts, fetched)
         return DcgmParse(batch, workloads)
+
+    def _families(self, names: list[str]) -> tuple[np.ndarray, list[str], tuple[np.ndarray, ...]]:
+        """(family index per line, family names, per family: field code, scale, counter flag, zero-is-blank flag)."""
+        fam_of: dict[str, int] = {}
+        fam_names: list[str] = []
+        for nm in dict.fromkeys(names):
+            fam_of[nm] = len(fam_names)
+            fam_names.append(nm)
+        fam = np.fromiter(map(fam_of.__getitem__, names), np.int32, len(names))
+        specs = [self._field(nm) for nm in fam_names]
+        spec = (
+            np.array([s[0] for s in specs], np.int16),
+            np.array([s[1] for s in specs]),
+            np.array([s[2] for s in specs], bool),
+            np.array([s[3] for s in specs], bool),
+        )
+        return fam, fam_names, spec
+
+    def _entities(
+        self, blocks: list[str], default_host: str
+    ) -> tuple[np.ndarray, list[tuple], dict[int, Workload], set[str]]:
+        """(entity row per line, -1 when its labels are malformed; entity keys; workloads by row; bad label blocks)."""
+        row_of_block: dict[str, int] = {}
+        row_of_key: dict[tuple, int] = {}
+        ents: list[tuple] = []
+        workloads: dict[int, Workload] = {}
+        bad_blocks: set[str] = set()
+        for block in dict.fromkeys(blocks):
+            info = self._label_info(block, default_host)
+            if info is None:
+                bad_blocks.add(block)
+                row_of_block[block] = -1
+                continue
+            key, wl = info
+            row = row_of_key.get(key)
+            if row is None:
+                row = row_of_key[key] = len(ents)
+                ents.append(key)
+            row_of_block[block] = row
+            if wl is not None:
+                workloads[row] = wl
+        ref = np.fromiter(map(row_of_block.__getitem__, blocks), np.int32, len(blocks))
+        return ref, ents, workloads, bad_blocks
+
+
+def _drop_unused_entities(
+    ref: np.ndarray, ents: list[tuple], workloads: dict[int, Workload]
+) -> tuple[np.ndarray, list[tuple], dict[int, Workload]]:
+    """Leave out the entities whose every series was unmapped or malformed (rows renumbered)."""
+    used = np.flatnonzero(np.bincount(ref, minlength=len(ents)))
+    if used.size == len(ents):
+        return ref, ents, workloads
+    remap = np.full(len(ents), -1, np.int32)
+    remap[used] = np.arange(used.size, dtype=np.int32)
+    return (
+        remap[ref],
+        [ents[i] for i in used.tolist()],
+        {int(remap[r]): wl for r, wl in workloads.items() if remap[r] >= 0},
+    )
 
 
 def _empty(counts: IngestCounts, fetched: float) -> SampleBatch:

@@ -872,51 +872,61 @@ def crawl(
         return r.text, r.attempts
 
     get = fetch or http_fetch
-    while queue:
-        if len(result.docs) + len(result.errors) >= max_pages:
-            result.truncated = True
-            log.debug(
-                "redfish: page budget %d reached at %s; %d link(s) not followed",
-                max_pages,
-                redact_url(base_url),
-                len(queue),
-            )
-            break
-        if time.monotonic() >= end_s:
-            result.truncated = True
-            log.debug(
-                "redfish: crawl deadline %g s reached at %s; %d link(s) not followed",
-                crawl_deadline_s,
-                redact_url(base_url),
-                len(queue),
-            )
-            break
-        path, depth = queue.popleft()
-        url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path
-        try:
-            text, attempts = get(url)
-        except http.FetchError as exc:
-            result.attempts += exc.attempts
-            result.errors[path] = str(exc)
-            continue
-        result.attempts += attempts
-        doc, err = load_document(text, path)
-        if doc is None:
-            result.errors[path] = err
-            continue
-        result.docs[path] = doc
-        if depth >= max_depth:
-            continue
-        for link in links(doc):
-            p = urlparse(link)
-            link_path = p.path + (f"?{p.query}" if p.query else "")
-            if not link_path.startswith(prefix) or link_path in seen or _SKIP.search(link_path):
+    try:
+        while queue and _within_budget(result, len(queue), max_pages, end_s, crawl_deadline_s, base_url):
+            path, depth = queue.popleft()
+            url = urljoin(origin + "/", path.lstrip("/")) if not path.startswith("http") else path
+            try:
+                text, attempts = get(url)
+            except http.FetchError as exc:
+                result.attempts += exc.attempts
+                result.errors[path] = str(exc)
                 continue
-            seen.add(link_path)
-            queue.append((link_path, depth + 1))
-    if own_session:
-        http_kw["session"].close()
+            result.attempts += attempts
+            doc, err = load_document(text, path)
+            if doc is None:
+                result.errors[path] = err
+                continue
+            result.docs[path] = doc
+            if depth < max_depth:
+                _queue_links(doc, depth + 1, prefix, seen, queue)
+    finally:
+        if own_session:
+            http_kw["session"].close()
     return result
+
+
+def _within_budget(
+    result: CrawlResult, queued: int, max_pages: int, end_s: float, crawl_deadline_s: float, base_url: str
+) -> bool:
+    """Whether the walk may fetch another page; marks ``result`` truncated (and logs why) when not."""
+    if len(result.docs) + len(result.errors) >= max_pages:
+        result.truncated = True
+        log.debug(
+            "redfish: page budget %d reached at %s; %d link(s) not followed", max_pages, redact_url(base_url), queued
+        )
+        return False
+    if time.monotonic() >= end_s:
+        result.truncated = True
+        log.debug(
+            "redfish: crawl deadline %g s reached at %s; %d link(s) not followed",
+            crawl_deadline_s,
+            redact_url(base_url),
+            queued,
+        )
+        return False
+    return True
+
+
+def _queue_links(doc, depth: int, prefix: str, seen: set[str], queue: deque[tuple[str, int]]) -> None:
+    """Queue the links of ``doc`` under ``prefix`` not seen yet (nor skipped), at link distance ``depth``."""
+    for link in links(doc):
+        p = urlparse(link)
+        link_path = p.path + (f"?{p.query}" if p.query else "")
+        if not link_path.startswith(prefix) or link_path in seen or _SKIP.search(link_path):
+            continue
+        seen.add(link_path)
+        queue.append((link_path, depth))
 
 
 def parse_tree(docs: dict[str, dict], host: str, counts: IngestCounts | None = None) -> SampleBatch:

@@ -48,7 +48,7 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
     # no placed job: every GPU of the site powered and in the synthetic workload, so every value changes
     # each tick (the site's default job would leave most of a 1M-GPU site powered off: frames compress away)
     hub = build_hub(site, url, start=T0, shard=(index, count), record_every_s=1.0, job="")
-    hub.publish_holder = f"bench-shard-{index}" if index == 0 else None
+    hub.publisher.holder = f"bench-shard-{index}" if index == 0 else None
     hub.step(T0)
     print("ready", flush=True)
     sys.stdin.readline()
@@ -78,11 +78,11 @@ def shard_main(site: str, url: str, index: int, count: int, ticks: int) -> None:
                 "record_ms": part[2],
                 "alerts_ms": part[3],
                 "publish_ms": part[4],
-                "live_state_bytes": hub.publish_bytes,
+                "live_state_bytes": hub.publisher.bytes,
                 "gpus_count": hub.state.n_gpus,
-                "gpus_powered_count": int((hub.latest().gpu_state != GPU_OFF).sum()),
-                "it_power_mw": hub.latest().it_power_mw,
-                "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.latest()).values()),
+                "gpus_powered_count": int((hub.view.latest().gpu_state != GPU_OFF).sum()),
+                "it_power_mw": hub.view.latest().it_power_mw,
+                "frame_raw_bytes": 4 * sum(a.size for a in snapshot_frames(hub.view.latest()).values()),
             }
         ),
         flush=True,
@@ -185,7 +185,17 @@ def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | Non
                     proc.kill()
         for log in logs:
             log.close()
+    return _shards_report(
+        reports, count, ticks, elapsed_s, db_cpu1 - db_cpu0, (wal1 - wal0, rows1 - rows0, size1 - size0)
+    )
+
+
+def _shards_report(
+    reports: list[dict], count: int, ticks: int, elapsed_s: float, db_cpu_s: float, db_growth: tuple[int, int, int]
+) -> dict:
+    """The benchmark's figures from the shards' ``reports`` and what the database grew by (WAL, rows, table bytes)."""
     cpu = [r["cpu_s_per_tick"] for r in reports]
+    wal, rows, size = db_growth
     return {
         "shards_count": count,
         "gpus_count": reports[0]["gpus_count"],
@@ -202,10 +212,10 @@ def run_shards(site: str, url: str, count: int, ticks: int, data_dir: Path | Non
         "alerts_ms_median": float(np.median([r["alerts_ms"] for r in reports])),
         "publish_ms_shard0": reports[0]["publish_ms"],
         "live_state_bytes": reports[0]["live_state_bytes"],
-        "db_server_cpu_s_per_tick": (db_cpu1 - db_cpu0) / ticks,
-        "db_wal_bytes_per_tick": (wal1 - wal0) / ticks,
-        "db_chunk_rows_per_tick": (rows1 - rows0) / ticks,
-        "db_chunk_table_bytes_per_tick": (size1 - size0) / ticks,
+        "db_server_cpu_s_per_tick": db_cpu_s / ticks,
+        "db_wal_bytes_per_tick": wal / ticks,
+        "db_chunk_rows_per_tick": rows / ticks,
+        "db_chunk_table_bytes_per_tick": size / ticks,
     }
 
 

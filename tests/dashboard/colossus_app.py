@@ -27,14 +27,13 @@ def colossus_app(dash_app):
     takes its own scripts.
     """
     dash_app.server.test_client().get("/")
-    from dashboard.app import create_app
     from tests.dashboard.conftest import ServedApp
-    from tests.dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinView, standin_app
 
     state, snap, detail = page_snapshots.engine_snapshot("colossus")
     snap = replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5})  # fresh, so the page is not greyed
-    hub = StandinHub(state, snap, detail=detail)
-    app = create_app(hub, tick_ms=LIVE_TICK_MS)
+    hub = StandinView(state, snap, detail=detail)
+    app = standin_app(hub, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
     served = ServedApp(app)
     yield served, hub

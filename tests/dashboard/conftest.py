@@ -25,7 +25,7 @@ _REPO_DIR = str(Path(__file__).resolve().parents[2])
 if sys.path[0] != _REPO_DIR:
     sys.path.insert(0, _REPO_DIR)
 
-from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot  # noqa: E402
+from tests.dashboard.standin_hub import StandinView, standin_app, synthetic_snapshot  # noqa: E402
 from twin.site.load import load_site  # noqa: E402
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
@@ -57,17 +57,16 @@ def demo_snapshot(demo_state):
 
 
 @pytest.fixture()
-def demo_hub(demo_state, demo_snapshot):
-    """A fresh stand-in hub per test (acknowledge/silence mutate its alerts)."""
-    return StandinHub(demo_state, demo_snapshot)
+def demo_view(demo_state, demo_snapshot):
+    """A fresh stand-in live view per test (its actions' acknowledge/silence mutate its alerts)."""
+    return StandinView(demo_state, demo_snapshot)
 
 
 @pytest.fixture(scope="session")
 def dash_app(demo_state):
     """The app over a demo stand-in hub; importing it loads the page modules."""
-    from dashboard.app import create_app
 
-    return create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=2), live=True))
+    return standin_app(StandinView(demo_state, synthetic_snapshot(demo_state, seed=2), live=True))
 
 
 @pytest.fixture(scope="session")
@@ -190,21 +189,26 @@ def colossus_snapshot(colossus_state):
 
 
 @pytest.fixture()
-def hub_request(dash_app):
-    """``with hub_request(hub):`` runs page code in a request of the app with ``hub`` as its hub."""
+def view_request(dash_app):
+    """``with view_request(view, db=None):`` runs page code in a request of the app with ``view`` as its live view.
+
+    The view's alert actions (``view.actions``, when it has them) are the app's too, and
+    ``db`` its site database.
+    """
     from contextlib import contextmanager
 
-    from dashboard.views.context import HUB_CONFIG_KEY
+    from dashboard.views.context import ALERT_ACTIONS_KEY, LIVE_VIEW_KEY, SITE_DB_KEY
 
     @contextmanager
-    def use(hub):
-        saved = dash_app.server.config[HUB_CONFIG_KEY]
-        dash_app.server.config[HUB_CONFIG_KEY] = hub
+    def use(view, db=None):
+        config = dash_app.server.config
+        saved = {key: config.get(key) for key in (LIVE_VIEW_KEY, ALERT_ACTIONS_KEY, SITE_DB_KEY)}
+        config.update({LIVE_VIEW_KEY: view, ALERT_ACTIONS_KEY: getattr(view, "actions", None), SITE_DB_KEY: db})
         try:
             with dash_app.server.test_request_context():
                 yield
         finally:
-            dash_app.server.config[HUB_CONFIG_KEY] = saved
+            config.update(saved)
 
     return use
 
@@ -231,12 +235,12 @@ def find():
 @pytest.fixture(scope="session")
 def live_colossus(tmp_path_factory):
     """The colossus live twin (real hub, synthetic source, SQLite) with the dashboard served."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import start_hub
 
     db = tmp_path_factory.mktemp("live") / "live.db"
     runtime = start_hub("colossus", f"sqlite:///{db}", ("synthetic",))
-    served = ServedApp(create_app(runtime.hub, tick_ms=1000))
+    served = ServedApp(app_for_hub(runtime.hub, tick_ms=1000))
     yield served, runtime.hub
     served.stop()
     runtime.stop()

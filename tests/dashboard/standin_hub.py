@@ -1,11 +1,13 @@
-"""A stand-in for the live hub serving synthetic but plausible data.
+"""A stand-in for the live hub's view and alert actions, serving synthetic but plausible data.
 
-:class:`StandinHub` is a live view (:class:`twin.engine.view.View`) like
-``ingest.live.hub.LiveHub`` (``latest_tick``, ``latest``, ``trend``, ``rack_history``,
-``alerts``, ``acknowledge``, ``silence``, ``source_ages``) and serves a snapshot made by
-:func:`synthetic_snapshot` (with no tick detail unless one is given).  It exists
-for tests that need a fast, deterministic hub; the served app and the benchmark use
-the real one.
+:class:`StandinView` is a live view (:class:`twin.engine.view.View`) like the live hub's
+``ingest.live.view.LiveView`` (``latest_tick``, ``latest``, ``trend``, ``rack_history``,
+``alerts``, ``source_ages``) and serves a snapshot made by :func:`synthetic_snapshot`
+(with no tick detail unless one is given).  Its :attr:`StandinView.actions`
+(:class:`StandinAlertActions`: ``acknowledge``, ``silence``, ``unsilence``) change its
+alerts, as the hub's ``ingest.live.alert_actions.AlertActions`` change the stored ones.
+It exists for tests that need a fast, deterministic live view; the served app and the
+benchmark use the real hub.
 """
 
 from __future__ import annotations
@@ -240,8 +242,8 @@ def synthetic_alerts(state: SiteTables, snapshot: Snapshot) -> list[dict]:
     return alerts
 
 
-class StandinHub:
-    """Serves one synthetic snapshot (or one you set) with the live hub's interface."""
+class StandinView:
+    """Serves one synthetic snapshot (or one you set) with the live view's interface."""
 
     key = "live"
     label = "live"
@@ -261,6 +263,7 @@ class StandinHub:
         self.tick_detail = detail
         self._alerts = synthetic_alerts(state, self.snapshot)
         self._seed = seed
+        self.actions = StandinAlertActions(self)
 
     def latest_tick(self) -> ViewTick:
         snapshot = replace(self.snapshot, ts=datetime.now(UTC)) if self.live else self.snapshot
@@ -320,20 +323,35 @@ class StandinHub:
         rows = [dict(a) for a in self._alerts]
         return [a for a in rows if a["cleared_at"] is None] if active_only else rows
 
-    def acknowledge(self, alert_id: str, comment: str = "", user: str = "") -> None:
-        for alert in self._alerts:
-            if alert["id"] == alert_id:
-                alert["acknowledged"], alert["ack_comment"] = True, comment
-
-    def unsilence(self, alert_id: str) -> None:
-        for alert in self._alerts:
-            if alert["id"] == alert_id:
-                alert["silenced_until"] = None
-
-    def silence(self, alert_id: str, duration_s: float) -> None:
-        for alert in self._alerts:
-            if alert["id"] == alert_id:
-                alert["silenced_until"] = datetime.now(UTC) + timedelta(seconds=duration_s)
-
     def source_ages(self) -> dict[str, float]:
         return dict(self.snapshot.source_age_s)
+
+
+class StandinAlertActions:
+    """Acknowledge, silence and unsilence the alerts of a :class:`StandinView` (in memory)."""
+
+    def __init__(self, view: StandinView) -> None:
+        self.view = view
+
+    def _alert(self, alert_id: str) -> dict:
+        for alert in self.view._alerts:
+            if alert["id"] == alert_id:
+                return alert
+        raise KeyError(f"no alert with id {alert_id!r}")
+
+    def acknowledge(self, alert_id: str, comment: str = "", user: str = "") -> None:
+        alert = self._alert(alert_id)
+        alert["acknowledged"], alert["ack_comment"] = True, comment
+
+    def unsilence(self, alert_id: str) -> None:
+        self._alert(alert_id)["silenced_until"] = None
+
+    def silence(self, alert_id: str, duration_s: float) -> None:
+        self._alert(alert_id)["silenced_until"] = datetime.now(UTC) + timedelta(seconds=duration_s)
+
+
+def standin_app(view: StandinView, **kwargs):
+    """The dashboard app over ``view`` and its alert actions (``kwargs`` as for ``create_app``)."""
+    from dashboard.app import create_app
+
+    return create_app(view, view.actions, **kwargs)

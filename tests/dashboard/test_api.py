@@ -34,9 +34,9 @@ def hub(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(hub):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(hub).server.test_client()
+    return app_for_hub(hub).server.test_client()
 
 
 def test_site_summary_and_entities(client):
@@ -50,7 +50,7 @@ def test_site_summary_and_entities(client):
 
 
 def test_live_state_is_the_hub_latest_tick(client, hub):
-    snap = hub.latest()
+    snap = hub.view.latest()
     kpis = client.get("/api/v1/live/kpis").get_json()
     assert kpis["it_power_mw"] == pytest.approx(snap.it_power_mw)
     assert kpis["n_gpus_down"] == 1  # the XID 79 GPU
@@ -104,7 +104,7 @@ def test_alerts_list_acknowledge_and_silence(client, hub):
     r = client.post(f"/api/v1/alerts/{gpu['id']}/acknowledge", json={"comment": "swapping the board"})
     assert r.status_code == 200, r.data
     assert r.get_json()["acknowledged"] and r.get_json()["ack_comment"] == "swapping the board"
-    assert next(a for a in hub.alerts(True) if a["id"] == gpu["id"])["acknowledged"]
+    assert next(a for a in hub.view.alerts(True) if a["id"] == gpu["id"])["acknowledged"]
     r = client.post(f"/api/v1/alerts/{gpu['id']}/silence", json={"duration_s": 3600})
     until = datetime.fromisoformat(r.get_json()["silenced_until"])
     assert timedelta(minutes=59) < until - datetime.now(UTC) <= timedelta(hours=1)
@@ -126,13 +126,13 @@ def test_alerts_list_acknowledge_and_silence(client, hub):
     ],
 )
 def test_silence_bodies_are_validated(client, hub, body, status, message):
-    alert_id = hub.alerts(True)[0]["id"]
+    alert_id = hub.view.alerts(True)[0]["id"]
     r = client.post(f"/api/v1/alerts/{alert_id}/silence", json=body)
     assert r.status_code == status and message in r.get_json()["error"], r.get_json()
 
 
 def test_bodies_are_json_and_size_limited(client, hub):
-    alert_id = hub.alerts(True)[0]["id"]
+    alert_id = hub.view.alerts(True)[0]["id"]
     url = f"/api/v1/alerts/{alert_id}/acknowledge"
     r = client.post(url, data="comment=x", content_type="application/x-www-form-urlencoded")
     assert r.status_code == 415

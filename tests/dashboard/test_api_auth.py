@@ -18,9 +18,9 @@ def twin(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(twin, tokens):
     """The app, created after the tokens (the access layer reads users and tokens from its cached table)."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(twin, tick_ms=60_000).server.test_client()
+    return app_for_hub(twin, tick_ms=60_000).server.test_client()
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def tokens(twin) -> dict[str, dict]:
 
 
 def _alert_id(twin) -> int:
-    return next(a["id"] for a in twin.alerts(True) if not a["acknowledged"])
+    return next(a["id"] for a in twin.view.alerts(True) if not a["acknowledged"])
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_a_viewer_reads_but_cannot_acknowledge_or_silence(client, twin, tokens):
     for action, body in (("acknowledge", {"comment": "mine"}), ("silence", {"duration_s": 600})):
         r = client.post(f"/api/v1/alerts/{alert_id}/{action}", json=body, headers=tokens["vera"])
         assert r.status_code == 403 and "operator" in r.get_json()["error"]
-    alert = next(a for a in twin.alerts(True) if a["id"] == alert_id)
+    alert = next(a for a in twin.view.alerts(True) if a["id"] == alert_id)
     assert not alert["acknowledged"] and alert["silenced_until"] is None
 
 

@@ -28,7 +28,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture(scope="module")
 def live_api(tmp_path_factory):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from tests.dashboard.conftest import ServedApp
 
@@ -38,7 +38,7 @@ def live_api(tmp_path_factory):
         hub.step(START + timedelta(seconds=k + 1))
     with pytest.MonkeyPatch.context() as mp:  # imports the fuzzer manages to make land here, not in var/
         mp.setenv("CLUSTERTWIN_INCIDENTS", str(tmp_path_factory.mktemp("fuzz-incidents")))
-        app = create_app(hub)
+        app = app_for_hub(hub)
         # a scenario with an edit, so that generated requests to scenario "a" find one to change
         assert app.server.test_client().post("/api/v1/whatif/scenarios", json={"toml": WHATIF}).status_code == 200
         served = ServedApp(app)

@@ -52,9 +52,9 @@ def tokens(twin) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def app(twin, tokens):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(twin, tick_ms=60_000)
+    return app_for_hub(twin, tick_ms=60_000)
 
 
 @pytest.fixture

@@ -42,9 +42,9 @@ def tokens(twin) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def app(twin, tokens):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(twin, tick_ms=60_000)
+    return app_for_hub(twin, tick_ms=60_000)
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_the_editor_and_the_command_line_see_the_same_scenarios(app, client, twi
     with app.server.app_context():
         from flask import current_app
 
-        assert "shared" in scenario_store(twin, current_app.config).names()
+        assert "shared" in scenario_store(twin.view, twin.db, current_app.config).names()
     stored.create_scenario(twin.db, "demo", "from the cli", design_limits="warn")
     listed = client.get(BASE, headers=tokens["vera"]).get_json()
     assert listed["persistent_flag"] is True
@@ -221,10 +221,9 @@ def test_a_viewer_reads_but_changes_nothing_and_anonymous_gets_401(client, twin,
 
 
 def test_a_server_without_a_database_keeps_the_editors_scenarios_in_memory(demo_state, demo_snapshot):
-    from dashboard.app import create_app
-    from tests.dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinView, standin_app
 
-    client = create_app(StandinHub(demo_state, demo_snapshot)).server.test_client()
+    client = standin_app(StandinView(demo_state, demo_snapshot)).server.test_client()
     assert client.post(BASE, json={"name": "scratch"}).status_code == 200
     r = client.post(f"{BASE}/scratch/edits", json={"edit": {"op": "fail", "elements": [CDU]}})
     assert r.status_code == 200 and r.get_json()["can_undo"]

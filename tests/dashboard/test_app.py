@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dashboard.app import create_app
-from tests.dashboard.standin_hub import StandinHub
+from tests.dashboard.standin_hub import StandinView, standin_app
 
 
 def _index_and_dependencies(app) -> tuple[str, list]:
@@ -15,8 +14,8 @@ def _index_and_dependencies(app) -> tuple[str, list]:
 
 
 def test_two_apps_created_back_to_back_both_get_everything(demo_state, dash_app):
-    first = create_app(StandinHub(demo_state))
-    second = create_app(StandinHub(demo_state))
+    first = standin_app(StandinView(demo_state))
+    second = standin_app(StandinView(demo_state))
     index_1, deps_1 = _index_and_dependencies(first)
     index_2, deps_2 = _index_and_dependencies(second)
     outputs_1 = sorted(d["output"] for d in deps_1)

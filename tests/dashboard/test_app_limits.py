@@ -17,7 +17,9 @@ import urllib.request
 import pytest
 
 from dashboard import ids
-from dashboard.app import CALLBACK_PATH, MAX_REQUEST_BYTES, create_app
+from dashboard.app import CALLBACK_PATH, MAX_REQUEST_BYTES, app_for_hub
+from dashboard.views.context import screen_data
+from tests.dashboard.standin_hub import standin_app
 
 PAGES_OUTPUT = ".._pages_content.children..._pages_store.data.."
 GARBAGE = [1e12, "Infinity", "NaN", -5, "abc", [1, 2], {"x": 1}, None, "1e9", True]
@@ -61,8 +63,8 @@ def tracebacks(caplog) -> list[str]:
 
 
 @pytest.fixture()
-def served_demo(demo_hub, serve_app):
-    return serve_app(create_app(demo_hub)), demo_hub
+def served_demo(demo_view, serve_app):
+    return serve_app(standin_app(demo_view)), demo_view
 
 
 def silence_body(alert_id, duration) -> dict:
@@ -97,6 +99,7 @@ def silence_body(alert_id, duration) -> dict:
             [{"id": ids.alert_comment(alert_id), "property": "value", "value": ""}],
             [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration}],
             {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
         ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }
@@ -305,8 +308,8 @@ def test_a_follower_acknowledges_and_silences_for_everyone(tmp_path, serve_app, 
     follower = start_hub("demo", url)
     try:
         assert leader.leading and not follower.leading
-        alert = leader.hub.alerts()[0]
-        served = serve_app(create_app(follower.hub))
+        alert = leader.hub.view.alerts()[0]
+        served = serve_app(app_for_hub(follower.hub))
         body = silence_body(alert["id"], 3600)
         button = {"alert": alert["id"], "type": ids.ALERT_ACK}
         body["inputs"][1], body["inputs"][2] = [{"id": button, "property": "n_clicks", "value": 1}], []
@@ -315,7 +318,7 @@ def test_a_follower_acknowledges_and_silences_for_everyone(tmp_path, serve_app, 
         assert status == 200 and "not done" not in text
         status, text = post(served, silence_body(alert["id"], 3600))
         assert status == 200 and "not done" not in text
-        again = next(a for a in leader.hub.alerts() if a["id"] == alert["id"])
+        again = next(a for a in leader.hub.view.alerts() if a["id"] == alert["id"])
         assert again["acknowledged"] and again["silenced_until"] is not None
         assert tracebacks(caplog) == []
     finally:

@@ -26,7 +26,7 @@ VIEWPORTS = ["1366x768", "1920x1080"]
 def faulted(dash_app, tmp_path_factory):
     """``(served app, hub)``: the demo live hub with :data:`FAULTS`, three ticks in, stamped now."""
     dash_app.server.test_client().get("/")  # the session app takes its inline scripts first (see colossus_app)
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from tests.dashboard.conftest import ServedApp
 
@@ -35,7 +35,7 @@ def faulted(dash_app, tmp_path_factory):
     hub = build_hub("demo", f"sqlite:///{db}", record=False, start=start, job="megatron-18b-a100", faults=FAULTS)
     for second in range(4):
         hub.step(start + timedelta(seconds=second))
-    app = create_app(hub, tick_ms=60_000)  # no live refresh during the checks: the page shows the stepped state
+    app = app_for_hub(hub, tick_ms=60_000)  # no live refresh during the checks: the page shows the stepped state
     app.server.test_client().get("/")
     served = ServedApp(app)
     yield served, hub

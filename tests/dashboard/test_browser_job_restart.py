@@ -14,20 +14,20 @@ pytestmark = pytest.mark.browser
 def restarting(dash_app, tmp_path_factory):
     """``(served app, hub)``: the demo live hub whose job lost a GPU to an XID 79 and is warming up again."""
     dash_app.server.test_client().get("/")  # the session app takes its inline scripts first (see colossus_app)
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from tests.dashboard.conftest import ServedApp
 
     db = tmp_path_factory.mktemp("restart") / "hub.db"
     now = datetime.now(UTC).replace(microsecond=0)
     hub = build_hub("demo", f"sqlite:///{db}", record=False, start=now, faults=("xid:h1-r01-k02-n0/5@5=79",))
-    t = hub.job_runs[0].timings
+    t = hub.ticker.jobs.runs[0].timings
     seconds = int(5 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s / 2)  # half-way through warm-up
     start = now - timedelta(seconds=seconds)
     hub = build_hub("demo", f"sqlite:///{db}", record=False, start=start, faults=("xid:h1-r01-k02-n0/5@5=79",))
     for second in range(seconds + 1):
         hub.step(start + timedelta(seconds=second))
-    app = create_app(hub, tick_ms=60_000)  # the page shows the stepped state
+    app = app_for_hub(hub, tick_ms=60_000)  # the page shows the stepped state
     app.server.test_client().get("/")
     served = ServedApp(app)
     yield served, hub
@@ -38,7 +38,7 @@ def restarting(dash_app, tmp_path_factory):
 @pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
 def test_the_jobs_page_shows_the_restart_and_the_lost_work(restarting, new_page, screenshot, viewport):
     served, hub = restarting
-    job = hub.latest().jobs[0]
+    job = hub.view.latest().jobs[0]
     assert job.restart_phase == "warming_up" and job.interruptions_total == 1 and job.tokens_per_s > 0
     page, log = new_page(viewport)
     page.goto(served.url(f"/jobs?job={job.name}"))

@@ -103,5 +103,5 @@ def test_acknowledge_and_silence_on_the_real_hub(live_colossus, new_page):
     expect(row).to_have_class("alert-row status-acknowledged")
     row.get_by_role("button", name="silence").click()
     expect(row).to_have_class("alert-row status-silenced")
-    assert [a for a in hub.alerts() if a["id"] == alert_id][0]["acknowledged"] is True
+    assert [a for a in hub.view.alerts() if a["id"] == alert_id][0]["acknowledged"] is True
     assert log.errors == []

@@ -23,12 +23,13 @@ pytestmark = pytest.mark.browser
 LIVE_PAGES = ("/", "/floor", "/power", "/cooling", "/fabric", "/jobs")  # their live callbacks answer with patches
 ROUNDS = 3  # navigations per page
 
-# window.__race: holding (set by the test), held (tick answers held so far), patches (of them carrying a Patch)
+# window.__race: holding (set by the test), held (tick answers held so far), outputs (theirs), patches (of them
+# carrying a Patch)
 _RACE_JS = """
 (() => {
     const realFetch = window.fetch.bind(window);
     const waiting = [];
-    const race = window.__race = {holding: false, held: 0, patches: 0};
+    const race = window.__race = {holding: false, held: 0, patches: 0, outputs: []};
     function readNow(text, res) {  // a response whose json() resolves at once (no body read between)
         const copy = new Response(res.status === 204 ? null : text,
                                   {status: res.status, statusText: res.statusText, headers: res.headers});
@@ -50,6 +51,7 @@ _RACE_JS = """
         const text = await res.text();
         if (tick) {
             race.held += 1;
+            race.outputs.push(output);
             race.patches += text.includes('__dash_patch_update') ? 1 : 0;
             await new Promise(resolve => waiting.push(resolve));
             return readNow(text, res);
@@ -85,6 +87,32 @@ def test_a_live_patch_landing_with_a_navigation_leaves_no_console_error(served_a
             patches += page.evaluate("window.__race.patches")
             assert log.errors == [], f"{path}: {log.errors[0]}"
         assert patches > 0, f"{path}: no held answer carried a patch, the race was not exercised"
+
+
+def test_a_late_live_answer_is_not_applied_to_the_same_page_showing_another_view(served_app, new_page):
+    """``/floor`` → ``/floor?view=scenario:…``: the new page has the same component ids, so the held answers of the
+    live floor land in its relay store; the relay drops them (their screen is gone) and the floor stays the scenario's."""
+    scenario = "/floor?view=scenario:demo-cdu-loss"
+    z = f"() => JSON.stringify(document.querySelector('#{ids.Floor.HALLS} .js-plotly-plot').data[0].z)"
+    page, log = new_page("1366x768")
+    page.goto(served_app.url(scenario))  # the scenario's own floor, for reference
+    expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
+    own = page.evaluate(z)
+    page.add_init_script(_RACE_JS)
+    page.goto(served_app.url("/floor"))
+    expect(page.locator(f"#{ids.Floor.HALLS} .js-plotly-plot")).to_be_visible()
+    page.wait_for_function("() => (window.clustertwinRelays || {}).applied > 0")  # a live patch went through
+    assert page.evaluate(z) != own  # live colours, not the scenario's
+    dropped = page.evaluate("window.clustertwinRelays.dropped")
+    page.evaluate("window.__race.holding = true")
+    # the live floor's own answer must be among the held ones (a request sent after the URL changed names the scenario)
+    page.wait_for_function(f"() => window.__race.outputs.includes('{ids.Floor.HALLS_LIVE}.data')")
+    page.evaluate(f"({PUSH_STATE_JS})({scenario!r})")
+    expect(page.locator(f"#{ids.Shell.VIEW_BANNER}")).to_contain_text("SCENARIO")
+    page.wait_for_function(f"() => window.clustertwinRelays.dropped > {dropped}")  # the live answer was dropped
+    assert page.evaluate("window.__race.patches") > 0, "no held answer carried a patch, the race was not exercised"
+    assert page.evaluate(z) == own
+    assert log.errors == [], log.errors[0]
 
 
 def test_live_patches_still_reach_the_figures(served_app, demo_state, new_page):

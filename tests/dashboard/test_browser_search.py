@@ -55,9 +55,9 @@ def test_ctrl_k_suggestions_and_enter_open_the_entity(served_app, demo_state, ne
 
 
 def test_a_job_hit_keeps_the_view_and_fits_a_wide_screen(served_app, dash_app, new_page, screenshot):
-    from dashboard.views.context import HUB_CONFIG_KEY
+    from dashboard.views.context import LIVE_VIEW_KEY
 
-    job = dash_app.server.config[HUB_CONFIG_KEY].latest().jobs[0].name
+    job = dash_app.server.config[LIVE_VIEW_KEY].latest().jobs[0].name
     page, log = new_page("1920x1080")
     page.goto(served_app.url("/?view=live"))
     expect(page.locator("#overview-status")).to_be_visible()

@@ -13,12 +13,11 @@ pytestmark = pytest.mark.browser
 @pytest.fixture()
 def stale_app(demo_state, dash_app):
     """An app whose only snapshot is 30 s old (created after the session app: both must keep working)."""
-    from dashboard.app import create_app
-    from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
+    from tests.dashboard.standin_hub import StandinView, standin_app, synthetic_snapshot
 
     snapshot = synthetic_snapshot(demo_state, ts=datetime.now(UTC) - timedelta(seconds=30), seed=4)
     snapshot.source_age_s = {"dcgm": 30.0, "redfish": float("inf")}
-    return create_app(StandinHub(demo_state, snapshot))
+    return standin_app(StandinView(demo_state, snapshot))
 
 
 def test_old_snapshot_marks_page_and_badges_stale(stale_app, served_app, serve_app, new_page, screenshot):

@@ -35,17 +35,16 @@ def colossus_2025_app(dash_app, tmp_path_factory):
     from dataclasses import replace
     from datetime import datetime
 
-    from dashboard.app import create_app
     from ingest.store.db import open_database
     from tests.dashboard import page_snapshots
     from tests.dashboard.conftest import ServedApp
-    from tests.dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinView, standin_app
 
     dash_app.server.test_client().get("/")
     state, snap, detail = page_snapshots.engine_snapshot("colossus-2025")
-    hub = StandinHub(state, replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5}), detail=detail)
+    hub = StandinView(state, replace(snap, ts=datetime.now(UTC), source_age_s={"twin": 0.5}), detail=detail)
     hub.db = open_database(f"sqlite:///{tmp_path_factory.mktemp('whatif') / 'scenarios.db'}")
-    app = create_app(hub, tick_ms=LIVE_TICK_MS)
+    app = standin_app(hub, site_db=hub.db, tick_ms=LIVE_TICK_MS)
     app.server.test_client().get("/")
     served = ServedApp(app)
     stop = threading.Event()

@@ -15,10 +15,9 @@ def test_private_callback_registries_exist_with_their_types(dash_app):
 
 
 def test_adopting_moves_global_callbacks_into_one_app(demo_state):
-    from dashboard.app import create_app
-    from tests.dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinView, standin_app
 
-    app = create_app(StandinHub(demo_state))
+    app = standin_app(StandinView(demo_state))
     assert app._callback_list and app.callback_map  # the pages' callbacks are this app's now
     from dash import _callback
 

@@ -30,9 +30,9 @@ def hub(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(hub):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(hub)
+    return app_for_hub(hub)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_promtool_check_metrics_accepts_the_exposition(exposition):
 
 
 def test_figures_are_the_hub_latest_tick(exposition, hub):
-    snap, detail = hub.latest(), hub.detail()
+    snap, detail = hub.view.latest(), hub.view.detail()
     samples = _samples(exposition)
     site = (("site", "demo"),)
     assert samples[("clustertwin_it_power_watts", site)] == pytest.approx(snap.it_power_mw * 1e6)
@@ -77,7 +77,7 @@ def test_figures_are_the_hub_latest_tick(exposition, hub):
         job.tokens_per_s
     )
     assert ("clustertwin_job_interruptions_total", (("job", job.name), ("site", "demo"))) in samples
-    critical = sum(1 for a in hub.alerts(True) if a["severity"] == "critical")
+    critical = sum(1 for a in hub.view.alerts(True) if a["severity"] == "critical")
     assert samples[("clustertwin_alerts_open", (("severity", "critical"), ("site", "demo")))] == critical
     use = snap.cdu_heat_kw / snap.cdu_capacity_kw
     assert samples[("clustertwin_cdu_capacity_used_max_ratio", (("hall", "H1"), ("site", "demo")))] == pytest.approx(

@@ -21,7 +21,7 @@ T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 @pytest.mark.postgres
 def test_api_metrics_and_login_through_a_database_outage():
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
     from ingest.store.users import add_user, new_token
 
@@ -32,7 +32,7 @@ def test_api_metrics_and_login_through_a_database_outage():
         role, password = USERS["vera"]
         add_user(hub.db, "vera", role, password)
         auth = {"Authorization": f"Bearer {new_token(hub.db, 'vera')}"}
-        app = create_app(hub, tick_ms=60_000)
+        app = app_for_hub(hub, tick_ms=60_000)
         client = app.server.test_client()
         before = client.get("/api/v1/alerts", headers=auth).get_json()
         assert before["total_count"] > 0

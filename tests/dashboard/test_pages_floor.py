@@ -15,10 +15,10 @@ def test_url_round_trip(page_module):
     assert floor.parse_metric("nonsense") == "max_gpu_temp_c"
 
 
-def test_layout_restores_metric_and_rack(page_module, demo_hub, hub_request, find):
+def test_layout_restores_metric_and_rack(page_module, demo_view, view_request, find):
     floor = page_module("floor")
-    rack = demo_hub.state.rack_name[5]
-    with hub_request(demo_hub):
+    rack = demo_view.state.rack_name[5]
+    with view_request(demo_view):
         page = floor.layout(metric="cdu_headroom_kw", rack=rack)
     assert find(page, ids.Floor.METRIC).value == "cdu_headroom_kw"
     assert find(page, ids.Floor.SELECTED_RACK).data == rack
@@ -27,9 +27,9 @@ def test_layout_restores_metric_and_rack(page_module, demo_hub, hub_request, fin
     assert "CDU headroom" in figure.layout.coloraxis.colorbar.title.text
 
 
-def test_unknown_rack_in_url_keeps_the_panel_closed(page_module, demo_hub, hub_request, find):
+def test_unknown_rack_in_url_keeps_the_panel_closed(page_module, demo_view, view_request, find):
     floor = page_module("floor")
-    with hub_request(demo_hub):
+    with view_request(demo_view):
         page = floor.layout(rack="NO-SUCH-RACK")
     assert find(page, ids.Floor.SELECTED_RACK).data is None
     assert find(page, ids.Floor.RACK_PANEL).className == "rack-panel hidden"
@@ -50,9 +50,9 @@ def test_clicked_rack_name(page_module, demo_state, point, expected):
     assert floor.clicked_rack_name(demo_state, None) is no_update
 
 
-def test_live_floor_patch_covers_every_hall(page_module, demo_hub):
+def test_live_floor_patch_covers_every_hall(page_module, demo_view):
     floor = page_module("floor")
-    ops = floor.floor_update(demo_hub, "rack_power_kw").to_plotly_json()["operations"]
+    ops = floor.floor_update(demo_view, "rack_power_kw").to_plotly_json()["operations"]
     # demo: one hall (trace 0), the selection (1), its off hatch and alert outlines (2-4)
     assert {(op["location"][1], op["location"][2]) for op in ops} == {
         (0, "z"),
@@ -62,10 +62,10 @@ def test_live_floor_patch_covers_every_hall(page_module, demo_hub):
     }
 
 
-def test_drilldown_of_one_rack(page_module, demo_hub):
+def test_drilldown_of_one_rack(page_module, demo_view):
     floor = page_module("floor")
-    state = demo_hub.state
-    out = floor.rack_drilldown(demo_hub, 4)
+    state = demo_view.state
+    out = floor.rack_drilldown(demo_view, 4)
     assert set(out) == set(floor.DRILLDOWN_IDS)
     assert out[ids.Floor.RACK_TITLE] == f"Rack {state.rack_name[4]}"
     table = out[ids.Floor.RACK_GPU_TEMP].children[1]
@@ -81,10 +81,10 @@ def test_drilldown_of_one_rack(page_module, demo_hub):
     assert feeds[0].children[1].children[0].children == state.power_name[state.rack_feed_a[4]]
 
 
-def test_drilldown_outputs_send_static_parts_as_html(page_module, demo_hub):
+def test_drilldown_outputs_send_static_parts_as_html(page_module, demo_view):
     floor = page_module("floor")
-    state = demo_hub.state
-    title, summary, parts, history = floor.drilldown_outputs(demo_hub, 4)
+    state = demo_view.state
+    title, summary, parts, history = floor.drilldown_outputs(demo_view, 4)
     assert title == f"Rack {state.rack_name[4]}" and "GPUs" in summary
     assert set(parts) == set(floor.STATIC_PARTS)
     assert parts[ids.Floor.RACK_GPU_TEMP].count("<td") == int((state.gpu_rack == 4).sum())

@@ -13,6 +13,7 @@ from dash import Patch, dcc
 from dashboard import ids
 from dashboard.callbacks.figure_patch import figure_patch, render_mode
 from dashboard.shell.deep_link import name_index, query_string
+from dashboard.views.context import LIVE_VIEW_KEY
 from tests.dashboard import page_snapshots
 
 
@@ -41,7 +42,7 @@ def colossus():
 
 @pytest.fixture()
 def in_app(dash_app):
-    """An app context of the demo app, so layouts find the hub."""
+    """An app context of the demo app, so layouts find its live view."""
     with dash_app.server.app_context():
         yield dash_app.server.config
 
@@ -102,8 +103,8 @@ def test_live_patches_are_small_at_colossus_scale(page_module, colossus):
 
 def test_cooling_layout_restores_loop_from_url(in_app, page_module):
     cooling = page_module("cooling")
-    hub = in_app["CLUSTERTWIN_HUB"]
-    name = hub.state.loop_name[0]
+    view = in_app[LIVE_VIEW_KEY]
+    name = view.state.loop_name[0]
     page = cooling.layout(loop=name)
     assert _find(page, ids.Cooling.SELECTION).data == {"loop": name}
     assert _find(page, ids.Cooling.LOOP).value == name
@@ -124,9 +125,9 @@ def test_cooling_uses_twin_failure_scenarios(page_module):
 
 def test_power_layout_restores_element_and_metric(in_app, page_module):
     power = page_module("power")
-    hub = in_app["CLUSTERTWIN_HUB"]
-    ups = int(np.flatnonzero(hub.state.power_kind == 2)[0])
-    name = hub.state.power_name[ups]
+    view = in_app[LIVE_VIEW_KEY]
+    ups = int(np.flatnonzero(view.state.power_kind == 2)[0])
+    name = view.state.power_name[ups]
     page = power.layout(element=name, metric="power_load_frac")
     assert _find(page, ids.Power.SELECTION).data == {"element": name, "metric": "power_load_frac"}
     assert name in _find(page, ids.Power.TREE).figure.layout.title.text
@@ -137,12 +138,12 @@ def test_power_layout_restores_element_and_metric(in_app, page_module):
 
 def test_fabric_layout_restores_tier_and_switch(in_app, page_module):
     fabric = page_module("fabric")
-    hub = in_app["CLUSTERTWIN_HUB"]
-    spine = int(np.flatnonzero(hub.state.switch_tier == 1)[0])
-    page = fabric.layout(tier="spine", switch=hub.state.switch_name[spine])
-    assert _find(page, ids.Fabric.SELECTION).data == {"tier": "spine", "switch": hub.state.switch_name[spine]}
+    view = in_app[LIVE_VIEW_KEY]
+    spine = int(np.flatnonzero(view.state.switch_tier == 1)[0])
+    page = fabric.layout(tier="spine", switch=view.state.switch_name[spine])
+    assert _find(page, ids.Fabric.SELECTION).data == {"tier": "spine", "switch": view.state.switch_name[spine]}
     assert _find(page, ids.Fabric.DETAIL_PANEL).style == {}
-    assert hub.state.switch_name[spine] in _find(page, ids.Fabric.DETAIL).figure.layout.title.text
+    assert view.state.switch_name[spine] in _find(page, ids.Fabric.DETAIL).figure.layout.title.text
     plain = fabric.layout()
     assert _find(plain, ids.Fabric.DETAIL_PANEL).style == {"display": "none"}
     assert _find(plain, ids.Fabric.SELECTION).data["tier"] == "leaf"
@@ -150,10 +151,10 @@ def test_fabric_layout_restores_tier_and_switch(in_app, page_module):
 
 def test_jobs_layout_falls_back_to_the_largest_job(in_app, page_module):
     jobs = page_module("jobs")
-    hub = in_app["CLUSTERTWIN_HUB"]
-    rack = hub.state.rack_name[2]
+    view = in_app[LIVE_VIEW_KEY]
+    rack = view.state.rack_name[2]
     page = jobs.layout(job="no-such-job", rack=rack)
-    largest = max(hub.latest().jobs, key=lambda j: j.gpu_ids.size).name
+    largest = max(view.latest().jobs, key=lambda j: j.gpu_ids.size).name
     assert _find(page, ids.Jobs.SELECTION).data == {"job": largest, "rack": rack}
     placement = _find(page, ids.Jobs.PLACEMENT).figure
     assert placement.data[-1].name == "selected"
@@ -202,9 +203,9 @@ def test_clicked_custom_normalises_plotly_shapes():
 def test_layouts_before_the_first_snapshot(dash_app, page_module):
     from types import SimpleNamespace
 
-    from dashboard.views.context import HUB_CONFIG_KEY
+    from dashboard.views.context import LIVE_VIEW_KEY
 
-    real = dash_app.server.config[HUB_CONFIG_KEY]
+    real = dash_app.server.config[LIVE_VIEW_KEY]
     from twin.engine.view import EMPTY_TICK
 
     empty = SimpleNamespace(
@@ -217,7 +218,7 @@ def test_layouts_before_the_first_snapshot(dash_app, page_module):
         latest_tick=lambda: EMPTY_TICK,
         trend=lambda window_s=900.0: real.trend(window_s).iloc[0:0],
     )
-    dash_app.server.config[HUB_CONFIG_KEY] = empty
+    dash_app.server.config[LIVE_VIEW_KEY] = empty
     try:
         with dash_app.server.app_context():
             for name, rendered_id in (
@@ -229,4 +230,4 @@ def test_layouts_before_the_first_snapshot(dash_app, page_module):
                 page = page_module(name).layout()
                 assert _find(page, rendered_id).data is None, name  # the first tick renders in full
     finally:
-        dash_app.server.config[HUB_CONFIG_KEY] = real
+        dash_app.server.config[LIVE_VIEW_KEY] = real

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dashboard import ids
 
 
-def test_tiles_from_the_view_and_the_banner_in_the_layout(page_module, demo_hub, hub_request, find):
+def test_tiles_from_the_view_and_the_banner_in_the_layout(page_module, demo_view, view_request, find):
     overview = page_module("overview")
-    tiles = overview.tiles_of(demo_hub)
+    tiles = overview.tiles_of(demo_view)
     assert set(tiles) == {name for name, _, _ in overview.KPIS}
     assert tiles["alerts"].value == "3" and tiles["alerts"].status == "critical"
-    with hub_request(demo_hub):
+    with view_request(demo_view):
         page = overview.layout()
     banner = find(page, ids.Overview.STATUS)
     assert "status-banner-critical" in banner.className
@@ -22,20 +22,20 @@ def test_window_from_url(page_module):
     assert [overview.parse_window(v) for v in ("3600", None, "abc", "5", "21600")] == [3600, 900, 900, 900, 21600]
 
 
-def test_layout_restores_window_and_has_every_card(page_module, demo_hub, hub_request, find):
+def test_layout_restores_window_and_has_every_card(page_module, demo_view, view_request, find):
     overview = page_module("overview")
-    with hub_request(demo_hub):
+    with view_request(demo_view):
         page = overview.layout(window="3600")
     assert find(page, ids.Overview.WINDOW).value == 3600
     assert len(find(page, ids.Overview.KPIS).children) == len(overview.KPIS)
     assert find(page, ids.Overview.POWER_TREND).figure.layout.uirevision.endswith("3600")
 
 
-def test_live_update_sends_texts_and_patches(page_module, demo_hub):
+def test_live_update_sends_texts_and_patches(page_module, demo_view):
     overview = page_module("overview")
     names = [n for n, _, _ in overview.KPIS]
     values, classes, notes, sparks, banner, banner_class, breakdown, hot, alerts, jobs, *patches = (
-        overview.overview_update(demo_hub, 900, names)
+        overview.overview_update(demo_view, 900, names)
     )
     assert len(values) == len(classes) == len(notes) == len(sparks) == len(names)
     assert banner_class.startswith("status-banner")
@@ -61,9 +61,9 @@ def test_clicking_a_trend_pins_its_time(page_module):
     assert overview.clicked_time({"points": []}) is no_update
 
 
-def test_layout_draws_the_pin_on_every_trend(page_module, demo_hub, hub_request, find):
+def test_layout_draws_the_pin_on_every_trend(page_module, demo_view, view_request, find):
     overview = page_module("overview")
-    with hub_request(demo_hub):
+    with view_request(demo_view):
         page = overview.layout(at="2026-07-15T13:55:00Z")
     for tid, *_ in overview.TRENDS:
         shapes = find(page, tid).figure.layout.shapes

@@ -19,8 +19,8 @@ def _text(component) -> str:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_no_page_prints_an_unknown_value_as_nan_or_inf(page_module, hub_request, demo_hub, page):
-    with hub_request(demo_hub):
+def test_no_page_prints_an_unknown_value_as_nan_or_inf(page_module, view_request, demo_view, page):
+    with view_request(demo_view):
         layout = page_module(page).layout(view=REPLAY)
     text = _text(layout)
     assert "View not available" not in text
@@ -30,8 +30,8 @@ def test_no_page_prints_an_unknown_value_as_nan_or_inf(page_module, hub_request,
     assert bad == [], page
 
 
-def test_unknown_values_are_a_dash_saying_not_recorded(page_module, hub_request, demo_hub, find):
-    with hub_request(demo_hub):
+def test_unknown_values_are_a_dash_saying_not_recorded(page_module, view_request, demo_view, find):
+    with view_request(demo_view):
         layout = page_module("power").layout(view=REPLAY)
     text = _text(layout)
     assert '"title": "not recorded"' in text
@@ -40,8 +40,8 @@ def test_unknown_values_are_a_dash_saying_not_recorded(page_module, hub_request,
     assert swing is not None and float(swing.children) > 0.0 and getattr(swing, "title", None) is None
 
 
-def test_the_jobs_page_shows_the_recorded_job_against_the_twin(page_module, hub_request, demo_hub, find):
-    with hub_request(demo_hub):
+def test_the_jobs_page_shows_the_recorded_job_against_the_twin(page_module, view_request, demo_view, find):
+    with view_request(demo_view):
         layout = page_module("jobs").layout(view=REPLAY)
     text = _text(layout)
     assert "no training job running" not in text
@@ -66,15 +66,14 @@ def test_the_replay_view_places_the_recorded_job_and_scales_its_figures():
     assert rows["throughput"]["recorded"] == recorded_tokens and rows["throughput"]["twin"] == twin.tokens_per_s
 
 
-def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, hub_request, demo_state, tmp_path):
+def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, view_request, demo_state, tmp_path):
     from dashboard.pages.replay import library_cards, library_entries
     from ingest.store.db import open_database
     from ingest.store.incidents import record_incident
-    from tests.dashboard.standin_hub import StandinHub
+    from tests.dashboard.standin_hub import StandinView
 
     engine = open_database(f"sqlite:///{tmp_path / 'store.db'}")
-    hub = StandinHub(demo_state)
-    hub.db = engine
+    view = StandinView(demo_state)
     record_incident(
         engine,
         {
@@ -96,7 +95,7 @@ def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, hu
         },
     )
     try:
-        with hub_request(hub):
+        with view_request(view, db=engine):
             entries = {e["name"]: e for e in library_entries()}
         assert entries["colossus-cdu-pump-failure"]["file"] and entries["colossus-cdu-pump-failure"]["in_database"]
         assert entries["colossus-spine-failure"]["file"] and not entries["colossus-spine-failure"]["in_database"]

@@ -11,7 +11,7 @@ from dashboard import ids
 from dashboard.components.view_banner import banner
 from dashboard.shell.deep_link import keep_view, query_string
 from dashboard.views import compare
-from dashboard.views.context import ViewSelection
+from dashboard.views.context import ViewSelection, screen_data
 from dashboard.views.registry import screen_for
 
 PAGES = ("overview", "floor", "cooling", "power", "fabric", "jobs", "alerts")
@@ -31,8 +31,8 @@ def _text(component) -> str:
         {"view": "live", "compare": SCENARIO, "diff": "1"},
     ],
 )
-def test_every_page_renders_a_scenario_and_a_comparison(page_module, hub_request, demo_hub, find, page, query):
-    with hub_request(demo_hub):
+def test_every_page_renders_a_scenario_and_a_comparison(page_module, view_request, demo_view, find, page, query):
+    with view_request(demo_view):
         layout = page_module(page).layout(**query)
     text = _text(layout)
     assert "View not available" not in text
@@ -43,27 +43,27 @@ def test_every_page_renders_a_scenario_and_a_comparison(page_module, hub_request
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_an_unknown_view_gives_a_message_not_a_traceback(page_module, hub_request, demo_hub, find, page):
-    with hub_request(demo_hub):
+def test_an_unknown_view_gives_a_message_not_a_traceback(page_module, view_request, demo_view, find, page):
+    with view_request(demo_view):
         layout = page_module(page).layout(view="scenario:no-such-thing")
     message = find(layout, ids.Shell.VIEW_ERROR)
     assert message is not None and "no scenario 'no-such-thing'" in message.children
 
 
-def test_alerts_on_a_scenario_are_read_only(page_module, hub_request, demo_hub):
+def test_alerts_on_a_scenario_are_read_only(page_module, view_request, demo_view):
     alerts = page_module("alerts")
-    with hub_request(demo_hub):
+    with view_request(demo_view):
         layout = alerts.layout(view=SCENARIO)
-        screen = screen_for(ViewSelection(SCENARIO), demo_hub)
-        message = alerts.apply_action(screen.view, ids.alert_ack("x"), 900)
+        screen = screen_for(ViewSelection(SCENARIO), demo_view)
+        message = alerts.apply_action(screen.view, demo_view.actions, ids.alert_ack("x"), 900)
     text = _text(layout)
     assert "read-only" in text and ids.ALERT_ACK not in text
     assert message == "alerts of scenario · CDU loss in rack R01-K01 are read-only"
 
 
-def test_floor_difference_colouring_is_diverging_around_zero(page_module, demo_hub, demo_state):
+def test_floor_difference_colouring_is_diverging_around_zero(page_module, demo_view, demo_state):
     floor = page_module("floor")
-    screen = screen_for(ViewSelection("live", SCENARIO, True), demo_hub)
+    screen = screen_for(ViewSelection("live", SCENARIO, True), demo_view)
     figure = floor.floor_view(demo_state, screen.view.latest(), "max_gpu_temp_c", None, floor.diff_against(screen))
     axis = figure.layout.coloraxis
     assert axis.cmin == -axis.cmax and axis.cmax > 0
@@ -73,11 +73,11 @@ def test_floor_difference_colouring_is_diverging_around_zero(page_module, demo_h
     assert ((values == expected) | (values != values)).all()
 
 
-def test_overview_tiles_compare_numbers(page_module, demo_hub):
+def test_overview_tiles_compare_numbers(page_module, demo_view):
     overview = page_module("overview")
-    screen = screen_for(ViewSelection("live", SCENARIO, True), demo_hub)
-    a = overview.kpi_numbers(demo_hub.state, demo_hub.latest(), [])["it_power"][0]
-    b = overview.kpi_numbers(demo_hub.state, screen.compare.latest(), [])["it_power"][0]
+    screen = screen_for(ViewSelection("live", SCENARIO, True), demo_view)
+    a = overview.kpi_numbers(demo_view.state, demo_view.latest(), [])["it_power"][0]
+    b = overview.kpi_numbers(demo_view.state, screen.compare.latest(), [])["it_power"][0]
     tiles = overview.comparison(screen)[1]
     value = next(t for t in tiles.children if t.__dict__.get("data-kpi") == "it_power").children[1].children[0].children
     assert value == compare.fmt_number(a - b, 1, signed=True)
@@ -94,34 +94,34 @@ def test_compare_number_formatting():
     assert list(compare.largest_changes([1.0, 5.0, float("nan"), 2.0], [1.0, 1.0, 0.0, 4.0], 2)) == [1, 3]
 
 
-def test_banner_names_the_view(demo_hub):
-    children, cls, hidden = banner(screen_for(ViewSelection(), demo_hub))
+def test_banner_names_the_view(demo_view):
+    children, cls, hidden = banner(screen_for(ViewSelection(), demo_view))
     assert hidden and children == []
-    children, cls, hidden = banner(screen_for(ViewSelection(SCENARIO), demo_hub))
+    children, cls, hidden = banner(screen_for(ViewSelection(SCENARIO), demo_view))
     text = _text(children)
     assert not hidden and "view-banner-scenario" in cls
     assert "SCENARIO" in text and "CDU loss in rack R01-K01" in text and "2026-07-15 14:00 UTC" in text
-    children, cls, _ = banner(screen_for(ViewSelection("live", SCENARIO), demo_hub))
+    children, cls, _ = banner(screen_for(ViewSelection("live", SCENARIO), demo_view))
     assert "view-banner-compare" in cls and "show difference" in _text(children)
 
 
-def test_banner_and_clock_of_the_shell(dash_app, demo_hub, hub_request):
+def test_banner_and_clock_of_the_shell(dash_app, demo_view, view_request):
     from dashboard.shell import frame as shell
 
-    with hub_request(demo_hub):
-        children, cls, hidden = shell.banner_view("?view=replay:pump@2026-07-15T14:00:00Z")
+    with view_request(demo_view):
+        children, cls, hidden = shell.banner_view(screen_data("/floor?view=replay:pump@2026-07-15T14:00:00Z"))
         assert "view-banner-error" in cls and "no such incident 'pump'" in _text(children)
-        scenario = screen_for(ViewSelection(SCENARIO), demo_hub).view
+        scenario = screen_for(ViewSelection(SCENARIO), demo_view).view
     clock, badges, main_class = shell.view_status(scenario)
     assert clock == "scenario time 2026-07-15 14:00 UTC" and badges == [] and main_class == "main"
 
 
-def test_url_writers_keep_the_view(dash_app):
+def test_url_writers_keep_the_view():
     assert query_string({"rack": "R1"}, {"view": SCENARIO, "other": "x"}) == "?view=scenario%3Ademo-cdu-loss&rack=R1"
-    with dash_app.server.test_request_context(
-        headers={"Referer": f"http://127.0.0.1/floor?view={SCENARIO}&compare=live"}
-    ):
-        assert keep_view("?metric=rack_power_kw") == "?view=scenario%3Ademo-cdu-loss&compare=live&metric=rack_power_kw"
-        assert keep_view("") == "?view=scenario%3Ademo-cdu-loss&compare=live"
-    with dash_app.server.test_request_context(headers={"Referer": "http://127.0.0.1/floor?metric=x"}):
-        assert keep_view("?metric=y") == "?metric=y"
+    shown = screen_data(f"/floor?view={SCENARIO}&compare=live")
+    assert (
+        keep_view("?metric=rack_power_kw", shown) == "?view=scenario%3Ademo-cdu-loss&compare=live&metric=rack_power_kw"
+    )
+    assert keep_view("", shown) == "?view=scenario%3Ademo-cdu-loss&compare=live"
+    assert keep_view("?metric=y", screen_data("/floor?metric=x")) == "?metric=y"
+    assert keep_view("?metric=y", None) == "?metric=y"  # no screen known: no view parameters to keep

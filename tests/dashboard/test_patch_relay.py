@@ -8,7 +8,10 @@ import plotly
 import pytest
 from dash import Patch, no_update
 
-from dashboard.callbacks.patch_relay import PatchRelay
+from dashboard.callbacks.patch_relay import SCREEN_KEY, PatchRelay
+from dashboard.views.context import screen_data
+
+SHOWN = screen_data("/floor?view=scenario:demo-cdu-loss")
 
 
 def _relay() -> PatchRelay:
@@ -18,20 +21,21 @@ def _relay() -> PatchRelay:
 def test_send_keys_values_by_position_and_leaves_out_no_update():
     patch = Patch()
     patch["data"][0]["z"] = [1, 2]
-    sent = _relay().send(no_update, patch)
-    assert list(sent) == ["1"]
+    sent = _relay().send(SHOWN, no_update, patch)
+    assert list(sent) == ["1", SCREEN_KEY]
+    assert sent[SCREEN_KEY] == {"path": "/floor", "view": "scenario:demo-cdu-loss", "compare": None, "diff": None}
     wire = json.loads(json.dumps(sent, cls=plotly.utils.PlotlyJSONEncoder))
     assert "__dash_patch_update" not in wire  # plain data for the store: Dash applies no patch to it
     assert wire["1"]["__dash_patch_update"] and wire["1"]["operations"][0]["location"] == ["data", 0, "z"]
 
 
 def test_nothing_to_send_leaves_the_store_alone():
-    assert _relay().send(no_update, no_update) is no_update
+    assert _relay().send(SHOWN, no_update, no_update) is no_update
 
 
 def test_a_wrong_number_of_values_is_refused():
     with pytest.raises(ValueError, match="feeds 2 outputs, got 1"):
-        _relay().send({"data": []})
+        _relay().send(SHOWN, {"data": []})
 
 
 def test_every_relay_store_feeds_its_figures_from_the_browser(dash_app):
@@ -53,6 +57,7 @@ def test_every_relay_store_feeds_its_figures_from_the_browser(dash_app):
     for store in stores:
         readers = [d for d in dependencies if d["inputs"] == [{"id": store, "property": "data"}]]
         assert len(readers) == 1 and readers[0]["clientside_function"], store
+        assert readers[0]["state"] == [{"id": ids.Shell.SCREEN, "property": "data"}], store  # checks the screen
         assert readers[0]["prevent_initial_call"] and ".figure@" in readers[0]["output"], store
         writers = [d for d in dependencies if f"{store}.data" in d["output"]]
         assert len(writers) == 1 and not writers[0]["clientside_function"], store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.views.registry import scenario_view
+from dashboard.views.scenario_files import scenario_view
 from dashboard.views.settled import SettledView
 from dashboard.whatif.outcome import outcome
 from dashboard.whatif.view import EditorScenarioView

@@ -8,27 +8,33 @@ import pytest
 
 from dashboard import ids
 from dashboard.analysis.aggregates import DEFAULT_FLOOR_METRIC
+from dashboard.views.context import screen_data
 from dashboard.views.tick_cache import HIT, REFRESH, RENDER, STALE, TickCache
-from tests.dashboard.standin_hub import StandinHub, synthetic_snapshot
+from tests.dashboard.standin_hub import StandinView, standin_app, synthetic_snapshot
 
 OUTPUT = f"{ids.Floor.HALLS_LIVE}.data"  # the floor's live callback (its patches go through this relay store)
 
 
-def _body(n: int, metric: str = DEFAULT_FLOOR_METRIC, changed: str = "shell-tick.n_intervals") -> dict:
+def _body(
+    n: int, metric: str = DEFAULT_FLOOR_METRIC, changed: str = "shell-tick.n_intervals", url: str = "/floor"
+) -> dict:
+    """The floor's live request of tick ``n`` from a page at ``url`` (its view parameters in the screen store)."""
     return {
         "output": OUTPUT,
         "outputs": {"id": ids.Floor.HALLS_LIVE, "property": "data"},
         "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": n}],
-        "state": [{"id": "floor-metric", "property": "value", "value": metric}],
+        "state": [
+            {"id": "floor-metric", "property": "value", "value": metric},
+            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data(url)},
+        ],
         "changedPropIds": [changed],
     }
 
 
 @pytest.fixture()
 def app_and_calls(demo_state, monkeypatch):
-    from dashboard.app import create_app
 
-    app = create_app(StandinHub(demo_state, synthetic_snapshot(demo_state, seed=4)))  # one fixed tick
+    app = standin_app(StandinView(demo_state, synthetic_snapshot(demo_state, seed=4)))  # one fixed tick
     calls = []
     view = app.callback_map[OUTPUT]["callback"]
 
@@ -41,6 +47,7 @@ def app_and_calls(demo_state, monkeypatch):
 
 
 def _post(client, body, referer="http://localhost/floor"):
+    """The request as a browser sends it (its Referer is the page URL; the callbacks do not read it)."""
     return client.post("/_dash-update-component", json=body, headers={"Referer": referer})
 
 
@@ -80,10 +87,28 @@ def test_other_state_view_and_non_tick_requests_render_anew(app_and_calls):
     client = app.server.test_client()
     _post(client, _body(1))
     _post(client, _body(1, metric="rack_power_kw"))  # another state: another key
-    _post(client, _body(1), referer="http://localhost/floor?view=scenario:nope")  # another view
+    _post(client, _body(1, url="/floor?view=scenario:nope"))  # another view
     _post(client, _body(1, changed="floor-metric.value"))  # a user's change: never from the cache
     _post(client, _body(2, changed="floor-metric.value"))
     assert len(calls) == 5
+
+
+def test_the_view_in_the_screen_store_separates_renderings_and_the_referer_does_not(app_and_calls, monkeypatch):
+    """Viewers of live and of a scenario share nothing; viewers of one view share whatever their Referer says."""
+    import dashboard.views.tick_cache as tick_cache
+
+    app, calls = app_and_calls
+    client = app.server.test_client()
+    monkeypatch.setattr(tick_cache.time, "time", lambda: 1_000_000.0)  # one period throughout
+    scenario = "/floor?view=scenario:demo-cdu-loss"
+    live_answer = _post(client, _body(1))
+    scenario_answer = _post(client, _body(1, url=scenario), referer="http://localhost/floor")  # a stale Referer
+    assert len(calls) == 2 and live_answer.status_code == scenario_answer.status_code == 200
+    assert live_answer.data != scenario_answer.data  # each view's own floor
+    assert _post(client, _body(2, url=scenario)).data == scenario_answer.data
+    assert _post(client, _body(3), referer=f"http://localhost{scenario}").data == live_answer.data
+    compared = _post(client, _body(4, url=f"{scenario}&compare=live&diff=1"))
+    assert len(calls) == 3 and compared.data not in (live_answer.data, scenario_answer.data)
 
 
 def test_a_user_action_makes_earlier_renderings_unreachable(app_and_calls):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from dashboard.views.context import ViewSelection, selection_from_url
-from dashboard.views.registry import SCENARIO_DIR, ViewUnavailable, resolve, scenario_view, screen_for
+from dashboard.views.registry import ViewUnavailable, resolve, screen_for
+from dashboard.views.scenario_files import SCENARIO_DIR, scenario_view
 from ingest.live.trend import TREND_COLUMNS
 from twin.engine.snapshot import GPU_DOWN
 from twin.engine.view import View, ViewTick
@@ -24,10 +25,10 @@ def scenario(demo_state):
     return scenario_view(demo_state, DEMO_SCENARIO)
 
 
-def test_live_key_resolves_to_the_hub(demo_hub):
+def test_live_key_resolves_to_the_hub(demo_view):
     for key in (None, "", "live"):
-        assert resolve(key, demo_hub) is demo_hub
-    assert isinstance(demo_hub, View)
+        assert resolve(key, demo_view) is demo_view
+    assert isinstance(demo_view, View)
 
 
 def test_scenario_view_is_a_view_at_the_scenario_time(demo_state, scenario):
@@ -97,16 +98,16 @@ def test_scenario_views_are_cached_until_the_file_changes(demo_state, tmp_path):
         ("scenario:../x", "view key 'scenario:../x'"),
     ],
 )
-def test_unavailable_keys_say_why(demo_hub, key, message):
+def test_unavailable_keys_say_why(demo_view, key, message):
     with pytest.raises(ViewUnavailable) as err:
-        resolve(key, demo_hub)
+        resolve(key, demo_view)
     assert message in str(err.value)
 
 
-def test_screen_resolves_both_keys(demo_hub, scenario):
-    screen = screen_for(selection_from_url(f"/floor?view=scenario:{DEMO_SCENARIO}&compare=live&diff=1"), demo_hub)
-    assert screen.view is scenario and screen.compare is demo_hub and screen.diff
-    assert screen_for(ViewSelection(diff=True), demo_hub).diff is False  # no difference without a comparison
+def test_screen_resolves_both_keys(demo_view, scenario):
+    screen = screen_for(selection_from_url(f"/floor?view=scenario:{DEMO_SCENARIO}&compare=live&diff=1"), demo_view)
+    assert screen.view is scenario and screen.compare is demo_view and screen.diff
+    assert screen_for(ViewSelection(diff=True), demo_view).diff is False  # no difference without a comparison
 
 
 def test_selection_from_url_and_back():
@@ -123,13 +124,13 @@ def test_live_hub_publishes_snapshot_and_detail_together(tmp_path):
     hub = build_hub(
         "demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False, start=datetime(2026, 7, 15, 14, tzinfo=UTC)
     )
-    assert hub.latest_tick() == ViewTick(None, None) and hub.latest() is None and hub.detail() is None
+    assert hub.view.latest_tick() == ViewTick(None, None) and hub.view.latest() is None and hub.view.detail() is None
     for second in range(2):
         snap = hub.step(datetime(2026, 7, 15, 14, 0, second, tzinfo=UTC))
-        tick = hub.latest_tick()
-        assert tick.snapshot is snap and tick.detail is hub.twin.detail
-    first = hub.latest_tick()
+        tick = hub.view.latest_tick()
+        assert tick.snapshot is snap and tick.detail is hub.ticker.twin.detail
+    first = hub.view.latest_tick()
     hub.step(datetime(2026, 7, 15, 14, 0, 5, tzinfo=UTC))
-    assert first.detail is not hub.latest_tick().detail  # a held tick keeps its own detail
-    assert isinstance(hub, View) and hub.is_live and hub.key == "live"
+    assert first.detail is not hub.view.latest_tick().detail  # a held tick keeps its own detail
+    assert isinstance(hub.view, View) and hub.view.is_live and hub.view.key == "live"
     hub.db.dispose()

@@ -175,19 +175,19 @@ def test_links_into_the_editor():
 def test_an_editor_scenario_is_a_view_every_page_can_show(page_module, dash_app):
     from flask import current_app
 
-    from dashboard.views.context import current_hub
+    from dashboard.views.context import live_view, site_db
     from dashboard.views.registry import ViewUnavailable, resolve
     from dashboard.whatif.store import scenario_store
 
     page_module("whatif")
     with dash_app.server.test_request_context("/floor"):
-        hub = current_hub()
-        store = scenario_store(hub, current_app.config)
+        live = live_view()
+        store = scenario_store(live, site_db(), current_app.config)
         if "as-view" not in store.names():
             store.create("as-view")
             store.push("as-view", {"op": "fail", "elements": ["GEN-01"]})
-        view = resolve("scenario:as-view", hub)
+        view = resolve("scenario:as-view", live)
         assert view.key == "scenario:as-view" and not view.is_live
         assert view.latest() is not None and view.latest_tick().detail is not None
         with pytest.raises(ViewUnavailable, match="no scenario"):
-            resolve("scenario:nowhere", hub)
+            resolve("scenario:nowhere", live)

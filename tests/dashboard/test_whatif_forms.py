@@ -22,7 +22,7 @@ import pytest
 from dashboard import ids
 from dashboard.whatif.outcome import outcome
 from tests.conftest import REPO_DIR
-from tests.dashboard.standin_hub import StandinHub
+from tests.dashboard.standin_hub import StandinView
 from twin.scenario.projection import run_scenario
 from twin.site.edits import SETPOINT_FIELD
 from twin.site.load import load_site
@@ -306,18 +306,18 @@ def test_every_form_of_the_page_has_a_case(page):
 
 
 @pytest.mark.parametrize("button, choice", sorted(FORMS, key=lambda k: (k[0], k[1] or "")))
-def test_each_form_projects_its_effect(page, site, hub_request, button, choice):
+def test_each_form_projects_its_effect(page, site, view_request, button, choice):
     case = FORMS[(button, choice)]
-    with hub_request(StandinHub(site, live=True)):
+    with view_request(StandinView(site, live=True)):
         edit = page.build_edit(button, case.selected, dict(case.form))
     before, after = Answer(site, list(case.prior)), Answer(site, [*case.prior, edit])
     assert after.result.scenario is not None  # resolve_edits accepted the edit the form made
     case.effect(before, after)
 
 
-def test_the_cdu_setpoint_form_sends_the_cdu_setpoint_field(page, site, hub_request):
+def test_the_cdu_setpoint_form_sends_the_cdu_setpoint_field(page, site, view_request):
     """The drift this test file guards against: a CDU's setpoint is supply_setpoint_c, a loop's supply supply_temp_c."""
-    with hub_request(StandinHub(site, live=True)):
+    with view_request(StandinView(site, live=True)):
         cdu = page.build_edit(
             W.APPLY_SETPOINT, [], {"setpoint_target": "cdus", "setpoint_element": CDU, "setpoint_c": 40}
         )

@@ -254,14 +254,19 @@ class TickDetail:
     policy: PolicyState = PolicyState()  # after the tick (in force next, pending)
     swing_share: SwingShare | None = None  # the swing per source against its limits
     racks_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rack ids shed by the policy
-    # reserve, N-1, frequency, rejection and grid contract, worked out when first read (:attr:`generation`)
-    generation_checks: Callable[[], GenerationChecks] | None = field(default=None, repr=False)
+    # reserve, N-1, frequency, rejection and grid contract: worked out when first read (:attr:`generation`)
+    # and kept here; the function that works them out is not a field, so a published detail carries
+    # the figures once read and never a function
+    generation_figures: GenerationChecks | None = None
+
+    def defer_generation(self, checks: Callable[[], GenerationChecks] | None) -> None:
+        """Let :attr:`generation` call ``checks`` when first read (None: no generation figures)."""
+        self.__dict__["_generation_checks"] = checks
 
     @property
     def generation(self) -> GenerationChecks | None:
         """The tick's :class:`twin.physics.island.GenerationChecks` (computed on first read, then kept)."""
-        if self.generation_checks is None:
-            return None
-        if "_generation" not in self.__dict__:
-            self.__dict__["_generation"] = self.generation_checks()
-        return self.__dict__["_generation"]
+        checks = self.__dict__.get("_generation_checks")
+        if self.generation_figures is None and checks is not None:
+            self.generation_figures = checks()
+        return self.generation_figures

@@ -222,7 +222,7 @@ class TwinEngine:
     def _detail(self, res: TickResults) -> TickDetail:
         """What the tick found that the Snapshot has no field for."""
         site, tree, topo = res.site, res.power_tree, self.const.topo
-        return TickDetail(
+        detail = TickDetail(
             clock_event_mask=res.gpu_thermal.gpu_clock_event_mask,
             dark_racks=np.flatnonzero(res.power_state.rack_dark).astype(np.int32),
             power_live=res.power_state.power_live,
@@ -239,8 +239,9 @@ class TwinEngine:
             policy=site.policy,
             swing_share=res.swing_share,
             racks_shed=res.power_state.rack_shed,
-            generation_checks=res.generation,
         )
+        detail.defer_generation(res.generation)
+        return detail
 
     def _snapshot(self, res: TickResults) -> Snapshot:
         """The snapshot of the tick's results (and :attr:`detail` beside it)."""

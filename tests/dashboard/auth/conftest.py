@@ -11,6 +11,7 @@ from sqlalchemy import update
 from sqlmodel import Session
 
 from dashboard import ids
+from dashboard.views.context import screen_data
 from ingest.store.models import Event
 from ingest.store.users import add_user
 
@@ -63,9 +64,9 @@ def users(live_twin):
 @pytest.fixture()
 def auth_app(live_twin, users):
     """The dashboard over the live twin, with users (so every request needs a login)."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(live_twin, tick_ms=60_000)
+    return app_for_hub(live_twin, tick_ms=60_000)
 
 
 class Client:
@@ -125,6 +126,7 @@ def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -
             [{"id": ids.alert_comment(alert_id), "property": "value", "value": comment}],
             [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration_s}],
             {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
+            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
         ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
     }
@@ -132,4 +134,6 @@ def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -
 
 def alert_rows(hub) -> dict:
     """What the database holds of each alert's operator state."""
-    return {a["id"]: (a["acknowledged"], a["ack_comment"], a["silenced_until"]) for a in hub.alerts(active_only=False)}
+    return {
+        a["id"]: (a["acknowledged"], a["ack_comment"], a["silenced_until"]) for a in hub.view.alerts(active_only=False)
+    }

@@ -33,7 +33,7 @@ from tests.dashboard.auth.conftest import alert_action_body, alert_rows
 DASHBOARD_DIR = Path(dashboard.__file__).resolve().parent
 STORE_DIR = Path(ingest.store.__file__).resolve().parent
 INGEST_DIR = STORE_DIR.parent
-WRITE_MARKS = ("commit(", "_update_event(", "self._write(")
+WRITE_MARKS = ("commit(", "_update_event(", "self._writes.run(")
 # Writer names too common elsewhere to read as a store write (dict.update, figure.update, a replay's
 # step): the alert store's update and the hub's step run only in the ingest tick, never from a web request.
 COMMON_NAMES = {"update", "step"}
@@ -63,10 +63,10 @@ def _functions(paths) -> dict[str, list[ast.AST]]:
 
 
 def store_writers() -> set[str]:
-    """Names of the functions and hub methods that write to the database (directly or through each other)."""
+    """Names of the functions and live-hub methods that write to the database (directly or through each other)."""
+    live_dir = Path(ingest.live.hub.__file__).parent
     sources = list(STORE_DIR.glob("*.py")) + [
-        Path(ingest.live.hub.__file__),
-        Path(ingest.live.hub.__file__).with_name("alerts.py"),
+        live_dir / f"{name}.py" for name in ("hub", "alerts", "alert_actions", "live_alerts", "recording", "publisher")
     ]
     functions = _functions(sources)
     writers = {
@@ -256,7 +256,7 @@ def test_anonymous_and_viewer_cannot_run_any_registered_callback(auth_app, clien
 
 @pytest.mark.parametrize("kind", [ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE])
 def test_viewer_cannot_act_on_alerts_and_nothing_changes(client, fresh_alerts, kind):
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     before, audited = alert_rows(fresh_alerts), _audit_count(fresh_alerts.db)
     viewer = client()
     viewer.login("vera")
@@ -271,7 +271,7 @@ def test_viewer_cannot_act_on_alerts_and_nothing_changes(client, fresh_alerts, k
 def test_operator_acknowledges_and_silences_with_an_audit_trail(client, fresh_alerts):
     from ingest.store.audit import AuditFilter, list_entries
 
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     operator = client()
     operator.login("otto")
     response = operator.callback(alert_action_body(alert["id"], ids.ALERT_ACK, comment="pump swap"))
@@ -279,7 +279,7 @@ def test_operator_acknowledges_and_silences_with_an_audit_trail(client, fresh_al
     assert operator.callback(alert_action_body(alert["id"], ids.ALERT_SILENCE, duration_s=900)).status_code == 200
     acknowledged, comment, silenced_until = alert_rows(fresh_alerts)[alert["id"]]
     assert acknowledged and comment == "pump swap" and silenced_until is not None
-    stored = next(a for a in fresh_alerts.alerts(active_only=False) if a["id"] == alert["id"])
+    stored = next(a for a in fresh_alerts.view.alerts(active_only=False) if a["id"] == alert["id"])
     assert stored["acknowledged_by"] == "otto"
     entries = list_entries(fresh_alerts.db, AuditFilter(user_name="otto", action="alert."))
     assert [e["action"] for e in entries[:2]] == ["alert.silence", "alert.acknowledge"]

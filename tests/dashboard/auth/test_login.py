@@ -115,7 +115,7 @@ def test_a_password_change_ends_open_sessions(client, auth_app, live_twin):
 def test_callbacks_without_the_csrf_token_are_refused(client, fresh_alerts):
     c = client()
     c.login("otto")
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     before = alert_rows(fresh_alerts)
     for headers in ({}, {"X-CSRFToken": "forged"}):
         response = c.callback(alert_action_body(alert["id"], "alert-ack"), csrf=False, headers=headers)
@@ -131,7 +131,7 @@ def test_api_tokens_authenticate_scripts_without_csrf(client, auth_app, live_twi
     assert c.http.get("/_dash-layout", headers=bearer).status_code == 200
     for wrong in ("Bearer ct_wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer ct_" + "a" * 500):
         assert c.http.get("/_dash-layout", headers={"Authorization": wrong}).status_code == 401, wrong
-    alert = fresh_alerts.alerts()[0]
+    alert = fresh_alerts.view.alerts()[0]
     response = c.callback(alert_action_body(alert["id"], "alert-ack", comment="scripted"), csrf=False, headers=bearer)
     assert response.status_code == 200, response.get_data(as_text=True)
     assert alert_rows(fresh_alerts)[alert["id"]][:2] == (True, "scripted")

@@ -36,12 +36,12 @@ def open_twin(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(open_twin, tmp_path_factory):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CLUSTERTWIN_INCIDENTS", str(tmp_path_factory.mktemp("library")))
         settings = AuthSettings(bind_host="127.0.0.1", allowed_hosts=("twin.example.org",))
-        yield create_app(open_twin, tick_ms=60_000, auth=settings)
+        yield app_for_hub(open_twin, tick_ms=60_000, auth=settings)
 
 
 def _ack(client, alert_id, **headers):
@@ -49,12 +49,12 @@ def _ack(client, alert_id, **headers):
 
 
 def _acknowledged(hub, alert_id) -> bool:
-    return next(a for a in hub.alerts(active_only=False) if a["id"] == alert_id)["acknowledged"]
+    return next(a for a in hub.view.alerts(active_only=False) if a["id"] == alert_id)["acknowledged"]
 
 
 def test_dns_rebinding_a_foreign_host_is_refused_and_nothing_changes(app, open_twin):
     client = app.server.test_client()
-    alert = next(a for a in open_twin.alerts() if not a["acknowledged"])
+    alert = next(a for a in open_twin.view.alerts() if not a["acknowledged"])
     r = _ack(client, alert["id"], Host="attacker.example:8050")
     assert r.status_code == 421 and "attacker.example" in r.get_json()["error"]
     assert not _acknowledged(open_twin, alert["id"])
@@ -70,7 +70,7 @@ def test_dns_rebinding_a_foreign_host_is_refused_and_nothing_changes(app, open_t
 )
 def test_a_cross_site_post_is_refused(app, open_twin, headers):
     client = app.server.test_client()
-    alert = next(a for a in open_twin.alerts() if not a["acknowledged"])
+    alert = next(a for a in open_twin.view.alerts() if not a["acknowledged"])
     r = _ack(client, alert["id"], **headers)
     assert r.status_code == 403 and "cross-site" in r.get_json()["error"]
     assert not _acknowledged(open_twin, alert["id"])

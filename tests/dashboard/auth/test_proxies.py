@@ -14,9 +14,9 @@ LIMITS = dict(login_failures_per_address=3, login_failures_per_user=100)
 
 
 def proxied_app(live_twin, trusted_proxies: int):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
-    return create_app(live_twin, tick_ms=60_000, auth=AuthSettings(trusted_proxies=trusted_proxies, **LIMITS))
+    return app_for_hub(live_twin, tick_ms=60_000, auth=AuthSettings(trusted_proxies=trusted_proxies, **LIMITS))
 
 
 def fail_login(c: Client, name: str, forwarded_for: str):
@@ -32,7 +32,7 @@ def acknowledge_as(c: Client, live_twin, headers: dict) -> dict:
     """Acknowledge an alert with otto's API token and ``headers``; the audit entry it wrote."""
     token = new_token(live_twin.db, "otto")
     auth_state(c.app.server).directory.invalidate()
-    alert = live_twin.alerts()[0]
+    alert = live_twin.view.alerts()[0]
     response = c.callback(
         alert_action_body(alert["id"], "alert-ack", comment="proxied"),
         csrf=False,

@@ -49,17 +49,17 @@ def leaks(text: str, secrets: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.postgres
 def test_no_secret_in_pages_errors_logs_or_json(secret_db_url, caplog, capsys):
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
     from ingest.live.runtime import start_hub
 
     caplog.set_level(logging.DEBUG)
     runtime = start_hub("demo", secret_db_url, SOURCES, faults=("xid:h1-r01-k02-n0/5=79",))
     try:
         add_user(runtime.hub.db, "ada", "admin", "admin-password-1")
-        app = create_app(runtime.hub, tick_ms=60_000)
+        app = app_for_hub(runtime.hub, tick_ms=60_000)
         secrets = BMC_SECRETS + (DB_SECRET, app.server.secret_key, "admin-password-1")
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not runtime.hub.alerts():
+        while time.monotonic() < deadline and not runtime.hub.view.alerts():
             time.sleep(0.5)
         # both BMC pollers have failed at least once (the Redfish one first polls after its 30 s interval)
         deadline = time.monotonic() + 120
@@ -97,7 +97,7 @@ def test_no_secret_in_pages_errors_logs_or_json(secret_db_url, caplog, capsys):
             assert response.status_code == 200, page["path"]
             pages[page["path"]] = response.get_data(as_text=True)
         seen += pages.values()
-        assert DB_SECRET in runtime.db_url and runtime.hub.alerts()  # planted, and the pages have content
+        assert DB_SECRET in runtime.db_url and runtime.hub.view.alerts()  # planted, and the pages have content
         assert "source ipmi" in pages["/audit"] and "***" in pages["/audit"]
         for argv in (
             ["alerts", "list", "--json"],

@@ -16,11 +16,11 @@ SETTINGS = AuthSettings(login_failures_per_address=4, login_failures_per_user=3,
 @pytest.fixture
 def two_apps(live_twin, db_url):
     """Two apps over their own engines on the database of ``db_url`` (SQLite, then the real PostgreSQL)."""
-    from dashboard.app import create_app
+    from dashboard.app import app_for_hub
 
     engines = [open_database(db_url) for _ in range(2)]
     add_user(engines[0], "otto", "operator", PASSWORDS["otto"])
-    apps = [create_app(live_twin, tick_ms=60_000, db=engine, auth=SETTINGS) for engine in engines]
+    apps = [app_for_hub(live_twin, tick_ms=60_000, db=engine, auth=SETTINGS) for engine in engines]
     now = [1_000_000.0]
     for app in apps:
         state = auth_state(app.server)

@@ -31,8 +31,8 @@ def never_ticks(hub):
     def refuse(*_args, **_kwargs):
         raise AssertionError("a follower ran twin work")
 
-    hub.twin.tick = hub.twin.settle = refuse
-    hub.synthetic.step = refuse
+    hub.ticker.twin.tick = hub.ticker.twin.settle = refuse
+    hub.ticker.synthetic.step = refuse
     hub.step = refuse
 
 
@@ -62,7 +62,7 @@ def running_leader_and_followers(db_url: str):
     """A leader with a fault and two followers listening (PostgreSQL) or polling (SQLite); stopped after."""
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
-    leader.publish_holder = "leader:1:aa"
+    leader.publisher.holder = "leader:1:aa"
     followers = [build_hub("demo", db_url, start=T0) for _ in range(2)]
     for hub in followers:
         hub.writable = False
@@ -82,42 +82,46 @@ def test_followers_show_each_tick_of_the_leader_without_twin_work(leader_and_fol
     for second in range(4):
         snap = leader.step(T0 + timedelta(seconds=second))
         for hub in followers:
-            assert wait_for(lambda hub=hub, snap=snap: hub.latest() is not None and hub.latest().ts == snap.ts)
-            got = hub.latest_tick()
+            assert wait_for(
+                lambda hub=hub, snap=snap: hub.view.latest() is not None and hub.view.latest().ts == snap.ts
+            )
+            got = hub.view.latest_tick()
             assert got.snapshot.it_power_mw == snap.it_power_mw
-            assert got.detail.balance == leader.detail().balance
+            assert got.detail.balance == leader.view.detail().balance
             assert (got.snapshot.gpu_state == snap.gpu_state).all()
-    assert all(hub.adopted_total == 4 and hub.seq == leader.seq == 4 for hub in followers)
+    assert all(hub.latest.adopted_total == 4 and hub.latest.seq == leader.latest.seq == 4 for hub in followers)
     follower = followers[0]
-    assert len(follower.trend(60)) == 4  # the trend fills from the adopted ticks
-    assert follower.job_timeline(leader.jobs[0].spec.name) == leader.job_timeline(leader.jobs[0].spec.name)
-    assert follower.job_timeline(leader.jobs[0].spec.name)  # the down GPU stopped the job
-    ages = follower.source_ages(snap.ts.timestamp() + 2.0)
-    assert ages == {"synthetic": pytest.approx(leader.source_ages(snap.ts.timestamp())["synthetic"] + 2.0)}
+    assert len(follower.view.trend(60)) == 4  # the trend fills from the adopted ticks
+    assert follower.view.job_timeline(leader.ticker.jobs.placed[0].spec.name) == leader.view.job_timeline(
+        leader.ticker.jobs.placed[0].spec.name
+    )
+    assert follower.view.job_timeline(leader.ticker.jobs.placed[0].spec.name)  # the down GPU stopped the job
+    ages = follower.view.source_ages(snap.ts.timestamp() + 2.0)
+    assert ages == {"synthetic": pytest.approx(leader.view.source_ages(snap.ts.timestamp())["synthetic"] + 2.0)}
     assert watchers[0].uses_notify == (follower.db.dialect.name == "postgresql")
-    assert leader.publish_bytes > 0
+    assert leader.publisher.bytes > 0
 
 
 def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followers):
     leader, (first, second), watchers = leader_and_followers
     leader.step(T0)
-    alert = first.alerts()[0]
-    first.acknowledge(alert["id"], "pump swapped", user="ops")
-    second.silence(alert["id"], 600)
+    alert = first.view.alerts()[0]
+    first.alert_actions.acknowledge(alert["id"], "pump swapped", user="ops")
+    second.alert_actions.silence(alert["id"], 600)
     for hub in (leader, first, second):
-        seen = next(a for a in hub.alerts() if a["id"] == alert["id"])
+        seen = next(a for a in hub.view.alerts() if a["id"] == alert["id"])
         assert seen["acknowledged"] and seen["ack_comment"] == "pump swapped" and seen["acknowledged_by"] == "ops"
         assert seen["silenced_until"] is not None
     if watchers[0].uses_notify:  # each follower heard both changes
-        assert wait_for(lambda: all(h.alerts_changes_total >= 2 for h in (first, second))), [
-            (h.alerts_changes_total, w.notifications_total, w.listening.is_set())
+        assert wait_for(lambda: all(h.live_alerts.changes_total >= 2 for h in (first, second))), [
+            (h.live_alerts.changes_total, w.notifications_total, w.listening.is_set())
             for h, w in zip((first, second), watchers)
         ]
     leader.step(T0 + timedelta(seconds=1))  # the leader's next tick keeps the operator's changes
-    kept = next(a for a in leader.alerts() if a["id"] == alert["id"])
+    kept = next(a for a in leader.view.alerts() if a["id"] == alert["id"])
     assert kept["acknowledged"] and kept["silenced_until"] is not None
     with pytest.raises(KeyError):
-        first.acknowledge(10**9)
+        first.alert_actions.acknowledge(10**9)
 
 
 @pytest.mark.postgres
@@ -127,7 +131,7 @@ def test_alert_changes_notified_together_are_each_counted(pg_leader_and_follower
 
     leader, (follower, other), (watcher, _) = pg_leader_and_followers
     leader.step(T0)
-    alert = follower.alerts()[0]
+    alert = follower.view.alerts()[0]
     gate, busy = threading.Event(), threading.Event()
     refresh = watcher.refresh
 
@@ -138,11 +142,11 @@ def test_alert_changes_notified_together_are_each_counted(pg_leader_and_follower
 
     watcher.refresh = held_refresh  # the follower's next read of the state waits for the gate
     assert busy.wait(load_scaled_s(10.0))  # it re-reads within resync_s
-    other.acknowledge(alert["id"], "pump swapped", user="ops")
-    other.silence(alert["id"], 600)
+    other.alert_actions.acknowledge(alert["id"], "pump swapped", user="ops")
+    other.alert_actions.silence(alert["id"], 600)
     gate.set()
-    assert wait_for(lambda: follower.alerts_changes_total >= 2), follower.alerts_changes_total
-    assert follower.alerts_changes_total == 2
+    assert wait_for(lambda: follower.live_alerts.changes_total >= 2), follower.live_alerts.changes_total
+    assert follower.live_alerts.changes_total == 2
 
 
 @pytest.mark.postgres
@@ -156,36 +160,36 @@ def test_changes_made_between_connect_and_listen_are_not_missed(postgres_url, mo
     from sqlalchemy.exc import OperationalError
 
     import ingest.live.follower as follower_module
-    import ingest.live.hub as hub_module
+    import ingest.live.live_alerts as alerts_module
 
     open_database(empty_postgres(postgres_url)).dispose()
     leader = build_hub("demo", postgres_url, start=T0, faults=(FAULT,))
-    leader.publish_holder = "leader:1:aa"
+    leader.publisher.holder = "leader:1:aa"
     leader.step(T0)
     follower = build_hub("demo", postgres_url, start=T0)
     follower.writable = False
     never_ticks(follower)
-    alert = follower.alerts()[0]  # kept for an outage
+    alert = follower.view.alerts()[0]  # kept for an outage
     assert not alert["acknowledged"]
 
     def connect_then_change(*args, **kwargs):
         conn = psycopg.connect(*args, **kwargs)
         leader.step(T0 + timedelta(seconds=1))
-        leader.acknowledge(alert["id"], "pump swapped", user="ops")
+        leader.alert_actions.acknowledge(alert["id"], "pump swapped", user="ops")
         return conn
 
     monkeypatch.setattr(follower_module, "psycopg", SimpleNamespace(connect=connect_then_change))
     watcher = Follower(follower, poll_s=0.05, resync_s=3600.0).start()  # no periodic re-read to hide a miss
     try:
         wait_listening(watcher)
-        assert follower.latest().ts == T0 + timedelta(seconds=1)  # read when LISTEN started, not notified
+        assert follower.view.latest().ts == T0 + timedelta(seconds=1)  # read when LISTEN started, not notified
 
         def database_down(*_args, **_kwargs):
             raise OperationalError("SELECT", {}, Exception("connection refused"))
 
-        monkeypatch.setattr(hub_module, "list_alerts", database_down)
+        monkeypatch.setattr(alerts_module, "list_alerts", database_down)
         try:
-            shown = follower.alerts()
+            shown = follower.view.alerts()
         except OperationalError:
             shown = None  # no list read since the change: the outage is shown, not an old list
         assert shown is None or next(a for a in shown if a["id"] == alert["id"])["acknowledged"]
@@ -199,12 +203,12 @@ def test_a_follower_skips_states_older_than_its_own_and_follows_a_restarted_lead
     leader, (follower, _), watchers = leader_and_followers
     for second in range(3):
         leader.step(T0 + timedelta(seconds=second))
-    assert wait_for(lambda: follower.seq == 3)
+    assert wait_for(lambda: follower.latest.seq == 3)
     restarted = build_hub("demo", leader.db.url.render_as_string(hide_password=False), start=T0)
-    restarted.publish_holder = "leader:2:bb"  # a new process counts its ticks from one again
+    restarted.publisher.holder = "leader:2:bb"  # a new process counts its ticks from one again
     snap = restarted.step(T0 + timedelta(seconds=10))
-    assert wait_for(lambda: follower.latest().ts == snap.ts)
-    assert follower.seq == 1
+    assert wait_for(lambda: follower.view.latest().ts == snap.ts)
+    assert follower.latest.seq == 1
     restarted.db.dispose()
 
 
@@ -217,12 +221,12 @@ def test_runtimes_follow_then_take_over_and_publish(tmp_path):
         assert first.leading and not second.leading and not web.leading
         assert second.follower.running and web.follower.running and first.follower is None
         assert "never leads" in web.notes[0]
-        assert wait_for(lambda: second.hub.latest() is not None and web.hub.latest() is not None)
+        assert wait_for(lambda: second.hub.view.latest() is not None and web.hub.view.latest() is not None)
         first.stop()
         assert wait_for(lambda: second.leading, 5.0)
-        assert second.follower is None and second.hub.publish_holder == second.lease.holder
-        taken = second.hub.latest().ts
-        assert wait_for(lambda: web.hub.latest().ts > taken, 5.0)  # the web process follows the new leader
+        assert second.follower is None and second.hub.publisher.holder == second.lease.holder
+        taken = second.hub.view.latest().ts
+        assert wait_for(lambda: web.hub.view.latest().ts > taken, 5.0)  # the web process follows the new leader
         assert not web.leading
     finally:
         for runtime in (first, second, web):
@@ -232,7 +236,7 @@ def test_runtimes_follow_then_take_over_and_publish(tmp_path):
 def test_a_leader_publishes_at_its_publish_cadence(db_url):
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0, publish_every_s=2.0)
-    leader.publish_holder = "leader:1:aa"
+    leader.publisher.holder = "leader:1:aa"
     follower = build_hub("demo", db_url, start=T0)
     follower.writable = False
     never_ticks(follower)
@@ -241,7 +245,9 @@ def test_a_leader_publishes_at_its_publish_cadence(db_url):
         for second in range(5):
             leader.step(T0 + timedelta(seconds=second))
             watcher.refresh()
-        assert follower.adopted_total == 3 and follower.latest().ts == T0 + timedelta(seconds=4)  # 0, 2 and 4 s
+        assert follower.latest.adopted_total == 3 and follower.view.latest().ts == T0 + timedelta(
+            seconds=4
+        )  # 0, 2 and 4 s
     finally:
         leader.db.dispose()
         follower.db.dispose()
@@ -256,14 +262,14 @@ def test_ingest_run_refuses_a_publish_cadence_out_of_range(capsys):
 
 
 def same_trend(follower, leader, window_s: float = 3600.0) -> bool:
-    mine, theirs = follower.trend(window_s), leader.trend(window_s)
+    mine, theirs = follower.view.trend(window_s), leader.view.trend(window_s)
     return mine.index.equals(theirs.index) and np.allclose(mine.to_numpy(float), theirs.to_numpy(float), equal_nan=True)
 
 
 def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
-    leader.publish_holder = "leader:1:aa"
+    leader.publisher.holder = "leader:1:aa"
     for second in range(20):
         leader.step(T0 + timedelta(seconds=second))
     follower = build_hub("demo", db_url, start=T0)
@@ -271,10 +277,10 @@ def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
     never_ticks(follower)
     watcher = Follower(follower, poll_s=0.05, resync_s=0.5).start()
     try:
-        assert len(follower.trend(3600)) == 20 and same_trend(follower, leader)  # at once, before another tick
-        assert follower.trend(3600)["gpus_down"].dtype == leader.trend(3600)["gpus_down"].dtype
+        assert len(follower.view.trend(3600)) == 20 and same_trend(follower, leader)  # at once, before another tick
+        assert follower.view.trend(3600)["gpus_down"].dtype == leader.view.trend(3600)["gpus_down"].dtype
         leader.step(T0 + timedelta(seconds=20))
-        assert wait_for(lambda: len(follower.trend(3600)) == 21)
+        assert wait_for(lambda: len(follower.view.trend(3600)) == 21)
         assert same_trend(follower, leader)
     finally:
         watcher.stop()
@@ -285,7 +291,7 @@ def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
 def test_a_follower_that_missed_notifications_catches_up_from_the_database(leader_and_followers):
     leader, (follower, _), (watcher, _) = leader_and_followers
     leader.step(T0)
-    assert wait_for(lambda: follower.seq == 1)
+    assert wait_for(lambda: follower.latest.seq == 1)
     if watcher.uses_notify:  # the follower's LISTEN connection drops: nothing is notified until it reconnects
         from sqlalchemy import text
 
@@ -303,8 +309,8 @@ def test_a_follower_that_missed_notifications_catches_up_from_the_database(leade
         leader.step(T0 + timedelta(seconds=second))
     if not watcher.uses_notify:
         watcher.start()
-    assert wait_for(lambda: follower.latest().ts == T0 + timedelta(seconds=7), 15.0)
-    assert len(follower.trend(3600)) == 8 and same_trend(follower, leader)  # every missed tick, not the last only
+    assert wait_for(lambda: follower.view.latest().ts == T0 + timedelta(seconds=7), 15.0)
+    assert len(follower.view.trend(3600)) == 8 and same_trend(follower, leader)  # every missed tick, not the last only
 
 
 def test_the_stored_trend_keeps_one_window_per_site(db_url):
@@ -313,12 +319,12 @@ def test_the_stored_trend_keeps_one_window_per_site(db_url):
 
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0)
-    leader.publish_holder = "leader:1:aa"
-    leader.trend_buffer = TrendBuffer(window_s=10.0)
+    leader.publisher.holder = "leader:1:aa"
+    leader.latest.trend = TrendBuffer(window_s=10.0)
     try:
         for second in range(30):
             leader.step(T0 + timedelta(seconds=second))
-        assert rows_total(leader.db, "demo") == len(leader.trend(3600)) == 11  # 19..29 s: older rows are deleted
+        assert rows_total(leader.db, "demo") == len(leader.view.trend(3600)) == 11  # 19..29 s: older rows are deleted
     finally:
         leader.db.dispose()
 
@@ -329,13 +335,13 @@ def test_a_new_leader_continues_the_stored_trend(tmp_path):
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     earlier = utcnow().replace(microsecond=0) - timedelta(seconds=20)
     old = build_hub("demo", url, start=earlier)
-    old.publish_holder = "leader:1:aa"  # a leader that stopped (it held no lease any more)
+    old.publisher.holder = "leader:1:aa"  # a leader that stopped (it held no lease any more)
     for second in range(5):
         old.step(earlier + timedelta(seconds=second))
     runtime = start_hub("demo", url, renew_s=0.3)
     try:
         assert runtime.leading
-        trend = runtime.hub.trend(3600)
+        trend = runtime.hub.view.trend(3600)
         assert trend.index[0] == earlier and len(trend) >= 6  # the old leader's five points, then its own
     finally:
         runtime.stop()

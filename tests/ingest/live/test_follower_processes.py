@@ -185,11 +185,11 @@ def test_a_web_process_started_late_shows_the_leaders_trend_at_once(pg, tmp_path
         wait_for(lambda: rows_total(engine, "demo") >= 8, 90, "eight trend points of the leader", procs)
         web = start_hub("demo", pg, follow_only=True)  # what serve --follow starts
         try:
-            trend = web.hub.trend(3600)  # at once: before any notification reached the new follower
+            trend = web.hub.view.trend(3600)  # at once: before any notification reached the new follower
             stored = read_trend(engine, "demo")
             assert len(trend) >= 8 and trend.index[0] == stored[0][0]  # from the leader's first tick on
             assert trend["it_power_mw"].iloc[0] == stored[0][1]["it_power_mw"] > 0
-            assert not web.leading and web.hub.adopted_total == 1
+            assert not web.leading and web.hub.latest.adopted_total == 1
         finally:
             web.stop()
         assert "Traceback" not in procs.log("leader")

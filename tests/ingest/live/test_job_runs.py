@@ -14,7 +14,7 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
     hub = build_hub(
         "demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",), record=False
     )
-    run = hub.job_runs[0]
+    run = hub.ticker.jobs.runs[0]
     t = run.timings
     phases, snaps = [], []
     total_s = int(10 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s + 30)
@@ -35,7 +35,7 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
     expected_lost_s = 10 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s / 2  # progress + stop + ramp
     assert abs(job_after.lost_work_s - expected_lost_s) <= 3.0
     assert job_after.interruptions_total == 1 and job_after.lost_tokens_count > 0
-    timeline = hub.job_timeline(job_after.name)
+    timeline = hub.view.job_timeline(job_after.name)
     assert [e["phase"] for e in timeline][:5] == ["detecting", "draining", "restoring", "warming_up", "running"]
     assert timeline[0]["ts"] == T0 + timedelta(seconds=10)
 
@@ -45,7 +45,7 @@ def test_the_whole_job_power_dips_while_it_restarts_and_surges_back(tmp_path):
     hub = build_hub(
         "demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",), record=False
     )
-    t = hub.job_runs[0].timings
+    t = hub.ticker.jobs.runs[0].timings
     it_mw = {}
     total_s = int(10 + t.xid_detection_s + t.drain_swap_s + t.restore_s + t.warmup_s + 30)
     for i in range(total_s):

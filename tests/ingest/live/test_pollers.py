@@ -47,8 +47,8 @@ def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
         lambda path, n: (200, "text/plain; version=0.0.4", page["text"]) if path == "/metrics" else None
     )
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'dcgm.db'}", sources=(f"dcgm={server.url}/metrics",))
-    poller = hub.pollers[0]
-    poller.run(hub.buffer)
+    poller = hub.ticker.pollers[0]
+    poller.run(hub.ticker.buffer)
     assert poller.failures == 0
     now = datetime.now(UTC).replace(microsecond=0)
     snap = hub.step(now)
@@ -58,10 +58,10 @@ def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
     assert snap.source_age_s["dcgm"] < 5
 
     # a node disappears from the scrape: once its readings age out, its GPUs fall back on the twin
-    hub.reading_max_age_s = 0.5
+    hub.ticker.reading_max_age_s = 0.5
     time.sleep(0.6)
     page["text"] = exposition(demo.node_name, temp_c=64, util_pct=88, skip_host="h1-r01-k01-n0")
-    poller.run(hub.buffer)
+    poller.run(hub.ticker.buffer)
     later = hub.step(datetime.now(UTC))
     missing = demo.gpu_node == 0
     assert (later.gpu_temp_c[~missing] == 64).all()
@@ -71,14 +71,14 @@ def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
 def test_a_dead_source_goes_stale_and_raises_one_alert(http_server, tmp_path):
     server = http_server(lambda path, n: (500, "text/plain", "exporter crashed"))
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'dead.db'}", sources=(f"dcgm={server.url}/metrics",))
-    poller = hub.pollers[0]
+    poller = hub.ticker.pollers[0]
     for _ in range(2):
-        poller.run(hub.buffer)  # retried with back-off inside, never raises
+        poller.run(hub.ticker.buffer)  # retried with back-off inside, never raises
     assert poller.failures == 2
     now = datetime.now(UTC)
     hub.step(now)
     hub.step(now + timedelta(seconds=1))
-    stale = [a for a in hub.alerts() if a["entity_kind"] == "source"]
+    stale = [a for a in hub.view.alerts() if a["entity_kind"] == "source"]
     assert len(stale) == 1 and stale[0]["entity_name"] == "dcgm" and stale[0]["message"] == "no reading yet"
 
 

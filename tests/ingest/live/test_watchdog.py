@@ -69,11 +69,11 @@ def test_stuck_source_is_abandoned_its_late_readings_dropped_and_alerted(tmp_pat
         watchdog_s=0.3,
         freshness=freshness,
     )
-    hub.pollers = [poller]
+    hub.ticker.pollers = [poller]
     t0 = time.monotonic()
-    poller.run(hub.buffer)
-    poller.run(hub.buffer)
-    poller.run(hub.buffer)  # two threads stuck: this one does not start a third
+    poller.run(hub.ticker.buffer)
+    poller.run(hub.ticker.buffer)
+    poller.run(hub.ticker.buffer)  # two threads stuck: this one does not start a third
     assert time.monotonic() - t0 < 2.0
     assert poller.failures == 3 and len(calls) == 2 and poller.watchdog.abandoned_total == 2
     assert freshness.report()[0]["failures_in_episode"] == 3
@@ -85,7 +85,7 @@ def test_stuck_source_is_abandoned_its_late_readings_dropped_and_alerted(tmp_pat
     snap = hub.step(now)
     assert snap.gpu_temp_c[0] != 71
     hub.step(now + timedelta(seconds=1))
-    stale = [a for a in hub.alerts() if a["entity_kind"] == "source"]
+    stale = [a for a in hub.view.alerts() if a["entity_kind"] == "source"]
     assert len(stale) == 1 and stale[0]["entity_name"] == "dcgm"
 
 

@@ -136,7 +136,7 @@ def test_live_poller_keeps_the_snapshot_then_goes_stale_when_the_controller_dies
     assert poller.latest.nodes_by_state()["drained"] == 1 and len(poller.latest.jobs) >= 9
     now = datetime.now(UTC)
     hub.step(now)
-    assert not [a for a in hub.alerts() if a["entity_kind"] == "source"]  # fresh
+    assert not [a for a in hub.view.alerts() if a["entity_kind"] == "source"]  # fresh
     # the same poller, its controller gone (a configuration naming a port nobody listens on)
     dead = tmp_path / "dead.conf"
     port = peer._free_port_block(1)

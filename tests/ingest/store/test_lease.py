@@ -108,7 +108,7 @@ def test_a_follower_takes_over_when_the_leader_is_killed(db_url):
         waited_s = time.monotonic() - killed
         assert follower.leading, f"no takeover {waited_s:.1f} s after the leader died"
         assert waited_s <= lease_s + renew_s + 1.0  # + 1 s for a loaded machine
-        assert follower.hub.latest() is not None and follower.hub.writable
+        assert follower.hub.view.latest() is not None and follower.hub.writable
         assert follower.lease.current()[0] == follower.lease.holder
     finally:
         if leader.poll() is None:

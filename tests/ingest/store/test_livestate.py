@@ -23,7 +23,7 @@ def demo_state(tmp_path_factory):
     hub = build_hub("demo", url, start=T0, faults=("xid:h1-r01-k01-n0/0=79",), record=False)
     for i in range(3):
         hub.step(T0 + timedelta(seconds=i))
-    return hub.live_state()
+    return hub.publisher.live_state()
 
 
 def test_a_live_state_reads_back_as_the_leader_had_it(demo_state):

@@ -16,7 +16,13 @@ depends_on = None
 
 
 def upgrade() -> None:
-    
+    _create_events()
+    _create_incidents_and_scenarios()
+    _create_site_versions()
+    _create_telemetry()
+
+
+def _create_events() -> None:
     op.create_table('event',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('site_name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
@@ -41,6 +47,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_event_site_name'), ['site_name'], unique=False)
         batch_op.create_index('ix_event_site_open', ['site_name', 'cleared_at'], unique=False)
 
+
+def _create_incidents_and_scenarios() -> None:
     op.create_table('incident',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('site_name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
@@ -67,6 +75,8 @@ def upgrade() -> None:
     with op.batch_alter_table('scenario', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_scenario_site_name'), ['site_name'], unique=False)
 
+
+def _create_site_versions() -> None:
     op.create_table('site_version',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
@@ -80,6 +90,8 @@ def upgrade() -> None:
     with op.batch_alter_table('site_version', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_site_version_name'), ['name'], unique=False)
 
+
+def _create_telemetry() -> None:
     op.create_table('telemetry_layout',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('site_name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
