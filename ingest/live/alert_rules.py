@@ -71,6 +71,12 @@ RUNBOOK = {
     "source_down": "Restart the unit or start a standby; cap GPU power until generation covers load and swing.",
     "headroom": "Cap GPU power or start generation: the training swing can exceed what supply can follow.",
     "supply": "Cap GPU power now: load exceeds generation and the battery is draining.",
+    "gen_reserve": "Start a standby unit or cap GPU power: the loss of the largest source would leave load unserved.",
+    "gen_step": "Hold new load (job starts, cap releases) until the units recover from their last load step.",
+    "gen_rejection": "Stagger checkpoints or add battery absorption: a whole-job drop risks the units' overspeed trip.",
+    "gen_surge": "Ramp the job back after checkpoints (power floor) or add batteries: the surge exceeds the load step.",
+    "island_frequency": "Smooth the swing (GPU power floor, batteries) or change the step period off the governors' mode.",
+    "grid_contract": "Buffer the swing with batteries or smooth it at the GPUs: the grid contract's limits are exceeded.",
     "links_down": "Replace the optics/cables of the down links; reroute or drain the job's ranks under this switch.",
     "stale": "Check the exporter/BMC and the network path; the twin shows modelled values meanwhile.",
 }
@@ -127,6 +133,7 @@ class SiteFacts:
     power_live: np.ndarray | None = None  # bool per power element
     source_live: np.ndarray | None = None  # bool per source
     job_best_tokens_per_s: dict[str, float] = field(default_factory=dict)  # best recent throughput per job
+    generation: object | None = None  # twin.physics.island.GenerationChecks of the tick (None: not known)
 
 
 def _cond(
@@ -478,6 +485,73 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
     return out
 
 
+def _generation_conditions(ctx: _Context) -> list[Condition]:
+    """The generating units and the grid as an engineer tests them (twin/physics/island.py): N-1, load steps,
+    and, islanded, load rejection, surge and frequency; with a grid, its contract."""
+    g = ctx.facts.generation
+    if g is None:
+        return []
+    s, out = ctx.state, []
+    site = lambda rule, sev, metric, value, text, mw: _cond(  # noqa: E731
+        f"{rule}:site:0", sev, "site", 0, s.name, metric, value, text, impact=Impact(power_mw=float(mw))
+    )
+    r = g.reserve
+    if not g.reserve_ok and r.largest_source >= 0:
+        name = s.source_name[r.largest_source]
+        what = "leaves load unserved" if r.n1_deficit_mw > 0 else "is more than the others pick up at once"
+        out.append(
+            site(
+                "gen_reserve",
+                "warning",
+                "n1_deficit_mw",
+                r.n1_deficit_mw,
+                f"N-1: the loss of {name} {what}",
+                max(r.n1_deficit_mw, r.n1_step_deficit_mw),
+            )
+        )
+    if g.units_step_limited_count:
+        text = f"{g.units_step_limited_count} generating units held back while their last load step recovers"
+        out.append(site("gen_step", "warning", "units_step_limited_count", g.units_step_limited_count, text, 0.0))
+    if g.islanded_flag and not g.rejection_ok:
+        over = g.rejection_freq_rise_frac >= g.overspeed_trip_frac
+        text = "whole-job drop " + (
+            "reaches the units' overspeed trip" if over else "exceeds the class's frequency rise"
+        )
+        out.append(
+            site(
+                "gen_rejection",
+                "critical" if over else "warning",
+                "rejection_freq_rise_frac",
+                g.rejection_freq_rise_frac,
+                text,
+                g.rejection_mw,
+            )
+        )
+    if g.islanded_flag and not g.surge_ok:
+        text = "surge after a checkpoint exceeds the units' load step or the class's frequency dip"
+        out.append(site("gen_surge", "warning", "surge_frac", g.surge_frac, text, g.surge_mw))
+    if g.islanded_flag and not g.frequency_ok:
+        sev = "critical" if g.swing_freq_pp_hz > 2.0 * g.freq_band_hz else "warning"
+        text = "training swing drives the island's frequency outside the steady-state band"
+        out.append(site("island_frequency", sev, "swing_freq_pp_hz", g.swing_freq_pp_hz, text, g.swing_on_units_mw))
+    if g.grid is not None and not g.grid.within_contract:
+        c, f = g.grid_contract, g.grid
+        broken = [
+            name
+            for name, bad in (
+                ("import limit", f.peak_import_mw > c.import_limit_mw),
+                ("export (reverse power)", f.min_import_mw < -c.export_limit_mw),
+                ("ramp", f.ramp_mw_per_s > c.ramp_limit_mw_per_s),
+                ("voltage change", f.voltage_change_frac > c.voltage_change_limit_frac),
+            )
+            if bad
+        ]
+        text = "swing and dips at the grid exceed the contract: " + ", ".join(broken)
+        excess = max(f.peak_import_mw - c.import_limit_mw, -c.export_limit_mw - f.min_import_mw, 0.0)
+        out.append(site("grid_contract", "warning", "peak_import_mw", f.peak_import_mw, text, excess))
+    return out
+
+
 def _link_conditions(ctx: _Context) -> tuple[list[Condition], dict[int, str]]:
     """Switches with down uplinks; severity from the GPUs they cut off.  Returns leaf → key of cut-off leaves."""
     s, snap = ctx.state, ctx.snap
@@ -703,7 +777,8 @@ def evaluate(state: SiteTables, snap: Snapshot, facts: SiteFacts | None = None) 
         if c.rule == "gpu_down" and not c.group:
             cause_of_gpu[c.key] = down_ids[state.gpu_rack[down_ids] == c.entity_id]
     jobs = _job_conditions(ctx, cause_of_gpu)
-    return jobs + cooling + loops + power + _source_conditions(ctx) + links + xids + racks + _stale_conditions(ctx)
+    sources = _source_conditions(ctx) + _generation_conditions(ctx)
+    return jobs + cooling + loops + power + sources + links + xids + racks + _stale_conditions(ctx)
 
 
 def sort_key(c: Condition) -> tuple:

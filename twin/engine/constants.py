@@ -66,6 +66,13 @@ class SiteConstants:
         self.hbm_power_frac = uniform_or_array(spec("hbm_power_frac"))
         self.leakage_w_per_k = uniform_or_array(spec("leakage_w_per_k"))
         self.heat_capacity_j_per_k = uniform_or_array(spec("heat_capacity_j_per_k"))
+        # the two thermal nodes (twin.physics.thermal.two_node_coefficients): junction and cold plate
+        self.junction_heat_capacity_j_per_k = uniform_or_array(
+            spec("heat_capacity_j_per_k") * spec("junction_heat_frac")
+        )
+        self.plate_heat_capacity_j_per_k = uniform_or_array(
+            spec("heat_capacity_j_per_k") * (1.0 - spec("junction_heat_frac"))
+        )
         # site-wide figures of the GPU models that the tick reads every step
         self.idle_mean_w = float(np.mean(self.idle_w))
         self.heat_capacity_mean_j_per_k = float(np.mean(self.heat_capacity_j_per_k))

@@ -235,6 +235,21 @@ def source_columns(src) -> dict:
         source_derate_frac_per_k=np.array([x[2] for x in extra], dtype=np.float64),
         source_rated_ambient_c=np.array([x[3] for x in extra], dtype=np.float64),
         source_efficiency_frac=np.array([x[4] for x in extra], dtype=np.float64),
+        **_frequency_columns(extra),
+    )
+
+
+def _frequency_columns(extra) -> dict:
+    """The island's frequency model and the grid contract per source (NaN: not given, the model's default)."""
+    col = lambda i: np.array([np.nan if x[i] is None else x[i] for x in extra], dtype=np.float64)  # noqa: E731
+    return dict(
+        source_inertia_h_s=col(5),
+        source_droop_frac=col(6),
+        source_governor_s=col(7),
+        source_overspeed_trip_frac=col(8),
+        source_export_limit_mw=col(9),
+        source_short_circuit_mva=col(10),
+        source_voltage_change_max_frac=col(11),
     )
 
 
@@ -247,6 +262,8 @@ def power_columns(power, elements, power_index, depth) -> dict:
         ),
         shortfall_policy=power.shortfall_policy,
         policy_response_s=power.policy_response_s,
+        idle_nodes_off=power.idle_nodes_off,
+        nominal_frequency_hz=power.nominal_frequency_hz,
         power_name=[e.name for e in pel],
         power_kind=np.array([k for k, _ in elements], dtype=np.int8),
         power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),

@@ -164,6 +164,13 @@ class _Builder:
                         s.derate_frac_per_k,
                         s.rated_ambient_c,
                         s.roundtrip_efficiency_frac,
+                        s.inertia_h_s,
+                        s.droop_frac,
+                        s.governor_s,
+                        s.overspeed_trip_frac,
+                        s.export_limit_mw,
+                        s.short_circuit_mva,
+                        s.voltage_change_max_frac,
                     )
                 )
         self._unique(names, "source", self.file)
