@@ -18,11 +18,11 @@ from ingest.store.models import Event, EventChange
 from twin.bench import benchmark
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
-SETTLE_S = 300  # rows written in the first minutes (the twin settling, jobs warming up) are not counted
+SETTLE_S = 120  # rows written in the first minutes (the twin settling, jobs warming up) are not counted
 # one fault of each class of the operator's fault tests (tests/dashboard/test_browser_faults.py)
 FAULTS = (
     "feed:H1-BW-R01-A",
-    "source:GEN-01",
+    "source:GEN-A-01",
     "facility_water:FW-H1=10",
     "cdu:H1-R01-K02-CDU",
     "pump:H1-R01-K03-CDU",
@@ -69,7 +69,7 @@ def _rows_per_h(site: str, fault: str | None, seconds: int, step_s: int, raw: bo
 
 
 @benchmark("alert_rows")
-def alert_rows_benchmark(site: str = "colossus", seconds: int = 600, step_s: int = 1) -> dict:
+def alert_rows_benchmark(site: str = "colossus", seconds: int = 240, step_s: int = 2) -> dict:
     """Alert rows (episodes raised plus history rows) per hour after :data:`SETTLE_S`, over ``seconds`` of twin time.
 
     ``no_fault_rows_per_h`` is the target (0 once settled); ``<fault>_rows_per_h`` per fault
