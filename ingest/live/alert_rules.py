@@ -590,9 +590,15 @@ def _rack_conditions(ctx: _Context, cause_of_rack: dict[int, str]) -> list[Condi
     slowdown = s.gpu_spec_array("slowdown_temp_c")
     temp = np.where(np.isfinite(snap.gpu_temp_c), snap.gpu_temp_c, -np.inf)
     # an open rack episode counts its GPUs against thresholds GPU_HOT_CLEAR_K lower
+    # (the critical threshold only while the episode is critical: a warning rises at the raise threshold)
     held_gpu = ctx.held_mask("gpu_hot:rack:", s.n_racks)[s.gpu_rack] * GPU_HOT_CLEAR_K
+    critical = np.zeros(s.n_racks, dtype=bool)
+    for key in ctx.facts.open_critical_keys:
+        if key.startswith("gpu_hot:rack:") and key[len("gpu_hot:rack:") :].isdigit():
+            critical[min(int(key[len("gpu_hot:rack:") :]), s.n_racks - 1)] = True
+    crit_gpu = critical[s.gpu_rack] * GPU_HOT_CLEAR_K
     hot = _gpus_per(s.gpu_rack, (temp >= max_op - held_gpu) & ctx.live_gpu, s.n_racks)
-    very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown - held_gpu) & ctx.live_gpu, s.n_racks)
+    very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown - crit_gpu) & ctx.live_gpu, s.n_racks)
     for r in np.flatnonzero(hot > 0):
         sev = "critical" if very_hot[r] else "warning"
         text = (
