@@ -130,6 +130,8 @@ def never(sim, j: int, why: str) -> None:
     run = sim.run
     if run.status[j] == NEVER:
         return
+    if run.status[j] == PENDING:
+        sim.on_never(j)
     run.status[j] = NEVER
     set_reason(run, j, why)
     for d in run.dependents[j]:
