@@ -234,7 +234,9 @@ def _expected(view, snap: Snapshot, job: JobStatus, diag: JobDiagnosis) -> float
     if placed is None or not diag.drain_hosts:
         return math.nan
     key = (view.state.name, job.name, snap.ts, tuple(diag.drain_hosts))
-    return _expected_rates.get_or_make(key, lambda: expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag))
+    return _expected_rates.get_or_make(
+        key, lambda: expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag)
+    )
 
 
 def diagnosis_panel(view, snap: Snapshot, job: JobStatus) -> html.Div:
