@@ -189,6 +189,7 @@ def section(view) -> html.Div:
         [
             html.H2("Fleet"),
             html.Div(kpis(frame), id=ids.Jobs.FLEET_KPIS, className="kpis"),
+            html.Div(dcc.Link("Nodes out of service and failures by cause →", href="/nodes"), className="muted"),
             html.Div([html.H3("Running and pending jobs"), controls, table], className="panel"),
             html.Div(
                 [html.H3("Teams against quota"), html.Div(team_table(frame), id=ids.Jobs.FLEET_TEAMS)],

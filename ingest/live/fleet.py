@@ -166,8 +166,14 @@ def live_workload(state, mix: LiveMix = LIVE_MIX) -> wrun.Workload:
         mean_run_s=mix.mean_run_s,
     )
     jobs, quotas, qos = generator.generate(spec, jobgoodput.site_storage(state))
-    # the first pretraining run is the one already running when the hub starts
+    # the first pretraining run is the one already running when the hub starts; its team's quota
+    # holds it (else the cohort would reclaim the twin's own job)
     jobs = [replace(j, submit_s=0.0) if j.job_id == "pretrain-0" else j for j in jobs]
+    first = next((j for j in jobs if j.job_id == "pretrain-0"), None)
+    if first is not None:
+        quotas = [
+            replace(q, nominal_gpus=max(q.nominal_gpus, first.n_gpus)) if q.team == first.team else q for q in quotas
+        ]
     res = wrun.ImportResult(source="generate:llm-lab (live)", jobs=jobs, rows_count=len(jobs))
     return wrun.Workload(res, quotas, qos)
 
