@@ -254,6 +254,7 @@ class Jobs:
     FLEET_LANE = "jobs-fleet-lane"  # the timeline's lanes: pod | hall
     FLEET_GANTT = "jobs-fleet-gantt"  # allocations by pod or hall
     FLEET_WHATIF = "jobs-fleet-whatif"  # the place of the fleet what-if
+    FLEET_FIGURES_KEY = "jobs-fleet-figures-key"  # what the fleet figures in the browser show
 
 
 COOLING_FLOW_GRAPH = "cooling-flow-graph"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from dash import dash_table, dcc, html
+from dash import dash_table, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.analysis.fleet_query import PAGE_SIZE, query_jobs
@@ -187,6 +187,7 @@ def section(view) -> html.Div:
     )
     return html.Div(
         [
+            dcc.Store(id=ids.Jobs.FLEET_FIGURES_KEY, data=figures_key(fleet, frame, "pod")),
             html.H2("Fleet"),
             html.Div(kpis(frame), id=ids.Jobs.FLEET_KPIS, className="kpis"),
             html.Div(dcc.Link("Nodes out of service and failures by cause →", href="/nodes"), className="muted"),
@@ -241,10 +242,23 @@ def table_page(view, page, sort_by, state, search) -> tuple:
     return res.rows, res.page_count, f"{res.total_count:,} jobs"
 
 
-def live_parts(view, lane: str) -> tuple | None:
-    """Outputs of the live callback: KPIs, team table, usage, fragmentation, timeline (None: no fleet)."""
+def figures_key(fleet, frame, lane: str) -> str:
+    """What the figures show changes with: the fleet's minute samples (Slurm: its read time), the lanes."""
+    sampled = fleet.history.count if frame.source == "fleet model" else frame.ts_s
+    return f"{id(fleet)}:{frame.source}:{sampled}:{lane}"
+
+
+def live_parts(view, lane: str, shown_key: str | None) -> tuple | None:
+    """Outputs of the live callback: KPIs, team table, usage, fragmentation, timeline, figures key (None: no fleet).
+
+    The figures (the costly part) are rebuilt when :func:`figures_key` moved since the
+    browser's last ones (once a simulated minute), else left as they are (``no_update``).
+    """
     fleet = fleet_of(view)
     if fleet is None:
         return None
     frame = fleet.frame()
-    return (kpis(frame), team_table(frame), *side_figures(fleet, frame, lane or "pod"))
+    lane = lane or "pod"
+    key = figures_key(fleet, frame, lane)
+    figures = side_figures(fleet, frame, lane) if key != shown_key else (no_update,) * 3
+    return (kpis(frame), team_table(frame), *figures, key)

@@ -586,14 +586,16 @@ def fleet_table(_n, page, sort_by, state, search, shown):
     Output(ids.Jobs.FLEET_USAGE, "figure"),
     Output(ids.Jobs.FLEET_FRAG, "figure"),
     Output(ids.Jobs.FLEET_GANTT, "figure"),
+    Output(ids.Jobs.FLEET_FIGURES_KEY, "data"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Jobs.FLEET_LANE, "value"),
+    State(ids.Jobs.FLEET_FIGURES_KEY, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def fleet_live(_n, lane, shown):
-    """KPIs, teams, fragmentation and the allocation timeline of the fleet now."""
-    out = fleet_panel.live_parts(callback_view(shown, PATH), lane)
+def fleet_live(_n, lane, shown_key, shown):
+    """KPIs and teams of the fleet now; fragmentation and the timelines when they moved."""
+    out = fleet_panel.live_parts(callback_view(shown, PATH), lane, shown_key)
     if out is None:
         raise PreventUpdate
     return out

@@ -19,7 +19,8 @@ With a Slurm source (``--source slurm=…``) the pages show the scheduler's own 
 instead of the model's.
 
 The stepping mirrors :meth:`FleetSim.simulate` (same events, passes and rebalancing), up
-to an instant instead of to the horizon, and keeps the backfill's planned starts for the
+to an instant instead of to the horizon; live ticks schedule at most every
+``LIVE_PASS_EVERY_S`` (the warm-up after every event batch).  It keeps the backfill's planned starts for the
 pending jobs (``squeue --start``).
 """
 
@@ -51,6 +52,9 @@ HISTORY_STEP_S = 60.0  # team usage is sampled once a simulated minute
 HISTORY_S = 7 * SECONDS_PER_DAY
 GANTT_MIN_GPUS = 64  # the allocation timeline keeps jobs of at least this many GPUs
 GANTT_KEEP = 2_000  # … and at most this many of them
+# [E] live ticks schedule at most this often (events still apply every tick), like Slurm's
+# ``SchedulerParameters=defer`` batching submissions for the next scheduling run [Slurm-Conf]
+LIVE_PASS_EVERY_S = 5.0
 OCCUPANCY_EVERY_S = 5.0  # the twin's occupancy follows the fleet's allocations at most this late [s]
 
 
@@ -202,6 +206,7 @@ class LiveFleet:
         self.expected: dict[int, float] = {}
         self.gantt: dict[int, tuple[str, str, float, float]] = {}  # row → (hall, pod, start, end) sim s
         self._last_full, self._bf_pending = -math.inf, False
+        self._last_sched, self._sched_due = -math.inf, False
         self._lock = threading.Lock()
         self._frame: tuple[float, FleetFrame] | None = None
         self._version, self._occ_version, self._occ_t = 0, -1, -math.inf
@@ -223,7 +228,7 @@ class LiveFleet:
         t = ts.timestamp() - self.origin_s
         with self._lock:
             if t > self.sim.run.now_s:
-                self._run_until(min(t, self.sim.opts.horizon_s))
+                self._run_until(min(t, self.sim.opts.horizon_s), batch=True)
             changed = t - self._occ_t >= OCCUPANCY_EVERY_S and self._refresh_occupancy()
         self.last_advance_ms = (time.perf_counter() - t0) * 1e3
         return changed
@@ -242,10 +247,14 @@ class LiveFleet:
         sim.start(j, gpu_ids, 0.0)
         self._version += 1
 
-    def _run_until(self, horizon: float) -> None:
-        """Events, passes and power rebalancing up to ``horizon`` [s of simulation time]."""
+    def _run_until(self, horizon: float, batch: bool = False) -> None:
+        """Events, passes and power rebalancing up to ``horizon`` [s of simulation time].
+
+        ``batch`` (live ticks): the events are applied as they come, the scheduler runs once
+        at ``horizon`` and at most every ``LIVE_PASS_EVERY_S`` (the warm-up schedules after
+        every event batch, as :meth:`FleetSim.simulate` does).
+        """
         sim = self.sim
-        pol = sim.run.policy
         while True:
             t = sim._next_time()
             if t > horizon:
@@ -257,22 +266,35 @@ class LiveFleet:
             if not sim.dirty:
                 continue
             self._version += 1
-            full_due = t - self._last_full >= pol.bf_interval_s
-            if not full_due and sim.n_pending and sim._quick_pass_may_start():
-                self._pass(t, full=False)
-            if full_due and sim.n_pending:
-                self._pass(t, full=True)
-                self._last_full, self._bf_pending = t, False
-            elif not self._bf_pending:
-                sim.push(self._last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
-                self._bf_pending = True
-            if sim.power_dirty and (sim.budget_changed or t - sim._last_rebalance >= pol.power_rebalance_s):
-                sim.rebalance(t)
-                sim.power_dirty = sim.budget_changed = False
-                sim._last_rebalance = t
-            sim._levels()
+            if batch:
+                self._sched_due = True
+            else:
+                self._schedule(t)
         sim._advance_clock(horizon)
+        if batch and self._sched_due and horizon - self._last_sched >= LIVE_PASS_EVERY_S:
+            self._schedule(horizon)
+            self._version += 1
         self._sample(horizon)
+
+    def _schedule(self, t: float) -> None:
+        """The quick pass, the full pass when due, the power rebalance: as after an event batch of the simulation."""
+        sim = self.sim
+        pol = sim.run.policy
+        self._sched_due, self._last_sched = False, t
+        full_due = t - self._last_full >= pol.bf_interval_s
+        if not full_due and sim.n_pending and sim._quick_pass_may_start():
+            self._pass(t, full=False)
+        if full_due and sim.n_pending:
+            self._pass(t, full=True)
+            self._last_full, self._bf_pending = t, False
+        elif not self._bf_pending:
+            sim.push(self._last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
+            self._bf_pending = True
+        if sim.power_dirty and (sim.budget_changed or t - sim._last_rebalance >= pol.power_rebalance_s):
+            sim.rebalance(t)
+            sim.power_dirty = sim.budget_changed = False
+            sim._last_rebalance = t
+        sim._levels()
 
     def _pass(self, t: float, full: bool) -> None:
         sim = self.sim
