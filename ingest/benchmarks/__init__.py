@@ -1,3 +1,3 @@
 """Ingest benchmarks (parse throughput, live twin, live fleet, parser fuzzing, Slurm reads); importing registers them."""
 
-from ingest.benchmarks import fleet_live, fuzz, live, parse, slurm  # noqa: F401
+from ingest.benchmarks import fleet_live, fuzz, live, parse, slurm, slurm_predict  # noqa: F401

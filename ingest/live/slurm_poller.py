@@ -8,7 +8,9 @@ directory of recorded outputs; see :class:`ingest.sources.slurm.SlurmTarget`) ma
 work again) and counts as good only when the jobs and the nodes were both read, so a
 controller that is down ages the source and raises the stale-source alert.  The poll
 stores no telemetry samples: the snapshot (jobs, nodes, partitions, QoS, accounts on the
-site's node ids) is kept on the poller as ``latest`` for the fleet model to read.  The
+site's node ids) is kept on the poller as ``latest`` for the fleet model to read, and its
+job→GPU mapping is handed to ``poller.ledger`` (:class:`ingest.slurm.attribution.Ledger`:
+GPU-hours, energy and throttled time per job and team, fed by the hub's ticks).  The
 scheduler is only read, never written.
 """
 
@@ -20,6 +22,7 @@ from ingest.live.freshness import Freshness
 from ingest.live.pollers import Poller
 from ingest.live.readings import ReadingsBuffer
 from ingest.live.watchdog import PollAbandoned, Watchdog
+from ingest.slurm.attribution import Ledger, gpu_owners
 from ingest.sources.inventory import Inventory
 from ingest.sources.samples import failed
 from ingest.sources.slurm import SlurmTarget, read_slurm
@@ -45,6 +48,7 @@ def make_slurm_poller(
     """A poller reading the scheduler every ``interval_s`` seconds (default 10)."""
     interval_s = interval_s or DEFAULT_INTERVAL_S
     target = slurm_target(spec, interval_s)
+    node_gpus = inventory.node_gpu_count
     watchdog = Watchdog(name, WATCHDOG_POLLS * interval_s)
 
     def poll(buffer: ReadingsBuffer) -> bool:
@@ -59,6 +63,7 @@ def make_slurm_poller(
         poller.last_result = result
         if result.ok:
             poller.latest = result.snapshot
+            poller.ledger.set_owners(gpu_owners(result.snapshot, node_gpus))
         else:
             log.debug("slurm %s: %s", target, result.error)
         return result.ok
@@ -67,4 +72,5 @@ def make_slurm_poller(
     poller.watchdog = watchdog
     poller.latest = None  # the last good SlurmSnapshot
     poller.last_result = None  # the last SlurmResult, good or not
+    poller.ledger = Ledger()  # per job and team use; the hub feeds it each tick (Ledger.observe)
     return poller

@@ -93,6 +93,10 @@ class TickLoop:
             self._settled = True
         snap = self._overlay(self.twin.tick(dt_s, inputs), now_s)
         snap.jobs = self.jobs.evaluate(ts, snap, dt_s)
+        for poller in self.pollers:  # a scheduler source charges each job and team for the tick
+            ledger = getattr(poller, "ledger", None)
+            if ledger is not None:
+                ledger.observe(ts, snap.gpu_power_w, snap.gpu_state)
         return snap
 
     def follow(self, ts: datetime) -> bool:

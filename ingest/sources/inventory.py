@@ -127,6 +127,11 @@ class Inventory:
             aliases=aliases,
         )
 
+    @property
+    def node_gpu_count(self) -> np.ndarray:
+        """GPUs of each site node, by dense node id (int64 [n_nodes])."""
+        return (self._gpu_table >= 0).sum(axis=1).astype(np.int64)
+
     # --- single names -----------------------------------------------------------------
     def _rewritten(self, name: str, kind: str) -> str:
         for rule in self.rewrite:

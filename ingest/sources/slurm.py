@@ -4,12 +4,13 @@ Three ways to reach a cluster (:class:`SlurmTarget`):
 
 * ``commands`` (default): Slurm's own clients on this host — ``squeue --all --json``,
   ``sinfo --all --json`` (or ``scontrol show node -d -o`` where ``sinfo`` has no JSON),
-  ``scontrol show partition -o``, ``scontrol show config`` (once, to find the accounting),
+  ``scontrol show partition -o``, ``scontrol show reservation -o``, ``scontrol show config``
+  (the scheduler's settings, and where the accounting is),
   and accounting from ``sacct --parsable`` where a slurmdbd runs or else the controller's
   ``jobcomp/filetxt`` file; ``sacctmgr`` QoS and users where a slurmdbd runs.  Each command
   runs under :func:`ingest.sources.command.run_bounded` (deadline, output cap, one line on
   failure) with ``SLURM_CONF`` set when given and ``TZ=UTC`` so text times are UTC;
-* ``rest``: slurmrestd, ``http(s)://host:6820`` with a JWT (``X-SLURM-USER-NAME``/``TOKEN``)
+* ``rest``: slurmrestd (jobs, nodes, partitions, reservations; no configuration), ``http(s)://host:6820`` with a JWT (``X-SLURM-USER-NAME``/``TOKEN``)
   or ``http+unix://%2Frun%2Fslurmrestd.sock`` (``rest_auth/local``), through
   :func:`ingest.sources.http.get`; the OpenAPI version is found by probing ``…/ping``;
 * ``recorded``: a directory of saved outputs named as in :data:`RECORDED_FILES`.
@@ -58,6 +59,8 @@ RECORDED_FILES = {
     "jobcomp.txt": "the jobcomp/filetxt file",
     "sacctmgr-qos.txt": "sacctmgr show qos -P",
     "sacctmgr-users.txt": "sacctmgr show user withassoc format=User,DefaultAccount,Account,DefaultQOS,QOS -P",
+    "scontrol-reservations.txt": "scontrol show reservation -o",
+    "scontrol-config.txt": "scontrol show config",
 }
 _UNREACHABLE = re.compile(r"Unable to contact|slurm_load_jobs|Connection refused", re.I)
 SACCT_FORMAT = (
@@ -284,6 +287,15 @@ def _read_commands(r: _Reader) -> dict:
         raw,
         required=False,
     )
+    raw = r.run("scontrol_reservations", ["scontrol", "show", "reservation", "-o"], required=False)
+    out["reservations"] = r.decode(
+        "scontrol_reservations",
+        lambda d: slurm_text.parse_scontrol_reservations(d.decode(errors="replace"), r.counts, r.tz),
+        raw,
+        required=False,
+    )
+    raw = r.run("scontrol_config", ["scontrol", "show", "config"], required=False)
+    out["config"] = slurm_text.parse_scontrol_config(raw.decode(errors="replace")) if raw else {}
     _read_accounting(r, out)
     return out
 
@@ -295,8 +307,7 @@ def _read_accounting(r: _Reader, out: dict) -> None:
         return
     slurmdbd = False
     if mode == "auto" or (mode == "jobcomp" and not jobcomp):
-        raw = r.run("scontrol_config", ["scontrol", "show", "config"], required=False)
-        cfg = slurm_text.parse_scontrol_config(raw.decode(errors="replace")) if raw else {}
+        cfg = out.get("config") or {}
         slurmdbd = cfg.get("AccountingStorageType", "").endswith("slurmdbd")
         if cfg.get("JobCompType", "").endswith("filetxt") and not jobcomp:
             jobcomp = cfg.get("JobCompLoc", "")
@@ -343,6 +354,10 @@ def _read_rest(r: _Reader) -> dict:
     out["nodes"] = r.decode("nodes", lambda d: slurm_json.parse_nodes(d, r.counts, r.tz), raw)
     raw = r.rest("partitions", "partitions", required=False)
     out["partitions"] = r.decode("partitions", lambda d: slurm_json.parse_partitions(d, r.counts), raw, required=False)
+    raw = r.rest("reservations", "reservations", required=False)
+    out["reservations"] = r.decode(
+        "reservations", lambda d: slurm_json.parse_reservations(d, r.counts, r.tz), raw, required=False
+    )
     return out
 
 
@@ -374,6 +389,12 @@ def _read_recorded(r: _Reader) -> dict:
         ("done", "jobcomp.txt", lambda x: slurm_acct.parse_jobcomp(x, r.counts, r.tz)),
         ("qos", "sacctmgr-qos.txt", lambda x: slurm_acct.parse_sacctmgr_qos(x)[1]),
         ("accounts", "sacctmgr-users.txt", lambda x: slurm_acct.parse_sacctmgr_users(x)[1]),
+        (
+            "reservations",
+            "scontrol-reservations.txt",
+            lambda x: slurm_text.parse_scontrol_reservations(text(x), r.counts, r.tz),
+        ),
+        ("config", "scontrol-config.txt", lambda x: slurm_text.parse_scontrol_config(text(x))),
     )
     for key, name, parse in optional:
         if key not in out and (d / name).is_file():

@@ -22,6 +22,7 @@ from ingest.sources.slurm_records import (
     SlurmNode,
     SlurmPartition,
     SlurmQos,
+    SlurmReservation,
     SlurmSnapshot,
 )
 
@@ -64,6 +65,12 @@ def _map_nodes(nodes: list[SlurmNode], resolve: _Resolver, with_site: bool) -> l
     return kept
 
 
+def _map_reservations(reservations: list[SlurmReservation], resolve: _Resolver) -> None:
+    for resv in reservations:
+        ids = [resolve(n) for n in resv.node_names]
+        resv.node_ids = tuple(i for i in ids if i >= 0)
+
+
 def _partition_gpus(partitions: list[SlurmPartition], nodes: list[SlurmNode]) -> None:
     gpus = {n.name: n.n_gpus_configured for n in nodes}
     for p in partitions:
@@ -98,6 +105,8 @@ def _assemble(pieces: dict, counts: SlurmCounts, inventory, version: str, read_a
     _map_jobs(jobs, resolve)
     partitions = pieces.get("partitions") or []
     _partition_gpus(partitions, pieces.get("nodes") or [])
+    reservations = pieces.get("reservations") or []
+    _map_reservations(reservations, resolve)
     counts.add_unknown(resolve.unknown)
     qos: list[SlurmQos] = pieces.get("qos") or [SlurmQos(q) for q in sorted({j.qos for j in jobs if j.qos})]
     accounts = pieces.get("accounts") or _accounts_from_jobs(jobs)
@@ -107,6 +116,8 @@ def _assemble(pieces: dict, counts: SlurmCounts, inventory, version: str, read_a
         partitions=partitions,
         qos=qos,
         accounts=accounts,
+        reservations=reservations,
+        config=pieces.get("config") or {},
         counts=counts,
         slurm_version=version,
         read_at=read_at,

@@ -25,7 +25,7 @@ from ingest.sources import slurm_map as sm
 from ingest.sources import slurm_wire
 from ingest.sources.hostlist import HostlistError, expand
 from ingest.sources.jsondoc import JsonError
-from ingest.sources.slurm_records import SlurmCounts, SlurmJob, SlurmNode, SlurmPartition
+from ingest.sources.slurm_records import SlurmCounts, SlurmJob, SlurmNode, SlurmPartition, SlurmReservation
 
 RUNNING_LIKE = frozenset({"running", "suspended", "completing"})
 
@@ -130,6 +130,22 @@ def _exit_code(value) -> int | None:
     return int(v) if v is not None and math.isfinite(v) else None
 
 
+def _exclusive(j: dict) -> int:
+    """1 for a job that takes whole nodes: ``shared: "none"`` (22.05), ``["none"]`` or ``exclusive: ["true"]`` (23.02+)."""
+    shared, exclusive = j.get("shared"), j.get("exclusive")
+    shared = shared if isinstance(shared, list) else [shared]
+    exclusive = exclusive if isinstance(exclusive, list) else [exclusive]
+    return int("none" in shared or "true" in exclusive or True in exclusive)
+
+
+def _gpu_indices(j: dict, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    """Per allocated node, the GPU indices ``gres_detail`` gives (one entry per node, in hostlist order)."""
+    detail = j.get("gres_detail")
+    if not names or not isinstance(detail, list) or len(detail) != len(names):
+        return ()
+    return tuple(sm.gres_gpu_indices(d) for d in detail)
+
+
 def job_from_json(j: dict, counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmJob | None:
     """One ``jobs[]`` entry of any release → :class:`SlurmJob`; ``None`` (counted) without a job id."""
     job_id = sm.integer(j.get("job_id"), -1) if isinstance(j, dict) else -1
@@ -180,6 +196,9 @@ def job_from_json(j: dict, counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmJob | 
         depends_on=sm.dependency_ids(dependency),
         priority=sm.number(j.get("priority")),
         exit_code=_exit_code(j.get("exit_code")) if done else None,
+        gpu_indices=_gpu_indices(j, names) if busy else (),
+        exclusive_flag=_exclusive(j),
+        reservation=sm.text_value(j.get("resv_name")),
     )
 
 
@@ -339,4 +358,45 @@ def parse_partitions(text_or_doc, counts: SlurmCounts | None = None) -> list[Slu
         part = partition_from_json(p, counts)
         if part is not None:
             out.append(part)
+    return out
+
+
+def _names(value) -> tuple[str, ...]:
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if sm.text_value(str(v)))
+    return tuple(p.strip() for p in sm.text_value(value).split(",") if p.strip())
+
+
+def reservation_from_json(r: dict, counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmReservation | None:
+    """One ``reservations[]`` entry (slurmrestd ``/reservations``, any release) → :class:`SlurmReservation`."""
+    name = r.get("name") if isinstance(r, dict) else None
+    if not isinstance(name, str) or not name:
+        counts.n_malformed_records += 1
+        return None
+    start, end = sm.timestamp(r.get("start_time"), tz), sm.timestamp(r.get("end_time"), tz)
+    nodes = r.get("node_list")
+    flags = tuple(str(f).lower() for f in r.get("flags") or []) if isinstance(r.get("flags"), list) else ()
+    return SlurmReservation(
+        name=name,
+        state="",  # the JSON does not say; the window does
+        start_at=start,
+        end_at=end,
+        nodes=nodes if isinstance(nodes, str) else "",
+        node_names=expand_nodes(nodes, counts),
+        users=_names(r.get("users")),
+        accounts=_names(r.get("accounts")),
+        flags=flags,
+    )
+
+
+def parse_reservations(text_or_doc, counts: SlurmCounts | None = None, tz: tzinfo = UTC) -> list[SlurmReservation]:
+    """slurmrestd ``/reservations`` → reservations."""
+    counts = counts if counts is not None else SlurmCounts()
+    doc = document(text_or_doc, "reservations JSON", "reservations")
+    out = []
+    for r in doc["reservations"]:
+        counts.n_records += 1
+        resv = reservation_from_json(r, counts, tz)
+        if resv is not None:
+            out.append(resv)
     return out

@@ -277,6 +277,36 @@ def _gres_gpus(text: str) -> tuple[int, str]:
     return total, kind
 
 
+_GRES_IDX = re.compile(r"IDX:([^)]*)\)")
+MAX_GPU_INDEX = 1023  # no node has more GPUs; a larger index is a malformed string
+
+
+def gres_gpu_indices(text) -> tuple[int, ...]:
+    """GPU indices a node's GRES detail names: ``gpu:h100:3(IDX:0-2,5)`` → (0, 1, 2, 5); ``()`` when none or malformed."""
+    if not isinstance(text, str):
+        return ()
+    return _gres_gpu_indices(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gres_gpu_indices(text: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for part in split_outside(text):
+        if not _GRES_GPU.match(part.lower()):
+            continue
+        m = _GRES_IDX.search(part)
+        if m is None:
+            continue
+        for item in m.group(1).split(","):
+            lo, _, hi = item.strip().partition("-")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                continue  # N/A, or not a range
+            a, b = int(lo), int(hi or lo)
+            if a <= b <= MAX_GPU_INDEX:
+                out.extend(range(a, b + 1))
+    return tuple(dict.fromkeys(out))
+
+
 def tres(text) -> dict[str, str]:
     """``cpu=24,node=1,gres/gpu=2`` → {"cpu": "24", "node": "1", "gres/gpu": "2"}."""
     out: dict[str, str] = {}
@@ -311,6 +341,32 @@ def dependency_ids(text) -> tuple[int, ...]:
             if m:
                 ids.append(int(m.group(1)))
     return tuple(dict.fromkeys(ids))
+
+
+DEPENDENCY_KINDS = ("after", "afterany", "afterburstbuffer", "aftercorr", "afternotok", "afterok", "singleton")
+
+
+def dependency_clauses(text) -> tuple[tuple[str, tuple[int, ...], str], ...]:
+    """A dependency → ((kind, job ids, status), …): ``afterok:12:13(unfulfilled),singleton`` →
+    (("afterok", (12, 13), "unfulfilled"), ("singleton", (), "")).
+
+    ``?`` (any of) is read as ``,`` (all of); a kind Slurm does not have is kept as written.
+    An array reference ``12_*`` or ``12_4`` names job 12.
+    """
+    if not isinstance(text, str) or text.strip().lower() in ("", "(null)", "none"):
+        return ()
+    out = []
+    for clause in re.split(r"[,?&]", text):
+        clause = clause.strip()
+        status = ""
+        m = re.search(r"\((\w+)\)\s*$", clause)
+        if m:
+            status, clause = m.group(1).lower(), clause[: m.start()]
+        kind, _, rest = clause.partition(":")
+        ids = tuple(int(i.group(1)) for i in (_DEP_ID.match(t.strip()) for t in rest.split(":") if t.strip()) if i)
+        if kind.strip():
+            out.append((kind.strip().lower(), ids, status))
+    return tuple(out)
 
 
 def user_name(text) -> str:

@@ -72,6 +72,10 @@ class SlurmJob:
     ``expected_end_at`` (running: start plus limit) are Slurm's expectations.
     ``nodes`` is the hostlist Slurm gave, ``node_names`` its expansion and ``node_ids``
     the site's dense node ids of those names that the site knows (empty without a site).
+    ``gpu_indices`` holds, per name of ``node_names``, the GPU indices the job holds there
+    (``gres_detail``'s ``IDX:0-3``; empty when the source does not say).  ``exclusive_flag``
+    is 1 for a job that takes its nodes whole (``--exclusive``); ``reservation`` names the
+    advance reservation it runs in.
     """
 
     job_id: int
@@ -105,6 +109,9 @@ class SlurmJob:
     depends_on: tuple[int, ...] = ()
     priority: float | None = None  # larger runs first (squeue -O priority prints it normalised to 0–1)
     exit_code: int | None = None
+    gpu_indices: tuple[tuple[int, ...], ...] = ()
+    exclusive_flag: int = 0
+    reservation: str = ""
 
     @property
     def team(self) -> str:
@@ -188,6 +195,27 @@ class SlurmQos:
 
 
 @dataclass(slots=True)
+class SlurmReservation:
+    """An advance reservation (``scontrol show reservation``): nodes held for users or accounts in a window.
+
+    ``flags`` are Slurm's in lower case (``maint``, ``ignore_jobs``, ``spec_nodes`` …);
+    ``state`` is ``active`` or ``inactive`` (not yet started), ``""`` where the source does not
+    say (slurmrestd's JSON: the window does).
+    """
+
+    name: str
+    state: str = "inactive"
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    nodes: str = ""
+    node_names: tuple[str, ...] = ()
+    node_ids: tuple[int, ...] = ()
+    users: tuple[str, ...] = ()
+    accounts: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
 class SlurmAccount:
     """An account (a team) with the users and QoS its associations allow."""
 
@@ -235,7 +263,9 @@ class SlurmSnapshot:
     partitions: list[SlurmPartition] = field(default_factory=list)
     qos: list[SlurmQos] = field(default_factory=list)
     accounts: list[SlurmAccount] = field(default_factory=list)
+    reservations: list[SlurmReservation] = field(default_factory=list)
     counts: SlurmCounts = field(default_factory=SlurmCounts)
+    config: dict[str, str] = field(default_factory=dict)  # scontrol show config, Slurm's keys (empty if not read)
     slurm_version: str = ""
     cluster: str = ""
     read_at: datetime | None = None
@@ -247,7 +277,7 @@ class SlurmSnapshot:
         return dict(sorted(Counter(n.state for n in self.nodes).items()))
 
 
-_JSON_OMIT = {"SlurmJob": {"node_names"}, "SlurmPartition": {"node_names"}}
+_JSON_OMIT = {"SlurmJob": {"node_names"}, "SlurmPartition": {"node_names"}, "SlurmReservation": {"node_names"}}
 
 
 def _json_value(v):
@@ -303,4 +333,5 @@ def snapshot_json(snapshot: SlurmSnapshot) -> dict:
         "partitions": [record_json(p) for p in snapshot.partitions],
         "qos": [record_json(q) for q in snapshot.qos],
         "accounts": [record_json(a) for a in snapshot.accounts],
+        "reservations": [record_json(r) for r in snapshot.reservations],
     }

@@ -17,7 +17,7 @@ from datetime import UTC, tzinfo
 
 from ingest.sources import slurm_map as sm
 from ingest.sources.slurm_json import expand_nodes
-from ingest.sources.slurm_records import SlurmCounts, SlurmJob, SlurmNode, SlurmPartition
+from ingest.sources.slurm_records import SlurmCounts, SlurmJob, SlurmNode, SlurmPartition, SlurmReservation
 
 _RECORD_START = re.compile(r"^\s*(NodeName|PartitionName|JobId|ReservationName)=")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Z][A-Za-z0-9_:/.\[\]]*)=")
@@ -156,6 +156,47 @@ def parse_scontrol_partitions(text: str, counts: SlurmCounts | None = None) -> l
         part = partition_from_scontrol(r, counts)
         if part is not None:
             out.append(part)
+    return out
+
+
+def names_list(text) -> tuple[str, ...]:
+    """``a,b`` (or a list, 23.02+ JSON) → ("a", "b"); Slurm's "nothing" spellings → ()."""
+    if isinstance(text, list):
+        return tuple(str(x) for x in text if sm.text_value(str(x)))
+    return tuple(p for p in (x.strip() for x in sm.text_value(text).split(",")) if p)
+
+
+def reservation_from_scontrol(r: dict[str, str], counts: SlurmCounts, tz: tzinfo = UTC) -> SlurmReservation | None:
+    """One ``scontrol show reservation`` record → :class:`SlurmReservation`."""
+    name = r.get("ReservationName", "")
+    if not name:
+        counts.n_malformed_records += 1
+        return None
+    nodes = sm.text_value(r.get("Nodes"))
+    return SlurmReservation(
+        name=name,
+        state=r.get("State", "INACTIVE").strip().lower() or "inactive",
+        start_at=sm.timestamp(r.get("StartTime"), tz),
+        end_at=sm.timestamp(r.get("EndTime"), tz),
+        nodes=nodes,
+        node_names=expand_nodes(nodes, counts),
+        users=names_list(r.get("Users")),
+        accounts=names_list(r.get("Accounts")),
+        flags=tuple(f.lower() for f in names_list(r.get("Flags"))),
+    )
+
+
+def parse_scontrol_reservations(text: str, counts: SlurmCounts | None = None, tz: tzinfo = UTC):
+    """``scontrol show reservation -o`` → reservations (``No reservations in the system`` → [])."""
+    counts = counts if counts is not None else SlurmCounts()
+    out = []
+    for r in scontrol_records(text):
+        if not r:
+            continue  # the "No reservations in the system" line
+        counts.n_records += 1
+        resv = reservation_from_scontrol(r, counts, tz)
+        if resv is not None:
+            out.append(resv)
     return out
 
 

@@ -51,6 +51,9 @@ class WireJob(TypedDict, total=False):
     dependency: Any
     priority: Any
     exit_code: Any
+    shared: Any
+    exclusive: Any
+    resv_name: Any
 
 
 class WireNode(TypedDict, total=False):

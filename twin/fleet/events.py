@@ -16,7 +16,7 @@ import numpy as np
 
 from twin.fleet import failures, lifecycle, placement
 from twin.fleet.cluster import CHECK, DOWN, EXCLUDED, UP
-from twin.fleet.state import RUNNING, advance, set_reason
+from twin.fleet.state import RUNNING, advance, saved_progress, set_reason
 
 EV_REPAIRED, EV_UP, EV_RESV_START, EV_RESV_END, EV_DR_START, EV_DR_END, EV_QUOTA, EV_SOFT_FAIL, EV_BACKFILL = range(
     2, 11
@@ -126,7 +126,7 @@ def demand_response(sim, d: int, t: float, starting: bool) -> None:
     """A demand-response event starts or ends: new budget, caps rebalanced, jobs requeued if needed."""
     ev = sim.run.policy.demand_response[d]
     power = sim.power
-    before = _job_rates(sim)
+    before = _job_rates(sim, t)
     sim.power_dirty = sim.budget_changed = True
     power.cut_mw = ev.cut_mw if starting else 0.0
     power.target_mw = ev.target_mw if starting else math.inf
@@ -135,25 +135,35 @@ def demand_response(sim, d: int, t: float, starting: bool) -> None:
         sim.dr_reports.append(_dr_report(sim, ev, before, dropped, t))
 
 
-def _job_rates(sim) -> dict[int, tuple[float, float, float]]:
+def _job_rates(sim, t: float) -> dict[int, tuple[float, float, float, float]]:
+    """Per running job: speed, tokens/s, cap [W] and the progress a requeue now would roll back [s]."""
     run = sim.run
-    rows = np.flatnonzero(run.status == RUNNING)
-    return {
-        int(j): (float(run.speed_frac[j]), float(run.speed_frac[j] * run.ideal_tokens_per_s[j]), float(run.cap_w[j]))
-        for j in rows.tolist()
-    }
+    out = {}
+    for j in sim.running_rows().tolist():
+        advance(run, j, t)
+        rollback_s = float(run.done_s[j]) - saved_progress(run, j)
+        speed = float(run.speed_frac[j])
+        out[j] = (speed, speed * float(run.ideal_tokens_per_s[j]), float(run.cap_w[j]), rollback_s)
+    return out
 
 
 def _dr_report(sim, ev, before: dict, dropped: list[int], t: float) -> dict:
-    """Which jobs the event capped or requeued, and its cost in tokens and GPU-hours over its duration."""
+    """Which jobs the event capped or requeued, and its cost in tokens and GPU-hours over its duration.
+
+    ``dr_tokens_lost_count`` and ``dr_lost_gpu_h`` are what the jobs do not make over the event at the
+    caps it sets (a requeued job makes nothing); the progress a requeued job rolls back to its last
+    checkpoint is counted apart (``dr_rolled_back_*``).
+    """
     run = sim.run
     hours = ev.duration_s / 3600.0
-    capped, tokens_lost, gpu_h_lost = [], 0.0, 0.0
-    for j, (speed0, tok0, cap0) in before.items():
+    capped, tokens_lost, gpu_h_lost, rolled_tokens, rolled_gpu_h = [], 0.0, 0.0, 0.0, 0.0
+    for j, (speed0, tok0, cap0, rollback_s) in before.items():
         g = int(run.table.n_gpus[j])
         if j in dropped:
             tokens_lost += tok0 * ev.duration_s
             gpu_h_lost += g * hours
+            rolled_tokens += rollback_s * float(run.ideal_tokens_per_s[j])
+            rolled_gpu_h += rollback_s * g / 3600.0
             continue
         speed1 = float(run.speed_frac[j])
         if speed1 < speed0 - 1e-9:
@@ -172,6 +182,8 @@ def _dr_report(sim, ev, before: dict, dropped: list[int], t: float) -> dict:
         "requeued": [run.table.jobs[j].job_id for j in dropped][:50],
         "dr_tokens_lost_count": tokens_lost,
         "dr_lost_gpu_h": gpu_h_lost,
+        "dr_rolled_back_tokens_count": rolled_tokens,
+        "dr_rolled_back_gpu_h": rolled_gpu_h,
     }
 
 

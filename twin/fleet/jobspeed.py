@@ -126,15 +126,44 @@ def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
 
 
 def placement_factors(state: SiteTables, job, gpu_ids: np.ndarray) -> steptime.FabricFactors:
-    """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric)."""
+    """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric).
+
+    The factor of each dimension is :func:`twin.physics.fabric.job_fabric_report`'s on a
+    healthy fabric (no failed link or switch), with the site's uplink capacities computed once
+    per site instead of once per report (:func:`healthy_factor_frac`).
+    """
     par = job.parallel
     ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))[: par.n_gpus]
     groups = rank_groups(par)
-    eff = job.hardware.collective_efficiency_frac
     out = {}
     for dim, size in (("dp", par.dp), ("pp", par.pp), ("cp", par.cp)):
-        out[dim] = 1.0 if size <= 1 else fabric.job_fabric_report(state, ids, groups[dim], None, None, eff).factor_frac
+        out[dim] = 1.0 if size <= 1 else healthy_factor_frac(state, ids, groups[dim])
     return steptime.FabricFactors(dp=out["dp"], pp=out["pp"], cp=out["cp"])
+
+
+def _healthy_capacity(state: SiteTables) -> tuple[np.ndarray, np.ndarray]:
+    """Uplink capacity per switch and per pod of the healthy fabric [Gbit/s] (cached on the site)."""
+    cache = state.__dict__.setdefault("_fleet_uplinks", {})
+    if "switch" not in cache:
+        cache["switch"] = fabric.switch_uplink_gbps(state)
+        cache["pod"] = fabric.pod_uplink_gbps(state)
+    return cache["switch"], cache["pod"]
+
+
+def healthy_factor_frac(state: SiteTables, gpu_ids: np.ndarray, group: np.ndarray) -> float:
+    """Ring factor of collective groups ``group`` on ``gpu_ids`` with every link and switch up.
+
+    The same ring bound as :func:`twin.physics.fabric.job_fabric_report` (the worst leaf's and the
+    worst pod's ``min(1, capacity / demand)``), on capacities cached per site.
+    """
+    uplinks, pod_cap = _healthy_capacity(state)
+    leaf = state.gpu_leaf[gpu_ids].astype(np.int64)
+    leaf_f = fabric.domain_factor(
+        fabric.spanning_groups_per_domain(group, leaf, state.n_switches), uplinks, state.nic_gbps
+    )
+    pod = state.switch_pod[leaf].astype(np.int64)
+    pod_f = fabric.domain_factor(fabric.spanning_groups_per_domain(group, pod, pod_cap.size), pod_cap, state.nic_gbps)
+    return min(float(leaf_f.min()) if leaf_f.size else 1.0, float(pod_f.min()) if pod_f.size else 1.0)
 
 
 class TrainingRates:

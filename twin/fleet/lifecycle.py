@@ -130,6 +130,8 @@ def never(sim, j: int, why: str) -> None:
     run = sim.run
     if run.status[j] == NEVER:
         return
+    if run.status[j] == PENDING:
+        sim.on_never(j)
     run.status[j] = NEVER
     set_reason(run, j, why)
     for d in run.dependents[j]:
@@ -160,3 +162,16 @@ def rollback(run, j: int) -> float:
     run.tokens[j] = max(run.tokens[j] - lost * run.ideal_tokens_per_s[j], 0.0)
     run.lost_work_s[j] += lost
     return lost
+
+
+def start_running(sim, placed: dict[int, np.ndarray]) -> None:
+    """Before ``sim.simulate()``: jobs already running at time 0 (a queue read from a live scheduler).
+
+    Each row of ``placed`` must be submitted at 0; it is submitted and started now on exactly
+    its GPU ids (free ones), runs for its ``run_s`` and is planned by the scheduler with its
+    ``wall_s`` (both counted from now).
+    """
+    for j, gpus in placed.items():
+        sim._submit(j)
+        if sim.run.status[j] == PENDING:
+            start(sim, j, np.asarray(gpus, dtype=np.int64), 0.0)

@@ -31,7 +31,7 @@ import numpy as np
 
 from twin.fleet import backfill, placement, preemption, priority
 from twin.fleet.limits import LIMIT_REASONS, limit_codes, limit_reason
-from twin.fleet.state import REASON_CODE, REASONS, pending_rows
+from twin.fleet.state import REASON_CODE, REASONS
 
 _PRIORITY, _RESOURCES = REASON_CODE["Priority"], REASON_CODE["Resources"]
 _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
@@ -120,7 +120,7 @@ def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
     """Run one pass at ``now`` on ``sim`` (a :class:`twin.fleet.simulate.FleetSim`); starts jobs through it."""
     run = sim.run
     tab, pol = run.table, run.policy
-    rows = pending_rows(run)
+    rows = sim.pending_rows()
     out = PassResult()
     if rows.size == 0:
         return out
@@ -263,11 +263,23 @@ class _Ctx:
 
 
 def _preempt_for(sim, j: int, req: placement.Request, now: float, out: PassResult):
-    """Requeue the victims that make room for ``j`` and place it; None if there are none or it still does not fit."""
+    """Requeue the victims that make room for ``j`` and place it; None (nobody requeued) if there are none
+    or the placement would still fail on their GPUs (node counts suffice, the topology does not)."""
     victims = preemption.victims(sim, j, now)
     if not victims:
+        return None
+    cl, mode = sim.run.cluster, sim.run.policy.placement
+    held = [(v, sim.run.gpus[v]) for v in victims]
+    for _, gpus in held:
+        cl.release(gpus)
+    try:
+        trial = placement.place(cl, req, mode)
+    finally:
+        for v, gpus in held:
+            cl.allocate(v, gpus)
+    if trial is None:
         return None
     for v in victims:
         sim.preempt(v, now)
         out.preempted.append(v)
-    return placement.place(sim.run.cluster, req, sim.run.policy.placement)
+    return placement.place(cl, req, mode)

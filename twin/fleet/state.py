@@ -136,7 +136,7 @@ def new_run(table: JobTable, topo: FleetTopology, cluster: ClusterState, policy:
         fabric_frac=np.ones(n),
         node_power_w=z(),
         idle_power_w=z(),
-        ideal_tokens_per_s=z(),
+        ideal_tokens_per_s=table.tokens_per_s.copy(),  # a job file's rate replaces it when the job is placed
         tokens=z(),
         gpu_s=z(),
         energy_j=z(),

@@ -58,9 +58,28 @@ def _free_port_block(n: int) -> int:
     raise RuntimeError(f"no block of {n} free ports on 127.0.0.1")
 
 
-def slurm_conf(work: Path, ctld_port: int, node_base_port: int) -> str:
+@dataclass(frozen=True)
+class Layout:
+    """The nodes and partitions of a cluster, and configuration lines beside the common ones."""
+
+    nodes: tuple[str, ...]
+    partitions: tuple[str, ...]  # PartitionName=… lines
+    extra: tuple[str, ...] = ()  # more slurm.conf lines (priority weights, scheduler parameters …)
+    scheduler_parameters: str = "bf_interval=1"
+
+
+DEFAULT_LAYOUT = Layout(
+    nodes=tuple(NODES),
+    partitions=(
+        f"PartitionName=train Nodes={','.join(TRAIN_NODES)} Default=YES MaxTime=INFINITE State=UP",
+        f"PartitionName=debug Nodes={','.join(DEBUG_NODES + SPARE_NODES)} MaxTime=60 State=UP PriorityTier=2",
+    ),
+)
+
+
+def slurm_conf(work: Path, ctld_port: int, node_base_port: int, layout: Layout = DEFAULT_LAYOUT) -> str:
     nodes = []
-    for i, name in enumerate(NODES):
+    for i, name in enumerate(layout.nodes):
         nodes.append(
             f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={node_base_port + i} "
             f"CPUs=8 RealMemory=4000 Gres=gpu:h100:{GPUS_PER_NODE} State=UNKNOWN"
@@ -83,7 +102,7 @@ def slurm_conf(work: Path, ctld_port: int, node_base_port: int) -> str:
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
             "SchedulerType=sched/backfill",
-            "SchedulerParameters=bf_interval=1",
+            f"SchedulerParameters={layout.scheduler_parameters}",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "SlurmdParameters=config_overrides",
@@ -95,9 +114,9 @@ def slurm_conf(work: Path, ctld_port: int, node_base_port: int) -> str:
             "AccountingStorageType=accounting_storage/none",
             "PriorityType=priority/multifactor",
             "GresTypes=gpu",
+            *layout.extra,
             *nodes,
-            f"PartitionName=train Nodes={','.join(TRAIN_NODES)} Default=YES MaxTime=INFINITE State=UP",
-            f"PartitionName=debug Nodes={','.join(DEBUG_NODES + SPARE_NODES)} MaxTime=60 State=UP PriorityTier=2",
+            *layout.partitions,
             "",
         ]
     )
@@ -108,6 +127,7 @@ class SlurmCluster:
     work: Path
     conf: Path
     ctld_port: int
+    layout: Layout = DEFAULT_LAYOUT
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     jobs: dict[str, int] = field(default_factory=dict)
 
@@ -183,23 +203,23 @@ def _check_binaries() -> None:
         )
 
 
-def start(work: Path) -> SlurmCluster:
+def start(work: Path, layout: Layout = DEFAULT_LAYOUT) -> SlurmCluster:
     """Write the configuration, start the controller and every node, and wait until all nodes are idle."""
     _check_binaries()
     for sub in ("state", "spool", "log"):
         (work / sub).mkdir(parents=True, exist_ok=True)
-    base = _free_port_block(len(NODES) + 1)
+    base = _free_port_block(len(layout.nodes) + 1)
     conf = work / "slurm.conf"
-    conf.write_text(slurm_conf(work, base, base + 1))
-    (work / "gres.conf").write_text(f"NodeName={','.join(NODES)} Name=gpu Type=h100 File=/dev/tty[0-7]\n")
-    cluster = SlurmCluster(work, conf, base)
+    conf.write_text(slurm_conf(work, base, base + 1, layout))
+    (work / "gres.conf").write_text(f"NodeName={','.join(layout.nodes)} Name=gpu Type=h100 File=/dev/tty[0-7]\n")
+    cluster = SlurmCluster(work, conf, base, layout)
     try:
         log = (work / "log" / "daemons.out").open("w")
         cluster.procs["slurmctld"] = subprocess.Popen(
             ["slurmctld", "-D", "-i", "-f", str(conf)], env=cluster.env, stdout=log, stderr=subprocess.STDOUT
         )
         _wait_controller(cluster)
-        for name in NODES:
+        for name in layout.nodes:
             cluster.procs[name] = subprocess.Popen(
                 ["slurmd", "-D", "-f", str(conf), "-N", name], env=cluster.env, stdout=log, stderr=subprocess.STDOUT
             )
@@ -223,12 +243,14 @@ def _wait_controller(cluster: SlurmCluster) -> None:
 
 
 def _wait_nodes_idle(cluster: SlurmCluster) -> None:
+    nodes = cluster.layout.nodes
+
     def probe():
-        for name in NODES:
+        for name in nodes:
             if cluster.procs[name].poll() is not None:
                 raise RuntimeError(f"slurmd {name} exited {cluster.procs[name].returncode}: {cluster.log_tail()}")
         states = cluster.node_states()
-        return len(states) == len(NODES) and all(s == "idle" for s in states.values())
+        return len(states) == len(nodes) and all(s == "idle" for s in states.values())
 
     if not poll_until(probe, START_BASE_S * 2, interval_s=0.5):
         raise RuntimeError(f"nodes not idle: {cluster.node_states()}: {cluster.log_tail()}")

@@ -129,14 +129,17 @@ def test_slurmrestd_socket_gone_is_one_line(tmp_path):
 
 def test_live_poller_keeps_the_snapshot_then_goes_stale_when_the_controller_dies(slurm_cluster, tmp_path):
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'slurm.db'}", sources=(f"slurm={slurm_cluster.conf}",))
-    poller = hub.pollers[0]
+    poller = hub.ticker.pollers[0]
     assert (poller.name, poller.interval_s) == ("slurm", 10.0)
-    poller.run(hub.buffer)
+    poller.run(hub.ticker.buffer)
     assert poller.failures == 0 and poller.latest is not None
     assert poller.latest.nodes_by_state()["drained"] == 1 and len(poller.latest.jobs) >= 9
     now = datetime.now(UTC)
     hub.step(now)
     assert not [a for a in hub.view.alerts() if a["entity_kind"] == "source"]  # fresh
+    hub.step(now + timedelta(seconds=5))  # the hub charges the jobs holding GPUs for the 5 s tick
+    owned_gpus = int((poller.ledger.owners.gpu_row >= 0).sum())
+    assert owned_gpus > 0 and poller.ledger.usage().gpu_s.sum() == pytest.approx(5.0 * owned_gpus)
     # the same poller, its controller gone (a configuration naming a port nobody listens on)
     dead = tmp_path / "dead.conf"
     port = peer._free_port_block(1)
@@ -145,9 +148,9 @@ def test_live_poller_keeps_the_snapshot_then_goes_stale_when_the_controller_dies
     )
     hub_dead = build_hub("demo", f"sqlite:///{tmp_path / 'dead.db'}", sources=(f"slurm={dead}",))
     for _ in range(2):
-        hub_dead.pollers[0].run(hub_dead.buffer)
-    assert hub_dead.pollers[0].failures == 2 and hub_dead.pollers[0].latest is None
+        hub_dead.ticker.pollers[0].run(hub_dead.ticker.buffer)
+    assert hub_dead.ticker.pollers[0].failures == 2 and hub_dead.ticker.pollers[0].latest is None
     hub_dead.step(now)
     hub_dead.step(now + timedelta(seconds=1))
-    stale = [a for a in hub_dead.alerts() if a["entity_kind"] == "source"]
+    stale = [a for a in hub_dead.view.alerts() if a["entity_kind"] == "source"]
     assert len(stale) == 1 and stale[0]["entity_name"] == "slurm" and stale[0]["message"] == "no reading yet"
