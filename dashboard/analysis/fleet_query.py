@@ -14,12 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twin.cache import BoundedCache
+
 SEARCH_COLUMNS = ("job_id", "team", "user", "kind", "reason", "hall", "pod")
 NUMERIC_COLUMNS = {"n_gpus", "submit_s", "start_s", "expected_start_s", "expected_end_s", "wait_s", "age_s"}
 STATES = ("all", "running", "pending")
 PAGE_SIZE = 20
 MAX_SEARCH_CHARS = 100
-_SEARCH_CACHE: dict[int, np.ndarray] = {}  # id(frame jobs) → lower-case search text per row
+# key: id() of a frame's job-id column → (that column, the lower-case search text per row); checked
+# against the column itself, since an id is reused once a frame is gone
+_SEARCH_CACHE: BoundedCache[tuple[np.ndarray, np.ndarray]] = BoundedCache(8)
 
 
 @dataclass(frozen=True)
@@ -33,18 +37,16 @@ class JobPage:
 
 
 def _search_text(jobs: dict) -> np.ndarray:
-    key = id(jobs["job_id"])
-    text = _SEARCH_CACHE.get(key)
-    if text is None:
+    ids = jobs["job_id"]
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
         parts = [np.asarray(jobs[c], dtype=str) for c in SEARCH_COLUMNS]
         text = parts[0]
         for p in parts[1:]:
             text = np.char.add(np.char.add(text, " "), p)
-        text = np.char.lower(text)
-        if len(_SEARCH_CACHE) > 8:
-            _SEARCH_CACHE.clear()
-        _SEARCH_CACHE[key] = text
-    return text
+        return ids, np.char.lower(text)
+
+    return _SEARCH_CACHE.get_or_make(id(ids), make, valid=lambda v: v[0] is ids)[1]
 
 
 def matching_rows(jobs: dict, state: str, search: str) -> np.ndarray:
