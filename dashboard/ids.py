@@ -241,6 +241,20 @@ class Jobs:
     DIAGNOSIS = "jobs-diagnosis"  # causes, hosts to drain, throughput after draining
     THROUGHPUT = "jobs-throughput"  # throughput trend
     TIMELINE = "jobs-timeline"  # the job's failures, restarts and checkpoints
+    FLEET = "jobs-fleet"  # the fleet section (dashboard.components.fleet_panel)
+    FLEET_KPIS = "jobs-fleet-kpis"
+    FLEET_TABLE = "jobs-fleet-table"  # running and pending jobs, paged on the server
+    FLEET_STATE = "jobs-fleet-state"  # all | running | pending
+    FLEET_SEARCH = "jobs-fleet-search"
+    FLEET_COUNT = "jobs-fleet-count"
+    FLEET_TEAMS = "jobs-fleet-teams"
+    FLEET_TEAMS_TABLE = "jobs-fleet-teams-table"
+    FLEET_USAGE = "jobs-fleet-usage"  # GPUs by team over time
+    FLEET_FRAG = "jobs-fleet-frag"  # nodes by free GPUs
+    FLEET_LANE = "jobs-fleet-lane"  # the timeline's lanes: pod | hall
+    FLEET_GANTT = "jobs-fleet-gantt"  # allocations by pod or hall
+    FLEET_WHATIF = "jobs-fleet-whatif"  # the place of the fleet what-if
+    FLEET_FIGURES_KEY = "jobs-fleet-figures-key"  # what the fleet figures in the browser show
 
 
 COOLING_FLOW_GRAPH = "cooling-flow-graph"

@@ -1,4 +1,7 @@
-"""``/jobs``: where each training job runs, its step-time breakdown, MFU and goodput, bottleneck racks.
+"""``/jobs``: the fleet (its jobs, teams, fragmentation, allocations), then where each training job runs,
+its step-time breakdown, MFU and goodput, bottleneck racks.
+
+The fleet section is :mod:`dashboard.components.fleet_panel`.
 
 Deep link: ``/jobs?job=<job name>&rack=<rack name>`` selects a job and marks a rack.
 """
@@ -18,6 +21,7 @@ from dashboard.callbacks import inputs
 from dashboard.callbacks.click_data import clicked_custom
 from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components import fleet_panel
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import jobs as figs
 from dashboard.figures.trends import trend_figure
@@ -441,6 +445,8 @@ def layout(job: str | None = None, rack: str | None = None, **_kwargs) -> html.D
                 className="page-title",
             ),
             compare.section(PAGE, screen),
+            fleet_panel.section(view),
+            html.H2("Training job"),
             html.Div(cards, id=ids.Jobs.KPIS, className="kpis"),
             html.Div(
                 [
@@ -551,3 +557,44 @@ def refresh(_n, selection, rendered, shown):
 
 
 register_url_writer(ids.Jobs.SELECTION, ids.Jobs.URL_SYNC)
+
+
+@callback(
+    Output(ids.Jobs.FLEET_TABLE, "data"),
+    Output(ids.Jobs.FLEET_TABLE, "page_count"),
+    Output(ids.Jobs.FLEET_COUNT, "children"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    Input(ids.Jobs.FLEET_TABLE, "page_current"),
+    Input(ids.Jobs.FLEET_TABLE, "sort_by"),
+    Input(ids.Jobs.FLEET_STATE, "value"),
+    Input(ids.Jobs.FLEET_SEARCH, "value"),
+    State(ids.Shell.SCREEN, "data"),
+    prevent_initial_call=True,
+)
+def fleet_table(_n, page, sort_by, state, search, shown):
+    """One page of the fleet's jobs, sorted and searched on the server."""
+    out = fleet_panel.table_page(callback_view(shown, PATH), page, sort_by, state, search)
+    if out is None:
+        raise PreventUpdate
+    return out
+
+
+@callback(
+    Output(ids.Jobs.FLEET_KPIS, "children"),
+    Output(ids.Jobs.FLEET_TEAMS, "children"),
+    Output(ids.Jobs.FLEET_USAGE, "figure"),
+    Output(ids.Jobs.FLEET_FRAG, "figure"),
+    Output(ids.Jobs.FLEET_GANTT, "figure"),
+    Output(ids.Jobs.FLEET_FIGURES_KEY, "data"),
+    Input(ids.Shell.TICK, "n_intervals"),
+    Input(ids.Jobs.FLEET_LANE, "value"),
+    State(ids.Jobs.FLEET_FIGURES_KEY, "data"),
+    State(ids.Shell.SCREEN, "data"),
+    prevent_initial_call=True,
+)
+def fleet_live(_n, lane, shown_key, shown):
+    """KPIs and teams of the fleet now; fragmentation and the timelines when they moved."""
+    out = fleet_panel.live_parts(callback_view(shown, PATH), lane, shown_key)
+    if out is None:
+        raise PreventUpdate
+    return out

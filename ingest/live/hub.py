@@ -28,6 +28,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 
 from ingest.live.alert_actions import AlertActions
+from ingest.live.fleet import LiveFleet
 from ingest.live.latest import LatestTick
 from ingest.live.live_alerts import LiveAlerts
 from ingest.live.pollers import Poller
@@ -72,6 +73,7 @@ class LiveHub:
         synthetic: SyntheticSource | None = None,
         pollers: list[Poller] | None = None,
         jobs: list[PlacedJob] | None = None,
+        fleet: LiveFleet | None = None,
         record: bool = True,
         start: datetime | None = None,
         shard: tuple[int, int] = (0, 1),
@@ -83,7 +85,7 @@ class LiveHub:
         start = start or (synthetic.start if synthetic else utcnow())
         self.outage = WriteOutage(log, f"database of site {state.name}")
         writes = GuardedWrites(self.outage)
-        self.ticker = TickLoop(state, start=start, synthetic=synthetic, pollers=pollers, jobs=jobs)
+        self.ticker = TickLoop(state, start=start, synthetic=synthetic, pollers=pollers, jobs=jobs, fleet=fleet)
         self.latest = LatestTick()
         self.recorder = FrameRecorder(
             state, db, writes, shard=shard, record=record, every_s=record_every_s, retention_s=retention_s

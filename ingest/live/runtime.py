@@ -23,6 +23,7 @@ import numpy as np
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
+from ingest.live.fleet import LiveFleet
 from ingest.live.follower import Follower
 from ingest.live.hub import LiveHub
 from ingest.live.pollers import Poller, SourceSpecError, make_poller, parse_source_spec
@@ -209,11 +210,13 @@ def build_hub(
     record_every_s: float = 5.0,
     retention_s: float = 3600.0,
     publish_every_s: float = 1.0,
+    fleet: bool = True,
 ) -> LiveHub:
     """A hub for ``site`` with the named sources (not yet scheduled).
 
     ``sources`` holds ``"synthetic"`` and/or real-source specifications ``KIND=TARGET[#HOST]``
-    (see :mod:`ingest.live.pollers`).
+    (see :mod:`ingest.live.pollers`).  ``fleet`` runs the fleet model beside the tick
+    (:mod:`ingest.live.fleet`), showing a Slurm source's queue when there is one.
     """
     state = load_site(site)
     engine = open_database(db_url)
@@ -237,12 +240,18 @@ def build_hub(
         )
     elif faults:
         raise LiveSetupError("faults are injected into the synthetic source; add it to the sources")
+    live_fleet = None
+    if fleet:
+        slurm = next((p for p in pollers if hasattr(p, "latest")), None)
+        placed = np.concatenate([j.gpu_ids for j in jobs]) if jobs else None
+        live_fleet = LiveFleet(state, start, placed_gpu_ids=placed, slurm=slurm)
     hub = LiveHub(
         state,
         engine,
         synthetic=synthetic,
         pollers=pollers,
         jobs=jobs,
+        fleet=live_fleet,
         record=record,
         start=start,
         shard=shard,

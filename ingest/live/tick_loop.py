@@ -18,6 +18,7 @@ from datetime import datetime
 import numpy as np
 
 from ingest.live.alert_rules import SiteFacts
+from ingest.live.fleet import LiveFleet
 from ingest.live.job_runs import JobRuns
 from ingest.live.pollers import Poller
 from ingest.live.readings import ReadingsBuffer
@@ -49,6 +50,7 @@ class TickLoop:
         synthetic: SyntheticSource | None = None,
         pollers: list[Poller] | None = None,
         jobs: list[PlacedJob] | None = None,
+        fleet: LiveFleet | None = None,
     ) -> None:
         self.state = state
         self.synthetic = synthetic
@@ -57,6 +59,7 @@ class TickLoop:
         self.twin = TwinEngine(state, start=start, settle=False)  # settled on the first tick's readings
         self.buffer = ReadingsBuffer(state)
         self.jobs = JobRuns(state, jobs or [])
+        self.fleet = fleet  # the fleet model beside the tick (None: the placed jobs only)
         self.predicted_gpu_temp_c: np.ndarray | None = None
         self.last_ts: datetime | None = None
         self._settled = False  # the twin engine settles on the first tick this process runs
@@ -73,6 +76,9 @@ class TickLoop:
         if self.last_ts is not None and dt_s == 0.0:
             return None
         self.last_ts = ts
+        if self.fleet is not None and self.fleet.advance(ts) and self.synthetic is not None:
+            occ = self.fleet.occupancy
+            self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out)
         if self.synthetic is not None:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = ts.timestamp()
@@ -133,9 +139,12 @@ class TickLoop:
             counts = np.bincount(s.cdu_loop[seen], minlength=len(s.loop_name))
             loop_supply = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         limit = cur("gpu", "power_limit_w")
+        util, nodes_off = cur("gpu", "gpu_util_frac"), b.nodes_off()
+        if self.fleet is not None and self.fleet.occupancy is not None and self.synthetic is None:
+            util, limit, nodes_off = self._fleet_inputs(util, limit, nodes_off)
         return TickInputs(
             ts=ts,
-            gpu_util_frac=cur("gpu", "gpu_util_frac"),
+            gpu_util_frac=util,
             gpu_power_limit_w=limit if np.isfinite(limit).any() else None,
             pumps_running_count=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
             cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
@@ -143,9 +152,18 @@ class TickLoop:
             failed_power=b.failed("power"),
             failed_sources=b.failed("source"),
             failed_links=b.failed("link"),
-            nodes_off=b.nodes_off(),
+            nodes_off=nodes_off,
             jobs=self.jobs.placed,  # the placed jobs' phases drive the swing
         )
+
+    def _fleet_inputs(self, util: np.ndarray, limit: np.ndarray, nodes_off: np.ndarray | None) -> tuple:
+        """Real sources: the fleet's occupancy where no fresh reading says otherwise (utilisation, power
+        caps, nodes out).  The synthetic plant runs the occupancy itself, so its readings already say it."""
+        occ = self.fleet.occupancy
+        util = np.where(np.isfinite(util), util, occ.gpu_util_frac)
+        limit = np.where(np.isfinite(limit), limit, occ.gpu_power_limit_w)
+        nodes_off = occ.nodes_out if nodes_off is None else nodes_off | occ.nodes_out
+        return util, limit, nodes_off
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:
         """Measured GPU values replace the twin's where fresh; the prediction is kept aside.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from ingest.live.fleet import LiveFleet
 from ingest.live.latest import LatestTick
 from ingest.live.live_alerts import LiveAlerts
 from ingest.live.recording import FrameRecorder
@@ -81,6 +82,10 @@ class LiveView:
     def placed_jobs(self) -> list[PlacedJob]:
         """The training jobs the live twin evaluates, as placed on the site."""
         return list(self._ticker.jobs.placed)
+
+    def fleet(self) -> LiveFleet | None:
+        """The fleet beside the tick (read with its ``frame``, ``team_series``, ``gantt_rows``); None without one."""
+        return self._ticker.fleet
 
     def job_timeline(self, job_name: str) -> list[dict]:
         """Phase changes of a job (failures, restarts, checkpoints), oldest first."""

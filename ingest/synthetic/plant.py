@@ -66,6 +66,15 @@ class SyntheticSource:
         self.last_truth: Snapshot | None = None
         self.job_restart = restart.new_state()  # the plant's own job: stops and restarts on a failure
         self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
+        self.fleet_util_frac: np.ndarray | None = None  # the fleet's utilisation of GPUs outside the job
+
+    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray) -> None:
+        """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
+        out of service (powered off unless the training job runs there); idle nodes stay on."""
+        self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
+        job_nodes = np.bincount(self.state.gpu_node, weights=self.in_job, minlength=self.state.n_nodes) > 0
+        out = np.asarray(nodes_out, dtype=bool) & ~job_nodes
+        self.nodes_off = out if out.any() else None
 
     # ------------------------------------------------------------------ faults
     def _links_of(self, switch: int) -> np.ndarray:
@@ -80,6 +89,8 @@ class SyntheticSource:
         """
         s = self.state
         util = job_util_frac(self.workload, t_s, self.in_job, self.jitter_frac)
+        if self.fleet_util_frac is not None:
+            util = np.where(self.in_job, util, self.fleet_util_frac)
         if job_frac < 1.0:
             idle = self.workload.idle_util_frac
             util = np.where(self.in_job, idle + (util - idle) * job_frac, util)

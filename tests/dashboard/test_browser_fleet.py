@@ -1,0 +1,136 @@
+"""Real-browser checks of the fleet on ``/jobs`` and of ``/nodes``: a live fleet model on colossus behind the pages.
+
+The served view carries a real :class:`ingest.live.fleet.LiveFleet` (the generator's LLM-lab
+mix after a two-hour warm-up); the tests read its frame to know what the pages must show.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from ingest.live.fleet import LiveFleet, LiveMix
+from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
+
+pytestmark = pytest.mark.browser
+ROWS = "#jobs-fleet-table .dash-spreadsheet tbody tr:has(td)"
+
+
+@pytest.fixture(scope="module")
+def fleet_app(colossus_app):  # noqa: F811
+    served, hub = colossus_app
+    fleet = LiveFleet(hub.state, datetime.now(UTC), mix=LiveMix(warmup_s=2 * 3600.0))
+    hub.fleet = lambda: fleet
+    yield served, hub, fleet
+    del hub.fleet
+
+
+def _cells(page, column: str) -> list[str]:
+    return page.locator(f"{ROWS} td[data-dash-column={column}]").all_inner_texts()
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_fleet_section_renders(fleet_app, new_page, screenshot, viewport):
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    frame = fleet.frame()
+    page, log = new_page(viewport)
+    page.goto(served.url("/jobs"))
+    expect(page.locator(ROWS)).to_have_count(20)
+    expect(page.locator("#jobs-fleet-count")).to_have_text(f"{frame.n_jobs:,} jobs")
+    expect(page.locator('[data-kpi="fleet-running"] .kpi-value')).to_have_text(f"{frame.count('running'):,}")
+    expect(page.locator("#jobs-fleet-teams-table tbody tr")).to_have_count(len(frame.teams))
+    expect(page.locator("#jobs-fleet-gantt .bars .point").first).to_be_attached()
+    expect(page.locator("#jobs-fleet-frag .bars .point")).not_to_have_count(0)
+    expect(page.locator("#jobs-fleet-whatif")).to_contain_text("what-if")
+    # sorted by GPUs, largest first: the pretraining run leads
+    biggest = int(frame.jobs["n_gpus"].max())
+    expect(page.locator(f"{ROWS} td[data-dash-column=n_gpus]").first).to_have_text(str(biggest))
+    screenshot(page, f"fleet-jobs-{viewport}")
+    page.locator("#jobs-fleet-teams").scroll_into_view_if_needed()
+    screenshot(page, f"fleet-teams-{viewport}")
+    assert log.errors == []
+    assert log.external == []
+
+
+def test_paging_search_and_pending_reasons(fleet_app, new_page):
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    frame = fleet.frame()
+    page, log = new_page("1366x768")
+    page.goto(served.url("/jobs"))
+    expect(page.locator(ROWS)).to_have_count(20)
+    first_page = _cells(page, "job_id")
+    page.locator("#jobs-fleet-table button.next-page").click()
+
+    expect(page.locator(f"{ROWS} td[data-dash-column=job_id]").first).not_to_have_text(first_page[0])
+    assert not set(_cells(page, "job_id")) & set(first_page)
+    # search: every word must match
+    team = frame.teams[2]["team"]
+    page.fill("#jobs-fleet-search", team)
+    page.press("#jobs-fleet-search", "Enter")
+    n_team = int((frame.jobs["team"] == team).sum())
+    expect(page.locator("#jobs-fleet-count")).to_have_text(f"{n_team:,} jobs")  # nothing advances the fleet here
+    expect(page.locator(f"{ROWS} td[data-dash-column=team]").first).to_have_text(team)
+    assert set(_cells(page, "team")) == {team}
+    # pending only: each with its reason
+    page.fill("#jobs-fleet-search", "")
+    page.press("#jobs-fleet-search", "Enter")
+    page.locator("#jobs-fleet-state label", has_text="pending").click()
+    if frame.count("pending"):
+        expect(page.locator(f"{ROWS} td[data-dash-column=state]").first).to_have_text("pending")
+        assert set(_cells(page, "state")) == {"pending"}
+        assert all(r.strip() for r in _cells(page, "reason"))
+    # sort by GPUs ascending
+    page.locator("#jobs-fleet-state label", has_text="all").click()
+    header = page.locator("#jobs-fleet-table th[data-dash-column=n_gpus] .column-header--sort")
+    first = page.locator(f"{ROWS} td[data-dash-column=job_id]").first
+    shown = first.inner_text()
+    header.click()  # desc → unsorted
+    expect(first).not_to_have_text(shown)
+    header.click()  # unsorted → asc
+    expect(page.locator(f"{ROWS} td[data-dash-column=n_gpus]").first).to_have_text(str(int(frame.jobs["n_gpus"].min())))
+    gpus = [int(x) for x in _cells(page, "n_gpus")]
+    assert gpus == sorted(gpus)
+    assert log.errors == []
+
+
+def test_gantt_by_hall(fleet_app, new_page):
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    page, log = new_page("1920x1080")
+    page.goto(served.url("/jobs"))
+    page.locator("#jobs-fleet-lane label", has_text="by hall").click()
+    halls = sorted({r["hall"] for r in fleet.gantt_rows(6 * 3600.0)})
+    expect(page.locator("#jobs-fleet-gantt .gtitle")).to_contain_text("by hall")
+    expect(page.locator("#jobs-fleet-gantt .ytick text").first).to_have_text(re.compile(r"^H\d"))
+    ticks = page.locator("#jobs-fleet-gantt .ytick text").evaluate_all("els => els.map(e => e.textContent)")
+    assert set(ticks) <= set(halls) and ticks
+    assert log.errors == []
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_nodes_view(fleet_app, new_page, screenshot, viewport):
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    frame = fleet.frame()
+    page, log = new_page(viewport)
+    page.goto(served.url("/nodes"))
+    expect(page.locator("#nodes-causes tbody tr")).to_have_count(15)  # Llama 3 Table 5's hardware causes
+    page.locator("#nodes-window label", has_text="since start").click()
+    total = int(frame.failures["time_s"].size)
+    expect(page.locator('[data-kpi="failures"] .kpi-value')).to_have_text(re.compile(r"[\d,]+"))
+    shown = int(page.locator('[data-kpi="failures"] .kpi-value').inner_text().replace(",", ""))
+    assert shown >= total
+    if frame.nodes:
+        expect(page.locator("#nodes-out tbody tr").first).to_be_attached()
+        states = set(page.locator("#nodes-out tbody tr td:nth-child(2)").all_inner_texts())
+        assert states <= {"down", "in repair", "lemon", "drained"}
+    expect(page.locator("#nodes-failures .bars .point").first).to_be_attached()
+    screenshot(page, f"fleet-nodes-{viewport}")
+    assert log.errors == []
+    assert np.isfinite(frame.ts_s)
