@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dash import dcc, html
 
-from dashboard import ids  # (path, label) of every page, in menu order.  Pages of other areas are listed here
+from dashboard import ids
 
-# too so the menu is complete even before a page lands.
+# (path, label) of every page, in menu order.
 PAGES: tuple[tuple[str, str], ...] = (
     ("/", "Overview"),
     ("/floor", "Floor"),
@@ -14,6 +14,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("/power", "Power"),
     ("/fabric", "Fabric"),
     ("/jobs", "Jobs"),
+    ("/nodes", "Nodes"),
     ("/alerts", "Alerts"),
     ("/replay", "Replay"),
     ("/whatif", "What-if"),
