@@ -140,6 +140,13 @@ def test_live_poller_keeps_the_snapshot_then_goes_stale_when_the_controller_dies
     hub.step(now + timedelta(seconds=5))  # the hub charges the jobs holding GPUs for the 5 s tick
     owned_gpus = int((poller.ledger.owners.gpu_row >= 0).sum())
     assert owned_gpus > 0 and poller.ledger.usage().gpu_s.sum() == pytest.approx(5.0 * owned_gpus)
+    # the fleet page reads the scheduler's own queue, job for job
+    from ingest.live.fleet_slurm import PENDING_STATES, RUNNING_STATES
+
+    frame = hub.view.fleet().frame()
+    queued = {j.display_id for j in poller.latest.jobs if j.state in RUNNING_STATES | PENDING_STATES}
+    assert frame.source == "slurm" and len(queued) >= 2 and set(frame.jobs["job_id"]) == queued
+    assert frame.count("running") == sum(j.state in RUNNING_STATES for j in poller.latest.jobs)
     # the same poller, its controller gone (a configuration naming a port nobody listens on)
     dead = tmp_path / "dead.conf"
     port = peer._free_port_block(1)
