@@ -448,44 +448,56 @@ def _state_for(alert_id, states: list) -> object:
     Output(ids.Alerts.ACTIVE_TABLE, "children"),
     Output(ids.Alerts.PAST_TABLE, "children"),
     Output(ids.Alerts.SIGNATURE, "data"),
-    Output(ids.Alerts.ACTION_RESULT, "children"),
     Output(ids.Alerts.URL, "search"),
     Input(ids.Shell.TICK, "n_intervals"),
-    Input(ids.alert_ack(ALL), "n_clicks"),
-    Input(ids.alert_silence(ALL), "n_clicks"),
-    Input(ids.alert_unsilence(ALL), "n_clicks"),
+    Input(ids.Alerts.ACTION_RESULT, "children"),
     Input(ids.Alerts.SEVERITY, "value"),
     Input(ids.Alerts.SHOW_CLEARED, "value"),
-    State(ids.alert_comment(ALL), "value"),
-    State(ids.alert_silence_for(ALL), "value"),
     State(ids.Alerts.SIGNATURE, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-@callback_requires(ACTION_ROLE, on=ACTION_TYPES)
-def update_alerts(_n, _acks, _silences, _unsilences, severity, show_cleared, _comments, _durations, signature, shown):
-    view, actions = callback_view(shown, PATH), alert_actions()
-    message = no_update
-    triggered = ctx.triggered_id
-    if isinstance(triggered, dict):
-        if not (ctx.triggered and ctx.triggered[0].get("value")):
-            return (no_update,) * 6  # a button appeared (table re-render), nobody clicked it
-        comments, durations = (ctx.states_list or [[], [], None])[:2]
-        alert_id = triggered.get("alert")
-        message = apply_action(
-            view,
-            actions,
-            triggered,
-            _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
-            _state_for(alert_id, comments) or "",
-        )
+def update_alerts(_n, _action_result, severity, show_cleared, signature, screen):
+    """The tables, re-rendered when what they show changed (after a tick, or at once after an action)."""
+    view = callback_view(screen, PATH)
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
-    shown = alerts_view(view, severities, show_past, actions=actions)
+    shown = alerts_view(view, severities, show_past, actions=alert_actions())
     search = (
-        keep_view(url_search(severities, show_past), shown)
-        if triggered in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED)
+        keep_view(url_search(severities, show_past), screen)
+        if ctx.triggered_id in (ids.Alerts.SEVERITY, ids.Alerts.SHOW_CLEARED)
         else no_update
     )
-    if shown["signature"] == signature and message is no_update:
-        return no_update, no_update, no_update, no_update, no_update, search
-    return shown["summary"], shown["active"], shown["past"], shown["signature"], message, search
+    if shown["signature"] == signature:
+        return no_update, no_update, no_update, no_update, search
+    return shown["summary"], shown["active"], shown["past"], shown["signature"], search
+
+
+# An action has a callback of its own: were it answered by the tick's callback, a tick sent while
+# the click's request is in flight would make the browser drop the click's (older) answer.
+@dash.callback(
+    Output(ids.Alerts.ACTION_RESULT, "children"),
+    Input(ids.alert_ack(ALL), "n_clicks"),
+    Input(ids.alert_silence(ALL), "n_clicks"),
+    Input(ids.alert_unsilence(ALL), "n_clicks"),
+    State(ids.alert_comment(ALL), "value"),
+    State(ids.alert_silence_for(ALL), "value"),
+    State(ids.Shell.SCREEN, "data"),
+    prevent_initial_call=True,
+)
+@callback_requires(ACTION_ROLE, on=ACTION_TYPES)
+def act_on_alert(_acks, _silences, _unsilences, _comments, _durations, screen):
+    """Acknowledge, silence or lift the silence of the clicked alert; its message makes the tables re-render."""
+    triggered = ctx.triggered_id
+    if not isinstance(triggered, dict) or not (ctx.triggered and ctx.triggered[0].get("value")):
+        return no_update  # a button appeared (table re-render), nobody clicked it
+    view = callback_view(screen, PATH)
+    comments, durations = (ctx.states_list or [[], [], None])[:2]
+    alert_id = triggered.get("alert")
+    message = apply_action(
+        view,
+        alert_actions(),
+        triggered,
+        _state_for(alert_id, durations) or SILENCE_OPTIONS_S[1],
+        _state_for(alert_id, comments) or "",
+    )
+    return message

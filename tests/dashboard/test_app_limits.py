@@ -18,7 +18,7 @@ import pytest
 
 from dashboard import ids
 from dashboard.app import CALLBACK_PATH, MAX_REQUEST_BYTES, app_for_hub
-from dashboard.views.context import screen_data
+from tests.dashboard.auth.conftest import alert_action_body
 from tests.dashboard.standin_hub import standin_app
 
 PAGES_OUTPUT = ".._pages_content.children..._pages_store.data.."
@@ -68,41 +68,8 @@ def served_demo(demo_view, serve_app):
 
 
 def silence_body(alert_id, duration) -> dict:
-    button = {"alert": alert_id, "type": ids.ALERT_SILENCE}
-    output = (
-        f"..{ids.Alerts.SUMMARY}.children...{ids.Alerts.ACTIVE_TABLE}.children...{ids.Alerts.PAST_TABLE}.children"
-        f"...{ids.Alerts.SIGNATURE}.data...{ids.Alerts.ACTION_RESULT}.children...{ids.Alerts.URL}.search.."
-    )
-    outputs = [
-        {"id": i, "property": p}
-        for i, p in (
-            (ids.Alerts.SUMMARY, "children"),
-            (ids.Alerts.ACTIVE_TABLE, "children"),
-            (ids.Alerts.PAST_TABLE, "children"),
-            (ids.Alerts.SIGNATURE, "data"),
-            (ids.Alerts.ACTION_RESULT, "children"),
-            (ids.Alerts.URL, "search"),
-        )
-    ]
-    return {
-        "output": output,
-        "outputs": outputs,
-        "inputs": [
-            {"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
-            [],
-            [{"id": button, "property": "n_clicks", "value": 1}],
-            [],
-            {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
-            {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []},
-        ],
-        "state": [
-            [{"id": ids.alert_comment(alert_id), "property": "value", "value": ""}],
-            [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration}],
-            {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
-            {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
-        ],
-        "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
-    }
+    """The alerts page's request when the silence button of ``alert_id`` is clicked with ``duration`` chosen."""
+    return alert_action_body(alert_id, ids.ALERT_SILENCE, duration_s=duration)
 
 
 @pytest.mark.parametrize("duration", [1e9, 1e12, "Infinity", "NaN", -5, "abc"])
@@ -262,40 +229,33 @@ def test_eight_parallel_45_mb_posts_are_refused_quickly_in_bounded_memory(served
 
 
 def test_the_largest_body_a_page_sends_is_far_below_the_limit(demo_state):
-    """The alerts callback carries every alert's buttons, comment and silence duration, and the table
-    signature: 500 alerts."""
+    """The alerts page's action request carries every alert's buttons, comment and silence duration,
+    its tick request the table signature: 500 alerts each."""
     n_alerts = 500
-    per_alert = lambda kind, prop, value: [
-        {
-            "id": {"alert": 10_000_000 + i, "type": kind},
-            "property": prop,  # noqa: E731
-            "value": value,
-        }
-        for i in range(n_alerts)
+    per_alert = lambda kind, prop, value: [  # noqa: E731
+        {"id": {"alert": 10_000_000 + i, "type": kind}, "property": prop, "value": value} for i in range(n_alerts)
     ]
-    body = silence_body(1, 3600)
-    body["inputs"][1], body["inputs"][2], body["inputs"][3] = (
+    action = silence_body(1, 3600)
+    action["inputs"] = [
         per_alert(ids.ALERT_ACK, "n_clicks", 0),
         per_alert(ids.ALERT_SILENCE, "n_clicks", 0),
-        per_alert("alert-unsilence", "n_clicks", 0),
-    )
-    body["state"][0] = per_alert("alert-comment", "value", "swapping the pump, back in 20 min")
-    body["state"][1] = per_alert("alert-silence-for", "value", 3600)
-    body["state"][2]["value"] = [
-        [
-            [
-                str(10_000_000 + i),
-                "open",
-                "critical",
-                "rack H1-R01-K01 GPU 99.9 °C over 90 °C" * 2,
-                "pump:cdu:1",
-                "{'gpus': 64, 'jobs': ['colossus-405b-24k'], 'tokens_per_s': 0.0}",
-            ]
-            for i in range(n_alerts)
-        ]
-    ] * 2
-    size = len(json.dumps(body).encode())
-    assert size < MAX_REQUEST_BYTES / 4, size
+        per_alert(ids.ALERT_UNSILENCE, "n_clicks", 0),
+    ]
+    action["state"][0] = per_alert("alert-comment", "value", "swapping the pump, back in 20 min")
+    action["state"][1] = per_alert("alert-silence-for", "value", 3600)
+    row = [
+        "open",
+        "critical",
+        "rack H1-R01-K01 GPU 99.9 °C over 90 °C" * 2,
+        "pump:cdu:1",
+        "{'gpus': 64, 'jobs': ['colossus-405b-24k'], 'tokens_per_s': 0.0}",
+    ]
+    tick = {
+        "state": [{"id": ids.Alerts.SIGNATURE, "value": [[[str(10_000_000 + i), *row] for i in range(n_alerts)]] * 2}]
+    }
+    for body in (action, tick):
+        size = len(json.dumps(body).encode())
+        assert size < MAX_REQUEST_BYTES / 4, size
 
 
 def test_a_follower_acknowledges_and_silences_for_everyone(tmp_path, serve_app, caplog):
@@ -310,11 +270,7 @@ def test_a_follower_acknowledges_and_silences_for_everyone(tmp_path, serve_app, 
         assert leader.leading and not follower.leading
         alert = leader.hub.view.alerts()[0]
         served = serve_app(app_for_hub(follower.hub))
-        body = silence_body(alert["id"], 3600)
-        button = {"alert": alert["id"], "type": ids.ALERT_ACK}
-        body["inputs"][1], body["inputs"][2] = [{"id": button, "property": "n_clicks", "value": 1}], []
-        body["changedPropIds"] = [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"]
-        status, text = post(served, body)
+        status, text = post(served, alert_action_body(alert["id"], ids.ALERT_ACK))
         assert status == 200 and "not done" not in text
         status, text = post(served, silence_body(alert["id"], 3600))
         assert status == 200 and "not done" not in text

@@ -19,14 +19,6 @@ T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 PASSWORDS = {"vera": "viewer-password-1", "otto": "operator-password-1", "ada": "admin-password-1"}
 ROLES = {"vera": "viewer", "otto": "operator", "ada": "admin"}
 CALLBACK_PATH = "/_dash-update-component"
-ALERT_OUTPUTS = (
-    (ids.Alerts.SUMMARY, "children"),
-    (ids.Alerts.ACTIVE_TABLE, "children"),
-    (ids.Alerts.PAST_TABLE, "children"),
-    (ids.Alerts.SIGNATURE, "data"),
-    (ids.Alerts.ACTION_RESULT, "children"),
-    (ids.Alerts.URL, "search"),
-)
 
 
 @pytest.fixture(scope="module")
@@ -112,20 +104,12 @@ def alert_action_body(alert_id, kind: str, duration_s=3600, comment: str = "") -
         for t in (ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE)
     }
     return {
-        "output": ".." + "...".join(f"{i}.{p}" for i, p in ALERT_OUTPUTS) + "..",
-        "outputs": [{"id": i, "property": p} for i, p in ALERT_OUTPUTS],
-        "inputs": [
-            {"id": ids.Shell.TICK, "property": "n_intervals", "value": 3},
-            clicks[ids.ALERT_ACK],
-            clicks[ids.ALERT_SILENCE],
-            clicks[ids.ALERT_UNSILENCE],
-            {"id": ids.Alerts.SEVERITY, "property": "value", "value": ["critical", "warning", "info"]},
-            {"id": ids.Alerts.SHOW_CLEARED, "property": "value", "value": []},
-        ],
+        "output": f"{ids.Alerts.ACTION_RESULT}.children",
+        "outputs": {"id": ids.Alerts.ACTION_RESULT, "property": "children"},
+        "inputs": [clicks[ids.ALERT_ACK], clicks[ids.ALERT_SILENCE], clicks[ids.ALERT_UNSILENCE]],
         "state": [
             [{"id": ids.alert_comment(alert_id), "property": "value", "value": comment}],
             [{"id": ids.alert_silence_for(alert_id), "property": "value", "value": duration_s}],
-            {"id": ids.Alerts.SIGNATURE, "property": "data", "value": None},
             {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data("/alerts")},
         ],
         "changedPropIds": [json.dumps(button, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
