@@ -37,9 +37,11 @@ Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from twin.arrays import BoolArray, FloatArray, IntArray
 from twin.physics.thermal import (
     CONVECTION_FLOW_EXPONENT,
     HW_SLOWDOWN_CLOCK_FRAC,
@@ -81,11 +83,21 @@ def time_to_temp_exponential_s(
     return np.where(t0 >= limit_c, 0.0, out)
 
 
-def _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3):
+def _plate_heat_capacity(
+    heat_capacity_j_per_k: FloatArray, coolant_cp_j_per_kg_k: FloatArray, coolant_density_kg_per_m3: FloatArray
+) -> FloatArray:
     return heat_capacity_j_per_k + PLATE_COOLANT_L / 1000.0 * coolant_density_kg_per_m3 * coolant_cp_j_per_kg_k
 
 
-def _no_flow_times(temp_c, power_w, idle_w, c_eff, max_op_c, slowdown_c, shutdown_c):
+def _no_flow_times(
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    c_eff: FloatArray,
+    max_op_c: FloatArray,
+    slowdown_c: FloatArray,
+    shutdown_c: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     t_throttle = time_to_temp_adiabatic_s(temp_c, power_w, c_eff, max_op_c)
     t_slow = time_to_temp_adiabatic_s(temp_c, power_w, c_eff, slowdown_c)
     p_hw = power_at_clock_w(HW_SLOWDOWN_CLOCK_FRAC, power_w, idle_w)
@@ -95,15 +107,15 @@ def _no_flow_times(temp_c, power_w, idle_w, c_eff, max_op_c, slowdown_c, shutdow
 
 
 def cdu_loss(
-    temp_c,
-    power_w,
-    idle_w,
-    heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    max_operating_temp_c,
-    slowdown_temp_c,
-    shutdown_temp_c,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    max_operating_temp_c: FloatArray,
+    slowdown_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing all secondary flow."""
     c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
@@ -123,7 +135,9 @@ def failover_flow_frac(
     return np.minimum(f_end, f_drop + np.asarray(t_s, dtype=np.float64) / np.maximum(pump_failover_s, 1e-9))
 
 
-def _failover_flows(flow_frac, pumps_running_count, pumps_required):
+def _failover_flows(
+    flow_frac: FloatArray, pumps_running_count: FloatArray, pumps_required: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """Flow over design just after the loss (``f_drop``) and once the remaining pumps have ramped (``f_end``)."""
     n = np.asarray(pumps_running_count, dtype=np.float64)
     remaining = np.maximum(n - 1.0, 0.0)
@@ -132,19 +146,28 @@ def _failover_flows(flow_frac, pumps_running_count, pumps_required):
     return np.minimum(f_drop, f_end), f_end
 
 
-def _take(value, idx):
-    """``value[idx]`` for an array, the scalar itself otherwise."""
+def _take(value: Any, idx: IntArray | BoolArray) -> Any:
+    """``value[idx]`` for an array, the scalar itself otherwise (so typed as whatever it was given)."""
     return value[idx] if np.ndim(value) else value
 
 
-def _scalar_if_uniform(value):
+def _scalar_if_uniform(value: Any) -> Any:
     """A float when every entry is equal (the ``[piece, rack]`` arrays of the fail-over then have one column)."""
     if np.ndim(value) and value.size and np.all(value == value.flat[0]):
         return float(value.flat[0])
     return value
 
 
-def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j_per_k, f_drop, f_end, limit_c):
+def _crossing_during_failover_s(
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    supply_c: FloatArray,
+    r_at: _ResistanceAtFlow,
+    heat_capacity_j_per_k: FloatArray,
+    f_drop: FloatArray,
+    f_end: FloatArray,
+    limit_c: FloatArray,
+) -> FloatArray:
     """First time [s] the die crosses ``limit_c`` while the flow ramps from ``f_drop`` to ``f_end`` (over
     ``r_at.ramp_s``) and after it; ``r_at(f)`` is the die-to-coolant resistance at flow ``f`` of design.
 
@@ -168,8 +191,8 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
     decay = np.exp(-h / tau[:-1])
     end = np.empty((k + 1, temp_c.size))
     end[0] = temp_c
-    for j in range(k):
-        end[j + 1] = steady[j] + (end[j] - steady[j]) * decay[j]
+    for p in range(k):
+        end[p + 1] = steady[p] + (end[p] - steady[p]) * decay[p]
     above = end[1:] >= limit_c
     crossed = above.any(axis=0)
     j = np.where(crossed, np.argmax(above, axis=0), k)  # piece of the crossing (k: after the ramp)
@@ -197,7 +220,14 @@ class _ResistanceAtFlow:
     ramp_s: np.ndarray
 
     @classmethod
-    def from_present(cls, r_die_now, r_cal_now, conv_frac, flow_frac, ramp_s) -> _ResistanceAtFlow:
+    def from_present(
+        cls,
+        r_die_now: FloatArray,
+        r_cal_now: FloatArray,
+        conv_frac: FloatArray,
+        flow_frac: FloatArray,
+        ramp_s: FloatArray,
+    ) -> _ResistanceAtFlow:
         g0 = 1.0 - conv_frac + conv_frac * np.power(flow_frac, -CONVECTION_FLOW_EXPONENT)
         return cls(r_die_now / g0, conv_frac, r_cal_now * flow_frac, ramp_s)
 
@@ -206,30 +236,30 @@ class _ResistanceAtFlow:
             *(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design, self.ramp_s))
         )
 
-    def __call__(self, f):
+    def __call__(self, f: FloatArray | float) -> FloatArray:
         f = np.maximum(f, 1e-9)
         g = 1.0 - self.conv_frac + self.conv_frac * np.power(f, -CONVECTION_FLOW_EXPONENT)
         return self.r_die_base * g + self.r_cal_design / f
 
 
 def pump_loss(
-    temp_c,
-    power_w,
-    idle_w,
-    supply_temp_c,
-    r_die_c_per_w,
-    r_cal_c_per_w,
-    r_conv_frac,
-    flow_frac,
-    heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    pumps_running_count,
-    pumps_required,
-    pump_failover_s,
-    max_operating_temp_c,
-    slowdown_temp_c,
-    shutdown_temp_c,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    supply_temp_c: FloatArray,
+    r_die_c_per_w: FloatArray,
+    r_cal_c_per_w: FloatArray,
+    r_conv_frac: FloatArray,
+    flow_frac: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    pumps_running_count: FloatArray,
+    pumps_required: FloatArray,
+    pump_failover_s: FloatArray,
+    max_operating_temp_c: FloatArray,
+    slowdown_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring).
 
@@ -285,18 +315,18 @@ def pump_loss(
 
 
 def facility_water_loss(
-    gpu_temp_max_c,
-    coolant_supply_c,
-    cdu_heat_w,
-    gpu_power_w,
-    idle_w,
-    n_gpus,
-    heat_capacity_j_per_k,
-    loop_volume_l,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    max_operating_temp_c,
-    shutdown_temp_c,
+    gpu_temp_max_c: FloatArray,
+    coolant_supply_c: FloatArray,
+    cdu_heat_w: FloatArray,
+    gpu_power_w: FloatArray,
+    idle_w: FloatArray,
+    n_gpus: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    loop_volume_l: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    max_operating_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] per CDU after losing facility water.
 
@@ -323,15 +353,15 @@ def facility_water_loss(
 
 
 def supply_excursion(
-    temp_c,
-    power_w,
-    idle_w,
-    supply_temp_c,
-    delta_k,
-    r_total_c_per_w,
-    heat_capacity_j_per_k,
-    max_operating_temp_c,
-    shutdown_temp_c,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    supply_temp_c: FloatArray,
+    delta_k: FloatArray,
+    r_total_c_per_w: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    max_operating_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``."""
     new_supply = supply_temp_c + delta_k

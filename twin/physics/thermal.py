@@ -377,7 +377,8 @@ def power_cap_only(
     mask = np.zeros(capped.shape, dtype=np.int32)
     if n_capped:
         idx = np.flatnonzero(capped)
-        clock[idx] = clock_at_power_frac(power_limit_w, demand_w[idx], idle_w[idx] if np.ndim(idle_w) else idle_w)
+        idle_at = idle_w[idx] if isinstance(idle_w, np.ndarray) and idle_w.ndim else idle_w
+        clock[idx] = clock_at_power_frac(power_limit_w, demand_w[idx], idle_at)
         mask[idx] = CLOCK_EVENT_SW_POWER_CAP
     return power, clock, mask
 

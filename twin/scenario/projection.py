@@ -83,6 +83,7 @@ def run_scenario(
         snap = engine.tick(dt, replace(inputs, ts=start + timedelta(seconds=dt * (i + 1))))
         if each_tick is not None:
             each_tick(snap)
+    assert snap is not None and engine.detail is not None  # steps >= 1
     return snap, engine.detail, job
 
 
@@ -91,10 +92,13 @@ def project(state: SiteTables, scenario: Scenario) -> ProjectionReport:
 
     With layout edits the report is about the edited site (``scenario.state``).
     """
-    return project_run(state, scenario)[0]
+    report, _snap, _detail, _job = project_run(state, scenario)
+    return report
 
 
-def project_run(state: SiteTables, scenario: Scenario):
+def project_run(
+    state: SiteTables, scenario: Scenario
+) -> tuple[ProjectionReport, Snapshot, TickDetail, PlacedJob | None]:
     """:func:`project`'s report with the last snapshot, its tick detail and the placed job."""
     state = scenario.state if scenario.state is not None else state
     snap, detail, job = run_scenario(state, scenario)
@@ -166,6 +170,7 @@ def report_of(
 
 def _sources(state: SiteTables, detail: TickDetail) -> list[SourceFigures]:
     """Per source: output, derated capacity, charge, and its share of the training swing against its limits."""
+    assert detail.supply is not None and detail.swing_share is not None  # set by every tick
     d, share = detail.supply.dispatch, detail.swing_share
     out = []
     for i, name in enumerate(state.source_name):
@@ -192,6 +197,7 @@ def _sources(state: SiteTables, detail: TickDetail) -> list[SourceFigures]:
 def _policy(state: SiteTables, snap: Snapshot, detail: TickDetail, job: JobFigures | None) -> PolicyFigures:
     """The shortfall policy's action in force at the end of the run, and the job's resulting throughput."""
     act, sup = detail.policy_in_force, detail.supply
+    assert sup is not None and detail.swing_share is not None  # set by every tick
     return PolicyFigures(
         policy=state.shortfall_policy,
         policy_response_s=state.policy_response_s,
@@ -222,7 +228,7 @@ def _elements(state: SiteTables, frac: np.ndarray, mask: np.ndarray) -> list[Ele
     ]
 
 
-def _n1(state: SiteTables, snap, worst_by: np.ndarray) -> list[N1Violation]:
+def _n1(state: SiteTables, snap: Snapshot, worst_by: np.ndarray) -> list[N1Violation]:
     idx = np.flatnonzero(snap.power_n1_load_frac > 1.0)
     idx = idx[np.argsort(-snap.power_n1_load_frac[idx], kind="stable")][:TOP_N]
     return [
@@ -251,7 +257,7 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict[st
     return out
 
 
-def _fabric(state: SiteTables, snap) -> FabricFigures:
+def _fabric(state: SiteTables, snap: Snapshot) -> FabricFigures:
     up = snap.link_up_flag
     cap = fabric.tier_capacity_gbps(state, fabric.link_alive(state, up))
     return FabricFigures(
@@ -264,7 +270,7 @@ def _fabric(state: SiteTables, snap) -> FabricFigures:
     )
 
 
-def _job(state: SiteTables, job: PlacedJob, snap) -> JobFigures:
+def _job(state: SiteTables, job: PlacedJob, snap: Snapshot) -> JobFigures:
     down = snap.gpu_state == GPU_DOWN
     res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up_flag)
     st = res.status

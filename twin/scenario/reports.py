@@ -8,6 +8,7 @@ blast-radius --json`` and the API print (its keys are the field names, in order)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from twin.physics.swing import SwingReport
 from twin.reports import Report, optional
@@ -299,8 +300,8 @@ class Change(Report):
     delta: float | None = optional()
     change: str = "same"
 
-    def as_dict(self) -> dict:  # "change" last, after the optional delta
-        out = {"baseline": self.baseline, "scenario": self.scenario}
+    def as_dict(self) -> dict[str, Any]:  # "change" last, after the optional delta
+        out: dict[str, Any] = {"baseline": self.baseline, "scenario": self.scenario}
         if self.delta is not None:
             out["delta"] = self.delta
         out["change"] = self.change
@@ -320,7 +321,7 @@ class RackChange(Report):
     rack_power_delta_kw: float | None = None
     dark_flag: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         out = {"rack": self.rack, "change": self.change, "layout": list(self.layout)}
         if self.change == "removed":
             return out
@@ -358,8 +359,8 @@ class LoadChange(Report):
     load_frac: float | None = None
     load_delta_frac: float | None = None
 
-    def as_dict(self) -> dict:
-        out = {self.kind: self.name, "change": self.change}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {self.kind: self.name, "change": self.change}
         if self.change != "removed":
             out.update({f"{self.kind}_load_frac": self.load_frac, "load_delta_frac": self.load_delta_frac})
         return out

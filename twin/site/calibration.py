@@ -23,11 +23,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from twin.arrays import FloatArray, IntArray
 from twin.site.tables import SiteTables
+
+if TYPE_CHECKING:
+    from twin.site.schema import CalibrationSpec
+
+SpecT = TypeVar("SpecT")  # a catalogue entry type (GPU or CDU spec)
 
 MIN_APPROACH_K = 0.1  # a CDU cannot deliver coolant colder than its facility supply
 DECIMALS = 4  # fitted values are kept to this many decimals (the variants they need stay few)
@@ -77,7 +85,7 @@ def gpu_names(state: SiteTables, gpus: np.ndarray) -> list[str]:
     return [f"{state.node_name[state.gpu_node[g]]}/{state.gpu_index[g]}" for g in np.asarray(gpus, dtype=np.int64)]
 
 
-def from_block(state: SiteTables, block, file: str, strict: bool = True) -> SiteCalibration:
+def from_block(state: SiteTables, block: CalibrationSpec, file: str, strict: bool = True) -> SiteCalibration:
     """The parsed ``[calibration]`` block (:class:`twin.site.schema.CalibrationSpec`) on ``state``'s ids.
 
     ``strict``: a name the site lacks is an error; else it is left out (a what-if edit removed it).
@@ -115,10 +123,10 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
     cdus = np.flatnonzero(cal.cdu_approach_delta_k != 0.0)
     gpus = np.flatnonzero(cal.gpu_r_th_factor != 1.0)
 
-    def strings(names) -> str:
+    def strings(names: Iterable[str]) -> str:
         return "[" + ", ".join(f'"{n}"' for n in names) + "]"
 
-    def numbers(values) -> str:
+    def numbers(values: Iterable[float]) -> str:
         return "[" + ", ".join(f"{float(v):.{DECIMALS}f}" for v in values) + "]"
 
     fitted_on = cal.fitted_on.replace("\\", "/").replace('"', "'")
@@ -139,7 +147,9 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
     )
 
 
-def _variants(specs: list, index: np.ndarray, values: np.ndarray, neutral: float, make) -> tuple[list, np.ndarray]:
+def _variants(
+    specs: list[SpecT], index: IntArray, values: FloatArray, neutral: float, make: Callable[[SpecT, float], SpecT]
+) -> tuple[list[SpecT], IntArray]:
     """Catalogue entries extended by one variant per (entry, distinct non-neutral value) and the new index."""
     index = np.asarray(index, dtype=np.int64).copy()
     out = list(specs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
 
 from twin.site.catalogue import Catalogue
 from twin.site.edit_schema import (
@@ -57,12 +58,13 @@ __all__ = [
 class _RackBook:
     """Racks of a model by name: (hall, row name), in model order; rows by ``<hall>-<row>``."""
 
-    racks: dict[str, tuple[str, str]]
+    racks: dict[str, tuple[str, str | None]]  # an added rack of a model not yet checked may lack its row
     rows: dict[str, tuple[str, str]]
 
     @classmethod
     def of(cls, model: SiteFile) -> _RackBook:
-        racks, rows = {}, {}
+        racks: dict[str, tuple[str, str | None]] = {}
+        rows: dict[str, tuple[str, str]] = {}
         pattern = model.site.rack_name_pattern
         for h, hall in enumerate(model.halls):
             for row_no, row in enumerate(hall.rows, start=1):
@@ -112,7 +114,7 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
     and ratings are checked when the edited model is built (:mod:`twin.scenario.whatif`).
     """
     book = _RackBook.of(model)
-    entries: dict[str, dict] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
+    entries: dict[str, dict[str, Any]] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
     busway_side = {b.name: b.side for b in model.power.busways}
     loops = {lp.name for lp in model.cooling.loops}
     plants = {p.name: p for p in model.cooling.plants}
@@ -129,7 +131,7 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
         if name not in catalogue.racks:
             raise EditError(i, "type", f"unknown rack type {name!r} (catalogue: {', '.join(sorted(catalogue.racks))})")
 
-    def entry(name: str) -> dict:
+    def entry(name: str) -> dict[str, Any]:
         return entries.setdefault(name, {"name": name})
 
     for i, e in enumerate(edits):
@@ -225,7 +227,7 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
     return EditedModel(new, touched, layout)
 
 
-def _positions(model: SiteFile, names: list[str], entries: dict[str, dict]) -> dict[str, tuple[float, float]]:
+def _positions(model: SiteFile, names: list[str], entries: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """Present floor position of racks (row layout, then entries)."""
     want = set(names)
     out = {}

@@ -13,7 +13,7 @@ import math
 import re
 import string
 import tomllib
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,7 +25,7 @@ Name = Annotated[str, Field(min_length=1, max_length=limits.MAX_NAME_CHARS)]
 _PATTERN_SPEC = re.compile(r"0?\d{0,2}[dxX]?")  # e.g. "02d": no width that could allocate much
 
 
-def _name_pattern(fields: tuple[str, ...]):
+def _name_pattern(fields: tuple[str, ...]) -> AfterValidator:
     """Validator of a ``str.format`` pattern that may use only ``fields`` with short integer specs."""
 
     def check(pattern: str) -> str:
@@ -131,7 +131,7 @@ class SourceSpec(_Strict):
     roundtrip_efficiency_frac: float = Field(0.9, gt=0.5, le=1)  # batteries: energy out / energy in
 
     @model_validator(mode="after")
-    def _battery_has_energy(self):
+    def _battery_has_energy(self) -> Self:
         if self.kind == "battery" and self.energy_mwh <= 0:
             raise ValueError("a battery needs energy_mwh > 0")
         return self
@@ -153,7 +153,7 @@ class PowerElementSpec(_Strict):
     )  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
 
     @model_validator(mode="after")
-    def _rating_known(self):
+    def _rating_known(self) -> Self:
         if self.rating_kw is None and self.amps is None:
             raise ValueError("give rating_kw or amps")
         return self
@@ -168,6 +168,7 @@ class PowerElementSpec(_Strict):
         if self.rating_kw is not None:
             return self.rating_kw
         phase_factor = math.sqrt(3.0) if self.phases == 3 else 1.0
+        assert self.amps is not None  # _rating_known: amps are given when rating_kw is not
         return phase_factor * self.voltage_v * self.amps * self.power_factor / 1000.0
 
 
@@ -210,7 +211,7 @@ class HallSpec(_Strict):
     bounds_m: tuple[float, float, float, float] | None = None
 
     @model_validator(mode="after")
-    def _bounds_ordered(self):
+    def _bounds_ordered(self) -> Self:
         b = self.bounds_m
         if b is not None and not (b[0] < b[2] and b[1] < b[3]):
             raise ValueError("bounds_m must be [x_min, y_min, x_max, y_max] with min < max")
@@ -272,7 +273,7 @@ class CalibrationSpec(_Strict):
     )
 
     @model_validator(mode="after")
-    def _paired(self):
+    def _paired(self) -> Self:
         if self.psu_efficiency_points_frac and len(self.psu_efficiency_points_frac) != 4:
             raise ValueError(
                 f"psu_efficiency_points_frac: 4 values (at 10, 20, 50, 100 % load), "
@@ -298,7 +299,7 @@ class SiteFile(_Strict):
     calibration: CalibrationSpec | None = None
 
 
-def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
+def _entity_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> tuple[str, str]:
     """Turn a pydantic error location into (entity description, field)."""
     node, entity, in_list = raw, "site file", False
     for i, key in enumerate(loc):
@@ -316,7 +317,7 @@ def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
     return entity, str(loc[-1]) if loc else "-"
 
 
-def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict]:
+def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict[str, Any]]:
     """Parse and schema-check site TOML; returns the model and the raw dict."""
     try:
         raw = tomllib.loads(text)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -259,12 +260,16 @@ def _step_integral(tau: np.ndarray, profile: StepProfile, step_offset_s: float) 
         k = np.floor(x / period)
         r = x - k * period
         i = np.clip(np.searchsorted(bounds, r, side="right") - 1, 0, len(durs) - 1)
-        return k * per_step + cum_at[i] + (r - bounds[i]) * fracs[i]
+        value: np.ndarray = k * per_step + cum_at[i] + (r - bounds[i]) * fracs[i]
+        return value
 
-    return prim(tau + step_offset_s) - prim(np.zeros(1) + step_offset_s)
+    integral: np.ndarray = prim(tau + step_offset_s) - prim(np.zeros(1) + step_offset_s)
+    return integral
 
 
-def _integral_frac(t: np.ndarray, profile: StepProfile, pauses: list, step_offset_s: float) -> np.ndarray:
+def _integral_frac(
+    t: np.ndarray, profile: StepProfile, pauses: list[tuple[float, float, str]], step_offset_s: float
+) -> np.ndarray:
     """∫₀^t f(u) du of the job waveform with its pauses (warm-up ramps not applied)."""
     train = t.copy()  # training time elapsed at wall time t
     out = np.zeros_like(t)
@@ -273,10 +278,11 @@ def _integral_frac(t: np.ndarray, profile: StepProfile, pauses: list, step_offse
         inside = np.clip(t - start, 0.0, dur)
         train -= inside
         out += frac * inside
-    return out + _step_integral(train, profile, step_offset_s)
+    total: np.ndarray = out + _step_integral(train, profile, step_offset_s)
+    return total
 
 
-def _warmup_ramp(mid_s: np.ndarray, pauses: list, warmup_s: float) -> np.ndarray:
+def _warmup_ramp(mid_s: np.ndarray, pauses: list[tuple[float, float, str]], warmup_s: float) -> np.ndarray:
     """Multiplier of the step power after restarts: rises linearly 0 → 1 over ``warmup_s``."""
     ramp = np.ones_like(mid_s)
     if warmup_s <= 0:
@@ -303,7 +309,11 @@ def waveform_w(
     return t, to_watts(f, busy_w, idle_w)
 
 
-def to_watts(frac, busy_w: float, idle_w: float):
+@overload
+def to_watts(frac: np.ndarray, busy_w: float, idle_w: float) -> np.ndarray: ...
+@overload
+def to_watts(frac: float, busy_w: float, idle_w: float) -> float: ...
+def to_watts(frac: np.ndarray | float, busy_w: float, idle_w: float) -> np.ndarray | float:
     """Board power [W] of a power fraction between ``idle_w`` and ``busy_w``."""
     return idle_w + np.asarray(frac) * (busy_w - idle_w) if np.ndim(frac) else idle_w + float(frac) * (busy_w - idle_w)
 
