@@ -10,15 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 REPO_DIR = Path(__file__).resolve().parents[1]
 MAX_CLASS_LINES = 400
 MAX_FUNCTION_LINES = 80
-
-# Units being rewritten on other branches; checked by a strict xfail below, so the test
-# fails once they fit and the entry can go.
-PENDING_TWIN = ("twin/site/edits.py",)  # the edit schema's conversion to pydantic
 
 
 def oversized(root: Path, package: str) -> list[str]:
@@ -39,10 +33,6 @@ def oversized(root: Path, package: str) -> list[str]:
     return out
 
 
-def _in(files: tuple[str, ...], finding: str) -> bool:
-    return finding.split(":")[0] in files
-
-
 def test_the_measure_finds_a_long_function_and_a_large_class(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -57,13 +47,8 @@ def test_the_measure_finds_a_long_function_and_a_large_class(tmp_path):
 
 
 def test_twin_units_fit_their_limits():
-    assert [f for f in oversized(REPO_DIR, "twin") if not _in(PENDING_TWIN, f)] == []
+    assert oversized(REPO_DIR, "twin") == []
 
 
 def test_ingest_units_fit_their_limits():
     assert oversized(REPO_DIR, "ingest") == []
-
-
-@pytest.mark.xfail(strict=True, reason=f"being split on other branches: {', '.join(PENDING_TWIN)}")
-def test_pending_twin_units_fit_their_limits():
-    assert [f for f in oversized(REPO_DIR, "twin") if _in(PENDING_TWIN, f)] == []

@@ -10,7 +10,6 @@ Projections run one at a time (a colossus projection of the default 600 s costs 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
 import tomli_w
 
@@ -18,6 +17,7 @@ from dashboard.api import models as m
 from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import live_view
 from dashboard.views.scenario_files import SCENARIO_DIR, available_scenarios
+from twin.cache import BoundedCache
 from twin.commands.jsonout import finite_or_null
 from twin.scenario.conditions import ScenarioError
 from twin.scenario.load import load_scenario, parse_scenario
@@ -28,7 +28,7 @@ from twin.training.sitejob import PlacementError
 PROJECTION_WAIT_S = 30.0  # a request waits this long for the projection running before it, then gets 503
 CACHED_PROJECTIONS = 16
 _running = threading.Lock()
-_cache: OrderedDict[tuple[str, str], dict] = OrderedDict()
+_projections: BoundedCache[dict] = BoundedCache(CACHED_PROJECTIONS)  # (site name, scenario text) → report
 
 
 def scenario_toml(body: m.ProjectBody) -> str:
@@ -47,9 +47,9 @@ def projection(site_state, text: str, file: str) -> dict:
     if not _running.acquire(timeout=PROJECTION_WAIT_S):
         raise ApiError(503, "another projection is running: try again shortly")
     try:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+        cached = _projections.get(key)
+        if cached is not None:
+            return cached
         scenario = parse_scenario(text, site_state, file)
         try:
             report = finite_or_null(project(site_state, scenario).as_dict())
@@ -57,10 +57,7 @@ def projection(site_state, text: str, file: str) -> dict:
             raise ScenarioError(f"{file}: job: {exc}") from exc
         except FileNotFoundError:
             raise ScenarioError(f"{file}: conditions.job: no job file {scenario.job!r}") from None
-        _cache[key] = report
-        while len(_cache) > CACHED_PROJECTIONS:
-            _cache.popitem(last=False)
-        return report
+        return _projections.put(key, report)
     finally:
         _running.release()
 

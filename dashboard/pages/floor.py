@@ -45,6 +45,7 @@ from dashboard.shell.deep_link import keep_view
 from dashboard.views import compare
 from dashboard.views.registry import callback_screen, callback_view, layout_screen, on_page, view_layout
 from dashboard.whatif.links import rack_href, whatif_link
+from twin.cache import BoundedCache
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF
 
 PATH = "/floor"
@@ -53,17 +54,13 @@ dash.register_page(__name__, path=PATH, name="Floor", title="Floor · ClusterTwi
 HISTORY_WINDOW_S = 600
 LIVE_RELAY = relay(ids.Floor.HALLS_LIVE, (ids.Floor.HALLS, "figure"))
 SELECTION_RELAY = relay(ids.Floor.HALLS_SELECTION, (ids.Floor.HALLS, "figure"))
-_GRID_CACHE: dict[int, tuple[object, list]] = {}
+_grids: BoundedCache[tuple[object, list]] = BoundedCache(8)  # id of a site → (the site, its hall grids)
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True}
 
 
 def grids_for(state) -> list:
     """Hall grids of ``state``, computed once per loaded site."""
-    cached = _GRID_CACHE.get(id(state))
-    if cached is None or cached[0] is not state:
-        cached = (state, hall_grids(state))
-        _GRID_CACHE[id(state)] = cached
-    return cached[1]
+    return _grids.get_or_make(id(state), lambda: (state, hall_grids(state)), valid=lambda hit: hit[0] is state)[1]
 
 
 def parse_metric(value) -> str:

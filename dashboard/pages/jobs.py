@@ -28,6 +28,7 @@ from dashboard.shell.entity_links import entity_href
 from dashboard.views import compare
 from dashboard.views.context import selection_of
 from dashboard.views.registry import callback_view, layout_screen, view_layout
+from twin.cache import BoundedCache
 from twin.engine.snapshot import JobStatus, Snapshot
 from twin.site.tables import SiteTables
 
@@ -50,7 +51,7 @@ CAUSE_COLUMNS = (
     Column("speed_pct", "speed (%)", "{:.0f}"),
 )
 THROUGHPUT_WINDOW_S = 3600.0
-_expected_cache: dict[tuple, float] = {}  # (site, job, snapshot ts, hosts) -> tokens/s after draining
+_expected: BoundedCache[float] = BoundedCache(64)  # (site, job, snapshot ts, hosts) → tokens/s after draining
 
 
 def _si(value: float, unit: str) -> str:
@@ -233,11 +234,7 @@ def _expected(view, snap: Snapshot, job: JobStatus, diag: JobDiagnosis) -> float
     if placed is None or not diag.drain_hosts:
         return math.nan
     key = (view.state.name, job.name, snap.ts, tuple(diag.drain_hosts))
-    if key not in _expected_cache:
-        if len(_expected_cache) > 64:
-            _expected_cache.clear()
-        _expected_cache[key] = expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag)
-    return _expected_cache[key]
+    return _expected.get_or_make(key, lambda: expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag))
 
 
 def diagnosis_panel(view, snap: Snapshot, job: JobStatus) -> html.Div:

@@ -13,7 +13,6 @@ and NMBE per signal.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from datetime import UTC
 
@@ -35,6 +34,7 @@ from dashboard.views.registry import ViewUnavailable, screen_for
 from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
 from ingest.replay.library import library_entries as shared_library_entries
 from ingest.replay.replay import ReplayResult, replay
+from twin.cache import BoundedCache
 from twin.engine.snapshot import GPU_DOWN, GPU_THROTTLED
 from twin.engine.view import REPLAY, parse_view_key
 
@@ -251,19 +251,14 @@ def moment_rows(view) -> list:
 
 
 # ------------------------------------------------------------------ twin versus recorded
-_twin_cache: dict[tuple[str, int], ReplayResult] = {}
-_twin_lock = threading.Lock()
+# (incident file, its modification time) → the headless replay; made one at a time (a replay is costly)
+_replays: BoundedCache[ReplayResult] = BoundedCache(8, single_flight=True)
 
 
 def twin_result(rec: IncidentRecording) -> ReplayResult:
     """The headless replay of ``rec``, computed once per incident file version."""
     key = (str(rec.path), rec.path.stat().st_mtime_ns)
-    with _twin_lock:
-        result = _twin_cache.get(key)
-        if result is None:
-            result = replay(rec.bundle, rec.state, rec=rec.rec)
-            _twin_cache[key] = result
-    return result
+    return _replays.get_or_make(key, lambda: replay(rec.bundle, rec.state, rec=rec.rec))
 
 
 def twin_figure(rec: IncidentRecording, result: ReplayResult, signal: str, title: str, unit: str, reduce) -> go.Figure:

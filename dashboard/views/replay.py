@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
-from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from ingest.replay.bundle import Bundle, BundleError, read_bundle
 from ingest.replay.library import find_incident, list_incidents, validate
 from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
+from twin.cache import BoundedCache
 from twin.engine.balance import generation_capacity_mw
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
@@ -65,10 +64,10 @@ class IncidentRecording:
         self.events = self.bundle.frame("events").sort_values("ts", kind="stable").reset_index(drop=True)
         self.gpu_frame = self.bundle.frame("gpu")
         self.cdu_frame = self.bundle.frame("cdu")
-        self._snaps: OrderedDict[int, Snapshot] = OrderedDict()
-        self._twin_jobs: dict[int, JobStatus] = {}  # the twin's job status per frame (bounded with the snapshots)
-        self._job_cache: dict[tuple, JobStatus] = {}  # by slowed job GPUs and failed links
-        self._lock = threading.Lock()
+        # frame index → (its snapshot, the twin's job status on it or None)
+        self._frames: BoundedCache[tuple[Snapshot, JobStatus | None]] = BoundedCache(SNAPSHOT_CACHE_SIZE)
+        # (slowed job GPUs' running fractions, their indices, failed links) → the twin's job status
+        self._job_statuses: BoundedCache[JobStatus] = BoundedCache(SNAPSHOT_CACHE_SIZE)
         self.job = recorded_job(self.state, self.rec)  # PlacedJob or None
 
     @property
@@ -82,29 +81,18 @@ class IncidentRecording:
         return sorted({t.to_pydatetime() for t in self.events["ts"]})
 
     def snapshot(self, i: int) -> Snapshot:
-        with self._lock:
-            snap = self._snaps.get(i)
-            if snap is not None:
-                self._snaps.move_to_end(i)
-                return snap
+        return self._frames.get_or_make(i, lambda: self._frame(i))[0]
+
+    def _frame(self, i: int) -> tuple[Snapshot, JobStatus | None]:
         snap = self._build_snapshot(i)
         twin = self._twin_job(i, snap)
         if twin is not None:
             snap.jobs = [self._recorded_status(i, twin)]
-        with self._lock:
-            self._snaps[i] = snap
-            if twin is not None:
-                self._twin_jobs[i] = twin
-            while len(self._snaps) > SNAPSHOT_CACHE_SIZE:
-                old, _ = self._snaps.popitem(last=False)
-                self._twin_jobs.pop(old, None)
-        return snap
+        return snap, twin
 
     def twin_job(self, i: int) -> JobStatus | None:
         """The twin's status of the recorded job at frame ``i`` (None without a recorded job)."""
-        self.snapshot(i)
-        with self._lock:
-            return self._twin_jobs.get(i)
+        return self._frames.get_or_make(i, lambda: self._frame(i))[1]
 
     def _twin_job(self, i: int, snap: Snapshot) -> JobStatus | None:
         """The twin's job status on the frame's throttling and links, evaluated once per distinct pair."""
@@ -113,15 +101,10 @@ class IncidentRecording:
         running = np.where(snap.gpu_state == GPU_DOWN, 0.0, np.nan_to_num(snap.throttle_frac, nan=1.0))
         slow = np.flatnonzero(running[self.job.gpu_ids] < 1.0)
         key = (running[self.job.gpu_ids][slow].tobytes(), slow.tobytes(), np.flatnonzero(~snap.link_up_flag).tobytes())
-        with self._lock:
-            status = self._job_cache.get(key)
-        if status is None:
-            status = evaluate_site_job(self.state, self.job.spec, self.job.gpu_ids, running, snap.link_up_flag).status
-            with self._lock:
-                if len(self._job_cache) >= SNAPSHOT_CACHE_SIZE:
-                    self._job_cache.pop(next(iter(self._job_cache)))
-                self._job_cache[key] = status
-        return status
+        job = self.job
+        return self._job_statuses.get_or_make(
+            key, lambda: evaluate_site_job(self.state, job.spec, job.gpu_ids, running, snap.link_up_flag).status
+        )
 
     def _recorded_status(self, i: int, twin: JobStatus) -> JobStatus:
         """``twin`` with the recorded step time and throughput (MFU and goodput scaled to it)."""
@@ -233,16 +216,17 @@ class IncidentRecording:
         return ev.iloc[::-1]
 
 
-_tables_cache: dict[tuple[str, str], pd.DataFrame] = {}
+# (id of a bundle, table) → (the bundle, its table indexed by time); the bundle is held, so its id is checked
+_tables: BoundedCache[tuple[Bundle, pd.DataFrame]] = BoundedCache(32)
 
 
 def _entity_values(bundle: Bundle, table: str, column: str, ts: datetime, n: int) -> np.ndarray:
     """One column of a per-entity table at ``ts`` on dense ids (NaN where the table has no row)."""
-    key = (id(bundle), table)
-    frame = _tables_cache.get(key)
-    if frame is None:
-        frame = bundle.frame(table).set_index("ts").sort_index()
-        _tables_cache[key] = frame
+    _held, frame = _tables.get_or_make(
+        (id(bundle), table),
+        lambda: (bundle, bundle.frame(table).set_index("ts").sort_index()),
+        valid=lambda hit: hit[0] is bundle,
+    )
     out = np.full(n, np.nan)
     rows = frame.loc[frame.index == pd.Timestamp(ts)]
     id_col = f"{table}_id"
@@ -371,8 +355,8 @@ class ReplayView:
         return {}
 
 
-_recordings: dict[str, tuple[int, IncidentRecording]] = {}
-_recordings_lock = threading.Lock()
+# (incident file, its modification time) → the loaded recording, loaded one at a time (a bundle is large)
+_recordings: BoundedCache[IncidentRecording] = BoundedCache(8, single_flight=True)
 
 
 def incident_recording(name: str, directory: Path | None = None) -> IncidentRecording:
@@ -382,16 +366,10 @@ def incident_recording(name: str, directory: Path | None = None) -> IncidentReco
     except KeyError:
         known = ", ".join(e.name for e in list_incidents(directory)) or "none"
         raise ReplayError(f"no such incident {name!r} (incidents: {known})") from None
-    mtime_ns = path.stat().st_mtime_ns
-    with _recordings_lock:
-        cached = _recordings.get(str(path))
-        if cached is None or cached[0] != mtime_ns:
-            try:
-                cached = (mtime_ns, IncidentRecording(path))
-            except BundleError as exc:
-                raise ReplayError(f"incident {name!r} cannot be replayed: {exc}") from None
-            _recordings[str(path)] = cached
-    return cached[1]
+    try:
+        return _recordings.get_or_make((str(path), path.stat().st_mtime_ns), lambda: IncidentRecording(path))
+    except BundleError as exc:
+        raise ReplayError(f"incident {name!r} cannot be replayed: {exc}") from None
 
 
 def replay_view(name: str, at: datetime, directory: Path | None = None) -> ReplayView:

@@ -8,7 +8,6 @@ modification time) and caches it; a file that cannot be shown raises
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import UTC
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from dashboard.views.unavailable import ViewUnavailable
 from ingest.live.alert_rules import SiteFacts, evaluate
 from ingest.live.alerts import condition_alert
 from ingest.live.trend import TREND_COLUMNS, trend_row
+from twin.cache import BoundedCache
 from twin.engine.snapshot import Snapshot
 from twin.engine.view import SCENARIO, ViewKey, ViewTick, format_view_key
 from twin.scenario.conditions import ScenarioError
@@ -64,8 +64,8 @@ def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:
     return [condition_alert(c, snap.ts, state.name) for c in evaluate(state, snap, facts)]
 
 
-_cache: dict[tuple, ScenarioView] = {}
-_cache_lock = threading.Lock()
+# (site name, scenario file, its modification time) → the view, computed one at a time (a projection is costly)
+_views: BoundedCache[ScenarioView] = BoundedCache(16, single_flight=True)
 
 
 def scenario_view(state: SiteTables, name: str, folder: Path = SCENARIO_DIR) -> ScenarioView:
@@ -76,19 +76,16 @@ def scenario_view(state: SiteTables, name: str, folder: Path = SCENARIO_DIR) -> 
     except OSError:
         known = sorted(p.stem for p in folder.glob("*.toml"))
         raise ViewUnavailable(f"no scenario {name!r} (scenarios: {', '.join(known) or 'none'})") from None
-    cache_key = (state.name, str(path), mtime_ns)
-    with _cache_lock:  # one computation per scenario, however many callbacks ask at once
-        view = _cache.get(cache_key)
-        if view is None:
-            try:
-                view = ScenarioView(state, path)
-            except ScenarioError as exc:
-                raise ViewUnavailable(f"scenario {name!r} cannot run on site {state.name!r}: {exc}") from None
-            for stale in [k for k in _cache if k[:2] == cache_key[:2]]:
-                del _cache[stale]
-            _cache[cache_key] = view
-            log.info("scenario view %s computed for site %s", name, state.name)
-    return view
+
+    def make() -> ScenarioView:
+        view = ScenarioView(state, path)
+        log.info("scenario view %s computed for site %s", name, state.name)
+        return view
+
+    try:
+        return _views.get_or_make((state.name, str(path), mtime_ns), make)
+    except ScenarioError as exc:
+        raise ViewUnavailable(f"scenario {name!r} cannot run on site {state.name!r}: {exc}") from None
 
 
 def available_scenarios(folder: Path = SCENARIO_DIR) -> list[str]:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from dashboard.whatif.edits import EditRejected, resolve_edits
+from twin.cache import BoundedCache
 from twin.scenario.compare import blast_radius as twin_blast_radius
 from twin.scenario.compare import compare
 from twin.scenario.conditions import Scenario
@@ -101,19 +100,15 @@ class Outcome:
     base: SiteTables  # the baseline it answers against (held: the cache key uses its id)
 
 
-_cache: OrderedDict[tuple, Outcome] = OrderedDict()
-_cache_lock = threading.Lock()
-_CACHE_SIZE = 16
+_outcomes: BoundedCache[Outcome] = BoundedCache(16)  # (id of the baseline, design limits, edits as JSON) → answer
 
 
 def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WARN) -> Outcome:
     """The answer to ``edits`` on ``base`` (raises ``EditRejected``); cached per site and edit list."""
     key = (id(base), design_limits, json.dumps(edits, sort_keys=True, default=str))
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit.base is base:
-            _cache.move_to_end(key)
-            return hit
+    hit = _outcomes.get(key, valid=lambda kept: kept.base is base)
+    if hit is not None:
+        return hit
     scenario = resolve_edits(base, edits, design_limits)
     try:
         answer = compare(base, scenario)
@@ -126,11 +121,7 @@ def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WAR
         ) from None
     touched = frozenset(r.rack for r in answer.diff.racks if set(r.layout) - {"removed"})
     result = Outcome(scenario, scenario.state if scenario.state is not None else base, answer, touched, base)
-    with _cache_lock:
-        _cache[key] = result
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return result
+    return _outcomes.put(key, result)
 
 
 # ------------------------------------------------------------------ the compared figures

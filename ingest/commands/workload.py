@@ -1,4 +1,4 @@
-"""``clustertwin workload simulate|import|list|show``: the fleet on a site, from a trace or a generated mix."""
+"""``clustertwin workload simulate|whatif|sweep|import|list|show``: the fleet on a site, from a trace or a generated mix."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from ingest.workload import ctfile, run, scenario
-from ingest.workload.common import WorkloadInputError
 from twin.commands.jsonout import dumps
 from twin.errors import InputError
 from twin.fleet.policy import BACKFILLS, ORDERINGS, POWER_MODES, Policy
@@ -40,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("workload", help="a fleet of jobs on a site: simulate, import, list, show")
     sub = p.add_subparsers(dest="workload_command", required=True, metavar="SUBCOMMAND")
     _add_simulate(sub)
+    _add_whatif(sub)
+    _add_sweep(sub)
     imp = sub.add_parser("import", help="read a trace and report what was read (optionally write it as Parquet)")
     imp.add_argument("file")
     imp.add_argument("--format", choices=run.FORMATS)
@@ -78,6 +79,127 @@ def _add_simulate(sub) -> None:
     s.set_defaults(func=_simulate)
 
 
+def _add_whatif(sub) -> None:
+    w = sub.add_parser(
+        "whatif",
+        help="the same workload on the site and on the site with racks converted (docs/fleet.md, whole-site what-if)",
+    )
+    w.add_argument("--site", required=True, help="site name or file")
+    w.add_argument("--convert", required=True, help="racks to convert and the new rack type: HALL[,HALL…]=RACK_TYPE")
+    w.add_argument(
+        "--by", choices=("halls", "rows", "racks"), default="halls", help="what --convert names (default: halls)"
+    )
+    src = w.add_mutually_exclusive_group(required=True)
+    src.add_argument("--workload", help="trace or workload file")
+    src.add_argument("--generate", help="a generated mix: llm-lab[:jobs=N,teams=N,n_pretrain=N,pretrain_job=NAME]")
+    w.add_argument("--format", choices=run.FORMATS, help="format of --workload (default: from the file name)")
+    w.add_argument("--days", type=float, required=True, help="simulated days on each side")
+    w.add_argument(
+        "--retarget", default="", help="job kinds sent to the converted racks' GPU type (e.g. finetune,eval)"
+    )
+    w.add_argument("--policy", choices=ORDERINGS, default="priority")
+    w.add_argument("--backfill", choices=BACKFILLS, default="easy")
+    w.add_argument("--placement", choices=("flat", "tree", "block"), default="tree")
+    w.add_argument("--power", choices=POWER_MODES, default="per_job")
+    w.add_argument("--failures", choices=("on", "off"), default="on")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_whatif)
+
+
+def _add_sweep(sub) -> None:
+    w = sub.add_parser(
+        "sweep", help="one simulation per point of a grid of policy settings, on Dask or local processes"
+    )
+    w.add_argument("--site", required=True, help="site name or file")
+    w.add_argument("--generate", required=True, help="a generated mix: llm-lab[:jobs=N,…]")
+    w.add_argument("--days", type=float, required=True, help="simulated days of each point")
+    w.add_argument("--grid", action="append", required=True, help="KEY=V1,V2,… (a Policy field; repeat for more)")
+    w.add_argument("--scheduler", help="address of a Dask distributed scheduler (default: local processes)")
+    w.add_argument("--processes", type=int, default=2, help="local processes without --scheduler (default: 2)")
+    w.add_argument("--failures", choices=("on", "off"), default="on")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_sweep)
+
+
+def _sweep(args) -> int:
+    from ingest.workload import sweep
+
+    if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
+        raise InputError(f"--days must be within (0, {MAX_DAYS:g}], got {args.days}")
+    spec = sweep.SweepSpec(
+        site=args.site,
+        generate=args.generate,
+        days=args.days,
+        grid=sweep.parse_grid(args.grid),
+        seed=args.seed,
+        failures=args.failures == "on",
+    )
+    _site(args.site)  # a bad site name fails here, in one line, before any task
+    rows = sweep.run_sweep(spec, args.scheduler, args.processes)
+    out = {"site": args.site, "points_count": len(rows), "points": rows}
+    if args.json:
+        print(dumps(out, indent=2))
+    else:
+        for r in rows:
+            where = ",".join(f"{k}={v}" for k, v in r["point"].items())
+            print(f"{where:<40} wait {_fmt(r['mean_wait_s']):>10} s  util {_fmt(r['utilisation_frac']):>8}")
+    return 0
+
+
+def _whatif(args) -> int:
+    from twin.fleet import whatif
+    from twin.fleet.workload import KINDS
+
+    if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
+        raise InputError(f"--days must be within (0, {MAX_DAYS:g}], got {args.days}")
+    names, sep, rack_type = args.convert.rpartition("=")
+    selected = tuple(n.strip() for n in names.split(",") if n.strip())
+    if not sep or not selected or not rack_type.strip():
+        raise InputError(f"--convert: expected HALL[,HALL…]=RACK_TYPE, got {args.convert!r}")
+    kinds = tuple(k.strip() for k in args.retarget.split(",") if k.strip())
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise InputError(f"--retarget: unknown job kind {bad[0]!r}; expected some of {', '.join(KINDS)}")
+    state = _site(args.site)
+    conversion = whatif.Conversion(rack_type=rack_type.strip(), **{args.by: selected})
+    converted = whatif.convert_site(state, conversion)
+    wl = _workload(args, state, args.days)
+    base = Policy(ordering=args.policy, backfill=args.backfill, placement=args.placement, power=args.power)
+    policy = run.build_policy(base, wl, None, state)
+    opts = SimOptions(horizon_s=args.days * 86_400.0, failures=args.failures == "on", seed=args.seed)
+    report = whatif.fleet_whatif(state, converted, wl.result.jobs, policy, opts, kinds)
+    report["conversion"] = conversion.as_dict()
+    if args.json:
+        print(dumps(report, indent=2))
+    else:
+        _print_whatif(report)
+    return 0
+
+
+def _print_whatif(report: dict) -> None:
+    c = report["conversion"]
+    what = ", ".join(c["halls"] + c["rows"] + c["racks"])
+    print(f"{what} → {c['rack_type']} over {report['horizon_s'] / 86_400.0:g} days")
+    b, v = report["baseline"], report["converted"]
+    for key in ("n_gpus", "utilisation_frac", "tokens_per_day", "mean_wait_s", "jobs_pending_count", "energy_mwh"):
+        print(f"  {key:<22} {_fmt(b[key]):>14} → {_fmt(v[key]):>14}")
+    print(f"  design warnings of the converted site: {v['design_warnings_count']}")
+    for t in report["teams"][:20]:
+        tb, tv = t["baseline"], t["converted"]
+        print(
+            f"    {t['team']:<16} wait {_fmt(tb.get('mean_wait_s')):>10} → {_fmt(tv.get('mean_wait_s')):>10} s"
+            f"  pending {tb.get('jobs_pending_count', 0)} → {tv.get('jobs_pending_count', 0)}"
+        )
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else "-"
+    return str(v)
+
+
 def _site(name: str):
     from twin.site.load import load_site
 
@@ -89,30 +211,6 @@ def _workload(args, state, days: float):
     if args.workload:
         return run.load_workload(Path(args.workload), args.format, gpn)
     return run.parse_generate(args.generate, state.n_gpus, days, args.seed, state)
-
-
-def _policy_changes(text: str, base: Policy) -> Policy:
-    changes: dict = {}
-    fields = {f for f in base.__dataclass_fields__ if f not in ("weights", "qos", "quotas", "reservations")}
-    for item in filter(None, text.split(",")):
-        key, _, value = item.partition("=")
-        key = {"policy": "ordering"}.get(key, key)
-        if key not in fields:
-            raise WorkloadInputError(f"--compare: unknown policy key {key!r}")
-        current = getattr(base, key)
-        if isinstance(current, bool):
-            changes[key] = value.lower() in ("1", "true", "on", "yes")
-        elif isinstance(current, (int, float)) and not isinstance(current, bool):
-            try:
-                changes[key] = type(current)(value)
-            except ValueError:
-                raise WorkloadInputError(f"--compare: {key} must be a number, got {value!r}") from None
-        else:
-            changes[key] = value
-    try:
-        return replace(base, **changes)
-    except Exception as exc:  # PolicyError names the field
-        raise WorkloadInputError(f"--compare: {exc}") from None
 
 
 def _simulate(args) -> int:
@@ -144,7 +242,7 @@ def _simulate(args) -> int:
 def _compare_policy(text: str, base: Policy, wl, state) -> Policy:
     if text.endswith(".toml"):
         return run.build_policy(base, wl, scenario.read_scenario(text), state)
-    return _policy_changes(text, run.build_policy(base, wl, None, state))
+    return run.policy_changes(text, run.build_policy(base, wl, None, state))
 
 
 def _options(args, sc) -> SimOptions:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
-import threading
 import time
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +30,7 @@ from ingest.replay.bundle import (
     read_bundle,
     read_metadata,
 )
+from twin.cache import BoundedCache
 from twin.site.catalogue import DATA_DIR, load_catalogue
 from twin.site.errors import SiteError
 from twin.site.load import build_site
@@ -106,9 +105,8 @@ def _scan(directory: Path | None, rows) -> list[tuple[IncidentEntry, dict]]:
     return sorted(out.values(), key=lambda pair: (pair[0].site_name, pair[0].start, pair[0].name))
 
 
-_META_CACHE: OrderedDict[tuple[str, int, int], dict | None] = OrderedDict()
-_META_CACHE_LOCK = threading.Lock()
 META_CACHE_SIZE = 1024
+_metadata: BoundedCache[dict | None] = BoundedCache(META_CACHE_SIZE)  # (file, size, mtime) → metadata or None
 
 
 def bundle_metadata(path: Path, row=None) -> dict | None:
@@ -123,20 +121,16 @@ def bundle_metadata(path: Path, row=None) -> dict | None:
     except OSError:
         return None
     key = (str(path), stat.st_size, stat.st_mtime_ns)
-    with _META_CACHE_LOCK:
-        if key in _META_CACHE:
-            _META_CACHE.move_to_end(key)
-            return _META_CACHE[key]
+    return _metadata.get_or_make(key, lambda: _read_metadata(path, row, stat))
+
+
+def _read_metadata(path: Path, row, stat) -> dict | None:
     meta = _row_metadata(row, stat)
     if meta is None:
         try:
             meta = read_metadata(path)
         except BundleError:
             meta = None
-    with _META_CACHE_LOCK:
-        _META_CACHE[key] = meta
-        while len(_META_CACHE) > META_CACHE_SIZE:
-            _META_CACHE.popitem(last=False)
     return meta
 
 

@@ -15,6 +15,7 @@ import traceback
 
 from ingest.replay.shards import Shard, hall_shards, with_specs_of
 from ingest.replay.ticking import ShardRun, run_shard
+from twin.cache import BoundedCache
 from twin.site.calibration import without_block
 from twin.site.tables import SiteTables
 
@@ -30,7 +31,7 @@ def default_workers(state: SiteTables) -> int:
     return max(1, min(cores, MAX_WORKERS, state.n_gpus // MIN_GPUS_PER_WORKER))
 
 
-_CACHE: dict[tuple, list[Shard] | None] = {}
+_cuts: BoundedCache[list[Shard] | None] = BoundedCache(4)  # (site text without calibration, n) → the cut
 
 
 def cached_shards(state: SiteTables, site_toml: str, n: int) -> list[Shard] | None:
@@ -39,12 +40,7 @@ def cached_shards(state: SiteTables, site_toml: str, n: int) -> list[Shard] | No
     ``state`` is the site built from ``site_toml``, possibly with other calibrated parameters
     (the cut does not depend on them).
     """
-    key = (without_block(site_toml), n)
-    if key not in _CACHE:
-        if len(_CACHE) >= 4:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = hall_shards(state, site_toml, n)
-    shards = _CACHE[key]
+    shards = _cuts.get_or_make((without_block(site_toml), n), lambda: hall_shards(state, site_toml, n))
     return None if shards is None else [with_specs_of(state, shard) for shard in shards]
 
 

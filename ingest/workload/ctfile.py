@@ -24,6 +24,7 @@ TOML::
     qos = "high"
     after_ok = ["data-prep"]        # optional Slurm --dependency=afterok
     topology = "pod"                # any | leaf | pod | block | segment (with segment_nodes)
+    tokens_per_s = 2.0e6            # optional, for a job without a job file: tokens/s at full speed
 
 Parquet: one row per job with the same column names (``id``, ``team``, ``user``, ``submit_s``,
 ``gpus``, ``wall_s``, ``run_s`` required; the others optional, ``after_ok`` a comma-separated
@@ -38,6 +39,7 @@ import tomllib
 from pathlib import Path
 
 from ingest.workload.common import MAX_BYTES, MAX_ROWS, ImportResult, WorkloadInputError, read_capped
+from twin.cache import BoundedCache
 from twin.fleet.policy import TeamQuota
 from twin.fleet.workload import FleetJob, WorkloadError
 from twin.training.jobfile import JobFileError, load_job
@@ -59,19 +61,19 @@ OPTIONAL = {
     "exclusive": bool,
     "gpu_type": str,
     "util_frac": float,
+    "tokens_per_s": float,
 }
 TEAM_KEYS = {"name", "nominal_gpus", "cohort", "borrowing_limit_gpus", "shares"}
 
 
 def job_file(name: str):
     """A training job file by name (``data/jobs/NAME.toml``) or path; cached per name."""
-    if name not in _JOB_CACHE:
-        path = Path(name) if name.endswith(".toml") else JOBS_DIR / f"{name}.toml"
-        _JOB_CACHE[name] = load_job(path)
-    return _JOB_CACHE[name]
+    return _job_files.get_or_make(
+        name, lambda: load_job(Path(name) if name.endswith(".toml") else JOBS_DIR / f"{name}.toml")
+    )
 
 
-_JOB_CACHE: dict[str, object] = {}
+_job_files: BoundedCache[object] = BoundedCache(64)  # a job file's name or path → the loaded job
 
 
 def _job(rec: dict, where: str) -> FleetJob:

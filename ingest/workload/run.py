@@ -133,3 +133,29 @@ def simulate(state, wl: Workload, policy: Policy, opts: SimOptions) -> dict:
         demand_response=res.demand_response,
     )
     return report
+
+
+def policy_changes(text: str, base: Policy, flag: str = "--compare") -> Policy:
+    """``base`` with ``key=value,…`` changes of its scalar fields (``policy`` means ``ordering``);
+    errors name ``flag``."""
+    changes: dict = {}
+    fields = {f for f in base.__dataclass_fields__ if f not in ("weights", "qos", "quotas", "reservations")}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        key = {"policy": "ordering"}.get(key, key)
+        if key not in fields:
+            raise WorkloadInputError(f"{flag}: unknown policy key {key!r}")
+        current = getattr(base, key)
+        if isinstance(current, bool):
+            changes[key] = value.lower() in ("1", "true", "on", "yes")
+        elif isinstance(current, (int, float)) and not isinstance(current, bool):
+            try:
+                changes[key] = type(current)(value)
+            except ValueError:
+                raise WorkloadInputError(f"{flag}: {key} must be a number, got {value!r}") from None
+        else:
+            changes[key] = value
+    try:
+        return replace(base, **changes)
+    except Exception as exc:  # PolicyError names the field
+        raise WorkloadInputError(f"{flag}: {exc}") from None

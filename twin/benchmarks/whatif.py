@@ -48,7 +48,7 @@ def whatif_project(repeat: int = 3) -> dict[str, Any]:
     compare(state, load_scenario(SCENARIO, state))  # baseline side cached, as in the dashboard
 
     def edit() -> None:
-        whatif._cache.clear()  # a new edit: the edited site is rebuilt
+        whatif._edited_sites.clear()  # a new edit: the edited site is rebuilt
         compare(state, load_scenario(SCENARIO, state))
 
     return {

@@ -20,6 +20,7 @@ A reservation holds nodes for its owner between two times (``node_resv``: reserv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +48,7 @@ class ClusterState:
     # scheduler skip placements that cannot succeed without a pass over the nodes
     free_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_alloc_gpus: int = 0
+    resv_next_min_s: float = -np.inf  # earliest of node_resv_next_s (set with it; -inf: not known)
     _usable: np.ndarray | None = None
     _max_free: int = -1  # most free GPUs on one usable node (-1: not known since the last change)
 
@@ -56,13 +58,17 @@ class ClusterState:
 
     def usable(self, resv: int = -1, end_s: float = -np.inf) -> np.ndarray:
         """Nodes a job may start on: up, not held by a reservation other than ``resv``, and (for a job
-        that would run until ``end_s``) not taken by another reservation before then."""
-        if resv < 0 and self._usable is not None:
-            ok = self._usable.copy()
-        else:
-            ok = (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
-        if end_s > -np.inf and self.node_resv_next_s.size:
-            ok &= (self.node_resv_next_s >= end_s) | (self.node_resv_next == resv)
+        that would run until ``end_s``) not taken by another reservation before then.
+
+        The mask may be the cached :meth:`usable_mask` itself: callers must not change it in place.
+        """
+        ok = (
+            self.usable_mask()
+            if resv < 0
+            else (self.node_state == UP) & ((self.node_resv < 0) | (self.node_resv == resv))
+        )
+        if end_s > self.resv_next_min_s and self.node_resv_next_s.size:
+            ok = ok & ((self.node_resv_next_s >= end_s) | (self.node_resv_next == resv))
         return ok
 
     def whole_free(self, resv: int = -1) -> np.ndarray:
@@ -87,6 +93,9 @@ class ClusterState:
 
     def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
         gpu_nodes = np.asarray(gpu_nodes)
+        if gpu_nodes.size and gpu_nodes.min() == gpu_nodes.max():
+            self._change_free_one(int(gpu_nodes[0]), sign * int(gpu_nodes.size))  # GPUs of one node
+            return
         if gpu_nodes.size > 1 and np.any(gpu_nodes[1:] < gpu_nodes[:-1]):
             gpu_nodes = np.sort(gpu_nodes)
         starts = np.flatnonzero(np.concatenate(([True], gpu_nodes[1:] != gpu_nodes[:-1])))
@@ -96,6 +105,15 @@ class ClusterState:
         np.subtract.at(self.free_hist, self.node_free[nodes[ok]], 1)
         self.node_free[nodes] += (sign * counts).astype(self.node_free.dtype)
         np.add.at(self.free_hist, self.node_free[nodes[ok]], 1)
+        self._max_free = -1
+
+    def _change_free_one(self, node: int, delta: int) -> None:
+        """``delta`` more free GPUs on ``node`` (the histogram of usable nodes follows)."""
+        before = int(self.node_free[node])
+        self.node_free[node] = before + delta
+        if self.usable_mask()[node]:
+            self.free_hist[before] -= 1
+            self.free_hist[before + delta] += 1
         self._max_free = -1
 
     def usable_mask(self) -> np.ndarray:
@@ -136,7 +154,7 @@ class ClusterState:
         jobs = self.gpu_job[ids]
         return np.unique(jobs[jobs >= 0])
 
-    def isolation(self) -> list[dict]:
+    def isolation(self) -> list[dict[str, Any]]:
         """Every node out of service: name, state, reason and since when [s]."""
         out = np.flatnonzero(self.node_state != UP)
         names = self.topo.site.node_name

@@ -26,6 +26,7 @@ import numpy as np
 from twin.physics import fabric, power, thermal
 from twin.site.tables import SiteTables
 from twin.training import steptime
+from twin.training.jobfile import TrainingJob
 from twin.training.ranks import rank_groups
 
 
@@ -78,7 +79,9 @@ def node_models(state: SiteTables, node_gpu_type: np.ndarray, node_gpus: np.ndar
     return out
 
 
-def node_share_power_w(model: NodeModel, gpu_power_w, util_frac, n_gpus):
+def node_share_power_w(
+    model: NodeModel, gpu_power_w: np.ndarray | float, util_frac: np.ndarray | float, n_gpus: np.ndarray | float
+) -> np.ndarray:
     """Input power of ``n_gpus`` GPUs at ``gpu_power_w`` and their share of a node at ``util_frac`` [W].
 
     Vectorised over jobs; the PSU efficiency is that of a whole node loaded the same way.
@@ -96,7 +99,7 @@ def idle_node_power_w(model: NodeModel) -> float:
     return float(node_share_power_w(model, model.gpu_idle_w, 0.0, model.gpus))
 
 
-_KIND_CACHE: dict[tuple, tuple[float, float, float]] = {}
+_KIND_CACHE: dict[tuple[object, ...], tuple[float, float, float]] = {}
 
 
 def kind_rate(model: NodeModel, util_frac: float, cap_w: float, n_gpus: int) -> JobRate:
@@ -125,25 +128,56 @@ def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
     return kind_rate(model, 0.0, model.gpu_idle_w, 1).node_power_w * n_gpus
 
 
-def placement_factors(state: SiteTables, job, gpu_ids: np.ndarray) -> steptime.FabricFactors:
-    """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric)."""
+def placement_factors(state: SiteTables, job: TrainingJob, gpu_ids: np.ndarray) -> steptime.FabricFactors:
+    """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric).
+
+    The factor of each dimension is :func:`twin.physics.fabric.job_fabric_report`'s on a
+    healthy fabric (no failed link or switch), with the site's uplink capacities computed once
+    per site instead of once per report (:func:`healthy_factor_frac`).
+    """
     par = job.parallel
     ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))[: par.n_gpus]
     groups = rank_groups(par)
-    eff = job.hardware.collective_efficiency_frac
     out = {}
     for dim, size in (("dp", par.dp), ("pp", par.pp), ("cp", par.cp)):
-        out[dim] = 1.0 if size <= 1 else fabric.job_fabric_report(state, ids, groups[dim], None, None, eff).factor_frac
+        out[dim] = 1.0 if size <= 1 else healthy_factor_frac(state, ids, groups[dim])
     return steptime.FabricFactors(dp=out["dp"], pp=out["pp"], cp=out["cp"])
+
+
+def _healthy_capacity(state: SiteTables) -> tuple[np.ndarray, np.ndarray]:
+    """Uplink capacity per switch and per pod of the healthy fabric [Gbit/s] (cached on the site)."""
+    cache = state.__dict__.setdefault("_fleet_uplinks", {})
+    if "switch" not in cache:
+        cache["switch"] = fabric.switch_uplink_gbps(state)
+        cache["pod"] = fabric.pod_uplink_gbps(state)
+    return cache["switch"], cache["pod"]
+
+
+def healthy_factor_frac(state: SiteTables, gpu_ids: np.ndarray, group: np.ndarray) -> float:
+    """Ring factor of collective groups ``group`` on ``gpu_ids`` with every link and switch up.
+
+    The same ring bound as :func:`twin.physics.fabric.job_fabric_report` (the worst leaf's and the
+    worst pod's ``min(1, capacity / demand)``), on capacities cached per site.
+    """
+    uplinks, pod_cap = _healthy_capacity(state)
+    leaf = state.gpu_leaf[gpu_ids].astype(np.int64)
+    leaf_f = fabric.domain_factor(
+        fabric.spanning_groups_per_domain(group, leaf, state.n_switches), uplinks, state.nic_gbps
+    )
+    pod = state.switch_pod[leaf].astype(np.int64)
+    pod_f = fabric.domain_factor(fabric.spanning_groups_per_domain(group, pod, pod_cap.size), pod_cap, state.nic_gbps)
+    return min(float(leaf_f.min()) if leaf_f.size else 1.0, float(pod_f.min()) if pod_f.size else 1.0)
 
 
 class TrainingRates:
     """Step-time results of training jobs, cached per (job, cap, fabric factors)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple, tuple[float, float, float, float]] = {}
+        self._cache: dict[tuple[int, int, float, float, float], tuple[float, float, float, float]] = {}
 
-    def step(self, job, cap_w: float, factors: steptime.FabricFactors) -> tuple[float, float, float, float]:
+    def step(
+        self, job: TrainingJob, cap_w: float, factors: steptime.FabricFactors
+    ) -> tuple[float, float, float, float]:
         """``(step_time_s, tokens_per_s, avg_gpu_power_w, clock_frac)`` of ``job`` at ``cap_w`` and ``factors``."""
         cap = round(min(cap_w, job.hardware.busy_power_w))
         key = (id(job), cap, round(factors.dp, 4), round(factors.pp, 4), round(factors.cp, 4))
@@ -157,7 +191,9 @@ class TrainingRates:
             self._cache[key] = hit
         return hit
 
-    def rate(self, model: NodeModel, job, cap_w: float, factors: steptime.FabricFactors, util_frac: float) -> JobRate:
+    def rate(
+        self, model: NodeModel, job: TrainingJob, cap_w: float, factors: steptime.FabricFactors, util_frac: float
+    ) -> JobRate:
         """Speed (ideal step over this step), tokens/s and power of ``job`` at ``cap_w`` and ``factors``."""
         ideal_s, _, _, _ = self.step(job, job.hardware.busy_power_w, steptime.FabricFactors())
         step_s, tokens, gpu_w, clock = self.step(job, cap_w, factors)

@@ -17,6 +17,9 @@ import numpy as np
 
 from twin.fleet.policy import Policy
 
+LIMIT_REASONS = ("", "QOSGrpGRES", "QOSMaxGRESPerUser", "AssocGrpGRES")
+SCALAR_BELOW = 8  # queues up to this long are checked job by job
+
 
 @dataclass(frozen=True)
 class QuotaTable:
@@ -111,6 +114,14 @@ def limit_codes(
     g: np.ndarray,
 ) -> np.ndarray:
     """:func:`limit_reason` for many jobs at once, as codes: 0 none, 1 QOSGrpGRES, 2 QOSMaxGRESPerUser, 3 AssocGrpGRES."""
+    if g.size <= SCALAR_BELOW:  # a short queue: job by job costs less than the array expressions
+        return np.array(
+            [
+                LIMIT_REASONS.index(limit_reason(q, team_gpus, user_gpus, qos_gpus, t, u, s, n))
+                for t, u, s, n in zip(team.tolist(), user.tolist(), qos.tolist(), g.tolist())
+            ],
+            np.int8,
+        )
     out = np.zeros(g.size, np.int8)
     grp = q.qos_grp[qos]
     out[(grp > 0) & (qos_gpus[qos] + g > grp)] = 1
@@ -129,6 +140,3 @@ def limit_codes(
         blocked = (cohort < 0) | ((limit >= 0) & (borrow > limit)) | (g > room)
         out[over & blocked] = 3
     return out
-
-
-LIMIT_REASONS = ("", "QOSGrpGRES", "QOSMaxGRESPerUser", "AssocGrpGRES")

@@ -61,7 +61,7 @@ def _gpus_per_node(cl: ClusterState, req: Request) -> int:
     if req.gpu_type >= 0:
         sel = np.flatnonzero(cl.topo.node_gpu_type == req.gpu_type)
         return int(cl.topo.node_gpus[sel[0]]) if sel.size else 0
-    return int(cl.topo.node_gpus.max()) if cl.n_nodes else 0
+    return cl.topo.max_node_gpus
 
 
 def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
@@ -75,9 +75,9 @@ def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
     usable = cl.usable(req.resv, req.end_s)
     types = _type_mask(cl, req)
     if types is not None:
-        usable &= types
+        usable = usable & types
     elif k and cl.topo.gpu_type_names and len(cl.topo.gpu_type_names) > 1:
-        usable &= cl.topo.node_gpus == gpn  # a gang of whole nodes stays on one node size
+        usable = usable & (cl.topo.node_gpus == gpn)  # a gang of whole nodes stays on one node size
     if k == 0:
         return _place_shared(cl, req, usable, mode)
     free = usable & (cl.node_free == cl.topo.node_gpus)

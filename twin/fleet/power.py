@@ -31,14 +31,16 @@ import math
 
 import numpy as np
 
-from twin.fleet import jobspeed
-from twin.fleet.state import RUNNING
+from twin.fleet import jobclass, jobspeed
+from twin.fleet.state import Sim
+from twin.site.tables import SiteTables
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
+_FULL_POWER_MARGIN_W = 1.0  # a budget this far above every job's full power needs no cap computed
 
 
-def distribution_efficiency(state) -> float:
+def distribution_efficiency(state: SiteTables) -> float:
     """Product of the power-tree efficiencies from a source to rack 0's A feed (1 without a tree)."""
     if state.n_power == 0 or state.n_racks == 0:
         return 1.0
@@ -51,7 +53,7 @@ def distribution_efficiency(state) -> float:
     return eff
 
 
-def supply_mw(state) -> float:
+def supply_mw(state: SiteTables) -> float:
     """Sustained generation of the site: every source but the batteries [MW]."""
     kinds = np.asarray(state.source_kind)
     return float(state.source_capacity_mw[kinds != 2].sum()) if kinds.size else 0.0
@@ -60,7 +62,7 @@ def supply_mw(state) -> float:
 class PowerAdmission:
     """Budget, per-job power tables and caps of one simulation."""
 
-    def __init__(self, sim) -> None:
+    def __init__(self, sim: Sim) -> None:
         self.sim = sim
         run = sim.run
         state = run.topo.site
@@ -77,7 +79,8 @@ class PowerAdmission:
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
         self._idle_w: np.ndarray | None = None
-        self._kind_tables: dict[tuple, np.ndarray] = {}
+        self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
+        self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
     # --- budget ------------------------------------------------------------------------
@@ -126,11 +129,11 @@ class PowerAdmission:
         return tab
 
     def floor_cap(self, j: int) -> float:
+        """Lowest GPU cap job ``j`` may be held at [W]: its QoS's, else the policy's share of TDP."""
         run = self.sim.run
         _, model = self._model(j)
-        qos = run.policy.qos_spec(run.table.qos_names[run.table.qos[j]])
-        floor = qos.min_power_cap_w or run.policy.power_floor_frac * model.gpu_tdp_w
-        return float(np.clip(floor, model.gpu_min_w, model.gpu_tdp_w))
+        floor = float(self._qos_floor_w[run.table.qos[j]]) or run.policy.power_floor_frac * model.gpu_tdp_w
+        return min(max(floor, model.gpu_min_w), model.gpu_tdp_w)
 
     def joined(self, j: int) -> None:
         """Job ``j`` was placed: fill its floor and full power (before its first rate is computed)."""
@@ -154,15 +157,26 @@ class PowerAdmission:
         self.floor_w[j] = self.full_w[j] = 0.0
 
     def _estimate_floors(self) -> np.ndarray:
-        """Floor power of every job from its kind, size and QoS (before any placement) [W]."""
+        """Floor power of every job from its kind, size and QoS (before any placement) [W], on the node
+        model of the GPU type it asks for (a job of any type: the type of most of the site's GPUs)."""
         run = self.sim.run
         tab = run.table
-        model = self.sim.node_models[0]
-        qos_floor = np.array([run.policy.qos_spec(name).min_power_cap_w for name in tab.qos_names])[tab.qos]
-        default = run.policy.power_floor_frac * model.gpu_tdp_w if self.mode == "per_job" else model.gpu_min_w
-        cap = np.where(qos_floor > 0, qos_floor, default) if tab.n_jobs else np.zeros(0)
-        demand = model.gpu_idle_w + tab.util_frac * (model.gpu_tdp_w - model.gpu_idle_w)
-        return jobspeed.node_share_power_w(model, np.minimum(demand, cap), tab.util_frac, tab.n_gpus)
+        topo = run.topo
+        names = {name: i for i, name in enumerate(topo.gpu_type_names)}
+        usual = int(np.argmax(np.bincount(topo.node_gpu_type, weights=topo.node_gpus))) if topo.n_nodes else 0
+        types = jobclass.gpu_type_codes(tab, names, usual)
+        types[types < 0] = usual
+        qos_floor = self._qos_floor_w[tab.qos]
+        out = np.zeros(tab.n_jobs)
+        for t in np.unique(types).tolist():
+            sel = types == t
+            model = self.sim.node_models[t]
+            default = run.policy.power_floor_frac * model.gpu_tdp_w if self.mode == "per_job" else model.gpu_min_w
+            cap = np.where(qos_floor[sel] > 0, qos_floor[sel], default)
+            util = tab.util_frac[sel]
+            demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+            out[sel] = jobspeed.node_share_power_w(model, np.minimum(demand, cap), util, tab.n_gpus[sel])
+        return out
 
     def admits(self, j: int) -> bool:
         """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs."""
@@ -176,19 +190,30 @@ class PowerAdmission:
         if self.mode == "off":
             return [], []
         run = self.sim.run
-        rows = np.flatnonzero(run.status == RUNNING)
+        rows = self.sim.running_rows()
         if rows.size == 0:
             return [], []
-        order = self._power_order(rows)
         budget = self.it_budget_w()
+        if self._all_at_full_power(rows, budget):
+            changed = rows[run.cap_w[rows] != math.inf]
+            run.cap_w[rows] = math.inf
+            return (self._power_order(changed) if changed.size > 1 else changed).tolist(), []
+        order = self._power_order(rows)
         caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
-        changed = [
-            int(j)
-            for j, c in zip(order.tolist(), caps.tolist())
-            if not (c == run.cap_w[j] or abs(c - run.cap_w[j]) < 1.0)
-        ]
+        before = run.cap_w[order]
+        with np.errstate(invalid="ignore"):  # inf - inf: a cap that stays off is no change
+            same = (caps == before) | (np.abs(caps - before) < 1.0)
+        changed = order[~same].tolist()
         run.cap_w[order] = caps
         return changed, drop
+
+    def _all_at_full_power(self, rows: np.ndarray, budget: float) -> bool:
+        """Whether every running job surely gets full power (both modes then lift every cap and requeue
+        nobody): the floors and every increase to full power fit with ``_FULL_POWER_MARGIN_W`` to spare,
+        far above the rounding of the sums in any order."""
+        floor, full = self.floor_w[rows], self.full_w[rows]
+        need = float(floor.sum()) + float(np.maximum(full - floor, 0.0).sum())
+        return need <= budget - _FULL_POWER_MARGIN_W
 
     def _power_order(self, rows: np.ndarray) -> np.ndarray:
         run = self.sim.run
@@ -244,7 +269,7 @@ class PowerAdmission:
         return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
 
 
-def _rate(sim, j: int) -> jobspeed.JobRate:
+def _rate(sim: Sim, j: int) -> jobspeed.JobRate:
     from twin.fleet.lifecycle import job_rate
 
     return job_rate(sim, j)

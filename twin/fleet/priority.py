@@ -14,21 +14,36 @@ Ties (and FCFS) go to the earlier submission, then the lower row.
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from twin.fleet.policy import Policy
 
+if TYPE_CHECKING:
+    from twin.fleet.limits import QuotaTable
+    from twin.fleet.state import FleetRun
 
-def fairshare_factor(usage_gpu_s: np.ndarray, shares: np.ndarray) -> np.ndarray:
-    """``2^(−U/S)`` per team; ``U`` usage share, ``S`` normalised shares (a team without shares gets 0)."""
-    usage = np.asarray(usage_gpu_s, dtype=np.float64)
+
+def normalised_shares(shares: np.ndarray) -> np.ndarray:
+    """Shares over their sum (equal shares when they sum to 0)."""
     s = np.asarray(shares, dtype=np.float64)
-    total_u, total_s = usage.sum(), s.sum()
+    total_s = s.sum()
+    return s / total_s if total_s > 0 else np.full_like(s, 1.0 / max(s.size, 1))
+
+
+def fairshare_factor(usage_gpu_s: np.ndarray, shares: np.ndarray, s_norm: np.ndarray | None = None) -> np.ndarray:
+    """``2^(−U/S)`` per team; ``U`` usage share, ``S`` normalised shares (a team without shares gets 0).
+
+    ``s_norm``: :func:`normalised_shares` of ``shares`` when the caller keeps it.
+    """
+    usage = np.asarray(usage_gpu_s, dtype=np.float64)
+    s_norm = normalised_shares(shares) if s_norm is None else s_norm
+    total_u = usage.sum()
     u = usage / total_u if total_u > 0 else np.zeros_like(usage)
-    s_norm = s / total_s if total_s > 0 else np.full_like(s, 1.0 / max(s.size, 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.where(s_norm > 0, np.exp2(-u / np.where(s_norm > 0, s_norm, 1.0)), 0.0)
-    return f
+    pos = s_norm > 0
+    return np.where(pos, np.exp2(-u / np.where(pos, s_norm, 1.0)), 0.0)
 
 
 def decay(usage_gpu_s: np.ndarray, dt_s: float, half_life_s: float) -> np.ndarray:
@@ -57,12 +72,52 @@ def multifactor(
     return w.age * age + w.fairshare * fairshare + w.job_size * size + w.qos * qos + own_priority
 
 
-def order(policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray) -> np.ndarray:
+def order(
+    policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray | None
+) -> np.ndarray:
     """``rows`` sorted by the policy's ordering (arrays indexed by row)."""
+    keys: tuple[np.ndarray, ...]
     if policy.ordering == "fcfs":
         keys = (rows, submit_s[rows])
     elif policy.ordering == "sjf":
         keys = (rows, submit_s[rows], wall_s[rows])
     else:
+        assert prio is not None  # priority ordering comes with priorities
         keys = (rows, submit_s[rows], -prio[rows])
     return rows[np.lexsort(keys)]
+
+
+class PriorityCache:
+    """Multifactor priorities by job row, recomputed for every pending job each ``PriorityCalcPeriod``
+    (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since, at its first pass."""
+
+    def __init__(self, n_jobs: int, shares: np.ndarray) -> None:
+        self.value = np.zeros(n_jobs)
+        self.valid = np.zeros(n_jobs, bool)
+        self.t_s = -math.inf
+        self.s_norm = normalised_shares(shares)
+
+    def priorities(self, run: FleetRun, q: QuotaTable, now: float, rows: np.ndarray) -> np.ndarray:
+        """Priorities (indexed by row) with those of ``rows`` up to date at ``now``; ``run`` a
+        :class:`twin.fleet.state.FleetRun`, ``q`` its :class:`twin.fleet.limits.QuotaTable`."""
+        period = run.policy.priority_calc_period_s
+        if now - self.t_s >= period or period <= 0:
+            self.valid[:] = False
+            self.t_s = now
+        rows = rows[~self.valid[rows]]
+        if rows.size == 0:
+            return self.value
+        self.valid[rows] = True
+        tab = run.table
+        fs_team = fairshare_factor(run.acct.team_usage_gpu_s, q.shares, self.s_norm)
+        self.value[rows] = multifactor(
+            run.policy,
+            now,
+            tab.submit_s[rows],
+            tab.n_gpus[rows],
+            q.qos_priority[tab.qos[rows]],
+            fs_team[tab.team[rows]],
+            tab.priority[rows],
+            run.topo.n_gpus,
+        )
+        return self.value

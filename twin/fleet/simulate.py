@@ -17,12 +17,14 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from twin.fleet import events, lifecycle, metrics, placement, priority
+from twin.fleet import events, jobclass, lifecycle, metrics, placement, priority
 from twin.fleet import failures as node_failures
 from twin.fleet.cluster import new_cluster
+from twin.fleet.jobsets import JobSets
 from twin.fleet.jobspeed import TrainingRates, node_models
 from twin.fleet.limits import quota_table
 from twin.fleet.policy import Policy
@@ -54,18 +56,19 @@ class SimOptions:
 class FleetResult:
     """The report of a run (JSON-ready dicts) and the run itself."""
 
-    fleet: dict
-    teams: list[dict]
-    isolation: list[dict]
-    demand_response: list[dict]
-    counts: dict
+    fleet: dict[str, Any]
+    teams: list[dict[str, Any]]
+    isolation: list[dict[str, Any]]
+    demand_response: list[dict[str, Any]]
+    counts: dict[str, Any]
     sim: object = field(repr=False, default=None)
 
 
-class FleetSim:
-    """One workload on one site under one policy."""
+class FleetSim(JobSets):
+    """One workload on one site under one policy (its pending and running rows: :class:`JobSets`)."""
 
     def __init__(self, topo: FleetTopology, table: JobTable, policy: Policy, opts: SimOptions) -> None:
+        super().__init__()
         self.run = new_run(table, topo, new_cluster(topo), policy)
         self.opts = opts
         self.quota = quota_table(policy, table.team_names, table.qos_names)
@@ -79,12 +82,11 @@ class FleetSim:
         self.counts = dict.fromkeys(("node_failures_count", "software_failures_count", "nodes_excluded_count"), 0)
         self.counts.update(passes_count=0, full_passes_count=0)
         self.node_history: dict[int, list[float]] = {}
-        self.dr_reports: list[dict] = []
+        self.dr_reports: list[dict[str, Any]] = []
         self.soft_epoch: dict[int, int] = {}
         self.rec = metrics.Recorder(topo.n_gpus, opts.tariff, opts.carbon)
         self.power = PowerAdmission(self)
         self.it_w = 0.0
-        self.n_pending = 0
         self.last_frag = 0
         self._gpu_type_code = {n: i for i, n in enumerate(topo.gpu_type_names)}
         self._submit_order = np.argsort(table.submit_s, kind="stable")
@@ -98,31 +100,17 @@ class FleetSim:
         )
         self._next_fail = 0
         self._usage_t = 0.0
-        self.running: set[int] = set()
-        self._prio = np.zeros(table.n_jobs)
-        self._prio_valid = np.zeros(table.n_jobs, bool)
-        self._prio_t = -math.inf
+        self._prio = priority.PriorityCache(table.n_jobs, self.quota.shares)
         self.power_dirty = True
         self.budget_changed = False
         self._last_rebalance = -math.inf
         self.job_node0 = np.zeros(table.n_jobs, np.int64)  # first node of a running job
-        self.job_k = np.array([self.request(j)[1] for j in range(table.n_jobs)], np.int64)
-        # jobs the count shortcuts do not cover (a GPU type, a reservation of their users)
-        resv_users = {u for r in policy.reservations if not r.maintenance for u in r.users}
-        self.special = np.array(
-            [bool(table.gpu_type[j]) or table.user_names[table.user[j]] in resv_users for j in range(table.n_jobs)],
-            bool,
-        )
+        self.job_gpu_type = jobclass.gpu_type_codes(table, self._gpu_type_code, UNKNOWN_GPU_TYPE)
+        self.job_k = jobclass.whole_nodes(table, topo, self.job_gpu_type)
+        self.special = jobclass.special_jobs(table, policy)
         self.has_limits = bool(policy.quotas) or any(q.grp_gpus or q.max_gpus_per_user for q in policy.qos)
-        preempting = {q.name for q in policy.qos if q.preempt}
-        reclaiming = {q.team for q in policy.quotas if q.cohort} if policy.reclaim else set()
-        self.may_preempt = np.array(
-            [
-                table.qos_names[table.qos[j]] in preempting or table.team_names[table.team[j]] in reclaiming
-                for j in range(table.n_jobs)
-            ],
-            bool,
-        )
+        self.may_preempt = jobclass.may_preempt(table, policy)
+        self._site_fits = jobclass.SiteFit(topo)
         self._seed_events()
 
     # --- events --------------------------------------------------------------------------
@@ -165,11 +153,14 @@ class FleetSim:
             self._dispatch(kind, a, b, t)
 
     def _dispatch(self, kind: int, a: int, b: int, t: float) -> None:
+        """Handle one event; a stale one (an end predicted before a change, a software failure of a job
+        that stopped) changes nothing and does not count as a change for the scheduler."""
         run = self.run
         if kind == lifecycle.EV_END:
-            if run.status[a] == RUNNING and run.epoch[a] == b:
-                _, killed = predicted_end(run, a)
-                lifecycle.finish(self, a, t, killed)
+            if run.status[a] != RUNNING or run.epoch[a] != b:
+                return
+            _, killed = predicted_end(run, a)
+            lifecycle.finish(self, a, t, killed)
         elif kind == events.EV_REPAIRED:
             events.node_repaired(self, a, t)
         elif kind == events.EV_UP:
@@ -183,8 +174,9 @@ class FleetSim:
         elif kind == events.EV_QUOTA:
             events.quota_change(self, a, t)
         elif kind == events.EV_SOFT_FAIL:
-            if run.status[a] == RUNNING and self.soft_epoch.get(a) == b:
-                events.software_failure(self, a, t)
+            if run.status[a] != RUNNING or self.soft_epoch.get(a) != b:
+                return
+            events.software_failure(self, a, t)
         self.dirty = True
 
     # --- the loop ------------------------------------------------------------------------
@@ -225,7 +217,7 @@ class FleetSim:
         cl = self.run.cluster
         if cl.free_hist[1:].any() or not self.run.topo.uniform_nodes:
             return True
-        return bool(self.n_pending and self.may_preempt.any() and self.may_preempt[self.run.status == PENDING].any())
+        return bool(self.pending and self.may_preempt[self.pending_rows()].any())
 
     def _pass(self, t: float, full: bool) -> None:
         res = schedule_pass(self, t, full)
@@ -262,45 +254,30 @@ class FleetSim:
         run = self.run
         if run.status[j] != WAITING:
             return  # a dependency already failed: the job never runs
-        req, k = self.request(j)
-        fits = self._fits_site(req, k)
-        if not fits:
+        tab = run.table
+        k = int(self.job_k[j])
+        if not self._site_fits.fits(int(self.job_gpu_type[j]), TOPOLOGIES[tab.topology[j]], int(tab.n_gpus[j]), k):
             lifecycle.never(self, j, "PartitionNodeLimit")
             self.counts["jobs_too_large_count"] = self.counts.get("jobs_too_large_count", 0) + 1
             return
         run.status[j] = PENDING
         set_reason(run, j, "Dependency" if run.deps_left[j] > 0 else "None")
-        self.n_pending += 1
+        self.pending_add(j)
         self.dirty = True
-
-    def _fits_site(self, req: placement.Request, k: int) -> bool:
-        topo = self.run.topo
-        mask = topo.node_gpu_type == req.gpu_type if req.gpu_type >= 0 else np.ones(topo.n_nodes, bool)
-        if not mask.any():
-            return False
-        if k == 0:
-            return int(topo.node_gpus[mask].max()) >= req.n_gpus
-        level = {"leaf": topo.node_leaf, "pod": topo.node_pod}.get(req.topology)
-        if level is None:
-            return int(mask.sum()) >= k
-        return int(np.bincount(level[mask]).max()) >= k
 
     def request(self, j: int) -> tuple[placement.Request, int]:
         """The placement request of job ``j`` now, and the whole nodes it takes (0: shares a node)."""
         tab, run = self.run.table, self.run
-        gt = self._gpu_type_code.get(tab.gpu_type[j], UNKNOWN_GPU_TYPE) if tab.gpu_type[j] else -1
         req = placement.Request(
             n_gpus=int(tab.n_gpus[j]),
             topology=TOPOLOGIES[tab.topology[j]],
             segment_nodes=int(tab.segment_nodes[j]),
             exclusive=bool(tab.exclusive[j]),
-            gpu_type=gt,
+            gpu_type=int(self.job_gpu_type[j]),
             resv=self._job_resv(j),
             end_s=run.now_s + float(tab.wall_s[j]),
         )
-        sel = np.flatnonzero(run.topo.node_gpu_type == gt) if gt >= 0 else np.zeros(0, np.int64)
-        gpn = int(run.topo.node_gpus[sel[0]]) if sel.size else int(run.topo.node_gpus.max())
-        return req, placement.nodes_needed(req, gpn)
+        return req, int(self.job_k[j])
 
     def _job_resv(self, j: int) -> int:
         pol = self.run.policy
@@ -314,35 +291,8 @@ class FleetSim:
         return -1
 
     def priorities(self, now: float, rows: np.ndarray) -> np.ndarray:
-        """Multifactor priority, indexed by row, recomputed for every pending job each PriorityCalcPeriod
-        (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since at its first pass."""
-        run = self.run
-        tab, q = run.table, self.quota
-        period = run.policy.priority_calc_period_s
-        if now - self._prio_t >= period or period <= 0:
-            self._prio_valid[:] = False
-            self._prio_t = now
-        rows = rows[~self._prio_valid[rows]]
-        if rows.size == 0:
-            return self._prio
-        self._prio_valid[rows] = True
-        fs_team = priority.fairshare_factor(run.acct.team_usage_gpu_s, q.shares)
-        out = self._prio
-        out[rows] = priority.multifactor(
-            run.policy,
-            now,
-            tab.submit_s[rows],
-            tab.n_gpus[rows],
-            q.qos_priority[tab.qos[rows]],
-            fs_team[tab.team[rows]],
-            tab.priority[rows],
-            run.topo.n_gpus,
-        )
-        return out
-
-    def running_rows(self) -> np.ndarray:
-        """Rows of the running jobs."""
-        return np.fromiter(self.running, dtype=np.int64, count=len(self.running))
+        """Multifactor priority, indexed by row (:class:`twin.fleet.priority.PriorityCache`)."""
+        return self._prio.priorities(self.run, self.quota, now, rows)
 
     def node_planned_free(self, node: int, now: float) -> float:
         """When every job on ``node`` has reached its wall time (now if none)."""
@@ -369,21 +319,26 @@ class FleetSim:
     # --- hooks from lifecycle ------------------------------------------------------------
     def on_start(self, j: int, t: float) -> None:
         self.power_dirty = True
-        self.n_pending -= 1
-        self.running.add(j)
-        self.job_node0[j] = int(self.run.topo.site.gpu_node[self.run.gpus[j][0]])
+        self.pending_discard(j)
+        self.running_add(j)
+        gpus = self.run.gpus[j]
+        assert gpus is not None  # placed by the caller
+        self.job_node0[j] = int(self.run.topo.site.gpu_node[gpus[0]])
         self.schedule_software_failure(j, t)
 
     def on_end(self, j: int, t: float) -> None:
         self.power_dirty = True
-        self.running.discard(j)
+        self.running_discard(j)
         self.dirty = True
 
     def on_requeue(self, j: int, t: float, why: str, lost: float) -> None:
         self.power_dirty = True
-        self.running.discard(j)
-        self.n_pending += 1
+        self.running_discard(j)
+        self.pending_add(j)
         self.dirty = True
+
+    def on_never(self, j: int) -> None:
+        self.pending_discard(j)
 
     def power_joined(self, j: int, t: float) -> None:
         self.power.joined(j)
@@ -425,6 +380,7 @@ class FleetSim:
                 nodes = np.asarray(resv.nodes, dtype=np.int64)
                 cl.node_resv_next_s[nodes] = resv.start_s
                 cl.node_resv_next[nodes] = r
+        cl.resv_next_min_s = float(cl.node_resv_next_s.min()) if cl.n_nodes else math.inf
 
     def upcoming_reservations(self, now: float) -> list[tuple[np.ndarray, float, float]]:
         """(nodes, start, end) of the reservations not yet started (for the backfill profile)."""

@@ -18,6 +18,7 @@ GPUs of a node must be numbered contiguously (node-major), as the site loader do
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,7 +58,12 @@ class FleetTopology:
     def n_nodes(self) -> int:
         return int(self.node_gpus.size)
 
-    @property
+    @functools.cached_property
+    def max_node_gpus(self) -> int:
+        """GPUs of the largest node (0 without nodes)."""
+        return int(self.node_gpus.max()) if self.node_gpus.size else 0
+
+    @functools.cached_property
     def n_gpus(self) -> int:
         return int(self.node_gpus.sum())
 

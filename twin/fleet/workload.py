@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 KINDS = ("pretrain", "finetune", "eval", "debug", "trace")
 END_STATES = ("completed", "failed", "cancelled", "timeout")
@@ -59,12 +60,21 @@ class FleetJob:
     exclusive: bool = False  # whole nodes even for a job smaller than a node
     gpu_type: str = ""  # catalogue GPU name the job needs; "" = any
     util_frac: float = -1.0  # mean GPU utilisation while running; < 0: the kind's default
+    tokens_per_s: float = 0.0  # tokens per second at full speed of a job without a job file (0: none counted)
 
     def __post_init__(self) -> None:
         where = f"job {self.job_id!r}"
         if self.n_gpus <= 0:
             raise WorkloadError(f"{where}: n_gpus must be positive, got {self.n_gpus}")
-        for name in ("submit_s", "wall_s", "run_s", "checkpoint_interval_s", "checkpoint_write_s", "restore_s"):
+        for name in (
+            "submit_s",
+            "wall_s",
+            "run_s",
+            "checkpoint_interval_s",
+            "checkpoint_write_s",
+            "restore_s",
+            "tokens_per_s",
+        ):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise WorkloadError(f"{where}: {name} must be finite and >= 0, got {value}")
@@ -115,6 +125,7 @@ class JobTable:
     checkpoint_write_s: np.ndarray
     restore_s: np.ndarray
     util_frac: np.ndarray
+    tokens_per_s: np.ndarray  # float64, tokens per second at full speed (jobs without a job file)
     topology: np.ndarray  # int8, index into TOPOLOGIES
     segment_nodes: np.ndarray  # int32
     exclusive: np.ndarray  # bool
@@ -153,7 +164,7 @@ def job_table(jobs: list[FleetJob], teams: list[str] | None = None, qos_names: l
             raise WorkloadError(f"job {job.job_id!r}: after_ok names unknown job {missing[0]!r}")
         depends.append(tuple(index[d] for d in job.after_ok))
 
-    def arr(attr: str, dtype) -> np.ndarray:
+    def arr(attr: str, dtype: npt.DTypeLike) -> np.ndarray:
         return np.fromiter((getattr(j, attr) for j in jobs), dtype=dtype, count=len(jobs))
 
     util = arr("util_frac", np.float64)
@@ -174,6 +185,7 @@ def job_table(jobs: list[FleetJob], teams: list[str] | None = None, qos_names: l
         checkpoint_write_s=arr("checkpoint_write_s", np.float64),
         restore_s=arr("restore_s", np.float64),
         util_frac=np.where(util < 0, default_util, util),
+        tokens_per_s=arr("tokens_per_s", np.float64),
         topology=np.fromiter((TOPOLOGIES.index(j.topology) for j in jobs), dtype=np.int8, count=len(jobs)),
         segment_nodes=arr("segment_nodes", np.int32),
         exclusive=arr("exclusive", bool),

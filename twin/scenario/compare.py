@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import threading
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 import numpy as np
 
+from twin.cache import BoundedCache
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.errors import InputError
 from twin.scenario.conditions import Scenario
@@ -50,8 +49,8 @@ from twin.site.topology import find_element, racks_exposed
 TEMP_TOLERANCE_K = 0.5  # a rack's hottest GPU changing less than this is "same"
 FRAC_TOLERANCE = 0.005  # load fractions changing less than this are "same"
 REL_TOLERANCE = 1e-4  # headline figures changing by less than this fraction are "same"
-_baseline_cache: dict[tuple[int, datetime, float], _Run] = {}
-_baseline_lock = threading.Lock()
+# (id of the baseline site, instant, settling time) → its side; the side holds the site, so an id is checked
+_baselines: BoundedCache[_Run] = BoundedCache(4)
 
 # headline figures: (field path in the side's report, direction): +1 higher is better, -1 higher is worse, 0 neither
 HEADLINE = (
@@ -98,15 +97,11 @@ def compare(baseline: SiteTables, scenario: Scenario) -> Comparison:
     The baseline side of the last few (site, instant, settling time) is kept: the next edit of
     the same scenario runs the twin once.
     """
-    key = (id(baseline), scenario.time, scenario.settle_s)
-    with _baseline_lock:
-        base = _baseline_cache.get(key)
-    if base is None or base.state is not baseline:
-        base = _side(baseline, Scenario(name="baseline", time=scenario.time, settle_s=scenario.settle_s))
-        with _baseline_lock:
-            _baseline_cache[key] = base
-            while len(_baseline_cache) > 4:
-                _baseline_cache.pop(next(iter(_baseline_cache)))
+    base = _baselines.get_or_make(
+        (id(baseline), scenario.time, scenario.settle_s),
+        lambda: _side(baseline, Scenario(name="baseline", time=scenario.time, settle_s=scenario.settle_s)),
+        valid=lambda side: side.state is baseline,
+    )
     scen_state = scenario.state if scenario.state is not None else baseline
     scen = _side(scen_state, scenario)
     return Comparison(baseline=copy.deepcopy(base.report), scenario=scen.report, diff=_diff(base, scen))

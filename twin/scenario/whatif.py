@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from twin.cache import BoundedCache
 from twin.scenario.conditions import Scenario, ScenarioDoc, resolve_conditions
 from twin.site import design
 from twin.site.catalogue import Catalogue, load_catalogue
@@ -33,9 +32,8 @@ from twin.site.topology import ElementRef, find_element, racks_exposed
 if TYPE_CHECKING:
     from twin.engine.tick import TickInputs
 
-_CACHE_SIZE = 8
-_cache: OrderedDict[tuple[object, ...], tuple[SiteTables, SiteTables]] = OrderedDict()  # key → (baseline, edited site)
-_cache_lock = threading.Lock()
+# (id of the baseline, design limits, the layout edits as JSON) → (baseline, edited site); the baseline is held
+_edited_sites: BoundedCache[tuple[SiteTables, SiteTables]] = BoundedCache(8)
 _GLOB = set("*?[")
 
 
@@ -65,17 +63,9 @@ def edited_site(baseline: SiteTables, doc: ScenarioDoc, catalogue: Catalogue | N
         doc.design_limits,
         json.dumps([doc.edits[i].as_dict() for i in edited.layout_edits], sort_keys=True, default=str),
     )
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is baseline:  # the baseline is held, so its id cannot be reused
-            _cache.move_to_end(key)
-            return hit[1]
-    state = _build(baseline, edited, doc, cat)
-    with _cache_lock:
-        _cache[key] = (baseline, state)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return state
+    return _edited_sites.get_or_make(
+        key, lambda: (baseline, _build(baseline, edited, doc, cat)), valid=lambda hit: hit[0] is baseline
+    )[1]
 
 
 def _build(baseline: SiteTables, edited: EditedModel, doc: ScenarioDoc, cat: Catalogue) -> SiteTables:

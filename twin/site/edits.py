@@ -113,118 +113,142 @@ def apply_edits(model: SiteFile, edits: list[Edit], catalogue: Catalogue) -> Edi
     side, loops, rack types, plants) raise :class:`EditError`; positions, in-row CDU names
     and ratings are checked when the edited model is built (:mod:`twin.scenario.whatif`).
     """
-    book = _RackBook.of(model)
-    entries: dict[str, dict[str, Any]] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
-    busway_side = {b.name: b.side for b in model.power.busways}
-    loops = {lp.name for lp in model.cooling.loops}
-    plants = {p.name: p for p in model.cooling.plants}
-    touched: dict[int, set[str]] = {}
-    layout: list[int] = []
-
-    def feed(i: int, key: str, name: str, side: str) -> None:
-        if name not in busway_side:
-            raise EditError(i, key, f"{name!r} is not a busway/PDU of this site")
-        if busway_side[name] != side:
-            raise EditError(i, key, f"{name!r} is on side {busway_side[name]}, not {side}")
-
-    def rack_type(i: int, name: str) -> None:
-        if name not in catalogue.racks:
-            raise EditError(i, "type", f"unknown rack type {name!r} (catalogue: {', '.join(sorted(catalogue.racks))})")
-
-    def entry(name: str) -> dict[str, Any]:
-        return entries.setdefault(name, {"name": name})
-
+    editor = _Editor(model, catalogue)
     for i, e in enumerate(edits):
+        editor.apply(i, e)
+    return editor.result()
+
+
+class _Editor:
+    """The model's rack entries and plants while edits apply, one edit at a time (see :func:`apply_edits`)."""
+
+    def __init__(self, model: SiteFile, catalogue: Catalogue) -> None:
+        self.model, self.catalogue = model, catalogue
+        self.book = _RackBook.of(model)
+        self.entries: dict[str, dict[str, Any]] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
+        self.busway_side = {b.name: b.side for b in model.power.busways}
+        self.loops = {lp.name for lp in model.cooling.loops}
+        self.plants = {p.name: p for p in model.cooling.plants}
+        self.touched: dict[int, set[str]] = {}
+        self.layout: list[int] = []
+
+    def apply(self, i: int, e: Edit) -> None:
+        """Apply edit ``i`` when it is a layout edit or a plant setpoint (others are conditions: skipped)."""
         if e.op == "set_setpoint" and "plants" in e.fields:
-            for pattern in e.fields["plants"]:
-                hits = [p for p in plants if fnmatch.fnmatchcase(p, pattern)]
-                if not hits:
-                    raise EditError(i, "plants", f"{pattern!r} matches no plant (plants: {', '.join(plants)})")
-                for p in hits:
-                    plants[p] = plants[p].model_copy(update={"supply_setpoint_c": e.fields["supply_setpoint_c"]})
-            layout.append(i)
-            continue
+            self._plant_setpoint(i, e)
+            self.layout.append(i)
+            return
         if e.op not in LAYOUT_OPS:
-            continue
-        layout.append(i)
+            return
+        self.layout.append(i)
         if e.op == "add_rack":
-            name = e.fields["name"]
-            if name in book.racks:
-                raise EditError(i, "name", f"a rack {name!r} exists already")
-            if (e.fields["hall"], e.fields["row"]) not in set(book.rows.values()):
-                field_ = "hall" if e.fields["hall"] not in {h.name for h in model.halls} else "row"
-                raise EditError(i, field_, f"no row {e.fields['row']!r} in hall {e.fields['hall']!r}")
-            rack_type(i, e.fields["type"])
-            feed(i, "feed_a", e.fields["feed_a"], "A")
-            if e.get("feed_b"):
-                feed(i, "feed_b", e.fields["feed_b"], "B")
-            entries[name] = {
-                k: v
-                for k, v in {
-                    "name": name,
-                    "hall": e.fields["hall"],
-                    "row": e.fields["row"],
-                    "x_m": e.fields["x_m"],
-                    "y_m": e.fields["y_m"],
-                    "rack_type": e.fields["type"],
-                    "feed_a": e.fields["feed_a"],
-                    "feed_b": e.get("feed_b"),
-                    "orientation_deg": e.get("orientation_deg"),
-                }.items()
-                if v is not None
-            }
-            book.racks[name] = (e.fields["hall"], e.fields["row"])
-            touched[i] = {name}
-            continue
-        names = book.select(e, i)
-        touched[i] = set(names)
-        if e.op == "move_rack":
-            if "x_m" in e.fields and len(names) != 1:
-                raise EditError(
-                    i,
-                    "racks",
-                    f"a position (x_m, y_m) moves one rack, {len(names)} are selected; use dx_m, dy_m to shift many",
-                )
-            if "dx_m" in e.fields or "dy_m" in e.fields:
-                base = _positions(model, names, entries)
-                for n in names:
-                    x, y = base[n]
-                    entry(n).update(x_m=x + e.get("dx_m", 0.0), y_m=y + e.get("dy_m", 0.0))
-            elif "x_m" in e.fields:
-                entry(names[0]).update(x_m=e.fields["x_m"], y_m=e.fields["y_m"])
-            if "orientation_deg" in e.fields:
-                for n in names:
-                    entry(n)["orientation_deg"] = e.fields["orientation_deg"]
-        elif e.op == "remove_rack":
+            self._add_rack(i, e)
+            return
+        names = self.book.select(e, i)
+        self.touched[i] = set(names)
+        getattr(self, f"_{e.op}")(i, e, names)
+
+    def result(self) -> EditedModel:
+        model = self.model
+        new_cooling = model.cooling.model_copy(update={"plants": list(self.plants.values())})
+        racks = [RackEntry(**d) for d in self.entries.values()]
+        return EditedModel(model.model_copy(update={"racks": racks, "cooling": new_cooling}), self.touched, self.layout)
+
+    # ------------------------------------------------------------ checks
+    def _feed(self, i: int, key: str, name: str, side: str) -> None:
+        if name not in self.busway_side:
+            raise EditError(i, key, f"{name!r} is not a busway/PDU of this site")
+        if self.busway_side[name] != side:
+            raise EditError(i, key, f"{name!r} is on side {self.busway_side[name]}, not {side}")
+
+    def _rack_type(self, i: int, name: str) -> None:
+        if name not in self.catalogue.racks:
+            known = ", ".join(sorted(self.catalogue.racks))
+            raise EditError(i, "type", f"unknown rack type {name!r} (catalogue: {known})")
+
+    def _entry(self, name: str) -> dict[str, Any]:
+        return self.entries.setdefault(name, {"name": name})
+
+    # ------------------------------------------------------------ one method per op
+    def _plant_setpoint(self, i: int, e: Edit) -> None:
+        for pattern in e.fields["plants"]:
+            hits = [p for p in self.plants if fnmatch.fnmatchcase(p, pattern)]
+            if not hits:
+                raise EditError(i, "plants", f"{pattern!r} matches no plant (plants: {', '.join(self.plants)})")
+            for p in hits:
+                self.plants[p] = self.plants[p].model_copy(update={"supply_setpoint_c": e.fields["supply_setpoint_c"]})
+
+    def _add_rack(self, i: int, e: Edit) -> None:
+        name, hall, row = e.fields["name"], e.fields["hall"], e.fields["row"]
+        if name in self.book.racks:
+            raise EditError(i, "name", f"a rack {name!r} exists already")
+        if (hall, row) not in set(self.book.rows.values()):
+            field_ = "hall" if hall not in {h.name for h in self.model.halls} else "row"
+            raise EditError(i, field_, f"no row {row!r} in hall {hall!r}")
+        self._rack_type(i, e.fields["type"])
+        self._feed(i, "feed_a", e.fields["feed_a"], "A")
+        if e.get("feed_b"):
+            self._feed(i, "feed_b", e.fields["feed_b"], "B")
+        values = {
+            "name": name,
+            "hall": hall,
+            "row": row,
+            "x_m": e.fields["x_m"],
+            "y_m": e.fields["y_m"],
+            "rack_type": e.fields["type"],
+            "feed_a": e.fields["feed_a"],
+            "feed_b": e.get("feed_b"),
+            "orientation_deg": e.get("orientation_deg"),
+        }
+        self.entries[name] = {k: v for k, v in values.items() if v is not None}
+        self.book.racks[name] = (hall, row)
+        self.touched[i] = {name}
+
+    def _move_rack(self, i: int, e: Edit, names: list[str]) -> None:
+        if "x_m" in e.fields and len(names) != 1:
+            raise EditError(
+                i,
+                "racks",
+                f"a position (x_m, y_m) moves one rack, {len(names)} are selected; use dx_m, dy_m to shift many",
+            )
+        if "dx_m" in e.fields or "dy_m" in e.fields:
+            base = _positions(self.model, names, self.entries)
             for n in names:
-                if entries.get(n, {}).get("hall") is not None:  # an added rack: forget it
-                    del entries[n]
-                else:
-                    entries[n] = {"name": n, "removed": True}
-                del book.racks[n]
-        elif e.op == "set_rack_type":
-            rack_type(i, e.fields["type"])
+                x, y = base[n]
+                self._entry(n).update(x_m=x + e.get("dx_m", 0.0), y_m=y + e.get("dy_m", 0.0))
+        elif "x_m" in e.fields:
+            self._entry(names[0]).update(x_m=e.fields["x_m"], y_m=e.fields["y_m"])
+        if "orientation_deg" in e.fields:
             for n in names:
-                entry(n)["rack_type"] = e.fields["type"]
-        elif e.op == "set_rack_feeds":
-            if "feed_a" in e.fields:
-                feed(i, "feed_a", e.fields["feed_a"], "A")
-            if e.get("feed_b"):
-                feed(i, "feed_b", e.fields["feed_b"], "B")
-            for n in names:
-                entry(n).update({k: e.fields[k] for k in ("feed_a", "feed_b") if k in e.fields})
-        elif e.op == "set_rack_cdu":
-            if "loop" in e.fields and e.fields["loop"] not in loops:
-                raise EditError(
-                    i,
-                    "loop",
-                    f"{e.fields['loop']!r} is not a facility loop of this site (loops: {', '.join(sorted(loops))})",
-                )
-            for n in names:
-                entry(n).update({k: e.fields[k] for k in ("cdu", "loop") if k in e.fields})
-    new_cooling = model.cooling.model_copy(update={"plants": list(plants.values())})
-    new = model.model_copy(update={"racks": [RackEntry(**d) for d in entries.values()], "cooling": new_cooling})
-    return EditedModel(new, touched, layout)
+                self._entry(n)["orientation_deg"] = e.fields["orientation_deg"]
+
+    def _remove_rack(self, _i: int, _e: Edit, names: list[str]) -> None:
+        for n in names:
+            if self.entries.get(n, {}).get("hall") is not None:  # an added rack: forget it
+                del self.entries[n]
+            else:
+                self.entries[n] = {"name": n, "removed": True}
+            del self.book.racks[n]
+
+    def _set_rack_type(self, i: int, e: Edit, names: list[str]) -> None:
+        self._rack_type(i, e.fields["type"])
+        for n in names:
+            self._entry(n)["rack_type"] = e.fields["type"]
+
+    def _set_rack_feeds(self, i: int, e: Edit, names: list[str]) -> None:
+        if "feed_a" in e.fields:
+            self._feed(i, "feed_a", e.fields["feed_a"], "A")
+        if e.get("feed_b"):
+            self._feed(i, "feed_b", e.fields["feed_b"], "B")
+        for n in names:
+            self._entry(n).update({k: e.fields[k] for k in ("feed_a", "feed_b") if k in e.fields})
+
+    def _set_rack_cdu(self, i: int, e: Edit, names: list[str]) -> None:
+        if "loop" in e.fields and e.fields["loop"] not in self.loops:
+            known = ", ".join(sorted(self.loops))
+            raise EditError(i, "loop", f"{e.fields['loop']!r} is not a facility loop of this site (loops: {known})")
+        for n in names:
+            self._entry(n).update({k: e.fields[k] for k in ("cdu", "loop") if k in e.fields})
 
 
 def _positions(model: SiteFile, names: list[str], entries: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:

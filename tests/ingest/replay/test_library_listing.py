@@ -36,7 +36,7 @@ def test_listing_never_reads_a_table(drill, tmp_path, monkeypatch, capsys):
     assert main(["incidents", "--dir", str(lib), "import", str(drill)]) == 0
     monkeypatch.setattr(bundle_module, "_read_table", _no_tables)
     monkeypatch.setattr(bundle_module, "_footer", _no_tables)
-    library._META_CACHE.clear()
+    library._metadata.clear()
     names = [e.name for e in library.list_incidents(lib)]
     assert "drill-list" in names and "colossus-generator-trip" in names  # the user's and the shipped ones
 
@@ -56,10 +56,10 @@ def test_an_imported_bundle_is_listed_from_its_database_row(drill, tmp_path, mon
     opened = []
     real = bundle_module.read_metadata
     monkeypatch.setattr(library, "read_metadata", lambda p: opened.append(p.name) or real(p))
-    library._META_CACHE.clear()
+    library._metadata.clear()
     assert "drill-list" in [e.name for e in library.list_incidents(lib, rows)]
     assert "drill-list.ctincident" not in opened  # the row answered for it
-    library._META_CACHE.clear()
+    library._metadata.clear()
     stored.write_bytes(stored.read_bytes())  # same bytes, a new modification time: the file is read again
     assert "drill-list" in [e.name for e in library.list_incidents(lib, rows)]
     assert "drill-list.ctincident" in opened

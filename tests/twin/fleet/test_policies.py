@@ -108,3 +108,22 @@ def test_gang_never_starts_part_of_a_job():
     sim = _run(jobs, backfill="none")
     assert starts(sim)["B"] == 100
     assert sim.run.n_alloc.max() == 0  # everything released at the end
+
+
+def test_no_preemption_when_the_victims_gpus_would_not_place_the_job():
+    # X holds rack 0 from 0 to 100; Y1 (node 2, rack 1) and Y2 (node 4, rack 2) started at 1 are the most
+    # recent normal jobs, so they are the victims by count for H (2 nodes inside one leaf = one rack) at 10;
+    # freed, they would leave nodes 2 and 4 on two racks: nobody is requeued and H starts when X ends
+    qos = (QosSpec("high", priority=100, preempt=("normal",)), QosSpec("normal"))
+    jobs = [
+        job("X", 16, 0, 100, qos="normal"),
+        job("Y1", 8, 1, 1000, qos="normal"),
+        job("P1", 8, 1, 1000, qos="high"),
+        job("Y2", 8, 1, 1000, qos="normal"),
+        job("P2", 24, 1, 1000, qos="high"),
+        job("H", 16, 10, 50, qos="high", topology="leaf"),
+    ]
+    sim = make_sim(jobs, _policy(qos=qos, preemption=True))
+    sim.simulate()
+    assert starts(sim) == {"X": 0, "Y1": 1, "P1": 1, "Y2": 1, "P2": 1, "H": 100}
+    assert sim.run.preemptions.sum() == 0
