@@ -12,7 +12,7 @@ SITE   ?= colossus
 # PostgreSQL server (storage on PostgreSQL), Prometheus + promtool (Prometheus API ingest),
 # OpenIPMI's ipmi_sim and ipmitool (IPMI ingest), Slurm's controller, node daemon, clients and REST
 # daemon (a real 22.05 cluster of many virtual GPU nodes for the Slurm source).
-APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool slurmctld slurmd slurm-client slurmrestd
+APT_PACKAGES := chromium chromium-driver postgresql prometheus openipmi ipmitool slurmctld slurmd slurm-client slurmrestd prometheus-alertmanager
 
 .PHONY: run test test-fast lint bench setup system-deps clean
 
@@ -36,6 +36,7 @@ system-deps:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || missing="$$missing prometheus"; \
 	command -v ipmi_sim >/dev/null || missing="$$missing openipmi"; \
+	command -v prometheus-alertmanager >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	command -v ipmitool >/dev/null || missing="$$missing ipmitool"; \
 	command -v slurmctld >/dev/null || missing="$$missing slurmctld"; \
 	command -v slurmd >/dev/null || missing="$$missing slurmd"; \
@@ -51,6 +52,7 @@ system-deps:
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: lint system-deps
 	$(BIN)/python -m pytest

@@ -62,6 +62,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fault injected into the synthetic source, repeatable",
     )
     parser.add_argument(
+        "--alertmanager",
+        default=None,
+        metavar="URL",
+        help="post the open alert episodes to this Prometheus Alertmanager (API v2), e.g. "
+        "http://127.0.0.1:9093; every post has a 5 s deadline and a 1 MiB cap, a failing receiver "
+        "is logged once per outage and never stops the tick",
+    )
+    parser.add_argument(
+        "--webhook",
+        default=None,
+        metavar="URL",
+        help="post every change of the open alert episodes as JSON to this URL (same limits)",
+    )
+    parser.add_argument(
         "--record-every-s", type=float, default=5.0, help="seconds between stored full-site frames (default: 5)"
     )
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
@@ -181,7 +195,30 @@ def _start_runtime(args: argparse.Namespace):
         raise LiveSetupError(f"--fault: {exc}") from None
     for note in runtime.notes:
         log.warning("%s", note)
+    try:
+        runtime.hub.live_alerts.notifier = _notifier(args, runtime.hub.site_name)
+    except ValueError as exc:
+        runtime.stop()
+        raise SystemExit(str(exc)) from None
     return runtime
+
+
+def _notifier(args: argparse.Namespace, site: str):
+    """The notifier of ``--alertmanager`` and ``--webhook`` (None without either)."""
+    from ingest.live.notify import Notifier, Receiver
+
+    receivers = [
+        Receiver(kind, url, site)
+        for kind, url in (
+            ("alertmanager", getattr(args, "alertmanager", None)),
+            ("webhook", getattr(args, "webhook", None)),
+        )
+        if url
+    ]
+    if not receivers:
+        return None
+    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    return Notifier(site, receivers, dashboard_url=f"http://{host}:{args.port}")
 
 
 def _check_binding(args: argparse.Namespace) -> None:

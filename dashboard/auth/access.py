@@ -52,9 +52,10 @@ def has_role(role: str) -> bool:
 
 
 def wants_json() -> bool:
-    """API, Dash-internal and scripted requests get JSON errors; a browser page gets a redirect or a page."""
+    """API, metrics, Dash-internal and scripted requests get JSON errors; a browser page gets a redirect or a page."""
     request = flask.request
-    if request.path.startswith(("/api/", "/_dash-", "/_reload-hash")) or "Authorization" in request.headers:
+    # /metrics is read by scrapers, which expect 401, not a login page
+    if request.path.startswith(("/api/", "/_dash-", "/_reload-hash", "/metrics")) or "Authorization" in request.headers:
         return True
     best = request.accept_mimetypes.best_match(["text/html", "application/json"])
     return best == "application/json"

@@ -51,7 +51,7 @@ CAUSE_COLUMNS = (
     Column("speed_pct", "speed (%)", "{:.0f}"),
 )
 THROUGHPUT_WINDOW_S = 3600.0
-_expected: BoundedCache[float] = BoundedCache(64)  # (site, job, snapshot ts, hosts) → tokens/s after draining
+_expected_rates: BoundedCache[float] = BoundedCache(64)  # (site, job, snapshot ts, hosts) → tokens/s after draining
 
 
 def _si(value: float, unit: str) -> str:
@@ -234,7 +234,9 @@ def _expected(view, snap: Snapshot, job: JobStatus, diag: JobDiagnosis) -> float
     if placed is None or not diag.drain_hosts:
         return math.nan
     key = (view.state.name, job.name, snap.ts, tuple(diag.drain_hosts))
-    return _expected.get_or_make(key, lambda: expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag))
+    return _expected_rates.get_or_make(
+        key, lambda: expected_after_drain(view.state, snap, placed.spec, placed.gpu_ids, diag)
+    )
 
 
 def diagnosis_panel(view, snap: Snapshot, job: JobStatus) -> html.Div:

@@ -34,6 +34,7 @@ from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
 from twin.cache import BoundedCache
 from twin.engine.balance import generation_capacity_mw
+from twin.engine.jobs import snapshot_swing
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_OK, GPU_THROTTLED, JobStatus, Snapshot
 from twin.engine.view import REPLAY, ViewKey, ViewTick, format_view_key
 from twin.site.tables import SiteTables
@@ -67,7 +68,9 @@ class IncidentRecording:
         # frame index → (its snapshot, the twin's job status on it or None)
         self._frames: BoundedCache[tuple[Snapshot, JobStatus | None]] = BoundedCache(SNAPSHOT_CACHE_SIZE)
         # (slowed job GPUs' running fractions, their indices, failed links) → the twin's job status
-        self._job_statuses: BoundedCache[JobStatus] = BoundedCache(SNAPSHOT_CACHE_SIZE)
+        self._job_statuses: BoundedCache[tuple[JobStatus, object]] = BoundedCache(
+            SNAPSHOT_CACHE_SIZE
+        )  # with its result
         self.job = recorded_job(self.state, self.rec)  # PlacedJob or None
 
     @property
@@ -85,16 +88,21 @@ class IncidentRecording:
 
     def _frame(self, i: int) -> tuple[Snapshot, JobStatus | None]:
         snap = self._build_snapshot(i)
-        twin = self._twin_job(i, snap)
-        if twin is not None:
-            snap.jobs = [self._recorded_status(i, twin)]
+        pair = self._twin_job(i, snap)
+        if pair is None:
+            return snap, None
+        twin, result = pair
+        snap.jobs = [self._recorded_status(i, twin)]
+        # the recorded job's phases make the swing (its SiteJobResult holds the step's shape)
+        sw = snapshot_swing(self.state, snap, [self.job], [result])
+        snap.swing_amplitude_mw, snap.swing_ramp_mw_per_s = sw.amplitude_mw, sw.ramp_mw_per_s
         return snap, twin
 
     def twin_job(self, i: int) -> JobStatus | None:
         """The twin's status of the recorded job at frame ``i`` (None without a recorded job)."""
         return self._frames.get_or_make(i, lambda: self._frame(i))[1]
 
-    def _twin_job(self, i: int, snap: Snapshot) -> JobStatus | None:
+    def _twin_job(self, i: int, snap: Snapshot) -> tuple[JobStatus, object] | None:
         """The twin's job status on the frame's throttling and links, evaluated once per distinct pair."""
         if self.job is None:
             return None
@@ -102,9 +110,12 @@ class IncidentRecording:
         slow = np.flatnonzero(running[self.job.gpu_ids] < 1.0)
         key = (running[self.job.gpu_ids][slow].tobytes(), slow.tobytes(), np.flatnonzero(~snap.link_up_flag).tobytes())
         job = self.job
-        return self._job_statuses.get_or_make(
-            key, lambda: evaluate_site_job(self.state, job.spec, job.gpu_ids, running, snap.link_up_flag).status
-        )
+
+        def make():
+            result = evaluate_site_job(self.state, job.spec, job.gpu_ids, running, snap.link_up_flag)
+            return result.status, result
+
+        return self._job_statuses.get_or_make(key, make)
 
     def _recorded_status(self, i: int, twin: JobStatus) -> JobStatus:
         """``twin`` with the recorded step time and throughput (MFU and goodput scaled to it)."""

@@ -60,7 +60,11 @@ class ScenarioView(SettledView):
 
 def _alerts_of(state: SiteTables, snap: Snapshot, detail) -> list[dict]:
     """The live alert rules evaluated on the scenario's snapshot, as read-only alert dicts."""
-    facts = SiteFacts() if detail is None else SiteFacts(detail.power_live, detail.source_live)
+    facts = (
+        SiteFacts()
+        if detail is None
+        else SiteFacts(detail.power_live, detail.source_live, generation=detail.generation)
+    )
     return [condition_alert(c, snap.ts, state.name) for c in evaluate(state, snap, facts)]
 
 

@@ -133,18 +133,24 @@ def request_keys(body: dict, role: str, period_s: float, generation: int = 0) ->
 def _refresh_in_background(server: flask.Flask, key: str, base: str) -> None:
     """Send this request again inside the process, to render ``key`` while the caller gets the last rendering.
 
-    The copy carries the caller's headers (session cookie, token, CSRF header, Referer) and
-    body, so it passes the same checks and renders what the caller would have seen.
+    The copy carries the caller's headers (session cookie, token, CSRF header, Referer), its
+    host and body, so it passes the same checks (the Host and Origin checks too) and renders
+    what the caller would have seen.  A copy refused or failed is logged.
     """
     request = flask.request
     path = request.full_path if request.query_string else request.path
     data = request.get_data()
     headers = [(k, v) for k, v in request.headers.items() if k.lower() not in ("content-length", "host")]
     environ = {"REMOTE_ADDR": request.remote_addr or "127.0.0.1", REFRESH_KEY_ENV: key, REFRESH_BASE_ENV: base}
+    base_url = f"{request.scheme}://{request.host}/"
 
     def run():
         try:
-            server.test_client().post(path, data=data, headers=headers, environ_base=environ)
+            answer = server.test_client().post(
+                path, data=data, headers=headers, environ_base=environ, base_url=base_url
+            )
+            if answer.status_code not in (200, 204):
+                log.warning("background rendering of a live update answered %d", answer.status_code)
         except Exception:  # noqa: BLE001 — the next viewer renders it instead; never kill the thread pool
             log.exception("background rendering of a live update failed")
 

@@ -11,9 +11,9 @@ rec() { clustertwin incidents record --site colossus --duration 600 --tick 1 --f
 
 if want colossus-cdu-pump-failure; then
 rec --name colossus-cdu-pump-failure --tag cooling --tag pump \
-    --fault pump:H1-R01-K01-CDU@60+55=2 --fault pump:H1-R01-K01-CDU@115=1 --detail-rack H1-R01-K01 \
+    --fault pump:H1-R01-K01-CDU@60+45=2 --fault pump:H1-R01-K01-CDU@105=1 --detail-rack H1-R01-K01 \
     --title "CDU pump failure throttles a rack and slows the job" \
-    --notes "Both pumps of H1-R01-K01-CDU stop at 60 s; one restarts after 55 s, the other stays failed."
+    --notes "Both pumps of H1-R01-K01-CDU stop at 60 s; one restarts after 45 s, the other stays failed."
 fi
 
 if want colossus-generator-trip; then

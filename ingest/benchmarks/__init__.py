@@ -1,3 +1,3 @@
-"""Ingest benchmarks (parse throughput, live twin, parser fuzzing, Slurm reads); importing registers them."""
+"""Ingest benchmarks (parse throughput, live twin, alert churn, parser fuzzing, Slurm reads); importing registers them."""
 
-from ingest.benchmarks import fuzz, live, parse, slurm, slurm_predict  # noqa: F401
+from ingest.benchmarks import alert_rows, fuzz, live, parse, slurm, slurm_predict  # noqa: F401

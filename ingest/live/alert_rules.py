@@ -53,6 +53,16 @@ SUPPLY_WARN_K = 2.0  # facility supply above setpoint [K] that warns: the CDU ap
 SUPPLY_CRIT_K = 5.0  # [K] above setpoint: CDU capacity is derated by roughly a quarter (capacity curves)
 JOB_SLOW_WARN_FRAC = 0.9  # throughput below this share of the job's best recent throughput warns
 JOB_SLOW_CRIT_FRAC = 0.5  # and below this share is critical
+# [E] clear thresholds, below the raise ones (hysteresis): an open episode holds until the
+# quantity is back past these, so a value hovering at the threshold raises one episode
+JOB_SLOW_CLEAR_FRAC = 0.95  # a slowed job is back at this share of its best throughput
+JOB_SLOW_CRIT_CLEAR_FRAC = 0.6  # a critically slowed job is a warning again above this share
+SUPPLY_CLEAR_K = 1.5  # [K] above setpoint: the supply excursion is over
+SUPPLY_CRIT_CLEAR_K = 4.0  # [K] a critical excursion is a warning again below this
+LOAD_CLEAR_FRAC = 0.97  # an overloaded (or N-1 overloaded) element is clear below this load fraction
+CDU_HEAT_CLEAR_FRAC = 0.97  # a CDU over capacity is clear below this share of its capacity
+GPU_HOT_CLEAR_K = 2.0  # [K] a hot rack is clear once its GPUs are this far below the threshold
+HEADROOM_CLEAR_FRAC = 1.1  # headroom short of the swing is clear above this multiple of the swing
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 
 RUNBOOK = {
@@ -71,6 +81,12 @@ RUNBOOK = {
     "source_down": "Restart the unit or start a standby; cap GPU power until generation covers load and swing.",
     "headroom": "Cap GPU power or start generation: the training swing can exceed what supply can follow.",
     "supply": "Cap GPU power now: load exceeds generation and the battery is draining.",
+    "gen_reserve": "Start a standby unit or cap GPU power: the loss of the largest source would leave load unserved.",
+    "gen_step": "Hold new load (job starts, cap releases) until the units recover from their last load step.",
+    "gen_rejection": "Stagger checkpoints or add battery absorption: a whole-job drop risks the units' overspeed trip.",
+    "gen_surge": "Ramp the job back after checkpoints (power floor) or add batteries: the surge exceeds the load step.",
+    "island_frequency": "Smooth the swing (GPU power floor, batteries) or change the step period off the governors' mode.",
+    "grid_contract": "Buffer the swing with batteries or smooth it at the GPUs: the grid contract's limits are exceeded.",
     "links_down": "Replace the optics/cables of the down links; reroute or drain the job's ranks under this switch.",
     "stale": "Check the exporter/BMC and the network path; the twin shows modelled values meanwhile.",
 }
@@ -127,6 +143,10 @@ class SiteFacts:
     power_live: np.ndarray | None = None  # bool per power element
     source_live: np.ndarray | None = None  # bool per source
     job_best_tokens_per_s: dict[str, float] = field(default_factory=dict)  # best recent throughput per job
+    generation: object | None = None  # twin.physics.island.GenerationChecks of the tick (None: not known)
+    # keys of the open episodes: their conditions hold until the clear threshold, below the raise one
+    open_keys: frozenset[str] = frozenset()
+    open_critical_keys: frozenset[str] = frozenset()  # those of them open at critical severity
 
 
 def _cond(
@@ -197,6 +217,18 @@ class _Context:
             index[np.asarray(job.gpu_ids, dtype=np.int64)] = j
         return index
 
+    def held(self, key: str) -> bool:
+        """Whether ``key`` is an open episode (held to its clear threshold)."""
+        return key in self.facts.open_keys
+
+    def held_mask(self, prefix: str, n: int) -> np.ndarray:
+        """Bool per entity id (of ``n``): whether ``prefix + id`` (e.g. ``"n1:power:"``) is an open episode."""
+        mask = np.zeros(n, dtype=bool)
+        for key in self.facts.open_keys:
+            if key.startswith(prefix) and key[len(prefix) :].isdigit() and int(key[len(prefix) :]) < n:
+                mask[int(key[len(prefix) :])] = True
+        return mask
+
     def jobs_on(self, gpu_mask: np.ndarray) -> tuple[str, ...]:
         hit = np.unique(self.jobs_by_gpu[gpu_mask])
         return tuple(self.snap.jobs[j].name for j in hit if j >= 0)
@@ -234,7 +266,9 @@ def _cooling_conditions(ctx: _Context) -> list[Condition]:
     out = []
     required = s.cdu_spec_array("pumps_required")
     installed = s.cdu_spec_array("pumps")
-    flagged = np.flatnonzero((snap.cdu_heat_kw > snap.cdu_capacity_kw) | (snap.pumps_running_count < installed))
+    held = ctx.held_mask("cdu_over:cdu:", len(installed))
+    over = snap.cdu_heat_kw > np.where(held, CDU_HEAT_CLEAR_FRAC, 1.0) * snap.cdu_capacity_kw
+    flagged = np.flatnonzero(over | (snap.pumps_running_count < installed))
     for c in flagged:
         impact = ctx.impact_of_racks(np.flatnonzero(s.rack_cdu == c), float(snap.cdu_heat_kw[c]) / 1e3)
         running = int(snap.pumps_running_count[c])
@@ -259,7 +293,7 @@ def _cooling_conditions(ctx: _Context) -> list[Condition]:
                     impact=impact,
                 )
             )
-        elif snap.cdu_heat_kw[c] > snap.cdu_capacity_kw[c]:
+        elif over[c]:
             out.append(
                 _cond(
                     f"cdu_over:cdu:{c}",
@@ -281,8 +315,10 @@ def _loop_conditions(ctx: _Context) -> list[Condition]:
     setpoint = s.plant_supply_setpoint_c[s.loop_plant]
     excess = snap.loop_supply_temp_c - setpoint
     out = []
-    for lp in np.flatnonzero(excess >= SUPPLY_WARN_K):
-        sev = "critical" if excess[lp] >= SUPPLY_CRIT_K else "warning"
+    held = ctx.held_mask("loop_supply:loop:", len(excess))
+    for lp in np.flatnonzero(excess >= np.where(held, SUPPLY_CLEAR_K, SUPPLY_WARN_K)):
+        crit_k = SUPPLY_CRIT_CLEAR_K if f"loop_supply:loop:{lp}" in ctx.facts.open_critical_keys else SUPPLY_CRIT_K
+        sev = "critical" if excess[lp] >= crit_k else "warning"
         step = SUPPLY_CRIT_K if sev == "critical" else SUPPLY_WARN_K
         out.append(
             _cond(
@@ -376,7 +412,11 @@ def _load_conditions(ctx: _Context) -> list[Condition]:
     """Elements loaded above their usable rating, and those one more failure would overload (N-1)."""
     s, snap = ctx.state, ctx.snap
     out: list[Condition] = []
-    for e in np.flatnonzero(snap.power_load_frac > 1.0):
+    n = len(snap.power_load_frac)
+    limit = np.where(ctx.held_mask("overload:power:", n), LOAD_CLEAR_FRAC, 1.0)
+    n1_limit = np.where(ctx.held_mask("n1:power:", n), LOAD_CLEAR_FRAC, 1.0)
+    overloaded = snap.power_load_frac > limit
+    for e in np.flatnonzero(overloaded):
         out.append(
             _cond(
                 f"overload:power:{e}",
@@ -390,7 +430,7 @@ def _load_conditions(ctx: _Context) -> list[Condition]:
                 impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
             )
         )
-    n1 = (snap.power_n1_load_frac > 1.0) & ~(snap.power_load_frac > 1.0)
+    n1 = (snap.power_n1_load_frac > n1_limit) & ~overloaded
     for e in np.flatnonzero(n1):
         out.append(
             _cond(
@@ -426,10 +466,12 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
     # the swing is peak to peak around the load the snapshot shows: half of it rises above that load
     swing_mw = float(snap.swing_amplitude_mw) / 2.0 if np.isfinite(snap.swing_amplitude_mw) else 0.0
     all_gpus = ctx.live_gpu
+    # headroom short of the swing; an open headroom episode (or critical trip) holds until it is well clear
+    short_held = ctx.held("headroom:site:0") or any(k.startswith("source_down:") for k in facts.open_keys)
+    short = headroom_mw < swing_mw * (HEADROOM_CLEAR_FRAC if short_held else 1.0)
     if facts.source_live is not None:
         for src in np.flatnonzero(~np.asarray(facts.source_live, dtype=bool)):
             kind = SOURCE_KINDS[int(s.source_kind[src])]
-            short = headroom_mw < swing_mw  # the swing can now exceed what the remaining supply delivers
             sev = "critical" if short else "warning"
             text = f"{kind} {s.source_name[src]} tripped: {s.source_capacity_mw[src]:.1f} MW of supply lost"
             if short:
@@ -461,7 +503,7 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
                 impact=Impact(power_mw=float(snap.facility_power_mw - snap.generation_capacity_mw)),
             )
         )
-    elif swing_mw > 0 and headroom_mw < swing_mw:
+    elif swing_mw > 0 and short:
         out.append(
             _cond(
                 "headroom:site:0",
@@ -475,6 +517,73 @@ def _source_conditions(ctx: _Context) -> list[Condition]:
                 impact=Impact(power_mw=float(swing_mw - headroom_mw)),
             )
         )
+    return out
+
+
+def _generation_conditions(ctx: _Context) -> list[Condition]:
+    """The generating units and the grid as an engineer tests them (twin/physics/island.py): N-1, load steps,
+    and, islanded, load rejection, surge and frequency; with a grid, its contract."""
+    g = ctx.facts.generation
+    if g is None:
+        return []
+    s, out = ctx.state, []
+    site = lambda rule, sev, metric, value, text, mw: _cond(  # noqa: E731
+        f"{rule}:site:0", sev, "site", 0, s.name, metric, value, text, impact=Impact(power_mw=float(mw))
+    )
+    r = g.reserve
+    if not g.reserve_ok and r.largest_source >= 0:
+        name = s.source_name[r.largest_source]
+        what = "leaves load unserved" if r.n1_deficit_mw > 0 else "is more than the others pick up at once"
+        out.append(
+            site(
+                "gen_reserve",
+                "warning",
+                "n1_deficit_mw",
+                r.n1_deficit_mw,
+                f"N-1: the loss of {name} {what}",
+                max(r.n1_deficit_mw, r.n1_step_deficit_mw),
+            )
+        )
+    if g.units_step_limited_count:
+        text = f"{g.units_step_limited_count} generating units held back while their last load step recovers"
+        out.append(site("gen_step", "warning", "units_step_limited_count", g.units_step_limited_count, text, 0.0))
+    if g.islanded_flag and not g.rejection_ok:
+        over = g.rejection_freq_rise_frac >= g.overspeed_trip_frac
+        text = "whole-job drop " + (
+            "reaches the units' overspeed trip" if over else "exceeds the class's frequency rise"
+        )
+        out.append(
+            site(
+                "gen_rejection",
+                "critical" if over else "warning",
+                "rejection_freq_rise_frac",
+                g.rejection_freq_rise_frac,
+                text,
+                g.rejection_mw,
+            )
+        )
+    if g.islanded_flag and not g.surge_ok:
+        text = "surge after a checkpoint exceeds the units' load step or the class's frequency dip"
+        out.append(site("gen_surge", "warning", "surge_frac", g.surge_frac, text, g.surge_mw))
+    if g.islanded_flag and not g.frequency_ok:
+        sev = "critical" if g.swing_freq_pp_hz > 2.0 * g.freq_band_hz else "warning"
+        text = "training swing drives the island's frequency outside the steady-state band"
+        out.append(site("island_frequency", sev, "swing_freq_pp_hz", g.swing_freq_pp_hz, text, g.swing_on_units_mw))
+    if g.grid is not None and not g.grid.within_contract:
+        c, f = g.grid_contract, g.grid
+        broken = [
+            name
+            for name, bad in (
+                ("import limit", f.peak_import_mw > c.import_limit_mw),
+                ("export (reverse power)", f.min_import_mw < -c.export_limit_mw),
+                ("ramp", f.ramp_mw_per_s > c.ramp_limit_mw_per_s),
+                ("voltage change", f.voltage_change_frac > c.voltage_change_limit_frac),
+            )
+            if bad
+        ]
+        text = "swing and dips at the grid exceed the contract: " + ", ".join(broken)
+        excess = max(f.peak_import_mw - c.import_limit_mw, -c.export_limit_mw - f.min_import_mw, 0.0)
+        out.append(site("grid_contract", "warning", "peak_import_mw", f.peak_import_mw, text, excess))
     return out
 
 
@@ -554,8 +663,16 @@ def _rack_conditions(ctx: _Context, cause_of_rack: dict[int, str]) -> list[Condi
     max_op = s.gpu_spec_array("max_operating_temp_c")
     slowdown = s.gpu_spec_array("slowdown_temp_c")
     temp = np.where(np.isfinite(snap.gpu_temp_c), snap.gpu_temp_c, -np.inf)
-    hot = _gpus_per(s.gpu_rack, (temp >= max_op) & ctx.live_gpu, s.n_racks)
-    very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown) & ctx.live_gpu, s.n_racks)
+    # an open rack episode counts its GPUs against thresholds GPU_HOT_CLEAR_K lower
+    # (the critical threshold only while the episode is critical: a warning rises at the raise threshold)
+    held_gpu = ctx.held_mask("gpu_hot:rack:", s.n_racks)[s.gpu_rack] * GPU_HOT_CLEAR_K
+    critical = np.zeros(s.n_racks, dtype=bool)
+    for key in ctx.facts.open_critical_keys:
+        if key.startswith("gpu_hot:rack:") and key[len("gpu_hot:rack:") :].isdigit():
+            critical[min(int(key[len("gpu_hot:rack:") :]), s.n_racks - 1)] = True
+    crit_gpu = critical[s.gpu_rack] * GPU_HOT_CLEAR_K
+    hot = _gpus_per(s.gpu_rack, (temp >= max_op - held_gpu) & ctx.live_gpu, s.n_racks)
+    very_hot = _gpus_per(s.gpu_rack, (temp >= slowdown - crit_gpu) & ctx.live_gpu, s.n_racks)
     for r in np.flatnonzero(hot > 0):
         sev = "critical" if very_hot[r] else "warning"
         text = (
@@ -605,7 +722,8 @@ def _job_conditions(ctx: _Context, cause_of_gpu: dict[str, np.ndarray]) -> list[
         now = job.tokens_per_s if np.isfinite(job.tokens_per_s) else 0.0
         stalled = ids.size > 0 and now <= 0.0
         share = now / best if best > 0 else 1.0
-        if not stalled and share >= JOB_SLOW_WARN_FRAC:
+        slowed_held = ctx.held(f"job_slowed:job:{j}")
+        if not stalled and share >= (JOB_SLOW_CLEAR_FRAC if slowed_held else JOB_SLOW_WARN_FRAC):
             continue
         in_job = np.zeros(s.n_gpus, dtype=bool) if cause_of_gpu else None
         if in_job is not None:
@@ -635,7 +753,8 @@ def _job_conditions(ctx: _Context, cause_of_gpu: dict[str, np.ndarray]) -> list[
                 )
             )
         else:
-            sev = "critical" if share < JOB_SLOW_CRIT_FRAC else "warning"
+            crit_held = f"job_slowed:job:{j}" in facts.open_critical_keys
+            sev = "critical" if share < (JOB_SLOW_CRIT_CLEAR_FRAC if crit_held else JOB_SLOW_CRIT_FRAC) else "warning"
             floor_pct = int(round((JOB_SLOW_CRIT_FRAC if sev == "critical" else JOB_SLOW_WARN_FRAC) * 100))
             racks = ", ".join(s.rack_name[r] for r in np.asarray(job.bottleneck_racks)[:3])
             text = f"slowed below {floor_pct} % of its recent throughput" + (f"; bottleneck {racks}" if racks else "")
@@ -703,7 +822,8 @@ def evaluate(state: SiteTables, snap: Snapshot, facts: SiteFacts | None = None) 
         if c.rule == "gpu_down" and not c.group:
             cause_of_gpu[c.key] = down_ids[state.gpu_rack[down_ids] == c.entity_id]
     jobs = _job_conditions(ctx, cause_of_gpu)
-    return jobs + cooling + loops + power + _source_conditions(ctx) + links + xids + racks + _stale_conditions(ctx)
+    sources = _source_conditions(ctx) + _generation_conditions(ctx)
+    return jobs + cooling + loops + power + sources + links + xids + racks + _stale_conditions(ctx)
 
 
 def sort_key(c: Condition) -> tuple:

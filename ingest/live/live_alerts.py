@@ -10,6 +10,7 @@ operator's here, a notified one of another process) drops those lists.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import numpy as np
@@ -18,6 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.live.alert_rules import Condition, SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
+from ingest.live.episodes import EpisodeFilter, SwingEnvelope
+from ingest.live.notify import Episode, Notifier
 from ingest.live.writes import GuardedWrites
 from ingest.store.layouts import GPU_BLOCK
 from ingest.store.outage import remembered_alerts
@@ -35,6 +38,10 @@ class LiveAlerts:
     def __init__(self, state: SiteTables, db: Engine, writes: GuardedWrites, shard: tuple[int, int] = (0, 1)) -> None:
         self.state, self.site_name, self.db, self.shard = state, state.name, db, shard
         self.tracker = AlertTracker(db, state.name)
+        self.episodes = EpisodeFilter(set(self.tracker.open))
+        self.envelope = SwingEnvelope()
+        self.notifier: Notifier | None = None  # receivers of the open episodes (serve --alertmanager/--webhook)
+        self._started: dict[str, datetime] = {}  # when each open episode started
         self.conditions: list[Condition] = []
         self.changes_total = 0
         self._writes = writes
@@ -43,14 +50,26 @@ class LiveAlerts:
         self.read_failed = False
 
     def tick(self, ts: datetime, snap: Snapshot, facts: SiteFacts) -> None:
-        """Evaluate the rules on ``snap`` and record what changed (retried on the next tick when the write fails)."""
-        conditions = [c for c in evaluate(self.state, snap, facts) if self.owns(c)]
+        """Evaluate the rules on ``snap`` and record the episodes that changed (retried on the next tick when the write fails).
+
+        The rules see the swing's envelope and windowed means (:class:`SwingEnvelope`) and
+        hold open episodes to their clear thresholds; :class:`EpisodeFilter` applies the
+        minimum durations and severity hysteresis.
+        """
+        facts = replace(facts, open_keys=self.episodes.open_keys, open_critical_keys=self.episodes.open_critical_keys)
+        held = [c for c in evaluate(self.state, self.envelope.steady(snap), facts) if self.owns(c)]
+        conditions = self.episodes.update(ts, held)
         self.conditions = conditions
         self._writes.run(
             "alert updates delayed",
             lambda: self.tracker.update(ts, conditions),
             reached_db=lambda counts: counts != (0, 0),  # no transition: the tracker did not write
         )
+        self._started = {c.key: self._started.get(c.key, ts) for c in conditions}
+        if self.notifier is not None:
+            self.notifier.offer(
+                ts, [Episode(c, self.tracker.open.get(c.key), self._started[c.key]) for c in conditions]
+            )
 
     def owns(self, condition: Condition) -> bool:
         """Whether this shard raises ``condition``: GPU and rack alerts by block, the rest on shard 0."""
@@ -64,6 +83,7 @@ class LiveAlerts:
     def take_over(self) -> None:
         """Continue the episodes the previous leader opened or cleared instead of raising them again."""
         self.tracker = AlertTracker(self.db, self.site_name)
+        self.episodes = EpisodeFilter(set(self.tracker.open))
 
     def listing(self, active_only: bool = True, limit: int = 500) -> list[dict]:
         """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`).
@@ -78,6 +98,12 @@ class LiveAlerts:
         self.read_failed = False
         self._last[(active_only, limit)] = result
         return result
+
+    def close(self) -> None:
+        """Stop the notifier's thread, if any (after at most one post in flight)."""
+        if self.notifier is not None:
+            self.notifier.stop()
+            self.notifier = None
 
     def database_reachable(self) -> bool:
         """False while writes fail or the last alert read failed (pages and the API show it)."""

@@ -163,6 +163,7 @@ class Runtime:
         leading = self.leading
         self._stop_following()
         self._stop_ingest()
+        self.hub.live_alerts.close()
         if leading and self.lease is not None:
             try:
                 self.lease.release()

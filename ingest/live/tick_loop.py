@@ -104,7 +104,12 @@ class TickLoop:
         """What the alert rules need beyond the snapshot; remembers each job's best throughput."""
         best = self.jobs.remember_best(snap.jobs)
         detail = self.twin.detail
-        return SiteFacts(power_live=detail.power_live, source_live=detail.source_live, job_best_tokens_per_s=best)
+        return SiteFacts(
+            power_live=detail.power_live,
+            source_live=detail.source_live,
+            job_best_tokens_per_s=best,
+            generation=detail.generation,
+        )
 
     def source_ages(self, now_s: float | None = None) -> dict[str, float]:
         """Seconds since each source's last good reading (inf when never)."""
@@ -139,6 +144,7 @@ class TickLoop:
             failed_sources=b.failed("source"),
             failed_links=b.failed("link"),
             nodes_off=b.nodes_off(),
+            jobs=self.jobs.placed,  # the placed jobs' phases drive the swing
         )
 
     def _overlay(self, snap: Snapshot, now_s: float) -> Snapshot:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ingest.replay import diebench  # noqa: F401  (registers die_model)
 from ingest.replay.bundle import Bundle, read_bundle, write_bundle
 from ingest.replay.library import SHIPPED_DIR, import_file, validate
 from ingest.replay.replay import TICK_S, load_recording, replay

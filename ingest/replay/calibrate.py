@@ -10,8 +10,13 @@ trial a replay of those frames on the site with the parameters applied
 2. **Thermal resistance** per detail GPU, as a factor on the die-to-coolant resistance:
    the die rise over the coolant is linear in it, so two replays (factor 1 and 1.25) give
    the factor whose mean temperature matches the recorded mean, clipped to [0.3, 3].
-3. **Time constant**: one factor on the GPU heat capacity (τ = C·R), the best of a
-   coarse scan by the RMSE of the detail GPUs' temperatures.
+3. **Thermal poles**: a two-pole fit of each detail GPU's recorded power and die temperature
+   (:func:`twin.physics.diefit.fit_two_pole`) maps onto the two-node model
+   (:func:`twin.physics.diefit.two_node_parameters`); the medians over the GPUs give the heat
+   capacity factor, the junction's share of it and the convective share of the die resistance
+   (the plate's caloric resistance at design flow taken out).  Where no GPU's trace separates
+   two poles (no power step), one factor on the heat capacity from a coarse scan by the RMSE
+   of the detail GPUs' temperatures, as before.
 4. **PSU efficiency curve**: the efficiencies at the curve's load points
    (:func:`twin.physics.power.fit_psu_efficiency_points`) from the recorded rack input
    power against the rack's DC load rebuilt from the recorded mean GPU power and
@@ -32,16 +37,20 @@ input power with the catalogue curve, so they cannot identify it either.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ingest.replay.recording import Recording, id_array
 from ingest.replay.replay import Replayer, recorded_job, score
-from twin.physics import power
+from twin.physics import diefit, power
 from twin.site.calibration import SiteCalibration, apply_calibration
 from twin.site.tables import SiteTables
 
 R_PROBE = 1.25
 HEAT_CAP_FACTORS = (0.5, 0.75, 1.0, 1.5, 2.0)
+HEAT_CAP_RANGE = (0.1, 10.0)  # what a site file's heat_capacity_factor may hold
+SPLIT_RANGE = (0.01, 0.99)  # junction share of the heat capacity, convective share of the die resistance
 R_FACTOR_RANGE = (0.3, 3.0)
 PSU_MIN_SAMPLES = 20  # rack-frames below which the PSU curve is left at the site's
 
@@ -59,6 +68,8 @@ def summary(cal: SiteCalibration, gpu_ids: np.ndarray) -> dict:
             "max": float(np.max(f)) if f.size else 1.0,
         },
         "heat_capacity_factor": cal.heat_capacity_factor,
+        "junction_heat_frac": cal.junction_heat_frac,
+        "r_th_conv_frac": cal.r_th_conv_frac,
     }
 
 
@@ -116,7 +127,8 @@ def fit_psu(state: SiteTables, rec: Recording, frames: range) -> tuple[np.ndarra
 
 
 def _mean_over_time(a: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column without any reading: NaN
         return np.nanmean(a, axis=0)
 
 
@@ -136,24 +148,84 @@ def fit(state: SiteTables, rec: Recording, split: int, site_toml: str | None = N
     measured = rec.gpu["gpu_temp_c"][1:split]
     measured = np.where(rec.gpu["gpu_power_w"][1:split] > 0, measured, np.nan)
     if rec.gpu_ids.size and np.isfinite(measured).any():
-        one = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
-        probe = SiteCalibration(cal.cdu_approach_delta_k, np.ones(state.n_gpus))
-        probe.gpu_r_th_factor[rec.gpu_ids] = R_PROBE
-        two = _project(state, rec, probe, train, site_toml)["gpu_temp_c"][1:]
-        slope = _mean_over_time(two - one) / (R_PROBE - 1.0)
-        gap = _mean_over_time(measured - one)
-        factor = np.where(np.abs(slope) > 1e-6, 1.0 + gap / np.where(slope == 0, 1.0, slope), 1.0)
-        cal.gpu_r_th_factor[rec.gpu_ids] = np.clip(np.nan_to_num(factor, nan=1.0), *R_FACTOR_RANGE)
-        best = (np.inf, 1.0)
-        for k in HEAT_CAP_FACTORS:
-            cal.heat_capacity_factor = k
-            proj = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
-            err = np.nanmean((measured - proj) ** 2)
-            if err < best[0]:
-                best = (err, k)
-        cal.heat_capacity_factor = best[1]
+        poles = pole_fits(rec, split)
+        if poles:
+            apply_poles(state, rec, cal, poles, base["coolant_supply_temp_c"][1:], np.isfinite(recorded).any(axis=0))
+        else:
+            _fit_by_replays(state, rec, cal, train, site_toml, measured)
     cal.psu_efficiency_points_frac, _ = fit_psu(state, rec, train)
     return cal.rounded()
+
+
+def _fit_by_replays(state, rec, cal: SiteCalibration, train: range, site_toml, measured) -> None:
+    """Steps 2 and 3 without a pole fit: resistance factors from two probe replays, a heat capacity scan."""
+    one = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
+    probe = SiteCalibration(cal.cdu_approach_delta_k, np.ones(state.n_gpus))
+    probe.gpu_r_th_factor[rec.gpu_ids] = R_PROBE
+    two = _project(state, rec, probe, train, site_toml)["gpu_temp_c"][1:]
+    slope = _mean_over_time(two - one) / (R_PROBE - 1.0)
+    gap = _mean_over_time(measured - one)
+    factor = np.where(np.abs(slope) > 1e-6, 1.0 + gap / np.where(slope == 0, 1.0, slope), 1.0)
+    cal.gpu_r_th_factor[rec.gpu_ids] = np.clip(np.nan_to_num(factor, nan=1.0), *R_FACTOR_RANGE)
+    best = (np.inf, 1.0)
+    for k in HEAT_CAP_FACTORS:
+        cal.heat_capacity_factor = k
+        proj = _project(state, rec, cal, train, site_toml)["gpu_temp_c"][1:]
+        err = np.nanmean((measured - proj) ** 2)
+        if err < best[0]:
+            best = (err, k)
+    cal.heat_capacity_factor = best[1]
+
+
+def _plate_r_cal_c_per_w(state: SiteTables) -> np.ndarray:
+    """Caloric resistance of each GPU's plate at its CDU's design flow [K/W] (as the engine computes it)."""
+    from twin.engine.tick import TwinEngine
+
+    cooling = TwinEngine(state, settle=False).cooling
+    return (0.5 / (cooling.plate_design_kg_s * cooling.cdu_cp))[state.rack_cdu[state.gpu_rack]]
+
+
+def pole_fits(rec: Recording, split: int) -> dict:
+    """Two-pole fits of the detail GPUs' frames ``[0, split)`` mapped onto the two-node model, by column
+    (GPUs whose trace separates no two poles are left out)."""
+    t_s = np.array([(ts - rec.ts[0]).total_seconds() for ts in rec.ts[:split]], dtype=np.float64)
+    out = {}
+    for col in range(rec.gpu_ids.size):
+        p, y = rec.gpu["gpu_power_w"][:split, col], rec.gpu["gpu_temp_c"][:split, col]
+        ok = np.isfinite(p) & np.isfinite(y)
+        try:
+            out[col] = diefit.two_node_parameters(diefit.fit_two_pole(t_s[ok], p[ok], y[ok]))
+        except diefit.DieFitError:
+            continue
+    return out
+
+
+def apply_poles(
+    state: SiteTables, rec: Recording, cal: SiteCalibration, poles: dict, supply_c, supply_recorded
+) -> None:
+    """Steps 2 and 3 from the pole fits: each fitted GPU's die resistance (its fitted total less the plate's
+    caloric resistance, over the catalogue's), the medians of the heat capacity, its junction share and
+    the convective share, and for CDUs whose supply is not recorded the fitted coolant temperature of
+    their GPUs against the twin's ``supply_c`` [frame, cdu]."""
+    r_cal = _plate_r_cal_c_per_w(state)
+    names = ("heat_capacity_j_per_k", "r_th_die_c_per_w", "r_th_conv_frac")
+    c_cat, r_die, conv = (state.gpu_spec_array(a) for a in names)
+    factor, frac, conv_fit, supply_by_cdu = [], [], [], {}
+    for col, params in poles.items():
+        g = int(rec.gpu_ids[col])
+        die = params.r_jp_c_per_w + params.r_pc_c_per_w - r_cal[g]  # the plate's caloric share taken out
+        cal.gpu_r_th_factor[g] = float(np.clip(die / r_die[g], *R_FACTOR_RANGE)) if die > 0 else 1.0
+        factor.append(params.heat_capacity_j_per_k / c_cat[g])
+        frac.append(params.junction_heat_frac)
+        conv_fit.append(1.0 - params.r_jp_c_per_w / die if die > params.r_jp_c_per_w else conv[g])
+        supply_by_cdu.setdefault(int(state.rack_cdu[state.gpu_rack[g]]), []).append(params.supply_c)
+    cal.heat_capacity_factor = float(np.clip(np.median(factor), *HEAT_CAP_RANGE))
+    cal.junction_heat_frac = float(np.clip(np.median(frac), *SPLIT_RANGE))
+    cal.r_th_conv_frac = float(np.clip(np.median(conv_fit), *SPLIT_RANGE))
+    twin_supply = _mean_over_time(supply_c)
+    for cdu, values in supply_by_cdu.items():
+        if not supply_recorded[cdu] and np.isfinite(twin_supply[cdu]):
+            cal.cdu_approach_delta_k[cdu] = float(np.median(values) - twin_supply[cdu])
 
 
 def calibrate_and_score(

@@ -47,7 +47,8 @@ def test_anonymous_requests_get_401(client, method, path):
 
 
 def test_metrics_need_a_token_too(client, tokens):
-    assert client.get("/metrics").status_code in (302, 401)  # the access layer sends a browser to /login
+    refused = client.get("/metrics", headers={"Accept": "text/html"})  # a scraper: 401, never the login page
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Bearer")
     r = client.get("/metrics", headers=tokens["vera"])
     assert r.status_code == 200 and "clustertwin_it_power_watts" in r.get_data(as_text=True)
 

@@ -39,7 +39,8 @@ class Case:
     landed: Callable = lambda page: None  # the equipment's page shows it
     marked: Callable | None = None  # the failed equipment marked on the equipment pages: (page, served)
     children: tuple[tuple[str, str], ...] = ()  # (entity text, href) of alerts listed under the cause
-    ticks_s: tuple[float, ...] = (0, 1, 2, 3)  # stream seconds the hub is stepped at
+    # stream seconds the hub is stepped at: long enough for every episode of the fault to pass its minimum duration
+    ticks_s: tuple[float, ...] = tuple(range(12))
     extra: dict = field(default_factory=dict)
 
 

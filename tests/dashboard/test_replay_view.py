@@ -110,3 +110,14 @@ def test_generation_capacity_counts_the_sources_not_failed():
     assert after.generation_capacity_mw == pytest.approx(
         before.generation_capacity_mw - float(s.source_capacity_mw[list(failed)].sum())
     )
+
+
+def test_the_recorded_jobs_phases_make_the_replays_swing():
+    """The recorded 405B job's phases at the recorded GPU power: its swing and the pipeline's ramp, not NaN."""
+    view = _view(T0 + timedelta(seconds=180))
+    snap = view.latest()
+    job = view.placed_jobs()[0]
+    assert np.isfinite(snap.swing_amplitude_mw) and snap.swing_amplitude_mw > 1.0
+    # bounded by the job's GPUs swinging from idle to TDP, with PSU losses
+    assert snap.swing_amplitude_mw < job.gpu_ids.size * 700e-6 * 1.2
+    assert 0.0 < snap.swing_ramp_mw_per_s < 5.0 * snap.swing_amplitude_mw  # fill and drain, not a 0.1 s edge

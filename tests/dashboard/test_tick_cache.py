@@ -46,9 +46,15 @@ def app_and_calls(demo_state, monkeypatch):
     return app, calls
 
 
-def _post(client, body, referer="http://localhost/floor"):
-    """The request as a browser sends it (its Referer is the page URL; the callbacks do not read it)."""
-    return client.post("/_dash-update-component", json=body, headers={"Referer": referer})
+def _post(client, body, referer="http://127.0.0.1:8050/floor"):
+    """The request as a browser at http://127.0.0.1:8050 sends it (its Referer is the page URL; callbacks do not read it).
+
+    The host is not the test client's default, so a background copy that lost the caller's
+    host would be refused as cross-site.
+    """
+    return client.post(
+        "/_dash-update-component", json=body, headers={"Referer": referer}, base_url="http://127.0.0.1:8050"
+    )
 
 
 def test_the_next_period_is_rendered_in_the_background_with_the_callers_headers(app_and_calls, monkeypatch):
@@ -102,11 +108,11 @@ def test_the_view_in_the_screen_store_separates_renderings_and_the_referer_does_
     monkeypatch.setattr(tick_cache.time, "time", lambda: 1_000_000.0)  # one period throughout
     scenario = "/floor?view=scenario:demo-cdu-loss"
     live_answer = _post(client, _body(1))
-    scenario_answer = _post(client, _body(1, url=scenario), referer="http://localhost/floor")  # a stale Referer
+    scenario_answer = _post(client, _body(1, url=scenario), referer="http://127.0.0.1:8050/floor")  # a stale Referer
     assert len(calls) == 2 and live_answer.status_code == scenario_answer.status_code == 200
     assert live_answer.data != scenario_answer.data  # each view's own floor
     assert _post(client, _body(2, url=scenario)).data == scenario_answer.data
-    assert _post(client, _body(3), referer=f"http://localhost{scenario}").data == live_answer.data
+    assert _post(client, _body(3), referer=f"http://127.0.0.1:8050{scenario}").data == live_answer.data
     compared = _post(client, _body(4, url=f"{scenario}&compare=live&diff=1"))
     assert len(calls) == 3 and compared.data not in (live_answer.data, scenario_answer.data)
 

@@ -1,8 +1,8 @@
-"""The GPU thermal phase: leakage, throttling, board power, the exact thermal step, HBM and the shutdown latch.
+"""The GPU thermal phase: leakage, throttling, board power, the exact two-node thermal step, HBM and the shutdown latch.
 
 :meth:`GpuThermalPhase.step` takes the demand (:class:`DemandResult`) and what the cold
 plates see (:class:`CoolingResult`) and returns :class:`GpuThermalResult`.  It owns the
-GPUs' carried state, :class:`GpuState`: die temperatures, the thermal-shutdown latch,
+GPUs' carried state, :class:`GpuState`: die (junction) and cold-plate temperatures, the thermal-shutdown latch,
 the last utilisation and board power (a missing reading holds them) and the heat the
 packages hold per CDU.  The models are those of :mod:`twin.physics.thermal`.
 
@@ -30,7 +30,8 @@ INITIAL_GPU_TEMP_C = 30.0  # [E] die temperature of a new engine, before it sett
 class GpuState:
     """What the GPUs carry from one tick to the next (per GPU unless named per CDU)."""
 
-    temp_c: np.ndarray  # die temperature [°C]
+    temp_c: np.ndarray  # die (junction node) temperature [°C]
+    plate_temp_c: np.ndarray  # cold-plate node temperature [°C] (twin.physics.thermal.two_node_coefficients)
     down: np.ndarray  # bool: thermal shutdown latched (cleared by ``recover_down_gpus`` once cool)
     util_frac: np.ndarray  # last utilisation (held for a missing reading)
     power_w: np.ndarray  # last board power [W] (held for a missing power-demand reading)
@@ -49,9 +50,10 @@ class OperatingPoint:
     r_total_c_per_w: np.ndarray | float  # die-to-coolant plus caloric resistance [K/W]
     hbm_rise_c_per_w: np.ndarray | float  # HBM rise over the supply per watt of board power [K/W]
     power_limit_w: np.ndarray | float  # SW thermal power limit [W] (inf without flow)
-    decay_frac: np.ndarray | float  # exp(−dt/τ) of the step
+    step: tuple  # the two-node step's eight coefficients (twin.physics.thermal.two_node_coefficients)
     no_flow_cdu: np.ndarray  # bool [n_cdus]: no plate flow (adiabatic step)
     r_die_c_per_w: np.ndarray  # die-to-coolant resistance, per CDU (one GPU model) or per GPU [K/W]
+    r_jp_c_per_w: np.ndarray | float  # junction-to-plate (conduction) resistance, scalar or per GPU [K/W]
     power_limit_cdu_w: np.ndarray | None  # SW thermal limit per CDU [W]; None off the per-CDU path
 
 
@@ -64,18 +66,21 @@ class GpuThermalPhase:
         temp = np.full(n, INITIAL_GPU_TEMP_C)
         self.state = GpuState(
             temp_c=temp,
+            plate_temp_c=temp.copy(),
             down=np.zeros(n, dtype=bool),
             util_frac=np.full(n, DEFAULT_UTIL_FRAC),
             power_w=np.zeros(n),
-            heat_cdu_j=self.heat_by_cdu_j(temp),
+            heat_cdu_j=self.heat_by_cdu_j(temp, temp),
         )
         self._operating_point_cache = None  # (step, supply, plates) -> (per-CDU operating point, uniform)
 
-    def heat_by_cdu_j(self, temp_c: np.ndarray) -> np.ndarray:
-        """Heat held by the GPU packages of each CDU at ``temp_c``, ``Σ C T`` [J] (0 °C reference)."""
-        c = self.const.heat_capacity_j_per_k
+    def heat_by_cdu_j(self, temp_c: np.ndarray, plate_temp_c: np.ndarray) -> np.ndarray:
+        """Heat held by the GPU packages of each CDU, ``Σ (C_j T_j + C_p T_p)`` [J] (0 °C reference)."""
+        cj, cp = self.const.junction_heat_capacity_j_per_k, self.const.plate_heat_capacity_j_per_k
         by_cdu = self.const.by_cdu
-        return by_cdu.sum(temp_c) * c if np.ndim(c) == 0 else by_cdu.sum(temp_c * c)
+        if np.ndim(cj) == 0 and np.ndim(cp) == 0:
+            return by_cdu.sum(temp_c) * cj + by_cdu.sum(plate_temp_c) * cp
+        return by_cdu.sum(temp_c * cj + plate_temp_c * cp)
 
     def r_factor(self, inp: TickInputs) -> np.ndarray | None:
         """Per-GPU multiplier of the die-to-coolant resistance (a degrading interface), None if none given."""
@@ -121,15 +126,17 @@ class GpuThermalPhase:
                 r_total_c_per_w=spread(point.r_total_c_per_w),
                 hbm_rise_c_per_w=spread(point.hbm_rise_c_per_w),
                 power_limit_w=spread(point.power_limit_w),
-                decay_frac=spread(point.decay_frac),
+                step=tuple(spread(v) if np.ndim(v) else v for v in point.step),
                 no_flow_cdu=no_flow_cdu,
                 r_die_c_per_w=point.r_die_c_per_w,
+                r_jp_c_per_w=point.r_jp_c_per_w,
                 power_limit_cdu_w=point.power_limit_w,
             )
         supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
         r_die = thermal.die_resistance_c_per_w(c.r_die_c_per_w, c.r_conv_frac, ex(ratio))
+        r_jp = np.asarray(c.r_die_c_per_w) * (1.0 - np.asarray(c.r_conv_frac))
         if r_factor is not None:
-            r_die = r_die * r_factor
+            r_die, r_jp = r_die * r_factor, r_jp * r_factor
         p_lim = np.where(
             ex(no_flow_cdu),
             np.inf,
@@ -137,15 +144,18 @@ class GpuThermalPhase:
                 supply, r_die, c.r_hbm_c_per_w, r_cal, c.max_op_c, c.hbm_max_c, c.hbm_power_frac
             ),
         )
-        decay = thermal.decay_frac(thermal.time_constant_s(c.heat_capacity_j_per_k, r_die + r_cal), dt_s)
+        step = thermal.two_node_coefficients(
+            c.junction_heat_capacity_j_per_k, c.plate_heat_capacity_j_per_k, r_jp, r_die - r_jp + r_cal, supply, dt_s
+        )
         return OperatingPoint(
             supply_c=supply,
             r_total_c_per_w=r_die + r_cal,
             hbm_rise_c_per_w=thermal.hbm_rise_c_per_w(r_cal, c.hbm_power_frac, c.r_hbm_c_per_w),
             power_limit_w=p_lim,
-            decay_frac=decay,
+            step=step,
             no_flow_cdu=no_flow_cdu,
             r_die_c_per_w=r_die,
+            r_jp_c_per_w=r_jp,
             power_limit_cdu_w=None,
         )
 
@@ -161,8 +171,8 @@ class GpuThermalPhase:
             point = self._cdu_point(cool, dt_s, no_flow_cdu, r_cal_cdu, ratio)
             # every CDU at one operating point (each holds the same setpoint at design flow: a
             # healthy site): scalars, which per-GPU arithmetic reads far faster than columns
-            values = (point.supply_c, point.r_total_c_per_w, point.hbm_rise_c_per_w, point.power_limit_w)
-            uniform = all(v.min() == v.max() for v in (*values, point.decay_frac)) if self.const.state.n_cdus else False
+            values = (point.supply_c, point.r_total_c_per_w, point.hbm_rise_c_per_w, point.power_limit_w, *point.step)
+            uniform = all(np.min(v) == np.max(v) for v in values) if self.const.state.n_cdus else False
             self._operating_point_cache = (key, point, uniform)
         return self._operating_point_cache[1], self._operating_point_cache[2]
 
@@ -178,14 +188,24 @@ class GpuThermalPhase:
             ),
         )
         r_tot_cdu = r_die + r_cal_cdu
+        r_jp = float(c.r_die_c_per_w) * (1.0 - float(c.r_conv_frac))  # one GPU model: a scalar
+        step = thermal.two_node_coefficients(
+            c.junction_heat_capacity_j_per_k,
+            c.plate_heat_capacity_j_per_k,
+            r_jp,
+            r_die - r_jp + r_cal_cdu,  # the per-GPU path's order of operations: shards replay bit for bit
+            cool.cdu_supply_temp_c,
+            dt_s,
+        )
         return OperatingPoint(
             supply_c=cool.cdu_supply_temp_c.copy(),
             r_total_c_per_w=r_tot_cdu,
             hbm_rise_c_per_w=thermal.hbm_rise_c_per_w(r_cal_cdu, c.hbm_power_frac, c.r_hbm_c_per_w),
             power_limit_w=p_lim_cdu,
-            decay_frac=thermal.decay_frac(thermal.time_constant_s(c.heat_capacity_j_per_k, r_tot_cdu), dt_s),
+            step=step,
             no_flow_cdu=no_flow_cdu,
             r_die_c_per_w=r_die,
+            r_jp_c_per_w=r_jp,
             power_limit_cdu_w=p_lim_cdu,
         )
 
@@ -210,7 +230,8 @@ class GpuThermalPhase:
         ):
             # every SW thermal limit above the power limit and every die below max operating: of
             # throttle's mechanisms only the power cap can act (e.g. a shortfall policy's cap)
-            p, clock, mask = thermal.power_cap_only(demand, float(limit), c.idle_w, None if off is None else ~off)
+            duty = self.cap_duty(limit, util)
+            p, clock, mask = thermal.power_cap_only(demand, float(limit), c.idle_w, None if off is None else ~off, duty)
             limited = bool(mask.any())
         else:
             p, clock, mask, limited = self._throttle_near_limits(dem, demand, op, view)
@@ -219,14 +240,30 @@ class GpuThermalPhase:
             mask |= np.where(idle, thermal.CLOCK_EVENT_GPU_IDLE, 0).astype(np.int32)
         return p, clock, mask, limited
 
+    def cap_duty(self, limit, util: np.ndarray):
+        """The share of time a power limit acts on each GPU: its utilisation under a cap below TDP, 1 at TDP.
+
+        A cap holds the busy power, so a GPU under one draws its mean below the cap
+        (:func:`twin.physics.thermal.mean_power_limit_w`); the nominal demand model already
+        takes TDP as the busy power.  A scalar 1.0 when no GPU is capped below TDP.
+        """
+        below = np.less(limit, self.const.tdp_w)
+        if not np.any(below):
+            return 1.0
+        return util if np.all(below) else np.where(below, util, 1.0)
+
     def _throttle_near_limits(self, dem: DemandResult, demand: np.ndarray, op: OperatingPoint, view):
         """:func:`twin.physics.thermal.throttle` on the GPUs a mechanism acts on (on all when most do)."""
         c = self.const
         n = c.state.n_gpus
-        temp, limit, util, brake = self.state.temp_c, dem.gpu_power_limit_w, dem.gpu_util_frac, dem.gpu_power_brake
+        temp, limit, brake = self.state.temp_c, dem.gpu_power_limit_w, dem.gpu_power_brake
+        util = dem.gpu_util_frac
+        duty = self.cap_duty(limit, util)
         v = lambda a: view(a) if np.ndim(a) else a  # noqa: E731
         idx = np.flatnonzero(
-            thermal.throttle_active(view(demand), v(limit), view(temp), op.power_limit_w, c.max_op_c, v(brake))
+            thermal.throttle_active(
+                view(demand), v(limit), view(temp), op.power_limit_w, c.max_op_c, v(brake), v(duty), v(c.idle_w)
+            )
         )
         if op.power_limit_cdu_w is not None:
             per_gpu = lambda idx: op.power_limit_cdu_w[c.gpu_cdu[idx]]  # noqa: E731
@@ -234,7 +271,7 @@ class GpuThermalPhase:
             per_gpu = lambda idx: op.power_limit_w[idx]  # noqa: E731
         if idx.size > n // 2:  # most GPUs near a limit: the full model on whole arrays
             p, clock, mask = thermal.throttle(
-                demand, limit, c.idle_w, temp, per_gpu(slice(None)), c.max_op_c, c.slowdown_c, util, brake
+                demand, limit, c.idle_w, temp, per_gpu(slice(None)), c.max_op_c, c.slowdown_c, util, brake, duty
             )
             return p, clock, mask, True
         p = np.minimum(demand, limit)
@@ -252,6 +289,7 @@ class GpuThermalPhase:
                 sub(c.slowdown_c),
                 util[idx],
                 sub(brake),
+                sub(duty),
             )
         return p, clock, mask, idx.size > 0
 
@@ -274,7 +312,7 @@ class GpuThermalPhase:
         p, clock, mask, any_limited = self.throttle(dem, demand, op, view, off if any_off else None)
         if any_off:
             np.copyto(p, 0.0, where=off)  # (a masked copy is cheaper than boolean indexing)
-        new_temp = self._temperature(dt_s, p, op, view)
+        new_temp, new_plate = self._temperature(dt_s, p, op, view)
         hbm = thermal.hbm_temp_from_rise_c(view(p), op.supply_c, op.hbm_rise_c_per_w).reshape(-1)
         newly_down = (new_temp >= c.shutdown_c) if float(new_temp.max()) >= c.shutdown_min_c else None
         if newly_down is not None and newly_down.any():
@@ -283,9 +321,10 @@ class GpuThermalPhase:
             off = off | newly_down
             any_off = True
         state = self._gpu_state(clock, any_limited, off if any_off else None, dem)
-        held = self.heat_by_cdu_j(new_temp)  # heat the packages gave their coolant: power in minus heat stored
+        held = self.heat_by_cdu_j(new_temp, new_plate)  # heat the packages gave their coolant: power in minus stored
         gpu_heat = loops.heat_passed_w(c.by_cdu.sum(p), 1.0, st.heat_cdu_j, held, dt_s)
-        st.heat_cdu_j, st.temp_c, st.power_w, st.util_frac = held, new_temp, p, dem.gpu_util_frac
+        st.heat_cdu_j, st.temp_c, st.plate_temp_c = held, new_temp, new_plate
+        st.power_w, st.util_frac = p, dem.gpu_util_frac
         return GpuThermalResult(
             gpu_power_w=p,
             gpu_clock_frac=clock,
@@ -298,23 +337,29 @@ class GpuThermalPhase:
             cdu_gpu_heat_w=gpu_heat,
         )
 
-    def _temperature(self, dt_s: float, p: np.ndarray, op: OperatingPoint, view) -> np.ndarray:
-        """Die temperatures after the step: exact relaxation with flow, adiabatic heating without.
+    def _temperature(self, dt_s: float, p: np.ndarray, op: OperatingPoint, view) -> tuple[np.ndarray, np.ndarray]:
+        """Junction and plate temperatures after the step: exact two-node step with flow, adiabatic without.
 
         Without flow the hardware cuts the power at shutdown, so ``p`` of those GPUs is lowered
         to what their packages stored.
         """
-        c, temp = self.const, self.state.temp_c
-        new_temp = thermal.die_temp_step_c(view(temp), view(p), op.supply_c, op.r_total_c_per_w, op.decay_frac)
-        new_temp = new_temp.reshape(-1)
+        c, st = self.const, self.state
+        new_temp, new_plate = thermal.two_node_step_few_pass_c(view(st.temp_c), view(st.plate_temp_c), view(p), op.step)
+        new_temp, new_plate = new_temp.reshape(-1), new_plate.reshape(-1)
         if op.no_flow_cdu.any():
             nf = np.flatnonzero(c.by_cdu.expand(op.no_flow_cdu))
-            cap = c.heat_capacity_j_per_k[nf] if np.ndim(c.heat_capacity_j_per_k) else c.heat_capacity_j_per_k
-            shutdown = c.shutdown_c[nf] if np.ndim(c.shutdown_c) else c.shutdown_c
-            new_temp[nf] = thermal.adiabatic_step_c(temp[nf], p[nf], cap, dt_s, shutdown)
-            if dt_s > 0:  # the package drew only what it stored
-                p[nf] = np.minimum(p[nf], cap * (new_temp[nf] - temp[nf]) / dt_s)
-        return new_temp
+            sub = lambda v: v[nf] if np.ndim(v) else v  # noqa: E731
+            new_temp[nf], new_plate[nf], p[nf] = thermal.two_node_adiabatic_step_c(
+                st.temp_c[nf],
+                st.plate_temp_c[nf],
+                p[nf],
+                sub(c.junction_heat_capacity_j_per_k),
+                sub(c.plate_heat_capacity_j_per_k),
+                sub(op.r_jp_c_per_w),
+                dt_s,
+                sub(c.shutdown_c),
+            )
+        return new_temp, new_plate
 
     def _gpu_state(self, clock: np.ndarray, any_limited: bool, off: np.ndarray | None, dem: DemandResult):
         """GPU_OK / GPU_THROTTLED / GPU_DOWN / GPU_OFF per GPU; the clocks of GPUs in ``off`` set to 0."""

@@ -30,9 +30,18 @@ class LoadPhase:
         s = const.state
         self.weather_curve = weather.load_weather(s.weather)
         self.source_live_all = np.ones(s.n_sources, dtype=bool)
-        self._tree_cache = None  # (failed elements, live sources) -> (live, feed shares A/B, dark racks), read-only
-        self._shed_order_cache = None  # (job GPUs per rack) -> racks in shedding order
-        self._shed_cache = None  # (shed racks) -> (their nodes, their GPUs)
+        self._tree_cache: tuple[tuple[bytes, bytes], tuple[np.ndarray, ...]] | None = (
+            None  # (failed elements, live sources) -> (live, feed shares A/B, dark racks), read-only
+        )
+        self._shed_order_cache: tuple[tuple[bytes, bytes], np.ndarray] | None = (
+            None  # (job GPUs per rack) -> racks in shedding order
+        )
+        self._work_cache: tuple[list[np.ndarray | None], np.ndarray, int, np.ndarray | None, np.ndarray] | None = (
+            None  # (the job GPU arrays) -> (job GPUs per rack, racks without work), read-only
+        )
+        self._shed_cache: tuple[bytes, np.ndarray, np.ndarray] | None = (
+            None  # (shed racks) -> (their nodes, their GPUs)
+        )
 
     def weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         """Outdoor dry and wet bulb at ``ts`` [°C]: the inputs' readings, else the site's curve."""
@@ -60,9 +69,11 @@ class LoadPhase:
             rack_feed_b_share_frac=share_b,
             rack_dark=dark,
             rack_shed=self._shed_racks(inp, racks_shed) if racks_shed else np.zeros(0, dtype=np.int64),
+            idle_racks_count=self._racks_without_work(inp)[1],
+            rack_idle_flag=self._racks_without_work(inp)[2],
         )
 
-    def _tree_state(self, failed: np.ndarray, source_live: np.ndarray):
+    def _tree_state(self, failed: np.ndarray, source_live: np.ndarray) -> tuple[np.ndarray, ...]:
         """(live elements, feed shares A and B, dark racks), read-only; kept until something else fails."""
         key = (failed.tobytes(), source_live.tobytes())
         if self._tree_cache is None or self._tree_cache[0] != key:
@@ -74,15 +85,38 @@ class LoadPhase:
             self._tree_cache = (key, answer)
         return self._tree_cache[1]
 
+    def _racks_without_work(self, inp: TickInputs) -> tuple[np.ndarray, int, np.ndarray | None, np.ndarray]:
+        """GPUs of the placed jobs (or the priority GPUs) per rack, the count of running racks with none (0
+        without jobs), their mask (None without jobs) and the racks the operator has switched off whole.
+
+        Kept while the same arrays are given (a placement or node states change by giving new ones).
+        """
+        s = self.const.state
+        lists = [j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]
+        given = [*lists, inp.nodes_off]
+        kept = self._work_cache
+        if kept is None or len(kept[0]) != len(given) or any(a is not b for a, b in zip(kept[0], given)):
+            job_gpus = np.zeros(s.n_racks)
+            for gpus in lists:
+                job_gpus += np.bincount(s.gpu_rack[as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
+            off = np.zeros(s.n_racks, dtype=bool)
+            if inp.nodes_off is not None and np.shape(inp.nodes_off) == (s.n_nodes,):
+                on = np.bincount(s.node_rack, weights=~np.asarray(inp.nodes_off, dtype=bool), minlength=s.n_racks)
+                off = on == 0
+            mask = (job_gpus == 0) & ~off if lists else None
+            for a in (job_gpus, off, mask):
+                if a is not None:
+                    a.flags.writeable = False
+            self._work_cache = (given, job_gpus, int(np.count_nonzero(mask)) if lists else 0, mask, off)
+        return self._work_cache[1:]
+
     def _shed_racks(self, inp: TickInputs, count: int) -> np.ndarray:
         """The first ``count`` racks in the policy's shedding order (racks of the priority GPUs last)."""
         s = self.const.state
-        job_gpus = np.zeros(s.n_racks)
-        for gpus in [j.gpu_ids for j in inp.jobs] if inp.priority_gpus is None else [inp.priority_gpus]:
-            job_gpus += np.bincount(s.gpu_rack[as_ids(gpus, s.n_gpus, "priority_gpus")], minlength=s.n_racks)
-        key = job_gpus.tobytes()
+        job_gpus, _, _, off = self._racks_without_work(inp)
+        key = (job_gpus.tobytes(), off.tobytes())
         if self._shed_order_cache is None or self._shed_order_cache[0] != key:
-            self._shed_order_cache = (key, policy.shed_order(job_gpus, s.rack_hall))
+            self._shed_order_cache = (key, policy.shed_order(job_gpus, s.rack_hall, off))
         return self._shed_order_cache[1][:count]
 
     # --- demand ----------------------------------------------------------------------------

@@ -11,15 +11,17 @@ be scalars (numpy broadcasting).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from twin.engine.balance import SiteBalance
+from twin.physics.island import GenerationChecks
 from twin.physics.policy import PolicyAction, PolicyState
 from twin.physics.sources import Dispatch, SwingShare
-from twin.physics.swing import SwingReport
+from twin.physics.swing import ProfileStats, SwingReport
 from twin.training.jobstatus import JobStatus
 
 
@@ -43,6 +45,8 @@ class PowerStateResult:
     rack_shed: np.ndarray = field(
         default_factory=lambda: np.zeros(0, np.int64)
     )  # racks whose nodes the policy powers off
+    idle_racks_count: int = 0  # racks holding no GPU of a placed job (shed first), 0 without jobs
+    rack_idle_flag: np.ndarray | None = None  # bool [n_racks]: holds no GPU of a placed job (None without jobs)
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,7 @@ class JobsResult:
     """Placed jobs: their status and the shape of their GPU power through the training phases."""
 
     statuses: list[JobStatus]
-    power_shapes: list  # twin.physics.swing.ProfileStats per status (None when stalled)
+    power_shapes: list[ProfileStats | None]  # per status (None when stalled)
 
 
 @dataclass(frozen=True)
@@ -227,6 +231,7 @@ class TickResults:
     swing: SwingReport
     projections: ProjectionResult
     swing_share: SwingShare | None = None
+    generation: Callable[[], GenerationChecks] | None = None  # the generation checks, on demand
 
 
 @dataclass
@@ -249,3 +254,19 @@ class TickDetail:
     policy: PolicyState = PolicyState()  # after the tick (in force next, pending)
     swing_share: SwingShare | None = None  # the swing per source against its limits
     racks_shed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rack ids shed by the policy
+    # reserve, N-1, frequency, rejection and grid contract: worked out when first read (:attr:`generation`)
+    # and kept here; the function that works them out is not a field, so a published detail carries
+    # the figures once read and never a function
+    generation_figures: GenerationChecks | None = None
+
+    def defer_generation(self, checks: Callable[[], GenerationChecks] | None) -> None:
+        """Let :attr:`generation` call ``checks`` when first read (None: no generation figures)."""
+        self.__dict__["_generation_checks"] = checks
+
+    @property
+    def generation(self) -> GenerationChecks | None:
+        """The tick's :class:`twin.physics.island.GenerationChecks` (computed on first read, then kept)."""
+        checks = self.__dict__.get("_generation_checks")
+        if self.generation_figures is None and checks is not None:
+            self.generation_figures = checks()
+        return self.generation_figures

@@ -32,6 +32,13 @@ class ProjectionPhase:
         s, by_rack, per_gpu = const.state, const.by_rack, const.per_gpu
         rack_min = lambda v: -by_rack.max(-per_gpu(v))  # noqa: E731
         self.rack_heat_capacity_j_per_k = rack_min(const.heat_capacity_j_per_k)
+        # the two-node model (twin.physics.thermal.two_node_coefficients): junction share and junction-to-plate R
+        self.rack_junction_heat_frac = uniform_or_array(
+            rack_min(np.asarray(const.junction_heat_capacity_j_per_k) / np.asarray(const.heat_capacity_j_per_k))
+        )
+        self.rack_r_jp_c_per_w = uniform_or_array(
+            rack_min(np.asarray(const.r_die_c_per_w) * (1.0 - np.asarray(const.r_conv_frac)))
+        )
         self.rack_idle_w = by_rack.max(per_gpu(const.idle_w))
         self.rack_r_conv_frac = uniform_or_array(by_rack.max(per_gpu(const.r_conv_frac)))
         self.rack_max_op_c = rack_min(const.max_op_c)
@@ -78,6 +85,7 @@ class ProjectionPhase:
             self.rack_pumps_required,
             self.cdu_failover_s[rack_cdu],
             *limits,
+            self.rack_junction_heat_frac,
         )
         out["cdu_loss_throttle_s"], out["cdu_loss_shutdown_s"] = failures.cdu_loss(
             *args, self.rack_heat_capacity_j_per_k, cp, rho, *limits
@@ -94,6 +102,8 @@ class ProjectionPhase:
             self.rack_heat_capacity_j_per_k,
             self.rack_max_op_c,
             self.rack_shutdown_c,
+            self.rack_junction_heat_frac,
+            self.rack_r_jp_c_per_w,
         )
         if ps.rack_dark.any():
             out = {key: np.where(ps.rack_dark, np.inf, value) for key, value in out.items()}

@@ -7,11 +7,14 @@ and the shortfall policy's next action.
   the facility load (:mod:`twin.physics.sources`);
 * :meth:`PowerPhase.policy_step`: the shortfall policy decides its action for the next ticks
   (:mod:`twin.physics.policy`);
-* :meth:`PowerPhase.swing_share`: the share of the training swing each source carries.
+* :meth:`PowerPhase.swing_share`: the share of the training swing each source carries;
+* :meth:`PowerPhase.checks`: the generating units' reserve, N-1, frequency, load rejection and
+  the grid contract against the swing (:mod:`twin.physics.island`).
 
 It owns the supply's carried state, :class:`SupplyState`: battery and UPS charge, the
-UPSs that dropped their racks, each source's output, which sources were live, whether the
-buses dipped, and the shortfall policy's state.
+UPSs that dropped their racks, each source's output and load-step bucket (ISO 8528-5
+recovery), which sources were live, whether the buses dipped, and the shortfall policy's
+state.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from twin.engine.phases import (
     SupplyResult,
     WeatherResult,
 )
-from twin.physics import policy, power, powertree, sources, swing
+from twin.physics import island, policy, power, powertree, sources, swing
 
 
 @dataclass
@@ -44,6 +47,8 @@ class SupplyState:
     ups_dropped: np.ndarray  # bool [n_power]: a UPS ran empty while the sources fell short
     source_power_mw: np.ndarray  # [n_sources] output (negative: a battery charging)
     sources_live_before: np.ndarray  # bool [n_sources]: live last tick (a source that goes down has tripped)
+    step_ready_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] load-step bucket
+    step_limited: np.ndarray | None = None  # bool [n_sources]: held back by a recovering step last tick
     supply_dipped: bool = False  # a source tripped last tick and the rest fell short: every bus dipped
     policy: policy.PolicyState = field(default_factory=policy.PolicyState)
     settling: bool = False  # settling is not time: no store drains, no UPS drops its racks
@@ -65,6 +70,30 @@ class PowerPhase:
             s.power_ride_through_kwh if np.size(s.power_ride_through_kwh) == s.n_power else np.zeros(s.n_power)
         )
         self.ups_ids = np.flatnonzero(self.ups_kwh > 0)
+        self.recovery_s = sources.recovery_s(s.source_iso_class, n)
+        self.units = island.SupplyUnits(
+            kind=s.source_kind,
+            iso_class=list(s.source_iso_class) or [""] * n,
+            unit_mw=s.source_capacity_mw,
+            step_mw=self.source_step_mw,
+            inertia_h_s=given(s.source_inertia_h_s, np.nan),
+            droop_frac=given(s.source_droop_frac, np.nan),
+            governor_s=given(s.source_governor_s, np.nan),
+            overspeed_trip_frac=given(s.source_overspeed_trip_frac, np.nan),
+            export_limit_mw=given(s.source_export_limit_mw, 0.0),
+            short_circuit_mva=given(s.source_short_circuit_mva, np.nan),
+            voltage_change_max_frac=given(s.source_voltage_change_max_frac, np.nan),
+            ramp_mw_per_s=s.source_ramp_mw_per_s,
+            nominal_hz=s.nominal_frequency_hz,
+        )
+        for name, default in (
+            ("inertia_h_s", island.DEFAULT_INERTIA_H_S),
+            ("droop_frac", island.DEFAULT_DROOP_FRAC),
+            ("governor_s", island.DEFAULT_GOVERNOR_S),
+            ("overspeed_trip_frac", island.DEFAULT_OVERSPEED_TRIP_FRAC),
+        ):
+            values = getattr(self.units, name)
+            np.copyto(values, default, where=~np.isfinite(values))
         self.state = SupplyState(
             battery_soc_frac=np.zeros(0),
             ups_energy_frac=np.zeros(0),
@@ -86,6 +115,7 @@ class PowerPhase:
         st.ups_energy_frac = np.where(self.ups_kwh > 0, 1.0, np.nan)
         st.ups_dropped = np.zeros(s.n_power, dtype=bool)
         st.supply_dipped = False
+        st.step_ready_frac = np.ones(s.n_sources)
 
     def dropped_ups(self, recover: bool) -> np.ndarray:
         """Element ids of the UPSs that dropped their load (none once ``recover`` clears them)."""
@@ -151,6 +181,8 @@ class PowerPhase:
             self.source_efficiency_frac,
             st.battery_soc_frac,
             dt_s,
+            self.recovery_s,
+            st.step_ready_frac,
         )
         ups = self.ups_ids
         ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
@@ -167,6 +199,8 @@ class PowerPhase:
             if d.unmet_mw - ups_mw > 1e-9:  # UPSs with nothing left while the sources fall short drop their racks
                 st.ups_dropped[ups] |= (ups_frac <= 0.0) & (ups_load_kw > 0.0)
         st.source_power_mw = d.source_power_mw
+        if not st.settling:
+            st.step_ready_frac, st.step_limited = d.step_ready_frac, d.step_limited
         unserved = d.unmet_mw - ups_mw
         return SupplyResult(
             dispatch=d,
@@ -201,8 +235,11 @@ class PowerPhase:
         k = (facility_mw - fixed) / it_mw * psu if it_mw > 0 else 1.0  # facility MW per MW of GPU board power
         live_racks = max(s.n_racks - int(np.count_nonzero(ps.rack_dark)) - ps.rack_shed.size, 1)
         rack_mw = (facility_mw - fixed) / live_racks
+        idle_racks, idle_rack_mw = ps.idle_racks_count, 0.0
+        if idle_racks > act.racks_shed and it_mw > 0:  # what one more rack without work gives back
+            idle_rack_mw = self._idle_rack_kw(ps, itp) / 1e3 * (facility_mw - fixed) / it_mw
         uncapped = None
-        if policy.reads_gpu_demand(s.shortfall_policy, act):
+        if policy.reads_gpu_demand(s.shortfall_policy, act, idle_racks):
             uncapped = np.minimum(dem.gpu_power_demand_w, dem.gpu_operator_limit_w)
             if gt.any_gpu_down:
                 np.copyto(uncapped, 0.0, where=gt.gpu_down)
@@ -216,8 +253,18 @@ class PowerPhase:
             c.tdp_max_w,
             rack_mw,
             act,
+            idle_racks,
+            idle_rack_mw,
+            dem.gpu_util_frac,
+            c.idle_w,
         )
         st.policy = policy.advance(st.policy, wanted, s.policy_response_s, dt_s)
+
+    @staticmethod
+    def _idle_rack_kw(ps: PowerStateResult, itp: ItPowerResult) -> float:
+        """Mean input power of the racks without work still running [kW] (the next ones the policy sheds)."""
+        running = ps.rack_idle_flag & (itp.rack_power_kw > 0.0)
+        return float(itp.rack_power_kw[running].mean()) if running.any() else 0.0
 
     def swing_share(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult) -> sources.SwingShare:
         """Share of the swing each source carries, against its limits (:func:`twin.physics.sources.swing_share`)."""
@@ -237,3 +284,21 @@ class PowerPhase:
             self.source_efficiency_frac,
             d.battery_soc_frac,
         )
+
+    def checks_of(self, sw: swing.SwingReport, ps: PowerStateResult, site: SiteResult):
+        """Reserve, N-1, frequency, load rejection and the grid contract of this tick
+        (:func:`twin.physics.island.generation_checks`), as a function to call when they are read:
+        most ticks nobody reads them."""
+        st, d = self.state, site.supply.dispatch
+        args = (
+            self.units,
+            ps.source_live,
+            d.capacity_mw,
+            d.source_power_mw,
+            d.battery_soc_frac,
+            st.step_ready_frac,
+            st.step_limited,
+            site.facility_mw,
+            sw,
+        )
+        return lambda: island.generation_checks(*args)

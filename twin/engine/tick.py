@@ -39,6 +39,7 @@ from twin.engine.balance import SiteBalance, SiteBalancePhase
 from twin.engine.constants import SiteConstants
 from twin.engine.coolant import CoolingPhase
 from twin.engine.gpus import GpuThermalPhase
+from twin.engine.groups import Groups
 from twin.engine.inputs import DEFAULT_UTIL_FRAC, PlacedJob, TickInputs
 from twin.engine.jobs import JobsPhase
 from twin.engine.load import LoadPhase
@@ -100,7 +101,7 @@ class TwinEngine:
         return self.gpus.state.temp_c
 
     @property
-    def by_rack(self):
+    def by_rack(self) -> Groups:
         """GPUs grouped by rack (:class:`twin.engine.groups.Groups`)."""
         return self.const.by_rack
 
@@ -149,11 +150,27 @@ class TwinEngine:
         jobs = self.jobs.run(inp, gt, fab)
         sw = self.jobs.swing(inp, ps, dem, gt, itp, tree, site, jobs)
         share = self.power.swing_share(sw, ps, site)
+        checks = self.power.checks_of(sw, ps, site)
         proj = self.projections.run(inp, ps, cool, gt, itp, heat, self.gpus.state.temp_c)
         self.ts = ts
         return self._snapshot(
             TickResults(
-                ts, wx, ps, dem, cool, gt, itp, heat, tree, site, fab, jobs.statuses, sw, proj, swing_share=share
+                ts,
+                wx,
+                ps,
+                dem,
+                cool,
+                gt,
+                itp,
+                heat,
+                tree,
+                site,
+                fab,
+                jobs.statuses,
+                sw,
+                proj,
+                swing_share=share,
+                generation=checks,
             )
         )
 
@@ -206,7 +223,7 @@ class TwinEngine:
     def _detail(self, res: TickResults) -> TickDetail:
         """What the tick found that the Snapshot has no field for."""
         site, tree, topo = res.site, res.power_tree, self.const.topo
-        return TickDetail(
+        detail = TickDetail(
             clock_event_mask=res.gpu_thermal.gpu_clock_event_mask,
             dark_racks=np.flatnonzero(res.power_state.rack_dark).astype(np.int32),
             power_live=res.power_state.power_live,
@@ -224,6 +241,8 @@ class TwinEngine:
             swing_share=res.swing_share,
             racks_shed=res.power_state.rack_shed,
         )
+        detail.defer_generation(res.generation)
+        return detail
 
     def _snapshot(self, res: TickResults) -> Snapshot:
         """The snapshot of the tick's results (and :attr:`detail` beside it)."""

@@ -48,6 +48,7 @@ from twin.physics.thermal import (
     die_temp_steady_c,
     power_at_clock_w,
     time_constant_s,
+    two_node_coefficients,
 )
 
 # [E] coolant held in one GPU cold plate and its short hoses (~50 mL).
@@ -81,6 +82,62 @@ def time_to_temp_exponential_s(
         out = tau_s * np.log((ss - t0) / (ss - limit_c))
     out = np.where(ss > limit_c, out, np.inf)
     return np.where(t0 >= limit_c, 0.0, out)
+
+
+CROSSING_GRID = 48  # [E] (numerical) log-spaced times a two-node crossing is bracketed on, then bisected
+CROSSING_BISECTIONS = 30
+HORIZON_S = 3600.0  # a limit not reached within an hour at constant conditions counts as never
+
+
+def _junction_after_c(
+    tj: FloatArray,
+    tp: FloatArray,
+    power: FloatArray,
+    supply: FloatArray,
+    c_j: FloatArray,
+    c_p: FloatArray,
+    r_jp: FloatArray,
+    r_pc: FloatArray,
+    t_s: FloatArray | float,
+) -> FloatArray:
+    """Junction temperature ``t_s`` after a state ``(tj, tp)`` at constant power and supply (exact, broadcast)."""
+    jj, jp, _, _, g_j, _, h_j, _ = two_node_coefficients(c_j, c_p, r_jp, r_pc, supply, t_s)
+    return jj * tj + jp * tp + g_j * power + h_j
+
+
+def two_node_crossing_s(
+    tj: FloatArray,
+    tp: FloatArray,
+    power: FloatArray,
+    supply: FloatArray,
+    c_j: FloatArray,
+    c_p: FloatArray,
+    r_jp: FloatArray,
+    r_pc: FloatArray,
+    limit_c: FloatArray,
+    horizon_s: FloatArray | float = HORIZON_S,
+) -> np.ndarray:
+    """First time [s] within ``horizon_s`` the two-node junction reaches ``limit_c`` (``inf``: never; ``0``: already).
+
+    The junction need not rise monotonically (a junction hotter than its plate's steady
+    offset first cools), so the crossing is bracketed on a log-spaced grid and bisected.
+    """
+    args = [np.asarray(v, dtype=np.float64) for v in (tj, tp, power, supply, c_j, c_p, r_jp, r_pc, limit_c)]
+    shape = np.broadcast_shapes(*(a.shape for a in args))
+    tj, tp, power, supply, c_j, c_p, r_jp, r_pc, limit = (np.broadcast_to(a, shape).ravel() for a in args)
+    grid = np.concatenate([[0.0], np.geomspace(1e-3, max(float(np.max(horizon_s)), 1e-3), CROSSING_GRID)])[:, None]
+    at = _junction_after_c(tj, tp, power, supply, c_j, c_p, r_jp, r_pc, grid)
+    above = at >= limit
+    crossed = above.any(axis=0)
+    first = np.argmax(above, axis=0)
+    lo, hi = grid[np.maximum(first - 1, 0), 0], grid[first, 0]
+    for _ in range(CROSSING_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        up = _junction_after_c(tj, tp, power, supply, c_j, c_p, r_jp, r_pc, mid) >= limit
+        hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+    out = np.where(crossed, hi, np.inf)
+    horizon = np.broadcast_to(np.asarray(horizon_s, dtype=np.float64), shape).ravel()
+    return np.where(tj >= limit, 0.0, np.where(out <= horizon, out, np.inf)).reshape(shape)
 
 
 def _plate_heat_capacity(
@@ -147,7 +204,7 @@ def _failover_flows(
 
 
 def _take(value: Any, idx: IntArray | BoolArray) -> Any:
-    """``value[idx]`` for an array, the scalar itself otherwise (so typed as whatever it was given)."""
+    """``value[idx]`` for an array, the scalar itself otherwise."""
     return value[idx] if np.ndim(value) else value
 
 
@@ -208,6 +265,43 @@ def _crossing_during_failover_s(
     return start_s + inside
 
 
+def _crossing_during_failover_two_node_s(
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    supply_c: FloatArray,
+    r_at: _ResistanceAtFlow,
+    heat_capacity_j_per_k: FloatArray,
+    junction_frac: FloatArray,
+    f_drop: FloatArray,
+    f_end: FloatArray,
+    limit_c: FloatArray,
+) -> FloatArray:
+    """:func:`_crossing_during_failover_s` with the two-node model (junction ``junction_frac`` of the heat
+    capacity, junction-to-plate ``R_jp = R_die,design (1 − f_conv)``): junction and plate are carried
+    through the pieces exactly; the plate starts at the junction less its steady offset ``P R_jp``."""
+    k = FAILOVER_SUBSTEPS
+    c_j = heat_capacity_j_per_k * junction_frac
+    c_p = heat_capacity_j_per_k - c_j
+    r_jp = r_at.r_die_base * (1.0 - r_at.conv_frac)
+    mid = (np.arange(k + 1, dtype=np.float64) + 0.5)[:, None] / k
+    mid[-1] = 1.0
+    r_pc = r_at(f_drop + mid * (f_end - f_drop)) - r_jp  # [piece, rack]
+    h = r_at.ramp_s / k
+    tj, tp = np.array(temp_c, dtype=np.float64), temp_c - power_w * r_jp
+    out = np.full(np.shape(tj), np.inf)
+    open_ = np.ones(np.shape(tj), dtype=bool)
+    for j in range(k + 1):
+        horizon = HORIZON_S if j == k else h
+        t = two_node_crossing_s(tj, tp, power_w, supply_c, c_j, c_p, r_jp, r_pc[j], limit_c, horizon)
+        hit = open_ & np.isfinite(t)
+        out = np.where(hit, j * h + t, out)
+        open_ &= ~hit
+        if j < k:
+            jj, jp, pj, pp, g_j, g_p, h_j, h_p = two_node_coefficients(c_j, c_p, r_jp, r_pc[j], supply_c, h)
+            tj, tp = jj * tj + jp * tp + g_j * power_w + h_j, pj * tj + pp * tp + g_p * power_w + h_p
+    return out
+
+
 @dataclass(frozen=True)
 class _ResistanceAtFlow:
     """Die-to-coolant resistance at a flow ``f`` of design, scaled from the present one at ``f0`` (so a
@@ -260,8 +354,12 @@ def pump_loss(
     max_operating_temp_c: FloatArray,
     slowdown_temp_c: FloatArray,
     shutdown_temp_c: FloatArray,
+    junction_heat_frac: FloatArray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring).
+
+    With ``junction_heat_frac`` the die is the two-node model's junction (the engine's,
+    :func:`twin.physics.thermal.two_node_coefficients`); without it one lumped node.
 
     ``r_die_c_per_w`` and ``r_cal_c_per_w`` are the resistances at the present flow, ``flow_frac`` of
     design; ``r_conv_frac`` the convective share of the die resistance at design flow.  Only racks
@@ -301,16 +399,13 @@ def pump_loss(
         out[flowing & (temp >= limit)] = 0.0
         idx = np.flatnonzero(flowing & (temp < limit) & (reachable > limit))
         if idx.size:
-            out[idx] = _crossing_during_failover_s(
-                temp[idx],
-                power[idx],
-                supply[idx],
-                r_at.take(idx),
-                _take(heat_capacity_j_per_k, idx),
-                _take(np.broadcast_to(f_drop, shape), idx),
-                _take(np.broadcast_to(f_end, shape), idx),
-                _take(limit, idx),
-            )
+            args = (temp[idx], power[idx], supply[idx], r_at.take(idx), _take(heat_capacity_j_per_k, idx))
+            flows = (_take(np.broadcast_to(f_drop, shape), idx), _take(np.broadcast_to(f_end, shape), idx))
+            if junction_heat_frac is None:
+                out[idx] = _crossing_during_failover_s(*args, *flows, _take(limit, idx))
+            else:
+                frac = _take(junction_heat_frac, idx)
+                out[idx] = _crossing_during_failover_two_node_s(*args, frac, *flows, _take(limit, idx))
     return t_thr, t_shut
 
 
@@ -362,14 +457,37 @@ def supply_excursion(
     heat_capacity_j_per_k: FloatArray,
     max_operating_temp_c: FloatArray,
     shutdown_temp_c: FloatArray,
+    junction_heat_frac: FloatArray | None = None,
+    r_jp_c_per_w: FloatArray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``."""
+    """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``.
+
+    With ``junction_heat_frac`` and ``r_jp_c_per_w`` the die is the two-node model's junction,
+    its plate starting at the junction less its steady offset ``P R_jp``; without them one lumped node.
+    """
     new_supply = supply_temp_c + delta_k
     steady = die_temp_steady_c(power_w, new_supply, r_total_c_per_w)
-    tau = time_constant_s(heat_capacity_j_per_k, r_total_c_per_w)
-    t_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
     steady_floor = die_temp_steady_c(np.minimum(idle_w, power_w), new_supply, r_total_c_per_w)
-    t_shut = np.where(
-        steady_floor > shutdown_temp_c, time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c), np.inf
-    )
+    if junction_heat_frac is None:
+        tau = time_constant_s(heat_capacity_j_per_k, r_total_c_per_w)
+        t_thr = time_to_temp_exponential_s(temp_c, steady, tau, max_operating_temp_c)
+        t_shut = time_to_temp_exponential_s(temp_c, steady, tau, shutdown_temp_c)
+    else:
+        c_j = np.asarray(heat_capacity_j_per_k) * junction_heat_frac
+        c_p = np.asarray(heat_capacity_j_per_k) - c_j
+        assert r_jp_c_per_w is not None  # given with junction_heat_frac
+        r_pc = np.asarray(r_total_c_per_w) - r_jp_c_per_w
+        tp = np.asarray(temp_c) - np.asarray(power_w) * r_jp_c_per_w
+        both = (temp_c, tp, power_w, new_supply, c_j, c_p, r_jp_c_per_w, r_pc)
+        may = steady > max_operating_temp_c  # only those racks need the crossing solved
+        t_thr = np.where(np.asarray(temp_c) >= max_operating_temp_c, 0.0, np.inf) * np.ones(np.shape(steady))
+        if may.any():
+            idx = np.flatnonzero(may)
+            t_thr[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(max_operating_temp_c, idx))  # type: ignore[call-arg]  # both: 8 arrays
+        t_shut = np.full(np.shape(steady), np.inf)
+        hot = steady_floor > shutdown_temp_c
+        if hot.any():
+            idx = np.flatnonzero(hot)
+            t_shut[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(shutdown_temp_c, idx))  # type: ignore[call-arg]  # both: 8 arrays
+    t_shut = np.where(steady_floor > shutdown_temp_c, t_shut, np.inf)
     return t_thr, t_shut

@@ -11,9 +11,20 @@ calls them once per tick, so their cost is per source, never per GPU.
   ``ΔP ≤ P_step + ramp · dt``.  The step is the load acceptance of the unit's ISO 8528-5
   performance class [ISO-8528-5 §7]: the site file states the class and the largest step
   the unit accepts within that class's transient limits (:data:`ISO_8528_5_CLASSES`).
-  Load falls without limit (a load rejection).  A unit that trips gives 0 at once; its load
-  moves onto the units with room, each within its own step and ramp, and what they cannot
-  pick up falls to the batteries.
+  After a step the unit must recover: the class's frequency and voltage recovery times
+  (the longer of the two, ``t_rec``) pass before it accepts another full step.  The step
+  budget is a bucket of one step that refills at ``1/t_rec`` per second
+  (:func:`step_available_frac`): a unit that took its whole step at once takes the next
+  only ``t_rec`` later, and a fraction of a step costs that fraction of the recovery.  From
+  idle to full load a G2 unit with a 25 % step (6 s recovery) thus needs about 12 s at
+  its stated ramp, not the 4 s of one full step every 1-s tick.  Load falls without limit (a load
+  rejection; its frequency rise is judged in :mod:`twin.physics.island`).  A unit that trips
+  gives 0 at once; its load moves onto the units with room, each within its own step and
+  ramp, and what they cannot pick up falls to the batteries.
+* **The grid** is a stiff source: its output follows the load at once up to the import
+  limit of the contract (``unit_mw``); the contract's ramp and voltage-change limits are
+  power-quality limits that :mod:`twin.physics.island` checks the swing against, not a
+  limit of what the grid delivers.
 * **Batteries** take what generation cannot reach, up to their power rating and their
   stored energy, and charge from spare generation otherwise.  As supply to plan on (the
   shortfall policy) a battery counts only at the power it can sustain for
@@ -36,6 +47,7 @@ import numpy as np
 from twin.site.tables import SOURCE_KINDS
 
 BATTERY = SOURCE_KINDS.index("battery")
+GRID = SOURCE_KINDS.index("grid")
 BATTERY_HORIZON_S = 900.0  # [E] a battery counts as supply at the power it can hold for 15 minutes
 UPS_RECHARGE_S = 7200.0  # [E] UPS battery back to full two hours after a discharge (charger sizing)
 
@@ -44,19 +56,72 @@ UPS_RECHARGE_S = 7200.0  # [E] UPS battery back to full two hours after a discha
 class Iso8528Class:
     """Operating limits of an ISO 8528-5 performance class after a sudden load increase."""
 
-    freq_dip_frac: float  # largest transient frequency fall, of rated frequency
+    freq_dip_frac: float  # largest transient frequency fall on a sudden power increase, of rated frequency
     freq_recovery_s: float  # time back into the steady-state frequency band
     volt_dip_frac: float  # largest transient voltage fall, of rated voltage
     volt_recovery_s: float  # time back into the steady-state voltage band
+    freq_rise_frac: float  # largest transient frequency rise on a 100 % sudden power decrease
+    volt_rise_frac: float  # largest transient voltage rise on a 100 % sudden power decrease
+    freq_band_frac: float  # steady-state frequency band (peak to peak) at constant power
+    droop_frac: float  # largest frequency droop from no load to rated load
 
 
-# [ISO-8528-5 Table 4]: transient frequency deviation on sudden power increase δf_dyn⁻, frequency
-# recovery time t_f,in, transient voltage deviation δU_dyn⁻ and voltage recovery time t_U,in.
+# [ISO-8528-5 Table 4]: transient frequency deviation on sudden power increase δf_dyn⁻ and on a
+# 100 % sudden power decrease δf_dyn⁺, frequency recovery time t_f (the same after an increase
+# and a decrease), transient voltage deviations δU_dyn⁻ / δU_dyn⁺, voltage recovery time t_U,
+# steady-state frequency band β_f and frequency droop δf_st.
 ISO_8528_5_CLASSES: dict[str, Iso8528Class] = {
-    "G1": Iso8528Class(freq_dip_frac=0.15, freq_recovery_s=10.0, volt_dip_frac=0.25, volt_recovery_s=10.0),
-    "G2": Iso8528Class(freq_dip_frac=0.10, freq_recovery_s=5.0, volt_dip_frac=0.20, volt_recovery_s=6.0),
-    "G3": Iso8528Class(freq_dip_frac=0.07, freq_recovery_s=3.0, volt_dip_frac=0.15, volt_recovery_s=4.0),
+    "G1": Iso8528Class(
+        freq_dip_frac=0.15,
+        freq_recovery_s=10.0,
+        volt_dip_frac=0.25,
+        volt_recovery_s=10.0,
+        freq_rise_frac=0.18,
+        volt_rise_frac=0.35,
+        freq_band_frac=0.025,
+        droop_frac=0.08,
+    ),
+    "G2": Iso8528Class(
+        freq_dip_frac=0.10,
+        freq_recovery_s=5.0,
+        volt_dip_frac=0.20,
+        volt_recovery_s=6.0,
+        freq_rise_frac=0.12,
+        volt_rise_frac=0.25,
+        freq_band_frac=0.015,
+        droop_frac=0.05,
+    ),
+    "G3": Iso8528Class(
+        freq_dip_frac=0.07,
+        freq_recovery_s=3.0,
+        volt_dip_frac=0.15,
+        volt_recovery_s=4.0,
+        freq_rise_frac=0.10,
+        volt_rise_frac=0.20,
+        freq_band_frac=0.005,
+        droop_frac=0.03,
+    ),
 }
+
+
+def recovery_s(iso_class: list[str] | tuple[str, ...], n: int) -> np.ndarray:
+    """Recovery time after a load step per source: the longer of its class's frequency and voltage
+    recovery times [s]; 0 (no recovery limit) for a source without a class."""
+    out = np.zeros(n)
+    for i, name in enumerate(list(iso_class)[:n]):
+        c = ISO_8528_5_CLASSES.get(name)
+        if c is not None:
+            out[i] = max(c.freq_recovery_s, c.volt_recovery_s)
+    return out
+
+
+def step_available_frac(ready_frac: np.ndarray, recovery_s: np.ndarray, dt_s: float) -> np.ndarray:
+    """Load steps a unit may take within ``dt_s``: its step bucket ``ready_frac`` (0–1) refilled at
+    ``1/t_rec`` per second, at most one step (or ``dt/t_rec`` steps over a tick longer than
+    the recovery); unlimited (inf) without a recovery time."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        refill = np.where(recovery_s > 0, dt_s / recovery_s, np.inf)
+    return np.minimum(ready_frac + refill, np.maximum(1.0, refill))
 
 
 def derated_capacity_mw(
@@ -68,10 +133,18 @@ def derated_capacity_mw(
 
 
 def reachable_mw(
-    capacity_mw: np.ndarray, prev_mw: np.ndarray, step_mw: np.ndarray, ramp_mw_per_s: np.ndarray, dt_s: float
+    capacity_mw: np.ndarray,
+    prev_mw: np.ndarray,
+    step_mw: np.ndarray,
+    ramp_mw_per_s: np.ndarray,
+    dt_s: float,
+    steps_frac: np.ndarray | float = 1.0,
 ) -> np.ndarray:
-    """Highest output each unit can reach within ``dt_s``: ``min(P_max, P_prev + P_step + ramp · dt)`` [MW]."""
-    return np.minimum(capacity_mw, np.maximum(prev_mw, 0.0) + step_mw + ramp_mw_per_s * dt_s)
+    """Highest output each unit can reach within ``dt_s``: ``min(P_max, P_prev + n · P_step + ramp · dt)`` [MW],
+    ``n = steps_frac`` the load steps it may take (:func:`step_available_frac`)."""
+    with np.errstate(invalid="ignore"):  # an unlimited step (inf) times no step left (0) is no step
+        step = np.nan_to_num(np.asarray(step_mw) * steps_frac, nan=0.0, posinf=np.inf)
+    return np.minimum(capacity_mw, np.maximum(prev_mw, 0.0) + step + ramp_mw_per_s * dt_s)
 
 
 def share_generation_mw(demand_mw: float, capacity_mw: np.ndarray, reach_mw: np.ndarray) -> np.ndarray:
@@ -157,6 +230,8 @@ class Dispatch:
     capacity_mw: np.ndarray  # [n_sources] sustained output (0 when not live; see sustained_battery_mw)
     reach_mw: np.ndarray  # [n_sources] output generation could reach this tick (0 for batteries)
     unmet_mw: float  # demand that neither generation nor batteries delivered
+    step_ready_frac: np.ndarray | None = None  # [n_sources] step bucket after the tick (None: not tracked)
+    step_limited: np.ndarray | None = None  # bool [n_sources]: held below its share by the step still recovering
 
 
 def dispatch(
@@ -171,17 +246,29 @@ def dispatch(
     efficiency_frac: np.ndarray,
     soc_frac: np.ndarray,
     dt_s: float,
+    recovery_s: np.ndarray | None = None,
+    step_ready_frac: np.ndarray | None = None,
 ) -> Dispatch:
     """Dispatch ``demand_mw`` over the sources (see module docstring).
 
     ``capacity_mw`` is already derated; ``prev_mw`` is each source's output of the last tick.
     Generation carries what it can reach; charged batteries cover the rest (the fast
-    part of any change) and charge from spare reach otherwise.
+    part of any change) and charge from spare reach otherwise.  With ``recovery_s`` (per
+    source, 0 for none) and the step buckets ``step_ready_frac`` of the last tick, a unit
+    takes only the steps it has recovered for; the grid (kind ``grid``) is stiff: it reaches
+    its capacity at once.
     """
     battery = kind == BATTERY
     gen = live & ~battery
     cap = np.where(gen, capacity_mw, 0.0)
-    reach = np.where(gen, reachable_mw(cap, prev_mw, step_mw, ramp_mw_per_s, dt_s), 0.0)
+    tracked = recovery_s is not None and step_ready_frac is not None
+    steps = (
+        step_available_frac(step_ready_frac, recovery_s, dt_s)
+        if step_ready_frac is not None and recovery_s is not None  # tracked
+        else 1.0
+    )
+    reach = reachable_mw(cap, prev_mw, step_mw, ramp_mw_per_s, dt_s, steps)
+    reach = np.where(gen, np.where(kind == GRID, cap, reach), 0.0)
     out = share_generation_mw(demand_mw, cap, reach)
     deficit = demand_mw - float(out.sum())
     spare = float((reach - out).sum())
@@ -202,13 +289,41 @@ def dispatch(
     usable = np.where(
         battery, np.where(live, sustained_battery_mw(capacity_mw, soc_frac, energy_mwh, efficiency_frac), 0.0), cap
     )
+    ready, limited = None, None
+    if tracked:
+        ready, limited = _steps_after(
+            out, prev_mw, cap, reach, step_mw, ramp_mw_per_s, dt_s, steps, gen & (kind != GRID)
+        )
     return Dispatch(
         source_power_mw=out,
         battery_soc_frac=soc,
         capacity_mw=usable,
         reach_mw=reach,
         unmet_mw=deficit if deficit > 1e-9 else 0.0,
+        step_ready_frac=ready,
+        step_limited=limited,
     )
+
+
+def _steps_after(
+    out: np.ndarray,
+    prev_mw: np.ndarray,
+    cap: np.ndarray,
+    reach: np.ndarray,
+    step_mw: np.ndarray,
+    ramp_mw_per_s: np.ndarray,
+    dt_s: float,
+    steps: np.ndarray | float,
+    stepping: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step buckets after the tick (what the rise beyond the ramp used) and the units the bucket held back."""
+    rise = np.maximum(out - np.maximum(prev_mw, 0.0) - ramp_mw_per_s * dt_s, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        used = np.where(np.isfinite(step_mw) & (step_mw > 0), rise / step_mw, 0.0)
+    ready = np.where(np.isfinite(steps), np.clip(steps - used, 0.0, 1.0), 1.0)
+    # held back: at its reach, which the recovering step (not the rating) set
+    limited = stepping & (out >= reach * (1.0 - 1e-9)) & (reach < cap * (1.0 - 1e-9)) & (steps < 1.0 - 1e-9)
+    return ready, limited
 
 
 def ups_discharge(
@@ -271,17 +386,22 @@ def swing_share(
 ) -> SwingShare:
     """Split a swing of ``amplitude_mw`` rising at ``ramp_mw_per_s`` over the sources.
 
-    Charged batteries take the fast part first, up to their spare power; the generating
-    units share the rest in proportion to their capacity (governor droop) and can follow,
-    within a phase of ``phase_s``, one load step plus their ramp, ``P_step + ramp · t_phase``,
-    and no more than their headroom.  A unit asked for more runs past its limits (frequency
-    and voltage dips beyond its ISO 8528-5 class); a battery also when the ramp asked of it
-    exceeds its own.  The battery time is the charge held over the batteries' present output
-    plus their share, i.e. at the swing's peak all the time: a lower bound.
+    Charged batteries take the fast part first, up to their spare power.  A live grid is
+    stiff: it takes the rest at once (the units in parallel with it see no frequency change
+    and hold their output), within the contract's import headroom and ramp
+    (``source_ramp_mw_per_s`` of a grid is the contract's ramp limit).  Islanded, the
+    generating units share the rest in proportion to their capacity (governor droop) and can
+    follow, within a phase of ``phase_s``, one load step plus their ramp, ``P_step + ramp ·
+    t_phase``, and no more than their headroom.  A unit asked for more runs past its limits
+    (frequency and voltage dips beyond its ISO 8528-5 class); a battery or a grid also when
+    the ramp asked of it exceeds its own.  The battery time is the charge held over the
+    batteries' present output plus their share, i.e. at the swing's peak all the time: a
+    lower bound.
     """
     n = kind.size
     battery = (kind == BATTERY) & live & (np.nan_to_num(soc_frac, nan=0.0) > 0.0)
-    gen = live & (kind != BATTERY)
+    grid = live & (kind == GRID)
+    gen = grid if grid.any() else live & (kind != BATTERY)
     amp = max(float(amplitude_mw), 0.0)
     edge_s = amp / ramp_mw_per_s if ramp_mw_per_s > 0 else float("inf")
     spare = np.where(battery, np.maximum(capacity_mw - power_mw, 0.0), 0.0)
@@ -295,12 +415,13 @@ def swing_share(
         share = share + np.where(gen, capacity_mw, 0.0) * rest / cap_total
         rest = 0.0
     phase = phase_s if np.isfinite(phase_s) else 0.0
-    follow = np.where(
-        gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, np.maximum(capacity_mw - power_mw, 0.0)), spare
-    )
+    headroom = np.maximum(capacity_mw - power_mw, 0.0)
+    follow = np.where(gen, np.minimum(step_mw + source_ramp_mw_per_s * phase, headroom), spare)
+    follow = np.where(grid, headroom, follow)
     ramp = share / edge_s if np.isfinite(edge_s) and edge_s > 0 else np.zeros(n)
-    # generators follow by load steps (the MW check); batteries also by their inverters' ramp
-    over = (share > follow * (1.0 + 1e-9) + 1e-12) | (battery & (ramp > source_ramp_mw_per_s * (1.0 + 1e-9)))
+    # generators follow by load steps (the MW check); batteries also by their inverters' ramp, the grid by its contract's
+    fast = battery | grid
+    over = (share > follow * (1.0 + 1e-9) + 1e-12) | (fast & (ramp > source_ramp_mw_per_s * (1.0 + 1e-9)))
     unfollowed = float(np.maximum(share - follow, 0.0).sum()) + rest
     within = unfollowed <= 1e-9 * max(amp, 1.0) and not over.any()
     held_mwh = float(np.sum(np.where(battery, soc_frac * energy_mwh * np.sqrt(efficiency_frac), 0.0)))

@@ -19,19 +19,23 @@ Model (units in names):
   not in phase: amplitudes add in quadrature, exact for the RMS of independent signals and
   used for the peak-to-peak too; checkpoints and evaluations never coincide: the largest
   single dip);
-* ramp rate ``ΔP / t_edge`` with ``t_edge`` the time the GPUs take to move between the
-  two power levels (``EDGE_S``, [E]: the board power controller settles in tens of
-  milliseconds; fleets are not perfectly aligned, so 0.1 s for the site);
+* ramp rate: the steepest edge of each job's step when every level change of its power
+  takes ``EDGE_S`` ([E]: the board power controller settles in tens of milliseconds; fleets
+  are not perfectly aligned, so 0.1 s for the site), ``ProfileStats.ramp_frac_per_s``
+  scaled like the amplitude; a two-phase step ramps its whole swing in ``EDGE_S``, a
+  pipeline-parallel job's fill and drain climb stage by stage (its effective edge time
+  ``edge_s`` is the swing over that ramp); jobs' ramps combine like their amplitudes;
 * frequency content: the dominant line (largest Fourier line among step harmonics,
   checkpoint and evaluation trains; lines of the same period add like the amplitudes);
 * dips: a checkpoint (or evaluation) drops the job from its mean power to the checkpoint
   (evaluation) power for the write (evaluation) time, then surges back within ``EDGE_S``;
   a restart drops one job (failures are independent: the largest job) to idle through
   detection, drain and restore, then ramps back over the warm-up;
-* what supply can follow within the shorter phase ``t_phase``: generators and grid
-  change output by at most ``Σ ramp_mw_per_s · t_phase``; batteries respond at once up
-  to their spare power; the rest is the shortfall (to be absorbed by ride-through,
-  frequency excursions or GPU-side smoothing).
+* what supply can follow within the shorter phase ``t_phase``: generators change output by
+  at most ``Σ ramp_mw_per_s · t_phase``; a grid is stiff and follows at once up to its
+  contract's import limit; batteries respond at once up to their spare power; the rest is
+  the shortfall (to be absorbed by ride-through, frequency excursions or GPU-side
+  smoothing).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ EDGE_S = 0.1  # [E] compute ↔ communication power transition time of a synchro
 ALIGNMENTS = ("synchronised", "independent")
 DEFAULT_ALIGNMENT = "synchronised"
 _BATTERY = SOURCE_KINDS.index("battery")
+_GRID = SOURCE_KINDS.index("grid")
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,10 @@ class ProfileStats:
     restart_dip_frac: float  # training mean minus restart (idle) power, then the warm-up surge
     restart_dip_s: float
     restart_warmup_s: float
+    ramp_frac_per_s: float = 0.0  # steepest edge of the step, each level change taking EDGE_S [1/s]
+    edge_s: float = EDGE_S  # the swing over that ramp: the job's effective edge time [s]
+    step_lines_frac: tuple[float, ...] = ()  # amplitudes of the step's harmonics n = 1, 2, … (period step_s / n)
+    checkpoint_line_frac: float = 0.0  # fundamental of the checkpoint train (period checkpoint_period_s)
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,8 @@ class SwingReport:
     restart_dip_mw: float = 0.0  # drop while the largest job restarts
     restart_dip_s: float = 0.0
     restart_surge_mw_per_s: float = 0.0  # ramp back to training power over the warm-up
+    edge_s: float = EDGE_S  # amplitude over ramp: the effective time of a full swing edge
+    lines_mw: tuple[tuple[float, float], ...] = ()  # (period_s, amplitude_mw) of the jobs' lines, largest first
 
 
 def job_amplitude_mw(job: SwingJob, facility_w_per_gpu_w: float = 1.0) -> float:
@@ -135,6 +146,31 @@ def _dominant_line(jobs: list[SwingJob], k: float, in_phase: bool) -> tuple[floa
         return math.inf, 0.0
     period, amps = max(by_period.items(), key=lambda pa: _combine(pa[1], in_phase))
     return float(period), _combine(amps, in_phase)
+
+
+def job_ramp_mw_per_s(job: SwingJob, facility_w_per_gpu_w: float = 1.0) -> float:
+    """Steepest site power ramp of one job's step [MW/s] (``ProfileStats.ramp_frac_per_s`` scaled)."""
+    return job.mw(job.shape.ramp_frac_per_s, facility_w_per_gpu_w)
+
+
+def lines_mw(
+    jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, in_phase: bool = True
+) -> tuple[tuple[float, float], ...]:
+    """``(period_s, amplitude_mw)`` of every job's step harmonics and checkpoint line, largest first.
+
+    Lines of the same period combine like the amplitudes (added in phase, in quadrature
+    otherwise); they are what drives the frequency of an island through its governors
+    (:func:`twin.physics.island.line_freq_pp_frac`).
+    """
+    by_period: dict[float, list[float]] = {}
+    for j in jobs:
+        lines = [(j.shape.step_s / (n + 1), a) for n, a in enumerate(j.shape.step_lines_frac)]
+        lines.append((j.shape.checkpoint_period_s, j.shape.checkpoint_line_frac))
+        for period, frac in lines:
+            if math.isfinite(period) and frac > 0:
+                by_period.setdefault(round(period, 6), []).append(j.mw(frac, facility_w_per_gpu_w))
+    out = [(float(p), _combine(a, in_phase)) for p, a in by_period.items()]
+    return tuple(sorted(out, key=lambda pa: -pa[1]))
 
 
 def dips(
@@ -169,7 +205,6 @@ def project_swing(
     source_live: np.ndarray,
     battery_soc_frac: np.ndarray | None = None,
     facility_w_per_gpu_w: float = 1.0,
-    edge_s: float = EDGE_S,
     alignment: str = DEFAULT_ALIGNMENT,
 ) -> SwingReport:
     """Swing of ``jobs`` against the live sources (see module docstring).
@@ -177,10 +212,10 @@ def project_swing(
     ``source_power_mw`` is what each source delivers now (a battery's spare power is its
     capacity minus its present output); a battery with no charge left gives nothing.
     """
-    if edge_s <= 0:
-        raise ValueError("edge_s: must be > 0")
-    extra = dips(jobs, facility_w_per_gpu_w, alignment, edge_s)
-    amplitude = _combine([job_amplitude_mw(j, facility_w_per_gpu_w) for j in jobs], alignment == "synchronised")
+    extra = dips(jobs, facility_w_per_gpu_w, alignment)
+    in_phase = alignment == "synchronised"
+    amplitude = _combine([job_amplitude_mw(j, facility_w_per_gpu_w) for j in jobs], in_phase)
+    ramp = _combine([job_ramp_mw_per_s(j, facility_w_per_gpu_w) for j in jobs], in_phase)
     active = [j for j in jobs if j.n_gpus > 0 and 0.0 < j.shape.high_s < j.shape.step_s]
     if active:
         fastest = min(active, key=lambda j: j.shape.step_s)
@@ -192,17 +227,21 @@ def project_swing(
     battery = (np.asarray(source_kind) == _BATTERY) & live
     if battery_soc_frac is not None:
         battery &= np.nan_to_num(battery_soc_frac, nan=0.0) > 0.0
-    gen = live & ~(np.asarray(source_kind) == _BATTERY)
+    grid = live & (np.asarray(source_kind) == _GRID)
+    gen = live & ~(np.asarray(source_kind) == _BATTERY) & ~grid
     gen_ramp = float(np.sum(source_ramp_mw_per_s[gen]))
     headroom = float(np.sum(np.maximum(source_capacity_mw[battery] - source_power_mw[battery], 0.0)))
-    gen_follow = gen_ramp * phase if np.isfinite(phase) else float("inf")
+    grid_room = float(np.sum(np.maximum(source_capacity_mw[grid] - source_power_mw[grid], 0.0)))
+    gen_follow = (gen_ramp * phase if np.isfinite(phase) else float("inf")) + grid_room
     followable = gen_follow + headroom
     shortfall = max(amplitude - followable, 0.0)
     if shortfall <= 1e-9 * max(amplitude, 1.0):  # rounding, not a shortfall
         shortfall = 0.0
     return SwingReport(
         amplitude_mw=amplitude,
-        ramp_mw_per_s=amplitude / edge_s,
+        ramp_mw_per_s=ramp,
+        edge_s=amplitude / ramp if ramp > 0 else EDGE_S,
+        lines_mw=lines_mw(jobs, facility_w_per_gpu_w, in_phase),
         period_s=period,
         phase_s=phase,
         followable_mw=float(min(followable, 1e12)),

@@ -1,7 +1,15 @@
 """GPU die and HBM temperature on a liquid cold plate, and the throttling the GPU applies.
 
-Pure numpy functions over per-GPU arrays (no state, no I/O).  The model is one lumped
-thermal node per GPU package:
+Pure numpy functions over per-GPU arrays (no state, no I/O).  The steady model and the
+throttling read one die-to-coolant resistance; the transient is two thermal nodes per GPU
+(:func:`two_node_coefficients`): the **junction** (die, package and the cold-plate base
+right under it, heat capacity ``C_j``) and the **plate** (the rest of the cold plate and its
+coolant, ``C_p``), joined by the conduction resistance ``R_jp`` (die, TIM, base: the
+``1 − f_conv`` share of ``R_die``), the plate reaching the coolant through the convective
+share and the caloric resistance.  One lumped node (``τ = C R ≈ 29 s``) cannot follow the
+junction's fast rise under a power step (τ_j = C_j R_jp ≈ 1 s) and understates the die's
+peak under the training swing by several kelvin; the lumped forms below remain for the
+failure projections (:mod:`twin.physics.failures`).
 
 * steady state: ``T_die = T_supply + P · (R_die + R_cal)`` where ``R_die`` is the
   die-to-coolant resistance of the cold plate (catalogue ``r_th_die_c_per_w``) and
@@ -14,9 +22,12 @@ thermal node per GPU package:
   times bandwidth over board power); ``R_hbm`` (catalogue ``r_th_hbm_c_per_w``) is the
   stacks' resistance to the plate coolant per watt of HBM power.  The stacks' small heat
   capacity is neglected (they follow their power within the tick).
-* cold-plate convection: ``R_die = R_die,design · (1 − f_conv + f_conv · (ṁ_design / ṁ)^0.8)``:
-  the convective share ``f_conv`` (catalogue ``r_th_conv_frac``) scales as ``1/h`` with
-  ``h ∝ ṁ^0.8`` (Dittus–Boelter, ``Nu = 0.023 Re^0.8 Pr^0.4`` [Incropera-DeWitt eq. 8.60]).
+* cold-plate convection: ``R_die = R_die,design · (1 − f_conv + f_conv · (ṁ_design / ṁ)^n)``:
+  the convective share ``f_conv`` (catalogue ``r_th_conv_frac``) scales as ``1/h``.  The
+  micro-channels of a cold plate run laminar and thermally developing, where
+  ``Nu ∝ (Re Pr D/L)^{1/3}`` (Sieder–Tate, combined entry [Incropera-DeWitt eq. 8.57]), so
+  ``h ∝ ṁ^{1/3}`` (``n = CONVECTION_FLOW_EXPONENT``), not the ``ṁ^0.8`` of turbulent
+  pipe flow (Dittus–Boelter [Incropera-DeWitt eq. 8.60]).
 * leakage: static power rises linearly with die temperature,
   ``P_leak = k_leak · (T_die − LEAKAGE_REF_C)`` (catalogue ``leakage_w_per_k``); a linear
   model is within a few per cent over the operating range [Liu-DATE-2007].
@@ -39,10 +50,18 @@ Throttling follows what the firmware and driver do ([NVSMI-H800-Capture]; [NVML-
 Clock/power relation: ``P = P_idle + (P_demand − P_idle) · f^α`` with the clock
 fraction ``f`` and ``α = DVFS_POWER_EXPONENT`` (dynamic power ∝ f·V², V rising with f
 gives 2–3 over the DVFS range [E]); throughput is taken proportional to ``f``.
+
+A power limit holds the board power *while the GPU computes*: a GPU at utilisation ``u``
+computes for ``u`` of the time at its busy power and waits the rest near idle, so under a
+limit ``L`` its mean power is ``P_idle + u (L − P_idle)``, below the limit
+(:func:`mean_power_limit_w`), and its clocks fall only as far as the busy power needs.
 Units are in the names (°C, K, W, J/K, kg/s, s).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -61,8 +80,9 @@ DVFS_POWER_EXPONENT = 2.5
 HW_SLOWDOWN_CLOCK_FRAC = 0.5
 # [E] utilisation below which a GPU reports the GPU_IDLE clock-event bit.
 IDLE_UTIL_FRAC = 0.01
-# [Incropera-DeWitt eq. 8.60] Dittus–Boelter: Nu = 0.023 Re^0.8 Pr^0.4, so h ∝ ṁ^0.8 at fixed geometry.
-CONVECTION_FLOW_EXPONENT = 0.8
+# [Incropera-DeWitt eq. 8.57] Sieder–Tate, laminar combined entry: Nu ∝ (Re Pr D/L)^(1/3), so h ∝ ṁ^(1/3) in the
+# plate's micro-channels (turbulent Dittus–Boelter, eq. 8.60, would give 0.8).
+CONVECTION_FLOW_EXPONENT = 1.0 / 3.0
 # [NVSMI-H100-Capture] the idle power (and so the catalogue's leakage baseline) was read at 28–31 °C.
 LEAKAGE_REF_C = 30.0
 
@@ -148,7 +168,7 @@ def die_resistance_c_per_w(
 ) -> np.ndarray:
     """Die-to-coolant resistance at ``flow_ratio`` = plate flow / design flow [K/W].
 
-    ``R_design · (1 − f_conv + f_conv · ratio^−0.8)`` (``h ∝ ṁ^0.8``, [Incropera-DeWitt eq. 8.60]).
+    ``R_design · (1 − f_conv + f_conv · ratio^−n)`` (``h ∝ ṁ^n``, n = 1/3 laminar [Incropera-DeWitt eq. 8.57]).
     ``flow_ratio`` must be > 0 (no flow has no convective resistance: the caller steps
     those GPUs adiabatically).
     """
@@ -214,6 +234,98 @@ def adiabatic_step_c(
     return np.minimum(heated, np.maximum(temp_c, shutdown_c))
 
 
+# (a_jj, a_jp, a_pj, a_pp, g_j, g_p, h_j, h_p) of :func:`two_node_coefficients`: arrays or scalars alike
+_Coef = np.ndarray | float
+TwoNodeCoefficients = tuple[_Coef, _Coef, _Coef, _Coef, _Coef, _Coef, _Coef, _Coef]
+
+
+def two_node_coefficients(
+    c_junction_j_per_k: np.ndarray | float,
+    c_plate_j_per_k: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    r_pc_c_per_w: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    dt_s: np.ndarray | float,
+) -> TwoNodeCoefficients:
+    """Exact step of the two-node model over ``dt_s`` as eight coefficients (scalars or arrays alike, ``dt_s``
+    too: the coefficients broadcast over it).
+
+    ``C_j dT_j/dt = P − (T_j − T_p)/R_jp`` and ``C_p dT_p/dt = (T_j − T_p)/R_jp − (T_p − T_s)/R_pc``
+    (``R_pc`` the plate's convective plus caloric resistance) for constant power and supply
+    over the step give ``T_j' = a_jj T_j + a_jp T_p + g_j P + h_j`` and ``T_p' = a_pj T_j + a_pp T_p
+    + g_p P + h_p``: ``Φ = e^{A dt}`` from the two real eigenvalues ``λ = s ± q`` of the RC
+    ladder (``Φ = (E₁ + E₂)/2 · I + (E₁ − E₂)/(2q) · (A − s I)``, ``E = e^{λ dt}``, no overflow at
+    any ``dt``), and ``g, h`` such that the steady state ``T_p = T_s + P R_pc``,
+    ``T_j = T_p + P R_jp`` is a fixed point.  Returns ``(a_jj, a_jp, a_pj, a_pp, g_j, g_p, h_j, h_p)``.
+    """
+    if not np.all(np.asarray(dt_s) >= 0.0):
+        raise ValueError(f"dt_s: must be >= 0 (got {dt_s!r})")
+    for name, v in (("c_junction_j_per_k", c_junction_j_per_k), ("c_plate_j_per_k", c_plate_j_per_k)):
+        _require_positive(name, v)
+    _require_positive("r_jp_c_per_w", r_jp_c_per_w)
+    _require_positive("r_pc_c_per_w", r_pc_c_per_w)
+    cj, cp = np.asarray(c_junction_j_per_k, dtype=np.float64), np.asarray(c_plate_j_per_k, dtype=np.float64)
+    rjp, rpc = np.asarray(r_jp_c_per_w, dtype=np.float64), np.asarray(r_pc_c_per_w, dtype=np.float64)
+    a11, a12 = -1.0 / (cj * rjp), 1.0 / (cj * rjp)
+    a21, a22 = 1.0 / (cp * rjp), -(1.0 / rjp + 1.0 / rpc) / cp
+    mid = (a11 + a22) / 2.0
+    q = np.sqrt(((a11 - a22) / 2.0) ** 2 + a12 * a21)
+    e1, e2 = np.exp((mid + q) * dt_s), np.exp((mid - q) * dt_s)
+    even, odd = (e1 + e2) / 2.0, (e1 - e2) / (2.0 * q)
+    jj, jp = even + odd * (a11 - mid), odd * a12
+    pj, pp = odd * a21, even + odd * (a22 - mid)
+    rt = rjp + rpc
+    g_j, g_p = (1.0 - jj) * rt - jp * rpc, (1.0 - pp) * rpc - pj * rt
+    h_j, h_p = (1.0 - jj - jp) * supply_temp_c, (1.0 - pj - pp) * supply_temp_c
+    return jj, jp, pj, pp, g_j, g_p, h_j, h_p
+
+
+def two_node_steady_c(
+    power_w: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    r_pc_c_per_w: np.ndarray | float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Steady junction and plate temperatures ``(T_s + P (R_jp + R_pc), T_s + P R_pc)`` [°C]."""
+    plate = supply_temp_c + np.asarray(power_w, dtype=np.float64) * r_pc_c_per_w
+    return plate + np.asarray(power_w, dtype=np.float64) * r_jp_c_per_w, plate
+
+
+def two_node_adiabatic_step_c(
+    junction_c: np.ndarray | float,
+    plate_c: np.ndarray | float,
+    power_w: np.ndarray | float,
+    c_junction_j_per_k: np.ndarray | float,
+    c_plate_j_per_k: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    dt_s: float,
+    shutdown_c: np.ndarray | float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Junction and plate after ``dt_s`` with no coolant flow, and the power the package drew [°C, °C, W].
+
+    The mean ``T̄ = (C_j T_j + C_p T_p)/C`` rises by ``P dt / C``; the difference ``D = T_j − T_p``
+    relaxes to ``P R_jp C_p / C`` with ``τ = R_jp C_j C_p / C``.  With ``shutdown_c`` the hardware
+    cuts the power when the junction reaches it: the power is lowered so the junction ends
+    there (a junction already above keeps its temperature), as :func:`adiabatic_step_c`.
+    """
+    cj, cp = np.asarray(c_junction_j_per_k, dtype=np.float64), np.asarray(c_plate_j_per_k, dtype=np.float64)
+    c = cj + cp
+    tj, tp, p = (np.asarray(v, dtype=np.float64) for v in (junction_c, plate_c, power_w))
+    mean, diff = (cj * tj + cp * tp) / c, tj - tp
+    decay = np.exp(-dt_s * c / (np.asarray(r_jp_c_per_w) * cj * cp))
+    # T_j' = mean + P dt/C + (D_ss + (D − D_ss) decay) C_p/C: linear in P, a + b P
+    a = mean + diff * decay * cp / c
+    b = dt_s / c + np.asarray(r_jp_c_per_w) * cp / c * (1.0 - decay) * cp / c
+    if shutdown_c is not None:
+        target = np.maximum(tj, shutdown_c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            allowed = np.where(b > 0, (target - a) / b, p)
+        p = np.clip(np.minimum(p, allowed), 0.0, None)
+    d_new = p * np.asarray(r_jp_c_per_w) * cp / c * (1.0 - decay) + diff * decay
+    m_new = mean + p * dt_s / c
+    return m_new + d_new * cp / c, m_new - d_new * cj / c, p
+
+
 # --- the same models in few passes, for the tick's per-GPU arrays ------------------------------
 # Equal to the compositions of the checked functions above (tests/twin/physics/test_thermal.py),
 # without their input checks and temporaries: the engine's inputs are valid by construction.
@@ -247,6 +359,23 @@ def die_temp_step_c(
     out *= decay_frac
     out += steady
     return out
+
+
+def two_node_step_few_pass_c(
+    junction_c: np.ndarray, plate_c: np.ndarray, power_w: np.ndarray, coeffs: TwoNodeCoefficients
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`two_node_coefficients`' step ``(T_j', T_p')`` in two new arrays and one scratch [°C]."""
+    jj, jp, pj, pp, g_j, g_p, h_j, h_p = coeffs
+    buf = np.empty_like(junction_c)
+    out_j = np.multiply(junction_c, jj)
+    out_j += np.multiply(plate_c, jp, out=buf)
+    out_j += np.multiply(power_w, g_j, out=buf)
+    out_j += h_j
+    out_p = np.multiply(plate_c, pp)
+    out_p += np.multiply(junction_c, pj, out=buf)
+    out_p += np.multiply(power_w, g_p, out=buf)
+    out_p += h_p
+    return out_j, out_p
 
 
 def hbm_temp_from_rise_c(
@@ -326,6 +455,22 @@ def sw_thermal_power_limit_w(
     )
 
 
+def mean_power_limit_w(
+    power_limit_w: np.ndarray | float, duty_frac: np.ndarray | float, idle_w: np.ndarray | float
+) -> np.ndarray | float:
+    """Mean board power of a GPU held at ``power_limit_w`` while it computes: ``P_idle + u (L − P_idle)`` [W].
+
+    The limit acts on the busy power for the share ``u = duty_frac`` of the time the GPU
+    computes (its utilisation); the rest of the time it waits near idle.  A limit at or
+    below idle, or a GPU without work, is held at the limit itself.
+    """
+    if np.ndim(duty_frac) == 0 and float(duty_frac) >= 1.0:
+        return power_limit_w
+    u = np.asarray(duty_frac, dtype=np.float64)
+    held = np.asarray(idle_w) + u * (np.asarray(power_limit_w) - idle_w)
+    return np.where((u > 0.0) & (np.asarray(power_limit_w) > idle_w), held, power_limit_w)
+
+
 def throttle_active(
     demand_w: np.ndarray | float,
     power_limit_w: np.ndarray | float,
@@ -333,6 +478,8 @@ def throttle_active(
     thermal_limit_w: np.ndarray | float,
     max_operating_temp_c: np.ndarray | float,
     power_brake: np.ndarray | bool = False,
+    duty_frac: np.ndarray | float = 1.0,
+    idle_w: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """GPUs on which a throttling mechanism of :func:`throttle` acts (bool).
 
@@ -340,14 +487,20 @@ def throttle_active(
     capped demand, or die at max operating), HW slowdown or power brake.  Elsewhere
     :func:`throttle` returns ``min(demand, limit)``, full clocks and at most the idle bit,
     so a caller may run it on the active GPUs only.  Assumes the slowdown temperature is
-    not below max operating (true of every catalogue GPU).
+    not below max operating (true of every catalogue GPU).  ``duty_frac`` and ``idle_w`` give the
+    mean power the limit holds (:func:`mean_power_limit_w`).
     """
-    target = np.minimum(demand_w, power_limit_w)
-    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > power_limit_w) | power_brake
+    held = mean_power_limit_w(power_limit_w, duty_frac, idle_w)
+    target = np.minimum(demand_w, held)
+    return (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c) | (demand_w > held) | power_brake
 
 
 def power_cap_only(
-    demand_w: np.ndarray, power_limit_w: float, idle_w: np.ndarray | float, solve: np.ndarray | None = None
+    demand_w: np.ndarray,
+    power_limit_w: float,
+    idle_w: np.ndarray | float,
+    solve: np.ndarray | None = None,
+    duty_frac: np.ndarray | float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`throttle` where only the power cap can act: board power, clock fraction and clock-event mask.
 
@@ -358,27 +511,41 @@ def power_cap_only(
     SW_POWER_CAP bit on the capped GPUs.  The GPU_IDLE bit is left to the caller.  Equal to
     :func:`throttle` bit for bit under those conditions, at a fraction of its passes.
     With ``solve`` (bool per GPU), clocks are solved only there (elsewhere they are left
-    unspecified, for GPUs the caller powers off).
+    unspecified, for GPUs the caller powers off).  ``duty_frac`` sets the mean power the
+    limit holds (:func:`mean_power_limit_w`).
     """
     demand_w = np.asarray(demand_w, dtype=np.float64)
-    capped = demand_w > power_limit_w
-    power = np.minimum(demand_w, power_limit_w)
+    if np.ndim(duty_frac) == 0 and float(duty_frac) >= 1.0:
+        above: np.ndarray | None
+        held: np.ndarray | float
+        above, held = None, power_limit_w  # the limit holds the mean power
+    else:  # held − idle = u (L − idle) on the busy share, the limit itself for GPUs without work
+        u = np.broadcast_to(np.asarray(duty_frac, dtype=np.float64), demand_w.shape)
+        above = np.multiply(u, np.subtract(power_limit_w, idle_w))
+        if float(u.min()) <= 0.0 or power_limit_w <= float(np.min(idle_w)):
+            np.copyto(above, np.subtract(power_limit_w, idle_w), where=(u <= 0.0) | (power_limit_w <= idle_w))
+        held = np.add(above, idle_w)
+    capped = demand_w > held
     n_capped = int(np.count_nonzero(capped))
     if n_capped == capped.size:
         mask = np.full(capped.shape, CLOCK_EVENT_SW_POWER_CAP, dtype=np.int32)
+        power = held if above is not None else np.minimum(demand_w, held)
         if power_limit_w >= np.max(idle_w):
-            # clock_at_power_frac in place: demand > limit >= idle, so the ratio lies in [0, 1)
+            # clock_at_power_frac in place: demand > held >= idle, so the ratio lies in [0, 1)
             clock = np.subtract(demand_w, idle_w)
-            np.divide(power_limit_w - np.asarray(idle_w, dtype=np.float64), clock, out=clock)
+            np.divide(
+                power_limit_w - np.asarray(idle_w, dtype=np.float64) if above is None else above, clock, out=clock
+            )
             where = True if solve is None else solve
-            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask
-        return power, clock_at_power_frac(power_limit_w, demand_w, idle_w), mask
+            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask  # type: ignore[return-value]  # held is an array whenever above is
+        return np.minimum(demand_w, held), clock_at_power_frac(held, demand_w, idle_w), mask
+    power = np.minimum(demand_w, held)
     clock = np.ones(capped.shape)
     mask = np.zeros(capped.shape, dtype=np.int32)
     if n_capped:
         idx = np.flatnonzero(capped)
-        idle_at = idle_w[idx] if isinstance(idle_w, np.ndarray) and idle_w.ndim else idle_w
-        clock[idx] = clock_at_power_frac(power_limit_w, demand_w[idx], idle_at)
+        sub: Callable[[Any], Any] = lambda v: v[idx] if np.ndim(v) else v  # noqa: E731  # an array's or the scalar
+        clock[idx] = clock_at_power_frac(sub(held), demand_w[idx], sub(idle_w))
         mask[idx] = CLOCK_EVENT_SW_POWER_CAP
     return power, clock, mask
 
@@ -393,6 +560,7 @@ def throttle(
     slowdown_temp_c: np.ndarray | float,
     util_frac: np.ndarray | float = 1.0,
     power_brake: np.ndarray | bool = False,
+    duty_frac: np.ndarray | float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Board power, clock fraction and NVML clock-event mask the GPU settles on this step.
 
@@ -404,13 +572,16 @@ def throttle(
     Parameters
     ----------
     demand_w : power the workload would draw at full clocks [W], >= 0
-    power_limit_w : enforced board power limit [W]
+    power_limit_w : enforced board power limit [W] (on the busy power: the mean is
+        :func:`mean_power_limit_w` of it)
     idle_w : idle board power [W] (the floor of clock scaling)
     die_temp_c : die temperature now [°C]
     thermal_limit_w : SW thermal operating point [W]
     max_operating_temp_c, slowdown_temp_c : GPU limits [°C]
     util_frac : utilisation (only for the GPU_IDLE bit)
     power_brake : external power brake asserted (node PSUs lost)
+    duty_frac : share of time the power limit acts (a GPU's utilisation under a cap, 1 when
+        the limit holds the mean power: :func:`mean_power_limit_w`)
 
     Returns
     -------
@@ -420,8 +591,9 @@ def throttle(
     _require_finite("die_temp_c", die_temp_c)
     _require_nonnegative("demand_w", demand_w)
     demand_w = np.asarray(demand_w, dtype=np.float64)
-    capped = demand_w > power_limit_w
-    target = np.minimum(demand_w, power_limit_w)
+    held = mean_power_limit_w(power_limit_w, duty_frac, idle_w)
+    capped = demand_w > held
+    target = np.minimum(demand_w, held)
     sw_thermal = (thermal_limit_w < target) | (die_temp_c >= max_operating_temp_c)
     target = np.minimum(target, np.maximum(thermal_limit_w, np.minimum(idle_w, demand_w)))
     clock = clock_at_power_frac(target, demand_w, idle_w)

@@ -22,6 +22,7 @@ an unknown name is an error naming the key and the name::
     loop_supply_temp_c = { FW-H1 = 32.0 }    # facility supply override per loop
     job = "colossus-405b-98k"                # job file in data/jobs/ ("" for none)
     idle_nodes_off = true                    # power off every node without a GPU of the job
+                                             # (default: the site's [power] idle_nodes_off)
 
     [[edits]]                                # ordered what-if edits (docs/scenarios.md)
     op = "set_rack_type"
@@ -93,7 +94,7 @@ class Scenario:
     settle_s: float = 600.0
     inputs: TickInputs = field(default_factory=TickInputs)
     job: str | None = None  # None: the site's default job
-    idle_nodes_off: bool = False  # nodes without a GPU of the job are powered off
+    idle_nodes_off: bool | None = None  # nodes without a GPU of the job are powered off (None: as the site file says)
     state: SiteTables | None = None  # the edited site when edits change the layout, else None (the site as given)
     edits: list[Edit] = field(default_factory=list)
     design_limits: str = STRICT

@@ -14,12 +14,13 @@ from datetime import timedelta
 import numpy as np
 
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
-from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
+from twin.engine.tick import PlacedJob, TickDetail, TickInputs, TwinEngine
 from twin.physics import fabric
 from twin.scenario.conditions import Scenario
 from twin.scenario.reports import (
     ElementLoad,
     FabricFigures,
+    GenerationFigures,
     GpuCounts,
     HotGpu,
     HotRack,
@@ -54,6 +55,24 @@ def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
     return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
 
 
+def job_inputs(state: SiteTables, inputs: TickInputs, job: PlacedJob | None, idle_nodes_off: bool) -> TickInputs:
+    """``inputs`` with the placed ``job`` running: its phases drive the swing, the GPUs outside it have no
+    work (utilisation 0), the shortfall policy sheds their racks first and the job's last, and with
+    ``idle_nodes_off`` the nodes without a GPU of the job are powered off."""
+    if job is not None:
+        busy = np.zeros(state.n_gpus, dtype=bool)
+        busy[job.gpu_ids] = True
+        util = np.where(busy, np.broadcast_to(np.asarray(inputs.gpu_util_frac, dtype=np.float64), busy.shape), 0.0)
+        inputs = replace(inputs, jobs=[job], priority_gpus=job.gpu_ids, gpu_util_frac=util)
+    if idle_nodes_off:
+        busy_nodes = np.zeros(state.n_nodes, dtype=bool)
+        if job is not None:
+            busy_nodes[state.gpu_node[job.gpu_ids]] = True
+        failed = np.zeros(state.n_nodes, dtype=bool) if inputs.nodes_off is None else np.asarray(inputs.nodes_off, bool)
+        inputs = replace(inputs, nodes_off=~busy_nodes | failed)
+    return inputs
+
+
 def run_scenario(
     state: SiteTables, scenario: Scenario, each_tick: Callable[[Snapshot], None] | None = None
 ) -> tuple[Snapshot, TickDetail, PlacedJob | None]:
@@ -66,16 +85,14 @@ def run_scenario(
     state = scenario.state if scenario.state is not None else state
     start = scenario.time - timedelta(seconds=scenario.settle_s)
     job = _placed_job(state, scenario.job)
-    inputs = scenario.inputs
-    if scenario.idle_nodes_off:
-        busy = np.zeros(state.n_nodes, dtype=bool)
-        if job is not None:
-            busy[state.gpu_node[job.gpu_ids]] = True
-        failed = np.zeros(state.n_nodes, dtype=bool) if inputs.nodes_off is None else np.asarray(inputs.nodes_off, bool)
-        inputs = replace(inputs, nodes_off=~busy | failed)
-    if job is not None:  # the shortfall policy sheds the job's racks last
-        inputs = replace(inputs, priority_gpus=job.gpu_ids)
-    engine = TwinEngine(state, start=start)
+    inputs = job_inputs(
+        state,
+        scenario.inputs,
+        job,
+        state.idle_nodes_off if scenario.idle_nodes_off is None else scenario.idle_nodes_off,
+    )
+    engine = TwinEngine(state, start=start, settle=False)
+    engine.settle(replace(inputs, ts=start))  # settled under the scenario: its job, its failures
     steps = max(int(np.ceil(scenario.settle_s / SETTLE_STEP_S)), 1)
     dt = scenario.settle_s / steps
     snap = None
@@ -165,6 +182,7 @@ def report_of(
         job=job_report,
         sources=_sources(state, detail),
         shortfall_policy=_policy(state, snap, detail, job_report),
+        generation=GenerationFigures.of(detail.generation, state.source_name) if detail.generation else None,
     )
 
 

@@ -7,9 +7,12 @@ blast-radius --json`` and the API print (its keys are the field names, in order)
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from twin.physics.island import GenerationChecks
 from twin.physics.swing import SwingReport
 from twin.reports import Report, optional
 from twin.site.design import DesignFinding
@@ -209,6 +212,114 @@ class PolicyFigures(Report):
 
 
 @dataclass
+class GridContractFigures(Report):
+    """The grid import under the swing and the dips against the contract (:class:`twin.physics.island.GridFigures`)."""
+
+    import_mw: float
+    import_limit_mw: float
+    export_limit_mw: float
+    peak_import_mw: float
+    min_import_mw: float
+    grid_ramp_mw_per_s: float
+    ramp_limit_mw_per_s: float | None
+    short_circuit_mva: float | None
+    voltage_change_frac: float | None
+    voltage_change_limit_frac: float | None
+    within_contract_flag: bool
+
+
+@dataclass
+class GenerationFigures(Report):
+    """The generating units as a generator engineer tests them (:class:`twin.physics.island.GenerationChecks`)."""
+
+    islanded_flag: bool
+    spinning_reserve_mw: float
+    largest_source: str | None
+    largest_source_mw: float
+    n1_capacity_mw: float
+    n1_deficit_mw: float
+    n1_step_deficit_mw: float
+    reserve_ok_flag: bool
+    units_step_limited_count: int
+    island_online_mw: float
+    island_mode_hz: float | None
+    island_damping_ratio: float | None
+    swing_on_units_mw: float
+    swing_freq_pp_hz: float
+    freq_band_hz: float
+    frequency_ok_flag: bool
+    rejection_mw: float
+    rejection_frac: float
+    rejection_freq_rise_frac: float
+    freq_rise_limit_frac: float
+    overspeed_trip_frac: float | None
+    rejection_ok_flag: bool
+    surge_mw: float
+    surge_frac: float
+    unit_step_frac: float | None
+    surge_freq_dip_frac: float
+    freq_dip_limit_frac: float
+    surge_recovery_s: float
+    freq_recovery_limit_s: float
+    surge_ok_flag: bool
+    rocof_hz_per_s: float
+    grid: GridContractFigures | None
+
+    @classmethod
+    def of(cls, g: GenerationChecks, source_name: list[str]) -> GenerationFigures:
+        fin: Callable[[float], float | None] = lambda v: float(v) if math.isfinite(v) else None  # noqa: E731
+        r, grid, contract = g.reserve, g.grid, g.grid_contract
+        return cls(
+            islanded_flag=g.islanded_flag,
+            spinning_reserve_mw=r.spinning_reserve_mw,
+            largest_source=source_name[r.largest_source] if r.largest_source >= 0 else None,
+            largest_source_mw=r.largest_source_mw,
+            n1_capacity_mw=r.n1_capacity_mw,
+            n1_deficit_mw=r.n1_deficit_mw,
+            n1_step_deficit_mw=r.n1_step_deficit_mw,
+            reserve_ok_flag=g.reserve_ok,
+            units_step_limited_count=g.units_step_limited_count,
+            island_online_mw=g.island_online_mw,
+            island_mode_hz=fin(g.island_mode_hz),
+            island_damping_ratio=fin(g.island_damping_ratio),
+            swing_on_units_mw=g.swing_on_units_mw,
+            swing_freq_pp_hz=g.swing_freq_pp_hz,
+            freq_band_hz=g.freq_band_hz,
+            frequency_ok_flag=g.frequency_ok,
+            rejection_mw=g.rejection_mw,
+            rejection_frac=g.rejection_frac,
+            rejection_freq_rise_frac=g.rejection_freq_rise_frac,
+            freq_rise_limit_frac=g.freq_rise_limit_frac,
+            overspeed_trip_frac=fin(g.overspeed_trip_frac),
+            rejection_ok_flag=g.rejection_ok,
+            surge_mw=g.surge_mw,
+            surge_frac=g.surge_frac,
+            unit_step_frac=fin(g.unit_step_frac),
+            surge_freq_dip_frac=g.surge_freq_dip_frac,
+            freq_dip_limit_frac=g.freq_dip_limit_frac,
+            surge_recovery_s=g.surge_recovery_s,
+            freq_recovery_limit_s=g.freq_recovery_limit_s,
+            surge_ok_flag=g.surge_ok,
+            rocof_hz_per_s=g.rocof_hz_per_s,
+            grid=None
+            if grid is None or contract is None  # both or neither
+            else GridContractFigures(
+                import_mw=grid.import_mw,
+                import_limit_mw=contract.import_limit_mw,
+                export_limit_mw=contract.export_limit_mw,
+                peak_import_mw=grid.peak_import_mw,
+                min_import_mw=grid.min_import_mw,
+                grid_ramp_mw_per_s=grid.ramp_mw_per_s,
+                ramp_limit_mw_per_s=fin(contract.ramp_limit_mw_per_s),
+                short_circuit_mva=fin(contract.short_circuit_mva),
+                voltage_change_frac=fin(grid.voltage_change_frac),
+                voltage_change_limit_frac=fin(contract.voltage_change_limit_frac),
+                within_contract_flag=grid.within_contract,
+            ),
+        )
+
+
+@dataclass
 class ProjectionReport(Report):
     """What an operator acts on after the twin settled under a scenario (``clustertwin project``)."""
 
@@ -243,6 +354,7 @@ class ProjectionReport(Report):
     job: JobFigures | None
     sources: list[SourceFigures]
     shortfall_policy: PolicyFigures
+    generation: GenerationFigures | None = None
 
 
 # ------------------------------------------------------------------ comparison

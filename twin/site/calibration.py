@@ -7,8 +7,11 @@ for the block's schema):
   floored at :data:`MIN_APPROACH_K`);
 - ``gpu_r_th_factor`` [1] per named GPU (``<host>/<index>``), multiplying its die-to-coolant
   thermal resistance;
-- ``heat_capacity_factor`` [1], multiplying every GPU's heat capacity (the time constant
-  τ = C·R scales with it);
+- ``heat_capacity_factor`` [1], multiplying every GPU's heat capacity (both thermal nodes);
+- ``junction_heat_frac`` and ``r_th_conv_frac`` [1], the two-node die model's split
+  (:func:`twin.physics.thermal.two_node_coefficients`): the junction's share of the heat
+  capacity and the convective (plate-to-coolant) share of the die resistance, fitted on
+  recorded power steps (:mod:`twin.physics.diefit`); None keeps the catalogue's;
 - ``psu_efficiency_points_frac`` [1], the PSU efficiency at the load points of
   :data:`twin.physics.power.PSU_LOAD_POINTS_FRAC` (the site's curve instead of the
   catalogue's; it goes to :attr:`SiteTables.psu_efficiency_points_frac`).
@@ -25,7 +28,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -60,6 +63,8 @@ class SiteCalibration:
     gpu_r_th_factor: np.ndarray  # float64 [n_gpus], 1 where not fitted
     heat_capacity_factor: float = 1.0
     fitted_on: str = ""  # what the parameters were fitted on (incident and frames)
+    junction_heat_frac: float | None = None  # the two-node split, None: the catalogue's
+    r_th_conv_frac: float | None = None
     psu_efficiency_points_frac: np.ndarray | None = None  # [4] at PSU_LOAD_POINTS_FRAC, None: the catalogue's
 
     @classmethod
@@ -74,6 +79,10 @@ class SiteCalibration:
             cdu_approach_delta_k=np.round(self.cdu_approach_delta_k, DECIMALS),
             gpu_r_th_factor=np.round(self.gpu_r_th_factor, DECIMALS),
             heat_capacity_factor=round(float(self.heat_capacity_factor), DECIMALS),
+            junction_heat_frac=None
+            if self.junction_heat_frac is None
+            else round(float(self.junction_heat_frac), DECIMALS),
+            r_th_conv_frac=None if self.r_th_conv_frac is None else round(float(self.r_th_conv_frac), DECIMALS),
             psu_efficiency_points_frac=None
             if self.psu_efficiency_points_frac is None
             else np.round(np.asarray(self.psu_efficiency_points_frac, dtype=np.float64), DECIMALS),
@@ -94,6 +103,7 @@ def from_block(state: SiteTables, block: CalibrationSpec, file: str, strict: boo
 
     cal = SiteCalibration.neutral(state)
     cal.heat_capacity_factor, cal.fitted_on = block.heat_capacity_factor, block.fitted_on
+    cal.junction_heat_frac, cal.r_th_conv_frac = block.junction_heat_frac, block.r_th_conv_frac
     if block.psu_efficiency_points_frac:
         cal.psu_efficiency_points_frac = np.asarray(block.psu_efficiency_points_frac, dtype=np.float64)
     cdu_index = {n: i for i, n in enumerate(state.cdu_name)}
@@ -135,7 +145,9 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
         "# Fitted by `clustertwin replay --calibrate --save-calibration` (see docs/sites.md)\n"
         f'fitted_on = "{fitted_on}"\n'
         f"heat_capacity_factor = {cal.heat_capacity_factor:.{DECIMALS}f}\n"
-        f"cdus = {strings(state.cdu_name[i] for i in cdus)}\n"
+        + ("" if cal.junction_heat_frac is None else f"junction_heat_frac = {cal.junction_heat_frac:.{DECIMALS}f}\n")
+        + ("" if cal.r_th_conv_frac is None else f"r_th_conv_frac = {cal.r_th_conv_frac:.{DECIMALS}f}\n")
+        + f"cdus = {strings(state.cdu_name[i] for i in cdus)}\n"
         f"cdu_approach_delta_k = {numbers(cal.cdu_approach_delta_k[cdus])}\n"
         f"gpus = {strings(gpu_names(state, gpus))}\n"
         f"gpu_r_th_factor = {numbers(cal.gpu_r_th_factor[gpus])}\n"
@@ -165,7 +177,14 @@ def _variants(
 def apply_calibration(state: SiteTables, cal: SiteCalibration) -> SiteTables:
     """``state`` with ``cal`` applied to its GPU and CDU catalogue entries (see module docstring)."""
     k = float(cal.heat_capacity_factor)
-    gpu_specs = [dataclasses.replace(g, heat_capacity_j_per_k=g.heat_capacity_j_per_k * k) for g in state.gpu_specs]
+    split: dict[str, Any] = {}
+    if cal.junction_heat_frac is not None:
+        split["junction_heat_frac"] = float(cal.junction_heat_frac)
+    if cal.r_th_conv_frac is not None:
+        split["r_th_conv_frac"] = float(cal.r_th_conv_frac)
+    gpu_specs = [
+        dataclasses.replace(g, heat_capacity_j_per_k=g.heat_capacity_j_per_k * k, **split) for g in state.gpu_specs
+    ]
     gpu_specs, gpu_spec = _variants(
         gpu_specs,
         state.gpu_spec,

@@ -8,6 +8,7 @@ tree, the fabric.  Nothing here raises: every name and count was checked before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +25,11 @@ from twin.site.tables import POWER_KINDS, CduSpec, GpuSpec
 
 # the loader's per-unit source lists: names, kinds, capacity [MW], energy [MWh], ramp [MW/s], bus,
 # and (load step [MW], ISO 8528 class, derate [1/K], rated ambient [°C], round-trip efficiency)
-SourceRows = tuple[
-    list[str], list[int], list[float], list[float], list[float], list[int], list[tuple[float, str, float, float, float]]
-]
+# then the island's frequency model and the grid contract (inertia, droop, governor, overspeed trip, export
+# limit, short-circuit power, voltage change; None: not given)
+_Opt = float | None
+SourceExtra = tuple[float, str, float, float, float, _Opt, _Opt, _Opt, _Opt, _Opt, _Opt, _Opt]
+SourceRows = tuple[list[str], list[int], list[float], list[float], list[float], list[int], list[SourceExtra]]
 
 
 @dataclass
@@ -247,6 +250,23 @@ def source_columns(src: SourceRows) -> dict[str, Any]:
         source_derate_frac_per_k=np.array([x[2] for x in extra], dtype=np.float64),
         source_rated_ambient_c=np.array([x[3] for x in extra], dtype=np.float64),
         source_efficiency_frac=np.array([x[4] for x in extra], dtype=np.float64),
+        **_frequency_columns(extra),
+    )
+
+
+def _frequency_columns(extra: list[SourceExtra]) -> dict[str, Any]:
+    """The island's frequency model and the grid contract per source (NaN: not given, the model's default)."""
+    col: Callable[[int], np.ndarray] = lambda i: np.array(
+        [np.nan if x[i] is None else x[i] for x in extra], dtype=np.float64
+    )  # noqa: E731
+    return dict(
+        source_inertia_h_s=col(5),
+        source_droop_frac=col(6),
+        source_governor_s=col(7),
+        source_overspeed_trip_frac=col(8),
+        source_export_limit_mw=col(9),
+        source_short_circuit_mva=col(10),
+        source_voltage_change_max_frac=col(11),
     )
 
 
@@ -261,6 +281,8 @@ def power_columns(
         ),
         shortfall_policy=power.shortfall_policy,
         policy_response_s=power.policy_response_s,
+        idle_nodes_off=power.idle_nodes_off,
+        nominal_frequency_hz=power.nominal_frequency_hz,
         power_name=[e.name for e in pel],
         power_kind=np.array([k for k, _ in elements], dtype=np.int8),
         power_parent=np.array([power_index[e.parent] if e.parent else -1 for e in pel], dtype=np.int32),

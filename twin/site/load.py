@@ -17,7 +17,7 @@ from twin.arrays import FloatArray, IntArray
 from twin.site import design, expand, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
-from twin.site.expand import SourceRows
+from twin.site.expand import SourceExtra, SourceRows
 from twin.site.fabricgen import Fabric, FabricDesignError, generate_fabric
 from twin.site.racks import RackLayout, Racks
 from twin.site.schema import LoopSpec, PlantSpec, PowerElementSpec, SiteFile, parse_site_file
@@ -154,7 +154,7 @@ class _Builder:
         energy: list[float] = []
         ramp: list[float] = []
         bus: list[int] = []
-        extra: list[tuple[float, str, float, float, float]] = []
+        extra: list[SourceExtra] = []
         for s in self.spec.power.sources:
             if s.bus not in power_index or elements[power_index[s.bus]][0] != 0:
                 raise self.fail(f"source {s.name!r}", "bus", f"{s.bus!r} is not a switchgear of this site")
@@ -172,6 +172,13 @@ class _Builder:
                         s.derate_frac_per_k,
                         s.rated_ambient_c,
                         s.roundtrip_efficiency_frac,
+                        s.inertia_h_s,
+                        s.droop_frac,
+                        s.governor_s,
+                        s.overspeed_trip_frac,
+                        s.export_limit_mw,
+                        s.short_circuit_mva,
+                        s.voltage_change_max_frac,
                     )
                 )
         self._unique(names, "source", self.file)

@@ -129,6 +129,15 @@ class SourceSpec(_Strict):
     derate_frac_per_k: float = Field(0.0, ge=0, le=0.1)
     rated_ambient_c: float = Field(15.0, ge=-40, le=60)
     roundtrip_efficiency_frac: float = Field(0.9, gt=0.5, le=1)  # batteries: energy out / energy in
+    # generators: the island's frequency model (twin.physics.island); defaults there
+    inertia_h_s: float | None = Field(None, gt=0, le=30)  # inertia constant H [MW·s/MW]
+    droop_frac: float | None = Field(None, gt=0, le=0.2)  # governor droop
+    governor_s: float | None = Field(None, gt=0, le=60)  # governor and engine lag
+    overspeed_trip_frac: float | None = Field(None, gt=0, le=0.5)  # overspeed shutdown above rated speed
+    # grid: the connection's contract (unit_mw is the import limit, ramp_mw_per_s the contract's ramp limit)
+    export_limit_mw: float = Field(0.0, ge=0, le=10_000)  # largest export allowed (0: reverse power trips)
+    short_circuit_mva: float | None = Field(None, gt=0, le=1e6)  # at the point of common coupling
+    voltage_change_max_frac: float | None = Field(None, gt=0, le=0.5)  # contract limit of ΔS / S_sc
 
     @model_validator(mode="after")
     def _battery_has_energy(self) -> Self:
@@ -184,6 +193,9 @@ class PowerSpec(_Strict):
     # what acts when demand exceeds what the sources and batteries deliver, and how fast
     shortfall_policy: Literal["cap", "power_brake", "shed"] = "cap"
     policy_response_s: float = Field(5.0, gt=0, le=3600)
+    # the operator powers off nodes without work (projections honour it; the live twin reads node states)
+    idle_nodes_off: bool = False
+    nominal_frequency_hz: float = Field(60.0, ge=16, le=400)
 
 
 class RowSpec(_Strict):
@@ -259,6 +271,10 @@ class CalibrationSpec(_Strict):
 
     fitted_on: str = ""  # what they were fitted on (incident, frames)
     heat_capacity_factor: float = Field(1.0, ge=0.1, le=10)
+    # the two-node die model's split (twin.physics.thermal): junction share of the heat capacity and
+    # convective share of the die resistance; None: the catalogue's
+    junction_heat_frac: float | None = Field(None, gt=0, lt=1)
+    r_th_conv_frac: float | None = Field(None, gt=0, lt=1)
     cdus: list[Name] = Field(default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS)
     cdu_approach_delta_k: list[Annotated[float, Field(ge=-20, le=20)]] = Field(
         default_factory=list, max_length=limits.MAX_CALIBRATED_CDUS

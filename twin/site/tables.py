@@ -55,6 +55,7 @@ class GpuSpec:
     r_th_conv_frac: float = 0.5  # convective share of r_th_die_c_per_w at design plate flow
     hbm_power_frac: float = 0.15  # HBM share of board power
     leakage_w_per_k: float = 0.0  # static power rise per K of die temperature [W/K]
+    junction_heat_frac: float = 0.05  # die, package and plate base share of heat_capacity_j_per_k (junction node)
     failures_per_1000_gpu_days: float = 0.8125  # hardware interruptions of a job; default RSC-1's 6.50 per 8-GPU node
     gemm_efficiency_frac: float = 0.80  # share of peak a large BF16 GEMM sustains at the TDP clock
 
@@ -195,6 +196,16 @@ class SiteTables:
     power_ride_through_kwh: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_power] UPS energy
     shortfall_policy: str = "cap"  # cap | power_brake | shed
     policy_response_s: float = 5.0  # time from a shortfall to the policy acting
+    idle_nodes_off: bool = False  # the operator powers off nodes without work
+    nominal_frequency_hz: float = 60.0
+    # the island's frequency model and the grid contract per source, NaN where not given
+    source_inertia_h_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] H [s]
+    source_droop_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_governor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] lag [s]
+    source_overspeed_trip_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources]
+    source_export_limit_mw: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
+    source_short_circuit_mva: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
+    source_voltage_change_max_frac: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [n_sources] grid
 
     # --- site ---------------------------------------------------------------------
     latitude_deg: float = 0.0

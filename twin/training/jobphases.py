@@ -42,7 +42,7 @@ def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> Profil
     """Phase shape of a placed job, None when it is stalled (no steps)."""
     if res.step is None:
         return None
-    profile = phases.step_profile(res.step.breakdown_s, res.step.ops_s.get("optimizer", 0.0))
+    profile = phases.step_profile(res.step.breakdown_s, res.step.ops_s.get("optimizer", 0.0), job.parallel.pp)
     return phases.profile_stats(profile, job_schedule(state, job, res))
 
 
@@ -58,6 +58,7 @@ def cached_job_shape(
         round(st.checkpoint_interval_s, 6),
         None if res.step is None else round(res.step.ops_s.get("optimizer", 0.0), 9),
         st.gpu_ids.size,
+        job.parallel.pp,
         job.reliability,
     )
     if key not in cache:

@@ -1,10 +1,20 @@
 """GPU power of a training job through its phases, at sub-second resolution.
 
 A synchronous job repeats one step: forward/backward compute near the (throttled) power
-limit, then exposed communication, pipeline bubble and stage-imbalance waits near idle,
-then the data-parallel gradient exchange and the optimizer update ([Choukse-2025]: every
-iteration alternates compute-heavy phases near TDP with communication-heavy phases near
-idle).  On top of the steps the schedule adds whole-job pauses: checkpoint writes (the
+limit, the pipeline's fill and drain, then the data-parallel gradient exchange and the
+optimizer update ([Choukse-2025]: every iteration alternates compute-heavy phases near TDP
+with communication-heavy phases near idle).  Not every wait is one synchronous low segment:
+
+* tensor-, context- and expert-parallel collectives run inside every layer (two all-reduces
+  per layer forward and two backward for tensor parallelism [Megatron-SC21 §2.3]) and the
+  pipeline's point-to-point sends once per micro-batch, so they alternate with compute every
+  few milliseconds: at the time scales of the power supply they lower the compute plateau
+  to its duty-weighted mean instead of dipping it;
+* the pipeline bubble is staggered: stage ``i`` starts its first forward ``i`` slots after
+  stage 0 and finishes its last backward ``p − 1 − i`` slots before it [Megatron-SC21 §2.2],
+  so the job's busy share climbs stage by stage over the fill and falls stage by stage over
+  the drain (:func:`step_profile`: a staircase of ``p`` steps each way, the bubble's idle
+  time exactly the missing area under it).  On top of the steps the schedule adds whole-job pauses: checkpoint writes (the
 GPUs wait on storage, [Llama3-2024 §3.3.4]), evaluation (forward passes only: a lower
 plateau, as the MLPerf power logs show [MLPerf-Logging]) and restarts after a failure
 (idle through detection, drain and restore, then a warm-up ramp back to full power, see
@@ -17,6 +27,7 @@ computing under the power limit and thermal throttling (the engine's throttled p
 not the TDP) and ``P_idle`` their idle power.
 
 * :func:`step_profile` — the ordered segments of one step from the step-time breakdown;
+* :func:`ramp_frac_per_s` — the steepest edge of the step, each level change taking ``EDGE_S``;
 * :func:`waveform_frac` / :func:`waveform_w` — the sampled waveform over a window;
 * :func:`fourier_lines` — exact Fourier lines of the periodic step (step period and its
   harmonics) and of the pause trains (checkpoint or evaluation period);
@@ -27,13 +38,14 @@ not the TDP) and ``P_idle`` their idle power.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 
 from twin.errors import InputError
-from twin.physics.swing import ProfileStats, SwingJob
+from twin.physics.swing import EDGE_S, ProfileStats, SwingJob
 
 # Power fraction of each phase between idle (0) and the throttled busy power (1).
 COMPUTE_POWER_FRAC = 1.0  # forward/backward GEMMs near the power limit [Choukse-2025]
@@ -53,13 +65,11 @@ PHASE_POWER_FRAC = {
     "eval": EVAL_POWER_FRAC,
     "restart": RESTART_POWER_FRAC,
 }
-# breakdown_s keys of twin.training.steptime.step_time, by step segment (in time order)
-_SEGMENT_KEYS = (
-    ("compute", ("compute", "throttle_loss")),
-    ("comm", ("tp_comm", "cp_comm", "ep_comm", "pp_comm")),
-    ("bubble", ("bubble", "stage_imbalance")),
-    ("dp_comm", ("dp_comm",)),
-)
+# breakdown_s keys of twin.training.steptime.step_time by what they do to the step's power
+_COMPUTE_KEYS = ("compute", "throttle_loss")  # the GPUs compute (throttle loss: only slower)
+_FINE_COMM_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm")  # per layer / micro-batch: inside the plateau
+_WAIT_KEYS = ("bubble", "stage_imbalance")  # pipeline fill and drain, staggered over the stages
+MAX_STAIRS = 32  # pipeline stages resolved per fill or drain ramp (more stages: equal groups of them)
 MAX_SAMPLES = 4_000_000  # bound on a sampled waveform (32 MB of float64)
 MAX_PAUSES = 100_000  # bound on the checkpoints, evaluations and restarts of one window
 HARMONICS = 8  # step harmonics reported by fourier_lines
@@ -122,20 +132,55 @@ def two_phase_profile(step_s: float, compute_frac: float, low_power_frac: float 
     )
 
 
-def step_profile(breakdown_s: dict[str, float], optimizer_s: float = 0.0) -> StepProfile:
+def step_profile(breakdown_s: dict[str, float], optimizer_s: float = 0.0, pp_stages: int = 1) -> StepProfile:
     """Segments of one step from a step-time breakdown (:func:`twin.training.steptime.step_time`).
 
     ``breakdown_s["compute"]`` includes the optimizer (``StepResult.ops_s["optimizer"]``),
     which is split off and placed last, after the data-parallel exchange.  Throttle loss
-    counts as compute (the GPUs compute, only slower).
+    counts as compute (the GPUs compute, only slower).  Fine-grained communication (TP, CP,
+    EP, PP sends) shares the compute plateau at its duty-weighted power.  With
+    ``pp_stages`` > 1 the bubble and stage-imbalance waits become the pipeline's fill and
+    drain: ``min(p, MAX_STAIRS)`` stairs each way at busy shares ``(k + ½)/n``, each over
+    ``W/n`` of the wait ``W`` (when the busy time ``B`` per stage is shorter than ``W``, the
+    ramps take ``(B + W)/2`` each and never reach a full plateau).  The mean power of the
+    step is the same as with one synchronous low segment; its edges are not.
     """
     opt = min(max(float(optimizer_s), 0.0), float(breakdown_s.get("compute", 0.0)))
-    segs = []
-    for name, keys in _SEGMENT_KEYS:
-        dur = float(sum(breakdown_s.get(k, 0.0) for k in keys)) - (opt if name == "compute" else 0.0)
-        segs.append((name, max(dur, 0.0), PHASE_POWER_FRAC[name]))
-    segs.append(("optimizer", opt, OPTIMIZER_POWER_FRAC))
+    total: Callable[[tuple[str, ...]], float] = lambda keys: float(sum(max(breakdown_s.get(k, 0.0), 0.0) for k in keys))  # noqa: E731
+    compute, fine, wait = total(_COMPUTE_KEYS) - opt, total(_FINE_COMM_KEYS), total(_WAIT_KEYS)
+    busy = max(compute, 0.0) + fine
+    plateau = (max(compute, 0.0) * COMPUTE_POWER_FRAC + fine * COMM_POWER_FRAC) / busy if busy > 0 else COMM_POWER_FRAC
+    if pp_stages > 1 and wait > 0.0:
+        n = int(min(pp_stages, MAX_STAIRS))
+        ramp_s, peak = (wait, 1.0) if busy >= wait else ((busy + wait) / 2.0, busy / ((busy + wait) / 2.0))
+        levels = [COMM_POWER_FRAC + (k + 0.5) / n * peak * (plateau - COMM_POWER_FRAC) for k in range(n)]
+        segs = [("fill", ramp_s / n, f) for f in levels]
+        segs.append(("compute", busy - ramp_s if busy >= wait else 0.0, plateau))
+        segs += [("drain", ramp_s / n, f) for f in reversed(levels)]
+    else:
+        segs = [("compute", busy, plateau), ("bubble", wait, COMM_POWER_FRAC)]
+    segs += [("dp_comm", total(("dp_comm",)), COMM_POWER_FRAC), ("optimizer", opt, OPTIMIZER_POWER_FRAC)]
     return StepProfile(tuple(segs))
+
+
+def ramp_frac_per_s(profile: StepProfile, edge_s: float = EDGE_S) -> float:
+    """Steepest edge of the periodic step when every level change takes ``edge_s`` [power fraction per s].
+
+    The power the supply sees is the step smoothed over ``edge_s`` (a moving mean ``m``: a level
+    change becomes a linear ramp of ``edge_s``).  The ramp is the largest change of ``m``
+    within one ``edge_s``, over ``edge_s``: ``max |m(t) − m(t − e)| / e``, i.e.
+    ``|F(t) − 2F(t − e) + F(t − 2e)| / e²`` with ``F`` the integral of the step, exact at the
+    level changes and ``e`` and ``2e`` after them.  A full swing in one change ramps at
+    ``Δf / e``; stairs farther apart than ``e`` (a pipeline's fill) each ramp on their own,
+    closer ones add up; a pulse shorter than ``e`` ramps only by the power it carries.
+    """
+    if not (math.isfinite(edge_s) and edge_s > 0):
+        raise PhaseProfileError(f"edge_s must be finite and > 0, got {edge_s!r}")
+    bounds = np.concatenate([[0.0], np.cumsum([d for _, d, _ in profile.segments])])[:-1]
+    t = np.concatenate([bounds, bounds + edge_s, bounds + 2.0 * edge_s])
+    integral: Callable[[np.ndarray], np.ndarray] = lambda x: _step_integral(x, profile, 0.0)  # noqa: E731
+    second = integral(t) - 2.0 * integral(t - edge_s) + integral(t - 2.0 * edge_s)
+    return float(np.max(np.abs(second))) / (edge_s * edge_s)
 
 
 @dataclass(frozen=True)
@@ -343,9 +388,11 @@ def pulse_line_frac(depth_frac: float, duration_s: float, period_s: float) -> fl
     return 2.0 * abs(depth_frac) * abs(math.sin(math.pi * min(duration_s / period_s, 1.0))) / math.pi
 
 
-def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> ProfileStats:
-    """Mean, swing, dominant line and dips of a job (exact, no sampling)."""
+def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None, edge_s: float = EDGE_S) -> ProfileStats:
+    """Mean, swing, steepest edge, dominant line and dips of a job (exact, no sampling)."""
     sch = schedule or JobSchedule()
+    ramp = ramp_frac_per_s(profile, edge_s)
+    swing_frac = profile.max_frac - profile.min_frac
     periods, amps = fourier_lines(profile)
     mean = profile.mean_frac
     ck_dip = (
@@ -363,7 +410,11 @@ def profile_stats(profile: StepProfile, schedule: JobSchedule | None = None) -> 
         step_s=profile.step_s,
         high_s=profile.high_s,
         mean_frac=mean,
-        swing_frac=profile.max_frac - profile.min_frac,
+        swing_frac=swing_frac,
+        ramp_frac_per_s=ramp,
+        edge_s=swing_frac / ramp if ramp > 0 else edge_s,
+        step_lines_frac=tuple(float(a) for a in amps),
+        checkpoint_line_frac=lines[len(periods)][1] if ck_dip else 0.0,
         dominant_period_s=dom_period if dom_amp > 0 else math.inf,
         dominant_line_frac=dom_amp,
         step_line_frac=float(amps[0]),

@@ -334,7 +334,7 @@ def profile_rows() -> list[list[str]]:
     job = load_job(JOBS_DIR / "mlperf-llama2-70b-lora-64.toml")
     hw = job.hardware
     step = steptime.step_time(job.model, job.parallel, hw)
-    profile = phases.step_profile(step.breakdown_s, step.ops_s["optimizer"])
+    profile = phases.step_profile(step.breakdown_s, step.ops_s["optimizer"], job.parallel.pp)
     node = next(n for n in load_catalogue().nodes.values() if n.gpu == job.gpu)
     model = mp.NodeModel(node.gpus, node.base_power_w, node.idle_base_power_w, node.psus, node.psu_rating_w)
     rows = []

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from ingest.live.episodes import timing
 from ingest.live.runtime import LiveSetupError, build_hub, start_hub
 from ingest.live.scheduler import build_scheduler
 from ingest.synthetic.faults import FaultError
@@ -51,10 +52,13 @@ def test_faults_raise_alerts_once_and_clear_them(db):
     gpu = int(np.flatnonzero((hub.state.gpu_node == 8) & (hub.state.gpu_index == 5))[0])
     assert snap.gpu_state[gpu] == GPU_DOWN and snap.last_xid_code[gpu] == 79
     assert snap.jobs[0].tokens_per_s == 0  # one GPU down stalls the synchronous job
-    for i in range(4, 8):
+    last_s = 4  # the pump's last second down (back at t = 5 s): the episode clears once its clear hold passed
+    for i in range(4, last_s + int(timing("pump").clear_s)):
         hub.step(T0 + timedelta(seconds=i))
+        assert "H1-R01-K04-CDU" in {a["entity_name"] for a in hub.view.alerts()}
+    hub.step(T0 + timedelta(seconds=last_s + timing("pump").clear_s))
     names = {a["entity_name"] for a in hub.view.alerts()}
-    assert "H1-R01-K04-CDU" not in names  # the pump came back at t = 5 s
+    assert "H1-R01-K04-CDU" not in names
     history = [a for a in hub.view.alerts(active_only=False) if a["entity_name"] == "H1-R01-K04-CDU"]
     assert len(history) == 1 and history[0]["cleared_at"] is not None
 
@@ -159,11 +163,13 @@ def test_gpu_health_follows_the_measured_numbers(db):
     hub.step(T0)
     hot = np.flatnonzero(state.gpu_rack == 3)
     dead = np.flatnonzero(state.gpu_rack == 4)
-    t1 = T0 + timedelta(seconds=1)
-    hub.ticker.buffer.update("gpu", "gpu_temp_c", hot, np.full(hot.size, 90.5), t1.timestamp())
-    hub.ticker.buffer.update("gpu", "gpu_temp_c", dead, np.full(dead.size, 90.5), t1.timestamp())
-    hub.ticker.buffer.update("gpu", "gpu_power_w", dead, np.full(dead.size, 2.0), t1.timestamp())
-    snap = hub.step(t1)
+    held_s = int(max(timing("gpu_hot").for_s, timing("gpu_down").for_s)) + 1  # the alerts' minimum durations
+    for i in range(1, held_s + 1):
+        t1 = T0 + timedelta(seconds=i)
+        hub.ticker.buffer.update("gpu", "gpu_temp_c", hot, np.full(hot.size, 90.5), t1.timestamp())
+        hub.ticker.buffer.update("gpu", "gpu_temp_c", dead, np.full(dead.size, 90.5), t1.timestamp())
+        hub.ticker.buffer.update("gpu", "gpu_power_w", dead, np.full(dead.size, 2.0), t1.timestamp())
+        snap = hub.step(t1)
     assert (snap.gpu_state[hot] == GPU_THROTTLED).all() and (snap.throttle_frac[hot] <= 0.5).all()
     assert (snap.gpu_state[dead] == GPU_DOWN).all() and (snap.gpu_power_w[dead] == 0).all()
     others = np.setdiff1d(np.arange(state.n_gpus), np.concatenate([hot, dead]))

@@ -32,6 +32,7 @@ UNITLESS = {
     "source_live",
     "power_live",
     "rack_dark",
+    "rack_idle_flag",
     "gpu_off",
     "node_off",
     "gpu_node_off",
@@ -67,6 +68,7 @@ UNITLESS = {
     "policy_in_force",
     "policy",
     "swing_share",
+    "generation",
 }
 RESULTS = [
     cls
@@ -99,6 +101,7 @@ def test_tick_results_hold_one_result_per_phase_in_order():
         "swing",
         "projections",
         "swing_share",
+        "generation",
     ]
 
 

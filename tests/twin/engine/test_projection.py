@@ -2,8 +2,10 @@
 
 import json
 
+import numpy as np
 import pytest
 
+from tests.twin.engine.test_power_sources import colossus_job_full_power_step_s
 from twin.cli import main
 from twin.scenario.conditions import Scenario, ScenarioError
 from twin.scenario.load import parse_scenario
@@ -101,16 +103,24 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     assert "'GEN-9' is not in this site" in capsys.readouterr().err
 
 
-def test_colossus_at_training_start_fits_its_job_only_with_idle_nodes_off():
+def test_colossus_at_training_start_runs_its_job_at_full_power():
+    """43 MW cannot carry 100k GPUs, but the GPUs outside the job have no work: they go before the job slows.
+
+    The site file powers the idle nodes off; without that, the cap policy sheds their racks
+    first and never caps the job.  Either way the job runs at its full-power step (8.37 s, the
+    step of `throughput --site colossus`); before this order the policy capped every GPU at 200 W.
+    """
     colossus = load_site("colossus")
-    everything = project(colossus, Scenario())
-    # 43 MW cannot carry 100k GPUs: the site's policy caps them all and sheds racks, never a shortfall
-    policy = everything.shortfall_policy
-    assert policy.policy_active_flag and policy.policy_gpu_cap_w == 200.0 and policy.n_gpus_shed > 0
-    assert everything.shortfall_mw == 0 and everything.facility_power_mw <= everything.generation_capacity_mw
-    assert 20_000 < everything.n_gpus_runnable_at_full_power < 40_000
-    lean = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = true\n", colossus, "lean.toml"))
+    assert colossus.idle_nodes_off
+    lean = project(colossus, Scenario())
     assert lean.gpus.n_gpus_off == colossus.n_gpus - lean.job.n_gpus
-    assert lean.facility_power_mw < lean.generation_capacity_mw and lean.shortfall_mw == 0
-    assert lean.job.tokens_per_s > everything.job.tokens_per_s > 0  # at full power, not capped
-    assert not lean.shortfall_policy.policy_active_flag
+    assert not lean.shortfall_policy.policy_active_flag and lean.shortfall_mw == 0
+    assert lean.job.step_time_s == pytest.approx(colossus_job_full_power_step_s(), rel=1e-6)
+    assert 20_000 < lean.n_gpus_runnable_at_full_power < 40_000
+    on = project(colossus, parse_scenario("[conditions]\nidle_nodes_off = false\n", colossus, "on.toml"))
+    policy = on.shortfall_policy
+    assert policy.policy_active_flag and policy.policy_gpu_cap_w is None and policy.n_racks_shed > 0
+    job_racks = {colossus.rack_name[r] for r in np.unique(colossus.gpu_rack[np.arange(lean.job.n_gpus)])}
+    assert on.gpus.n_gpus_throttled == 0 and on.job.step_time_s == pytest.approx(lean.job.step_time_s)
+    assert on.facility_power_mw <= on.generation_capacity_mw and on.shortfall_mw == 0
+    assert len(job_racks) == 384 and on.gpus.n_gpus_off == 64 * policy.n_racks_shed

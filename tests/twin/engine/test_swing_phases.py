@@ -54,16 +54,22 @@ def test_job_shape_is_computed_once_per_status(demo, monkeypatch):
 
 
 def test_busy_power_is_the_throttled_power(demo):
-    """A power cap of 500 W lowers the swing in proportion to (cap − idle)."""
+    """A power cap of 500 W lowers the swing per unit of shape in proportion to (cap − idle).
+
+    The shape itself moves too: slower compute against the same per-layer communication raises the
+    plateau the communication shares.
+    """
     state, placed = demo
     idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
     tdp = float(np.max(state.gpu_spec_array("tdp_w")))
     eng = TwinEngine(state)
     eng.tick(1.0, TickInputs(jobs=[placed]))
-    full = eng.detail.swing.amplitude_mw
+    full, full_shape = eng.detail.swing.amplitude_mw, list(eng.jobs.shape_cache.values())[-1]
     eng.tick(1.0, TickInputs(jobs=[placed], gpu_power_limit_w=500.0))
-    capped = eng.detail.swing.amplitude_mw
-    assert capped / full == pytest.approx((500.0 - idle) / (tdp - idle), rel=0.02)  # k moves a little with load
+    capped, capped_shape = eng.detail.swing.amplitude_mw, list(eng.jobs.shape_cache.values())[-1]
+    assert capped_shape.step_s > full_shape.step_s
+    per_shape = (capped / capped_shape.swing_frac) / (full / full_shape.swing_frac)
+    assert per_shape == pytest.approx((500.0 - idle) / (tdp - idle), rel=0.02)  # k moves a little with load
 
 
 def test_alignment_is_an_input(demo):
@@ -95,3 +101,48 @@ def test_evaluations_of_the_job_file_dip_the_swing(demo):
     assert sw.eval_dip_mw == pytest.approx(
         sw.checkpoint_dip_mw * (shape.mean_frac - phases.EVAL_POWER_FRAC) / shape.mean_frac
     )
+
+
+def test_a_capped_job_draws_its_mean_under_the_cap_and_swings_from_the_cap(demo):
+    """A 300 W cap on the demo job: each GPU computes at 300 W and waits near idle, so its board power over the
+    tick is P_idle + u (300 − P_idle), below the cap; the swing's busy level is the cap itself."""
+    state, placed = demo
+    idle = float(np.mean(state.gpu_spec_array("idle_power_w")))
+    eng = TwinEngine(state)
+    snap = eng.tick(1.0, TickInputs(jobs=[placed], gpu_power_limit_w=300.0, gpu_util_frac=0.9))
+    assert snap.gpu_power_w == pytest.approx(idle + 0.9 * (300.0 - idle))
+    shape = list(eng.jobs.shape_cache.values())[-1]
+    sw = eng.detail.swing
+    k = sw.amplitude_mw / (state.n_gpus * shape.swing_frac * (300.0 - idle) / 1e6)
+    assert 1.0 < k < 1.2  # the facility factor of PSU and distribution losses, as at full power
+
+
+def test_a_job_is_evaluated_again_only_when_its_gpus_or_links_change(demo, monkeypatch):
+    from twin.training import sitejob
+
+    state, placed = demo
+    eng = TwinEngine(state)
+    calls = []
+    real = sitejob.evaluate_site_job
+    monkeypatch.setattr(sitejob, "evaluate_site_job", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for _ in range(3):
+        eng.tick(1.0, TickInputs(jobs=[placed]))
+    assert len(calls) == 1
+    eng.tick(1.0, TickInputs(jobs=[placed], failed_links=[0]))
+    eng.tick(1.0, TickInputs(jobs=[placed], gpu_power_limit_w=400.0))
+    assert len(calls) == 3
+
+
+def test_the_projection_puts_the_placed_job_into_the_swing():
+    """colossus: the 405B job's 2.84 s checkpoint every 150.5 s of training drops the whole job, ~10 MW."""
+    from twin.scenario.conditions import Scenario
+    from twin.scenario.projection import project
+
+    rep = project(load_site("colossus"), Scenario())
+    sw = rep.swing
+    assert sw.swing_period_s == pytest.approx(rep.job.step_time_s)
+    assert sw.checkpoint_dip_s == pytest.approx(2.84, abs=0.01)
+    assert sw.checkpoint_period_s == pytest.approx(rep.job.checkpoint_interval_s + sw.checkpoint_dip_s)
+    assert 8.0 < sw.checkpoint_dip_mw < 12.0 and sw.restart_dip_mw == pytest.approx(sw.checkpoint_dip_mw)
+    # the pipeline's fill and drain: far below the 10 × amplitude of a 0.1 s edge
+    assert sw.swing_ramp_mw_per_s < 3.0 * sw.swing_amplitude_mw

@@ -87,11 +87,12 @@ def test_h4_conversion_is_refused_when_strict(colossus):
 def test_comparison_shows_what_got_worse():
     """On the May 2025 supply (150 MW grid + Megapacks) the GB200 racks run at full power.
 
-    On the summer-2024 supply of ``colossus`` the shortfall policy already caps every GPU,
-    so the conversion moves the same generation-limited heat around instead.
+    Without a placed job every GPU works (with the site's job the racks outside it would
+    have no work).  On the summer-2024 supply of ``colossus`` the shortfall policy limits
+    the site, so the conversion moves the same generation-limited heat around instead.
     """
     site = load_site("colossus-2025")
-    out = compare(site, parse_scenario(WARN + H4, site, "h4.toml"))
+    out = compare(site, parse_scenario(WARN + '[conditions]\njob = ""\n' + H4, site, "h4.toml"))
     assert set(out.as_dict()) == {"baseline", "scenario", "diff"}
     head = out.diff.headline
     assert head["gpus.n_gpus"].delta == 392 * 8

@@ -97,3 +97,44 @@ def test_the_action_needs_the_gpu_demand_only_where_reads_gpu_demand_says(name, 
             policy.wanted_action(*args, None, *rest)
     else:
         assert policy.wanted_action(*args, None, *rest) == with_demand
+
+
+def test_racks_without_work_are_shed_before_the_job_is_capped():
+    demand = np.full(1000, 700.0)
+    # 0.12 MW over, 10 racks without work at 0.05 MW each: three of them, no cap
+    act = policy.wanted_action("cap", 0.12, 1.5, 0.7, demand, 200.0, 700.0, 0.08, PolicyAction(), 10, 0.05)
+    assert act == PolicyAction(racks_shed=3)
+    # 0.7 MW over: all ten (0.5 MW) and a cap for the other 0.2 MW (0.1333 MW of GPU power)
+    act = policy.wanted_action("cap", 0.7, 1.5, 0.7, demand, 200.0, 700.0, 0.08, PolicyAction(), 10, 0.05)
+    assert act.racks_shed == 10 and act.gpu_cap_w == pytest.approx(700.0 - 0.2 / 1.5 * 1e6 / 1000, abs=1.0)
+    # a cap in force while racks without work still run: they go instead (the job at full power needs
+    # 0.1 MW more than now: 0.05 + 1.5 × 0.0333 MW → two racks)
+    capped = PolicyAction(gpu_cap_w=666.0)
+    act = policy.wanted_action("cap", 0.05, 1.5, 0.6667, demand, 200.0, 700.0, 0.08, capped, 10, 0.05)
+    assert act == PolicyAction(racks_shed=2)
+    brake = policy.wanted_action("power_brake", 0.3, 1.5, 0.7, demand, 200.0, 700.0, 0.08, PolicyAction(), 10, 0.05)
+    assert brake == PolicyAction(racks_shed=6)
+
+
+def test_relief_lifts_the_cap_first_then_brings_the_idle_racks_back_one_at_a_time():
+    demand = np.full(1000, 700.0)
+    current = PolicyAction(gpu_cap_w=600.0, racks_shed=10)
+    # 0.2 MW of room: full power needs 1.5 × 0.1 = 0.15 MW of it, the 0.05 MW left brings back no 0.08 MW rack
+    act = policy.wanted_action("cap", -0.2, 1.5, 0.6, demand, 200.0, 700.0, 0.08, current, 10, 0.05)
+    assert act == PolicyAction(racks_shed=10)
+    act = policy.wanted_action("cap", -0.17, 1.5, 0.7, demand, 200.0, 700.0, 0.08, PolicyAction(racks_shed=10), 10)
+    assert act == PolicyAction(racks_shed=8)
+
+
+def test_the_cap_holds_the_busy_power_of_a_gpu_that_also_waits():
+    """Four GPUs at 90 % utilisation drawing 638.5 W (busy 700 W, idle 85 W); to bring them to 1,600 W in
+    all, the cap on the busy power is 85 + (400 − 85)/0.9 = 435 W, not the 400 W a mean cap would give."""
+    demand = np.full(4, 85.0 + 0.9 * 615.0)
+    assert policy.cap_for_gpu_power_w(demand, 1600.0, 200.0, 700.0) == (400.0, True)
+    cap, fits = policy.cap_for_gpu_power_w(demand, 1600.0, 200.0, 700.0, np.full(4, 0.9), 85.0)
+    assert fits and cap == pytest.approx(435.0, abs=1.0)
+    # an idle GPU (no work) adds its idle power whatever the cap
+    with_idle = policy.cap_for_gpu_power_w(
+        np.append(demand, 85.0), 1685.0, 200.0, 700.0, np.append(np.full(4, 0.9), 0.0), 85.0
+    )
+    assert with_idle[0] == pytest.approx(435.0, abs=1.0)

@@ -192,3 +192,127 @@ def test_swing_share_batteries_take_the_fast_part_and_generators_the_rest():
     )
     assert big.over_limit.tolist() == [True, True, False]
     assert big.unfollowed_mw == pytest.approx(2 * (1.5 - 0.6))
+
+
+def test_a_unit_takes_its_next_full_step_only_after_its_recovery_time():
+    """A G2 unit (recovery 6 s: the voltage's, longer than the frequency's 5 s), 25 % step of 2.5 MW, 0.05 MW/s.
+
+    From idle to a 2.5 MW demand at 1-s ticks: the first tick takes the full 0.625 MW step; after
+    it the bucket refills at 1/6 step a second, so the unit climbs 0.625/6 + 0.05 = 0.154 MW/s and
+    reaches full load at the 13th tick, not the 4th of a full step every tick.
+    """
+    kind, cap, step, ramp = np.array([GEN]), np.array([2.5]), np.array([0.625]), np.array([0.05])
+    rec = sources.recovery_s(["G2"], 1)
+    assert rec == pytest.approx([6.0])
+    out, ready, outputs = np.zeros(1), np.ones(1), []
+    for _ in range(14):
+        d = sources.dispatch(
+            2.5,
+            kind,
+            cap,
+            np.ones(1, bool),
+            out,
+            step,
+            ramp,
+            np.zeros(1),
+            np.ones(1),
+            np.full(1, np.nan),
+            1.0,
+            rec,
+            ready,
+        )
+        out, ready = d.source_power_mw, d.step_ready_frac
+        outputs.append(float(out[0]))
+    assert outputs[0] == pytest.approx(0.675) and outputs[1] == pytest.approx(0.675 + 0.625 / 6 + 0.05)
+    assert outputs[11] < 2.5 and outputs[12] == pytest.approx(2.5)
+    # without the recovery time (the old behaviour): 0.675 MW a tick, full load at the 4th
+    old = np.zeros(1)
+    for _ in range(4):
+        old = sources.dispatch(
+            2.5, kind, cap, np.ones(1, bool), old, step, ramp, np.zeros(1), np.ones(1), np.full(1, np.nan), 1.0
+        ).source_power_mw
+    assert old == pytest.approx([2.5])
+
+
+def test_a_unit_held_back_by_its_recovering_step_is_flagged_and_long_ticks_take_many_steps():
+    kind, cap, step, ramp = np.array([GEN]), np.array([2.5]), np.array([0.625]), np.array([0.05])
+    rec, args = np.array([6.0]), (np.zeros(1), np.ones(1), np.full(1, np.nan))
+    d = sources.dispatch(2.5, kind, cap, np.ones(1, bool), np.array([0.5]), step, ramp, *args, 1.0, rec, np.zeros(1))
+    assert d.step_limited[0] and d.source_power_mw[0] == pytest.approx(0.5 + 0.625 / 6 + 0.05)
+    assert d.step_ready_frac[0] == pytest.approx(0.0)
+    # a 60 s tick refills ten steps: the unit reaches its rating within the tick
+    d = sources.dispatch(2.5, kind, cap, np.ones(1, bool), np.zeros(1), step, ramp, *args, 60.0, rec, np.zeros(1))
+    assert d.source_power_mw[0] == pytest.approx(2.5) and not d.step_limited[0]
+
+
+def test_the_grid_is_stiff_up_to_its_import_limit():
+    """A grid with a 1 MW/s (contract) ramp still carries a 6 MW jump in one tick, up to its 8 MW."""
+    grid = SOURCE_KINDS.index("grid")
+    kind, cap = np.array([grid]), np.array([8.0])
+    d = sources.dispatch(
+        6.0,
+        kind,
+        cap,
+        np.ones(1, bool),
+        np.zeros(1),
+        np.array([np.inf]),
+        np.array([1.0]),
+        np.zeros(1),
+        np.ones(1),
+        np.full(1, np.nan),
+        1.0,
+        np.zeros(1),
+        np.ones(1),
+    )
+    assert d.source_power_mw == pytest.approx([6.0]) and d.unmet_mw == 0.0
+    d = sources.dispatch(
+        9.0,
+        kind,
+        cap,
+        np.ones(1, bool),
+        np.zeros(1),
+        np.array([np.inf]),
+        np.array([1.0]),
+        np.zeros(1),
+        np.ones(1),
+        np.full(1, np.nan),
+        1.0,
+    )
+    assert d.source_power_mw == pytest.approx([8.0]) and d.unmet_mw == pytest.approx(1.0)
+
+
+def test_with_a_live_grid_the_swing_lands_on_the_grid_not_on_the_units():
+    grid = SOURCE_KINDS.index("grid")
+    kind = np.array([grid, GEN, GEN])
+    cap, power = np.array([8.0, 2.5, 2.5]), np.array([5.0, 2.0, 2.0])
+    share = sources.swing_share(
+        2.0,
+        4.0,
+        1.0,
+        kind,
+        cap,
+        power,
+        np.ones(3, bool),
+        np.array([np.inf, 0.625, 0.625]),
+        np.array([1.0, 0.05, 0.05]),
+        np.zeros(3),
+        np.ones(3),
+        np.full(3, np.nan),
+    )
+    assert share.share_mw == pytest.approx([2.0, 0.0, 0.0])
+    assert share.over_limit.tolist() == [True, False, False]  # 4 MW/s against the contract's 1 MW/s
+    islanded = sources.swing_share(
+        2.0,
+        4.0,
+        1.0,
+        kind,
+        cap,
+        power,
+        np.array([False, True, True]),
+        np.array([np.inf, 0.625, 0.625]),
+        np.array([1.0, 0.05, 0.05]),
+        np.zeros(3),
+        np.ones(3),
+        np.full(3, np.nan),
+    )
+    assert islanded.share_mw == pytest.approx([0.0, 1.0, 1.0])

@@ -32,10 +32,11 @@ def test_amplitude_and_ramp_hand_point():
     job = _job(1000)  # 1000 × (700 − 100) W = 0.6 MW
     assert sw.job_amplitude_mw(job) == pytest.approx(0.6)
     assert sw.job_amplitude_mw(job, facility_w_per_gpu_w=1.1) == pytest.approx(0.66)
-    rep = sw.project_swing([job], KIND, CAP, RAMP, np.zeros(3), np.array([True, True, False]))
+    # the grid imports 9.6 of its 10 MW: it follows 0.4 MW at once (stiff), within its contract
+    rep = sw.project_swing([job], KIND, CAP, RAMP, np.array([9.6, 0.0, 0.0]), np.array([True, True, False]))
     assert rep.ramp_mw_per_s == pytest.approx(0.6 / sw.EDGE_S)
     assert rep.phase_s == pytest.approx(0.4)  # the shorter (communication) phase
-    # generation follows 1.5 MW/s × 0.4 s = 0.6 MW: exactly enough
+    # the generator follows 0.5 MW/s × 0.4 s = 0.2 MW, the grid its 0.4 MW of headroom: exactly enough
     assert rep.followable_mw == pytest.approx(0.6) and rep.within_limits
 
 
@@ -49,15 +50,16 @@ def test_two_phase_amplitude_from_the_waveform_equals_the_hand_value():
 
 def test_battery_buffers_the_shortfall():
     job = _job(10_000)  # 6 MW swing
-    no_battery = sw.project_swing([job], KIND, CAP, RAMP, np.zeros(3), np.array([True, True, False]))
-    assert no_battery.shortfall_mw == pytest.approx(6.0 - 0.6) and not no_battery.within_limits
+    at_limit = np.array([10.0, 0.0, 0.0])  # the grid at its import limit: no room to follow
+    no_battery = sw.project_swing([job], KIND, CAP, RAMP, at_limit, np.array([True, True, False]))
+    assert no_battery.shortfall_mw == pytest.approx(6.0 - 0.2) and not no_battery.within_limits
     with_battery = sw.project_swing(
-        [job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.5])
+        [job], KIND, CAP, RAMP, at_limit, np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.5])
     )
     assert with_battery.battery_headroom_mw == pytest.approx(2.0)
-    assert with_battery.shortfall_mw == pytest.approx(6.0 - 0.6 - 2.0)
+    assert with_battery.shortfall_mw == pytest.approx(6.0 - 0.2 - 2.0)
     empty = sw.project_swing(
-        [job], KIND, CAP, RAMP, np.zeros(3), np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.0])
+        [job], KIND, CAP, RAMP, at_limit, np.ones(3, bool), battery_soc_frac=np.array([np.nan, np.nan, 0.0])
     )
     assert empty.battery_headroom_mw == 0.0
 

@@ -91,10 +91,12 @@ def test_hbm_temperature_from_hbm_power_not_board_power():
     assert th.hbm_temp_c(33.0, 0.15 * 600.0, 0.2) == pytest.approx(51.0)
 
 
-def test_convective_resistance_follows_flow_to_the_0_8():
-    # half of 0.035 K/W convective; at half the design flow h falls by 2^0.8 = 1.741
+def test_convective_resistance_follows_flow_to_the_laminar_one_third():
+    # half of 0.035 K/W convective; in the plate's laminar channels h ∝ ṁ^(1/3): at half the design flow
+    # h falls by 2^(1/3) = 1.260 (turbulent pipe flow would give 2^0.8 = 1.741)
+    assert th.CONVECTION_FLOW_EXPONENT == pytest.approx(1.0 / 3.0)
     r = th.die_resistance_c_per_w(0.035, 0.5, np.array([1.0, 0.5, 2.0]))
-    assert r == pytest.approx([0.035, 0.0175 + 0.0175 * 2**0.8, 0.0175 + 0.0175 * 2**-0.8])
+    assert r == pytest.approx([0.035, 0.0175 + 0.0175 * 2 ** (1 / 3), 0.0175 + 0.0175 * 2 ** (-1 / 3)])
     with pytest.raises(ValueError, match="flow_ratio"):
         th.die_resistance_c_per_w(0.035, 0.5, 0.0)
 
@@ -264,3 +266,81 @@ def test_demand_with_leakage_equals_demand_plus_leakage_floored_at_zero():
     pure = np.maximum(power + th.leakage_power_w(temp, 1.3), 0.0)
     assert np.array_equal(th.demand_with_leakage_w(power, temp, 1.3), pure)
     assert (th.demand_with_leakage_w(power, temp, 1.3)[::7] == 0.0).all()
+
+
+def test_a_capped_gpu_draws_its_mean_under_the_cap():
+    """200 W cap at 90 % utilisation, idle 85 W: busy power held at 200 W, mean 85 + 0.9 × 115 = 188.5 W; the
+    clocks fall only as far as the busy power needs, ((200 − 85)/(700 − 85))^(1/α)."""
+    demand = np.array([85.0 + 0.9 * 615.0])
+    assert th.mean_power_limit_w(200.0, 0.9, 85.0) == pytest.approx(188.5)
+    p, clock, mask = th.throttle(demand, 200.0, 85.0, np.array([50.0]), np.inf, 87.0, 89.0, 0.9, False, 0.9)
+    assert p[0] == pytest.approx(188.5) and mask[0] == th.CLOCK_EVENT_SW_POWER_CAP
+    assert clock[0] == pytest.approx((115.0 / 615.0) ** (1 / th.DVFS_POWER_EXPONENT))
+    fast = th.power_cap_only(demand, 200.0, 85.0, None, 0.9)
+    assert fast[0][0] == p[0] and fast[1][0] == clock[0] and fast[2][0] == mask[0]
+
+
+@pytest.mark.parametrize("limit_w", [200.0, 500.0, 60.0])
+def test_power_cap_only_with_a_duty_equals_throttle_bit_for_bit(limit_w):
+    rng = np.random.default_rng(7)
+    n = 500
+    demand = rng.uniform(0.0, 800.0, n)
+    duty = rng.uniform(0.0, 1.0, n)
+    temp = rng.uniform(30.0, 80.0, n)
+    slow = th.throttle(demand, limit_w, 85.0, temp, np.inf, 87.0, 89.0, 1.0, False, duty)
+    fast = th.power_cap_only(demand, limit_w, 85.0, None, duty)
+    for a, b in zip(slow, fast):
+        assert np.array_equal(a, b)
+    active = th.throttle_active(demand, limit_w, temp, np.inf, 87.0, False, duty, 85.0)
+    assert np.array_equal(active, slow[2] != 0)
+
+
+def _rk4_two_node(tj, tp, p, ts, cj, cp, rjp, rpc, t_end, dt=1e-3):
+    f = lambda x: np.array([(p - (x[0] - x[1]) / rjp) / cj, ((x[0] - x[1]) / rjp - (x[1] - ts) / rpc) / cp])  # noqa: E731
+    x = np.array([tj, tp], dtype=np.float64)
+    for _ in range(int(round(t_end / dt))):
+        k1 = f(x)
+        k2 = f(x + dt / 2 * k1)
+        k3 = f(x + dt / 2 * k2)
+        k4 = f(x + dt * k3)
+        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return x
+
+
+@pytest.mark.parametrize("dt_s", [0.05, 1.0, 7.5])
+def test_two_node_step_is_the_exact_solution(dt_s):
+    """45 J/K junction over 0.0175 K/W to a 705 J/K plate, 0.021 K/W to a 30 °C coolant: 400 → 690 W."""
+    args = (45.0, 705.0, 0.0175, 0.021)
+    co = th.two_node_coefficients(*args, 30.0, dt_s)
+    new = th.two_node_step_few_pass_c(np.array([50.0]), np.array([45.0]), np.array([690.0]), co)
+    ref = _rk4_two_node(50.0, 45.0, 690.0, 30.0, *args, dt_s)
+    assert new[0][0] == pytest.approx(ref[0], abs=1e-6) and new[1][0] == pytest.approx(ref[1], abs=1e-6)
+
+
+def test_two_node_step_limits_and_steady_state():
+    args = (45.0, 705.0, 0.0175, 0.021)
+    assert th.two_node_coefficients(*args, 30.0, 0.0)[:4] == pytest.approx((1.0, 0.0, 0.0, 1.0))
+    long = th.two_node_coefficients(*args, 30.0, 1e5)  # no overflow: the steady state
+    tj, tp = th.two_node_step_few_pass_c(np.array([80.0]), np.array([20.0]), np.array([600.0]), long)
+    assert (tj[0], tp[0]) == pytest.approx(th.two_node_steady_c(600.0, 30.0, 0.0175, 0.021))
+    assert th.two_node_steady_c(600.0, 30.0, 0.0175, 0.021) == pytest.approx((30.0 + 600 * 0.0385, 30.0 + 600 * 0.021))
+    # the junction leads: after a 400 → 690 W step it rises ~5 K in 2 s, where one lumped node of the same
+    # total capacity and resistance (τ = 750 × 0.0385 = 29 s) rises 1.8 K
+    steady = th.two_node_steady_c(400.0, 30.0, 0.0175, 0.021)
+    co = th.two_node_coefficients(*args, 30.0, 2.0)
+    tj, _ = th.two_node_step_few_pass_c(np.array([steady[0]]), np.array([steady[1]]), np.array([690.0]), co)
+    lumped = steady[0] + 290.0 * 0.0385 * (1.0 - np.exp(-2.0 / (750.0 * 0.0385)))
+    assert tj[0] - steady[0] > 4.5 and lumped - steady[0] < 2.0
+
+
+def test_two_node_adiabatic_step_conserves_energy_and_stops_at_shutdown():
+    tj, tp, p = th.two_node_adiabatic_step_c(60.0, 55.0, 700.0, 45.0, 705.0, 0.0175, 2.0)
+    assert 45.0 * (tj - 60.0) + 705.0 * (tp - 55.0) == pytest.approx(700.0 * 2.0)
+    assert tj - tp == pytest.approx(
+        _rk4_two_node(60.0, 55.0, 700.0, 0.0, 45.0, 705.0, 0.0175, 1e12, 2.0)[0]
+        - _rk4_two_node(60.0, 55.0, 700.0, 0.0, 45.0, 705.0, 0.0175, 1e12, 2.0)[1],
+        abs=1e-4,
+    )
+    tj, tp, p = th.two_node_adiabatic_step_c(90.0, 80.0, 700.0, 45.0, 705.0, 0.0175, 60.0, 92.0)
+    assert tj[()] == pytest.approx(92.0) and 0.0 <= p < 700.0
+    assert 45.0 * (tj - 90.0) + 705.0 * (tp - 80.0) == pytest.approx(p * 60.0)

@@ -90,21 +90,101 @@ def test_dominant_line_moves_to_the_checkpoint_train_when_it_is_larger():
     )
 
 
+_BREAKDOWN = {
+    "compute": 1.0,
+    "throttle_loss": 0.1,
+    "tp_comm": 0.2,
+    "pp_comm": 0.05,
+    "bubble": 0.3,
+    "stage_imbalance": 0.05,
+    "dp_comm": 0.1,
+}
+
+
 def test_step_profile_from_a_breakdown_splits_off_the_optimizer():
-    breakdown = {
-        "compute": 1.0,
-        "throttle_loss": 0.1,
-        "tp_comm": 0.2,
-        "pp_comm": 0.05,
-        "bubble": 0.3,
-        "stage_imbalance": 0.05,
-        "dp_comm": 0.1,
-    }
-    p = ph.step_profile(breakdown, optimizer_s=0.2)
-    assert [s[0] for s in p.segments] == ["compute", "comm", "bubble", "dp_comm", "optimizer"]
-    assert [s[1] for s in p.segments] == pytest.approx([0.9, 0.25, 0.35, 0.1, 0.2])
-    assert p.step_s == pytest.approx(sum(breakdown.values()))
+    """Without a pipeline: 0.9 s compute and 0.25 s of per-layer comm share one plateau, optimizer last."""
+    p = ph.step_profile(_BREAKDOWN, optimizer_s=0.2)
+    assert [s[0] for s in p.segments] == ["compute", "bubble", "dp_comm", "optimizer"]
+    assert [s[1] for s in p.segments] == pytest.approx([1.15, 0.35, 0.1, 0.2])
+    # the plateau at the duty-weighted power of compute (1.0) and TP/PP comm (0.15)
+    assert p.segments[0][2] == pytest.approx((0.9 + 0.25 * 0.15) / 1.15)
+    assert p.step_s == pytest.approx(sum(_BREAKDOWN.values()))
     assert p.mean_frac == pytest.approx((0.9 + 0.15 * 0.7 + 0.5 * 0.2) / 1.8)
+
+
+def test_pipeline_bubble_is_a_staircase_of_stages_with_the_same_mean():
+    """4 stages, waits W = 0.35 s: 4 stairs up and 4 down of W/4 each at busy shares 1/8, 3/8, 5/8, 7/8."""
+    p = ph.step_profile(_BREAKDOWN, optimizer_s=0.2, pp_stages=4)
+    names = [s[0] for s in p.segments]
+    assert names == ["fill"] * 4 + ["compute"] + ["drain"] * 4 + ["dp_comm", "optimizer"]
+    plateau = (0.9 + 0.25 * 0.15) / 1.15
+    fill = [0.15 + (k + 0.5) / 4 * (plateau - 0.15) for k in range(4)]
+    assert [s[2] for s in p.segments[:4]] == pytest.approx(fill)
+    assert [s[2] for s in p.segments[5:9]] == pytest.approx(fill[::-1])
+    assert [s[1] for s in p.segments[:4]] == pytest.approx([0.35 / 4] * 4)
+    assert p.segments[4][1] == pytest.approx(1.15 - 0.35)  # the plateau keeps the busy time the ramps do not
+    assert p.step_s == pytest.approx(sum(_BREAKDOWN.values()))
+    assert p.mean_frac == pytest.approx((0.9 + 0.15 * 0.7 + 0.5 * 0.2) / 1.8)  # the same energy per step
+    # the bubble no longer drops the whole job at once: the lowest level is the DP exchange, the highest the plateau
+    assert p.max_frac == pytest.approx(plateau) and p.min_frac == pytest.approx(0.15)
+
+
+def test_short_busy_time_never_reaches_a_full_plateau():
+    """Busy 0.2 s per stage, waits 0.6 s: ramps of (0.2 + 0.6)/2 = 0.4 s each peaking at 0.2/0.4 of the stages."""
+    p = ph.step_profile({"compute": 0.2, "bubble": 0.6}, pp_stages=2)
+    assert [s[1] for s in p.segments if s[0] in ("fill", "drain")] == pytest.approx([0.2] * 4)
+    assert [s[2] for s in p.segments[:2]] == pytest.approx([0.15 + 0.25 * 0.5 * 0.85, 0.15 + 0.75 * 0.5 * 0.85])
+    assert p.mean_frac == pytest.approx((0.2 + 0.6 * 0.15) / 0.8)
+
+
+def test_ramp_of_a_full_swing_in_one_change_is_the_swing_over_the_edge_time():
+    stats = ph.profile_stats(ph.two_phase_profile(2.0, 0.85))
+    assert stats.ramp_frac_per_s == pytest.approx(0.85 / 0.1)
+    assert stats.edge_s == pytest.approx(0.1)
+
+
+def test_ramp_of_stairs_farther_apart_than_the_edge_time_is_one_stair_over_it():
+    """Four stairs of 0.25 up, 0.5 s apart: each ramps alone, 0.25 / 0.1 s; the drop at the end is the swing."""
+    up = ph.StepProfile(tuple(("fill", 0.5, 0.25 * k) for k in range(1, 5)))
+    assert ph.ramp_frac_per_s(up, 0.1) == pytest.approx(0.75 / 0.1)  # the fall from 1.0 to 0.25 at the wrap
+    ramp = ph.StepProfile(
+        tuple(("fill", 0.5, 0.25 * k) for k in range(1, 5)) + tuple(("drain", 0.5, 0.25 * k) for k in range(4, 0, -1))
+    )
+    assert ph.ramp_frac_per_s(ramp, 0.1) == pytest.approx(0.25 / 0.1)
+    # from 0 to 1 in four stairs 0.02 s apart, back down slowly: the stairs add up within one edge time.
+    # f(u) − f(u − 0.1) climbs 0.25, 0.5, 0.75 over [0, 0.06), holds 1 to 0.1 and falls back by 0.16; its
+    # largest mean over 0.1 s (the window [0.03, 0.13)) is 0.08 / 0.1 = 0.8: a ramp of 0.8 / 0.1 s, 80 % of a
+    # single step's
+    fast = ph.StepProfile(
+        (("low", 1.0, 0.0),)
+        + tuple(("fill", 0.02, 0.25 * k) for k in range(1, 5))
+        + (("compute", 1.0, 1.0),)
+        + tuple(("drain", 0.5, 0.25 * k) for k in range(3, 0, -1))
+    )
+    assert ph.ramp_frac_per_s(fast, 0.1) == pytest.approx(8.0)
+
+
+def test_a_pulse_shorter_than_the_edge_time_ramps_only_by_the_power_it_carries():
+    """A 20 ms pulse of 0.5 on a flat step: the smoothed power rises by 0.5 · 0.02/0.1 within an edge time."""
+    pulse = ph.StepProfile((("compute", 1.0, 0.2), ("optimizer", 0.02, 0.7)))
+    assert ph.ramp_frac_per_s(pulse, 0.1) == pytest.approx(0.5 * 0.02 / 0.1 / 0.1)
+
+
+def test_pipeline_job_ramps_far_slower_than_a_synchronous_bubble():
+    """The 405B colossus job (PP 16): its fill and drain climb stage by stage."""
+    from pathlib import Path
+
+    from twin.training import steptime
+    from twin.training.jobfile import load_job
+
+    job = load_job(Path(__file__).resolve().parents[3] / "data" / "jobs" / "colossus-405b-24k.toml")
+    step = steptime.step_time(job.model, job.parallel, job.hardware)
+    staggered = ph.profile_stats(ph.step_profile(step.breakdown_s, step.ops_s["optimizer"], job.parallel.pp))
+    synchronous = ph.profile_stats(ph.step_profile(step.breakdown_s, step.ops_s["optimizer"]))
+    assert staggered.mean_frac == pytest.approx(synchronous.mean_frac)
+    assert synchronous.edge_s == pytest.approx(0.1)
+    assert staggered.ramp_frac_per_s < synchronous.ramp_frac_per_s / 4
+    assert staggered.edge_s > 0.4
 
 
 def test_evaluation_pauses_at_given_times_at_the_evaluation_power():
