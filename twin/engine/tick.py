@@ -249,6 +249,7 @@ class TwinEngine:
         c = self.const
         gt, site, tree, cool, heat, sw = res.gpu_thermal, res.site, res.power_tree, res.cooling, res.heat, res.swing
         it_mw, facility = site.it_mw, site.facility_mw
+        assert site.supply is not None  # the supply phase ran this tick
         self.detail = self._detail(res)
         down = self.gpus.state.down
         xid = np.zeros(c.state.n_gpus, dtype=np.int16)
