@@ -107,8 +107,9 @@ class LoadPhase:
             for a in (job_gpus, off, mask):
                 if a is not None:
                     a.flags.writeable = False
-            self._work_cache = (given, job_gpus, int(np.count_nonzero(mask)) if lists else 0, mask, off)
-        return self._work_cache[1:]
+            kept = (given, job_gpus, int(np.count_nonzero(mask)) if mask is not None else 0, mask, off)
+            self._work_cache = kept
+        return kept[1:]
 
     def _shed_racks(self, inp: TickInputs, count: int) -> np.ndarray:
         """The first ``count`` racks in the policy's shedding order (racks of the priority GPUs last)."""
@@ -211,7 +212,7 @@ class LoadPhase:
         lost_feed_psus = np.where(one_feed[s.node_rack], np.floor(psus / 2.0), 0.0) if one_feed.any() else 0.0
         return np.maximum(psus - failed_psus - lost_feed_psus, 0.0)
 
-    def _power_brake(self, demand: np.ndarray, limit, psus_live: np.ndarray) -> np.ndarray | bool:
+    def _power_brake(self, demand: np.ndarray, limit: np.ndarray | float, psus_live: np.ndarray) -> np.ndarray | bool:
         """GPUs whose node asserts the power brake (False: none).
 
         The brake compares the node's need at full base load with what its live PSUs deliver;
