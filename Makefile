@@ -52,6 +52,7 @@ system-deps:
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: lint system-deps
 	$(BIN)/python -m pytest

@@ -11,23 +11,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from typing import Any
 
 BENCH_GROUP = "clustertwin.benchmarks"
 
-_REGISTRY: dict[str, Callable[..., dict]] = {}
+_REGISTRY: dict[str, Callable[..., dict[str, Any]]] = {}
 
 
-def benchmark(name: str) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
+def benchmark(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register ``func`` as benchmark ``name``."""
 
-    def decorate(func: Callable[..., dict]) -> Callable[..., dict]:
+    def decorate(func: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         _REGISTRY[name] = func
         return func
 
     return decorate
 
 
-def registry() -> dict[str, Callable[..., dict]]:
+def registry() -> dict[str, Callable[..., dict[str, Any]]]:
     """All registered benchmarks, importing every area's benchmark module first."""
     for ep in sorted(entry_points(group=BENCH_GROUP), key=lambda ep: ep.name):
         ep.load()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from twin.errors import InputError
@@ -25,7 +26,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 log = logging.getLogger("clustertwin")
 
 
-def command_registrars() -> list:
+def command_registrars() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
     """The ``register`` functions of every installed package, the twin's first."""
     found = sorted(entry_points(group=COMMAND_GROUP), key=lambda ep: (ep.name != "twin", ep.name))
     if not found:

@@ -11,16 +11,17 @@ numbers are left to the writer (:func:`twin.commands.jsonout.dumps` writes ``nul
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar
 
 _OMIT_NONE = "omit_none"
 
 
-def optional(default=None):
+def optional(default: Any = None) -> Any:
     """A dataclass field left out of :meth:`Report.as_dict` while it is ``None``."""
     return dataclasses.field(default=default, metadata={_OMIT_NONE: True})
 
 
-def plain(value):
+def plain(value: Any) -> Any:
     """``value`` as JSON-ready Python: reports and objects with ``as_dict`` as dicts, containers item by item."""
     as_dict = getattr(value, "as_dict", None)
     if callable(as_dict) and not isinstance(value, type):
@@ -35,8 +36,11 @@ def plain(value):
 class Report:
     """Base of the typed reports (a dataclass mixin, see module docstring)."""
 
-    def as_dict(self) -> dict:
-        out = {}
+    if TYPE_CHECKING:  # every report is a dataclass
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if value is None and f.metadata.get(_OMIT_NONE):

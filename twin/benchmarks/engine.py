@@ -14,25 +14,30 @@ not the best of a few), optionally against a peer checkout in the same run (#11:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from twin.bench import benchmark, best_of
 
+if TYPE_CHECKING:
+    import subprocess
 
-def _numpy_floor(util: np.ndarray, temp: np.ndarray, supply: np.ndarray, n_racks: int, n_nodes: int) -> None:
+
+def _numpy_floor(util: np.ndarray, temp: np.ndarray, supply: np.ndarray, n_racks: int, n_nodes: int) -> np.ndarray:
     """The per-GPU work of a tick as bare numpy passes (the memory-bandwidth floor)."""
     idle, tdp, r_th, decay, k_hbm = 85.0, 700.0, 0.04, 0.97, 0.85
     demand = idle + util * (tdp - idle)
     steady = supply + demand * r_th
     new = steady + (temp - steady) * decay
-    hbm = supply + (new - supply) * k_hbm
+    hbm: np.ndarray = supply + (new - supply) * k_hbm
     new.reshape(n_racks, -1).max(axis=1)
     demand.reshape(n_nodes, -1).sum(axis=1)
     return hbm
 
 
 @benchmark("twin_tick")
-def twin_tick(site: str = "colossus", repeat: int = 20) -> dict:
+def twin_tick(site: str = "colossus", repeat: int = 20) -> dict[str, Any]:
     """Best-of-``repeat`` wall time of one engine tick and of the numpy floor [ms]."""
     from twin.engine.tick import TickInputs, TwinEngine
     from twin.site.load import load_site
@@ -82,7 +87,7 @@ for line in sys.stdin:
 """
 
 
-def _tick_child(source_dir: str, site: str):
+def _tick_child(source_dir: str, site: str) -> subprocess.Popen[str]:
     import os
     import subprocess
     import sys
@@ -96,13 +101,16 @@ def _tick_child(source_dir: str, site: str):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    assert child.stdout is not None  # stdout=PIPE
     if child.stdout.readline().strip() != "ready":
         raise RuntimeError(f"tick benchmark child in {source_dir} did not start")
     return child
 
 
 @benchmark("twin_tick_hour")
-def twin_tick_hour(site: str = "colossus", ticks: int = 3600, block: int = 300, peer_dir: str | None = None) -> dict:
+def twin_tick_hour(
+    site: str = "colossus", ticks: int = 3600, block: int = 300, peer_dir: str | None = None
+) -> dict[str, Any]:
     """Mean wall time of a tick over a simulated hour (``ticks`` 1-s ticks in a row, every tick counted).
 
     With ``peer_dir`` (default: the ``CLUSTERTWIN_BENCH_PEER`` environment variable), a checkout
@@ -127,6 +135,7 @@ def twin_tick_hour(site: str = "colossus", ticks: int = 3600, block: int = 300, 
         while done < ticks:
             n = min(block, ticks - done)
             for name, child in children.items():
+                assert child.stdin is not None and child.stdout is not None  # both PIPE
                 child.stdin.write(f"{n}\n")
                 child.stdin.flush()
                 block_ms, block_worst_ms = map(float, child.stdout.readline().split())
@@ -135,7 +144,8 @@ def twin_tick_hour(site: str = "colossus", ticks: int = 3600, block: int = 300, 
             done += n
     finally:
         for child in children.values():
-            child.stdin.close()
+            if child.stdin is not None:
+                child.stdin.close()
             child.wait()
     out = {"site": site, "ticks_count": ticks}
     for name in runs:
@@ -148,7 +158,7 @@ def twin_tick_hour(site: str = "colossus", ticks: int = 3600, block: int = 300, 
 
 
 @benchmark("twin_memory_day")
-def twin_memory_day(site: str = "colossus", dt_s: float = 60.0, hours: float = 24.0) -> dict:
+def twin_memory_day(site: str = "colossus", dt_s: float = 60.0, hours: float = 24.0) -> dict[str, Any]:
     """Memory over a simulated day at ``dt_s`` steps: Python-heap growth (tracemalloc) and resident-set
     growth from the end of the first hour to the end of the day [MB]; flat means no state accumulates."""
     import resource

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +17,7 @@ JOBS_DIR = Path(__file__).resolve().parents[2] / "data" / "jobs"
 
 
 @benchmark("throughput_model")
-def throughput_model() -> dict:
+def throughput_model() -> dict[str, Any]:
     """Time the analytic step model and a degraded 98,304-GPU job on the colossus site."""
     from twin.site.load import load_site  # the site loader is only needed here
 
@@ -49,7 +51,7 @@ def throughput_model() -> dict:
 
 
 @benchmark("job_swing")
-def job_swing(site: str = "colossus", repeat: int = 8) -> dict:
+def job_swing(site: str = "colossus", repeat: int = 8) -> dict[str, Any]:
     """Cost of the swing from job phases in the engine tick, against the same tick with a fixed swing job.
 
     The 98,304-GPU job is placed on ``site``; ``tick_with_phases_ms`` lets the swing come
@@ -76,8 +78,8 @@ def job_swing(site: str = "colossus", repeat: int = 8) -> dict:
         engine.tick(1.0, phased)  # fills the shape cache, as the first tick of a job does
         t_phase, t_fixed = float("inf"), float("inf")
         for _ in range(repeat):  # interleaved, so machine noise hits both alike
-            t_phase = min(t_phase, best_of(lambda phased=phased: engine.tick(1.0, phased), repeat=1))
-            t_fixed = min(t_fixed, best_of(lambda fixed=fixed: engine.tick(1.0, fixed), repeat=1))
+            t_phase = min(t_phase, best_of(partial(engine.tick, 1.0, phased), repeat=1))
+            t_fixed = min(t_fixed, best_of(partial(engine.tick, 1.0, fixed), repeat=1))
         out[f"tick_with_phases{label}_ms"] = t_phase * 1e3
         out[f"tick_with_fixed_swing{label}_ms"] = t_fixed * 1e3
         out[f"phase_swing_overhead{label}_ratio"] = t_phase / t_fixed

@@ -16,6 +16,7 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
+from typing import Any
 
 from twin.bench import benchmark, best_of
 from twin.site.catalogue import DATA_DIR
@@ -33,14 +34,14 @@ def _command(*args: str) -> float:
 
 
 @benchmark("whatif_project")
-def whatif_project(repeat: int = 3) -> dict:
+def whatif_project(repeat: int = 3) -> dict[str, Any]:
     """Best-of-``repeat`` wall time of ``clustertwin project`` with and without the scenario [s]."""
     from twin.scenario import whatif
     from twin.scenario.compare import compare
     from twin.scenario.load import load_scenario
     from twin.site.load import load_site
 
-    cpu = {"base": [], "whatif": []}
+    cpu: dict[str, list[float]] = {"base": [], "whatif": []}
     baseline_s = best_of(lambda: cpu["base"].append(_command()), repeat=repeat)
     whatif_s = best_of(lambda: cpu["whatif"].append(_command("--scenario", str(SCENARIO))), repeat=repeat)
     state = load_site("colossus")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+
 from twin.commands import bench, blast, project, sites, throughput
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the twin's sub-commands (registered as the ``twin`` entry point)."""
     for module in (sites, bench, throughput, project, blast):
         module.register(subparsers)

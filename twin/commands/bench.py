@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import time
 
@@ -10,7 +11,7 @@ from twin.commands.jsonout import dumps
 from twin.errors import InputError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``bench`` sub-command."""
     bench = subparsers.add_parser("bench", help="run the performance benchmarks")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
@@ -23,7 +24,7 @@ def register(subparsers) -> None:
     bench.set_defaults(func=_run)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     benches = registry()
     if args.list:
         print("\n".join(sorted(benches)))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+
 from twin.commands.jsonout import dumps, finite_or_null
 from twin.scenario.conditions import Scenario
 from twin.scenario.load import load_scenario
 from twin.site.load import load_site
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``blast-radius`` sub-command."""
     p = subparsers.add_parser(
         "blast-radius",
@@ -24,7 +26,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from twin.scenario.compare import blast_radius  # the engine is loaded only when the command runs
 
     state = load_site(args.site)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 
 
-def finite_or_null(value):
+def finite_or_null(value: Any) -> Any:
     """``value`` with every non-finite float replaced by ``None`` (recursively, numpy included)."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
@@ -27,6 +28,6 @@ def finite_or_null(value):
     return value
 
 
-def dumps(value, **kw) -> str:
+def dumps(value: Any, **kw: Any) -> str:
     """Strict JSON text of ``value`` (see :func:`finite_or_null`); other types via ``str``."""
     return json.dumps(finite_or_null(value), allow_nan=False, default=str, **kw)

@@ -8,21 +8,23 @@ layout), and what changed, marked worse or better.
 
 from __future__ import annotations
 
+import argparse
 import math
+from typing import Any
 
 from twin.commands.jsonout import dumps, finite_or_null
 from twin.scenario.compare import compare
 from twin.scenario.conditions import Scenario, ScenarioError
 from twin.scenario.load import load_scenario
 from twin.scenario.projection import project
-from twin.scenario.reports import Comparison
+from twin.scenario.reports import Comparison, ProjectionReport
 from twin.site.load import load_site
 from twin.training import goodput
 from twin.training import steptime as training
 from twin.training.sitejob import PlacementError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``project`` sub-command."""
     p = subparsers.add_parser(
         "project",
@@ -39,8 +41,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     state = load_site(args.site)
+    report: Comparison | ProjectionReport
     try:
         if args.scenario:
             report = compare(state, load_scenario(args.scenario, state))
@@ -51,14 +54,14 @@ def _run(args) -> int:
     if args.json:
         print(dumps(report.as_dict(), indent=2))  # unbounded times (never throttles) become null
         return 0
-    if args.scenario:
+    if isinstance(report, Comparison):  # a scenario was given
         _print_comparison(report)
         return 0
     _print_report(finite_or_null(report.as_dict()))
     return 0
 
 
-def _print_report(report: dict, indent: str = "") -> None:
+def _print_report(report: dict[str, Any], indent: str = "") -> None:
     for key, value in report.items():
         if isinstance(value, (dict, list)):
             print(f"{indent}{key}:")
@@ -68,7 +71,7 @@ def _print_report(report: dict, indent: str = "") -> None:
             print(f"{indent}{key:<28} {value}")
 
 
-def _fmt(value) -> str:
+def _fmt(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:,.4g}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from twin.site.tables import SiteTables
 from twin.training.jobfile import JobFileError, load_job
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``sites`` and ``units`` sub-commands."""
     sites = subparsers.add_parser("sites", help="list, validate and show site files")
     sub = sites.add_subparsers(dest="sites_command", required=True, metavar="ACTION")
@@ -44,7 +45,7 @@ def register(subparsers) -> None:
     units.set_defaults(func=_units)
 
 
-def _list(args) -> int:
+def _list(args: argparse.Namespace) -> int:
     for path in sorted(SITES_DIR.glob("*.toml")):
         print(path.stem)
     return 0
@@ -67,7 +68,7 @@ def check_default_job(state: SiteTables) -> None:
         )
 
 
-def _validate(args) -> int:
+def _validate(args: argparse.Namespace) -> int:
     """Everything ``serve`` checks when it loads the site; exit 1 naming the first problem."""
     try:
         state = load_site(args.file)
@@ -79,7 +80,7 @@ def _validate(args) -> int:
     return 0
 
 
-def _generate(args) -> int:
+def _generate(args: argparse.Namespace) -> int:
     """Write the campuses site, load it back as ``serve`` would, and print its counts."""
     import tomli_w
 
@@ -108,7 +109,7 @@ def _generate(args) -> int:
     return 0
 
 
-def _show(args) -> int:
+def _show(args: argparse.Namespace) -> int:
     summary = site_summary(load_site(args.name))
     if args.json:
         print(dumps(summary, indent=2))
@@ -119,7 +120,7 @@ def _show(args) -> int:
     return 0
 
 
-def _units(args) -> int:
+def _units(args: argparse.Namespace) -> int:
     if args.json:
         print(
             dumps(

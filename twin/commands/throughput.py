@@ -6,6 +6,7 @@ import argparse
 import logging
 import math
 from pathlib import Path
+from typing import Any
 
 from twin.commands.jsonout import dumps
 from twin.training import goodput
@@ -22,7 +23,7 @@ def _fixed(value: float, spec: str, unit: str = "", never: str = "never (no fail
     return f"{value:{spec}}{unit}" if math.isfinite(value) else never
 
 
-def _format_table(report: dict) -> str:
+def _format_table(report: dict[str, Any]) -> str:
     rows = [
         ("job", report["job"]),
         ("GPUs / nodes", f"{report['n_gpus']:,} {report['gpu']} / {report['n_nodes']:,}"),
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``throughput`` to the ``clustertwin`` command."""
     parser = subparsers.add_parser(
         "throughput",

@@ -13,11 +13,16 @@ them (the dispatch of the sources themselves is :func:`twin.physics.sources.disp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twin.physics import power
 from twin.site.tables import SOURCE_KINDS
+
+if TYPE_CHECKING:
+    from twin.engine.constants import SiteConstants
+    from twin.physics.sources import Dispatch
 
 BATTERY = SOURCE_KINDS.index("battery")
 
@@ -117,7 +122,10 @@ class SiteBalancePhase:
     points of the linear model behind the power-cap and full-power answers.
     """
 
-    def __init__(self, const) -> None:
+    it_full_mw: float  # IT power with every GPU at TDP [MW] (set in __init__)
+    it_min_mw: float  # and at its minimum power limit [MW]
+
+    def __init__(self, const: SiteConstants) -> None:
         self.const = const
         s = const.state
         for name, p in (("it_full_mw", const.tdp_w), ("it_min_mw", const.min_limit_w)):
@@ -138,7 +146,9 @@ class SiteBalancePhase:
         """Facility power: the power tree's input, cooling, switches and site overhead [MW]."""
         return tree_mw + cooling_mw + self.const.network_mw + self.const.state.site_overhead_mw
 
-    def balance(self, it_mw: float, tree_mw: float, cooling_mw: float, facility_mw: float, dispatch) -> SiteBalance:
+    def balance(
+        self, it_mw: float, tree_mw: float, cooling_mw: float, facility_mw: float, dispatch: Dispatch
+    ) -> SiteBalance:
         """:func:`site_balance` against the sources' derated capacity in ``dispatch`` (N-1: less the largest)."""
         c = self.const
         s = c.state

@@ -9,6 +9,7 @@ says which).  Per-GPU constants that are the same for every GPU of the site are 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from twin.engine.groups import Groups
 from twin.physics import powertree
@@ -22,7 +23,7 @@ def uniform_or_array(values: np.ndarray) -> float | np.ndarray:
     return float(values[0]) if values.size and np.all(values == values[0]) else values
 
 
-def as_ids(values, n: int, what: str) -> np.ndarray:
+def as_ids(values: npt.ArrayLike, n: int, what: str) -> np.ndarray:
     """``values`` as int64 ids in ``0..n-1``; anything else raises ``ValueError`` naming ``what``."""
     ids = np.asarray(values, dtype=np.int64).ravel()
     if ids.size and (ids.min() < 0 or ids.max() >= n):
@@ -80,6 +81,6 @@ class SiteConstants:
         self.tdp_max_w = float(np.max(self.tdp_w))
         self.min_limit_min_w, self.min_limit_max_w = float(np.min(self.min_limit_w)), float(np.max(self.min_limit_w))
 
-    def per_gpu(self, values) -> np.ndarray:
+    def per_gpu(self, values: np.ndarray | float) -> np.ndarray:
         """``values`` (a scalar or per-GPU array) as a read-only per-GPU array."""
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (self.state.n_gpus,))

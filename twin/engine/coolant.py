@@ -72,8 +72,12 @@ class CoolingPhase:
         # chillers are fed from the top-level buses, not from the UPSs (twin.physics.plant)
         self.plant_buses = const.topo.top_down[0] if s.n_power else np.zeros(0, dtype=np.int64)
         self.plant_chillers_by_bus = plant.chillers_by_bus_count(s.plant_chiller_count, self.plant_buses.size)
-        self._exchanger_cache = None  # (loop supply and flow) -> (facility water, capacity, effectiveness)
-        self._plate_cache = None  # secondary flows -> (plate caloric resistance, plate flow ratio)
+        self._exchanger_cache: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = (
+            None  # (loop supply and flow) -> (facility water, capacity, effectiveness)
+        )
+        self._plate_cache: tuple[bytes, tuple[np.ndarray, np.ndarray]] | None = (
+            None  # secondary flows -> (plate caloric resistance, plate flow ratio)
+        )
         plant_temp = s.plant_supply_setpoint_c.astype(np.float64).copy()
         self.state = CoolingState(
             cdu_pumps_count=self.cdu_pumps.copy(),
@@ -274,7 +278,9 @@ class CoolingPhase:
             self._plate_cache = (key, (r_cal, plate_flow / self.plate_design_kg_s))
         return self._plate_cache[1]
 
-    def _cdu_exchangers(self, loop_supply_c: np.ndarray, loop_flow_lpm: np.ndarray):
+    def _cdu_exchangers(
+        self, loop_supply_c: np.ndarray, loop_flow_lpm: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Facility water, rated-approach capacity and effectiveness per CDU; recomputed only when the
         loops' supply or flow change (the plant holds its setpoint most of the time)."""
         key = loop_supply_c.tobytes() + loop_flow_lpm.tobytes()
@@ -371,7 +377,14 @@ class CoolingPhase:
             heat_stored_mw=heat_stored_mw,
         )
 
-    def _plant_step(self, dt_s: float, cool: CoolingResult, loop_temp, to_plant_w, loop_w_per_k):
+    def _plant_step(
+        self,
+        dt_s: float,
+        cool: CoolingResult,
+        loop_temp: np.ndarray,
+        to_plant_w: np.ndarray,
+        loop_w_per_k: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Chillers online, tower water and the plant water step: (plant supply [°C], economiser W,
         chiller W, tower water [°C]); the plant's supply enters the loops' delay lines."""
         s, st = self.const.state, self.state

@@ -30,7 +30,7 @@ class Groups:
         self.width = int(counts[0]) if (self.sorted and n_groups and np.all(counts == counts[0])) else 0
         self._ones = np.ones(self.width)
 
-    def _reduce(self, values: np.ndarray, ufunc, fill: float) -> np.ndarray:
+    def _reduce(self, values: np.ndarray, ufunc: np.ufunc, fill: float) -> np.ndarray:
         if self.width:
             if ufunc is np.add:
                 return values.reshape(self.n_groups, self.width) @ self._ones

@@ -12,6 +12,7 @@ from datetime import datetime
 import numpy as np
 
 from twin.physics import swing
+from twin.training.jobfile import TrainingJob
 
 DEFAULT_UTIL_FRAC = 0.9  # nominal training load (GPU_UTIL 90–100 % [Est-H100-Training-Load])
 
@@ -20,7 +21,7 @@ DEFAULT_UTIL_FRAC = 0.9  # nominal training load (GPU_UTIL 90–100 % [Est-H100-
 class PlacedJob:
     """A training job (:class:`twin.training.jobfile.TrainingJob`) on site GPUs."""
 
-    spec: object
+    spec: TrainingJob
     gpu_ids: np.ndarray
 
 

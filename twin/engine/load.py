@@ -30,10 +30,18 @@ class LoadPhase:
         s = const.state
         self.weather_curve = weather.load_weather(s.weather)
         self.source_live_all = np.ones(s.n_sources, dtype=bool)
-        self._tree_cache = None  # (failed elements, live sources) -> (live, feed shares A/B, dark racks), read-only
-        self._shed_order_cache = None  # (job GPUs per rack) -> racks in shedding order
-        self._work_cache = None  # (the job GPU arrays) -> (job GPUs per rack, racks without work), read-only
-        self._shed_cache = None  # (shed racks) -> (their nodes, their GPUs)
+        self._tree_cache: tuple[tuple[bytes, bytes], tuple[np.ndarray, ...]] | None = (
+            None  # (failed elements, live sources) -> (live, feed shares A/B, dark racks), read-only
+        )
+        self._shed_order_cache: tuple[tuple[bytes, bytes], np.ndarray] | None = (
+            None  # (job GPUs per rack) -> racks in shedding order
+        )
+        self._work_cache: tuple[list[np.ndarray | None], np.ndarray, int, np.ndarray | None, np.ndarray] | None = (
+            None  # (the job GPU arrays) -> (job GPUs per rack, racks without work), read-only
+        )
+        self._shed_cache: tuple[bytes, np.ndarray, np.ndarray] | None = (
+            None  # (shed racks) -> (their nodes, their GPUs)
+        )
 
     def weather(self, ts: datetime, inp: TickInputs) -> WeatherResult:
         """Outdoor dry and wet bulb at ``ts`` [°C]: the inputs' readings, else the site's curve."""
@@ -65,7 +73,7 @@ class LoadPhase:
             rack_idle_flag=self._racks_without_work(inp)[2],
         )
 
-    def _tree_state(self, failed: np.ndarray, source_live: np.ndarray):
+    def _tree_state(self, failed: np.ndarray, source_live: np.ndarray) -> tuple[np.ndarray, ...]:
         """(live elements, feed shares A and B, dark racks), read-only; kept until something else fails."""
         key = (failed.tobytes(), source_live.tobytes())
         if self._tree_cache is None or self._tree_cache[0] != key:
@@ -99,8 +107,9 @@ class LoadPhase:
             for a in (job_gpus, off, mask):
                 if a is not None:
                     a.flags.writeable = False
-            self._work_cache = (given, job_gpus, int(np.count_nonzero(mask)) if lists else 0, mask, off)
-        return self._work_cache[1:]
+            kept = (given, job_gpus, int(np.count_nonzero(mask)) if mask is not None else 0, mask, off)
+            self._work_cache = kept
+        return kept[1:]
 
     def _shed_racks(self, inp: TickInputs, count: int) -> np.ndarray:
         """The first ``count`` racks in the policy's shedding order (racks of the priority GPUs last)."""
@@ -203,7 +212,7 @@ class LoadPhase:
         lost_feed_psus = np.where(one_feed[s.node_rack], np.floor(psus / 2.0), 0.0) if one_feed.any() else 0.0
         return np.maximum(psus - failed_psus - lost_feed_psus, 0.0)
 
-    def _power_brake(self, demand: np.ndarray, limit, psus_live: np.ndarray) -> np.ndarray | bool:
+    def _power_brake(self, demand: np.ndarray, limit: np.ndarray | float, psus_live: np.ndarray) -> np.ndarray | bool:
         """GPUs whose node asserts the power brake (False: none).
 
         The brake compares the node's need at full base load with what its live PSUs deliver;

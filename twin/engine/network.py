@@ -27,7 +27,9 @@ class FabricPhase:
         s = const.state
         self.leaf_gpus = np.bincount(s.gpu_leaf, minlength=s.n_switches).astype(np.float64)
         self.switch_up_gbps = fabric.switch_uplink_gbps(s)
-        self._link_cache = None  # (failed links, inactive GPUs) -> (link up, link utilisation), read-only
+        self._link_cache: tuple[tuple[bytes, bytes | None], np.ndarray, np.ndarray] | None = (
+            None  # (failed links, inactive GPUs) -> (link up, link utilisation), read-only
+        )
         self._uplink_cache = (np.zeros(0, np.int64).tobytes(), self.switch_up_gbps)  # failed links -> capacity
 
     def _uplink_gbps(self, failed: np.ndarray, up: np.ndarray) -> np.ndarray:

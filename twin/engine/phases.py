@@ -21,7 +21,7 @@ from twin.engine.balance import SiteBalance
 from twin.physics.island import GenerationChecks
 from twin.physics.policy import PolicyAction, PolicyState
 from twin.physics.sources import Dispatch, SwingShare
-from twin.physics.swing import SwingReport
+from twin.physics.swing import ProfileStats, SwingReport
 from twin.training.jobstatus import JobStatus
 
 
@@ -201,7 +201,7 @@ class JobsResult:
     """Placed jobs: their status and the shape of their GPU power through the training phases."""
 
     statuses: list[JobStatus]
-    power_shapes: list  # twin.physics.swing.ProfileStats per status (None when stalled)
+    power_shapes: list[ProfileStats | None]  # per status (None when stalled)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from twin.engine.balance import SiteBalance, SiteBalancePhase
 from twin.engine.constants import SiteConstants
 from twin.engine.coolant import CoolingPhase
 from twin.engine.gpus import GpuThermalPhase
+from twin.engine.groups import Groups
 from twin.engine.inputs import DEFAULT_UTIL_FRAC, PlacedJob, TickInputs
 from twin.engine.jobs import JobsPhase
 from twin.engine.load import LoadPhase
@@ -100,7 +101,7 @@ class TwinEngine:
         return self.gpus.state.temp_c
 
     @property
-    def by_rack(self):
+    def by_rack(self) -> Groups:
         """GPUs grouped by rack (:class:`twin.engine.groups.Groups`)."""
         return self.const.by_rack
 
@@ -248,6 +249,7 @@ class TwinEngine:
         c = self.const
         gt, site, tree, cool, heat, sw = res.gpu_thermal, res.site, res.power_tree, res.cooling, res.heat, res.swing
         it_mw, facility = site.it_mw, site.facility_mw
+        assert site.supply is not None  # the supply phase ran this tick
         self.detail = self._detail(res)
         down = self.gpus.state.down
         xid = np.zeros(c.state.n_gpus, dtype=np.int16)

@@ -23,12 +23,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 
 from twin.engine.snapshot import Snapshot
-from twin.engine.tick import TickDetail
+from twin.engine.tick import PlacedJob, TickDetail
 from twin.site.tables import SiteTables
 
 LIVE, SCENARIO, REPLAY = "live", "scenario", "replay"
@@ -66,7 +66,7 @@ class View(Protocol):
     def trend(self, window_s: float = 900.0) -> pd.DataFrame:
         """Site scalars over the last ``window_s`` seconds, indexed by UTC time (may be empty)."""
 
-    def alerts(self, active_only: bool = True) -> list[dict]:
+    def alerts(self, active_only: bool = True) -> list[dict[str, Any]]:
         """Alerts newest first, as dicts (id, ts, severity, source, entity_*, metric, value, message …)."""
 
     def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
@@ -75,10 +75,10 @@ class View(Protocol):
     def cdu_history(self, cdu_id: int, window_s: float = 600.0) -> pd.DataFrame:
         """One CDU's recorded values over the window, a column per CDU field, indexed by UTC time; may be empty."""
 
-    def placed_jobs(self) -> list:
+    def placed_jobs(self) -> list[PlacedJob]:
         """The training jobs of the view as placed on the site (:class:`twin.engine.tick.PlacedJob`)."""
 
-    def job_timeline(self, job_name: str) -> list[dict]:
+    def job_timeline(self, job_name: str) -> list[dict[str, Any]]:
         """A job's restart-cycle phase changes, oldest first (``ts``, ``phase``, ``from``…); may be empty."""
 
     def source_ages(self) -> dict[str, float]:

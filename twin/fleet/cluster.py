@@ -20,6 +20,7 @@ A reservation holds nodes for its owner between two times (``node_resv``: reserv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -153,7 +154,7 @@ class ClusterState:
         jobs = self.gpu_job[ids]
         return np.unique(jobs[jobs >= 0])
 
-    def isolation(self) -> list[dict]:
+    def isolation(self) -> list[dict[str, Any]]:
         """Every node out of service: name, state, reason and since when [s]."""
         out = np.flatnonzero(self.node_state != UP)
         names = self.topo.site.node_name

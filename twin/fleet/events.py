@@ -11,19 +11,22 @@ queue.  The node is drained (``DOWN``), repaired, health-checked (``CHECK``) and
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from twin.fleet import failures, lifecycle, placement
 from twin.fleet.cluster import CHECK, DOWN, EXCLUDED, UP
-from twin.fleet.state import RUNNING, advance, saved_progress, set_reason
+from twin.fleet.policy import DemandResponse
+from twin.fleet.state import RUNNING, Sim, advance, saved_progress, set_reason
+from twin.training import restart
 
 EV_REPAIRED, EV_UP, EV_RESV_START, EV_RESV_END, EV_DR_START, EV_DR_END, EV_QUOTA, EV_SOFT_FAIL, EV_BACKFILL = range(
     2, 11
 )
 
 
-def node_failed(sim, node: int, cause: int, repair_s: float, t: float) -> None:
+def node_failed(sim: Sim, node: int, cause: int, repair_s: float, t: float) -> None:
     """Node ``node`` fails at ``t`` with ``cause``; its jobs restart on spares or are requeued."""
     cl = sim.run.cluster
     if cl.node_state[node] not in (UP,):
@@ -38,7 +41,7 @@ def node_failed(sim, node: int, cause: int, repair_s: float, t: float) -> None:
     sim.push(t + repair_s, EV_REPAIRED, node, 0)
 
 
-def _job_hit(sim, j: int, node: int, cause: int, t: float) -> None:
+def _job_hit(sim: Sim, j: int, node: int, cause: int, t: float) -> None:
     run = sim.run
     advance(run, j, t)
     run.failures[j] += 1
@@ -66,7 +69,7 @@ def _job_hit(sim, j: int, node: int, cause: int, t: float) -> None:
     lifecycle.refresh(sim, j, t)
 
 
-def node_repaired(sim, node: int, t: float) -> None:
+def node_repaired(sim: Sim, node: int, t: float) -> None:
     """Repair done: health checks, or kept out as a lemon."""
     cl = sim.run.cluster
     if failures.is_lemon(sim.node_history.get(node, []), t, sim.failure_model):
@@ -77,13 +80,13 @@ def node_repaired(sim, node: int, t: float) -> None:
     sim.push(t + sim.failure_model.health_check_s, EV_UP, node, 0)
 
 
-def node_up(sim, node: int, t: float) -> None:
+def node_up(sim: Sim, node: int, t: float) -> None:
     cl = sim.run.cluster
     if cl.node_state[node] == CHECK:
         cl.set_state(node, UP, t)
 
 
-def software_failure(sim, j: int, t: float) -> None:
+def software_failure(sim: Sim, j: int, t: float) -> None:
     """A software interruption of a running job: rollback and restart in place (no node drained)."""
     run = sim.run
     if run.status[j] != RUNNING:
@@ -92,14 +95,14 @@ def software_failure(sim, j: int, t: float) -> None:
     run.failures[j] += 1
     run.restarts[j] += 1
     lifecycle.rollback(run, j)
-    overhead = failures.DETECTION_S["xid"] + float(run.table.restore_s[j]) + 0.5 * failures.restart.DEFAULT_WARMUP_S
+    overhead = failures.DETECTION_S["xid"] + float(run.table.restore_s[j]) + 0.5 * restart.DEFAULT_WARMUP_S
     run.resume_s[j] = t + overhead
     sim.counts["software_failures_count"] += 1
     lifecycle.reschedule_end(sim, j)
     sim.schedule_software_failure(j, t)
 
 
-def reservation_start(sim, r: int, t: float) -> None:
+def reservation_start(sim: Sim, r: int, t: float) -> None:
     """Reservation ``r`` takes its nodes: jobs still on them are requeued."""
     resv = sim.run.policy.reservations[r]
     nodes = np.asarray(resv.nodes, dtype=np.int64)
@@ -112,7 +115,7 @@ def reservation_start(sim, r: int, t: float) -> None:
     sim.mark_upcoming(t)
 
 
-def reservation_end(sim, r: int, t: float) -> None:
+def reservation_end(sim: Sim, r: int, t: float) -> None:
     resv = sim.run.policy.reservations[r]
     nodes = np.asarray(resv.nodes, dtype=np.int64)
     cl = sim.run.cluster
@@ -122,7 +125,7 @@ def reservation_end(sim, r: int, t: float) -> None:
     sim.mark_upcoming(t)
 
 
-def demand_response(sim, d: int, t: float, starting: bool) -> None:
+def demand_response(sim: Sim, d: int, t: float, starting: bool) -> None:
     """A demand-response event starts or ends: new budget, caps rebalanced, jobs requeued if needed."""
     ev = sim.run.policy.demand_response[d]
     power = sim.power
@@ -135,7 +138,7 @@ def demand_response(sim, d: int, t: float, starting: bool) -> None:
         sim.dr_reports.append(_dr_report(sim, ev, before, dropped, t))
 
 
-def _job_rates(sim, t: float) -> dict[int, tuple[float, float, float, float]]:
+def _job_rates(sim: Sim, t: float) -> dict[int, tuple[float, float, float, float]]:
     """Per running job: speed, tokens/s, cap [W] and the progress a requeue now would roll back [s]."""
     run = sim.run
     out = {}
@@ -147,7 +150,9 @@ def _job_rates(sim, t: float) -> dict[int, tuple[float, float, float, float]]:
     return out
 
 
-def _dr_report(sim, ev, before: dict, dropped: list[int], t: float) -> dict:
+def _dr_report(
+    sim: Sim, ev: DemandResponse, before: dict[int, tuple[float, float, float, float]], dropped: list[int], t: float
+) -> dict[str, Any]:
     """Which jobs the event capped or requeued, and its cost in tokens and GPU-hours over its duration.
 
     ``dr_tokens_lost_count`` and ``dr_lost_gpu_h`` are what the jobs do not make over the event at the
@@ -187,7 +192,7 @@ def _dr_report(sim, ev, before: dict, dropped: list[int], t: float) -> dict:
     }
 
 
-def quota_change(sim, i: int, t: float) -> None:
+def quota_change(sim: Sim, i: int, t: float) -> None:
     """A team's nominal quota changes (Helios-style quotas over time)."""
     _, team, nominal = sim.run.policy.quota_changes[i]
     names = sim.run.table.team_names

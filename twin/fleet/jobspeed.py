@@ -26,6 +26,7 @@ import numpy as np
 from twin.physics import fabric, power, thermal
 from twin.site.tables import SiteTables
 from twin.training import steptime
+from twin.training.jobfile import TrainingJob
 from twin.training.ranks import rank_groups
 
 
@@ -78,7 +79,9 @@ def node_models(state: SiteTables, node_gpu_type: np.ndarray, node_gpus: np.ndar
     return out
 
 
-def node_share_power_w(model: NodeModel, gpu_power_w, util_frac, n_gpus):
+def node_share_power_w(
+    model: NodeModel, gpu_power_w: np.ndarray | float, util_frac: np.ndarray | float, n_gpus: np.ndarray | float
+) -> np.ndarray:
     """Input power of ``n_gpus`` GPUs at ``gpu_power_w`` and their share of a node at ``util_frac`` [W].
 
     Vectorised over jobs; the PSU efficiency is that of a whole node loaded the same way.
@@ -96,7 +99,7 @@ def idle_node_power_w(model: NodeModel) -> float:
     return float(node_share_power_w(model, model.gpu_idle_w, 0.0, model.gpus))
 
 
-_KIND_CACHE: dict[tuple, tuple[float, float, float]] = {}
+_KIND_CACHE: dict[tuple[object, ...], tuple[float, float, float]] = {}
 
 
 def kind_rate(model: NodeModel, util_frac: float, cap_w: float, n_gpus: int) -> JobRate:
@@ -125,7 +128,7 @@ def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
     return kind_rate(model, 0.0, model.gpu_idle_w, 1).node_power_w * n_gpus
 
 
-def placement_factors(state: SiteTables, job, gpu_ids: np.ndarray) -> steptime.FabricFactors:
+def placement_factors(state: SiteTables, job: TrainingJob, gpu_ids: np.ndarray) -> steptime.FabricFactors:
     """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric).
 
     The factor of each dimension is :func:`twin.physics.fabric.job_fabric_report`'s on a
@@ -170,9 +173,11 @@ class TrainingRates:
     """Step-time results of training jobs, cached per (job, cap, fabric factors)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple, tuple[float, float, float, float]] = {}
+        self._cache: dict[tuple[int, int, float, float, float], tuple[float, float, float, float]] = {}
 
-    def step(self, job, cap_w: float, factors: steptime.FabricFactors) -> tuple[float, float, float, float]:
+    def step(
+        self, job: TrainingJob, cap_w: float, factors: steptime.FabricFactors
+    ) -> tuple[float, float, float, float]:
         """``(step_time_s, tokens_per_s, avg_gpu_power_w, clock_frac)`` of ``job`` at ``cap_w`` and ``factors``."""
         cap = round(min(cap_w, job.hardware.busy_power_w))
         key = (id(job), cap, round(factors.dp, 4), round(factors.pp, 4), round(factors.cp, 4))
@@ -186,7 +191,9 @@ class TrainingRates:
             self._cache[key] = hit
         return hit
 
-    def rate(self, model: NodeModel, job, cap_w: float, factors: steptime.FabricFactors, util_frac: float) -> JobRate:
+    def rate(
+        self, model: NodeModel, job: TrainingJob, cap_w: float, factors: steptime.FabricFactors, util_frac: float
+    ) -> JobRate:
         """Speed (ideal step over this step), tokens/s and power of ``job`` at ``cap_w`` and ``factors``."""
         ideal_s, _, _, _ = self.step(job, job.hardware.busy_power_w, steptime.FabricFactors())
         step_s, tokens, gpu_w, clock = self.step(job, cap_w, factors)

@@ -18,6 +18,8 @@ from twin.fleet.state import (
     NEVER,
     PENDING,
     RUNNING,
+    FleetRun,
+    Sim,
     account,
     advance,
     predicted_end,
@@ -28,7 +30,7 @@ from twin.fleet.state import (
 EV_END = 1  # the job's predicted end (completion or wall-time kill)
 
 
-def job_rate(sim, j: int) -> jobspeed.JobRate:
+def job_rate(sim: Sim, j: int) -> jobspeed.JobRate:
     """Physics of running job ``j`` at its placement and cap."""
     run = sim.run
     gpus = run.gpus[j]
@@ -45,7 +47,7 @@ def job_rate(sim, j: int) -> jobspeed.JobRate:
     return sim.rates.rate(model, training, float(run.cap_w[j]), factors, util)
 
 
-def refresh(sim, j: int, t: float) -> None:
+def refresh(sim: Sim, j: int, t: float) -> None:
     """Re-evaluate job ``j``'s speed and power now (placement or cap changed) and re-predict its end."""
     run = sim.run
     advance(run, j, t)
@@ -65,7 +67,7 @@ def refresh(sim, j: int, t: float) -> None:
     reschedule_end(sim, j)
 
 
-def reschedule_end(sim, j: int) -> None:
+def reschedule_end(sim: Sim, j: int) -> None:
     """Push job ``j``'s predicted end under a new epoch."""
     run = sim.run
     run.epoch[j] += 1
@@ -74,7 +76,7 @@ def reschedule_end(sim, j: int) -> None:
         sim.push(end, EV_END, j, int(run.epoch[j]))
 
 
-def start(sim, j: int, gpu_ids: np.ndarray, t: float) -> None:
+def start(sim: Sim, j: int, gpu_ids: np.ndarray, t: float) -> None:
     """Start pending job ``j`` on ``gpu_ids`` at ``t`` (a restart pays its checkpoint restore first)."""
     run = sim.run
     run.cluster.allocate(j, gpu_ids)
@@ -97,7 +99,7 @@ def start(sim, j: int, gpu_ids: np.ndarray, t: float) -> None:
     sim.on_start(j, t)
 
 
-def _release(sim, j: int, t: float) -> None:
+def _release(sim: Sim, j: int, t: float) -> None:
     run = sim.run
     advance(run, j, t)
     account(run, j, -1)
@@ -110,7 +112,7 @@ def _release(sim, j: int, t: float) -> None:
     sim.power_left(j, t)
 
 
-def finish(sim, j: int, t: float, killed: bool) -> None:
+def finish(sim: Sim, j: int, t: float, killed: bool) -> None:
     """Job ``j`` ran its work (or its wall time ran out): free its GPUs, release its dependents."""
     run = sim.run
     _release(sim, j, t)
@@ -125,7 +127,7 @@ def finish(sim, j: int, t: float, killed: bool) -> None:
     sim.on_end(j, t)
 
 
-def never(sim, j: int, why: str) -> None:
+def never(sim: Sim, j: int, why: str) -> None:
     """Job ``j`` can never run (too large for the site, or a dependency failed); its dependents neither."""
     run = sim.run
     if run.status[j] == NEVER:
@@ -138,7 +140,7 @@ def never(sim, j: int, why: str) -> None:
         never(sim, d, "DependencyNeverSatisfied")
 
 
-def requeue(sim, j: int, t: float, why: str) -> float:
+def requeue(sim: Sim, j: int, t: float, why: str) -> float:
     """Stop running job ``j`` and put it back in the queue; it keeps only its checkpointed progress.
 
     ``why`` is ``preempted`` or ``failed``; returns the progress lost [s].
@@ -154,7 +156,7 @@ def requeue(sim, j: int, t: float, why: str) -> float:
     return lost
 
 
-def rollback(run, j: int) -> float:
+def rollback(run: FleetRun, j: int) -> float:
     """Roll job ``j`` back to its last checkpoint; returns the progress lost [s]."""
     saved = saved_progress(run, j)
     lost = max(run.done_s[j] - saved, 0.0)
@@ -164,7 +166,7 @@ def rollback(run, j: int) -> float:
     return lost
 
 
-def start_running(sim, placed: dict[int, np.ndarray]) -> None:
+def start_running(sim: Sim, placed: dict[int, np.ndarray]) -> None:
     """Before ``sim.simulate()``: jobs already running at time 0 (a queue read from a live scheduler).
 
     Each row of ``placed`` must be submitted at 0; it is submitted and started now on exactly

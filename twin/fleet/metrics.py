@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from twin.fleet.state import DONE, KILLED, NEVER, PENDING, RUNNING
+from twin.fleet.state import DONE, KILLED, NEVER, PENDING, RUNNING, FleetRun
 
 BOUNDED_SLOWDOWN_TAU_S = 10.0
 
@@ -91,7 +92,7 @@ def _stats(x: np.ndarray) -> tuple[float, float]:
     return (float(x.mean()), float(np.median(x))) if x.size else (math.nan, math.nan)
 
 
-def job_rows(run, rows: np.ndarray) -> dict[str, np.ndarray]:
+def job_rows(run: FleetRun, rows: np.ndarray) -> dict[str, np.ndarray]:
     """Per-job figures of ``rows`` (arrays)."""
     tab = run.table
     end = np.where(np.isnan(run.end_s[rows]), run.now_s, run.end_s[rows])
@@ -111,7 +112,7 @@ def job_rows(run, rows: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def team_rows(run) -> list[dict]:
+def team_rows(run: FleetRun) -> list[dict[str, Any]]:
     """One row per team: jobs, finished, mean wait and JCT, bounded slowdown, GPU-hours, tokens, ETTR."""
     tab = run.table
     out = []
@@ -143,7 +144,7 @@ def team_rows(run) -> list[dict]:
     return out
 
 
-def _ettr(run, rows: np.ndarray) -> float:
+def _ettr(run: FleetRun, rows: np.ndarray) -> float:
     """Progress over the GPU-held wall time, weighted by GPUs."""
     if rows.size == 0:
         return math.nan
@@ -152,7 +153,7 @@ def _ettr(run, rows: np.ndarray) -> float:
     return float((run.done_s[rows] * g).sum() / max((held * g).sum(), 1e-9))
 
 
-def fleet_report(run, rec: Recorder, wall_s: float) -> dict:
+def fleet_report(run: FleetRun, rec: Recorder, wall_s: float) -> dict[str, Any]:
     """The fleet's figures as a JSON-ready dict (see the module docstring)."""
     tab = run.table
     finished = np.flatnonzero(np.isin(run.status, (DONE, KILLED)))

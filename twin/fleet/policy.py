@@ -142,9 +142,9 @@ class Policy:
         for r in self.reservations:
             if not r.end_s > r.start_s:
                 raise PolicyError(f"reservation {r.name!r}: end must be after start")
-        for value, name in ((self.bf_interval_s, "bf_interval_s"), (self.priority_calc_period_s, "calc period")):
-            if not (math.isfinite(value) and value >= 0):
-                raise PolicyError(f"policy.{name} must be finite and >= 0")
+        for period_s, label in ((self.bf_interval_s, "bf_interval_s"), (self.priority_calc_period_s, "calc period")):
+            if not (math.isfinite(period_s) and period_s >= 0):
+                raise PolicyError(f"policy.{label} must be finite and >= 0")
 
     def qos_spec(self, name: str) -> QosSpec:
         """The QoS called ``name`` (a QoS the policy does not define has default settings)."""

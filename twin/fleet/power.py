@@ -32,13 +32,15 @@ import math
 import numpy as np
 
 from twin.fleet import jobclass, jobspeed
+from twin.fleet.state import Sim
+from twin.site.tables import SiteTables
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
 _FULL_POWER_MARGIN_W = 1.0  # a budget this far above every job's full power needs no cap computed
 
 
-def distribution_efficiency(state) -> float:
+def distribution_efficiency(state: SiteTables) -> float:
     """Product of the power-tree efficiencies from a source to rack 0's A feed (1 without a tree)."""
     if state.n_power == 0 or state.n_racks == 0:
         return 1.0
@@ -51,7 +53,7 @@ def distribution_efficiency(state) -> float:
     return eff
 
 
-def supply_mw(state) -> float:
+def supply_mw(state: SiteTables) -> float:
     """Sustained generation of the site: every source but the batteries [MW]."""
     kinds = np.asarray(state.source_kind)
     return float(state.source_capacity_mw[kinds != 2].sum()) if kinds.size else 0.0
@@ -60,7 +62,7 @@ def supply_mw(state) -> float:
 class PowerAdmission:
     """Budget, per-job power tables and caps of one simulation."""
 
-    def __init__(self, sim) -> None:
+    def __init__(self, sim: Sim) -> None:
         self.sim = sim
         run = sim.run
         state = run.topo.site
@@ -77,7 +79,7 @@ class PowerAdmission:
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
         self._idle_w: np.ndarray | None = None
-        self._kind_tables: dict[tuple, np.ndarray] = {}
+        self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
         self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
@@ -267,7 +269,7 @@ class PowerAdmission:
         return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
 
 
-def _rate(sim, j: int) -> jobspeed.JobRate:
+def _rate(sim: Sim, j: int) -> jobspeed.JobRate:
     from twin.fleet.lifecycle import job_rate
 
     return job_rate(sim, j)

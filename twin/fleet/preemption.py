@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from twin.fleet.limits import borrowing
-from twin.fleet.state import RUNNING
+from twin.fleet.state import RUNNING, Sim
 
 
-def _candidates(sim, j: int) -> tuple[np.ndarray, np.ndarray]:
+def _candidates(sim: Sim, j: int) -> tuple[np.ndarray, np.ndarray]:
     """Running jobs ``j`` may requeue, and which of them only by reclaim (so only borrowed GPUs)."""
     run = sim.run
     tab, q = run.table, sim.quota
@@ -44,7 +44,7 @@ def _candidates(sim, j: int) -> tuple[np.ndarray, np.ndarray]:
     return running[mask], reclaim[mask]
 
 
-def victims(sim, j: int, now: float) -> list[int]:
+def victims(sim: Sim, j: int, now: float) -> list[int]:
     """Running jobs to requeue so that job ``j`` can start now ([] if it may not or it would not help)."""
     cand, by_reclaim = _candidates(sim, j)
     if cand.size == 0:

@@ -15,10 +15,15 @@ Ties (and FCFS) go to the earlier submission, then the lower row.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twin.fleet.policy import Policy
+
+if TYPE_CHECKING:
+    from twin.fleet.limits import QuotaTable
+    from twin.fleet.state import FleetRun
 
 
 def normalised_shares(shares: np.ndarray) -> np.ndarray:
@@ -67,13 +72,17 @@ def multifactor(
     return w.age * age + w.fairshare * fairshare + w.job_size * size + w.qos * qos + own_priority
 
 
-def order(policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray) -> np.ndarray:
+def order(
+    policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray | None
+) -> np.ndarray:
     """``rows`` sorted by the policy's ordering (arrays indexed by row)."""
+    keys: tuple[np.ndarray, ...]
     if policy.ordering == "fcfs":
         keys = (rows, submit_s[rows])
     elif policy.ordering == "sjf":
         keys = (rows, submit_s[rows], wall_s[rows])
     else:
+        assert prio is not None  # priority ordering comes with priorities
         keys = (rows, submit_s[rows], -prio[rows])
     return rows[np.lexsort(keys)]
 
@@ -88,7 +97,7 @@ class PriorityCache:
         self.t_s = -math.inf
         self.s_norm = normalised_shares(shares)
 
-    def priorities(self, run, q, now: float, rows: np.ndarray) -> np.ndarray:
+    def priorities(self, run: FleetRun, q: QuotaTable, now: float, rows: np.ndarray) -> np.ndarray:
         """Priorities (indexed by row) with those of ``rows`` up to date at ``now``; ``run`` a
         :class:`twin.fleet.state.FleetRun`, ``q`` its :class:`twin.fleet.limits.QuotaTable`."""
         period = run.policy.priority_calc_period_s

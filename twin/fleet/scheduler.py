@@ -31,7 +31,7 @@ import numpy as np
 
 from twin.fleet import backfill, placement, preemption, priority
 from twin.fleet.limits import LIMIT_REASONS, limit_codes, limit_reason
-from twin.fleet.state import REASON_CODE, REASONS
+from twin.fleet.state import REASON_CODE, REASONS, Sim
 
 _PRIORITY, _RESOURCES = REASON_CODE["Priority"], REASON_CODE["Resources"]
 _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
@@ -56,7 +56,7 @@ class PassResult:
         return {int(j): REASONS[int(c)] for j, c in zip(self.rows.tolist(), self.codes.tolist()) if j not in started}
 
 
-def _profile(sim, now: float) -> backfill.Profile:
+def _profile(sim: Sim, now: float) -> backfill.Profile:
     """Free whole nodes over time, from the running jobs' planned ends and the upcoming reservations."""
     run = sim.run
     rows = sim.running_rows()
@@ -74,7 +74,7 @@ def _profile(sim, now: float) -> backfill.Profile:
     return prof
 
 
-def _profile_nodes(sim, gpus: np.ndarray, k: int, now: float) -> tuple[float, int]:
+def _profile_nodes(sim: Sim, gpus: np.ndarray, k: int, now: float) -> tuple[float, int]:
     """When the placement's nodes would have been free, and how many (for the profile check)."""
     if k:
         return now, k
@@ -82,7 +82,7 @@ def _profile_nodes(sim, gpus: np.ndarray, k: int, now: float) -> tuple[float, in
     return max(sim.node_planned_free(node, now), now), 1
 
 
-def _eligible(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def _eligible(sim: Sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Mask of jobs no dependency, limit or power budget holds back (their codes are set)."""
     run = sim.run
     tab, q, acct = run.table, sim.quota, run.acct
@@ -107,7 +107,7 @@ def _eligible(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return ~dep & (lim == 0) & ~pw
 
 
-def _eligible_quick(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def _eligible_quick(sim: Sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """The quick pass's cheap vectorised filter: dependencies and the power budget (limits are checked per job)."""
     dep = sim.run.deps_left[ordered] > 0
     codes[dep] = REASON_CODE["Dependency"]
@@ -116,7 +116,7 @@ def _eligible_quick(sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return ~dep & ~pw
 
 
-def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
+def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     """Run one pass at ``now`` on ``sim`` (a :class:`twin.fleet.simulate.FleetSim`); starts jobs through it."""
     run = sim.run
     tab, pol = run.table, run.policy
@@ -156,9 +156,19 @@ def schedule_pass(sim, now: float, full: bool = True) -> PassResult:
 class _Ctx:
     """State of one pass while it walks the queue."""
 
-    def __init__(self, sim, now, out, codes, ordered, backfilling, max_resv) -> None:
+    def __init__(
+        self,
+        sim: Sim,
+        now: float,
+        out: PassResult,
+        codes: np.ndarray,
+        ordered: np.ndarray,
+        backfilling: bool,
+        max_resv: int,
+    ) -> None:
         self.sim, self.now, self.out, self.codes, self.ordered = sim, now, out, codes, ordered
         self.backfilling, self.max_resv = backfilling, max_resv
+        self.prof: backfill.Profile | None
         self.blocked, self.prof, self.n_resv = False, None, 0
         self.shadow_s = math.inf  # start of the first reservation (EASY's shadow time)
         self.strict = not sim.run.policy.bf_extra_nodes and sim.run.policy.backfill == "easy"
@@ -217,20 +227,26 @@ class _Ctx:
             return
         out.tested_count += 1
         req = sim.request(j)[0] if count_ok or pol.preemption else None
-        gpus = placement.place(cl, req, pol.placement) if count_ok else None
+        gpus = placement.place(cl, req, pol.placement) if count_ok and req is not None else None
         if gpus is not None and self.prof is not None and not k:
             start_free, nodes = _profile_nodes(sim, gpus, k, now)
             if start_free < end and self.prof.min_free(start_free, end) < nodes:
                 self.shared_refused[g] = min(end, self.shared_refused.get(g, math.inf))
                 return  # it would delay a reservation: Priority
-        if gpus is None and pol.preemption and out.tested_count <= pol.queue_depth and sim.may_preempt[j]:
+        if (
+            gpus is None
+            and req is not None
+            and pol.preemption
+            and out.tested_count <= pol.queue_depth
+            and sim.may_preempt[j]
+        ):
             gpus = _preempt_for(sim, j, req, now, out)
         if gpus is not None:
             self._start(j, gpus, k, end)
             return
         self._blocked(p, j, g, k)
 
-    def _start(self, j, gpus, k, end) -> None:
+    def _start(self, j: int, gpus: np.ndarray, k: int, end: float) -> None:
         sim, now = self.sim, self.now
         if self.prof is not None and not self.strict:  # strict EASY: backfilled jobs end before the shadow
             start_free, nodes = _profile_nodes(sim, gpus, k, now)
@@ -240,7 +256,7 @@ class _Ctx:
         self.out.started.append(j)
         self.shared_refused.clear()
 
-    def _blocked(self, p, j, g, k) -> None:
+    def _blocked(self, p: int, j: int, g: int, k: int) -> None:
         sim, now, out = self.sim, self.now, self.out
         cl = sim.run.cluster
         free_gpus = int((np.arange(cl.free_hist.size) * cl.free_hist).sum())
@@ -262,7 +278,7 @@ class _Ctx:
             self.n_resv += 1
 
 
-def _preempt_for(sim, j: int, req: placement.Request, now: float, out: PassResult):
+def _preempt_for(sim: Sim, j: int, req: placement.Request, now: float, out: PassResult) -> np.ndarray | None:
     """Requeue the victims that make room for ``j`` and place it; None (nobody requeued) if there are none
     or the placement would still fail on their GPUs (node counts suffice, the topology does not)."""
     victims = preemption.victims(sim, j, now)

@@ -17,6 +17,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -55,11 +56,11 @@ class SimOptions:
 class FleetResult:
     """The report of a run (JSON-ready dicts) and the run itself."""
 
-    fleet: dict
-    teams: list[dict]
-    isolation: list[dict]
-    demand_response: list[dict]
-    counts: dict
+    fleet: dict[str, Any]
+    teams: list[dict[str, Any]]
+    isolation: list[dict[str, Any]]
+    demand_response: list[dict[str, Any]]
+    counts: dict[str, Any]
     sim: object = field(repr=False, default=None)
 
 
@@ -81,7 +82,7 @@ class FleetSim(JobSets):
         self.counts = dict.fromkeys(("node_failures_count", "software_failures_count", "nodes_excluded_count"), 0)
         self.counts.update(passes_count=0, full_passes_count=0)
         self.node_history: dict[int, list[float]] = {}
-        self.dr_reports: list[dict] = []
+        self.dr_reports: list[dict[str, Any]] = []
         self.soft_epoch: dict[int, int] = {}
         self.rec = metrics.Recorder(topo.n_gpus, opts.tariff, opts.carbon)
         self.power = PowerAdmission(self)
@@ -320,7 +321,9 @@ class FleetSim(JobSets):
         self.power_dirty = True
         self.pending_discard(j)
         self.running_add(j)
-        self.job_node0[j] = int(self.run.topo.site.gpu_node[self.run.gpus[j][0]])
+        gpus = self.run.gpus[j]
+        assert gpus is not None  # placed by the caller
+        self.job_node0[j] = int(self.run.topo.site.gpu_node[gpus[0]])
         self.schedule_software_failure(j, t)
 
     def on_end(self, j: int, t: float) -> None:

@@ -16,7 +16,9 @@ Statuses: ``WAITING`` (not yet submitted), ``PENDING``, ``RUNNING``, ``DONE`` (r
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -24,6 +26,10 @@ from twin.fleet.cluster import ClusterState
 from twin.fleet.policy import Policy
 from twin.fleet.topology import FleetTopology
 from twin.fleet.workload import JobTable
+
+# The running simulation (twin.fleet.simulate.FleetSim) as the event, lifecycle and scheduler functions
+# receive it; FleetSim imports those modules, so naming it there would be an import cycle.
+Sim: TypeAlias = Any
 
 WAITING, PENDING, RUNNING, DONE, KILLED, NEVER = range(6)
 STATUSES = ("waiting", "pending", "running", "done", "killed", "never")
@@ -91,9 +97,9 @@ class FleetRun:
     failures: np.ndarray
     n_alloc: np.ndarray  # GPUs allocated (whole nodes for a gang)
     reason_code: np.ndarray  # int8 [n_jobs], index into REASONS
-    gpus: list  # np.ndarray of GPU ids per running job, None otherwise
+    gpus: list[np.ndarray | None]  # GPU ids per running job, None otherwise
     deps_left: np.ndarray  # afterok dependencies not yet completed
-    dependents: list = field(default_factory=list)  # rows waiting on each row
+    dependents: list[list[int]] = field(default_factory=list)  # rows waiting on each row
     now_s: float = 0.0
 
     @property
@@ -104,8 +110,8 @@ class FleetRun:
 def new_run(table: JobTable, topo: FleetTopology, cluster: ClusterState, policy: Policy) -> FleetRun:
     """A run before anything was submitted."""
     n = table.n_jobs
-    z = lambda: np.zeros(n)  # noqa: E731
-    nan = lambda: np.full(n, math.nan)  # noqa: E731
+    z: Callable[[], np.ndarray] = lambda: np.zeros(n)  # noqa: E731
+    nan: Callable[[], np.ndarray] = lambda: np.full(n, math.nan)  # noqa: E731
     dependents: list[list[int]] = [[] for _ in range(n)]
     for j, deps in enumerate(table.depends_on):
         for d in deps:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from twin.fleet.simulate import FleetSim, SimOptions
 from twin.fleet.state import PENDING
 from twin.fleet.topology import fleet_topology
 from twin.fleet.workload import FleetJob, job_table
+from twin.site.catalogue import Catalogue
 from twin.site.tables import SiteTables
 
 SIDE_KEYS = (
@@ -79,17 +81,17 @@ class Conversion:
     rows: tuple[str, ...] = ()
     racks: tuple[str, ...] = ()
 
-    def edit(self) -> dict:
+    def edit(self) -> dict[str, Any]:
         """The site editor's ``set_rack_type`` edit for this conversion."""
         if not (self.halls or self.rows or self.racks):
             raise WhatIfError("conversion: name at least one hall, row or rack to convert")
-        out: dict = {"op": "set_rack_type", "type": self.rack_type}
+        out: dict[str, Any] = {"op": "set_rack_type", "type": self.rack_type}
         for key in ("halls", "rows", "racks"):
             if getattr(self, key):
                 out[key] = list(getattr(self, key))
         return out
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "rack_type": self.rack_type,
             "halls": list(self.halls),
@@ -98,7 +100,7 @@ class Conversion:
         }
 
 
-def convert_site(baseline: SiteTables, conversion: Conversion, catalogue=None) -> SiteTables:
+def convert_site(baseline: SiteTables, conversion: Conversion, catalogue: Catalogue | None = None) -> SiteTables:
     """``baseline`` with the racks of ``conversion`` retyped, built with the design limits as warnings.
 
     Raises :class:`WhatIfError` naming the field for an unknown hall, row, rack or rack type,
@@ -155,7 +157,7 @@ def fleet_whatif(
     policy: Policy,
     opts: SimOptions,
     retarget_kinds: tuple[str, ...] = (),
-) -> dict:
+) -> dict[str, Any]:
     """The same ``jobs`` under ``policy`` on ``baseline`` and on ``converted`` for ``opts.horizon_s``.
 
     Returns a JSON-ready dict: ``horizon_s``; ``baseline`` and ``converted`` (the site, its
@@ -182,7 +184,9 @@ def fleet_whatif(
     }
 
 
-def _side(state: SiteTables, jobs: list[FleetJob], policy: Policy, opts: SimOptions) -> tuple[dict, dict]:
+def _side(
+    state: SiteTables, jobs: list[FleetJob], policy: Policy, opts: SimOptions
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Fleet figures of one site, and per-team rows by team name."""
     table = job_table(jobs, teams=[q.team for q in policy.quotas], qos_names=[q.name for q in policy.qos])
     sim = FleetSim(fleet_topology(state), table, policy, opts)
@@ -213,7 +217,7 @@ def _side(state: SiteTables, jobs: list[FleetJob], policy: Policy, opts: SimOpti
     return side, teams
 
 
-def _minus(a, b):
+def _minus(a: object, b: object) -> float:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a - b
     return math.nan

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 KINDS = ("pretrain", "finetune", "eval", "debug", "trace")
 END_STATES = ("completed", "failed", "cancelled", "timeout")
@@ -163,7 +164,7 @@ def job_table(jobs: list[FleetJob], teams: list[str] | None = None, qos_names: l
             raise WorkloadError(f"job {job.job_id!r}: after_ok names unknown job {missing[0]!r}")
         depends.append(tuple(index[d] for d in job.after_ok))
 
-    def arr(attr: str, dtype) -> np.ndarray:
+    def arr(attr: str, dtype: npt.DTypeLike) -> np.ndarray:
         return np.fromiter((getattr(j, attr) for j in jobs), dtype=dtype, count=len(jobs))
 
     util = arr("util_frac", np.float64)

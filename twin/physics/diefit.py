@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -98,11 +99,11 @@ def _grid(lo: float, hi: float, n: int) -> np.ndarray:
     return np.geomspace(lo, hi, n)
 
 
-def fit_one_pole(t_s, power_w, temp_c) -> PoleFit:
+def fit_one_pole(t_s: np.ndarray, power_w: np.ndarray, temp_c: np.ndarray) -> PoleFit:
     """The lumped node: ``T = T_s + g x(τ) + d e^{−t/τ}`` (see module docstring)."""
     t, p, y = _check(t_s, power_w, temp_c)
     lo, hi = max(POLE_RANGE_S[0], 0.5 * float(np.min(np.diff(t)))), POLE_RANGE_S[1]
-    best = (math.inf, None)
+    best: tuple[float, tuple[float, np.ndarray] | None] = (math.inf, None)
     for _ in range(REFINE_ROUNDS + 1):
         for tau in _grid(lo, hi, POLE_GRID_COUNT):
             coef, rmse = _solve(_basis(t, [lag(t, p, tau)], (tau,)), y)
@@ -118,12 +119,12 @@ def fit_one_pole(t_s, power_w, temp_c) -> PoleFit:
     return PoleFit(float(coef[0]), (float(coef[1]),), (float(tau),), (float(coef[2]),), best[0])
 
 
-def fit_two_pole(t_s, power_w, temp_c) -> PoleFit:
+def fit_two_pole(t_s: np.ndarray, power_w: np.ndarray, temp_c: np.ndarray) -> PoleFit:
     """Two poles ``τ₁ < τ₂`` with positive gains (see module docstring)."""
     t, p, y = _check(t_s, power_w, temp_c)
     lo, hi = max(POLE_RANGE_S[0], 0.5 * float(np.min(np.diff(t)))), POLE_RANGE_S[1]
     fast_grid, slow_grid = _grid(lo, hi, POLE_GRID_COUNT), _grid(lo, hi, POLE_GRID_COUNT)
-    best = (math.inf, None)
+    best: tuple[float, tuple[float, float, np.ndarray] | None] = (math.inf, None)
     for _ in range(REFINE_ROUNDS + 1):
         lags = {tau: lag(t, p, tau) for tau in np.union1d(fast_grid, slow_grid)}
         for t1 in fast_grid:
@@ -149,7 +150,9 @@ def fit_two_pole(t_s, power_w, temp_c) -> PoleFit:
     )
 
 
-def predict(fit: PoleFit, t_s, power_w, temp_now_c: float | None = None, start: int = 0) -> np.ndarray:
+def predict(
+    fit: PoleFit, t_s: np.ndarray, power_w: np.ndarray, temp_now_c: float | None = None, start: int = 0
+) -> np.ndarray:
     """The fitted response over a whole trace; from sample ``start`` on, started from the state the fit
     had there when ``temp_now_c`` is None (a held-out prediction never reads the held-out temperatures)."""
     t, p = np.asarray(t_s, dtype=np.float64), np.asarray(power_w, dtype=np.float64)
@@ -203,7 +206,7 @@ def cv_rmse_frac(recorded: np.ndarray, predicted: np.ndarray) -> tuple[float, fl
     return float(np.sqrt(np.mean(err * err))) / mean, float(np.mean(err)) / mean
 
 
-def fit_and_score(t_s, power_w, temp_c, fraction: float = 0.4) -> dict:
+def fit_and_score(t_s: np.ndarray, power_w: np.ndarray, temp_c: np.ndarray, fraction: float = 0.4) -> dict[str, Any]:
     """Both fits on the first ``fraction`` of a trace, scored on the rest (held out) and on the fitted part."""
     t, p, y = _check(t_s, power_w, temp_c)
     if not 0.0 < fraction < 1.0:
@@ -211,7 +214,7 @@ def fit_and_score(t_s, power_w, temp_c, fraction: float = 0.4) -> dict:
     split = int(round(t.size * fraction))
     if split < 12 or t.size - split < 2:
         raise DieFitError(f"a split at {fraction} leaves {split} samples to fit and {t.size - split} to score")
-    out = {"fit_samples_count": split, "heldout_samples_count": int(t.size - split)}
+    out: dict[str, Any] = {"fit_samples_count": split, "heldout_samples_count": int(t.size - split)}
     for name, fitter in (("one_pole", fit_one_pole), ("two_pole", fit_two_pole)):
         fit = fitter(t[:split], p[:split], y[:split])
         pred = predict(fit, t, p)

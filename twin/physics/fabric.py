@@ -21,6 +21,7 @@ vectorised with ``np.bincount`` over links, switches and GPUs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -33,6 +34,10 @@ class FabricError(ValueError):
     """Bad collective or placement description."""
 
 
+@overload
+def busbw_factor(op: str, n: int) -> float: ...
+@overload
+def busbw_factor(op: str, n: np.ndarray) -> float | np.ndarray: ...
 def busbw_factor(op: str, n: int | np.ndarray) -> float | np.ndarray:
     """nccl-tests busbw/algbw factor of collective ``op`` over ``n`` ranks."""
     n_arr = np.asarray(n, dtype=np.float64)

@@ -37,9 +37,11 @@ Scenarios and physics (symbols as in :mod:`twin.physics.thermal`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from twin.arrays import BoolArray, FloatArray, IntArray
 from twin.physics.thermal import (
     CONVECTION_FLOW_EXPONENT,
     HW_SLOWDOWN_CLOCK_FRAC,
@@ -87,13 +89,34 @@ CROSSING_BISECTIONS = 30
 HORIZON_S = 3600.0  # a limit not reached within an hour at constant conditions counts as never
 
 
-def _junction_after_c(tj, tp, power, supply, c_j, c_p, r_jp, r_pc, t_s):
+def _junction_after_c(
+    tj: FloatArray,
+    tp: FloatArray,
+    power: FloatArray,
+    supply: FloatArray,
+    c_j: FloatArray,
+    c_p: FloatArray,
+    r_jp: FloatArray,
+    r_pc: FloatArray,
+    t_s: FloatArray | float,
+) -> FloatArray:
     """Junction temperature ``t_s`` after a state ``(tj, tp)`` at constant power and supply (exact, broadcast)."""
     jj, jp, _, _, g_j, _, h_j, _ = two_node_coefficients(c_j, c_p, r_jp, r_pc, supply, t_s)
     return jj * tj + jp * tp + g_j * power + h_j
 
 
-def two_node_crossing_s(tj, tp, power, supply, c_j, c_p, r_jp, r_pc, limit_c, horizon_s=HORIZON_S) -> np.ndarray:
+def two_node_crossing_s(
+    tj: FloatArray,
+    tp: FloatArray,
+    power: FloatArray,
+    supply: FloatArray,
+    c_j: FloatArray,
+    c_p: FloatArray,
+    r_jp: FloatArray,
+    r_pc: FloatArray,
+    limit_c: FloatArray,
+    horizon_s: FloatArray | float = HORIZON_S,
+) -> np.ndarray:
     """First time [s] within ``horizon_s`` the two-node junction reaches ``limit_c`` (``inf``: never; ``0``: already).
 
     The junction need not rise monotonically (a junction hotter than its plate's steady
@@ -117,11 +140,21 @@ def two_node_crossing_s(tj, tp, power, supply, c_j, c_p, r_jp, r_pc, limit_c, ho
     return np.where(tj >= limit, 0.0, np.where(out <= horizon, out, np.inf)).reshape(shape)
 
 
-def _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3):
+def _plate_heat_capacity(
+    heat_capacity_j_per_k: FloatArray, coolant_cp_j_per_kg_k: FloatArray, coolant_density_kg_per_m3: FloatArray
+) -> FloatArray:
     return heat_capacity_j_per_k + PLATE_COOLANT_L / 1000.0 * coolant_density_kg_per_m3 * coolant_cp_j_per_kg_k
 
 
-def _no_flow_times(temp_c, power_w, idle_w, c_eff, max_op_c, slowdown_c, shutdown_c):
+def _no_flow_times(
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    c_eff: FloatArray,
+    max_op_c: FloatArray,
+    slowdown_c: FloatArray,
+    shutdown_c: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     t_throttle = time_to_temp_adiabatic_s(temp_c, power_w, c_eff, max_op_c)
     t_slow = time_to_temp_adiabatic_s(temp_c, power_w, c_eff, slowdown_c)
     p_hw = power_at_clock_w(HW_SLOWDOWN_CLOCK_FRAC, power_w, idle_w)
@@ -131,15 +164,15 @@ def _no_flow_times(temp_c, power_w, idle_w, c_eff, max_op_c, slowdown_c, shutdow
 
 
 def cdu_loss(
-    temp_c,
-    power_w,
-    idle_w,
-    heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    max_operating_temp_c,
-    slowdown_temp_c,
-    shutdown_temp_c,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    max_operating_temp_c: FloatArray,
+    slowdown_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing all secondary flow."""
     c_eff = _plate_heat_capacity(heat_capacity_j_per_k, coolant_cp_j_per_kg_k, coolant_density_kg_per_m3)
@@ -159,7 +192,9 @@ def failover_flow_frac(
     return np.minimum(f_end, f_drop + np.asarray(t_s, dtype=np.float64) / np.maximum(pump_failover_s, 1e-9))
 
 
-def _failover_flows(flow_frac, pumps_running_count, pumps_required):
+def _failover_flows(
+    flow_frac: FloatArray, pumps_running_count: FloatArray, pumps_required: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """Flow over design just after the loss (``f_drop``) and once the remaining pumps have ramped (``f_end``)."""
     n = np.asarray(pumps_running_count, dtype=np.float64)
     remaining = np.maximum(n - 1.0, 0.0)
@@ -168,19 +203,28 @@ def _failover_flows(flow_frac, pumps_running_count, pumps_required):
     return np.minimum(f_drop, f_end), f_end
 
 
-def _take(value, idx):
+def _take(value: Any, idx: IntArray | BoolArray) -> Any:
     """``value[idx]`` for an array, the scalar itself otherwise."""
     return value[idx] if np.ndim(value) else value
 
 
-def _scalar_if_uniform(value):
+def _scalar_if_uniform(value: Any) -> Any:
     """A float when every entry is equal (the ``[piece, rack]`` arrays of the fail-over then have one column)."""
     if np.ndim(value) and value.size and np.all(value == value.flat[0]):
         return float(value.flat[0])
     return value
 
 
-def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j_per_k, f_drop, f_end, limit_c):
+def _crossing_during_failover_s(
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    supply_c: FloatArray,
+    r_at: _ResistanceAtFlow,
+    heat_capacity_j_per_k: FloatArray,
+    f_drop: FloatArray,
+    f_end: FloatArray,
+    limit_c: FloatArray,
+) -> FloatArray:
     """First time [s] the die crosses ``limit_c`` while the flow ramps from ``f_drop`` to ``f_end`` (over
     ``r_at.ramp_s``) and after it; ``r_at(f)`` is the die-to-coolant resistance at flow ``f`` of design.
 
@@ -204,8 +248,8 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
     decay = np.exp(-h / tau[:-1])
     end = np.empty((k + 1, temp_c.size))
     end[0] = temp_c
-    for j in range(k):
-        end[j + 1] = steady[j] + (end[j] - steady[j]) * decay[j]
+    for p in range(k):
+        end[p + 1] = steady[p] + (end[p] - steady[p]) * decay[p]
     above = end[1:] >= limit_c
     crossed = above.any(axis=0)
     j = np.where(crossed, np.argmax(above, axis=0), k)  # piece of the crossing (k: after the ramp)
@@ -222,8 +266,16 @@ def _crossing_during_failover_s(temp_c, power_w, supply_c, r_at, heat_capacity_j
 
 
 def _crossing_during_failover_two_node_s(
-    temp_c, power_w, supply_c, r_at, heat_capacity_j_per_k, junction_frac, f_drop, f_end, limit_c
-):
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    supply_c: FloatArray,
+    r_at: _ResistanceAtFlow,
+    heat_capacity_j_per_k: FloatArray,
+    junction_frac: FloatArray,
+    f_drop: FloatArray,
+    f_end: FloatArray,
+    limit_c: FloatArray,
+) -> FloatArray:
     """:func:`_crossing_during_failover_s` with the two-node model (junction ``junction_frac`` of the heat
     capacity, junction-to-plate ``R_jp = R_die,design (1 − f_conv)``): junction and plate are carried
     through the pieces exactly; the plate starts at the junction less its steady offset ``P R_jp``."""
@@ -262,7 +314,14 @@ class _ResistanceAtFlow:
     ramp_s: np.ndarray
 
     @classmethod
-    def from_present(cls, r_die_now, r_cal_now, conv_frac, flow_frac, ramp_s) -> _ResistanceAtFlow:
+    def from_present(
+        cls,
+        r_die_now: FloatArray,
+        r_cal_now: FloatArray,
+        conv_frac: FloatArray,
+        flow_frac: FloatArray,
+        ramp_s: FloatArray,
+    ) -> _ResistanceAtFlow:
         g0 = 1.0 - conv_frac + conv_frac * np.power(flow_frac, -CONVECTION_FLOW_EXPONENT)
         return cls(r_die_now / g0, conv_frac, r_cal_now * flow_frac, ramp_s)
 
@@ -271,31 +330,31 @@ class _ResistanceAtFlow:
             *(_take(v, idx) for v in (self.r_die_base, self.conv_frac, self.r_cal_design, self.ramp_s))
         )
 
-    def __call__(self, f):
+    def __call__(self, f: FloatArray | float) -> FloatArray:
         f = np.maximum(f, 1e-9)
         g = 1.0 - self.conv_frac + self.conv_frac * np.power(f, -CONVECTION_FLOW_EXPONENT)
         return self.r_die_base * g + self.r_cal_design / f
 
 
 def pump_loss(
-    temp_c,
-    power_w,
-    idle_w,
-    supply_temp_c,
-    r_die_c_per_w,
-    r_cal_c_per_w,
-    r_conv_frac,
-    flow_frac,
-    heat_capacity_j_per_k,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    pumps_running_count,
-    pumps_required,
-    pump_failover_s,
-    max_operating_temp_c,
-    slowdown_temp_c,
-    shutdown_temp_c,
-    junction_heat_frac=None,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    supply_temp_c: FloatArray,
+    r_die_c_per_w: FloatArray,
+    r_cal_c_per_w: FloatArray,
+    r_conv_frac: FloatArray,
+    flow_frac: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    pumps_running_count: FloatArray,
+    pumps_required: FloatArray,
+    pump_failover_s: FloatArray,
+    max_operating_temp_c: FloatArray,
+    slowdown_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
+    junction_heat_frac: FloatArray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after losing one running CDU pump (see module docstring).
 
@@ -351,18 +410,18 @@ def pump_loss(
 
 
 def facility_water_loss(
-    gpu_temp_max_c,
-    coolant_supply_c,
-    cdu_heat_w,
-    gpu_power_w,
-    idle_w,
-    n_gpus,
-    heat_capacity_j_per_k,
-    loop_volume_l,
-    coolant_cp_j_per_kg_k,
-    coolant_density_kg_per_m3,
-    max_operating_temp_c,
-    shutdown_temp_c,
+    gpu_temp_max_c: FloatArray,
+    coolant_supply_c: FloatArray,
+    cdu_heat_w: FloatArray,
+    gpu_power_w: FloatArray,
+    idle_w: FloatArray,
+    n_gpus: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    loop_volume_l: FloatArray,
+    coolant_cp_j_per_kg_k: FloatArray,
+    coolant_density_kg_per_m3: FloatArray,
+    max_operating_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] per CDU after losing facility water.
 
@@ -389,17 +448,17 @@ def facility_water_loss(
 
 
 def supply_excursion(
-    temp_c,
-    power_w,
-    idle_w,
-    supply_temp_c,
-    delta_k,
-    r_total_c_per_w,
-    heat_capacity_j_per_k,
-    max_operating_temp_c,
-    shutdown_temp_c,
-    junction_heat_frac=None,
-    r_jp_c_per_w=None,
+    temp_c: FloatArray,
+    power_w: FloatArray,
+    idle_w: FloatArray,
+    supply_temp_c: FloatArray,
+    delta_k: FloatArray,
+    r_total_c_per_w: FloatArray,
+    heat_capacity_j_per_k: FloatArray,
+    max_operating_temp_c: FloatArray,
+    shutdown_temp_c: FloatArray,
+    junction_heat_frac: FloatArray | None = None,
+    r_jp_c_per_w: FloatArray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time to throttle, time to shutdown) [s] after the coolant supply rises by ``delta_k``.
 
@@ -416,6 +475,7 @@ def supply_excursion(
     else:
         c_j = np.asarray(heat_capacity_j_per_k) * junction_heat_frac
         c_p = np.asarray(heat_capacity_j_per_k) - c_j
+        assert r_jp_c_per_w is not None  # given with junction_heat_frac
         r_pc = np.asarray(r_total_c_per_w) - r_jp_c_per_w
         tp = np.asarray(temp_c) - np.asarray(power_w) * r_jp_c_per_w
         both = (temp_c, tp, power_w, new_supply, c_j, c_p, r_jp_c_per_w, r_pc)
@@ -423,11 +483,11 @@ def supply_excursion(
         t_thr = np.where(np.asarray(temp_c) >= max_operating_temp_c, 0.0, np.inf) * np.ones(np.shape(steady))
         if may.any():
             idx = np.flatnonzero(may)
-            t_thr[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(max_operating_temp_c, idx))
+            t_thr[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(max_operating_temp_c, idx))  # type: ignore[call-arg]  # both: 8 arrays
         t_shut = np.full(np.shape(steady), np.inf)
         hot = steady_floor > shutdown_temp_c
         if hot.any():
             idx = np.flatnonzero(hot)
-            t_shut[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(shutdown_temp_c, idx))
+            t_shut[idx] = two_node_crossing_s(*(_take(v, idx) for v in both), _take(shutdown_temp_c, idx))  # type: ignore[call-arg]  # both: 8 arrays
     t_shut = np.where(steady_floor > shutdown_temp_c, t_shut, np.inf)
     return t_thr, t_shut

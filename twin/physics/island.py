@@ -39,12 +39,14 @@ Pure functions over per-source arrays (a few dozen values; no per-GPU work):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from twin.physics.sources import BATTERY, GRID, ISO_8528_5_CLASSES
+from twin.physics.swing import SwingReport
 
 DEFAULT_INERTIA_H_S = (
     1.0  # [E] reciprocating gas set with its alternator (large turbine units: 2.5–10 s [Kundur-1994 §3.9])
@@ -98,7 +100,7 @@ def island_model(
         return None
     w = capacity_mw[units]
     total = float(w.sum())
-    avg = lambda v: float(np.sum(v[units] * w)) / total  # noqa: E731
+    avg: Callable[[np.ndarray], float] = lambda v: float(np.sum(v[units] * w)) / total  # noqa: E731
     return IslandModel(total, avg(inertia_h_s), avg(droop_frac), avg(governor_s), nominal_hz)
 
 
@@ -144,8 +146,8 @@ def line_freq_pp_frac(model: IslandModel, lines_mw: tuple[tuple[float, float], .
 def class_limits(iso_class: list[str], units: np.ndarray) -> dict[str, float]:
     """The tightest ISO 8528-5 limits of the classes of ``units`` (bool per source); the G1 limits
     for units without a class."""
-    classes = [ISO_8528_5_CLASSES.get(iso_class[i] if i < len(iso_class) else "", None) for i in np.flatnonzero(units)]
-    classes = [c or ISO_8528_5_CLASSES["G1"] for c in classes] or [ISO_8528_5_CLASSES["G1"]]
+    given = [ISO_8528_5_CLASSES.get(iso_class[i] if i < len(iso_class) else "", None) for i in np.flatnonzero(units)]
+    classes = [c or ISO_8528_5_CLASSES["G1"] for c in given] or [ISO_8528_5_CLASSES["G1"]]
     return {
         "freq_dip_frac": min(c.freq_dip_frac for c in classes),
         "freq_rise_frac": min(c.freq_rise_frac for c in classes),
@@ -314,7 +316,7 @@ class SupplyUnits:
     nominal_hz: float = NOMINAL_FREQUENCY_HZ
 
 
-def _battery_room(u: SupplyUnits, live, power_mw, soc_frac) -> tuple[float, float]:
+def _battery_room(u: SupplyUnits, live: np.ndarray, power_mw: np.ndarray, soc_frac: np.ndarray) -> tuple[float, float]:
     """What the charged batteries add at once (spare discharge) and absorb at once (charge) [MW]."""
     bat = live & (u.kind == BATTERY)
     soc = np.nan_to_num(soc_frac, nan=0.0)
@@ -332,7 +334,7 @@ def generation_checks(
     steps_ready_frac: np.ndarray,
     step_limited: np.ndarray | None,
     demand_mw: float,
-    swing,
+    swing: SwingReport,
 ) -> GenerationChecks:
     """:class:`GenerationChecks` of the sources now against ``swing`` (:class:`twin.physics.swing.SwingReport`)."""
     grid = live & (u.kind == GRID)

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from twin.arrays import FloatArray, Floats
+
 
 def pipe_volume_l(length_m: np.ndarray | float, inner_diameter_mm: np.ndarray | float) -> np.ndarray:
     """Water held in a pipe run ``L π d² / 4`` [L] (length in m, inner diameter in mm)."""
@@ -61,7 +63,14 @@ def relax_exact_c(temp_c: np.ndarray, steady_c: np.ndarray, rate_per_s: np.ndarr
     return steady_c + (temp_c - steady_c) * np.exp(-np.asarray(rate_per_s) * dt_s)
 
 
-def _relax_or_hold(temp_c, heat_w, conductance_w_per_k, sink_c, capacity_j_per_k, dt_s):
+def _relax_or_hold(
+    temp_c: FloatArray,
+    heat_w: Floats,
+    conductance_w_per_k: Floats,
+    sink_c: Floats,
+    capacity_j_per_k: Floats,
+    dt_s: float,
+) -> FloatArray:
     """End temperature of ``C dT/dt = Q − G (T − T_sink)``; with ``G = 0`` the heat accumulates."""
     g = np.asarray(conductance_w_per_k, dtype=np.float64)
     flowing = g > 0.0

@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from twin.arrays import Floats
+
 # [Alduchov-Eskridge-1996] Magnus coefficients over water (−40…50 °C): p_s = 610.94 exp(17.625 T / (T + 243.04)) Pa.
 MAGNUS_A_PA, MAGNUS_B, MAGNUS_C_C = 610.94, 17.625, 243.04
 STANDARD_PRESSURE_PA = 101_325.0  # [ASHRAE-HB-Fund-2017 Ch. 1] sea-level standard atmosphere
@@ -100,7 +102,7 @@ def carnot_cop_ratio(chilled_c: np.ndarray | float, tower_c: np.ndarray | float)
     return t_evap / np.maximum(t_cond - t_evap, 2.0 * REFRIGERANT_APPROACH_K)
 
 
-def chiller_cop_ratio(chilled_c, tower_c, carnot_frac) -> np.ndarray:
+def chiller_cop_ratio(chilled_c: Floats, tower_c: Floats, carnot_frac: Floats) -> np.ndarray:
     """Chiller COP ``η · COP_Carnot`` at the present lift [Cengel-Boles ch. 6]."""
     return np.asarray(carnot_frac) * carnot_cop_ratio(chilled_c, tower_c)
 
@@ -124,13 +126,13 @@ AHRI_CHILLED_C = 6.67
 AHRI_CONDENSER_C = 29.44
 
 
-def _eir_ft(chilled_c: np.ndarray, condenser_c: np.ndarray) -> np.ndarray:
+def _eir_ft(chilled_c: Floats, condenser_c: Floats) -> Floats:
     a, b, c, d, e, f = CURVE_EIR_FT
     te, tc = chilled_c, condenser_c
     return a + b * te + c * te * te + d * tc + e * tc * tc + f * te * tc
 
 
-def _eir_fplr(plr: np.ndarray) -> np.ndarray:
+def _eir_fplr(plr: Floats) -> Floats:
     a, b, c = CURVE_EIR_FPLR
     return a + b * plr + c * plr * plr
 

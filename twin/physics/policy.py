@@ -167,7 +167,9 @@ def wanted_action(
     )
 
 
-def _sum_under_cap_w(demand_w: np.ndarray, cap_w: float, duty_frac, idle_w) -> float:
+def _sum_under_cap_w(
+    demand_w: np.ndarray, cap_w: float, duty_frac: np.ndarray | float | None, idle_w: np.ndarray | float
+) -> float:
     """``Σ`` of the GPUs' mean power under a cap of ``cap_w`` (``Σ min(p_i, c)`` without a duty) [W]."""
     if duty_frac is None:
         return float(np.sum(np.minimum(demand_w, cap_w)))
@@ -178,7 +180,16 @@ def _sum_under_cap_w(demand_w: np.ndarray, cap_w: float, duty_frac, idle_w) -> f
 
 
 def _slow_the_job(
-    policy: str, over_mw, k_mw_per_mw, gpu_power_mw, uncapped_demand_w, min_w, max_w, rack_facility_mw, current, duty
+    policy: str,
+    over_mw: float,
+    k_mw_per_mw: float,
+    gpu_power_mw: float,
+    uncapped_demand_w: np.ndarray,
+    min_w: float,
+    max_w: float,
+    rack_facility_mw: float,
+    current: PolicyAction,
+    duty: tuple[np.ndarray | None, np.ndarray | float],
 ) -> PolicyAction:
     """The cap or the brake on top of ``current.racks_shed`` racks without work (all of them, while it acts)."""
     idle_shed = current.racks_shed

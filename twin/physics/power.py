@@ -92,10 +92,10 @@ def fit_psu_efficiency_points(
 
 
 def node_dc_power_w(
-    gpu_power_sum_w: np.ndarray,
-    mean_util_frac: np.ndarray,
-    base_full_w: np.ndarray,
-    base_idle_w: np.ndarray,
+    gpu_power_sum_w: np.ndarray | float,
+    mean_util_frac: np.ndarray | float,
+    base_full_w: np.ndarray | float,
+    base_idle_w: np.ndarray | float,
 ) -> np.ndarray:
     """DC load of a node: GPU power plus base power scaled by utilisation [W]."""
     u = np.clip(mean_util_frac, 0.0, 1.0)
@@ -105,7 +105,7 @@ def node_dc_power_w(
 def node_input_power_w(
     dc_power_w: np.ndarray,
     psus_live: np.ndarray,
-    psu_rating_w: np.ndarray,
+    psu_rating_w: np.ndarray | float,
     efficiency_points_frac: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """AC input power of a node and its PSU efficiency, from DC load and live PSUs.

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twin.arrays import FloatArray, IntArray
 from twin.site.tables import SOURCE_KINDS, SiteTables
 
 SOURCE_GRID, SOURCE_GENERATOR, SOURCE_BATTERY = (SOURCE_KINDS.index(k) for k in ("grid", "generator", "battery"))
@@ -93,7 +94,7 @@ def _conversion_factor(anc_row: np.ndarray, eff: np.ndarray) -> np.ndarray:
     return factors
 
 
-def _feed_groups(fa: np.ndarray, fb: np.ndarray):
+def _feed_groups(fa: IntArray, fb: IntArray) -> tuple[IntArray, IntArray, IntArray]:
     """Dual-fed racks grouped by (receiving feed, other feed): the pairs, and each rack's group when its
     load moves to A and to B (-1 single-fed)."""
     dual = fb >= 0
@@ -112,10 +113,13 @@ def _feed_groups(fa: np.ndarray, fb: np.ndarray):
     return uniq, g_a, g_b
 
 
-def _n1_triples(uniq: np.ndarray, anc: np.ndarray, eff: np.ndarray):
+def _n1_triples(uniq: IntArray, anc: IntArray, eff: FloatArray) -> tuple[list[int], list[int], list[int], list[float]]:
     """(group, element k, failed element e, factor) for every element ``k`` above a group's receiving feed
     that takes its load when an element ``e`` above only the other feed fails."""
-    t_group, t_k, t_e, t_factor = [], [], [], []
+    t_group: list[int] = []
+    t_k: list[int] = []
+    t_e: list[int] = []
+    t_factor: list[float] = []
     for g, (recv, other) in enumerate(uniq):  # construction only: one pass over busway pairs
         anc_recv, anc_other = anc[recv], anc[other]
         anc_recv_set = set(int(x) for x in anc_recv if x >= 0)

@@ -262,7 +262,11 @@ def dispatch(
     gen = live & ~battery
     cap = np.where(gen, capacity_mw, 0.0)
     tracked = recovery_s is not None and step_ready_frac is not None
-    steps = step_available_frac(step_ready_frac, recovery_s, dt_s) if tracked else 1.0
+    steps = (
+        step_available_frac(step_ready_frac, recovery_s, dt_s)
+        if step_ready_frac is not None and recovery_s is not None  # tracked
+        else 1.0
+    )
     reach = reachable_mw(cap, prev_mw, step_mw, ramp_mw_per_s, dt_s, steps)
     reach = np.where(gen, np.where(kind == GRID, cap, reach), 0.0)
     out = share_generation_mw(demand_mw, cap, reach)
@@ -301,7 +305,17 @@ def dispatch(
     )
 
 
-def _steps_after(out, prev_mw, cap, reach, step_mw, ramp_mw_per_s, dt_s, steps, stepping) -> tuple:
+def _steps_after(
+    out: np.ndarray,
+    prev_mw: np.ndarray,
+    cap: np.ndarray,
+    reach: np.ndarray,
+    step_mw: np.ndarray,
+    ramp_mw_per_s: np.ndarray,
+    dt_s: float,
+    steps: np.ndarray | float,
+    stepping: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Step buckets after the tick (what the rise beyond the ramp used) and the units the bucket held back."""
     rise = np.maximum(out - np.maximum(prev_mw, 0.0) - ramp_mw_per_s * dt_s, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):

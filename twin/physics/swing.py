@@ -153,7 +153,9 @@ def job_ramp_mw_per_s(job: SwingJob, facility_w_per_gpu_w: float = 1.0) -> float
     return job.mw(job.shape.ramp_frac_per_s, facility_w_per_gpu_w)
 
 
-def lines_mw(jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, in_phase: bool = True) -> tuple:
+def lines_mw(
+    jobs: list[SwingJob], facility_w_per_gpu_w: float = 1.0, in_phase: bool = True
+) -> tuple[tuple[float, float], ...]:
     """``(period_s, amplitude_mw)`` of every job's step harmonics and checkpoint line, largest first.
 
     Lines of the same period combine like the amplitudes (added in phase, in quadrature

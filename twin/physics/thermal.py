@@ -60,6 +60,9 @@ Units are in the names (°C, K, W, J/K, kg/s, s).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 # NVML / DCGM clock-event reason bits ([DCGM-Fields] field 112; [NVML-ClocksEventReasons]).
@@ -231,14 +234,19 @@ def adiabatic_step_c(
     return np.minimum(heated, np.maximum(temp_c, shutdown_c))
 
 
+# (a_jj, a_jp, a_pj, a_pp, g_j, g_p, h_j, h_p) of :func:`two_node_coefficients`: arrays or scalars alike
+_Coef = np.ndarray | float
+TwoNodeCoefficients = tuple[_Coef, _Coef, _Coef, _Coef, _Coef, _Coef, _Coef, _Coef]
+
+
 def two_node_coefficients(
-    c_junction_j_per_k,
-    c_plate_j_per_k,
-    r_jp_c_per_w,
-    r_pc_c_per_w,
-    supply_temp_c,
-    dt_s,
-) -> tuple:
+    c_junction_j_per_k: np.ndarray | float,
+    c_plate_j_per_k: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    r_pc_c_per_w: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    dt_s: np.ndarray | float,
+) -> TwoNodeCoefficients:
     """Exact step of the two-node model over ``dt_s`` as eight coefficients (scalars or arrays alike, ``dt_s``
     too: the coefficients broadcast over it).
 
@@ -272,14 +280,26 @@ def two_node_coefficients(
     return jj, jp, pj, pp, g_j, g_p, h_j, h_p
 
 
-def two_node_steady_c(power_w, supply_temp_c, r_jp_c_per_w, r_pc_c_per_w) -> tuple[np.ndarray, np.ndarray]:
+def two_node_steady_c(
+    power_w: np.ndarray | float,
+    supply_temp_c: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    r_pc_c_per_w: np.ndarray | float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Steady junction and plate temperatures ``(T_s + P (R_jp + R_pc), T_s + P R_pc)`` [°C]."""
     plate = supply_temp_c + np.asarray(power_w, dtype=np.float64) * r_pc_c_per_w
     return plate + np.asarray(power_w, dtype=np.float64) * r_jp_c_per_w, plate
 
 
 def two_node_adiabatic_step_c(
-    junction_c, plate_c, power_w, c_junction_j_per_k, c_plate_j_per_k, r_jp_c_per_w, dt_s: float, shutdown_c=None
+    junction_c: np.ndarray | float,
+    plate_c: np.ndarray | float,
+    power_w: np.ndarray | float,
+    c_junction_j_per_k: np.ndarray | float,
+    c_plate_j_per_k: np.ndarray | float,
+    r_jp_c_per_w: np.ndarray | float,
+    dt_s: float,
+    shutdown_c: np.ndarray | float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Junction and plate after ``dt_s`` with no coolant flow, and the power the package drew [°C, °C, W].
 
@@ -342,7 +362,7 @@ def die_temp_step_c(
 
 
 def two_node_step_few_pass_c(
-    junction_c: np.ndarray, plate_c: np.ndarray, power_w: np.ndarray, coeffs: tuple
+    junction_c: np.ndarray, plate_c: np.ndarray, power_w: np.ndarray, coeffs: TwoNodeCoefficients
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`two_node_coefficients`' step ``(T_j', T_p')`` in two new arrays and one scratch [°C]."""
     jj, jp, pj, pp, g_j, g_p, h_j, h_p = coeffs
@@ -496,6 +516,8 @@ def power_cap_only(
     """
     demand_w = np.asarray(demand_w, dtype=np.float64)
     if np.ndim(duty_frac) == 0 and float(duty_frac) >= 1.0:
+        above: np.ndarray | None
+        held: np.ndarray | float
         above, held = None, power_limit_w  # the limit holds the mean power
     else:  # held − idle = u (L − idle) on the busy share, the limit itself for GPUs without work
         u = np.broadcast_to(np.asarray(duty_frac, dtype=np.float64), demand_w.shape)
@@ -515,14 +537,14 @@ def power_cap_only(
                 power_limit_w - np.asarray(idle_w, dtype=np.float64) if above is None else above, clock, out=clock
             )
             where = True if solve is None else solve
-            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask
+            return power, np.power(clock, 1.0 / DVFS_POWER_EXPONENT, out=clock, where=where), mask  # type: ignore[return-value]  # held is an array whenever above is
         return np.minimum(demand_w, held), clock_at_power_frac(held, demand_w, idle_w), mask
     power = np.minimum(demand_w, held)
     clock = np.ones(capped.shape)
     mask = np.zeros(capped.shape, dtype=np.int32)
     if n_capped:
         idx = np.flatnonzero(capped)
-        sub = lambda v: v[idx] if np.ndim(v) else v  # noqa: E731
+        sub: Callable[[Any], Any] = lambda v: v[idx] if np.ndim(v) else v  # noqa: E731  # an array's or the scalar
         clock[idx] = clock_at_power_frac(sub(held), demand_w[idx], sub(idle_w))
         mask[idx] = CLOCK_EVENT_SW_POWER_CAP
     return power, clock, mask

@@ -171,9 +171,9 @@ def _leaf_down_ports(state: SiteTables) -> int:
     return int(np.floor(radix * over / (1 + over)))
 
 
-def _get(report: ScenarioSide, path: tuple):
+def _get(report: ScenarioSide, path: tuple[str, ...]) -> float | None:
     """The number at ``path`` (field names) of ``report``; None where a part is missing or not a number."""
-    value = report
+    value: object = report
     for key in path:
         value = getattr(value, key, None)
         if value is None:
@@ -189,7 +189,7 @@ def _verdict(delta: float, direction: int, tolerance: float) -> str:
     return "better" if delta * direction > 0 else "worse"
 
 
-def _change(b, s, direction: int, tolerance: float) -> Change:
+def _change(b: float | None, s: float | None, direction: int, tolerance: float) -> Change:
     if b is not None and s is not None and np.isfinite(b) and np.isfinite(s):
         delta = float(s) - float(b)
         return Change(b, s, delta=delta, change=_verdict(delta, direction, tolerance))
@@ -233,7 +233,7 @@ def _diff(base: _Run, scen: _Run) -> Diff:
     )
 
 
-def _rack_diff(b_state, b_snap, s_state, s_snap) -> list[RackChange]:
+def _rack_diff(b_state: SiteTables, b_snap: Snapshot, s_state: SiteTables, s_snap: Snapshot) -> list[RackChange]:
     """Racks that changed: layout (added, removed, moved, type, feeds, CDU) or their hottest GPU and power."""
     b_index = {n: i for i, n in enumerate(b_state.rack_name)}
     s_index = {n: i for i, n in enumerate(s_state.rack_name)}
@@ -277,7 +277,7 @@ def _rack_diff(b_state, b_snap, s_state, s_snap) -> list[RackChange]:
     return out
 
 
-def _layout_changes(b_state, i: int, s_state, j: int) -> list[str]:
+def _layout_changes(b_state: SiteTables, i: int, s_state: SiteTables, j: int) -> list[str]:
     """How rack ``i`` of the baseline and ``j`` of the scenario differ: moved, type, feeds, cdu."""
     layout = []
     if abs(b_state.rack_x_m[i] - s_state.rack_x_m[j]) > 1e-9 or abs(b_state.rack_y_m[i] - s_state.rack_y_m[j]) > 1e-9:
@@ -294,7 +294,7 @@ def _layout_changes(b_state, i: int, s_state, j: int) -> list[str]:
     return layout
 
 
-def _dark(state, snap) -> np.ndarray:
+def _dark(state: SiteTables, snap: Snapshot) -> np.ndarray:
     dark = np.zeros(state.n_racks, dtype=bool)
     gpu_dark = (snap.gpu_state == GPU_DOWN) | (snap.gpu_state == GPU_OFF)
     counts = np.bincount(state.gpu_rack, minlength=state.n_racks)
@@ -303,17 +303,19 @@ def _dark(state, snap) -> np.ndarray:
     return dark
 
 
-def _feed_names(state, i) -> tuple:
+def _feed_names(state: SiteTables, i: int) -> tuple[str, str | None]:
     b = state.rack_feed_b[i]
     return state.power_name[state.rack_feed_a[i]], state.power_name[b] if b >= 0 else None
 
 
-def _f(x) -> float | None:
+def _f(x: float) -> float | None:
     x = float(x)
     return x if np.isfinite(x) else None
 
 
-def _element_diff(b_names, b_frac, s_names, s_frac, s_state) -> list[ElementChange]:
+def _element_diff(
+    b_names: list[str], b_frac: np.ndarray, s_names: list[str], s_frac: np.ndarray, s_state: SiteTables
+) -> list[ElementChange]:
     s_index = {n: i for i, n in enumerate(s_names)}
     out = []
     for i, name in enumerate(b_names):
@@ -336,7 +338,9 @@ def _element_diff(b_names, b_frac, s_names, s_frac, s_state) -> list[ElementChan
     return out
 
 
-def _frac_diff(kind, b_names, b_frac, s_names, s_frac) -> list[LoadChange]:
+def _frac_diff(
+    kind: str, b_names: list[str], b_frac: np.ndarray, s_names: list[str], s_frac: np.ndarray
+) -> list[LoadChange]:
     b_index = {n: i for i, n in enumerate(b_names)}
     out = []
     for j, name in enumerate(s_names):

@@ -42,6 +42,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,12 +110,12 @@ class ScenarioDoc:
     time: datetime | None = None  # None: the default instant
     settle_s: float | None = None
     design_limits: str = STRICT
-    conditions: dict = field(default_factory=dict)  # the [conditions] table as written
+    conditions: dict[str, Any] = field(default_factory=dict)  # the [conditions] table as written
     edits: list[Edit] = field(default_factory=list)
     file: str = "<scenario>"
 
 
-def _ids(names, table: list[str], key: str, file: str) -> list[int]:
+def _ids(names: object, table: list[str], key: str, file: str) -> list[int]:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ScenarioError(f"{file}: conditions.{key}: expected a list of names")
     index = {n: i for i, n in enumerate(table)}
@@ -124,7 +125,7 @@ def _ids(names, table: list[str], key: str, file: str) -> list[int]:
     return [index[n] for n in names]
 
 
-def _number(value, key: str, file: str, lo: float, hi: float) -> float:
+def _number(value: object, key: str, file: str, lo: float, hi: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
         raise ScenarioError(f"{file}: {key}: expected a number in [{lo}, {hi}], got {value!r}")
     return float(value)

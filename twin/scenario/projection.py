@@ -14,7 +14,7 @@ from datetime import timedelta
 import numpy as np
 
 from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
-from twin.engine.tick import PlacedJob, TickDetail, TwinEngine
+from twin.engine.tick import PlacedJob, TickDetail, TickInputs, TwinEngine
 from twin.physics import fabric
 from twin.scenario.conditions import Scenario
 from twin.scenario.reports import (
@@ -55,7 +55,7 @@ def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
     return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
 
 
-def job_inputs(state: SiteTables, inputs, job: PlacedJob | None, idle_nodes_off: bool):
+def job_inputs(state: SiteTables, inputs: TickInputs, job: PlacedJob | None, idle_nodes_off: bool) -> TickInputs:
     """``inputs`` with the placed ``job`` running: its phases drive the swing, the GPUs outside it have no
     work (utilisation 0), the shortfall policy sheds their racks first and the job's last, and with
     ``idle_nodes_off`` the nodes without a GPU of the job are powered off."""
@@ -100,6 +100,7 @@ def run_scenario(
         snap = engine.tick(dt, replace(inputs, ts=start + timedelta(seconds=dt * (i + 1))))
         if each_tick is not None:
             each_tick(snap)
+    assert snap is not None and engine.detail is not None  # steps >= 1
     return snap, engine.detail, job
 
 
@@ -108,10 +109,13 @@ def project(state: SiteTables, scenario: Scenario) -> ProjectionReport:
 
     With layout edits the report is about the edited site (``scenario.state``).
     """
-    return project_run(state, scenario)[0]
+    report, _snap, _detail, _job = project_run(state, scenario)
+    return report
 
 
-def project_run(state: SiteTables, scenario: Scenario):
+def project_run(
+    state: SiteTables, scenario: Scenario
+) -> tuple[ProjectionReport, Snapshot, TickDetail, PlacedJob | None]:
     """:func:`project`'s report with the last snapshot, its tick detail and the placed job."""
     state = scenario.state if scenario.state is not None else state
     snap, detail, job = run_scenario(state, scenario)
@@ -184,6 +188,7 @@ def report_of(
 
 def _sources(state: SiteTables, detail: TickDetail) -> list[SourceFigures]:
     """Per source: output, derated capacity, charge, and its share of the training swing against its limits."""
+    assert detail.supply is not None and detail.swing_share is not None  # set by every tick
     d, share = detail.supply.dispatch, detail.swing_share
     out = []
     for i, name in enumerate(state.source_name):
@@ -210,6 +215,7 @@ def _sources(state: SiteTables, detail: TickDetail) -> list[SourceFigures]:
 def _policy(state: SiteTables, snap: Snapshot, detail: TickDetail, job: JobFigures | None) -> PolicyFigures:
     """The shortfall policy's action in force at the end of the run, and the job's resulting throughput."""
     act, sup = detail.policy_in_force, detail.supply
+    assert sup is not None and detail.swing_share is not None  # set by every tick
     return PolicyFigures(
         policy=state.shortfall_policy,
         policy_response_s=state.policy_response_s,
@@ -240,7 +246,7 @@ def _elements(state: SiteTables, frac: np.ndarray, mask: np.ndarray) -> list[Ele
     ]
 
 
-def _n1(state: SiteTables, snap, worst_by: np.ndarray) -> list[N1Violation]:
+def _n1(state: SiteTables, snap: Snapshot, worst_by: np.ndarray) -> list[N1Violation]:
     idx = np.flatnonzero(snap.power_n1_load_frac > 1.0)
     idx = idx[np.argsort(-snap.power_n1_load_frac[idx], kind="stable")][:TOP_N]
     return [
@@ -269,7 +275,7 @@ def _time_to_throttle(state: SiteTables, proj: dict[str, np.ndarray]) -> dict[st
     return out
 
 
-def _fabric(state: SiteTables, snap) -> FabricFigures:
+def _fabric(state: SiteTables, snap: Snapshot) -> FabricFigures:
     up = snap.link_up_flag
     cap = fabric.tier_capacity_gbps(state, fabric.link_alive(state, up))
     return FabricFigures(
@@ -282,7 +288,7 @@ def _fabric(state: SiteTables, snap) -> FabricFigures:
     )
 
 
-def _job(state: SiteTables, job: PlacedJob, snap) -> JobFigures:
+def _job(state: SiteTables, job: PlacedJob, snap: Snapshot) -> JobFigures:
     down = snap.gpu_state == GPU_DOWN
     res = evaluate_site_job(state, job.spec, job.gpu_ids, np.where(down, 0.0, snap.throttle_frac), snap.link_up_flag)
     st = res.status

@@ -8,8 +8,11 @@ blast-radius --json`` and the API print (its keys are the field names, in order)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from twin.physics.island import GenerationChecks
 from twin.physics.swing import SwingReport
 from twin.reports import Report, optional
 from twin.site.design import DesignFinding
@@ -263,8 +266,8 @@ class GenerationFigures(Report):
     grid: GridContractFigures | None
 
     @classmethod
-    def of(cls, g, source_name: list[str]) -> GenerationFigures:
-        fin = lambda v: float(v) if math.isfinite(v) else None  # noqa: E731
+    def of(cls, g: GenerationChecks, source_name: list[str]) -> GenerationFigures:
+        fin: Callable[[float], float | None] = lambda v: float(v) if math.isfinite(v) else None  # noqa: E731
         r, grid, contract = g.reserve, g.grid, g.grid_contract
         return cls(
             islanded_flag=g.islanded_flag,
@@ -299,7 +302,7 @@ class GenerationFigures(Report):
             surge_ok_flag=g.surge_ok,
             rocof_hz_per_s=g.rocof_hz_per_s,
             grid=None
-            if grid is None
+            if grid is None or contract is None  # both or neither
             else GridContractFigures(
                 import_mw=grid.import_mw,
                 import_limit_mw=contract.import_limit_mw,
@@ -409,8 +412,8 @@ class Change(Report):
     delta: float | None = optional()
     change: str = "same"
 
-    def as_dict(self) -> dict:  # "change" last, after the optional delta
-        out = {"baseline": self.baseline, "scenario": self.scenario}
+    def as_dict(self) -> dict[str, Any]:  # "change" last, after the optional delta
+        out: dict[str, Any] = {"baseline": self.baseline, "scenario": self.scenario}
         if self.delta is not None:
             out["delta"] = self.delta
         out["change"] = self.change
@@ -430,7 +433,7 @@ class RackChange(Report):
     rack_power_delta_kw: float | None = None
     dark_flag: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         out = {"rack": self.rack, "change": self.change, "layout": list(self.layout)}
         if self.change == "removed":
             return out
@@ -468,8 +471,8 @@ class LoadChange(Report):
     load_frac: float | None = None
     load_delta_frac: float | None = None
 
-    def as_dict(self) -> dict:
-        out = {self.kind: self.name, "change": self.change}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {self.kind: self.name, "change": self.change}
         if self.change != "removed":
             out.update({f"{self.kind}_load_frac": self.load_frac, "load_delta_frac": self.load_delta_frac})
         return out

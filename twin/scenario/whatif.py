@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +28,9 @@ from twin.site.errors import SiteError
 from twin.site.load import build_site_model
 from twin.site.tables import SiteTables
 from twin.site.topology import ElementRef, find_element, racks_exposed
+
+if TYPE_CHECKING:
+    from twin.engine.tick import TickInputs
 
 # (id of the baseline, design limits, the layout edits as JSON) → (baseline, edited site); the baseline is held
 _edited_sites: BoundedCache[tuple[SiteTables, SiteTables]] = BoundedCache(8)
@@ -111,9 +116,9 @@ def _blame(
 
 
 # ------------------------------------------------------------------ conditions
-def _names(state: SiteTables):
+def _names(state: SiteTables) -> list[str]:
     """Every element name of the site with its reference, for globs (built once per site)."""
-    cache = state.__dict__.setdefault("_whatif_names", {})
+    cache: dict[str, list[str]] = state.__dict__.setdefault("_whatif_names", {})
     if "all" not in cache:
         cache["all"] = [
             n
@@ -143,7 +148,7 @@ def _links(state: SiteTables, pattern: str) -> np.ndarray:
 
 
 def _elements(state: SiteTables, edit: Edit, index: int, file: str) -> list[ElementRef]:
-    out = []
+    out: list[ElementRef] = []
     for pattern in edit.fields["elements"]:
         if "/" in pattern:
             links = _links(state, pattern)
@@ -152,10 +157,10 @@ def _elements(state: SiteTables, edit: Edit, index: int, file: str) -> list[Elem
             out += [ElementRef("link", int(k), "link") for k in links]
             continue
         if _GLOB & set(pattern):
-            hits = [find_element(state, n) for n in _names(state) if fnmatch.fnmatchcase(n, pattern)]
+            found = [find_element(state, n) for n in _names(state) if fnmatch.fnmatchcase(n, pattern)]
         else:
-            hits = [find_element(state, pattern)]
-        hits = [h for h in hits if h is not None]
+            found = [find_element(state, pattern)]
+        hits = [h for h in found if h is not None]
         if not hits:
             raise EditError(index, "elements", f"{pattern!r} is not an element of this site", file)
         out += hits
@@ -187,9 +192,11 @@ class _Book:
 
     supply: np.ndarray  # [n_loops] facility supply override (NaN: none)
     cdu_setpoint: np.ndarray  # [n_cdus] secondary setpoint (NaN: design)
-    failed: dict = field(default_factory=dict)  # (kind, id) → units lost (pumps, chillers), None = all
-    caps: list = field(default_factory=list)  # (edit index, GPU ids, cap W)
-    job_caps: list = field(default_factory=list)  # (edit index, cap W)
+    failed: dict[tuple[str, int], int | None] = field(
+        default_factory=dict
+    )  # (kind, id) → units lost (pumps, chillers), None = all
+    caps: list[tuple[int, np.ndarray, float]] = field(default_factory=list)  # (edit index, GPU ids, cap W)
+    job_caps: list[tuple[int, float]] = field(default_factory=list)  # (edit index, cap W)
 
 
 def _apply_conditions(sc: Scenario, state: SiteTables, doc: ScenarioDoc) -> None:
@@ -295,19 +302,19 @@ def _name_of(state: SiteTables, ref: ElementRef) -> str:
     return names[ref.id]
 
 
-def add_failures(inputs, state: SiteTables, refs: list[ElementRef]):
+def add_failures(inputs: TickInputs, state: SiteTables, refs: list[ElementRef]) -> TickInputs:
     """A copy of tick ``inputs`` with the elements ``refs`` failed as well (whole elements)."""
     inp = replace(inputs)
     _failures(inp, state, {(r.kind, r.id): None for r in refs})
     return inp
 
 
-def _failures(inp, state: SiteTables, failed: dict) -> None:
+def _failures(inp: TickInputs, state: SiteTables, failed: dict[tuple[str, int], int | None]) -> None:
     """Turn the failure book into tick inputs (on top of what ``[conditions]`` failed)."""
-    by_kind: dict[str, list] = {}
+    by_kind: dict[str, list[tuple[int, int | None]]] = {}
     for (kind, ident), units in failed.items():
         by_kind.setdefault(kind, []).append((ident, units))
-    ids = lambda kind: [i for i, _ in by_kind.get(kind, [])]  # noqa: E731
+    ids: Callable[[str], list[int]] = lambda kind: [i for i, _ in by_kind.get(kind, [])]  # noqa: E731
     inp.failed_power = np.union1d(inp.failed_power, ids("power")).astype(np.int64)
     inp.failed_sources = np.union1d(inp.failed_sources, ids("source")).astype(np.int64)
     switches = ids("switch")
@@ -345,7 +352,13 @@ def _failures(inp, state: SiteTables, failed: dict) -> None:
         inp.nodes_off = off
 
 
-def _caps(sc: Scenario, state: SiteTables, caps: list, job_caps: list, file: str) -> None:
+def _caps(
+    sc: Scenario,
+    state: SiteTables,
+    caps: list[tuple[int, np.ndarray, float]],
+    job_caps: list[tuple[int, float]],
+    file: str,
+) -> None:
     """Per-GPU power limits: the lowest cap that applies to each GPU, within its settable range."""
     tdp = state.gpu_spec_array("tdp_w")
     low = state.gpu_spec_array("min_power_limit_w")

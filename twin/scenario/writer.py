@@ -31,7 +31,7 @@ _CONDITION_ORDER = (
 )
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):

@@ -26,11 +26,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from twin.arrays import FloatArray, IntArray
 from twin.site.tables import SiteTables
+
+if TYPE_CHECKING:
+    from twin.site.schema import CalibrationSpec
+
+SpecT = TypeVar("SpecT")  # a catalogue entry type (GPU or CDU spec)
 
 MIN_APPROACH_K = 0.1  # a CDU cannot deliver coolant colder than its facility supply
 DECIMALS = 4  # fitted values are kept to this many decimals (the variants they need stay few)
@@ -86,7 +94,7 @@ def gpu_names(state: SiteTables, gpus: np.ndarray) -> list[str]:
     return [f"{state.node_name[state.gpu_node[g]]}/{state.gpu_index[g]}" for g in np.asarray(gpus, dtype=np.int64)]
 
 
-def from_block(state: SiteTables, block, file: str, strict: bool = True) -> SiteCalibration:
+def from_block(state: SiteTables, block: CalibrationSpec, file: str, strict: bool = True) -> SiteCalibration:
     """The parsed ``[calibration]`` block (:class:`twin.site.schema.CalibrationSpec`) on ``state``'s ids.
 
     ``strict``: a name the site lacks is an error; else it is left out (a what-if edit removed it).
@@ -125,10 +133,10 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
     cdus = np.flatnonzero(cal.cdu_approach_delta_k != 0.0)
     gpus = np.flatnonzero(cal.gpu_r_th_factor != 1.0)
 
-    def strings(names) -> str:
+    def strings(names: Iterable[str]) -> str:
         return "[" + ", ".join(f'"{n}"' for n in names) + "]"
 
-    def numbers(values) -> str:
+    def numbers(values: Iterable[float]) -> str:
         return "[" + ", ".join(f"{float(v):.{DECIMALS}f}" for v in values) + "]"
 
     fitted_on = cal.fitted_on.replace("\\", "/").replace('"', "'")
@@ -151,7 +159,9 @@ def to_block(state: SiteTables, cal: SiteCalibration) -> str:
     )
 
 
-def _variants(specs: list, index: np.ndarray, values: np.ndarray, neutral: float, make) -> tuple[list, np.ndarray]:
+def _variants(
+    specs: list[SpecT], index: IntArray, values: FloatArray, neutral: float, make: Callable[[SpecT, float], SpecT]
+) -> tuple[list[SpecT], IntArray]:
     """Catalogue entries extended by one variant per (entry, distinct non-neutral value) and the new index."""
     index = np.asarray(index, dtype=np.int64).copy()
     out = list(specs)
@@ -167,7 +177,7 @@ def _variants(specs: list, index: np.ndarray, values: np.ndarray, neutral: float
 def apply_calibration(state: SiteTables, cal: SiteCalibration) -> SiteTables:
     """``state`` with ``cal`` applied to its GPU and CDU catalogue entries (see module docstring)."""
     k = float(cal.heat_capacity_factor)
-    split = {}
+    split: dict[str, Any] = {}
     if cal.junction_heat_frac is not None:
         split["junction_heat_frac"] = float(cal.junction_heat_frac)
     if cal.r_th_conv_frac is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
+from typing import Any
 
 from twin.site.errors import SiteError
 
@@ -24,7 +25,7 @@ def campus_prefix(index: int) -> str:
     return f"C{index + 1:02d}-"
 
 
-def _rename(entry: dict, prefix: str, keys: tuple[str, ...]) -> dict:
+def _rename(entry: dict[str, Any], prefix: str, keys: tuple[str, ...]) -> dict[str, Any]:
     out = dict(entry)
     for key in keys:
         if isinstance(out.get(key), str) and out[key]:
@@ -32,7 +33,7 @@ def _rename(entry: dict, prefix: str, keys: tuple[str, ...]) -> dict:
     return out
 
 
-def _width_m(base: dict) -> float:
+def _width_m(base: dict[str, Any]) -> float:
     xs = [
         row["x_m"] + row.get("racks", 0) * row.get("pitch_m", 0.0)
         for hall in base.get("halls", [])
@@ -41,7 +42,7 @@ def _width_m(base: dict) -> float:
     return max(xs, default=0.0)
 
 
-def campuses(base: dict, n_campuses: int, name: str) -> dict:
+def campuses(base: dict[str, Any], n_campuses: int, name: str) -> dict[str, Any]:
     """The site document of ``n_campuses`` copies of ``base`` (a parsed site file) named ``name``."""
     if not 1 <= n_campuses <= MAX_CAMPUSES:
         raise SiteError("<generated>", "campuses", "n_campuses", f"{n_campuses}: expected 1..{MAX_CAMPUSES}")
@@ -82,6 +83,6 @@ def campuses(base: dict, n_campuses: int, name: str) -> dict:
     return out
 
 
-def campuses_text(base_text: str, n_campuses: int, name: str) -> dict:
+def campuses_text(base_text: str, n_campuses: int, name: str) -> dict[str, Any]:
     """:func:`campuses` of a site file's text."""
     return campuses(tomllib.loads(base_text), n_campuses, name)

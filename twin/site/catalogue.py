@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 from twin.site.errors import SiteError
 from twin.site.tables import CduSpec, GpuSpec
@@ -58,13 +59,16 @@ class Catalogue:
     source_file: str
 
 
-def _build(cls, name: str, table: dict, file: str, kind: str):
+SpecT = TypeVar("SpecT", GpuSpec, NodeSpec, CduSpec, RackSpec)
+
+
+def _build(cls: type[SpecT], name: str, table: dict[str, Any], file: str, kind: str) -> SpecT:
     """Instantiate dataclass ``cls`` from a TOML table, naming unknown or missing fields."""
     known = {f.name for f in fields(cls)} - {"name"}
     unknown = set(table) - known
     if unknown:
         raise SiteError(file, f"{kind} {name!r}", sorted(unknown)[0], "unknown field")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
     try:
         return cls(name=name, **values)
     except TypeError as exc:

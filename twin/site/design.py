@@ -23,9 +23,13 @@ default) an exceeded rating is an error, under ``warn`` a warning.  ``n1_rating`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from twin.arrays import FloatArray, IntArray
 
 STRICT, WARN = "strict", "warn"
 POLICIES = (STRICT, WARN)
@@ -47,7 +51,7 @@ class DesignFinding:
     ports_needed_count: int | None = None
     ports_available_count: int | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
@@ -55,7 +59,14 @@ def _severity(check: str, policy: str) -> str:
     return WARNING if policy == WARN or check in ALWAYS_WARNINGS else ERROR
 
 
-def cdu_findings(rack_full_kw, rack_cdu, cdu_name, cdu_supply_c, cdu_capacity_kw, policy) -> list[DesignFinding]:
+def cdu_findings(
+    rack_full_kw: FloatArray,
+    rack_cdu: IntArray,
+    cdu_name: list[str],
+    cdu_supply_c: FloatArray,
+    cdu_capacity_kw: FloatArray,
+    policy: str,
+) -> list[DesignFinding]:
     """CDUs whose racks at full power exceed their capacity at design secondary supply."""
     heat_kw = np.bincount(rack_cdu, weights=rack_full_kw, minlength=len(cdu_name))
     out = []
@@ -74,7 +85,16 @@ def cdu_findings(rack_full_kw, rack_cdu, cdu_name, cdu_supply_c, cdu_capacity_kw
     return out
 
 
-def tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth, *, n1: bool = False) -> np.ndarray:
+def tree_loads_kw(
+    rack_kw: FloatArray,
+    feed_a: IntArray,
+    feed_b: IntArray,
+    parent: IntArray,
+    efficiency: FloatArray,
+    depth: IntArray,
+    *,
+    n1: bool = False,
+) -> FloatArray:
     """Output load of every power element: racks split over their feeds, children's input summed up.
 
     With ``n1`` each rack's full load is on each of its feeds (the other side lost).
@@ -82,7 +102,7 @@ def tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth, *, n1: boo
     n = parent.size
     dual = feed_b >= 0
     share = rack_kw if n1 else np.where(dual, rack_kw / 2.0, rack_kw)
-    load = np.bincount(feed_a, weights=share, minlength=n)
+    load: FloatArray = np.bincount(feed_a, weights=share, minlength=n)  # type: ignore[assignment]  # numpy stubs: weighted bincount is float64
     load += np.bincount(feed_b[dual], weights=share[dual], minlength=n)
     for d in range(int(depth.max()), 0, -1):  # children before parents
         kids = np.flatnonzero((depth == d) & (parent >= 0))
@@ -91,7 +111,17 @@ def tree_loads_kw(rack_kw, feed_a, feed_b, parent, efficiency, depth, *, n1: boo
 
 
 def power_findings(
-    rack_kw, feed_a, feed_b, names, kind, parent, efficiency, depth, usable_kw, nameplate_kw, policy
+    rack_kw: FloatArray,
+    feed_a: IntArray,
+    feed_b: IntArray,
+    names: list[str],
+    kind: IntArray,
+    parent: IntArray,
+    efficiency: FloatArray,
+    depth: IntArray,
+    usable_kw: FloatArray,
+    nameplate_kw: FloatArray,
+    policy: str,
 ) -> list[DesignFinding]:
     """Elements above their usable rating with both feeds up, and above nameplate after losing a side."""
     out = []
@@ -125,7 +155,15 @@ def power_findings(
 
 
 def cooling_findings(
-    rack_kw, rack_cdu, cdu_loop, loop_names, loop_capacity_kw, loop_plant, plant_names, plant_capacity_kw, policy
+    rack_kw: FloatArray,
+    rack_cdu: IntArray,
+    cdu_loop: IntArray,
+    loop_names: list[str],
+    loop_capacity_kw: FloatArray,
+    loop_plant: IntArray,
+    plant_names: list[str],
+    plant_capacity_kw: FloatArray,
+    policy: str,
 ) -> list[DesignFinding]:
     """Facility loops and plants whose racks' heat at full power exceeds their capacity."""
     loop_kw = np.bincount(cdu_loop[rack_cdu], weights=rack_kw, minlength=len(loop_names))
@@ -149,7 +187,9 @@ def cooling_findings(
     return out
 
 
-def generation_findings(site_name, rack_kw, overhead_mw, source_capacity_mw) -> list[DesignFinding]:
+def generation_findings(
+    site_name: str, rack_kw: FloatArray, overhead_mw: float, source_capacity_mw: FloatArray
+) -> list[DesignFinding]:
     """The site's design load (racks at full power + overhead) against every source together."""
     load_kw = float(rack_kw.sum()) + overhead_mw * 1000.0
     cap_kw = float(source_capacity_mw.sum()) * 1000.0
@@ -168,7 +208,7 @@ def generation_findings(site_name, rack_kw, overhead_mw, source_capacity_mw) -> 
     ]
 
 
-def fabric_findings(leaf_names, leaf_nics, down_ports, policy) -> list[DesignFinding]:
+def fabric_findings(leaf_names: list[str], leaf_nics: IntArray, down_ports: int, policy: str) -> list[DesignFinding]:
     """Leaf switches that must take more NICs than they have downlink ports."""
     out = []
     for i in np.flatnonzero(leaf_nics > down_ports).tolist():
@@ -186,7 +226,7 @@ def fabric_findings(leaf_names, leaf_nics, down_ports, policy) -> list[DesignFin
 
 
 # entity and field a strict design error names, by check (as the site-file errors do)
-ERROR_AT = {
+ERROR_AT: dict[str, Callable[[str], tuple[str, str]]] = {
     "cdu_capacity": lambda name: (f"cdu {name!r}", "capacity"),
     "busway_rating": lambda name: (f"busway {name!r}", "rating_kw"),
     "ups_rating": lambda name: (f"ups {name!r}", "rating_kw"),

@@ -19,10 +19,19 @@ written before a field was renamed); edits are only ever written in the current 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, get_origin
+from typing import Annotated, Any, ClassVar, Literal, Self, get_origin
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
@@ -45,7 +54,7 @@ class EditError(ScenarioError):
 
 
 # ------------------------------------------------------------------ field types
-def _no_default(schema: dict) -> None:
+def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
@@ -74,7 +83,7 @@ def _refuse(field_: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("edit", "{message}", {"field": field_, "message": message})
 
 
-def _document_groups(schema: dict, cls) -> None:
+def _document_groups(schema: dict[str, Any], cls: type[BaseModel]) -> None:
     """``op`` is required in the document; each group of :attr:`Edit.needs_one_of` is an ``anyOf`` of requirements."""
     schema["properties"]["op"].pop("default", None)
     schema["required"] = ["op"] + [k for k in schema.get("required", []) if k != "op"]
@@ -96,24 +105,25 @@ class Edit(BaseModel):
     needs_one_of: ClassVar[tuple[tuple[str, ...], ...]] = ()  # groups of which at least one field is given
 
     @property
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """The fields given (``op`` aside), in the model's order."""
         return {k: getattr(self, k) for k in type(self).model_fields if k != "op" and k in self.model_fields_set}
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self.fields.get(key, default)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """``{"op": …, fields…}`` in the canonical field order (TOML export, JSON storage)."""
         return {"op": self.op, **self.fields}
 
     @model_serializer(mode="wrap")
-    def _given_only(self, handler):  # no return type: the document shows the model itself
+    # no return type: the document shows the model itself (pydantic reads the annotation)
+    def _given_only(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data = handler(self)
         return {k: v for k, v in data.items() if k == "op" or k in self.model_fields_set}
 
     @model_validator(mode="after")
-    def _joined_fields(self):
+    def _joined_fields(self) -> Self:
         for group in self.needs_one_of:
             if not set(group) & self.model_fields_set:
                 raise _refuse(group[0], f"{self.op} needs one of {', '.join(group)}")
@@ -323,10 +333,10 @@ OPS: tuple[str, ...] = tuple(MODEL_OF)
 LAYOUT_OPS = ("move_rack", "add_rack", "remove_rack", "set_rack_type", "set_rack_feeds", "set_rack_cdu")
 MAIN_FIELD = {op: m.main_field for op, m in MODEL_OF.items()}
 FIELD_NAMES: tuple[str, ...] = tuple(dict.fromkeys(k for m in EDIT_MODELS for k in m.model_fields if k != "op"))
-_ADAPTER: TypeAdapter = TypeAdapter(AnyEdit)
+_ADAPTER: TypeAdapter[Edit] = TypeAdapter(AnyEdit)
 
 
-def edit_json_schema() -> dict:
+def edit_json_schema() -> dict[str, Any]:
     """The JSON Schema of one edit (the union of the op models), as the API's document shows it."""
     return _ADAPTER.json_schema()
 
@@ -336,7 +346,7 @@ def edit_json_schema() -> dict:
 RENAMED = (("set_setpoint", "cdus", "supply_temp_c", "supply_setpoint_c"),)
 
 
-def upgrade_edit(raw):
+def upgrade_edit(raw: Any) -> Any:
     """``raw`` in the current spelling (a copy; anything else is returned as it is).
 
     ``set_setpoint`` of ``cdus`` with ``supply_temp_c`` is the CDU's secondary supply setpoint
@@ -352,7 +362,7 @@ def upgrade_edit(raw):
 
 
 # ------------------------------------------------------------------ parsing
-def parse_edit(raw, index: int, upgrade: bool = False) -> Edit:
+def parse_edit(raw: Any, index: int, upgrade: bool = False) -> Edit:
     """Check one ``[[edits]]`` table (a dict with ``op``) and return its model.
 
     ``upgrade``: read older spellings (:func:`upgrade_edit`), for files and stored rows; edits
@@ -367,7 +377,7 @@ def parse_edit(raw, index: int, upgrade: bool = False) -> Edit:
         raise EditError(index, field_, message) from None
 
 
-def parse_edits(raw, file: str = "", upgrade: bool = True) -> list[Edit]:
+def parse_edits(raw: Any, file: str = "", upgrade: bool = True) -> list[Edit]:
     """Check a scenario's ``edits`` array (older spellings read unless ``upgrade`` is False)."""
     prefix = f"{file}: " if file else ""
     if not isinstance(raw, list):
@@ -380,7 +390,7 @@ def parse_edits(raw, file: str = "", upgrade: bool = True) -> list[Edit]:
         raise EditError(exc.index, exc.field, exc.problem, file) from None
 
 
-def _problem(exc: ValidationError, raw) -> tuple[str, str]:
+def _problem(exc: ValidationError, raw: Any) -> tuple[str, str]:
     """(field, message) of the first problem pydantic found, in the project's words (unknown fields first)."""
     errors = exc.errors(include_url=False)
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])

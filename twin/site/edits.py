@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
 
 from twin.site.catalogue import Catalogue
 from twin.site.edit_schema import (
@@ -57,12 +58,13 @@ __all__ = [
 class _RackBook:
     """Racks of a model by name: (hall, row name), in model order; rows by ``<hall>-<row>``."""
 
-    racks: dict[str, tuple[str, str]]
+    racks: dict[str, tuple[str, str | None]]  # an added rack of a model not yet checked may lack its row
     rows: dict[str, tuple[str, str]]
 
     @classmethod
     def of(cls, model: SiteFile) -> _RackBook:
-        racks, rows = {}, {}
+        racks: dict[str, tuple[str, str | None]] = {}
+        rows: dict[str, tuple[str, str]] = {}
         pattern = model.site.rack_name_pattern
         for h, hall in enumerate(model.halls):
             for row_no, row in enumerate(hall.rows, start=1):
@@ -123,7 +125,7 @@ class _Editor:
     def __init__(self, model: SiteFile, catalogue: Catalogue) -> None:
         self.model, self.catalogue = model, catalogue
         self.book = _RackBook.of(model)
-        self.entries: dict[str, dict] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
+        self.entries: dict[str, dict[str, Any]] = {e.name: e.model_dump(exclude_defaults=True) for e in model.racks}
         self.busway_side = {b.name: b.side for b in model.power.busways}
         self.loops = {lp.name for lp in model.cooling.loops}
         self.plants = {p.name: p for p in model.cooling.plants}
@@ -164,7 +166,7 @@ class _Editor:
             known = ", ".join(sorted(self.catalogue.racks))
             raise EditError(i, "type", f"unknown rack type {name!r} (catalogue: {known})")
 
-    def _entry(self, name: str) -> dict:
+    def _entry(self, name: str) -> dict[str, Any]:
         return self.entries.setdefault(name, {"name": name})
 
     # ------------------------------------------------------------ one method per op
@@ -249,7 +251,7 @@ class _Editor:
             self._entry(n).update({k: e.fields[k] for k in ("cdu", "loop") if k in e.fields})
 
 
-def _positions(model: SiteFile, names: list[str], entries: dict[str, dict]) -> dict[str, tuple[float, float]]:
+def _positions(model: SiteFile, names: list[str], entries: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """Present floor position of racks (row layout, then entries)."""
     want = set(names)
     out = {}

@@ -8,31 +8,44 @@ tree, the fabric.  Nothing here raises: every name and count was checked before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from twin.arrays import AnyArray, FloatArray, IntArray
 from twin.site import cooling_defaults
-from twin.site.catalogue import Catalogue
+from twin.site.catalogue import Catalogue, NodeSpec, RackSpec
+from twin.site.fabricgen import Fabric
 from twin.site.racks import Racks
-from twin.site.schema import SiteFile
-from twin.site.tables import POWER_KINDS
+from twin.site.schema import FabricSpec, LoopSpec, PlantSpec, PowerElementSpec, PowerSpec, SiteFile
+from twin.site.tables import POWER_KINDS, CduSpec, GpuSpec
+
+# the loader's per-unit source lists: names, kinds, capacity [MW], energy [MWh], ramp [MW/s], bus,
+# and (load step [MW], ISO 8528 class, derate [1/K], rated ambient [°C], round-trip efficiency)
+# then the island's frequency model and the grid contract (inertia, droop, governor, overspeed trip, export
+# limit, short-circuit power, voltage change; None: not given)
+_Opt = float | None
+SourceExtra = tuple[float, str, float, float, float, _Opt, _Opt, _Opt, _Opt, _Opt, _Opt, _Opt]
+SourceRows = tuple[list[str], list[int], list[float], list[float], list[float], list[int], list[SourceExtra]]
 
 
 @dataclass
 class Compute:
     """The nodes and GPUs of the racks, in rack order (dense ids)."""
 
-    rack_specs: list  # catalogue rack spec per rack
-    node_rack: np.ndarray  # int32 [n_nodes]
-    node_slot: np.ndarray  # int32 [n_nodes]: position in the rack
-    node_type_id: np.ndarray  # [n_nodes] index into node_specs
-    node_specs: list  # catalogue node specs of the site, sorted by name
-    gpus_per_node: np.ndarray  # int64 [n_nodes]
-    gpu_node: np.ndarray  # int32 [n_gpus]
-    gpu_index: np.ndarray  # int32 [n_gpus]: position in the node
-    gpu_spec: np.ndarray  # int16 [n_gpus] index into gpu_specs
-    gpu_specs: list  # catalogue GPU specs of the site, sorted by name
+    rack_specs: list[RackSpec]  # catalogue rack spec per rack
+    node_rack: IntArray  # int32 [n_nodes]
+    node_slot: IntArray  # int32 [n_nodes]: position in the rack
+    node_type_id: IntArray  # [n_nodes] index into node_specs
+    node_specs: list[NodeSpec]  # catalogue node specs of the site, sorted by name
+    gpus_per_node: IntArray  # int64 [n_nodes]
+    gpu_node: IntArray  # int32 [n_gpus]
+    gpu_index: IntArray  # int32 [n_gpus]: position in the node
+    gpu_spec: IntArray  # int16 [n_gpus] index into gpu_specs
+    gpu_specs: list[GpuSpec]  # catalogue GPU specs of the site, sorted by name
     catalogue: Catalogue
 
     @classmethod
@@ -70,10 +83,10 @@ class Compute:
         )
 
     @property
-    def gpu_rack(self) -> np.ndarray:
+    def gpu_rack(self) -> IntArray:
         return self.node_rack[self.gpu_node]
 
-    def per_node(self, attr: str, dtype=np.float64) -> np.ndarray:
+    def per_node(self, attr: str, dtype: npt.DTypeLike = np.float64) -> AnyArray:
         """A node-spec attribute per node."""
         return np.array([getattr(n, attr) for n in self.node_specs], dtype=dtype)[self.node_type_id]
 
@@ -84,7 +97,7 @@ class Compute:
             for k, s in zip(self.node_rack.tolist(), self.node_slot.tolist())
         ]
 
-    def rack_full_kw(self, n_racks: int) -> np.ndarray:
+    def rack_full_kw(self, n_racks: int) -> FloatArray:
         """Rack power with every GPU at TDP and full base load [kW]."""
         tdp = np.array([g.tdp_w for g in self.gpu_specs])[self.gpu_spec]
         node_full_w = np.bincount(self.gpu_node, weights=tdp, minlength=self.node_rack.size) + self.per_node(
@@ -92,14 +105,14 @@ class Compute:
         )
         return np.bincount(self.node_rack, weights=node_full_w, minlength=n_racks) / 1000.0
 
-    def gpu_rail(self, rails: int) -> np.ndarray:
+    def gpu_rail(self, rails: int) -> IntArray:
         """Rail of each GPU: GPU k of node slot s is on rail (s · GPUs per node + k) mod rails, so 8-GPU
         nodes use rail k and two 4-GPU trays together span the 8 rails."""
         return (
             self.node_slot[self.gpu_node].astype(np.int64) * self.gpus_per_node[self.gpu_node] + self.gpu_index
         ) % rails
 
-    def node_columns(self, node_name: list[str]) -> dict:
+    def node_columns(self, node_name: list[str]) -> dict[str, Any]:
         """Node and GPU columns."""
         return dict(
             gpu_specs=self.gpu_specs,
@@ -123,8 +136,8 @@ class Compute:
 class CduTypes:
     """The CDU models of the site (sorted by name) and each CDU's model id."""
 
-    specs: list
-    spec_id: np.ndarray  # int16 [n_cdus]
+    specs: list[CduSpec]
+    spec_id: IntArray  # int16 [n_cdus]
 
     @classmethod
     def of(cls, cdu_name: list[str], cdu_spec_name: list[str], cat: Catalogue) -> CduTypes:
@@ -132,7 +145,7 @@ class CduTypes:
         return cls([cat.cdus[n] for n in types], np.array([types.index(n) for n in cdu_spec_name], dtype=np.int16))
 
 
-def site_info(spec: SiteFile, file: str) -> dict:
+def site_info(spec: SiteFile, file: str) -> dict[str, Any]:
     """Name, description, location, weather, overhead, default job and storage."""
     info, storage = spec.site, spec.storage
     return dict(
@@ -152,7 +165,7 @@ def site_info(spec: SiteFile, file: str) -> dict:
     )
 
 
-def rack_columns(spec: SiteFile, r: Racks, comp: Compute) -> dict:
+def rack_columns(spec: SiteFile, r: Racks, comp: Compute) -> dict[str, Any]:
     """Row and rack columns: position, array, type, CDU, feeds, rated power."""
     node_specs_per_rack = [comp.catalogue.nodes[rs.node] for rs in comp.rack_specs]
     return dict(
@@ -178,7 +191,9 @@ def rack_columns(spec: SiteFile, r: Racks, comp: Compute) -> dict:
     )
 
 
-def cooling_columns(plants, plant_index, loops, r: Racks, cdus: CduTypes) -> dict:
+def cooling_columns(
+    plants: list[PlantSpec], plant_index: dict[str, int], loops: list[LoopSpec], r: Racks, cdus: CduTypes
+) -> dict[str, Any]:
     """Plant, facility-loop and CDU columns, with the loops' and plants' water defaults filled in."""
     return dict(
         cdu_specs=cdus.specs,
@@ -201,7 +216,7 @@ def cooling_columns(plants, plant_index, loops, r: Racks, cdus: CduTypes) -> dic
     )
 
 
-def _cooling_dynamics(plants, plant_index, loops) -> dict:
+def _cooling_dynamics(plants: list[PlantSpec], plant_index: dict[str, int], loops: list[LoopSpec]) -> dict[str, Any]:
     """Pipe sizes and water volumes of the loops and plants, defaults filled in (``cooling_defaults``)."""
     flow = np.array([lp.flow_lpm for lp in loops])
     length = np.array([lp.pipe_length_m for lp in loops])
@@ -220,7 +235,7 @@ def _cooling_dynamics(plants, plant_index, loops) -> dict:
     )
 
 
-def source_columns(src) -> dict:
+def source_columns(src: SourceRows) -> dict[str, Any]:
     """Source columns from the loader's per-unit lists (names, kinds, capacity, energy, ramp, bus, extras)."""
     names, kinds, cap, energy, ramp, bus, extra = src
     return dict(
@@ -239,9 +254,11 @@ def source_columns(src) -> dict:
     )
 
 
-def _frequency_columns(extra) -> dict:
+def _frequency_columns(extra: list[SourceExtra]) -> dict[str, Any]:
     """The island's frequency model and the grid contract per source (NaN: not given, the model's default)."""
-    col = lambda i: np.array([np.nan if x[i] is None else x[i] for x in extra], dtype=np.float64)  # noqa: E731
+    col: Callable[[int], np.ndarray] = lambda i: np.array(
+        [np.nan if x[i] is None else x[i] for x in extra], dtype=np.float64
+    )  # noqa: E731
     return dict(
         source_inertia_h_s=col(5),
         source_droop_frac=col(6),
@@ -253,7 +270,9 @@ def _frequency_columns(extra) -> dict:
     )
 
 
-def power_columns(power, elements, power_index, depth) -> dict:
+def power_columns(
+    power: PowerSpec, elements: list[tuple[int, PowerElementSpec]], power_index: dict[str, int], depth: IntArray
+) -> dict[str, Any]:
     """Power-tree columns (elements in depth order), UPS ride-through energy and the shortfall policy."""
     pel = [e for _, e in elements]
     return dict(
@@ -277,7 +296,7 @@ def power_columns(power, elements, power_index, depth) -> dict:
     )
 
 
-def fabric_columns(fab, fabric, switch_index: dict[str, int]) -> dict:
+def fabric_columns(fab: FabricSpec, fabric: Fabric, switch_index: dict[str, int]) -> dict[str, Any]:
     """Switch, link, GPU-leaf and endpoint columns of the generated ``fabric`` (site section ``fab``)."""
     return dict(
         switch_name=fabric.switch_name,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twin.arrays import IntArray
 from twin.site import limits
 from twin.site.tables import TIER_CORE, TIER_LEAF, TIER_SPINE
 
@@ -193,7 +194,7 @@ def generate_fabric(
     )
 
 
-def _links(z: _Sizing, leaf_pod: np.ndarray, spine_pod: np.ndarray, spine_plane: np.ndarray):
+def _links(z: _Sizing, leaf_pod: IntArray, spine_pod: IntArray, spine_plane: IntArray) -> tuple[IntArray, IntArray]:
     """Switch ids at both ends of every link: leaf → every spine of its pod (``leaf_spine_parallel`` times),
     then spine uplinks → the cores of its plane, round-robin across pods."""
     n_leaves, n_spines, spines_per_pod, spine_up = z.n_leaves, z.n_spines, z.spines_per_pod, z.spine_up

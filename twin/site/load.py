@@ -13,13 +13,15 @@ from pathlib import Path
 
 import numpy as np
 
+from twin.arrays import FloatArray, IntArray
 from twin.site import design, expand, limits
 from twin.site.catalogue import DATA_DIR, Catalogue, load_catalogue
 from twin.site.errors import SiteError
-from twin.site.fabricgen import FabricDesignError, generate_fabric
+from twin.site.expand import SourceExtra, SourceRows
+from twin.site.fabricgen import Fabric, FabricDesignError, generate_fabric
 from twin.site.racks import RackLayout, Racks
-from twin.site.schema import PowerElementSpec, SiteFile, parse_site_file
-from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, SiteTables
+from twin.site.schema import LoopSpec, PlantSpec, PowerElementSpec, SiteFile, parse_site_file
+from twin.site.tables import POWER_KINDS, SOURCE_KINDS, TIER_LEAF, CduSpec, SiteTables
 from twin.textfile import read_text
 
 SITES_DIR = DATA_DIR / "sites"
@@ -112,7 +114,7 @@ class _Builder:
         return index
 
     # ------------------------------------------------------------------ power
-    def power(self):
+    def power(self) -> tuple[list[tuple[int, PowerElementSpec]], dict[str, int], IntArray]:
         elements: list[tuple[int, PowerElementSpec]] = []
         for kind, section in enumerate(_POWER_SECTIONS):
             elements += [(kind, e) for e in getattr(self.spec.power, section)]
@@ -135,8 +137,8 @@ class _Builder:
                 )
         for i in range(len(elements)):  # depth by walking up; cycles are impossible across kinds
             chain, j = 0, i
-            while elements[j][1].parent is not None:
-                j, chain = index[elements[j][1].parent], chain + 1
+            while (parent := elements[j][1].parent) is not None:
+                j, chain = index[parent], chain + 1
                 if chain > len(elements):
                     raise self.fail(f"power element {elements[i][1].name!r}", "parent", "parent cycle")
             depth[i] = chain
@@ -145,8 +147,14 @@ class _Builder:
         index = {e.name: i for i, (_, e) in enumerate(elements)}
         return elements, index, depth[order]
 
-    def sources(self, power_index, elements):
-        names, kinds, cap, energy, ramp, bus, extra = [], [], [], [], [], [], []
+    def sources(self, power_index: dict[str, int], elements: list[tuple[int, PowerElementSpec]]) -> SourceRows:
+        names: list[str] = []
+        kinds: list[int] = []
+        cap: list[float] = []
+        energy: list[float] = []
+        ramp: list[float] = []
+        bus: list[int] = []
+        extra: list[SourceExtra] = []
         for s in self.spec.power.sources:
             if s.bus not in power_index or elements[power_index[s.bus]][0] != 0:
                 raise self.fail(f"source {s.name!r}", "bus", f"{s.bus!r} is not a switchgear of this site")
@@ -177,7 +185,7 @@ class _Builder:
         return names, kinds, cap, energy, ramp, bus, extra
 
     # ---------------------------------------------------------------- cooling
-    def cooling(self):
+    def cooling(self) -> tuple[list[PlantSpec], dict[str, int], list[LoopSpec], dict[str, int]]:
         plants = self.spec.cooling.plants
         plant_index = self._unique([p.name for p in plants], "plant", self.file)
         loops = self.spec.cooling.loops
@@ -188,7 +196,9 @@ class _Builder:
         return plants, plant_index, loops, loop_index
 
     # ---------------------------------------------------------------- compute
-    def racks(self, power_index, elements, loop_index) -> Racks:
+    def racks(
+        self, power_index: dict[str, int], elements: list[tuple[int, PowerElementSpec]], loop_index: dict[str, int]
+    ) -> Racks:
         self._unique([h.name for h in self.spec.halls], "hall", self.file)
         layout = RackLayout(self.spec, self.cat, self.file, power_index, elements, loop_index)
         r = layout.build()
@@ -307,7 +317,9 @@ class _Builder:
             site_model=self.spec,
         )
 
-    def fabric(self, r: Racks, comp: expand.Compute, findings: list) -> tuple:
+    def fabric(
+        self, r: Racks, comp: expand.Compute, findings: list[design.DesignFinding]
+    ) -> tuple[Fabric, dict[str, int]]:
         """The generated fabric and its switches by name; leaf port findings are added to ``findings``."""
         fab = self.spec.fabric
         if (comp.gpu_index >= fab.rails).any():
@@ -344,20 +356,20 @@ class _Builder:
     # ------------------------------------------------------------ design checks
     def design_findings(
         self,
-        rack_full_kw,
-        rack_cdu,
-        feed_a,
-        feed_b,
-        cdu_name,
-        cdu_spec,
-        cdu_specs,
-        cdu_loop,
-        loops,
-        plants,
-        plant_index,
-        elements,
-        depth,
-        src,
+        rack_full_kw: FloatArray,
+        rack_cdu: IntArray,
+        feed_a: IntArray,
+        feed_b: IntArray,
+        cdu_name: list[str],
+        cdu_spec: IntArray,
+        cdu_specs: list[CduSpec],
+        cdu_loop: list[int],
+        loops: list[LoopSpec],
+        plants: list[PlantSpec],
+        plant_index: dict[str, int],
+        elements: list[tuple[int, PowerElementSpec]],
+        depth: IntArray,
+        src: SourceRows,
     ) -> list[design.DesignFinding]:
         """Every design check of :mod:`twin.site.design`; under ``strict`` the first exceeded rating raises."""
         setpoint = np.array([plants[plant_index[lp.plant]].supply_setpoint_c for lp in loops])[cdu_loop]

@@ -12,10 +12,15 @@ one in-row CDU per ``racks_per_cdu`` racks, named ``<hall>-<row>-CDU<i>``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twin.site.errors import SiteError
+
+if TYPE_CHECKING:
+    from twin.site.catalogue import Catalogue, RackSpec
+    from twin.site.schema import HallSpec, PowerElementSpec, RackEntry, RowSpec, SiteFile
 
 HALL_MARGIN_M = 1.0  # default hall bounds: the rows' rack centres grown by this much on every side
 # Footprint of a rack on the floor, width along its row × depth [E]: a 600 mm × 1,200 mm
@@ -30,26 +35,26 @@ BUSWAY_KIND = 3  # index of "busway" in twin.site.tables.POWER_KINDS
 class Racks:
     """Rack-level columns, then the CDUs derived from them."""
 
-    name: list = field(default_factory=list)
-    row: list = field(default_factory=list)
-    hall: list = field(default_factory=list)
-    x_m: list = field(default_factory=list)
-    y_m: list = field(default_factory=list)
-    orientation_deg: list = field(default_factory=list)
-    array: list = field(default_factory=list)
-    type: list = field(default_factory=list)
-    feed_a: list = field(default_factory=list)
-    feed_b: list = field(default_factory=list)
-    loop: list = field(default_factory=list)  # loop id of the rack's row (its in-rack CDU's loop)
-    number: list = field(default_factory=list)  # 1-based number in the row (hostnames)
-    cdu: list = field(default_factory=list)
+    name: list[str] = field(default_factory=list)
+    row: list[int] = field(default_factory=list)
+    hall: list[int] = field(default_factory=list)
+    x_m: list[float] = field(default_factory=list)
+    y_m: list[float] = field(default_factory=list)
+    orientation_deg: list[float] = field(default_factory=list)
+    array: list[int] = field(default_factory=list)
+    type: list[str] = field(default_factory=list)
+    feed_a: list[int] = field(default_factory=list)
+    feed_b: list[int] = field(default_factory=list)
+    loop: list[int] = field(default_factory=list)  # loop id of the rack's row (its in-rack CDU's loop)
+    number: list[int] = field(default_factory=list)  # 1-based number in the row (hostnames)
+    cdu: list[int] = field(default_factory=list)
     # filled by the layout
-    row_name: list = field(default_factory=list)
-    row_hall: list = field(default_factory=list)
-    row_number: list = field(default_factory=list)  # 1-based number of the row in its hall
-    cdu_name: list = field(default_factory=list)
-    cdu_loop: list = field(default_factory=list)
-    cdu_spec_name: list = field(default_factory=list)
+    row_name: list[str] = field(default_factory=list)
+    row_hall: list[int] = field(default_factory=list)
+    row_number: list[int] = field(default_factory=list)  # 1-based number of the row in its hall
+    cdu_name: list[str] = field(default_factory=list)
+    cdu_loop: list[int] = field(default_factory=list)
+    cdu_spec_name: list[str] = field(default_factory=list)
 
     _COLUMNS = (
         "name",
@@ -76,10 +81,18 @@ class Racks:
 class RackLayout:
     """Builds :class:`Racks` for one validated site file (errors raise :class:`SiteError`)."""
 
-    def __init__(self, spec, catalogue, file: str, power_index: dict, elements: list, loop_index: dict) -> None:
+    def __init__(
+        self,
+        spec: SiteFile,
+        catalogue: Catalogue,
+        file: str,
+        power_index: dict[str, int],
+        elements: list[tuple[int, PowerElementSpec]],
+        loop_index: dict[str, int],
+    ) -> None:
         self.spec, self.cat, self.file = spec, catalogue, file
         self.power_index, self.elements, self.loop_index = power_index, elements, loop_index
-        self.row_specs: list = []  # (hall spec, row spec) per row id
+        self.row_specs: list[tuple[HallSpec, RowSpec]] = []  # (hall spec, row spec) per row id
         self.touched: set[str] = set()  # names of racks changed or added by entries
         self.placed: set[str] = set()  # names of racks added or moved by entries (position checks)
 
@@ -95,7 +108,7 @@ class RackLayout:
             raise self.fail(entity, field_, f"{feed!r} is on side {self.elements[i][1].side}")
         return i
 
-    def rack_type(self, entity: str, name: str):
+    def rack_type(self, entity: str, name: str) -> RackSpec:
         spec = self.cat.racks.get(name)
         if spec is None:
             raise self.fail(
@@ -206,6 +219,8 @@ class RackLayout:
                 for key in ("hall", "row", "x_m", "y_m", "rack_type", "feed_a"):
                     if getattr(e, key) is None:
                         raise self.fail(entity, key, "a new rack needs hall, row, x_m, y_m, rack_type and feed_a")
+                assert e.hall is not None and e.row is not None and e.x_m is not None and e.y_m is not None
+                assert e.rack_type is not None  # all checked just above
                 row_id = row_of.get((e.hall, e.row))
                 if row_id is None:
                     what = "hall" if e.hall not in {h.name for h in self.spec.halls} else "row"
@@ -237,7 +252,7 @@ class RackLayout:
         if (order != np.arange(order.size)).any():
             r.take(order.tolist())
 
-    def override(self, r: Racks, i: int, e) -> None:
+    def override(self, r: Racks, i: int, e: RackEntry) -> None:
         entity = f"rack {e.name!r}"
         for key in ("x_m", "y_m", "orientation_deg"):
             if getattr(e, key) is not None:
@@ -337,10 +352,10 @@ class RackLayout:
     # ------------------------------------------------------------- positions
     def hall_bounds(self, r: Racks) -> list[tuple[float, float, float, float]]:
         """Floor area of each hall: ``bounds_m`` or the rows' racks as laid out, grown by the margin."""
-        out = []
+        out: list[tuple[float, float, float, float]] = []
         for hall in self.spec.halls:
             if hall.bounds_m is not None:
-                out.append(tuple(hall.bounds_m))
+                out.append(hall.bounds_m)
                 continue
             xs, ys = [], []
             for row in hall.rows:
@@ -363,7 +378,7 @@ class RackLayout:
         half_x = np.where(quarter, RACK_DEPTH_M, RACK_WIDTH_M) / 2
         half_y = np.where(quarter, RACK_WIDTH_M, RACK_DEPTH_M) / 2
         index = {n: i for i, n in enumerate(r.name)}
-        for name in sorted(names, key=index.get):
+        for name in sorted(names, key=index.__getitem__):
             i = index[name]
             x0, y0, x1, y1 = bounds[hall[i]]
             if not (x0 <= x[i] <= x1 and y0 <= y[i] <= y1):

@@ -13,7 +13,7 @@ import math
 import re
 import string
 import tomllib
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,7 +25,7 @@ Name = Annotated[str, Field(min_length=1, max_length=limits.MAX_NAME_CHARS)]
 _PATTERN_SPEC = re.compile(r"0?\d{0,2}[dxX]?")  # e.g. "02d": no width that could allocate much
 
 
-def _name_pattern(fields: tuple[str, ...]):
+def _name_pattern(fields: tuple[str, ...]) -> AfterValidator:
     """Validator of a ``str.format`` pattern that may use only ``fields`` with short integer specs."""
 
     def check(pattern: str) -> str:
@@ -140,7 +140,7 @@ class SourceSpec(_Strict):
     voltage_change_max_frac: float | None = Field(None, gt=0, le=0.5)  # contract limit of ΔS / S_sc
 
     @model_validator(mode="after")
-    def _battery_has_energy(self):
+    def _battery_has_energy(self) -> Self:
         if self.kind == "battery" and self.energy_mwh <= 0:
             raise ValueError("a battery needs energy_mwh > 0")
         return self
@@ -162,7 +162,7 @@ class PowerElementSpec(_Strict):
     )  # UPS only: battery seconds at rated load [Est-UPS-Ride-Through]
 
     @model_validator(mode="after")
-    def _rating_known(self):
+    def _rating_known(self) -> Self:
         if self.rating_kw is None and self.amps is None:
             raise ValueError("give rating_kw or amps")
         return self
@@ -177,6 +177,7 @@ class PowerElementSpec(_Strict):
         if self.rating_kw is not None:
             return self.rating_kw
         phase_factor = math.sqrt(3.0) if self.phases == 3 else 1.0
+        assert self.amps is not None  # _rating_known: amps are given when rating_kw is not
         return phase_factor * self.voltage_v * self.amps * self.power_factor / 1000.0
 
 
@@ -222,7 +223,7 @@ class HallSpec(_Strict):
     bounds_m: tuple[float, float, float, float] | None = None
 
     @model_validator(mode="after")
-    def _bounds_ordered(self):
+    def _bounds_ordered(self) -> Self:
         b = self.bounds_m
         if b is not None and not (b[0] < b[2] and b[1] < b[3]):
             raise ValueError("bounds_m must be [x_min, y_min, x_max, y_max] with min < max")
@@ -288,7 +289,7 @@ class CalibrationSpec(_Strict):
     )
 
     @model_validator(mode="after")
-    def _paired(self):
+    def _paired(self) -> Self:
         if self.psu_efficiency_points_frac and len(self.psu_efficiency_points_frac) != 4:
             raise ValueError(
                 f"psu_efficiency_points_frac: 4 values (at 10, 20, 50, 100 % load), "
@@ -314,7 +315,7 @@ class SiteFile(_Strict):
     calibration: CalibrationSpec | None = None
 
 
-def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
+def _entity_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> tuple[str, str]:
     """Turn a pydantic error location into (entity description, field)."""
     node, entity, in_list = raw, "site file", False
     for i, key in enumerate(loc):
@@ -332,7 +333,7 @@ def _entity_at(raw: dict, loc: tuple) -> tuple[str, str]:
     return entity, str(loc[-1]) if loc else "-"
 
 
-def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict]:
+def parse_site_file(text: str, file: str) -> tuple[SiteFile, dict[str, Any]]:
     """Parse and schema-check site TOML; returns the model and the raw dict."""
     try:
         raw = tomllib.loads(text)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from twin.site.tables import SOURCE_KINDS, TIER_CORE, TIER_LEAF, TIER_SPINE, SiteTables
 
 
-def site_summary(state: SiteTables) -> dict:
+def site_summary(state: SiteTables) -> dict[str, Any]:
     """Entity counts, rated power and generation of ``state`` (units in the keys)."""
     tdp_w = state.gpu_spec_array("tdp_w")
     node_full_w = np.bincount(state.gpu_node, weights=tdp_w, minlength=state.n_nodes) + state.node_base_power_w

@@ -14,8 +14,15 @@ Units are in the names (see :mod:`twin.quantities`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from twin.arrays import FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from twin.site.design import DesignFinding
+    from twin.site.schema import SiteFile
 
 # Power-element kinds, upstream to downstream.
 POWER_KINDS = ("switchgear", "transformer", "ups", "busway")
@@ -122,7 +129,7 @@ class SiteTables:
     gpu_node: np.ndarray  # int32 [n_gpus]
     gpu_rack: np.ndarray  # int32 [n_gpus]
     gpu_index: np.ndarray  # int32 [n_gpus], index on the node (0..7) = rail
-    gpu_spec: np.ndarray  # int16 [n_gpus], index into gpu_specs
+    gpu_spec: IntArray  # int16 [n_gpus], index into gpu_specs
 
     # --- cooling ----------------------------------------------------------------
     plant_name: list[str]
@@ -139,7 +146,7 @@ class SiteTables:
     loop_flow_lpm: np.ndarray  # float64 [n_loops], design facility-water flow
     cdu_name: list[str]
     cdu_loop: np.ndarray  # int32 [n_cdus]
-    cdu_spec: np.ndarray  # int16 [n_cdus], index into cdu_specs
+    cdu_spec: IntArray  # int16 [n_cdus], index into cdu_specs
 
     # --- power ------------------------------------------------------------------
     source_name: list[str]
@@ -216,8 +223,8 @@ class SiteTables:
     # design load of each rack (GPUs at TDP + nodes' full non-GPU power) and what the design
     # checks found (twin.site.design.DesignFinding; warnings only, errors stop the load)
     rack_full_kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    design_findings: list = field(default_factory=list)
-    site_model: object = None  # the twin.site.schema.SiteFile it was built from (what-if edits apply to it)
+    design_findings: list[DesignFinding] = field(default_factory=list)
+    site_model: SiteFile | None = None  # the twin.site.schema.SiteFile it was built from (what-if edits apply to it)
 
     # --- cooling dynamics (None: defaults of twin.site.cooling_defaults) -----------
     loop_pipe_length_m: np.ndarray | None = None  # float64 [n_loops], one-way run
@@ -259,12 +266,12 @@ class SiteTables:
     def n_links(self) -> int:
         return int(self.link_a.size)
 
-    def gpu_spec_array(self, attr: str) -> np.ndarray:
+    def gpu_spec_array(self, attr: str) -> FloatArray:
         """Per-GPU array of a catalogue attribute, e.g. ``gpu_spec_array("tdp_w")``."""
         values = np.array([getattr(s, attr) for s in self.gpu_specs], dtype=np.float64)
         return values[self.gpu_spec]
 
-    def cdu_spec_array(self, attr: str) -> np.ndarray:
+    def cdu_spec_array(self, attr: str) -> FloatArray:
         """Per-CDU array of a scalar catalogue attribute."""
         values = np.array([getattr(s, attr) for s in self.cdu_specs], dtype=np.float64)
         return values[self.cdu_spec]

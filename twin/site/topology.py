@@ -49,7 +49,7 @@ def find_element(state: SiteTables, name: str) -> ElementRef | None:
 
 
 def _index(state: SiteTables, kind: str, names: list[str]) -> dict[str, int]:
-    cache = state.__dict__.setdefault("_name_index", {})
+    cache: dict[str, dict[str, int]] = state.__dict__.setdefault("_name_index", {})
     if kind not in cache:
         cache[kind] = {n: i for i, n in enumerate(names)}
     return cache[kind]

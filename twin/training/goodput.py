@@ -23,6 +23,7 @@ Checkpoint write and restore times come from the storage system: the checkpoint 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -262,7 +263,7 @@ def goodput_summary(
     fleet_age_days: float = math.inf,
     restore_s: float = 0.0,
     software_failures_per_1000_node_days: float = 0.0,
-) -> dict:
+) -> dict[str, Any]:
     """Reliability figures of one job (``interval_s`` None → Daly's optimum).
 
     Each interruption costs ``restart_s + restore_s`` (Daly's ``R``) plus the work since the

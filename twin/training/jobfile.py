@@ -399,7 +399,7 @@ def _software_rate(rel: dict[str, Any], source: str) -> float | None:
 
 
 def _n_gpus(parallel: dict[str, Any]) -> int:
-    return parallel["tp"] * parallel["cp"] * parallel["pp"] * parallel["dp"]
+    return int(parallel["tp"] * parallel["cp"] * parallel["pp"] * parallel["dp"])
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

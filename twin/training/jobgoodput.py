@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from twin.training import goodput
 from twin.training import steptime as training
 from twin.training.jobfile import TrainingJob
 
 if TYPE_CHECKING:
+    from twin.site.tables import SiteTables
     from twin.training import restart
 
 
@@ -29,7 +30,7 @@ def job_storage(job: TrainingJob) -> StorageSystem:
     return StorageSystem(rel.storage_write_gbps, rel.storage_read_gbps, rel.storage_node_gbps, rel.storage_share_frac)
 
 
-def site_storage(state) -> StorageSystem:
+def site_storage(state: SiteTables) -> StorageSystem:
     """The storage of a site (``[storage]`` of the site file, see :class:`twin.site.tables.SiteTables`)."""
     return StorageSystem(
         state.storage_write_gbps, state.storage_read_gbps, state.storage_node_gbps, state.storage_share_frac
@@ -70,7 +71,9 @@ def node_rates_per_1000_node_days(job: TrainingJob) -> tuple[float, float]:
     return job.hw_failures_per_1000_gpu_days * gpn, software
 
 
-def job_goodput(job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: StorageSystem | None = None) -> dict:
+def job_goodput(
+    job: TrainingJob, tokens_per_s: float, n_nodes: int, storage: StorageSystem | None = None
+) -> dict[str, Any]:
     """:func:`twin.training.goodput.goodput_summary` of ``job`` on ``n_nodes`` with its storage."""
     rel = job.reliability
     write_s, restore_s = checkpoint_times_s(job, n_nodes, storage or job_storage(job))

@@ -9,8 +9,11 @@ when the job's status does, so the engine keeps it in a cache keyed by that stat
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from twin.physics.swing import ProfileStats
 from twin.site.tables import SiteTables
 from twin.training import jobgoodput, phases, restart
 from twin.training.jobfile import TrainingJob
@@ -35,7 +38,7 @@ def job_schedule(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> pha
     )
 
 
-def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> phases.ProfileStats | None:
+def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> ProfileStats | None:
     """Phase shape of a placed job, None when it is stalled (no steps)."""
     if res.step is None:
         return None
@@ -44,8 +47,8 @@ def job_shape(state: SiteTables, job: TrainingJob, res: SiteJobResult) -> phases
 
 
 def cached_job_shape(
-    cache: dict, state: SiteTables, job: TrainingJob, res: SiteJobResult
-) -> phases.ProfileStats | None:
+    cache: dict[tuple[Any, ...], ProfileStats | None], state: SiteTables, job: TrainingJob, res: SiteJobResult
+) -> ProfileStats | None:
     """:func:`job_shape`, computed once per distinct job status (step breakdown, checkpoint cadence, the job
     file's reliability inputs)."""
     st = res.status

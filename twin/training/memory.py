@@ -34,8 +34,12 @@ allocator's fragmentation [E].
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from twin.training import pipeline
+
+if TYPE_CHECKING:
+    from twin.training.steptime import HardwareSpec, ModelSpec, ParallelSpec
 
 BYTES_MODEL_STATES_DDP = 16.0  # [ZeRO-2019 §3.1]: 2 + 2 + 12 B per parameter
 BYTES_WEIGHTS_BF16 = 2.0
@@ -68,7 +72,7 @@ class MemoryEstimate:
         return max(self.model_states_gb, self.largest_model_states_gb) <= self.hbm_gb
 
 
-def layer_activation_bytes(model, par) -> float:
+def layer_activation_bytes(model: ModelSpec, par: ParallelSpec) -> float:
     """Bytes of one layer's activations for one micro-batch on one GPU (module docstring)."""
     s, b, h, tp = model.seq_len / par.cp, float(par.micro_batch), float(model.hidden), float(par.tp)
     h_kv = h * model.kv / model.heads
@@ -83,7 +87,7 @@ def layer_activation_bytes(model, par) -> float:
     return full
 
 
-def in_flight_chunks(par, v: int, stage: int) -> float:
+def in_flight_chunks(par: ParallelSpec, v: int, stage: int) -> float:
     """Chunks (of ``1/v`` of a stage's layers) whose activations pipeline stage ``stage`` holds at its peak.
 
     1F1B and ZB-H1: ``min(m, pp − stage)`` micro-batches; interleaved: Megatron's warm-up
@@ -96,7 +100,12 @@ def in_flight_chunks(par, v: int, stage: int) -> float:
 
 
 def estimate(
-    model, par, hbm_gb: float, v: int, params_per_layer: float, expert_params_per_layer: float
+    model: ModelSpec,
+    par: ParallelSpec,
+    hbm_gb: float,
+    v: int,
+    params_per_layer: float,
+    expert_params_per_layer: float,
 ) -> MemoryEstimate:
     """Memory of the fullest stage of ``model`` under ``par`` with ``v`` chunks per stage (``v = 1`` unless interleaved)."""
     layers = pipeline.stage_layers(model.layers, par.pp, par.first_stage_layers, par.last_stage_layers)
@@ -131,7 +140,7 @@ def estimate(
     )
 
 
-def job_memory(model, par, hw) -> MemoryEstimate:
+def job_memory(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec) -> MemoryEstimate:
     """:func:`estimate` for a :class:`twin.training.steptime.ModelSpec`, ``ParallelSpec`` and ``HardwareSpec``."""
     from twin.training import steptime
 

@@ -19,11 +19,13 @@ averaged over each interval of the recorded sampling, as an integrating meter re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from twin.arrays import BoolArray, FloatArray
 from twin.physics import power
 from twin.training import phases
 from twin.training.recorded_power import mllog_events, power_samples
@@ -103,7 +105,7 @@ def _grid(run: RunPhases) -> np.ndarray:
     return np.arange(0.0, run.run_s, SAMPLE_S)
 
 
-def _inside(t: np.ndarray, spans) -> np.ndarray:
+def _inside(t: FloatArray, spans: Iterable[tuple[float, float]]) -> BoolArray:
     mask = np.zeros(t.size, dtype=bool)
     for a, b in spans:
         mask |= (t >= a) & (t < b)
@@ -190,4 +192,5 @@ def twin_node_power_w(
     dc = power.node_dc_power_w(node.gpus * gpu_w, frac, node.base_power_w, node.idle_base_power_w)
     ac, _ = power.node_input_power_w(dc, np.full(dc.size, node.psus), node.psu_rating_w)
     per = int(round(SAMPLE_S / dt_s))
-    return ac[: n * per].reshape(n, per).mean(axis=1)
+    mean_w: np.ndarray = ac[: n * per].reshape(n, per).mean(axis=1)
+    return mean_w

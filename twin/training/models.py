@@ -20,7 +20,7 @@ def load_models(path: Path | str = MODELS_PATH) -> dict[str, dict[str, Any]]:
             data = tomllib.load(fh)
     except (FileNotFoundError, tomllib.TOMLDecodeError) as exc:
         raise ModelPresetError(f"{path}: {exc}") from None
-    models = data.get("model", {})
+    models: dict[str, dict[str, Any]] = data.get("model", {})
     if not models or not all(isinstance(v, dict) for v in models.values()):
         raise ModelPresetError(f'{path}: expected [model."NAME"] tables')
     return models

@@ -38,7 +38,9 @@ not the TDP) and ``P_idle`` their idle power.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -144,7 +146,7 @@ def step_profile(breakdown_s: dict[str, float], optimizer_s: float = 0.0, pp_sta
     step is the same as with one synchronous low segment; its edges are not.
     """
     opt = min(max(float(optimizer_s), 0.0), float(breakdown_s.get("compute", 0.0)))
-    total = lambda keys: float(sum(max(breakdown_s.get(k, 0.0), 0.0) for k in keys))  # noqa: E731
+    total: Callable[[tuple[str, ...]], float] = lambda keys: float(sum(max(breakdown_s.get(k, 0.0), 0.0) for k in keys))  # noqa: E731
     compute, fine, wait = total(_COMPUTE_KEYS) - opt, total(_FINE_COMM_KEYS), total(_WAIT_KEYS)
     busy = max(compute, 0.0) + fine
     plateau = (max(compute, 0.0) * COMPUTE_POWER_FRAC + fine * COMM_POWER_FRAC) / busy if busy > 0 else COMM_POWER_FRAC
@@ -176,7 +178,7 @@ def ramp_frac_per_s(profile: StepProfile, edge_s: float = EDGE_S) -> float:
         raise PhaseProfileError(f"edge_s must be finite and > 0, got {edge_s!r}")
     bounds = np.concatenate([[0.0], np.cumsum([d for _, d, _ in profile.segments])])[:-1]
     t = np.concatenate([bounds, bounds + edge_s, bounds + 2.0 * edge_s])
-    integral = lambda x: _step_integral(x, profile, 0.0)  # noqa: E731
+    integral: Callable[[np.ndarray], np.ndarray] = lambda x: _step_integral(x, profile, 0.0)  # noqa: E731
     second = integral(t) - 2.0 * integral(t - edge_s) + integral(t - 2.0 * edge_s)
     return float(np.max(np.abs(second))) / (edge_s * edge_s)
 
@@ -303,12 +305,16 @@ def _step_integral(tau: np.ndarray, profile: StepProfile, step_offset_s: float) 
         k = np.floor(x / period)
         r = x - k * period
         i = np.clip(np.searchsorted(bounds, r, side="right") - 1, 0, len(durs) - 1)
-        return k * per_step + cum_at[i] + (r - bounds[i]) * fracs[i]
+        value: np.ndarray = k * per_step + cum_at[i] + (r - bounds[i]) * fracs[i]
+        return value
 
-    return prim(tau + step_offset_s) - prim(np.zeros(1) + step_offset_s)
+    integral: np.ndarray = prim(tau + step_offset_s) - prim(np.zeros(1) + step_offset_s)
+    return integral
 
 
-def _integral_frac(t: np.ndarray, profile: StepProfile, pauses: list, step_offset_s: float) -> np.ndarray:
+def _integral_frac(
+    t: np.ndarray, profile: StepProfile, pauses: list[tuple[float, float, str]], step_offset_s: float
+) -> np.ndarray:
     """∫₀^t f(u) du of the job waveform with its pauses (warm-up ramps not applied)."""
     train = t.copy()  # training time elapsed at wall time t
     out = np.zeros_like(t)
@@ -317,10 +323,11 @@ def _integral_frac(t: np.ndarray, profile: StepProfile, pauses: list, step_offse
         inside = np.clip(t - start, 0.0, dur)
         train -= inside
         out += frac * inside
-    return out + _step_integral(train, profile, step_offset_s)
+    total: np.ndarray = out + _step_integral(train, profile, step_offset_s)
+    return total
 
 
-def _warmup_ramp(mid_s: np.ndarray, pauses: list, warmup_s: float) -> np.ndarray:
+def _warmup_ramp(mid_s: np.ndarray, pauses: list[tuple[float, float, str]], warmup_s: float) -> np.ndarray:
     """Multiplier of the step power after restarts: rises linearly 0 → 1 over ``warmup_s``."""
     ramp = np.ones_like(mid_s)
     if warmup_s <= 0:
@@ -347,7 +354,11 @@ def waveform_w(
     return t, to_watts(f, busy_w, idle_w)
 
 
-def to_watts(frac, busy_w: float, idle_w: float):
+@overload
+def to_watts(frac: np.ndarray, busy_w: float, idle_w: float) -> np.ndarray: ...
+@overload
+def to_watts(frac: float, busy_w: float, idle_w: float) -> float: ...
+def to_watts(frac: np.ndarray | float, busy_w: float, idle_w: float) -> np.ndarray | float:
     """Board power [W] of a power fraction between ``idle_w`` and ``busy_w``."""
     return idle_w + np.asarray(frac) * (busy_w - idle_w) if np.ndim(frac) else idle_w + float(frac) * (busy_w - idle_w)
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 _PREFIX = ":::MLLOG "
 
 
-def mllog_events(text: str) -> list[dict]:
+def mllog_events(text: str) -> list[dict[str, Any]]:
     """The JSON events of an MLPerf log (lines may carry a rank prefix such as ``0: ``)."""
     out = []
     for line in text.splitlines():
@@ -33,7 +34,7 @@ def mllog_events(text: str) -> list[dict]:
     return out
 
 
-def power_samples(events: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+def power_samples(events: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """``(time_ms, power_w)`` of the ``power_reading`` events."""
     rows = [
         (e["time_ms"], e["value"]) for e in events if e.get("key") == "power_reading" and e.get("value") is not None
@@ -42,7 +43,7 @@ def power_samples(events: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
-def run_interval_ms(events: list[dict]) -> tuple[float, float]:
+def run_interval_ms(events: list[dict[str, Any]]) -> tuple[float, float]:
     """``(run_start, run_stop)`` times of a run log [ms]."""
     times = {e["key"]: float(e["time_ms"]) for e in events if e.get("key") in ("run_start", "run_stop")}
     if set(times) != {"run_start", "run_stop"}:

@@ -8,6 +8,7 @@ factors and checkpoint storage from the site.  Keys carry their units (``twin/qu
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from twin.physics import fabric
 from twin.training import jobgoodput, memory
@@ -29,7 +30,7 @@ def fabric_factors(job: TrainingJob) -> training.FabricFactors:
 
 def throughput_report(
     job: TrainingJob, factors: training.FabricFactors | None = None, storage: jobgoodput.StorageSystem | None = None
-) -> dict:
+) -> dict[str, Any]:
     """All throughput and goodput figures of a job as a flat JSON-ready dict.
 
     ``factors`` (fabric fractions per dimension) default to the job file's regular
@@ -75,7 +76,7 @@ def throughput_report(
     }
 
 
-def site_report(job: TrainingJob, site: str) -> dict:
+def site_report(job: TrainingJob, site: str) -> dict[str, Any]:
     """The job placed on GPUs 0..n−1 of a healthy site: fabric factors from the site's fabric."""
     from twin.site.load import load_site
     from twin.training import sitejob

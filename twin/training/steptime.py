@@ -34,7 +34,9 @@ not fit that window, and at least the last bucket, is exposed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -602,7 +604,7 @@ def _breakdown_s(
     mean_stage_s: float,
     bubble_frac: float,
     mean_layers: float,
-    comm: dict,
+    comm: dict[str, Any],
     dp_s: float,
     pace_factor_frac: float,
 ) -> dict[str, float]:
@@ -623,13 +625,20 @@ def _breakdown_s(
     }
 
 
-def _optimizer_s(model: ModelSpec, par: ParallelSpec, dev) -> float:
+def _optimizer_s(model: ModelSpec, par: ParallelSpec, dev: opcost.Device) -> float:
     """Optimizer step over the gradients a GPU holds (sharded across DP·CP under FSDP) [s]."""
     held = (dense_grad_bytes(model, par) + expert_grad_bytes(model, par)) / BYTES_PER_GRADIENT
     return opcost.optimizer_s(held / (par.dp * par.cp if par.dp_mode == "fsdp" else 1.0), dev)
 
 
-def _stage_times(model: ModelSpec, par: ParallelSpec, hw: HardwareSpec, dev, layers, comm: dict):
+def _stage_times(
+    model: ModelSpec,
+    par: ParallelSpec,
+    hw: HardwareSpec,
+    dev: opcost.Device,
+    layers: Sequence[int],
+    comm: dict[str, Any],
+) -> tuple[list[float], list[float], list[float], list[float]]:
     """Per micro-batch seconds of every pipeline stage by op class — ``(gemm, attention, elementwise,
     stage total)`` lists — with the embedding on the first stage and the output layer on the last."""
     per_layer = layer_train_s(model, par, hw, dev)

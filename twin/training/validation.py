@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -349,7 +350,7 @@ def profile_rows() -> list[list[str]]:
             "1-s samples"
         )
         src = MLPERF_POWER.format(run=r)
-        kw = lambda w: f"{w / 1e3:.2f} kW"  # noqa: E731
+        kw: Callable[[float], str] = lambda w: f"{w / 1e3:.2f} kW"  # noqa: E731
         rows += [
             [
                 "mean node power in training",
