@@ -84,17 +84,15 @@ def sort_alerts(alerts: list[dict]) -> list[dict]:
 
 
 def alerts_signature(alerts: list[dict], now: datetime) -> list:
-    """What a table shows, compactly: re-render only when it changes."""
+    """What a table shows, compactly: re-render only when it changes.
+
+    An episode's impact figures move with every tick (the swing); they are left out, so the
+    table, its buttons and a comment being typed are not replaced every second (a click on a
+    button being replaced was lost).  They are shown afresh whenever an alert opens, clears,
+    changes severity, text or status.
+    """
     return sorted(
-        [
-            str(a["id"]),
-            alert_status(a, now),
-            a.get("severity"),
-            a.get("message"),
-            str(a.get("group")),
-            str(a.get("impact")),
-        ]
-        for a in alerts
+        [str(a["id"]), alert_status(a, now), a.get("severity"), a.get("message"), str(a.get("group"))] for a in alerts
     )
 
 
