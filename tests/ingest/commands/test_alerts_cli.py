@@ -12,7 +12,7 @@ T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 def test_alerts_list_json_from_the_database_of_a_stopped_site(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'live.db'}"
     hub = build_hub("demo", db, start=T0, faults=("xid:h1-r01-k02-n0/5@1=79",))
-    for i in range(4):
+    for i in range(8):  # past the stalled-job rule's minimum duration (5 s): the stall is an episode
         hub.step(T0 + timedelta(seconds=i))
     del hub  # the site stopped; its database remains
     assert main(["alerts", "list", "--db", db, "--active", "--json"]) == 0
