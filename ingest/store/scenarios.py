@@ -26,7 +26,7 @@ from sqlmodel import Session, select
 from ingest.store.models import Scenario as ScenarioRow
 from ingest.store.models import SiteVersion, utcnow
 from twin.errors import InputError
-from twin.scenario.conditions import Scenario, ScenarioDoc, parse_scenario_doc
+from twin.scenario.conditions import Scenario, ScenarioDoc, parse_scenario_doc, with_fleet
 from twin.scenario.whatif import resolve
 from twin.scenario.writer import export_scenario_toml
 from twin.site.catalogue import load_catalogue
@@ -147,7 +147,7 @@ def answer(engine: Engine, scenario_id: int, baseline: SiteTables):
     (:func:`twin.scenario.compare.compare`)."""
     from twin.scenario.compare import compare  # the twin engine is needed only here
 
-    return compare(baseline, validate(baseline, get_scenario(engine, scenario_id).doc()))
+    return compare(baseline, validate(baseline, with_fleet(get_scenario(engine, scenario_id).doc())))
 
 
 # --------------------------------------------------------------------- reading

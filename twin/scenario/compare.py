@@ -95,11 +95,13 @@ def compare(baseline: SiteTables, scenario: Scenario) -> Comparison:
     """``scenario`` against the baseline site at the same instant (:class:`Comparison`).
 
     The baseline side of the last few (site, instant, settling time) is kept: the next edit of
-    the same scenario runs the twin once.
+    the same scenario runs the twin once.  Both sides run at the scenario's instant, settling time
+    and fleet load (``fleet_util_frac``: the work on the GPUs outside the job).
     """
+    shared = {"time": scenario.time, "settle_s": scenario.settle_s, "fleet_util_frac": scenario.fleet_util_frac}
     base = _baselines.get_or_make(
-        (id(baseline), scenario.time, scenario.settle_s),
-        lambda: _side(baseline, Scenario(name="baseline", time=scenario.time, settle_s=scenario.settle_s)),
+        (id(baseline), *shared.values()),
+        lambda: _side(baseline, Scenario(name="baseline", **shared)),
         valid=lambda side: side.state is baseline,
     )
     scen_state = scenario.state if scenario.state is not None else baseline

@@ -23,6 +23,8 @@ an unknown name is an error naming the key and the name::
     job = "colossus-405b-98k"                # job file in data/jobs/ ("" for none)
     idle_nodes_off = true                    # power off every node without a GPU of the job
                                              # (default: the site's [power] idle_nodes_off)
+    fleet_util_frac = 0.95                   # the GPUs outside the job run the fleet's other work
+                                             # (default: none; both sides of a comparison share it)
 
     [[edits]]                                # ordered what-if edits (docs/scenarios.md)
     op = "set_rack_type"
@@ -46,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from twin.engine.inputs import DEFAULT_UTIL_FRAC
 from twin.engine.tick import START_TS, TickInputs
 from twin.site.design import POLICIES, STRICT
 from twin.site.edits import Edit, parse_edits
@@ -78,7 +81,19 @@ _CONDITION_KEYS = {
     "loop_supply_temp_c",
     "job",
     "idle_nodes_off",
+    "fleet_util_frac",
 }
+
+
+# The browser's what-if (and its stored scenarios) asks what a layout carries when it is used: the fleet's
+# other jobs fill the GPUs outside the site's job at the nominal training load.
+WHATIF_FLEET_UTIL_FRAC = DEFAULT_UTIL_FRAC
+
+
+def with_fleet(doc: ScenarioDoc) -> ScenarioDoc:
+    """``doc`` with the what-if's fleet load (:data:`WHATIF_FLEET_UTIL_FRAC`) unless it names one."""
+    doc.conditions.setdefault("fleet_util_frac", WHATIF_FLEET_UTIL_FRAC)
+    return doc
 
 
 MAX_SETTLE_S = 86_400.0  # one day of minute steps bounds the run time of a projection
@@ -95,6 +110,7 @@ class Scenario:
     inputs: TickInputs = field(default_factory=TickInputs)
     job: str | None = None  # None: the site's default job
     idle_nodes_off: bool | None = None  # nodes without a GPU of the job are powered off (None: as the site file says)
+    fleet_util_frac: float | None = None  # utilisation of the GPUs outside the job, the fleet's other work (None: none)
     state: SiteTables | None = None  # the edited site when edits change the layout, else None (the site as given)
     edits: list[Edit] = field(default_factory=list)
     design_limits: str = STRICT
@@ -224,6 +240,8 @@ def resolve_conditions(doc: ScenarioDoc, state: SiteTables) -> Scenario:
         if not isinstance(cond["idle_nodes_off"], bool):
             raise ScenarioError(f"{file}: conditions.idle_nodes_off: expected true or false")
         sc.idle_nodes_off = cond["idle_nodes_off"]
+    if "fleet_util_frac" in cond:
+        sc.fleet_util_frac = _number(cond["fleet_util_frac"], "conditions.fleet_util_frac", file, 0.0, 1.0)
     sc.inputs = inp
     return sc
 

@@ -55,16 +55,24 @@ def _placed_job(state: SiteTables, name: str | None) -> PlacedJob | None:
     return PlacedJob(spec, contiguous_placement(state, spec.parallel.n_gpus))
 
 
-def job_inputs(state: SiteTables, inputs: TickInputs, job: PlacedJob | None, idle_nodes_off: bool) -> TickInputs:
-    """``inputs`` with the placed ``job`` running: its phases drive the swing, the GPUs outside it have no
-    work (utilisation 0), the shortfall policy sheds their racks first and the job's last, and with
-    ``idle_nodes_off`` the nodes without a GPU of the job are powered off."""
+def job_inputs(
+    state: SiteTables,
+    inputs: TickInputs,
+    job: PlacedJob | None,
+    idle_nodes_off: bool,
+    fleet_util_frac: float | None = None,
+) -> TickInputs:
+    """``inputs`` with the placed ``job`` running: its phases drive the swing and the shortfall policy sheds
+    the other racks first and the job's last.  The GPUs outside it run the fleet's other work at
+    ``fleet_util_frac`` (None: they have no work, utilisation 0, and with ``idle_nodes_off`` the nodes
+    without a GPU of the job are powered off)."""
     if job is not None:
         busy = np.zeros(state.n_gpus, dtype=bool)
         busy[job.gpu_ids] = True
-        util = np.where(busy, np.broadcast_to(np.asarray(inputs.gpu_util_frac, dtype=np.float64), busy.shape), 0.0)
+        other = 0.0 if fleet_util_frac is None else fleet_util_frac
+        util = np.where(busy, np.broadcast_to(np.asarray(inputs.gpu_util_frac, dtype=np.float64), busy.shape), other)
         inputs = replace(inputs, jobs=[job], priority_gpus=job.gpu_ids, gpu_util_frac=util)
-    if idle_nodes_off:
+    if idle_nodes_off and fleet_util_frac is None:
         busy_nodes = np.zeros(state.n_nodes, dtype=bool)
         if job is not None:
             busy_nodes[state.gpu_node[job.gpu_ids]] = True
@@ -90,6 +98,7 @@ def run_scenario(
         scenario.inputs,
         job,
         state.idle_nodes_off if scenario.idle_nodes_off is None else scenario.idle_nodes_off,
+        scenario.fleet_util_frac,
     )
     engine = TwinEngine(state, start=start, settle=False)
     engine.settle(replace(inputs, ts=start))  # settled under the scenario: its job, its failures

@@ -28,6 +28,7 @@ _CONDITION_ORDER = (
     "loop_supply_temp_c",
     "job",
     "idle_nodes_off",
+    "fleet_util_frac",
 )
 
 

@@ -112,6 +112,22 @@ def test_comparison_shows_what_got_worse():
     assert [r for r in out.diff.loops if r.name == "FW-H4"][0].change == "worse"
 
 
+def test_the_fleet_fills_the_gpus_outside_the_job_so_a_converted_row_runs_work():
+    """With the site's 24k-GPU job, H4-R01 lies outside it: idle, its GB200 racks lose no N-1.  With
+    the fleet's other work on the rest of the site (``fleet_util_frac``, the browser what-if's
+    default) the row runs at ~92 % of its busways' rating per side, so the loss of one side
+    overloads the row's busways, H4-TX1 and H4-UPS1 (both sides): six N-1 losses, on the scenario side only."""
+    site = load_site("colossus-2025")
+    row = WARN + '[[edits]]\nop = "set_rack_type"\nracks = ["H4-R01-*"]\ntype = "GB200-NVL72"\n'
+    idle = compare(site, parse_scenario(row, site, "row.toml"))
+    assert idle.baseline.n_n1_violations == idle.scenario.n_n1_violations == 0
+    busy = compare(site, parse_scenario(row + "[conditions]\nfleet_util_frac = 0.9\n", site, "row.toml"))
+    assert busy.baseline.n_n1_violations == 0
+    assert busy.scenario.it_power_mw > idle.scenario.it_power_mw + 40  # ~76k GPUs more at work
+    violated = {v.element for v in busy.scenario.n1_violations}
+    assert len(violated) == 6 and all(e.startswith("H4-") for e in violated), violated
+
+
 def test_blast_radius_of_a_transformer_is_the_racks_it_feeds(colossus):
     out = blast_radius(colossus, "H1-TX1-A")
     expected = sorted(
