@@ -136,6 +136,14 @@ class Row:
     verdict: str
     size: float  # |change| relative to the baseline, for the order
 
+    @property
+    def shows_change(self) -> bool:
+        """The change is not zero at the figure's printed precision (fractions print as percent)."""
+        if not math.isfinite(self.change):
+            return not math.isnan(self.change)
+        scaled = self.change * 100 if self.quantity.path.endswith("_frac") else self.change
+        return round(scaled, self.quantity.digits) != 0
+
 
 def _number(value) -> float:
     if value is None:
@@ -144,7 +152,8 @@ def _number(value) -> float:
 
 
 def diff_rows(result: Outcome, section: str | None = None) -> list[Row]:
-    """The compared figures (of ``section``, or all), the largest relative change first."""
+    """The compared figures (of ``section``, or all): the changes that show at their printed precision
+    first, each group by the largest relative change."""
     diff = result.answer.diff
     rows = []
     for q in QUANTITIES:
@@ -170,7 +179,7 @@ def diff_rows(result: Outcome, section: str | None = None) -> list[Row]:
         scale = abs(a) if math.isfinite(a) and a != 0 else 1.0
         size = abs(change) / scale if math.isfinite(change) else (math.inf if not math.isnan(change) else 0.0)
         rows.append(Row(q, a, b, float(change), entry.change, size))
-    return sorted(rows, key=lambda r: -r.size)
+    return sorted(rows, key=lambda r: (not r.shows_change, -r.size))
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,11 @@ def test_a_feed_change_moves_load_between_busways_and_outlines_the_rack(demo_sta
 
 def test_compared_figures_come_largest_change_first(demo_state):
     rows = diff_rows(outcome(demo_state, [{"op": "fail", "elements": ["GEN-01"]}]), "power")
-    sizes = [r.size for r in rows]
-    assert sizes == sorted(sizes, reverse=True)
+    shown = [r for r in rows if r.shows_change]
+    assert shown and rows[: len(shown)] == shown  # a change that prints as ±0 never comes above one that shows
+    for group in (shown, rows[len(shown) :]):
+        sizes = [r.size for r in group]
+        assert sizes == sorted(sizes, reverse=True)
     capacity = next(r for r in rows if r.quantity.path == "generation_capacity_mw")
     assert capacity.change < 0 and capacity.verdict == "worse"
 
