@@ -2,7 +2,8 @@
 
 * :func:`current_user` — the :class:`~dashboard.auth.principal.Principal` of the request, or
   None for an anonymous request once users exist (with no users, everyone is ``local``/admin).
-* :func:`has_role` — for Dash layouts and callbacks (e.g. hide a button).
+* :func:`has_role` — for Dash layouts and callbacks (e.g. hide a button); :func:`needs_role` the
+  props that disable a control the user may not use.
 * :func:`require_role` — decorator for Flask views: 401 (JSON) or a redirect to the login
   page for anonymous requests, 403 for a role too low.
 * :func:`audit` — record a change made in this request in the audit log.
@@ -49,6 +50,14 @@ def has_role(role: str) -> bool:
     """Whether the request's user has ``role`` or above."""
     user = current_user()
     return user is not None and user.has_role(role)
+
+
+def needs_role(role: str) -> dict:
+    """Props for a control whose callback needs ``role``: disabled, with a tooltip saying why, for a user
+    without it; empty otherwise (the server refuses the callback either way)."""
+    if has_role(role):
+        return {}
+    return {"disabled": True, "title": f"needs the {role} role"}
 
 
 def wants_json() -> bool:

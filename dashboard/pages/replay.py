@@ -23,7 +23,7 @@ from dash import ALL, Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
-from dashboard.auth import audit, callback_requires
+from dashboard.auth import audit, callback_requires, needs_role
 from dashboard.components.view_banner import banner, unavailable_banner
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
@@ -394,6 +394,7 @@ def layout(view: str | None = None, **_query) -> html.Div:
                             id=ids.Replay.CALIBRATE,
                             n_clicks=0,
                             className="button",
+                            **needs_role("operator"),
                         ),
                         dcc.Loading(html.Div(id=ids.Replay.CALIBRATION), type=SPINNER),
                     ],

@@ -24,7 +24,7 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY
-from dashboard.auth import audit, callback_requires
+from dashboard.auth import audit, callback_requires, needs_role
 from dashboard.callbacks import inputs
 from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.figures.floor import hall_grids
@@ -71,6 +71,8 @@ APPLY_BUTTONS = (
     W.APPLY_WEATHER,
     W.APPLY_JOB,
 )
+MANAGE_TRIGGERS = (W.NEW, W.RENAME, W.DUPLICATE, W.DELETE, W.UNDO, W.REDO, W.IMPORT)
+OPERATOR_CONTROLS = frozenset(MANAGE_TRIGGERS + APPLY_BUTTONS)  # disabled for viewers (the callbacks refuse them)
 # the forms' values build_edit reads: its key in the form, and the control that holds it
 FORM_FIELDS = (
     ("type", W.TYPE),
@@ -155,7 +157,8 @@ def _field(label: str, control, width: str | None = None) -> html.Label:
 
 
 def _button(control: str, text: str, kind: str = "") -> html.Button:
-    return html.Button(text, id=control, n_clicks=0, className=f"whatif-button {kind}".strip())
+    guard = needs_role("operator") if control in OPERATOR_CONTROLS else {}
+    return html.Button(text, id=control, n_clicks=0, className=f"whatif-button {kind}".strip(), **guard)
 
 
 def _number(control: str, placeholder: str, step: float = 0.1) -> dcc.Input:
@@ -193,12 +196,16 @@ def scenario_bar(names: list[str], current: str | None, persistent: bool) -> htm
                     _button(W.EXPORT, "export TOML"),
                     dcc.Download(id=W.DOWNLOAD),
                     dcc.Upload(
-                        html.Button("import TOML", className="whatif-button"),
+                        html.Button("import TOML", className="whatif-button", **needs_role("operator")),
                         id=W.IMPORT,
+                        disabled=bool(needs_role("operator")),
                         accept=".toml,text/plain",
                         max_size=256 * 1024,
                     ),
                     html.Span(id=W.SCENARIO_MSG, className="whatif-msg", role="status"),
+                    html.Span("read-only: editing needs the operator role", className="muted whatif-readonly")
+                    if needs_role("operator")
+                    else None,
                 ],
                 className="controls",
             ),
@@ -542,7 +549,7 @@ def layout(scenario=None, racks=None, trip=None, **_kwargs) -> html.Div:
     State(W.REVISION, "data"),
     prevent_initial_call=True,
 )
-@callback_requires("operator", on=(W.NEW, W.RENAME, W.DUPLICATE, W.DELETE, W.UNDO, W.REDO, W.IMPORT))
+@callback_requires("operator", on=MANAGE_TRIGGERS)
 def manage(_new, _rename, _dup, _delete, _undo, _redo, upload, current, name, revision):
     store = _store()
     trigger = dash.ctx.triggered_id
@@ -804,6 +811,8 @@ def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
     except EditRejected as exc:  # a stored list the site no longer accepts (the site changed since)
         result, problem = outcome(state, []), str(exc)
     can_undo, can_redo = store.can_undo_redo(scenario) if scenario in store.names() else (False, False)
+    if needs_role("operator"):  # a viewer's undo and redo stay disabled (their callback refuses a viewer)
+        can_undo = can_redo = False
     racks = rack_changes(result)
     layout_key = layout_signature(result.state, metric)
     signature = f"{layout_key}|{floor_content_key(racks, selected, blast)}"

@@ -98,10 +98,12 @@ def compare(baseline: SiteTables, scenario: Scenario) -> Comparison:
     the same scenario runs the twin once.  Both sides run at the scenario's instant, settling time
     and fleet load (``fleet_util_frac``: the work on the GPUs outside the job).
     """
-    shared = {"time": scenario.time, "settle_s": scenario.settle_s, "fleet_util_frac": scenario.fleet_util_frac}
+    base_scenario = Scenario(
+        name="baseline", time=scenario.time, settle_s=scenario.settle_s, fleet_util_frac=scenario.fleet_util_frac
+    )
     base = _baselines.get_or_make(
-        (id(baseline), *shared.values()),
-        lambda: _side(baseline, Scenario(name="baseline", **shared)),
+        (id(baseline), scenario.time, scenario.settle_s, scenario.fleet_util_frac),
+        lambda: _side(baseline, base_scenario),
         valid=lambda side: side.state is baseline,
     )
     scen_state = scenario.state if scenario.state is not None else baseline

@@ -111,3 +111,32 @@ def test_webgl_traces_draw_under_the_policy_without_eval(served_auth, new_page):
     page.wait_for_timeout(500)
     assert "'unsafe-eval'" not in page.evaluate("() => fetch('/').then(r => r.headers.get('Content-Security-Policy'))")
     assert log.errors == [], log.errors
+
+
+def test_viewer_sees_the_whatif_editing_controls_disabled(served_auth, new_page, screenshot):
+    """A viewer reads the what-if editor (the comparison, the blast radius) but its editing buttons are
+    greyed out with a tooltip saying which role they need; the server refuses them anyway."""
+    page, log = new_page("1366x768")
+    log_in(page, served_auth, "vera")
+    page.goto(served_auth.url("/whatif"))
+    for control in ("whatif-new", "whatif-delete", "whatif-apply-fail", "whatif-apply-type", "whatif-undo"):
+        button = page.locator(f"#{control}")
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute("title", "needs the operator role")
+    expect(page.locator("#whatif-import button")).to_be_disabled()
+    expect(page.locator("#whatif-blast-run")).to_be_enabled()  # reading what a trip takes down changes nothing
+    expect(page.locator("#whatif-export")).to_be_enabled()
+    expect(page.locator(".whatif-readonly")).to_have_text("read-only: editing needs the operator role")
+    screenshot(page, "whatif-viewer-1366x768")
+    assert log.errors == [], log.errors
+
+
+def test_operator_sees_the_whatif_editing_controls_enabled(served_auth, new_page):
+    page, log = new_page("1366x768")
+    log_in(page, served_auth, "otto")
+    page.goto(served_auth.url("/whatif"))
+    for control in ("whatif-new", "whatif-apply-fail", "whatif-delete"):
+        expect(page.locator(f"#{control}")).to_be_enabled()
+        expect(page.locator(f"#{control}")).not_to_have_attribute("title", "needs the operator role")
+    expect(page.locator(".whatif-readonly")).to_have_count(0)
+    assert log.errors == [], log.errors
