@@ -393,7 +393,12 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("n_racks_fed", "count", "element", "racks an element feeds, cools or connects"),
     _Q("n_gpus_fed", "count", "element", "GPUs in the racks an element feeds, cools or connects"),
     _Q("n_racks_dark", "count", "element", "racks that lose all power when the element trips"),
-    _Q("it_power_lost_mw", "MW", "element", "IT power that stops when the element trips"),
+    _Q(
+        "it_power_lost_mw",
+        "MW",
+        "element",
+        "rack power that stops when the element trips (the sum of the racks' drops, never negative)",
+    ),
     _Q("after_tokens_per_s", "1/s", "job", "training tokens per second after the element trips"),
     # What-if edits and stored scenarios (``clustertwin scenario show --json``; docs/scenarios.md)
     _Q("n_edits", "count", "scenario", "edits kept in a stored scenario (applied and undone)"),

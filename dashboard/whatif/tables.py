@@ -13,12 +13,19 @@ from urllib.parse import urlencode
 
 from dash import dcc, html
 
-from dashboard.present.formatting import fmt_duration
 from dashboard.whatif.outcome import SECTIONS, diff_rows, entity_changes, finding_counts, new_findings
 
 
+def _duration(seconds: float) -> str:
+    """A time to throttle to the second, so a change reads in the same units: ``48 s``, ``3 min 17 s``."""
+    if seconds >= 3600:
+        return "≥ 60 min"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{rest} s" if minutes == 0 else f"{minutes} min {rest:02d} s"
+
+
 def _fmt(value: float, key: str, digits: int) -> str:
-    """A compared value: fractions as percent, times (keys ending in ``_throttle_s``) as durations."""
+    """A compared value: fractions as percent, times to throttle (keys ``ttt.*``) as durations."""
     if not isinstance(value, (int, float)) or math.isnan(value):
         return "–"
     duration = key.startswith("ttt.")
@@ -27,7 +34,7 @@ def _fmt(value: float, key: str, digits: int) -> str:
     if key.endswith("_frac"):
         return f"{value * 100:,.{digits}f}"
     if duration:
-        return fmt_duration(value)
+        return _duration(value)
     return f"{value:,.{digits}f}"
 
 
@@ -39,7 +46,8 @@ def _signed(value: float, key: str, digits: int) -> str:
     scaled = value * 100 if key.endswith("_frac") else value
     if round(scaled, digits) == 0:
         return "±0"
-    return ("+" if scaled > 0 else "−") + f"{abs(scaled):,.{digits}f}"
+    sign = "+" if scaled > 0 else "−"
+    return sign + (_duration(abs(scaled)) if key.startswith("ttt.") else f"{abs(scaled):,.{digits}f}")
 
 
 def _change_class(verdict: str, shown: str = "") -> str:
@@ -94,7 +102,7 @@ def comparison_children(result, scenario: str | None, problem: str | None) -> li
                 html.Tr(
                     [
                         html.Td(q.label),
-                        html.Td(q.unit, className="muted"),
+                        html.Td("" if q.path.startswith("ttt.") else q.unit, className="muted"),
                         html.Td(_fmt(r.baseline, q.path, q.digits), className="num"),
                         html.Td(_fmt(r.scenario, q.path, q.digits), className="num"),
                         html.Td(change, className=_change_class(r.verdict, change)),

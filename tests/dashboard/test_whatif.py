@@ -194,3 +194,17 @@ def test_an_editor_scenario_is_a_view_every_page_can_show(page_module, dash_app)
         assert view.latest() is not None and view.latest_tick().detail is not None
         with pytest.raises(ViewUnavailable, match="no scenario"):
             resolve("scenario:nowhere", live)
+
+
+def test_times_to_throttle_and_their_change_read_in_the_same_units():
+    """A row read "3 min → 2 min, change −67" (seconds beside rounded minutes): all three now say minutes and seconds."""
+    from dashboard.whatif.tables import _fmt, _signed
+
+    assert (_fmt(197.0, "ttt.cdu_loss_throttle_s", 0), _fmt(130.0, "ttt.cdu_loss_throttle_s", 0)) == (
+        "3 min 17 s",
+        "2 min 10 s",
+    )
+    assert _signed(-67.0, "ttt.cdu_loss_throttle_s", 0) == "−1 min 07 s"
+    assert _fmt(48.0, "ttt.pump_loss_throttle_s", 0) == "48 s" and _fmt(4000.0, "ttt.x", 0) == "≥ 60 min"
+    assert _fmt(float("inf"), "ttt.x", 0) == "never" and _signed(0.2, "ttt.x", 0) == "±0"
+    assert _signed(-67.0, "it_power_mw", 2) == "−67.00"  # other figures keep their number

@@ -408,5 +408,7 @@ def blast_radius(state: SiteTables, element: str, scenario: Scenario | None = No
         n_gpus_off=int(off.sum()),
         jobs=jobs,
         lost_tokens_per_s=sum(j.lost_tokens_per_s for j in jobs),
-        it_power_lost_mw=before.it_power_mw - after.it_power_mw,
+        # racks whose draw falls (dark, off, throttled); one that draws a little more on its surviving
+        # feed is not "power gained", so the figure is never negative
+        it_power_lost_mw=float(np.maximum(b_snap.rack_power_kw - a_snap.rack_power_kw, 0.0).sum()) / 1000.0,
     )

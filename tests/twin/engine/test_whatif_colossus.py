@@ -135,11 +135,13 @@ def test_blast_radius_of_a_transformer_is_the_racks_it_feeds(colossus):
     )
     assert sorted(out.racks_fed) == expected and out.n_racks_fed == 80 and out.n_gpus_fed == 80 * 64
     assert out.kind == "transformer" and out.n_racks_dark == 0  # the B side carries every rack
+    assert 0.0 <= out.it_power_lost_mw < 0.01  # nothing stops (it read −0.03 MW: the B feeds' extra losses)
 
 
 def test_blast_radius_of_a_single_fed_path_goes_dark(colossus):
     out = blast_radius(colossus, "H1-R01-K01")
     assert out.racks_dark == ["H1-R01-K01"] and out.n_gpus_down + out.n_gpus_off == 64
+    assert out.it_power_lost_mw > 0.0  # the dark rack's draw
 
 
 def test_blast_radius_of_an_unknown_element_is_one_line(capsys):
