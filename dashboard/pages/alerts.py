@@ -24,7 +24,7 @@ from dashboard.components.data_age import format_age
 from dashboard.present.timestamps import normalise_alert
 from dashboard.shell.deep_link import keep_view
 from dashboard.shell.entity_links import entity_href
-from dashboard.shell.status import AlertGroup, alert_counts, group_alerts
+from dashboard.shell.status import AlertGroup, alert_counts, group_alerts, view_now
 from dashboard.views import compare
 from dashboard.views.context import alert_actions
 from dashboard.views.registry import callback_view, layout_screen, view_layout
@@ -281,7 +281,7 @@ def alerts_view(view, severities: list[str], show_past: bool, now: datetime | No
 
     The active table has action buttons when ``actions`` (the app's alert actions) can change them.
     """
-    now = now or datetime.now(UTC)
+    now = now or view_now(view)
     everything = [normalise_alert(a) for a in view.alerts(active_only=False)]
     chosen = [a for a in everything if a.get("severity") in severities]
     active = [a for a in chosen if a.get("cleared_at") is None]

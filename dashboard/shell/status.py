@@ -34,6 +34,15 @@ class AlertGroup:
         return [self.root] + self.children
 
 
+def view_now(view) -> datetime:
+    """The instant a view's alerts are aged and silences timed against: the wall clock for live views,
+    the view's own snapshot time for a replay or a settled scenario (whose alerts are years old by the clock)."""
+    if getattr(view, "is_live", True):
+        return datetime.now(UTC)
+    snap = view.latest()
+    return snap.ts if snap is not None else datetime.now(UTC)
+
+
 def _silenced(alert: dict, now: datetime) -> bool:
     until = alert.get("silenced_until")
     return until is not None and until > now

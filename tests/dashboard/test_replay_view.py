@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -121,3 +122,16 @@ def test_the_recorded_jobs_phases_make_the_replays_swing():
     # bounded by the job's GPUs swinging from idle to TDP, with PSU losses
     assert snap.swing_amplitude_mw < job.gpu_ids.size * 700e-6 * 1.2
     assert 0.0 < snap.swing_ramp_mw_per_s < 5.0 * snap.swing_amplitude_mw  # fill and drain, not a 0.1 s edge
+
+
+def test_replayed_alerts_are_aged_at_the_replays_instant(page_module):
+    """A replayed alert is seconds old at its instant, not "20693.6 h open" by today's clock."""
+    from dashboard.shell.status import view_now
+
+    alerts_page = page_module("alerts")
+    view = _view(T0 + timedelta(seconds=90))
+    assert view_now(view) == view.latest().ts
+    shown = alerts_page.alerts_view(view, list(alerts_page.SEVERITIES), False)
+    text = str(shown["active"])
+    assert "30.0 s" in text or "30 s" in text, text[:2000]  # the pump alert, raised at T0 + 60 s
+    assert not re.search(r"\d h'", text), text[:2000]  # no age in hours (format_age's "20693.6 h")
