@@ -161,8 +161,10 @@ def layout(tier: str | None = None, switch: str | None = None, **_kwargs) -> htm
     view = screen.view
     tick = view.latest_tick()
     state, snap = view.state, tick.snapshot
-    tier = tier if tier in TIERS else "leaf"
     switch_id = name_index(state.switch_name, switch)
+    if tier not in TIERS:  # a link to a switch opens its own tier (a spine found by search opened "leaf")
+        own = [name for name, t in TIERS.items() if switch_id is not None and t == state.switch_tier[switch_id]]
+        tier = own[0] if own else "leaf"
     selection = {"tier": tier, "switch": state.switch_name[switch_id] if switch_id is not None else None}
     if snap is None:
         matrix, detail, table, hist, cards = {}, {}, html.Div("no data yet", className="empty"), {}, []

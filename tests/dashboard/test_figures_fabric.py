@@ -120,3 +120,15 @@ def test_core_matrix_uses_downlinks(colossus):
     assert "downlink" in fig.layout.title.text
     z = np.asarray(fig.data[0].z, dtype=float)
     assert np.isfinite(z).sum() == int((state.switch_tier == 2).sum())
+
+
+def test_a_link_to_a_switch_opens_its_own_tier(page_module, demo_view, view_request, find):
+    """``/fabric?switch=<spine>`` (what search links to) shows the spine tier; an explicit tier is kept."""
+    from dashboard import ids
+
+    fabric = page_module("fabric")
+    spine = demo_view.state.switch_name[int(np.flatnonzero(demo_view.state.switch_tier == TIER_SPINE)[0])]
+    with view_request(demo_view):
+        assert find(fabric.layout(switch=spine), ids.Fabric.TIER).value == "spine"
+        assert find(fabric.layout(tier="leaf", switch=spine), ids.Fabric.TIER).value == "leaf"
+        assert find(fabric.layout(), ids.Fabric.TIER).value == "leaf"
