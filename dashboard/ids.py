@@ -119,6 +119,8 @@ class Floor:
     )
     HALLS_SELECTION = "floor-halls-selection"  # dcc.Store relaying the selection outline patches
     SELECTED_RACK = "floor-selected-rack"  # dcc.Store with the rack name
+    JOB = "floor-job"  # dcc.Store with the job outlined (?job=), or None
+    JOB_NOTE = "floor-job-note"
     RACK_PANEL = "floor-rack-panel"
     RACK_TITLE = "floor-rack-title"
     RACK_SUMMARY = "floor-rack-summary"

@@ -190,7 +190,14 @@ def section(view) -> html.Div:
             dcc.Store(id=ids.Jobs.FLEET_FIGURES_KEY, data=figures_key(fleet, frame, "pod")),
             html.H2("Fleet"),
             html.Div(kpis(frame), id=ids.Jobs.FLEET_KPIS, className="kpis"),
-            html.Div(dcc.Link("Nodes out of service and failures by cause →", href="/nodes"), className="muted"),
+            html.Div(
+                [
+                    dcc.Link("Nodes out of service and failures by cause →", href="/nodes"),
+                    html.Span(" · "),
+                    dcc.Link("The floor by team →", href="/floor?metric=team"),
+                ],
+                className="muted",
+            ),
             html.Div([html.H3("Running and pending jobs"), controls, table], className="panel"),
             html.Div(
                 [html.H3("Teams against quota"), html.Div(team_table(frame), id=ids.Jobs.FLEET_TEAMS)],

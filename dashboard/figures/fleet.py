@@ -22,7 +22,8 @@ def _times(t_s: np.ndarray) -> list[datetime]:
 
 
 def team_colour(i: int) -> str:
-    return theme.SERIES[i % len(theme.SERIES)]
+    """Team ``i``'s colour, the same on every page (ten before they repeat)."""
+    return theme.CATEGORY[i % len(theme.CATEGORY)]
 
 
 def team_usage_figure(t_s: np.ndarray, gpus: np.ndarray, teams: list[str], title: str) -> go.Figure:

@@ -27,6 +27,9 @@ HOVER_KEYS = tuple(m.key for m in FLOOR_METRICS)  # customdata[0..4]; customdata
 RACK_LABELS_MAX = 200  # halls with more racks show row labels only (rack labels would not fit)
 ALERT_LEVELS = ((2, "critical"), (1, "warning"))  # overlay traces per hall, in this order
 OFF_LEGEND = "off (powered down)"
+NODES_OUT_LEGEND = "nodes drained or down"
+NODES_OUT_INSET_FRAC = 0.24  # inside the alert outline: a rack can have both
+JOB_OUTSET_FRAC = 0.0
 OFF_INSET_FRAC = 0.03  # the hatch leaves a thin gap so neighbouring off racks stay distinct
 SELECTION_OUTSET_FRAC = 0.06  # the selection outline sits just outside the cell, clear of alert outlines
 ALERT_INSET_FRAC = 0.12  # alert outlines sit this far inside the rack cell, so neighbours stay apart
@@ -35,14 +38,39 @@ MAP_Y_AUTORANGE = theme.MAP_Y_AUTORANGE
 
 @dataclass(frozen=True)
 class FloorOverlay:
-    """Per rack: powered off (hatched grey, no metric colour) and open-alert level (0 none, 1 warning, 2 critical)."""
+    """Per rack: powered off (hatched grey, no metric colour), open-alert level (0 none, 1 warning,
+    2 critical) and, from the fleet, nodes out of service (``nodes_out``), the racks of one job
+    (``job_racks``, labelled ``job_label``) and a hover line per rack (``notes``)."""
 
     off: np.ndarray  # bool [n_racks]
     alert_level: np.ndarray  # int [n_racks]
+    nodes_out: np.ndarray | None = None  # bool [n_racks]
+    job_racks: np.ndarray | None = None  # bool [n_racks]
+    job_label: str = ""
+    notes: list[str] | None = None
 
     @staticmethod
     def empty(n_racks: int) -> FloorOverlay:
         return FloorOverlay(np.zeros(n_racks, dtype=bool), np.zeros(n_racks, dtype=np.int8))
+
+
+@dataclass(frozen=True)
+class Categories:
+    """A categorical colouring (teams): per rack an index into ``names``, each drawn in ``colours``."""
+
+    key: str
+    label: str
+    names: list[str]
+    colours: list[str]
+    values: np.ndarray  # int [n_racks]
+
+    def colorscale(self) -> list:
+        """Stepped: category k fills [k/n, (k+1)/n] on a colour axis from −0.5 to n − 0.5."""
+        n = len(self.names)
+        steps = []
+        for k, colour in enumerate(self.colours):
+            steps += [[k / n, colour], [(k + 1) / n, colour]]
+        return steps
 
 
 @dataclass(frozen=True)
@@ -178,12 +206,34 @@ def rack_outlines(grid: HallGrid, racks: np.ndarray, inset_frac: float = 0.0) ->
     return xs, ys
 
 
+OVERLAYS_PER_HALL = 1 + len(ALERT_LEVELS) + 2  # off, alerts by level, nodes out, the job
+
+
 def _overlay_xy(grid: HallGrid, overlay: FloorOverlay) -> list[tuple[list, list]]:
-    """(x, y) of this hall's off hatch and alert outlines, in trace order."""
+    """(x, y) of this hall's off hatch, alert outlines, nodes-out marks and job outline, in trace order."""
     out = [rack_outlines(grid, np.flatnonzero(overlay.off), OFF_INSET_FRAC)]
     for level, _name in ALERT_LEVELS:  # an off rack shows as off: alerts about its feed or CDU do not concern it
         out.append(rack_outlines(grid, np.flatnonzero((overlay.alert_level == level) & ~overlay.off), ALERT_INSET_FRAC))
+    none = np.zeros(0, dtype=np.int64)
+    out.append(
+        rack_outlines(
+            grid, np.flatnonzero(overlay.nodes_out) if overlay.nodes_out is not None else none, NODES_OUT_INSET_FRAC
+        )
+    )
+    out.append(
+        rack_outlines(
+            grid, np.flatnonzero(overlay.job_racks) if overlay.job_racks is not None else none, JOB_OUTSET_FRAC
+        )
+    )
     return out
+
+
+def _nodes_out_style() -> dict:
+    return dict(line=dict(color=theme.STATUS_INFO, width=1.5, dash="dot"))
+
+
+def _job_style() -> dict:
+    return dict(line=dict(color=theme.TEXT, width=2))
 
 
 def _off_style() -> dict:
@@ -199,67 +249,43 @@ def _alert_style(name: str) -> dict:
     return dict(line=dict(color=theme.SEVERITY_COLOUR[name], width=2.5 if name == "critical" else 2))
 
 
+def _line_trace(x: list, y: list, axis: str, group: str, name: str, style: dict, legend: bool = False) -> go.Scatter:
+    return go.Scatter(
+        x=x,
+        y=y,
+        xaxis=f"x{axis}",
+        yaxis=f"y{axis}",
+        mode="lines",
+        hoverinfo="skip",
+        showlegend=legend,
+        legendgroup=group,
+        name=name,
+        **style,
+    )
+
+
 def _overlay_traces(grids: list[HallGrid], overlay: FloorOverlay) -> list[go.Scatter]:
-    """Per hall: off racks hatched grey and alert outlines by severity; then legend-only entries."""
+    """Per hall (:data:`OVERLAYS_PER_HALL` traces): off racks hatched grey, alert outlines by severity,
+    racks with nodes out of service, the job's racks; then legend-only entries (a trace with no point
+    still draws its swatch), the fleet's only when it has something to show."""
     traces = []
     for i, grid in enumerate(grids):
         axis = "" if i == 0 else str(i + 1)
-        (ox, oy), *alerts = _overlay_xy(grid, overlay)
-        traces.append(
-            go.Scatter(
-                x=ox,
-                y=oy,
-                xaxis=f"x{axis}",
-                yaxis=f"y{axis}",
-                mode="lines",
-                hoverinfo="skip",
-                showlegend=False,
-                legendgroup="off",
-                name=OFF_LEGEND,
-                **_off_style(),
-            )
-        )
+        (ox, oy), *alerts, (nx, ny), (jx, jy) = _overlay_xy(grid, overlay)
+        traces.append(_line_trace(ox, oy, axis, "off", OFF_LEGEND, _off_style()))
         for (ax, ay), (_level, name) in zip(alerts, ALERT_LEVELS):
-            traces.append(
-                go.Scatter(
-                    x=ax,
-                    y=ay,
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    legendgroup=name,
-                    name=f"{name} alert",
-                    **_alert_style(name),
-                )
-            )
-    # legend entries (a trace with no point still draws its swatch)
-    traces.append(
-        go.Scatter(
-            x=[None],
-            y=[None],
-            mode="lines",
-            name=OFF_LEGEND,
-            legendgroup="off",
-            showlegend=True,
-            hoverinfo="skip",
-            **_off_style(),
-        )
-    )
+            traces.append(_line_trace(ax, ay, axis, name, f"{name} alert", _alert_style(name)))
+        traces.append(_line_trace(nx, ny, axis, "nodes_out", NODES_OUT_LEGEND, _nodes_out_style()))
+        traces.append(_line_trace(jx, jy, axis, "job", overlay.job_label, _job_style()))
+    traces.append(_line_trace([None], [None], "", "off", OFF_LEGEND, _off_style(), legend=True))
     for _level, name in ALERT_LEVELS:
+        traces.append(_line_trace([None], [None], "", name, f"rack with a {name} alert", _alert_style(name), True))
+    if overlay.nodes_out is not None:
         traces.append(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                name=f"rack with a {name} alert",
-                legendgroup=name,
-                showlegend=True,
-                hoverinfo="skip",
-                **_alert_style(name),
-            )
+            _line_trace([None], [None], "", "nodes_out", f"rack with {NODES_OUT_LEGEND}", _nodes_out_style(), True)
         )
+    if overlay.job_racks is not None:
+        traces.append(_line_trace([None], [None], "", "job", overlay.job_label, _job_style(), True))
     return traces
 
 
@@ -312,8 +338,12 @@ def floor_figure(
     selected_rack: int | None = None,
     diff: bool = False,
     overlay: FloorOverlay | None = None,
+    categories: Categories | None = None,
 ) -> go.Figure:
     """All halls as subplots sharing one colour axis; the selected rack outlined.
+
+    ``categories``: the racks coloured by category (team) instead of ``metric_key``, with a
+    stepped colour axis whose colour bar names them.
 
     ``diff``: ``metrics`` are differences A − B, coloured on a diverging scale around zero.
     ``overlay``: powered-off racks drawn hatched grey instead of coloured, racks with
@@ -324,11 +354,19 @@ def floor_figure(
     warning), then the legend entries.
     """
     overlay = overlay if overlay is not None else FloorOverlay.empty(state.n_racks)
-    metric = FLOOR_METRIC_BY_KEY[metric_key]
-    colorscale, title = metric.colorscale, f"{metric.label}<br>[{metric.unit}]"
-    if diff:
-        colorscale, colour_range = DIFF_COLORSCALE, diff_range(metrics[metric_key], colour_range)
-        title = f"Δ {metric.label}<br>A − B [{metric.unit}]"
+    colorbar: dict = {}
+    if categories is not None:
+        values, decimals = categories.values.astype(np.float64), 0
+        colorscale, title = categories.colorscale(), categories.label
+        colour_range = (-0.5, len(categories.names) - 0.5)
+        colorbar = dict(tickvals=list(range(len(categories.names))), ticktext=categories.names)
+    else:
+        metric = FLOOR_METRIC_BY_KEY[metric_key]
+        values, decimals = metrics[metric_key], metric.decimals
+        colorscale, title = metric.colorscale, f"{metric.label}<br>[{metric.unit}]"
+        if diff:
+            colorscale, colour_range = DIFF_COLORSCALE, diff_range(metrics[metric_key], colour_range)
+            title = f"Δ {metric.label}<br>A − B [{metric.unit}]"
     rows, cols = _layout_grid(grids)
     fig = make_subplots(
         rows=rows,
@@ -339,12 +377,12 @@ def floor_figure(
     )
     hover = _hover_template(diff)
     for i, grid in enumerate(grids):
-        names = hall_names(state, grid, overlay.off)
+        names = hall_names(state, grid, overlay.off, overlay.notes)
         fig.add_trace(
             go.Heatmap(
                 x=grid.x_edges_m,
                 y=grid.y_edges_m,
-                z=hall_z(grid, metrics[metric_key], metric.decimals, overlay.off),
+                z=hall_z(grid, values, decimals, overlay.off),
                 customdata=hall_customdata(grid, metrics),
                 text=names,
                 hovertemplate=hover,
@@ -388,7 +426,7 @@ def floor_figure(
                 colorscale=colorscale,
                 cmin=colour_range[0],
                 cmax=colour_range[1],
-                colorbar=dict(title=dict(text=title, side="right"), thickness=14),
+                colorbar=dict(title=dict(text=title, side="right"), thickness=14, **colorbar),
             ),
         )
     )
@@ -448,10 +486,15 @@ def _selection_xy(grids: list[HallGrid], rack: int | None, cols: int) -> tuple[l
     return [], [], ""
 
 
-def hall_names(state: SiteTables, grid: HallGrid, off: np.ndarray) -> list:
-    """Hover name per cell: the rack name (" · off" when powered off), empty in aisles."""
+def hall_names(state: SiteTables, grid: HallGrid, off: np.ndarray, notes: list[str] | None = None) -> list:
+    """Hover name per cell: the rack name (" · off" when powered off, then its fleet note), empty in aisles."""
     return [
-        ["" if r < 0 else state.rack_name[r] + (" · off" if off[r] else "") for r in row]
+        [
+            ""
+            if r < 0
+            else state.rack_name[r] + (" · off" if off[r] else "") + (f"<br>{notes[r]}" if notes and notes[r] else "")
+            for r in row
+        ]
         for row in grid.cell_rack.tolist()
     ]
 
@@ -462,20 +505,23 @@ def floor_patch(
     metric_key: str,
     overlay: FloorOverlay | None = None,
     state: SiteTables | None = None,
+    categories: Categories | None = None,
 ) -> Patch:
-    """Live update: colours and hover numbers of every hall, and (with ``overlay``) the off hatch,
-    the alert outlines and (with ``state``) the hover names; nothing else."""
-    decimals = FLOOR_METRIC_BY_KEY[metric_key].decimals
+    """Live update: colours (``categories``' when the floor is coloured by them) and hover numbers of
+    every hall, and (with ``overlay``) the off hatch, the alert and fleet outlines and (with ``state``)
+    the hover names; nothing else."""
+    decimals = 0 if categories is not None else FLOOR_METRIC_BY_KEY[metric_key].decimals
+    values = categories.values if categories is not None else metrics[metric_key]
     patch = Patch()
     off = overlay.off if overlay is not None else None
     for i, grid in enumerate(grids):
-        patch["data"][i]["z"] = hall_z(grid, metrics[metric_key], decimals, off)
+        patch["data"][i]["z"] = hall_z(grid, values, decimals, off)
         patch["data"][i]["customdata"] = hall_customdata(grid, metrics)
         if overlay is not None and state is not None:
-            patch["data"][i]["text"] = hall_names(state, grid, overlay.off)
+            patch["data"][i]["text"] = hall_names(state, grid, overlay.off, overlay.notes)
     if overlay is not None:
         first = len(grids) + 1
-        per_hall = 1 + len(ALERT_LEVELS)
+        per_hall = OVERLAYS_PER_HALL
         for i, grid in enumerate(grids):
             for k, (x, y) in enumerate(_overlay_xy(grid, overlay)):
                 patch["data"][first + i * per_hall + k]["x"] = x

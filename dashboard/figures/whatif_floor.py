@@ -17,7 +17,15 @@ import plotly.graph_objects as go
 from dash import Patch
 
 from dashboard.analysis.aggregates import FLOOR_METRIC_BY_KEY, metric_range
-from dashboard.figures.floor import FloorOverlay, HallGrid, diff_range, floor_figure, rack_outlines
+from dashboard.figures.floor import (
+    ALERT_LEVELS,
+    OVERLAYS_PER_HALL,
+    FloorOverlay,
+    HallGrid,
+    diff_range,
+    floor_figure,
+    rack_outlines,
+)
 from twin.site.tables import SiteTables
 
 WORSE_BETTER_SCALE = [[0.0, "#1a9850"], [0.42, "#a6d96a"], [0.5, "#3a3f4b"], [0.58, "#fdae61"], [1.0, "#d73027"]]
@@ -134,8 +142,9 @@ def whatif_floor(
 
 def extra_traces_start(n_halls: int) -> int:
     """Index of the first what-if trace: after the floor's heatmaps, its selection outline, its
-    overlays (off, critical, warning per hall) and its three legend entries."""
-    return n_halls + 1 + 3 * n_halls + 3
+    overlays (:data:`~dashboard.figures.floor.OVERLAYS_PER_HALL` per hall) and its three legend
+    entries (off, critical, warning: the what-if floor has no fleet marks)."""
+    return n_halls + 1 + OVERLAYS_PER_HALL * n_halls + 1 + len(ALERT_LEVELS)
 
 
 def outline_patch(
@@ -188,8 +197,8 @@ def whatif_floor_patch(
         patch["data"][i]["z"] = hall_z(grid, worse, decimals, off)
         patch["data"][i]["customdata"] = change_customdata(grid, changes["max_gpu_temp_c"], changes["rack_power_kw"])
         x, y = _overlay_xy(grid, overlay)[0]  # the hatch of dark racks (the page shows no alert outlines)
-        patch["data"][len(grids) + 1 + 3 * i]["x"] = x
-        patch["data"][len(grids) + 1 + 3 * i]["y"] = y
+        patch["data"][len(grids) + 1 + OVERLAYS_PER_HALL * i]["x"] = x
+        patch["data"][len(grids) + 1 + OVERLAYS_PER_HALL * i]["y"] = y
     lo, hi = diff_range(worse, metric_range(state, metric))
     patch["layout"]["coloraxis"]["cmin"] = lo
     patch["layout"]["coloraxis"]["cmax"] = hi

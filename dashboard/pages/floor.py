@@ -2,6 +2,10 @@
 
 Deep link: ``/floor?metric=rack_power_kw&rack=H1-R01-K03`` restores the colour metric
 and opens that rack's drill-down.  The plan sends one value per rack per update.
+
+With a fleet (the live hub's fleet model or Slurm) the racks can be coloured by the team
+holding most of their GPUs (``metric=team``), racks with nodes out of service (drained,
+down, in repair) are marked, and ``?job=<job id>`` outlines the racks of that job.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dashboard.analysis.aggregates import (
     rack_metrics,
 )
 from dashboard.analysis.equipment import rack_off
+from dashboard.analysis.fleet_floor import FleetFloor, fleet_floor
 from dashboard.analysis.rack_alerts import rack_alert_level
 from dashboard.analysis.rack_detail import (
     RACK_POWER_NOTE,
@@ -36,9 +41,12 @@ from dashboard.analysis.rack_detail import (
 from dashboard.callbacks import inputs
 from dashboard.callbacks.dash_internals import PUSH_STATE_JS
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components.fleet_panel import fleet_of
 from dashboard.components.rack_views import elevation_view, gpu_grid_view
-from dashboard.figures.floor import FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
+from dashboard.figures.fleet import team_colour
+from dashboard.figures.floor import Categories, FloorOverlay, floor_figure, floor_patch, hall_grids, selection_patch
 from dashboard.figures.rack import rack_history_figure
+from dashboard.present import theme
 from dashboard.present.formatting import fmt, fmt_duration, fmt_pct
 from dashboard.present.static_html import to_html
 from dashboard.shell.deep_link import keep_view
@@ -63,16 +71,46 @@ def grids_for(state) -> list:
     return _grids.get_or_make(id(state), lambda: (state, hall_grids(state)), valid=lambda hit: hit[0] is state)[1]
 
 
-def parse_metric(value) -> str:
+TEAM_KEY = "team"  # colour by team: only with a fleet
+METRIC_KEYS = (*FLOOR_METRIC_BY_KEY, TEAM_KEY)
+
+
+def parse_metric(value, layer: FleetFloor | None = None) -> str:
+    if value == TEAM_KEY and layer is not None:
+        return TEAM_KEY
     return value if value in FLOOR_METRIC_BY_KEY else DEFAULT_FLOOR_METRIC
 
 
-def url_search(metric: str, rack_name: str | None) -> str:
+def url_search(metric: str, rack_name: str | None, job: str | None = None) -> str:
     """The query string that restores this view."""
     params = {"metric": metric}
     if rack_name:
         params["rack"] = rack_name
+    if job:
+        params["job"] = job
     return "?" + urlencode(params)
+
+
+def fleet_layer(view, job: str | None = None) -> FleetFloor | None:
+    """The fleet's layer of the floor (team per rack, nodes out, ``job``'s racks); None without a fleet."""
+    fleet = fleet_of(view)
+    return fleet_floor(view.state, fleet.frame(), job) if fleet is not None else None
+
+
+def team_categories(layer: FleetFloor) -> Categories:
+    """Teams in the jobs page's colours, then the free racks in the panel's dark grey."""
+    colours = [team_colour(i) for i in range(len(layer.teams) - 1)] + [theme.FREE]
+    return Categories(TEAM_KEY, "Team", layer.teams, colours, layer.team)
+
+
+def job_note(layer: FleetFloor | None) -> str:
+    """What the job outline shows (or why it shows nothing)."""
+    if layer is None or not layer.job:
+        return ""
+    if layer.job_gpus_count == 0:
+        return f"job {layer.job}: not running now (no GPU of it to outline)"
+    racks = int(layer.job_racks.sum()) if layer.job_racks is not None else 0
+    return f"job {layer.job}: {layer.job_gpus_count:,} GPUs on {racks:,} racks, outlined in white"
 
 
 def floor_metrics(state, snapshot, against=None) -> dict[str, np.ndarray]:
@@ -86,28 +124,45 @@ def floor_metrics(state, snapshot, against=None) -> dict[str, np.ndarray]:
     return {key: metrics[key] - other[key] for key in metrics}
 
 
-def floor_overlay(state, snapshot, alerts: list[dict] | None) -> FloorOverlay:
-    """Off racks of ``snapshot`` and the open-alert level of every rack (nothing without data)."""
+def floor_overlay(state, snapshot, alerts: list[dict] | None, layer: FleetFloor | None = None) -> FloorOverlay:
+    """Off racks of ``snapshot``, the open-alert level of every rack (nothing without data) and the
+    fleet's marks (``layer``: nodes out of service, the job's racks, a hover line per rack)."""
     overlay = FloorOverlay.empty(state.n_racks)
     off = rack_off(state, snapshot) if snapshot is not None else overlay.off
     level = rack_alert_level(state, alerts) if alerts else overlay.alert_level
-    return FloorOverlay(off, level)
+    if layer is None:
+        return FloorOverlay(off, level)
+    label = f"job {layer.job}" if layer.job else ""
+    notes = [layer.rack_note(r) for r in range(state.n_racks)]
+    return FloorOverlay(off, level, layer.nodes_out > 0, layer.job_racks, label, notes)
 
 
-def floor_view(state, snapshot, metric: str, rack: int | None, against=None, alerts: list[dict] | None = None):
+def floor_view(
+    state,
+    snapshot,
+    metric: str,
+    rack: int | None,
+    against=None,
+    alerts: list[dict] | None = None,
+    layer: FleetFloor | None = None,
+):
     """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B.
 
-    ``alerts`` (the view's open alerts) outline their racks; off racks are hatched.
+    ``alerts`` (the view's open alerts) outline their racks; off racks are hatched; ``layer``
+    (the fleet's) marks racks with nodes out of service and a job's racks, and colours by team.
     """
+    by_team = metric == TEAM_KEY and layer is not None and against is None
+    metric_key = DEFAULT_FLOOR_METRIC if metric == TEAM_KEY else metric
     return floor_figure(
         state,
         grids_for(state),
         floor_metrics(state, snapshot, against),
-        metric,
-        metric_range(state, metric),
+        metric_key,
+        metric_range(state, metric_key),
         rack,
         diff=against is not None,
-        overlay=floor_overlay(state, snapshot, alerts),
+        overlay=floor_overlay(state, snapshot, alerts, layer),
+        categories=team_categories(layer) if by_team and layer is not None else None,
     )
 
 
@@ -159,20 +214,29 @@ def comparison(screen) -> list:
 compare.register("floor", comparison)
 
 
+def metric_options(layer: FleetFloor | None) -> list[dict]:
+    options = [{"label": f"{m.label} [{m.unit}]", "value": m.key} for m in FLOOR_METRICS]
+    return options + ([{"label": "Team", "value": TEAM_KEY}] if layer is not None else [])
+
+
 @view_layout
-@inputs.query_layout(metric=inputs.one_of("metric", FLOOR_METRIC_BY_KEY), rack=inputs.site_entity("rack", "rack_name"))
-def layout(metric=None, rack=None, **_kwargs) -> html.Div:
+@inputs.query_layout(metric=inputs.one_of("metric", METRIC_KEYS), rack=inputs.site_entity("rack", "rack_name"))
+def layout(metric=None, rack=None, job=None, **_kwargs) -> html.Div:
     screen = layout_screen(**_kwargs)
     view = screen.view
     state = view.state
-    metric = parse_metric(metric)
+    layer = fleet_layer(view, job)
+    metric = parse_metric(metric, layer)
     rack_id = rack_index(state, rack)
     rack_name = state.rack_name[rack_id] if rack_id is not None else None
-    figure = titled(floor_view(state, view.latest(), metric, rack_id, diff_against(screen), view.alerts()), screen)
+    figure = titled(
+        floor_view(state, view.latest(), metric, rack_id, diff_against(screen), view.alerts(), layer), screen
+    )
     return html.Div(
         [
             dcc.Location(id=ids.Floor.URL, refresh=False),
             dcc.Store(id=ids.Floor.SELECTED_RACK, data=rack_name),
+            dcc.Store(id=ids.Floor.JOB, data=job or None),
             html.Div(
                 [
                     html.H1("Floor"),
@@ -184,7 +248,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                                 value=metric,
                                 inline=True,
                                 className="segmented",
-                                options=[{"label": f"{m.label} [{m.unit}]", "value": m.key} for m in FLOOR_METRICS],
+                                options=metric_options(layer),
                             ),
                         ],
                         className="controls",
@@ -193,6 +257,7 @@ def layout(metric=None, rack=None, **_kwargs) -> html.Div:
                         f"{state.n_racks:,} racks in {len(state.hall_name)} hall(s) · click a rack for details",
                         className="muted",
                     ),
+                    html.Span(job_note(layer), id=ids.Floor.JOB_NOTE, className="floor-job-note"),
                 ],
                 className="page-title",
             ),
@@ -507,25 +572,31 @@ def drilldown_outputs(view, rack: int) -> tuple:
     LIVE_RELAY.output,
     Input(ids.Shell.TICK, "n_intervals"),
     State(ids.Floor.METRIC, "value"),
+    State(ids.Floor.JOB, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def live_floor(_n, metric, shown):
+def live_floor(_n, metric, job, shown):
     screen = callback_screen(shown, PATH)
-    return LIVE_RELAY.send(shown, floor_update(screen.view, parse_metric(metric), diff_against(screen)))
+    return LIVE_RELAY.send(shown, floor_update(screen.view, metric, diff_against(screen), job))
 
 
-def floor_update(view, metric: str, against=None):
-    """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given)."""
+def floor_update(view, metric: str, against=None, job: str | None = None):
+    """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given), the
+    fleet's marks and, coloured by team, the racks' teams."""
     snapshot = view.latest()
     if snapshot is None:
         return no_update
+    layer = fleet_layer(view, job)
+    metric = parse_metric(metric, layer)
+    by_team = metric == TEAM_KEY and layer is not None and against is None
     return floor_patch(
         grids_for(view.state),
         floor_metrics(view.state, snapshot, against),
-        metric,
-        floor_overlay(view.state, snapshot, view.alerts()),
+        DEFAULT_FLOOR_METRIC if metric == TEAM_KEY else metric,
+        floor_overlay(view.state, snapshot, view.alerts(), layer),
         view.state,
+        categories=team_categories(layer) if by_team and layer is not None else None,
     )
 
 
@@ -533,20 +604,23 @@ def floor_update(view, metric: str, against=None):
     Output(ids.Floor.HALLS, "figure", allow_duplicate=True),
     Input(ids.Floor.METRIC, "value"),
     State(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Floor.JOB, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def change_metric(metric, rack_name, shown):
+def change_metric(metric, rack_name, job, shown):
     screen = callback_screen(shown, PATH)
     view = screen.view
+    layer = fleet_layer(view, job)
     return titled(
         floor_view(
             view.state,
             view.latest(),
-            parse_metric(metric),
+            parse_metric(metric, layer),
             rack_index(view.state, rack_name),
             diff_against(screen),
             view.alerts(),
+            layer,
         ),
         screen,
     )
@@ -566,12 +640,13 @@ def select_rack(click_data, _close, shown):
 
 
 def clicked_rack_name(state, click_data) -> str | None:
-    """Rack name from a floor-plan click (the cell text is the rack name); no_update for aisles."""
+    """Rack name from a floor-plan click (the cell text starts with the rack name); no_update for aisles."""
     try:
         point = click_data["points"][0]
     except (TypeError, KeyError, IndexError):
         return no_update
-    name = point.get("text")
+    text = point.get("text")
+    name = text.split("<br>")[0].split(" · ")[0] if isinstance(text, str) else None
     if rack_index(state, name) is not None:
         return name
     try:  # figures that keep customdata in click events carry the rack id at index 5
@@ -585,14 +660,16 @@ def clicked_rack_name(state, click_data) -> str | None:
     Output(ids.Floor.URL, "search"),
     Input(ids.Floor.METRIC, "value"),
     Input(ids.Floor.SELECTED_RACK, "data"),
+    State(ids.Floor.JOB, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def sync_url(metric, rack_name, shown):
+def sync_url(metric, rack_name, job, shown):
     if dash.ctx.triggered_id is None:  # Dash's initial call when the page mounts: the URL already says this
         return no_update
     on_page(shown, PATH)
-    return keep_view(url_search(parse_metric(metric), rack_name), shown)
+    metric = metric if metric in METRIC_KEYS else DEFAULT_FLOOR_METRIC
+    return keep_view(url_search(metric, rack_name, job), shown)
 
 
 @dash.callback(

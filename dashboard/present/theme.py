@@ -32,6 +32,9 @@ SEVERITY_COLOUR = {"critical": STATUS_CRITICAL, "warning": STATUS_WARNING, "info
 
 # Line colours for trend charts (Okabe–Ito order).
 SERIES = ("#56b4e9", "#e69f00", "#009e73", "#f0e442", "#cc79a7", "#0072b2", "#d55e00")
+# Categories (teams): Okabe–Ito, then three of ColorBrewer's Dark2 that stay apart from them on a dark panel.
+CATEGORY = SERIES + ("#e7298a", "#a6761d", "#b3b3ff")
+FREE = "#3a4554"  # a rack whose GPUs are all free: darker than the panel's text, lighter than the panel
 
 # One orientation on every floor map: x to the right, y downward from the hall origin
 # (row 1 at the top, as on the site drawings); y axes of maps use this autorange.

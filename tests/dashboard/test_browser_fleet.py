@@ -134,3 +134,55 @@ def test_nodes_view(fleet_app, new_page, screenshot, viewport):
     screenshot(page, f"fleet-nodes-{viewport}")
     assert log.errors == []
     assert np.isfinite(frame.ts_s)
+
+
+def _floor_traces(page) -> list[dict]:
+    return page.evaluate(
+        """() => {
+        const gd = document.querySelector('#floor-halls .js-plotly-plot');
+        return gd.data.map(t => ({name: t.name, n: (t.x || []).length, legend: t.showlegend === true}));
+    }"""
+    )
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_floor_by_team_with_a_jobs_racks_and_the_nodes_out(fleet_app, new_page, screenshot, viewport):
+    """/floor?metric=team&job=<the largest running job>: racks in their team's colour (the colour bar
+    names every team and "free"), the job's racks outlined, racks with drained or down nodes marked."""
+    from dashboard.analysis.fleet_floor import fleet_floor
+
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    frame = fleet.frame()
+    running = np.flatnonzero(frame.jobs["state"] == "running")
+    biggest = running[np.argmax(frame.jobs["n_gpus"][running])]
+    job, n_gpus = str(frame.jobs["job_id"][biggest]), int(frame.jobs["n_gpus"][biggest])
+    layer = fleet_floor(hub.state, frame, job)
+    assert layer.job_gpus_count == n_gpus > 1000  # a pretraining run
+    page, log = new_page(viewport)
+    page.goto(served.url(f"/floor?metric=team&job={job}"))
+    expect(page.locator("#floor-metric input[value=team]")).to_be_checked()
+    expect(page.locator("#floor-job-note")).to_have_text(
+        f"job {job}: {n_gpus:,} GPUs on {int(layer.job_racks.sum()):,} racks, outlined in white"
+    )
+    page.wait_for_function(
+        "() => { const gd = document.querySelector('#floor-halls .js-plotly-plot');"
+        " return gd && gd.layout.coloraxis.colorbar.ticktext; }"
+    )
+    ticktext = page.evaluate(
+        "() => document.querySelector('#floor-halls .js-plotly-plot').layout.coloraxis.colorbar.ticktext"
+    )
+    assert ticktext == layer.teams and ticktext[-1] == "free"
+    traces = _floor_traces(page)
+    outlined = sum(t["n"] // 6 for t in traces if t["name"] == f"job {job}" and not t["legend"])
+    assert outlined == int(layer.job_racks.sum())
+    legend = [t["name"] for t in traces if t["legend"]]
+    assert f"job {job}" in legend and "rack with nodes drained or down" in legend
+    marked = sum(t["n"] // 6 for t in traces if t["name"] == "nodes drained or down" and not t["legend"])
+    assert marked == int((layer.nodes_out > 0).sum())
+    screenshot(page, f"floor-teams-{viewport}")
+    # switching to a physical metric keeps the job outline and the URL keeps the job
+    page.locator("#floor-metric input[value=rack_power_kw]").check()
+    expect(page).to_have_url(re.compile(rf"metric=rack_power_kw.*job={re.escape(job)}"))
+    assert sum(t["n"] // 6 for t in _floor_traces(page) if t["name"] == f"job {job}" and not t["legend"]) > 0
+    assert log.errors == []

@@ -39,6 +39,7 @@ def test_unknown_rack_in_url_keeps_the_panel_closed(page_module, demo_view, view
     "point, expected",
     [
         ({"text": "H1-R01-K02"}, "H1-R01-K02"),
+        ({"text": "H1-R01-K03 · off<br>team alpha · 64 GPUs allocated"}, "H1-R01-K03"),
         ({"text": "", "customdata": [1, 2, 3, 4, 5, 7]}, "H1-R01-K08"),
         ({"text": ""}, no_update),
     ],
@@ -53,12 +54,12 @@ def test_clicked_rack_name(page_module, demo_state, point, expected):
 def test_live_floor_patch_covers_every_hall(page_module, demo_view):
     floor = page_module("floor")
     ops = floor.floor_update(demo_view, "rack_power_kw").to_plotly_json()["operations"]
-    # demo: one hall (trace 0), the selection (1), its off hatch and alert outlines (2-4)
+    # demo: one hall (trace 0), the selection (1), its off hatch, alert outlines, nodes out and job (2-6)
     assert {(op["location"][1], op["location"][2]) for op in ops} == {
         (0, "z"),
         (0, "customdata"),
         (0, "text"),
-        *((i, axis) for i in (2, 3, 4) for axis in ("x", "y")),
+        *((i, axis) for i in (2, 3, 4, 5, 6) for axis in ("x", "y")),
     }
 
 

@@ -25,6 +25,7 @@ def _body(
         "inputs": [{"id": "shell-tick", "property": "n_intervals", "value": n}],
         "state": [
             {"id": "floor-metric", "property": "value", "value": metric},
+            {"id": ids.Floor.JOB, "property": "data", "value": None},
             {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data(url)},
         ],
         "changedPropIds": [changed],

@@ -145,6 +145,7 @@ def test_callbacks_render_it_from_the_screen_store(mirror, dash_app):
             "inputs": [{"id": ids.Shell.TICK, "property": "n_intervals", "value": 1}],
             "state": [
                 {"id": ids.Floor.METRIC, "property": "value", "value": "max_gpu_temp_c"},
+                {"id": ids.Floor.JOB, "property": "data", "value": None},
                 {"id": ids.Shell.SCREEN, "property": "data", "value": screen_data(url)},
             ],
             "changedPropIds": [f"{ids.Shell.TICK}.n_intervals"],
