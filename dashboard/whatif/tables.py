@@ -57,6 +57,32 @@ def _change_class(verdict: str, shown: str = "") -> str:
     return f"num whatif-{verdict}"
 
 
+def feasibility(result) -> html.Div | None:
+    """ "Not feasible" at the top when the scenario runs power elements over their usable rating or
+    breaks a design rating: their protection would trip them, so the figures below (which assume
+    they hold) are not what would happen.  None when the scenario is feasible."""
+    side = result.answer.scenario
+    over = sorted(side.overloaded_elements, key=lambda e: -e.load_frac)
+    errors = side.n_design_errors
+    if not over and not errors:
+        return None
+    parts = []
+    if over:
+        worst = ", ".join(f"{e.element} at {e.load_frac * 100:.0f} %" for e in over[:3])
+        parts.append(
+            f"{len(over):,} power element{'s' if len(over) > 1 else ''} over {'their' if len(over) > 1 else 'its'}"
+            f" usable rating ({worst}{', …' if len(over) > 3 else ''}): protection would trip "
+            f"{'them' if len(over) > 1 else 'it'}, and the figures below assume {'they hold' if len(over) > 1 else 'it holds'}"
+        )
+    if errors:
+        parts.append(f"{errors:,} design rating{'s' if errors > 1 else ''} exceeded (see what breaks by design)")
+    return html.Div(
+        [html.Strong("Not feasible as edited: "), "; ".join(parts) + "."],
+        className="status-critical whatif-infeasible",
+        role="alert",
+    )
+
+
 def comparison_children(result, scenario: str | None, problem: str | None) -> list:
     children = [
         html.Div(
@@ -70,6 +96,9 @@ def comparison_children(result, scenario: str | None, problem: str | None) -> li
             className="page-title",
         )
     ]
+    verdict = feasibility(result)
+    if verdict is not None:
+        children.append(verdict)
     if scenario:
         query = {"view": f"scenario:{scenario}", "compare": "live"}
         children.append(

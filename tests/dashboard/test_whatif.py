@@ -208,3 +208,23 @@ def test_times_to_throttle_and_their_change_read_in_the_same_units():
     assert _fmt(48.0, "ttt.pump_loss_throttle_s", 0) == "48 s" and _fmt(4000.0, "ttt.x", 0) == "≥ 60 min"
     assert _fmt(float("inf"), "ttt.x", 0) == "never" and _signed(0.2, "ttt.x", 0) == "±0"
     assert _signed(-67.0, "it_power_mw", 2) == "−67.00"  # other figures keep their number
+
+
+def test_an_overloaded_element_makes_the_answer_not_feasible():
+    """A GB200 row on H4-TX1 with its A transformer tripped: the B side carries the whole row (its busway at
+    190 % of its rating), so the answer says "not feasible" above every figure; the row alone (N-1 lost,
+    nothing over) is feasible."""
+    from dashboard.whatif.tables import comparison_children, feasibility
+    from twin.site.load import load_site
+
+    site = load_site("colossus-2025")
+    row = {"op": "set_rack_type", "racks": ["H4-R01-*"], "type": "GB200-NVL72"}
+    assert feasibility(outcome(site, [row])) is None
+    tripped = outcome(site, [row, {"op": "fail", "elements": ["H4-TX1-A"]}])
+    verdict = feasibility(tripped)
+    assert verdict is not None and "whatif-infeasible" in verdict.className
+    text = str(verdict.children[1])
+    assert text.startswith("3 power elements over their usable rating (H4-BW-R01-B at 190 %"), text
+    assert "protection would trip them" in text
+    top = comparison_children(tripped, "s", None)[1]  # right under the title, above every figure
+    assert "whatif-infeasible" in top.className
