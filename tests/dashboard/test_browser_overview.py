@@ -18,8 +18,31 @@ def test_overview_renders_kpis_trends_and_tables(served_app, new_page, screensho
     expect(page.locator("#overview-hot-racks tbody tr")).to_have_count(10)
     page.wait_for_timeout(2500)  # one live update
     screenshot(page, f"overview-{viewport}")
+    assert _plot_heights(page) and min(_plot_heights(page)) >= MIN_TREND_PX  # full size, not squashed
     assert log.errors == []
     assert log.external == []
+
+
+MIN_TREND_PX = 200  # the trends were once squashed to ~24 px while the README showed them full size
+
+
+def _plot_heights(page) -> list[float]:
+    """Rendered heights [px] of every plotly chart's drawing on the page."""
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot .main-svg')].map(e => e.getBoundingClientRect().height)"
+    )
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_cdu_page_trends_are_full_size(served_app, demo_state, new_page, screenshot, viewport):
+    page, log = new_page(viewport)
+    page.goto(served_app.url(f"/cdu?cdu={demo_state.cdu_name[1]}"))
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length > 0")
+    heights = _plot_heights(page)
+    assert heights and min(heights) >= MIN_TREND_PX, heights
+    screenshot(page, f"cdu-{viewport}")
+    assert log.errors == []
 
 
 def test_overview_prints_dark_on_white(served_app, new_page, screenshot):
