@@ -20,6 +20,15 @@ def _name(names: list[str], entity_id, fallback: str | None) -> str | None:
     return names[index] if 0 <= index < len(names) else fallback
 
 
+def _gpu_rack_by_name(state: SiteTables, name: str | None) -> int | None:
+    """The rack of a GPU named ``<node>/gpu<index>`` (as alerts name them), or None."""
+    node = (name or "").split("/", 1)[0]
+    try:
+        return int(state.node_rack[state.node_name.index(node)]) if node else None
+    except ValueError:
+        return None
+
+
 def entity_href(state: SiteTables, kind: str, entity_id=None, name: str | None = None) -> str | None:
     """The page URL showing entity ``kind``/``entity_id`` (``name`` as fallback), or None."""
     kind = (kind or "").lower()
@@ -36,7 +45,9 @@ def entity_href(state: SiteTables, kind: str, entity_id=None, name: str | None =
         try:
             rack_id = int(state.gpu_rack[int(entity_id)])
         except (TypeError, ValueError, IndexError):
-            return None
+            rack_id = _gpu_rack_by_name(state, name)  # an alert's GPU name: "<node>/gpu<index>"
+            if rack_id is None:
+                return None
         return "/floor?" + urlencode({"rack": state.rack_name[rack_id], "metric": "max_gpu_temp_c"})
     if kind == "cdu":
         cdu = _name(state.cdu_name, entity_id, name)

@@ -22,3 +22,12 @@ def test_links_per_entity_kind(demo_state):
 def test_bad_ids_fall_back_to_names_or_page(demo_state):
     assert entity_href(demo_state, "rack", "not-a-number", "H1-R01-K01") == "/floor?rack=H1-R01-K01"
     assert entity_href(demo_state, "cdu", 10_000) == "/cooling"
+
+
+def test_an_xid_alerts_gpu_name_links_to_its_rack(demo_state):
+    """The banner knows an alert's GPU by name only ("<node>/gpu<index>"): it still links to the rack."""
+    node = demo_state.node_name[9]  # rack 1 (8 nodes per rack)
+    assert entity_href(demo_state, "gpu", None, f"{node}/gpu3") == (
+        f"/floor?rack={demo_state.rack_name[1]}&metric=max_gpu_temp_c"
+    )
+    assert entity_href(demo_state, "gpu", None, "no-such-node/gpu0") is None
