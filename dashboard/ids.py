@@ -206,6 +206,7 @@ class Power:
     GENERATION = "power-generation"
     SWING = "power-swing"
     SUPPLY_TREND = "power-supply-trend"
+    SOURCES = "power-sources"  # the table of generation sources (?source= focuses one)
     KPIS = "power-kpis"
 
 

@@ -20,6 +20,7 @@ from dashboard.callbacks.click_data import clicked_custom
 from dashboard.callbacks.figure_patch import figure_patch, live_render, rendered_record
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.kpi import kpi_card
+from dashboard.components.source_table import source_table
 from dashboard.figures import power as figs
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
@@ -260,17 +261,24 @@ compare.register(PAGE, comparison)
 
 @view_layout
 @inputs.query_layout(
-    element=inputs.site_entity("power element", "power_name"), metric=inputs.one_of("metric", figs.METRICS)
+    element=inputs.site_entity("power element", "power_name"),
+    metric=inputs.one_of("metric", figs.METRICS),
+    source=inputs.site_entity("source", "source_name"),
 )
-def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> html.Div:
-    """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load."""
+def layout(element: str | None = None, metric: str | None = None, source: str | None = None, **_kwargs) -> html.Div:
+    """The page; ``element`` (name) focuses the diagram, ``metric`` picks load or N-1 load, ``source``
+    (name) marks a generation source in the sources table."""
     screen = layout_screen(**_kwargs)
     view = screen.view
     tick = view.latest_tick()
     state, snap = view.state, tick.snapshot
     element_id = name_index(state.power_name, element)
     metric = metric if metric in figs.METRICS else DEFAULT_METRIC
-    selection = {"element": state.power_name[element_id] if element_id is not None else None, "metric": metric}
+    selection = {
+        "element": state.power_name[element_id] if element_id is not None else None,
+        "metric": metric,
+        "source": source if source in state.source_name else None,
+    }
     if snap is None:
         tree, headroom, worst, generation, swing, supply, cards = (
             {},
@@ -281,8 +289,10 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
             {},
             [],
         )
+        sources = html.Div("no data yet", className="empty")
         rendered = None
     else:
+        sources = source_table(state, snap, tick.detail, selection["source"])
         tree, headroom, worst, generation, swing, supply, cards = power_view(
             state, snap, element_id, metric, detail=tick.detail, trend=_trend(view)
         )
@@ -356,6 +366,11 @@ def layout(element: str | None = None, metric: str | None = None, **_kwargs) -> 
                 ],
                 className="grid-3",
             ),
+            html.Div(
+                [html.H3("Generation sources"), html.Div(sources, id=ids.Power.SOURCES, className="power-sources")],
+                className="panel",
+                id="power-sources-panel",
+            ),
         ]
     )
 
@@ -403,6 +418,7 @@ FIGURES_RELAY = relay(
     Output(ids.Power.SCOPE, "children"),
     Output(ids.Power.RESET, "disabled"),
     Output(ids.Power.RENDERED, "data"),
+    Output(ids.Power.SOURCES, "children"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Power.SELECTION, "data"),
     State(ids.Power.RENDERED, "data"),
@@ -420,7 +436,8 @@ def refresh(_n, selection, rendered, shown):
         view.state, snap, element, metric, full=full, detail=tick.detail, trend=_trend(view)
     )
     figures = FIGURES_RELAY.send(shown, tree, headroom, generation, swing, supply)
-    return figures, worst, cards, _scope_text(view.state, element), element is None, now
+    sources = source_table(view.state, snap, tick.detail, selection.get("source"))
+    return figures, worst, cards, _scope_text(view.state, element), element is None, now, sources
 
 
 register_url_writer(ids.Power.SELECTION, ids.Power.URL_SYNC)

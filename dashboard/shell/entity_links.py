@@ -2,7 +2,7 @@
 
 Each page restores its selection from the query string; these are the parameter
 names the pages read (``/floor?rack=``, ``/cdu?cdu=``, ``/cooling?loop=``, ``/power?element=``,
-``/fabric?switch=``, ``/jobs?job=``).
+``/power?source=``, ``/fabric?switch=``, ``/jobs?job=``).
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def entity_href(state: SiteTables, kind: str, entity_id=None, name: str | None =
     if kind in ("power", "power_element", "busway", "ups", "transformer", "switchgear", "feed"):
         element = _name(state.power_name, entity_id, name)
         return "/power?" + urlencode({"element": element}) if element else "/power"
-    if kind in ("source", "site"):
+    if kind == "source":
+        source = _name(state.source_name, entity_id, name)
+        return "/power?" + urlencode({"source": source}) if source in state.source_name else "/power"
+    if kind == "site":
         return "/power"
     if kind in ("switch", "link"):
         if kind == "link":

@@ -49,6 +49,14 @@ def _power_marks_dead(page, served) -> None:
     expect(page.locator("#power-tree .legend")).to_contain_text(power_figs.DEAD_LEGEND)
 
 
+def _source_focused(page) -> None:
+    """The alert's link lands on the generator's row of the sources table: marked, and lost."""
+    row = page.locator("#power-sources tr.row-focus")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").first).to_have_text("GEN-01")
+    expect(row.locator("td").nth(2)).to_have_text("lost")
+
+
 def _busway_marked(page, served) -> None:
     _power_marks_dead(page, served)
     expect(page.locator("#power-tree .legend")).to_contain_text(power_figs.ALONE_LEGEND)
@@ -82,9 +90,9 @@ CASES = [
         "source_down:source:1",
         "warning",
         "source GEN-01",
-        "/power",
+        "/power?source=GEN-01",
         "generator GEN-01 tripped",
-        landed=lambda page: expect(page.locator("#power-tree .legend")).to_contain_text(power_figs.DEAD_LEGEND),
+        landed=_source_focused,
         marked=_power_marks_dead,
     ),
     Case(
