@@ -11,7 +11,7 @@ the live fleet (powered-off GPUs excluded), with the fleet total alongside.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -43,14 +43,24 @@ TILES = (
 )
 
 
+# Tiles showing the mean over the last STAT_WINDOW_S seconds; every other tile is the latest tick's value.
+WINDOWED = frozenset({"it_power", "facility_power", "supply_headroom", "pue", "tokens"})
+
+
+def tile_basis(name: str) -> str:
+    """How tile ``name`` is computed, shown beside its label: "30 s mean" or "now"."""
+    return f"{STAT_WINDOW_S:.0f} s mean" if name in WINDOWED else "now"
+
+
 @dataclass(frozen=True)
 class Tile:
-    """What one tile shows: value text, a note under it, a status class and a sparkline."""
+    """What one tile shows: value text, a note under it, a status class, a sparkline and its basis."""
 
     value: str
     note: str
     status: str = ""  # ok | warning | critical | ""
     spark: str = ""
+    basis: str = ""  # "30 s mean" or "now" (:func:`tile_basis`)
 
 
 def sparkline(samples: tuple[float, ...], width: int = SPARK_WIDTH) -> str:
@@ -133,7 +143,7 @@ def overview_tiles(
     )
     share = lambda n: f"{fmt_pct(n / live_gpus, 2)} % of {live_gpus:,} live" if live_gpus else "no live GPUs"  # noqa: E731
     off_note = f" · {gpus['off']:,} off" if gpus["off"] else ""
-    return {
+    tiles = {
         "it_power": Tile(
             fmt(it.mean, 1),
             _band(it, 1) or f"cooling {fmt(snapshot.cooling_power_mw, 1)} MW",
@@ -174,10 +184,14 @@ def overview_tiles(
             "critical" if counts["critical"] else "warning" if counts["warning"] else "ok",
         ),
     }
+    return {name: replace(tile, basis=tile_basis(name)) for name, tile in tiles.items()}
 
 
 def power_breakdown(snapshot: Snapshot | None, detail) -> str:
-    """``facility = IT + network + losses + cooling + site`` of the latest tick, in MW (empty without detail)."""
+    """``facility = IT + network + losses + cooling + site`` of the latest tick, in MW (empty without detail).
+
+    It says "now": the load tiles above are means over :data:`STAT_WINDOW_S`, which the training
+    swing moves the latest tick away from."""
     if snapshot is None or detail is None:
         return ""
     b = detail.balance
@@ -189,7 +203,7 @@ def power_breakdown(snapshot: Snapshot | None, detail) -> str:
         ("site", b.overhead_mw),
     ]
     total = sum(v for _, v in parts)
-    text = f"Facility {fmt(b.facility_mw, 1)} MW = " + " + ".join(f"{name} {fmt(v, 1)}" for name, v in parts)
+    text = f"Now: facility {fmt(b.facility_mw, 1)} MW = " + " + ".join(f"{name} {fmt(v, 1)}" for name, v in parts)
     if abs(total - b.facility_mw) > 0.005 * max(b.facility_mw, 1e-6):
         text += f" (parts sum to {fmt(total, 1)} MW)"
-    return text + f" · at {snapshot.ts:%H:%M:%S} UTC"
+    return text + f" · at {snapshot.ts:%H:%M:%S} UTC (tiles marked {tile_basis('it_power')!r} average the swing)"

@@ -17,6 +17,7 @@ def kpi_card(
     note: str = "",
     status: str = "",
     spark: str = "",
+    basis: str = "",
 ) -> html.Div:
     """One card; value, note and sparkline have pattern ids (``ids.kpi_value/kpi_note/kpi_spark``).
 
@@ -24,7 +25,7 @@ def kpi_card(
     """
     return html.Div(
         [
-            html.Div(label, className="kpi-label"),
+            html.Div([label, html.Span(basis, className="kpi-basis")] if basis else label, className="kpi-label"),
             html.Div(
                 [
                     html.Span(

@@ -321,7 +321,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
     # compare mode: the comparison's tiles replace the cards (the live callback then has none to update)
     cards = (
         [
-            kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark)
+            kpi_card(PAGE, name, label, unit, t.value, t.note, t.status, t.spark, t.basis)
             for (name, label, unit), t in ((k, tiles[k[0]]) for k in KPIS)
         ]
         if screen.compare is None

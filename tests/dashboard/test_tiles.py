@@ -61,9 +61,18 @@ def test_breakdown_adds_up_to_the_facility_load(demo_snapshot):
     )
     text = power_breakdown(demo_snapshot, SimpleNamespace(balance=balance))
     assert text.startswith(
-        "Facility 37.0 MW = IT 23.7 + network 6.8 + distribution losses 1.6 + cooling 4.5 + site 0.4"
+        "Now: facility 37.0 MW = IT 23.7 + network 6.8 + distribution losses 1.6 + cooling 4.5 + site 0.4"
     )
-    assert "parts sum" not in text
+    assert "parts sum" not in text and "(tiles marked '30 s mean' average the swing)" in text
+
+
+def test_every_tile_says_whether_it_is_a_window_mean_or_the_latest_tick(demo_state, demo_snapshot):
+    """The IT tile read 22.4 MW beside a breakdown's "IT 24.0": one is a 30 s mean, the other this tick."""
+    tiles = overview_tiles(demo_state, demo_snapshot, None, None, [])
+    assert {n: t.basis for n, t in tiles.items() if t.basis != "now"} == {
+        n: "30 s mean" for n in ("it_power", "facility_power", "supply_headroom", "pue", "tokens")
+    }
+    assert tiles["gpus_down"].basis == tiles["alerts"].basis == tiles["n1"].basis == "now"
 
 
 def test_sparkline_scales_to_its_own_range():
