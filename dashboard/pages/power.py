@@ -52,8 +52,15 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
     """IT load vs generation, runnable GPUs at full power, the common GPU cap."""
     lim = figs.generation_limits(state, snap, detail)
     short = lim["facility_power_mw"] > lim["generation_capacity_mw"]
-    runnable_frac = lim["gpus_runnable_full_power"] / lim["gpus_live"] if lim["gpus_live"] else math.nan
+    runnable, live = lim["gpus_runnable_full_power"], lim["gpus_live"]
+    runnable_frac = runnable / live if live else math.nan
     cap = lim["gpu_cap_w"]
+    if not live:
+        runnable_note = ""
+    elif runnable >= live:  # the generation carries more GPUs than are live: say so, not "118 %"
+        runnable_note = f"all {live:,} live fit" + (f" · room for {runnable - live:,} more" if runnable > live else "")
+    else:
+        runnable_note = f"of {live:,} live ({runnable_frac:.0%})"
     return [
         kpi_card(
             PAGE,
@@ -77,8 +84,8 @@ def kpis(state: SiteTables, snap: Snapshot, detail=None) -> list:
             "runnable",
             "GPUs runnable at full power",
             "GPUs",
-            f"{lim['gpus_runnable_full_power']:,}",
-            note=f"of {lim['gpus_live']:,} live ({runnable_frac:.0%})" if math.isfinite(runnable_frac) else "",
+            f"{runnable:,}",
+            note=runnable_note,
             status="ok" if runnable_frac >= 1 else "warning",
         ),
         kpi_card(

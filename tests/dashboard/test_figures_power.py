@@ -277,3 +277,28 @@ def test_source_stacks_of_neighbouring_switchgear_do_not_interleave(demo):
     assert hi_a < lo_b
     every = sorted(v for ys in by_bus.values() for v in ys)
     assert min(np.diff(every)) > 0.5  # room for a marker and its label between any two sources
+
+
+def test_runnable_tile_never_reads_more_than_all_of_the_live_gpus(page_module, demo):
+    """The twin's count of GPUs its generation carries may exceed the live ones (the rest are off): the
+    tile said "28,963 of 24,576 live (118 %)"; it now says they all fit and how many more would."""
+    state, snap = demo
+    live = int((snap.gpu_state < 2).sum())
+    power_page = page_module("power")
+
+    def note(runnable: int) -> str:
+        detail = SimpleNamespace(
+            balance=SimpleNamespace(
+                gpus_at_full_power=runnable, power_cap_w=700.0, cap_fits=True, generation_n1_capacity_mw=1.0
+            ),
+            source_live=np.ones(state.n_sources, dtype=bool),
+            policy=None,
+        )
+        card = next(
+            c for c in power_page.kpis(state, snap, detail) if c.children[1].children[0].id["name"] == "runnable"
+        )
+        return card.children[2].children
+
+    assert note(live + 50) == f"all {live:,} live fit · room for 50 more"
+    assert note(live) == f"all {live:,} live fit"
+    assert note(live // 2) == f"of {live:,} live ({live // 2 / live:.0%})"
