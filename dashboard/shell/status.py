@@ -172,11 +172,19 @@ def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
         worst.severity,
         headline,
         " · ".join(parts) or "site-wide",
-        "; ".join(job_lines) or "jobs unaffected",
+        "; ".join(job_lines) or _expected_impact(worst),
         root.get("entity_kind", ""),
         root.get("entity_name", ""),
         len(groups) - 1,
     )
+
+
+def _expected_impact(group: AlertGroup) -> str:
+    """What the cause is expected to cost the jobs when no job alert says so yet (the alerts' impact)."""
+    if group.tokens_per_s >= 0.5:
+        jobs = ", ".join(group.jobs[:3]) + (" …" if len(group.jobs) > 3 else "") if group.jobs else "jobs"
+        return f"{jobs}: −{group.tokens_per_s:,.0f} tokens/s expected"
+    return "jobs unaffected"
 
 
 def _kind_label(kind: str) -> str:

@@ -113,6 +113,14 @@ def test_banner_names_the_worst_cause_its_scope_and_the_job_impact():
     assert "MW" not in status_banner(tiny).scope
 
 
+def test_banner_says_what_a_cause_will_cost_before_any_job_alert():
+    """The banner read "jobs unaffected" beside an alert whose impact was −2,952 tokens/s."""
+    hot = alert(1, "gpu_hot:rack:4", "warning", "rack", "H1-R01-K05", "GPUs throttling", jobs=("big",), tokens=2952.4)
+    assert status_banner([hot]).job_impact == "big: −2,952 tokens/s expected"
+    cold = alert(2, "gpu_hot:rack:5", "warning", "rack", "H1-R01-K06", "GPUs warm")
+    assert status_banner([cold]).job_impact == "jobs unaffected"
+
+
 def test_hostlists_compress_like_slurm_and_round_trip():
     hosts = ["h1-r01-k02-n0", "h1-r01-k02-n1", "h1-r01-k02-n3", "node007", "node008", "node010", "login"]
     assert compress(hosts) == "login,h1-r01-k02-n[0-1,3],node[007-008,010]"
