@@ -417,6 +417,7 @@ def layout(view: str | None = None, **_query) -> html.Div:
                                 className="replay-search",
                             ),
                             html.Div(library_cards(entries, None, selected), id=ids.Replay.LIBRARY),
+                            import_panel(),
                         ],
                         className="panel replay-library",
                     ),
@@ -426,6 +427,47 @@ def layout(view: str | None = None, **_query) -> html.Div:
             ),
         ],
         className="page page-replay",
+    )
+
+
+IMPORT_FORMATS = (
+    ("bundle", "incident bundle (.ctincident)"),
+    ("nvidia-smi-csv", "nvidia-smi --query-gpu CSV"),
+    ("nvidia-smi-xml", "nvidia-smi -q -x XML"),
+    ("dcgmi-dmon", "dcgmi dmon output"),
+    ("mlperf-power", "MLPerf power log"),
+)
+
+
+def import_panel() -> html.Details:
+    """Import an incident from a file (operators): the browser posts it to ``POST /api/v1/incidents/import``."""
+    guard = needs_role("operator")
+    return html.Details(
+        [
+            html.Summary("Import an incident"),
+            html.Div(
+                [
+                    html.Select(
+                        [html.Option(label, value=value) for value, label in IMPORT_FORMATS],
+                        id=ids.Replay.IMPORT_FORMAT,
+                        className="replay-import-format",
+                    ),
+                    html.Input(id=ids.Replay.IMPORT_FILE, type="file", className="replay-import-file"),
+                    dcc.Input(
+                        id=ids.Replay.IMPORT_NAME, type="text", placeholder="name (default: the file's)", maxLength=120
+                    ),
+                    html.Button("import", id=ids.Replay.IMPORT_BUTTON, className="button", **guard),
+                    html.Span(id=ids.Replay.IMPORT_RESULT, className="replay-import-result", role="status"),
+                    html.P(
+                        "A recording of another system is sized to a reference site automatically "
+                        "(the command line imports Prometheus history and sets the site).",
+                        className="muted",
+                    ),
+                ],
+                className="replay-import",
+            ),
+        ],
+        className="replay-import-panel",
     )
 
 

@@ -146,3 +146,32 @@ def test_jobs_page_shows_the_recorded_job_against_the_twin(served_app, new_page,
     swing = page.locator('[data-kpi="swing"] .kpi-value')
     expect(swing).to_have_text(re.compile(r"^\d+(\.\d)?$"))
     assert log.errors == [], log.errors
+
+
+def test_import_an_incident_from_the_page(served_app, new_page, screenshot, monkeypatch, tmp_path):
+    """The library's import panel posts the file to the API: a bundle is stored under the name given and
+    opens; a file that is not one is refused with the API's one-line reason."""
+    from pathlib import Path
+
+    library = tmp_path / "library"
+    library.mkdir()
+    monkeypatch.setenv("CLUSTERTWIN_INCIDENTS", str(library))
+    bundle = Path(__file__).resolve().parents[2] / "data" / "incidents" / "colossus-generator-trip.ctincident"
+    junk = tmp_path / "junk.ctincident"
+    junk.write_bytes(b"not a bundle")
+    page, log = new_page("1366x768")
+    page.goto(served_app.url("/replay"))
+    page.get_by_text("Import an incident").click()
+    page.set_input_files("#replay-import-file", str(junk))
+    page.click("#replay-import-button")
+    expect(page.locator("#replay-import-result")).to_contain_text("refused: ")
+    page.set_input_files("#replay-import-file", str(bundle))
+    page.fill("#replay-import-name", "trip-copy")
+    page.click("#replay-import-button")
+    expect(page.locator("#replay-import-result")).to_contain_text("imported trip-copy", timeout=60_000)
+    assert (library / "trip-copy.ctincident").is_file()
+    screenshot(page, "replay-import-1366x768")
+    page.locator("#replay-import-result a").click()
+    expect(page).to_have_url(re.compile(r"view=replay(%3A|:)trip-copy"))
+    expect(page.locator(".replay-body h2").first).to_be_visible()
+    assert [e for e in log.errors if "422" not in e] == []  # the refused junk is a 422, nothing else
