@@ -171,7 +171,7 @@ def section(view) -> html.Div:
                 options=[{"label": s, "value": s} for s in ("all", "running", "pending")],
                 value="all",
                 inline=True,
-                className="radio",
+                className="segmented",
             ),
             dcc.Input(
                 id=ids.Jobs.FLEET_SEARCH,
@@ -217,7 +217,7 @@ def section(view) -> html.Div:
                         options=[{"label": f"by {x}", "value": x} for x in ("pod", "hall")],
                         value="pod",
                         inline=True,
-                        className="radio",
+                        className="segmented",
                     ),
                     _graph(ids.Jobs.FLEET_GANTT, gantt, "340px"),
                 ],

@@ -41,9 +41,10 @@ def team_usage_figure(t_s: np.ndarray, gpus: np.ndarray, teams: list[str], title
     fig.update_layout(
         **theme.base_layout(
             title=dict(text=title, x=0.01),
-            margin=MARGIN,
+            margin=dict(MARGIN, b=100),
             yaxis=dict(title="GPUs", rangemode="tozero"),
-            legend=dict(orientation="v", x=1.02, y=1.0),
+            # below the plot in rows: a column of 8+ teams at the side scrolled inside a 300 px chart
+            legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top", font=dict(size=11)),
             uirevision="fleet-teams",
         )
     )

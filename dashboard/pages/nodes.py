@@ -186,7 +186,7 @@ def layout(**_kwargs) -> html.Div:
                                 options=[w for w, _ in WINDOWS_S],
                                 value=window,
                                 inline=True,
-                                className="radio",
+                                className="segmented",
                             ),
                         ],
                         className="controls",
