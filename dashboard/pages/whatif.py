@@ -45,7 +45,7 @@ from dashboard.whatif.edits import (
     resolve_edits,
     setpoint_names,
 )
-from dashboard.whatif.outcome import BLAST_KINDS, blast_names, blast_radius, outcome, rack_changes
+from dashboard.whatif.outcome import BLAST_KINDS, blast_names, blast_radius, live_load, outcome, rack_changes
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from dashboard.whatif.tables import comparison_children
 from twin.site.catalogue import load_catalogue
@@ -128,6 +128,11 @@ def _store():
 
 def _state():
     return live_view().state
+
+
+def _load():
+    """The live fleet's occupancy both sides of the answer run (None without a fleet: the nominal load)."""
+    return live_load(live_view())
 
 
 def rack_types() -> list[str]:
@@ -618,7 +623,7 @@ def _import(store, upload) -> str:
     except (ValueError, UnicodeDecodeError):
         raise inputs.InputError("the scenario file is not UTF-8 text") from None
     name, edits = import_toml(text)
-    outcome(_state(), edits)  # every edit must apply to this site before anything is stored
+    outcome(_state(), edits, load=_load())  # every edit must apply to this site before anything is stored
     if name in store.names():
         name = f"{name} (imported)"
     return store.create(name, edits)
@@ -770,7 +775,9 @@ def apply_edit(*args):
         edits = store.edits(scenario)
         if form.get("design_limits") == "strict":  # exceeded design ratings refuse the edit
             resolve_edits(_state(), edits + [edit], "strict")
-        outcome(_state(), edits + [edit])  # validates the whole list on the site, then projects it (cached)
+        outcome(
+            _state(), edits + [edit], load=_load()
+        )  # validates the whole list on the site, then projects it (cached)
         store.push(scenario, edit)
         audit("scenario.edit", f"scenario {scenario}", {"edits": len(edits)}, {"edits": len(edits) + 1, "edit": edit})
     except EditRejected as exc:  # the stored edits were accepted before: the new edit is the one refused
@@ -806,10 +813,10 @@ def answer(scenario: str | None, metric, selected, blast, drawn) -> tuple:
     edits = store.edits(scenario) if scenario in store.names() else []
     metric = metric if metric in FLOOR_COLOURS else DEFAULT_COLOUR
     try:
-        result = outcome(state, edits)
+        result = outcome(state, edits, load=_load())
         problem = None
     except EditRejected as exc:  # a stored list the site no longer accepts (the site changed since)
-        result, problem = outcome(state, []), str(exc)
+        result, problem = outcome(state, [], load=_load()), str(exc)
     can_undo, can_redo = store.can_undo_redo(scenario) if scenario in store.names() else (False, False)
     if needs_role("operator"):  # a viewer's undo and redo stay disabled (their callback refuses a viewer)
         can_undo = can_redo = False
@@ -934,7 +941,7 @@ def _scenario_state(revision):
     state, store = _state(), _store()
     scenario = (revision or {}).get("scenario")
     try:
-        return outcome(state, store.edits(scenario)).state if scenario in store.names() else state
+        return outcome(state, store.edits(scenario), load=_load()).state if scenario in store.names() else state
     except EditRejected:
         return state
 
@@ -1058,7 +1065,7 @@ def run_blast(_run, _show, kind, element, revision):
     scenario = (revision or {}).get("scenario")
     edits = store.edits(scenario) if scenario in store.names() else []
     try:
-        blast = blast_radius(_state(), edits, element)
+        blast = blast_radius(_state(), edits, element, _load())
     except (EditRejected, inputs.InputError, ValueError) as exc:
         return html.Span(getattr(exc, "message", str(exc)), className="status-critical"), no_update
     racks = blast["racks_dark"] + blast["racks_throttled"]

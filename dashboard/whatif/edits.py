@@ -17,6 +17,7 @@ import fnmatch
 import numpy as np
 
 from twin.scenario.conditions import Scenario, ScenarioDoc, with_fleet
+from twin.scenario.fleetload import FleetLoad
 from twin.scenario.whatif import resolve
 from twin.site import design
 from twin.site.edits import MAX_EDITS, SETPOINT_FIELD, EditError, parse_edit, parse_edits
@@ -57,21 +58,28 @@ SETPOINT_LABELS = {"loops": "loop (facility supply)", "plants": "plant (setpoint
 CAP_SCOPES = ("racks", "site", "job")
 
 
-def resolve_edits(base: SiteTables, edits: list[dict], design_limits: str = design.WARN) -> Scenario:
+def resolve_edits(
+    base: SiteTables, edits: list[dict], design_limits: str = design.WARN, load: FleetLoad | None = None
+) -> Scenario:
     """The scenario of ``edits`` on ``base`` (its ``state`` is the edited site, None when the layout is as built).
 
     ``design_limits``: ``"warn"`` keeps ratings the edits exceed as design findings,
     ``"strict"`` refuses the edit that exceeds one.  Raises :class:`EditRejected`.  The fleet's other
-    jobs fill the GPUs outside the site's job (:func:`~twin.scenario.conditions.with_fleet`), so an
-    edited rack runs work on both sides.  Edits are taken in the current spelling only (older spellings are read from files and stored rows).
+    jobs fill the GPUs outside the site's job, so an edited rack runs work on both sides: as ``load``
+    says (the live fleet's occupancy), else at the nominal load
+    (:func:`~twin.scenario.conditions.with_fleet`).  Edits are taken in the current spelling only
+    (older spellings are read from files and stored rows).
     """
     if len(edits) > MAX_EDITS:
         raise EditRejected(None, "edits", f"a scenario holds at most {MAX_EDITS:,} edits")
     try:
         doc = ScenarioDoc(name="what-if", design_limits=design_limits, edits=parse_edits(edits, upgrade=False))
-        return resolve(base, with_fleet(doc))
+        scenario = resolve(base, with_fleet(doc))
     except EditError as exc:
         raise EditRejected(exc.index, exc.field, exc.problem) from None
+    if load is not None:
+        scenario.fleet_util_frac = load
+    return scenario
 
 
 def canonical(edit: dict, index: int = 0) -> dict:

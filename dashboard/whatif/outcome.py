@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from twin.cache import BoundedCache
 from twin.scenario.compare import blast_radius as twin_blast_radius
 from twin.scenario.compare import compare
 from twin.scenario.conditions import Scenario
+from twin.scenario.fleetload import FleetLoad
 from twin.scenario.reports import Comparison, ScenarioSide
 from twin.site import design
 from twin.site.design import DesignFinding
@@ -98,18 +101,43 @@ class Outcome:
     answer: Comparison  # baseline, scenario, diff: the report of ``clustertwin project --scenario``
     touched_racks: frozenset[str]  # racks an edit moved, added or changed (type, feeds, CDU)
     base: SiteTables  # the baseline it answers against (held: the cache key uses its id)
+    load: FleetLoad | None = None  # the fleet's occupancy both sides run (None: the nominal load)
 
 
-_outcomes: BoundedCache[Outcome] = BoundedCache(16)  # (id of the baseline, design limits, edits as JSON) → answer
+# (id of the baseline, design limits, edits as JSON, id of the fleet load) → answer
+_outcomes: BoundedCache[Outcome] = BoundedCache(16)
+# (id of the site, period) → the live fleet's occupancy, taken once per LOAD_PERIOD_S
+_loads: BoundedCache[tuple[SiteTables, FleetLoad]] = BoundedCache(4)
+LOAD_PERIOD_S = 600.0  # a what-if answers against one occupancy for ten minutes, so its answers are cached
 
 
-def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WARN) -> Outcome:
-    """The answer to ``edits`` on ``base`` (raises ``EditRejected``); cached per site and edit list."""
-    key = (id(base), design_limits, json.dumps(edits, sort_keys=True, default=str))
-    hit = _outcomes.get(key, valid=lambda kept: kept.base is base)
+def live_load(view, now_s: float | None = None) -> FleetLoad | None:
+    """The live fleet's occupancy for the what-if (None without a fleet): per GPU the utilisation of the
+    job running there, taken at most every :data:`LOAD_PERIOD_S` so that answers within it agree."""
+    get = getattr(view, "fleet", None)
+    fleet = get() if callable(get) else None
+    occupancy = getattr(fleet, "occupancy", None)
+    if occupancy is None:
+        return None
+    state = view.state
+    period = int((time.time() if now_s is None else now_s) // LOAD_PERIOD_S)
+    return _loads.get_or_make(
+        (id(state), period),
+        lambda: (state, FleetLoad(state, np.array(occupancy.gpu_util_frac, dtype=np.float64), datetime.now(UTC))),
+        valid=lambda hit: hit[0] is state,
+    )[1]
+
+
+def outcome(
+    base: SiteTables, edits: list[dict], design_limits: str = design.WARN, load: FleetLoad | None = None
+) -> Outcome:
+    """The answer to ``edits`` on ``base`` (raises ``EditRejected``) with the fleet's ``load`` on both sides;
+    cached per site, edit list and load."""
+    key = (id(base), design_limits, json.dumps(edits, sort_keys=True, default=str), id(load))
+    hit = _outcomes.get(key, valid=lambda kept: kept.base is base and kept.load is load)
     if hit is not None:
         return hit
-    scenario = resolve_edits(base, edits, design_limits)
+    scenario = resolve_edits(base, edits, design_limits, load)
     try:
         answer = compare(base, scenario)
     except (PlacementError, TrainingConfigError, ReliabilityError, FileNotFoundError) as exc:
@@ -120,7 +148,7 @@ def outcome(base: SiteTables, edits: list[dict], design_limits: str = design.WAR
             len(edits) - 1 if edits else None, "job", f"the scenario's job cannot run: {problem} (change the job first)"
         ) from None
     touched = frozenset(r.rack for r in answer.diff.racks if set(r.layout) - {"removed"})
-    result = Outcome(scenario, scenario.state if scenario.state is not None else base, answer, touched, base)
+    result = Outcome(scenario, scenario.state if scenario.state is not None else base, answer, touched, base, load)
     return _outcomes.put(key, result)
 
 
@@ -279,10 +307,10 @@ BLAST_KINDS = (
 )
 
 
-def blast_radius(base: SiteTables, edits: list[dict], element: str) -> dict:
+def blast_radius(base: SiteTables, edits: list[dict], element: str, load: FleetLoad | None = None) -> dict:
     """What tripping ``element`` takes out in the scenario of ``edits``: the JSON document of
     :func:`twin.scenario.compare.blast_radius`'s report, as ``clustertwin blast-radius --json`` prints it."""
-    result = outcome(base, edits)
+    result = outcome(base, edits, load=load)
     return twin_blast_radius(result.state, element, result.scenario).as_dict()
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from dash import dcc, html
 
 from dashboard.whatif.outcome import SECTIONS, diff_rows, entity_changes, finding_counts, new_findings
+from twin.scenario.conditions import WHATIF_FLEET_UTIL_FRAC
 
 
 def _duration(seconds: float) -> str:
@@ -83,6 +84,23 @@ def feasibility(result) -> html.Div | None:
     )
 
 
+def baseline_note(result) -> str:
+    """What the baseline is: the site as built, with whose work on its GPUs."""
+    job = result.base.default_job or "no job"
+    load = getattr(result, "load", None)
+    if load is not None:
+        when = f" of {load.taken_at:%H:%M} UTC" if load.taken_at is not None else ""
+        return (
+            f"Baseline: the site as built running {job} and the live fleet's occupancy{when} "
+            f"({load.allocated_frac:.0%} of GPUs allocated, refreshed every 10 min); both sides run it, "
+            f"and new or converted racks run the fleet's mean load ({load.mean_util_frac:.0%})."
+        )
+    return (
+        f"Baseline: the site as built running {job}, every other GPU at the nominal training load "
+        f"({WHATIF_FLEET_UTIL_FRAC:.0%}: no live fleet to take the occupancy from)."
+    )
+
+
 def comparison_children(result, scenario: str | None, problem: str | None) -> list:
     children = [
         html.Div(
@@ -94,7 +112,8 @@ def comparison_children(result, scenario: str | None, problem: str | None) -> li
                 ),
             ],
             className="page-title",
-        )
+        ),
+        html.P(baseline_note(result), className="muted whatif-baseline"),
     ]
     verdict = feasibility(result)
     if verdict is not None:

@@ -14,7 +14,7 @@ from datetime import UTC
 import pandas as pd
 
 from dashboard.views.settled import SettledView, evaluate_settled_job
-from dashboard.whatif.outcome import Outcome, outcome
+from dashboard.whatif.outcome import Outcome, live_load, outcome
 from ingest.live.trend import TREND_COLUMNS, trend_row
 from twin.engine.view import SCENARIO, ViewKey, ViewTick, format_view_key
 from twin.scenario.projection import project_run
@@ -60,7 +60,7 @@ def editor_scenario_view(live, name: str) -> EditorScenarioView | None:
     key = (id(live.state), name, repr(edits))
     view = _views.get(key)
     if view is None or view.base is not live.state:
-        view = EditorScenarioView(name, outcome(live.state, edits))
+        view = EditorScenarioView(name, outcome(live.state, edits, load=live_load(live)))
         view.base = live.state
         if len(_views) > 8:
             _views.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dashboard import ids
@@ -226,5 +227,32 @@ def test_an_overloaded_element_makes_the_answer_not_feasible():
     text = str(verdict.children[1])
     assert text.startswith("3 power elements over their usable rating (H4-BW-R01-B at 190 %"), text
     assert "protection would trip them" in text
-    top = comparison_children(tripped, "s", None)[1]  # right under the title, above every figure
-    assert "whatif-infeasible" in top.className
+    children = comparison_children(tripped, "s", None)
+    assert children[1].children.startswith("Baseline: the site as built running colossus-405b-24k")
+    assert "whatif-infeasible" in children[2].className  # under the title and the baseline, above every figure
+
+
+def test_the_baseline_is_the_live_fleets_occupancy():
+    """With a live fleet both sides run its occupancy (taken once per period, so answers agree), the
+    page says so, and the answer differs from the nominal load's (colossus-2025: a 24k job on 100k GPUs)."""
+    from types import SimpleNamespace
+
+    from dashboard.whatif.outcome import live_load
+    from dashboard.whatif.tables import baseline_note
+    from twin.site.load import load_site
+
+    demo_state = load_site("colossus-2025")
+    util = np.where(np.arange(demo_state.n_gpus) % 4 == 0, 0.95, 0.0)  # a quarter of the GPUs busy
+    fleet = SimpleNamespace(occupancy=SimpleNamespace(gpu_util_frac=util))
+    view = SimpleNamespace(state=demo_state, fleet=lambda: fleet)
+    load = live_load(view, now_s=1_000.0)
+    assert load is live_load(view, now_s=1_100.0)  # the same period: the same occupancy object
+    assert load is not live_load(view, now_s=1_000.0 + 600.0)
+    np.testing.assert_array_equal(load.on(demo_state), util)
+    assert live_load(SimpleNamespace(state=demo_state)) is None  # no fleet
+    edits = [{"op": "fail", "elements": ["H1-TX1-A"]}]
+    live = outcome(demo_state, edits, load=load)
+    nominal = outcome(demo_state, edits)
+    assert live.answer.baseline.it_power_mw < nominal.answer.baseline.it_power_mw  # a quarter busy, not all
+    assert "live fleet's occupancy" in baseline_note(live) and "25% of GPUs allocated" in baseline_note(live)
+    assert "nominal training load (90%" in baseline_note(nominal)

@@ -50,6 +50,7 @@ import numpy as np
 
 from twin.engine.inputs import DEFAULT_UTIL_FRAC
 from twin.engine.tick import START_TS, TickInputs
+from twin.scenario.fleetload import FleetLoad
 from twin.site.design import POLICIES, STRICT
 from twin.site.edits import Edit, parse_edits
 from twin.site.errors import ScenarioError
@@ -110,7 +111,8 @@ class Scenario:
     inputs: TickInputs = field(default_factory=TickInputs)
     job: str | None = None  # None: the site's default job
     idle_nodes_off: bool | None = None  # nodes without a GPU of the job are powered off (None: as the site file says)
-    fleet_util_frac: float | None = None  # utilisation of the GPUs outside the job, the fleet's other work (None: none)
+    # utilisation of the GPUs outside the job, the fleet's other work: one for all, or a FleetLoad per GPU (None: none)
+    fleet_util_frac: float | FleetLoad | None = None
     state: SiteTables | None = None  # the edited site when edits change the layout, else None (the site as given)
     edits: list[Edit] = field(default_factory=list)
     design_limits: str = STRICT

@@ -17,6 +17,7 @@ from twin.engine.snapshot import GPU_DOWN, GPU_OFF, GPU_THROTTLED, Snapshot
 from twin.engine.tick import PlacedJob, TickDetail, TickInputs, TwinEngine
 from twin.physics import fabric
 from twin.scenario.conditions import Scenario
+from twin.scenario.fleetload import FleetLoad
 from twin.scenario.reports import (
     ElementLoad,
     FabricFigures,
@@ -60,16 +61,22 @@ def job_inputs(
     inputs: TickInputs,
     job: PlacedJob | None,
     idle_nodes_off: bool,
-    fleet_util_frac: float | None = None,
+    fleet_util_frac: float | FleetLoad | None = None,
 ) -> TickInputs:
     """``inputs`` with the placed ``job`` running: its phases drive the swing and the shortfall policy sheds
     the other racks first and the job's last.  The GPUs outside it run the fleet's other work at
-    ``fleet_util_frac`` (None: they have no work, utilisation 0, and with ``idle_nodes_off`` the nodes
-    without a GPU of the job are powered off)."""
+    ``fleet_util_frac`` (one utilisation for all, or a :class:`FleetLoad` per GPU; None: they have no
+    work, utilisation 0, and with ``idle_nodes_off`` the nodes without a GPU of the job are powered off)."""
     if job is not None:
         busy = np.zeros(state.n_gpus, dtype=bool)
         busy[job.gpu_ids] = True
-        other = 0.0 if fleet_util_frac is None else fleet_util_frac
+        other = (
+            0.0
+            if fleet_util_frac is None
+            else fleet_util_frac.on(state)
+            if isinstance(fleet_util_frac, FleetLoad)
+            else fleet_util_frac
+        )
         util = np.where(busy, np.broadcast_to(np.asarray(inputs.gpu_util_frac, dtype=np.float64), busy.shape), other)
         inputs = replace(inputs, jobs=[job], priority_gpus=job.gpu_ids, gpu_util_frac=util)
     if idle_nodes_off and fleet_util_frac is None:
