@@ -3,6 +3,21 @@
    (the stored incident, or the one-line refusal) is written beside the button. */
 (function () {
     var PREFIX = 'replay-import-';
+    var chosen = null;  // the File picked with "choose a file…" (Dash renders no file input, so one is made here)
+
+    function choose() {
+        var input = document.createElement('input');
+        input.type = 'file';
+        input.accept = '.ctincident,.csv,.xml,.txt,.log,.zip';
+        input.style.display = 'none';
+        input.addEventListener('change', function () {
+            chosen = input.files[0] || null;
+            document.getElementById(PREFIX + 'file').textContent = chosen ? chosen.name : 'no file chosen';
+            input.remove();
+        });
+        document.body.appendChild(input);
+        input.click();
+    }
 
     function cookie(name) {
         var hit = document.cookie.split('; ').find(function (c) { return c.indexOf(name + '=') === 0; });
@@ -31,9 +46,11 @@
     }
 
     document.addEventListener('click', function (event) {
+        var picker = event.target.closest && event.target.closest('#' + PREFIX + 'choose');
+        if (picker && !picker.disabled) { choose(); return; }
         var button = event.target.closest && event.target.closest('#' + PREFIX + 'button');
         if (!button || button.disabled) { return; }
-        var file = document.getElementById(PREFIX + 'file').files[0];
+        var file = chosen;
         if (!file) { say('choose a file first', false); return; }
         var params = new URLSearchParams({ format: document.getElementById(PREFIX + 'format').value });
         var name = document.getElementById(PREFIX + 'name').value.trim();

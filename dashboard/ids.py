@@ -294,7 +294,8 @@ class Replay:
     TWIN = "replay-twin"
     CALIBRATE = "replay-calibrate"  # fit on the first half, save the site as a new version
     CALIBRATION = "replay-calibration"
-    IMPORT_FILE = "replay-import-file"  # the import panel (assets/replay_import.js posts the file to the API)
+    IMPORT_CHOOSE = "replay-import-choose"  # the import panel (assets/replay_import.js posts the file to the API)
+    IMPORT_FILE = "replay-import-file"  # the chosen file's name
     IMPORT_FORMAT = "replay-import-format"
     IMPORT_NAME = "replay-import-name"
     IMPORT_BUTTON = "replay-import-button"

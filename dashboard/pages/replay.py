@@ -452,7 +452,13 @@ def import_panel() -> html.Details:
                         id=ids.Replay.IMPORT_FORMAT,
                         className="replay-import-format",
                     ),
-                    html.Input(id=ids.Replay.IMPORT_FILE, type="file", className="replay-import-file"),
+                    html.Div(
+                        [
+                            html.Button("choose a file…", id=ids.Replay.IMPORT_CHOOSE, className="button", **guard),
+                            html.Span("no file chosen", id=ids.Replay.IMPORT_FILE, className="muted"),
+                        ],
+                        className="replay-import-choose",
+                    ),
                     dcc.Input(
                         id=ids.Replay.IMPORT_NAME, type="text", placeholder="name (default: the file's)", maxLength=120
                     ),

@@ -21,7 +21,7 @@ import numpy as np
 from ingest.live.readings import ReadingsBuffer
 from ingest.synthetic.faults import Fault
 from ingest.synthetic.workload import TrainingWorkload, job_util_frac
-from twin.engine.snapshot import GPU_DOWN, Snapshot
+from twin.engine.snapshot import GPU_DOWN, GPU_OFF, Snapshot
 from twin.engine.tick import TickInputs, TwinEngine
 from twin.site.tables import SiteTables
 from twin.training import restart
@@ -156,13 +156,23 @@ class SyntheticSource:
             self.plant.settle(inputs)
         truth = self.plant.tick(dt_s, inputs)
         self.last_truth = truth
-        self.observe(truth, t_s, ts.timestamp(), buffer)
+        off = self._nodes_powered_off(truth)
+        self.observe(truth, t_s, ts.timestamp(), buffer, off)
         # breaker, source and link status as an EPMS / switch management plane reports it
         buffer.set_failed("power", inputs.failed_power)
         buffer.set_failed("source", inputs.failed_sources)
         buffer.set_failed("link", inputs.failed_links)
-        buffer.set_nodes_off(self.nodes_off)
+        buffer.set_nodes_off(off)
         return truth
+
+    def _nodes_powered_off(self, truth: Snapshot) -> np.ndarray | None:
+        """Nodes off on purpose: the ones the plant powered off, and the ones the shortfall policy shed
+        (every GPU ``GPU_OFF``).  Their BMCs say so; a shed rack is not a rack of dead GPUs."""
+        s = self.state
+        gpus = np.bincount(s.gpu_node, minlength=s.n_nodes)
+        shed = np.bincount(s.gpu_node, weights=truth.gpu_state == GPU_OFF, minlength=s.n_nodes) >= np.maximum(gpus, 1)
+        off = shed if self.nodes_off is None else shed | self.nodes_off
+        return off if off.any() else None
 
     def _job_frac(self, t_s: float, dt_s: float) -> float:
         """The job's throughput share this tick from its restart cycle (1 without ``restart_timings``)."""
@@ -180,14 +190,18 @@ class SyntheticSource:
             self.job_swapped |= np.isin(ids, tick.drain_gpu_ids)
         return tick.tokens_frac
 
-    def observe(self, truth: Snapshot, t_s: float, now_s: float, buffer: ReadingsBuffer) -> None:
-        """Noisy, quantised, occasionally missing sensor readings of ``truth``."""
+    def observe(
+        self, truth: Snapshot, t_s: float, now_s: float, buffer: ReadingsBuffer, nodes_off: np.ndarray | None = None
+    ) -> None:
+        """Noisy, quantised, occasionally missing sensor readings of ``truth`` (``nodes_off``: nodes powered
+        off, default the plant's own)."""
         s, rng = self.state, self.rng
         n = s.n_gpus
         gpu_ids = np.arange(n)
         seen = rng.random(n) >= DROPOUT_FRAC
-        if self.nodes_off is not None:
-            seen &= ~self.nodes_off[s.gpu_node]  # a powered-off node exports nothing
+        nodes_off = self.nodes_off if nodes_off is None else nodes_off
+        if nodes_off is not None:
+            seen &= ~nodes_off[s.gpu_node]  # a powered-off node exports nothing
         xids = self.active_xids(t_s)
         xid = np.zeros(n)
         for g, code in xids.items():

@@ -60,7 +60,8 @@ def test_critical_alert_saves_with_pre_and_post_roll(tmp_path):
     b = read_bundle(saved[0])
     site = b.frame("site")
     assert site["ts"].iloc[0] == T0 + timedelta(seconds=20) and site["ts"].iloc[-1] == T0 + timedelta(seconds=70)
-    assert "automatic" in b.metadata["tags"] and "down" in b.metadata["title"]
+    # titled after the cause: the XID (the GPU it takes down is the effect, grouped under it)
+    assert "automatic" in b.metadata["tags"] and "XID 79 on h1-r01-k02-n0/gpu3" in b.metadata["title"]
     assert "H1-R01-K02" in b.metadata["detail_racks"]
 
 
