@@ -78,7 +78,7 @@ class TickLoop:
         self.last_ts = ts
         if self.fleet is not None and self.fleet.advance(ts) and self.synthetic is not None:
             occ = self.fleet.occupancy
-            self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out)
+            self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out, occ.gpu_job >= 0)
         if self.synthetic is not None:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = ts.timestamp()

@@ -68,12 +68,19 @@ class SyntheticSource:
         self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
         self.fleet_util_frac: np.ndarray | None = None  # the fleet's utilisation of GPUs outside the job
 
-    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray) -> None:
+    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, allocated: np.ndarray | None = None) -> None:
         """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
-        out of service (powered off unless the training job runs there); idle nodes stay on."""
+        out of service (powered off unless the training job runs there).  With ``allocated`` (per GPU: a job
+        holds it) and :attr:`power_off_idle_nodes`, a node no job holds is powered off too, as the site's
+        operator does without a fleet; else idle nodes stay on."""
+        s = self.state
         self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
-        job_nodes = np.bincount(self.state.gpu_node, weights=self.in_job, minlength=self.state.n_nodes) > 0
-        out = np.asarray(nodes_out, dtype=bool) & ~job_nodes
+        job_nodes = np.bincount(s.gpu_node, weights=self.in_job, minlength=s.n_nodes) > 0
+        out = np.asarray(nodes_out, dtype=bool)
+        if allocated is not None and self.power_off_idle_nodes:
+            held = np.bincount(s.gpu_node, weights=np.asarray(allocated, dtype=bool), minlength=s.n_nodes) > 0
+            out = out | ~held
+        out &= ~job_nodes
         self.nodes_off = out if out.any() else None
 
     # ------------------------------------------------------------------ faults
