@@ -71,13 +71,13 @@ class SyntheticSource:
     def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, allocated: np.ndarray | None = None) -> None:
         """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
         out of service (powered off unless the training job runs there).  With ``allocated`` (per GPU: a job
-        holds it) and :attr:`power_off_idle_nodes`, a node no job holds is powered off too, as the site's
-        operator does without a fleet; else idle nodes stay on."""
+        holds it), on a site whose operator powers off idle nodes (``idle_nodes_off``: colossus on its
+        43 MW), a node no job holds is powered off too; elsewhere idle nodes stay on, ready for work."""
         s = self.state
         self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
         job_nodes = np.bincount(s.gpu_node, weights=self.in_job, minlength=s.n_nodes) > 0
         out = np.asarray(nodes_out, dtype=bool)
-        if allocated is not None and self.power_off_idle_nodes:
+        if allocated is not None and self.power_off_idle_nodes and self.state.idle_nodes_off:
             held = np.bincount(s.gpu_node, weights=np.asarray(allocated, dtype=bool), minlength=s.n_nodes) > 0
             out = out | ~held
         out &= ~job_nodes

@@ -129,11 +129,13 @@ def test_power_layout_restores_element_and_metric(in_app, page_module):
     ups = int(np.flatnonzero(view.state.power_kind == 2)[0])
     name = view.state.power_name[ups]
     page = power.layout(element=name, metric="power_load_frac")
-    assert _find(page, ids.Power.SELECTION).data == {"element": name, "metric": "power_load_frac"}
+    assert _find(page, ids.Power.SELECTION).data == {"element": name, "metric": "power_load_frac", "source": None}
     assert name in _find(page, ids.Power.TREE).figure.layout.title.text
     assert _find(page, ids.Power.RESET).disabled is False
     default = power.layout(metric="bogus")
-    assert _find(default, ids.Power.SELECTION).data == {"element": None, "metric": "power_n1_load_frac"}
+    assert _find(default, ids.Power.SELECTION).data == {"element": None, "metric": "power_n1_load_frac", "source": None}
+    source = view.state.source_name[0]
+    assert _find(power.layout(source=source), ids.Power.SELECTION).data["source"] == source  # /power?source=
 
 
 def test_fabric_layout_restores_tier_and_switch(in_app, page_module):
