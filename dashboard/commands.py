@@ -76,6 +76,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="post every change of the open alert episodes as JSON to this URL (same limits)",
     )
     parser.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="the dashboard's address as its users reach it, e.g. https://twin.example.org behind a reverse "
+        "proxy: the links in notifications point there (default: http://HOST:PORT of this server)",
+    )
+    parser.add_argument(
         "--record-every-s", type=float, default=5.0, help="seconds between stored full-site frames (default: 5)"
     )
     parser.add_argument("--retention-h", type=float, default=1.0, help="hours of frames kept (default: 1)")
@@ -217,8 +224,24 @@ def _notifier(args: argparse.Namespace, site: str):
     ]
     if not receivers:
         return None
-    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
-    return Notifier(site, receivers, dashboard_url=f"http://{host}:{args.port}")
+    return Notifier(site, receivers, dashboard_url=public_url(args))
+
+
+MAX_URL_CHARS = 300
+
+
+def public_url(args: argparse.Namespace) -> str:
+    """``--public-url`` without a trailing slash, else this server's own address; a bad URL exits with one line."""
+    from urllib.parse import urlsplit
+
+    given = getattr(args, "public_url", None)
+    if not given:
+        host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+        return f"http://{host}:{args.port}"
+    parts = urlsplit(given)
+    if len(given) > MAX_URL_CHARS or parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise SystemExit(f"--public-url: expected an http(s) URL without a query (at most {MAX_URL_CHARS} chars)")
+    return given.rstrip("/")
 
 
 def _check_binding(args: argparse.Namespace) -> None:

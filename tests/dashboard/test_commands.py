@@ -79,3 +79,16 @@ def test_trusted_proxies_from_the_flag_else_the_environment_else_none(monkeypatc
     monkeypatch.setenv("CLUSTERTWIN_TRUSTED_PROXIES", "9")
     with pytest.raises(SystemExit, match=r"\$CLUSTERTWIN_TRUSTED_PROXIES 9: expected 0..5"):
         serve(_parser().parse_args(["serve"]))
+
+
+def test_notification_links_use_the_public_url_behind_a_proxy():
+    """Behind a reverse proxy the Alertmanager's links must point at the proxy's address, not 127.0.0.1."""
+    from dashboard.commands import public_url
+
+    direct = _parser().parse_args(["serve", "--port", "8050"])
+    assert public_url(direct) == "http://localhost:8050"
+    proxied = _parser().parse_args(["serve", "--public-url", "https://twin.example.org/ct/"])
+    assert public_url(proxied) == "https://twin.example.org/ct"
+    for bad in ("ftp://x", "twin.example.org", "https://x/?a=1", "https://" + "x" * 400):
+        with pytest.raises(SystemExit, match="--public-url: expected an http"):
+            public_url(_parser().parse_args(["serve", "--public-url", bad]))
