@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from ingest.live.alert_rules import RUNBOOK
-from ingest.live.mute_scope import parse_scope
+from ingest.live.mute_scope import Scope, parse_scope
 from ingest.store import mutes as mute_store
 from ingest.store.livestate import ALERTS_CHANNEL, notify
 from ingest.store.models import Event, utcnow
@@ -95,18 +95,19 @@ class AlertActions:
             now=utcnow(),
         )
         self._changed()
-        return row
+        return _labelled(row)
 
     def expire_mute(self, mute_id: int, user: str = "") -> tuple[dict, dict]:
         """End a scoped silence or cancel a maintenance window now; the row before and after."""
         before, after = mute_store.expire_mute(self.db, self.site_name, mute_id, user, utcnow())
         self._changed()
-        return before, after
+        return _labelled(before), _labelled(after)
 
     def mutes(self, ended_within_s: float = 0.0) -> list[dict]:
-        """The site's silences and windows active or upcoming (and those ended within ``ended_within_s``)."""
+        """The site's silences and windows active or upcoming (and those ended within ``ended_within_s``),
+        soonest start first; each row (:func:`ingest.store.mutes.mute_dict`) with its ``scope`` as pages name it."""
         since = timedelta(seconds=ended_within_s) if ended_within_s > 0 else None
-        return mute_store.list_mutes(self.db, self.site_name, utcnow(), ended_since=since)
+        return [_labelled(r) for r in mute_store.list_mutes(self.db, self.site_name, utcnow(), ended_since=since)]
 
     def _update_event(self, alert_id: int, **values) -> None:
         """Write an operator's change of one alert and notify every other process of the site."""
@@ -125,3 +126,8 @@ class AlertActions:
             notify(session.connection(), ALERTS_CHANNEL, self.site_name)
             session.commit()
         self._changed()
+
+
+def _labelled(row: dict) -> dict:
+    """``row`` with ``scope``: how pages name its scope (``H1``, ``cause pump:cdu:1`` …)."""
+    return dict(row, scope=Scope(row["scope_kind"], row["scope_value"], row["rule_name"], row["metric"]).label())
