@@ -7,7 +7,8 @@ are retried on the next tick.  :meth:`LiveAlerts.listing` reads the stored alert
 pages and keeps the last list of each kind for a database outage; any change (an
 operator's here, a notified one of another process) drops those lists.  Scoped silences
 and maintenance windows (:class:`~ingest.live.live_mutes.LiveMutes`) mark the listed
-alerts (``silence``, ``maintenance``) and the episodes offered to the notifier.
+alerts (``silence``, ``maintenance``) and the episodes offered to the notifier, as an
+alert's own silence does.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class LiveAlerts:
                         c,
                         self.tracker.open.get(c.key),
                         self._started[c.key],
-                        mute=mutes.mute_of(condition_facts(c), ts),
+                        mute=mutes.mute_of(condition_facts(c), ts) or self.mutes.alert_silence(c.key, ts),
                     )
                     for c in conditions
                 ],

@@ -6,6 +6,8 @@
 notified) and at least every :data:`RELOAD_S` seconds (a change made by a process that
 could not notify this one: another shard, SQLite).  Windows that start or end later need
 no reload: each match checks the time.  With the database down the last set read is kept.
+The alerts silenced by themselves (an alert's own silence, ``silenced_until``) are read with
+them, so that the notifier mutes those too (:meth:`LiveMutes.alert_silence`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ingest.live.mute_scope import HallIndex, MuteRule, MuteSet, Scope
 from ingest.store.models import utcnow
-from ingest.store.mutes import list_mutes
+from ingest.store.mutes import list_mutes, silenced_alerts
 
 RELOAD_S = 5.0  # read the stored silences and windows at least this often
 
@@ -46,6 +48,7 @@ class LiveMutes:
     def __init__(self, db: Engine, site_name: str, halls: HallIndex, reload_s: float = RELOAD_S) -> None:
         self.db, self.site_name, self.halls, self.reload_s = db, site_name, halls, reload_s
         self._set = MuteSet([], halls)
+        self._own: dict[str, MuteRule] = {}  # alert key → its own silence
         self._read_at = float("-inf")  # monotonic time of the last read
         self._lock = threading.Lock()
         self.read_failed = False
@@ -63,14 +66,24 @@ class LiveMutes:
                 self._read(now or utcnow())
         return self._set
 
+    def alert_silence(self, key: str, at: datetime) -> MuteRule | None:
+        """The alert's own silence as a rule (kind ``alert``, its id the alert's) when it holds at ``at``."""
+        rule = self._own.get(key)
+        return rule if rule is not None and rule.active(at) else None
+
     def _read(self, now: datetime) -> None:
-        started = time.monotonic()
+        started, since = time.monotonic(), min(now, utcnow())
         try:
-            rows = list_mutes(self.db, self.site_name, min(now, utcnow()))
+            rows = list_mutes(self.db, self.site_name, since)
+            own = silenced_alerts(self.db, self.site_name, since)
         except SQLAlchemyError:
             self.read_failed = True  # keep the last set; try again after reload_s
             self._read_at = started
             return
         self.read_failed = False
         self._set = MuteSet(rules_of(rows), self.halls)
+        self._own = {
+            key: MuteRule(alert_id, "alert", Scope("alert", key), "the alert's own silence", "", raised, until)
+            for alert_id, key, raised, until in own
+        }
         self._read_at = started

@@ -15,16 +15,16 @@ a cleared episode is sent once more with ``endsAt`` = its clear time.  The webho
 ``{"version": "1", "site", "alerts": [...]}`` with the same alert objects and a
 ``status`` of ``firing``, ``suppressed`` or ``resolved``, on every change.
 
-An episode under a maintenance window or a scoped silence (:mod:`ingest.live.mute_scope`)
-is still sent, labelled ``muted_by="<kind>-<id>"`` (and ``maintenance="true"`` under a
-window), beside one alert per such window or silence (``alertname="ClusterTwinMute"``, the
-same ``site`` and ``muted_by``, ``startsAt``/``endsAt`` those of the window).  An
-Alertmanager inhibit rule (``source_matchers: [alertname="ClusterTwinMute"]``,
-``target_matchers: [muted_by=~".+"]``, ``equal: [site, muted_by]``, docs/deploy.md) then
-inhibits the muted episodes: Alertmanager lists them as suppressed, notifies nobody, and
-notifies again when the window ends and the episode is sent without those labels.
-Alertmanager identifies an alert by its labels, so an episode whose muting changes is
-resolved under its old labels in the same post.
+An episode under a maintenance window or a scoped silence (:mod:`ingest.live.mute_scope`),
+or silenced by itself, is still sent, labelled ``muted_by="<kind>-<id>"`` (``maintenance-3``,
+``silence-7``, ``alert-42``; and ``maintenance="true"`` under a window), beside one alert per
+such window or silence (``alertname="ClusterTwinMute"``, the same ``site`` and ``muted_by``,
+``startsAt``/``endsAt`` those of the window).  An Alertmanager inhibit rule
+(``source_matchers: [alertname="ClusterTwinMute"]``, ``target_matchers: [muted_by=~".+"]``,
+``equal: [site, muted_by]``, docs/alerts.md) then inhibits the muted episodes: Alertmanager
+lists them as suppressed, notifies nobody, and notifies again when the window ends and the
+episode is sent without those labels.  Alertmanager identifies an alert by its labels, so an
+episode whose muting changes is resolved under its old labels in the same post.
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ def mute_text(rule: MuteRule) -> str:
     """What a muted alert says of its window or silence: ``in maintenance: <reason> …``, ``silenced by <scope> …``."""
     if rule.kind == "maintenance":
         return f"in maintenance: {rule.comment} ({rule.scope.label()}, until {_until(rule.ends_at)})"
+    if rule.kind == "alert":
+        return f"silenced until {_until(rule.ends_at)}"
     return f"silenced by {rule.scope.label()} until {_until(rule.ends_at)} ({rule.created_by}: {rule.comment})"
 
 

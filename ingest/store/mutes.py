@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, or_, select
 
 from ingest.store.livestate import ALERTS_CHANNEL, notify
-from ingest.store.models import AlertMute
+from ingest.store.models import AlertMute, Event
 
 MAX_MUTE_S = 7 * 24 * 3600.0  # as a single alert's silence: longer, and nobody would see the alerts again
 MAX_AHEAD_S = 90 * 24 * 3600.0  # a window is scheduled at most this far ahead
@@ -169,3 +169,16 @@ def list_mutes(
     with Session(engine) as session:
         rows = session.exec(query.limit(max(1, min(int(limit), MAX_LISTED)))).all()
     return [mute_dict(r, now) for r in rows]
+
+
+def silenced_alerts(
+    engine: Engine, site_name: str, now: datetime, limit: int = 10_000
+) -> list[tuple[int, str, datetime, datetime]]:
+    """The site's open alerts silenced by themselves (the alert's own silence) at ``now``: (id, key, raised, until)."""
+    query = (
+        select(Event.id, Event.key, Event.raised_at, Event.silenced_until)
+        .where(Event.site_name == site_name, Event.cleared_at.is_(None), Event.silenced_until > now)
+        .limit(limit)
+    )
+    with Session(engine) as session:
+        return [(int(i), k, raised, until) for i, k, raised, until in session.exec(query).all()]

@@ -94,6 +94,43 @@ def test_the_webhook_gets_muted_episodes_as_suppressed_then_firing_again(sink):
     ]
 
 
+def test_the_tick_mutes_what_the_store_holds_and_the_webhook_hears_it(sink, tmp_path):
+    """An alert's own silence, then a window over its rack, reach the notifier on the next tick."""
+    start = datetime(2026, 7, 15, 14, 0, tzinfo=UTC)
+    hub = build_hub(
+        "demo", f"sqlite:///{tmp_path / 'hub.db'}", record=False, start=start, faults=("cdu:H1-R01-K02-CDU",)
+    )
+    url = f"http://127.0.0.1:{sink.server_port}/hook"
+    hub.live_alerts.notifier = Notifier("demo", [Receiver("webhook", url, "demo")])
+    try:
+        for t_s in range(20):
+            hub.step(start + timedelta(seconds=t_s))
+        assert poll_until(lambda: sink.bodies and _keys(sink.bodies[-1]["alerts"]) >= {"pump:cdu:1"}, 10.0)
+        stored = {a["key"]: a["id"] for a in hub.view.alerts()}
+        hub.alert_actions.silence(stored["pump:cdu:1"], 3600)  # by the wall clock: hours after these ticks
+        seen = len(sink.bodies)
+        hub.step(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1))
+        assert poll_until(lambda: len(sink.bodies) > seen, 10.0)
+        by_key = {a["labels"]["alert_key"]: a for a in sink.bodies[-1]["alerts"] if a["status"] != "resolved"}
+        assert by_key["pump:cdu:1"]["labels"]["muted_by"] == f"alert-{stored['pump:cdu:1']}"
+        assert by_key["pump:cdu:1"]["status"] == "suppressed"
+        assert by_key["gpu_hot:rack:1"]["status"] == "firing"
+        window = hub.alert_actions.add_maintenance(
+            {"kind": "entity", "value": "H1-R01-K02"}, start, datetime.now(UTC) + timedelta(hours=1), "pump swap"
+        )
+        seen = len(sink.bodies)
+        hub.step(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2))
+        assert poll_until(lambda: len(sink.bodies) > seen, 10.0)
+        by_key = {a["labels"]["alert_key"]: a for a in sink.bodies[-1]["alerts"] if a["status"] != "resolved"}
+        label = f"maintenance-{window['id']}"
+        assert by_key["pump:cdu:1"]["labels"]["muted_by"] == label  # a window outranks the alert's own silence
+        assert by_key["gpu_hot:rack:1"]["labels"]["muted_by"] == label
+        assert by_key["job_stalled:job:0"]["status"] == "firing"  # the job lies outside the window's scope
+    finally:
+        hub.live_alerts.close()
+        hub.db.dispose()
+
+
 def _firing(body: dict) -> list[dict]:
     return [a for a in body["alerts"] if a["status"] == "firing"]
 
