@@ -112,7 +112,8 @@ def mute_form(can_change: bool) -> html.Div:
                 "window start (UTC)",
                 dcc.Input(
                     id=ids.AlertMutes.START,
-                    type="datetime-local",
+                    placeholder="YYYY-MM-DD HH:MM, blank: now",
+                    maxLength=40,
                     className="mute-text mute-start",
                     disabled=True,  # a silence starts now: enabled when "maintenance window" is chosen
                 ),
@@ -206,16 +207,16 @@ def mutes_signature(mutes: list[dict]) -> list:
 
 
 def parse_start(value, now: datetime) -> datetime:
-    """A window's start from the form (``YYYY-MM-DDTHH:MM``, UTC; blank: ``now``)."""
+    """A window's start from the form (``YYYY-MM-DD HH:MM`` or ISO 8601, UTC unless a zone is given; blank: ``now``)."""
     if value in (None, ""):
         return now
     if not isinstance(value, str) or len(value) > 40:
-        raise inputs.InputError("window start: expected a date and time such as 2026-07-15T14:00 (UTC)")
+        raise inputs.InputError("window start: expected a date and time such as 2026-07-15 14:00 (UTC)")
     try:
         start = datetime.fromisoformat(value.strip())
     except ValueError:
         raise inputs.InputError(
-            f"window start {value[:40]!r}: expected a date and time such as 2026-07-15T14:00 (UTC)"
+            f"window start {value[:40]!r}: expected a date and time such as 2026-07-15 14:00 (UTC)"
         ) from None
     return start.replace(tzinfo=UTC) if start.tzinfo is None else start
 

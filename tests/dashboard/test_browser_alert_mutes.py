@@ -85,7 +85,7 @@ def test_an_operator_schedules_a_maintenance_window_on_a_cause(served, new_page,
     page.get_by_text("maintenance window", exact=True).click()
     start = page.locator("#alert-mutes-start")
     expect(start).to_be_enabled()
-    start.fill((datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M"))
+    start.fill((datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%d %H:%M"))
     page.locator("#alert-mutes-scope-kind").click()
     page.get_by_text("cause group", exact=True).click()
     page.locator("#alert-mutes-scope-value").fill("pump:cdu:1")

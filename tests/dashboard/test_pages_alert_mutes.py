@@ -79,7 +79,7 @@ def test_a_hall_silence_marks_its_rows_and_drops_the_count(page_module, live, vi
 def test_a_window_says_in_maintenance_and_counts_apart(page_module, live, view_request):
     alerts = page_module("alerts")
     with view_request(live):
-        start = (datetime.now(UTC) - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M")
+        start = (datetime.now(UTC) - timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M")
         form = _form(kind="maintenance", scope_kind="group", value="pump:cdu:1", start=start, comment="CDU pump swap")
         assert mute_panel.apply_add(live.actions, form, "otto").startswith("maintenance window for cause pump:cdu:1 ")
         statuses = _statuses(alerts, live)
@@ -102,7 +102,7 @@ def test_refused_forms_say_why_in_one_line(live, view_request):
         "bad glob": "not done: entity pattern 'H1-[R0': a '[' is not closed by ']'",
         "unknown hall": "not done: hall 'H5' is not one of the site's halls (H1)",
         "no comment": "not done: a silence needs a comment",
-        "bad start": "not done: window start 'tomorrow': expected a date and time such as 2026-07-15T14:00 (UTC)",
+        "bad start": "not done: window start 'tomorrow': expected a date and time such as 2026-07-15 14:00 (UTC)",
         "bad duration": "not done: silence duration 1e+09 s is outside 0 s < duration ≤ 604800 s (7 days)",
         "unknown id": "not done: no silence or maintenance window with id 424242 on site demo",
     }

@@ -191,7 +191,11 @@ def _resolved(body: dict) -> list[dict]:
 
 
 def _keys(alerts: list[dict], unmuted: bool = False) -> set[str]:
-    return {a["labels"]["alert_key"] for a in alerts if not (unmuted and "muted_by" in a["labels"])}
+    return {
+        a["labels"]["alert_key"]
+        for a in alerts
+        if "alert_key" in a["labels"] and not (unmuted and "muted_by" in a["labels"])
+    }
 
 
 def _next_second() -> datetime:

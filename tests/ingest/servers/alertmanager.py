@@ -3,8 +3,8 @@
 The configuration groups alerts by ClusterTwin's ``site`` and ``cause`` labels (one
 notification per root cause), inhibits a cause's warnings while a critical alert of
 the same cause fires, and inhibits the alerts a maintenance window or scoped silence
-mutes (``muted_by``) while the window's own alert fires, as docs/deploy.md tells
-operators to.  Notifications go nowhere, or to ``webhook_url`` when given.  :func:`start`
+mutes (``muted_by``) while the window's own alert fires, routed to nobody, as
+docs/alerts.md tells operators to.  Notifications go nowhere, or to ``webhook_url`` when given.  :func:`start`
 returns once the server's own socket listens (port 0, bound by the server, see
 :mod:`.readiness`) and ``/-/ready`` answers.
 """
@@ -30,7 +30,11 @@ route:
   group_wait: 1s
   group_interval: 5s
   repeat_interval: 1h
+  routes:
+    - matchers: [alertname="ClusterTwinMute"]
+      receiver: blackhole
 receivers:
+  - name: blackhole
   - name: hold
 {webhook}inhibit_rules:
   - source_matchers: [severity="critical"]
