@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -109,7 +110,7 @@ def test_the_tick_mutes_what_the_store_holds_and_the_webhook_hears_it(sink, tmp_
         stored = {a["key"]: a["id"] for a in hub.view.alerts()}
         hub.alert_actions.silence(stored["pump:cdu:1"], 3600)  # by the wall clock: hours after these ticks
         seen = len(sink.bodies)
-        hub.step(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1))
+        hub.step(_next_second())
         assert poll_until(lambda: len(sink.bodies) > seen, 10.0)
         by_key = {a["labels"]["alert_key"]: a for a in sink.bodies[-1]["alerts"] if a["status"] != "resolved"}
         assert by_key["pump:cdu:1"]["labels"]["muted_by"] == f"alert-{stored['pump:cdu:1']}"
@@ -119,7 +120,7 @@ def test_the_tick_mutes_what_the_store_holds_and_the_webhook_hears_it(sink, tmp_
             {"kind": "entity", "value": "H1-R01-K02"}, start, datetime.now(UTC) + timedelta(hours=1), "pump swap"
         )
         seen = len(sink.bodies)
-        hub.step(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2))
+        hub.step(_next_second())
         assert poll_until(lambda: len(sink.bodies) > seen, 10.0)
         by_key = {a["labels"]["alert_key"]: a for a in sink.bodies[-1]["alerts"] if a["status"] != "resolved"}
         label = f"maintenance-{window['id']}"
@@ -199,8 +200,11 @@ def _keys(alerts: list[dict], unmuted: bool = False) -> set[str]:
 
 
 def _next_second() -> datetime:
-    """A tick time after every change made so far (ticks are whole seconds)."""
-    return datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
+    """The next whole second, once the clock has passed it: after every change made so far, and never ahead
+    of Alertmanager's clock (an ``endsAt`` still in the future when it arrives does not resolve an alert)."""
+    tick = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
+    time.sleep(max(0.0, (tick - datetime.now(UTC)).total_seconds()))
+    return tick
 
 
 def _open(hub) -> set[str]:
