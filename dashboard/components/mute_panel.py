@@ -109,10 +109,10 @@ def mute_form(can_change: bool) -> html.Div:
                 guard,
             ),
             _field(
-                "window start (UTC)",
+                "window start (UTC, blank: now)",
                 dcc.Input(
                     id=ids.AlertMutes.START,
-                    placeholder="YYYY-MM-DD HH:MM, blank: now",
+                    placeholder="YYYY-MM-DD HH:MM",
                     maxLength=40,
                     className="mute-text mute-start",
                     disabled=True,  # a silence starts now: enabled when "maintenance window" is chosen
@@ -156,7 +156,9 @@ def mute_table(mutes: list[dict], now: datetime, can_change: bool) -> html.Table
         return html.Div("no scoped silence or maintenance window is active or upcoming", className="empty")
     guard = needs_role(ROLE) if can_change else {"disabled": True, "title": "silences apply to the live alerts"}
     head = html.Tr(
-        [html.Th(t) for t in ("kind", "scope", "state", "from", "until", "set by", "comment / reason")] + [html.Th("")]
+        [html.Th(t) for t in ("kind", "scope", "state")]
+        + [html.Th(t, className="num") for t in ("from", "until")]
+        + [html.Th(t) for t in ("set by", "comment / reason", "")]
     )
     rows = []
     for m in mutes:
@@ -180,22 +182,31 @@ def mute_table(mutes: list[dict], now: datetime, can_change: bool) -> html.Table
     return html.Table([html.Thead(head), html.Tbody(rows)], className="data mutes")
 
 
-def mute_panel(actions, now: datetime, can_change: bool) -> html.Div:
-    """The whole panel: the form, its message, the list; a note when the app stores no silences."""
+NO_STORE = "scoped silences and maintenance windows need the live twin's database"
+
+
+def mute_list(actions, mutes: list[dict], now: datetime, can_change: bool) -> html.Table | html.Div:
+    """What the list shows: :func:`mute_table`, or a note when the app's actions store no silences."""
     if not supports_mutes(actions):
-        body = [html.Div("scoped silences and maintenance windows need the live twin's database", className="empty")]
-    else:
-        note = (
-            html.Div("read-only: adding or ending silences and windows needs the operator role", className="muted")
-            if can_change and needs_role(ROLE)
-            else None
-        )
-        body = [
-            mute_form(can_change),
-            note,
-            html.Div(id=ids.AlertMutes.RESULT, className="action-result", role="status"),
-            html.Div(mute_table(actions.mutes(), now, can_change), id=ids.AlertMutes.LIST),
-        ]
+        return html.Div(NO_STORE, className="empty")
+    return mute_table(mutes, now, can_change)
+
+
+def mute_panel(actions, now: datetime, can_change: bool) -> html.Div:
+    """The whole panel: the form, its message, the list (always there: the page's callbacks update them)."""
+    supported = supports_mutes(actions)
+    note = (
+        html.Div("read-only: adding or ending silences and windows needs the operator role", className="muted")
+        if supported and can_change and needs_role(ROLE)
+        else None
+    )
+    mutes = actions.mutes() if supported else []
+    body = [
+        mute_form(can_change) if supported else None,
+        note,
+        html.Div(id=ids.AlertMutes.RESULT, className="action-result", role="status"),
+        html.Div(mute_list(actions, mutes, now, can_change), id=ids.AlertMutes.LIST),
+    ]
     return html.Div(
         [html.H3("Silences and maintenance windows"), *body], id=ids.AlertMutes.PANEL, className="panel mute-panel"
     )

@@ -326,7 +326,7 @@ def alerts_view(view, severities: list[str], show_past: bool, now: datetime | No
         "summary": summary(everything, now),
         "active": active_table(view.state, active, now, actions=_can_change(view, actions) and has_role(ACTION_ROLE)),
         "past": past_table(view.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
-        "mutes": mute_panel.mute_table(mutes, datetime.now(UTC), _can_change(view, actions)),
+        "mutes": mute_panel.mute_list(actions, mutes, datetime.now(UTC), _can_change(view, actions)),
         "signature": [
             alerts_signature(active, now),
             alerts_signature(past, now),

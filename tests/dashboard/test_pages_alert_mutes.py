@@ -120,3 +120,5 @@ def test_the_panel_is_part_of_the_page_and_absent_without_a_store(page_module, l
         page = alerts.layout()
     panel = find(page, ids.AlertMutes.PANEL)
     assert find(page, ids.AlertMutes.ADD) is None and "need the live twin's database" in str(panel.children)
+    # the page's table callback writes the list and listens to the message: both are there all the same
+    assert find(page, ids.AlertMutes.LIST) is not None and find(page, ids.AlertMutes.RESULT) is not None
