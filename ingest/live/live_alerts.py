@@ -24,7 +24,7 @@ from ingest.live.alert_rules import Condition, SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.episodes import EpisodeFilter, SwingEnvelope
 from ingest.live.live_mutes import LiveMutes
-from ingest.live.mute_scope import HallIndex, annotate, condition_facts
+from ingest.live.mute_scope import HallIndex, annotate
 from ingest.live.notify import Episode, Notifier
 from ingest.live.writes import GuardedWrites
 from ingest.store.layouts import GPU_BLOCK
@@ -82,7 +82,7 @@ class LiveAlerts:
                         c,
                         self.tracker.open.get(c.key),
                         self._started[c.key],
-                        mute=mutes.mute_of(condition_facts(c), ts) or self.mutes.alert_silence(c.key, ts),
+                        mute=mutes.condition_mute(c, ts) or self.mutes.alert_silence(c.key, ts),
                     )
                     for c in conditions
                 ],

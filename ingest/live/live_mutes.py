@@ -5,7 +5,8 @@
 (:meth:`LiveMutes.invalidate`: a change through this process, or one another process
 notified) and at least every :data:`RELOAD_S` seconds (a change made by a process that
 could not notify this one: another shard, SQLite).  Windows that start or end later need
-no reload: each match checks the time.  With the database down the last set read is kept.
+no reload: each match checks the time.  A read that finds the same rows keeps the set, with
+the matches it remembers.  With the database down the last set read is kept.
 The alerts silenced by themselves (an alert's own silence, ``silenced_until``) are read with
 them, so that the notifier mutes those too (:meth:`LiveMutes.alert_silence`).
 """
@@ -81,7 +82,9 @@ class LiveMutes:
             self._read_at = started
             return
         self.read_failed = False
-        self._set = MuteSet(rules_of(rows), self.halls)
+        rules = rules_of(rows)
+        if sorted(rules, key=lambda r: r.id) != sorted(self._set.rules, key=lambda r: r.id):
+            self._set = MuteSet(rules, self.halls)  # else keep the set and the matches it remembers
         self._own = {
             key: MuteRule(alert_id, "alert", Scope("alert", key), "the alert's own silence", "", raised, until)
             for alert_id, key, raised, until in own

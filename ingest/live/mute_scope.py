@@ -287,14 +287,32 @@ class MuteSet:
         Remembered per alert key and cause: a key names one rule on one entity, so its name,
         kind and metric are the key's.
         """
-        memo_key = (facts.key, facts.group)
-        found = self._memo.get(memo_key)
-        if found is None:
-            found = tuple(i for i, test in enumerate(self._tests) if test(facts))
-            if len(self._memo) >= MAX_CACHED_MATCHES:
-                self._memo.clear()
-            self._memo[memo_key] = found
+        found = self._memo.get((facts.key, facts.group))
+        return found if found is not None else self._match(facts)
+
+    def _match(self, facts: AlertFacts) -> tuple[int, ...]:
+        found = tuple(i for i, test in enumerate(self._tests) if test(facts))
+        if len(self._memo) >= MAX_CACHED_MATCHES:
+            self._memo.clear()
+        self._memo[(facts.key, facts.group)] = found
         return found
+
+    def condition_mute(self, c, at: datetime) -> MuteRule | None:
+        """:meth:`mute_of` for a :class:`~ingest.live.alert_rules.Condition`; its facts are built only when the
+        match is not remembered (the tick's path: most conditions are)."""
+        if not self.rules:
+            return None
+        found = self._memo.get((c.key, c.group_key))
+        if found is None:
+            found = self._match(condition_facts(c))
+        return self._first_active(found, at)
+
+    def _first_active(self, found: tuple[int, ...], at: datetime) -> MuteRule | None:
+        """The first of rules ``found`` active at ``at``: windows come first in :attr:`rules`."""
+        for i in found:
+            if self.rules[i].active(at):
+                return self.rules[i]
+        return None
 
     def mutes(self, facts: AlertFacts, at: datetime) -> tuple[MuteRule | None, MuteRule | None]:
         """The window and the silence muting the alert at ``at`` (each None when none does)."""
@@ -311,10 +329,7 @@ class MuteSet:
 
     def mute_of(self, facts: AlertFacts, at: datetime) -> MuteRule | None:
         """What mutes the alert at ``at``: its maintenance window, else its silence, else None."""
-        if not self.rules:
-            return None
-        window, silence = self.mutes(facts, at)
-        return window or silence
+        return self._first_active(self.matching(facts), at) if self.rules else None
 
 
 def condition_facts(c) -> AlertFacts:

@@ -175,3 +175,38 @@ def test_alerts_are_marked_with_what_mutes_them_now(halls):
     assert alerts[0]["silence"] is None
     assert alerts[1]["maintenance"] is None  # a cleared alert is muted by nothing
     assert alert_facts({"id": "a3"}).key == "a3"  # a scenario's alert has its key as id
+
+
+def test_a_condition_is_matched_as_its_stored_alert_is(halls):
+    from ingest.live.alert_rules import Condition
+
+    hot = Condition("gpu_hot:rack:0", "critical", "twin", "rack", 0, "H1-R01-K01", "rack_max_gpu_temp_c", 95.0, "hot")
+    window = _rule(Scope("hall", "H1", rule="gpu_hot"), "maintenance", 4, T0)
+    mutes = MuteSet([_rule(Scope("entity", "H1-R01-K01"), rule_id=5), window], halls)
+    assert mutes.condition_mute(hot, T0) == window  # windows first, computed
+    assert mutes.condition_mute(hot, T0) == window  # and remembered
+    stored = {"key": hot.key, "group": hot.key, "entity_kind": "rack", "entity_id": 0, "entity_name": hot.entity_name,
+              "metric": hot.metric}  # fmt: skip
+    assert mutes.mute_of(alert_facts(stored), T0) == window
+    assert mutes.condition_mute(hot, T0 + timedelta(hours=2)) is None
+    assert MuteSet([], halls).condition_mute(hot, T0) is None
+
+
+def test_a_reread_of_the_same_rows_keeps_the_remembered_matches(tmp_path, colossus, halls):
+    from ingest.live.live_mutes import LiveMutes
+    from ingest.store.db import open_database
+    from ingest.store.mutes import add_mute
+
+    engine = open_database(f"sqlite:///{tmp_path / 'm.db'}")
+    now = datetime.now(UTC)
+    scope = ("hall", "H1", "", "")
+    add_mute(engine, "c", kind="silence", scope=scope, comment="x", created_by="o", starts_at=now,
+             ends_at=now + timedelta(hours=1), now=now)  # fmt: skip
+    live = LiveMutes(engine, "c", halls, reload_s=0.0)  # reads on every call
+    first = live.current()
+    assert len(first) == 1 and live.current() is first  # the same rows: the same set
+    add_mute(engine, "c", kind="maintenance", scope=scope, comment="y", created_by="o", starts_at=now,
+             ends_at=now + timedelta(hours=1), now=now)  # fmt: skip
+    second = live.current()
+    assert second is not first and [r.kind for r in second.rules] == ["maintenance", "silence"]
+    engine.dispose()
