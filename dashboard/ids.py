@@ -391,3 +391,27 @@ class WhatIf:
 def whatif_msg(control: str) -> str:
     """Id of the message shown next to what-if control ``control`` (an apply button's id)."""
     return f"{control}-msg"
+
+
+class AlertMutes:
+    """``/alerts``: the panel of scoped silences and maintenance windows."""
+
+    PANEL = "alert-mutes-panel"
+    KIND = "alert-mutes-kind"  # silence | maintenance
+    SCOPE_KIND = "alert-mutes-scope-kind"  # entity | group | hall
+    SCOPE_VALUE = "alert-mutes-scope-value"
+    RULE = "alert-mutes-rule"
+    START = "alert-mutes-start"  # a window's start (UTC, datetime-local); blank: now
+    DURATION = "alert-mutes-duration"
+    COMMENT = "alert-mutes-comment"
+    ADD = "alert-mutes-add"
+    RESULT = "alert-mutes-result"
+    LIST = "alert-mutes-list"
+
+
+MUTE_END = "alert-mute-end"  # pattern-matching type of the expire / cancel button of one silence or window
+
+
+def mute_end(mute_id: int) -> dict:
+    """Id of the button that expires a silence or cancels a window."""
+    return {"type": MUTE_END, "mute": mute_id}

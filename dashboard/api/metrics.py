@@ -72,9 +72,12 @@ class TwinCollector:
         )
         yield _gauge(
             "alerts_need_attention",
-            "Open alerts neither acknowledged nor silenced",
+            "Open alerts neither acknowledged, silenced nor in maintenance",
             counts.get("need_attention", 0),
             site,
+        )
+        yield _gauge(
+            "alerts_in_maintenance", "Open alerts under a maintenance window", counts.get("in_maintenance", 0), site
         )
         tick = view.latest_tick()
         snap, detail = tick.snapshot, tick.detail

@@ -73,6 +73,41 @@ class Silence(Strict):
     duration_s: float = Field(gt=0, le=7 * 24 * 3600.0, description="how long the alert stays silenced (≤ 7 days)")
 
 
+MAX_MUTE_S = 7 * 24 * 3600.0
+
+
+class ScopeBody(Strict):
+    """What a scoped silence or a maintenance window covers (see docs/api.md)."""
+
+    kind: Literal["entity", "group", "hall"] = Field(
+        description="entity: a glob over entity names; group: a cause group's key; hall: a hall name"
+    )
+    value: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="the glob, the group key or the hall")
+    rule: str = Field("", max_length=100, description="only alerts of this rule (alertname), '' any")
+    metric: str = Field("", max_length=100, description="only alerts on this metric, '' any")
+
+
+class SilenceScopeBody(Strict):
+    scope: ScopeBody
+    duration_s: float = Field(gt=0, le=MAX_MUTE_S, description="how long from now (≤ 7 days)")
+    comment: str = Field(min_length=1, max_length=500, description="why (required, as Alertmanager's)")
+
+
+class MaintenanceBody(Strict):
+    scope: ScopeBody
+    starts_at: datetime = Field(description="start (ISO 8601 with a zone; a past start is now)")
+    ends_at: datetime = Field(description="end (ISO 8601 with a zone), at most 7 days after the start")
+    reason: str = Field(min_length=1, max_length=500, description="what the maintenance is, shown on each alert")
+
+
+class MuteId(Strict):
+    mute_id: int = Field(ge=1, le=2**62)
+
+
+class MuteQuery(Strict):
+    ended_within_s: float = Field(0.0, ge=0, le=MAX_MUTE_S, description="also those that ended this long ago")
+
+
 class ScenarioHead(Strict):
     name: Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)] = "api"
     description: Annotated[str, StringConstraints(max_length=2000)] = ""
@@ -328,6 +363,42 @@ class Impact(Answer):
     power_mw: OptFloat
 
 
+class MuteMark(Answer):
+    """The maintenance window or scoped silence an alert is under."""
+
+    id: int
+    kind: str
+    scope: str
+    comment: str
+    created_by: str
+    starts_at: datetime
+    ends_at: datetime
+
+
+class Mute(Answer):
+    """A scoped silence or a maintenance window."""
+
+    id: int
+    kind: Literal["silence", "maintenance"]
+    scope_kind: str
+    scope_value: str
+    rule_name: str
+    metric: str
+    scope: str = Field(description="the scope as pages show it (H1, H4-R0*-K*, cause pump:cdu:1 …)")
+    comment: str
+    created_by: str
+    created_at: datetime
+    starts_at: datetime
+    ends_at: datetime = Field(description="when it ends, or ended when expired or cancelled early")
+    expired_at: datetime | None
+    expired_by: str
+    state: Literal["upcoming", "active", "ended"]
+
+
+class MuteList(Answer):
+    items: list[Mute]
+
+
 class Alert(Answer):
     id: int | str
     key: str
@@ -349,6 +420,8 @@ class Alert(Answer):
     acknowledged_by: str
     ack_comment: str
     silenced_until: datetime | None
+    silence: MuteMark | None = Field(None, description="the scoped silence muting the alert now")
+    maintenance: MuteMark | None = Field(None, description="the maintenance window the alert is in now")
 
 
 class AlertPage(PageInfo):

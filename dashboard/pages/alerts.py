@@ -1,9 +1,13 @@
-"""``/alerts``: open alerts grouped by cause with their impact and first action; acknowledge, silence.
+"""``/alerts``: open alerts grouped by cause with their impact and first action; acknowledge, silence;
+scoped silences and maintenance windows.
 
 Each cause (a CDU loss, a dead busway, a stalled job…) is one block: its root alert, what
 it costs (GPUs, jobs, throughput, MW), a runbook line, and the alerts it explains
 underneath.  Acknowledge takes a comment; the silence duration is chosen per alert and a
-silence can be lifted; confirmations name the alert.
+silence can be lifted; confirmations name the alert.  The panel of
+:mod:`dashboard.components.mute_panel` silences a scope (a hall, an entity glob, a cause)
+or schedules a maintenance window; each row says what mutes it ("silenced by H1 until …",
+"in maintenance: <reason>"), and such alerts need no attention.
 
 Deep link: ``/alerts?severity=critical,warning&past=1`` restores the severity filter
 and whether cleared alerts are listed.  Tables are re-sent only when an alert changes.
@@ -20,6 +24,7 @@ from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dashboard import ids
 from dashboard.auth import audit, callback_requires, current_user, has_role
 from dashboard.callbacks import inputs
+from dashboard.components import mute_panel
 from dashboard.components.data_age import format_age
 from dashboard.present.timestamps import normalise_alert
 from dashboard.shell.deep_link import keep_view
@@ -68,14 +73,43 @@ def _utc(ts: datetime | None) -> str:
     return f"{ts.astimezone(UTC):%Y-%m-%d %H:%M:%S}" if ts else "–"
 
 
+def _own_silence(alert: dict, now: datetime) -> bool:
+    until = alert.get("silenced_until")
+    return until is not None and until > now
+
+
+def _mute_mark(alert: dict, now: datetime) -> dict | None:
+    """The maintenance window, else the scoped silence, the alert is under at ``now`` (None: neither)."""
+    for key in ("maintenance", "silence"):
+        mark = alert.get(key)
+        if mark and mark["starts_at"] <= now < mark["ends_at"]:
+            return mark
+    return None
+
+
 def alert_status(alert: dict, now: datetime) -> str:
-    """``cleared``, ``silenced``, ``acknowledged`` or ``open``."""
+    """``cleared``, ``maintenance``, ``silenced`` (by itself or by a scope), ``acknowledged`` or ``open``."""
     if alert.get("cleared_at") is not None:
         return "cleared"
-    until = alert.get("silenced_until")
-    if until is not None and until > now:
+    mark = _mute_mark(alert, now)
+    if mark is not None:
+        return "maintenance" if mark["kind"] == "maintenance" else "silenced"
+    if _own_silence(alert, now):
         return "silenced"
     return "acknowledged" if alert.get("acknowledged") else "open"
+
+
+def status_text(alert: dict, now: datetime) -> str:
+    """What the status column says: ``in maintenance: <reason> …``, ``silenced by H1 until …``, ``open`` …"""
+    status = alert_status(alert, now)
+    mark = _mute_mark(alert, now) if status in ("maintenance", "silenced") else None
+    if mark is not None:
+        return mute_panel.mute_status(mark, now)
+    if status == "silenced":
+        return f"silenced until {alert['silenced_until'].astimezone(UTC):%H:%M} UTC"
+    if status == "acknowledged" and alert.get("ack_comment"):
+        return f"acknowledged: {alert['ack_comment']}"
+    return status
 
 
 def sort_alerts(alerts: list[dict]) -> list[dict]:
@@ -92,7 +126,7 @@ def alerts_signature(alerts: list[dict], now: datetime) -> list:
     changes severity, text or status.
     """
     return sorted(
-        [str(a["id"]), alert_status(a, now), a.get("severity"), a.get("message"), str(a.get("group"))] for a in alerts
+        [str(a["id"]), status_text(a, now), a.get("severity"), a.get("message"), str(a.get("group"))] for a in alerts
     )
 
 
@@ -110,12 +144,12 @@ def _impact_text(gpus: int, jobs, tokens_per_s: float, power_mw: float) -> str:
     return " · ".join(parts) or "no measurable impact"
 
 
-def _actions(alert: dict, status: str):
-    """Comment, acknowledge, silence-for and silence (or lift the silence) of one alert."""
+def _actions(alert: dict, own_silence: bool):
+    """Comment, acknowledge, silence-for and silence (or lift the alert's own silence) of one alert."""
     alert_id = alert["id"]
     silence = (
         html.Button("lift silence", id=ids.alert_unsilence(alert_id), n_clicks=0)
-        if status == "silenced"
+        if own_silence
         else html.Button("silence", id=ids.alert_silence(alert_id), n_clicks=0)
     )
     return html.Div(
@@ -147,10 +181,6 @@ def _actions(alert: dict, status: str):
 
 def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) -> html.Tr:
     status = alert_status(alert, now)
-    until = alert.get("silenced_until")
-    status_text = f"silenced until {until.astimezone(UTC):%H:%M} UTC" if status == "silenced" else status
-    if status == "acknowledged" and alert.get("ack_comment"):
-        status_text += f": {alert['ack_comment']}"
     impact = alert.get("impact") or {}
     return html.Tr(
         [
@@ -177,8 +207,12 @@ def _alert_row(state, alert: dict, now: datetime, actions: bool, child: bool) ->
                 ],
                 className="num",
             ),
-            html.Td(status_text, className="muted" if status != "open" else ""),
-            html.Td(_actions(alert, status) if actions else html.Div("read-only", className="actions muted")),
+            html.Td(status_text(alert, now), className="alert-status" + (" muted" if status != "open" else "")),
+            html.Td(
+                _actions(alert, _own_silence(alert, now))
+                if actions
+                else html.Div("read-only", className="actions muted")
+            ),
         ],
         className=f"alert-row status-{status}" + (" child" if child else ""),
         **{"data-alert": str(alert["id"])},
@@ -270,10 +304,11 @@ def past_table(state, alerts: list[dict]) -> html.Table | html.Div:
 def summary(alerts: list[dict], now: datetime) -> str:
     """The same counts the overview shows (:func:`dashboard.shell.status.alert_counts`)."""
     c = alert_counts(alerts, now)
-    return (
+    text = (
         f"{c['open']} open in {c['groups']} causes: {c['critical']} critical, {c['warning']} warning, "
-        f"{c['info']} info · {c['need_attention']} need attention (not acknowledged or silenced)"
+        f"{c['info']} info · {c['need_attention']} need attention (not acknowledged, silenced or in maintenance)"
     )
+    return text + (f" · {c['in_maintenance']} in maintenance" if c["in_maintenance"] else "")
 
 
 def alerts_view(view, severities: list[str], show_past: bool, now: datetime | None = None, actions=None) -> dict:
@@ -286,11 +321,19 @@ def alerts_view(view, severities: list[str], show_past: bool, now: datetime | No
     chosen = [a for a in everything if a.get("severity") in severities]
     active = [a for a in chosen if a.get("cleared_at") is None]
     past = [a for a in chosen if a.get("cleared_at") is not None] if show_past else []
+    mutes = actions.mutes() if mute_panel.supports_mutes(actions) else []
     return {
         "summary": summary(everything, now),
         "active": active_table(view.state, active, now, actions=_can_change(view, actions) and has_role(ACTION_ROLE)),
         "past": past_table(view.state, past) if show_past else html.Div("cleared alerts hidden", className="empty"),
-        "signature": [alerts_signature(active, now), alerts_signature(past, now), severities, show_past],
+        "mutes": mute_panel.mute_list(actions, mutes, datetime.now(UTC), _can_change(view, actions)),
+        "signature": [
+            alerts_signature(active, now),
+            alerts_signature(past, now),
+            severities,
+            show_past,
+            mute_panel.mutes_signature(mutes),
+        ],
     }
 
 
@@ -358,6 +401,7 @@ def layout(severity=None, past=None, **_kwargs) -> html.Div:
             html.Div(shown["summary"], id=ids.Alerts.SUMMARY, className="muted"),
             html.Div(id=ids.Alerts.ACTION_RESULT, className="action-result", role="status"),
             html.Div([html.H3("Active"), html.Div(shown["active"], id=ids.Alerts.ACTIVE_TABLE)], className="panel"),
+            mute_panel.mute_panel(alert_actions(), datetime.now(UTC), _can_change(screen.view, alert_actions())),
             html.Div([html.H3("Cleared"), html.Div(shown["past"], id=ids.Alerts.PAST_TABLE)], className="panel"),
         ],
         className="page page-alerts",
@@ -445,17 +489,19 @@ def _state_for(alert_id, states: list) -> object:
     Output(ids.Alerts.SUMMARY, "children"),
     Output(ids.Alerts.ACTIVE_TABLE, "children"),
     Output(ids.Alerts.PAST_TABLE, "children"),
+    Output(ids.AlertMutes.LIST, "children"),
     Output(ids.Alerts.SIGNATURE, "data"),
     Output(ids.Alerts.URL, "search"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Alerts.ACTION_RESULT, "children"),
+    Input(ids.AlertMutes.RESULT, "children"),
     Input(ids.Alerts.SEVERITY, "value"),
     Input(ids.Alerts.SHOW_CLEARED, "value"),
     State(ids.Alerts.SIGNATURE, "data"),
     State(ids.Shell.SCREEN, "data"),
     prevent_initial_call=True,
 )
-def update_alerts(_n, _action_result, severity, show_cleared, signature, screen):
+def update_alerts(_n, _action_result, _mute_result, severity, show_cleared, signature, screen):
     """The tables, re-rendered when what they show changed (after a tick, or at once after an action)."""
     view = callback_view(screen, PATH)
     severities, show_past = parse_severities(severity), parse_past(show_cleared)
@@ -466,8 +512,8 @@ def update_alerts(_n, _action_result, severity, show_cleared, signature, screen)
         else no_update
     )
     if shown["signature"] == signature:
-        return no_update, no_update, no_update, no_update, search
-    return shown["summary"], shown["active"], shown["past"], shown["signature"], search
+        return no_update, no_update, no_update, no_update, no_update, search
+    return shown["summary"], shown["active"], shown["past"], shown["mutes"], shown["signature"], search
 
 
 # An action has a callback of its own: were it answered by the tick's callback, a tick sent while
@@ -499,3 +545,52 @@ def act_on_alert(_acks, _silences, _unsilences, _comments, _durations, screen):
         _state_for(alert_id, comments) or "",
     )
     return message
+
+
+@dash.callback(
+    Output(ids.AlertMutes.RESULT, "children"),
+    Input(ids.AlertMutes.ADD, "n_clicks"),
+    Input(ids.mute_end(ALL), "n_clicks"),
+    State(ids.AlertMutes.KIND, "value"),
+    State(ids.AlertMutes.SCOPE_KIND, "value"),
+    State(ids.AlertMutes.SCOPE_VALUE, "value"),
+    State(ids.AlertMutes.RULE, "value"),
+    State(ids.AlertMutes.START, "value"),
+    State(ids.AlertMutes.DURATION, "value"),
+    State(ids.AlertMutes.COMMENT, "value"),
+    State(ids.Shell.SCREEN, "data"),
+    prevent_initial_call=True,
+)
+@callback_requires(mute_panel.ROLE, on=(ids.AlertMutes.ADD, ids.MUTE_END))
+def act_on_mutes(_add, _ends, kind, scope_kind, value, rule, start, duration_s, comment, screen):
+    """Add the silence or window of the form, or expire / cancel the clicked one; its message re-renders the page."""
+    if not (ctx.triggered and ctx.triggered[0].get("value")):
+        return no_update  # a button appeared (list re-render), nobody clicked it
+    view, actions = callback_view(screen, PATH), alert_actions()
+    if not (_can_change(view, actions) and mute_panel.supports_mutes(actions)):
+        return "not done: silences and windows apply to the live alerts"
+    if not has_role(mute_panel.ROLE):
+        return f"not done: silences and windows need the {mute_panel.ROLE} role"
+    triggered = ctx.triggered_id
+    if isinstance(triggered, dict):
+        return mute_panel.apply_end(actions, triggered.get("mute"), _user_name())
+    form = {
+        "kind": kind,
+        "scope_kind": scope_kind,
+        "value": value,
+        "rule": rule,
+        "start": start,
+        "duration_s": duration_s,
+        "comment": comment,
+    }
+    return mute_panel.apply_add(actions, form, _user_name())
+
+
+@dash.callback(
+    Output(ids.AlertMutes.START, "disabled"),
+    Input(ids.AlertMutes.KIND, "value"),
+    prevent_initial_call=True,
+)
+def window_start_enabled(kind):
+    """A window's start is chosen; a silence starts now (the field stays off for a viewer)."""
+    return kind != "maintenance" or not has_role(mute_panel.ROLE)

@@ -1,8 +1,8 @@
 """What is wrong, how bad: alerts grouped by cause, one set of counts, and the status banner.
 
 Pure functions of the alert dicts a view serves (see :func:`ingest.live.alerts.alert_dict`:
-``group``, ``impact``, ``severity``, ``acknowledged``, ``silenced_until`` …) and of the
-snapshot.  Every page that counts alerts uses :func:`alert_counts`, so the overview and
+``group``, ``impact``, ``severity``, ``acknowledged``, ``silenced_until``, ``silence``,
+``maintenance`` …) and of the snapshot.  Every page that counts alerts uses :func:`alert_counts`, so the overview and
 the alerts page cannot disagree.
 """
 
@@ -48,16 +48,34 @@ def _silenced(alert: dict, now: datetime) -> bool:
     return until is not None and until > now
 
 
+def _muted_by(alert: dict, key: str, now: datetime) -> bool:
+    """Whether the alert's ``maintenance`` or ``silence`` (the window or scoped silence marked on it) holds at ``now``."""
+    mute = alert.get(key)
+    return bool(mute) and mute["starts_at"] <= now < mute["ends_at"]
+
+
+def in_maintenance(alert: dict, now: datetime) -> bool:
+    """Open and under a maintenance window at ``now``."""
+    return alert.get("cleared_at") is None and _muted_by(alert, "maintenance", now)
+
+
 def needs_attention(alert: dict, now: datetime | None = None) -> bool:
-    """Open, not acknowledged and not silenced: what an operator still has to look at."""
+    """Open, not acknowledged, not silenced (by itself or by a scope) and not in maintenance: what an operator
+    still has to look at."""
     now = now or datetime.now(UTC)
-    return alert.get("cleared_at") is None and not alert.get("acknowledged") and not _silenced(alert, now)
+    return (
+        alert.get("cleared_at") is None
+        and not alert.get("acknowledged")
+        and not _silenced(alert, now)
+        and not _muted_by(alert, "silence", now)
+        and not _muted_by(alert, "maintenance", now)
+    )
 
 
 def alert_counts(alerts: list[dict], now: datetime | None = None) -> dict[str, int]:
-    """Open alerts per severity, how many need attention, and how many cause groups are open."""
+    """Open alerts per severity, how many need attention, how many are in maintenance, how many cause groups are open."""
     now = now or datetime.now(UTC)
-    counts = {"critical": 0, "warning": 0, "info": 0, "open": 0, "need_attention": 0, "groups": 0}
+    counts = {"critical": 0, "warning": 0, "info": 0, "open": 0, "need_attention": 0, "in_maintenance": 0, "groups": 0}
     groups = set()
     for alert in alerts:
         if alert.get("cleared_at") is not None:
@@ -66,6 +84,7 @@ def alert_counts(alerts: list[dict], now: datetime | None = None) -> dict[str, i
         counts[severity] = counts.get(severity, 0) + 1
         counts["open"] += 1
         counts["need_attention"] += needs_attention(alert, now)
+        counts["in_maintenance"] += _muted_by(alert, "maintenance", now)
         groups.add(alert.get("group") or alert.get("key") or alert.get("id"))
     counts["groups"] = len(groups)
     return counts

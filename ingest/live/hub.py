@@ -92,7 +92,7 @@ class LiveHub:
         )
         self.live_alerts = LiveAlerts(state, db, writes, shard)
         self.publisher = LivePublisher(db, state.name, self.latest, self.ticker.jobs, writes, publish_every_s)
-        self.alert_actions = AlertActions(db, state.name, changed=self.live_alerts.forget)
+        self.alert_actions = AlertActions(db, state.name, changed=self.live_alerts.forget, halls=state.hall_name)
         self.view = LiveView(self.latest, self.ticker, self.recorder, self.live_alerts, lambda: not self.writable)
         self.writable = True  # False on a follower (see ingest.live.runtime)
         self.timing = StepTiming()

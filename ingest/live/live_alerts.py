@@ -5,7 +5,10 @@ snapshot, keeps the conditions this shard raises (GPU and rack alerts by block o
 the rest on shard 0) and records their transitions; with the database down the changes
 are retried on the next tick.  :meth:`LiveAlerts.listing` reads the stored alerts for the
 pages and keeps the last list of each kind for a database outage; any change (an
-operator's here, a notified one of another process) drops those lists.
+operator's here, a notified one of another process) drops those lists.  Scoped silences
+and maintenance windows (:class:`~ingest.live.live_mutes.LiveMutes`) mark the listed
+alerts (``silence``, ``maintenance``) and the episodes offered to the notifier, as an
+alert's own silence does.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from ingest.live.alert_rules import Condition, SiteFacts, evaluate
 from ingest.live.alerts import AlertTracker, list_alerts
 from ingest.live.episodes import EpisodeFilter, SwingEnvelope
+from ingest.live.live_mutes import LiveMutes
+from ingest.live.mute_scope import HallIndex, annotate
 from ingest.live.notify import Episode, Notifier
 from ingest.live.writes import GuardedWrites
 from ingest.store.layouts import GPU_BLOCK
+from ingest.store.models import utcnow
 from ingest.store.outage import remembered_alerts
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
@@ -45,6 +51,7 @@ class LiveAlerts:
         self.conditions: list[Condition] = []
         self.changes_total = 0
         self._writes = writes
+        self.mutes = LiveMutes(db, state.name, HallIndex(state))
         self._rack_block = np.searchsorted(state.gpu_rack, np.arange(state.n_racks)) // GPU_BLOCK
         self._last: dict[tuple[bool, int], list[dict]] = {}
         self.read_failed = False
@@ -67,8 +74,18 @@ class LiveAlerts:
         )
         self._started = {c.key: self._started.get(c.key, ts) for c in conditions}
         if self.notifier is not None:
+            mutes = self.mutes.current(ts)
             self.notifier.offer(
-                ts, [Episode(c, self.tracker.open.get(c.key), self._started[c.key]) for c in conditions]
+                ts,
+                [
+                    Episode(
+                        c,
+                        self.tracker.open.get(c.key),
+                        self._started[c.key],
+                        mute=mutes.condition_mute(c, ts) or self.mutes.alert_silence(c.key, ts),
+                    )
+                    for c in conditions
+                ],
             )
 
     def owns(self, condition: Condition) -> bool:
@@ -86,7 +103,8 @@ class LiveAlerts:
         self.episodes = EpisodeFilter(set(self.tracker.open))
 
     def listing(self, active_only: bool = True, limit: int = 500) -> list[dict]:
-        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`).
+        """Alerts newest first; ``active_only`` keeps the ones not cleared yet (fields: :func:`alert_dict`,
+        with ``maintenance`` and ``silence``: the window and the scoped silence muting the alert now, or None).
 
         With the database down, the lists last read are returned (:func:`remembered_alerts`), never an error.
         """
@@ -94,10 +112,12 @@ class LiveAlerts:
             result = list_alerts(self.db, self.site_name, active_only, limit)
         except SQLAlchemyError:
             self.read_failed = True
-            return remembered_alerts(self._last, active_only, limit)
-        self.read_failed = False
-        self._last[(active_only, limit)] = result
-        return result
+            result = remembered_alerts(self._last, active_only, limit)
+        else:
+            self.read_failed = False
+            self._last[(active_only, limit)] = result
+        now = utcnow()
+        return annotate(result, self.mutes.current(now), now)
 
     def close(self) -> None:
         """Stop the notifier's thread, if any (after at most one post in flight)."""
@@ -110,8 +130,10 @@ class LiveAlerts:
         return not (self._writes.outage.active or self.read_failed)
 
     def forget(self) -> None:
-        """Drop the alert lists kept for a database outage (they may lack changes not notified to us)."""
+        """Drop the alert lists kept for a database outage (they may lack changes not notified to us),
+        and read the silences and windows again."""
         self._last.clear()
+        self.mutes.invalidate()
 
     def changed(self, changes_count: int = 1) -> None:
         """Another process changed ``changes_count`` alerts: forget the lists kept for a database outage."""

@@ -13,7 +13,18 @@ for grouping and inhibition (``alertname`` = rule, ``severity``, ``site``, ``ent
 re-sent every :data:`RESEND_S` with ``endsAt`` a few resends ahead, as Prometheus does;
 a cleared episode is sent once more with ``endsAt`` = its clear time.  The webhook gets
 ``{"version": "1", "site", "alerts": [...]}`` with the same alert objects and a
-``status`` of ``firing`` or ``resolved``, on every change.
+``status`` of ``firing``, ``suppressed`` or ``resolved``, on every change.
+
+An episode under a maintenance window or a scoped silence (:mod:`ingest.live.mute_scope`),
+or silenced by itself, is still sent, labelled ``muted_by="<kind>-<id>"`` (``maintenance-3``,
+``silence-7``, ``alert-42``; and ``maintenance="true"`` under a window), beside one alert per
+such window or silence (``alertname="ClusterTwinMute"``, the same ``site`` and ``muted_by``,
+``startsAt``/``endsAt`` those of the window).  An Alertmanager inhibit rule
+(``source_matchers: [alertname="ClusterTwinMute"]``, ``target_matchers: [muted_by=~".+"]``,
+``equal: [site, muted_by]``, docs/alerts.md) then inhibits the muted episodes: Alertmanager
+lists them as suppressed, notifies nobody, and notifies again when the window ends and the
+episode is sent without those labels.  Alertmanager identifies an alert by its labels, so an
+episode whose muting changes is resolved under its old labels in the same post.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from datetime import datetime, timedelta
 from urllib.parse import quote, urlsplit
 
 from ingest.live.alert_rules import Condition, sort_key
+from ingest.live.mute_scope import MuteRule
 from ingest.store.outage import WriteOutage
 
 log = logging.getLogger(__name__)
@@ -38,6 +50,7 @@ MAX_ALERTS_PER_POST = 1000
 MAX_RESPONSE_BYTES = 64 << 10  # read at most this much of a receiver's answer
 RESEND_S = 60.0  # Prometheus' default resend delay for alerts still firing
 ENDS_AFTER_RESENDS = 4  # an open alert's endsAt: this many resends ahead (Prometheus: 4 × resend delay)
+MUTE_ALERTNAME = "ClusterTwinMute"  # the alert standing for a window or silence: the inhibit rule's source
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,25 @@ class Episode:
     alert_id: int | None
     starts_at: datetime
     ends_at: datetime | None = None  # set once cleared
+    mute: MuteRule | None = None  # the maintenance window or scoped silence muting it now
+
+    @property
+    def muted_by(self) -> str:
+        """The ``muted_by`` label: ``maintenance-3``, ``silence-7``; "" when not muted."""
+        return f"{self.mute.kind}-{self.mute.id}" if self.mute is not None else ""
+
+
+def _until(ts: datetime) -> str:
+    return f"{ts:%Y-%m-%d %H:%M} UTC"
+
+
+def mute_text(rule: MuteRule) -> str:
+    """What a muted alert says of its window or silence: ``in maintenance: <reason> …``, ``silenced by <scope> …``."""
+    if rule.kind == "maintenance":
+        return f"in maintenance: {rule.comment} ({rule.scope.label()}, until {_until(rule.ends_at)})"
+    if rule.kind == "alert":
+        return f"silenced until {_until(rule.ends_at)}"
+    return f"silenced by {rule.scope.label()} until {_until(rule.ends_at)} ({rule.created_by}: {rule.comment})"
 
 
 def check_url(url: str, what: str) -> str:
@@ -72,15 +104,46 @@ def alertmanager_alert(ep: Episode, site: str, now: datetime, dashboard_url: str
     }
     if ep.alert_id is not None:
         labels["alert_id"] = str(ep.alert_id)
+    annotations = {"summary": f"{c.entity_name}: {c.message}", "runbook": c.runbook}
+    status = "resolved" if ep.ends_at is not None else "firing"
+    if ep.mute is not None:
+        labels["muted_by"] = ep.muted_by
+        if ep.mute.kind == "maintenance":
+            labels["maintenance"] = "true"
+        annotations["muted"] = mute_text(ep.mute)
+        status = "resolved" if ep.ends_at is not None else "suppressed"
     ends = ep.ends_at or now + timedelta(seconds=RESEND_S * ENDS_AFTER_RESENDS)
     link = f"{dashboard_url}/alerts?alert={quote(str(ep.alert_id or c.key))}" if dashboard_url else ""
     return {
         "labels": labels,
-        "annotations": {"summary": f"{c.entity_name}: {c.message}", "runbook": c.runbook},
+        "annotations": annotations,
         "startsAt": ep.starts_at.isoformat(),
         "endsAt": ends.isoformat(),
         "generatorURL": link or "http://clustertwin.invalid/alerts",
-        "status": "resolved" if ep.ends_at is not None else "firing",
+        "status": status,
+    }
+
+
+def mute_alert(rule: MuteRule, site: str, now: datetime, ended: bool = False, dashboard_url: str = "") -> dict:
+    """The Alertmanager object standing for window or silence ``rule`` while it mutes episodes (the inhibit source).
+
+    It fires from the rule's start until its end (re-sent like an episode, ``endsAt`` at
+    most a few resends ahead); ``ended``: sent once more with ``endsAt`` = ``now``.
+    """
+    ends = now if ended else min(rule.ends_at, now + timedelta(seconds=RESEND_S * ENDS_AFTER_RESENDS))
+    return {
+        "labels": {
+            "alertname": MUTE_ALERTNAME,
+            "site": site,
+            "muted_by": f"{rule.kind}-{rule.id}",
+            "mute_kind": rule.kind,
+            "severity": "none",
+        },
+        "annotations": {"summary": mute_text(rule), "scope": rule.scope.label(), "created_by": rule.created_by},
+        "startsAt": rule.starts_at.isoformat(),
+        "endsAt": ends.isoformat(),
+        "generatorURL": f"{dashboard_url}/alerts" if dashboard_url else "http://clustertwin.invalid/alerts",
+        "status": "resolved" if ended else "firing",
     }
 
 
@@ -137,6 +200,7 @@ class Notifier:
         self._lock = threading.Condition()
         self._pending: tuple[datetime, list[Episode]] | None = None
         self._open: dict[str, Episode] = {}
+        self._mutes: dict[str, MuteRule] = {}  # muted_by label → the window or silence muting episodes
         self._last_sent_s = float("-inf")
         self._stop = False
         self._thread = threading.Thread(target=self._run, name=f"notify-{site}", daemon=True)
@@ -168,22 +232,31 @@ class Notifier:
 
     def _deliver(self, now: datetime, episodes: list[Episode]) -> None:
         current = {e.condition.key: e for e in episodes}
-        cleared = [
-            Episode(e.condition, e.alert_id, e.starts_at, ends_at=now)
+        # a cleared episode, and one whose muting changed (Alertmanager knows it by its old labels): resolved
+        ended = [
+            Episode(e.condition, e.alert_id, e.starts_at, ends_at=now, mute=e.mute)
             for k, e in self._open.items()
-            if k not in current
+            if k not in current or current[k].muted_by != e.muted_by
         ]
-        changed = bool(cleared) or any(
+        changed = bool(ended) or any(
             k not in self._open or self._open[k].condition.severity != e.condition.severity for k, e in current.items()
         )
         self._open = current
+        muting = {e.muted_by: e.mute for e in current.values() if e.mute is not None}
+        ended_mutes = [rule for label, rule in self._mutes.items() if label not in muting]
+        self._mutes = muting
         now_s = now.timestamp()
-        if not changed and now_s - self._last_sent_s < RESEND_S:
+        if not changed and not ended_mutes and now_s - self._last_sent_s < RESEND_S:
             return
         self._last_sent_s = now_s
-        ordered = sorted(current.values(), key=lambda e: sort_key(e.condition)) + cleared
+        ordered = sorted(current.values(), key=lambda e: sort_key(e.condition)) + ended
         alerts = [alertmanager_alert(e, self.site, now, self.dashboard_url) for e in ordered]
+        # the windows and silences first: a post cut to its size cap keeps them, so nothing muted pages
+        sources = [mute_alert(r, self.site, now, dashboard_url=self.dashboard_url) for r in muting.values()]
+        sources += [mute_alert(r, self.site, now, ended=True, dashboard_url=self.dashboard_url) for r in ended_mutes]
         for receiver in self.receivers:
-            if receiver.kind == "webhook" and not changed:
-                continue
-            receiver.send(alerts)
+            if receiver.kind == "webhook":
+                if changed:
+                    receiver.send(alerts)
+            else:
+                receiver.send(sources + alerts)

@@ -249,3 +249,31 @@ class LiveTrendPoint(SQLModel, table=True):
     site_name: str = Field(primary_key=True)
     ts: datetime = Field(sa_column=Column(UTCDateTime(), primary_key=True))  # the tick's time
     values_json: str  # {"it_power_mw": 61.2, …}: the trend columns by name, null where unknown
+
+
+class AlertMute(SQLModel, table=True):
+    """A scoped silence or a maintenance window of a site's alerts (see :mod:`ingest.store.mutes`).
+
+    The scope is an entity-name pattern (``scope_kind`` ``entity``: a glob), a cause group
+    (``group``: the key of the root-cause alert) or a hall (``hall``), optionally narrowed
+    to one rule and one metric (empty: any).  It mutes the matching alerts from
+    ``starts_at`` until ``ends_at``, or until ``expired_at`` when expired (a silence) or
+    cancelled (a window) early.
+    """
+
+    __tablename__ = "alert_mute"
+    __table_args__ = (Index("ix_alert_mute_site_ends", "site_name", "ends_at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    site_name: str
+    kind: str  # silence | maintenance
+    scope_kind: str  # entity | group | hall
+    scope_value: str  # the glob, the group key or the hall name
+    rule_name: str = ""  # only alerts of this rule ("" any)
+    metric: str = ""  # only alerts on this metric ("" any)
+    comment: str  # why: the silence's comment, the window's reason
+    created_by: str
+    created_at: datetime = _ts()
+    starts_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    ends_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    expired_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    expired_by: str = ""

@@ -1,9 +1,12 @@
 """A real Prometheus Alertmanager on 127.0.0.1 (Debian's ``prometheus-alertmanager``), no clustering.
 
 The configuration groups alerts by ClusterTwin's ``site`` and ``cause`` labels (one
-notification per root cause) and inhibits a cause's warnings while a critical alert of
-the same cause fires.  :func:`start` returns once the server's own socket listens (port 0,
-bound by the server, see :mod:`.readiness`) and ``/-/ready`` answers.
+notification per root cause), inhibits a cause's warnings while a critical alert of
+the same cause fires, and inhibits the alerts a maintenance window or scoped silence
+mutes (``muted_by``) while the window's own alert fires, routed to nobody, as
+docs/alerts.md tells operators to.  Notifications go nowhere, or to ``webhook_url`` when given.  :func:`start`
+returns once the server's own socket listens (port 0, bound by the server, see
+:mod:`.readiness`) and ``/-/ready`` answers.
 """
 
 from __future__ import annotations
@@ -27,12 +30,24 @@ route:
   group_wait: 1s
   group_interval: 5s
   repeat_interval: 1h
+  routes:
+    - matchers: [alertname="ClusterTwinMute"]
+      receiver: blackhole
 receivers:
+  - name: blackhole
   - name: hold
-inhibit_rules:
+{webhook}inhibit_rules:
   - source_matchers: [severity="critical"]
     target_matchers: [severity="warning"]
     equal: [site, cause]
+  - source_matchers: [alertname="ClusterTwinMute"]
+    target_matchers: [muted_by=~".+"]
+    equal: [site, muted_by]
+"""
+WEBHOOK = """\
+    webhook_configs:
+      - url: {url}
+        send_resolved: true
 """
 
 
@@ -60,12 +75,12 @@ class AlertmanagerServer:
                 self.proc.wait(timeout=5)
 
 
-def start(directory: Path) -> AlertmanagerServer:
-    """Start Alertmanager with :data:`CONFIG` and its data in ``directory``."""
+def start(directory: Path, webhook_url: str = "") -> AlertmanagerServer:
+    """Start Alertmanager with :data:`CONFIG` and its data in ``directory``; notifications to ``webhook_url``."""
     if shutil.which(BINARY) is None:
         raise RuntimeError(f"{BINARY} not found on PATH: install the Debian package '{BINARY}' (make test does)")
     config = directory / "alertmanager.yml"
-    config.write_text(CONFIG)
+    config.write_text(CONFIG.format(webhook=WEBHOOK.format(url=webhook_url) if webhook_url else ""))
     log_path = directory / "alertmanager.log"
     proc = subprocess.Popen(
         [
