@@ -75,6 +75,14 @@ def timing(rule: str) -> RuleTiming:
     return RULE_TIMING.get(rule, DEFAULT_TIMING)
 
 
+def timing_table() -> str:
+    """Every rule's timings as a Markdown table (docs/alerts.md holds it; a test keeps them equal)."""
+    rows = ["| rule | raises after [s] | clears after [s] |", "|---|---:|---:|"]
+    rows += [f"| `{rule}` | {t.for_s:g} | {t.clear_s:g} |" for rule, t in RULE_TIMING.items()]
+    rows.append(f"| any other | {DEFAULT_TIMING.for_s:g} | {DEFAULT_TIMING.clear_s:g} |")
+    return "\n".join(rows)
+
+
 def _worse(a: str, b: str) -> bool:
     return SEVERITY_RANK.get(a, 3) < SEVERITY_RANK.get(b, 3)
 

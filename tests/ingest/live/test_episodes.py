@@ -110,3 +110,14 @@ def test_the_envelope_keeps_the_swing_peak_and_the_mean_load(demo):
         )
     np.testing.assert_allclose(seen.power_load_frac, snap.power_load_frac * 1.05)
     assert seen.facility_power_mw == pytest.approx(95.0)
+
+
+def test_the_docs_list_every_rules_timings():
+    """docs/alerts.md holds the table the code generates: a changed timing without the docs fails here."""
+    from pathlib import Path
+
+    from ingest.live.episodes import RULE_TIMING, timing_table
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "alerts.md").read_text(encoding="utf-8")
+    assert timing_table() in docs, "regenerate the table in docs/alerts.md from ingest.live.episodes.timing_table()"
+    assert all(f"| `{rule}` |" in docs for rule in RULE_TIMING)
