@@ -287,6 +287,11 @@ class LiveFleet:
         return True
 
     # --- what the pages read -----------------------------------------------------------
+    def gpu_job_now(self) -> np.ndarray:
+        """The model's job per GPU now (-1 free; a copy): the allocation the twin's occupancy follows."""
+        with self._lock:
+            return self.sim.run.cluster.gpu_job.copy()
+
     def frame(self) -> FleetFrame:
         """The fleet now: Slurm's queue when a Slurm read is there, else the model's (cached per change)."""
         snap = getattr(self.slurm, "latest", None) if self.slurm is not None else None
