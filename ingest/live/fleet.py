@@ -10,7 +10,7 @@ cohort.  The first pretraining run starts on the GPUs of the live twin's placed 
 job the twin evaluates (diagnosis, restart phase) is one of the fleet's.
 
 Each tick :meth:`LiveFleet.advance` runs the simulation up to the tick's instant and,
-when an allocation changed (at most every ``OCCUPANCY_EVERY_S``), rebuilds the :class:`Occupancy`: which GPUs run which job, at
+when an allocation changed (at most every ``OCCUPANCY_EVERY_S``), updates the :class:`Occupancy`: which GPUs run which job, at
 what utilisation and power cap, and which nodes are out of service.  The synthetic plant
 and the twin take it (the GPU counts of the overview therefore agree with the fleet).
 
@@ -35,10 +35,10 @@ from datetime import datetime
 import numpy as np
 
 from ingest.live.fleet_frame import FleetFrame, frame_from_sim, team_rows
+from ingest.live.fleet_occupancy import Occupancy, OccupancyBuilder
 from ingest.workload import ctfile, generator
 from ingest.workload import run as wrun
 from twin.fleet import lifecycle
-from twin.fleet.cluster import UP
 from twin.fleet.policy import Policy
 from twin.fleet.simulate import FleetSim, SimOptions
 from twin.fleet.state import RUNNING
@@ -82,27 +82,6 @@ class LiveMix:
 
 
 LIVE_MIX = LiveMix()
-
-
-@dataclass
-class Occupancy:
-    """What the fleet runs where, for the twin: per GPU and per node.
-
-    ``gpu_job`` the fleet's job row per GPU (-1 free; the model's own array, read it, never keep it);
-    ``gpu_util_frac`` utilisation (0 free
-    or restarting); ``gpu_power_limit_w`` the job's power cap (NaN: none);
-    ``nodes_out`` nodes out of service (down, in repair, lemon, drained).
-    """
-
-    gpu_job: np.ndarray
-    gpu_util_frac: np.ndarray
-    gpu_power_limit_w: np.ndarray
-    nodes_out: np.ndarray
-    version: int = 0
-
-    @property
-    def gpus_allocated_count(self) -> int:
-        return int((self.gpu_job >= 0).sum())
 
 
 class TeamHistory:
@@ -207,9 +186,7 @@ class LiveFleet:
         self._frame: tuple[float, FleetFrame] | None = None
         self._occ_version, self._occ_t = -1, -math.inf
         self.occupancy: Occupancy | None = None
-        n = table.n_jobs
-        self._lut_util, self._lut_cap = np.zeros(n + 1), np.full(n + 1, math.nan)  # per job row, +1 for "free"
-        self._lut_rows = np.zeros(0, np.int64)
+        self._occ = OccupancyBuilder(self.sim.run)
         self.last_advance_ms = 0.0
         self._pin_first_pretraining(placed_gpu_ids)
         t0 = time.perf_counter()
@@ -263,27 +240,11 @@ class LiveFleet:
 
     # --- what the twin takes -----------------------------------------------------------
     def _refresh_occupancy(self) -> bool:
-        """Rebuild :attr:`occupancy` when an allocation changed: per-job values looked up per GPU."""
+        """Bring :attr:`occupancy` up to date when anything changed since (the jobs that changed, per GPU)."""
         if self.sim.changes_count == self._occ_version and self.occupancy is not None:
             return False
-        run = self.sim.run
-        rows = self.sim.running_rows()
-        lut_util, lut_cap = self._lut_util, self._lut_cap
-        lut_util[self._lut_rows] = 0.0
-        lut_cap[self._lut_rows] = math.nan
-        progressing = run.resume_s[rows] <= run.now_s
-        lut_util[rows] = np.where(progressing, run.table.util_frac[rows], 0.0)
-        lut_cap[rows] = np.where(np.isfinite(run.cap_w[rows]), run.cap_w[rows], math.nan)
-        self._lut_rows = rows
-        gj = run.cluster.gpu_job  # -1 (free) reads the last slot, which stays 0 / NaN
-        self.occupancy = Occupancy(
-            gpu_job=gj,
-            gpu_util_frac=lut_util[gj],
-            gpu_power_limit_w=lut_cap[gj],
-            nodes_out=run.cluster.node_state != UP,
-            version=self.sim.changes_count,
-        )
-        self._occ_version, self._occ_t = self.sim.changes_count, run.now_s
+        self.occupancy = self._occ.refresh(self.sim.running_rows(), self.sim.changes_count)
+        self._occ_version, self._occ_t = self.sim.changes_count, self.sim.run.now_s
         return True
 
     # --- what the pages read -----------------------------------------------------------
