@@ -144,7 +144,7 @@ def overview_tiles(
         else _band(tokens, 0) or f"{jobs['jobs']} job(s)"
     )
     share = lambda n: f"{fmt_pct(n / live_gpus, 2)} % of {live_gpus:,} live" if live_gpus else "no live GPUs"  # noqa: E731
-    off_note = f" · {gpus['off']:,} off" if gpus["off"] else ""
+    off_note = f"{gpus['off']:,} off" if gpus["off"] else f"{live_gpus:,} live"  # short: the tile's one line
     return {
         "it_power": Tile(
             fmt(it.mean, 1),
@@ -168,7 +168,7 @@ def overview_tiles(
         "n1": n1_tile,
         "gpus_ok": Tile(
             f"{running:,}",
-            f"of {allocated:,} allocated · {live_gpus:,} live (fleet {state.n_gpus:,}{off_note})",
+            f"of {allocated:,} allocated · {off_note}",
             "ok" if running == allocated else "warning",
         ),
         "gpus_throttled": Tile(

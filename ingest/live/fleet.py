@@ -187,6 +187,7 @@ class LiveFleet:
         self._occ_version, self._occ_t = -1, -math.inf
         self.occupancy: Occupancy | None = None
         self._occ = OccupancyBuilder(self.sim.run)
+        self._handed_out = False  # whether advance has reported an occupancy yet
         self.last_advance_ms = 0.0
         self._pin_first_pretraining(placed_gpu_ids)
         t0 = time.perf_counter()
@@ -196,15 +197,17 @@ class LiveFleet:
 
     # --- time --------------------------------------------------------------------------
     def advance(self, ts: datetime) -> bool:
-        """Run the model up to ``ts``; True when the occupancy changed (then :attr:`occupancy` is new)."""
+        """Run the model up to ``ts``; True when the occupancy changed (then :attr:`occupancy` is new), and at
+        the first call (the warm-up's occupancy, for the plant's first step)."""
         t0 = time.perf_counter()
         t = ts.timestamp() - self.origin_s
         with self._lock:
             if t > self.sim.run.now_s:
                 self.sim.run_until(min(t, self.sim.opts.horizon_s), batch_s=LIVE_PASS_EVERY_S, observe=self._sample)
             changed = t - self._occ_t >= OCCUPANCY_EVERY_S and self._refresh_occupancy()
+            first, self._handed_out = not self._handed_out, True
         self.last_advance_ms = (time.perf_counter() - t0) * 1e3
-        return changed
+        return changed or first
 
     def _pin_first_pretraining(self, gpu_ids: np.ndarray | None) -> None:
         """Start ``pretrain-0`` at time 0, before the first pass, on the live twin's placed job's GPUs (when

@@ -67,14 +67,21 @@ class SyntheticSource:
         self.job_restart = restart.new_state()  # the plant's own job: stops and restarts on a failure
         self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
         self.fleet_util_frac: np.ndarray | None = None  # the fleet's utilisation of GPUs outside the job
+        self.working_gpu_ids: np.ndarray | None = None  # with a fleet: the GPUs of its jobs (shed last)
 
-    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray) -> None:
+    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, working_gpu_ids: np.ndarray | None = None) -> None:
         """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
-        out of service (powered off unless the training job runs there); idle nodes stay on."""
+        out of service (powered off unless the training job runs there); idle nodes stay on.
+
+        ``working_gpu_ids``: the GPUs of every job; a shortfall sheds the racks without them first, as
+        the twin that reads the plant does (it is given the same array).
+        """
         self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
-        job_nodes = np.bincount(self.state.gpu_node, weights=self.in_job, minlength=self.state.n_nodes) > 0
+        job_nodes = np.zeros(self.state.n_nodes, dtype=bool)
+        job_nodes[self.state.gpu_node[self.in_job]] = True
         out = np.asarray(nodes_out, dtype=bool) & ~job_nodes
         self.nodes_off = out if out.any() else None
+        self.working_gpu_ids = working_gpu_ids
 
     # ------------------------------------------------------------------ faults
     def _links_of(self, switch: int) -> np.ndarray:
@@ -141,6 +148,7 @@ class SyntheticSource:
             failed_power=failed_power,
             failed_sources=failed_sources,
             failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)),
+            priority_gpus=self.working_gpu_ids,
         )
 
     def active_xids(self, t_s: float) -> dict[int, int]:

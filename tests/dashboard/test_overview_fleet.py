@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from dashboard.analysis.aggregates import gpus_running
 from ingest.live.fleet import LiveFleet, LiveMix
@@ -59,3 +60,21 @@ def test_without_a_fleet_the_placed_jobs_are_the_allocation(demo_snapshot):
     state[up[:3]] = GPU_DOWN
     state[up[3]] = GPU_OFF
     assert gpus_running(replace(demo_snapshot, gpu_state=state)) == (running - 4, allocated)
+
+
+@pytest.mark.slow
+def test_on_colossus_the_twin_sheds_the_racks_without_fleet_jobs_first(tmp_path, page_module):
+    # the 43 MW supply binds: the shortfall policy powers off racks; it used to take the fleet's jobs for
+    # idle racks (only the placed job counted), and the plant got the fleet's occupancy 5 s late
+    tiles_of = page_module("overview").tiles_of
+    hub = build_hub("colossus", f"sqlite:///{tmp_path / 'c.db'}", start=T0, seed=0, record=False)
+    fleet = hub.ticker.fleet
+    for s in range(0, 11):
+        hub.step(T0 + timedelta(seconds=s))
+        snap = hub.view.latest_tick().snapshot
+        allocated = fleet.occupancy.gpu_job >= 0
+        out = (snap.gpu_state == GPU_DOWN) | (snap.gpu_state == GPU_OFF)
+        assert not (allocated & out).any(), s
+        assert (snap.gpu_state == GPU_OFF).sum() > 50_000  # racks without work are off
+        assert tiles_of(hub.view)["gpus_ok"].value == f"{int(allocated.sum()):,}"
+        assert all(job.tokens_per_s > 0 for job in snap.jobs)
