@@ -89,6 +89,24 @@ def gpu_counts(snapshot: Snapshot) -> dict[str, int]:
     }
 
 
+def gpus_running(snapshot: Snapshot, gpu_job: np.ndarray | None = None) -> tuple[int, int]:
+    """(GPUs running a job, GPUs allocated to one) at the snapshot.
+
+    Allocated: per ``gpu_job`` (the fleet's job per GPU, -1 free) when a fleet runs beside the tick,
+    else the snapshot's placed jobs.  Running: allocated and neither down nor powered off (a
+    throttled GPU still runs its job).
+    """
+    state = np.asarray(snapshot.gpu_state)
+    if gpu_job is not None:
+        allocated = np.asarray(gpu_job) >= 0
+    else:
+        allocated = np.zeros(state.size, bool)
+        for job in snapshot.jobs:
+            allocated[job.gpu_ids] = True
+    up = (state != GPU_DOWN) & (state != GPU_OFF)
+    return int(np.count_nonzero(allocated & up)), int(np.count_nonzero(allocated))
+
+
 def n1_status(state: SiteTables, snapshot: Snapshot) -> dict:
     """N-1 check of the power tree: elements whose worst post-failure load exceeds the limit."""
     n1 = np.asarray(snapshot.power_n1_load_frac, dtype=np.float64)

@@ -5,7 +5,9 @@ the band it moved in and a text sparkline (a training swing moves IT load by ten
 within a step; the latest tick alone flips every refresh).  Its colour comes from what
 the number means for the site: a running job at 0 tokens/s is critical, N-1 is not OK
 while a feed is dead, headroom is judged against the training swing.  GPU shares are of
-the live fleet (powered-off GPUs excluded), with the fleet total alongside.
+the live fleet (powered-off GPUs excluded), with the fleet total alongside.  "GPUs running"
+counts the GPUs running a job: those the fleet model (or, without one, the placed jobs) has
+allocated, less those down or powered off.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.aggregates import gpu_counts, jobs_summary, n1_status
+from dashboard.analysis.aggregates import gpu_counts, gpus_running, jobs_summary, n1_status
 from dashboard.present.formatting import fmt, fmt_pct, fmt_si
 from dashboard.present.stat_window import STAT_WINDOW_S, WindowStat, window_stat
 from dashboard.shell.status import alert_counts
@@ -91,12 +93,22 @@ def _headroom_series(trend: pd.DataFrame) -> pd.DataFrame:
 
 
 def overview_tiles(
-    state: SiteTables, snapshot: Snapshot | None, detail, trend: pd.DataFrame, alerts: list[dict]
+    state: SiteTables,
+    snapshot: Snapshot | None,
+    detail,
+    trend: pd.DataFrame,
+    alerts: list[dict],
+    gpu_job: np.ndarray | None = None,
 ) -> dict[str, Tile]:
-    """Every tile of the overview (see module docstring); ``detail`` may be None."""
+    """Every tile of the overview (see module docstring); ``detail`` may be None.
+
+    ``gpu_job``: the fleet's job per GPU (-1 free) when a fleet runs beside the tick; "GPUs
+    running" counts the GPUs running a job (:func:`gpus_running`), the placed jobs' without it.
+    """
     if snapshot is None:
         return {name: Tile("–", "no data") for name, _, _ in TILES}
     gpus = gpu_counts(snapshot)
+    running, allocated = gpus_running(snapshot, gpu_job)
     jobs = jobs_summary(snapshot)
     counts = alert_counts(alerts)
     open_rules = {str(a.get("key", "")).split(":", 1)[0] for a in alerts if a.get("cleared_at") is None}
@@ -142,7 +154,7 @@ def overview_tiles(
         else _band(tokens, 0) or f"{jobs['jobs']} job(s)"
     )
     share = lambda n: f"{fmt_pct(n / live_gpus, 2)} % of {live_gpus:,} live" if live_gpus else "no live GPUs"  # noqa: E731
-    off_note = f" · {gpus['off']:,} off" if gpus["off"] else ""
+    off_note = f"{gpus['off']:,} off" if gpus["off"] else f"{live_gpus:,} live"  # short: the tile's one line
     tiles = {
         "it_power": Tile(
             fmt(it.mean, 1),
@@ -165,9 +177,9 @@ def overview_tiles(
         "pue": Tile(fmt(pue.mean, 2), f"wet bulb {fmt(snapshot.outdoor_wet_bulb_c, 1)} °C", "", sparkline(pue.samples)),
         "n1": n1_tile,
         "gpus_ok": Tile(
-            f"{gpus['ok']:,}",
-            f"of {live_gpus:,} live (fleet {state.n_gpus:,}{off_note})",
-            "ok" if gpus["ok"] == live_gpus else "",
+            f"{running:,}",
+            f"of {allocated:,} allocated · {off_note}",
+            "ok" if running == allocated else "warning",
         ),
         "gpus_throttled": Tile(
             f"{gpus['throttled']:,}", share(gpus["throttled"]), "warning" if gpus["throttled"] else "ok"

@@ -13,10 +13,11 @@ import dash
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.analysis.aggregates import gpu_counts, hottest_racks, jobs_summary, n1_status
+from dashboard.analysis.aggregates import gpu_counts, gpus_running, hottest_racks, jobs_summary, n1_status
 from dashboard.analysis.tiles import TILES, overview_tiles, power_breakdown
 from dashboard.callbacks import inputs
 from dashboard.callbacks.patch_relay import relay
+from dashboard.components.fleet_panel import fleet_of
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
 from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
@@ -122,7 +123,7 @@ def kpi_numbers(state, snapshot, alerts: list[dict]) -> dict[str, tuple[float, i
         "supply_headroom": (snapshot.generation_capacity_mw - snapshot.facility_power_mw, 1),
         "pue": (snapshot.pue_ratio, 2),
         "n1": (float(len(n1_status(state, snapshot)["elements_over"])), 0),
-        "gpus_ok": (float(gpus["ok"]), 0),
+        "gpus_ok": (float(gpus_running(snapshot)[0]), 0),
         "gpus_throttled": (float(gpus["throttled"]), 0),
         "gpus_down": (float(gpus["down"]), 0),
         "tokens": (jobs["tokens_per_s"], 0),
@@ -301,9 +302,13 @@ def trend_figures(frame, window_s: int, pinned: str | None = None) -> dict:
 
 
 def tiles_of(view) -> dict:
-    """The tiles of a view's latest tick, over its trend's last seconds."""
+    """The tiles of a view's latest tick, over its trend's last seconds ("GPUs running": the fleet's
+    allocation when a fleet runs beside the tick)."""
     tick = view.latest_tick()
-    return overview_tiles(view.state, tick.snapshot, tick.detail, view.trend(120.0), view.alerts(active_only=True))
+    fleet = fleet_of(view)
+    gpu_job = fleet.gpu_job_now() if fleet is not None else None
+    alerts = view.alerts(active_only=True)
+    return overview_tiles(view.state, tick.snapshot, tick.detail, view.trend(120.0), alerts, gpu_job)
 
 
 @view_layout

@@ -10,7 +10,7 @@ cohort.  The first pretraining run starts on the GPUs of the live twin's placed 
 job the twin evaluates (diagnosis, restart phase) is one of the fleet's.
 
 Each tick :meth:`LiveFleet.advance` runs the simulation up to the tick's instant and,
-when an allocation changed (at most every ``OCCUPANCY_EVERY_S``), rebuilds the :class:`Occupancy`: which GPUs run which job, at
+when an allocation changed (at most every ``OCCUPANCY_EVERY_S``), updates the :class:`Occupancy`: which GPUs run which job, at
 what utilisation and power cap, and which nodes are out of service.  The synthetic plant
 and the twin take it (the GPU counts of the overview therefore agree with the fleet).
 
@@ -18,10 +18,10 @@ With a Slurm source (``--source slurm=…``) the pages show the scheduler's own 
 :meth:`LiveFleet.frame` reads the poller's last snapshot (:mod:`ingest.live.fleet_slurm`)
 instead of the model's.
 
-The stepping mirrors :meth:`FleetSim.simulate` (same events, passes and rebalancing), up
-to an instant instead of to the horizon; live ticks schedule at most every
-``LIVE_PASS_EVERY_S`` (the warm-up after every event batch).  It keeps the backfill's planned starts for the
-pending jobs (``squeue --start``).
+The stepping is the simulation's own loop (:meth:`FleetSim.run_until`): the warm-up schedules
+after every event batch, as :meth:`FleetSim.simulate` does; live ticks apply the events as
+they come and schedule at the tick's instant at most every ``LIVE_PASS_EVERY_S``.  The
+simulation keeps the backfill's planned starts for the pending jobs (``squeue --start``).
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ from datetime import datetime
 import numpy as np
 
 from ingest.live.fleet_frame import FleetFrame, frame_from_sim, team_rows
+from ingest.live.fleet_occupancy import Occupancy, OccupancyBuilder
 from ingest.workload import ctfile, generator
 from ingest.workload import run as wrun
-from twin.fleet import events
-from twin.fleet.cluster import UP
+from twin.fleet import lifecycle
 from twin.fleet.policy import Policy
-from twin.fleet.scheduler import schedule_pass
 from twin.fleet.simulate import FleetSim, SimOptions
-from twin.fleet.state import PENDING, RUNNING
+from twin.fleet.state import RUNNING
 from twin.fleet.topology import fleet_topology
 from twin.fleet.workload import job_table
 from twin.training import jobgoodput
@@ -83,27 +82,6 @@ class LiveMix:
 
 
 LIVE_MIX = LiveMix()
-
-
-@dataclass
-class Occupancy:
-    """What the fleet runs where, for the twin: per GPU and per node.
-
-    ``gpu_job`` the fleet's job row per GPU (-1 free; the model's own array, read it, never keep it);
-    ``gpu_util_frac`` utilisation (0 free
-    or restarting); ``gpu_power_limit_w`` the job's power cap (NaN: none);
-    ``nodes_out`` nodes out of service (down, in repair, lemon, drained).
-    """
-
-    gpu_job: np.ndarray
-    gpu_util_frac: np.ndarray
-    gpu_power_limit_w: np.ndarray
-    nodes_out: np.ndarray
-    version: int = 0
-
-    @property
-    def gpus_allocated_count(self) -> int:
-        return int((self.gpu_job >= 0).sum())
 
 
 class TeamHistory:
@@ -203,110 +181,44 @@ class LiveFleet:
         self.sim = FleetSim(fleet_topology(state), table, pol, opts)
         self.origin_s = start.timestamp() - mix.warmup_s
         self.history = TeamHistory(len(table.team_names))
-        self.expected: dict[int, float] = {}
         self.gantt: dict[int, tuple[str, str, float, float]] = {}  # row → (hall, pod, start, end) sim s
-        self._last_full, self._bf_pending = -math.inf, False
-        self._last_sched, self._sched_due = -math.inf, False
         self._lock = threading.Lock()
         self._frame: tuple[float, FleetFrame] | None = None
-        self._version, self._occ_version, self._occ_t = 0, -1, -math.inf
+        self._occ_version, self._occ_t = -1, -math.inf
         self.occupancy: Occupancy | None = None
-        n = table.n_jobs
-        self._lut_util, self._lut_cap = np.zeros(n + 1), np.full(n + 1, math.nan)  # per job row, +1 for "free"
-        self._lut_rows = np.zeros(0, np.int64)
+        self._occ = OccupancyBuilder(self.sim.run)
+        self._handed_out = False  # whether advance has reported an occupancy yet
         self.last_advance_ms = 0.0
         self._pin_first_pretraining(placed_gpu_ids)
         t0 = time.perf_counter()
-        self._run_until(mix.warmup_s)
+        self.sim.run_until(mix.warmup_s, observe=self._sample)
         self.warmup_ms = (time.perf_counter() - t0) * 1e3
         self._refresh_occupancy()
 
     # --- time --------------------------------------------------------------------------
     def advance(self, ts: datetime) -> bool:
-        """Run the model up to ``ts``; True when the occupancy changed (then :attr:`occupancy` is new)."""
+        """Run the model up to ``ts``; True when the occupancy changed (then :attr:`occupancy` is new), and at
+        the first call (the warm-up's occupancy, for the plant's first step)."""
         t0 = time.perf_counter()
         t = ts.timestamp() - self.origin_s
         with self._lock:
             if t > self.sim.run.now_s:
-                self._run_until(min(t, self.sim.opts.horizon_s), batch=True)
+                self.sim.run_until(min(t, self.sim.opts.horizon_s), batch_s=LIVE_PASS_EVERY_S, observe=self._sample)
             changed = t - self._occ_t >= OCCUPANCY_EVERY_S and self._refresh_occupancy()
+            first, self._handed_out = not self._handed_out, True
         self.last_advance_ms = (time.perf_counter() - t0) * 1e3
-        return changed
+        return changed or first
 
     def _pin_first_pretraining(self, gpu_ids: np.ndarray | None) -> None:
-        """Start ``pretrain-0`` at time 0 on the live twin's placed job's GPUs (when they fit its size)."""
+        """Start ``pretrain-0`` at time 0, before the first pass, on the live twin's placed job's GPUs (when
+        they are as many as it asks for)."""
         sim = self.sim
         j = sim.run.table.index.get("pretrain-0")
-        sim._advance_clock(0.0)
-        sim._process(0.0)
-        if j is None or gpu_ids is None or sim.run.status[j] != PENDING:
+        if j is None or gpu_ids is None:
             return
         gpu_ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))
-        if gpu_ids.size != int(sim.run.table.n_gpus[j]) or (sim.run.cluster.gpu_job[gpu_ids] >= 0).any():
-            return
-        sim.start(j, gpu_ids, 0.0)
-        self._version += 1
-
-    def _run_until(self, horizon: float, batch: bool = False) -> None:
-        """Events, passes and power rebalancing up to ``horizon`` [s of simulation time].
-
-        ``batch`` (live ticks): the events are applied as they come, the scheduler runs once
-        at ``horizon`` and at most every ``LIVE_PASS_EVERY_S`` (the warm-up schedules after
-        every event batch, as :meth:`FleetSim.simulate` does).
-        """
-        sim = self.sim
-        while True:
-            t = sim._next_time()
-            if t > horizon:
-                break
-            sim._advance_clock(t)
-            sim.dirty = False
-            sim._process(t)
-            self._sample(t)
-            if not sim.dirty:
-                continue
-            self._version += 1
-            if batch:
-                self._sched_due = True
-            else:
-                self._schedule(t)
-        sim._advance_clock(horizon)
-        if batch and self._sched_due and horizon - self._last_sched >= LIVE_PASS_EVERY_S:
-            self._schedule(horizon)
-            self._version += 1
-        self._sample(horizon)
-
-    def _schedule(self, t: float) -> None:
-        """The quick pass, the full pass when due, the power rebalance: as after an event batch of the simulation."""
-        sim = self.sim
-        pol = sim.run.policy
-        self._sched_due, self._last_sched = False, t
-        full_due = t - self._last_full >= pol.bf_interval_s
-        if not full_due and sim.n_pending and sim._quick_pass_may_start():
-            self._pass(t, full=False)
-        if full_due and sim.n_pending:
-            self._pass(t, full=True)
-            self._last_full, self._bf_pending = t, False
-        elif not self._bf_pending:
-            sim.push(self._last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
-            self._bf_pending = True
-        if sim.power_dirty and (sim.budget_changed or t - sim._last_rebalance >= pol.power_rebalance_s):
-            sim.rebalance(t)
-            sim.power_dirty = sim.budget_changed = False
-            sim._last_rebalance = t
-        sim._levels()
-
-    def _pass(self, t: float, full: bool) -> None:
-        sim = self.sim
-        res = schedule_pass(sim, t, full)
-        sim.counts["passes_count"] += 1
-        if full:
-            sim.counts["full_passes_count"] += 1
-            sim.last_frag = res.fragmented_gpus
-            self.expected = dict(res.expected_start_s)
-        sim.run.reason_code[res.rows] = res.codes
-        for j in res.started:
-            self.expected.pop(j, None)
+        if gpu_ids.size == int(sim.run.table.n_gpus[j]) and sim.run.table.submit_s[j] == 0.0:
+            lifecycle.start_running(sim, {j: gpu_ids})
 
     def _sample(self, t: float) -> None:
         """Team usage once a simulated minute; the large jobs' allocations for the timeline."""
@@ -331,30 +243,19 @@ class LiveFleet:
 
     # --- what the twin takes -----------------------------------------------------------
     def _refresh_occupancy(self) -> bool:
-        """Rebuild :attr:`occupancy` when an allocation changed: per-job values looked up per GPU."""
-        if self._version == self._occ_version and self.occupancy is not None:
+        """Bring :attr:`occupancy` up to date when anything changed since (the jobs that changed, per GPU)."""
+        if self.sim.changes_count == self._occ_version and self.occupancy is not None:
             return False
-        run = self.sim.run
-        rows = self.sim.running_rows()
-        lut_util, lut_cap = self._lut_util, self._lut_cap
-        lut_util[self._lut_rows] = 0.0
-        lut_cap[self._lut_rows] = math.nan
-        progressing = run.resume_s[rows] <= run.now_s
-        lut_util[rows] = np.where(progressing, run.table.util_frac[rows], 0.0)
-        lut_cap[rows] = np.where(np.isfinite(run.cap_w[rows]), run.cap_w[rows], math.nan)
-        self._lut_rows = rows
-        gj = run.cluster.gpu_job  # -1 (free) reads the last slot, which stays 0 / NaN
-        self.occupancy = Occupancy(
-            gpu_job=gj,
-            gpu_util_frac=lut_util[gj],
-            gpu_power_limit_w=lut_cap[gj],
-            nodes_out=run.cluster.node_state != UP,
-            version=self._version,
-        )
-        self._occ_version, self._occ_t = self._version, run.now_s
+        self.occupancy = self._occ.refresh(self.sim.running_rows(), self.sim.changes_count)
+        self._occ_version, self._occ_t = self.sim.changes_count, self.sim.run.now_s
         return True
 
     # --- what the pages read -----------------------------------------------------------
+    def gpu_job_now(self) -> np.ndarray:
+        """The model's job per GPU now (-1 free; a copy): the allocation the twin's occupancy follows."""
+        with self._lock:
+            return self.sim.run.cluster.gpu_job.copy()
+
     def frame(self) -> FleetFrame:
         """The fleet now: Slurm's queue when a Slurm read is there, else the model's (cached per change)."""
         snap = getattr(self.slurm, "latest", None) if self.slurm is not None else None
@@ -363,12 +264,12 @@ class LiveFleet:
 
             return frame_from_slurm(self.state, snap)
         with self._lock:
-            key = float(self._version)
+            key = float(self.sim.changes_count)
             if self._frame is not None and self._frame[0] == key:
                 return self._frame[1]
             teams = team_rows(self.sim, self.history)
             upto = self.sim._next_fail
-            frame = frame_from_sim(self.sim, self.origin_s, self.expected, teams, upto)
+            frame = frame_from_sim(self.sim, self.origin_s, self.sim.planned_start_s, teams, upto)
             self._frame = (key, frame)
             return frame
 

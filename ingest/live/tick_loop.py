@@ -60,6 +60,7 @@ class TickLoop:
         self.buffer = ReadingsBuffer(state)
         self.jobs = JobRuns(state, jobs or [])
         self.fleet = fleet  # the fleet model beside the tick (None: the placed jobs only)
+        self._working_gpus: np.ndarray | None = None  # with the fleet: the GPUs of its jobs and of the placed ones
         self.predicted_gpu_temp_c: np.ndarray | None = None
         self.last_ts: datetime | None = None
         self._settled = False  # the twin engine settles on the first tick this process runs
@@ -76,9 +77,11 @@ class TickLoop:
         if self.last_ts is not None and dt_s == 0.0:
             return None
         self.last_ts = ts
-        if self.fleet is not None and self.fleet.advance(ts) and self.synthetic is not None:
+        if self.fleet is not None and self.fleet.advance(ts):
             occ = self.fleet.occupancy
-            self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out, occ.gpu_job >= 0)
+            self._working_gpus = self._gpus_with_work(occ.gpu_job)
+            if self.synthetic is not None:
+                self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out, self._working_gpus)
         if self.synthetic is not None:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = ts.timestamp()
@@ -154,7 +157,15 @@ class TickLoop:
             failed_links=b.failed("link"),
             nodes_off=nodes_off,
             jobs=self.jobs.placed,  # the placed jobs' phases drive the swing
+            priority_gpus=self._working_gpus,  # with a fleet, a shortfall sheds the racks without its jobs first
         )
+
+    def _gpus_with_work(self, gpu_job: np.ndarray) -> np.ndarray:
+        """GPU ids of the fleet's jobs and of the placed jobs (one array per occupancy: the twin keys on it)."""
+        busy = gpu_job >= 0
+        for job in self.jobs.placed:
+            busy[job.gpu_ids] = True
+        return np.flatnonzero(busy)
 
     def _fleet_inputs(self, util: np.ndarray, limit: np.ndarray, nodes_off: np.ndarray | None) -> tuple:
         """Real sources: the fleet's occupancy where no fresh reading says otherwise (utilisation, power

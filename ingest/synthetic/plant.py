@@ -67,21 +67,29 @@ class SyntheticSource:
         self.job_restart = restart.new_state()  # the plant's own job: stops and restarts on a failure
         self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
         self.fleet_util_frac: np.ndarray | None = None  # the fleet's utilisation of GPUs outside the job
+        self.working_gpu_ids: np.ndarray | None = None  # with a fleet: the GPUs of its jobs (shed last)
 
-    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, allocated: np.ndarray | None = None) -> None:
+    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, working_gpu_ids: np.ndarray | None = None) -> None:
         """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
-        out of service (powered off unless the training job runs there).  With ``allocated`` (per GPU: a job
-        holds it), on a site whose operator powers off idle nodes (``idle_nodes_off``: colossus on its
-        43 MW), a node no job holds is powered off too; elsewhere idle nodes stay on, ready for work."""
+        out of service (powered off unless the training job runs there).
+
+        ``working_gpu_ids``: the GPUs of every job; a shortfall sheds the racks without them first, as
+        the twin that reads the plant does (it is given the same array).  On a site whose operator
+        powers off idle nodes (``idle_nodes_off``: colossus on its 43 MW) a node with none of them is
+        powered off too; elsewhere idle nodes stay on, ready for work.
+        """
         s = self.state
         self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
-        job_nodes = np.bincount(s.gpu_node, weights=self.in_job, minlength=s.n_nodes) > 0
+        job_nodes = np.zeros(s.n_nodes, dtype=bool)
+        job_nodes[s.gpu_node[self.in_job]] = True
         out = np.asarray(nodes_out, dtype=bool)
-        if allocated is not None and self.power_off_idle_nodes and self.state.idle_nodes_off:
-            held = np.bincount(s.gpu_node, weights=np.asarray(allocated, dtype=bool), minlength=s.n_nodes) > 0
+        if working_gpu_ids is not None and self.power_off_idle_nodes and s.idle_nodes_off:
+            held = np.zeros(s.n_nodes, dtype=bool)
+            held[s.gpu_node[np.asarray(working_gpu_ids, dtype=np.int64)]] = True
             out = out | ~held
         out &= ~job_nodes
         self.nodes_off = out if out.any() else None
+        self.working_gpu_ids = working_gpu_ids
 
     # ------------------------------------------------------------------ faults
     def _links_of(self, switch: int) -> np.ndarray:
@@ -148,6 +156,7 @@ class SyntheticSource:
             failed_power=failed_power,
             failed_sources=failed_sources,
             failed_links=np.unique(np.asarray(failed_links, dtype=np.int64)),
+            priority_gpus=self.working_gpu_ids,
         )
 
     def active_xids(self, t_s: float) -> dict[int, int]:

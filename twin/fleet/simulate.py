@@ -7,6 +7,9 @@ pass with backfill runs at most every ``bf_interval_s`` while something has chan
 batch when it is 0), then the power caps are rebalanced.  Per-job physics is evaluated
 only when a job's placement or cap changes (:mod:`twin.fleet.lifecycle`).
 
+One loop, :meth:`FleetSim.run_until`, runs both the whole horizon (:meth:`FleetSim.simulate`)
+and the live fleet's ticks (``batch_s``: the scheduler once per step, at its end).
+
 For the tick engine (a later coupling): :meth:`FleetSim.gpu_view` says which GPUs run which
 job at what cap, and in which phase, at the simulation's present time.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,11 +103,17 @@ class FleetSim(JobSets):
             else None
         )
         self._next_fail = 0
-        self._usage_t = 0.0
+        self._usage_t = 0.0  # the fair-share usage was last committed then, at this value [GPU·s]
+        self._usage_gpu_s = self.run.acct.team_usage_gpu_s
         self._prio = priority.PriorityCache(table.n_jobs, self.quota.shares)
         self.power_dirty = True
         self.budget_changed = False
         self._last_rebalance = -math.inf
+        self.dirty = True  # the events of the instant being processed changed something
+        self._last_full_s, self._bf_pending = -math.inf, False  # the last full pass; a backfill wake-up queued
+        self._last_sched_s, self._sched_due = -math.inf, False  # the scheduler's last run; a change since
+        self.changes_count = 0  # instants whose events changed something, and batched scheduler runs
+        self.planned_start_s: dict[int, float] = {}  # the last full pass's reservations (squeue --start)
         self.job_node0 = np.zeros(table.n_jobs, np.int64)  # first node of a running job
         self.job_gpu_type = jobclass.gpu_type_codes(table, self._gpu_type_code, UNKNOWN_GPU_TYPE)
         self.job_k = jobclass.whole_nodes(table, topo, self.job_gpu_type)
@@ -183,34 +193,67 @@ class FleetSim(JobSets):
     def simulate(self) -> FleetResult:
         """Run to the horizon and report."""
         wall0 = time.perf_counter()
-        pol = self.run.policy
-        self.dirty, last_full, bf_pending = True, -math.inf, False
-        horizon = self.opts.horizon_s
+        self.run_until(self.opts.horizon_s)
+        return self._result(time.perf_counter() - wall0)
+
+    def run_until(
+        self, t_s: float, *, batch_s: float | None = None, observe: Callable[[float], None] | None = None
+    ) -> None:
+        """Apply every event up to and at ``t_s`` [s of simulation time] and schedule; the clock ends at ``t_s``.
+
+        ``batch_s`` None (:meth:`simulate`): the scheduler runs after every batch of events at one
+        instant: the quick pass, the full pass with backfill when ``bf_interval_s`` has passed, the
+        power rebalance.  Stepping a run in steps of any length gives the schedule of one run.
+        ``batch_s`` given (the live ticks, like Slurm's ``defer``): the events apply as they come,
+        but the scheduler runs once, at ``t_s``, when something changed since its last run and
+        at least ``batch_s`` seconds passed since then; the jobs it starts start at the step's
+        end, not at the event that let them.  ``observe(t)`` is called after the events of each
+        instant and at ``t_s``, after the scheduler.  Past ``opts.horizon_s`` no failure is drawn.
+        """
+        if t_s < self.run.now_s:
+            raise ValueError(f"run_until({t_s} s): the simulation is already at {self.run.now_s} s")
         while True:
             t = self._next_time()
-            if t > horizon:
+            if t > t_s:
                 break
             self._advance_clock(t)
             self.dirty = False
             self._process(t)
+            if observe is not None:
+                observe(t)
             if not self.dirty:
                 continue
-            full_due = t - last_full >= pol.bf_interval_s
-            if not full_due and self.n_pending and self._quick_pass_may_start():
-                self._pass(t, full=False)
-            if full_due and self.n_pending:
-                self._pass(t, full=True)
-                last_full, bf_pending = t, False
-            elif not bf_pending:
-                self.push(last_full + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
-                bf_pending = True
-            if self.power_dirty and (self.budget_changed or t - self._last_rebalance >= pol.power_rebalance_s):
-                self.rebalance(t)
-                self.power_dirty = self.budget_changed = False
-                self._last_rebalance = t
-            self._levels()
-        self._advance_clock(horizon)
-        return self._result(time.perf_counter() - wall0)
+            self.changes_count += 1
+            if batch_s is None:
+                self._schedule(t)
+            else:
+                self._sched_due = True
+        self._advance_clock(t_s, commit=False)
+        if batch_s is not None and self._sched_due and t_s - self._last_sched_s >= batch_s:
+            self._advance_clock(t_s)  # the pass changes the GPUs held from here on
+            self._schedule(t_s)
+            self.changes_count += 1
+        if observe is not None:
+            observe(t_s)
+
+    def _schedule(self, t: float) -> None:
+        """The quick pass, the full pass when due, the power rebalance (after the events at ``t``)."""
+        pol = self.run.policy
+        self._sched_due, self._last_sched_s = False, t
+        full_due = t - self._last_full_s >= pol.bf_interval_s
+        if not full_due and self.n_pending and self._quick_pass_may_start():
+            self._pass(t, full=False)
+        if full_due and self.n_pending:
+            self._pass(t, full=True)
+            self._last_full_s, self._bf_pending = t, False
+        elif not self._bf_pending:
+            self.push(self._last_full_s + pol.bf_interval_s, events.EV_BACKFILL, 0, 0)
+            self._bf_pending = True
+        if self.power_dirty and (self.budget_changed or t - self._last_rebalance >= pol.power_rebalance_s):
+            self.rebalance(t)
+            self.power_dirty = self.budget_changed = False
+            self._last_rebalance = t
+        self._levels()
 
     def _quick_pass_may_start(self) -> bool:
         """Whether the main scheduler could start anything now: free GPUs, or a pending job that may preempt."""
@@ -225,17 +268,26 @@ class FleetSim(JobSets):
         if full:
             self.counts["full_passes_count"] += 1
             self.last_frag = res.fragmented_gpus
+            self.planned_start_s = res.expected_start_s
         self.run.reason_code[res.rows] = res.codes
+        for j in res.started:
+            self.planned_start_s.pop(j, None)
 
-    def _advance_clock(self, t: float) -> None:
+    def _advance_clock(self, t: float, commit: bool = True) -> None:
+        """Move the clock to ``t``: the fleet signals integrated, the fair-share usage decayed and topped up.
+
+        The usage is integrated from the last committed instant (an event, a pass) with the GPUs
+        held since: ``commit=False`` (a step's end) shows its value at ``t`` but keeps that instant,
+        so that how a run is stepped does not change it (the decay and the top-up do not commute).
+        """
         self.rec.advance(t)
         run = self.run
         dt = t - self._usage_t
         if dt > 0:
             a = run.acct
-            a.team_usage_gpu_s = priority.decay(a.team_usage_gpu_s, dt, run.policy.decay_half_life_s)
-            a.team_usage_gpu_s += a.team_gpus * dt
-            self._usage_t = t
+            a.team_usage_gpu_s = priority.decay(self._usage_gpu_s, dt, run.policy.decay_half_life_s) + a.team_gpus * dt
+            if commit:
+                self._usage_gpu_s, self._usage_t = a.team_usage_gpu_s, t
         run.now_s = t
 
     def _levels(self) -> None:

@@ -123,3 +123,14 @@ def test_slurm_queue_replaces_the_model(demo):
 
     fleet = LiveFleet(demo, T0, mix=SMALL_MIX, slurm=Poller())
     assert fleet.frame().source == "slurm"
+
+
+def test_the_plant_runs_the_fleet_from_the_first_tick(tmp_path):
+    hub = build_hub("demo", f"sqlite:///{tmp_path / 'first.db'}", start=T0, seed=1, record=False)
+    hub.ticker.fleet = LiveFleet(hub.state, T0, mix=SMALL_MIX)
+    hub.ticker.synthetic.in_job[:] = False
+    assert hub.ticker.synthetic.fleet_util_frac is None
+    hub.step(T0)  # the warm-up's occupancy, not 5 s later
+    occ = hub.ticker.fleet.occupancy
+    assert np.array_equal(hub.ticker.synthetic.fleet_util_frac, occ.gpu_util_frac)
+    assert not hub.ticker.fleet.advance(T0 + timedelta(seconds=1))  # then only when it changed
