@@ -66,6 +66,7 @@ class TickLoop:
         self._settled = False  # the twin engine settles on the first tick this process runs
         self._synthetic_ok_s = float("-inf")
         self._gpu_idle_w = state.gpu_spec_array("idle_power_w")
+        self._gpu_tdp_w = state.gpu_spec_array("tdp_w")
         self._gpu_slowdown_c = state.gpu_spec_array("slowdown_temp_c")
 
     def advance(self, ts: datetime) -> float | None:
@@ -81,7 +82,7 @@ class TickLoop:
             occ = self.fleet.occupancy
             self._working_gpus = self._gpus_with_work(occ.gpu_job)
             if self.synthetic is not None:
-                self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out, self._working_gpus)
+                self.synthetic.occupy(occ.gpu_util_frac, occ.nodes_out, self._working_gpus, occ.gpu_power_limit_w)
         if self.synthetic is not None:
             self.synthetic.step(ts, dt_s, self.buffer)
             self._synthetic_ok_s = ts.timestamp()
@@ -148,7 +149,10 @@ class TickLoop:
         return TickInputs(
             ts=ts,
             gpu_util_frac=util,
-            gpu_power_limit_w=limit if np.isfinite(limit).any() else None,
+            # a GPU without a fresh limit reading (powered off, dropped from a scrape) runs at its TDP
+            gpu_power_limit_w=np.where(np.isfinite(limit), limit, self._gpu_tdp_w)
+            if np.isfinite(limit).any()
+            else None,
             pumps_running_count=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
             cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
             loop_supply_temp_c=loop_supply,

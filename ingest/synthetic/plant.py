@@ -67,11 +67,21 @@ class SyntheticSource:
         self.job_restart = restart.new_state()  # the plant's own job: stops and restarts on a failure
         self.job_swapped = np.zeros(int(self.in_job.sum()), dtype=bool)  # ranks moved to spares (per job GPU)
         self.fleet_util_frac: np.ndarray | None = None  # the fleet's utilisation of GPUs outside the job
+        self.fleet_power_limit_w: np.ndarray | None = None  # board limit per GPU the fleet set [W] (None: TDP)
+        self._tdp_w = self.state.gpu_spec_array("tdp_w") if self.state.n_gpus else np.zeros(0)
         self.working_gpu_ids: np.ndarray | None = None  # with a fleet: the GPUs of its jobs (shed last)
 
-    def occupy(self, util_frac: np.ndarray, nodes_out: np.ndarray, working_gpu_ids: np.ndarray | None = None) -> None:
+    def occupy(
+        self,
+        util_frac: np.ndarray,
+        nodes_out: np.ndarray,
+        working_gpu_ids: np.ndarray | None = None,
+        power_limit_w: np.ndarray | None = None,
+    ) -> None:
         """Run the fleet's other jobs: ``util_frac`` per GPU outside the training job, ``nodes_out`` per node
-        out of service (powered off unless the training job runs there).
+        out of service (powered off unless the training job runs there), ``power_limit_w`` the cap the
+        fleet's power manager set per GPU [W] (NaN: none; the training job's GPUs too), which the GPUs
+        enforce and report as dcgm-exporter's power limit does.
 
         ``working_gpu_ids``: the GPUs of every job; a shortfall sheds the racks without them first, as
         the twin that reads the plant does (it is given the same array).  On a site whose operator
@@ -80,6 +90,11 @@ class SyntheticSource:
         """
         s = self.state
         self.fleet_util_frac = np.asarray(util_frac, dtype=np.float64)
+        cap = None if power_limit_w is None else np.asarray(power_limit_w, dtype=np.float64)
+        capped = cap is not None and bool(np.isfinite(cap).any())
+        self.fleet_power_limit_w = (
+            np.where(np.isfinite(cap), np.minimum(cap, self._tdp_w), self._tdp_w) if capped else None
+        )
         job_nodes = np.zeros(s.n_nodes, dtype=bool)
         job_nodes[s.gpu_node[self.in_job]] = True
         out = np.asarray(nodes_out, dtype=bool)
@@ -149,6 +164,7 @@ class SyntheticSource:
         return TickInputs(
             ts=ts,
             gpu_util_frac=util,
+            gpu_power_limit_w=self.fleet_power_limit_w,
             nodes_off=self.nodes_off,
             pumps_running_count=pumps,
             loop_supply_temp_c=loop_supply,
@@ -229,12 +245,14 @@ class SyntheticSource:
         hbm = np.round(truth.hbm_temp_c + rng.normal(0, TEMP_NOISE_C, n))
         power = np.maximum(truth.gpu_power_w + rng.normal(0, POWER_NOISE_W, n), 0.0)
         clock = np.round(truth.sm_clock_mhz / 15.0) * 15.0  # SM clocks move in 15 MHz bins
+        limit = self._tdp_w if self.fleet_power_limit_w is None else self.fleet_power_limit_w
         for metric, values in (
             ("gpu_temp_c", temp),
             ("hbm_temp_c", hbm),
             ("gpu_power_w", power),
             ("gpu_util_frac", truth.gpu_util_frac),
             ("sm_clock_mhz", clock),
+            ("power_limit_w", limit),
         ):
             buffer.update("gpu", metric, ids, values[seen], now_s)
         buffer.update("gpu", "last_xid_code", gpu_ids, xid, now_s)  # the exporter keeps the last XID

@@ -1,13 +1,16 @@
 """Power-aware admission: which jobs run, and at what GPU cap, within the site's supply.
 
-The budget is the site's generation: the live sources' capacity, batteries left out (they
-hold a swing or a ride-through, not hours of load), less ``power_margin_frac``; during a
+The budget is the site's generation as the twin's shortfall policy counts it: every source's
+capacity, charged batteries included (they carry the training swing's peak above the
+generators, and the budget is judged at that peak), less ``power_margin_frac``; during a
 demand-response event it is cut by ``cut_mw`` or held at ``target_mw``.  Facility power is
 ``IT / η_dist × (1 + cooling) + network + site overhead``: ``η_dist`` the product of the
 power-tree efficiencies down one feed (:class:`twin.site.tables.SiteTables`), cooling a
 fraction of IT ([E], ``Policy.cooling_overhead_frac``), network the switches at
 ``SWITCH_POWER_W`` each.  A job's IT power at a cap comes from :mod:`twin.fleet.jobspeed`
-(node model and PSU curve), its speed at a cap from the step-time model or the DVFS law.
+(node model and PSU curve) at its GPUs' peak draw under the cap (a training job's while it
+computes: the swing's peak is what the sources carry); its speed at a cap from the
+step-time model or the DVFS law, its energy from its mean draw.
 
 Modes (``Policy.power``):
 
@@ -54,9 +57,8 @@ def distribution_efficiency(state: SiteTables) -> float:
 
 
 def supply_mw(state: SiteTables) -> float:
-    """Sustained generation of the site: every source but the batteries [MW]."""
-    kinds = np.asarray(state.source_kind)
-    return float(state.source_capacity_mw[kinds != 2].sum()) if kinds.size else 0.0
+    """Generation of the site with its batteries charged, as the twin's site balance counts it [MW]."""
+    return float(np.sum(state.source_capacity_mw))
 
 
 class PowerAdmission:
@@ -102,29 +104,32 @@ class PowerAdmission:
         return t, self.sim.node_models[t]
 
     def table(self, j: int) -> np.ndarray:
-        """Node power of job ``j`` at each cap of its GPU type's grid [W] (built once per placement)."""
+        """Node power of job ``j`` at each cap of its GPU type's grid [W] (built once per placement).
+
+        What the budget must carry is the job's draw at its peak, not its mean: a kind's GPUs at
+        ``min(demand, cap)``; a training job's at ``min(busy power, cap)``, their draw while they
+        compute (the training swing's peak, which the site's sources and its shortfall policy see),
+        not the step's average, which the communication phases pull down (on colossus pretrain-0
+        averages 17.8 MW over a step and draws 24.0 MW computing).
+        """
         tab = self.tables.get(j)
         if tab is None:
-            run, sim = self.sim.run, self.sim
+            run = self.sim.run
             t, model = self._model(j)
             grid = self.grids[t]
-            if run.table.jobs[j].training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
-                util = float(run.table.util_frac[j])
-                key = (t, round(util, 4))
-                per_gpu = self._kind_tables.get(key)
-                if per_gpu is None:
-                    demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
-                    gpu_w = np.minimum(demand, grid)
-                    per_gpu = jobspeed.node_share_power_w(model, gpu_w, np.full(grid.size, util), 1)
-                    self._kind_tables[key] = per_gpu
-                tab = per_gpu * int(run.table.n_gpus[j])
+            util = float(run.table.util_frac[j])
+            training = run.table.jobs[j].training
+            if training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
+                key: tuple[object, ...] = (t, round(util, 4))
+                demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
             else:
-                saved = run.cap_w[j]
-                tab = np.empty(grid.size)
-                for i, c in enumerate(grid):
-                    run.cap_w[j] = c
-                    tab[i] = _rate(sim, j).node_power_w
-                run.cap_w[j] = saved
+                demand = min(training.hardware.busy_power_w, training.hardware.limit_w)
+                key = (t, round(util, 4), "busy", round(demand, 1))
+            per_gpu = self._kind_tables.get(key)
+            if per_gpu is None:
+                per_gpu = jobspeed.node_share_power_w(model, np.minimum(demand, grid), np.full(grid.size, util), 1)
+                self._kind_tables[key] = per_gpu
+            tab = per_gpu * int(run.table.n_gpus[j])
             self.tables[j] = tab
         return tab
 
@@ -267,9 +272,3 @@ class PowerAdmission:
             return jobs + float(self._idle_w[0]) * int(run.cluster.free_hist[-1])
         idle = run.cluster.whole_free()
         return jobs + float(self._idle_w[run.topo.node_gpu_type[idle]].sum()) if idle.any() else jobs
-
-
-def _rate(sim: Sim, j: int) -> jobspeed.JobRate:
-    from twin.fleet.lifecycle import job_rate
-
-    return job_rate(sim, j)
