@@ -74,13 +74,15 @@ def fleet_floor(state: SiteTables, frame, job: str | None = None) -> FleetFloor:
     known = node_ids >= 0
     out_racks = state.node_rack[node_ids[known]]
     nodes_out = np.bincount(out_racks, minlength=state.n_racks)
-    states: list[dict[str, int]] = [{} for _ in range(state.n_racks)]
+    states: dict[int, dict[str, int]] = {}  # only the racks with nodes out: a few of 1,568
     for rack, node in zip(out_racks.tolist(), [n for n, k in zip(frame.nodes, known.tolist()) if k]):
-        states[rack][node["state"]] = states[rack].get(node["state"], 0) + 1
-    notes = [
-        ", ".join(f"{k} node{'s' if k > 1 else ''} {s}" for s, k in sorted(d.items(), key=lambda i: (-i[1], i[0])))
-        for d in states
-    ]
+        counted = states.setdefault(rack, {})
+        counted[node["state"]] = counted.get(node["state"], 0) + 1
+    notes = [""] * state.n_racks
+    for rack, d in states.items():
+        notes[rack] = ", ".join(
+            f"{k} node{'s' if k > 1 else ''} {s}" for s, k in sorted(d.items(), key=lambda i: (-i[1], i[0]))
+        )
     job_racks, job_gpus = None, 0
     if job:
         rows = np.flatnonzero(frame.jobs["job_id"] == job)

@@ -8,6 +8,10 @@ from dash import Patch
 
 from dashboard.present.theme import base_layout
 
+# drawn height of a trend chart [px]; its graph box is given the same height, so a responsive plot
+# never sizes itself to a container that has no height yet (it collapsed to 24 px now and then)
+TREND_HEIGHT_PX = 230
+
 MAX_POINTS = 180  # per series: plenty for a 400-px-wide chart, small on the wire
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # UTC wall clock; shorter on the wire than ISO with offset
 
@@ -44,7 +48,7 @@ def trend_figure(
     uirevision: str,
     dashed: tuple[str, ...] = (),
     from_zero: bool = False,
-    height_px: int = 230,
+    height_px: int = TREND_HEIGHT_PX,
     pinned: str | None = None,
 ) -> go.Figure:
     """One line per ``(column, label)`` of ``frame`` (index = UTC time); ``dashed`` columns dotted.

@@ -18,7 +18,7 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids
 from dashboard.callbacks import inputs
 from dashboard.components.kpi import kpi_card
-from dashboard.figures.trends import trend_figure
+from dashboard.figures.trends import TREND_HEIGHT_PX, trend_figure
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.formatting import fmt
 from dashboard.views.registry import callback_view, layout_screen, view_layout
@@ -228,7 +228,13 @@ def _body(view, cdu: int) -> list:
         html.Div(text, id=ids.Cdu.STATUS, className=f"cdu-status status-banner-{status}"),
         html.Div(kpis(state, snap, cdu), id=ids.Cdu.KPIS, className="kpis"),
         html.Div(
-            [html.Div(dcc.Graph(id=gid, figure=fig, config=config), className="panel") for gid, fig in figures.items()],
+            [
+                html.Div(
+                    dcc.Graph(id=gid, figure=fig, config=config, style={"height": f"{TREND_HEIGHT_PX}px"}),
+                    className="panel",
+                )
+                for gid, fig in figures.items()
+            ],
             className="grid-3",
         ),
         html.Div(pumps_note, className="muted"),

@@ -19,7 +19,7 @@ from dashboard.callbacks import inputs
 from dashboard.callbacks.patch_relay import relay
 from dashboard.components.fleet_panel import fleet_of
 from dashboard.components.kpi import kpi_card
-from dashboard.figures.trends import TIME_FORMAT, pin_patch, trend_figure, trend_patch
+from dashboard.figures.trends import TIME_FORMAT, TREND_HEIGHT_PX, pin_patch, trend_figure, trend_patch
 from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.shell.deep_link import register_url_writer
 from dashboard.shell.entity_links import entity_href
@@ -402,7 +402,12 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
             ),
             html.Div(
                 [
-                    html.Div(dcc.Graph(id=tid, figure=figures[tid], config=graph_config), className="panel")
+                    html.Div(
+                        dcc.Graph(
+                            id=tid, figure=figures[tid], config=graph_config, style={"height": f"{TREND_HEIGHT_PX}px"}
+                        ),
+                        className="panel",
+                    )
                     for tid, *_ in TRENDS
                 ],
                 className="grid-3",
