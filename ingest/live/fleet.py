@@ -211,13 +211,14 @@ class LiveFleet:
 
     def _pin_first_pretraining(self, gpu_ids: np.ndarray | None) -> None:
         """Start ``pretrain-0`` at time 0, before the first pass, on the live twin's placed job's GPUs (when
-        they are as many as it asks for)."""
+        they are as many as it asks for), pinned at full power (:meth:`twin.fleet.power.PowerAdmission.pin`)."""
         sim = self.sim
         j = sim.run.table.index.get("pretrain-0")
         if j is None or gpu_ids is None:
             return
         gpu_ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))
         if gpu_ids.size == int(sim.run.table.n_gpus[j]) and sim.run.table.submit_s[j] == 0.0:
+            sim.power.pin(j)  # the twin runs these GPUs at full power: the fleet's budget carries them so
             lifecycle.start_running(sim, {j: gpu_ids})
 
     def _sample(self, t: float) -> None:

@@ -1,9 +1,10 @@
 """Power-aware admission: which jobs run, and at what GPU cap, within the site's supply.
 
-The budget is the site's generation as the twin's shortfall policy counts it: every source's
-capacity, charged batteries included (they carry the training swing's peak above the
-generators, and the budget is judged at that peak), less ``power_margin_frac``; during a
-demand-response event it is cut by ``cut_mw`` or held at ``target_mw``.  Facility power is
+The budget is the site's sustained generation: every source's capacity but the batteries'
+(a battery carries a swing's peak or a trip for seconds to minutes; a budget that counted it
+would let the jobs run on it until it is empty, and the trip it is there for would find it
+drained), less ``power_margin_frac``; during a demand-response event it is cut by ``cut_mw``
+or held at ``target_mw``.  Facility power is
 ``IT / η_dist × (1 + cooling) + network + site overhead``: ``η_dist`` the product of the
 power-tree efficiencies down one feed (:class:`twin.site.tables.SiteTables`), cooling a
 fraction of IT ([E], ``Policy.cooling_overhead_frac``), network the switches at
@@ -24,6 +25,10 @@ Modes (``Policy.power``):
   running GPU, the highest that fits, and jobs requeued when even the GPUs' minimum does not;
 * ``off`` — no limit (energy is still counted).
 
+A *pinned* job (:meth:`PowerAdmission.pin`: the live twin's own placed job, whose GPUs the
+twin's physics runs at full power) comes first in power order at full power in both modes,
+its floor is its full power, and it is never requeued; the other jobs share what is left.
+
 Idle nodes draw their idle power unless ``idle_nodes_off`` (then they are switched off, as
 the colossus site does with the nodes its generation cannot carry).
 """
@@ -36,7 +41,7 @@ import numpy as np
 
 from twin.fleet import jobclass, jobspeed
 from twin.fleet.state import Sim
-from twin.site.tables import SiteTables
+from twin.site.tables import SOURCE_KINDS, SiteTables
 
 SWITCH_POWER_W = 1700.0  # [E] as the engine's site balance (docs/physics.md §7)
 CAP_GRID_POINTS = 21
@@ -57,8 +62,9 @@ def distribution_efficiency(state: SiteTables) -> float:
 
 
 def supply_mw(state: SiteTables) -> float:
-    """Generation of the site with its batteries charged, as the twin's site balance counts it [MW]."""
-    return float(np.sum(state.source_capacity_mw))
+    """Sustained generation of the site: every source's capacity but the batteries' [MW]."""
+    sustained = state.source_kind != SOURCE_KINDS.index("battery")
+    return float(np.sum(state.source_capacity_mw[sustained]))
 
 
 class PowerAdmission:
@@ -80,6 +86,7 @@ class PowerAdmission:
         self.floor_cap_w = np.full(n, math.inf)
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
+        self.pinned = np.zeros(n, dtype=bool)  # jobs held at full power, first in power order
         self._idle_w: np.ndarray | None = None
         self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
         self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
@@ -140,6 +147,11 @@ class PowerAdmission:
         floor = float(self._qos_floor_w[run.table.qos[j]]) or run.policy.power_floor_frac * model.gpu_tdp_w
         return min(max(floor, model.gpu_min_w), model.gpu_tdp_w)
 
+    def pin(self, j: int) -> None:
+        """Hold job ``j`` at full power whenever it runs: first in power order, its floor its full
+        power, never requeued for power (the live twin's placed job, which its physics runs uncapped)."""
+        self.pinned[j] = True
+
     def joined(self, j: int) -> None:
         """Job ``j`` was placed: fill its floor and full power (before its first rate is computed)."""
         if self.mode == "off":
@@ -148,13 +160,18 @@ class PowerAdmission:
         self.tables.pop(j, None)
         t, _ = self._model(j)
         tab = self.table(j)
-        floor = self.floor_cap(j) if self.mode == "per_job" else float(self.grids[t][0])
-        self.floor_cap_w[j] = floor
-        self.floor_w[j] = float(np.interp(floor, self.grids[t], tab))
         self.full_w[j] = float(tab[-1])
+        if self.pinned[j]:
+            self.floor_cap_w[j] = math.inf
+            self.floor_w[j] = self.full_w[j]
+            run.cap_w[j] = math.inf
+        else:
+            floor = self.floor_cap(j) if self.mode == "per_job" else float(self.grids[t][0])
+            self.floor_cap_w[j] = floor
+            self.floor_w[j] = float(np.interp(floor, self.grids[t], tab))
+            if self.mode == "per_job":
+                run.cap_w[j] = floor  # a new job starts at its floor until the next rebalance lifts it
         self.running_floor_w += self.floor_w[j]
-        if self.mode == "per_job":
-            run.cap_w[j] = floor  # a new job starts at its floor until the next rebalance lifts it
 
     def left(self, j: int) -> None:
         self.tables.pop(j, None)
@@ -184,8 +201,9 @@ class PowerAdmission:
         return out
 
     def admits(self, j: int) -> bool:
-        """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs."""
-        if self.mode == "off":
+        """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs (a pinned
+        job always does)."""
+        if self.mode == "off" or self.pinned[j]:
             return True
         return self.running_floor_w + float(self.est_floor_w[j]) <= self.it_budget_w()
 
@@ -223,12 +241,16 @@ class PowerAdmission:
     def _power_order(self, rows: np.ndarray) -> np.ndarray:
         run = self.sim.run
         tab, q = run.table, self.sim.quota
-        keys = (rows, run.first_start_s[rows], -tab.priority[rows], -q.qos_priority[tab.qos[rows]])
+        keys = (rows, run.first_start_s[rows], -tab.priority[rows], -q.qos_priority[tab.qos[rows]], ~self.pinned[rows])
         return rows[np.lexsort(keys)]
+
+    def _kept(self, order: np.ndarray, floors: np.ndarray, budget: float) -> np.ndarray:
+        """Which jobs of ``order`` keep running: the pinned ones, then those whose floors fit in order."""
+        return (np.cumsum(floors) <= budget + 1e-6) | self.pinned[order]
 
     def _per_job(self, order: np.ndarray, budget: float) -> tuple[np.ndarray, list[int]]:
         floors = self.floor_w[order]
-        keep = np.cumsum(floors) <= budget + 1e-6
+        keep = self._kept(order, floors, budget)
         drop = order[~keep].tolist()
         caps = self.floor_cap_w[order].copy()
         left = budget - float(floors[keep].sum())
@@ -247,18 +269,20 @@ class PowerAdmission:
         return caps, drop
 
     def _uniform(self, order: np.ndarray, budget: float) -> tuple[np.ndarray, list[int]]:
-        tables = [self.table(int(j)) for j in order.tolist()]
+        pinned = self.pinned[order]
+        tables = [
+            np.full(CAP_GRID_POINTS, self.full_w[j]) if p else self.table(j) for j, p in zip(order.tolist(), pinned)
+        ]
         grid = self.grids[0]
         sums = np.array([sum(tab[i] for tab in tables) for i in range(grid.size)])
         drop: list[int] = []
         if sums[0] > budget:
             floors = np.array([tab[0] for tab in tables])
-            keep = np.cumsum(floors) <= budget + 1e-6
-            drop = order[~keep].tolist()
-            return np.full(order.size, grid[0]), drop
+            drop = order[~self._kept(order, floors, budget)].tolist()
+            return np.where(pinned, math.inf, grid[0]), drop
         i = int(np.flatnonzero(sums <= budget + 1e-6)[-1])
         cap = math.inf if i == grid.size - 1 else float(grid[i])
-        return np.full(order.size, cap), drop
+        return np.where(pinned, math.inf, cap), drop
 
     def it_power_w(self) -> float:
         """IT input power now: running jobs plus powered idle nodes [W]."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -13,6 +14,7 @@ from ingest.live.fleet_slurm import frame_from_slurm
 from ingest.live.runtime import build_hub, place_default_job
 from ingest.sources.slurm_records import SlurmJob, SlurmNode, SlurmSnapshot
 from twin.engine.snapshot import GPU_OFF
+from twin.fleet.power import supply_mw
 from twin.fleet.state import RUNNING
 from twin.site.load import load_site
 
@@ -37,6 +39,24 @@ def test_first_pretraining_run_is_the_placed_job(demo):
     row = int(np.flatnonzero(frame.jobs["job_id"] == "pretrain-0")[0])
     assert frame.jobs["state"][row] == "running"
     assert (frame.gpu_job[placed.gpu_ids] == row).all()
+
+
+def test_the_placed_job_runs_at_full_power_budgeted_at_its_peak(demo):
+    placed = place_default_job(demo)[0]
+    fleet = LiveFleet(demo, T0, placed_gpu_ids=placed.gpu_ids, mix=LiveMix(warmup_s=1800.0))
+    sim, run = fleet.sim, fleet.sim.run
+    power = sim.power
+    j = run.table.index["pretrain-0"]
+    # the budget is the sustained generation: the grid's 0.6 MW and two 0.25 MW generators, not the battery
+    assert supply_mw(demo) == pytest.approx(1.1) and power.base_supply_mw == pytest.approx(1.1)
+    training = run.table.jobs[j].training
+    # budgeted at its GPUs' busy power (the swing's peak), more than the whole IT budget of the demo
+    assert power.full_w[j] > int(run.table.n_gpus[j]) * training.hardware.busy_power_w
+    assert power.full_w[j] > power.it_budget_w()
+    for s in range(0, 600, 5):
+        fleet.advance(T0 + timedelta(seconds=s))
+        assert run.status[j] == RUNNING and run.cap_w[j] == math.inf  # pinned: never capped nor requeued
+    assert power.running_floor_w == pytest.approx(float(power.floor_w[sim.running_rows()].sum()))
 
 
 def test_occupancy_agrees_with_the_frame_and_moves_with_time(demo):

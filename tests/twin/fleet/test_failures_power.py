@@ -91,3 +91,33 @@ def test_per_job_admission_holds_a_job_with_powercap():
     sim.simulate()
     assert starts(sim)["A"] == 0.0 and math.isnan(starts(sim)["B"])
     assert reason_of(sim.run, 1) == "PowerCap"
+
+
+def test_a_pinned_job_keeps_full_power_and_runs_while_the_others_make_room():
+    # as the demand-response test, with B (later in power order) pinned: B keeps its full 29 kW through the
+    # cut though that alone is more than the 28.8 kW of IT power left; A is requeued
+    site = tiny_fleet_site(grid_mw=0.08, gen_mw=0.0)
+    dr = DemandResponse(start_s=100.0, duration_s=3600.0, cut_mw=0.029)
+    pol = _policy(power="per_job", demand_response=(dr,), cooling_overhead_frac=0.0, idle_nodes_off=True)
+    jobs = [job("A", 32, 0, 10_000, kind="finetune"), job("B", 32, 1, 10_000, kind="finetune")]
+    sim = make_sim(jobs, pol, site=site, horizon_s=200.0)
+    sim.power.pin(1)
+    sim.simulate()
+    rep = sim.dr_reports[0]
+    assert rep["requeued"] == ["A"] and sim.run.cap_w[1] == math.inf
+    assert sim.power.full_w[1] > sim.power.it_budget_w()
+    assert reason_of(sim.run, 0) == "PowerCap"
+    assert sim.power.admits(1) and not sim.power.admits(0)
+
+
+def test_a_pinned_job_keeps_full_power_under_the_uniform_cap():
+    site = tiny_fleet_site(grid_mw=0.08, gen_mw=0.0)
+    dr = DemandResponse(start_s=100.0, duration_s=3600.0, cut_mw=0.008)
+    pol = _policy(power="uniform", demand_response=(dr,), cooling_overhead_frac=0.0, idle_nodes_off=True)
+    jobs = [job("A", 32, 0, 10_000, kind="finetune"), job("B", 32, 1, 10_000, kind="finetune")]
+    sim = make_sim(jobs, pol, site=site, horizon_s=200.0)
+    sim.power.pin(1)
+    sim.simulate()
+    run = sim.run
+    assert run.cap_w[1] == math.inf and run.cap_w[0] < 700.0  # A alone takes the cap for both
+    assert sim.dr_reports[0]["requeued"] == []
