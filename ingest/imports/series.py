@@ -9,7 +9,8 @@ reported and skipped), resamples to one frame every ``step_s`` (mean of the read
 each interval) and fills the bundle tables.  What the recording lacks stays NaN (the
 replay then uses the twin's own model), except utilisation, which a node-power-only
 recording (MLPerf) implies: GPU utilisation is solved from node input power with the
-site's PSU efficiency, node base power and GPU idle/TDP power.
+site's PSU efficiency, node base power and GPU idle/TDP power; throttling from the SM clocks,
+and the hot racks' alerts from the temperatures (:mod:`ingest.imports.derived`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ingest.imports.derived import hot_rack_events, throttle_from_readings
 from ingest.replay.bundle import SCHEMAS, Bundle
 from ingest.replay.recorder import events_table
 from twin.errors import InputError
@@ -160,6 +162,10 @@ def series_bundle(
     util = m.gpu["gpu_util_frac"]
     implied = util_from_node_power(state, m.node_power_w)
     gpu = dict(m.gpu, gpu_util_frac=np.where(np.isfinite(util), util, implied))
+    gpu["throttle_frac"] = throttle_from_readings(
+        state, gpu["gpu_temp_c"], gpu["sm_clock_mhz"], gpu["gpu_util_frac"], gpu["throttle_frac"]
+    )
+    events = sorted([*events, *hot_rack_events(state, m.frame_ts, gpu["gpu_temp_c"])], key=lambda e: e["ts_ms"])
     recorded = np.isfinite(np.stack([gpu[k] for k in GPU_METRICS])).any(axis=(0, 1))
     gpu_ids = np.flatnonzero(recorded).astype(np.int32)
     frame_ts = m.frame_ts
@@ -178,7 +184,7 @@ def series_bundle(
         "host_map": host_map or {},
         "skipped": m.skipped,
     }
-    return Bundle(meta, site_toml, _series_tables(state, m, gpu, gpu_ids, list(events))), m.skipped
+    return Bundle(meta, site_toml, _series_tables(state, m, gpu, gpu_ids, events)), m.skipped
 
 
 def _series_tables(

@@ -4,9 +4,11 @@ import json
 from datetime import UTC, datetime
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ingest.imports import dcgmi, mlperf, nvidia_smi
+from ingest.imports.derived import hot_rack_events, throttle_from_readings
 from ingest.imports.series import util_from_node_power
 from ingest.replay.bundle import read_bundle
 from ingest.replay.library import find_incident, validate
@@ -146,6 +148,60 @@ def test_unknown_hosts_are_reported_and_skipped(tmp_path, capsys):
     assert out["skipped"] == ["host 'not-in-demo': not a node of site 'demo'"]
     gpu = read_bundle(find_incident("csv-demo", tmp_path / "lib")).frame("gpu")
     assert sorted(gpu["gpu_id"].unique()) == [0, 1]
+
+
+# GPU 1 heats to 92 °C under load and its clock falls to 1,400 MHz, then cools below 87 °C less 2 K
+CSV_HOT = """timestamp, index, name, temperature.gpu, temperature.memory, power.draw [W], utilization.gpu [%], clocks.sm [MHz]
+2024/07/22 15:00:00.100, 0, NVIDIA H100 80GB HBM3, 61, 55, 650.0 W, 97 %, 1980 MHz
+2024/07/22 15:00:00.100, 1, NVIDIA H100 80GB HBM3, 70, 60, 650.0 W, 97 %, 1980 MHz
+2024/07/22 15:00:05.100, 0, NVIDIA H100 80GB HBM3, 61, 55, 650.0 W, 0 %, 345 MHz
+2024/07/22 15:00:05.100, 1, NVIDIA H100 80GB HBM3, 88, 70, 640.0 W, 97 %, 1700 MHz
+2024/07/22 15:00:10.100, 0, NVIDIA H100 80GB HBM3, 61, 55, 650.0 W, 97 %, 1980 MHz
+2024/07/22 15:00:10.100, 1, NVIDIA H100 80GB HBM3, 92, 75, 600.0 W, 97 %, 1400 MHz
+2024/07/22 15:00:15.100, 0, NVIDIA H100 80GB HBM3, 61, 55, 650.0 W, 97 %, 1980 MHz
+2024/07/22 15:00:15.100, 1, NVIDIA H100 80GB HBM3, 80, 65, 650.0 W, 97 %, 1980 MHz
+"""
+
+
+def test_a_hot_slow_gpu_is_imported_as_throttled_with_its_alert(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "h1-r01-k01-n0.csv").write_text(CSV_HOT)
+    argv = ["incidents", "--dir", str(tmp_path / "lib"), "import", "--format", "nvidia-smi-csv", str(logs)]
+    assert main([*argv, "--site", "demo", "--name", "hot", "--step", "5", "--json"]) == 0
+    capsys.readouterr()
+    bundle = read_bundle(find_incident("hot", tmp_path / "lib"))
+    gpu = bundle.frame("gpu").sort_values(["ts", "gpu_id"])
+    throttle = gpu.pivot(index="ts", columns="gpu_id", values="throttle_frac").to_numpy()
+    # GPU 0 idles at 345 MHz in frame 1: not throttled; GPU 1 is held to 1,700 then 1,400 of 1,980 MHz
+    assert throttle[:, 0].tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert throttle[:, 1] == pytest.approx([1.0, 1700 / 1980, 1400 / 1980, 1.0], abs=1e-6)
+    events = bundle.frame("events")
+    # one warning at 88 °C (max operating 87 °C), one critical at 92 °C (slowdown 89 °C); 80 °C does not clear
+    # the warning (87 − 2 K), so no second opening
+    assert events["severity"].tolist() == ["warning", "critical"]
+    assert events["entity_kind"].tolist() == ["rack", "rack"] and set(events["entity_name"]) == {"H1-R01-K01"}
+    assert events["value"].tolist() == pytest.approx([88.0, 92.0])
+
+
+def test_hot_rack_episodes_open_once_and_reopen_after_clearing():
+    state = load_site("demo")
+    ts = pd.date_range("2024-07-22 15:00", periods=6, freq="5s", tz="UTC")
+    temp = np.full((6, state.n_gpus), np.nan)
+    temp[:, 0] = [88, 90, 86, 84, 88, 60]  # opens, holds at 86 (above 85), clears at 84, opens again
+    events = hot_rack_events(state, ts, temp)
+    assert [(e["ts_ms"], e["severity"]) for e in events] == [
+        (ts[0].value // 10**6, "warning"),
+        (ts[1].value // 10**6, "critical"),
+        (ts[4].value // 10**6, "warning"),
+    ]
+    assert hot_rack_events(state, ts, np.full((6, state.n_gpus), np.nan)) == []
+    nan = np.full((1, state.n_gpus), np.nan)
+    recorded = nan.copy()
+    recorded[0, 0] = 0.5
+    # a recorded throttle factor is kept; a GPU with neither clock nor factor stays unknown
+    kept = throttle_from_readings(state, nan, nan, nan, recorded)
+    assert kept[0, 0] == 0.5 and np.isnan(kept[0, 1])
 
 
 def test_dcgmi_import_replays_on_a_site(tmp_path, capsys):
