@@ -34,6 +34,16 @@ READING_MAX_AGE_S = 30.0  # readings older than this are stale: the twin falls b
 DEAD_POWER_FRAC = 0.5
 
 
+def enforced_limits_w(limit_w: np.ndarray, tdp_w: np.ndarray) -> np.ndarray | None:
+    """The GPUs' enforced power limits [W] from their readings (NaN: none fresh), or None when no GPU is
+    limited below its TDP (the twin then takes its uniform path).  A GPU without a fresh limit reading
+    (powered off, dropped from a scrape) runs at its TDP."""
+    known = np.isfinite(limit_w)
+    if not (limit_w[known] < tdp_w[known]).any():
+        return None
+    return np.where(known, limit_w, tdp_w)
+
+
 class TickLoop:
     """Readings → twin tick → snapshot, for one site (see module docstring).
 
@@ -149,10 +159,7 @@ class TickLoop:
         return TickInputs(
             ts=ts,
             gpu_util_frac=util,
-            # a GPU without a fresh limit reading (powered off, dropped from a scrape) runs at its TDP
-            gpu_power_limit_w=np.where(np.isfinite(limit), limit, self._gpu_tdp_w)
-            if np.isfinite(limit).any()
-            else None,
+            gpu_power_limit_w=enforced_limits_w(limit, self._gpu_tdp_w),
             pumps_running_count=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
             cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
             loop_supply_temp_c=loop_supply,

@@ -48,10 +48,10 @@ class PostgresServer:
         subprocess.run(self.as_user + list(cmd), check=True, capture_output=True, timeout=60)
 
     def start(self) -> None:
-        opts = (
-            f"-p {self.port} -k {self.work} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off"
-        )
+        # fsync off is safe for a throwaway cluster stopped with ``-m immediate`` (the OS keeps what was
+        # written); synchronous_commit stays on: without it a commit the client saw acknowledged can sit
+        # in the WAL buffers and vanish at the immediate stop, and the outage tests would see rows lost
+        opts = f"-p {self.port} -k {self.work} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
         self.run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-o", opts, "start")
 
     def stop(self) -> None:

@@ -8,6 +8,7 @@ import pytest
 from ingest.live.episodes import timing
 from ingest.live.runtime import LiveSetupError, build_hub, start_hub
 from ingest.live.scheduler import build_scheduler
+from ingest.live.tick_loop import enforced_limits_w
 from ingest.synthetic.faults import FaultError
 from twin.engine.snapshot import GPU_DOWN
 
@@ -176,3 +177,11 @@ def test_gpu_health_follows_the_measured_numbers(db):
     assert (snap.gpu_state[others] == GPU_OK).all()
     rules = {a["key"] for a in hub.view.alerts()}
     assert "gpu_hot:rack:3" in rules and "gpu_down:rack:4" in rules
+
+
+def test_enforced_limits_are_none_unless_a_gpu_is_limited_below_its_tdp():
+    tdp = np.array([700.0, 700.0, 1200.0])
+    assert enforced_limits_w(np.full(3, np.nan), tdp) is None  # no reading: every GPU at its TDP
+    assert enforced_limits_w(np.array([700.0, np.nan, 1200.0]), tdp) is None
+    capped = enforced_limits_w(np.array([500.0, np.nan, 1200.0]), tdp)
+    assert capped is not None and capped.tolist() == [500.0, 700.0, 1200.0]  # the unread GPU at its TDP
