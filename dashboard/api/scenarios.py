@@ -17,9 +17,11 @@ from dashboard.api import models as m
 from dashboard.api.routing import ApiError, NotFound, api
 from dashboard.views.context import live_view
 from dashboard.views.scenario_files import SCENARIO_DIR, available_scenarios
+from dashboard.whatif.tables import baseline_text
 from twin.cache import BoundedCache
 from twin.commands.jsonout import finite_or_null
 from twin.scenario.conditions import ScenarioError
+from twin.scenario.fleetload import FleetLoad
 from twin.scenario.load import load_scenario, parse_scenario
 from twin.scenario.projection import project
 from twin.training import goodput, steptime
@@ -28,7 +30,8 @@ from twin.training.sitejob import PlacementError
 PROJECTION_WAIT_S = 30.0  # a request waits this long for the projection running before it, then gets 503
 CACHED_PROJECTIONS = 16
 _running = threading.Lock()
-_projections: BoundedCache[dict] = BoundedCache(CACHED_PROJECTIONS)  # (site name, scenario text) → report
+# (site name, scenario text, id of the fleet load) → (the load, report)
+_projections: BoundedCache[tuple[FleetLoad | None, dict]] = BoundedCache(CACHED_PROJECTIONS)
 
 
 def scenario_toml(body: m.ProjectBody) -> str:
@@ -41,23 +44,31 @@ def scenario_toml(body: m.ProjectBody) -> str:
     return tomli_w.dumps({"scenario": head, "conditions": conditions})
 
 
-def projection(site_state, text: str, file: str) -> dict:
-    """The ``project`` report of scenario ``text`` on ``site_state`` (cached, one computation at a time)."""
-    key = (site_state.name, text)
+def projection(site_state, text: str, file: str, load: FleetLoad | None = None) -> dict:
+    """The ``project`` report of scenario ``text`` on ``site_state`` (cached, one computation at a time).
+
+    With the live fleet's ``load`` (a what-if of the editor) the GPUs outside the job run the fleet's
+    occupancy, as in the browser, instead of the file's ``fleet_util_frac``; ``baseline`` says which.
+    """
+    key = (site_state.name, text, id(load))
     if not _running.acquire(timeout=PROJECTION_WAIT_S):
         raise ApiError(503, "another projection is running: try again shortly")
     try:
-        cached = _projections.get(key)
+        cached = _projections.get(key, valid=lambda hit: hit[0] is load)
         if cached is not None:
-            return cached
+            return cached[1]
         scenario = parse_scenario(text, site_state, file)
+        if load is not None:
+            scenario.fleet_util_frac = load
         try:
             report = finite_or_null(project(site_state, scenario).as_dict())
         except (PlacementError, steptime.TrainingConfigError, goodput.ReliabilityError) as exc:
             raise ScenarioError(f"{file}: job: {exc}") from exc
         except FileNotFoundError:
             raise ScenarioError(f"{file}: conditions.job: no job file {scenario.job!r}") from None
-        return _projections.put(key, report)
+        if load is not None:
+            report["baseline"] = baseline_text(site_state, load)
+        return _projections.put(key, (load, report))[1]
     finally:
         _running.release()
 

@@ -23,6 +23,7 @@ from dashboard.api.scenarios import projection
 from dashboard.callbacks.inputs import InputError
 from dashboard.views.context import live_view, site_db
 from dashboard.whatif.edits import EditRejected, canonical, resolve_edits
+from dashboard.whatif.outcome import live_load
 from dashboard.whatif.store import export_toml, import_toml, scenario_store
 from twin.errors import InputError as TwinInputError
 
@@ -316,4 +317,5 @@ def project_whatif(params: m.StoredNameParam) -> m.Projection:
     store = _store()
     name = _existing(store, params.name)
     text = export_toml(name, store.edits(name))
-    return m.Projection.model_validate(projection(live_view().state, text, f"{name}.toml"))
+    view = live_view()
+    return m.Projection.model_validate(projection(view.state, text, f"{name}.toml", live_load(view)))

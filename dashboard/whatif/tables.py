@@ -85,9 +85,13 @@ def feasibility(result) -> html.Div | None:
 
 
 def baseline_note(result) -> str:
-    """What the baseline is: the site as built, with whose work on its GPUs."""
-    job = result.base.default_job or "no job"
-    load = getattr(result, "load", None)
+    """What the baseline of an editor's answer is: the site as built, with whose work on its GPUs."""
+    return baseline_text(result.base, getattr(result, "load", None))
+
+
+def baseline_text(base, load) -> str:
+    """What a what-if's baseline is on site ``base`` with the fleet's ``load`` (None: the nominal load)."""
+    job = base.default_job or "no job"
     if load is not None:
         when = f" of {load.taken_at:%H:%M} UTC" if load.taken_at is not None else ""
         return (

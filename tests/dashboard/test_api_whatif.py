@@ -194,6 +194,8 @@ def test_projection_of_a_stored_scenario_is_the_report_of_its_file(client, twin,
     for key in ("it_power_mw", "facility_power_mw", "outdoor_dry_bulb_c"):
         assert got[key] == pytest.approx(expected[key])
     assert got["outdoor_dry_bulb_c"] == pytest.approx(41.0)
+    # as the editor, it answers on the live fleet's occupancy, and says so
+    assert twin.view.fleet() is not None and "the live fleet's occupancy" in got["baseline"]
     assert client.post(f"{BASE}/nothing here/project", headers=tokens["vera"]).status_code == 404
 
 
