@@ -47,7 +47,7 @@ DEFAULT_FLOOR_METRIC = "max_gpu_temp_c"
 def rack_metrics(state: SiteTables, snapshot: Snapshot) -> dict[str, np.ndarray]:
     """Every floor metric as one float array per rack (NaN unknown; time-to-throttle capped)."""
     cdu = state.rack_cdu
-    delta_t = snapshot.cdu_return_temp_c - snapshot.cdu_supply_temp_c
+    delta_t = snapshot.coolant_return_temp_c - snapshot.coolant_supply_temp_c
     # a lost CDU (too few pumps) removes nothing: its headroom is minus the heat it should carry
     capacity = np.where(cdu_lost(state, snapshot), 0.0, snapshot.cdu_capacity_kw)
     headroom = capacity - snapshot.cdu_heat_kw

@@ -41,7 +41,7 @@ def inferred_power_live(state: SiteTables, snap: Snapshot) -> np.ndarray:
     A switchgear at the top of the tree is dead when it carries no load and its sources
     deliver nothing; an element below is dead when it carries no load and its parent is dead.
     """
-    load_kw = np.nan_to_num(np.asarray(snap.power_load_kw, dtype=np.float64), nan=1.0)
+    load_kw = np.nan_to_num(np.asarray(snap.feed_power_kw, dtype=np.float64), nan=1.0)
     supplied_mw = np.bincount(state.source_bus, np.nan_to_num(snap.source_power_mw, nan=1.0), minlength=state.n_power)
     live = np.ones(state.n_power, dtype=bool)
     if state.n_power == 0:

@@ -92,7 +92,7 @@ def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
     """The rack's CDU: pumps, flow, temperatures, heat and capacity, racks it serves."""
     cdu = int(state.rack_cdu[rack])
     spec = state.cdu_specs[state.cdu_spec[cdu]]
-    supply, ret = float(snapshot.cdu_supply_temp_c[cdu]), float(snapshot.cdu_return_temp_c[cdu])
+    supply, ret = float(snapshot.coolant_supply_temp_c[cdu]), float(snapshot.coolant_return_temp_c[cdu])
     heat, cap = float(snapshot.cdu_heat_kw[cdu]), float(snapshot.cdu_capacity_kw[cdu])
     lost = bool(snapshot.pumps_running_count[cdu] < spec.pumps_required)
     cap = 0.0 if lost else cap  # a CDU without enough pumps cools nothing
@@ -105,7 +105,7 @@ def cdu_info(state: SiteTables, snapshot: Snapshot, rack: int) -> dict:
         "pumps_running_count": int(snapshot.pumps_running_count[cdu]),
         "pumps": spec.pumps,
         "pumps_required": spec.pumps_required,
-        "flow_lpm": float(snapshot.cdu_flow_lpm[cdu]),
+        "flow_lpm": float(snapshot.coolant_flow_lpm[cdu]),
         "design_flow_lpm": spec.design_flow_lpm,
         "supply_temp_c": supply,
         "return_temp_c": ret,
@@ -132,8 +132,8 @@ def feed_chains(state: SiteTables, snapshot: Snapshot, rack: int) -> list[dict]:
                     "element": node,
                     "name": state.power_name[node],
                     "kind": POWER_KINDS[int(state.power_kind[node])],
-                    "load_kw": float(snapshot.power_load_kw[node]),
-                    "load_frac": float(snapshot.power_load_frac[node]),
+                    "load_kw": float(snapshot.feed_power_kw[node]),
+                    "load_frac": float(snapshot.load_frac[node]),
                     "n1_load_frac": float(snapshot.power_n1_load_frac[node]),
                 }
             )

@@ -232,9 +232,9 @@ def list_cdus(query: m.Page = m.Page()) -> m.CduPage:
         if snap is None:
             values = dict.fromkeys(
                 (
-                    "cdu_supply_temp_c",
-                    "cdu_return_temp_c",
-                    "cdu_flow_lpm",
+                    "coolant_supply_temp_c",
+                    "coolant_return_temp_c",
+                    "coolant_flow_lpm",
                     "cdu_heat_kw",
                     "cdu_capacity_kw",
                     "cdu_capacity_use_frac",
@@ -244,9 +244,9 @@ def list_cdus(query: m.Page = m.Page()) -> m.CduPage:
         else:
             cap = float(snap.cdu_capacity_kw[c])
             values = dict(
-                cdu_supply_temp_c=_f(snap.cdu_supply_temp_c[c]),
-                cdu_return_temp_c=_f(snap.cdu_return_temp_c[c]),
-                cdu_flow_lpm=_f(snap.cdu_flow_lpm[c]),
+                coolant_supply_temp_c=_f(snap.coolant_supply_temp_c[c]),
+                coolant_return_temp_c=_f(snap.coolant_return_temp_c[c]),
+                coolant_flow_lpm=_f(snap.coolant_flow_lpm[c]),
                 cdu_heat_kw=_f(snap.cdu_heat_kw[c]),
                 cdu_capacity_kw=_f(cap),
                 cdu_capacity_use_frac=_f(snap.cdu_heat_kw[c] / cap) if cap > 0 else None,
@@ -273,8 +273,8 @@ def list_power(query: m.Page = m.Page()) -> m.PowerPage:
             element_id=e,
             element=s.power_name[e],
             kind=POWER_KINDS[s.power_kind[e]],
-            power_load_kw=_f(snap.power_load_kw[e]) if snap else None,
-            power_load_frac=_f(snap.power_load_frac[e]) if snap else None,
+            feed_power_kw=_f(snap.feed_power_kw[e]) if snap else None,
+            load_frac=_f(snap.load_frac[e]) if snap else None,
             power_n1_load_frac=_f(snap.power_n1_load_frac[e]) if snap else None,
         )
         for e in _window(s.n_power, query)

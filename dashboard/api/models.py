@@ -286,9 +286,9 @@ class CduState(Answer):
     cdu_id: int
     cdu: str
     loop: str
-    cdu_supply_temp_c: OptFloat
-    cdu_return_temp_c: OptFloat
-    cdu_flow_lpm: OptFloat
+    coolant_supply_temp_c: OptFloat
+    coolant_return_temp_c: OptFloat
+    coolant_flow_lpm: OptFloat
     cdu_heat_kw: OptFloat
     cdu_capacity_kw: OptFloat
     cdu_capacity_use_frac: OptFloat
@@ -304,8 +304,8 @@ class PowerState(Answer):
     element_id: int
     element: str
     kind: str
-    power_load_kw: OptFloat
-    power_load_frac: OptFloat
+    feed_power_kw: OptFloat
+    load_frac: OptFloat
     power_n1_load_frac: OptFloat
 
 

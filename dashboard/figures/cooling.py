@@ -108,11 +108,11 @@ def cooling_flow_figure(state: SiteTables, snap: Snapshot, loop: int | None = No
     shown = group >= 0
     g = group[shown]
     heat_kw = _nan_to_zero(snap.cdu_heat_kw)[shown]
-    flow_lpm = _nan_to_zero(snap.cdu_flow_lpm)[shown]
+    flow_lpm = _nan_to_zero(snap.coolant_flow_lpm)[shown]
     group_heat = np.bincount(g, heat_kw, n_groups)
     group_flow = np.bincount(g, flow_lpm, n_groups)
-    group_supply = _flow_weighted(snap.cdu_supply_temp_c[shown], snap.cdu_flow_lpm[shown], g, n_groups)
-    group_return = _flow_weighted(snap.cdu_return_temp_c[shown], snap.cdu_flow_lpm[shown], g, n_groups)
+    group_supply = _flow_weighted(snap.coolant_supply_temp_c[shown], snap.coolant_flow_lpm[shown], g, n_groups)
+    group_return = _flow_weighted(snap.coolant_return_temp_c[shown], snap.coolant_flow_lpm[shown], g, n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         use = snap.cdu_heat_kw[shown] / snap.cdu_capacity_kw[shown]
     worst_use = np.full(n_groups, -np.inf)
@@ -291,9 +291,9 @@ def worst_cdus(state: SiteTables, snap: Snapshot, n: int = 10, loop: int | None 
             "heat_kw": round(float(snap.cdu_heat_kw[c]), 1),
             "capacity_kw": 0.0 if lost[c] else round(float(snap.cdu_capacity_kw[c]), 1),
             "use_pct": None if lost[c] or not np.isfinite(use[c]) else round(float(use[c]) * 100, 1),
-            "supply_c": round(float(snap.cdu_supply_temp_c[c]), 1),
-            "return_c": round(float(snap.cdu_return_temp_c[c]), 1),
-            "flow_lpm": round(float(snap.cdu_flow_lpm[c]), 0),
+            "supply_c": round(float(snap.coolant_supply_temp_c[c]), 1),
+            "return_c": round(float(snap.coolant_return_temp_c[c]), 1),
+            "flow_lpm": round(float(snap.coolant_flow_lpm[c]), 0),
             "pumps": f"{int(snap.pumps_running_count[c])}/{int(spec_pumps[c])}",
             "row_class": "row-critical" if lost[c] else None,
         }

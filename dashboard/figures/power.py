@@ -32,7 +32,7 @@ KIND_SYMBOL = {
     "ups": "hexagon",
     "busway": "triangle-right",
 }
-METRICS = {"power_n1_load_frac": "N-1 load", "power_load_frac": "load"}
+METRICS = {"power_n1_load_frac": "N-1 load", "load_frac": "load"}
 DEAD_LEGEND = "de-energised (tripped or lost)"
 ALONE_LEGEND = "no redundancy (partner feed dead)"
 BADGE_OFFSET = (0.1, -0.2)  # (columns, rows) from a node to its no-redundancy badge
@@ -88,7 +88,7 @@ def _element_hover(state: SiteTables, snap: Snapshot, e: int) -> str:
     usable = state.power_rating_kw[e] * state.power_max_util_frac[e]
     return (
         f"{POWER_KINDS[state.power_kind[e]]}, side {'AB'[int(state.power_side[e])]}"
-        f"<br>load {snap.power_load_kw[e]:,.0f} kW of {usable:,.0f} kW usable ({_pct(snap.power_load_frac[e])})"
+        f"<br>load {snap.feed_power_kw[e]:,.0f} kW of {usable:,.0f} kW usable ({_pct(snap.load_frac[e])})"
         f"<br>worst after one failure (N-1) {_pct(snap.power_n1_load_frac[e])}"
     )
 
@@ -99,7 +99,7 @@ def _group_hover(state: SiteTables, snap: Snapshot, members: np.ndarray, metric:
     top = float(np.max(values[np.isfinite(values)])) if np.isfinite(values).any() else math.nan
     return (
         f"{members.size} × {POWER_KINDS[state.power_kind[members[0]]]}"
-        f"<br>total load {np.nansum(snap.power_load_kw[members]):,.0f} kW"
+        f"<br>total load {np.nansum(snap.feed_power_kw[members]):,.0f} kW"
         f"<br>worst {METRICS[metric]} {_pct(top)} ({state.power_name[worst]})"
     )
 
@@ -474,7 +474,7 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
         fig.add_trace(
             dict(
                 type="scattergl" if idx.size > 2000 else "scatter",
-                x=np.round(snap.power_load_frac[idx] * 100, 1),
+                x=np.round(snap.load_frac[idx] * 100, 1),
                 y=np.round(snap.power_n1_load_frac[idx] * 100, 1),
                 mode="markers",
                 name=kind,
@@ -484,7 +484,7 @@ def headroom_figure(state: SiteTables, snap: Snapshot) -> go.Figure:
             )
         )
     limit = dict(color=theme.STATUS_CRITICAL, dash="dash", width=1)
-    top_pct = max(110.0, float(np.nanmax(np.r_[snap.power_load_frac, snap.power_n1_load_frac, 0.0])) * 100 + 5)
+    top_pct = max(110.0, float(np.nanmax(np.r_[snap.load_frac, snap.power_n1_load_frac, 0.0])) * 100 + 5)
     shapes = [
         dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100, line=limit),
         dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=100, x1=100, line=limit),
@@ -520,9 +520,9 @@ def worst_elements(
             "state": "DEAD" if dead[e] else "",
             "kind": POWER_KINDS[state.power_kind[e]],
             "side": "AB"[int(state.power_side[e])],
-            "load_kw": round(float(snap.power_load_kw[e]), 0),
+            "load_kw": round(float(snap.feed_power_kw[e]), 0),
             "usable_kw": round(float(usable[e]), 0),
-            "load_pct": round(float(snap.power_load_frac[e]) * 100, 1),
+            "load_pct": round(float(snap.load_frac[e]) * 100, 1),
             "n1_pct": round(float(snap.power_n1_load_frac[e]) * 100, 1),
             "n1_headroom_kw": None if dead[e] else round(float(usable[e] * (1.0 - snap.power_n1_load_frac[e])), 0),
             "row_class": "row-critical" if dead[e] else None,

@@ -76,7 +76,7 @@ def kpis(state: SiteTables, snap: Snapshot, cdu: int) -> list:
     racks = np.flatnonzero(state.rack_cdu == cdu)
     heat, capacity = float(snap.cdu_heat_kw[cdu]), float(snap.cdu_capacity_kw[cdu])
     use = heat / capacity if capacity > 0 else math.nan
-    flow = float(snap.cdu_flow_lpm[cdu])
+    flow = float(snap.coolant_flow_lpm[cdu])
     ttt = float(np.min(snap.rack_time_to_throttle_s[racks])) if racks.size else math.inf
     running = int(snap.pumps_running_count[cdu])
     return [
@@ -85,8 +85,8 @@ def kpis(state: SiteTables, snap: Snapshot, cdu: int) -> list:
             "supply",
             "Secondary supply",
             "°C",
-            fmt(snap.cdu_supply_temp_c[cdu], 1),
-            note=f"return {fmt(snap.cdu_return_temp_c[cdu], 1)} °C",
+            fmt(snap.coolant_supply_temp_c[cdu], 1),
+            note=f"return {fmt(snap.coolant_return_temp_c[cdu], 1)} °C",
         ),
         kpi_card(
             PAGE,

@@ -193,7 +193,7 @@ def comparison(screen) -> list:
     columns = [
         ("heat [kW]", 1, a.cdu_heat_kw[cdus], b.cdu_heat_kw[cdus]),
         ("use [%]", 0, figs.cdu_use_frac(a)[cdus] * 100, figs.cdu_use_frac(b)[cdus] * 100),
-        ("return [°C]", 1, a.cdu_return_temp_c[cdus], b.cdu_return_temp_c[cdus]),
+        ("return [°C]", 1, a.coolant_return_temp_c[cdus], b.coolant_return_temp_c[cdus]),
         ("pumps", 0, a.pumps_running_count[cdus].astype(float), b.pumps_running_count[cdus].astype(float)),
     ]
     return [

@@ -1,6 +1,6 @@
 """``/power``: one-line diagram, element load and N-1 headroom, generation, training power swing.
 
-Deep link: ``/power?element=<element name>&metric=power_load_frac`` focuses the diagram
+Deep link: ``/power?element=<element name>&metric=load_frac`` focuses the diagram
 on an element's path and subtree and colours by load instead of N-1 load.
 """
 
@@ -238,10 +238,10 @@ def comparison(screen) -> list:
         ("training swing", "MW", 1, a.swing_amplitude_mw, b.swing_amplitude_mw),
         ("PUE", "", 2, a.pue_ratio, b.pue_ratio),
     ]
-    elements = compare.largest_changes(a.power_load_frac, b.power_load_frac, 8)
+    elements = compare.largest_changes(a.load_frac, b.load_frac, 8)
     names = [state.power_name[e] for e in elements]
     columns = [
-        ("load [%]", 0, a.power_load_frac[elements] * 100, b.power_load_frac[elements] * 100),
+        ("load [%]", 0, a.load_frac[elements] * 100, b.load_frac[elements] * 100),
         ("N-1 load [%]", 0, a.power_n1_load_frac[elements] * 100, b.power_n1_load_frac[elements] * 100),
     ]
     hrefs = ["?" + urlencode({"element": n}) for n in names]

@@ -404,7 +404,7 @@ def _partner_condition(ctx: _Context, p: int, e: int, key: str, one_feed: np.nda
         1.0,
         f"no redundancy: carries {int(carried.sum())} racks alone while {s.power_name[e]} is down",
         group=key,
-        impact=Impact(int(ctx.rack_live_gpus[carried].sum()), (), 0.0, float(snap.power_load_kw[p]) / 1e3),
+        impact=Impact(int(ctx.rack_live_gpus[carried].sum()), (), 0.0, float(snap.feed_power_kw[p]) / 1e3),
     )
 
 
@@ -412,10 +412,10 @@ def _load_conditions(ctx: _Context) -> list[Condition]:
     """Elements loaded above their usable rating, and those one more failure would overload (N-1)."""
     s, snap = ctx.state, ctx.snap
     out: list[Condition] = []
-    n = len(snap.power_load_frac)
+    n = len(snap.load_frac)
     limit = np.where(ctx.held_mask("overload:power:", n), LOAD_CLEAR_FRAC, 1.0)
     n1_limit = np.where(ctx.held_mask("n1:power:", n), LOAD_CLEAR_FRAC, 1.0)
-    overloaded = snap.power_load_frac > limit
+    overloaded = snap.load_frac > limit
     for e in np.flatnonzero(overloaded):
         out.append(
             _cond(
@@ -425,9 +425,9 @@ def _load_conditions(ctx: _Context) -> list[Condition]:
                 e,
                 s.power_name[e],
                 "load_frac",
-                snap.power_load_frac[e],
-                f"loaded above its usable rating ({snap.power_load_frac[e]:.0%})",
-                impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
+                snap.load_frac[e],
+                f"loaded above its usable rating ({snap.load_frac[e]:.0%})",
+                impact=Impact(power_mw=float(snap.feed_power_kw[e]) / 1e3),
             )
         )
     n1 = (snap.power_n1_load_frac > n1_limit) & ~overloaded
@@ -442,7 +442,7 @@ def _load_conditions(ctx: _Context) -> list[Condition]:
                 "load_frac",
                 snap.power_n1_load_frac[e],
                 "N-1: one more failure overloads it",
-                impact=Impact(power_mw=float(snap.power_load_kw[e]) / 1e3),
+                impact=Impact(power_mw=float(snap.feed_power_kw[e]) / 1e3),
             )
         )
     return out

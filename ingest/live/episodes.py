@@ -186,9 +186,9 @@ class SwingEnvelope:
             (
                 now_s,
                 {
-                    "power_load_frac": snap.power_load_frac,
+                    "load_frac": snap.load_frac,
                     "power_n1_load_frac": snap.power_n1_load_frac,
-                    "power_load_kw": snap.power_load_kw,
+                    "feed_power_kw": snap.feed_power_kw,
                     "cdu_heat_kw": snap.cdu_heat_kw,
                     "facility_power_mw": snap.facility_power_mw,
                     "swing_amplitude_mw": snap.swing_amplitude_mw,
@@ -209,9 +209,9 @@ class SwingEnvelope:
 
         return replace(
             snap,
-            power_load_frac=_peak(stack("power_load_frac")),
+            load_frac=_peak(stack("load_frac")),
             power_n1_load_frac=_peak(stack("power_n1_load_frac")),
-            power_load_kw=_peak(stack("power_load_kw")),
+            feed_power_kw=_peak(stack("feed_power_kw")),
             cdu_heat_kw=_mean(stack("cdu_heat_kw")),
             facility_power_mw=float(_mean(stack("facility_power_mw"))),
             swing_amplitude_mw=float(_peak(stack("swing_amplitude_mw"))),

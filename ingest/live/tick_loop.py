@@ -161,7 +161,7 @@ class TickLoop:
             gpu_util_frac=util,
             gpu_power_limit_w=enforced_limits_w(limit, self._gpu_tdp_w),
             pumps_running_count=np.where(np.isfinite(pumps), pumps, installed).astype(np.int64),
-            cdu_flow_lpm=cur("cdu", "coolant_flow_lpm"),
+            coolant_flow_lpm=cur("cdu", "coolant_flow_lpm"),
             loop_supply_temp_c=loop_supply,
             failed_power=b.failed("power"),
             failed_sources=b.failed("source"),

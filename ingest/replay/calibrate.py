@@ -6,7 +6,7 @@ trial a replay of those frames on the site with the parameters applied
 
 1. **CDU approach** [K] per CDU: the mean gap between the recorded and projected secondary
    supply temperature is added to the CDU's approach (secondary supply = facility supply +
-   approach at rated duty, :func:`twin.physics.cooling.cdu_supply_temp_c`).
+   approach at rated duty, :func:`twin.physics.cooling.coolant_supply_temp_c`).
 2. **Thermal resistance** per detail GPU, as a factor on the die-to-coolant resistance:
    the die rise over the coolant is linear in it, so two replays (factor 1 and 1.25) give
    the factor whose mean temperature matches the recorded mean, clipped to [0.3, 3].

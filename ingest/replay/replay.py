@@ -67,7 +67,7 @@ def frame_inputs(rec: Recording, state: SiteTables, i: int, scenario: Scenario |
         ts=rec.ts[i],
         gpu_util_frac=util,
         pumps_running_count=pumps.astype(np.int64),
-        cdu_flow_lpm=rec.cdu["coolant_flow_lpm"][i],
+        coolant_flow_lpm=rec.cdu["coolant_flow_lpm"][i],
         loop_supply_temp_c=rec.loop_supply_temp_c[i].copy(),
         failed_power=id_array(row["failed_power"]),
         failed_sources=id_array(row["failed_sources"]),
@@ -88,7 +88,7 @@ def apply_scenario(inp: TickInputs, scenario: Scenario, state: SiteTables) -> Ti
     if sc.pumps_running_count is not None:
         lost = state.cdu_spec_array("pumps") - np.asarray(sc.pumps_running_count)
         inp.pumps_running_count = np.maximum(inp.pumps_running_count - lost, 0).astype(np.int64)
-        inp.cdu_flow_lpm = np.where(lost > 0, np.nan, inp.cdu_flow_lpm)  # the pump model decides the new flow
+        inp.coolant_flow_lpm = np.where(lost > 0, np.nan, inp.coolant_flow_lpm)  # the pump model decides the new flow
     if sc.loop_supply_temp_c is not None:
         override = np.asarray(sc.loop_supply_temp_c, dtype=np.float64)
         inp.loop_supply_temp_c = np.where(np.isfinite(override), override, inp.loop_supply_temp_c)

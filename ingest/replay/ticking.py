@@ -40,7 +40,7 @@ def shard_inputs(inp: TickInputs, shard: Shard) -> TickInputs:
         swing_jobs=[],
         gpu_util_frac=inp.gpu_util_frac[shard.gpus],
         pumps_running_count=inp.pumps_running_count[shard.cdus],
-        cdu_flow_lpm=inp.cdu_flow_lpm[shard.cdus],
+        coolant_flow_lpm=inp.coolant_flow_lpm[shard.cdus],
         nodes_off=None if inp.nodes_off is None else inp.nodes_off[shard.nodes],
         failed_links=[],
     )
@@ -61,7 +61,7 @@ def _ramp(a, b):
 class Between:
     """Inputs between two frames (see module docstring), with each reading's change computed once per frame."""
 
-    CONTINUOUS = ("gpu_util_frac", "cdu_flow_lpm", "loop_supply_temp_c", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c")
+    CONTINUOUS = ("gpu_util_frac", "coolant_flow_lpm", "loop_supply_temp_c", "outdoor_dry_bulb_c", "outdoor_wet_bulb_c")
 
     def __init__(self, prev: TickInputs, cur: TickInputs) -> None:
         self.prev, self.cur = prev, cur
@@ -135,8 +135,8 @@ def run_shard(run: ShardRun, frame_inputs, frames: range) -> dict[str, object]:
             by_rack.sum(np.where(live, snap.gpu_power_w, 0.0)) / np.maximum(by_rack.sum(live), 1)
         )
         out["rack_power_kw"].append(snap.rack_power_kw)
-        out["coolant_supply_temp_c"].append(snap.cdu_supply_temp_c)
-        out["coolant_return_temp_c"].append(snap.cdu_return_temp_c)
+        out["coolant_supply_temp_c"].append(snap.coolant_supply_temp_c)
+        out["coolant_return_temp_c"].append(snap.coolant_return_temp_c)
         out["it_power_mw"].append(float(snap.rack_power_kw.sum()) / 1e3)
         out["gpus_throttled"].append(np.count_nonzero(snap.gpu_state == GPU_THROTTLED))
         out["gpus_down"].append(np.count_nonzero(~live))

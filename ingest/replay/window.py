@@ -102,15 +102,15 @@ def capture(
         rack_power_kw=np.asarray(snap.rack_power_kw, dtype=np.float32),
         cdu=np.stack(
             [
-                snap.cdu_supply_temp_c,
-                snap.cdu_return_temp_c,
-                snap.cdu_flow_lpm,
+                snap.coolant_supply_temp_c,
+                snap.coolant_return_temp_c,
+                snap.coolant_flow_lpm,
                 snap.cdu_heat_kw,
                 snap.cdu_capacity_kw,
                 snap.pumps_running_count,
             ]
         ).astype(np.float32),
-        power=np.stack([snap.power_load_kw, snap.power_load_frac]).astype(np.float32),
+        power=np.stack([snap.feed_power_kw, snap.load_frac]).astype(np.float32),
         source=np.stack([snap.source_power_mw, snap.battery_soc_frac]).astype(np.float32),
         loop=np.stack([snap.loop_supply_temp_c, snap.loop_return_temp_c]).astype(np.float32),
         scalars=np.array(

@@ -58,15 +58,15 @@ def snapshot_frames(snap: Snapshot) -> dict[str, np.ndarray]:
         ),
         "cdu": np.stack(
             [
-                snap.cdu_supply_temp_c,
-                snap.cdu_return_temp_c,
-                snap.cdu_flow_lpm,
+                snap.coolant_supply_temp_c,
+                snap.coolant_return_temp_c,
+                snap.coolant_flow_lpm,
                 snap.cdu_heat_kw,
                 snap.cdu_capacity_kw,
                 snap.pumps_running_count,
             ]
         ),
         "rack": snap.rack_power_kw[np.newaxis],
-        "power": np.stack([snap.power_load_kw, snap.power_load_frac]),
+        "power": np.stack([snap.feed_power_kw, snap.load_frac]),
         "source": np.stack([snap.source_power_mw, snap.battery_soc_frac]),
     }

@@ -257,15 +257,15 @@ class SyntheticSource:
             buffer.update("gpu", metric, ids, values[seen], now_s)
         buffer.update("gpu", "last_xid_code", gpu_ids, xid, now_s)  # the exporter keeps the last XID
         cdu_ids = np.arange(s.n_cdus)
-        flow = truth.cdu_flow_lpm * (1.0 + rng.normal(0, FLOW_NOISE_FRAC, s.n_cdus))
+        flow = truth.coolant_flow_lpm * (1.0 + rng.normal(0, FLOW_NOISE_FRAC, s.n_cdus))
         buffer.update("cdu", "coolant_flow_lpm", cdu_ids, flow, now_s)
-        buffer.update("cdu", "coolant_supply_temp_c", cdu_ids, np.round(truth.cdu_supply_temp_c, 1), now_s)
-        buffer.update("cdu", "coolant_return_temp_c", cdu_ids, np.round(truth.cdu_return_temp_c, 1), now_s)
+        buffer.update("cdu", "coolant_supply_temp_c", cdu_ids, np.round(truth.coolant_supply_temp_c, 1), now_s)
+        buffer.update("cdu", "coolant_return_temp_c", cdu_ids, np.round(truth.coolant_return_temp_c, 1), now_s)
         buffer.update("cdu", "pumps_running_count", cdu_ids, truth.pumps_running_count, now_s)
         buffer.update(
             "cdu", "facility_supply_temp_c", cdu_ids, np.round(truth.loop_supply_temp_c[s.cdu_loop], 1), now_s
         )
-        buffer.update("power_element", "feed_power_kw", np.arange(s.n_power), truth.power_load_kw, now_s)
+        buffer.update("power_element", "feed_power_kw", np.arange(s.n_power), truth.feed_power_kw, now_s)
 
     def duration_hint_s(self) -> float:
         """Seconds until the last scheduled fault ends (0 when none)."""

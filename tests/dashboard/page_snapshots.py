@@ -279,15 +279,15 @@ def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Sn
     loop_supply = rng.uniform(24.0, 26.0, n_loops)
 
     n_power = state.n_power
-    power_load_kw = np.zeros(n_power)
+    feed_power_kw = np.zeros(n_power)
     for feed in (state.rack_feed_a, state.rack_feed_b):
         valid = feed >= 0
-        power_load_kw += np.bincount(feed[valid], rack_power_kw[valid] / 2.0, n_power)
+        feed_power_kw += np.bincount(feed[valid], rack_power_kw[valid] / 2.0, n_power)
     for depth in range(int(state.power_depth.max()), 0, -1):
         idx = np.flatnonzero(state.power_depth == depth)
-        np.add.at(power_load_kw, state.power_parent[idx], power_load_kw[idx])
+        np.add.at(feed_power_kw, state.power_parent[idx], feed_power_kw[idx])
     usable = state.power_rating_kw * state.power_max_util_frac
-    power_load_frac = power_load_kw / usable
+    load_frac = feed_power_kw / usable
     source_cap = state.source_capacity_mw
     it_mw = float(rack_power_kw.sum() / 1e3)
     source_power_mw = source_cap * min(1.0, it_mw * 1.25 / source_cap.sum())
@@ -334,18 +334,18 @@ def snapshot(state: SiteTables, seed: int = 0, job_gpu_frac: float = 0.75) -> Sn
         rack_power_kw=rack_power_kw,
         rack_max_gpu_temp_c=rack_max,
         rack_time_to_throttle_s=rack_ttt,
-        cdu_supply_temp_c=cdu_supply,
-        cdu_return_temp_c=cdu_return,
-        cdu_flow_lpm=cdu_flow,
+        coolant_supply_temp_c=cdu_supply,
+        coolant_return_temp_c=cdu_return,
+        coolant_flow_lpm=cdu_flow,
         cdu_heat_kw=cdu_heat_kw,
         cdu_capacity_kw=cdu_capacity_kw,
         pumps_running_count=np.where(rng.random(n_cdus) < 0.02, 1, 2).astype(np.int8),
         loop_supply_temp_c=loop_supply,
         loop_return_temp_c=loop_supply + 10.0,
         loop_heat_kw=loop_heat,
-        power_load_kw=power_load_kw,
-        power_load_frac=power_load_frac,
-        power_n1_load_frac=np.minimum(power_load_frac * 2.0, 1.6),
+        feed_power_kw=feed_power_kw,
+        load_frac=load_frac,
+        power_n1_load_frac=np.minimum(load_frac * 2.0, 1.6),
         source_power_mw=source_power_mw,
         battery_soc_frac=soc,
         link_up_flag=link_up_flag,

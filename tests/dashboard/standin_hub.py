@@ -105,9 +105,9 @@ def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int 
 
     n_loops = len(state.loop_name)
     loop_heat = np.bincount(state.cdu_loop, cdu_heat_kw, n_loops)
-    power_load_kw = _power_tree_load_kw(state, rack_power_kw)
+    feed_power_kw = _power_tree_load_kw(state, rack_power_kw)
     usable_kw = state.power_rating_kw * state.power_max_util_frac
-    load_frac = power_load_kw / np.where(usable_kw > 0, usable_kw, np.nan)
+    load_frac = feed_power_kw / np.where(usable_kw > 0, usable_kw, np.nan)
 
     it_mw = float(rack_power_kw.sum() / 1000.0)
     cooling_mw = it_mw * 0.12
@@ -144,17 +144,17 @@ def synthetic_snapshot(state: SiteTables, ts: datetime | None = None, seed: int 
         rack_power_kw=rack_power_kw,
         rack_max_gpu_temp_c=rack_max_temp,
         rack_time_to_throttle_s=ttt,
-        cdu_supply_temp_c=supply_c,
-        cdu_return_temp_c=return_c,
-        cdu_flow_lpm=flow_lpm,
+        coolant_supply_temp_c=supply_c,
+        coolant_return_temp_c=return_c,
+        coolant_flow_lpm=flow_lpm,
         cdu_heat_kw=cdu_heat_kw,
         cdu_capacity_kw=cap,
         pumps_running_count=pumps,
         loop_supply_temp_c=np.full(n_loops, 24.0),
         loop_return_temp_c=np.full(n_loops, 34.0),
         loop_heat_kw=loop_heat,
-        power_load_kw=power_load_kw,
-        power_load_frac=load_frac,
+        feed_power_kw=feed_power_kw,
+        load_frac=load_frac,
         power_n1_load_frac=np.where(state.power_parent >= 0, 2 * load_frac, load_frac),
         source_power_mw=source_power,
         battery_soc_frac=soc,
@@ -310,9 +310,9 @@ class StandinView:
         ts = pd.date_range(end=self.snapshot.ts, periods=n, freq=pd.Timedelta(seconds=10), name="ts")
         snap, rng = self.snapshot, np.random.default_rng(cdu_id)
         values = {
-            "coolant_supply_temp_c": snap.cdu_supply_temp_c,
-            "coolant_return_temp_c": snap.cdu_return_temp_c,
-            "coolant_flow_lpm": snap.cdu_flow_lpm,
+            "coolant_supply_temp_c": snap.coolant_supply_temp_c,
+            "coolant_return_temp_c": snap.coolant_return_temp_c,
+            "coolant_flow_lpm": snap.coolant_flow_lpm,
             "cdu_heat_kw": snap.cdu_heat_kw,
             "cdu_capacity_kw": snap.cdu_capacity_kw,
             "pumps_running_count": snap.pumps_running_count,

@@ -15,7 +15,7 @@ def test_rack_metrics_one_value_per_rack_for_every_floor_metric(demo_state, demo
     assert set(metrics) == {m.key for m in FLOOR_METRICS}
     assert all(v.shape == (demo_state.n_racks,) for v in metrics.values())
     cdu = demo_state.rack_cdu[0]
-    expected_dt = demo_snapshot.cdu_return_temp_c[cdu] - demo_snapshot.cdu_supply_temp_c[cdu]
+    expected_dt = demo_snapshot.coolant_return_temp_c[cdu] - demo_snapshot.coolant_supply_temp_c[cdu]
     assert metrics["coolant_delta_t_k"][0] == expected_dt
 
 

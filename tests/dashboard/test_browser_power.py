@@ -67,10 +67,10 @@ def test_deep_link_restores_element_and_metric(colossus_app, new_page):  # noqa:
     state = hub.state
     ups = state.power_name[int(np.flatnonzero(state.power_kind == 2)[5])]
     page, log = new_page("1920x1080")
-    page.goto(served.url(f"/power?element={ups}&metric=power_load_frac"))
+    page.goto(served.url(f"/power?element={ups}&metric=load_frac"))
     expect(page.locator("#power-tree .gtitle")).to_contain_text(ups)
     expect(page.locator("#power-tree .gtitle")).to_contain_text("load of the usable rating")
-    expect(page.locator("#power-metric input[value=power_load_frac]")).to_be_checked()
+    expect(page.locator("#power-metric input[value=load_frac]")).to_be_checked()
     page.locator("#power-metric input[value=power_n1_load_frac]").check()
     expect(page).to_have_url(served.url(f"/power?element={ups}&metric=power_n1_load_frac"))
     expect(page.locator("#power-tree .gtitle")).to_contain_text("N-1 load")

@@ -38,19 +38,19 @@ def test_without_detail_a_dead_element_is_unloaded_below_a_dead_one(demo):
     below = np.flatnonzero(
         np.isin(state.power_name, ["H1-SWGR-A", "H1-TX1-A", "H1-UPS1-A", "H1-BW-R01-A", "H1-BW-R02-A"])
     )
-    load = snap.power_load_kw.copy()
+    load = snap.feed_power_kw.copy()
     load[below] = 0.0
     # H1-SWGR-A hangs off MV-A, which is loaded: an idle subtree under a live parent is not dead
-    assert inferred_power_live(state, replace(snap, power_load_kw=load)).all()
+    assert inferred_power_live(state, replace(snap, feed_power_kw=load)).all()
     mv_a = state.power_name.index("MV-A")
     assert state.power_parent[swgr] == mv_a
     load[mv_a] = 0.0
     fed = state.source_bus == mv_a
     sources = snap.source_power_mw.copy()
     sources[fed] = 0.0
-    live = inferred_power_live(state, replace(snap, power_load_kw=load, source_power_mw=sources))
+    live = inferred_power_live(state, replace(snap, feed_power_kw=load, source_power_mw=sources))
     assert sorted(np.flatnonzero(~live).tolist()) == sorted([mv_a, *below.tolist()])
-    status = power_status(state, replace(snap, power_load_kw=load, source_power_mw=sources), detail=None)
+    status = power_status(state, replace(snap, feed_power_kw=load, source_power_mw=sources), detail=None)
     assert not status.from_twin and status.source_live.all()
 
 

@@ -74,7 +74,7 @@ def test_flow_figure_survives_unknown_readings(demo):
     state, snap = demo
     broken = page_snapshots.snapshot(state, seed=3)
     broken.cdu_heat_kw[:3] = np.nan
-    broken.cdu_supply_temp_c[:] = np.nan
+    broken.coolant_supply_temp_c[:] = np.nan
     fig = cooling.cooling_flow_figure(state, broken)
     assert all(math.isfinite(v) for v in fig.data[0].link.value)
     hist = cooling.cdu_use_histogram(state, broken)

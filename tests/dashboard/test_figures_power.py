@@ -46,9 +46,9 @@ def test_site_diagram_groups_busways_and_covers_every_element_once(colossus):
 
 def test_group_colour_is_worst_member(colossus):
     state, snap = colossus
-    nodes = power.diagram_nodes(state, snap, metric="power_load_frac")
+    nodes = power.diagram_nodes(state, snap, metric="load_frac")
     group = next(n for n in nodes if n.key.startswith("g"))
-    assert group.value_frac == pytest.approx(float(np.nanmax(snap.power_load_frac[group.members])))
+    assert group.value_frac == pytest.approx(float(np.nanmax(snap.load_frac[group.members])))
 
 
 def test_focus_shows_path_and_subtree_only(colossus):

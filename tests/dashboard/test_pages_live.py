@@ -128,8 +128,8 @@ def test_power_layout_restores_element_and_metric(in_app, page_module):
     view = in_app[LIVE_VIEW_KEY]
     ups = int(np.flatnonzero(view.state.power_kind == 2)[0])
     name = view.state.power_name[ups]
-    page = power.layout(element=name, metric="power_load_frac")
-    assert _find(page, ids.Power.SELECTION).data == {"element": name, "metric": "power_load_frac", "source": None}
+    page = power.layout(element=name, metric="load_frac")
+    assert _find(page, ids.Power.SELECTION).data == {"element": name, "metric": "load_frac", "source": None}
     assert name in _find(page, ids.Power.TREE).figure.layout.title.text
     assert _find(page, ids.Power.RESET).disabled is False
     default = power.layout(metric="bogus")

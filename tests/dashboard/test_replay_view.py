@@ -35,7 +35,7 @@ def test_snapshot_holds_the_recorded_values():
     snap, ts = view.latest(), np.datetime64("2024-07-22T15:03:00")
     cdu = bundle.frame("cdu")
     at = cdu[cdu["ts"].dt.tz_localize(None) == ts].set_index("cdu_id")
-    np.testing.assert_allclose(snap.cdu_flow_lpm, at["coolant_flow_lpm"].sort_index().to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(snap.coolant_flow_lpm, at["coolant_flow_lpm"].sort_index().to_numpy(), rtol=1e-6)
     np.testing.assert_array_equal(snap.pumps_running_count, at["pumps_running_count"].sort_index().to_numpy())
     gpu = bundle.frame("gpu")
     g = gpu[gpu["ts"].dt.tz_localize(None) == ts]

@@ -84,20 +84,20 @@ class Answer:
 
     # per-element readings of the settled twin
     def cdu_flow(self, name: str) -> float:
-        return float(self.snap.cdu_flow_lpm[self.state.cdu_name.index(name)])
+        return float(self.snap.coolant_flow_lpm[self.state.cdu_name.index(name)])
 
     def pumps_running(self, name: str) -> int:
         return int(self.snap.pumps_running_count[self.state.cdu_name.index(name)])
 
     def cdu_supply(self, name: str) -> float:
-        return float(self.snap.cdu_supply_temp_c[self.state.cdu_name.index(name)])
+        return float(self.snap.coolant_supply_temp_c[self.state.cdu_name.index(name)])
 
     def cdu_heat(self, name: str) -> float:
         return float(self.snap.cdu_heat_kw[self.state.cdu_name.index(name)])
 
     def loop_flow(self, name: str) -> float:
         loop = self.state.loop_name.index(name)
-        return float(self.snap.cdu_flow_lpm[self.state.cdu_loop == loop].sum())
+        return float(self.snap.coolant_flow_lpm[self.state.cdu_loop == loop].sum())
 
     def loop_supply(self, name: str) -> float:
         return float(self.snap.loop_supply_temp_c[self.state.loop_name.index(name)])
@@ -106,7 +106,7 @@ class Answer:
         return float(self.snap.loop_heat_kw[self.state.loop_name.index(name)])
 
     def load(self, name: str) -> float:
-        return float(self.snap.power_load_frac[self.state.power_name.index(name)])
+        return float(self.snap.load_frac[self.state.power_name.index(name)])
 
     def rack_power(self, name: str) -> float:
         return float(self.snap.rack_power_kw[self.state.rack_name.index(name)])

@@ -47,7 +47,7 @@ class CoolingState:
     """What the coolant carries from one tick to the next."""
 
     cdu_pumps_count: np.ndarray  # [n_cdus] pumps running (float)
-    cdu_flow_lpm: np.ndarray  # [n_cdus] secondary flow
+    coolant_flow_lpm: np.ndarray  # [n_cdus] secondary flow
     cdu_temp_c: np.ndarray  # [n_cdus] mixed secondary coolant
     cdu_heat_in_w: np.ndarray  # [n_cdus] heat into each secondary loop over the last step
     loop_temp_c: np.ndarray  # [n_loops] facility water returning
@@ -81,7 +81,9 @@ class CoolingPhase:
         plant_temp = s.plant_supply_setpoint_c.astype(np.float64).copy()
         self.state = CoolingState(
             cdu_pumps_count=self.cdu_pumps.copy(),
-            cdu_flow_lpm=cooling.cdu_flow_lpm(self.cdu_pumps, self.cdu_pumps_required, self.cdu_design_flow_lpm),
+            coolant_flow_lpm=cooling.coolant_flow_lpm(
+                self.cdu_pumps, self.cdu_pumps_required, self.cdu_design_flow_lpm
+            ),
             cdu_temp_c=self.cdu_setpoint_c.copy(),
             cdu_heat_in_w=np.zeros(s.n_cdus),
             loop_temp_c=plant_temp[s.loop_plant].copy(),
@@ -195,9 +197,9 @@ class CoolingPhase:
         r_cal_cdu, flow_ratio = self._plates(flow)
         return CoolingResult(
             pumps_running_count=st.cdu_pumps_count,
-            cdu_flow_lpm=flow,
+            coolant_flow_lpm=flow,
             cdu_flow_w_per_k=flow_w_per_k,
-            cdu_supply_temp_c=supply,
+            coolant_supply_temp_c=supply,
             cdu_setpoint_c=setpoint,
             cdu_facility_temp_c=fw,
             cdu_capacity_kw=cap_kw,
@@ -224,7 +226,7 @@ class CoolingPhase:
             cdu_dark = np.bincount(s.rack_cdu, weights=ps.rack_dark, minlength=s.n_cdus) >= self.const.racks_per_cdu
             pumps = np.where(self.cdu_in_rack & cdu_dark, 0.0, pumps)
         flow = loops.pump_flow_lpm(
-            st.cdu_flow_lpm,
+            st.coolant_flow_lpm,
             st.cdu_pumps_count,
             pumps,
             self.cdu_pumps_required,
@@ -232,10 +234,10 @@ class CoolingPhase:
             self.cdu_failover_s,
             dt_s,
         )
-        if inp.cdu_flow_lpm is not None:
-            measured = np.asarray(inp.cdu_flow_lpm, dtype=np.float64)
+        if inp.coolant_flow_lpm is not None:
+            measured = np.asarray(inp.coolant_flow_lpm, dtype=np.float64)
             flow = np.where(np.isfinite(measured), np.maximum(measured, 0.0), flow)
-        st.cdu_pumps_count, st.cdu_flow_lpm = pumps, flow
+        st.cdu_pumps_count, st.coolant_flow_lpm = pumps, flow
         return flow
 
     def _loop_supply(self, inp: TickInputs) -> tuple[np.ndarray, np.ndarray]:
@@ -307,7 +309,7 @@ class CoolingPhase:
         base_liquid_w = BASE_LIQUID_CAPTURE_FRAC * (rack_dc - itp.rack_gpu_power_w)
         air_w = itp.rack_power_kw * 1e3 - itp.rack_gpu_power_w - base_liquid_w  # PSU losses, rest of the base
         pump_w = cooling.cdu_pump_power_w(  # pump work ends as heat in the coolant
-            cool.pumps_running_count, cool.cdu_flow_lpm, self.cdu_design_flow_lpm, self.cdu_pump_power_w
+            cool.pumps_running_count, cool.coolant_flow_lpm, self.cdu_design_flow_lpm, self.cdu_pump_power_w
         )
         heat_in = gt.cdu_gpu_heat_w + np.bincount(s.rack_cdu, weights=base_liquid_w, minlength=s.n_cdus) + pump_w
         temp, supply, out_w = loops.cdu_loop_step(
@@ -324,8 +326,8 @@ class CoolingPhase:
         st.cdu_delay.correct_last(supply)
         return HeatResult(
             cdu_heat_kw=out_w / 1e3,
-            cdu_supply_temp_c=supply,
-            cdu_return_temp_c=temp,
+            coolant_supply_temp_c=supply,
+            coolant_return_temp_c=temp,
             cdu_pump_kw=float(np.sum(pump_w)) / 1e3,
             loop_air_heat_kw=np.bincount(self.rack_loop, weights=air_w, minlength=self.n_loops) / 1e3,
             loop_cdu_heat_kw=np.bincount(s.cdu_loop, weights=out_w, minlength=self.n_loops) / 1e3,

@@ -132,7 +132,7 @@ class GpuThermalPhase:
                 r_jp_c_per_w=point.r_jp_c_per_w,
                 power_limit_cdu_w=point.power_limit_w,
             )
-        supply, r_cal = ex(cool.cdu_supply_temp_c), ex(r_cal_cdu)
+        supply, r_cal = ex(cool.coolant_supply_temp_c), ex(r_cal_cdu)
         r_die = thermal.die_resistance_c_per_w(c.r_die_c_per_w, c.r_conv_frac, ex(ratio))
         r_jp = np.asarray(c.r_die_c_per_w) * (1.0 - np.asarray(c.r_conv_frac))
         if r_factor is not None:
@@ -163,7 +163,7 @@ class GpuThermalPhase:
         """The per-CDU operating point and whether every CDU shares it; kept while supply, plates and step hold."""
         key = (
             dt_s,
-            cool.cdu_supply_temp_c.tobytes(),
+            cool.coolant_supply_temp_c.tobytes(),
             cool.cdu_plate_r_cal_c_per_w.tobytes(),
             cool.cdu_plate_flow_ratio_frac.tobytes(),
         )
@@ -184,7 +184,7 @@ class GpuThermalPhase:
             no_flow_cdu,
             np.inf,
             thermal.sw_thermal_power_limit_w(
-                cool.cdu_supply_temp_c, r_die, c.r_hbm_c_per_w, r_cal_cdu, c.max_op_c, c.hbm_max_c, c.hbm_power_frac
+                cool.coolant_supply_temp_c, r_die, c.r_hbm_c_per_w, r_cal_cdu, c.max_op_c, c.hbm_max_c, c.hbm_power_frac
             ),
         )
         r_tot_cdu = r_die + r_cal_cdu
@@ -194,11 +194,11 @@ class GpuThermalPhase:
             c.plate_heat_capacity_j_per_k,
             r_jp,
             r_die - r_jp + r_cal_cdu,  # the per-GPU path's order of operations: shards replay bit for bit
-            cool.cdu_supply_temp_c,
+            cool.coolant_supply_temp_c,
             dt_s,
         )
         return OperatingPoint(
-            supply_c=cool.cdu_supply_temp_c.copy(),
+            supply_c=cool.coolant_supply_temp_c.copy(),
             r_total_c_per_w=r_tot_cdu,
             hbm_rise_c_per_w=thermal.hbm_rise_c_per_w(r_cal_cdu, c.hbm_power_frac, c.r_hbm_c_per_w),
             power_limit_w=p_lim_cdu,

@@ -38,7 +38,7 @@ class TickInputs:
     gpu_power_demand_w: np.ndarray | float | None = None  # overrides the util-derived demand
     gpu_power_limit_w: np.ndarray | float | None = None  # enforced board limit, default TDP
     pumps_running_count: np.ndarray | None = None  # int per CDU, default all installed pumps
-    cdu_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
+    coolant_flow_lpm: np.ndarray | None = None  # measured secondary flow per CDU (NaN = use the pump model)
     loop_supply_temp_c: np.ndarray | None = None  # facility supply override per loop (NaN = plant model)
     cdu_supply_setpoint_c: np.ndarray | None = None  # secondary supply setpoint per CDU (NaN = none): the CDU
     #                                                  supplies no colder than this

@@ -70,9 +70,9 @@ class CoolingResult:
     """What the GPUs see this tick: secondary flow and supply, plate resistances (per CDU)."""
 
     pumps_running_count: np.ndarray  # float [n_cdus]
-    cdu_flow_lpm: np.ndarray  # [n_cdus] secondary flow (after pump fail-over)
+    coolant_flow_lpm: np.ndarray  # [n_cdus] secondary flow (after pump fail-over)
     cdu_flow_w_per_k: np.ndarray  # [n_cdus] secondary heat-capacity flow ṁ cp
-    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply reaching the cold plates (delayed)
+    coolant_supply_temp_c: np.ndarray  # [n_cdus] secondary supply reaching the cold plates (delayed)
     cdu_setpoint_c: np.ndarray  # [n_cdus] secondary supply setpoint the valve holds this tick
     cdu_facility_temp_c: np.ndarray  # [n_cdus] facility water reaching the CDU (delayed)
     cdu_capacity_kw: np.ndarray  # [n_cdus] rated-approach duty at that facility water
@@ -117,8 +117,8 @@ class HeatResult:
     """Secondary loops after the tick: heat passed to the facility water, temperatures, air heat."""
 
     cdu_heat_kw: np.ndarray  # [n_cdus] heat the CDU passed to facility water over the tick
-    cdu_supply_temp_c: np.ndarray  # [n_cdus] secondary supply leaving the CDU
-    cdu_return_temp_c: np.ndarray  # [n_cdus] mixed secondary coolant
+    coolant_supply_temp_c: np.ndarray  # [n_cdus] secondary supply leaving the CDU
+    coolant_return_temp_c: np.ndarray  # [n_cdus] mixed secondary coolant
     cdu_pump_kw: float  # electrical power of all CDU pumps
     loop_air_heat_kw: np.ndarray  # [n_loops] rack heat to air (PSU losses, base power not on plates)
     loop_cdu_heat_kw: np.ndarray  # [n_loops] heat of the loop's CDUs
@@ -129,8 +129,8 @@ class HeatResult:
 class PowerTreeResult:
     """Power-tree loads and single-failure (N-1) loads."""
 
-    power_load_kw: np.ndarray  # [n_power] delivered downstream
-    power_load_frac: np.ndarray  # [n_power] of usable rating
+    feed_power_kw: np.ndarray  # [n_power] delivered downstream
+    load_frac: np.ndarray  # [n_power] of usable rating
     power_n1_load_kw: np.ndarray  # [n_power] worst load after any single failure
     power_n1_load_frac: np.ndarray  # [n_power]
     power_n1_worst_by: np.ndarray  # int32 [n_power] element whose loss gives that load, -1 none

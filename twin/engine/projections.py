@@ -64,7 +64,7 @@ class ProjectionPhase:
         rack_temp = c.by_rack.max(gpu_temp_c)
         rack_p = c.by_rack.max(gt.gpu_power_w)
         rack_cdu = c.state.rack_cdu
-        supply = cool.cdu_supply_temp_c[rack_cdu]
+        supply = cool.coolant_supply_temp_c[rack_cdu]
         r_cal = cool.cdu_plate_r_cal_c_per_w[rack_cdu]
         r_cal = np.where(np.isfinite(r_cal), r_cal, 0.0)
         cp, rho = cool.cdu_coolant_cp_j_per_kg_k[rack_cdu], cool.cdu_coolant_density_kg_per_m3[rack_cdu]
@@ -124,7 +124,7 @@ class ProjectionPhase:
         )
         return failures.facility_water_loss(
             cdu_temp_max,
-            cool.cdu_supply_temp_c,
+            cool.coolant_supply_temp_c,
             heat.cdu_heat_in_w,
             gpu_mean,
             c.idle_mean_w,

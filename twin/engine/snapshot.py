@@ -41,9 +41,9 @@ class Snapshot:
     rack_max_gpu_temp_c: np.ndarray
     rack_time_to_throttle_s: np.ndarray  # after loss of one CDU pump, inf if never
     # CDU [n_cdus]
-    cdu_supply_temp_c: np.ndarray
-    cdu_return_temp_c: np.ndarray
-    cdu_flow_lpm: np.ndarray
+    coolant_supply_temp_c: np.ndarray
+    coolant_return_temp_c: np.ndarray
+    coolant_flow_lpm: np.ndarray
     cdu_heat_kw: np.ndarray
     cdu_capacity_kw: np.ndarray
     pumps_running_count: np.ndarray  # int8
@@ -52,8 +52,8 @@ class Snapshot:
     loop_return_temp_c: np.ndarray
     loop_heat_kw: np.ndarray
     # power tree [n_power]
-    power_load_kw: np.ndarray
-    power_load_frac: np.ndarray  # of usable rating (rating × max_util_frac)
+    feed_power_kw: np.ndarray
+    load_frac: np.ndarray  # of usable rating (rating × max_util_frac)
     power_n1_load_frac: np.ndarray  # worst load fraction after any single failure
     # sources [n_sources]
     source_power_mw: np.ndarray

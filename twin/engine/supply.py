@@ -151,8 +151,8 @@ class PowerPhase:
         load, inp_kw = powertree.rollup(topo, itp.rack_power_kw, *shares)
         worst, worst_by = powertree.n1_worst_load_kw(topo, load, itp.rack_power_kw, *shares, ps.power_live)
         return PowerTreeResult(
-            power_load_kw=load,
-            power_load_frac=powertree.load_frac(load, topo.usable_kw),
+            feed_power_kw=load,
+            load_frac=powertree.load_frac(load, topo.usable_kw),
             power_n1_load_kw=worst,
             power_n1_load_frac=powertree.load_frac(worst, topo.usable_kw),
             power_n1_worst_by=worst_by,
@@ -185,7 +185,7 @@ class PowerPhase:
             st.step_ready_frac,
         )
         ups = self.ups_ids
-        ups_load_kw = np.where(ps.power_live[ups], tree.power_load_kw[ups], 0.0)
+        ups_load_kw = np.where(ps.power_live[ups], tree.feed_power_kw[ups], 0.0)
         ups_mw, ups_frac = sources.ups_discharge(
             min(d.unmet_mw, tree_mw), ups_load_kw, self.ups_kwh[ups], st.ups_energy_frac[ups], dt_s
         )

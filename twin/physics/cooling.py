@@ -117,7 +117,7 @@ def cdu_capacity_kw(supply_temp_c: np.ndarray | float, curve_supply_c: np.ndarra
     return np.maximum(out, 0.0)
 
 
-def cdu_flow_lpm(
+def coolant_flow_lpm(
     pumps_running_count: np.ndarray | float, pumps_required: np.ndarray | float, design_flow_lpm: np.ndarray | float
 ) -> np.ndarray:
     """Secondary flow [L/min]: design flow with ``pumps_required`` running, pro rata below, no gain above.

@@ -226,7 +226,7 @@ def _diff(base: _Run, scen: _Run) -> Diff:
         time_to_throttle_s=ttt,
         racks=_rack_diff(b_state, base.snap, s_state, scen.snap),
         power_elements=_element_diff(
-            b_state.power_name, base.snap.power_load_frac, s_state.power_name, scen.snap.power_load_frac, s_state
+            b_state.power_name, base.snap.load_frac, s_state.power_name, scen.snap.load_frac, s_state
         ),
         cdus=_frac_diff("cdu", b_state.cdu_name, base.cdu_frac, s_state.cdu_name, scen.cdu_frac),
         loops=_frac_diff("loop", b_state.loop_name, base.loop_frac, s_state.loop_name, scen.loop_frac),

@@ -164,7 +164,7 @@ def report_of(
         n_gpus_runnable_at_full_power=bal.gpus_at_full_power,
         power_cap_for_all_gpus_w=bal.power_cap_w,
         power_cap_fits_flag=bal.cap_fits,
-        overloaded_elements=_elements(state, snap.power_load_frac, snap.power_load_frac > 1.0),
+        overloaded_elements=_elements(state, snap.load_frac, snap.load_frac > 1.0),
         n1_violations=_n1(state, snap, detail.power_n1_worst_by),
         dark_racks=[state.rack_name[r] for r in detail.dark_racks],
         gpus=GpuCounts(
@@ -269,7 +269,7 @@ def _n1(state: SiteTables, snap: Snapshot, worst_by: np.ndarray) -> list[N1Viola
         N1Violation(
             element=state.power_name[e],
             kind=POWER_KINDS[state.power_kind[e]],
-            load_frac=float(snap.power_load_frac[e]),
+            load_frac=float(snap.load_frac[e]),
             power_n1_load_frac=float(snap.power_n1_load_frac[e]),
             after_loss_of=state.power_name[worst_by[e]] if worst_by[e] >= 0 else None,
         )

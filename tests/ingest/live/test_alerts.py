@@ -51,7 +51,7 @@ def test_hot_gpus_are_aggregated_per_rack_with_severity_by_threshold(demo, nomin
 def test_pumps_power_links_and_stale_sources(demo, nominal):
     pumps = nominal.pumps_running_count.copy()
     pumps[1], pumps[2] = 1, 0
-    frac = nominal.power_load_frac.copy()
+    frac = nominal.load_frac.copy()
     frac[5] = 1.2
     n1 = nominal.power_n1_load_frac.copy()
     n1[6] = 1.1
@@ -60,7 +60,7 @@ def test_pumps_power_links_and_stale_sources(demo, nominal):
     snap = replace(
         nominal,
         pumps_running_count=pumps,
-        power_load_frac=frac,
+        load_frac=frac,
         power_n1_load_frac=n1,
         link_up_flag=link_up_flag,
         source_age_s={"dcgm": 45.0, "synthetic": 0.0, "redfish": float("inf")},

@@ -86,9 +86,9 @@ def demo():
 
 def test_rules_hold_an_open_episode_until_its_clear_threshold(demo):
     state, snap = demo
-    frac = snap.power_load_frac.copy()
+    frac = snap.load_frac.copy()
     frac[5] = 0.99  # below the raise threshold (1.0), above the clear one
-    snap = replace(snap, power_load_frac=frac, power_n1_load_frac=np.minimum(snap.power_n1_load_frac, 0.5))
+    snap = replace(snap, load_frac=frac, power_n1_load_frac=np.minimum(snap.power_n1_load_frac, 0.5))
     assert "overload:power:5" not in {c.key for c in evaluate(state, snap)}
     held = evaluate(state, snap, SiteFacts(open_keys=frozenset({"overload:power:5"})))
     assert "overload:power:5" in {c.key for c in held}
@@ -99,16 +99,16 @@ def test_the_envelope_keeps_the_swing_peak_and_the_mean_load(demo):
     env = SwingEnvelope(window_s=30.0)
     for i in range(12):
         high = i % 2 == 0
-        frac = snap.power_load_frac * (1.05 if high else 0.95)
+        frac = snap.load_frac * (1.05 if high else 0.95)
         seen = env.steady(
             replace(
                 snap,
                 ts=T0 + timedelta(seconds=i),
-                power_load_frac=frac,
+                load_frac=frac,
                 facility_power_mw=100.0 if high else 90.0,
             )
         )
-    np.testing.assert_allclose(seen.power_load_frac, snap.power_load_frac * 1.05)
+    np.testing.assert_allclose(seen.load_frac, snap.load_frac * 1.05)
     assert seen.facility_power_mw == pytest.approx(95.0)
 
 

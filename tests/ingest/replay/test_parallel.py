@@ -30,7 +30,7 @@ def test_between_frames_steps_switch_at_once_and_readings_are_interpolated():
         ts=t0,
         gpu_util_frac=np.array([0.2, 0.9]),
         pumps_running_count=np.array([2]),
-        cdu_flow_lpm=np.array([100.0]),
+        coolant_flow_lpm=np.array([100.0]),
         loop_supply_temp_c=np.array([25.0]),
         outdoor_dry_bulb_c=30.0,
     )
@@ -38,7 +38,7 @@ def test_between_frames_steps_switch_at_once_and_readings_are_interpolated():
         ts=t0 + timedelta(seconds=5),
         gpu_util_frac=np.array([0.6, np.nan]),
         pumps_running_count=np.array([0]),
-        cdu_flow_lpm=np.array([0.0]),
+        coolant_flow_lpm=np.array([0.0]),
         loop_supply_temp_c=np.array([35.0]),
         outdoor_dry_bulb_c=None,
         failed_power=[3],
@@ -46,7 +46,7 @@ def test_between_frames_steps_switch_at_once_and_readings_are_interpolated():
     mid = between(prev, cur, 0.2)
     assert mid.ts == t0 + timedelta(seconds=1)
     assert mid.gpu_util_frac[0] == pytest.approx(0.28) and np.isnan(mid.gpu_util_frac[1])  # no reading stays none
-    assert mid.cdu_flow_lpm[0] == pytest.approx(80.0) and mid.loop_supply_temp_c[0] == pytest.approx(27.0)
+    assert mid.coolant_flow_lpm[0] == pytest.approx(80.0) and mid.loop_supply_temp_c[0] == pytest.approx(27.0)
     assert list(mid.pumps_running_count) == [0] and mid.failed_power == [3]  # stepped: the frame that reports it
     assert mid.outdoor_dry_bulb_c is None
 

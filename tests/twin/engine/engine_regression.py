@@ -95,7 +95,7 @@ def _sequences(state, placed_job):
         (1.0, dict(gpu_util_frac=util)),
         (1.0, partial),
         (10.0, dict(partial, gpu_util_frac=util_gaps)),
-        (30.0, dict(partial, cdu_flow_lpm=flow, nodes_off=nodes_off)),
+        (30.0, dict(partial, coolant_flow_lpm=flow, nodes_off=nodes_off)),
         (5.0, dict(partial, gpu_power_demand_w=np.where(np.arange(n) % 5 == 0, np.nan, 650.0))),
     ]
     hot = np.full(len(state.loop_name), 45.0)

@@ -50,7 +50,7 @@ def test_balance_closes_every_tick_through_transients(demo):
     schedule = (
         [(1.0, TickInputs())] * 20
         + [(1.0, TickInputs(gpu_r_th_factor=degraded, node_psus_failed=psus_failed, nodes_off=nodes_off))] * 10
-        + [(1.0, TickInputs(failed_power=[10, 11], cdu_flow_lpm=no_flow))] * 20  # a dark row, a CDU without flow
+        + [(1.0, TickInputs(failed_power=[10, 11], coolant_flow_lpm=no_flow))] * 20  # a dark row, a CDU without flow
         + [(1.0, TickInputs(gpu_util_frac=0.3))] * 30  # load step down
         + [(1.0, TickInputs(gpu_util_frac=1.0, pumps_running_count=tripped))] * 30  # load up, a CDU pump trips
         + [(1.0, TickInputs(plant_chillers_running=np.array([0.0]), outdoor_wet_bulb_c=27.0))] * 60  # power dip
@@ -110,8 +110,8 @@ def test_cdu_pump_trip_fails_over_without_throttling(demo):
     before = eng.tick(1.0, TickInputs(jobs=jobs))
     pumps = np.full(demo.n_cdus, 2.0)
     pumps[3] = 1.0
-    flows = [eng.tick(1.0, TickInputs(jobs=jobs, pumps_running_count=pumps)).cdu_flow_lpm[3] for _ in range(6)]
-    design = before.cdu_flow_lpm[3]
+    flows = [eng.tick(1.0, TickInputs(jobs=jobs, pumps_running_count=pumps)).coolant_flow_lpm[3] for _ in range(6)]
+    design = before.coolant_flow_lpm[3]
     assert flows[0] < design and flows[4] == pytest.approx(design)  # back at design flow within 5 s
     snap = eng.tick(1.0, TickInputs(jobs=jobs, pumps_running_count=pumps))
     assert not (snap.gpu_state == GPU_THROTTLED).any()
@@ -124,7 +124,7 @@ def test_facility_pump_trip_ramps_the_coolant_throttles_the_gpus_and_slows_the_j
     before = eng.tick(1.0, TickInputs(jobs=jobs))
     trip = TickInputs(jobs=jobs, loop_flow_lpm=np.array([0.0]))  # the hall's facility pumps trip
     trace = [eng.tick(5.0, trip) for _ in range(60)]  # 5 minutes
-    supply = np.array([s.cdu_supply_temp_c.mean() for s in trace])
+    supply = np.array([s.coolant_supply_temp_c.mean() for s in trace])
     # the coolant ramps: no step, rising at about Q / (C_coolant + C_gpus) per second at first
     rate = (supply[2] - supply[1]) / 5.0
     q_w = before.cdu_heat_kw.mean() * 1e3

@@ -119,8 +119,8 @@ def test_phases_compose_into_the_snapshot():
     res = captured["results"]
     assert isinstance(res.gpu_thermal, phases.GpuThermalResult) and isinstance(res.demand, phases.DemandResult)
     assert snap.gpu_power_w is res.gpu_thermal.gpu_power_w
-    assert snap.cdu_return_temp_c is res.heat.cdu_return_temp_c
-    assert snap.power_load_kw is res.power_tree.power_load_kw
+    assert snap.coolant_return_temp_c is res.heat.coolant_return_temp_c
+    assert snap.feed_power_kw is res.power_tree.feed_power_kw
     assert np.array_equal(engine.detail.dark_racks, np.flatnonzero(res.power_state.rack_dark))
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.heat.cdu_pump_kw = 0.0

@@ -77,7 +77,7 @@ def test_projection_with_a_spare_matches_the_engine_through_the_fail_over(demo):
     print(f"with a spare: projected {projected:.3f} s, engine {seen:.3f} s")
     assert seen == pytest.approx(projected, abs=0.15)
     snap = engine.tick(3.0, dataclasses.replace(inputs, pumps_running_count=pumps))
-    assert snap.cdu_flow_lpm[demo.rack_cdu[rack]] == pytest.approx(150.0)  # the spare carries the design flow again
+    assert snap.coolant_flow_lpm[demo.rack_cdu[rack]] == pytest.approx(150.0)  # the spare carries the design flow again
     snap = engine.tick(30.0, dataclasses.replace(inputs, pumps_running_count=pumps))
     assert snap.rack_max_gpu_temp_c[rack] < level  # and the die cools back (with its plate's ~17 s time constant)
 
@@ -95,5 +95,5 @@ def test_projection_without_a_spare_matches_the_engine(demo):
     seen = _engine_crossing_s(engine, inputs, pumps, rack, level, 200.0)
     print(f"without a spare: projected {projected:.3f} s, engine {seen:.3f} s")
     assert seen == pytest.approx(projected, rel=0.02)
-    flows = engine.tick(DT_S, dataclasses.replace(inputs, pumps_running_count=pumps)).cdu_flow_lpm
+    flows = engine.tick(DT_S, dataclasses.replace(inputs, pumps_running_count=pumps)).coolant_flow_lpm
     assert flows[state.rack_cdu[rack]] == pytest.approx(75.0)  # settles at half the design flow

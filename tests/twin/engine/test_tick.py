@@ -71,7 +71,7 @@ def test_facility_power_is_it_losses_cooling_network_and_overhead(tiny):
     # CDU pumps by the affinity laws: the pumps running share the design flow, so each CDU draws one
     # pump's rated power at its design flow, (flow / design)³ of it below
     design = tiny.cooling.cdu_design_flow_lpm
-    expected = np.where(snap.pumps_running_count > 0, 0.75 * (snap.cdu_flow_lpm / design) ** 3, 0.0).sum()
+    expected = np.where(snap.pumps_running_count > 0, 0.75 * (snap.coolant_flow_lpm / design) ** 3, 0.0).sum()
     assert tiny.detail.cooling_kw["cdu_pumps_kw"] == pytest.approx(expected)
     assert expected == pytest.approx(0.75 * tiny.state.n_cdus)
 
@@ -90,7 +90,7 @@ def test_loss_of_a_cdu_heats_its_rack_to_throttle_then_shutdown(tiny):
         rack0 = snap.gpu_state[:16]
         if (rack0 == GPU_THROTTLED).any() and not times:
             times.append(step + 1)
-    assert snap.cdu_flow_lpm[0] == 0.0
+    assert snap.coolant_flow_lpm[0] == 0.0
     assert (snap.gpu_state[:16] == GPU_DOWN).all() and (snap.last_xid_code[:16] == 79).all()
     assert (snap.gpu_state[16:] == GPU_OK).all()
     assert snap.gpu_power_w[:16].sum() == 0.0
@@ -102,21 +102,21 @@ def test_failed_busway_darkens_its_single_fed_rack(tiny):
     snap = tiny.tick(1.0, TickInputs(failed_power=[A2]))
     assert list(tiny.detail.dark_racks) == [3]
     assert snap.rack_power_kw[3] == 0.0 and (snap.gpu_state[48:] == GPU_DOWN).all()
-    assert snap.power_load_kw[A2] == 0.0
+    assert snap.feed_power_kw[A2] == 0.0
     assert snap.rack_power_kw[2] > 0.0 and (snap.gpu_state[32:48] == GPU_OK).all()
     assert snap.last_xid_code.max() == 0  # dark, not thermally shut down
 
 
 def test_n1_fraction_and_failed_busway_moves_load(tiny):
     healthy = tiny.tick(1.0)
-    assert (healthy.power_n1_load_frac >= healthy.power_load_frac - 1e-12).all()
+    assert (healthy.power_n1_load_frac >= healthy.load_frac - 1e-12).all()
     usable = tiny.const.topo.usable_kw
-    assert tiny.detail.power_headroom_kw == pytest.approx(usable - healthy.power_load_kw)
+    assert tiny.detail.power_headroom_kw == pytest.approx(usable - healthy.feed_power_kw)
     assert tiny.detail.power_n1_headroom_kw == pytest.approx(usable * (1.0 - healthy.power_n1_load_frac))
     failed = tiny.tick(1.0, TickInputs(failed_power=[B1]))
     a1 = 6  # racks 0 and 1 now draw everything from A1 (on half their PSUs: slightly different losses)
-    assert failed.power_load_kw[a1] == pytest.approx(failed.rack_power_kw[:2].sum())
-    assert failed.power_load_kw[a1] == pytest.approx(2 * healthy.power_load_kw[a1], rel=0.02)
+    assert failed.feed_power_kw[a1] == pytest.approx(failed.rack_power_kw[:2].sum())
+    assert failed.feed_power_kw[a1] == pytest.approx(2 * healthy.feed_power_kw[a1], rel=0.02)
 
 
 def test_site_balance_gives_a_power_cap_when_supply_is_short():
@@ -206,12 +206,12 @@ def test_twin_tick_benchmark_reports_ratio():
 
 def test_warmer_facility_water_shrinks_cdu_capacity_and_widens_the_approach(tiny):
     cool = tiny.tick(600.0, TickInputs(loop_supply_temp_c=np.array([25.0])))
-    assert cool.cdu_supply_temp_c == pytest.approx(29.0)  # the valve holds the setpoint (25 °C + 4 K approach)
+    assert cool.coolant_supply_temp_c == pytest.approx(29.0)  # the valve holds the setpoint (25 °C + 4 K approach)
     warm = tiny.tick(600.0, TickInputs(loop_supply_temp_c=np.array([38.0])))  # the secondary loop follows
     hot = tiny.tick(600.0, TickInputs(loop_supply_temp_c=np.array([42.0])))
     assert (hot.cdu_capacity_kw < warm.cdu_capacity_kw).all() and (warm.cdu_capacity_kw < cool.cdu_capacity_kw).all()
-    assert (warm.cdu_supply_temp_c > 38.0).all()  # valve wide open: above the facility water
-    assert ((hot.cdu_supply_temp_c - 42.0) > (warm.cdu_supply_temp_c - 38.0)).all()
+    assert (warm.coolant_supply_temp_c > 38.0).all()  # valve wide open: above the facility water
+    assert ((hot.coolant_supply_temp_c - 42.0) > (warm.coolant_supply_temp_c - 38.0)).all()
 
 
 def test_nonsense_inputs_raise(tiny):

@@ -54,8 +54,8 @@ def test_cdu_capacity_curve():
 
 
 def test_cdu_flow_from_pumps():
-    assert co.cdu_flow_lpm(np.array([2, 1, 0]), 1, 150.0) == pytest.approx([150.0, 150.0, 0.0])
-    assert co.cdu_flow_lpm(1, 2, 150.0) == pytest.approx(75.0)
+    assert co.coolant_flow_lpm(np.array([2, 1, 0]), 1, 150.0) == pytest.approx([150.0, 150.0, 0.0])
+    assert co.coolant_flow_lpm(1, 2, 150.0) == pytest.approx(75.0)
 
 
 def test_pump_and_cooling_power():

@@ -268,8 +268,8 @@ def test_a_cdu_setpoint_warms_its_racks_only():
     cdu = DEMO.cdu_name.index("H1-R01-K01-CDU")
     assert sc.inputs.cdu_supply_setpoint_c[cdu] == 40.0 and np.isnan(sc.inputs.cdu_supply_setpoint_c).sum() == 15
     snap, _, _ = run_scenario(DEMO, sc)
-    assert snap.cdu_supply_temp_c[cdu] == pytest.approx(40.0)
-    assert snap.cdu_supply_temp_c[cdu + 1] < 35.0
+    assert snap.coolant_supply_temp_c[cdu] == pytest.approx(40.0)
+    assert snap.coolant_supply_temp_c[cdu + 1] < 35.0
     assert snap.rack_max_gpu_temp_c[0] > snap.rack_max_gpu_temp_c[1] + 5.0
 
 
