@@ -254,6 +254,7 @@ class Jobs:
     FLEET_TEAMS_TABLE = "jobs-fleet-teams-table"
     FLEET_USAGE = "jobs-fleet-usage"  # GPUs by team over time
     FLEET_FRAG = "jobs-fleet-frag"  # nodes by free GPUs
+    FLEET_TOPOLOGY = "jobs-fleet-topology"  # leaf groups or NVLink blocks by occupancy
     FLEET_LANE = "jobs-fleet-lane"  # the timeline's lanes: pod | hall
     FLEET_GANTT = "jobs-fleet-gantt"  # allocations by pod or hall
     FLEET_WHATIF = "jobs-fleet-whatif"  # the place of the fleet what-if

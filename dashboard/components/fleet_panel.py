@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from dash import dash_table, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.analysis.fleet_query import PAGE_SIZE, query_jobs
+from dashboard.analysis.fleet_topology import domain_occupancy
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import fleet as figs
 from dashboard.present import theme
@@ -122,15 +124,28 @@ def team_table(frame) -> html.Div:
 
 
 def side_figures(fleet, frame, lane: str) -> tuple:
-    """Team usage over 24 h, fragmentation, the allocation timeline."""
+    """Team usage over 24 h, fragmentation, the allocation timeline, the fabric's domains by occupancy."""
     t, g, teams = fleet.team_series(TEAM_WINDOW_S) if frame.source == "fleet model" else ([], [], [])
-    import numpy as np
-
     usage = figs.team_usage_figure(np.asarray(t), np.asarray(g), teams, "GPUs by team, last 24 h")
     frag = figs.fragmentation_figure(frame.fragmentation["nodes_by_free_gpus"])
     rows = fleet.gantt_rows(GANTT_WINDOW_S) if frame.source == "fleet model" else []
     gantt = figs.gantt_figure(rows, lane, frame.ts_s, teams or [r["team"] for r in frame.teams])
-    return usage, frag, gantt
+    return usage, frag, gantt, topology_figure(fleet, frame)
+
+
+def topology_figure(fleet, frame):
+    """Leaf groups by pod, or the NVLink blocks when the site has them, coloured by allocated share."""
+    topo = fleet.sim.run.topo
+    level = "block" if topo.block_nvlink.any() else "leaf"
+    out = np.array([n["node"] for n in frame.nodes], dtype=np.int64)
+    occ = domain_occupancy(topo, frame.gpu_job, out, level)
+    what = "NVLink blocks (NVL72 racks)" if level == "block" else "Leaf groups"
+    return figs.topology_figure(occ, f"{what} by pod: share of GPUs allocated, free GPUs in each")
+
+
+def topology_height_px(fleet) -> int:
+    """The topology grid's height: a row of cells per pod, within 220–560 px."""
+    return int(min(max(90 + 22 * fleet.sim.run.topo.n_pods, 220), 560))
 
 
 def _graph(graph_id: str, figure, height: str) -> dcc.Graph:
@@ -150,7 +165,7 @@ def section(view) -> html.Div:
         )
     frame = fleet.frame()
     first = query_jobs(frame, "all", "", [{"column_id": "n_gpus", "direction": "desc"}], 0)
-    usage, frag, gantt = side_figures(fleet, frame, "pod")
+    usage, frag, gantt, topology = side_figures(fleet, frame, "pod")
     table = dash_table.DataTable(
         id=ids.Jobs.FLEET_TABLE,
         columns=[{"name": h, "id": k} for k, h in JOB_COLUMNS],
@@ -211,6 +226,10 @@ def section(view) -> html.Div:
                 className="grid-2",
             ),
             html.Div(
+                _graph(ids.Jobs.FLEET_TOPOLOGY, topology, f"{topology_height_px(fleet)}px"),
+                className="panel",
+            ),
+            html.Div(
                 [
                     dcc.RadioItems(
                         id=ids.Jobs.FLEET_LANE,
@@ -256,7 +275,8 @@ def figures_key(fleet, frame, lane: str) -> str:
 
 
 def live_parts(view, lane: str, shown_key: str | None) -> tuple | None:
-    """Outputs of the live callback: KPIs, team table, usage, fragmentation, timeline, figures key (None: no fleet).
+    """Outputs of the live callback: KPIs, team table, usage, fragmentation, timeline, topology, figures key (None:
+    no fleet).
 
     The figures (the costly part) are rebuilt when :func:`figures_key` moved since the
     browser's last ones (once a simulated minute), else left as they are (``no_update``).
@@ -267,5 +287,5 @@ def live_parts(view, lane: str, shown_key: str | None) -> tuple | None:
     frame = fleet.frame()
     lane = lane or "pod"
     key = figures_key(fleet, frame, lane)
-    figures = side_figures(fleet, frame, lane) if key != shown_key else (no_update,) * 3
+    figures = side_figures(fleet, frame, lane) if key != shown_key else (no_update,) * 4
     return (kpis(frame), team_table(frame), *figures, key)

@@ -159,3 +159,50 @@ def failures_figure(causes: list[str], counts: list[int], reference_frac: list[f
         )
     )
     return fig
+
+
+def topology_figure(occ, title: str) -> go.Figure:
+    """Domains of one level (a :class:`dashboard.analysis.fleet_topology.DomainOccupancy`) as a grid: one row
+    per pod, one cell per domain, coloured by the share of its GPUs allocated; the cell reads the free GPUs."""
+    pods = np.unique(occ.pod) if occ.pod.size else np.zeros(0, int)
+    width = int(max((int((occ.pod == p).sum()) for p in pods.tolist()), default=0))
+    z = np.full((pods.size, width), np.nan)
+    text = np.full((pods.size, width), "", dtype=object)
+    hover = np.full((pods.size, width), "", dtype=object)
+    free, frac = occ.free_gpus_count, occ.allocated_frac
+    for i, p in enumerate(pods.tolist()):
+        for k, d in enumerate(np.flatnonzero(occ.pod == p).tolist()):
+            z[i, k] = frac[d]
+            text[i, k] = f"{int(free[d]):,}" if free[d] else ""
+            hover[i, k] = (
+                f"{occ.name[d]}<br>{int(occ.allocated_gpus_count[d]):,} of {int(occ.gpus_count[d]):,} GPUs allocated "
+                f"to {int(occ.jobs_count[d]):,} job{'s' if occ.jobs_count[d] != 1 else ''}<br>"
+                f"{int(free[d]):,} free · {int(occ.out_gpus_count[d]):,} on nodes out of service"
+            )
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[str(k + 1) for k in range(width)],
+            y=[f"pod {p}" for p in pods.tolist()],
+            text=text,
+            texttemplate="%{text}",
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=theme.SCALE_HOT,
+            xgap=2,
+            ygap=2,
+            colorbar=dict(title="allocated", tickformat=".0%", thickness=12),
+        )
+    )
+    fig.update_layout(
+        **theme.base_layout(
+            title=dict(text=title, x=0.01),
+            margin=MARGIN,
+            xaxis=dict(title=f"{occ.level} in the pod", type="category", showgrid=False),
+            yaxis=dict(autorange="reversed", type="category", showgrid=False),
+            uirevision=f"fleet-topology-{occ.level}",
+        )
+    )
+    return fig

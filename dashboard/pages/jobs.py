@@ -585,6 +585,7 @@ def fleet_table(_n, page, sort_by, state, search, shown):
     Output(ids.Jobs.FLEET_USAGE, "figure"),
     Output(ids.Jobs.FLEET_FRAG, "figure"),
     Output(ids.Jobs.FLEET_GANTT, "figure"),
+    Output(ids.Jobs.FLEET_TOPOLOGY, "figure"),
     Output(ids.Jobs.FLEET_FIGURES_KEY, "data"),
     Input(ids.Shell.TICK, "n_intervals"),
     Input(ids.Jobs.FLEET_LANE, "value"),

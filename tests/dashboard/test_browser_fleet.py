@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from dashboard.analysis.fleet_topology import domain_occupancy
 from ingest.live.fleet import LiveFleet, LiveMix
 from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 
@@ -110,6 +111,40 @@ def test_gantt_by_hall(fleet_app, new_page):
     expect(page.locator("#jobs-fleet-gantt .ytick text").first).to_have_text(re.compile(r"^H\d"))
     ticks = page.locator("#jobs-fleet-gantt .ytick text").evaluate_all("els => els.map(e => e.textContent)")
     assert set(ticks) <= set(halls) and ticks
+    assert log.errors == []
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_topology_view_shows_every_leaf_group_by_pod(fleet_app, new_page, screenshot, viewport):
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    frame = fleet.frame()
+    topo = fleet.sim.run.topo
+    out = np.array([n["node"] for n in frame.nodes], dtype=np.int64)
+    occ = domain_occupancy(topo, frame.gpu_job, out, "leaf")
+    assert int(occ.allocated_gpus_count.sum()) == int((frame.gpu_job >= 0).sum())
+    page, log = new_page(viewport)
+    page.goto(served.url("/jobs"))
+    page.wait_for_function(
+        "() => { const gd = document.querySelector('#jobs-fleet-topology .js-plotly-plot');"
+        " return gd && gd.data && gd.data.length === 1; }"
+    )
+    shown = page.evaluate(
+        "() => { const t = document.querySelector('#jobs-fleet-topology .js-plotly-plot').data[0];"
+        " return {y: t.y, z: t.z, hover: t.customdata}; }"
+    )
+    assert shown["y"] == [f"pod {p}" for p in range(topo.n_pods)]
+    cells = [(i, k) for i, row in enumerate(shown["z"]) for k, v in enumerate(row) if v is not None]
+    assert len(cells) == topo.n_leaves  # every leaf group once, under its pod
+    first_of_pod = [int(np.flatnonzero(occ.pod == p)[0]) for p in range(topo.n_pods)]
+    for i, d in enumerate(first_of_pod):
+        assert shown["z"][i][0] == pytest.approx(float(occ.allocated_frac[d]))
+        assert shown["hover"][i][0].startswith(occ.name[d])
+    panel = page.locator("#jobs-fleet-topology")
+    panel.scroll_into_view_if_needed()
+    box = panel.bounding_box()
+    assert box is not None and box["height"] >= 200  # a row per pod, not a squashed strip
+    screenshot(page, f"fleet-topology-{viewport}")
     assert log.errors == []
 
 
