@@ -27,6 +27,7 @@ SITE_HELP = (
 DURATION_HELP = "how long: seconds, or a number with s, m, h or d (90s, 30m, 2h, 1h30m, 1d)"
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)([dhms]))+$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
+_NEGATIVE_VALUE = re.compile(r"^-\d+$|^-\d*\.\d+$|^-(?:\d+(?:\.\d+)?[dhms])+$")
 _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -113,11 +114,14 @@ def _register_mutes(sub) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("id", nargs="?", type=int, help="the silence's or window's id")
     which.add_argument("--alert", type=int, metavar="ID", help="lift this alert's own silence")
-    p.add_argument("--author", default=None, help="who ends it (default: cli:<operating-system user>)")
+    p.add_argument("--author", default=None, help="who ends a silence or window (default: cli:<operating-system user>)")
     p.set_defaults(func=_expire)
     for each in ("silence", "maintenance", "mutes", "expire"):
         sub.choices[each].add_argument("--db", default=None, metavar="URL", help=DB_HELP)
         sub.choices[each].add_argument("--site", default=None, help=SITE_HELP)
+        # "--for -5m" is a (negative) value, not an option: argparse would stop at it with its usage
+        # ("expected one argument") instead of the command's one-line refusal of a negative duration
+        sub.choices[each]._negative_number_matcher = _NEGATIVE_VALUE
 
 
 def _urgency(a: dict) -> tuple:

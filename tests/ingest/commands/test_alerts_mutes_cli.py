@@ -178,6 +178,8 @@ def test_a_maintenance_window_is_scheduled_listed_and_cancelled(clean, capsys):
     [
         (("silence", "--hall", "H9", "--for", "1h", "--comment", "x"), "hall 'H9' is not one of the site's halls (H1)"),
         (("silence", "--hall", "H1", "--for=-5m", "--comment", "x"), "--for '-5m': a duration must be positive"),
+        (("silence", "--hall", "H1", "--for", "-5m", "--comment", "x"), "--for '-5m': a duration must be positive"),
+        (("maintenance", "--hall", "H1", "--for", "-1.5h", "--reason", "x"), "--for '-1.5h': a duration must be"),
         (("silence", "--hall", "H1", "--for", "0", "--comment", "x"), "--for '0': a duration must be positive"),
         (("silence", "--hall", "H1", "--for", "soon", "--comment", "x"), "--for 'soon': expected a duration"),
         (("silence", "--hall", "H1", "--for", "8d", "--comment", "x"), "at most 604800 s (7 days)"),
