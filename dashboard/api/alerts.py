@@ -8,6 +8,7 @@ from dashboard.api.access import audit, current_user_name
 from dashboard.api.live import database_reachable
 from dashboard.api.routing import ApiError, NotFound, Unprocessable, api
 from dashboard.views.context import alert_actions, live_view
+from ingest.store.mutes import alert_audit_state, audit_entry
 
 MAX_ALERTS = 500  # the live view lists the newest 500, as the alerts page shows
 
@@ -70,15 +71,6 @@ def get_alert(params: m.AlertId) -> m.Alert:
     return _alert(_find(params.alert_id))
 
 
-def _audit_state(alert: dict) -> dict:
-    until = alert.get("silenced_until")
-    return {
-        "acknowledged": bool(alert.get("acknowledged")),
-        "ack_comment": alert.get("ack_comment") or "",
-        "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until,
-    }
-
-
 def _changed(alert_id: int, action: str, change) -> m.Alert:
     """Apply ``change(actions)`` to an alert and record it in the audit log, as the alerts page does."""
     actions = alert_actions()
@@ -90,7 +82,12 @@ def _changed(alert_id: int, action: str, change) -> m.Alert:
     except ValueError as exc:  # the actions refuse a value on purpose (a silence over its limit)
         raise ApiError(400, str(exc)) from None
     after = _find(alert_id)
-    audit(action, f"alert {alert_id}: {before.get('entity_name', '')}", _audit_state(before), _audit_state(after))
+    audit(
+        action,
+        f"alert {alert_id}: {before.get('entity_name', '')}",
+        alert_audit_state(before),
+        alert_audit_state(after),
+    )
     return _alert(after)
 
 
@@ -141,12 +138,6 @@ def _mute(row: dict) -> m.Mute:
     return m.Mute.model_validate(row)
 
 
-def _mute_audit(row: dict) -> dict:
-    """What the audit log keeps of a silence or window."""
-    keys = ("kind", "scope_kind", "scope_value", "rule_name", "metric", "comment", "starts_at", "ends_at", "state")
-    return {k: row[k].isoformat() if hasattr(row[k], "isoformat") else row[k] for k in keys}
-
-
 def _listed(kind: str, query: m.MuteQuery) -> m.MuteList:
     rows = _mute_actions().mutes(ended_within_s=query.ended_within_s)
     return m.MuteList(items=[_mute(r) for r in rows if r["kind"] == kind])
@@ -159,7 +150,7 @@ def _added(kind: str, add) -> m.Mute:
         row = add(actions, current_user_name())
     except ValueError as exc:  # a bad pattern, an unknown hall, bad times, too many
         raise Unprocessable(str(exc)) from None
-    audit(f"{kind}.add", f"{kind} {row['id']}: {_mute(row).scope}", None, _mute_audit(row))
+    audit(*audit_entry("add", None, row))
     return _mute(row)
 
 
@@ -172,8 +163,7 @@ def _expired(kind: str, mute_id: int) -> m.Mute:
         before, after = actions.expire_mute(mute_id, current_user_name())
     except ValueError as exc:  # it ended meanwhile
         raise Unprocessable(str(exc)) from None
-    verb = "cancel" if kind == "maintenance" else "expire"
-    audit(f"{kind}.{verb}", f"{kind} {mute_id}: {_mute(after).scope}", _mute_audit(before), _mute_audit(after))
+    audit(*audit_entry("end", before, after))
     return _mute(after)
 
 

@@ -23,7 +23,7 @@ from dashboard.figures.trends import TIME_FORMAT, TREND_HEIGHT_PX, pin_patch, tr
 from dashboard.present.formatting import fmt, fmt_duration, fmt_pct, fmt_si
 from dashboard.shell.deep_link import register_url_writer
 from dashboard.shell.entity_links import entity_href
-from dashboard.shell.status import Banner, alert_counts, group_alerts, status_banner
+from dashboard.shell.status import Banner, alert_counts, group_alerts, muted_causes, status_banner, view_now
 from dashboard.views import compare
 from dashboard.views.registry import callback_view, layout_screen, on_page, view_layout
 
@@ -195,11 +195,13 @@ def hot_racks_table(rows: list[dict]) -> html.Table | html.Div:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data")
 
 
-def open_alerts_list(state, alerts: list[dict], count: int = 5) -> html.Div:
-    """Open alerts by cause, most urgent first; each cause links to its equipment, with its impact."""
+def open_alerts_list(state, alerts: list[dict], count: int = 5, now: datetime | None = None) -> html.Div:
+    """Open alerts by cause, most urgent first and the muted ones (:func:`muted_causes`) last, marked
+    "· muted"; each cause links to its equipment, with its impact."""
     groups = group_alerts(alerts)
+    muted = {c.key: c for c in muted_causes(alerts, now)}
     rows = []
-    for group in groups[:count]:
+    for group in sorted(groups, key=lambda g: g.key in muted)[:count]:  # stable: urgency kept within each
         root = group.root
         href = entity_href(state, root.get("entity_kind", ""), root.get("entity_id"), root.get("entity_name"))
         name = root.get("entity_name", "")
@@ -211,11 +213,20 @@ def open_alerts_list(state, alerts: list[dict], count: int = 5) -> html.Div:
                 [
                     html.Td(html.Span(group.severity, className=f"sev sev-{group.severity}")),
                     html.Td(
-                        [dcc.Link(name, href=href) if href else name, html.Span(f" {root.get('message', '')}")],
+                        [
+                            dcc.Link(name, href=href) if href else name,
+                            html.Span(f" {root.get('message', '')}"),
+                            *(
+                                [html.Span(" · muted", className="muted", title=muted[group.key].reason)]
+                                if group.key in muted
+                                else []
+                            ),
+                        ],
                         className="alert-text",
                     ),
                     html.Td(" · ".join(impact) + more, className="num muted"),
-                ]
+                ],
+                className="cause-muted" if group.key in muted else None,
             )
         )
     body = (
@@ -245,6 +256,12 @@ def banner_block(state, banner: Banner) -> list:
         if banner.more
         else []
     )
+    if banner.muted and banner.severity != "ok":  # the quiet banner's scope already counts them
+        n = len(banner.muted)
+        more += [
+            " · ",
+            html.Span(f"{n} muted", className="status-muted", title="; ".join(c.reason for c in banner.muted)),
+        ]
     return [
         html.Span(banner.severity.upper() if banner.severity != "ok" else "OK", className=f"sev sev-{banner.severity}"),
         html.Span(headline, className="status-headline"),
@@ -332,7 +349,8 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
         if screen.compare is None
         else []
     )
-    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
+    now = view_now(view)
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [], now, tiles["tokens"].value)
     graph_config = {"displaylogo": False, "responsive": True, "displayModeBar": "hover"}
     return html.Div(
         [
@@ -356,7 +374,7 @@ def layout(window=None, at=None, **_kwargs) -> html.Div:
                     html.Div(
                         [
                             html.H3("Open alerts by cause"),
-                            html.Div(open_alerts_list(view.state, alerts), id=ids.Overview.OPEN_ALERTS),
+                            html.Div(open_alerts_list(view.state, alerts, now=now), id=ids.Overview.OPEN_ALERTS),
                         ],
                         className="panel",
                     ),
@@ -451,7 +469,8 @@ def overview_update(view, window_s: int, kpi_names: list[str]) -> tuple:
     classes = [f"kpi-value {tiles[name].status}".strip() for name in kpi_names]
     notes = [tiles[name].note for name in kpi_names]
     sparks = [tiles[name].spark for name in kpi_names]
-    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [])
+    now = view_now(view)
+    banner = status_banner(alerts, snapshot.jobs if snapshot is not None else [], now, tiles["tokens"].value)
     frame = trend_frame(view, window_s)
     patches = [trend_patch(frame, [column for column, _ in series]) for _, _, series, *_ in TRENDS]
     hot = hot_racks_table(hottest_racks(view.state, snapshot)) if snapshot else None
@@ -464,7 +483,7 @@ def overview_update(view, window_s: int, kpi_names: list[str]) -> tuple:
         f"status-banner status-banner-{banner.severity}",
         power_breakdown(snapshot, tick.detail),
         hot,
-        open_alerts_list(view.state, alerts),
+        open_alerts_list(view.state, alerts, now=now),
         jobs_table(snapshot),
         *patches,
     )

@@ -3,7 +3,8 @@
 Pure functions of the alert dicts a view serves (see :func:`ingest.live.alerts.alert_dict`:
 ``group``, ``impact``, ``severity``, ``acknowledged``, ``silenced_until``, ``silence``,
 ``maintenance`` …) and of the snapshot.  Every page that counts alerts uses :func:`alert_counts`, so the overview and
-the alerts page cannot disagree.
+the alerts page cannot disagree.  The banner (:func:`status_banner`) leaves muted alerts out (:func:`is_muted`) and
+carries the causes they make up wholly as ``muted`` (:func:`muted_causes`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from dashboard.present.formatting import fmt_si
 from ingest.live.alert_rules import SEVERITY_RANK
+
+UNAFFECTED = "jobs unaffected"  # the banner's job line when no cause is expected to cost the jobs throughput
 
 
 @dataclass
@@ -57,6 +61,13 @@ def _muted_by(alert: dict, key: str, now: datetime) -> bool:
 def in_maintenance(alert: dict, now: datetime) -> bool:
     """Open and under a maintenance window at ``now``."""
     return alert.get("cleared_at") is None and _muted_by(alert, "maintenance", now)
+
+
+def is_muted(alert: dict, now: datetime) -> bool:
+    """Open and muted at ``now``: by its own silence, a scoped silence or a maintenance window."""
+    return alert.get("cleared_at") is None and (
+        _silenced(alert, now) or _muted_by(alert, "silence", now) or _muted_by(alert, "maintenance", now)
+    )
 
 
 def needs_attention(alert: dict, now: datetime | None = None) -> bool:
@@ -141,8 +152,24 @@ def _alert_order(alert: dict) -> tuple:
 
 
 @dataclass(frozen=True)
+class MutedCause:
+    """A cause group every open alert of which is muted (:func:`is_muted`): listed, but it sets no banner."""
+
+    key: str
+    severity: str
+    headline: str  # as the banner would name it
+    reason: str  # e.g. "in maintenance: CDU pump swap", "silenced by H1", "silenced"
+    entity_kind: str = ""
+    entity_name: str = ""
+
+
+@dataclass(frozen=True)
 class Banner:
-    """The overview's first line: the worst current cause, its scope, and what it does to the jobs."""
+    """The overview's first line: the worst current cause, its scope, and what it does to the jobs.
+
+    Muted causes (every alert of them silenced or in maintenance) set neither the headline nor
+    the severity; they are carried in ``muted``.
+    """
 
     severity: str  # critical | warning | ok
     headline: str  # e.g. "CDU H1-R05-K03-CDU lost: 1 of 2 pumps running …"
@@ -150,25 +177,94 @@ class Banner:
     job_impact: str  # e.g. "colossus-405b-24k stalled since 20:12:40 UTC, 0 tokens/s"
     entity_kind: str = ""
     entity_name: str = ""
-    more: int = 0  # other open cause groups
+    more: int = 0  # other open cause groups, not muted
+    muted: tuple[MutedCause, ...] = ()
 
 
 def _racks_in(group: AlertGroup) -> int:
     return len({m.get("entity_name") for m in group.members if m.get("entity_kind") == "rack"})
 
 
-def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
-    """The banner for the open ``alerts`` and the running ``jobs`` (:class:`JobStatus` list)."""
-    groups = group_alerts(alerts)
-    stalled = [a for a in alerts if a.get("cleared_at") is None and a.get("entity_kind") == "job"]
+def _headline(root: dict) -> str:
+    message, name = root.get("message", ""), root.get("entity_name", "")
+    return message if name and name in message else f"{_kind_label(root.get('entity_kind', ''))} {name}: {message}"
+
+
+def _mute_reason(group: AlertGroup, now: datetime) -> str:
+    """What mutes a muted group, read off its root: the window, else the scoped silence, else its own silence."""
+    for member in group.members:
+        if _muted_by(member, "maintenance", now):
+            comment = member["maintenance"].get("comment") or member["maintenance"].get("scope", "")
+            return f"in maintenance: {comment}"
+    for member in group.members:
+        if _muted_by(member, "silence", now):
+            return f"silenced by {member['silence'].get('scope', '')}".rstrip()
+    return "silenced"
+
+
+def muted_causes(alerts: list[dict], now: datetime | None = None) -> list[MutedCause]:
+    """The open cause groups all of whose open alerts are muted at ``now``, most urgent first."""
+    now = now or datetime.now(UTC)
+    live = {g.key for g in group_alerts([a for a in alerts if not is_muted(a, now)])}
+    return [
+        MutedCause(
+            g.key,
+            g.severity,
+            _headline(g.root),
+            _mute_reason(g, now),
+            g.root.get("entity_kind", ""),
+            g.root.get("entity_name", ""),
+        )
+        for g in group_alerts(alerts)
+        if g.key not in live
+    ]
+
+
+def running_jobs_text(jobs: list | None, throughput: str = "") -> str:
+    """The running jobs with their rate: ``pretrain-0 1.2 M tokens/s``, several joined by commas.
+
+    ``throughput``: the overview's Throughput tile value (its 30 s mean, formatted); with one job
+    running it is that job's rate, so that the banner and the tile show the same figure.  With
+    several, each job's own rate, formatted as the tile and the Jobs table do.
+    """
+    jobs = list(jobs or [])
+    if not jobs:
+        return "no training job reported"
+    if len(jobs) == 1 and throughput:
+        return f"{jobs[0].name} {throughput} tokens/s"
+    return ", ".join(f"{j.name} {fmt_si(j.tokens_per_s)} tokens/s" for j in jobs)
+
+
+def status_banner(
+    alerts: list[dict], jobs: list | None = None, now: datetime | None = None, throughput: str = ""
+) -> Banner:
+    """The banner for the open ``alerts`` and the running ``jobs`` (:class:`JobStatus` list) at ``now``.
+
+    Alerts muted at ``now`` (:func:`is_muted`) are left out of the headline, the severity and the
+    job lines; the causes they make up wholly are the banner's ``muted``.  When no unmuted cause
+    affects the jobs, the job line lists the running jobs with their rate (:func:`running_jobs_text`,
+    ``throughput`` the Throughput tile's value).
+    """
+    now = now or datetime.now(UTC)
+    live = [a for a in alerts if not is_muted(a, now)]
+    groups = group_alerts(live)
+    muted = tuple(muted_causes(alerts, now))
+    stalled = [a for a in live if a.get("cleared_at") is None and a.get("entity_kind") == "job"]
     if not groups:
-        running = [j for j in jobs or [] if math.isfinite(j.tokens_per_s) and j.tokens_per_s > 0]
-        text = ", ".join(f"{j.name} {j.tokens_per_s:,.0f} tokens/s" for j in running) or "no training job reported"
-        return Banner("ok", "All systems normal", "no open alerts", text)
+        text = running_jobs_text(jobs, throughput)
+        if not muted:
+            return Banner("ok", "All systems normal", "no open alerts", text)
+        n = len(muted)
+        return Banner(
+            "ok",
+            "Nothing needs attention",
+            f"{n} cause{'s' if n != 1 else ''} muted (silenced or in maintenance)",
+            text,
+            muted=muted,
+        )
     worst = groups[0]
     root = worst.root
-    message, name = root.get("message", ""), root.get("entity_name", "")
-    headline = message if name and name in message else f"{_kind_label(root.get('entity_kind', ''))} {name}: {message}"
+    headline = _headline(root)
     parts = []
     racks = _racks_in(worst)
     if racks:
@@ -187,14 +283,18 @@ def status_banner(alerts: list[dict], jobs: list | None = None) -> Banner:
         rate = f"{value:,.0f} tokens/s" if isinstance(value, (int, float)) and math.isfinite(value) else "no rate"
         verb = "stalled" if "stalled" in alert.get("message", "") else "slowed"
         job_lines.append(f"{alert.get('entity_name')} {verb}{when}, {rate}")
+    impact = "; ".join(job_lines) or _expected_impact(worst)
+    if impact == UNAFFECTED and jobs:
+        impact = f"{UNAFFECTED}: {running_jobs_text(jobs, throughput)}"
     return Banner(
         worst.severity,
         headline,
         " · ".join(parts) or "site-wide",
-        "; ".join(job_lines) or _expected_impact(worst),
+        impact,
         root.get("entity_kind", ""),
         root.get("entity_name", ""),
         len(groups) - 1,
+        muted,
     )
 
 
@@ -203,7 +303,7 @@ def _expected_impact(group: AlertGroup) -> str:
     if group.tokens_per_s >= 0.5:
         jobs = ", ".join(group.jobs[:3]) + (" …" if len(group.jobs) > 3 else "") if group.jobs else "jobs"
         return f"{jobs}: −{group.tokens_per_s:,.0f} tokens/s expected"
-    return "jobs unaffected"
+    return UNAFFECTED
 
 
 def _kind_label(kind: str) -> str:

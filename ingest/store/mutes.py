@@ -7,7 +7,9 @@ future, at most :data:`MAX_MUTE_S` after its start; a window starts at most
 window cancelled: one that has not started never will).  Every change notifies the
 site's other processes in its transaction (:data:`ingest.store.livestate.ALERTS_CHANNEL`),
 as alert acknowledgements do.  What a scope may name is checked by the caller
-(:func:`ingest.live.mute_scope.parse_scope`).
+(:func:`ingest.live.mute_scope.parse_scope`).  What the audit log keeps of a change is
+:func:`audit_entry` (of a silence or window) and :func:`alert_audit_state` (of one alert's
+own acknowledgement and silence), so that the API and the command line record the same.
 """
 
 from __future__ import annotations
@@ -71,6 +73,44 @@ def mute_dict(row: AlertMute, now: datetime) -> dict:
         "expired_at": row.expired_at,
         "expired_by": row.expired_by,
         "state": state,
+    }
+
+
+AUDIT_KEYS = ("kind", "scope_kind", "scope_value", "rule_name", "metric", "comment", "starts_at", "ends_at", "state")
+
+
+def _audited(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def audit_state(row: dict) -> dict:
+    """What the audit log keeps of a silence or window (:func:`mute_dict`): its scope, comment, times (ISO 8601), state."""
+    return {k: _audited(row[k]) for k in AUDIT_KEYS}
+
+
+def audit_entry(change: str, before: dict | None, after: dict) -> tuple[str, str, dict | None, dict]:
+    """(action, target, before, after) of the audit entry of a change of a silence or window.
+
+    ``change``: ``add`` (``before`` None) or ``end`` (an expiry or a cancellation);
+    ``after`` (and ``before``) are rows of :func:`mute_dict` with their ``scope`` label.  The
+    action is ``silence.add``, ``silence.expire``, ``maintenance.add`` or ``maintenance.cancel``.
+    """
+    kind = after["kind"]
+    verb = "add" if change == "add" else ("cancel" if kind == "maintenance" else "expire")
+    return (
+        f"{kind}.{verb}",
+        f"{kind} {after['id']}: {after['scope']}",
+        audit_state(before) if before is not None else None,
+        audit_state(after),
+    )
+
+
+def alert_audit_state(alert: dict) -> dict:
+    """What the audit log keeps of one alert before and after an acknowledgement or its own silence."""
+    return {
+        "acknowledged": bool(alert.get("acknowledged")),
+        "ack_comment": alert.get("ack_comment") or "",
+        "silenced_until": _audited(alert.get("silenced_until")),
     }
 
 

@@ -69,3 +69,33 @@ def test_layout_draws_the_pin_on_every_trend(page_module, demo_view, view_reques
         shapes = find(page, tid).figure.layout.shapes
         assert len(shapes) == 1 and shapes[0].x0 == "2026-07-15 13:55:00"
     assert find(page, ids.Overview.PINNED).data == "2026-07-15 13:55:00"
+
+
+def _text(component) -> str:
+    """The text a component renders (its children's, depth first)."""
+    if component is None:
+        return ""
+    if isinstance(component, (str, int, float)):
+        return str(component)
+    if isinstance(component, (list, tuple)):
+        return "".join(_text(c) for c in component)
+    return _text(getattr(component, "children", None))
+
+
+def test_muted_causes_are_listed_last_marked_and_counted_beside_a_loud_banner(page_module, demo_state):
+    from dashboard.shell.status import status_banner
+    from tests.dashboard.test_status import ALERTS, BIG, NOW, _mute
+
+    overview = page_module("overview")
+    window = _mute("maintenance", "H2-BW-R01-A", "busway work", NOW, NOW.replace(hour=23))
+    alerts = [dict(a, maintenance=window) if a["group"] == "n1:power:9" else a for a in ALERTS]
+    listing = overview.open_alerts_list(demo_state, alerts, now=NOW)
+    rows = listing.children[0].children.children
+    texts = [_text(r) for r in rows]
+    assert "CDU H1-R05-K03-CDU lost" in texts[0] and "· muted" not in texts[0]
+    assert ["· muted" in t for t in texts] == [False, True, True]  # the busway's window, the source's own silence
+    assert "N-1" in texts[1] and rows[1].className == "cause-muted" and rows[0].className is None
+    banner = status_banner(alerts, [BIG], NOW, "1.2 M")
+    assert banner.severity == "critical" and banner.more == 0 and len(banner.muted) == 2
+    block = _text(overview.banner_block(demo_state, banner))
+    assert block.endswith("0 tokens/s · 2 muted"), block

@@ -1,13 +1,14 @@
 """Alert grouping, one set of counts, the status banner, hostlists and windowed KPI stats."""
 
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis.hostlist import compress
 from dashboard.present.stat_window import window_stat
-from dashboard.shell.status import alert_counts, group_alerts, status_banner
+from dashboard.shell.status import alert_counts, group_alerts, muted_causes, running_jobs_text, status_banner
 from tests.dashboard.hostlists import expand
 
 T0 = datetime(2026, 7, 15, 20, 12, 40, tzinfo=UTC)
@@ -119,6 +120,79 @@ def test_banner_says_what_a_cause_will_cost_before_any_job_alert():
     assert status_banner([hot]).job_impact == "big: −2,952 tokens/s expected"
     cold = alert(2, "gpu_hot:rack:5", "warning", "rack", "H1-R01-K06", "GPUs warm")
     assert status_banner([cold]).job_impact == "jobs unaffected"
+
+
+def _mute(kind: str, scope: str, comment: str, start: datetime, end: datetime, id_: int = 7) -> dict:
+    """A mute as an alert carries it (:meth:`ingest.live.mute_scope.MuteRule.as_dict`)."""
+    return {
+        "id": id_,
+        "kind": kind,
+        "scope": scope,
+        "comment": comment,
+        "created_by": "olga",
+        "starts_at": start,
+        "ends_at": end,
+    }
+
+
+NOW = T0 + timedelta(minutes=1)  # alert 5's own silence holds (until T0 + 1 h)
+WINDOW = _mute("maintenance", f"cause {CDU}", "CDU pump swap", T0, T0 + timedelta(hours=2))
+BIG = SimpleNamespace(name="big", tokens_per_s=1.2e6)
+
+
+def _in_window(alerts: list[dict], window: dict = WINDOW) -> list[dict]:
+    return [dict(a, maintenance=window) if a["group"] == CDU else a for a in alerts]
+
+
+def test_muted_causes_set_no_headline_and_are_carried_as_muted():
+    banner = status_banner(_in_window(ALERTS), [BIG], NOW, "1.2 M")
+    assert banner.severity == "warning" and banner.headline == "Power H2-BW-R01-A: N-1: one more failure overloads it"
+    assert banner.entity_name == "H2-BW-R01-A" and banner.more == 0  # the silenced source is muted too
+    assert [(c.key, c.reason) for c in banner.muted] == [
+        (CDU, "in maintenance: CDU pump swap"),
+        ("stale:source:dcgm", "silenced"),
+    ]
+    assert banner.muted[0].severity == "critical" and banner.muted[0].headline.startswith("CDU H1-R05-K03-CDU lost")
+    # the stalled job's alert is in the window: no cause left affects the jobs, the line lists them at the tile's rate
+    assert banner.job_impact == "jobs unaffected: big 1.2 M tokens/s"
+    assert [c.key for c in muted_causes(_in_window(ALERTS), NOW)] == [CDU, "stale:source:dcgm"]
+
+
+def test_a_window_not_under_way_or_a_partial_silence_mutes_no_cause():
+    later = _mute("maintenance", f"cause {CDU}", "later", NOW + timedelta(hours=1), NOW + timedelta(hours=2))
+    banner = status_banner(_in_window(ALERTS, later), [BIG], NOW, "1.2 M")
+    assert banner.severity == "critical" and banner.entity_kind == "cdu"
+    assert [c.key for c in banner.muted] == ["stale:source:dcgm"]
+    assert banner.job_impact == "big stalled since 20:12:43 UTC, 0 tokens/s"
+    # a scoped silence of the CDU and its rack, not the job: the cause still sets the banner, led by what is left
+    rack = _mute("silence", "H1-R05-K03", "pump swap", T0, T0 + timedelta(hours=1))
+    partial = [dict(a, silence=rack) if a["entity_kind"] in ("cdu", "rack") else a for a in ALERTS]
+    banner = status_banner(partial, [BIG], NOW, "1.2 M")
+    assert banner.severity == "critical" and banner.entity_kind == "job" and banner.entity_name == "big"
+    assert CDU not in [c.key for c in banner.muted]
+    ended = _mute("silence", "H1-R05-K03", "pump swap", T0, NOW)  # ends exactly now: over
+    assert status_banner([dict(a, silence=ended) for a in ALERTS], [BIG], NOW).entity_kind == "cdu"
+
+
+def test_the_quiet_banner_lists_the_running_jobs_at_the_tiles_rate():
+    alerts = _in_window([a for a in ALERTS if a["group"] == CDU]) + [ALERTS[4]]
+    banner = status_banner(alerts, [BIG], NOW, "1.19 M")
+    assert banner.severity == "ok" and banner.headline == "Nothing needs attention"
+    assert banner.scope == "2 causes muted (silenced or in maintenance)" and len(banner.muted) == 2
+    assert banner.job_impact == "big 1.19 M tokens/s"  # the Throughput tile's figure, not the job's instant
+    quiet = status_banner([], [BIG], NOW, "1.19 M")
+    assert (quiet.headline, quiet.scope, quiet.job_impact, quiet.muted) == (
+        "All systems normal",
+        "no open alerts",
+        "big 1.19 M tokens/s",
+        (),
+    )
+    two = [BIG, SimpleNamespace(name="small", tokens_per_s=3.1e3)]
+    assert running_jobs_text(two, "1.2 M") == "big 1.2 M tokens/s, small 3.1 k tokens/s"
+    assert running_jobs_text([SimpleNamespace(name="big", tokens_per_s=float("nan"))]) == "big – tokens/s"
+    assert running_jobs_text([], "1.2 M") == "no training job reported"
+    cold = alert(2, "gpu_hot:rack:5", "warning", "rack", "H1-R01-K06", "GPUs warm")
+    assert status_banner([cold], [BIG], NOW, "1.2 M").job_impact == "jobs unaffected: big 1.2 M tokens/s"
 
 
 def test_hostlists_compress_like_slurm_and_round_trip():
