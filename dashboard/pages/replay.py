@@ -1,7 +1,7 @@
 """``/replay``: the incident library, one incident's timeline, and the twin against the recording.
 
 Picking an incident opens ``/replay?view=replay:<incident>@<start>``.  The timeline's
-slider runs over the recorded frames (events marked); play advances it in the browser at
+slider runs over the recorded frames (frames where alerts opened marked); play advances it in the browser at
 the chosen speed from the wall clock, so a slow server never slows the replayed time;
 "next event" jumps to the next frame where an alert opened.  Every move writes the
 instant into the URL (``?view=replay:<incident>@<time>``, replacing the history entry) and
@@ -141,7 +141,7 @@ def _iso(ts) -> str:
 
 
 def event_frames(rec: IncidentRecording) -> list[int]:
-    """Frame indices where at least one event opened."""
+    """Frame indices where at least one alert opened (clearings are not marked)."""
     return sorted({rec.frame_index(t) for t in rec.event_times()})
 
 
@@ -188,7 +188,7 @@ def timeline(rec: IncidentRecording, index: int) -> html.Div:
                 [
                     html.Span(f"{t0:%H:%M:%S}"),
                     html.Span(
-                        f"{len(events)} frames with events (▲), frames every {rec.bundle.metadata['frame_every_s']:g} s"
+                        f"{len(events)} frames where alerts opened (▲), frames every {rec.bundle.metadata['frame_every_s']:g} s"
                     ),
                     html.Span(f"{rec.rec.ts[-1]:%H:%M:%S} UTC"),
                 ],

@@ -14,8 +14,11 @@ the recorded throttling and failed links (bottlenecks, breakdown, checkpointing)
 the recorded step time and throughput, MFU and goodput scaled to the recorded throughput
 (work lost to failures is not recorded: unknown);
 :meth:`ReplayView.job_record` gives both the recorded and the twin's figures.
-Alerts are the events opened at or before the instant, the latest per entity and metric;
-the events table records openings only, so an alert stays open until it opens again.
+An alert is open in a replay from its opening to its clearing (the recorder's ``CLEARED``
+event of the same entity and metric): at an instant the alerts are the episodes opened at or
+before it and not cleared by then, the latest per entity and metric; the cleared ones are the
+replay's past alerts (``cleared_at`` set).  Bundles written before clearings were logged hold
+openings only: there an alert stays open until the same alert opens again.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingest.replay.bundle import Bundle, BundleError, read_bundle
+from ingest.replay.bundle import CLEARED, Bundle, BundleError, read_bundle
 from ingest.replay.library import find_incident, list_incidents, validate
 from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
@@ -63,6 +66,7 @@ class IncidentRecording:
         self.rec: Recording = load_recording(self.bundle, self.state)
         self.times_s = np.array([t.timestamp() for t in self.rec.ts])
         self.events = self.bundle.frame("events").sort_values("ts", kind="stable").reset_index(drop=True)
+        self.episodes = alert_episodes(self.events)
         self.gpu_frame = self.bundle.frame("gpu")
         self.cdu_frame = self.bundle.frame("cdu")
         # frame index → (its snapshot, the twin's job status on it or None)
@@ -81,7 +85,8 @@ class IncidentRecording:
         return _nearest(self.times_s, at)
 
     def event_times(self) -> list[datetime]:
-        return sorted({t.to_pydatetime() for t in self.events["ts"]})
+        """The instants alerts opened (clearings are not events to jump to), oldest first."""
+        return sorted({t.to_pydatetime() for t in self.episodes["ts"]})
 
     def snapshot(self, i: int) -> Snapshot:
         return self._frames.get_or_make(i, lambda: self._frame(i))[0]
@@ -221,10 +226,43 @@ class IncidentRecording:
         )
 
     def open_events(self, at: datetime) -> pd.DataFrame:
-        """Events opened at or before ``at``, the latest per (entity kind, entity id, metric), newest first."""
-        ev = self.events[self.events["ts"] <= pd.Timestamp(at)]
-        ev = ev.drop_duplicates(["entity_kind", "entity_id", "metric"], keep="last")
-        return ev.iloc[::-1]
+        """The openings of the alerts open at ``at`` (see :func:`open_at`), newest first."""
+        return open_at(self.episodes, at)
+
+    def cleared_events(self, at: datetime) -> pd.DataFrame:
+        """The openings of the alerts that opened and cleared by ``at`` (with ``cleared_ts``), newest first."""
+        ep = self.episodes
+        return ep[ep["cleared_ts"].notna() & (ep["cleared_ts"] <= pd.Timestamp(at))].iloc[::-1]
+
+
+def open_at(episodes: pd.DataFrame, at: datetime) -> pd.DataFrame:
+    """Of :func:`alert_episodes`, the alerts open at ``at``: opened at or before it and not cleared by then,
+    the latest per (entity kind, entity id, metric), newest first."""
+    ep = episodes[episodes["ts"] <= pd.Timestamp(at)]
+    ep = ep[ep["cleared_ts"].isna() | (ep["cleared_ts"] > pd.Timestamp(at))]
+    return ep.drop_duplicates(EPISODE_KEY, keep="last").iloc[::-1]
+
+
+EPISODE_KEY = ["entity_kind", "entity_id", "metric"]
+
+
+def alert_episodes(events: pd.DataFrame) -> pd.DataFrame:
+    """The openings of ``events`` (sorted by time), each with ``cleared_ts``: its clearing's time, NaT while open.
+
+    An opening is cleared by the next ``CLEARED`` row of the same entity kind, id and metric;
+    a clearing without an opening before it (the window began while the alert was open) is dropped.
+    """
+    cleared_ts = pd.Series(pd.NaT, index=events.index, dtype=events["ts"].dtype)
+    is_clear = events["severity"] == CLEARED
+    for _, rows in events.groupby(EPISODE_KEY, sort=False):
+        pending: list = []  # openings of this alert not cleared yet
+        for idx, clear, ts in zip(rows.index, is_clear[rows.index], rows["ts"], strict=True):
+            if not clear:
+                pending.append(idx)
+            elif pending:
+                cleared_ts[pending] = ts
+                pending = []
+    return events[~is_clear].assign(cleared_ts=cleared_ts[~is_clear])
 
 
 # (id of a bundle, table) → (the bundle, its table indexed by time); the bundle is held, so its id is checked
@@ -246,16 +284,17 @@ def _entity_values(bundle: Bundle, table: str, column: str, ts: datetime, n: int
 
 
 def _event_alert(e, site_name: str) -> dict:
-    """One recorded event in the shape of :func:`ingest.live.alerts.alert_dict` (read-only)."""
+    """One recorded alert episode in the shape of :func:`ingest.live.alerts.alert_dict` (read-only)."""
     ts = e.ts.to_pydatetime().astimezone(UTC)
     key = f"{e.entity_kind}:{e.entity_id}:{e.metric}"
+    cleared = None if pd.isna(e.cleared_ts) else e.cleared_ts.to_pydatetime().astimezone(UTC)
     return {
-        "id": key,
+        "id": f"{key}@{ts:%Y-%m-%dT%H:%M:%SZ}",
         "site": site_name,
         "key": key,
         "ts": ts,
         "raised_at": ts,
-        "updated_at": ts,
+        "updated_at": cleared or ts,
         "severity": e.severity,
         "source": e.source,
         "entity_kind": e.entity_kind,
@@ -272,7 +311,7 @@ def _event_alert(e, site_name: str) -> dict:
         "ack_comment": "",
         "acknowledged_by": "",
         "silenced_until": None,
-        "cleared_at": None,
+        "cleared_at": cleared,
     }
 
 
@@ -318,7 +357,18 @@ class ReplayView:
         return out
 
     def alerts(self, active_only: bool = True) -> list[dict]:
-        return [_event_alert(e, self.site_name) for e in self.incident.open_events(self.at).itertuples()]
+        """The alerts open at the instant, newest first; with ``active_only`` False then those cleared by it."""
+        rows = [self.incident.open_events(self.at)]
+        if not active_only:
+            rows.append(self.incident.cleared_events(self.at))
+        out = []
+        for frame in rows:
+            for e in frame.itertuples():
+                alert = _event_alert(e, self.site_name)
+                if alert["cleared_at"] is not None and alert["cleared_at"] > self.at:
+                    alert["cleared_at"] = alert["updated_at"] = None  # open at the instant: its clearing is to come
+                out.append(alert)
+        return out
 
     def rack_history(self, rack_id: int, window_s: float = 600.0) -> pd.DataFrame:
         """The recorded GPU values of one rack up to the instant (empty for a rack kept only as aggregates)."""

@@ -6,7 +6,8 @@ set -e
 OUT=data/incidents
 want() { [ -z "$WANTED" ] && return 0; for n in $WANTED; do [ "$n" = "$1" ] && return 0; done; return 1; }
 WANTED="$*"
-# The plant ticks every second, as a live 1 Hz twin does; a frame is kept every 5 s.
+# The plant ticks every second, as a live 1 Hz twin does; a frame is kept every 5 s. The site's
+# default job runs alone (no --fleet).
 rec() { clustertwin incidents record --site colossus --duration 600 --tick 1 --frame-every 5 --out "$OUT" --max-detail-racks 8 "$@"; }
 
 if want colossus-cdu-pump-failure; then

@@ -76,6 +76,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--start", help="simulated start (ISO 8601 UTC, default 2024-07-22T15:00Z)")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--job", help="job file in data/jobs to run (default: the site's default job)")
+    rec.add_argument(
+        "--fleet",
+        action="store_true",
+        help="run the live fleet model beside the job (the LLM-lab job mix on the site's other GPUs, "
+        "its occupancy driving the plant); default: the site's default job (or --job) alone",
+    )
     rec.add_argument("--site-name", help="record on a variant of --site under this name (with --add-source)")
     rec.add_argument(
         "--add-source",
@@ -233,6 +239,7 @@ def run_record(args) -> int:
         job=args.job,
         site_name=args.site_name,
         add_sources=tuple(args.add_source),
+        fleet=args.fleet,
     )
     try:
         path = record_synthetic(spec, Path(args.out) if args.out else user_dir(args.dir))

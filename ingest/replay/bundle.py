@@ -53,6 +53,11 @@ READ_CHUNK_BYTES = 2**20
 # an active exception", exit 134) as the pool's threads were torn down; a bundle's tables are small.
 NO_ARROW_THREADS = True  # documents the choice; the calls pass use_threads=False
 
+# events.parquet rows: an alert opening (its severity) or the end of one (CLEARED, with the
+# opening's source, entity and metric); bundles written before clearings were logged hold openings only
+CLEARED = "CLEARED"
+EVENT_SEVERITIES = ("critical", "warning", "info", CLEARED)
+
 _TS = pa.timestamp("ms", tz="UTC")
 _F = pa.float32()
 _I = pa.int32()

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ingest.replay.bundle import (
+    EVENT_SEVERITIES,
     ID_COLUMNS,
     SUFFIX,
     Bundle,
@@ -257,6 +258,14 @@ def check_against_site(bundle: Bundle, state: SiteTables) -> None:
             raise BundleError(
                 f"{bundle.name}: table {table} has {t.num_rows} rows, expected {n_frames} frames × "
                 f"{counts[table]} entities"
+            )
+    events = bundle.tables.get("events")
+    if events is not None and events.num_rows:
+        unknown = set(events.column("severity").to_pylist()) - set(EVENT_SEVERITIES)
+        if unknown:
+            raise BundleError(
+                f"{bundle.name}: events name severity {sorted(map(str, unknown))[0]!r}, "
+                f"expected one of {', '.join(EVENT_SEVERITIES)}"
             )
     links = max((max(x) for x in site["failed_links"] if len(x)), default=-1)
     if links >= state.link_a.size:

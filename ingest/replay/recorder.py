@@ -5,11 +5,14 @@ conditions it raised (:attr:`ingest.live.live_alerts.LiveAlerts.conditions`) and
 its readings report (:class:`ingest.live.readings.ReadingsBuffer`), as
 :func:`ingest.replay.session.recorder_tick` does.  Every ``every_s`` a
 :class:`ingest.replay.window.SiteFrame` is written to the ring directory as one file
-(``<epoch ms>.npz``) through a synced temporary file and a rename; events (alerts as
-they open) are appended to ``events.jsonl``, one synced line each.  Frames older than
+(``<epoch ms>.npz``) through a synced temporary file and a rename; events are appended to
+``events.jsonl``, one synced line each: an alert as it opens, and a row of severity
+``CLEARED`` (:data:`ingest.replay.bundle.CLEARED`) when it clears (its episode ends: the
+condition is no longer among the hub's conditions).  Frames older than
 ``window_s`` are deleted.  Killing the process at any moment therefore loses at most the
 frame being written (and a torn last event line, which loading skips); a restarted
-recorder picks up the ring where it was.
+recorder picks up the ring where it was, with the alerts its log leaves open (so one that
+still holds is not logged as opening again, and one that cleared meanwhile gets its clearing).
 
 :meth:`FlightRecorder.save` writes a window of the ring as an incident bundle into the
 incident directory (atomically, see :mod:`ingest.replay.bundle`).  When a critical alert
@@ -30,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ingest.replay.bundle import SCHEMAS, SUFFIX, Bundle, write_bundle
+from ingest.replay.bundle import CLEARED, SCHEMAS, SUFFIX, Bundle, write_bundle
 from ingest.replay.window import SiteFrame, capture, detail_racks, window_tables
 from twin.engine.snapshot import Snapshot
 from twin.site.tables import SiteTables
@@ -58,6 +61,29 @@ def _ms(ts: datetime) -> int:
 
 def _field(alert, name):
     return alert[name] if isinstance(alert, dict) else getattr(alert, name)
+
+
+EVENT_FIELDS = ("severity", "source", "entity_kind", "entity_id", "entity_name", "metric", "value", "message")
+
+
+def _event_row(ts: datetime, alert) -> dict:
+    """The logged line of ``alert`` opening at ``ts``: the bundle's event fields, with the alert's key."""
+    return {"ts_ms": _ms(ts), "key": _field(alert, "key"), **{k: _field(alert, k) for k in EVENT_FIELDS}}
+
+
+def clearing_row(ts: datetime, opening: dict, last_value: float) -> dict:
+    """The ``CLEARED`` line for the alert ``opening`` (its logged line) ending at ``ts``.
+
+    Same key, source, entity and metric as the opening; ``value`` is the alert's last value
+    while it was open; the message names what cleared.
+    """
+    return {
+        **opening,
+        "ts_ms": _ms(ts),
+        "severity": CLEARED,
+        "value": last_value,
+        "message": f"cleared: {opening['message']}",
+    }
 
 
 class FlightRecorder:
@@ -91,7 +117,8 @@ class FlightRecorder:
             tmp.unlink(missing_ok=True)  # a write the previous process did not finish
         self._frames = sorted(int(p.stem) for p in self.ring_dir.glob("*.npz") if p.stem.isdigit())
         self._events_path = self.ring_dir / "events.jsonl"
-        self._open: set[str] = set()
+        # alert key → its logged opening line and its last value, for the alerts open now
+        self._open: dict[str, tuple[dict, float]] = self._open_in_log()
         self.pending: list[PendingSave] = []
         self.saved: list[Path] = []
 
@@ -107,7 +134,7 @@ class FlightRecorder:
         failed_links=None,
         nodes_off=None,
     ) -> list[Path]:
-        """Record ``snapshot`` (at the cadence) and the alerts that opened; returns bundles saved now."""
+        """Record ``snapshot`` (at the cadence) and the alerts that opened or cleared; returns bundles saved now."""
         critical = self._log_alerts(ts, alerts)
         if not self._frames or _ms(ts) - self._frames[-1] >= self.every_s * 1000 - 1:
             frame = capture(
@@ -139,39 +166,48 @@ class FlightRecorder:
         self._frames.append(ts_ms)
 
     def _log_alerts(self, ts: datetime, alerts) -> list:
-        """Append the alerts that opened since the last tick to the event log; returns the critical ones."""
+        """Log the alerts that opened and cleared since the last tick; returns the critical ones that opened."""
         now = {_field(a, "key"): a for a in alerts}
         opened = [a for k, a in now.items() if k not in self._open]
-        self._open = set(now)
-        if opened:
-            lines = "".join(
-                json.dumps(
-                    {
-                        "ts_ms": _ms(ts),
-                        **{
-                            k: _field(a, k)
-                            for k in (
-                                "severity",
-                                "source",
-                                "entity_kind",
-                                "entity_id",
-                                "entity_name",
-                                "metric",
-                                "value",
-                                "message",
-                            )
-                        },
-                    },
-                    default=float,
-                )
-                + "\n"
-                for a in opened
-            )
+        rows = [clearing_row(ts, line, value) for k, (line, value) in self._open.items() if k not in now]
+        opening = {k: _event_row(ts, a) for k, a in now.items() if k not in self._open}
+        rows += opening.values()
+        self._open = {
+            k: ((opening[k] if k in opening else self._open[k][0]), float(_field(a, "value"))) for k, a in now.items()
+        }
+        if rows:
+            lines = "".join(json.dumps(row, default=float) + "\n" for row in rows)
             with open(self._events_path, "a", encoding="utf-8") as f:
                 f.write(lines)
                 f.flush()
                 os.fsync(f.fileno())
         return [a for a in opened if _field(a, "severity") == "critical"]
+
+    def _log_lines(self) -> list[dict]:
+        """The event log's lines, oldest first (a torn or unreadable line skipped)."""
+        rows = []
+        if self._events_path.exists():
+            for line in self._events_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(row, dict) and "ts_ms" in row:
+                    rows.append(row)
+        return rows
+
+    def _open_in_log(self) -> dict[str, tuple[dict, float]]:
+        """The alerts the event log leaves open (opened, not cleared since), by key, with their opening line."""
+        out: dict[str, tuple[dict, float]] = {}
+        for row in self._log_lines():
+            key = row.get("key")
+            if key is None:
+                continue  # a line of a recorder that did not log keys
+            if row.get("severity") == CLEARED:
+                out.pop(key, None)
+            else:
+                out[key] = (row, float(row.get("value", float("nan"))))
+        return out
 
     def _prune(self, ts: datetime) -> None:
         horizon = _ms(ts) - int(self.window_s * 1000)
@@ -212,15 +248,7 @@ class FlightRecorder:
 
     def events(self, start: datetime, end: datetime) -> pa.Table:
         """Events logged between ``start`` and ``end`` as the bundle's events table (torn lines skipped)."""
-        rows = []
-        if self._events_path.exists():
-            for line in self._events_path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if _ms(start) <= row["ts_ms"] <= _ms(end):
-                    rows.append(row)
+        rows = [row for row in self._log_lines() if _ms(start) <= row["ts_ms"] <= _ms(end)]
         return events_table(rows)
 
     # ------------------------------------------------------------------- save

@@ -2,7 +2,9 @@
 
 This is how the incidents in ``data/incidents/`` are produced (``clustertwin incidents
 record``, see docs/incidents.md): the same hub, sensors and alert rules as the live twin,
-stepped on a simulated clock as fast as the machine allows.  A recording may run on a
+stepped on a simulated clock as fast as the machine allows.  The plant runs the site's default
+job (or ``job``) alone, placed as the live hub places it; with ``fleet`` the live fleet model
+(:mod:`ingest.live.fleet`) runs beside it, its occupancy driving the plant.  A recording may run on a
 variant of a reference site with more power sources (:func:`site_with_sources`, e.g. a
 battery the reference site does not have), under its own site name; the bundle keeps the
 variant's site file.
@@ -96,6 +98,7 @@ class RecordSpec:
     job: str | None = None
     site_name: str | None = None  # record on a variant of ``site`` under this name …
     add_sources: tuple[str, ...] = ()  # … with these sources added (TOML inline tables)
+    fleet: bool = False  # run the live fleet model (the LLM-lab job mix) instead of the one placed job
 
 
 def record_synthetic(spec: RecordSpec, incidents_dir: Path) -> Path:
@@ -119,6 +122,7 @@ def record_synthetic(spec: RecordSpec, incidents_dir: Path) -> Path:
             start=spec.start,
             record=False,
             job=spec.job,
+            fleet=spec.fleet,
         )
         try:
             every_s = spec.frame_every_s or spec.tick_s

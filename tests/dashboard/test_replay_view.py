@@ -58,23 +58,35 @@ def test_pumps_are_down_after_the_fault_and_not_before():
     assert _view(T0 + timedelta(seconds=300)).latest().pumps_running_count[cdu] == 1
 
 
+def _pump(alerts):
+    return [a for a in alerts if a["metric"] == "pumps_running_count"]
+
+
 def test_events_open_at_the_instant_become_alerts():
     before = _view(T0 + timedelta(seconds=55)).alerts()
     assert not [a for a in before if a["metric"] == "pumps_running_count"]
     after = _view(T0 + timedelta(seconds=65)).alerts()
-    pump = [a for a in after if a["metric"] == "pumps_running_count"]
+    pump = _pump(after)
     assert len(pump) == 1
     alert = pump[0]
     assert alert["severity"] == "critical" and alert["entity_name"] == "H1-R01-K01-CDU"
     assert alert["ts"] == T0 + timedelta(seconds=60) and not alert["acknowledged"] and alert["cleared_at"] is None
     assert [a["ts"] for a in after] == sorted((a["ts"] for a in after), reverse=True)
-    # the repeated generation warning shows once, at its latest opening
-    gen = [a for a in _view(T0 + timedelta(seconds=300)).alerts() if a["metric"] == "generation_capacity_mw"]
-    openings = incident_recording(PUMP).events
-    latest = openings[
-        (openings["metric"] == "generation_capacity_mw") & (openings["ts"] <= T0 + timedelta(seconds=300))
-    ]
-    assert len(latest) > 1 and len(gen) == 1 and gen[0]["ts"] == latest["ts"].max().to_pydatetime()
+    # one pump stays failed to the end: the alert is still open at 300 s, and every alert shown is the
+    # latest opening of its entity and metric, not cleared by the instant
+    at = T0 + timedelta(seconds=300)
+    later = _view(at).alerts()
+    assert [a["ts"] for a in _pump(later)] == [T0 + timedelta(seconds=60)]
+    events = incident_recording(PUMP).events
+    for a in later:
+        same = events[
+            (events["entity_kind"] == a["entity_kind"])
+            & (events["entity_id"] == a["entity_id"])
+            & (events["metric"] == a["metric"])
+            & (events["ts"] <= at)
+        ]
+        assert same["ts"].max().to_pydatetime() == a["ts"] and (same["severity"].iloc[-1] != "CLEARED")
+    assert len({(a["entity_kind"], a["entity_id"], a["metric"]) for a in later}) == len(later)
 
 
 def test_trend_and_histories_stop_at_the_instant():
@@ -135,3 +147,23 @@ def test_replayed_alerts_are_aged_at_the_replays_instant(page_module):
     text = str(shown["active"])
     assert "30.0 s" in text or "30 s" in text, text[:2000]  # the pump alert, raised at T0 + 60 s
     assert not re.search(r"\d h'", text), text[:2000]  # no age in hours (format_age's "20693.6 h")
+
+
+def test_a_cleared_alert_leaves_the_replay_at_its_clearing():
+    """The generator trip's "facility load exceeds generation" opens at the trip and clears once the cap holds."""
+    gen = "colossus-generator-trip"
+    events = incident_recording(gen).events
+    rows = events[events["message"].str.contains("exceeds generation", regex=False)].iloc[:2]
+    assert list(rows["severity"]) == ["critical", "CLEARED"]
+    opened, cleared = (t.to_pydatetime() for t in rows["ts"])
+
+    def shown(at, active_only=True):
+        view = resolve(f"replay:{gen}@{at:%Y-%m-%dT%H:%M:%SZ}", None)
+        return [a for a in view.alerts(active_only) if "exceeds generation" in a["message"]]
+
+    assert len(shown(opened + timedelta(seconds=5))) == 1
+    assert shown(cleared + timedelta(seconds=5)) == []
+    past = shown(cleared + timedelta(seconds=5), active_only=False)
+    assert len(past) == 1 and past[0]["cleared_at"] == cleared and past[0]["ts"] == opened
+    assert opened.timestamp() in {t.timestamp() for t in incident_recording(gen).event_times()}
+    assert cleared not in incident_recording(gen).event_times()

@@ -8,8 +8,12 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
+import pyarrow as pa
+import pytest
+
 from ingest.live.runtime import build_hub
-from ingest.replay.bundle import read_bundle
+from ingest.replay.bundle import CLEARED, Bundle, BundleError, read_bundle
+from ingest.replay.library import validate
 from ingest.replay.recorder import FlightRecorder
 from ingest.replay.session import T0, recorder_tick
 from twin.site.load import site_path
@@ -120,3 +124,63 @@ def test_kill_9_loses_at_most_the_last_frame_and_no_incident(tmp_path):
     # and it records on from where the killed one stopped
     recorder_tick(hub, rec, times[-1] + timedelta(seconds=1))
     assert len(rec.frame_times()) == len(times) + 1
+
+
+def _events(rec):
+    return rec.events(T0, T0 + timedelta(days=1)).to_pandas()
+
+
+def test_an_alert_that_comes_and_goes_has_an_opening_and_a_clearing(tmp_path):
+    """Both pumps of a CDU stop at 20 s for 30 s: the pump alert opens, and clears once the pumps run again."""
+    hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@20+30=2",), window_s=300, every_s=5, auto_save=False)
+    run(hub, rec, 150)
+    ev = _events(rec)
+    pump = ev[(ev["entity_kind"] == "cdu") & (ev["entity_name"] == "H1-R01-K01-CDU")]
+    opened = pump[pump["severity"] != CLEARED]
+    cleared = pump[pump["severity"] == CLEARED]
+    assert len(opened) >= 1 and len(cleared) >= 1
+    first_open, first_clear = opened.iloc[0], cleared.iloc[0]
+    assert first_open["ts"] >= T0 + timedelta(seconds=20)
+    assert first_clear["ts"] > first_open["ts"] and first_clear["ts"] >= T0 + timedelta(seconds=50)
+    for col in ("source", "entity_kind", "entity_id", "entity_name", "metric"):
+        assert first_clear[col] == first_open[col]
+    assert first_clear["message"] == f"cleared: {first_open['message']}"
+    # every clearing follows an opening of the same alert, and nothing the fault raised is left open at the end
+    for (kind, eid, metric), rows in ev.groupby(["entity_kind", "entity_id", "metric"]):
+        states = list(rows.sort_values("ts", kind="stable")["severity"] == CLEARED)
+        assert states[0] is False and all(a != b for a, b in zip(states, states[1:], strict=False)), (kind, eid, metric)
+    assert not any(c.entity_name == "H1-R01-K01-CDU" for c in hub.live_alerts.conditions)
+    path = rec.save(T0, T0 + timedelta(seconds=145), name="pump-blip")
+    bundle = read_bundle(path)
+    validate(bundle)
+    assert (bundle.frame("events")["severity"] == CLEARED).sum() == (ev["severity"] == CLEARED).sum()
+
+
+def test_a_restarted_recorder_continues_the_open_alerts_of_its_log(tmp_path):
+    """Restarted while a pump alert is open: no second opening while it holds, its clearing once it ends."""
+    hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@5+40=2",), window_s=300, every_s=5, auto_save=False)
+    for i in range(30):
+        recorder_tick(hub, rec, T0 + timedelta(seconds=i))
+    open_before = {c.key for c in hub.live_alerts.conditions}
+    assert any(k.startswith("pump:") for k in open_before)
+    rec = FlightRecorder(hub.state, tmp_path / "ring", tmp_path / "incidents", site_toml="", every_s=5, window_s=300)
+    for i in range(30, 120):
+        recorder_tick(hub, rec, T0 + timedelta(seconds=i))
+    ev = _events(rec)
+    pump = ev[
+        (ev["entity_kind"] == "cdu") & (ev["entity_name"] == "H1-R01-K01-CDU") & (ev["metric"] == "pumps_running_count")
+    ]
+    assert list(pump["severity"] == CLEARED) == [False, True]
+    assert pump["ts"].iloc[1] >= T0 + timedelta(seconds=45)
+
+
+def test_validation_accepts_clearings_and_refuses_an_unknown_severity(tmp_path):
+    hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@5+10=2",), window_s=300, every_s=5, auto_save=False)
+    run(hub, rec, 60)
+    bundle = read_bundle(rec.save(T0, T0 + timedelta(seconds=55), name="blip"))
+    assert (bundle.frame("events")["severity"] == CLEARED).any()
+    validate(bundle)
+    events = bundle.tables["events"]
+    bogus = events.set_column(1, "severity", pa.array(["closed"] * events.num_rows, type=pa.string()))
+    with pytest.raises(BundleError, match="severity 'closed'"):
+        validate(Bundle(bundle.metadata, bundle.site_toml, {**bundle.tables, "events": bogus}))

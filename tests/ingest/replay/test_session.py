@@ -57,3 +57,21 @@ def test_recording_on_a_variant_keeps_its_site_file(tmp_path):
     soc = bundle.frame("source").dropna(subset=["battery_soc_frac"])
     batteries = {i for i, n in enumerate(state.source_name) if "BESS" in n or "EXTRA" in n}
     assert set(soc["source_id"]) == batteries and len(batteries) == 3
+
+
+@pytest.mark.parametrize("fleet", [False, True])
+def test_recordings_run_the_fleet_only_when_asked(tmp_path, monkeypatch, fleet):
+    """By default the plant runs the placed job alone (as the shipped incidents do); ``fleet`` adds the live fleet."""
+    import ingest.replay.session as session
+
+    hubs = []
+
+    def build(*args, **kw):
+        hubs.append(real(*args, **kw))
+        return hubs[-1]
+
+    real = session.build_hub
+    monkeypatch.setattr(session, "build_hub", build)
+    spec = RecordSpec("demo", "plain", duration_s=10, tick_s=5, fleet=fleet)
+    validate(read_bundle(record_synthetic(spec, tmp_path)))
+    assert (hubs[0].ticker.fleet is not None) == fleet

@@ -103,8 +103,21 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
     busy = f["gpu_util_frac"] > 0.9  # frames that sample the job computing (not a communication phase)
     before, after = f[busy & (f.index < trip)], f[busy & (f.index > trip)]
     # the battery discharges from the trip on, its charge falling (it charged from spare reach before)
-    assert f["battery_power_mw"][trip] > 0.9 * float(state.source_capacity_mw[state.source_kind == 2].sum())
-    assert (after["battery_power_mw"] > 5.0).all() and (f["battery_soc_frac"][:trip] > 0.999).all()
+    battery = state.source_kind == 2
+    rating_mw = float(state.source_capacity_mw[battery].sum())
+    assert f["battery_power_mw"][trip] > 0.9 * rating_mw
+    assert (f["battery_soc_frac"][:trip] > 0.999).all()
+    # it carries the gap between the load and the sources left, up to its rating (the UPSs take the
+    # rest), in every frame after the trip: near its rating while the job computes under the cap
+    live = np.ones(state.n_sources, dtype=bool)
+    live[list(f["failed_sources"][trip])] = False
+    facility = bundle.frame("site")["facility_power_mw"].to_numpy()
+    gap = facility - float(state.source_capacity_mw[live & ~battery].sum())
+    carried = f["battery_power_mw"].to_numpy()
+    assert (carried[trip:] >= np.minimum(gap[trip:], 0.99 * rating_mw) - 0.5).all()
+    # all but the odd frame: where the cap policy lifted the cap in a long communication phase and
+    # re-applied it, the load fell for a frame to what the generators alone carry
+    assert (after["battery_power_mw"] > 5.0).mean() >= 0.95
     soc = f["battery_soc_frac"][trip:].to_numpy()
     assert soc[-1] < soc[0] - 0.02 and soc[-1] == pytest.approx(soc.min())
     # the cap: the first busy frame after the policy's response time is capped, and it comes at most a
@@ -114,8 +127,14 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
     assert first["ts"] <= t_trip + pd.Timedelta(seconds=state.policy_response_s + 2 * frame_s)
     p0, clk0 = before["gpu_power_w"].median(), before["sm_clock_mhz"].median()
     step0 = before["job_step_time_s"].median()
-    assert first["gpu_power_w"] < 0.75 * p0 and first["sm_clock_mhz"] < 0.9 * clk0
-    assert after["gpu_power_w"].median() < 0.75 * p0 and after["sm_clock_mhz"].median() < 0.9 * clk0
+    assert first["gpu_power_w"] < 0.85 * p0 and first["sm_clock_mhz"] < 0.9 * clk0
+    assert after["gpu_power_w"].median() < 0.85 * p0 and after["sm_clock_mhz"].median() < 0.9 * clk0
+    # the cap brings the site's load within what the sources left (the battery at its rating) supply, and
+    # not far below: the load of the job computing before the trip exceeded it
+    capacity_mw = float(state.source_capacity_mw[live].sum())
+    capped = facility[after.index[after["ts"] >= first["ts"]]]
+    assert facility[before.index].min() > capacity_mw
+    assert 0.9 * capacity_mw < np.median(capped) <= capacity_mw and facility[first.name] <= capacity_mw
     assert (f["job_step_time_s"][:trip] == step0).all() and after["job_step_time_s"].median() > 1.1 * step0
     events = bundle.frame("events")
     tripped = events[events["message"].str.contains("tripped", regex=False)]
