@@ -21,13 +21,13 @@ from dashboard.auth import audit, needs_role
 from dashboard.callbacks import inputs
 from dashboard.components.data_age import format_age
 from ingest.live.alert_actions import RULES
+from ingest.store.mutes import audit_entry
 
 ROLE = "operator"
 DURATIONS_S = (900, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 3 * 24 * 3600, 7 * 24 * 3600)
 SCOPE_KINDS = (("hall", "hall"), ("entity", "entity name (glob)"), ("group", "cause group"))
 SCOPE_PLACEHOLDER = "H1 · H4-R0*-K* · H1-R01-K02-CDU · pump:cdu:1"
 MAX_TEXT_CHARS = 500
-AUDIT_KEYS = ("kind", "scope", "comment", "starts_at", "ends_at", "state")
 
 
 def supports_mutes(actions) -> bool:
@@ -236,10 +236,6 @@ def _text(value) -> str:
     return value.strip()[:MAX_TEXT_CHARS] if isinstance(value, str) else ""
 
 
-def _audited(row: dict) -> dict:
-    return {k: row[k].isoformat() if hasattr(row[k], "isoformat") else row[k] for k in AUDIT_KEYS}
-
-
 def apply_add(actions, form: dict, user: str, now: datetime | None = None) -> str:
     """Add the silence or window the form describes; the message shown under it (``not done: …`` when refused).
 
@@ -258,7 +254,7 @@ def apply_add(actions, form: dict, user: str, now: datetime | None = None) -> st
             row = actions.add_maintenance(scope, start, end, _text(form.get("comment")), user=user)
     except ValueError as exc:  # the form's values (InputError), the scope, the times, the count
         return f"not done: {exc.args[0] if exc.args else exc}"
-    audit(f"{kind}.add", f"{kind} {row['id']}: {row['scope']}", None, _audited(row))
+    audit(*audit_entry("add", None, row))
     if kind == "silence":
         return f"silenced {row['scope']} until {_when(row['ends_at'], now)}"
     return f"maintenance window for {row['scope']} from {_when(row['starts_at'], now)} to {_when(row['ends_at'], now)}"
@@ -272,8 +268,7 @@ def apply_end(actions, mute_id, user: str) -> str:
         before, after = actions.expire_mute(mute_id, user=user)
     except ValueError as exc:
         return f"not done: {exc.args[0] if exc.args else exc}"
-    verb = "cancel" if after["kind"] == "maintenance" else "expire"
-    audit(f"{after['kind']}.{verb}", f"{after['kind']} {mute_id}: {after['scope']}", _audited(before), _audited(after))
+    audit(*audit_entry("end", before, after))
     if after["kind"] == "maintenance":
         return f"maintenance window for {after['scope']} cancelled"
     return f"silence of {after['scope']} expired"

@@ -33,6 +33,7 @@ from dashboard.shell.status import AlertGroup, alert_counts, group_alerts, view_
 from dashboard.views import compare
 from dashboard.views.context import alert_actions
 from dashboard.views.registry import callback_view, layout_screen, view_layout
+from ingest.store.mutes import alert_audit_state
 
 PATH = "/alerts"
 dash.register_page(__name__, path=PATH, name="Alerts", title="Alerts · ClusterTwin", order=6)
@@ -468,12 +469,7 @@ def _audit_state(view, alert_id) -> dict | None:
     """What the audit log keeps of an alert before and after a change."""
     for alert in view.alerts(active_only=False):
         if str(alert["id"]) == str(alert_id):
-            until = alert.get("silenced_until")
-            return {
-                "acknowledged": bool(alert.get("acknowledged")),
-                "ack_comment": alert.get("ack_comment", ""),
-                "silenced_until": until.isoformat() if hasattr(until, "isoformat") else until,
-            }
+            return alert_audit_state(alert)
     return None
 
 
