@@ -279,6 +279,8 @@ class Replay:
     PAGE = "replay"
     SEARCH = "replay-search"
     SELECTED = "replay-selected"  # dcc.Store: the incident on screen (None: none)
+    HITS = "replay-hits"  # the jobs and teams the incident hit
+    HITS_SUMMARY = "replay-hits-summary"
     LIBRARY = "replay-library"
     TIMELINE = "replay-timeline"
     SLIDER = "replay-slider"

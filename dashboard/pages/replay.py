@@ -32,6 +32,7 @@ from dashboard.shell.frame import SCREEN_OF_URL_JS
 from dashboard.views.context import ViewSelection, live_view, site_db
 from dashboard.views.registry import ViewUnavailable, screen_for
 from dashboard.views.replay import IncidentRecording, ReplayError, incident_recording
+from ingest.replay.hits import teams_hit
 from ingest.replay.library import library_entries as shared_library_entries
 from ingest.replay.replay import ReplayResult, replay
 from twin.cache import BoundedCache
@@ -311,6 +312,71 @@ def twin_panel(rec: IncidentRecording) -> list:
     ]
 
 
+HIT_TEAM_COLUMNS = (
+    Column("team", "team"),
+    Column("jobs_count", "jobs hit", "{:,}"),
+    Column("gpus_count", "their GPUs", "{:,}"),
+    Column("first_hit", "first hit (UTC)"),
+)
+HIT_JOB_COLUMNS = (
+    Column("job_id", "job"),
+    Column("team", "team"),
+    Column("n_gpus", "GPUs", "{:,}"),
+    Column("racks", "racks hit"),
+    Column("first_hit", "first hit (UTC)"),
+    Column("causes", "hit by"),
+)
+MAX_HIT_ROWS = 25
+
+
+def hits_panel(rec: IncidentRecording) -> html.Div:
+    """The jobs and teams the incident hit (:mod:`ingest.replay.hits`): a summary, per team, per job."""
+    hits = rec.hits
+    when = lambda t: t.strftime("%H:%M:%S")  # noqa: E731
+    if not hits:
+        return html.Div(
+            [
+                html.H2("Jobs and teams hit"),
+                html.P("No job ran on the equipment this incident touched.", className="muted"),
+            ],
+            id=ids.Replay.HITS,
+            className="panel replay-hits",
+        )
+    teams = teams_hit(hits)
+    named = [t for t in teams if t["team"]]
+    summary = (
+        f"{len(hits):,} job{'s' if len(hits) != 1 else ''} hit, {sum(h.n_gpus for h in hits):,} GPUs"
+        + (f", of {len(named)} team{'s' if len(named) != 1 else ''}" if named else "")
+        + f"; the first at {when(hits[0].first_hit)} UTC."
+    )
+    team_rows = [dict(t, team=t["team"] or "(not recorded)", first_hit=when(t["first_hit"])) for t in teams]
+    job_rows = [
+        {
+            "job_id": h.job_id,
+            "team": h.team or "(not recorded)",
+            "n_gpus": h.n_gpus,
+            "racks": f"{h.racks_hit_count:,} of {h.racks_count:,}",
+            "first_hit": when(h.first_hit),
+            "causes": "; ".join(h.causes),
+        }
+        for h in hits[:MAX_HIT_ROWS]
+    ]
+    more = (
+        [html.P(f"… and {len(hits) - MAX_HIT_ROWS:,} more jobs", className="muted")] if len(hits) > MAX_HIT_ROWS else []
+    )
+    return html.Div(
+        [
+            html.H2("Jobs and teams hit"),
+            html.P(summary, className="replay-help", id=ids.Replay.HITS_SUMMARY),
+            data_table(team_rows, HIT_TEAM_COLUMNS, table_id="replay-hit-teams") if named else html.Div(),
+            data_table(job_rows, HIT_JOB_COLUMNS, table_id="replay-hit-jobs"),
+            *more,
+        ],
+        id=ids.Replay.HITS,
+        className="panel replay-hits",
+    )
+
+
 CALIBRATION_FRACTION = 0.5  # the button fits on the first half and scores the second
 CALIBRATION_COLUMNS = (
     Column("signal", "signal"),
@@ -381,6 +447,7 @@ def layout(view: str | None = None, **_query) -> html.Div:
             body = [
                 timeline(rec, index),
                 html.Div(id=ids.Replay.MOMENT, className="panel replay-moment"),
+                hits_panel(rec),
                 html.Div(
                     [
                         html.H2("Twin vs recorded"),

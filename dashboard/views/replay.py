@@ -24,6 +24,7 @@ openings only: there an alert stays open until the same alert opens again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ingest.replay.bundle import CLEARED, Bundle, BundleError, read_bundle
+from ingest.replay.hits import JobHit, jobs_hit
 from ingest.replay.library import find_incident, list_incidents, validate
 from ingest.replay.replay import Recording, load_recording, recorded_job
 from ingest.store.layouts import CDU_FIELDS
@@ -80,6 +82,11 @@ class IncidentRecording:
     @property
     def name(self) -> str:
         return self.bundle.name
+
+    @functools.cached_property
+    def hits(self) -> list[JobHit]:
+        """The jobs the incident hit, earliest first (:func:`ingest.replay.hits.jobs_hit`), computed once."""
+        return jobs_hit(self.bundle, self.state, self.rec)
 
     def frame_index(self, at: datetime) -> int:
         return _nearest(self.times_s, at)

@@ -135,6 +135,17 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("message", pa.string()),
         ]
     ),
+    # the fleet's jobs running in the window (recordings with the live fleet): where each ran, from when to when
+    "jobs": pa.schema(
+        [
+            ("job_id", pa.string()),
+            ("team", pa.string()),
+            ("n_gpus", _I),
+            ("rack_ids", _IDS),
+            ("first_ts", _TS),
+            ("last_ts", _TS),
+        ]
+    ),
 }
 REQUIRED_TABLES = ("rack", "cdu", "site")  # the minimum a replay needs
 ID_COLUMNS = {

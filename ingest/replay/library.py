@@ -267,9 +267,24 @@ def check_against_site(bundle: Bundle, state: SiteTables) -> None:
                 f"{bundle.name}: events name severity {sorted(map(str, unknown))[0]!r}, "
                 f"expected one of {', '.join(EVENT_SEVERITIES)}"
             )
+    _check_jobs(bundle, state.n_racks)
     links = max((max(x) for x in site["failed_links"] if len(x)), default=-1)
     if links >= state.link_a.size:
         raise BundleError(f"{bundle.name}: failed link id {links} is beyond the site's {state.link_a.size} links")
+
+
+def _check_jobs(bundle: Bundle, n_racks: int) -> None:
+    """The jobs table names racks of the site and spans within the window."""
+    jobs = bundle.tables.get("jobs")
+    if jobs is None or jobs.num_rows == 0:
+        return
+    racks = jobs.column("rack_ids").combine_chunks().flatten().to_numpy()
+    if racks.size and (racks.min() < 0 or racks.max() >= n_racks):
+        raise BundleError(f"{bundle.name}: table jobs names rack {int(racks.max())}, the site has {n_racks} racks")
+    first = jobs.column("first_ts").cast("int64").to_numpy()
+    last = jobs.column("last_ts").cast("int64").to_numpy()
+    if (last < first).any():
+        raise BundleError(f"{bundle.name}: table jobs has a job whose last_ts is before its first_ts")
 
 
 def validate(bundle: Bundle) -> SiteTables:

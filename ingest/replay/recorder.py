@@ -13,6 +13,11 @@ condition is no longer among the hub's conditions).  Frames older than
 frame being written (and a torn last event line, which loading skips); a restarted
 recorder picks up the ring where it was, with the alerts its log leaves open (so one that
 still holds is not logged as opening again, and one that cleared meanwhile gets its clearing).
+With a fleet, each recorded frame also notes the jobs running (``jobs``: :class:`RunningJob`
+rows) and the recorder keeps, in memory, each job's team, size, racks and the first and last
+frame it was seen running; a saved window carries those that ran in it as its ``jobs`` table
+(the replay names the jobs and teams an incident hit from it).  After a restart the jobs are
+known from the first frame on.
 
 :meth:`FlightRecorder.save` writes a window of the ring as an incident bundle into the
 incident directory (atomically, see :mod:`ingest.replay.bundle`).  When a critical alert
@@ -53,6 +58,16 @@ class PendingSave:
     due_ts: datetime
     reason: str
     entity_racks: list[int]
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A job running at a recorded frame: its id, team, GPUs and the racks holding them (dense ids)."""
+
+    job_id: str
+    team: str
+    n_gpus: int
+    rack_ids: tuple[int, ...]
 
 
 def _ms(ts: datetime) -> int:
@@ -121,6 +136,8 @@ class FlightRecorder:
         self._open: dict[str, tuple[dict, float]] = self._open_in_log()
         self.pending: list[PendingSave] = []
         self.saved: list[Path] = []
+        # job id → [its RunningJob, first and last frame it ran at (epoch ms)]
+        self._jobs: dict[str, list] = {}
 
     # ------------------------------------------------------------------ ticks
     def on_tick(
@@ -133,10 +150,16 @@ class FlightRecorder:
         failed_sources=(),
         failed_links=None,
         nodes_off=None,
+        jobs: list[RunningJob] | None = None,
     ) -> list[Path]:
-        """Record ``snapshot`` (at the cadence) and the alerts that opened or cleared; returns bundles saved now."""
+        """Record ``snapshot`` (at the cadence) and the alerts that opened or cleared; returns bundles saved now.
+
+        ``jobs``: the fleet's running jobs now (None without a fleet), noted with each recorded frame.
+        """
         critical = self._log_alerts(ts, alerts)
         if not self._frames or _ms(ts) - self._frames[-1] >= self.every_s * 1000 - 1:
+            if jobs is not None:
+                self._note_jobs(_ms(ts), jobs)
             frame = capture(
                 ts,
                 snapshot,
@@ -209,11 +232,21 @@ class FlightRecorder:
                 out[key] = (row, float(row.get("value", float("nan"))))
         return out
 
+    def _note_jobs(self, ts_ms: int, jobs: list[RunningJob]) -> None:
+        for job in jobs:
+            seen = self._jobs.get(job.job_id)
+            if seen is None or seen[0] != job:  # new, or restarted elsewhere: noted afresh from here
+                self._jobs[job.job_id] = [job, ts_ms, ts_ms]
+            else:
+                seen[2] = ts_ms
+
     def _prune(self, ts: datetime) -> None:
         horizon = _ms(ts) - int(self.window_s * 1000)
         keep_from = horizon - int((self.pre_roll_s if self.pending else 0) * 1000)
         while self._frames and self._frames[0] < keep_from:
             (self.ring_dir / f"{self._frames.pop(0)}.npz").unlink(missing_ok=True)
+        if self._jobs:
+            self._jobs = {k: v for k, v in self._jobs.items() if v[2] >= keep_from}
 
     def _flush_pending(self, ts: datetime) -> list[Path]:
         done = [p for p in self.pending if p.due_ts <= ts]
@@ -272,6 +305,8 @@ class FlightRecorder:
         detail = detail_racks(self.state, frames, list(extra_racks), **kw)
         tables = window_tables(self.state, frames, detail)
         tables["events"] = self.events(start, end)
+        if self._jobs:
+            tables["jobs"] = self.jobs_table(_ms(frames[0].ts), _ms(frames[-1].ts))
         meta = {
             "name": name,
             "title": title or name,
@@ -289,6 +324,27 @@ class FlightRecorder:
         self.saved.append(path)
         log.info("saved incident %s (%d frames, %d detail racks)", name, len(frames), detail.size)
         return path
+
+    def jobs_table(self, start_ms: int, end_ms: int) -> pa.Table:
+        """The bundle's jobs table: the jobs noted running between ``start_ms`` and ``end_ms``."""
+        rows = [
+            (j, max(a, start_ms), min(b, end_ms)) for j, a, b in self._jobs.values() if b >= start_ms and a <= end_ms
+        ]
+        schema = SCHEMAS["jobs"]
+        ts = lambda values: pa.array(
+            np.array(values, dtype=np.int64).astype("datetime64[ms]"), type=schema.field("first_ts").type
+        )  # noqa: E731
+        return pa.Table.from_arrays(
+            [
+                pa.array([j.job_id for j, _, _ in rows], type=pa.string()),
+                pa.array([j.team for j, _, _ in rows], type=pa.string()),
+                pa.array([j.n_gpus for j, _, _ in rows], type=pa.int32()),
+                pa.array([list(j.rack_ids) for j, _, _ in rows], type=schema.field("rack_ids").type),
+                ts([a for _, a, _ in rows]),
+                ts([b for _, _, b in rows]),
+            ],
+            schema=schema,
+        )
 
 
 def events_table(rows: list[dict]) -> pa.Table:

@@ -19,11 +19,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+
 from ingest.live.hub import LiveHub
 from ingest.live.runtime import build_hub
-from ingest.replay.recorder import FlightRecorder
+from ingest.replay.recorder import FlightRecorder, RunningJob
+from twin.cache import BoundedCache
 from twin.site.errors import SiteError
 from twin.site.load import load_site, site_path
+from twin.site.tables import SiteTables
 
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)  # a July afternoon at Colossus (15:00 UTC = 10:00 CDT)
 
@@ -64,9 +68,10 @@ def site_with_sources(site_toml: str, name: str, sources: tuple[str, ...]) -> st
 
 
 def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[Path]:
-    """One hub step at ``ts`` handed to ``recorder`` with its alerts and reported failures."""
+    """One hub step at ``ts`` handed to ``recorder`` with its alerts, reported failures and the fleet's jobs."""
     snap = hub.step(ts)
     b = hub.ticker.buffer
+    fleet = hub.view.fleet()
     return recorder.on_tick(
         ts,
         snap,
@@ -75,7 +80,31 @@ def recorder_tick(hub: LiveHub, recorder: FlightRecorder, ts: datetime) -> list[
         failed_sources=b.failed("source"),
         failed_links=b.failed("link"),
         nodes_off=b.nodes_off(),
+        jobs=running_jobs(hub.state, fleet.frame()) if fleet is not None else None,
     )
+
+
+_RUNNING: BoundedCache[tuple[object, list[RunningJob]]] = BoundedCache(2)  # id of the frame → (frame, its jobs)
+
+
+def running_jobs(state: SiteTables, frame) -> list[RunningJob]:
+    """The running jobs of a fleet frame (:class:`ingest.live.fleet_frame.FleetFrame`) with their racks,
+    built once per frame (the fleet rebuilds its frame only when an allocation changed)."""
+    kept = _RUNNING.get_or_make(id(frame), lambda: (frame, _running_jobs(state, frame)), valid=lambda k: k[0] is frame)
+    return kept[1]
+
+
+def _running_jobs(state: SiteTables, frame) -> list[RunningJob]:
+    busy = np.flatnonzero(frame.gpu_job >= 0)
+    rows = frame.gpu_job[busy].astype(np.int64)
+    pairs = np.unique(rows * state.n_racks + state.gpu_rack[busy])  # one (job row, rack) pair each
+    job_rows, racks = pairs // state.n_racks, (pairs % state.n_racks).astype(int)
+    unique_rows, starts = np.unique(job_rows, return_index=True)
+    jobs = frame.jobs
+    return [
+        RunningJob(str(jobs["job_id"][r]), str(jobs["team"][r]), int(jobs["n_gpus"][r]), tuple(rs.tolist()))
+        for r, rs in zip(unique_rows.tolist(), np.split(racks, starts[1:]))
+    ]
 
 
 @dataclass

@@ -120,6 +120,22 @@ def test_every_page_shows_the_recorded_moment(served_app, new_page, at, short):
     assert log.errors == [], log.errors
 
 
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_the_jobs_and_teams_the_incident_hit(served_app, new_page, screenshot, viewport):
+    page, log = new_page(viewport)
+    page.goto(served_app.url(f"/replay?view=replay:{PUMP}@2024-07-22T15:02:00Z"))
+    expect(page.locator("#replay-hits-summary")).to_have_text("1 job hit, 24,576 GPUs; the first at 15:01:00 UTC.")
+    row = page.locator("#replay-hit-jobs tbody tr").first
+    expect(row).to_contain_text("colossus-405b-24k")
+    expect(row).to_contain_text("1 of 384")
+    expect(row).to_contain_text("CDU H1-R01-K01-CDU lost")
+    page.locator("#replay-hits").scroll_into_view_if_needed()
+    box = page.locator("#replay-hit-jobs").bounding_box()
+    assert box is not None and box["width"] > 300  # the table is laid out, not squeezed into a sliver
+    screenshot(page, f"replay-hits-{viewport}")
+    assert log.errors == [], log.errors
+
+
 def test_unknown_incident_says_so(served_app, new_page):
     page, log = new_page("1366x768")
     page.goto(served_app.url("/cooling?view=replay:nope@2024-07-22T15:00:00Z"))

@@ -136,3 +136,12 @@ def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
         assert "not saved" in _text(page.calibration_panel(rec, None))
     finally:
         engine.dispose()
+
+
+def test_the_replay_page_names_the_jobs_and_teams_the_incident_hit(page_module, view_request, demo_view, find):
+    with view_request(demo_view):
+        layout = page_module("replay").layout(view=REPLAY)
+    summary = find(layout, ids.Replay.HITS_SUMMARY)
+    assert summary.children == "1 job hit, 24,576 GPUs; the first at 15:01:00 UTC."
+    text = _text(find(layout, ids.Replay.HITS))
+    assert "colossus-405b-24k" in text and "1 of 384" in text and "CDU H1-R01-K01-CDU lost" in text

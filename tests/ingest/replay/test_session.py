@@ -1,5 +1,6 @@
 """Recording on a variant of a site: sources added after the site's own, under another name."""
 
+import numpy as np
 import pytest
 
 from ingest.replay.bundle import read_bundle
@@ -73,5 +74,18 @@ def test_recordings_run_the_fleet_only_when_asked(tmp_path, monkeypatch, fleet):
     real = session.build_hub
     monkeypatch.setattr(session, "build_hub", build)
     spec = RecordSpec("demo", "plain", duration_s=10, tick_s=5, fleet=fleet)
-    validate(read_bundle(record_synthetic(spec, tmp_path)))
+    bundle = read_bundle(record_synthetic(spec, tmp_path))
+    state = validate(bundle)
     assert (hubs[0].ticker.fleet is not None) == fleet
+    # with the fleet, the bundle names the jobs that ran, where and when (the replay's jobs hit come from it)
+    assert ("jobs" in bundle.tables) == fleet
+    if fleet:
+        jobs = bundle.frame("jobs")
+        frame = hubs[0].view.fleet().frame()
+        running = frame.jobs["job_id"][frame.jobs["state"] == "running"]
+        assert set(running.tolist()) <= set(jobs["job_id"]) and len(jobs) > 0
+        row = jobs.iloc[0]
+        held = frame.gpu_job == int(np.flatnonzero(frame.jobs["job_id"] == row["job_id"])[0])
+        if held.any():  # still running at the end: its racks are the racks of its GPUs
+            assert sorted(row["rack_ids"]) == sorted(set(state.gpu_rack[held].tolist()))
+        assert (jobs["first_ts"] <= jobs["last_ts"]).all()
