@@ -1,5 +1,5 @@
 """The fleet section of ``/jobs``: running and pending jobs (paged on the server), teams against quota,
-fragmentation, allocations by pod or hall, and the place of the fleet what-if.
+fragmentation, allocations by pod or hall, and the link to the fleet what-if (``/fleet-whatif``).
 
 Shown when the view on screen has a fleet (the live hub's :meth:`ingest.live.view.LiveView.fleet`);
 other views say they have none.  The jobs table asks for one page at a time
@@ -246,8 +246,11 @@ def section(view) -> html.Div:
                 [
                     html.H3("Fleet what-if"),
                     html.Div(
-                        "Policy, quota, hall conversion and power cap against the baseline over 1–30 days "
-                        "will answer here.",
+                        [
+                            "Policy, quota, hall conversion, demand response and maintenance against the baseline "
+                            "over 1–30 days: ",
+                            dcc.Link("open the fleet what-if", href="/fleet-whatif"),
+                        ],
                         className="muted",
                     ),
                 ],

@@ -1,0 +1,294 @@
+"""The fleet what-if behind ``/fleet-whatif``: the question a form asks, and the worker thread answering it.
+
+:class:`Question` is one fleet what-if (site, workload, horizon, seed, a flat tariff and grid
+intensity, the :class:`twin.fleet.edit_whatif.FleetEdit`); :data:`WORKER` answers one question
+at a time per process in a background thread (:class:`Worker`), keeping the answers, the
+baseline sides, the workloads and the converted sites in bounded caches, so that a second
+question on one baseline costs one side.  The workload is the live LLM-lab mix
+(:func:`ingest.live.fleet.live_workload`) over the horizon, at the live rate or at an
+interactive one (at most :data:`INTERACTIVE_JOBS_PER_DAY` jobs a day on the site).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ingest.live.fleet import LIVE_MIX, live_workload
+from ingest.workload import run as wrun
+from twin.cache import BoundedCache
+from twin.errors import InputError
+from twin.fleet.edit_whatif import (
+    FleetEdit,
+    Maintenance,
+    QuotaChange,
+    check_edit,
+    check_horizon,
+    compare_sides,
+    run_side,
+    scenario_inputs,
+)
+from twin.fleet.metrics import HourlySeries
+from twin.fleet.policy import DemandResponse, Policy
+from twin.fleet.simulate import SimOptions
+from twin.fleet.whatif import Conversion, WhatIfError, convert_site
+from twin.site.catalogue import load_catalogue
+
+log = logging.getLogger(__name__)
+INTERACTIVE_JOBS_PER_DAY = 2_500  # the default workload's arrival rate at most (the site's jobs a day)
+COLOSSUS_GPUS = 100_352  # the live mix's rate is given for colossus and scaled by GPUs (LiveMix.scaled)
+DEFAULT_CONVERT_TYPE = "GB200-NVL72"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One fleet what-if: site, workload, horizon, seed, flat tariff and intensity, and the edit."""
+
+    site: str
+    horizon_days: float
+    jobs_per_day: float  # the live mix's rate in colossus terms (live_workload scales it to the site)
+    pretraining: bool
+    seed: int
+    tariff_usd_per_mwh: float | None
+    carbon_kg_per_mwh: float | None
+    edit: FleetEdit
+
+    def baseline_key(self) -> tuple:
+        return (
+            self.site,
+            self.horizon_days,
+            self.jobs_per_day,
+            self.pretraining,
+            self.seed,
+            self.tariff_usd_per_mwh,
+            self.carbon_kg_per_mwh,
+        )
+
+    def token(self) -> str:
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:20]
+
+    def options(self) -> SimOptions:
+        return SimOptions(
+            horizon_s=self.horizon_days * 86_400.0,
+            seed=self.seed,
+            tariff=HourlySeries([self.tariff_usd_per_mwh]) if self.tariff_usd_per_mwh is not None else None,
+            carbon=HourlySeries([self.carbon_kg_per_mwh]) if self.carbon_kg_per_mwh is not None else None,
+        )
+
+
+@dataclass
+class Run:
+    """A question being answered or answered: phase, share simulated, times, the answer or the error."""
+
+    question: Question
+    started_s: float = field(default_factory=time.perf_counter)
+    phase: str = "queued"
+    frac: float = 0.0
+    finished_s: float | None = None
+    answer: dict[str, Any] | None = None
+    error: str | None = None
+
+    def elapsed_s(self) -> float:
+        return (self.finished_s or time.perf_counter()) - self.started_s
+
+
+class Worker:
+    """Answers one question at a time in a background thread; caches answers, baselines, workloads, sites."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.current: Run | None = None
+        self.runs: BoundedCache[Run] = BoundedCache(32)  # token → run (finished ones stay for the page to read)
+        self.baselines: BoundedCache[dict] = BoundedCache(8)
+        self.workloads: BoundedCache[tuple] = BoundedCache(4)
+        self.converted: BoundedCache[Any] = BoundedCache(4)
+
+    def submit(self, question: Question, state, base_policy: Policy) -> Run:
+        """The run of ``question``: a finished or running one, else a new one started now.
+
+        Raises :class:`WhatIfError` when another question is being answered.
+        """
+        token = question.token()
+        with self.lock:
+            known = self.runs.get(token)
+            if known is not None and known.error is None:
+                return known
+            busy = self.current
+            if busy is not None and busy.finished_s is None:
+                raise WhatIfError(
+                    f"another fleet what-if has been running for {busy.elapsed_s():.0f} s "
+                    "(one at a time): ask again when it is answered"
+                )
+            run = Run(question)
+            self.current = run
+            self.runs.put(token, run)
+        threading.Thread(target=self._answer, args=(run, state, base_policy), daemon=True, name="fleet-whatif").start()
+        return run
+
+    def find(self, token: str | None) -> Run | None:
+        return self.runs.get(token) if token else None
+
+    def _answer(self, run: Run, state, base_policy: Policy) -> None:
+        q = run.question
+        try:
+            run.phase = "building the workload"
+            jobs, policy, summary = self._workload(q, state, base_policy)
+            opts = q.options()
+            cat = load_catalogue()
+            check_edit(q.edit, state, policy, opts.horizon_s, cat)
+            converted = None
+            if q.edit.conversion is not None:
+                run.phase = "converting the site"
+                key = (state.name, q.edit.conversion)
+                converted = self.converted.get_or_make(key, lambda: convert_site(state, q.edit.conversion, cat))
+            base = self.baselines.get(q.baseline_key())
+            cached = base is not None
+            if base is None:
+                run.phase = "baseline"
+                base = run_side(state, jobs, policy, opts, progress=lambda f: setattr(run, "frac", f))
+                self.baselines.put(q.baseline_key(), base)
+            run.phase, run.frac = "scenario", 0.0
+            s_state, s_jobs, s_policy = scenario_inputs(state, jobs, policy, q.edit, converted, cat)
+            scen = run_side(s_state, s_jobs, s_policy, opts, progress=lambda f: setattr(run, "frac", f))
+            answer = compare_sides(base, scen, opts.horizon_s, q.edit)
+            answer["workload"] = summary
+            answer["baseline_cached"] = cached
+            if q.edit.quota is not None:
+                before = next((t.nominal_gpus for t in policy.quotas if t.team == q.edit.quota.team), None)
+                answer["quota_before_gpus"] = before
+            run.answer = answer
+            run.phase = "answered"
+        except (InputError, ValueError) as exc:
+            run.error, run.phase = str(exc), "refused"
+        except Exception as exc:  # a worker thread must report, not die silently
+            log.exception("fleet what-if failed")
+            run.error, run.phase = f"failed: {type(exc).__name__}: {exc}", "failed"
+        finally:
+            run.finished_s = time.perf_counter()
+
+    def _workload(self, q: Question, state, base_policy: Policy) -> tuple:
+        def make() -> tuple:
+            mix = replace(
+                LIVE_MIX,
+                days=q.horizon_days,
+                jobs_per_day=q.jobs_per_day,
+                seed=q.seed,
+                n_pretrain=LIVE_MIX.n_pretrain if q.pretraining else 0,
+            )
+            wl = live_workload(state, mix)
+            policy = wrun.build_policy(base_policy, wl, None, state)
+            jobs = wl.result.jobs
+            site_rate = q.jobs_per_day * state.n_gpus / COLOSSUS_GPUS
+            summary = f"{len(jobs):,} jobs of the live LLM-lab mix ({site_rate:,.0f} a day" + (
+                ", with its pretraining runs)" if q.pretraining else ", no pretraining runs)"
+            )
+            return jobs, policy, summary
+
+        return self.workloads.get_or_make(q.baseline_key(), make)
+
+
+WORKER = Worker()
+
+
+# ------------------------------------------------------------------ the form → a question
+def interactive_jobs_per_day(n_gpus: int) -> float:
+    """The live mix's rate (colossus terms) that gives the site at most :data:`INTERACTIVE_JOBS_PER_DAY` jobs a day."""
+    site_rate = LIVE_MIX.jobs_per_day * n_gpus / COLOSSUS_GPUS
+    return LIVE_MIX.jobs_per_day * min(1.0, INTERACTIVE_JOBS_PER_DAY / max(site_rate, 1e-9))
+
+
+def _number(value, what: str, low: float | None = None) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise WhatIfError(f"{what} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or (low is not None and v < low):
+        raise WhatIfError(f"{what} must be a number of at least {low:g}" if low is not None else f"{what}: bad number")
+    return v
+
+
+def _names(text) -> tuple[str, ...]:
+    return tuple(n.strip() for n in str(text or "").replace(";", ",").split(",") if n.strip())
+
+
+def question_from_form(state, values: dict) -> Question:
+    """The question the form asks (``values`` by field: horizon, rate, pretrain, seed, convert-by …) (raises :class:`WhatIfError` with a one-line message naming the field)."""
+    days = _number(values.get("horizon"), "horizon (days)")
+    if days is None:
+        raise WhatIfError("horizon: give 1 to 30 days")
+    check_horizon(days * 86_400.0)
+    conversion = None
+    names = _names(values.get("convert-names"))
+    if names:
+        rack_type = values.get("convert-type") or DEFAULT_CONVERT_TYPE
+        by = values.get("convert-by") or "halls"
+        conversion = Conversion(rack_type, halls=names) if by == "halls" else Conversion(rack_type, rows=names)
+        if by == "rows":
+            rows = {r.rsplit("-", 1)[0] for r in state.rack_name}
+            unknown = [n for n in names if not any(fnmatch.fnmatchcase(r, n) for r in rows)]
+            if unknown:
+                raise WhatIfError(f"conversion: unknown row {unknown[0]!r} (rows are named like H1-R01)")
+    quota = None
+    gpus = _number(values.get("quota-gpus"), "quota (GPUs)", 0)
+    if values.get("quota-team") and gpus is not None:
+        quota = QuotaChange(str(values["quota-team"]), int(round(gpus)))
+    elif gpus is not None:
+        raise WhatIfError("quota: choose the team")
+    dr = None
+    cut = _number(values.get("dr-cut"), "demand response cut (MW)", 0)
+    if cut:
+        start = _number(values.get("dr-start"), "demand response start (h)", 0) or 0.0
+        hours = _number(values.get("dr-hours"), "demand response duration (h)", 0) or 0.0
+        dr = DemandResponse(start_s=start * 3600.0, duration_s=hours * 3600.0, cut_mw=cut)
+    maintenance = None
+    halls = tuple(values.get("maint-halls") or ())
+    if halls:
+        start = _number(values.get("maint-start"), "maintenance start (h)", 0) or 0.0
+        hours = _number(values.get("maint-hours"), "maintenance duration (h)", 0) or 0.0
+        maintenance = Maintenance(halls, start * 3600.0, hours * 3600.0)
+    edit = FleetEdit(
+        conversion=conversion,
+        retarget_kinds=tuple(values.get("retarget") or ()) if conversion is not None else (),
+        ordering=values.get("ordering") or None,
+        backfill=values.get("backfill") or None,
+        quota=quota,
+        demand_response=dr,
+        maintenance=maintenance,
+    )
+    if edit.is_empty():
+        raise WhatIfError("the edit changes nothing: choose at least one change")
+    seed = _number(values.get("seed"), "seed", 0)
+    rate = LIVE_MIX.jobs_per_day if values.get("rate") == "live" else interactive_jobs_per_day(state.n_gpus)
+    return Question(
+        site=state.name,
+        horizon_days=days,
+        jobs_per_day=round(rate, 3),
+        pretraining="on" in (values.get("pretrain") or ()),
+        seed=int(seed or 0),
+        tariff_usd_per_mwh=_number(values.get("tariff"), "tariff (USD/MWh)", 0),
+        carbon_kg_per_mwh=_number(values.get("carbon"), "grid intensity (kg/MWh)", 0),
+        edit=edit,
+    )
+
+
+def base_policy(view) -> Policy:
+    """The live fleet's policy when the view has a fleet (its quotas are rebuilt from the workload), else the default."""
+    get = getattr(view, "fleet", None)
+    fleet = get() if callable(get) else None
+    return fleet.sim.run.policy if fleet is not None else Policy()
+
+
+def team_names(view) -> list[str]:
+    get = getattr(view, "fleet", None)
+    fleet = get() if callable(get) else None
+    if fleet is not None:
+        return list(fleet.sim.run.table.team_names)
+    return [f"team{i}" for i in range(LIVE_MIX.teams)]  # the generator's names for the live mix's teams
