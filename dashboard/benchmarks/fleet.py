@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import plotly
 
@@ -115,7 +116,7 @@ def fleet_page_benchmark(site: str = "colossus") -> dict:
 ANSWER_TARGET_S = 3.0  # the issue's target for a 7-day fleet what-if on colossus, answered in the browser
 
 
-def _answer(worker, question, state, policy) -> tuple[object, float]:
+def _answer(worker, question, state, policy) -> tuple[Any, float]:
     """Submit ``question`` to ``worker`` and wait for its answer; (run, wall seconds)."""
     t = time.perf_counter()
     run = worker.submit(question, state, policy)

@@ -24,6 +24,7 @@ see the page sees the process's latest question and its answer when opening the 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import dash
 import plotly.graph_objects as go
@@ -361,7 +362,7 @@ def headline_table(answer: dict) -> html.Table:
                     html.Td(_fmt(s, scale, dec), className="num"),
                     html.Td(_fmt(change, scale, dec, signed=True), className="num"),
                 ],
-                **{"data-row": key},
+                **_data_row(key),
             )
         )
     head = html.Tr(
@@ -491,7 +492,7 @@ def answer_children(run: Run) -> list:
         ],
         className="panel",
     )
-    graph_config = {"displaylogo": False, "responsive": True}
+    graph_config: Any = {"displaylogo": False, "responsive": True}  # dash types it as its Config class
     numbers = html.Div(
         [
             html.Div([html.H3("Headline figures"), headline_table(answer)], className="panel"),
@@ -602,3 +603,8 @@ def poll(_n, token):
     if run.finished_s is None:
         return status_text(run), no_update, False
     return status_text(run), answer_children(run) if run.answer is not None else [], True
+
+
+def _data_row(key: str) -> dict[str, Any]:
+    """The ``data-row`` attribute of a headline row (the browser test finds rows by it)."""
+    return {"data-row": key}

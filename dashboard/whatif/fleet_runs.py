@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from ingest.live.fleet import LIVE_MIX, live_workload
 from ingest.workload import run as wrun
 from twin.cache import BoundedCache
@@ -77,8 +79,8 @@ class Question:
         return SimOptions(
             horizon_s=self.horizon_days * 86_400.0,
             seed=self.seed,
-            tariff=HourlySeries([self.tariff_usd_per_mwh]) if self.tariff_usd_per_mwh is not None else None,
-            carbon=HourlySeries([self.carbon_kg_per_mwh]) if self.carbon_kg_per_mwh is not None else None,
+            tariff=HourlySeries(np.array([self.tariff_usd_per_mwh])) if self.tariff_usd_per_mwh is not None else None,
+            carbon=HourlySeries(np.array([self.carbon_kg_per_mwh])) if self.carbon_kg_per_mwh is not None else None,
         )
 
 
@@ -143,10 +145,11 @@ class Worker:
             cat = load_catalogue()
             check_edit(q.edit, state, policy, opts.horizon_s, cat)
             converted = None
-            if q.edit.conversion is not None:
+            conversion = q.edit.conversion
+            if conversion is not None:
                 run.phase = "converting the site"
-                key = (state.name, q.edit.conversion)
-                converted = self.converted.get_or_make(key, lambda: convert_site(state, q.edit.conversion, cat))
+                key = (state.name, conversion)
+                converted = self.converted.get_or_make(key, lambda: convert_site(state, conversion, cat))
             base = self.baselines.get(q.baseline_key())
             cached = base is not None
             if base is None:
