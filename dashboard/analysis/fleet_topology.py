@@ -70,6 +70,14 @@ def domain_occupancy(topo: FleetTopology, gpu_job: np.ndarray, nodes_out: np.nda
     return DomainOccupancy(level, names, pod, gpus[keep], allocated[keep], out[keep], jobs[keep])
 
 
+def nodes_out_ids(state, nodes: list[dict]) -> np.ndarray:
+    """Node ids of a fleet frame's nodes out of service (``nodes``: dicts naming each ``node``; names the
+    site does not have, e.g. from a Slurm cluster of other hosts, are left out)."""
+    index = {name: i for i, name in enumerate(state.node_name)}
+    ids = [index.get(str(n["node"]), -1) for n in nodes]
+    return np.array([i for i in ids if i >= 0], dtype=np.int64)
+
+
 def _name(state, level: str, first_node: int, last_node: int) -> str:
     if first_node < 0:
         return "(empty)"

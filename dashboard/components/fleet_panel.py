@@ -18,7 +18,7 @@ from dash import dash_table, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.analysis.fleet_query import PAGE_SIZE, query_jobs
-from dashboard.analysis.fleet_topology import domain_occupancy
+from dashboard.analysis.fleet_topology import domain_occupancy, nodes_out_ids
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import fleet as figs
 from dashboard.present import theme
@@ -137,8 +137,7 @@ def topology_figure(fleet, frame):
     """Leaf groups by pod, or the NVLink blocks when the site has them, coloured by allocated share."""
     topo = fleet.sim.run.topo
     level = "block" if topo.block_nvlink.any() else "leaf"
-    out = np.array([n["node"] for n in frame.nodes], dtype=np.int64)
-    occ = domain_occupancy(topo, frame.gpu_job, out, level)
+    occ = domain_occupancy(topo, frame.gpu_job, nodes_out_ids(topo.site, frame.nodes), level)
     what = "NVLink blocks (NVL72 racks)" if level == "block" else "Leaf groups"
     return figs.topology_figure(occ, f"{what} by pod: share of GPUs allocated, free GPUs in each")
 

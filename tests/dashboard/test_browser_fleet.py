@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from dashboard.analysis.fleet_topology import domain_occupancy
+from dashboard.analysis.fleet_topology import domain_occupancy, nodes_out_ids
 from ingest.live.fleet import LiveFleet, LiveMix
 from tests.dashboard.colossus_app import colossus_app, freshen  # noqa: F401
 
@@ -120,7 +120,8 @@ def test_topology_view_shows_every_leaf_group_by_pod(fleet_app, new_page, screen
     freshen(hub)
     frame = fleet.frame()
     topo = fleet.sim.run.topo
-    out = np.array([n["node"] for n in frame.nodes], dtype=np.int64)
+    out = nodes_out_ids(hub.state, frame.nodes)
+    assert out.size == len(frame.nodes)  # the model's nodes are the site's
     occ = domain_occupancy(topo, frame.gpu_job, out, "leaf")
     assert int(occ.allocated_gpus_count.sum()) == int((frame.gpu_job >= 0).sum())
     page, log = new_page(viewport)
@@ -130,8 +131,9 @@ def test_topology_view_shows_every_leaf_group_by_pod(fleet_app, new_page, screen
         " return gd && gd.data && gd.data.length === 1; }"
     )
     shown = page.evaluate(
-        "() => { const t = document.querySelector('#jobs-fleet-topology .js-plotly-plot').data[0];"
-        " return {y: t.y, z: t.z, hover: t.customdata}; }"
+        "() => { const t = document.querySelector('#jobs-fleet-topology .js-plotly-plot')._fullData[0];"
+        " return {y: Array.from(t.y), z: Array.from(t.z, r => Array.from(r, v => Number.isNaN(v) ? null : v)),"
+        " hover: Array.from(t.customdata, r => Array.from(r))}; }"
     )
     assert shown["y"] == [f"pod {p}" for p in range(topo.n_pods)]
     cells = [(i, k) for i, row in enumerate(shown["z"]) for k, v in enumerate(row) if v is not None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.analysis.fleet_topology import domain_occupancy
+from dashboard.analysis.fleet_topology import domain_occupancy, nodes_out_ids
 from dashboard.figures.fleet import topology_figure
 from tests.twin.fleet.tiny_fleet import tiny_fleet_site
 from twin.fleet.topology import fleet_topology
@@ -40,3 +40,9 @@ def test_the_figure_is_a_row_per_pod_with_the_free_gpus_written():
     assert np.asarray(trace.z).tolist() == [[0.5, 0.0], [0.0, 0.0]]
     assert np.asarray(trace.text).tolist() == [["8", "16"], ["16", "16"]]
     assert "8 of 16 GPUs allocated to 1 job" in trace.customdata[0][0]
+
+
+def test_the_nodes_out_are_named_in_the_frame():
+    state = tiny_fleet_site()
+    nodes = [{"node": state.node_name[3]}, {"node": "not-a-node-here"}, {"node": state.node_name[0]}]
+    assert nodes_out_ids(state, nodes).tolist() == [3, 0]
