@@ -148,9 +148,10 @@ def live_workload(state, mix: LiveMix = LIVE_MIX) -> wrun.Workload:
         mean_run_s=mix.mean_run_s,
     )
     jobs, quotas, qos = generator.generate(spec, jobgoodput.site_storage(state))
-    # the first pretraining run is the one already running when the hub starts; its team's quota
-    # holds it (else the cohort would reclaim the twin's own job)
-    jobs = [replace(j, submit_s=0.0) if j.job_id == "pretrain-0" else j for j in jobs]
+    # the first pretraining run is the one already running when the hub starts: its team's quota holds
+    # it (else the cohort would reclaim the twin's own job), and as the twin runs its GPUs at full power
+    # the fleet budgets it so, here and in a fleet what-if of this workload (twin.fleet.power, "pinned")
+    jobs = [replace(j, submit_s=0.0, full_power=True) if j.job_id == "pretrain-0" else j for j in jobs]
     first = next((j for j in jobs if j.job_id == "pretrain-0"), None)
     if first is not None:
         quotas = [
@@ -211,14 +212,13 @@ class LiveFleet:
 
     def _pin_first_pretraining(self, gpu_ids: np.ndarray | None) -> None:
         """Start ``pretrain-0`` at time 0, before the first pass, on the live twin's placed job's GPUs (when
-        they are as many as it asks for), pinned at full power (:meth:`twin.fleet.power.PowerAdmission.pin`)."""
+        they are as many as it asks for); the workload holds it at full power (``full_power``)."""
         sim = self.sim
         j = sim.run.table.index.get("pretrain-0")
         if j is None or gpu_ids is None:
             return
         gpu_ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))
         if gpu_ids.size == int(sim.run.table.n_gpus[j]) and sim.run.table.submit_s[j] == 0.0:
-            sim.power.pin(j)  # the twin runs these GPUs at full power: the fleet's budget carries them so
             lifecycle.start_running(sim, {j: gpu_ids})
 
     def _sample(self, t: float) -> None:

@@ -25,9 +25,11 @@ Modes (``Policy.power``):
   running GPU, the highest that fits, and jobs requeued when even the GPUs' minimum does not;
 * ``off`` — no limit (energy is still counted).
 
-A *pinned* job (:meth:`PowerAdmission.pin`: the live twin's own placed job, whose GPUs the
-twin's physics runs at full power) comes first in power order at full power in both modes,
-its floor is its full power, and it is never requeued; the other jobs share what is left.
+A *pinned* job (a workload job with ``full_power``, or one given to :meth:`PowerAdmission.pin`:
+the live twin's own placed job, whose GPUs the twin's physics runs at full power) comes first in power order at full power in both modes,
+its floor is its full power, and the standing budget never requeues it; the other jobs share what is
+left.  A demand-response event is an order from outside the site: under one a pinned job keeps its
+place first in power order and its full power while that fits, and is requeued when it does not.
 
 Idle nodes draw their idle power unless ``idle_nodes_off`` (then they are switched off, as
 the colossus site does with the nodes its generation cannot carry).
@@ -86,7 +88,8 @@ class PowerAdmission:
         self.floor_cap_w = np.full(n, math.inf)
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
-        self.pinned = np.zeros(n, dtype=bool)  # jobs held at full power, first in power order
+        # jobs held at full power, first in power order: the workload's full_power jobs, and those pinned later
+        self.pinned = np.array([bool(getattr(job, "full_power", False)) for job in run.table.jobs], dtype=bool)
         self._idle_w: np.ndarray | None = None
         self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
         self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
@@ -97,6 +100,11 @@ class PowerAdmission:
         """Facility power the jobs may use now."""
         b = self.base_supply_mw * (1.0 - self.sim.run.policy.power_margin_frac) - self.cut_mw
         return min(b, self.target_mw)
+
+    @property
+    def in_demand_response(self) -> bool:
+        """Whether a demand-response event holds the budget now (a pinned job then yields like any other)."""
+        return self.cut_mw > 0.0 or math.isfinite(self.target_mw)
 
     def it_budget_w(self) -> float:
         return max(self.budget_mw() - self.fixed_mw, 0.0) / self.k_facility * 1e6
@@ -203,9 +211,17 @@ class PowerAdmission:
     def admits(self, j: int) -> bool:
         """Whether pending job ``j`` fits the budget at its floor beside the running jobs at theirs (a pinned
         job always does)."""
-        if self.mode == "off" or self.pinned[j]:
+        if self.mode == "off" or (self.pinned[j] and not self.in_demand_response):
             return True
         return self.running_floor_w + float(self.est_floor_w[j]) <= self.it_budget_w()
+
+    def blocked(self, rows: np.ndarray) -> np.ndarray:
+        """Mask of pending ``rows`` whose floor does not fit the budget beside the running jobs' (the vector
+        form of :meth:`admits`)."""
+        out = self.running_floor_w + self.est_floor_w[rows] > self.it_budget_w()
+        if not self.in_demand_response:
+            out &= ~self.pinned[rows]
+        return out
 
     # --- caps ----------------------------------------------------------------------------
     def rebalance(self, t: float) -> tuple[list[int], list[int]]:
@@ -246,7 +262,14 @@ class PowerAdmission:
 
     def _kept(self, order: np.ndarray, floors: np.ndarray, budget: float) -> np.ndarray:
         """Which jobs of ``order`` keep running: the pinned ones, then those whose floors fit in order."""
-        return (np.cumsum(floors) <= budget + 1e-6) | self.pinned[order]
+        pinned = self.pinned[order]
+        kept = np.cumsum(floors) <= budget + 1e-6
+        if not self.in_demand_response:
+            return kept | pinned
+        yielded = pinned & ~kept  # under a demand-response event a pinned job that does not fit yields
+        if yielded.any():
+            kept = (np.cumsum(np.where(yielded, 0.0, floors)) <= budget + 1e-6) & ~yielded
+        return kept
 
     def _per_job(self, order: np.ndarray, budget: float) -> tuple[np.ndarray, list[int]]:
         floors = self.floor_w[order]

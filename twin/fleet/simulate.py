@@ -360,7 +360,7 @@ class FleetSim(JobSets):
         """Mask of ``rows`` whose floor power does not fit the budget now."""
         if self.power.mode == "off":
             return np.zeros(rows.size, bool)
-        return self.power.running_floor_w + self.power.est_floor_w[rows] > self.power.it_budget_w()
+        return self.power.blocked(rows)
 
     def start(self, j: int, gpus: np.ndarray, t: float) -> None:
         lifecycle.start(self, j, gpus, t)

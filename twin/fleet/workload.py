@@ -61,6 +61,7 @@ class FleetJob:
     gpu_type: str = ""  # catalogue GPU name the job needs; "" = any
     util_frac: float = -1.0  # mean GPU utilisation while running; < 0: the kind's default
     tokens_per_s: float = 0.0  # tokens per second at full speed of a job without a job file (0: none counted)
+    full_power: bool = False  # held at full power, never requeued for power (the live twin's own job)
 
     def __post_init__(self) -> None:
         where = f"job {self.job_id!r}"

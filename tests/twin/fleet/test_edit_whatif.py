@@ -90,12 +90,12 @@ def test_a_maintenance_window_empties_its_hall_in_it(case):
 
 def test_a_demand_response_cut_lowers_energy_and_lists_the_capped_jobs(case):
     state, *_ = case
-    cut = DemandResponse(start_s=6 * 3600.0, duration_s=4 * 3600.0, cut_mw=1.0)
+    cut = DemandResponse(start_s=6 * 3600.0, duration_s=4 * 3600.0, cut_mw=0.5)
     out = _ask(case, FleetEdit(demand_response=cut))
     b, s = out["baseline"], out["scenario"]
     assert s["energy_mwh"] < b["energy_mwh"] - 0.5
     power = np.asarray(s["hourly"]["facility_power_mw"])
-    budget_mw = 1.6 * (1 - 0.01) - 1.0  # demo's 1.6 MW of generation less the margin and the cut
+    budget_mw = 1.1 * (1 - 0.01) - 0.5  # demo's 1.1 MW of sustained generation (no battery) less the margin and the cut
     assert (power[6:10] <= budget_mw + 1e-6).all() and np.asarray(b["hourly"]["facility_power_mw"])[6:10].min() > 0.9
     assert s["jobs_power_capped_count"] > b["jobs_power_capped_count"]
     assert s["jobs_power_capped_count"] + s["jobs_preempted_count"] > 0 and s["jobs"]

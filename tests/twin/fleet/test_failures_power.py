@@ -94,8 +94,24 @@ def test_per_job_admission_holds_a_job_with_powercap():
 
 
 def test_a_pinned_job_keeps_full_power_and_runs_while_the_others_make_room():
-    # as the demand-response test, with B (later in power order) pinned: B keeps its full 29 kW through the
-    # cut though that alone is more than the 28.8 kW of IT power left; A is requeued
+    # 45 kW of grid less 1 % and 20.2 kW of switches and overhead: 24.4 kW of IT power, less than B's full
+    # 29 kW alone; B is pinned (the twin's own job): it starts, runs at full power, and A is requeued
+    site = tiny_fleet_site(grid_mw=0.045, gen_mw=0.0)
+    pol = _policy(power="per_job", cooling_overhead_frac=0.0, idle_nodes_off=True, power_rebalance_s=0.0)
+    jobs = [job("A", 32, 0, 10_000, kind="finetune"), job("B", 32, 1, 10_000, kind="finetune")]
+    sim = make_sim(jobs, pol, site=site, horizon_s=200.0)
+    sim.power.pin(1)
+    sim.simulate()
+    run = sim.run
+    assert sim.power.full_w[1] > sim.power.it_budget_w()
+    assert starts(sim)["B"] == 1.0 and run.cap_w[1] == math.inf and math.isnan(run.end_s[1])
+    assert reason_of(run, 0) == "PowerCap" and run.preemptions[0] == 1
+    assert sim.power.admits(1) and not sim.power.admits(0)
+
+
+def test_a_pinned_job_yields_to_a_demand_response_event():
+    # the demand-response case above with B pinned: an order from outside the site; B, whose full 29 kW
+    # is more than the 28.8 kW left, is requeued, and A keeps its floor and what is left over
     site = tiny_fleet_site(grid_mw=0.08, gen_mw=0.0)
     dr = DemandResponse(start_s=100.0, duration_s=3600.0, cut_mw=0.029)
     pol = _policy(power="per_job", demand_response=(dr,), cooling_overhead_frac=0.0, idle_nodes_off=True)
@@ -103,11 +119,8 @@ def test_a_pinned_job_keeps_full_power_and_runs_while_the_others_make_room():
     sim = make_sim(jobs, pol, site=site, horizon_s=200.0)
     sim.power.pin(1)
     sim.simulate()
-    rep = sim.dr_reports[0]
-    assert rep["requeued"] == ["A"] and sim.run.cap_w[1] == math.inf
-    assert sim.power.full_w[1] > sim.power.it_budget_w()
-    assert reason_of(sim.run, 0) == "PowerCap"
-    assert sim.power.admits(1) and not sim.power.admits(0)
+    assert sim.dr_reports[0]["requeued"] == ["B"] and reason_of(sim.run, 1) == "PowerCap"
+    assert 420.0 <= sim.run.cap_w[0] <= math.inf
 
 
 def test_a_pinned_job_keeps_full_power_under_the_uniform_cap():
