@@ -100,18 +100,26 @@ def jobs_hit(bundle: Bundle, state: SiteTables, rec: Recording, jobs: list[Recor
     frame_ms = np.array([_ms(t) for t in rec.ts], dtype=np.int64)
     impaired = _impaired(rec)  # what → [frame, rack]
     openings = _openings(bundle, state)
+    open_ms = np.array([t for t, _, _, _ in openings], dtype=np.int64)
+    named = np.zeros((len(openings), state.n_racks), dtype=bool)  # [opening, rack]: the racks each names
+    job_named: dict[str, list[int]] = {}  # job → the openings of its own alerts
+    for i, (_, _, racks_named, job_name) in enumerate(openings):
+        named[i, racks_named] = True
+        if job_name:
+            job_named.setdefault(job_name, []).append(i)
     out = []
     for job in jobs:
         racks = np.asarray(job.rack_ids, dtype=np.int64)
         running = (frame_ms >= job.first_ms) & (frame_ms <= job.last_ms)
         hits: list[tuple[int, str]] = []
         hit_racks: set[int] = set()
-        for ts_ms, message, named in openings:
-            if job.first_ms <= ts_ms <= job.last_ms:
-                common = np.intersect1d(named, racks)
-                if common.size or message.startswith(f"{job.job_id} ") or f"job {job.job_id}" in message:
-                    hits.append((max(ts_ms, job.first_ms), message))
-                    hit_racks.update(common.tolist())
+        during = (open_ms >= job.first_ms) & (open_ms <= job.last_ms)
+        on_racks = named[:, racks]
+        hit = during & on_racks.any(axis=1)
+        hit[[i for i in job_named.get(job.job_id, []) if during[i]]] = True  # the job's own alerts
+        for i in np.flatnonzero(hit).tolist():
+            hits.append((openings[i][0], openings[i][1]))
+        hit_racks.update(racks[on_racks[hit].any(axis=0)].tolist())
         for label, mask in impaired.items():
             sub = mask[np.ix_(running, racks)] if racks.size else np.zeros((int(running.sum()), 0), bool)
             frames = np.flatnonzero(sub.any(axis=1))
@@ -148,8 +156,8 @@ def teams_hit(hits: list[JobHit]) -> list[dict]:
     return sorted(teams.values(), key=lambda t: (-t["gpus_count"], t["team"]))
 
 
-def _openings(bundle: Bundle, state: SiteTables) -> list[tuple[int, str, np.ndarray]]:
-    """(epoch ms, message, racks named) of every alert opening of the bundle."""
+def _openings(bundle: Bundle, state: SiteTables) -> list[tuple[int, str, np.ndarray, str]]:
+    """(epoch ms, message, racks named, the job named or "") of every alert opening of the bundle."""
     events = bundle.frame("events")
     if events.empty:
         return []
@@ -160,7 +168,7 @@ def _openings(bundle: Bundle, state: SiteTables) -> list[tuple[int, str, np.ndar
         ts_ms, events["entity_kind"], events["entity_id"], events["entity_name"], events["message"]
     ):
         text = message if name and name in message else f"{name}: {message}"
-        out.append((int(t), text, entity_racks(state, str(kind), int(eid))))
+        out.append((int(t), text, entity_racks(state, str(kind), int(eid)), str(name) if kind == "job" else ""))
     return out
 
 

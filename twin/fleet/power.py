@@ -89,7 +89,7 @@ class PowerAdmission:
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
         # jobs held at full power, first in power order: the workload's full_power jobs, and those pinned later
-        self.pinned = np.array([bool(getattr(job, "full_power", False)) for job in run.table.jobs], dtype=bool)
+        self.pinned = np.array([job.full_power for job in run.table.jobs], dtype=bool)
         self._idle_w: np.ndarray | None = None
         self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
         self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
