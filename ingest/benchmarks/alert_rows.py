@@ -51,35 +51,43 @@ def _rows(engine) -> int:
         )
 
 
-def _rows_per_h(site: str, fault: str | None, seconds: int, step_s: int, raw: bool) -> float:
+def _rows_per_h(site: str, fault: str | None, seconds: int, step_s: int, raw: bool) -> tuple[float, float]:
+    """Rows per hour after :data:`SETTLE_S` over ``seconds``, and over the last half of them."""
     with tempfile.TemporaryDirectory(prefix="clustertwin-bench-") as tmp:
         hub = build_hub(
             site, f"sqlite:///{Path(tmp) / 'a.db'}", record=False, start=T0, seed=1, faults=(fault,) if fault else ()
         )
         if raw:
             hub.live_alerts.episodes = hub.live_alerts.envelope = _Raw()
-        settled = 0
+        settled = halfway = 0
+        half_s = SETTLE_S + seconds // 2
         for t_s in range(0, SETTLE_S + seconds, step_s):
             hub.step(T0 + timedelta(seconds=t_s))
             if t_s < SETTLE_S:
                 settled = _rows(hub.db)
-        rows = _rows(hub.db) - settled
+            if t_s < half_s:
+                halfway = _rows(hub.db)
+        rows = _rows(hub.db)
         hub.db.dispose()
-    return rows * 3600.0 / seconds
+    return (rows - settled) * 3600.0 / seconds, (rows - halfway) * 3600.0 / (SETTLE_S + seconds - half_s)
 
 
 @benchmark("alert_rows")
-def alert_rows_benchmark(site: str = "colossus", seconds: int = 240, step_s: int = 2) -> dict:
+def alert_rows_benchmark(site: str = "colossus", seconds: int = 480, step_s: int = 2) -> dict:
     """Alert rows (episodes raised plus history rows) per hour after :data:`SETTLE_S`, over ``seconds`` of twin time.
 
     ``no_fault_rows_per_h`` is the target (0 once settled); ``<fault>_rows_per_h`` per fault
-    class (the fault starts with the run, so its episode counts once it settled); the peer
+    class (the fault starts with the run, so its episodes count once the twin settled) and
+    ``<fault>_late_rows_per_h`` over the last half of ``seconds`` only: a fault whose episodes
+    take minutes (an XID's job restart: stalled, then back at full power, where the site's
+    standing warnings open once) should write nothing more after them; the peer
     ``raw_no_fault_rows_per_h`` records raw conditions, ``churn_ratio`` is peer over ours.
     """
     out: dict = {"site": site, "seconds": seconds}
-    out["no_fault_rows_per_h"] = _rows_per_h(site, None, seconds, step_s, raw=False)
-    out["raw_no_fault_rows_per_h"] = _rows_per_h(site, None, seconds, step_s, raw=True)
+    out["no_fault_rows_per_h"], out["no_fault_late_rows_per_h"] = _rows_per_h(site, None, seconds, step_s, raw=False)
+    out["raw_no_fault_rows_per_h"], _ = _rows_per_h(site, None, seconds, step_s, raw=True)
     out["churn_ratio"] = out["raw_no_fault_rows_per_h"] / max(out["no_fault_rows_per_h"], 3600.0 / seconds)
     for fault in FAULTS:
-        out[f"{fault.split(':')[0]}_rows_per_h"] = _rows_per_h(site, fault, seconds, step_s, raw=False)
+        kind = fault.split(":")[0]
+        out[f"{kind}_rows_per_h"], out[f"{kind}_late_rows_per_h"] = _rows_per_h(site, fault, seconds, step_s, raw=False)
     return out

@@ -56,6 +56,8 @@ class CoolingState:
     cdu_delay: loops.DelayLine  # CDU supply → cold plates
     chillers_online: np.ndarray  # [n_plants] (float)
     chiller_restart_left_s: np.ndarray  # [n_plants]
+    chillers_loading: np.ndarray  # [n_plants] restarted chillers still soft-loading (float)
+    chiller_loading_s: np.ndarray  # [n_plants] for how long they have been [s]
     tower_load_frac: np.ndarray  # [n_plants] heat at the towers over their capacity, last step
     stored_heat_j: float  # heat in GPU packages, coolant, facility and plant water (0 °C reference)
 
@@ -92,6 +94,8 @@ class CoolingPhase:
             cdu_delay=loops.DelayLine(self.cdu_setpoint_c),
             chillers_online=s.plant_chiller_count.astype(np.float64).copy(),
             chiller_restart_left_s=np.zeros(self.n_plants),
+            chillers_loading=np.zeros(self.n_plants),
+            chiller_loading_s=np.zeros(self.n_plants),
             tower_load_frac=np.zeros(self.n_plants),
             stored_heat_j=0.0,
         )
@@ -395,12 +399,16 @@ class CoolingPhase:
         plant_w_per_k = np.bincount(s.loop_plant, weights=loop_w_per_k, minlength=n)
         plant_return = np.bincount(s.loop_plant, weights=loop_w_per_k * loop_temp, minlength=n)
         plant_return = np.where(plant_w_per_k > 0, plant_return / np.maximum(plant_w_per_k, 1e-300), st.plant_temp_c)
+        before = st.chillers_online
         st.chillers_online, st.chiller_restart_left_s = plant.chillers_online_count(
             st.chillers_online,
             cool.plant_chillers_available_count,
             st.chiller_restart_left_s,
             self.plant_restart_s,
             dt_s,
+        )
+        capacity_count, st.chillers_loading, st.chiller_loading_s = plant.chillers_soft_loaded(
+            before, st.chillers_online, st.chillers_loading, st.chiller_loading_s, dt_s
         )
         tower_c = cool.wet_bulb_c + plant.tower_approach_k(
             st.tower_load_frac, cool.wet_bulb_c, s.plant_tower_approach_k, s.plant_design_wet_bulb_c
@@ -412,7 +420,7 @@ class CoolingPhase:
             plant_w_per_k,
             s.plant_supply_setpoint_c,
             tower_c,
-            st.chillers_online * s.plant_chiller_kw * 1e3,
+            capacity_count * s.plant_chiller_kw * 1e3,
             self.plant_heat_capacity_j_per_k,
             dt_s,
         )

@@ -31,6 +31,7 @@ pipe run.  Approximations are listed in ``docs/physics.md``.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -125,6 +126,8 @@ class TwinEngine:
         finally:
             self.power.state.settling = False
         self.power.reset_stores()
+        st = self.power.state  # the settle's wishes are not the last seconds of time: the window starts empty
+        st.policy = dataclasses.replace(st.policy, recent=())
         return snap
 
     # --- tick ---------------------------------------------------------------------------

@@ -41,7 +41,13 @@ Pure numpy functions over per-plant arrays (a site has one or a few plants).
   load step its voltage and frequency leave the class's limits [ISO-8528-5 §7], the UPSs carry
   the IT racks and nothing carries the chillers.
 * Restart: chillers that come back (after a power dip or a trip) produce cooling only
-  ``restart_s`` later [Schneider-WP179].
+  ``restart_s`` later [Schneider-WP179].  Then they soft-load (:func:`chillers_soft_loaded`):
+  the controls limit a started compressor's motor current to ``SOFTLOAD_START_FRAC`` of its
+  rated load and raise the limit linearly to full over ``SOFTLOAD_S`` (the defaults of the
+  Trane CH530 controls: softload starting percent 40 % RLA, current-limit softload time
+  10 min [Trane-CH530 §Softloading]).  The twin limits the restarted chillers' cooling in the
+  same proportion as their current [E], so a plant coming back adds its electrical load over
+  minutes, not in one tick.
 * The plant's chilled-water headers and storage are one mixed node of heat capacity ``C``:
   ``C dT/dt = Q_in − Q_removed``, the removal holding the setpoint while the economiser and
   chillers can; short of that the supply ramps by ``(Q_in − Q_cap) dt / C``.
@@ -58,6 +64,8 @@ MAGNUS_A_PA, MAGNUS_B, MAGNUS_C_C = 610.94, 17.625, 243.04
 STANDARD_PRESSURE_PA = 101_325.0  # [ASHRAE-HB-Fund-2017 Ch. 1] sea-level standard atmosphere
 AIR_CP_KJ_PER_KG_K = 1.006  # [ASHRAE-HB-Fund-2017 Ch. 1] dry air
 VAPOUR_CP_KJ_PER_KG_K = 1.86  # same equation, water vapour
+SOFTLOAD_START_FRAC = 0.40  # [Trane-CH530 §Softloading] current-limit softload starting percent, default 40 % RLA
+SOFTLOAD_S = 600.0  # [Trane-CH530 §Softloading] current-limit softload time, default 10 min [s]
 LATENT_HEAT_KJ_PER_KG = 2501.0  # same equation, at 0 °C
 # [AHRI-550-590 §5] standard rating: condenser water enters at 29.4 °C (85 °F) and leaves at
 # 35 °C (95 °F), a 5.6 K range.
@@ -205,6 +213,35 @@ def chillers_online_count(
     left = np.where(waiting, np.where(restart_left_s > 0.0, restart_left_s, restart_s), 0.0) - dt_s
     done = waiting & (left <= 0.0)
     return np.where(done, available, online), np.where(waiting & ~done, left, 0.0)
+
+
+def chillers_soft_loaded(
+    online_before: np.ndarray,
+    online_after: np.ndarray,
+    loading_count: np.ndarray,
+    loading_s: np.ndarray,
+    dt_s: float,
+    softload_s: float = SOFTLOAD_S,
+    start_frac: float = SOFTLOAD_START_FRAC,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chillers' worth of cooling capacity per plant while restarted chillers soft-load (module docstring).
+
+    ``online_before``/``online_after``: chillers online before and after this step's
+    :func:`chillers_online_count`; ``loading_count`` the chillers still soft-loading and
+    ``loading_s`` for how long they have been [s].  Chillers that came online this step join
+    the loading ones and the ramp starts again for all of them (a dip restarts them together).
+    Returns ``(capacity_count, loading_count, loading_s)``: ``capacity_count`` =
+    ``online − loading · (1 − f)`` with ``f = start_frac + (1 − start_frac) · min(t / softload_s, 1)``.
+    """
+    before = np.asarray(online_before, dtype=np.float64)
+    after = np.asarray(online_after, dtype=np.float64)
+    came = np.maximum(after - before, 0.0)
+    loading = np.minimum(np.asarray(loading_count, dtype=np.float64), after) + came
+    t = np.where(came > 0.0, 0.0, np.asarray(loading_s, dtype=np.float64) + dt_s)
+    frac = start_frac + (1.0 - start_frac) * np.clip(t / softload_s, 0.0, 1.0) if softload_s > 0 else 1.0
+    done = (frac >= 1.0) | (loading <= 0.0)
+    loading = np.where(done, 0.0, loading)
+    return after - loading * (1.0 - frac), loading, np.where(done, 0.0, t)
 
 
 def plant_step(

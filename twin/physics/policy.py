@@ -19,22 +19,32 @@ back one at a time as they fit);
   halls take turns (:func:`shed_order`).
 
 A change of action takes effect ``response_s`` after the shortfall (or the relief) is
-first seen; meanwhile the batteries and the UPSs carry the gap.  The cap is found from the
-GPUs' demand: with ``G0`` the GPU board power now and ``F0`` the facility power, the
-facility falls by ``k = dF/dG`` per watt of GPU power removed (PSU, distribution and
-cooling on top of it), so the target GPU power is ``G* = G0 − (F0 − S)/k`` for a supply
-``S``, and the cap ``c`` solves ``Σ min(p_i, c) = G*`` over the uncapped demands ``p_i``
-(on a 1 W histogram: cost per tick independent of how the demands are spread).
+first seen; meanwhile the batteries and the UPSs carry the gap.  The policy decides on the
+training swing's envelope, not on its instant: every training step alternates a compute
+phase near TDP and a communication phase near idle [Choukse-2025], so the action pursued is
+the strictest one wanted over the last ``ENVELOPE_S`` (most racks shed, then the brake, then
+the lowest cap).  A shortfall is answered as fast as before; a relief waits until the last
+strict wish has left the window, then ``response_s``.  Without the envelope a one-tick trough
+(the communication phase) could lift a cap that the next compute phase needs.
+
+The cap is found from the GPUs' demand: with ``G0`` the GPU board power now and ``F0`` the
+facility power, the facility falls by ``k = dF/dG`` per watt of GPU power removed (PSU,
+distribution and cooling on top of it), so the target GPU power is ``G* = G0 − (F0 − S)/k``
+for a supply ``S``, and the cap ``c`` solves ``Σ min(p_i, c) = G*`` over the uncapped demands
+``p_i`` (on a 1 W histogram: cost per tick independent of how the demands are spread).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 POLICIES = ("cap", "power_brake", "shed")
 MARGIN_FRAC = 0.01  # [E] the policy aims 1 % below the supply: the linear model's error stays inside
+ENVELOPE_S = 30.0  # [E] window of the wishes the policy weighs [s]: several training steps of seconds each
+MAX_RECENT = 256  # wishes kept in the window at most (ticks of at least ENVELOPE_S / MAX_RECENT s)
 
 
 @dataclass(frozen=True)
@@ -56,11 +66,18 @@ class PolicyAction:
 
 @dataclass(frozen=True)
 class PolicyState:
-    """Action in force, action wanted, and for how long the wanted one has differed [s]."""
+    """Action in force, action pursued, for how long the pursued one has differed [s], and the wishes
+    of the last ``ENVELOPE_S`` as ``(age_s, action)``, newest last."""
 
     applied: PolicyAction = PolicyAction()
     wanted: PolicyAction = PolicyAction()
     pending_s: float = 0.0
+    recent: tuple[tuple[float, PolicyAction], ...] = ()
+
+
+def strictest(actions: Iterable[PolicyAction]) -> PolicyAction:
+    """The strictest of ``actions``: most racks shed, then the brake, then the lowest cap."""
+    return max(actions, key=lambda a: (a.racks_shed, a.brake, -a.gpu_cap_w))
 
 
 def cap_for_gpu_power_w(
@@ -227,14 +244,23 @@ def reads_gpu_demand(policy: str, current: PolicyAction, idle_racks: int = 0) ->
     return (policy != "power_brake" or current.brake) or (slowing and current.racks_shed < idle_racks)
 
 
-def advance(state: PolicyState, wanted: PolicyAction, response_s: float, dt_s: float) -> PolicyState:
-    """Advance the policy by ``dt_s``: a wanted change takes effect once it has waited ``response_s``."""
+def advance(
+    state: PolicyState, wanted_now: PolicyAction, response_s: float, dt_s: float, envelope_s: float = ENVELOPE_S
+) -> PolicyState:
+    """Advance the policy by ``dt_s`` [s] with ``wanted_now`` the action this tick asks for.
+
+    The action pursued is the :func:`strictest` of the wishes of the last ``envelope_s`` [s]
+    (module docstring); a change of it takes effect once it has waited ``response_s`` [s].
+    """
+    aged = tuple((age + dt_s, a) for age, a in state.recent if age + dt_s < envelope_s)
+    recent = (*aged, (0.0, wanted_now))[-MAX_RECENT:]
+    wanted = strictest(a for _, a in recent)
     if wanted.same_as(state.applied):
-        return PolicyState(applied=state.applied, wanted=wanted, pending_s=0.0)
+        return PolicyState(applied=state.applied, wanted=wanted, pending_s=0.0, recent=recent)
     waited = state.pending_s + dt_s
     if waited >= response_s:
-        return PolicyState(applied=wanted, wanted=wanted, pending_s=0.0)
-    return replace(state, wanted=wanted, pending_s=waited)
+        return PolicyState(applied=wanted, wanted=wanted, pending_s=0.0, recent=recent)
+    return PolicyState(applied=state.applied, wanted=wanted, pending_s=waited, recent=recent)
 
 
 def shed_order(rack_job_gpus: np.ndarray, rack_hall: np.ndarray, rack_off: np.ndarray | None = None) -> np.ndarray:

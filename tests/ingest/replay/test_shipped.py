@@ -115,9 +115,10 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
     gap = facility - float(state.source_capacity_mw[live & ~battery].sum())
     carried = f["battery_power_mw"].to_numpy()
     assert (carried[trip:] >= np.minimum(gap[trip:], 0.99 * rating_mw) - 0.5).all()
-    # all but the odd frame: where the cap policy lifted the cap in a long communication phase and
-    # re-applied it, the load fell for a frame to what the generators alone carry
-    assert (after["battery_power_mw"] > 5.0).mean() >= 0.95
+    # all but a few frames: when the chillers come back (5 min after the trip) they pull the plant
+    # water down for about a minute, the cap tightens for it, and the policy holds that cap for its
+    # window (policy.ENVELOPE_S) after the pull-down ends, so the battery carries less for those frames
+    assert (after["battery_power_mw"] > 5.0).mean() >= 0.9
     soc = f["battery_soc_frac"][trip:].to_numpy()
     assert soc[-1] < soc[0] - 0.02 and soc[-1] == pytest.approx(soc.min())
     # the cap: the first busy frame after the policy's response time is capped, and it comes at most a
@@ -139,6 +140,10 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
     events = bundle.frame("events")
     tripped = events[events["message"].str.contains("tripped", regex=False)]
     assert sorted(tripped["entity_name"]) == [f"GEN-A-0{k}" for k in range(1, 8)] and (tripped["ts"] == t_trip).all()
+    # one episode of the shortfall: the chillers' return does not reopen it (they soft-load, and the
+    # policy decides on the swing's envelope, so a communication phase does not lift the cap)
+    short = events[events["message"].str.startswith("facility load exceeds generation")]
+    assert len(short) == 1 and short["ts"].iloc[0] < t_trip + pd.Timedelta(seconds=10)
 
 
 def test_generator_trip_replays_from_the_command_line(tmp_path):

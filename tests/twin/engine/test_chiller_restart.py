@@ -4,7 +4,8 @@ The demo site (0.6 MW grid, 2 × 0.25 MW generators, a battery) is given a 0.3 M
 battery, so that the trip of one generator leaves more load than the other sources and the
 battery pick up within the tick: every bus dips, the UPSs carry the IT racks, and the plant's
 two chillers (not on UPS) stop.  They come back ``chiller_restart_s`` (300 s) after the power
-does; meanwhile the plant's water warms, and it recovers once they run again.
+does; meanwhile the plant's water warms, and it recovers once they run again, soft-loading
+over 10 minutes (:func:`twin.physics.plant.chillers_soft_loaded`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 from twin.engine.tick import TickInputs, TwinEngine
+from twin.physics import plant
 from twin.scenario.projection import _placed_job
 from twin.site.load import load_site
 
@@ -64,8 +66,15 @@ def test_a_trip_the_others_cannot_carry_stops_the_chillers_until_their_restart(d
     assert engine.cooling.state.chillers_online.tolist() == [
         2.0
     ]  # restarted: the generator is still out, the bus is up
-    assert engine.detail.cooling_kw["chillers_kw"] > chillers_kw  # pulling the plant back down at full duty
-    for _ in range(60):
+    # they soft-load: the first tick draws less than before the trip, then the limit rises over
+    # 10 minutes and they pull the plant back down harder than the steady load needed
+    drawn_kw = [engine.detail.cooling_kw["chillers_kw"]]
+    assert 0.0 < drawn_kw[0] < chillers_kw
+    for _ in range(int(plant.SOFTLOAD_S / DT_S)):
+        snap = engine.tick(DT_S, tripped)
+        drawn_kw.append(engine.detail.cooling_kw["chillers_kw"])
+    assert max(drawn_kw[:6]) < chillers_kw < max(drawn_kw)  # the first minute under, then above
+    for _ in range(30):
         snap = engine.tick(DT_S, tripped)
     assert engine.cooling.state.plant_temp_c[0] == pytest.approx(setpoint, abs=0.01)  # recovered
     assert engine.cooling.state.chillers_online.tolist() == [2.0]  # and the chillers' return did not dip the bus again

@@ -80,7 +80,9 @@ def test_generator_trip_brakes_the_gpus_slows_the_job_and_releases(braking_demo)
         snap = engine.tick(1.0, tripped)
         assert _braked(engine) and engine.detail.supply.ups_power_mw == 0.0
 
-    for _ in range(response_ticks):  # generator back: the release waits the response time too
+    # generator back: the release waits until the last braking wish has left the policy's window
+    # (29 more 1-s ticks), then the response time
+    for _ in range(int(policy.ENVELOPE_S) - 1 + response_ticks):
         snap = engine.tick(1.0, inputs)
         assert _braked(engine)
     snap = engine.tick(1.0, inputs)

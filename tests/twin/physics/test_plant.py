@@ -141,3 +141,25 @@ def test_chiller_cop_at_warm_water_lift_and_part_load():
 def test_chillers_are_staged_to_the_duty():
     plr = plant.staged_part_load_frac(np.array([0.0, 1.0, 3.5, 5.0, 500.0]), np.full(5, 3.5), np.full(5, 32.0))
     assert plr == pytest.approx([0.0, 1.0 / 3.5, 1.0, 5.0 / 7.0, 1.0])
+
+
+def test_restarted_chillers_soft_load_from_40_percent_to_full_over_10_minutes():
+    args = (np.array([0.0]), np.array([2.0]), np.array([0.0]), np.array([0.0]), 1.0)
+    cap, loading, t = plant.chillers_soft_loaded(*args)
+    assert cap[0] == pytest.approx(2.0 * plant.SOFTLOAD_START_FRAC) and loading[0] == 2.0 and t[0] == 0.0
+    online = np.array([2.0])
+    caps = []
+    for _ in range(int(plant.SOFTLOAD_S)):
+        cap, loading, t = plant.chillers_soft_loaded(online, online, loading, t, 1.0)
+        caps.append(cap[0])
+    assert np.all(np.diff(caps) >= 0.0)  # the limit only rises
+    assert caps[299] == pytest.approx(2.0 * (0.4 + 0.6 * 300.0 / 600.0))  # halfway: 70 %
+    assert caps[-1] == 2.0 and loading[0] == 0.0 and t[0] == 0.0  # full after 10 min, the ramp done
+
+
+def test_chillers_that_never_stopped_keep_their_capacity_while_others_soft_load():
+    cap, loading, _ = plant.chillers_soft_loaded(np.array([3.0]), np.array([4.0]), np.zeros(1), np.zeros(1), 1.0)
+    assert loading[0] == 1.0 and cap[0] == pytest.approx(3.0 + plant.SOFTLOAD_START_FRAC)
+    # a chiller lost while loading: the loading ones cannot outnumber those online
+    cap, loading, _ = plant.chillers_soft_loaded(np.array([4.0]), np.array([0.0]), loading, np.zeros(1), 1.0)
+    assert cap[0] == 0.0 and loading[0] == 0.0

@@ -138,3 +138,38 @@ def test_the_cap_holds_the_busy_power_of_a_gpu_that_also_waits():
         np.append(demand, 85.0), 1685.0, 200.0, 700.0, np.append(np.full(4, 0.9), 0.0), 85.0
     )
     assert with_idle[0] == pytest.approx(435.0, abs=1.0)
+
+
+def test_the_strictest_wish_of_the_window_is_pursued_so_a_trough_does_not_lift_a_cap():
+    cap = PolicyAction(gpu_cap_w=400.0)
+    state = policy.advance(PolicyState(), cap, 5.0, 6.0)
+    assert state.applied == cap
+    # a communication phase wants no cap for one tick, then compute wants the cap again
+    state = policy.advance(state, PolicyAction(), 5.0, 1.0)
+    assert state.wanted == cap and state.applied == cap and state.pending_s == 0.0
+    # the relief is pursued once the last strict wish is 30 s old, and applied after the response time
+    for _ in range(int(policy.ENVELOPE_S) - 2):
+        state = policy.advance(state, PolicyAction(), 5.0, 1.0)
+        assert state.wanted == cap
+    state = policy.advance(state, PolicyAction(), 5.0, 1.0)
+    assert state.wanted == PolicyAction() and state.applied == cap
+    for _ in range(4):
+        state = policy.advance(state, PolicyAction(), 5.0, 1.0)
+    assert state.applied == PolicyAction()
+    # a stricter wish is answered after the response time, whatever the window holds
+    state = policy.advance(state, PolicyAction(gpu_cap_w=300.0), 5.0, 5.0)
+    assert state.applied == PolicyAction(gpu_cap_w=300.0)
+
+
+def test_strictest_orders_racks_then_brake_then_cap():
+    a, b, c = PolicyAction(gpu_cap_w=250.0), PolicyAction(brake=True), PolicyAction(gpu_cap_w=600.0, racks_shed=1)
+    assert policy.strictest([a, b, c]) == c
+    assert policy.strictest([a, b]) == b
+    assert policy.strictest([PolicyAction(), a]) == a
+
+
+def test_the_window_is_bounded():
+    state = PolicyState()
+    for i in range(policy.MAX_RECENT + 50):
+        state = policy.advance(state, PolicyAction(gpu_cap_w=300.0 + i), 5.0, 0.01)
+    assert len(state.recent) == policy.MAX_RECENT
