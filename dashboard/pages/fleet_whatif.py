@@ -11,6 +11,10 @@ by hour, and the jobs the scenario capped or preempted.
 
 Answers are cached by (site, workload, horizon, seed, tariff, carbon, edit); the baseline side
 and a converted site are cached apart, so a second question on one baseline costs one side.
+The baseline side is computed ahead, in a side process, as soon as the workload fields are
+known (the page opened by an operator, or one of those fields changed), so that the first
+question costs the scenario side only; a question whose baseline is not ready runs it beside
+its scenario side.
 Each side is a whole fleet simulation (:func:`twin.fleet.edit_whatif.run_side`): its run time
 grows with the jobs simulated, which is why the default workload is the live mix at an
 interactive rate (at most ``INTERACTIVE_JOBS_PER_DAY`` jobs a day; the page says which).
@@ -30,7 +34,7 @@ import dash
 import plotly.graph_objects as go
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard.auth import callback_requires, needs_role
+from dashboard.auth import callback_requires, has_role, needs_role
 from dashboard.present.data_table import Column, data_table
 from dashboard.present.theme import TEMPLATE_NAME
 from dashboard.views.context import live_view
@@ -41,6 +45,7 @@ from dashboard.whatif.fleet_runs import (
     WORKER,
     Run,
     base_policy,
+    baseline_question_from_form,
     question_from_form,
     team_names,
 )
@@ -84,6 +89,7 @@ class F:
     ANSWER = "fwi-answer"
     POLL = "fwi-poll"
     TOKEN = "fwi-token"
+    WARM = "fwi-warm"
 
 
 FORM = (
@@ -108,6 +114,7 @@ FORM = (
     F.TARIFF,
     F.CARBON,
 )
+WORKLOAD_FORM = (F.HORIZON, F.RATE, F.PRETRAIN, F.SEED, F.TARIFF, F.CARBON)  # what the baseline side depends on
 
 
 # ------------------------------------------------------------------ layout
@@ -295,6 +302,7 @@ def layout(**_kwargs) -> html.Div:
     return html.Div(
         [
             dcc.Store(id=F.TOKEN, data=latest.question.token() if latest is not None else None),
+            dcc.Store(id=F.WARM),
             dcc.Interval(id=F.POLL, interval=POLL_MS, disabled=not running),
             html.Div(
                 [
@@ -476,7 +484,13 @@ def answer_children(run: Run) -> list:
         ]
     timing = (
         f"answered in {run.elapsed_s():.1f} s: baseline side "
-        + ("cached" if answer["baseline_cached"] else f"{base['wall_s']:.1f} s")
+        + (
+            "cached"
+            if answer["baseline_cached"]
+            else "computed ahead"
+            if answer.get("baseline_ahead")
+            else f"{base['wall_s']:.1f} s beside it"
+        )
         + f", scenario side {scen['wall_s']:.1f} s"
     )
     days = answer["horizon_s"] / 86_400.0
@@ -585,6 +599,26 @@ def start(_clicks, *values):
     if run.answer is not None:
         return token, True, status_text(run), answer_children(run)
     return token, False, status_text(run), []
+
+
+@dash.callback(Output(F.WARM, "data"), *[Input(c, "value") for c in WORKLOAD_FORM])
+def warm(*values):
+    """The workload fields known (the page opened, or one changed): their baseline side is computed ahead.
+
+    For operators only (only they can ask); fields that do not make a question yet start nothing.
+    Returns the baseline's question token, or no update.
+    """
+    if not has_role("operator"):
+        return no_update
+    view = live_view()
+    try:
+        question = baseline_question_from_form(
+            view.state, {c.removeprefix("fwi-"): v for c, v in zip(WORKLOAD_FORM, values)}
+        )
+    except WhatIfError:
+        return no_update
+    WORKER.warm(question, view.state, base_policy(view))
+    return question.token()
 
 
 @dash.callback(

@@ -4,17 +4,22 @@
 intensity, the :class:`twin.fleet.edit_whatif.FleetEdit`); :data:`WORKER` answers one question
 at a time per process in a background thread (:class:`Worker`), keeping the answers, the
 baseline sides, the workloads and the converted sites in bounded caches, so that a second
-question on one baseline costs one side.  The workload is the live LLM-lab mix
+question on one baseline costs one side.  Baseline sides run in side processes
+(:data:`SIDE_PROCESSES`, spawned once per worker): beside the worker thread's scenario side when a
+question needs both, and ahead of any question when the page's workload inputs are known
+(:meth:`Worker.warm`), so that the operator's first question costs the scenario side only.  The workload is the live LLM-lab mix
 (:func:`ingest.live.fleet.live_workload`) over the horizon, at the live rate or at an
 interactive one (at most :data:`INTERACTIVE_JOBS_PER_DAY` jobs a day on the site).
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import fnmatch
 import hashlib
 import logging
 import math
+import multiprocessing
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -46,6 +51,9 @@ log = logging.getLogger(__name__)
 INTERACTIVE_JOBS_PER_DAY = 2_500  # the default workload's arrival rate at most (the site's jobs a day)
 COLOSSUS_GPUS = 100_352  # the live mix's rate is given for colossus and scaled by GPUs (LiveMix.scaled)
 DEFAULT_CONVERT_TYPE = "GB200-NVL72"
+# processes running baseline sides (spawned, not forked: the server has threads); two, so that a
+# baseline computed ahead for inputs since changed does not hold up the one a question needs
+SIDE_PROCESSES = 2
 
 
 @dataclass(frozen=True)
@@ -101,15 +109,25 @@ class Run:
 
 
 class Worker:
-    """Answers one question at a time in a background thread; caches answers, baselines, workloads, sites."""
+    """Answers one question at a time in a background thread; caches answers, baselines, workloads, sites.
 
-    def __init__(self) -> None:
+    A baseline side runs in a side process (:meth:`baseline_future`): ahead of the questions
+    (:meth:`warm`), or beside a question's scenario side, which runs in the worker thread.
+    """
+
+    def __init__(self, processes: int = SIDE_PROCESSES) -> None:
         self.lock = threading.Lock()
         self.current: Run | None = None
         self.runs: BoundedCache[Run] = BoundedCache(32)  # token → run (finished ones stay for the page to read)
-        self.baselines: BoundedCache[dict] = BoundedCache(8)
-        self.workloads: BoundedCache[tuple] = BoundedCache(4)
+        self.baselines: BoundedCache[dict] = BoundedCache(8)  # baseline key → finished side
+        self.workloads: BoundedCache[tuple] = BoundedCache(4, single_flight=True)  # a warm-up and a question
         self.converted: BoundedCache[Any] = BoundedCache(4)
+        self.ahead: dict[tuple, cf.Future] = {}  # baseline key → its side under way in a side process
+        self.warming: set[tuple] = set()  # baseline keys whose warm-up thread builds the workload
+        self.latest_warm: tuple | None = None  # the baseline key of the latest warm-up asked for
+        self.asked: set[tuple] = set()  # baseline keys of sides a question waits for (not cancelled)
+        self.processes = processes
+        self._pool: cf.ProcessPoolExecutor | None = None
 
     def submit(self, question: Question, state, base_policy: Policy) -> Run:
         """The run of ``question``: a finished or running one, else a new one started now.
@@ -136,6 +154,79 @@ class Worker:
     def find(self, token: str | None) -> Run | None:
         return self.runs.get(token) if token else None
 
+    def warm(self, question: Question, state, base_policy: Policy) -> bool:
+        """Start computing ``question``'s baseline side now (its edit is not read), in the background.
+
+        A newer warm-up supersedes the older ones: those not yet started in a side process are
+        dropped (the field being typed into passes through values nobody asks about).  Returns False
+        when there is nothing to start: the side is kept, under way or being set up.
+        """
+        key = question.baseline_key()
+        with self.lock:
+            self.latest_warm = key
+            stale = [f for k, f in self.ahead.items() if k != key and k not in self.asked]
+        for fut in stale:
+            fut.cancel()  # only one still waiting for a side process is cancelled (outside the lock: callbacks)
+        with self.lock:
+            if self.baselines.get(key) is not None or key in self.ahead or key in self.warming:
+                return False
+            self.warming.add(key)
+        threading.Thread(
+            target=self._warm, args=(question, state, base_policy), daemon=True, name="fleet-whatif-warm"
+        ).start()
+        return True
+
+    def _warm(self, q: Question, state, base_policy: Policy) -> None:
+        try:
+            jobs, policy, _ = self._workload(q, state, base_policy)
+            if self.latest_warm == q.baseline_key():  # not superseded while the workload was built
+                self.baseline_future(q, state, jobs, policy)
+        except Exception:  # a warm-up is a head start only: the question computes its baseline itself
+            log.exception("fleet what-if: the baseline side could not be started ahead")
+        finally:
+            with self.lock:
+                self.warming.discard(q.baseline_key())
+
+    def baseline_future(
+        self, q: Question, state, jobs: list, policy: Policy, asked: bool = False
+    ) -> tuple[cf.Future, bool]:
+        """(the future of ``q``'s baseline side in a side process, whether it was under way before this call).
+
+        When it finishes the side is kept in :attr:`baselines` (a failed one is not kept).  ``asked``:
+        a question waits for it, so no warm-up cancels it (the question discards its key from
+        :attr:`asked` when answered).
+        """
+        key = q.baseline_key()
+        with self.lock:
+            if asked:
+                self.asked.add(key)
+            known = self.ahead.get(key)
+            if known is not None:
+                return known, True
+            if self._pool is None:
+                self._pool = cf.ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
+            fut = self._pool.submit(run_side, state, jobs, policy, q.options())
+            self.ahead[key] = fut
+        fut.add_done_callback(lambda f: self._keep(key, f))  # outside the lock: it may run at once
+        return fut, False
+
+    def _keep(self, key: tuple, fut: cf.Future) -> None:
+        error = None if fut.cancelled() else fut.exception()
+        with self.lock:
+            if not fut.cancelled() and error is None:
+                self.baselines.put(key, fut.result())
+            if self.ahead.get(key) is fut:
+                del self.ahead[key]
+            if isinstance(error, cf.process.BrokenProcessPool):
+                self._pool = None  # a side process died: the next side starts a new pool
+
+    def close(self) -> None:
+        """Stop the side processes (sides under way are dropped)."""
+        with self.lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _answer(self, run: Run, state, base_policy: Policy) -> None:
         q = run.question
         try:
@@ -151,17 +242,26 @@ class Worker:
                 key = (state.name, conversion)
                 converted = self.converted.get_or_make(key, lambda: convert_site(state, conversion, cat))
             base = self.baselines.get(q.baseline_key())
-            cached = base is not None
+            cached, ahead, beside = base is not None, False, None
             if base is None:
-                run.phase = "baseline"
-                base = run_side(state, jobs, policy, opts, progress=lambda f: setattr(run, "frac", f))
-                self.baselines.put(q.baseline_key(), base)
+                beside, ahead = self.baseline_future(q, state, jobs, policy, asked=True)
             run.phase, run.frac = "scenario", 0.0
             s_state, s_jobs, s_policy = scenario_inputs(state, jobs, policy, q.edit, converted, cat)
             scen = run_side(s_state, s_jobs, s_policy, opts, progress=lambda f: setattr(run, "frac", f))
+            if beside is not None:
+                run.phase = "finishing the baseline side"
+                try:
+                    base = beside.result()
+                except (cf.process.BrokenProcessPool, cf.CancelledError):
+                    log.warning("fleet what-if: the side process did not finish the baseline side; it runs here")
+                    run.phase, run.frac = "baseline", 0.0
+                    base = run_side(state, jobs, policy, opts, progress=lambda f: setattr(run, "frac", f))
+                    self.baselines.put(q.baseline_key(), base)
+            assert base is not None
             answer = compare_sides(base, scen, opts.horizon_s, q.edit)
             answer["workload"] = summary
             answer["baseline_cached"] = cached
+            answer["baseline_ahead"] = ahead
             if q.edit.quota is not None:
                 before = next((t.nominal_gpus for t in policy.quotas if t.team == q.edit.quota.team), None)
                 answer["quota_before_gpus"] = before
@@ -173,6 +273,8 @@ class Worker:
             log.exception("fleet what-if failed")
             run.error, run.phase = f"failed: {type(exc).__name__}: {exc}", "failed"
         finally:
+            with self.lock:
+                self.asked.discard(q.baseline_key())
             run.finished_s = time.perf_counter()
 
     def _workload(self, q: Question, state, base_policy: Policy) -> tuple:
@@ -268,6 +370,17 @@ def question_from_form(state, values: dict) -> Question:
     )
     if edit.is_empty():
         raise WhatIfError("the edit changes nothing: choose at least one change")
+    return replace(baseline_question_from_form(state, values), edit=edit)
+
+
+def baseline_question_from_form(state, values: dict) -> Question:
+    """The question of the form's workload fields (horizon, rate, pretrain, seed, tariff, carbon) with no edit:
+    what :meth:`Worker.warm` needs to compute the baseline side ahead (raises :class:`WhatIfError` as
+    :func:`question_from_form`)."""
+    days = _number(values.get("horizon"), "horizon (days)")
+    if days is None:
+        raise WhatIfError("horizon: give 1 to 30 days")
+    check_horizon(days * 86_400.0)
     seed = _number(values.get("seed"), "seed", 0)
     rate = LIVE_MIX.jobs_per_day if values.get("rate") == "live" else interactive_jobs_per_day(state.n_gpus)
     return Question(
@@ -278,7 +391,7 @@ def question_from_form(state, values: dict) -> Question:
         seed=int(seed or 0),
         tariff_usd_per_mwh=_number(values.get("tariff"), "tariff (USD/MWh)", 0),
         carbon_kg_per_mwh=_number(values.get("carbon"), "grid intensity (kg/MWh)", 0),
-        edit=edit,
+        edit=FleetEdit(),
     )
 
 

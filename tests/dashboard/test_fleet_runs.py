@@ -1,0 +1,114 @@
+"""The fleet what-if's worker: baseline sides computed ahead and beside the scenario, in side processes.
+
+Whichever way the baseline side is computed (ahead of the question, beside its scenario side in a
+side process, or here in the test), it is the same run: the same figures, the wall time apart.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from dashboard.whatif.fleet_runs import Worker, baseline_question_from_form, question_from_form
+from twin.fleet.edit_whatif import run_side
+from twin.fleet.policy import Policy
+from twin.fleet.whatif import WhatIfError
+
+FORM = {"horizon": 1, "rate": "interactive", "pretrain": ["on"], "seed": 0}
+WAIT_S = 300.0  # a bound on waiting for a side on a loaded machine, not a measurement
+
+
+def _wait(run) -> dict:
+    deadline = time.monotonic() + WAIT_S
+    while run.finished_s is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.error is None and run.answer is not None, run.error
+    return run.answer
+
+
+def _same_side(a: dict, b: dict) -> None:
+    """Equal figures (NaN equal to NaN), the wall times apart."""
+    drop = ("wall_s", "sim_wall_s")
+    text = [json.dumps({k: v for k, v in side.items() if k not in drop}, sort_keys=True) for side in (a, b)]
+    assert text[0] == text[1]
+
+
+@pytest.fixture(scope="module")
+def here(demo_state):
+    """The baseline side of the default workload, run in this process, and the worker's workload for it."""
+    q = baseline_question_from_form(demo_state, FORM)
+    jobs, policy, _ = Worker()._workload(q, demo_state, Policy())
+    return run_side(demo_state, jobs, policy, q.options())
+
+
+@pytest.fixture
+def worker():
+    w = Worker()
+    yield w
+    w.close()
+
+
+def test_the_baseline_question_reads_the_workload_fields_only(demo_state):
+    with_edit = question_from_form(demo_state, {**FORM, "ordering": "fcfs"})
+    base = baseline_question_from_form(demo_state, {**FORM, "ordering": "fcfs"})
+    assert base.edit.is_empty() and base.baseline_key() == with_edit.baseline_key()
+    with pytest.raises(WhatIfError, match="horizon must be 1 to 30 days"):
+        baseline_question_from_form(demo_state, {**FORM, "horizon": 45})
+
+
+def test_a_baseline_computed_ahead_serves_the_first_question(demo_state, worker, here):
+    base_q = baseline_question_from_form(demo_state, FORM)
+    assert worker.warm(base_q, demo_state, Policy())
+    deadline = time.monotonic() + WAIT_S
+    while worker.baselines.get(base_q.baseline_key()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not worker.warm(base_q, demo_state, Policy())  # kept: nothing to start
+    answer = _wait(worker.submit(question_from_form(demo_state, {**FORM, "ordering": "fcfs"}), demo_state, Policy()))
+    assert answer["baseline_cached"]
+    _same_side(answer["baseline"], here)
+    assert not worker.ahead
+
+
+def test_a_question_joins_the_baseline_under_way(demo_state, worker, here):
+    base_q = baseline_question_from_form(demo_state, FORM)
+    assert worker.warm(base_q, demo_state, Policy())
+    deadline = time.monotonic() + WAIT_S
+    key = base_q.baseline_key()
+    while key not in worker.ahead and worker.baselines.get(key) is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the warm-up builds the workload, then hands the side to a side process
+    run = worker.submit(question_from_form(demo_state, {**FORM, "backfill": "none"}), demo_state, Policy())
+    answer = _wait(run)
+    assert answer["baseline_cached"] or answer["baseline_ahead"]
+    _same_side(answer["baseline"], here)
+
+
+def test_without_a_warm_up_the_baseline_runs_beside_the_scenario(demo_state, worker, here):
+    answer = _wait(worker.submit(question_from_form(demo_state, {**FORM, "ordering": "sjf"}), demo_state, Policy()))
+    assert not answer["baseline_cached"] and not answer["baseline_ahead"]
+    _same_side(answer["baseline"], here)
+    assert worker.baselines.get(baseline_question_from_form(demo_state, FORM).baseline_key()) is not None
+
+
+def test_a_newer_warm_up_supersedes_one_still_setting_up(demo_state, worker):
+    """The warm-up of seed 1 is still building its workload when seed 2's is asked for: seed 1's never runs."""
+    release = threading.Event()
+    make = worker._workload
+
+    def slow_workload(q, state, policy):
+        if q.seed == 1:
+            release.wait(WAIT_S)
+        return make(q, state, policy)
+
+    worker._workload = slow_workload  # type: ignore[method-assign]
+    first, second = (baseline_question_from_form(demo_state, {**FORM, "seed": s}) for s in (1, 2))
+    assert worker.warm(first, demo_state, Policy())
+    assert worker.warm(second, demo_state, Policy())
+    release.set()
+    deadline = time.monotonic() + WAIT_S
+    while (worker.warming or worker.ahead) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker.baselines.get(second.baseline_key()) is not None
+    assert worker.baselines.get(first.baseline_key()) is None
