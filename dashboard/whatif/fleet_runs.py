@@ -5,11 +5,12 @@ intensity, the :class:`twin.fleet.edit_whatif.FleetEdit`); :data:`WORKER` answer
 at a time per process in a background thread (:class:`Worker`), keeping the answers, the
 baseline sides, the workloads and the converted sites in bounded caches, so that a second
 question on one baseline costs one side.  Baseline sides run in side processes
-(:data:`SIDE_PROCESSES`, spawned once per worker): beside the worker thread's scenario side when a
-question needs both, and ahead of any question when the page's workload inputs are known
-(:meth:`Worker.warm`), so that the operator's first question costs the scenario side only.  The workload is the live LLM-lab mix
-(:func:`ingest.live.fleet.live_workload`) over the horizon, at the live rate or at an
-interactive one (at most :data:`INTERACTIVE_JOBS_PER_DAY` jobs a day on the site).
+(:data:`SIDE_PROCESSES`, spawned once per worker): beside the worker thread's scenario side when
+a question needs both, and ahead of any question when the page's workload inputs are known
+(:meth:`Worker.warm`), so that the operator's first question costs the scenario side only.  The
+workload is the live LLM-lab mix (:func:`ingest.live.fleet.live_workload`) over the horizon, at
+the live rate or at an interactive one (at most :data:`INTERACTIVE_JOBS_PER_DAY` jobs a day on
+the site).
 """
 
 from __future__ import annotations
