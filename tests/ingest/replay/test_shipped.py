@@ -159,3 +159,6 @@ def test_generator_trip_replays_from_the_command_line(tmp_path):
     assert report["site"] == "colossus-bess" and report["n_workers"] == 1  # a failed source: one process
     assert report["n_ticks"] == 600 and report["outcome"]["max_gpus_throttled"] >= 24_576  # the job capped
     assert report["signals"]["gpu_temp_c"]["cv_rmse"] < 10
+    # the cap holds through the communication phases the frames sample (the policy's envelope):
+    # GPU power within 5 % (it was 14.8 % when a trough lifted the cap for 5 s)
+    assert report["signals"]["gpu_power_w"]["cv_rmse"] < 5 and report["signals"]["it_power_mw"]["cv_rmse"] < 5
