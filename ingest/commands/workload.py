@@ -150,6 +150,7 @@ def _sweep(args) -> int:
 
 def _whatif(args) -> int:
     from twin.fleet import whatif
+    from twin.fleet.edit_whatif import FleetEdit, fleet_edit_whatif
     from twin.fleet.workload import KINDS
 
     if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
@@ -169,7 +170,10 @@ def _whatif(args) -> int:
     base = Policy(ordering=args.policy, backfill=args.backfill, placement=args.placement, power=args.power)
     policy = run.build_policy(base, wl, None, state)
     opts = SimOptions(horizon_s=args.days * 86_400.0, failures=args.failures == "on", seed=args.seed)
-    report = whatif.fleet_whatif(state, converted, wl.result.jobs, policy, opts, kinds)
+    edit = FleetEdit(conversion=conversion, retarget_kinds=kinds)
+    report = fleet_edit_whatif(
+        state, wl.result.jobs, policy, opts, edit, converted=converted, horizon_range_s=(0.0, MAX_DAYS * 86_400.0)
+    )
     report["conversion"] = conversion.as_dict()
     if args.json:
         print(dumps(report, indent=2))
@@ -182,12 +186,12 @@ def _print_whatif(report: dict) -> None:
     c = report["conversion"]
     what = ", ".join(c["halls"] + c["rows"] + c["racks"])
     print(f"{what} → {c['rack_type']} over {report['horizon_s'] / 86_400.0:g} days")
-    b, v = report["baseline"], report["converted"]
+    b, v = report["baseline"], report["scenario"]
     for key in ("n_gpus", "utilisation_frac", "tokens_per_day", "mean_wait_s", "jobs_pending_count", "energy_mwh"):
         print(f"  {key:<22} {_fmt(b[key]):>14} → {_fmt(v[key]):>14}")
     print(f"  design warnings of the converted site: {v['design_warnings_count']}")
     for t in report["teams"][:20]:
-        tb, tv = t["baseline"], t["converted"]
+        tb, tv = t["baseline"], t["scenario"]
         print(
             f"    {t['team']:<16} wait {_fmt(tb.get('mean_wait_s')):>10} → {_fmt(tv.get('mean_wait_s')):>10} s"
             f"  pending {tb.get('jobs_pending_count', 0)} → {tv.get('jobs_pending_count', 0)}"

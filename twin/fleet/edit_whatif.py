@@ -148,10 +148,17 @@ class FleetEdit:
         return out
 
 
-def check_horizon(horizon_s: float) -> None:
-    """Raise :class:`WhatIfError` unless the horizon is 1 to 30 days."""
-    if not (math.isfinite(horizon_s) and MIN_HORIZON_S <= horizon_s <= MAX_HORIZON_S):
-        raise WhatIfError(f"horizon must be 1 to 30 days, got {horizon_s / SECONDS_PER_DAY:g} days")
+HORIZON_RANGE_S = (MIN_HORIZON_S, MAX_HORIZON_S)  # the browser's and the API's horizons: 1 to 30 days
+
+
+def check_horizon(horizon_s: float, horizon_range_s: tuple[float, float] = HORIZON_RANGE_S) -> None:
+    """Raise :class:`WhatIfError` unless the horizon is positive and within ``horizon_range_s`` [s]."""
+    lo, hi = horizon_range_s
+    if not (math.isfinite(horizon_s) and horizon_s > 0 and lo <= horizon_s <= hi):
+        raise WhatIfError(
+            f"horizon must be {lo / SECONDS_PER_DAY:g} to {hi / SECONDS_PER_DAY:g} days,"
+            f" got {horizon_s / SECONDS_PER_DAY:g} days"
+        )
 
 
 def _check_window(what: str, start_s: float, duration_s: float, horizon_s: float) -> None:
@@ -161,9 +168,16 @@ def _check_window(what: str, start_s: float, duration_s: float, horizon_s: float
         raise WhatIfError(f"{what}: duration must be a positive number of hours")
 
 
-def check_edit(edit: FleetEdit, state: SiteTables, policy: Policy, horizon_s: float, catalogue: Catalogue) -> None:
+def check_edit(
+    edit: FleetEdit,
+    state: SiteTables,
+    policy: Policy,
+    horizon_s: float,
+    catalogue: Catalogue,
+    horizon_range_s: tuple[float, float] = HORIZON_RANGE_S,
+) -> None:
     """Raise :class:`WhatIfError` (one line naming the field) for an edit that cannot be answered."""
-    check_horizon(horizon_s)
+    check_horizon(horizon_s, horizon_range_s)
     if edit.is_empty():
         raise WhatIfError("the edit changes nothing: choose at least one change")
     c = edit.conversion
@@ -472,17 +486,19 @@ def fleet_edit_whatif(
     catalogue: Catalogue | None = None,
     converted: SiteTables | None = None,
     baseline_side: dict[str, Any] | None = None,
+    horizon_range_s: tuple[float, float] = HORIZON_RANGE_S,
 ) -> dict[str, Any]:
-    """``jobs`` under ``policy`` on ``baseline`` as it is and with ``edit``, over ``opts.horizon_s`` (1–30 days).
+    """``jobs`` under ``policy`` on ``baseline`` as it is and with ``edit``, over ``opts.horizon_s``.
 
     ``converted`` (the site with the edit's conversion, from :func:`convert_site`) and
     ``baseline_side`` (a :func:`run_side` of the same jobs, policy and options) save their
-    cost when given.  Raises :class:`WhatIfError` for an edit :func:`check_edit` refuses.
+    cost when given.  Raises :class:`WhatIfError` for an edit :func:`check_edit` refuses,
+    among them a horizon outside ``horizon_range_s`` [s] (the browser's 1 to 30 days unless given).
     """
     from twin.site.catalogue import load_catalogue
 
     cat = catalogue or load_catalogue()
-    check_edit(edit, baseline, policy, opts.horizon_s, cat)
+    check_edit(edit, baseline, policy, opts.horizon_s, cat, horizon_range_s)
     state, new_jobs, new_policy = scenario_inputs(baseline, jobs, policy, edit, converted, cat)
     base = baseline_side if baseline_side is not None else run_side(baseline, jobs, policy, opts)
     scen = run_side(state, new_jobs, new_policy, opts)

@@ -2,10 +2,10 @@
 
 Converting a hall (colossus H4's 392 H100 racks to GB200 NVL72) changes what the fleet
 can run: GPUs of another type and count, another power draw against the same generation,
-other node sizes for the gangs.  :func:`fleet_whatif` runs one workload under one policy
-on both sites over the same horizon (:class:`twin.fleet.simulate.FleetSim`, same seed) and
-answers, for each side and per team: utilisation, tokens per day, queue wait, jobs left
-pending, energy.
+other node sizes for the gangs.  This module builds the converted site (:func:`convert_site`)
+and retargets jobs to its GPUs (:func:`retarget`); the what-if itself, one workload under one
+policy on both sites over the same horizon, is :func:`twin.fleet.edit_whatif.fleet_edit_whatif`
+with the conversion as its edit.
 
 The converted site is built by :func:`convert_site` with the site editor's ``set_rack_type``
 edit (:mod:`twin.site.edits`) and the normal site builder, with the design limits as
@@ -25,47 +25,15 @@ What the fleet model does with a second GPU type (docs/fleet.md, "Whole-site wha
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from twin.errors import InputError
-from twin.fleet.metrics import team_rows
-from twin.fleet.policy import Policy
-from twin.fleet.power import supply_mw
-from twin.fleet.simulate import FleetSim, SimOptions
-from twin.fleet.state import PENDING
-from twin.fleet.topology import fleet_topology
-from twin.fleet.workload import FleetJob, job_table
+from twin.fleet.workload import FleetJob
 from twin.site.catalogue import Catalogue
 from twin.site.tables import SiteTables
-
-SIDE_KEYS = (
-    "jobs_count",
-    "jobs_completed_count",
-    "jobs_pending_count",
-    "mean_wait_s",
-    "median_wait_s",
-    "utilisation_frac",
-    "allocated_frac",
-    "tokens_count",
-    "energy_mwh",
-    "mean_power_mw",
-    "tokens_per_mwh",
-    "sim_wall_s",
-)
-DIFF_KEYS = (
-    "n_gpus",
-    "utilisation_frac",
-    "allocated_frac",
-    "tokens_per_day",
-    "mean_wait_s",
-    "jobs_completed_count",
-    "jobs_pending_count",
-    "energy_mwh",
-)
 
 
 class WhatIfError(InputError):
@@ -148,76 +116,3 @@ def gpus_by_type(state: SiteTables) -> dict[str, int]:
         return {}
     counts = np.bincount(state.gpu_spec, minlength=len(state.gpu_specs))
     return {spec.name: int(n) for spec, n in zip(state.gpu_specs, counts.tolist()) if n}
-
-
-def fleet_whatif(
-    baseline: SiteTables,
-    converted: SiteTables,
-    jobs: list[FleetJob],
-    policy: Policy,
-    opts: SimOptions,
-    retarget_kinds: tuple[str, ...] = (),
-) -> dict[str, Any]:
-    """The same ``jobs`` under ``policy`` on ``baseline`` and on ``converted`` for ``opts.horizon_s``.
-
-    Returns a JSON-ready dict: ``horizon_s``; ``baseline`` and ``converted`` (the site, its
-    GPUs by type, generation [MW], design warnings, and the fleet figures of
-    :data:`SIDE_KEYS` plus ``tokens_per_day``); ``diff`` (converted − baseline of
-    :data:`DIFF_KEYS`); ``teams`` (per team: ``baseline`` and ``converted`` rows with jobs,
-    completed, pending at the horizon, mean wait [s], GPU-hours and tokens per day).
-    Undefined figures (a mean over no job) are NaN; ``clustertwin`` writes them as null.
-    """
-    if not (math.isfinite(opts.horizon_s) and opts.horizon_s > 0):
-        raise WhatIfError(f"horizon must be a positive number of seconds, got {opts.horizon_s}")
-    new_jobs = retarget(jobs, retarget_kinds, converted_gpu_type(baseline, converted)) if retarget_kinds else jobs
-    base_side, base_teams = _side(baseline, jobs, policy, opts)
-    conv_side, conv_teams = _side(converted, new_jobs, policy, opts)
-    return {
-        "horizon_s": opts.horizon_s,
-        "baseline": base_side,
-        "converted": conv_side,
-        "diff": {k: _minus(conv_side.get(k), base_side.get(k)) for k in DIFF_KEYS},
-        "teams": [
-            {"team": name, "baseline": base_teams.get(name, {}), "converted": conv_teams.get(name, {})}
-            for name in sorted(set(base_teams) | set(conv_teams))
-        ],
-    }
-
-
-def _side(
-    state: SiteTables, jobs: list[FleetJob], policy: Policy, opts: SimOptions
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Fleet figures of one site, and per-team rows by team name."""
-    table = job_table(jobs, teams=[q.team for q in policy.quotas], qos_names=[q.name for q in policy.qos])
-    sim = FleetSim(fleet_topology(state), table, policy, opts)
-    res = sim.simulate()
-    days = opts.horizon_s / 86_400.0
-    run = sim.run
-    side = {
-        "site": state.name,
-        "n_gpus": int(state.n_gpus),
-        "gpus_by_type": gpus_by_type(state),
-        "supply_mw": supply_mw(state),
-        "design_warnings_count": len(state.design_findings or []),
-        **{k: res.fleet[k] for k in SIDE_KEYS},
-        "tokens_per_day": float(res.fleet["tokens_count"]) / days,
-    }
-    pending = np.bincount(run.table.team[run.status == PENDING], minlength=len(run.table.team_names))
-    teams = {}
-    for row in team_rows(run):
-        t = run.table.team_names.index(row["team"])
-        teams[row["team"]] = {
-            "jobs_count": row["jobs_count"],
-            "jobs_completed_count": row["jobs_completed_count"],
-            "jobs_pending_count": int(pending[t]),
-            "mean_wait_s": row["mean_wait_s"],
-            "gpu_h": row["gpu_h"],
-            "tokens_per_day": row["tokens_count"] / days,
-        }
-    return side, teams
-
-
-def _minus(a: object, b: object) -> float:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a - b
-    return math.nan

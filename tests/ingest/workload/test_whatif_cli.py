@@ -29,7 +29,7 @@ def test_the_command_writes_strict_json_with_listed_keys():
     assert done.returncode == 0, done.stderr[-2000:]
     assert "NaN" not in done.stdout and "Infinity" not in done.stdout
     report = json.loads(done.stdout)
-    assert report["conversion"]["rows"] == ["H1-R01"] and report["converted"]["n_gpus"] == 1088
+    assert report["conversion"]["rows"] == ["H1-R01"] and report["scenario"]["n_gpus"] == 1088
     assert sorted(k for k in _keys(report, set()) if k not in BY_NAME and k not in NOT_QUANTITIES) == []
     bad = subprocess.run(cmd[:-2] + ["--retarget", "lunch"], cwd=REPO_DIR, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == (

@@ -5,18 +5,27 @@ from __future__ import annotations
 import pytest
 
 from tests.twin.fleet.tiny_fleet import job
+from twin.fleet.edit_whatif import FleetEdit, fleet_edit_whatif
 from twin.fleet.policy import Policy
 from twin.fleet.simulate import SimOptions
-from twin.fleet.whatif import Conversion, WhatIfError, convert_site, fleet_whatif, gpus_by_type
+from twin.fleet.whatif import Conversion, WhatIfError, convert_site, gpus_by_type
 from twin.site.load import load_site
 
 HORIZON_S = 3000.0
+ROW_AS_GB200 = Conversion("GB200-NVL72", rows=("H1-R01",))
+
+
+def _whatif(demo, conv, jobs, policy, retarget_kinds=()):
+    """The what-if of converting row H1-R01 (``conv``, built once) over ``HORIZON_S``, without failures."""
+    edit = FleetEdit(conversion=ROW_AS_GB200, retarget_kinds=retarget_kinds)
+    opts = SimOptions(horizon_s=HORIZON_S, failures=False)
+    return fleet_edit_whatif(demo, jobs, policy, opts, edit, converted=conv, horizon_range_s=(0.0, HORIZON_S))
 
 
 @pytest.fixture(scope="module")
 def sites():
     demo = load_site("demo")
-    return demo, convert_site(demo, Conversion("GB200-NVL72", rows=("H1-R01",)))
+    return demo, convert_site(demo, ROW_AS_GB200)
 
 
 def test_the_conversion_retypes_one_row(sites):
@@ -56,8 +65,8 @@ def test_capacity_wait_and_tokens_by_hand(sites):
     jobs = [job(f"e{i}", 4, 0.0, 1000.0, team="eval", kind="eval") for i in range(144)]
     jobs += [job(f"g{i}", 512, 1.0, 1000.0, team="pre", kind="finetune", tokens_per_s=1000.0) for i in range(2)]
     policy = Policy(ordering="fcfs", backfill="easy", placement="flat", power="off", bf_interval_s=0.0)
-    out = fleet_whatif(demo, conv, jobs, policy, SimOptions(horizon_s=HORIZON_S, failures=False), ("eval",))
-    b, c = out["baseline"], out["converted"]
+    out = _whatif(demo, conv, jobs, policy, ("eval",))
+    b, c = out["baseline"], out["scenario"]
     assert b["mean_wait_s"] == pytest.approx(2 * 999.0 / 146)
     assert c["mean_wait_s"] == pytest.approx(1000.0 / 146)
     assert b["utilisation_frac"] == pytest.approx(1.6e6 / (1024 * HORIZON_S))
@@ -66,10 +75,10 @@ def test_capacity_wait_and_tokens_by_hand(sites):
     assert b["jobs_completed_count"] == c["jobs_completed_count"] == 146
     assert out["diff"]["n_gpus"] == 64
     teams = {t["team"]: t for t in out["teams"]}
-    assert teams["eval"]["baseline"]["mean_wait_s"] == 0.0 and teams["eval"]["converted"]["mean_wait_s"] == 0.0
+    assert teams["eval"]["baseline"]["mean_wait_s"] == 0.0 and teams["eval"]["scenario"]["mean_wait_s"] == 0.0
     assert teams["pre"]["baseline"]["mean_wait_s"] == pytest.approx(999.0)
-    assert teams["pre"]["converted"]["mean_wait_s"] == pytest.approx(500.0)
-    assert teams["pre"]["converted"]["tokens_per_day"] == pytest.approx(5.76e7)
+    assert teams["pre"]["scenario"]["mean_wait_s"] == pytest.approx(500.0)
+    assert teams["pre"]["scenario"]["tokens_per_day"] == pytest.approx(5.76e7)
 
 
 def test_a_gang_larger_than_the_h100_nodes_left_never_runs(sites):
@@ -77,6 +86,6 @@ def test_a_gang_larger_than_the_h100_nodes_left_never_runs(sites):
     demo, conv = sites
     jobs = [job("big", 1024, 0.0, 1000.0, team="pre", kind="finetune")]
     policy = Policy(ordering="fcfs", backfill="easy", placement="flat", power="off", bf_interval_s=0.0)
-    out = fleet_whatif(demo, conv, jobs, policy, SimOptions(horizon_s=HORIZON_S, failures=False))
+    out = _whatif(demo, conv, jobs, policy)
     assert out["baseline"]["jobs_completed_count"] == 1
-    assert out["converted"]["jobs_completed_count"] == 0 and out["converted"]["jobs_pending_count"] == 0
+    assert out["scenario"]["jobs_completed_count"] == 0 and out["scenario"]["jobs_pending_count"] == 0
