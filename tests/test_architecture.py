@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.twin.test_layering import REPO_DIR, import_graph, strongly_connected
 
 DOC = REPO_DIR / "docs" / "architecture.md"
@@ -76,6 +78,7 @@ def documented() -> str:
     return text[start : text.index(END, start)]
 
 
+@pytest.mark.slow
 def test_the_documented_diagram_is_the_import_graph():
     assert documented() == mermaid(), "docs/architecture.md is stale: regenerate with python -m tests.test_architecture"
 

@@ -51,6 +51,7 @@ def test_reference_keys_are_unique():
     assert keys and len(keys) == len(set(keys))
 
 
+@pytest.mark.slow
 def test_nothing_cites_notes_outside_the_repository():
     this = Path(__file__).resolve()
     hits = [
@@ -63,6 +64,7 @@ def test_nothing_cites_notes_outside_the_repository():
     assert hits == [], "cite a key of docs/references.md instead"
 
 
+@pytest.mark.slow
 def test_every_cited_key_is_defined():
     keys = set(_defined_keys())
     missing = [

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO_DIR = Path(__file__).resolve().parents[1]
 MAX_CLASS_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -46,9 +48,11 @@ def test_the_measure_finds_a_long_function_and_a_large_class(tmp_path):
     assert len(found) == 2 and found[1].startswith("pkg/units.py:") and " class Big: " in found[1]
 
 
+@pytest.mark.slow
 def test_twin_units_fit_their_limits():
     assert oversized(REPO_DIR, "twin") == []
 
 
+@pytest.mark.slow
 def test_ingest_units_fit_their_limits():
     assert oversized(REPO_DIR, "ingest") == []

@@ -221,6 +221,7 @@ def _fields(schema: dict, schemas: dict, out: set) -> set:
     return out
 
 
+@pytest.mark.slow
 def test_every_answer_field_is_a_listed_quantity_or_not_one(client):
     doc = client.get("/api/v1/openapi.json").get_json()
     schemas = doc["components"]["schemas"]

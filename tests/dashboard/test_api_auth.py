@@ -46,6 +46,7 @@ def test_anonymous_requests_get_401(client, method, path):
     assert r.status_code == 401 and r.is_json and "login required" in r.get_json()["error"]
 
 
+@pytest.mark.slow
 def test_metrics_need_a_token_too(client, tokens):
     refused = client.get("/metrics", headers={"Accept": "text/html"})  # a scraper: 401, never the login page
     assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Bearer")

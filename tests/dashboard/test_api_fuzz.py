@@ -59,6 +59,7 @@ def api_schema(live_api):
     return schemathesis.openapi.from_url(live_api.url("/api/v1/openapi.json"))
 
 
+@pytest.mark.slow
 def test_document_is_loaded_with_every_route(api_schema):
     loaded = {(op.ok().method.upper(), op.ok().path) for op in api_schema.get_all_operations()}
     assert loaded == set(_operations())
@@ -69,6 +70,7 @@ def test_document_is_loaded_with_every_route(api_schema):
     [(*op, GenerationMode.POSITIVE) for op in _operations()]
     + [(*op, GenerationMode.NEGATIVE) for op in _operations(with_inputs=True)],
 )
+@pytest.mark.slow
 def test_api_never_fails_and_answers_as_documented(api_schema, live_api, method, path, mode):
     operation = api_schema[path][method]
 

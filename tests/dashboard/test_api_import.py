@@ -72,6 +72,7 @@ def _library(folder) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_a_bundle_larger_than_the_json_cap_is_imported_recorded_and_audited(client, twin, tokens, library):
     data = SHIPPED.read_bytes()
     assert len(data) > MAX_BODY_BYTES
@@ -137,6 +138,7 @@ def _escaping_name(monkeypatch) -> bytes:
         (lambda data, mp: _escaping_name(mp), "is not a usable incident name"),
     ],
 )
+@pytest.mark.slow
 def test_a_damaged_foreign_tampered_or_escaping_bundle_is_422_and_touches_nothing(
     client, twin, tokens, library, monkeypatch, make, message
 ):
@@ -270,6 +272,7 @@ def test_openapi_describes_the_upload(client, tokens):
     assert json.dumps(op).count("prometheus") >= 1
 
 
+@pytest.mark.slow
 def test_over_http_a_chunked_upload_streams_past_the_json_caps(app, tokens, library):
     import requests
 
@@ -301,6 +304,7 @@ def test_over_http_a_chunked_upload_streams_past_the_json_caps(app, tokens, libr
 
 
 @pytest.mark.parametrize("kind", ["manifest", "rows"])
+@pytest.mark.slow
 def test_a_bundle_bomb_is_refused_and_not_kept(client, tokens, library, tmp_path, kind):
     from tests.ingest.replay import bombs
 

@@ -50,6 +50,7 @@ def _entries(twin, action):
     return [e for e in list_entries(twin.db) if e["action"] == action]
 
 
+@pytest.mark.slow
 def test_an_operator_silences_a_hall_and_a_viewer_reads_it(client, clean, tokens):
     body = {"scope": {"kind": "hall", "value": "h1"}, "duration_s": 3600, "comment": "swapping the GPU"}
     refused = client.post("/api/v1/silences", json=body, headers=tokens["vera"])
@@ -83,6 +84,7 @@ def test_an_operator_silences_a_hall_and_a_viewer_reads_it(client, clean, tokens
     assert [s["state"] for s in ended] == ["ended"]
 
 
+@pytest.mark.slow
 def test_a_maintenance_window_is_scheduled_shown_and_cancelled(client, clean, tokens):
     now = datetime.now(UTC)
     body = {

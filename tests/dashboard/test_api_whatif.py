@@ -56,6 +56,7 @@ def _audit(twin, action: str) -> dict:
     return next(e for e in list_entries(twin.db) if e["action"] == action)
 
 
+@pytest.mark.slow
 def test_an_operator_creates_edits_undoes_and_every_change_is_audited(client, twin, tokens):
     otto = tokens["otto"]
     r = client.post(BASE, json={"name": "pump drill"}, headers=otto)
@@ -107,6 +108,7 @@ def test_an_operator_creates_edits_undoes_and_every_change_is_audited(client, tw
         ),
     ],
 )
+@pytest.mark.slow
 def test_an_invalid_edit_is_422_naming_the_problem_and_nothing_is_stored(client, twin, tokens, edit, message):
     otto = tokens["otto"]
     if client.get(f"{BASE}/refusals", headers=otto).status_code == 404:

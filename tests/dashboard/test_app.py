@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.dashboard.standin_hub import StandinView, standin_app
 
 
@@ -13,6 +15,7 @@ def _index_and_dependencies(app) -> tuple[str, list]:
     return index, json.loads(client.get("/_dash-dependencies").get_data(as_text=True))
 
 
+@pytest.mark.slow
 def test_two_apps_created_back_to_back_both_get_everything(demo_state, dash_app):
     first = standin_app(StandinView(demo_state))
     second = standin_app(StandinView(demo_state))

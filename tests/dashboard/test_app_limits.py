@@ -73,6 +73,7 @@ def silence_body(alert_id, duration) -> dict:
 
 
 @pytest.mark.parametrize("duration", [1e9, 1e12, "Infinity", "NaN", -5, "abc"])
+@pytest.mark.slow
 def test_bad_silence_durations_get_a_message_and_silence_nothing(served_demo, caplog, duration):
     served, hub = served_demo
     alert = hub.alerts()[0]
@@ -83,6 +84,7 @@ def test_bad_silence_durations_get_a_message_and_silence_nothing(served_demo, ca
     assert tracebacks(caplog) == []
 
 
+@pytest.mark.slow
 def test_a_seven_day_silence_is_accepted(served_demo):
     served, hub = served_demo
     alert = hub.alerts()[0]
@@ -109,6 +111,7 @@ def test_a_seven_day_silence_is_accepted(served_demo):
         ("/alerts", "?severity=a&severity=b", "'severity' given 2 times"),
     ],
 )
+@pytest.mark.slow
 def test_bad_query_parameters_show_the_page_with_a_note(served_demo, caplog, path, search, ignored):
     served, _ = served_demo
     status, text = open_page(served, path, search)
@@ -117,12 +120,14 @@ def test_bad_query_parameters_show_the_page_with_a_note(served_demo, caplog, pat
     assert tracebacks(caplog) == []
 
 
+@pytest.mark.slow
 def test_good_query_parameters_show_no_note(served_demo):
     served, hub = served_demo
     status, text = open_page(served, "/fabric", f"?tier=spine&switch={hub.state.switch_name[0]}")
     assert status == 200 and "Ignored in the address" not in text
 
 
+@pytest.mark.slow
 def test_malformed_callback_requests_get_400(served_demo, caplog):
     served, _ = served_demo
     assert post(served, None, raw=b"{not json")[0] == 400
@@ -135,6 +140,7 @@ def test_malformed_callback_requests_get_400(served_demo, caplog):
     assert tracebacks(caplog) == []
 
 
+@pytest.mark.slow
 def test_garbage_in_every_callback_input_never_gives_a_500(served_demo, caplog):
     """Each input of each server callback, replaced by each garbage value (the others empty)."""
     served, _ = served_demo
@@ -173,6 +179,7 @@ def test_garbage_in_every_callback_input_never_gives_a_500(served_demo, caplog):
     assert tracebacks(caplog) == []
 
 
+@pytest.mark.slow
 def test_oversized_bodies_are_refused_with_413(served_demo, caplog):
     served, _ = served_demo
     status, _ = post(served, None, raw=b"x" * (MAX_REQUEST_BYTES + 1))
@@ -185,6 +192,7 @@ def _rss_mb() -> float:
         return int(status.read().split("VmRSS:")[1].split()[0]) / 1024
 
 
+@pytest.mark.slow
 def test_eight_parallel_45_mb_posts_are_refused_quickly_in_bounded_memory(served_demo):
     """The issue's reproduction: before the limit the process grew by ~400 MB here (1.3 GB on colossus)."""
     served, _ = served_demo
@@ -258,6 +266,7 @@ def test_the_largest_body_a_page_sends_is_far_below_the_limit(demo_state):
         assert size < MAX_REQUEST_BYTES / 4, size
 
 
+@pytest.mark.slow
 def test_a_follower_acknowledges_and_silences_for_everyone(tmp_path, serve_app, caplog):
     """Two live twins on one database: an acknowledgement and a silence through the follower's dashboard
     are written to the database, and the leader sees them."""

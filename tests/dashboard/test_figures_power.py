@@ -205,6 +205,7 @@ def test_dead_busway_and_lost_generator_are_marked_with_legend_entries(demo):
     assert len(_trace(site, power.DEAD_LEGEND).x) == 2  # the busway (in its group) and the generator
 
 
+@pytest.mark.slow
 def test_surviving_feed_wears_the_no_redundancy_badge_in_the_site_view(demo):
     state, snap = demo
     fig = power.power_tree_figure(state, snap, detail=_dead_busway_detail(state))

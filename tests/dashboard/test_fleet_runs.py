@@ -59,6 +59,7 @@ def test_the_baseline_question_reads_the_workload_fields_only(demo_state):
         baseline_question_from_form(demo_state, {**FORM, "horizon": 45})
 
 
+@pytest.mark.slow
 def test_a_baseline_computed_ahead_serves_the_first_question(demo_state, worker, here):
     base_q = baseline_question_from_form(demo_state, FORM)
     assert worker.warm(base_q, demo_state, Policy())
@@ -72,6 +73,7 @@ def test_a_baseline_computed_ahead_serves_the_first_question(demo_state, worker,
     assert not worker.ahead
 
 
+@pytest.mark.slow
 def test_a_question_joins_the_baseline_under_way(demo_state, worker, here):
     base_q = baseline_question_from_form(demo_state, FORM)
     assert worker.warm(base_q, demo_state, Policy())
@@ -85,6 +87,7 @@ def test_a_question_joins_the_baseline_under_way(demo_state, worker, here):
     _same_side(answer["baseline"], here)
 
 
+@pytest.mark.slow
 def test_without_a_warm_up_the_baseline_runs_beside_the_scenario(demo_state, worker, here):
     answer = _wait(worker.submit(question_from_form(demo_state, {**FORM, "ordering": "sjf"}), demo_state, Policy()))
     assert not answer["baseline_cached"] and not answer["baseline_ahead"]
@@ -92,6 +95,7 @@ def test_without_a_warm_up_the_baseline_runs_beside_the_scenario(demo_state, wor
     assert worker.baselines.get(baseline_question_from_form(demo_state, FORM).baseline_key()) is not None
 
 
+@pytest.mark.slow
 def test_a_newer_warm_up_supersedes_one_still_setting_up(demo_state, worker):
     """The warm-up of seed 1 is still building its workload when seed 2's is asked for: seed 1's never runs."""
     release = threading.Event()

@@ -50,6 +50,7 @@ def _samples(text: str) -> dict[tuple, float]:
     }
 
 
+@pytest.mark.slow
 def test_promtool_check_metrics_accepts_the_exposition(exposition):
     r = subprocess.run(["promtool", "check", "metrics"], input=exposition, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "" and r.stderr.strip() == "", r.stdout + r.stderr

@@ -22,6 +22,7 @@ def _xid(state, gpu: int, start_s: float):
     return parse_fault(state, f"xid:{state.node_name[state.gpu_node[gpu]]}/{state.gpu_index[gpu]}@{start_s:g}=79")
 
 
+@pytest.mark.slow
 def test_gpus_running_follow_the_fleet_occupancy_tick_by_tick(tmp_path, page_module):
     tiles_of = page_module("overview").tiles_of  # what the page renders
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'o.db'}", start=T0, seed=1, record=False)

@@ -50,6 +50,7 @@ def _form(**kw) -> dict:
     return {**form, "comment": "pump swap", **kw}
 
 
+@pytest.mark.slow
 def test_a_hall_silence_marks_its_rows_and_drops_the_count(page_module, live, view_request, caplog):
     alerts = page_module("alerts")
     caplog.set_level(logging.INFO, logger="dashboard.auth.access")

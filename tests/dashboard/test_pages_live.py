@@ -74,6 +74,7 @@ def test_query_string_and_name_index():
     assert name_index(["p", "q"], "r") is None and name_index(["p"], None) is None
 
 
+@pytest.mark.slow
 def test_live_patches_are_small_at_colossus_scale(page_module, colossus):
     state, snap = colossus
     cooling, power, fabric, jobs = (page_module(n) for n in ("cooling", "power", "fabric", "jobs"))

@@ -108,6 +108,7 @@ def test_the_replay_library_lists_bundle_files_and_database_rows(page_module, vi
         engine.dispose()
 
 
+@pytest.mark.slow
 def test_the_calibrate_button_saves_a_site_version(tmp_path, monkeypatch):
     from dashboard.pages import replay as page
     from dashboard.views.replay import IncidentRecording

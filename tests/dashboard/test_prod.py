@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 import requests
 
 from ingest.store.db import open_database
@@ -63,6 +64,7 @@ def _wait_up(proc, url: str, log: Path, timeout_s: float = 60.0) -> None:
     raise AssertionError(f"serve --prod not up in {timeout_s} s: {log.read_text()[-2000:]}")
 
 
+@pytest.mark.slow
 def test_serve_prod_serves_pages_api_and_metrics_then_stops_cleanly(tmp_path):
     proc, url, log = _serve(tmp_path)
     try:
@@ -96,6 +98,7 @@ def test_serve_prod_serves_pages_api_and_metrics_then_stops_cleanly(tmp_path):
     assert expires_at < datetime.now(UTC), "the worker did not release the ingest lease on its way out"
 
 
+@pytest.mark.slow
 def test_serve_prod_bad_site_is_one_line(tmp_path):
     r = subprocess.run(
         [*CLI, "serve", "--prod", "--site", "nosuchsite", "--db", f"sqlite:///{tmp_path / 'x.db'}"],
@@ -107,6 +110,7 @@ def test_serve_prod_bad_site_is_one_line(tmp_path):
     assert r.returncode == 2 and "nosuchsite" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_serve_prod_bad_fault_stops_with_the_worker_message(tmp_path):
     proc, url, log = _serve(tmp_path, "--fault", "xid:no-such-node/0=79")
     code = proc.wait(timeout=120)
@@ -121,6 +125,7 @@ def test_bind_addresses_of_ipv6_hosts_are_bracketed():
     assert bind_address("127.0.0.1", 8050) == "127.0.0.1:8050"
 
 
+@pytest.mark.slow
 def test_serve_prod_on_ipv6_loopback(tmp_path):
     proc, url, log = _serve(tmp_path, "--host", "::1")
     url = url.replace("127.0.0.1", "[::1]")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import requests
 
 from tests.dashboard.slowloris import attack
@@ -45,6 +46,7 @@ def poll_during_attack(url: str, port: int, seconds: float) -> tuple[list[float]
     return times, result.get("report")
 
 
+@pytest.mark.slow
 def test_the_api_answers_within_a_second_during_a_slowloris_attack(tmp_path):
     proc, url, log = _serve(tmp_path)
     try:

@@ -35,6 +35,7 @@ def _clearing(rec: IncidentRecording):
     return rows["ts"].iloc[0].to_pydatetime()
 
 
+@pytest.mark.slow
 def test_a_replayed_alert_is_open_from_its_opening_to_its_clearing(blip):
     cleared = _clearing(blip)
     assert T0 + timedelta(seconds=50) <= cleared < T0 + timedelta(seconds=100)
@@ -48,6 +49,7 @@ def test_a_replayed_alert_is_open_from_its_opening_to_its_clearing(blip):
     assert len(past) == 1 and past[0]["cleared_at"] == cleared and past[0]["ts"] == during[0]["ts"]
 
 
+@pytest.mark.slow
 def test_no_alert_shown_open_has_cleared_by_the_instant(blip):
     for i in range(0, len(blip.rec.ts), 3):
         view = ReplayView(blip, blip.rec.ts[i])

@@ -77,6 +77,7 @@ def test_the_next_period_is_rendered_in_the_background_with_the_callers_headers(
     assert third.status_code == 200 and len(calls) == 2  # and it is what the next viewer gets
 
 
+@pytest.mark.slow
 def test_viewers_of_one_tick_share_one_rendering(app_and_calls):
     app, calls = app_and_calls
     client = app.server.test_client()

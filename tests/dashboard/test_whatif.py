@@ -211,6 +211,7 @@ def test_times_to_throttle_and_their_change_read_in_the_same_units():
     assert _signed(-67.0, "it_power_mw", 2) == "−67.00"  # other figures keep their number
 
 
+@pytest.mark.slow
 def test_an_overloaded_element_makes_the_answer_not_feasible():
     """A GB200 row on H4-TX1 with its A transformer tripped: the B side carries the whole row (its busway at
     190 % of its rating), so the answer says "not feasible" above every figure; the row alone (N-1 lost,
@@ -232,6 +233,7 @@ def test_an_overloaded_element_makes_the_answer_not_feasible():
     assert "whatif-infeasible" in children[2].className  # under the title and the baseline, above every figure
 
 
+@pytest.mark.slow
 def test_the_baseline_is_the_live_fleets_occupancy():
     """With a live fleet both sides run its occupancy (taken once per period, so answers agree), the
     page says so, and the answer differs from the nominal load's (colossus-2025: a 24k job on 100k GPUs)."""

@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_DIR = Path(__file__).resolve().parents[2]
 TWIN_DIR = REPO_DIR / "twin"
 UPPER_LAYERS = ("ingest", "dashboard")
@@ -40,6 +42,7 @@ assert not upper, upper
 """
 
 
+@pytest.mark.slow
 def test_importing_every_twin_module_loads_no_upper_layer():
     done = subprocess.run(
         [sys.executable, "-c", _IMPORT_ALL], cwd=TWIN_DIR.parent, capture_output=True, text=True, timeout=120
@@ -60,6 +63,7 @@ def _names_in(tree: ast.AST):
             yield node.value
 
 
+@pytest.mark.slow
 def test_no_twin_source_names_an_upper_layer_module():
     offenders = []
     for path in sorted(TWIN_DIR.rglob("*.py")):
@@ -184,11 +188,13 @@ def test_the_graph_sees_cycles_and_upward_imports_however_they_are_written(tmp_p
     assert upward_imports(graph) == ["twin.physics.c -> twin.engine.b", "twin.site.a -> twin.engine.b"]
 
 
+@pytest.mark.slow
 def test_no_import_cycles_in_twin_ingest_or_dashboard():
     graph = import_graph(REPO_DIR)
     assert len(graph) > 200  # the whole tree was read
     assert strongly_connected(graph) == []
 
 
+@pytest.mark.slow
 def test_twin_packages_import_only_downwards():
     assert upward_imports(import_graph(REPO_DIR, ("twin",))) == []

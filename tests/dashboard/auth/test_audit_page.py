@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dashboard import ids
 from ingest.store import audit
 from tests.dashboard.auth.test_callback_roles import open_page
@@ -23,6 +25,7 @@ def filter_body(user="", action="", window_s=86_400) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_admin_reads_and_filters_the_audit_log(client, live_twin):
     audit.record(
         live_twin.db,
@@ -46,6 +49,7 @@ def test_admin_reads_and_filters_the_audit_log(client, live_twin):
     assert admin.callback(filter_body(action="nonsense", window_s="NaN")).status_code == 200
 
 
+@pytest.mark.slow
 def test_other_roles_do_not_see_the_audit_log(client, live_twin):
     audit.record(live_twin.db, "otto", "alert.silence", "alert 8: secret-looking target", None, None)
     for name in ("vera", "otto"):

@@ -178,6 +178,7 @@ def server_callbacks(app) -> dict[str, object]:
     return {key: inspect.unwrap(entry["callback"]) for key, entry in app.callback_map.items() if "callback" in entry}
 
 
+@pytest.mark.slow
 def test_every_callback_that_writes_to_the_store_needs_operator_or_more(auth_app):
     writers = store_writers()
     assert {"acknowledge", "silence", "unsilence", "record", "add_user", "record_site_version"} <= writers
@@ -239,6 +240,7 @@ def _audit_count(engine) -> int:
         return session.exec(select(func.count()).select_from(AuditEntry)).one()
 
 
+@pytest.mark.slow
 def test_anonymous_and_viewer_cannot_run_any_registered_callback(auth_app, client, fresh_alerts):
     registry = auth_state(auth_app.server).registry
     assert registry, "no callback is registered as needing a role"
@@ -255,6 +257,7 @@ def test_anonymous_and_viewer_cannot_run_any_registered_callback(auth_app, clien
 
 
 @pytest.mark.parametrize("kind", [ids.ALERT_ACK, ids.ALERT_SILENCE, ids.ALERT_UNSILENCE])
+@pytest.mark.slow
 def test_viewer_cannot_act_on_alerts_and_nothing_changes(client, fresh_alerts, kind):
     alert = fresh_alerts.view.alerts()[0]
     before, audited = alert_rows(fresh_alerts), _audit_count(fresh_alerts.db)
@@ -311,6 +314,7 @@ def open_page(c, path: str):
     )
 
 
+@pytest.mark.slow
 def test_a_viewer_sees_no_alert_actions_and_an_operator_does(client, fresh_alerts):
     viewer, operator = client(), client()
     viewer.login("vera")

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import requests
 
 from dashboard.auth.binding import check_binding, is_loopback
@@ -40,6 +41,7 @@ def _wait_for(predicate, what: str, log: Path, timeout_s: float = 60.0) -> None:
     raise AssertionError(f"{what} not seen: {log.read_text()[-2000:]}")
 
 
+@pytest.mark.slow
 def test_removing_the_last_user_keeps_logins_required(tmp_path):
     db = f"sqlite:///{tmp_path / 'solo.db'}"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -9,6 +9,7 @@ from ingest.store.users import new_token
 from tests.dashboard.auth.conftest import PASSWORDS, alert_action_body, alert_rows
 
 
+@pytest.mark.slow
 def test_anonymous_pages_redirect_to_login_and_api_calls_get_401(client):
     c = client()
     page = c.http.get("/alerts?severity=critical")
@@ -23,6 +24,7 @@ def test_anonymous_pages_redirect_to_login_and_api_calls_get_401(client):
     assert c.http.get("/assets/clustertwin.css").status_code == 200
 
 
+@pytest.mark.slow
 def test_login_opens_the_pages_and_logout_closes_them(client):
     c = client()
     response = c.login("vera")
@@ -34,6 +36,7 @@ def test_login_opens_the_pages_and_logout_closes_them(client):
     assert c.http.get("/", headers={"Accept": "application/json"}).status_code == 401
 
 
+@pytest.mark.slow
 def test_wrong_passwords_and_unknown_users_get_the_same_answer(client):
     c = client()
     wrong = c.login("vera", "not-her-password")
@@ -43,6 +46,7 @@ def test_wrong_passwords_and_unknown_users_get_the_same_answer(client):
     assert c.http.get("/", headers={"Accept": "application/json"}).status_code == 401
 
 
+@pytest.mark.slow
 def test_next_never_leaves_the_site(client):
     for target, expected in (
         ("/floor?rack=3", "/floor?rack=3"),
@@ -65,6 +69,7 @@ def test_login_without_csrf_token_is_refused(client):
     assert response.status_code == 400 and "CSRF" in response.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_login_is_rate_limited_per_user_and_per_address(client, auth_app):
     state = auth_state(auth_app.server)
     state.by_user.clear("127.0.0.1 otto")
@@ -84,6 +89,7 @@ def test_login_is_rate_limited_per_user_and_per_address(client, auth_app):
     state.by_address.clear("127.0.0.1")
 
 
+@pytest.mark.slow
 def test_an_idle_session_ends(client, auth_app):
     state = auth_state(auth_app.server)
     now = [1_000_000.0]
@@ -101,6 +107,7 @@ def test_an_idle_session_ends(client, auth_app):
         state.clock = __import__("time").time
 
 
+@pytest.mark.slow
 def test_a_password_change_ends_open_sessions(client, auth_app, live_twin):
     from ingest.store.users import set_password
 
@@ -112,6 +119,7 @@ def test_a_password_change_ends_open_sessions(client, auth_app, live_twin):
     assert c.http.get("/_dash-layout").status_code == 401
 
 
+@pytest.mark.slow
 def test_callbacks_without_the_csrf_token_are_refused(client, fresh_alerts):
     c = client()
     c.login("otto")
@@ -174,6 +182,7 @@ def test_a_deeply_nested_callback_body_from_a_logged_in_user_is_a_400(client):
     assert response.status_code == 400 and "nested too deeply" in response.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_a_guesser_elsewhere_cannot_lock_the_user_out(client, auth_app):
     """Five bad tries for otto from another address: otto, from his own, logs in with his password."""
     state = auth_state(auth_app.server)
@@ -187,6 +196,7 @@ def test_a_guesser_elsewhere_cannot_lock_the_user_out(client, auth_app):
     state.by_address.clear("192.0.2.66")
 
 
+@pytest.mark.slow
 def test_logout_ends_the_session_on_the_server(client, auth_app):
     """A copy of the session cookie taken before logging out is refused afterwards, and not refreshed."""
     c, thief = client(), client()

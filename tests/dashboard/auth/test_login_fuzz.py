@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def test_user_names_are_accepted_exactly_in_their_documented_form(name):
         assert not valid and "\n" not in str(exc) and len(str(exc)) < 250
 
 
+@pytest.mark.slow
 def test_login_form_never_fails_with_a_500(client, auth_app):
     state = auth_state(auth_app.server)
 

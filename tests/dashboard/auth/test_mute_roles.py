@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dashboard import ids
 from dashboard.views.context import screen_data
 from ingest.store.audit import list_entries
@@ -44,6 +46,7 @@ def _message(response) -> str:
     return response.json["response"][ids.AlertMutes.RESULT]["children"]
 
 
+@pytest.mark.slow
 def test_the_panels_callback_is_a_guarded_writer(auth_app):
     writers, graph = store_writers(), CallGraph.build()
     assert {"add_mute", "expire_mute"} <= writers
@@ -51,6 +54,7 @@ def test_the_panels_callback_is_a_guarded_writer(auth_app):
     assert any(OUTPUT in key for key in writing)
 
 
+@pytest.mark.slow
 def test_a_viewer_cannot_add_or_end_and_an_operator_can(auth_app, client, live_twin):
     viewer, operator = client(), client()
     viewer.login("vera")

@@ -76,6 +76,7 @@ def test_a_cross_site_post_is_refused(app, open_twin, headers):
     assert not _acknowledged(open_twin, alert["id"])
 
 
+@pytest.mark.slow
 def test_a_cross_site_text_plain_import_is_refused_and_a_same_site_one_needs_a_file_type(app):
     from ingest.replay.library import user_dir
 

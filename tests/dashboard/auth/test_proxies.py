@@ -46,6 +46,7 @@ def session_cookie_header(response) -> str:
     return next(h for h in response.headers.getlist("Set-Cookie") if h.startswith("clustertwin_session="))
 
 
+@pytest.mark.slow
 def test_without_trusted_proxies_forged_forwarded_headers_change_nothing(live_twin, users, fresh_alerts):
     c = Client(proxied_app(live_twin, 0))
     state = auth_state(c.app.server)
@@ -68,6 +69,7 @@ def test_without_trusted_proxies_forged_forwarded_headers_change_nothing(live_tw
     assert login.status_code == 302 and "Secure" not in session_cookie_header(login)
 
 
+@pytest.mark.slow
 def test_one_trusted_proxy_gives_the_client_address_to_the_limits_and_the_audit_log(live_twin, users, fresh_alerts):
     c = Client(proxied_app(live_twin, 1))
     state = auth_state(c.app.server)
@@ -87,6 +89,7 @@ def test_one_trusted_proxy_gives_the_client_address_to_the_limits_and_the_audit_
 
 
 @pytest.mark.parametrize("proto, secure", [("https", True), ("http", False), (None, False)])
+@pytest.mark.slow
 def test_cookies_are_secure_when_the_trusted_proxy_forwarded_https(live_twin, users, proto, secure):
     c = Client(proxied_app(live_twin, 1))
     headers = {"X-Forwarded-Proto": proto} if proto else {}

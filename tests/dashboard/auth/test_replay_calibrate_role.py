@@ -54,6 +54,7 @@ def _counts(engine) -> tuple[int, int]:
     return versions, audited
 
 
+@pytest.mark.slow
 def test_a_viewer_cannot_calibrate_and_save(auth_app, client, live_twin, incident_dir, monkeypatch):
     monkeypatch.setenv("CLUSTERTWIN_INCIDENTS", str(incident_dir))
     before = _counts(live_twin.db)
@@ -67,6 +68,7 @@ def test_a_viewer_cannot_calibrate_and_save(auth_app, client, live_twin, inciden
     assert _counts(live_twin.db) == before
 
 
+@pytest.mark.slow
 def test_an_operator_calibrates_and_the_new_version_is_audited(auth_app, client, live_twin, incident_dir, monkeypatch):
     monkeypatch.setenv("CLUSTERTWIN_INCIDENTS", str(incident_dir))
     versions, audited = _counts(live_twin.db)

@@ -34,6 +34,7 @@ def login(c: Client, name: str, password: str):
     return c.http.post("/login", data={"username": name, "password": password, "csrf_token": c.csrf_from_form()})
 
 
+@pytest.mark.slow
 def test_attempts_through_both_processes_count_against_one_limit(two_apps):
     (first, second), now = two_apps
     assert login(first, "otto", "wrong password!").status_code == 401

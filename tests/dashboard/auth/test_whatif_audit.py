@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 from dashboard import ids
 from ingest.store.audit import AuditFilter, list_entries
 
@@ -42,6 +44,7 @@ def _body(app, trigger: str, current, name) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_rename_and_delete_record_the_scenario_before_and_after(auth_app, client, live_twin):
     assert [spec["id"] for spec in auth_app.callback_map[_manage_key(auth_app)]["inputs"]] == list(ORDER)
     operator = client()

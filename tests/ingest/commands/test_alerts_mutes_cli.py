@@ -51,6 +51,7 @@ def _entries(hub, action: str) -> list[dict]:
     return [e for e in list_entries(hub.db) if e["action"] == action]
 
 
+@pytest.mark.slow
 def test_a_hall_silence_from_the_command_line_mutes_the_live_alerts_and_is_audited(clean, capsys):
     hub, url = clean
     code, out, err = _run(capsys, "silence", "--db", url, "--hall", "h1", "--for", "2h", "--comment", "pump swap")
@@ -90,6 +91,7 @@ def test_a_hall_silence_from_the_command_line_mutes_the_live_alerts_and_is_audit
     assert all(a["silence"] is None for a in hub.live_alerts.listing())
 
 
+@pytest.mark.slow
 def test_the_command_line_and_the_api_write_the_same_audit_entry(clean, capsys):
     from dashboard.app import app_for_hub
 
@@ -125,6 +127,7 @@ def test_the_command_line_and_the_api_write_the_same_audit_entry(clean, capsys):
     assert code == 2 and err.startswith(f"error: silence {api_id} ended at ") and err.endswith(" already\n")
 
 
+@pytest.mark.slow
 def test_a_maintenance_window_is_scheduled_listed_and_cancelled(clean, capsys):
     hub, url = clean
     start = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0)

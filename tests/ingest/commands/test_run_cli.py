@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
+
 from ingest.live.runtime import start_hub
 from twin.cli import main
 
 
+@pytest.mark.slow
 def test_a_second_ingest_process_waits_as_a_standby(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     leader = start_hub("demo", url)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from twin.cli import main
 
 H4_ROW = (
@@ -13,6 +15,7 @@ H4_ROW = (
 MORE = '[[edits]]\nop = "fail"\nelements = ["H1-TX1-A"]\n[[edits]]\nop = "set_weather"\noutdoor_dry_bulb_c = 38.0\n'
 
 
+@pytest.mark.slow
 def test_scenario_commands_round_trip(tmp_path, capsys):
     db = ["--db", f"sqlite:///{tmp_path / 'twin.db'}"]
     first, more = tmp_path / "row.toml", tmp_path / "more.toml"
@@ -56,6 +59,7 @@ def test_apply_of_a_bad_edit_is_one_line_and_stores_nothing(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["position"] == 1
 
 
+@pytest.mark.slow
 def test_every_change_from_the_command_line_is_audited_as_the_login_name(tmp_path, capsys):
     from ingest.store.audit import cli_user, list_entries
     from ingest.store.db import open_database

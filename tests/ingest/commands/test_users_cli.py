@@ -20,6 +20,7 @@ def run(monkeypatch, argv, stdin: str = ""):
     return main(argv)
 
 
+@pytest.mark.slow
 def test_add_list_role_passwd_remove_and_the_audit_trail(monkeypatch, capsys, db):
     assert run(monkeypatch, ["users", "add", "ada", "--role", "admin", "--db", db], "a long password\n") == 0
     assert "first user" in capsys.readouterr().err
@@ -67,6 +68,7 @@ def test_token_is_printed_once(monkeypatch, capsys, db):
         (["audit", "list", "--limit", "0"], "", "audit limit 0"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_one_line(monkeypatch, capsys, db, argv, stdin, message):
     assert run(monkeypatch, argv + ["--db", db], stdin) == EXIT_BAD_INPUT
     err = capsys.readouterr().err

@@ -55,6 +55,7 @@ def test_util_from_node_power_inverts_the_power_model():
     assert np.all(idle == 0.0) and np.all(busy > 0.9)
 
 
+@pytest.mark.slow
 def test_mlperf_import_with_site_auto_replays(fixtures_dir, tmp_path, capsys):
     lib, src = tmp_path / "lib", fixtures_dir / MLPERF
     argv = [

@@ -59,6 +59,7 @@ def test_the_placed_job_runs_at_full_power_budgeted_at_its_peak(demo):
     assert power.running_floor_w == pytest.approx(float(power.floor_w[sim.running_rows()].sum()))
 
 
+@pytest.mark.slow
 def test_occupancy_agrees_with_the_frame_and_moves_with_time(demo):
     fleet = LiveFleet(demo, T0, mix=SMALL_MIX)
     frame = fleet.frame()
@@ -78,6 +79,7 @@ def test_occupancy_agrees_with_the_frame_and_moves_with_time(demo):
     assert all(after.jobs["reason"][pending])  # every pending job says why
 
 
+@pytest.mark.slow
 def test_hub_twin_runs_the_fleet(tmp_path):
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'h.db'}", start=T0, seed=1, record=False, fleet=False)
     bare = hub.step(T0)
@@ -94,6 +96,7 @@ def test_hub_twin_runs_the_fleet(tmp_path):
     assert (snap.gpu_state != GPU_OFF).sum() >= (bare.gpu_state != GPU_OFF).sum()
 
 
+@pytest.mark.slow
 def test_query_pages_sorts_and_searches(demo):
     frame = LiveFleet(demo, T0, mix=SMALL_MIX).frame()
     desc = query_jobs(frame, "all", "", [{"column_id": "n_gpus", "direction": "desc"}], 0, 10)
@@ -112,6 +115,7 @@ def test_query_pages_sorts_and_searches(demo):
     assert query_jobs(frame, "bogus", "", [{"column_id": "nope"}], -3).page == 0  # bad input: first page of all
 
 
+@pytest.mark.slow
 def test_slurm_queue_replaces_the_model(demo):
     node = demo.node_name
     snap = SlurmSnapshot(
@@ -145,6 +149,7 @@ def test_slurm_queue_replaces_the_model(demo):
     assert fleet.frame().source == "slurm"
 
 
+@pytest.mark.slow
 def test_the_plant_runs_the_fleet_from_the_first_tick(tmp_path):
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'first.db'}", start=T0, seed=1, record=False)
     hub.ticker.fleet = LiveFleet(hub.state, T0, mix=SMALL_MIX)

@@ -48,6 +48,7 @@ class _Counted(OccupancyBuilder):
 
 
 @pytest.mark.parametrize("rebuild_jobs", [REBUILD_JOBS, 12, 0])
+@pytest.mark.slow
 def test_updates_job_by_job_equal_a_rebuild(monkeypatch, rebuild_jobs):
     monkeypatch.setattr(fleet_occupancy, "REBUILD_JOBS", rebuild_jobs)
     state = load_site("demo")

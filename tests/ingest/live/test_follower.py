@@ -77,6 +77,7 @@ def running_leader_and_followers(db_url: str):
         hub.db.dispose()
 
 
+@pytest.mark.slow
 def test_followers_show_each_tick_of_the_leader_without_twin_work(leader_and_followers):
     leader, followers, watchers = leader_and_followers
     for second in range(4):
@@ -102,6 +103,7 @@ def test_followers_show_each_tick_of_the_leader_without_twin_work(leader_and_fol
     assert leader.publisher.bytes > 0
 
 
+@pytest.mark.slow
 def test_an_acknowledgement_through_a_follower_is_seen_by_all(leader_and_followers):
     leader, (first, second), watchers = leader_and_followers
     leader.step(T0)
@@ -197,6 +199,7 @@ def test_changes_made_between_connect_and_listen_are_not_missed(postgres_url, mo
         follower.db.dispose()
 
 
+@pytest.mark.slow
 def test_a_follower_skips_states_older_than_its_own_and_follows_a_restarted_leader(leader_and_followers):
     leader, (follower, _), watchers = leader_and_followers
     for second in range(3):
@@ -210,6 +213,7 @@ def test_a_follower_skips_states_older_than_its_own_and_follows_a_restarted_lead
     restarted.db.dispose()
 
 
+@pytest.mark.slow
 def test_runtimes_follow_then_take_over_and_publish(tmp_path):
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     first = start_hub("demo", url, lease_s=30.0, renew_s=0.3)
@@ -264,6 +268,7 @@ def same_trend(follower, leader, window_s: float = 3600.0) -> bool:
     return mine.index.equals(theirs.index) and np.allclose(mine.to_numpy(float), theirs.to_numpy(float), equal_nan=True)
 
 
+@pytest.mark.slow
 def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
     open_database(db_url).dispose()
     leader = build_hub("demo", db_url, start=T0, faults=(FAULT,))
@@ -286,6 +291,7 @@ def test_a_follower_started_late_shows_the_leaders_trend_at_once(db_url):
         follower.db.dispose()
 
 
+@pytest.mark.slow
 def test_a_follower_that_missed_notifications_catches_up_from_the_database(leader_and_followers):
     leader, (follower, _), (watcher, _) = leader_and_followers
     leader.step(T0)
@@ -311,6 +317,7 @@ def test_a_follower_that_missed_notifications_catches_up_from_the_database(leade
     assert len(follower.view.trend(3600)) == 8 and same_trend(follower, leader)  # every missed tick, not the last only
 
 
+@pytest.mark.slow
 def test_the_stored_trend_keeps_one_window_per_site(db_url):
     from ingest.live.trend import TrendBuffer
     from ingest.store.livetrend import rows_total

@@ -87,6 +87,7 @@ def test_bad_faults_and_sources_are_named(db):
         build_hub("demo", db, sources=("carrier-pigeon",))
 
 
+@pytest.mark.slow
 def test_synthetic_stream_is_reproducible(db, tmp_path):
     a = build_hub("demo", db, seed=7, start=T0)
     b = build_hub("demo", f"sqlite:///{tmp_path / 'other.db'}", seed=7, start=T0)
@@ -144,6 +145,7 @@ def test_frames_are_recorded_at_their_cadence_and_pruned_after_retention(db):
     assert [int((t - ts[0]) / np.timedelta64(1, "s")) for t in ts] == [0, 2, 4]
 
 
+@pytest.mark.slow
 def test_a_degrading_interface_shows_as_measured_above_predicted(db):
     hub = build_hub("demo", db, start=T0, faults=("tim:H1-R01-K03=60",))  # r_th doubles in 60 s
     run(hub, 90)

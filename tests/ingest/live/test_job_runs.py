@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from ingest.live.runtime import build_hub
 from twin.engine.snapshot import GPU_DOWN
@@ -10,6 +11,7 @@ from twin.engine.snapshot import GPU_DOWN
 T0 = datetime(2024, 7, 22, 15, 0, tzinfo=UTC)
 
 
+@pytest.mark.slow
 def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losses(tmp_path):
     hub = build_hub(
         "demo", f"sqlite:///{tmp_path / 'live.db'}", start=T0, faults=("xid:h1-r01-k02-n0/5@10=79",), record=False
@@ -40,6 +42,7 @@ def test_an_xid_79_stalls_the_job_which_restarts_on_a_spare_and_counts_its_losse
     assert timeline[0]["ts"] == T0 + timedelta(seconds=10)
 
 
+@pytest.mark.slow
 def test_the_whole_job_power_dips_while_it_restarts_and_surges_back(tmp_path):
     """The synthetic plant's job stops on the same cycle: the twin sees the site's IT load dip and recover."""
     hub = build_hub(

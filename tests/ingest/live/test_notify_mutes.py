@@ -95,6 +95,7 @@ def test_the_webhook_gets_muted_episodes_as_suppressed_then_firing_again(sink):
     ]
 
 
+@pytest.mark.slow
 def test_the_tick_mutes_what_the_store_holds_and_the_webhook_hears_it(sink, tmp_path):
     """An alert's own silence, then a window over its rack, reach the notifier on the next tick."""
     start = datetime(2026, 7, 15, 14, 0, tzinfo=UTC)

@@ -41,6 +41,7 @@ def demo():
     return load_site("demo")
 
 
+@pytest.mark.slow
 def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
     page = {"text": exposition(demo.node_name + ["stranger-node"], temp_c=63, util_pct=88)}
     server = http_server(
@@ -68,6 +69,7 @@ def test_the_twin_runs_on_scraped_readings(http_server, demo, tmp_path):
     assert np.isfinite(later.gpu_temp_c[missing]).all() and (later.gpu_temp_c[missing] != 64).all()
 
 
+@pytest.mark.slow
 def test_a_dead_source_goes_stale_and_raises_one_alert(http_server, tmp_path):
     server = http_server(lambda path, n: (500, "text/plain", "exporter crashed"))
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'dead.db'}", sources=(f"dcgm={server.url}/metrics",))

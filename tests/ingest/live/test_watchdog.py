@@ -50,6 +50,7 @@ def test_watchdog_abandons_and_bounds_stuck_threads():
     assert dog.stuck == 0 and dog.run(lambda: "fresh") == "fresh"  # polls resume once the threads end
 
 
+@pytest.mark.slow
 def test_stuck_source_is_abandoned_its_late_readings_dropped_and_alerted(tmp_path):
     hub = build_hub("demo", f"sqlite:///{tmp_path / 'stuck.db'}", sources=())
     release = threading.Event()
@@ -95,6 +96,7 @@ def _inventory(hub):
     return Inventory.from_site(hub.state)
 
 
+@pytest.mark.slow
 def test_poller_against_a_server_sending_headers_forever_fails_at_the_fetch_deadline(http_server):
     def headers_forever(wfile, stopping):
         wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")

@@ -28,6 +28,7 @@ def bundle_path(tmp_path_factory):
     return record_synthetic(spec, tmp_path_factory.mktemp("incidents"))
 
 
+@pytest.mark.slow
 def test_round_trip_keeps_metadata_window_and_tables(bundle_path):
     b = read_bundle(bundle_path)
     assert b.metadata["title"] == "Pump and XID" and b.metadata["tags"] == ["test"]
@@ -49,6 +50,7 @@ def test_round_trip_keeps_metadata_window_and_tables(bundle_path):
     assert cdu.loc[cdu["cdu_id"] == 0, "pumps_running_count"].min() == 1
 
 
+@pytest.mark.slow
 def test_pandas_reads_a_table_with_nothing_but_zipfile(bundle_path):
     with zipfile.ZipFile(bundle_path) as zf:
         gpu = pd.read_parquet(zf.open("gpu.parquet"))

@@ -83,6 +83,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
+@pytest.mark.slow
 def test_a_bomb_is_refused_in_bounded_memory_and_not_kept(bomb_files, tmp_path, kind):
     path = bomb_files[kind]
     assert path.stat().st_size < 3 * 2**20  # a small file
@@ -95,6 +96,7 @@ def test_a_bomb_is_refused_in_bounded_memory_and_not_kept(bomb_files, tmp_path, 
     assert list(library.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_bomb_in_the_library_is_skipped_by_the_listing_in_bounded_memory(bomb_files, tmp_path):
     library = tmp_path / "library"
     library.mkdir()

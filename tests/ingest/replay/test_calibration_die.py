@@ -51,6 +51,7 @@ def calibrated(tmp_path_factory):
     return json.loads(printed.getvalue())
 
 
+@pytest.mark.slow
 def test_calibration_recovers_the_plant_and_predicts_the_held_out_part_better(calibrated):
     out = calibrated["calibration"]
     params = out["parameters"]

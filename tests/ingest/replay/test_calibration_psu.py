@@ -58,6 +58,7 @@ def test_fit_of_a_known_curve_on_noiseless_samples_is_exact():
     assert fitted[:2] == pytest.approx(TRUE_CURVE[:2], abs=1e-3) and fitted[3] == pytest.approx(0.91, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_calibration_recovers_the_curve_and_the_heldout_error_falls(psu_recording):
     bundle, state, rec = psu_recording
     load, _ = psu_samples(state, rec, range(rec.n_frames))
@@ -76,6 +77,7 @@ def test_calibration_recovers_the_curve_and_the_heldout_error_falls(psu_recordin
     assert after["rack_power_kw"]["cv_rmse"] < 1.0  # percent: the noise and the rack-level load approximation
 
 
+@pytest.mark.slow
 def test_fitted_curve_is_saved_in_the_site_file_and_replays_as_fitted(psu_recording):
     _, state, rec = psu_recording
     cal = SiteCalibration.neutral(state)
@@ -92,6 +94,7 @@ def test_fitted_curve_is_saved_in_the_site_file_and_replays_as_fitted(psu_record
         build_site(text.replace("[0.8400, 0.8950, 0.9250, 0.9000]", "[0.84, 0.9]"), "bad", load_catalogue())
 
 
+@pytest.mark.slow
 def test_replay_json_reports_the_psu_fit(tmp_path, capsys):
     spec = RecordSpec("demo", "psu-json", duration_s=120, tick_s=5)
     path = record_synthetic(spec, tmp_path)

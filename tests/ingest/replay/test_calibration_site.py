@@ -73,6 +73,7 @@ def test_a_bad_calibration_block_is_one_clear_error(block, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_saved_calibration_is_a_new_site_version_that_replays_to_the_held_out_errors(tim_incident, tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'store.db'}"
     path = str(tim_incident)

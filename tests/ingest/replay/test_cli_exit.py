@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 RUNS = 20
 
@@ -27,6 +29,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_incidents_list_and_show_exit_cleanly_every_time(tmp_path):
     db = f"sqlite:///{tmp_path / 'x.db'}"
     outcomes = []

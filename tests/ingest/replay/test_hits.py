@@ -93,6 +93,7 @@ def test_a_fleet_recording_names_the_jobs_and_teams_on_the_hit_racks(pump):
     ]
 
 
+@pytest.mark.slow
 def test_a_jobs_table_naming_a_rack_the_site_lacks_is_refused(pump):
     bundle, state, rec = pump
     start = int(rec.ts[0].timestamp() * 1000)

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ingest.replay.session import RecordSpec, record_synthetic
 from ingest.store.audit import AuditFilter, list_entries
 from ingest.store.db import open_database
@@ -52,6 +54,7 @@ def _consistent(lib: Path, db: str) -> list[str]:
     return problems + [f"left over: {p.name}" for p in lib.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_a_killed_import_leaves_no_file_without_its_row_and_audit_entry(tmp_path):
     bundle = record_synthetic(RecordSpec("demo", "kill-me", duration_s=60, tick_s=5), tmp_path / "out")
     lib, db = tmp_path / "lib", f"sqlite:///{tmp_path / 'store.db'}"

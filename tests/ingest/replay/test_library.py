@@ -17,6 +17,7 @@ def exported(tmp_path_factory):
     return record_synthetic(spec, tmp_path_factory.mktemp("elsewhere"))
 
 
+@pytest.mark.slow
 def test_import_list_show_export_round_trip(exported, tmp_path, capsys):
     lib = tmp_path / "lib"
     assert main(["incidents", "--dir", str(lib), "import", str(exported), "--json"]) == 0
@@ -79,6 +80,7 @@ def test_list_skips_unreadable_files(exported, tmp_path):
     assert "drill" in names and "junk" not in names
 
 
+@pytest.mark.slow
 def test_imports_and_recordings_into_the_library_are_audited_as_the_login_name(exported, tmp_path, capsys):
     from ingest.store.audit import cli_user, list_entries
     from ingest.store.db import open_database

@@ -72,6 +72,7 @@ def _run(state, rec, bundle, workers, **kwargs):
     return player, player.run(FRAMES)
 
 
+@pytest.mark.slow
 def test_shards_in_two_processes_replay_exactly_what_one_process_does(pump):
     bundle, state, rec = pump
     one_player, one = _run(state, rec, bundle, 1)
@@ -83,6 +84,7 @@ def test_shards_in_two_processes_replay_exactly_what_one_process_does(pump):
     assert np.isfinite(one["job_tokens_per_s"]).all()
 
 
+@pytest.mark.slow
 def test_shards_keep_the_calibration_of_the_site(pump):
     bundle, state, rec = pump
     cal = SiteCalibration.neutral(state)
@@ -99,6 +101,7 @@ def test_shards_keep_the_calibration_of_the_site(pump):
     assert np.max(rise[:half]) > 1.0 and np.all(rise[half:] == 0.0)
 
 
+@pytest.mark.slow
 def test_the_lean_replay_engine_projects_what_the_twin_engine_does(pump):
     bundle, state, rec = pump
     lean = Replayer(state, rec, workers=1, site_toml=bundle.site_toml).run(FRAMES)

@@ -36,6 +36,7 @@ def run(hub, rec, seconds, step_s=1.0):
     return saved
 
 
+@pytest.mark.slow
 def test_ring_keeps_the_last_window_at_the_cadence(tmp_path):
     hub, rec = make(tmp_path, window_s=60, every_s=5, auto_save=False)
     run(hub, rec, 200)
@@ -45,6 +46,7 @@ def test_ring_keeps_the_last_window_at_the_cadence(tmp_path):
     assert len(list((tmp_path / "ring").glob("*.npz"))) == 12
 
 
+@pytest.mark.slow
 def test_save_on_demand_is_exempt_from_pruning(tmp_path):
     hub, rec = make(tmp_path, window_s=30, every_s=5, auto_save=False)
     run(hub, rec, 40)
@@ -55,6 +57,7 @@ def test_save_on_demand_is_exempt_from_pruning(tmp_path):
     assert len(b.frame("site")) == 6 and b.metadata["tags"] == ["drill"]
 
 
+@pytest.mark.slow
 def test_critical_alert_saves_with_pre_and_post_roll(tmp_path):
     hub, rec = make(
         tmp_path, faults=("xid:h1-r01-k02-n0/3@50",), window_s=120, every_s=5, pre_roll_s=30, post_roll_s=20
@@ -93,6 +96,7 @@ RECORDING_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kill_9_loses_at_most_the_last_frame_and_no_incident(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO_DIR)}
     proc = subprocess.Popen(
@@ -130,6 +134,7 @@ def _events(rec):
     return rec.events(T0, T0 + timedelta(days=1)).to_pandas()
 
 
+@pytest.mark.slow
 def test_an_alert_that_comes_and_goes_has_an_opening_and_a_clearing(tmp_path):
     """Both pumps of a CDU stop at 20 s for 30 s: the pump alert opens, and clears once the pumps run again."""
     hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@20+30=2",), window_s=300, every_s=5, auto_save=False)
@@ -156,6 +161,7 @@ def test_an_alert_that_comes_and_goes_has_an_opening_and_a_clearing(tmp_path):
     assert (bundle.frame("events")["severity"] == CLEARED).sum() == (ev["severity"] == CLEARED).sum()
 
 
+@pytest.mark.slow
 def test_a_restarted_recorder_continues_the_open_alerts_of_its_log(tmp_path):
     """Restarted while a pump alert is open: no second opening while it holds, its clearing once it ends."""
     hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@5+40=2",), window_s=300, every_s=5, auto_save=False)
@@ -174,6 +180,7 @@ def test_a_restarted_recorder_continues_the_open_alerts_of_its_log(tmp_path):
     assert pump["ts"].iloc[1] >= T0 + timedelta(seconds=45)
 
 
+@pytest.mark.slow
 def test_validation_accepts_clearings_and_refuses_an_unknown_severity(tmp_path):
     hub, rec = make(tmp_path, faults=("pump:H1-R01-K01-CDU@5+10=2",), window_s=300, every_s=5, auto_save=False)
     run(hub, rec, 60)

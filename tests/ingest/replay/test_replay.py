@@ -42,6 +42,7 @@ def tim_incident(tmp_path_factory):
     return path, bundle, validate(bundle)
 
 
+@pytest.mark.slow
 def test_replay_follows_the_recording_where_the_twin_knows_the_physics(tim_incident):
     _, bundle, state = tim_incident
     result = replay(bundle, state)
@@ -56,6 +57,7 @@ def test_replay_follows_the_recording_where_the_twin_knows_the_physics(tim_incid
     assert gap[-10:].mean() > gap[1:11].mean() + 2  # and the gap grows as the interface degrades
 
 
+@pytest.mark.slow
 def test_scenario_on_top_of_the_recording_changes_the_outcome(tim_incident):
     _, bundle, state = tim_incident
     base = replay(bundle, state)
@@ -67,6 +69,7 @@ def test_scenario_on_top_of_the_recording_changes_the_outcome(tim_incident):
     assert worse.outcome.max_gpus_down >= 64 and worse.outcome.max_gpu_temp_c > base.outcome.max_gpu_temp_c
 
 
+@pytest.mark.slow
 def test_calibration_lowers_the_held_out_error(tim_incident):
     _, bundle, state = tim_incident
     out = calibrate_and_score(state, load_recording(bundle, state), 0.5)
@@ -78,6 +81,7 @@ def test_calibration_lowers_the_held_out_error(tim_incident):
     assert factors[k03].mean() > 1.05 and np.all(factors[~k03] == 1.0)  # only detail GPUs are fitted
 
 
+@pytest.mark.slow
 def test_replay_command_prints_speed_and_errors(tim_incident, capsys):
     path = tim_incident[0]
     assert main(["replay", str(path), "--speed", "max", "--json"]) == 0
@@ -87,6 +91,7 @@ def test_replay_command_prints_speed_and_errors(tim_incident, capsys):
     assert "strictly between 0 and 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_speed_paces_the_replay(tim_incident):
     _, bundle, state = tim_incident
     result = replay(bundle, state, speed=300.0)  # 600 s of recording in about 2 s

@@ -44,6 +44,7 @@ def pump():
     return bundle, state, parse_scenario(MOVE, state, "move.toml")
 
 
+@pytest.mark.slow
 def test_the_recording_follows_entities_by_name_and_reports_what_is_gone(pump):
     bundle, state, scenario = pump
     edited = scenario.state
@@ -58,6 +59,7 @@ def test_the_recording_follows_entities_by_name_and_reports_what_is_gone(pump):
     assert moved.gpu_ids.size == rec.gpu_ids.size - 64 and np.all(np.diff(moved.gpu_ids) > 0)
 
 
+@pytest.mark.slow
 def test_moving_the_rack_off_the_failed_cdu_removes_the_throttling(pump, tmp_path, capsys):
     bundle, state, scenario = pump
     base = replay(bundle, state)

@@ -61,6 +61,7 @@ def test_recording_on_a_variant_keeps_its_site_file(tmp_path):
 
 
 @pytest.mark.parametrize("fleet", [False, True])
+@pytest.mark.slow
 def test_recordings_run_the_fleet_only_when_asked(tmp_path, monkeypatch, fleet):
     """By default the plant runs the placed job alone (as the shipped incidents do); ``fleet`` adds the live fleet."""
     import ingest.replay.session as session

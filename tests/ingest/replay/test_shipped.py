@@ -41,6 +41,7 @@ def test_shipped_incident_is_valid_and_small(name):
         assert not hit.empty and (hit["severity"] == severity).any()
 
 
+@pytest.mark.slow
 def test_pump_failure_replays_the_rise_and_throttle():
     bundle = read_bundle(SHIPPED_DIR / "colossus-cdu-pump-failure.ctincident")
     state = validate(bundle)
@@ -146,6 +147,7 @@ def test_generator_trip_battery_carries_the_gap_and_the_cap_slows_the_job(gen_tr
     assert len(short) == 1 and short["ts"].iloc[0] < t_trip + pd.Timedelta(seconds=10)
 
 
+@pytest.mark.slow
 def test_generator_trip_replays_from_the_command_line(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "twin.cli", "replay", "colossus-generator-trip", "--speed", "max", "--json"],

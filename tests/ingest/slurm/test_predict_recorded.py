@@ -119,6 +119,7 @@ def test_scheduler_settings_from_scontrol_show_config():
     assert scheduler_config({}).source == "defaults" and scheduler_config({}).bf_interval_s == 30.0
 
 
+@pytest.mark.slow
 def test_predict_needs_a_site_one_line_exit_2():
     argv = [sys.executable, "-m", "twin.cli", "ingest", "once", "--source", "slurm", "--target", str(V22), "--predict"]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=load_scaled_s(60.0))
@@ -128,6 +129,7 @@ def test_predict_needs_a_site_one_line_exit_2():
     )
 
 
+@pytest.mark.slow
 def test_predict_json_from_a_recorded_directory():
     argv = [sys.executable, "-m", "twin.cli", "ingest", "once", "--source", "slurm", "--target", str(V22)]
     r = subprocess.run(

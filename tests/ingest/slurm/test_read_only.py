@@ -56,6 +56,7 @@ def _argv_literals(tree: ast.AST):
             yield node.lineno, argv
 
 
+@pytest.mark.slow
 def test_every_slurm_command_in_the_code_only_reads():
     seen, writes = [], []
     for top in ("twin", "ingest", "dashboard"):

@@ -27,6 +27,7 @@ GOOD = (
 FAST = dict(timeout_s=0.5, backoff_s=0.01)
 
 
+@pytest.mark.slow
 def test_timeout_retries_then_stale_result(http_server):
     release = threading.Event()
 

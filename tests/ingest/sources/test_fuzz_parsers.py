@@ -30,6 +30,7 @@ def _settings(func):
 
 
 @pytest.mark.parametrize("name", sorted(FUZZ_SET))
+@pytest.mark.slow
 def test_parser_never_raises_and_stays_consistent(name):
     strategy, prop = FUZZ_SET[name]
 

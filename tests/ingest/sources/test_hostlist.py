@@ -98,12 +98,14 @@ def hostlists(draw):
 
 @settings(max_examples=80, deadline=None)
 @given(hostlists())
+@pytest.mark.slow
 def test_expansion_agrees_with_python_hostlist(text):
     assert expand(text) == peer.expand_hostlist(text, allow_duplicates=True)
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.from_regex(r"[a-z]{1,3}(-[a-z]{1,2})?[0-9]{1,4}(-ib)?", fullmatch=True), max_size=40))
+@pytest.mark.slow
 def test_compress_round_trips(names):
     text = compress(names)
     assert sorted(expand(text)) == sorted(set(names))

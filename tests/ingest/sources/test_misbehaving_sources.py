@@ -88,6 +88,7 @@ def huge_content_length(wfile, stopping):
     [trickle_body(1_000_000), headers_forever, many_headers_slowly],
     ids=["trickled-body", "endless-header-line", "header-after-header"],
 )
+@pytest.mark.slow
 def test_slow_answers_end_at_the_deadline(http_server, writer):
     server = http_server(lambda path, n: writer)
     t0 = time.monotonic()
@@ -97,6 +98,7 @@ def test_slow_answers_end_at_the_deadline(http_server, writer):
     assert elapsed < 2.0
 
 
+@pytest.mark.slow
 def test_retries_share_the_overall_deadline(http_server):
     server = http_server(lambda path, n: headers_forever)
     t0 = time.monotonic()
@@ -111,6 +113,7 @@ def test_retries_share_the_overall_deadline(http_server):
     [trickle_body(2_000_000_000), trickle_body(1_000_000), headers_forever],
     ids=["huge-length-trickled", "trickled", "endless-headers"],
 )
+@pytest.mark.slow
 def test_cli_timeout_bounds_the_whole_read(http_server, capsys, source, writer):
     server = http_server(lambda path, n: writer)
     target = server.url + ("/metrics" if source == "dcgm" else "")

@@ -78,6 +78,7 @@ def test_gb200_gpu_processors_are_numbered_from_zero(fixtures_dir):
     assert sorted(i for i, _ in gpus.values()) == [0, 1, 2, 3]
 
 
+@pytest.mark.slow
 def test_dell_gpu_by_slot_oem_sensor_and_per_gpu_resources(fixtures_dir):
     root = fixtures_dir / LIBREDFISH / "dell"
     docs = _tree(root)

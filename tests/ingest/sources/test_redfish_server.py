@@ -25,6 +25,7 @@ def _files_tree(root) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("tree", TREES)
+@pytest.mark.slow
 def test_crawl_matches_reading_the_files(fixtures_dir, http_server, tree):
     root = fixtures_dir / tree
     server = http_server(redfish_tree_route(root))
@@ -37,6 +38,7 @@ def test_crawl_matches_reading_the_files(fixtures_dir, http_server, tree):
     assert len(got) > 0
 
 
+@pytest.mark.slow
 def test_dgx_pagination_pages_are_followed(fixtures_dir, http_server):
     root = fixtures_dir / "redfish-nvidia-libredfish/nvidia_viking_dgx_h100"
     server = http_server(redfish_tree_route(root))

@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import inspect
 
 from ingest.store.db import make_engine
@@ -35,6 +36,7 @@ OPEN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_concurrent_first_starts_all_come_up(db_url, tmp_path):
     go = tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

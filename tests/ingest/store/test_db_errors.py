@@ -26,6 +26,7 @@ def test_refused_postgresql_is_one_line_without_the_password():
     assert "cannot open" in message and "refused" in message.lower()
 
 
+@pytest.mark.slow
 def test_silent_postgresql_server_times_out():
     """A server that accepts the connection and never answers (a hung host) is given up after the timeout."""
     with socket.socket() as listener:

@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from servers.readiness import poll_until
 
 from ingest.live.runtime import start_hub
@@ -82,6 +83,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_a_follower_takes_over_when_the_leader_is_killed(db_url):
     """Two runtimes on one database: the leader is a process killed with SIGKILL (no release)."""
     lease_s, renew_s = 3.0, 0.5
@@ -118,6 +120,7 @@ def test_a_follower_takes_over_when_the_leader_is_killed(db_url):
             follower.stop()
 
 
+@pytest.mark.slow
 def test_a_clean_stop_hands_over_at_the_next_check(tmp_path):
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     first = start_hub("demo", url, lease_s=30.0, renew_s=0.3)

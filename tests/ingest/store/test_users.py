@@ -27,6 +27,7 @@ from ingest.store.users import (
 PASSWORD = "correct horse battery"
 
 
+@pytest.mark.slow
 def test_users_round_trip_with_argon2_hashes(db_url):
     engine = open_database(db_url)
     assert count_users(engine) == 0
@@ -45,6 +46,7 @@ def test_users_round_trip_with_argon2_hashes(db_url):
     engine.dispose()
 
 
+@pytest.mark.slow
 def test_password_and_role_changes_move_the_session_epoch(db_url):
     engine = open_database(db_url)
     first = add_user(engine, "vera", "viewer", PASSWORD)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 
 from ingest.workload import generator
 
@@ -14,6 +15,7 @@ def _seren(fixtures_dir) -> dict:
         return next(r for r in csv.DictReader(fh) if r["id"] == "Seren")
 
 
+@pytest.mark.slow
 def test_default_mix_resembles_seren(fixtures_dir):
     seren = _seren(fixtures_dir)
     jobs, quotas, qos = generator.generate(generator.MixSpec(jobs=50_000, days=30, seed=3, n_pretrain=0))

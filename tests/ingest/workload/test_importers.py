@@ -67,6 +67,7 @@ def test_sacct_refuses_a_file_without_the_fields(fixtures_dir):
         sacct.read_sacct(fixtures_dir / META / "sample-sacct-output-midnight-edge-case.txt")
 
 
+@pytest.mark.slow
 def test_gavel_directory_one_team_per_file(fixtures_dir):
     res = gavel.read_gavel_dir(fixtures_dir / "job-traces" / "gavel-msr-seed0")
     assert len(res.jobs) == 15264 and res.skipped_count == 0

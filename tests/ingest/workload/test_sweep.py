@@ -30,6 +30,7 @@ def cluster():
         yield c
 
 
+@pytest.mark.slow
 def test_a_dask_sweep_returns_every_point_in_grid_order_as_one_process_computes_it(cluster):
     rows = sweep.run_sweep(SPEC, scheduler=cluster.scheduler_address)
     assert [r["point"] for r in rows] == [
@@ -46,6 +47,7 @@ def test_a_dask_sweep_returns_every_point_in_grid_order_as_one_process_computes_
     assert "run_point" in cluster.scheduler.task_prefixes  # the points ran as the cluster's tasks
 
 
+@pytest.mark.slow
 def test_local_processes_give_the_same_rows(cluster):
     dask_rows = sweep.run_sweep(SPEC, scheduler=cluster.scheduler_address)
     assert _figures(sweep.run_sweep(SPEC, processes=2)) == _figures(dask_rows)
@@ -71,6 +73,7 @@ def test_an_unknown_policy_key_is_refused_before_any_task():
         sweep.run_sweep(bad, processes=1)
 
 
+@pytest.mark.slow
 def test_the_command_writes_strict_json_with_listed_keys():
     import json
     import subprocess

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO_DIR
 from twin.quantities import BY_NAME, NOT_QUANTITIES
 
@@ -22,6 +24,7 @@ def _keys(obj, out: set[str]) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_the_command_writes_strict_json_with_listed_keys():
     cmd = [sys.executable, "-m", "twin.cli", "workload", "whatif", "--site", "demo", "--convert", "H1-R01=GB200-NVL72"]
     cmd += ["--by", "rows", "--generate", "llm-lab:jobs=200,n_pretrain=0", "--days", "0.05", "--retarget", "eval"]

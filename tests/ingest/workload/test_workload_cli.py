@@ -31,6 +31,7 @@ REQUIRED = (
 )
 
 
+@pytest.mark.slow
 def test_simulate_a_generated_mix_on_demo_as_strict_json():
     done = _cli(
         "workload", "simulate", "--site", "demo", "--generate", "llm-lab:jobs=400,n_pretrain=0", "--days", "1", "--json"
@@ -42,6 +43,7 @@ def test_simulate_a_generated_mix_on_demo_as_strict_json():
     assert rep["jobs_count"] == 400 and rep["teams"] and rep["energy_mwh"] > 0
 
 
+@pytest.mark.slow
 def test_compare_runs_two_policies_on_the_same_workload(fixtures_dir):
     trace = fixtures_dir / "job-traces" / "tiresias-60_job.csv"
     done = _cli(
@@ -71,6 +73,7 @@ def test_compare_runs_two_policies_on_the_same_workload(fixtures_dir):
     assert rep["a"]["jobs_count"] == rep["b"]["jobs_count"] == 60
 
 
+@pytest.mark.slow
 def test_scenario_with_reservation_dr_and_tariff(tmp_path, fixtures_dir):
     sc = tmp_path / "s.toml"
     sc.write_text(
@@ -99,6 +102,7 @@ def test_scenario_with_reservation_dr_and_tariff(tmp_path, fixtures_dir):
     assert len(rep["demand_response"]) == 1
 
 
+@pytest.mark.slow
 def test_import_and_show(tmp_path, fixtures_dir):
     out = tmp_path / "g.parquet"
     done = _cli("workload", "import", str(fixtures_dir / "job-traces" / "gavel-msr-seed0"), "--out", str(out), "--json")
@@ -118,6 +122,7 @@ def test_import_and_show(tmp_path, fixtures_dir):
         (("workload", "show", "/dev/null", "--format", "tiresias"), "not a Tiresias trace"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_one_error_line_and_exit_2(args, message):
     done = _cli(*args)
     assert done.returncode == 2, done.stderr
@@ -125,6 +130,7 @@ def test_bad_input_is_one_error_line_and_exit_2(args, message):
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
 
 
+@pytest.mark.slow
 def test_a_job_larger_than_the_site_is_reported_not_crashed_on(tmp_path):
     p = tmp_path / "big.toml"
     p.write_text('[[jobs]]\nid = "huge"\nteam = "a"\nuser = "u"\nsubmit_s = 0\ngpus = 200000\nwall_s = 10\nrun_s = 5\n')

@@ -16,6 +16,7 @@ def test_benchmarks_are_registered():
     assert {"twin_tick_hour", "twin_memory_day"} <= set(registry())
 
 
+@pytest.mark.slow
 def test_tick_hour_counts_every_tick_and_compares_with_a_peer(tmp_path):
     from pathlib import Path
 
@@ -29,6 +30,7 @@ def test_tick_hour_counts_every_tick_and_compares_with_a_peer(tmp_path):
     assert out["tick_hour_to_peer_ratio"] == pytest.approx(out["tick_hour_mean_ms"] / out["peer_tick_hour_mean_ms"])
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_a_simulated_day():
     # in a fresh interpreter: tracemalloc counts every thread, and earlier tests may leave some running
     code = (

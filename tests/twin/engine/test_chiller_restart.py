@@ -41,6 +41,7 @@ def _engine(state, **conditions):
     return engine, inputs
 
 
+@pytest.mark.slow
 def test_a_trip_the_others_cannot_carry_stops_the_chillers_until_their_restart(demo):
     engine, inputs = _engine(demo)
     setpoint = float(demo.plant_supply_setpoint_c[0])

@@ -15,6 +15,7 @@ from tests.twin.engine.engine_regression import GOLDEN_FILE, SITES, summarise
 
 
 @pytest.mark.parametrize("site", SITES)
+@pytest.mark.slow
 def test_engine_reproduces_the_recorded_figures(site):
     golden = json.loads(GOLDEN_FILE.read_text())[site]
     now = summarise(site)

@@ -34,6 +34,7 @@ def _assert_closes(snap):
     )
 
 
+@pytest.mark.slow
 def test_balance_closes_every_tick_through_transients(demo):
     eng = TwinEngine(demo)
     pumps = np.full(demo.n_cdus, 2.0)
@@ -118,6 +119,7 @@ def test_cdu_pump_trip_fails_over_without_throttling(demo):
     assert snap.jobs[0].step_time_s == pytest.approx(before.jobs[0].step_time_s)
 
 
+@pytest.mark.slow
 def test_facility_pump_trip_ramps_the_coolant_throttles_the_gpus_and_slows_the_job(demo):
     eng = TwinEngine(demo)
     jobs = _placed(demo)

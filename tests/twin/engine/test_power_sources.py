@@ -118,6 +118,7 @@ def colossus_job_full_power_step_s() -> float:
 
 
 @pytest.mark.parametrize("scenario", [None, "colossus-generator-trip.toml"])
+@pytest.mark.slow
 def test_a_projection_never_draws_more_than_the_sources_deliver(scenario):
     state = load_site("colossus")
     sc = load_scenario(REPO_DIR / "data" / "scenarios" / scenario, state) if scenario else Scenario()

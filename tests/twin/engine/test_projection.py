@@ -103,6 +103,7 @@ def test_project_command_prints_json_with_the_issue_fields(tmp_path, capsys):
     assert "'GEN-9' is not in this site" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_colossus_at_training_start_runs_its_job_at_full_power():
     """43 MW cannot carry 100k GPUs, but the GPUs outside the job have no work: they go before the job slows.
 

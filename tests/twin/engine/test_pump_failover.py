@@ -61,6 +61,7 @@ def _projected_s(engine, inputs, level_c, rack):
     return float(engine.detail.projections_s["pump_loss_throttle_s"][rack])
 
 
+@pytest.mark.slow
 def test_projection_with_a_spare_matches_the_engine_through_the_fail_over(demo):
     engine, inputs, snap = _hot_engine(demo)
     rack = 0
@@ -82,6 +83,7 @@ def test_projection_with_a_spare_matches_the_engine_through_the_fail_over(demo):
     assert snap.rack_max_gpu_temp_c[rack] < level  # and the die cools back (with its plate's ~17 s time constant)
 
 
+@pytest.mark.slow
 def test_projection_without_a_spare_matches_the_engine(demo):
     spec = dataclasses.replace(demo.cdu_specs[0], pumps_required=2)  # both pumps needed: no spare
     state = dataclasses.replace(demo, cdu_specs=[spec] + list(demo.cdu_specs[1:]))

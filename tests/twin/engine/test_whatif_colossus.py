@@ -84,6 +84,7 @@ def test_h4_conversion_is_refused_when_strict(colossus):
         parse_scenario(H4, colossus, "h4.toml")
 
 
+@pytest.mark.slow
 def test_comparison_shows_what_got_worse():
     """On the May 2025 supply (150 MW grid + Megapacks) the GB200 racks run at full power.
 
@@ -112,6 +113,7 @@ def test_comparison_shows_what_got_worse():
     assert [r for r in out.diff.loops if r.name == "FW-H4"][0].change == "worse"
 
 
+@pytest.mark.slow
 def test_the_fleet_fills_the_gpus_outside_the_job_so_a_converted_row_runs_work():
     """With the site's 24k-GPU job, H4-R01 lies outside it: idle, its GB200 racks lose no N-1.  With
     the fleet's other work on the rest of the site (``fleet_util_frac``, the browser what-if's

@@ -48,6 +48,7 @@ def _ask(case, edit: FleetEdit) -> dict:
     return fleet_edit_whatif(state, jobs, policy, opts, edit, baseline_side=base)
 
 
+@pytest.mark.slow
 def test_the_baseline_is_busy_and_its_hourly_series_add_up(case):
     state, *_, base = case
     assert base["allocated_frac"] > 0.6  # a busy site, or no edit would matter
@@ -59,6 +60,7 @@ def test_the_baseline_is_busy_and_its_hourly_series_add_up(case):
     assert math.isnan(base["cost_usd"]) and math.isnan(base["carbon_kg"])  # no tariff or intensity given
 
 
+@pytest.mark.slow
 def test_the_baseline_does_not_depend_on_the_edit(case):
     state, jobs, policy, opts, base = case
     out = fleet_edit_whatif(state, jobs, policy, opts, FleetEdit(ordering="fcfs"))  # baseline run afresh
@@ -66,6 +68,7 @@ def test_the_baseline_does_not_depend_on_the_edit(case):
         assert out["baseline"][key] == base[key], key
 
 
+@pytest.mark.slow
 def test_a_conversion_adds_gpus_of_the_new_type(case):
     out = _ask(case, FleetEdit(conversion=Conversion("GB200-NVL72", rows=("H1-R01",)), retarget_kinds=("eval",)))
     b, s = out["baseline"], out["scenario"]
@@ -77,6 +80,7 @@ def test_a_conversion_adds_gpus_of_the_new_type(case):
     assert out["edit"] == ["convert H1-R01 to GB200-NVL72", "eval jobs ask for the converted racks' GPUs"]
 
 
+@pytest.mark.slow
 def test_a_maintenance_window_empties_its_hall_in_it(case):
     out = _ask(case, FleetEdit(maintenance=Maintenance(("H1",), 6 * 3600.0, 6 * 3600.0)))
     b = np.asarray(out["baseline"]["hourly"]["allocated_gpu_count"])
@@ -88,6 +92,7 @@ def test_a_maintenance_window_empties_its_hall_in_it(case):
     assert all(t["scenario"]["mean_wait_s"] > t["baseline"]["mean_wait_s"] for t in teams.values())
 
 
+@pytest.mark.slow
 def test_a_demand_response_cut_lowers_energy_and_lists_the_capped_jobs(case):
     state, *_ = case
     cut = DemandResponse(start_s=6 * 3600.0, duration_s=4 * 3600.0, cut_mw=0.5)
@@ -105,6 +110,7 @@ def test_a_demand_response_cut_lowers_energy_and_lists_the_capped_jobs(case):
     assert {j["team"] for j in listed} <= {q.team for q in case[2].quotas}
 
 
+@pytest.mark.slow
 def test_a_quota_cut_makes_that_team_wait(case):
     """team1 (204 GPUs nominal) left with no quota of its own only borrows what the cohort leaves over."""
     out = _ask(case, FleetEdit(quota=QuotaChange("team1", 0)))
@@ -114,6 +120,7 @@ def test_a_quota_cut_makes_that_team_wait(case):
     assert out["edit"] == ["team1's nominal quota 0 GPUs"]
 
 
+@pytest.mark.slow
 def test_a_policy_change_reaches_the_scheduler(case):
     state, _, policy, *_ = case
     edited = scenario_policy(policy, FleetEdit(ordering="fcfs", backfill="none"), state)
@@ -122,6 +129,7 @@ def test_a_policy_change_reaches_the_scheduler(case):
     assert out["scenario"]["mean_wait_s"] != out["baseline"]["mean_wait_s"]
 
 
+@pytest.mark.slow
 def test_maintenance_reserves_the_halls_nodes(case):
     state, _, policy, *_ = case
     nodes = hall_nodes(state, ("H1",))
@@ -155,6 +163,7 @@ def test_bad_edits_are_refused_in_one_line(case, edit, horizon_days, message):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_every_key_of_the_answer_is_a_listed_quantity(case):
     from tests.twin.test_quantities import _report_keys
     from twin.quantities import BY_NAME, NOT_QUANTITIES

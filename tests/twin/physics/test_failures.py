@@ -204,6 +204,7 @@ def test_supply_excursion():
     assert thr2[0] < thr[0]
 
 
+@pytest.mark.slow
 def test_two_node_crossing_matches_a_fine_time_domain_solution():
     """A junction at 60 °C on a 50 °C plate at 1300 W (steady 80.05 °C) reaches 80 °C; at 690 W (56.6 °C) never."""
     cj, cp, rjp, rpc = 45.0, 705.0, 0.0175, 0.021

@@ -40,6 +40,7 @@ def test_generate_refuses_to_overwrite_and_absurd_counts(tmp_path, capsys):
         campuses_text(read_site_text(site_path("demo")), 0, "none")
 
 
+@pytest.mark.slow
 def test_ten_colossus_campuses_are_a_million_gpus(tmp_path):
     """The documented 1M-GPU site (generated, never checked in): 10 × 100,352 GPUs."""
     out = tmp_path / "colossus-x10.toml"

@@ -93,6 +93,7 @@ VALUES = st.one_of(
     op=st.sampled_from(OPS + ("nope",)),
     fields=st.dictionaries(st.sampled_from(FIELD_NAMES + ("colour",)), VALUES, max_size=5),
 )
+@pytest.mark.slow
 def test_any_json_edit_is_a_model_that_round_trips_or_one_error_line(op, fields):
     raw = {"op": op, **fields}
     try:

@@ -337,6 +337,7 @@ def test_a_setpoint_that_overloads_the_cdus_is_refused_when_strict_and_reported_
     assert cdu[0].load_kw == pytest.approx(8 * (8 * 700 + 1900) / 1000) and cdu[0].limit_kw == pytest.approx(35.0)
 
 
+@pytest.mark.slow
 def test_old_scenario_files_still_parse_and_the_shipped_whatifs_too():
     paths = sorted((REPO_DIR / "data" / "scenarios").glob("*.toml"))
     assert len(paths) >= 3
@@ -389,6 +390,7 @@ def test_site_files_take_per_rack_entries(tmp_path: Path):
     note=st.text(max_size=30),
     globs=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3),
 )
+@pytest.mark.slow
 def test_any_text_survives_the_toml_round_trip(name, note, globs):
     doc = parse_scenario_doc(HEAD, "x.toml")
     doc.name = name

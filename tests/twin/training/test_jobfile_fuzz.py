@@ -13,6 +13,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -53,12 +54,14 @@ def test_the_unmutated_job_runs():
 @example({**JOB_DOC, "hardware": {**JOB_DOC["hardware"], "nic_gbps_per_gpu": float("nan")}})
 @example({**JOB_DOC, "hardware": {**JOB_DOC["hardware"], "peak_tflops": 1e308}})
 @example({**JOB_DOC, "fabric": {**JOB_DOC["fabric"], "oversubscription": float("inf")}})
+@pytest.mark.slow
 def test_mutated_job_files(doc):
     throughput(toml_text(doc).encode())
 
 
 @FUZZ_SETTINGS
 @given(raw_texts())
+@pytest.mark.slow
 def test_arbitrary_text(text):
     throughput(text.encode("utf-8", "surrogatepass"))
 
@@ -67,5 +70,6 @@ def test_arbitrary_text(text):
 @given(st.binary(max_size=300))
 @example(b"x = " + b"[" * 100_000 + b"]" * 100_000)
 @example(b'name = "caf\xe9"\n')
+@pytest.mark.slow
 def test_arbitrary_bytes(data):
     throughput(data)

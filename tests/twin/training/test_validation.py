@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from twin.training import validation
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "validation.md"
 
 
+@pytest.mark.slow
 def test_validation_document_is_reproduced_by_the_code():
     text = DOC.read_text()
     match = re.search(r"<!-- BEGIN GENERATED[^>]*-->\n(.*)\n<!-- END GENERATED -->", text, re.S)
