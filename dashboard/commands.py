@@ -164,8 +164,16 @@ def serve(args: argparse.Namespace) -> int:
         app = _create_app(args, runtime)
         app.run(host=args.host, port=args.port, debug=False, use_reloader=False, threaded=True)
     finally:
-        runtime.stop()
+        _stop(runtime)
     return 0
+
+
+def _stop(runtime) -> None:
+    """Stop the twin's runtime and the fleet what-if's side processes (a side under way is dropped)."""
+    from dashboard.whatif.fleet_runs import WORKER
+
+    runtime.stop()
+    WORKER.close(now=True)
 
 
 def trusted_proxies(flag: int | None) -> int:
@@ -301,7 +309,7 @@ def _serve_prod(args: argparse.Namespace) -> int:
         except BaseException:
             runtime.stop()
             raise
-        return app.server, runtime.stop
+        return app.server, lambda: _stop(runtime)
 
     master_pid = os.getpid()
     try:

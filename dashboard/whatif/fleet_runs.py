@@ -55,6 +55,7 @@ DEFAULT_CONVERT_TYPE = "GB200-NVL72"
 # processes running baseline sides (spawned, not forked: the server has threads); two, so that a
 # baseline computed ahead for inputs since changed does not hold up the one a question needs
 SIDE_PROCESSES = 2
+CLOSE_JOIN_S = 10.0  # a bound on waiting for a terminated side process to exit [s]
 
 
 @dataclass(frozen=True)
@@ -221,12 +222,23 @@ class Worker:
             if isinstance(error, cf.process.BrokenProcessPool):
                 self._pool = None  # a side process died: the next side starts a new pool
 
-    def close(self) -> None:
-        """Stop the side processes (sides under way are dropped)."""
+    def close(self, now: bool = False) -> None:
+        """Stop the side processes: sides not started are dropped, a side under way is waited for, or
+        with ``now`` (the server exits) dropped too, its process terminated."""
         with self.lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
+        if pool is None:
+            return
+        if not now:
             pool.shutdown(wait=True, cancel_futures=True)
+            return
+        # the pool's processes (no public handle before Python 3.14's terminate_workers)
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(CLOSE_JOIN_S)
 
     def _answer(self, run: Run, state, base_policy: Policy) -> None:
         q = run.question

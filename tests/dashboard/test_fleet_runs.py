@@ -6,6 +6,7 @@ side process, or here in the test), it is the same run: the same figures, the wa
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import threading
 import time
@@ -116,3 +117,23 @@ def test_a_newer_warm_up_supersedes_one_still_setting_up(demo_state, worker):
         time.sleep(0.05)
     assert worker.baselines.get(second.baseline_key()) is not None
     assert worker.baselines.get(first.baseline_key()) is None
+
+
+@pytest.mark.slow
+def test_closing_now_drops_the_side_under_way_and_ends_its_process(demo_state):
+    """The server's exit: a baseline side running in a side process is dropped, not waited for."""
+    q = baseline_question_from_form(demo_state, {**FORM, "horizon": 30})
+    w = Worker(processes=1)
+    jobs, policy, _ = w._workload(q, demo_state, Policy())
+    fut, _ = w.baseline_future(q, demo_state, jobs, policy)
+    deadline = time.monotonic() + WAIT_S
+    while not fut.running() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fut.running()
+    processes = list(w._pool._processes.values())
+    w.close(now=True)
+    assert processes and all(p.exitcode is not None for p in processes)
+    # the pool's own thread fails the side once it sees its process gone: wait for that, not for the side
+    done, _ = cf.wait([fut], timeout=WAIT_S)
+    assert done and (fut.cancelled() or fut.exception() is not None)
+    assert w.baselines.get(q.baseline_key()) is None
