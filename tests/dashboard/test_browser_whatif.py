@@ -15,10 +15,10 @@ import uuid
 from datetime import UTC
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.dashboard.colossus_app import LIVE_TICK_MS, freshen
+from tests.dashboard.dropdowns import choose
 
 pytestmark = pytest.mark.browser
 EDIT_BUDGET_S = 30  # generous waits on a loaded 2-core machine; the benchmark measures the real time
@@ -98,25 +98,6 @@ def _select(page, pattern: str, count: int) -> None:
     expect(page.locator("#whatif-selection-text")).to_contain_text(f"{count} rack")
 
 
-def _choose(page, dropdown_id: str, text: str) -> None:
-    """Pick ``text`` in a dcc.Dropdown by typing it (the searchable lists send matches only)."""
-    option = page.get_by_role("option", name=text, exact=True)  # the list opens in a popover outside the dropdown
-    # a click landing while the page re-renders may not open the list, and the list closes when the
-    # dropdown's options are replaced (a row list answering the hall chosen just before): try again
-    for attempt in range(4):
-        page.click(f"#{dropdown_id}")
-        page.keyboard.type(text)
-        try:
-            expect(option.first).to_be_visible(timeout=8_000)
-            option.first.click(timeout=5_000)
-            expect(page.locator(f"#{dropdown_id}")).to_contain_text(text, timeout=5_000)
-            return
-        except (AssertionError, PlaywrightTimeoutError):
-            if attempt == 3:
-                raise
-            page.keyboard.press("Escape")
-
-
 def _row(page, key: str):
     return page.locator(f'#whatif-comparison tr[data-key="{key}"] td')
 
@@ -155,7 +136,7 @@ def _applied(page, control: str) -> None:
 def test_trip_a_transformer_and_its_blast_radius(colossus_2025_app, new_page, screenshot):
     served, hub = colossus_2025_app
     page, log, name = _open_with_scenario(served, hub, new_page)
-    _choose(page, "whatif-fail-element", "H1-TX1-A")
+    choose(page, "whatif-fail-element", "H1-TX1-A")
     page.click("#whatif-apply-fail")
     _applied(page, "whatif-apply-fail")
     expect(page.locator("#whatif-edit-list li")).to_have_text(["fail H1-TX1-A"])
@@ -170,7 +151,7 @@ def test_trip_a_transformer_and_its_blast_radius(colossus_2025_app, new_page, sc
     assert _stored_edits(hub, name) == [{"op": "fail", "elements": ["H1-TX1-A"]}]
 
     # what the other transformer takes out now: the racks of its UPS (5 rows, 80 racks) go dark
-    _choose(page, "whatif-blast-element", "H1-TX1-B")
+    choose(page, "whatif-blast-element", "H1-TX1-B")
     page.click("#whatif-blast-run")
     expect(page.locator("#whatif-blast-dark")).to_contain_text("80:")
     expect(page.locator("#whatif-blast-gpus")).to_have_text("5,120")
@@ -221,11 +202,11 @@ def test_move_a_rack_and_refuse_an_overlapping_move(colossus_2025_app, new_page,
 def test_convert_a_row_to_gb200_nvl72(colossus_2025_app, new_page, screenshot):
     served, hub = colossus_2025_app
     page, log, name = _open_with_scenario(served, hub, new_page)
-    _choose(page, "whatif-hall", "H4")
-    _choose(page, "whatif-row", "H4-R01")
+    choose(page, "whatif-hall", "H4")
+    choose(page, "whatif-row", "H4-R01")
     page.click("#whatif-select")
     expect(page.locator("#whatif-selection-text")).to_contain_text("16 racks selected: H4-R01-*")
-    _choose(page, "whatif-type", "GB200-NVL72")
+    choose(page, "whatif-type", "GB200-NVL72")
     page.click("#whatif-apply-type")
     _applied(page, "whatif-apply-type")
     assert _stored_edits(hub, name) == [{"op": "set_rack_type", "racks": ["H4-R01-*"], "type": "GB200-NVL72"}]
@@ -263,8 +244,8 @@ def test_reassign_a_feed(colossus_2025_app, new_page, screenshot):
     page.click("#whatif-apply-feeds")
     expect(page.locator("#whatif-apply-feeds-msg")).to_contain_text("select racks on the floor first")
     _select(page, "H1-R01-K0[1-4]", 4)
-    _choose(page, "whatif-feed-a", "H1-BW-R02-A")
-    _choose(page, "whatif-feed-b", "H1-BW-R02-B")
+    choose(page, "whatif-feed-a", "H1-BW-R02-A")
+    choose(page, "whatif-feed-b", "H1-BW-R02-B")
     page.click("#whatif-apply-feeds")
     _applied(page, "whatif-apply-feeds")
     rows = page.locator("#whatif-entities-power tbody tr")
@@ -307,7 +288,7 @@ def test_change_a_cdu_setpoint_and_its_rack_warms(colossus_2025_app, new_page, s
     page, log, name = _open_with_scenario(served, hub, new_page, "1920x1080")
     page.locator("#whatif-setpoint-target input[value=cdus]").check()
     expect(page.locator("#whatif-setpoint-element")).to_contain_text("type to search")  # the CDUs' search
-    _choose(page, "whatif-setpoint-element", "H1-R01-K01-CDU")  # found among 1,568 CDUs by the server's search
+    choose(page, "whatif-setpoint-element", "H1-R01-K01-CDU")  # found among 1,568 CDUs by the server's search
     page.fill("#whatif-setpoint-c", "40")
     page.click("#whatif-apply-setpoint")
     _applied(page, "whatif-apply-setpoint")
@@ -339,7 +320,7 @@ def test_change_a_cdu_setpoint_and_its_rack_warms(colossus_2025_app, new_page, s
 def test_scenario_rename_duplicate_delete(colossus_2025_app, new_page):
     served, hub = colossus_2025_app
     page, log, name = _open_with_scenario(served, hub, new_page)
-    _choose(page, "whatif-fail-element", "H1-TX1-A")
+    choose(page, "whatif-fail-element", "H1-TX1-A")
     page.click("#whatif-apply-fail")
     _applied(page, "whatif-apply-fail")
     expect(page.locator("#whatif-edit-list li")).to_have_text(["fail H1-TX1-A"])
@@ -366,7 +347,7 @@ def test_export_and_import_toml(colossus_2025_app, new_page, tmp_path):
     served, hub = colossus_2025_app
     page, log, name = _open_with_scenario(served, hub, new_page)
     _select(page, "H4-R02-*", 16)
-    _choose(page, "whatif-type", "GB200-NVL72")
+    choose(page, "whatif-type", "GB200-NVL72")
     page.click("#whatif-apply-type")
     _applied(page, "whatif-apply-type")
     with page.expect_download() as download:
