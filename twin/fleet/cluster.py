@@ -51,6 +51,8 @@ class ClusterState:
     resv_next_min_s: float = -np.inf  # earliest of node_resv_next_s (set with it; -inf: not known)
     _usable: np.ndarray | None = None
     _max_free: int = -1  # most free GPUs on one usable node (-1: not known since the last change)
+    _no_fit: dict[int, np.ndarray] = field(default_factory=dict)  # see no_fit_mask
+    _no_fit_of: np.ndarray | None = None  # the usable mask _no_fit was made from
 
     @property
     def n_nodes(self) -> int:
@@ -121,6 +123,18 @@ class ClusterState:
         if self._usable is None:
             self._usable = (self.node_state == UP) & (self.node_resv < 0)
         return self._usable
+
+    def no_fit_mask(self, gpu_type: int) -> np.ndarray:
+        """uint32 per node: 0 on usable nodes of ``gpu_type`` (-1: any type), the largest uint32 elsewhere
+        (the placement's best fit takes the maximum with it; cached with :meth:`usable_mask`)."""
+        usable = self.usable_mask()
+        if self._no_fit_of is not usable:
+            self._no_fit, self._no_fit_of = {}, usable
+        mask = self._no_fit.get(gpu_type)
+        if mask is None:
+            ok = usable if gpu_type < 0 else usable & self.topo.type_mask(gpu_type)
+            mask = self._no_fit[gpu_type] = np.where(ok, 0, np.iinfo(np.uint32).max).astype(np.uint32)
+        return mask
 
     def states_changed(self) -> None:
         """Call after changing ``node_state`` or ``node_resv``: rebuilds the cached mask and histogram."""

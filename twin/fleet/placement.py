@@ -30,6 +30,8 @@ import numpy as np
 from twin.fleet.cluster import ClusterState
 
 MODES = ("flat", "tree", "block")
+_NO_FIT = np.uint32(np.iinfo(np.uint32).max)
+_MOST_SPARE = np.uint32(np.iinfo(np.int16).max)  # node_free is int16: a larger unsigned spare is a wrap
 TREE_LEVELS = ("leaf", "pod", "site")
 
 
@@ -54,14 +56,11 @@ def nodes_needed(req: Request, gpus_per_node: int) -> int:
 
 
 def _type_mask(cl: ClusterState, req: Request) -> np.ndarray | None:
-    return None if req.gpu_type < 0 else cl.topo.node_gpu_type == req.gpu_type
+    return None if req.gpu_type < 0 else cl.topo.type_mask(req.gpu_type)
 
 
 def _gpus_per_node(cl: ClusterState, req: Request) -> int:
-    if req.gpu_type >= 0:
-        sel = np.flatnonzero(cl.topo.node_gpu_type == req.gpu_type)
-        return int(cl.topo.node_gpus[sel[0]]) if sel.size else 0
-    return cl.topo.max_node_gpus
+    return cl.topo.type_gpus_per_node(req.gpu_type) if req.gpu_type >= 0 else cl.topo.max_node_gpus
 
 
 def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
@@ -73,13 +72,15 @@ def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
         return None
     k = nodes_needed(req, gpn)
     usable = cl.usable(req.resv, req.end_s)
+    if k == 0 and usable is cl.usable_mask():
+        return _place_shared(cl, req, cl.no_fit_mask(req.gpu_type), mode)
     types = _type_mask(cl, req)
     if types is not None:
         usable = usable & types
     elif k and cl.topo.gpu_type_names and len(cl.topo.gpu_type_names) > 1:
         usable = usable & (cl.topo.node_gpus == gpn)  # a gang of whole nodes stays on one node size
     if k == 0:
-        return _place_shared(cl, req, usable, mode)
+        return _place_shared(cl, req, np.where(usable, 0, _NO_FIT).astype(np.uint32), mode)
     free = usable & (cl.node_free == cl.topo.node_gpus)
     if int(free.sum()) < k:
         return None
@@ -96,11 +97,20 @@ def _max_level(req: Request) -> str:
     return {"leaf": "leaf", "pod": "pod"}.get(req.topology, "site")
 
 
-def _place_shared(cl: ClusterState, req: Request, usable: np.ndarray, mode: str) -> np.ndarray | None:
-    cand = np.flatnonzero(usable & (cl.node_free >= req.n_gpus))
-    if cand.size == 0:
+def _place_shared(cl: ClusterState, req: Request, no_fit: np.ndarray, mode: str) -> np.ndarray | None:
+    """The node for a job that shares one: best fit (``flat``: first fit) among the nodes where ``no_fit``
+    (uint32: 0 usable, the largest uint32 not) is 0."""
+    # spare GPUs a node would keep, as unsigned: a node too small wraps round to a huge spare and an
+    # unusable one takes the largest, so argmin is the first best-fitting node
+    spare = cl.node_free.astype(np.int32)
+    spare -= req.n_gpus
+    spare = spare.view(np.uint32)
+    if mode == "flat":
+        spare[spare <= _MOST_SPARE] = 0  # every node that fits ties: the first of them
+    np.maximum(spare, no_fit, out=spare)
+    node = int(np.argmin(spare))
+    if spare[node] > _MOST_SPARE:
         return None
-    node = int(cand[0]) if mode == "flat" else int(cand[np.argmin(cl.node_free[cand])])
     first = int(cl.topo.node_first_gpu[node])
     slots = np.flatnonzero(cl.gpu_job[first : first + int(cl.topo.node_gpus[node])] < 0)[: req.n_gpus]
     return first + slots.astype(np.int64)

@@ -30,20 +30,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.fleet import backfill, placement, preemption, priority
-from twin.fleet.limits import LIMIT_REASONS, limit_codes, limit_reason
+from twin.fleet.limits import LIMIT_REASONS, SCALAR_BELOW, limit_codes, limit_reason
 from twin.fleet.state import REASON_CODE, REASONS, Sim
 
 _PRIORITY, _RESOURCES = REASON_CODE["Priority"], REASON_CODE["Resources"]
+_DEPENDENCY, _POWER_CAP = REASON_CODE["Dependency"], REASON_CODE["PowerCap"]
 _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
 
 
 @dataclass
 class PassResult:
-    """What one pass did and why the others wait."""
+    """What one pass did and why the others wait (*``rows`` ascending when no job could be tried)."""
 
     started: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)
-    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # pending rows, in queue order
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # pending rows, in queue order*
     codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # their reasons (REASONS codes)
     expected_start_s: dict[int, float] = field(default_factory=dict)  # reservations made (squeue --start)
     fragmented_gpus: int = 0
@@ -84,6 +85,8 @@ def _profile_nodes(sim: Sim, gpus: np.ndarray, k: int, now: float) -> tuple[floa
 
 def _eligible(sim: Sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Mask of jobs no dependency, limit or power budget holds back (their codes are set)."""
+    if ordered.size <= SCALAR_BELOW:
+        return _eligible_few(sim, ordered, codes, sim.has_limits)
     run = sim.run
     tab, q, acct = run.table, sim.quota, run.acct
     dep = run.deps_left[ordered] > 0
@@ -109,11 +112,48 @@ def _eligible(sim: Sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 def _eligible_quick(sim: Sim, ordered: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """The quick pass's cheap vectorised filter: dependencies and the power budget (limits are checked per job)."""
+    if ordered.size <= SCALAR_BELOW:
+        return _eligible_few(sim, ordered, codes, False)
     dep = sim.run.deps_left[ordered] > 0
     codes[dep] = REASON_CODE["Dependency"]
     pw = sim.power_blocked(ordered) & ~dep
     codes[pw] = REASON_CODE["PowerCap"]
     return ~dep & ~pw
+
+
+def _eligible_few(sim: Sim, rows: np.ndarray, codes: np.ndarray, limits: bool) -> np.ndarray:
+    """:func:`_eligible` (``limits``) or :func:`_eligible_quick` job by job, for a short queue: the same
+    codes with the same precedence (a limit over a dependency over the power budget)."""
+    run = sim.run
+    tab, acct, power = run.table, run.acct, sim.power
+    elig = np.zeros(rows.size, bool)
+    power_on = power.mode != "off"
+    if power_on:
+        budget_w, floor_w, dr = power.it_budget_w(), power.running_floor_w, power.in_demand_response
+    for i, j in enumerate(rows.tolist()):
+        why = (
+            limit_reason(
+                sim.quota,
+                acct.team_gpus,
+                acct.user_gpus,
+                acct.qos_gpus,
+                tab.team[j],
+                tab.user[j],
+                tab.qos[j],
+                int(tab.n_gpus[j]),
+            )
+            if limits
+            else ""
+        )
+        if why:
+            codes[i] = REASON_CODE[why]
+        elif run.deps_left[j] > 0:
+            codes[i] = _DEPENDENCY
+        elif power_on and floor_w + float(power.est_floor_w[j]) > budget_w and (dr or not power.pinned[j]):
+            codes[i] = _POWER_CAP
+        else:
+            elig[i] = True
+    return elig
 
 
 def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
@@ -125,11 +165,15 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     if rows.size == 0:
         return out
     prio = sim.priorities(now, rows) if pol.ordering == "priority" else None
-    ordered = priority.order(pol, rows, tab.submit_s, tab.wall_s, prio)
-    codes = np.full(ordered.size, _PRIORITY, np.int8)
-    out.rows, out.codes = ordered, codes
+    codes = np.full(rows.size, _PRIORITY, np.int8)
     # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
-    elig = _eligible(sim, ordered, codes) if full else _eligible_quick(sim, ordered, codes)
+    elig = _eligible(sim, rows, codes) if full else _eligible_quick(sim, rows, codes)
+    if not elig.any():  # every job is held by a dependency, a limit or the power budget: no order to walk
+        out.rows, out.codes = rows, codes
+        return out
+    by_order = priority.order_index(pol, rows, tab.submit_s, tab.wall_s, prio)
+    ordered, codes, elig = rows[by_order], codes[by_order], elig[by_order]
+    out.rows, out.codes = ordered, codes
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
     ctx = _Ctx(sim, now, out, codes, ordered, backfilling, max_resv)

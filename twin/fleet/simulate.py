@@ -94,6 +94,9 @@ class FleetSim(JobSets):
         self.last_frag = 0
         self._gpu_type_code = {n: i for i, n in enumerate(topo.gpu_type_names)}
         self._submit_order = np.argsort(table.submit_s, kind="stable")
+        # the loop reads these one at a time: Python lists, not array scalars
+        self._submit_rows: list[int] = self._submit_order.tolist()
+        self._submit_times: list[float] = table.submit_s[self._submit_order].tolist()
         self._next_submit = 0
         self._fails = (
             node_failures.draw_failures(
@@ -123,6 +126,16 @@ class FleetSim(JobSets):
         self._site_fits = jobclass.SiteFit(topo)
         self._seed_events()
 
+    @property
+    def _fails(self) -> node_failures.FailureDraw | None:
+        """The node failures drawn for the run (time order), None without failures."""
+        return self._fail_draw
+
+    @_fails.setter
+    def _fails(self, draw: node_failures.FailureDraw | None) -> None:
+        self._fail_draw = draw
+        self._fail_times: list[float] = draw.time_s.tolist() if draw is not None else []
+
     # --- events --------------------------------------------------------------------------
     def push(self, t: float, kind: int, a: int, b: int) -> None:
         self.seq += 1
@@ -142,21 +155,22 @@ class FleetSim(JobSets):
 
     def _next_time(self) -> float:
         t = self.heap[0][0] if self.heap else math.inf
-        if self._next_submit < self._submit_order.size:
-            t = min(t, float(self.run.table.submit_s[self._submit_order[self._next_submit]]))
-        if self._fails is not None and self._next_fail < self._fails.time_s.size:
-            t = min(t, float(self._fails.time_s[self._next_fail]))
+        if self._next_submit < len(self._submit_times):
+            t = min(t, self._submit_times[self._next_submit])
+        if self._next_fail < len(self._fail_times):
+            t = min(t, self._fail_times[self._next_fail])
         return t
 
     def _process(self, t: float) -> None:
-        order, tab = self._submit_order, self.run.table
-        while self._next_submit < order.size and tab.submit_s[order[self._next_submit]] <= t:
-            self._submit(int(order[self._next_submit]))
+        times, rows = self._submit_times, self._submit_rows
+        while self._next_submit < len(times) and times[self._next_submit] <= t:
+            self._submit(rows[self._next_submit])
             self._next_submit += 1
-        fails = self._fails
-        while fails is not None and self._next_fail < fails.time_s.size and fails.time_s[self._next_fail] <= t:
+        fails, fail_times = self._fails, self._fail_times
+        while self._next_fail < len(fail_times) and fail_times[self._next_fail] <= t:
             i = self._next_fail
             self._next_fail += 1
+            assert fails is not None  # there are failure times
             events.node_failed(self, int(fails.node[i]), int(fails.cause[i]), float(fails.repair_s[i]), t)
         while self.heap and self.heap[0][0] <= t:
             _, _, kind, a, b = heapq.heappop(self.heap)

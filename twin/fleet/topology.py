@@ -67,6 +67,29 @@ class FleetTopology:
     def n_gpus(self) -> int:
         return int(self.node_gpus.sum())
 
+    @functools.cached_property
+    def _type_masks(self) -> dict[int, np.ndarray]:
+        return {}
+
+    def type_mask(self, gpu_type: int) -> np.ndarray:
+        """Nodes of ``gpu_type`` (mask, kept: callers must not change it in place)."""
+        mask = self._type_masks.get(gpu_type)
+        if mask is None:
+            mask = self._type_masks[gpu_type] = self.node_gpu_type == gpu_type
+        return mask
+
+    @functools.cached_property
+    def _type_node_gpus(self) -> dict[int, int]:
+        return {}
+
+    def type_gpus_per_node(self, gpu_type: int) -> int:
+        """GPUs of the first node of ``gpu_type`` (0 when the site has none)."""
+        gpn = self._type_node_gpus.get(gpu_type)
+        if gpn is None:
+            sel = np.flatnonzero(self.type_mask(gpu_type))
+            gpn = self._type_node_gpus[gpu_type] = int(self.node_gpus[sel[0]]) if sel.size else 0
+        return gpn
+
     def domain(self, level: str) -> np.ndarray:
         """Domain id of every node at ``level`` (``node`` … ``site``)."""
         if level == "node":
