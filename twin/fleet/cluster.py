@@ -133,7 +133,9 @@ class ClusterState:
         mask = self._no_fit.get(gpu_type)
         if mask is None:
             ok = usable if gpu_type < 0 else usable & self.topo.type_mask(gpu_type)
-            mask = self._no_fit[gpu_type] = np.where(ok, 0, np.iinfo(np.uint32).max).astype(np.uint32)
+            mask = np.where(ok, 0, np.iinfo(np.uint32).max).astype(np.uint32)
+            mask.flags.writeable = False
+            self._no_fit[gpu_type] = mask
         return mask
 
     def states_changed(self) -> None:

@@ -43,6 +43,7 @@ from twin.site.tables import SiteTables
 SECONDS_PER_DAY = 86_400.0
 MIN_HORIZON_S = 1 * SECONDS_PER_DAY
 MAX_HORIZON_S = 30 * SECONDS_PER_DAY
+PROGRESS_STEP_FRAC = 0.002  # a side reports its progress at most every 0.2 % of its horizon (and at its end)
 JOBS_LISTED = 100  # capped or preempted jobs listed per side (largest first); the counts cover all
 # requeue causes counted per job (columns of _RecordingSim.requeued)
 CAUSES = ("power", "maintenance", "preemption")
@@ -264,6 +265,11 @@ class _HourlyRecorder(Recorder):
             alloc, power = self.level["alloc"], self.level["power_mw"]
             n = self.alloc_gpu_s.size
             h = int(t0 // 3600.0)
+            if h < n and t <= (h + 1) * 3600.0:  # within one hour: the loop's one step
+                self.alloc_gpu_s[h] += alloc * (t - t0)
+                self.power_mw_s[h] += power * (t - t0)
+                super().advance(t)
+                return
             while h < n and h * 3600.0 < t:
                 dt = min(t, (h + 1) * 3600.0) - max(t0, h * 3600.0)
                 self.alloc_gpu_s[h] += alloc * dt
@@ -284,6 +290,7 @@ class _RecordingSim(FleetSim):
         progress: Callable[[float], None] | None = None,
     ) -> None:
         self.progress = progress
+        self._next_progress_s = -math.inf
         self.capped = np.zeros(table.n_jobs, bool)
         self.requeued = np.zeros((table.n_jobs, len(CAUSES)), np.int32)
         self._cause = PREEMPTION
@@ -313,8 +320,9 @@ class _RecordingSim(FleetSim):
 
     def _advance_clock(self, t: float, commit: bool = True) -> None:
         super()._advance_clock(t, commit)
-        if self.progress is not None:
+        if self.progress is not None and (t >= self._next_progress_s or t >= self.opts.horizon_s):
             self.progress(min(t / self.opts.horizon_s, 1.0))
+            self._next_progress_s = t + PROGRESS_STEP_FRAC * self.opts.horizon_s
 
     def on_requeue(self, j: int, t: float, why: str, lost: float) -> None:
         super().on_requeue(j, t, why, lost)

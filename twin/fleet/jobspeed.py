@@ -19,6 +19,7 @@ a pretraining job is re-evaluated only when its placement or its cap changes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,23 @@ class NodeModel:
     psus: int
     psu_rating_w: float
     psu_points_frac: np.ndarray | None
+
+    @functools.cached_property
+    def key(self) -> tuple[object, ...]:
+        """The model's figures as a hashable value: equal models share cache entries, and a model made
+        later at the address of a freed one does not inherit its entries."""
+        points = None if self.psu_points_frac is None else np.asarray(self.psu_points_frac).tobytes()
+        return (
+            self.gpus,
+            self.gpu_idle_w,
+            self.gpu_tdp_w,
+            self.gpu_min_w,
+            self.base_idle_w,
+            self.base_full_w,
+            self.psus,
+            self.psu_rating_w,
+            points,
+        )
 
 
 def node_models(state: SiteTables, node_gpu_type: np.ndarray, node_gpus: np.ndarray) -> list[NodeModel]:
@@ -109,7 +127,7 @@ def kind_rate(model: NodeModel, util_frac: float, cap_w: float, n_gpus: int) -> 
     questions for thousands of jobs.
     """
     limit = min(cap_w, model.gpu_tdp_w)
-    key = (id(model), round(util_frac, 4), round(limit))
+    key = (model.key, round(util_frac, 4), round(limit))
     hit = _KIND_CACHE.get(key)
     if hit is None:
         demand = float(power.gpu_demand_power_w(util_frac, model.gpu_idle_w, model.gpu_tdp_w))
@@ -123,9 +141,15 @@ def kind_rate(model: NodeModel, util_frac: float, cap_w: float, n_gpus: int) -> 
     return JobRate(clock, 0.0, gpu_w, per_gpu_w * n_gpus, 1.0, clock)
 
 
+_IDLE_CACHE: dict[tuple[object, ...], float] = {}
+
+
 def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
-    """Input power of ``n_gpus`` idle GPUs and their share of an idle node [W] (cached)."""
-    return kind_rate(model, 0.0, model.gpu_idle_w, 1).node_power_w * n_gpus
+    """Input power of ``n_gpus`` idle GPUs and their share of an idle node [W] (cached per node model)."""
+    per_gpu_w = _IDLE_CACHE.get(model.key)
+    if per_gpu_w is None:
+        per_gpu_w = _IDLE_CACHE[model.key] = kind_rate(model, 0.0, model.gpu_idle_w, 1).node_power_w
+    return per_gpu_w * n_gpus
 
 
 def placement_factors(state: SiteTables, job: TrainingJob, gpu_ids: np.ndarray) -> steptime.FabricFactors:

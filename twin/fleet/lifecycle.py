@@ -30,11 +30,17 @@ from twin.fleet.state import (
 EV_END = 1  # the job's predicted end (completion or wall-time kill)
 
 
-def job_rate(sim: Sim, j: int) -> jobspeed.JobRate:
-    """Physics of running job ``j`` at its placement and cap."""
+def job_model(sim: Sim, j: int) -> jobspeed.NodeModel:
+    """The node model of running job ``j``'s GPUs (its first GPU's node)."""
+    run = sim.run
+    return sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]])]
+
+
+def job_rate(sim: Sim, j: int, model: jobspeed.NodeModel | None = None) -> jobspeed.JobRate:
+    """Physics of running job ``j`` at its placement and cap (``model``: its :func:`job_model`, when known)."""
     run = sim.run
     gpus = run.gpus[j]
-    model = sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[gpus[0]]])]
+    model = model or job_model(sim, j)
     training = run.table.jobs[j].training
     util = float(run.table.util_frac[j])
     n = int(run.table.n_gpus[j])
@@ -51,13 +57,13 @@ def refresh(sim: Sim, j: int, t: float) -> None:
     """Re-evaluate job ``j``'s speed and power now (placement or cap changed) and re-predict its end."""
     run = sim.run
     advance(run, j, t)
-    r = job_rate(sim, j)
+    model = job_model(sim, j)
+    r = job_rate(sim, j, model)
     tab = run.table
     run.speed_frac[j] = r.speed_frac
     run.fabric_frac[j] = r.fabric_factor_dp_frac
     sim.it_w += r.node_power_w - run.node_power_w[j]
     run.node_power_w[j] = r.node_power_w
-    model = sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]])]
     run.idle_power_w[j] = jobspeed.idle_share_power_w(model, int(tab.n_gpus[j]))
     tau, write = tab.checkpoint_interval_s[j], tab.checkpoint_write_s[j]
     run.rate_frac[j] = r.speed_frac if tau <= 0 or write <= 0 else tau / (tau / r.speed_frac + write)

@@ -82,7 +82,7 @@ def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
     if k == 0:
         return _place_shared(cl, req, np.where(usable, 0, _NO_FIT).astype(np.uint32), mode)
     free = usable & (cl.node_free == cl.topo.node_gpus)
-    if int(free.sum()) < k:
+    if np.count_nonzero(free) < k:
         return None
     if req.topology in ("block", "segment") or mode == "block":
         nodes = _place_block(cl, req, free, k)
@@ -120,7 +120,7 @@ def _place_flat(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
     if max_level == "site":
         return np.flatnonzero(free)[:k]
     dom = cl.topo.domain(max_level)
-    counts = np.bincount(dom[free], minlength=int(dom.max()) + 1)
+    counts = np.bincount(dom[free])
     fits = np.flatnonzero(counts >= k)
     if fits.size == 0:
         return None
@@ -129,7 +129,7 @@ def _place_flat(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
 
 def _best_domain(dom: np.ndarray, free: np.ndarray, k: int) -> int:
     """The domain with the fewest free nodes that still hold ``k`` (-1 none)."""
-    counts = np.bincount(dom[free], minlength=int(dom.max()) + 1 if dom.size else 0)
+    counts = np.bincount(dom[free])  # domains without a free node need no count: k >= 1
     fits = np.flatnonzero(counts >= k)
     return -1 if fits.size == 0 else int(fits[np.argmin(counts[fits])])
 
@@ -151,8 +151,8 @@ def _place_tree(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
 def _fill_largest_first(outer: np.ndarray, inner: np.ndarray, free: np.ndarray, k: int) -> np.ndarray:
     """``k`` free nodes, taking outer domains and then inner domains with the most free nodes first."""
     nodes = np.flatnonzero(free)
-    outer_free = np.bincount(outer[nodes], minlength=int(outer.max()) + 1)
-    inner_free = np.bincount(inner[nodes], minlength=int(inner.max()) + 1)
+    outer_free = np.bincount(outer[nodes])  # as long as the domains of ``nodes`` need
+    inner_free = np.bincount(inner[nodes])
     order = np.lexsort((nodes, inner[nodes], -inner_free[inner[nodes]], outer[nodes], -outer_free[outer[nodes]]))
     return nodes[order[:k]]
 

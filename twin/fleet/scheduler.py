@@ -165,10 +165,11 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     if rows.size == 0:
         return out
     prio = sim.priorities(now, rows) if pol.ordering == "priority" else None
-    codes = np.full(rows.size, _PRIORITY, np.int8)
+    codes = np.empty(rows.size, np.int8)
+    codes.fill(_PRIORITY)
     # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
     elig = _eligible(sim, rows, codes) if full else _eligible_quick(sim, rows, codes)
-    if not elig.any():  # every job is held by a dependency, a limit or the power budget: no order to walk
+    if not np.count_nonzero(elig):  # every job is held by a dependency, a limit or the power budget: no order to walk
         out.rows, out.codes = rows, codes
         return out
     by_order = priority.order_index(pol, rows, tab.submit_s, tab.wall_s, prio)

@@ -72,7 +72,7 @@ class FleetSim(JobSets):
     """One workload on one site under one policy (its pending and running rows: :class:`JobSets`)."""
 
     def __init__(self, topo: FleetTopology, table: JobTable, policy: Policy, opts: SimOptions) -> None:
-        super().__init__()
+        super().__init__(table.n_jobs)
         self.run = new_run(table, topo, new_cluster(topo), policy)
         self.opts = opts
         self.quota = quota_table(policy, table.team_names, table.qos_names)
@@ -272,7 +272,7 @@ class FleetSim(JobSets):
     def _quick_pass_may_start(self) -> bool:
         """Whether the main scheduler could start anything now: free GPUs, or a pending job that may preempt."""
         cl = self.run.cluster
-        if cl.free_hist[1:].any() or not self.run.topo.uniform_nodes:
+        if np.count_nonzero(cl.free_hist[1:]) or not self.run.topo.uniform_nodes:
             return True
         return bool(self.pending and self.may_preempt[self.pending_rows()].any())
 

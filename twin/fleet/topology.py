@@ -28,6 +28,11 @@ from twin.site.tables import SiteTables
 LEVELS = ("node", "block", "leaf", "pod", "site")
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 class TopologyError(ValueError):
     """The site's GPUs are not laid out node-major."""
 
@@ -75,7 +80,7 @@ class FleetTopology:
         """Nodes of ``gpu_type`` (mask, kept: callers must not change it in place)."""
         mask = self._type_masks.get(gpu_type)
         if mask is None:
-            mask = self._type_masks[gpu_type] = self.node_gpu_type == gpu_type
+            mask = self._type_masks[gpu_type] = _read_only(self.node_gpu_type == gpu_type)
         return mask
 
     @functools.cached_property
@@ -90,10 +95,18 @@ class FleetTopology:
             gpn = self._type_node_gpus[gpu_type] = int(self.node_gpus[sel[0]]) if sel.size else 0
         return gpn
 
+    @functools.cached_property
+    def _node_ids(self) -> np.ndarray:
+        return _read_only(np.arange(self.n_nodes, dtype=np.int32))
+
+    @functools.cached_property
+    def _one_site(self) -> np.ndarray:
+        return _read_only(np.zeros(self.n_nodes, np.int32))
+
     def domain(self, level: str) -> np.ndarray:
-        """Domain id of every node at ``level`` (``node`` … ``site``)."""
+        """Domain id of every node at ``level`` (``node`` … ``site``; kept: callers must not change it in place)."""
         if level == "node":
-            return np.arange(self.n_nodes, dtype=np.int32)
+            return self._node_ids
         if level == "block":
             return self.node_block
         if level == "leaf":
@@ -101,7 +114,7 @@ class FleetTopology:
         if level == "pod":
             return self.node_pod
         if level == "site":
-            return np.zeros(self.n_nodes, np.int32)
+            return self._one_site
         raise TopologyError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
 
     def node_gpu_ids(self, nodes: np.ndarray) -> np.ndarray:
