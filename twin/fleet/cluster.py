@@ -95,7 +95,7 @@ class ClusterState:
 
     def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
         gpu_nodes = np.asarray(gpu_nodes)
-        if gpu_nodes.size and gpu_nodes.min() == gpu_nodes.max():
+        if gpu_nodes.size and np.minimum.reduce(gpu_nodes) == np.maximum.reduce(gpu_nodes):
             self._change_free_one(int(gpu_nodes[0]), sign * int(gpu_nodes.size))  # GPUs of one node
             return
         if gpu_nodes.size > 1 and np.any(gpu_nodes[1:] < gpu_nodes[:-1]):

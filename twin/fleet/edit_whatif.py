@@ -256,20 +256,15 @@ class _HourlyRecorder(Recorder):
 
     def __init__(self, n_gpus: int, tariff: HourlySeries | None, carbon: HourlySeries | None, hours: int) -> None:
         super().__init__(n_gpus, tariff, carbon)
-        self.alloc_gpu_s = np.zeros(hours)
-        self.power_mw_s = np.zeros(hours)
+        self.alloc_gpu_s = [0.0] * hours  # lists: they take one addition at a time
+        self.power_mw_s = [0.0] * hours
 
     def advance(self, t: float) -> None:
         t0 = self.t
         if t > t0:
             alloc, power = self.level["alloc"], self.level["power_mw"]
-            n = self.alloc_gpu_s.size
+            n = len(self.alloc_gpu_s)
             h = int(t0 // 3600.0)
-            if h < n and t <= (h + 1) * 3600.0:  # within one hour: the loop's one step
-                self.alloc_gpu_s[h] += alloc * (t - t0)
-                self.power_mw_s[h] += power * (t - t0)
-                super().advance(t)
-                return
             while h < n and h * 3600.0 < t:
                 dt = min(t, (h + 1) * 3600.0) - max(t0, h * 3600.0)
                 self.alloc_gpu_s[h] += alloc * dt
@@ -303,9 +298,10 @@ class _RecordingSim(FleetSim):
             drop = super().rebalance(t)
         finally:
             self._cause = before
-        rows = self.running_rows()
-        if rows.size:
-            self.capped[rows[np.isfinite(self.run.cap_w[rows])]] = True
+        cap_w = self.run.cap_w
+        for j in self.power.capped_running:  # the running jobs with a cap (cap_w ≠ inf)
+            if math.isfinite(cap_w[j]):
+                self.capped[j] = True
         return drop
 
     def _dispatch(self, kind: int, a: int, b: int, t: float) -> None:
@@ -381,10 +377,10 @@ def run_side(
     side["jobs"] = _listed(sim, hit, preempted)
     rec = sim.rec
     assert isinstance(rec, _HourlyRecorder)
-    span = np.clip(opts.horizon_s - np.arange(rec.alloc_gpu_s.size) * 3600.0, 0.0, 3600.0)
+    span = np.clip(opts.horizon_s - np.arange(len(rec.alloc_gpu_s)) * 3600.0, 0.0, 3600.0)
     side["hourly"] = {
-        "allocated_gpu_count": (rec.alloc_gpu_s / np.maximum(span, 1e-9)).tolist(),
-        "facility_power_mw": (rec.power_mw_s / np.maximum(span, 1e-9)).tolist(),
+        "allocated_gpu_count": (np.asarray(rec.alloc_gpu_s) / np.maximum(span, 1e-9)).tolist(),
+        "facility_power_mw": (np.asarray(rec.power_mw_s) / np.maximum(span, 1e-9)).tolist(),
     }
     side["wall_s"] = time.perf_counter() - t0
     return side

@@ -88,6 +88,8 @@ class PowerAdmission:
         self.floor_cap_w = np.full(n, math.inf)
         self.tables: dict[int, np.ndarray] = {}
         self.running_floor_w = 0.0
+        self.running_gain_w = 0.0  # Σ max(full − floor, 0) over the running jobs: with the floors, their full power
+        self.capped_running: set[int] = set()  # running jobs whose cap is not off (cap_w ≠ inf)
         # jobs held at full power, first in power order: the workload's full_power jobs, and those pinned later
         self.pinned = np.array([job.full_power for job in run.table.jobs], dtype=bool)
         self._idle_w: np.ndarray | None = None
@@ -180,10 +182,15 @@ class PowerAdmission:
             if self.mode == "per_job":
                 run.cap_w[j] = floor  # a new job starts at its floor until the next rebalance lifts it
         self.running_floor_w += self.floor_w[j]
+        self.running_gain_w += max(self.full_w[j] - self.floor_w[j], 0.0)
+        if run.cap_w[j] != math.inf:
+            self.capped_running.add(j)
 
     def left(self, j: int) -> None:
         self.tables.pop(j, None)
         self.running_floor_w -= self.floor_w[j]
+        self.running_gain_w -= max(self.full_w[j] - self.floor_w[j], 0.0)
+        self.capped_running.discard(j)
         self.floor_w[j] = self.full_w[j] = 0.0
 
     def _estimate_floors(self) -> np.ndarray:
@@ -229,30 +236,31 @@ class PowerAdmission:
         if self.mode == "off":
             return [], []
         run = self.sim.run
-        rows = self.sim.running_rows()
-        if rows.size == 0:
+        if not self.sim.running:
             return [], []
         budget = self.it_budget_w()
-        if self._all_at_full_power(rows, budget):
-            changed = rows[run.cap_w[rows] != math.inf]
-            run.cap_w[rows] = math.inf
+        if self._all_at_full_power(budget):
+            changed = np.fromiter(self.capped_running, np.int64, len(self.capped_running))
+            changed.sort()
+            run.cap_w[changed] = math.inf
+            self.capped_running.clear()
             return (self._power_order(changed) if changed.size > 1 else changed).tolist(), []
-        order = self._power_order(rows)
+        order = self._power_order(self.sim.running_rows())
         caps, drop = (self._per_job if self.mode == "per_job" else self._uniform)(order, budget)
         before = run.cap_w[order]
         with np.errstate(invalid="ignore"):  # inf - inf: a cap that stays off is no change
             same = (caps == before) | (np.abs(caps - before) < 1.0)
         changed = order[~same].tolist()
         run.cap_w[order] = caps
+        self.capped_running = set(order[caps != math.inf].tolist())
         return changed, drop
 
-    def _all_at_full_power(self, rows: np.ndarray, budget: float) -> bool:
+    def _all_at_full_power(self, budget: float) -> bool:
         """Whether every running job surely gets full power (both modes then lift every cap and requeue
         nobody): the floors and every increase to full power fit with ``_FULL_POWER_MARGIN_W`` to spare,
-        far above the rounding of the sums in any order."""
-        floor, full = self.floor_w[rows], self.full_w[rows]
-        need = float(floor.sum()) + float(np.maximum(full - floor, 0.0).sum())
-        return need <= budget - _FULL_POWER_MARGIN_W
+        far above the rounding of the running sums (kept as jobs join and leave).  Near that edge either
+        answer gives the same caps: when every job fits, the modes' own arithmetic lifts every cap too."""
+        return self.running_floor_w + self.running_gain_w <= budget - _FULL_POWER_MARGIN_W
 
     def _power_order(self, rows: np.ndarray) -> np.ndarray:
         run = self.sim.run

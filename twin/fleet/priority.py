@@ -40,7 +40,7 @@ def fairshare_factor(usage_gpu_s: np.ndarray, shares: np.ndarray, s_norm: np.nda
     """
     usage = np.asarray(usage_gpu_s, dtype=np.float64)
     s_norm = normalised_shares(shares) if s_norm is None else s_norm
-    total_u = usage.sum()
+    total_u = np.add.reduce(usage)
     u = usage / total_u if total_u > 0 else np.zeros_like(usage)
     pos = s_norm > 0
     return np.where(pos, np.exp2(-u / np.where(pos, s_norm, 1.0)), 0.0)

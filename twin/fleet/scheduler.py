@@ -40,7 +40,7 @@ _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.in
 
 @dataclass
 class PassResult:
-    """What one pass did and why the others wait (*``rows`` ascending when no job could be tried)."""
+    """What one pass did and why the others wait (*``rows`` ascending when at most one job could be tried)."""
 
     started: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)
@@ -169,11 +169,15 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     codes.fill(_PRIORITY)
     # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
     elig = _eligible(sim, rows, codes) if full else _eligible_quick(sim, rows, codes)
-    if not np.count_nonzero(elig):  # every job is held by a dependency, a limit or the power budget: no order to walk
+    n_elig = np.count_nonzero(elig)
+    if not n_elig:  # every job is held by a dependency, a limit or the power budget: no order to walk
         out.rows, out.codes = rows, codes
         return out
-    by_order = priority.order_index(pol, rows, tab.submit_s, tab.wall_s, prio)
-    ordered, codes, elig = rows[by_order], codes[by_order], elig[by_order]
+    if n_elig == 1 and pol.queue_depth >= 1:  # one job to try: the order of the others (they keep their codes) is moot
+        ordered = rows
+    else:
+        by_order = priority.order_index(pol, rows, tab.submit_s, tab.wall_s, prio)
+        ordered, codes, elig = rows[by_order], codes[by_order], elig[by_order]
     out.rows, out.codes = ordered, codes
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
