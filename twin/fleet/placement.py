@@ -23,7 +23,7 @@ is a few passes over the node arrays (12,544 nodes on colossus).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,9 +35,8 @@ _MOST_SPARE = np.uint32(np.iinfo(np.int16).max)  # node_free is int16: a larger 
 TREE_LEVELS = ("leaf", "pod", "site")
 
 
-@dataclass(frozen=True)
-class Request:
-    """What one job asks of the placement."""
+class Request(NamedTuple):
+    """What one job asks of the placement (a named tuple: one is made for every job tried)."""
 
     n_gpus: int
     topology: str = "any"  # any | leaf | pod | block | segment

@@ -94,6 +94,7 @@ class PowerAdmission:
         self.pinned = np.array([job.full_power for job in run.table.jobs], dtype=bool)
         self._idle_w: np.ndarray | None = None
         self._kind_tables: dict[tuple[object, ...], np.ndarray] = {}
+        self._floor_w: dict[tuple[object, ...], float] = {}  # (kind, floor cap, GPUs) → node power at the floor [W]
         self._qos_floor_w = np.array([run.policy.qos_spec(q).min_power_cap_w for q in run.table.qos_names], float)
         self.est_floor_w = self._estimate_floors() if self.mode != "off" else np.zeros(n)
 
@@ -131,24 +132,27 @@ class PowerAdmission:
         """
         tab = self.tables.get(j)
         if tab is None:
-            run = self.sim.run
-            t, model = self._model(j)
-            grid = self.grids[t]
-            util = float(run.table.util_frac[j])
-            training = run.table.jobs[j].training
-            if training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
-                key: tuple[object, ...] = (t, round(util, 4))
-                demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
-            else:
-                demand = min(training.hardware.busy_power_w, training.hardware.limit_w)
-                key = (t, round(util, 4), "busy", round(demand, 1))
-            per_gpu = self._kind_tables.get(key)
-            if per_gpu is None:
-                per_gpu = jobspeed.node_share_power_w(model, np.minimum(demand, grid), np.full(grid.size, util), 1)
-                self._kind_tables[key] = per_gpu
-            tab = per_gpu * int(run.table.n_gpus[j])
-            self.tables[j] = tab
+            tab = self.tables[j] = self._per_gpu(j)[1] * int(self.sim.run.table.n_gpus[j])
         return tab
+
+    def _per_gpu(self, j: int) -> tuple[tuple[object, ...], np.ndarray]:
+        """(cache key, node power of one GPU of job ``j`` at each cap of its grid [W]), cached per kind."""
+        run = self.sim.run
+        t, model = self._model(j)
+        grid = self.grids[t]
+        util = float(run.table.util_frac[j])
+        training = run.table.jobs[j].training
+        if training is None:  # a kind: GPUs at min(demand, cap), per GPU, cached per kind
+            key: tuple[object, ...] = (t, round(util, 4))
+            demand = model.gpu_idle_w + util * (model.gpu_tdp_w - model.gpu_idle_w)
+        else:
+            demand = min(training.hardware.busy_power_w, training.hardware.limit_w)
+            key = (t, round(util, 4), "busy", round(demand, 1))
+        per_gpu = self._kind_tables.get(key)
+        if per_gpu is None:
+            per_gpu = jobspeed.node_share_power_w(model, np.minimum(demand, grid), np.full(grid.size, util), 1)
+            self._kind_tables[key] = per_gpu
+        return key, per_gpu
 
     def floor_cap(self, j: int) -> float:
         """Lowest GPU cap job ``j`` may be held at [W]: its QoS's, else the policy's share of TDP."""
@@ -167,9 +171,10 @@ class PowerAdmission:
         if self.mode == "off":
             return
         run = self.sim.run
-        self.tables.pop(j, None)
         t, _ = self._model(j)
-        tab = self.table(j)
+        kind, per_gpu = self._per_gpu(j)
+        n = int(run.table.n_gpus[j])
+        tab = self.tables[j] = per_gpu * n
         self.full_w[j] = float(tab[-1])
         if self.pinned[j]:
             self.floor_cap_w[j] = math.inf
@@ -178,7 +183,11 @@ class PowerAdmission:
         else:
             floor = self.floor_cap(j) if self.mode == "per_job" else float(self.grids[t][0])
             self.floor_cap_w[j] = floor
-            self.floor_w[j] = float(np.interp(floor, self.grids[t], tab))
+            key = (kind, floor, n)
+            floor_w = self._floor_w.get(key)
+            if floor_w is None:
+                floor_w = self._floor_w[key] = float(np.interp(floor, self.grids[t], tab))
+            self.floor_w[j] = floor_w
             if self.mode == "per_job":
                 run.cap_w[j] = floor  # a new job starts at its floor until the next rebalance lifts it
         self.running_floor_w += self.floor_w[j]

@@ -38,12 +38,16 @@ def fairshare_factor(usage_gpu_s: np.ndarray, shares: np.ndarray, s_norm: np.nda
 
     ``s_norm``: :func:`normalised_shares` of ``shares`` when the caller keeps it.
     """
-    usage = np.asarray(usage_gpu_s, dtype=np.float64)
     s_norm = normalised_shares(shares) if s_norm is None else s_norm
+    pos = s_norm > 0
+    return _fairshare(np.asarray(usage_gpu_s, dtype=np.float64), pos, np.where(pos, s_norm, 1.0))
+
+
+def _fairshare(usage: np.ndarray, pos: np.ndarray, s_div: np.ndarray) -> np.ndarray:
+    """:func:`fairshare_factor` with the share terms given: ``pos`` teams with shares, ``s_div`` their shares (1 else)."""
     total_u = np.add.reduce(usage)
     u = usage / total_u if total_u > 0 else np.zeros_like(usage)
-    pos = s_norm > 0
-    return np.where(pos, np.exp2(-u / np.where(pos, s_norm, 1.0)), 0.0)
+    return np.where(pos, np.exp2(-u / s_div), 0.0)
 
 
 def decay(usage_gpu_s: np.ndarray, dt_s: float, half_life_s: float) -> np.ndarray:
@@ -106,6 +110,8 @@ class PriorityCache:
         self.valid = np.zeros(n_jobs, bool)
         self.t_s = -math.inf
         self.s_norm = normalised_shares(shares)
+        self._pos = self.s_norm > 0
+        self._s_div = np.where(self._pos, self.s_norm, 1.0)
 
     def priorities(self, run: FleetRun, q: QuotaTable, now: float, rows: np.ndarray) -> np.ndarray:
         """Priorities (indexed by row) with those of ``rows`` up to date at ``now``; ``run`` a
@@ -119,7 +125,7 @@ class PriorityCache:
             return self.value
         self.valid[rows] = True
         tab = run.table
-        fs_team = fairshare_factor(run.acct.team_usage_gpu_s, q.shares, self.s_norm)
+        fs_team = _fairshare(np.asarray(run.acct.team_usage_gpu_s, dtype=np.float64), self._pos, self._s_div)
         if rows.size <= _SCALAR_ROWS:
             self._few(run, q, now, rows.tolist(), fs_team)
             return self.value

@@ -136,6 +136,18 @@ def uplink_util_frac(
 
 
 # --- ring demand against capacity ---------------------------------------------------------
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of int64 ``keys``, ascending (``np.unique``'s answer): sorted as int32
+    when they fit, which here is several times faster than ``np.unique`` (it hashes)."""
+    if keys.size and int(keys.max()) <= np.iinfo(np.int32).max and int(keys.min()) >= np.iinfo(np.int32).min:
+        keys = keys.astype(np.int32)
+    keys = np.sort(keys)
+    first = np.empty(keys.size, bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    return keys[first].astype(np.int64)
+
+
 def spanning_groups_per_domain(group: np.ndarray, domain: np.ndarray, n_domains: int) -> np.ndarray:
     """Number of groups present in each domain that also have members elsewhere.
 
@@ -148,9 +160,9 @@ def spanning_groups_per_domain(group: np.ndarray, domain: np.ndarray, n_domains:
         raise FabricError("group and domain arrays must have the same shape")
     if group.size == 0:
         return np.zeros(n_domains, np.int64)
-    pairs = np.unique(group * n_domains + domain)
+    pairs = _distinct(group * n_domains + domain)
     pair_group = pairs // n_domains
-    pair_domain = pairs % n_domains
+    pair_domain = pairs - pair_group * n_domains
     domains_per_group = np.bincount(pair_group)
     spanning = domains_per_group[pair_group] > 1
     return np.bincount(pair_domain[spanning], minlength=n_domains)
