@@ -103,7 +103,13 @@ _SCALAR_ROWS = 8  # up to this many rows to compute, priorities are worked out o
 
 class PriorityCache:
     """Multifactor priorities by job row, recomputed for every pending job each ``PriorityCalcPeriod``
-    (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since, at its first pass."""
+    (Slurm's ``PriorityCalcPeriod``) and for a job that joined the queue since, at its first pass.
+
+    A pass notes its rows (:meth:`note`): the rows due get their inputs of that instant (its time
+    and the fair-share usage then) and are worked out only when a pass needs an order
+    (:meth:`resolve`), from those inputs, in the batches they were noted in: the same values as
+    computing them at once, without the cost in the passes (most of them) that have one job to try.
+    """
 
     def __init__(self, n_jobs: int, shares: np.ndarray) -> None:
         self.value = np.zeros(n_jobs)
@@ -112,23 +118,36 @@ class PriorityCache:
         self.s_norm = normalised_shares(shares)
         self._pos = self.s_norm > 0
         self._s_div = np.where(self._pos, self.s_norm, 1.0)
+        self._due: list[tuple[float, np.ndarray, np.ndarray]] = []  # (time, team usage then, rows) to work out
 
-    def priorities(self, run: FleetRun, q: QuotaTable, now: float, rows: np.ndarray) -> np.ndarray:
-        """Priorities (indexed by row) with those of ``rows`` up to date at ``now``; ``run`` a
-        :class:`twin.fleet.state.FleetRun`, ``q`` its :class:`twin.fleet.limits.QuotaTable`."""
+    def note(self, run: FleetRun, now: float, rows: np.ndarray) -> None:
+        """A pass at ``now`` over ``rows``: those due (a new calc period, or new in the queue) take their inputs now.
+
+        The usage array is kept by reference: the simulation replaces it at every step, never changes it in place.
+        """
         period = run.policy.priority_calc_period_s
         if now - self.t_s >= period or period <= 0:
             self.valid[:] = False
             self.t_s = now
+            self._due.clear()  # their rows are due again, at their next pass
         rows = rows[~self.valid[rows]]
-        if rows.size == 0:
-            return self.value
-        self.valid[rows] = True
+        if rows.size:
+            self.valid[rows] = True
+            self._due.append((now, run.acct.team_usage_gpu_s, rows))
+
+    def resolve(self, run: FleetRun, q: QuotaTable) -> np.ndarray:
+        """Priorities (indexed by row) with every noted row worked out at the instant it was noted."""
+        for now, usage, rows in self._due:
+            self._compute(run, q, now, np.asarray(usage, dtype=np.float64), rows)
+        self._due.clear()
+        return self.value
+
+    def _compute(self, run: FleetRun, q: QuotaTable, now: float, usage: np.ndarray, rows: np.ndarray) -> None:
         tab = run.table
-        fs_team = _fairshare(np.asarray(run.acct.team_usage_gpu_s, dtype=np.float64), self._pos, self._s_div)
+        fs_team = _fairshare(usage, self._pos, self._s_div)
         if rows.size <= _SCALAR_ROWS:
             self._few(run, q, now, rows.tolist(), fs_team)
-            return self.value
+            return
         self.value[rows] = multifactor(
             run.policy,
             now,
@@ -139,7 +158,6 @@ class PriorityCache:
             tab.priority[rows],
             run.topo.n_gpus,
         )
-        return self.value
 
     def _few(self, run: FleetRun, q: QuotaTable, now: float, rows: list[int], fs_team: np.ndarray) -> None:
         """:func:`multifactor` for a few rows in Python floats: the same operations in the same order,

@@ -164,7 +164,8 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     out = PassResult()
     if rows.size == 0:
         return out
-    prio = sim.priorities(now, rows) if pol.ordering == "priority" else None
+    if pol.ordering == "priority":
+        sim.note_priorities(now, rows)  # worked out below, only if the queue needs an order
     codes = np.empty(rows.size, np.int8)
     codes.fill(_PRIORITY)
     # the quick pass looks at the head of the queue only: its jobs are checked one by one in try_job
@@ -176,6 +177,7 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     if n_elig == 1 and pol.queue_depth >= 1:  # one job to try: the order of the others (they keep their codes) is moot
         ordered = rows
     else:
+        prio = sim.noted_priorities() if pol.ordering == "priority" else None
         by_order = priority.order_index(pol, rows, tab.submit_s, tab.wall_s, prio)
         ordered, codes, elig = rows[by_order], codes[by_order], elig[by_order]
     out.rows, out.codes = ordered, codes

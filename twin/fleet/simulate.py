@@ -356,9 +356,13 @@ class FleetSim(JobSets):
                 return r
         return -1
 
-    def priorities(self, now: float, rows: np.ndarray) -> np.ndarray:
-        """Multifactor priority, indexed by row (:class:`twin.fleet.priority.PriorityCache`)."""
-        return self._prio.priorities(self.run, self.quota, now, rows)
+    def note_priorities(self, now: float, rows: np.ndarray) -> None:
+        """A pass at ``now`` over ``rows``: the priorities due take their inputs now (see :meth:`noted_priorities`)."""
+        self._prio.note(self.run, now, rows)
+
+    def noted_priorities(self) -> np.ndarray:
+        """Priorities, indexed by row, of every row noted so far, each as of the instant it was noted."""
+        return self._prio.resolve(self.run, self.quota)
 
     def node_planned_free(self, node: int, now: float) -> float:
         """When every job on ``node`` has reached its wall time (now if none)."""
