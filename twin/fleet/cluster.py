@@ -27,6 +27,7 @@ import numpy as np
 from twin.fleet.topology import FleetTopology
 
 UP, DOWN, CHECK, EXCLUDED, DRAIN = range(5)
+_FEW_GPUS = 16  # up to this many GPU ids, a change of free GPUs is sorted out in Python
 NODE_STATES = ("up", "down", "check", "excluded", "drain")
 
 
@@ -95,7 +96,12 @@ class ClusterState:
 
     def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
         gpu_nodes = np.asarray(gpu_nodes)
-        if gpu_nodes.size and np.minimum.reduce(gpu_nodes) == np.maximum.reduce(gpu_nodes):
+        if 0 < gpu_nodes.size <= _FEW_GPUS:  # a job's GPUs on one node, most often: checked in Python
+            nodes = gpu_nodes.tolist()
+            if nodes.count(nodes[0]) == len(nodes):
+                self._change_free_one(nodes[0], sign * len(nodes))
+                return
+        elif gpu_nodes.size and np.minimum.reduce(gpu_nodes) == np.maximum.reduce(gpu_nodes):
             self._change_free_one(int(gpu_nodes[0]), sign * int(gpu_nodes.size))  # GPUs of one node
             return
         if gpu_nodes.size > 1 and np.any(gpu_nodes[1:] < gpu_nodes[:-1]):

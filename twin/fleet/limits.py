@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,11 @@ class QuotaTable:
     qos_grp: np.ndarray  # int64 per QoS code, 0 none
     qos_user: np.ndarray  # int64 per QoS code, 0 none
     qos_priority: np.ndarray  # float64 per QoS code
+
+    @functools.cached_property
+    def cohort_members(self) -> dict[int, np.ndarray]:
+        """Cohort code → its member teams' codes (the cohorts do not change during a run)."""
+        return {int(c): np.flatnonzero(self.cohort == c) for c in np.unique(self.cohort[self.cohort >= 0]).tolist()}
 
 
 def quota_table(policy: Policy, team_names: list[str], qos_names: list[str]) -> QuotaTable:
@@ -68,7 +74,7 @@ def cohort_room(q: QuotaTable, team_gpus: np.ndarray, team: int) -> int:
     c = q.cohort[team]
     if c < 0:
         return max(int(q.nominal[team] - team_gpus[team]), 0)
-    members = q.cohort == c
+    members = q.cohort_members[int(c)]
     return int(q.nominal[members].sum() - team_gpus[members].sum())
 
 
