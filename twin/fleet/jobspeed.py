@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,9 +32,8 @@ from twin.training.jobfile import TrainingJob
 from twin.training.ranks import rank_groups
 
 
-@dataclass(frozen=True)
-class JobRate:
-    """How a running job performs at its placement and cap."""
+class JobRate(NamedTuple):
+    """How a running job performs at its placement and cap (a named tuple: one is made per refresh)."""
 
     speed_frac: float  # progress per wall second, 1 = full speed on an ideal placement
     tokens_per_s: float  # 0 for a job without a training description
@@ -152,6 +152,21 @@ def idle_share_power_w(model: NodeModel, n_gpus: int) -> float:
     return per_gpu_w * n_gpus
 
 
+_GROUPS: dict[object, dict[str, np.ndarray]] = {}
+
+
+def _rank_groups(par: steptime.ParallelSpec) -> dict[str, np.ndarray]:
+    """:func:`rank_groups` of ``par``, kept (a pretraining job asks again after every spare swap)."""
+    groups = _GROUPS.get(par)
+    if groups is None:
+        if len(_GROUPS) > 64:
+            _GROUPS.clear()
+        groups = _GROUPS[par] = rank_groups(par)
+        for a in groups.values():
+            a.flags.writeable = False
+    return groups
+
+
 def placement_factors(state: SiteTables, job: TrainingJob, gpu_ids: np.ndarray) -> steptime.FabricFactors:
     """Fabric factors per parallel dimension of a job file placed on ``gpu_ids`` (healthy fabric).
 
@@ -161,7 +176,7 @@ def placement_factors(state: SiteTables, job: TrainingJob, gpu_ids: np.ndarray) 
     """
     par = job.parallel
     ids = np.sort(np.asarray(gpu_ids, dtype=np.int64))[: par.n_gpus]
-    groups = rank_groups(par)
+    groups = _rank_groups(par)
     out = {}
     for dim, size in (("dp", par.dp), ("pp", par.pp), ("cp", par.cp)):
         out[dim] = 1.0 if size <= 1 else healthy_factor_frac(state, ids, groups[dim])

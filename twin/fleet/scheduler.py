@@ -35,6 +35,8 @@ from twin.fleet.state import REASON_CODE, REASONS, Sim
 
 _PRIORITY, _RESOURCES = REASON_CODE["Priority"], REASON_CODE["Resources"]
 _DEPENDENCY, _POWER_CAP = REASON_CODE["Dependency"], REASON_CODE["PowerCap"]
+_NO_ROWS, _NO_CODES = np.zeros(0, np.int64), np.zeros(0, np.int8)  # a pass over an empty queue (read-only)
+_NO_ROWS.flags.writeable = _NO_CODES.flags.writeable = False
 _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
 
 
@@ -44,8 +46,8 @@ class PassResult:
 
     started: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)
-    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # pending rows, in queue order*
-    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # their reasons (REASONS codes)
+    rows: np.ndarray = field(default_factory=lambda: _NO_ROWS)  # pending rows, in queue order*
+    codes: np.ndarray = field(default_factory=lambda: _NO_CODES)  # their reasons (REASONS codes)
     expected_start_s: dict[int, float] = field(default_factory=dict)  # reservations made (squeue --start)
     fragmented_gpus: int = 0
     tested_count: int = 0
