@@ -112,7 +112,7 @@ def reservation_start(sim: Sim, r: int, t: float) -> None:
         set_reason(sim.run, int(j), "ReqNodeNotAvail")
     cl.node_resv[nodes] = r
     cl.states_changed()
-    sim.mark_upcoming(t)
+    mark_upcoming(sim, t)
 
 
 def reservation_end(sim: Sim, r: int, t: float) -> None:
@@ -122,7 +122,7 @@ def reservation_end(sim: Sim, r: int, t: float) -> None:
     held = nodes[cl.node_resv[nodes] == r]
     cl.node_resv[held] = -1
     cl.states_changed()
-    sim.mark_upcoming(t)
+    mark_upcoming(sim, t)
 
 
 def demand_response(sim: Sim, d: int, t: float, starting: bool) -> None:
@@ -198,3 +198,17 @@ def quota_change(sim: Sim, i: int, t: float) -> None:
     names = sim.run.table.team_names
     if team in names:
         sim.quota.nominal[names.index(team)] = nominal
+
+
+def mark_upcoming(sim: Sim, t: float) -> None:
+    """Mark every node with its next reservation start after ``t`` (placements avoid nodes reserved before
+    their end)."""
+    cl, pol = sim.run.cluster, sim.run.policy
+    cl.node_resv_next_s[:] = math.inf
+    cl.node_resv_next[:] = -1
+    for r, resv in sorted(enumerate(pol.reservations), key=lambda x: -x[1].start_s):
+        if resv.start_s > t:
+            nodes = np.asarray(resv.nodes, dtype=np.int64)
+            cl.node_resv_next_s[nodes] = resv.start_s
+            cl.node_resv_next[nodes] = r
+    cl.resv_next_min_s = float(cl.node_resv_next_s.min()) if cl.n_nodes else math.inf

@@ -72,9 +72,18 @@ def _profile(sim: Sim, now: float) -> backfill.Profile:
     times = np.concatenate(([now], ends[gang], node_end[shared_nodes]))
     counts = np.concatenate(([int(run.cluster.free_hist[-1])], k[gang], np.ones(shared_nodes.size, np.int64)))
     prof = backfill.Profile.from_releases(now, times, counts)
-    for nodes, start_s, end_s in sim.upcoming_reservations(now):
+    for nodes, start_s, end_s in _upcoming_reservations(sim, now):
         prof.take(max(start_s, now), end_s, int(nodes.size))
     return prof
+
+
+def _upcoming_reservations(sim: Sim, now: float) -> list[tuple[np.ndarray, float, float]]:
+    """(nodes, start, end) of the reservations not yet started at ``now``."""
+    return [
+        (np.asarray(r.nodes, dtype=np.int64), r.start_s, r.end_s)
+        for r in sim.run.policy.reservations
+        if r.start_s > now
+    ]
 
 
 def _profile_nodes(sim: Sim, gpus: np.ndarray, k: int, now: float) -> tuple[float, int]:

@@ -151,7 +151,7 @@ class FleetSim(JobSets):
             self.push(ev.start_s + ev.duration_s, events.EV_DR_END, d, 0)
         for i, (t, _, _) in enumerate(pol.quota_changes):
             self.push(t, events.EV_QUOTA, i, 0)
-        self.mark_upcoming(0.0)
+        events.mark_upcoming(self, 0.0)
 
     def _next_time(self) -> float:
         t = self.heap[0][0] if self.heap else math.inf
@@ -439,26 +439,6 @@ class FleetSim(JobSets):
             if self.run.status[j] == RUNNING:
                 lifecycle.refresh(self, j, t)
         return drop
-
-    def mark_upcoming(self, t: float) -> None:
-        """Mark every node with its next reservation start (placements avoid nodes reserved before their end)."""
-        cl, pol = self.run.cluster, self.run.policy
-        cl.node_resv_next_s[:] = math.inf
-        cl.node_resv_next[:] = -1
-        for r, resv in sorted(enumerate(pol.reservations), key=lambda x: -x[1].start_s):
-            if resv.start_s > t:
-                nodes = np.asarray(resv.nodes, dtype=np.int64)
-                cl.node_resv_next_s[nodes] = resv.start_s
-                cl.node_resv_next[nodes] = r
-        cl.resv_next_min_s = float(cl.node_resv_next_s.min()) if cl.n_nodes else math.inf
-
-    def upcoming_reservations(self, now: float) -> list[tuple[np.ndarray, float, float]]:
-        """(nodes, start, end) of the reservations not yet started (for the backfill profile)."""
-        return [
-            (np.asarray(r.nodes, dtype=np.int64), r.start_s, r.end_s)
-            for r in self.run.policy.reservations
-            if r.start_s > now
-        ]
 
     # --- for the engine ------------------------------------------------------------------
     def gpu_view(self) -> dict[str, np.ndarray]:
