@@ -28,6 +28,7 @@ from twin.fleet.topology import FleetTopology
 
 UP, DOWN, CHECK, EXCLUDED, DRAIN = range(5)
 _FEW_GPUS = 16  # up to this many GPU ids, a change of free GPUs is sorted out in Python
+_FEW_NODES = 8  # up to this many nodes changing state, the free-GPU histogram is updated, not recounted
 NODE_STATES = ("up", "down", "check", "excluded", "drain")
 
 
@@ -164,11 +165,21 @@ class ClusterState:
     def set_state(self, nodes: np.ndarray, state: int, now_s: float, reason: str = "") -> None:
         """Move ``nodes`` to ``state`` at ``now_s`` with ``reason`` (kept for the isolation report)."""
         nodes = np.atleast_1d(np.asarray(nodes, dtype=np.int64))
+        few = nodes.size <= _FEW_NODES and self._usable is not None
+        was = self.usable_mask()[nodes].tolist() if few else []
         self.node_state[nodes] = state
         self.node_since_s[nodes] = now_s
         for n in nodes.tolist():
             self.node_reason[n] = reason if state != UP else ""
-        self.states_changed()
+        if not few:
+            self.states_changed()
+            return
+        self._usable = None  # a node or two: the histogram follows them instead of being counted again
+        now = self.usable_mask()[nodes].tolist()
+        for n, before, after in zip(nodes.tolist(), was, now):
+            if before != after:
+                self.free_hist[self.node_free[n]] += 1 if after else -1
+        self._max_free = -1
 
     def jobs_on_nodes(self, nodes: np.ndarray) -> np.ndarray:
         """Rows of the jobs running on ``nodes`` (sorted, unique)."""

@@ -75,7 +75,7 @@ def cohort_room(q: QuotaTable, team_gpus: np.ndarray, team: int) -> int:
     if c < 0:
         return max(int(q.nominal[team] - team_gpus[team]), 0)
     members = q.cohort_members[int(c)]
-    return int(q.nominal[members].sum() - team_gpus[members].sum())
+    return int(np.add.reduce(q.nominal[members])) - int(np.add.reduce(team_gpus[members]))
 
 
 def limit_reason(

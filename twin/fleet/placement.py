@@ -72,6 +72,8 @@ def place(cl: ClusterState, req: Request, mode: str) -> np.ndarray | None:
     k = nodes_needed(req, gpn)
     usable = cl.usable(req.resv, req.end_s)
     if k == 0 and usable is cl.usable_mask():
+        if req.gpu_type < 0 and mode != "flat":
+            return _best_fit_any(cl, req)
         return _place_shared(cl, req, cl.no_fit_mask(req.gpu_type), mode)
     types = _type_mask(cl, req)
     if types is not None:
@@ -96,6 +98,27 @@ def _max_level(req: Request) -> str:
     return {"leaf": "leaf", "pod": "pod"}.get(req.topology, "site")
 
 
+def _best_fit_any(cl: ClusterState, req: Request) -> np.ndarray | None:
+    """:func:`_place_shared`'s best fit for a job of any GPU type on the usable nodes, read off the histogram
+    of free GPUs: the fewest free GPUs that hold the job, then the first usable node with that many."""
+    hist = cl.free_hist
+    fits = np.flatnonzero(hist[req.n_gpus :]) if req.n_gpus < hist.size else hist[:0]
+    if fits.size == 0:
+        return None
+    best = (cl.node_free == req.n_gpus + int(fits[0])) & cl.usable_mask()
+    node = int(np.argmax(best))
+    if not best[node]:  # the histogram disagrees with the nodes: never expected, answered the long way
+        return _place_shared(cl, req, cl.no_fit_mask(-1), "tree")
+    return _slots(cl, node, req.n_gpus)
+
+
+def _slots(cl: ClusterState, node: int, n_gpus: int) -> np.ndarray:
+    """The first ``n_gpus`` free GPU ids of ``node``."""
+    first = int(cl.topo.node_first_gpu[node])
+    slots = np.flatnonzero(cl.gpu_job[first : first + int(cl.topo.node_gpus[node])] < 0)[:n_gpus]
+    return first + slots.astype(np.int64)
+
+
 def _place_shared(cl: ClusterState, req: Request, no_fit: np.ndarray, mode: str) -> np.ndarray | None:
     """The node for a job that shares one: best fit (``flat``: first fit) among the nodes where ``no_fit``
     (uint32: 0 usable, the largest uint32 not) is 0."""
@@ -110,9 +133,7 @@ def _place_shared(cl: ClusterState, req: Request, no_fit: np.ndarray, mode: str)
     node = int(np.argmin(spare))
     if spare[node] > _MOST_SPARE:
         return None
-    first = int(cl.topo.node_first_gpu[node])
-    slots = np.flatnonzero(cl.gpu_job[first : first + int(cl.topo.node_gpus[node])] < 0)[: req.n_gpus]
-    return first + slots.astype(np.int64)
+    return _slots(cl, node, req.n_gpus)
 
 
 def _place_flat(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> np.ndarray | None:

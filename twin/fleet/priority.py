@@ -33,21 +33,14 @@ def normalised_shares(shares: np.ndarray) -> np.ndarray:
     return s / total_s if total_s > 0 else np.full_like(s, 1.0 / max(s.size, 1))
 
 
-def fairshare_factor(usage_gpu_s: np.ndarray, shares: np.ndarray, s_norm: np.ndarray | None = None) -> np.ndarray:
-    """``2^(−U/S)`` per team; ``U`` usage share, ``S`` normalised shares (a team without shares gets 0).
-
-    ``s_norm``: :func:`normalised_shares` of ``shares`` when the caller keeps it.
-    """
-    s_norm = normalised_shares(shares) if s_norm is None else s_norm
-    pos = s_norm > 0
-    return _fairshare(np.asarray(usage_gpu_s, dtype=np.float64), pos, np.where(pos, s_norm, 1.0))
-
-
-def _fairshare(usage: np.ndarray, pos: np.ndarray, s_div: np.ndarray) -> np.ndarray:
-    """:func:`fairshare_factor` with the share terms given: ``pos`` teams with shares, ``s_div`` their shares (1 else)."""
+def fairshare_factor(usage_gpu_s: np.ndarray, has_shares: np.ndarray, share_div: np.ndarray) -> np.ndarray:
+    """``2^(−U/S)`` per team; ``U`` its share of the usage, ``S`` its normalised shares (a team without
+    shares gets 0).  ``has_shares``: :func:`normalised_shares` > 0; ``share_div``: those shares, 1 elsewhere
+    (kept by the caller: the shares do not change during a run)."""
+    usage = np.asarray(usage_gpu_s, dtype=np.float64)
     total_u = np.add.reduce(usage)
     u = usage / total_u if total_u > 0 else np.zeros_like(usage)
-    return np.where(pos, np.exp2(-u / s_div), 0.0)
+    return np.where(has_shares, np.exp2(-u / share_div), 0.0)
 
 
 def decay(usage_gpu_s: np.ndarray, dt_s: float, half_life_s: float) -> np.ndarray:
@@ -76,17 +69,10 @@ def multifactor(
     return w.age * age + w.fairshare * fairshare + w.job_size * size + w.qos * qos + own_priority
 
 
-def order(
-    policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray | None
-) -> np.ndarray:
-    """``rows`` sorted by the policy's ordering (arrays indexed by row)."""
-    return rows[order_index(policy, rows, submit_s, wall_s, prio)]
-
-
 def order_index(
     policy: Policy, rows: np.ndarray, submit_s: np.ndarray, wall_s: np.ndarray, prio: np.ndarray | None
 ) -> np.ndarray:
-    """Positions in ``rows`` that sort it by the policy's ordering (see :func:`order`)."""
+    """Positions in ``rows`` (job rows; the arrays are indexed by row) that sort it by the policy's ordering."""
     keys: tuple[np.ndarray, ...]
     if policy.ordering == "fcfs":
         keys = (rows, submit_s[rows])
@@ -130,7 +116,12 @@ class PriorityCache:
             self.valid[:] = False
             self.t_s = now
             self._due.clear()  # their rows are due again, at their next pass
-        rows = rows[~self.valid[rows]]
+        if rows.size <= _SCALAR_ROWS:  # a short queue: looked up one by one
+            valid = self.valid
+            due = [j for j in rows.tolist() if not valid[j]]
+            rows = np.array(due, np.int64) if due else rows[:0]
+        else:
+            rows = rows[~self.valid[rows]]
         if rows.size:
             self.valid[rows] = True
             self._due.append((now, run.acct.team_usage_gpu_s, rows))
@@ -138,13 +129,13 @@ class PriorityCache:
     def resolve(self, run: FleetRun, q: QuotaTable) -> np.ndarray:
         """Priorities (indexed by row) with every noted row worked out at the instant it was noted."""
         for now, usage, rows in self._due:
-            self._compute(run, q, now, np.asarray(usage, dtype=np.float64), rows)
+            self._compute(run, q, now, usage, rows)
         self._due.clear()
         return self.value
 
     def _compute(self, run: FleetRun, q: QuotaTable, now: float, usage: np.ndarray, rows: np.ndarray) -> None:
         tab = run.table
-        fs_team = _fairshare(usage, self._pos, self._s_div)
+        fs_team = fairshare_factor(usage, self._pos, self._s_div)
         if rows.size <= _SCALAR_ROWS:
             self._few(run, q, now, rows.tolist(), fs_team)
             return
