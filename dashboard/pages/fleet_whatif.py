@@ -57,7 +57,7 @@ from twin.site.catalogue import load_catalogue
 PATH = "/fleet-whatif"
 dash.register_page(__name__, path=PATH, name="Fleet what-if", title="Fleet what-if · ClusterTwin", order=7)
 
-POLL_MS = 250  # while a question runs; its answer shows at most this long after it is ready
+POLL_MS = 100  # while a question runs; its answer shows at most this long after it is ready
 RETARGET_KINDS = ("finetune", "eval", "debug")
 
 
