@@ -298,10 +298,10 @@ class _RecordingSim(FleetSim):
             drop = super().rebalance(t)
         finally:
             self._cause = before
-        cap_w = self.run.cap_w
-        for j in self.power.capped_running:  # the running jobs with a cap (cap_w ≠ inf)
-            if math.isfinite(cap_w[j]):
-                self.capped[j] = True
+        capped = self.power.capped_running  # the running jobs with a cap (cap_w ≠ inf)
+        if capped:
+            rows = np.fromiter(capped, np.int64, len(capped))
+            self.capped[rows[np.isfinite(self.run.cap_w[rows])]] = True
         return drop
 
     def _dispatch(self, kind: int, a: int, b: int, t: float) -> None:

@@ -36,11 +36,10 @@ def job_model(sim: Sim, j: int) -> jobspeed.NodeModel:
     return sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]])]
 
 
-def job_rate(sim: Sim, j: int, model: jobspeed.NodeModel | None = None) -> jobspeed.JobRate:
-    """Physics of running job ``j`` at its placement and cap (``model``: its :func:`job_model`, when known)."""
+def job_rate(sim: Sim, j: int, model: jobspeed.NodeModel) -> jobspeed.JobRate:
+    """Physics of running job ``j`` at its placement and cap on ``model`` (its :func:`job_model`)."""
     run = sim.run
     gpus = run.gpus[j]
-    model = model or job_model(sim, j)
     training = run.table.jobs[j].training
     util = float(run.table.util_frac[j])
     n = int(run.table.n_gpus[j])
