@@ -22,7 +22,7 @@ from dashboard.analysis.fleet_topology import domain_occupancy, nodes_out_ids
 from dashboard.components.kpi import kpi_card
 from dashboard.figures import fleet as figs
 from dashboard.present import theme
-from dashboard.present.data_table import Column, data_table
+from dashboard.present.data_table import GRID_STYLE, Column, data_table
 from dashboard.present.formatting import fmt
 
 PATH = "/jobs"
@@ -55,18 +55,7 @@ TEAM_COLUMNS = (
     Column("pending_count", "pending jobs", "{:,}"),
 )
 TABLE_STYLE = dict(
-    style_table={"overflowX": "auto"},
-    style_header={"backgroundColor": theme.PANEL, "color": theme.TEXT, "fontWeight": "600", "border": "none"},
-    style_cell={
-        "backgroundColor": theme.BACKGROUND,
-        "color": theme.TEXT,
-        "border": f"1px solid {theme.GRID}",
-        "fontFamily": theme.FONT_FAMILY,
-        "fontSize": "13px",
-        "padding": "4px 8px",
-        "whiteSpace": "nowrap",
-        "textAlign": "left",
-    },
+    **GRID_STYLE,
     style_cell_conditional=[{"if": {"column_id": "n_gpus"}, "textAlign": "right"}],
     style_data_conditional=[{"if": {"filter_query": '{state} = "pending"'}, "color": theme.STATUS_WARNING}],
 )

@@ -4,10 +4,11 @@ The form sets the edit (:class:`twin.fleet.edit_whatif.FleetEdit`: halls or rows
 a rack type, the queue order and backfill, one team's nominal quota, a demand-response cut,
 halls down for maintenance), the horizon (1–30 days), the workload and, optionally, a flat
 tariff and grid intensity for cost and carbon (the site files carry none).  "Run" hands the
-question to this process's worker thread (one question at a time); the page polls it and
-shows the simulated share of the horizon and the time taken, then the answer beside the
-baseline: the headline figures, queue wait by team, allocated GPUs and facility power hour
-by hour, and the jobs the scenario capped or preempted.
+question to this process's worker thread (one question at a time); the page polls it (each poll
+waits for the answer a while, so it shows as soon as it is ready) and shows the simulated share of
+the horizon and the time taken, then the answer beside the baseline: the headline figures, queue
+wait by team, allocated GPUs and facility power hour by hour, and the jobs the scenario capped or
+preempted (teams and jobs in tables sorted and paged in the browser).
 
 Answers are cached by (site, workload, horizon, seed, tariff, carbon, edit); the baseline side
 and a converted site are cached apart, so a second question on one baseline costs one side.
@@ -35,7 +36,7 @@ import plotly.graph_objects as go
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard.auth import callback_requires, has_role, needs_role
-from dashboard.present.data_table import Column, data_table
+from dashboard.present.data_table import Column, grid_table
 from dashboard.present.theme import TEMPLATE_NAME
 from dashboard.views.context import live_view
 from dashboard.whatif.fleet_runs import (
@@ -57,7 +58,12 @@ from twin.site.catalogue import load_catalogue
 PATH = "/fleet-whatif"
 dash.register_page(__name__, path=PATH, name="Fleet what-if", title="Fleet what-if · ClusterTwin", order=7)
 
-POLL_MS = 100  # while a question runs; its answer shows at most this long after it is ready
+# While a question runs the page asks for it every POLL_MS, and each request waits up to LONG_POLL_S for
+# the answer (Worker.wait), so the answer leaves the server as soon as it is ready, and the question's
+# thread (pure Python: every request takes the interpreter's lock from it) is disturbed once a second,
+# not ten times; the wait is shorter than the interval, so the requests do not overlap
+POLL_MS = 1000
+LONG_POLL_S = 0.85
 RETARGET_KINDS = ("finetune", "eval", "debug")
 
 
@@ -520,7 +526,7 @@ def answer_children(run: Run) -> list:
         className="grid-2",
     )
     teams = html.Div(
-        [html.H3("Teams"), data_table(_team_rows(answer), TEAM_COLUMNS, "no teams", table_id="fwi-teams")],
+        [html.H3("Teams"), grid_table(_team_rows(answer), TEAM_COLUMNS, "no teams", table_id="fwi-teams")],
         className="panel",
     )
     hourly = html.Div(
@@ -555,7 +561,7 @@ def answer_children(run: Run) -> list:
                 f"the largest {len(scen['jobs'])} listed",
                 className="muted",
             ),
-            data_table(_job_rows(scen), JOB_COLUMNS, "no job capped or preempted", table_id="fwi-jobs"),
+            grid_table(_job_rows(scen), JOB_COLUMNS, "no job capped or preempted", table_id="fwi-jobs"),
         ],
         className="panel",
     )
@@ -630,11 +636,13 @@ def warm(*values):
     prevent_initial_call=True,
 )
 def poll(_n, token):
-    """While a question runs: its progress; when answered: the answer (and the polling stops)."""
+    """While a question runs: its progress; when answered: the answer (and the polling stops).
+
+    A request for a question still running waits up to :data:`LONG_POLL_S` for its answer."""
     run = WORKER.find(token)
     if run is None:
         return "", no_update, True
-    if run.finished_s is None:
+    if not WORKER.wait(run, LONG_POLL_S):
         return status_text(run), no_update, False
     return status_text(run), answer_children(run) if run.answer is not None else [], True
 

@@ -56,6 +56,9 @@ DEFAULT_CONVERT_TYPE = "GB200-NVL72"
 # baseline computed ahead for inputs since changed does not hold up the one a question needs
 SIDE_PROCESSES = 2
 CLOSE_JOIN_S = 10.0  # a bound on waiting for a terminated side process to exit [s]
+# requests waiting at once for a question's answer (:meth:`Worker.wait`); more return at once, so that
+# viewers of a running question cannot take all of the server's request threads
+WAITERS = 4
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class Run:
     finished_s: float | None = None
     answer: dict[str, Any] | None = None
     error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)  # set when finished
 
     def elapsed_s(self) -> float:
         return (self.finished_s or time.perf_counter()) - self.started_s
@@ -130,6 +134,7 @@ class Worker:
         self.asked: set[tuple] = set()  # baseline keys of sides a question waits for (not cancelled)
         self.processes = processes
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._waiters = threading.BoundedSemaphore(WAITERS)
 
     def submit(self, question: Question, state, base_policy: Policy) -> Run:
         """The run of ``question``: a finished or running one, else a new one started now.
@@ -155,6 +160,16 @@ class Worker:
 
     def find(self, token: str | None) -> Run | None:
         return self.runs.get(token) if token else None
+
+    def wait(self, run: Run, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for ``run`` to finish (at once when :data:`WAITERS` requests already wait);
+        whether it has.  A waiting thread holds no lock: the question's thread runs on."""
+        if run.done.is_set() or not self._waiters.acquire(blocking=False):
+            return run.done.is_set()
+        try:
+            return run.done.wait(timeout_s)
+        finally:
+            self._waiters.release()
 
     def warm(self, question: Question, state, base_policy: Policy) -> bool:
         """Start computing ``question``'s baseline side now (its edit is not read), in the background.
@@ -289,6 +304,7 @@ class Worker:
             with self.lock:
                 self.asked.discard(q.baseline_key())
             run.finished_s = time.perf_counter()
+            run.done.set()
 
     def _workload(self, q: Question, state, base_policy: Policy) -> tuple:
         def make() -> tuple:

@@ -137,3 +137,23 @@ def test_closing_now_drops_the_side_under_way_and_ends_its_process(demo_state):
     done, _ = cf.wait([fut], timeout=WAIT_S)
     assert done and (fut.cancelled() or fut.exception() is not None)
     assert w.baselines.get(q.baseline_key()) is None
+
+
+def test_a_wait_returns_when_the_question_is_answered_and_is_bounded_for_its_waiters(demo_state):
+    from dashboard.whatif.fleet_runs import WAITERS, Run
+
+    worker = Worker()
+    run = Run(baseline_question_from_form(demo_state, FORM))
+    assert not worker.wait(run, 0.0)  # not finished, no wait asked for
+    threading.Timer(0.05, run.done.set).start()
+    assert worker.wait(run, WAIT_S)  # woken when it finishes, long before the bound
+    other = Run(baseline_question_from_form(demo_state, {**FORM, "seed": 1}))
+    for _ in range(WAITERS):
+        assert worker._waiters.acquire(blocking=False)  # every waiting place taken
+    try:
+        t0 = time.monotonic()
+        assert not worker.wait(other, WAIT_S)  # no place: it returns at once rather than hold a thread
+        assert time.monotonic() - t0 < WAIT_S / 2
+    finally:
+        for _ in range(WAITERS):
+            worker._waiters.release()
