@@ -87,13 +87,13 @@ class ClusterState:
         """Give ``gpu_ids`` to ``job`` (they must be free)."""
         self.gpu_job[gpu_ids] = job
         self._change_free(self.topo.site.gpu_node[gpu_ids], -1)
-        self.n_alloc_gpus += int(np.size(gpu_ids))
+        self.n_alloc_gpus += gpu_ids.size
 
     def release(self, gpu_ids: np.ndarray) -> None:
         """Free ``gpu_ids`` (their job ended, failed or was preempted)."""
         self.gpu_job[gpu_ids] = -1
         self._change_free(self.topo.site.gpu_node[gpu_ids], +1)
-        self.n_alloc_gpus -= int(np.size(gpu_ids))
+        self.n_alloc_gpus -= gpu_ids.size
 
     def _change_free(self, gpu_nodes: np.ndarray, sign: int) -> None:
         gpu_nodes = np.asarray(gpu_nodes)

@@ -262,9 +262,14 @@ class _HourlyRecorder(Recorder):
     def advance(self, t: float) -> None:
         t0 = self.t
         if t > t0:
-            alloc, power = self.level["alloc"], self.level["power_mw"]
+            alloc, power = self.alloc, self.power_mw
             n = len(self.alloc_gpu_s)
             h = int(t0 // 3600.0)
+            if h < n and t <= (h + 1) * 3600.0:  # within one hour of the run (most steps)
+                dt = t - t0
+                self.alloc_gpu_s[h] += alloc * dt
+                self.power_mw_s[h] += power * dt
+                h = n
             while h < n and h * 3600.0 < t:
                 dt = min(t, (h + 1) * 3600.0) - max(t0, h * 3600.0)
                 self.alloc_gpu_s[h] += alloc * dt

@@ -60,7 +60,7 @@ def _job_hit(sim: Sim, j: int, node: int, cause: int, t: float) -> None:
         lifecycle.requeue(sim, j, t, "failed")
         return
     run.cluster.allocate(j, spare)
-    run.gpus[j] = np.sort(np.concatenate([gpus[~on_node], spare]))
+    lifecycle.placed(sim, j, np.sort(np.concatenate([gpus[~on_node], spare])))
     run.restarts[j] += 1
     run.resume_s[j] = t + failures.restart_overhead_s(cause, float(run.table.restore_s[j]))
     sim.factors.pop(j, None)

@@ -31,9 +31,15 @@ EV_END = 1  # the job's predicted end (completion or wall-time kill)
 
 
 def job_model(sim: Sim, j: int) -> jobspeed.NodeModel:
-    """The node model of running job ``j``'s GPUs (its first GPU's node)."""
+    """The node model of running job ``j``'s GPUs (its first GPU's node: :func:`placed`)."""
+    return sim.node_models[sim.placed_type[j]]
+
+
+def placed(sim: Sim, j: int, gpu_ids: np.ndarray) -> None:
+    """Job ``j`` now holds ``gpu_ids`` (sorted): its GPUs and the GPU type of its first GPU's node."""
     run = sim.run
-    return sim.node_models[int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]])]
+    run.gpus[j] = gpu_ids
+    sim.placed_type[j] = int(run.topo.node_gpu_type[run.topo.site.gpu_node[gpu_ids[0]]])
 
 
 def job_rate(sim: Sim, j: int, model: jobspeed.NodeModel) -> jobspeed.JobRate:
@@ -85,7 +91,7 @@ def start(sim: Sim, j: int, gpu_ids: np.ndarray, t: float) -> None:
     """Start pending job ``j`` on ``gpu_ids`` at ``t`` (a restart pays its checkpoint restore first)."""
     run = sim.run
     run.cluster.allocate(j, gpu_ids)
-    run.gpus[j] = gpu_ids
+    placed(sim, j, gpu_ids)
     run.n_alloc[j] = gpu_ids.size
     restarted = not math.isnan(run.first_start_s[j])
     if not restarted:

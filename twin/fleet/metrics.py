@@ -52,40 +52,59 @@ class HourlySeries:
 
 
 class Recorder:
-    """Integrates the fleet's signals over time."""
+    """Integrates the fleet's signals over time.
+
+    The levels (allocated GPUs, GPUs making progress, pending jobs, fragmented GPUs, facility power [MW])
+    are attributes, set together by :meth:`set_levels`; ``area`` [level·s] and ``level`` read them by name.
+    """
+
+    KEYS = ("alloc", "busy", "queue", "frag", "power_mw")
 
     def __init__(self, n_gpus: int, tariff: HourlySeries | None, carbon: HourlySeries | None) -> None:
         self.n_gpus = n_gpus
         self.tariff, self.carbon = tariff, carbon
         self.t = 0.0
-        self.level = dict(alloc=0.0, busy=0.0, queue=0.0, frag=0.0, power_mw=0.0)
-        self.area = dict.fromkeys(self.level, 0.0)
+        self.alloc = self.busy = self.queue = self.frag = self.power_mw = 0.0
+        self.alloc_area = self.busy_area = self.queue_area = self.frag_area = self.power_mw_area = 0.0
         self.cost_usd = 0.0
         self.carbon_kg = 0.0
         self.peak_power_mw = 0.0
         self.min_power_mw = math.inf
 
+    @property
+    def level(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in self.KEYS}
+
+    @property
+    def area(self) -> dict[str, float]:
+        return {k: getattr(self, k + "_area") for k in self.KEYS}
+
     def advance(self, t: float) -> None:
-        if t <= self.t:
+        t0 = self.t
+        if t <= t0:
             return
-        dt = t - self.t
-        for k, v in self.level.items():
-            self.area[k] += v * dt
-        p = self.level["power_mw"]
+        dt = t - t0
+        self.alloc_area += self.alloc * dt
+        self.busy_area += self.busy * dt
+        self.queue_area += self.queue * dt
+        self.frag_area += self.frag * dt
+        self.power_mw_area += self.power_mw * dt
         if self.tariff is not None:
-            self.cost_usd += p * self.tariff.integral(self.t, t)
+            self.cost_usd += self.power_mw * self.tariff.integral(t0, t)
         if self.carbon is not None:
-            self.carbon_kg += p * self.carbon.integral(self.t, t)
+            self.carbon_kg += self.power_mw * self.carbon.integral(t0, t)
         self.t = t
 
-    def set(self, **levels: float) -> None:
-        self.level.update(levels)
-        p = self.level["power_mw"]
-        self.peak_power_mw = max(self.peak_power_mw, p)
-        self.min_power_mw = min(self.min_power_mw, p)
+    def set_levels(self, alloc: float, queue: float, frag: float, power_mw: float) -> None:
+        """The levels from now on (GPUs, jobs, GPUs, MW)."""
+        self.alloc, self.queue, self.frag, self.power_mw = alloc, queue, frag, power_mw
+        if power_mw > self.peak_power_mw:
+            self.peak_power_mw = power_mw
+        if power_mw < self.min_power_mw:
+            self.min_power_mw = power_mw
 
     def mean(self, key: str) -> float:
-        return self.area[key] / self.t if self.t > 0 else 0.0
+        return getattr(self, key + "_area") / self.t if self.t > 0 else 0.0
 
 
 def _stats(x: np.ndarray) -> tuple[float, float]:
@@ -163,7 +182,7 @@ def fleet_report(run: FleetRun, rec: Recorder, wall_s: float) -> dict[str, Any]:
     mean_wait, median_wait = _stats(s["wait_s"])
     mean_turn, _ = _stats(f["jct_s"])
     area = tab.n_gpus[finished] * tab.run_s[finished]
-    energy = rec.area["power_mw"] / 3600.0
+    energy = rec.power_mw_area / 3600.0
     tokens = float(run.tokens.sum())
     return {
         "jobs_count": int(tab.n_jobs),

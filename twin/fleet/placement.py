@@ -102,11 +102,11 @@ def _best_fit_any(cl: ClusterState, req: Request) -> np.ndarray | None:
     """:func:`_place_shared`'s best fit for a job of any GPU type on the usable nodes, read off the histogram
     of free GPUs: the fewest free GPUs that hold the job, then the first usable node with that many."""
     hist = cl.free_hist
-    fits = np.flatnonzero(hist[req.n_gpus :]) if req.n_gpus < hist.size else hist[:0]
+    fits = hist[req.n_gpus :].nonzero()[0] if req.n_gpus < hist.size else hist[:0]  # 1-D: flatnonzero's answer
     if fits.size == 0:
         return None
     best = (cl.node_free == req.n_gpus + int(fits[0])) & cl.usable_mask()
-    node = int(np.argmax(best))
+    node = int(best.argmax())
     if not best[node]:  # the histogram disagrees with the nodes: never expected, answered the long way
         return _place_shared(cl, req, cl.no_fit_mask(-1), "tree")
     return _slots(cl, node, req.n_gpus)
@@ -115,7 +115,7 @@ def _best_fit_any(cl: ClusterState, req: Request) -> np.ndarray | None:
 def _slots(cl: ClusterState, node: int, n_gpus: int) -> np.ndarray:
     """The first ``n_gpus`` free GPU ids of ``node``."""
     first = int(cl.topo.node_first_gpu[node])
-    slots = np.flatnonzero(cl.gpu_job[first : first + int(cl.topo.node_gpus[node])] < 0)[:n_gpus]
+    slots = (cl.gpu_job[first : first + int(cl.topo.node_gpus[node])] < 0).nonzero()[0][:n_gpus]
     return first + slots.astype(np.int64)
 
 
@@ -150,7 +150,7 @@ def _place_flat(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
 def _best_domain(dom: np.ndarray, free: np.ndarray, k: int) -> int:
     """The domain with the fewest free nodes that still hold ``k`` (-1 none)."""
     counts = np.bincount(dom[free])  # domains without a free node need no count: k >= 1
-    fits = np.flatnonzero(counts >= k)
+    fits = (counts >= k).nonzero()[0]
     return -1 if fits.size == 0 else int(fits[np.argmin(counts[fits])])
 
 
@@ -163,7 +163,7 @@ def _place_tree(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
             continue
         inside = free & (dom == best)
         if level == "leaf":
-            return np.flatnonzero(inside)[:k]
+            return inside.nonzero()[0][:k]
         return _fill_largest_first(topo.node_pod, topo.node_leaf, inside, k)
     return None
 

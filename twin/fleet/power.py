@@ -81,6 +81,8 @@ class PowerAdmission:
         self.fixed_mw = state.n_switches * SWITCH_POWER_W / 1e6 + state.site_overhead_mw
         self.base_supply_mw = supply_mw(state)
         self.cut_mw, self.target_mw = 0.0, math.inf
+        self._budget_key: tuple[object, float, float] = (None, math.nan, math.nan)  # what _it_budget_w is for
+        self._it_budget_w = math.nan
         self.grids = [np.linspace(m.gpu_min_w, m.gpu_tdp_w, CAP_GRID_POINTS) for m in sim.node_models]
         n = run.n_jobs
         self.floor_w = np.zeros(n)  # node power at the floor cap
@@ -110,7 +112,13 @@ class PowerAdmission:
         return self.cut_mw > 0.0 or math.isfinite(self.target_mw)
 
     def it_budget_w(self) -> float:
-        return max(self.budget_mw() - self.fixed_mw, 0.0) / self.k_facility * 1e6
+        """IT power the jobs may draw now [W] (kept until the policy or a demand-response figure changes)."""
+        key = self._budget_key
+        pol = self.sim.run.policy
+        if key[0] is not pol or key[1] != self.cut_mw or key[2] != self.target_mw:
+            self._it_budget_w = max(self.budget_mw() - self.fixed_mw, 0.0) / self.k_facility * 1e6
+            self._budget_key = (pol, self.cut_mw, self.target_mw)
+        return self._it_budget_w
 
     def facility_mw(self, it_w: float) -> float:
         return it_w * self.k_facility / 1e6 + self.fixed_mw
@@ -118,7 +126,7 @@ class PowerAdmission:
     # --- per-job tables ------------------------------------------------------------------
     def _model(self, j: int) -> tuple[int, jobspeed.NodeModel]:
         run = self.sim.run
-        t = int(run.topo.node_gpu_type[run.topo.site.gpu_node[run.gpus[j][0]]]) if run.gpus[j] is not None else 0
+        t = self.sim.placed_type[j] if run.gpus[j] is not None else 0
         return t, self.sim.node_models[t]
 
     def table(self, j: int) -> np.ndarray:

@@ -119,7 +119,9 @@ class PriorityCache:
         if rows.size <= _SCALAR_ROWS:  # a short queue: looked up one by one
             valid = self.valid
             due = [j for j in rows.tolist() if not valid[j]]
-            rows = np.array(due, np.int64) if due else rows[:0]
+            if not due:
+                return
+            rows = np.array(due, np.int64)
         else:
             rows = rows[~self.valid[rows]]
         if rows.size:

@@ -25,7 +25,6 @@ GPUs (``fragmented_gpus``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,17 +39,22 @@ _NO_ROWS.flags.writeable = _NO_CODES.flags.writeable = False
 _LIMIT_CODES = np.array([0] + [REASON_CODE[r] for r in LIMIT_REASONS[1:]], np.int8)
 
 
-@dataclass
 class PassResult:
-    """What one pass did and why the others wait (*``rows`` ascending when at most one job could be tried)."""
+    """What one pass did and why the others wait (*``rows`` ascending when at most one job could be tried).
 
-    started: list[int] = field(default_factory=list)
-    preempted: list[int] = field(default_factory=list)
-    rows: np.ndarray = field(default_factory=lambda: _NO_ROWS)  # pending rows, in queue order*
-    codes: np.ndarray = field(default_factory=lambda: _NO_CODES)  # their reasons (REASONS codes)
-    expected_start_s: dict[int, float] = field(default_factory=dict)  # reservations made (squeue --start)
-    fragmented_gpus: int = 0
-    tested_count: int = 0
+    A plain class rather than a dataclass of default factories: a week of the fleet makes 50,000 of them.
+    """
+
+    __slots__ = ("started", "preempted", "rows", "codes", "expected_start_s", "fragmented_gpus", "tested_count")
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+        self.preempted: list[int] = []
+        self.rows: np.ndarray = _NO_ROWS  # pending rows, in queue order*
+        self.codes: np.ndarray = _NO_CODES  # their reasons (REASONS codes)
+        self.expected_start_s: dict[int, float] = {}  # reservations made (squeue --start)
+        self.fragmented_gpus = 0
+        self.tested_count = 0
 
     @property
     def reasons(self) -> dict[int, str]:
@@ -195,7 +199,7 @@ def schedule_pass(sim: Sim, now: float, full: bool = True) -> PassResult:
     backfilling = full and pol.backfill != "none"
     max_resv = 0 if not backfilling else (1 if pol.backfill == "easy" else pol.bf_max_job_test)
     ctx = _Ctx(sim, now, out, codes, ordered, backfilling, max_resv)
-    positions = np.flatnonzero(elig)
+    positions = elig.nonzero()[0]
     i = 0
     while i < positions.size:
         p = int(positions[i])

@@ -79,6 +79,7 @@ class FleetSim(JobSets):
         self.node_models = node_models(topo.site, topo.node_gpu_type, topo.node_gpus)
         self.rates = TrainingRates()
         self.factors: dict[int, object] = {}
+        self.placed_type = [0] * table.n_jobs  # GPU type of each running job's nodes (set as it is placed)
         self.failure_model = opts.failure_model
         self.rng = np.random.default_rng(opts.seed)
         self.heap: list[tuple[float, int, int, int, int]] = []
@@ -308,12 +309,7 @@ class FleetSim(JobSets):
         run = self.run
         alloc = run.cluster.n_alloc_gpus
         it_w = self.power.it_power_w() if not (run.policy.idle_nodes_off and self.power.mode != "off") else self.it_w
-        self.rec.set(
-            alloc=float(alloc),
-            queue=float(self.n_pending),
-            frag=float(self.last_frag),
-            power_mw=self.power.facility_mw(it_w),
-        )
+        self.rec.set_levels(float(alloc), float(self.n_pending), float(self.last_frag), self.power.facility_mw(it_w))
 
     # --- jobs ----------------------------------------------------------------------------
     def _submit(self, j: int) -> None:
