@@ -147,9 +147,13 @@ def _place_flat(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
     return np.flatnonzero(free & (dom == fits[0]))[:k]
 
 
-def _best_domain(dom: np.ndarray, free: np.ndarray, k: int) -> int:
-    """The domain with the fewest free nodes that still hold ``k`` (-1 none)."""
-    counts = np.bincount(dom[free])  # domains without a free node need no count: k >= 1
+def _best_domain(dom: np.ndarray, free: np.ndarray, k: int, starts: np.ndarray | None = None) -> int:
+    """The domain with the fewest free nodes that still hold ``k`` (-1 none); ``starts``: the first node of
+    each domain when every domain is one run of nodes (:meth:`FleetTopology.domain_starts`)."""
+    if starts is not None:
+        counts = np.add.reduceat(free, starts, dtype=np.int64)  # free nodes per domain, as bincount counts them
+    else:
+        counts = np.bincount(dom[free])  # domains without a free node need no count: k >= 1
     fits = (counts >= k).nonzero()[0]
     return -1 if fits.size == 0 else int(fits[np.argmin(counts[fits])])
 
@@ -158,7 +162,7 @@ def _place_tree(cl: ClusterState, free: np.ndarray, k: int, max_level: str) -> n
     topo = cl.topo
     for level in TREE_LEVELS[: TREE_LEVELS.index(max_level) + 1]:
         dom = topo.domain(level)
-        best = _best_domain(dom, free, k)
+        best = _best_domain(dom, free, k, topo.domain_starts(level))
         if best < 0:
             continue
         inside = free & (dom == best)

@@ -117,10 +117,28 @@ class FleetTopology:
             return self._one_site
         raise TopologyError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
 
+    @functools.cached_property
+    def _domain_starts(self) -> dict[str, np.ndarray | None]:
+        return {}
+
+    def domain_starts(self, level: str) -> np.ndarray | None:
+        """First node of each domain at ``level`` when every domain is one run of nodes, in domain order
+        (ids 0, 1, … with none empty), else None (kept: callers must not change it in place)."""
+        if level not in self._domain_starts:
+            dom = self.domain(level)
+            starts = None
+            if dom.size and dom[0] == 0 and np.all(np.diff(dom) >= 0) and np.all(np.diff(dom) <= 1):
+                starts = _read_only(np.flatnonzero(np.concatenate(([True], dom[1:] != dom[:-1]))))
+            self._domain_starts[level] = starts
+        return self._domain_starts[level]
+
     def node_gpu_ids(self, nodes: np.ndarray) -> np.ndarray:
         """All GPU ids of ``nodes`` (int64, node by node)."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        counts = self.node_gpus[nodes].astype(np.int64)
+        sizes = self.node_gpus[nodes]
+        if sizes.size and (self.uniform_nodes or bool((sizes == sizes[0]).all())):  # nodes of one size (a gang's)
+            return (self.node_first_gpu[nodes][:, None] + np.arange(int(sizes[0]), dtype=np.int64)).ravel()
+        counts = sizes.astype(np.int64)
         starts = np.repeat(self.node_first_gpu[nodes], counts)
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         return starts + offsets

@@ -57,3 +57,30 @@ def test_a_small_job_shares_the_fullest_node_that_holds_it():
     gpus = place(cl, Request(2), "tree")
     assert gpus.tolist() == [14, 15]
     assert place(cl, Request(2), "flat").tolist() == [0, 1]  # first fit: node 0
+
+
+def test_gpu_ids_of_nodes_and_free_nodes_per_domain_read_off_runs_of_nodes():
+    import dataclasses
+
+    from twin.fleet.placement import _best_domain
+
+    topo = fleet_topology(tiny_fleet_site())
+    assert topo.node_gpu_ids(np.array([5, 2])).tolist() == list(range(40, 48)) + list(range(16, 24))
+    assert topo.node_gpu_ids(np.array([], np.int64)).size == 0
+    # nodes of two sizes: the GPU ids node by node, whichever way they are read
+    mixed = dataclasses.replace(topo, node_gpus=np.array([8, 4, 8, 8, 4, 8, 8, 8], np.int16))
+    mixed = dataclasses.replace(mixed, node_first_gpu=np.concatenate(([0], np.cumsum(mixed.node_gpus[:-1]))))
+    assert not mixed.uniform_nodes
+    assert mixed.node_gpu_ids(np.array([1, 4])).tolist() == [8, 9, 10, 11, 28, 29, 30, 31]
+    assert mixed.node_gpu_ids(np.array([4, 0])).tolist() == [28, 29, 30, 31, 0, 1, 2, 3, 4, 5, 6, 7]
+    # leaves are runs of two nodes, pods of four: counted per run, the same best domain as counted node by node
+    assert topo.domain_starts("leaf").tolist() == [0, 2, 4, 6] and topo.domain_starts("pod").tolist() == [0, 4]
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        free = rng.random(8) < 0.5
+        for level in ("leaf", "pod", "site"):
+            for k in (1, 2, 3):
+                dom = topo.domain(level)
+                assert _best_domain(dom, free, k, topo.domain_starts(level)) == _best_domain(dom, free, k)
+    scattered = np.array([0, 1, 0, 1, 2, 2, 3, 3], np.int32)  # not runs: no starts, counted node by node
+    assert dataclasses.replace(topo, node_leaf=scattered).domain_starts("leaf") is None
