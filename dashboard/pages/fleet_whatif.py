@@ -63,8 +63,10 @@ dash.register_page(__name__, path=PATH, name="Fleet what-if", title="Fleet what-
 # So the answer leaves the server as soon as it is ready, the requests never overlap, and the question's
 # thread (pure Python: every request takes the interpreter's lock from it) is disturbed about once a
 # second, not ten times (the 7-day answer on colossus took 2.85 s with one request a second, against
-# 3.0-3.1 s with ten)
+# 3.0-3.1 s with ten).  A request that finds every waiting place taken (Worker.wait) returns at once and
+# allows the next one BUSY_POLL_MS later.
 POLL_MS = 50
+BUSY_POLL_MS = 1000
 LONG_POLL_S = 0.85
 RETARGET_KINDS = ("finetune", "eval", "debug")
 
@@ -603,6 +605,7 @@ def status_text(run: Run) -> str:
     Output(F.TOKEN, "data"),
     Output(F.POLL, "disabled"),
     Output(F.POLL, "max_intervals"),
+    Output(F.POLL, "interval"),
     Output(F.STATUS, "children"),
     Output(F.ANSWER, "children"),
     Input(F.RUN, "n_clicks"),
@@ -619,11 +622,11 @@ def start(_clicks, ticks, *values):
         question = question_from_form(view.state, {c.removeprefix("fwi-"): v for c, v in zip(FORM, values)})
         run = WORKER.submit(question, view.state, base_policy(view))
     except WhatIfError as exc:
-        return None, True, no_update, str(exc), []
+        return None, True, no_update, no_update, str(exc), []
     token = question.token()
     if run.answer is not None:
-        return token, True, no_update, status_text(run), answer_children(run)
-    return token, False, (ticks or 0) + 1, status_text(run), []
+        return token, True, no_update, no_update, status_text(run), answer_children(run)
+    return token, False, (ticks or 0) + 1, POLL_MS, status_text(run), []
 
 
 @dash.callback(Output(F.WARM, "data"), *[Input(c, "value") for c in WORKLOAD_FORM])
@@ -651,6 +654,7 @@ def warm(*values):
     Output(F.ANSWER, "children", allow_duplicate=True),
     Output(F.POLL, "disabled", allow_duplicate=True),
     Output(F.POLL, "max_intervals", allow_duplicate=True),
+    Output(F.POLL, "interval", allow_duplicate=True),
     Input(F.POLL, "n_intervals"),
     State(F.TOKEN, "data"),
     prevent_initial_call=True,
@@ -660,10 +664,11 @@ def poll(ticks, token):
     the polling stops).  A request for a question still running waits up to :data:`LONG_POLL_S` for it."""
     run = WORKER.find(token)
     if run is None:
-        return "", no_update, True, no_update
-    if not WORKER.wait(run, LONG_POLL_S):
-        return status_text(run), no_update, False, (ticks or 0) + 1
-    return status_text(run), answer_children(run) if run.answer is not None else [], True, no_update
+        return "", no_update, True, no_update, no_update
+    waited = WORKER.wait(run, LONG_POLL_S)
+    if run.finished_s is None:
+        return status_text(run), no_update, False, (ticks or 0) + 1, POLL_MS if waited else BUSY_POLL_MS
+    return status_text(run), answer_children(run) if run.answer is not None else [], True, no_update, no_update
 
 
 def _data_row(key: str) -> dict[str, Any]:

@@ -162,12 +162,13 @@ class Worker:
         return self.runs.get(token) if token else None
 
     def wait(self, run: Run, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for ``run`` to finish (at once when :data:`WAITERS` requests already wait);
-        whether it has.  A waiting thread holds no lock: the question's thread runs on."""
+        """Wait up to ``timeout_s`` for ``run`` to finish; whether this call waited (not when it has finished,
+        nor when :data:`WAITERS` calls already wait).  A waiting thread holds no lock: the question's runs on."""
         if run.done.is_set() or not self._waiters.acquire(blocking=False):
-            return run.done.is_set()
+            return False
         try:
-            return run.done.wait(timeout_s)
+            run.done.wait(timeout_s)
+            return True
         finally:
             self._waiters.release()
 

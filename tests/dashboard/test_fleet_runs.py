@@ -144,9 +144,12 @@ def test_a_wait_returns_when_the_question_is_answered_and_is_bounded_for_its_wai
 
     worker = Worker()
     run = Run(baseline_question_from_form(demo_state, FORM))
-    assert not worker.wait(run, 0.0)  # not finished, no wait asked for
+    assert worker.wait(run, 0.0) and not run.done.is_set()  # waited, for nothing: not finished
     threading.Timer(0.05, run.done.set).start()
-    assert worker.wait(run, WAIT_S)  # woken when it finishes, long before the bound
+    t0 = time.monotonic()
+    assert worker.wait(run, WAIT_S) and run.done.is_set()  # woken when it finishes, long before the bound
+    assert time.monotonic() - t0 < WAIT_S / 2
+    assert not worker.wait(run, WAIT_S)  # finished: no wait
     other = Run(baseline_question_from_form(demo_state, {**FORM, "seed": 1}))
     for _ in range(WAITERS):
         assert worker._waiters.acquire(blocking=False)  # every waiting place taken
@@ -157,3 +160,32 @@ def test_a_wait_returns_when_the_question_is_answered_and_is_bounded_for_its_wai
     finally:
         for _ in range(WAITERS):
             worker._waiters.release()
+
+
+def test_the_page_poll_waits_for_the_answer_and_backs_off_when_no_waiting_place_is_free(demo_state, page_module):
+    from dash import no_update
+
+    from dashboard.whatif.fleet_runs import WAITERS, WORKER, Run
+
+    page = page_module("fleet_whatif")
+    run = Run(baseline_question_from_form(demo_state, {**FORM, "seed": 7}), phase="scenario")
+    token = "poll-test"
+    WORKER.runs.put(token, run)
+    for _ in range(WAITERS):
+        assert WORKER._waiters.acquire(blocking=False)
+    try:  # no waiting place: at once, the next poll allowed a second later
+        assert page.poll(3, token)[2:] == (False, 4, page.BUSY_POLL_MS)
+    finally:
+        for _ in range(WAITERS):
+            WORKER._waiters.release()
+    status, answer, disabled, ticks, interval = page.poll(4, token)  # waits LONG_POLL_S, the question runs on
+    assert status.startswith("running: scenario side") and answer is no_update
+    assert (disabled, ticks, interval) == (False, 5, page.POLL_MS)
+
+    def finish() -> None:
+        run.error, run.finished_s = "refused: test", time.perf_counter()
+        run.done.set()
+
+    threading.Timer(0.05, finish).start()
+    assert page.poll(5, token) == ("refused: test", [], True, no_update, no_update)  # woken by the end
+    assert page.poll(6, None) == ("", no_update, True, no_update, no_update)  # no question: polling stops
