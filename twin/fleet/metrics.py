@@ -55,10 +55,9 @@ class Recorder:
     """Integrates the fleet's signals over time.
 
     The levels (allocated GPUs, GPUs making progress, pending jobs, fragmented GPUs, facility power [MW])
-    are attributes, set together by :meth:`set_levels`; ``area`` [level·s] and ``level`` read them by name.
+    are attributes, set together by :meth:`set_levels`; each has its integral over time in ``<level>_area``
+    [level·s], which :meth:`mean` reads by name.
     """
-
-    KEYS = ("alloc", "busy", "queue", "frag", "power_mw")
 
     def __init__(self, n_gpus: int, tariff: HourlySeries | None, carbon: HourlySeries | None) -> None:
         self.n_gpus = n_gpus
@@ -70,14 +69,6 @@ class Recorder:
         self.carbon_kg = 0.0
         self.peak_power_mw = 0.0
         self.min_power_mw = math.inf
-
-    @property
-    def level(self) -> dict[str, float]:
-        return {k: getattr(self, k) for k in self.KEYS}
-
-    @property
-    def area(self) -> dict[str, float]:
-        return {k: getattr(self, k + "_area") for k in self.KEYS}
 
     def advance(self, t: float) -> None:
         t0 = self.t
