@@ -15,6 +15,7 @@ MAX_BUNDLE_BYTES = 3_000_000
 SHAPE_TYPES = {"line", "rect", "circle", "path"}  # layout shapes, not traces
 INPUT_TYPES = {"search", "text", "number", "hidden", "password", "submit"}  # input and button types, not traces
 AXIS_TYPES = {"linear", "log", "date", "category", "multicategory"}  # axis types (xaxis=dict(type=...)), not traces
+COLUMN_TYPES = {"numeric", "text", "datetime", "any"}  # DataTable column types, not traces
 
 
 def _bundle() -> Path:
@@ -42,7 +43,7 @@ def app_trace_types() -> set[str]:
         types |= set(re.findall(r"""\btype\s*=\s*["'](\w+)["']""", text))
         types |= set(re.findall(r"""["']type["']\s*:\s*["'](\w+)["']""", text))
         types |= {name.lower() for name in re.findall(r"\bgo\.(\w+)\(", text)} - {"figure"}
-    return types - SHAPE_TYPES - INPUT_TYPES - AXIS_TYPES
+    return types - SHAPE_TYPES - INPUT_TYPES - AXIS_TYPES - COLUMN_TYPES
 
 
 def test_bundle_matches_plotly_py_version_and_size():

@@ -35,8 +35,10 @@ STORE_DIR = Path(ingest.store.__file__).resolve().parent
 INGEST_DIR = STORE_DIR.parent
 WRITE_MARKS = ("commit(", "_update_event(", "self._writes.run(")
 # Writer names too common elsewhere to read as a store write (dict.update, figure.update, a replay's
-# step): the alert store's update and the hub's step run only in the ingest tick, never from a web request.
-COMMON_NAMES = {"update", "step"}
+# step, a semaphore's release): the alert store's update and the hub's step run only in the ingest tick,
+# the ingest lease's release only in the ingest runtime, never from a web request, and the login counters'
+# release only in the login route, which is no Dash callback.
+COMMON_NAMES = {"update", "step", "release"}
 
 
 def _calls(node: ast.AST) -> set[str]:
