@@ -570,13 +570,13 @@ def answer_children(run: Run) -> list:
         ],
         className="grid-2",
     )
+    listed = f"; the largest {len(scen['jobs']):,} listed" if scen["jobs"] else ""
     hit = html.Div(
         [
             html.H3("Jobs the scenario capped or preempted"),
             html.Div(
                 f"scenario: {scen['jobs_power_capped_count']:,} jobs held below full power, {scen['jobs_preempted_count']:,} "
-                f"requeued (baseline: {base['jobs_power_capped_count']:,} and {base['jobs_preempted_count']:,}); "
-                f"the largest {len(scen['jobs'])} listed",
+                f"requeued (baseline: {base['jobs_power_capped_count']:,} and {base['jobs_preempted_count']:,}){listed}",
                 className="muted",
             ),
             grid_table(_job_rows(scen), JOB_COLUMNS, "no job capped or preempted", table_id="fwi-jobs"),

@@ -189,3 +189,27 @@ def test_the_page_poll_waits_for_the_answer_and_backs_off_when_no_waiting_place_
     threading.Timer(0.05, finish).start()
     assert page.poll(5, token) == ("refused: test", [], True, no_update, no_update)  # woken by the end
     assert page.poll(6, None) == ("", no_update, True, no_update, no_update)  # no question: polling stops
+
+
+def _text(component) -> str:
+    """Every string in a Dash component tree, joined."""
+    if isinstance(component, str):
+        return component
+    if isinstance(component, (list, tuple)):
+        return " ".join(_text(c) for c in component)
+    return _text(getattr(component, "children", None) or "")
+
+
+def test_the_answer_lists_capped_jobs_only_when_there_are_some(demo_state, worker, page_module):
+    page = page_module("fleet_whatif")
+    quiet = worker.submit(question_from_form(demo_state, {**FORM, "ordering": "sjf"}), demo_state, Policy())
+    _wait(quiet)
+    assert quiet.answer["scenario"]["jobs"] == []
+    line = _text(page.answer_children(quiet)[-1])
+    assert "0 jobs held below full power, 0 requeued" in line and "listed" not in line
+    cut = {**FORM, "dr-cut": 5, "dr-start": 2, "dr-hours": 4}
+    capped = worker.submit(question_from_form(demo_state, cut), demo_state, Policy())
+    _wait(capped)
+    listed = len(capped.answer["scenario"]["jobs"])
+    assert listed > 0
+    assert f"the largest {listed:,} listed" in _text(page.answer_children(capped)[-1])
