@@ -49,12 +49,12 @@ def _cpu_ms(func, repeat: int = 5) -> float:
     return best * 1e3
 
 
-def busy_fleet(state):
-    """A live fleet holding about :data:`TARGET_JOBS` running and pending jobs."""
+def busy_fleet(state, start: datetime = T0):
+    """A live fleet starting at ``start`` and holding about :data:`TARGET_JOBS` running and pending jobs."""
     from ingest.live.fleet import LiveFleet, LiveMix
 
     mix = LiveMix(jobs_per_day=200_000.0, days=0.1, warmup_s=0.06 * 86_400.0, median_run_s=3600.0, mean_run_s=14_400.0)
-    return LiveFleet(state, T0, mix=mix)
+    return LiveFleet(state, start, mix=mix)
 
 
 @benchmark("fleet_page")
