@@ -56,7 +56,7 @@ class FloorOverlay:
 
 @dataclass(frozen=True)
 class Categories:
-    """A categorical colouring (teams): per rack an index into ``names``, each drawn in ``colours``."""
+    """A categorical colouring (teams, jobs): per rack an index into ``names``, each drawn in ``colours``."""
 
     key: str
     label: str
@@ -229,7 +229,9 @@ def _overlay_xy(grid: HallGrid, overlay: FloorOverlay) -> list[tuple[list, list]
 
 
 def _nodes_out_style() -> dict:
-    return dict(line=dict(color=theme.STATUS_INFO, width=1.5, dash="dot"))
+    """A near-black square ringed in the text colour: apart from every team, job and metric colour
+    (a blue dotted ring vanished on the first team's and job's blue)."""
+    return dict(fill="toself", fillcolor=theme.EQUIPMENT_DEAD, line=dict(color=theme.TEXT, width=1))
 
 
 def _job_style() -> dict:
@@ -342,7 +344,7 @@ def floor_figure(
 ) -> go.Figure:
     """All halls as subplots sharing one colour axis; the selected rack outlined.
 
-    ``categories``: the racks coloured by category (team) instead of ``metric_key``, with a
+    ``categories``: the racks coloured by category (team, job) instead of ``metric_key``, with a
     stepped colour axis whose colour bar names them.
 
     ``diff``: ``metrics`` are differences A − B, coloured on a diverging scale around zero.
@@ -519,6 +521,12 @@ def floor_patch(
         patch["data"][i]["customdata"] = hall_customdata(grid, metrics)
         if overlay is not None and state is not None:
             patch["data"][i]["text"] = hall_names(state, grid, overlay.off, overlay.notes)
+    if categories is not None:  # the categories themselves change (a job ends, another takes its racks)
+        axis = patch["layout"]["coloraxis"]
+        axis["colorscale"] = categories.colorscale()
+        axis["cmax"] = len(categories.names) - 0.5
+        axis["colorbar"]["tickvals"] = list(range(len(categories.names)))
+        axis["colorbar"]["ticktext"] = categories.names
     if overlay is not None:
         first = len(grids) + 1
         per_hall = OVERLAYS_PER_HALL

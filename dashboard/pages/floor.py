@@ -72,13 +72,20 @@ def grids_for(state) -> list:
 
 
 TEAM_KEY = "team"  # colour by team: only with a fleet
-METRIC_KEYS = (*FLOOR_METRIC_BY_KEY, TEAM_KEY)
+JOB_KEY = "job"  # colour by job: only with a fleet
+FLEET_KEYS = (TEAM_KEY, JOB_KEY)
+METRIC_KEYS = (*FLOOR_METRIC_BY_KEY, *FLEET_KEYS)
 
 
 def parse_metric(value, layer: FleetFloor | None = None) -> str:
-    if value == TEAM_KEY and layer is not None:
-        return TEAM_KEY
+    if value in FLEET_KEYS and layer is not None:
+        return value
     return value if value in FLOOR_METRIC_BY_KEY else DEFAULT_FLOOR_METRIC
+
+
+def physical_metric(metric: str) -> str:
+    """The per-rack metric behind the floor's hover numbers (a fleet colouring shows the default's)."""
+    return DEFAULT_FLOOR_METRIC if metric in FLEET_KEYS else metric
 
 
 def url_search(metric: str, rack_name: str | None, job: str | None = None) -> str:
@@ -101,6 +108,20 @@ def team_categories(layer: FleetFloor) -> Categories:
     """Teams in the jobs page's colours, then the free racks in the panel's dark grey."""
     colours = [team_colour(i) for i in range(len(layer.teams) - 1)] + [theme.FREE]
     return Categories(TEAM_KEY, "Team", layer.teams, colours, layer.team)
+
+
+def job_categories(layer: FleetFloor) -> Categories:
+    """The jobs holding the most racks in the category colours, the other jobs light grey, free dark grey."""
+    colours = [theme.CATEGORY[i] for i in range(len(layer.jobs) - 2)] + [theme.OTHER, theme.FREE]
+    return Categories(JOB_KEY, "Job", layer.jobs, colours, layer.job_category)
+
+
+def fleet_categories(metric: str, layer: FleetFloor | None, against=None) -> Categories | None:
+    """The categorical colouring ``metric`` asks for (by team or job), None for a physical metric,
+    without a fleet or in difference mode."""
+    if layer is None or against is not None or metric not in FLEET_KEYS:
+        return None
+    return team_categories(layer) if metric == TEAM_KEY else job_categories(layer)
 
 
 def job_note(layer: FleetFloor | None) -> str:
@@ -149,10 +170,9 @@ def floor_view(
     """The full floor figure for ``metric`` (no data yet: an empty figure); ``against``: coloured by A − B.
 
     ``alerts`` (the view's open alerts) outline their racks; off racks are hatched; ``layer``
-    (the fleet's) marks racks with nodes out of service and a job's racks, and colours by team.
+    (the fleet's) marks racks with nodes out of service and a job's racks, and colours by team or job.
     """
-    by_team = metric == TEAM_KEY and layer is not None and against is None
-    metric_key = DEFAULT_FLOOR_METRIC if metric == TEAM_KEY else metric
+    metric_key = physical_metric(metric)
     return floor_figure(
         state,
         grids_for(state),
@@ -162,7 +182,7 @@ def floor_view(
         rack,
         diff=against is not None,
         overlay=floor_overlay(state, snapshot, alerts, layer),
-        categories=team_categories(layer) if by_team and layer is not None else None,
+        categories=fleet_categories(metric, layer, against),
     )
 
 
@@ -216,7 +236,8 @@ compare.register("floor", comparison)
 
 def metric_options(layer: FleetFloor | None) -> list[dict]:
     options = [{"label": f"{m.label} [{m.unit}]", "value": m.key} for m in FLOOR_METRICS]
-    return options + ([{"label": "Team", "value": TEAM_KEY}] if layer is not None else [])
+    fleet = [{"label": "Team", "value": TEAM_KEY}, {"label": "Job", "value": JOB_KEY}]
+    return options + (fleet if layer is not None else [])
 
 
 @view_layout
@@ -583,20 +604,19 @@ def live_floor(_n, metric, job, shown):
 
 def floor_update(view, metric: str, against=None, job: str | None = None):
     """Live patch: colours and hover numbers of every rack (A − B when ``against`` is given), the
-    fleet's marks and, coloured by team, the racks' teams."""
+    fleet's marks and, coloured by team or job, the racks' teams or jobs."""
     snapshot = view.latest()
     if snapshot is None:
         return no_update
     layer = fleet_layer(view, job)
     metric = parse_metric(metric, layer)
-    by_team = metric == TEAM_KEY and layer is not None and against is None
     return floor_patch(
         grids_for(view.state),
         floor_metrics(view.state, snapshot, against),
-        DEFAULT_FLOOR_METRIC if metric == TEAM_KEY else metric,
+        physical_metric(metric),
         floor_overlay(view.state, snapshot, view.alerts(), layer),
         view.state,
-        categories=team_categories(layer) if by_team and layer is not None else None,
+        categories=fleet_categories(metric, layer, against),
     )
 
 

@@ -19,6 +19,7 @@ from dashboard.components.fleet_panel import fleet_of
 from dashboard.components.kpi import kpi_card
 from dashboard.figures.fleet import failures_figure
 from dashboard.present.data_table import Column, data_table
+from dashboard.present.formatting import fmt_node_age
 from dashboard.views.registry import callback_view, layout_screen, view_layout
 from twin.fleet.failures import CAUSE_SHARE, CAUSES
 
@@ -50,14 +51,6 @@ WORST_COLUMNS = (
 )
 
 
-def _age(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "–"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} d"
-
-
 def window_stats(frame, window_s: float) -> dict:
     """Failures by cause in the window, MTBF per cause and per node, the nodes out with their age."""
     span = min(window_s, frame.elapsed_s) if frame.elapsed_s > 0 else window_s
@@ -85,7 +78,7 @@ def window_stats(frame, window_s: float) -> dict:
 
 
 def nodes_rows(frame) -> list[dict]:
-    rows = [dict(n, age=_age(frame.ts_s - n["since_s"])) for n in frame.nodes]
+    rows = [dict(n, age=fmt_node_age(frame.ts_s - n["since_s"])) for n in frame.nodes]
     rows.sort(key=lambda r: (STATES.index(r["state"]) if r["state"] in STATES else 9, -r["failures_count"]))
     return rows[:SHOWN_NODES]
 

@@ -32,6 +32,15 @@ def fmt_pct(frac: float | None, decimals: int = 0) -> str:
     return f"{100.0 * frac:.{decimals}f}"
 
 
+def fmt_node_age(seconds: float) -> str:
+    """How long a node has been out of service: ``40 min``, ``5.2 h``, ``3.1 d`` (``–`` unknown)."""
+    if not math.isfinite(seconds):
+        return "–"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} d"
+
+
 def fmt_duration(seconds: float | None) -> str:
     """``45 s``, ``12 min``, ``≥ 60 min`` style durations."""
     if seconds is None or math.isnan(seconds):

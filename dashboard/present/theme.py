@@ -35,6 +35,7 @@ SERIES = ("#56b4e9", "#e69f00", "#009e73", "#f0e442", "#cc79a7", "#0072b2", "#d5
 # Categories (teams): Okabe–Ito, then three of ColorBrewer's Dark2 that stay apart from them on a dark panel.
 CATEGORY = SERIES + ("#e7298a", "#a6761d", "#b3b3ff")
 FREE = "#3a4554"  # a rack whose GPUs are all free: darker than the panel's text, lighter than the panel
+OTHER = "#c5ccd6"  # a rack held by a job without a colour of its own: light, apart from free and the off hatch
 
 # One orientation on every floor map: x to the right, y downward from the hall origin
 # (row 1 at the top, as on the site drawings); y axes of maps use this autorange.

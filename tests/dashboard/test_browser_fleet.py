@@ -217,9 +217,89 @@ def test_floor_by_team_with_a_jobs_racks_and_the_nodes_out(fleet_app, new_page, 
     assert f"job {job}" in legend and "rack with nodes drained or down" in legend
     marked = sum(t["n"] // 6 for t in traces if t["name"] == "nodes drained or down" and not t["legend"])
     assert marked == int((layer.nodes_out > 0).sum())
+    racks_out = np.flatnonzero(layer.nodes_out > 0)
+    if racks_out.size:  # the hover of a marked rack names its nodes out with state, age and reason
+        line = layer.nodes_out_details[int(racks_out[0])][0]
+        assert page.evaluate(
+            """line => document.querySelector('#floor-halls .js-plotly-plot').data
+                .filter(t => t.type === 'heatmap').flatMap(t => t.text.flat()).some(s => s.includes(line))""",
+            line,
+        )
     screenshot(page, f"floor-teams-{viewport}")
     # switching to a physical metric keeps the job outline and the URL keeps the job
     page.locator("#floor-metric input[value=rack_power_kw]").check()
     expect(page).to_have_url(re.compile(rf"metric=rack_power_kw.*job={re.escape(job)}"))
     assert sum(t["n"] // 6 for t in _floor_traces(page) if t["name"] == f"job {job}" and not t["legend"]) > 0
     assert log.errors == []
+
+
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_floor_by_job(fleet_app, new_page, screenshot, viewport):
+    """The floor's "Job" colouring: each rack in the colour of the job holding most of its GPUs (the
+    colour bar names the jobs holding the most racks, then "other jobs" and "free")."""
+    from dashboard.analysis.fleet_floor import fleet_floor
+
+    served, hub, fleet = fleet_app
+    freshen(hub)
+    layer = fleet_floor(hub.state, fleet.frame())
+    first = layer.jobs[0]
+    assert len(layer.jobs) == 12 and layer.jobs[-2:] == ["other jobs", "free"]
+    page, log = new_page(viewport)
+    page.goto(served.url("/floor?metric=team"))
+    job_radio = page.locator("#floor-metric label", has_text="Job")
+    job_radio.click()
+    expect(page).to_have_url(re.compile(r"metric=job"))
+    job_radio.hover()  # chosen and under the pointer: the accent, not the hover grey or Dash's focus colour
+    assert job_radio.evaluate("l => [getComputedStyle(l).backgroundColor, getComputedStyle(l).color]") == [
+        "rgb(86, 180, 233)",
+        "rgb(11, 16, 22)",
+    ]
+    page.wait_for_function(
+        "() => { const gd = document.querySelector('#floor-halls .js-plotly-plot');"
+        " const t = gd && gd.layout.coloraxis.colorbar.ticktext; return t && t.at(-2) === 'other jobs'; }"
+    )
+    colouring = page.evaluate(
+        """() => {
+        const gd = document.querySelector('#floor-halls .js-plotly-plot');
+        const z = gd.data.filter(t => t.type === 'heatmap').flatMap(t => t.z.flat());
+        return {ticktext: gd.layout.coloraxis.colorbar.ticktext, first: z.filter(v => v === 0).length};
+    }"""
+    )
+    assert colouring["ticktext"] == layer.jobs
+    assert colouring["first"] == int((layer.job_category == 0).sum()) > 100  # a pretraining run's racks
+    rack = int(np.flatnonzero(layer.job_category == 0)[0])
+    assert f"most to job {first}" in layer.rack_note(rack)
+    screenshot(page, f"floor-jobs-{viewport}")
+    racks_out = np.flatnonzero(layer.nodes_out > 0)
+    if racks_out.size:  # the hover of a rack with a node out: its team, job, and the node with state, age, reason
+        _hover_rack(page, hub.state, int(racks_out[0]))
+        hover = page.locator("#floor-halls .hoverlayer .hovertext")
+        expect(hover).to_contain_text(layer.nodes_out_details[int(racks_out[0])][0].split(" for ")[0])
+        expect(hover).to_contain_text("most to job")
+        screenshot(page, f"floor-jobs-hover-{viewport}")
+    assert log.errors == []
+
+
+def _hover_rack(page, state, rack: int) -> None:
+    """Move the pointer to the middle of ``rack``'s cell on the floor plan."""
+    from dashboard.pages.floor import grids_for
+
+    for hall, grid in enumerate(grids_for(state)):
+        cells = np.argwhere(grid.cell_rack == rack)
+        if cells.size:
+            iy, ix = (int(v) for v in cells[0])
+            x = float(grid.x_edges_m[ix] + grid.x_edges_m[ix + 1]) / 2
+            y = float(grid.y_edges_m[iy] + grid.y_edges_m[iy + 1]) / 2
+            px, py = page.evaluate(
+                """([hall, x, y]) => {
+                const gd = document.querySelector('#floor-halls .js-plotly-plot');
+                const s = hall ? String(hall + 1) : '';
+                const xa = gd._fullLayout['xaxis' + s], ya = gd._fullLayout['yaxis' + s];
+                const box = gd.getBoundingClientRect();
+                return [box.left + xa._offset + xa.l2p(x), box.top + ya._offset + ya.l2p(y)];
+            }""",
+                [hall, x, y],
+            )
+            page.mouse.move(px, py)
+            return
+    raise AssertionError(f"rack {rack} is on no hall's plan")
