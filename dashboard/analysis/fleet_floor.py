@@ -47,13 +47,15 @@ class FleetFloor:
     job_gpus_count: int = 0
 
     def rack_note(self, rack: int) -> str:
-        """The hover line of a rack: its team and GPUs held, nodes out of service."""
+        """The hover lines of a rack, joined by ``<br>`` and escaped: its team, GPUs allocated and the job
+        holding most of them, how many nodes are out of service, then a line per node named."""
         name = self.teams[int(self.team[rack])]
         if name == FREE_LABEL:
             parts = ["free"]
         else:
             gpus = int(self.gpus_allocated[rack])
-            parts = [f"team {name} · {gpus} GPU{'s' if gpus != 1 else ''} allocated, most to job {self.rack_job[rack]}"]
+            held = f"{gpus} GPU{'s' if gpus != 1 else ''} allocated, most to job {escape(self.rack_job[rack])}"
+            parts = [f"team {escape(name)} · {held}"]
         if self.nodes_out_states[rack]:
             parts.append(self.nodes_out_states[rack])
         return "<br>".join([" · ".join(parts), *self.nodes_out_details[rack]])

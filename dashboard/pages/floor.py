@@ -10,6 +10,7 @@ down, in repair) are marked, and ``?job=<job id>`` outlines the racks of that jo
 
 from __future__ import annotations
 
+from html import escape
 from urllib.parse import urlencode
 
 import dash
@@ -107,13 +108,13 @@ def fleet_layer(view, job: str | None = None) -> FleetFloor | None:
 def team_categories(layer: FleetFloor) -> Categories:
     """Teams in the jobs page's colours, then the free racks in the panel's dark grey."""
     colours = [team_colour(i) for i in range(len(layer.teams) - 1)] + [theme.FREE]
-    return Categories(TEAM_KEY, "Team", layer.teams, colours, layer.team)
+    return Categories(TEAM_KEY, "Team", [escape(t) for t in layer.teams], colours, layer.team)
 
 
 def job_categories(layer: FleetFloor) -> Categories:
     """The jobs holding the most racks in the category colours, the other jobs light grey, free dark grey."""
     colours = [theme.CATEGORY[i] for i in range(len(layer.jobs) - 2)] + [theme.OTHER, theme.FREE]
-    return Categories(JOB_KEY, "Job", layer.jobs, colours, layer.job_category)
+    return Categories(JOB_KEY, "Job", [escape(j) for j in layer.jobs], colours, layer.job_category)
 
 
 def fleet_categories(metric: str, layer: FleetFloor | None, against=None) -> Categories | None:

@@ -106,3 +106,12 @@ def test_a_rack_names_a_few_of_its_nodes_out_and_counts_the_rest(demo_state):
         "and 2 more",
     ]
     assert layer.rack_note(0).startswith("free · 5 nodes down<br>")
+
+
+def test_a_racks_hover_escapes_what_the_scheduler_names(demo_state):
+    # Slurm's accounts, job ids and node reasons are text from outside: the hover renders markup
+    frame = _frame(demo_state, [("<b>1</b>", "alpha", list(range(0, 64)))], [])
+    frame.teams[0]["team"] = "alpha"
+    frame.jobs["team"][0] = "al<i>pha"
+    layer = fleet_floor(demo_state, frame)
+    assert layer.rack_note(0) == "team al&lt;i&gt;pha · 64 GPUs allocated, most to job &lt;b&gt;1&lt;/b&gt;"

@@ -13,6 +13,34 @@ def test_url_round_trip(page_module):
     assert floor.url_search("rack_power_kw", "H1-R01-K03") == "?metric=rack_power_kw&rack=H1-R01-K03"
     assert floor.url_search("max_gpu_temp_c", None) == "?metric=max_gpu_temp_c"
     assert floor.parse_metric("nonsense") == "max_gpu_temp_c"
+    assert floor.parse_metric("job") == "max_gpu_temp_c"  # no fleet: no colouring by job or team
+
+
+def test_job_and_team_colourings_escape_their_names(page_module, demo_state):
+    import numpy as np
+
+    from dashboard.analysis.fleet_floor import FleetFloor
+
+    floor = page_module("floor")
+    n = demo_state.n_racks
+    zeros = np.zeros(n, np.int64)
+    layer = FleetFloor(
+        ["<b>t</b>", "free"],
+        zeros,
+        ["<i>1</i>", "other jobs", "free"],
+        zeros,
+        [""] * n,
+        zeros,
+        zeros,
+        [""] * n,
+        [[] for _ in range(n)],
+    )
+    assert floor.parse_metric("job", layer) == "job" and floor.parse_metric("team", layer) == "team"
+    jobs = floor.fleet_categories("job", layer)
+    assert jobs.names == ["&lt;i&gt;1&lt;/i&gt;", "other jobs", "free"] and len(jobs.colours) == 3
+    assert floor.fleet_categories("team", layer).names == ["&lt;b&gt;t&lt;/b&gt;", "free"]
+    assert floor.fleet_categories("job", layer, against=object()) is None  # A − B is never categorical
+    assert floor.fleet_categories("rack_power_kw", layer) is None
 
 
 def test_layout_restores_metric_and_rack(page_module, demo_view, view_request, find):
