@@ -672,6 +672,7 @@ NOT_QUANTITIES: dict[str, str] = {
     "converted": "section: the converted site's figures (fleet what-if)",
     "conversion": "section: the racks a fleet what-if converts and their new rack type",
     "rack_type": "name of the catalogue rack type the converted racks become (fleet what-if)",
+    "add_hall_like": "name of the hall a new hall is built like, null when none is added (fleet what-if)",
     "workload": "section: what the importer read (fleet report)",
     "isolation": "section: the nodes out of service, why and since when (fleet report)",
     "demand_response": "section: what each demand-response event capped or requeued and what it cost",

@@ -43,6 +43,7 @@ from dashboard.whatif.fleet_runs import (
     COLOSSUS_GPUS,
     DEFAULT_CONVERT_TYPE,
     INTERACTIVE_JOBS_PER_DAY,
+    NEW_HALL,
     WORKER,
     Run,
     base_policy,
@@ -82,6 +83,7 @@ class F:
     CONVERT_NAMES = "fwi-convert-names"
     CONVERT_TYPE = "fwi-convert-type"
     RETARGET = "fwi-retarget"
+    GROW_QUOTAS = "fwi-grow-quotas"
     ORDERING = "fwi-ordering"
     BACKFILL = "fwi-backfill"
     QUOTA_TEAM = "fwi-quota-team"
@@ -111,6 +113,7 @@ FORM = (
     F.CONVERT_NAMES,
     F.CONVERT_TYPE,
     F.RETARGET,
+    F.GROW_QUOTAS,
     F.ORDERING,
     F.BACKFILL,
     F.QUOTA_TEAM,
@@ -192,12 +195,16 @@ def form(state, teams: list[str], status: str = "") -> html.Div:
             note="the live LLM-lab mix over the horizon; both sides run the same jobs, policy and seed",
         ),
         _box(
-            "Convert racks",
+            "Convert racks, or add a hall",
             [
                 _field(
                     "by",
                     dcc.RadioItems(
-                        id=F.CONVERT_BY, value="halls", options=["halls", "rows"], inline=True, className="segmented"
+                        id=F.CONVERT_BY,
+                        value="halls",
+                        options=["halls", "rows", NEW_HALL],
+                        inline=True,
+                        className="segmented",
                     ),
                 ),
                 _field(
@@ -225,6 +232,16 @@ def form(state, teams: list[str], status: str = "") -> html.Div:
                     "jobs sent to the new racks",
                     dcc.Checklist(
                         id=F.RETARGET, options=list(RETARGET_KINDS), value=[], inline=True, className="segmented"
+                    ),
+                ),
+                _field(
+                    "quotas",
+                    dcc.Checklist(
+                        id=F.GROW_QUOTAS,
+                        options=[{"label": "grow with the GPUs added", "value": "on"}],
+                        value=["on"],
+                        inline=True,
+                        className="segmented",
                     ),
                 ),
             ],

@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 INTERACTIVE_JOBS_PER_DAY = 2_500  # the default workload's arrival rate at most (the site's jobs a day)
 COLOSSUS_GPUS = 100_352  # the live mix's rate is given for colossus and scaled by GPUs (LiveMix.scaled)
 DEFAULT_CONVERT_TYPE = "GB200-NVL72"
+NEW_HALL = "new hall like"  # the form's "by" for adding a hall built like the one named, of the chosen rack type
 # processes running baseline sides (spawned, not forked: the server has threads); two, so that a
 # baseline computed ahead for inputs since changed does not hold up the one a question needs
 SIDE_PROCESSES = 2
@@ -365,7 +366,14 @@ def question_from_form(state, values: dict) -> Question:
     if names:
         rack_type = values.get("convert-type") or DEFAULT_CONVERT_TYPE
         by = values.get("convert-by") or "halls"
-        conversion = Conversion(rack_type, halls=names) if by == "halls" else Conversion(rack_type, rows=names)
+        if by == NEW_HALL:
+            if len(names) != 1 or names[0] not in state.hall_name:
+                raise WhatIfError(f"new hall: name the one hall to build it like ({', '.join(state.hall_name)})")
+            conversion = Conversion(rack_type, add_hall_like=names[0])
+        elif by == "halls":
+            conversion = Conversion(rack_type, halls=names)
+        else:
+            conversion = Conversion(rack_type, rows=names)
         if by == "rows":
             rows = {r.rsplit("-", 1)[0] for r in state.rack_name}
             unknown = [n for n in names if not any(fnmatch.fnmatchcase(r, n) for r in rows)]
@@ -392,6 +400,7 @@ def question_from_form(state, values: dict) -> Question:
     edit = FleetEdit(
         conversion=conversion,
         retarget_kinds=tuple(values.get("retarget") or ()) if conversion is not None else (),
+        grow_quotas=conversion is not None and "on" in (values.get("grow-quotas") or ()),
         ordering=values.get("ordering") or None,
         backfill=values.get("backfill") or None,
         quota=quota,

@@ -87,7 +87,15 @@ def _add_whatif(sub) -> None:
     w.add_argument("--site", required=True, help="site name or file")
     w.add_argument("--convert", required=True, help="racks to convert and the new rack type: HALL[,HALL…]=RACK_TYPE")
     w.add_argument(
-        "--by", choices=("halls", "rows", "racks"), default="halls", help="what --convert names (default: halls)"
+        "--by",
+        choices=("halls", "rows", "racks", "new-hall-like"),
+        default="halls",
+        help="what --convert names (default: halls; new-hall-like: add a hall built like the one hall named)",
+    )
+    w.add_argument(
+        "--grow-quotas",
+        action="store_true",
+        help="every team's quota grows in proportion to the GPUs the conversion adds",
     )
     src = w.add_mutually_exclusive_group(required=True)
     src.add_argument("--workload", help="trace or workload file")
@@ -164,13 +172,19 @@ def _whatif(args) -> int:
     if bad:
         raise InputError(f"--retarget: unknown job kind {bad[0]!r}; expected some of {', '.join(KINDS)}")
     state = _site(args.site)
-    conversion = whatif.Conversion(rack_type=rack_type.strip(), **{args.by: selected})
+    if args.by == "new-hall-like":
+        if len(selected) != 1:
+            raise InputError(f"--by new-hall-like: name the one hall to build it like, got {len(selected)}")
+        conversion = whatif.Conversion(rack_type=rack_type.strip(), add_hall_like=selected[0])
+    else:
+        named = {"halls": (), "rows": (), "racks": (), args.by: selected}
+        conversion = whatif.Conversion(rack_type.strip(), named["halls"], named["rows"], named["racks"])
     converted = whatif.convert_site(state, conversion)
     wl = _workload(args, state, args.days)
     base = Policy(ordering=args.policy, backfill=args.backfill, placement=args.placement, power=args.power)
     policy = run.build_policy(base, wl, None, state)
     opts = SimOptions(horizon_s=args.days * 86_400.0, failures=args.failures == "on", seed=args.seed)
-    edit = FleetEdit(conversion=conversion, retarget_kinds=kinds)
+    edit = FleetEdit(conversion=conversion, retarget_kinds=kinds, grow_quotas=args.grow_quotas)
     report = fleet_edit_whatif(
         state, wl.result.jobs, policy, opts, edit, converted=converted, horizon_range_s=(0.0, MAX_DAYS * 86_400.0)
     )
@@ -183,9 +197,7 @@ def _whatif(args) -> int:
 
 
 def _print_whatif(report: dict) -> None:
-    c = report["conversion"]
-    what = ", ".join(c["halls"] + c["rows"] + c["racks"])
-    print(f"{what} → {c['rack_type']} over {report['horizon_s'] / 86_400.0:g} days")
+    print(f"{'; '.join(report['edit'])} over {report['horizon_s'] / 86_400.0:g} days")
     b, v = report["baseline"], report["scenario"]
     for key in ("n_gpus", "utilisation_frac", "tokens_per_day", "mean_wait_s", "jobs_pending_count", "energy_mwh"):
         print(f"  {key:<22} {_fmt(b[key]):>14} → {_fmt(v[key]):>14}")

@@ -101,6 +101,35 @@ def test_a_conversion_then_a_maintenance_window(demo_app, new_page, screenshot):
     assert log.external == [] and log2.external == []
 
 
+@pytest.mark.parametrize("viewport", ["1366x768", "1920x1080"])
+def test_a_new_hall_with_the_quotas_grown(demo_app, new_page, screenshot, viewport):
+    """Add a hall like H1 (16 racks of 64 H100 as H2) with every team's quota grown with it: twice the
+    GPUs on the same supply.  On demo the pretraining run holds all of H1 at full power, which takes
+    the 1.1 MW of generation, so the new hall's GPUs stay idle and the queue waits as long: the answer
+    says what the capacity buys here, nothing without more power.  The second viewport asks the same
+    question again: the cached answer."""
+    from tests.dashboard.dropdowns import choose
+
+    served, _ = demo_app
+    page, log = new_page(viewport)
+    page.goto(served.url("/fleet-whatif"))
+    expect(page.locator("#fwi-status")).not_to_have_text(re.compile("running"), timeout=ANSWER_BUDGET_MS)
+    page.locator("#fwi-convert-by label", has_text="new hall like").click()
+    page.locator("#fwi-convert-names").fill("H1")
+    choose(page, "fwi-convert-type", "demo-dlc-h100")
+    expect(page.locator("#fwi-grow-quotas input[value=on]")).to_be_checked()  # quotas grow by default
+    page.locator("#fwi-run").click()
+    expect(page.locator(".fwi-edit")).to_contain_text("add a hall like H1 as demo-dlc-h100", timeout=ANSWER_BUDGET_MS)
+    expect(page.locator(".fwi-edit")).to_contain_text("every team's quota grows with the GPUs added")
+    assert _row(page, "n_gpus") == ["GPUs", "1,024", "2,048", "+1,024"]
+    assert _row(page, "mean_wait_all_s")[3] == "±0" and _row(page, "tokens_per_day")[3] == "±0"
+    allocated = _row(page, "allocated_frac")  # the same GPUs allocated, of twice as many
+    assert float(allocated[2]) == pytest.approx(float(allocated[1]) / 2, abs=0.2)
+    expect(page.locator("#fwi-teams tbody tr")).not_to_have_count(0)
+    screenshot(page, f"fleet-whatif-new-hall-{viewport}")
+    assert log.errors == []
+
+
 def test_a_bad_question_is_refused_beside_the_button(demo_app, new_page):
     served, _ = demo_app
     page, log = new_page("1366x768")

@@ -60,6 +60,17 @@ def test_the_baseline_question_reads_the_workload_fields_only(demo_state):
         baseline_question_from_form(demo_state, {**FORM, "horizon": 45})
 
 
+def test_the_form_asks_for_a_new_hall_like_one_the_site_has(demo_state):
+    form = {**FORM, "convert-by": "new hall like", "convert-names": "H1", "convert-type": "GB200-NVL72"}
+    q = question_from_form(demo_state, {**form, "grow-quotas": ["on"]})
+    assert q.edit.conversion.add_hall_like == "H1" and not q.edit.conversion.halls and q.edit.grow_quotas
+    assert not question_from_form(demo_state, {**form, "grow-quotas": []}).edit.grow_quotas
+    assert not question_from_form(demo_state, {**FORM, "ordering": "fcfs", "grow-quotas": ["on"]}).edit.grow_quotas
+    for names in ("H1, H1", "H7"):
+        with pytest.raises(WhatIfError, match=r"new hall: name the one hall to build it like \(H1\)"):
+            question_from_form(demo_state, {**form, "convert-names": names})
+
+
 @pytest.mark.slow
 def test_a_baseline_computed_ahead_serves_the_first_question(demo_state, worker, here):
     base_q = baseline_question_from_form(demo_state, FORM)

@@ -1,7 +1,7 @@
 """Fleet what-if of an edit: the same workload on the site as it is (baseline) and with one edit (scenario).
 
-A :class:`FleetEdit` combines any of: halls or rows converted to another rack type
-(:class:`twin.fleet.whatif.Conversion`); another scheduling order or backfill; one team's
+A :class:`FleetEdit` combines any of: halls or rows converted to another rack type, or a hall
+added like one the site has (:class:`twin.fleet.whatif.Conversion`); another scheduling order or backfill; one team's
 nominal GPU quota; a demand-response event (cut so many MW from an offset for so many
 hours); halls taken down for maintenance over a window (a maintenance reservation: the
 jobs on them are requeued when it starts and nothing runs there until it ends).  The edit
@@ -110,6 +110,7 @@ class FleetEdit:
 
     conversion: Conversion | None = None
     retarget_kinds: tuple[str, ...] = ()  # with a conversion: kinds without a job file asking for the new GPUs
+    grow_quotas: bool = False  # with a conversion that adds GPUs: every team's quota grows in proportion
     ordering: str | None = None
     backfill: str | None = None
     quota: QuotaChange | None = None
@@ -126,10 +127,11 @@ class FleetEdit:
         out = []
         c = self.conversion
         if c is not None:
-            names = ", ".join(c.halls + c.rows + c.racks)
-            out.append(f"convert {names} to {c.rack_type}")
+            out.append(c.describe())
             if self.retarget_kinds:
                 out.append(f"{', '.join(self.retarget_kinds)} jobs ask for the converted racks' GPUs")
+            if self.grow_quotas:
+                out.append("every team's quota grows with the GPUs added")
         if self.ordering:
             out.append(f"order the queue by {self.ordering}")
         if self.backfill:
@@ -188,6 +190,8 @@ def check_edit(
                 f"conversion: unknown rack type {c.rack_type!r}; known: {', '.join(sorted(catalogue.racks))}"
             )
         _check_halls("conversion", c.halls, state)
+        if c.add_hall_like:
+            _check_halls("new hall like", (c.add_hall_like,), state)
     if edit.ordering is not None and edit.ordering not in ORDERINGS:
         raise WhatIfError(f"ordering must be one of {', '.join(ORDERINGS)}, got {edit.ordering!r}")
     if edit.backfill is not None and edit.backfill not in BACKFILLS:
@@ -465,7 +469,28 @@ def scenario_inputs(
             from twin.fleet.whatif import converted_gpu_type
 
             new_jobs = retarget(jobs, edit.retarget_kinds, converted_gpu_type(baseline, state))
+        if edit.grow_quotas:
+            policy = grown_quotas(policy, baseline.n_gpus, state.n_gpus)
     return state, new_jobs, scenario_policy(policy, edit, state)
+
+
+def grown_quotas(policy: Policy, before_gpus: int, after_gpus: int) -> Policy:
+    """``policy`` with every team's nominal quota (and a borrowing limit, when set) × ``after_gpus /
+    before_gpus``, rounded down: the GPUs a conversion or a new hall adds, shared among the teams as
+    the quotas share the site.  Unchanged when the site does not grow.  Without it the added GPUs
+    beyond the cohort's nominal quotas stay idle, as Kueue's borrowing only lends unused quota."""
+    if before_gpus <= 0 or after_gpus <= before_gpus:
+        return policy
+    factor = after_gpus / before_gpus
+
+    def grown(gpus: int) -> int:
+        return gpus if gpus < 0 else int(gpus * factor)
+
+    quotas = tuple(
+        replace(q, nominal_gpus=grown(q.nominal_gpus), borrowing_limit_gpus=grown(q.borrowing_limit_gpus))
+        for q in policy.quotas
+    )
+    return replace(policy, quotas=quotas)
 
 
 def compare_sides(base: dict[str, Any], scen: dict[str, Any], horizon_s: float, edit: FleetEdit) -> dict[str, Any]:

@@ -42,22 +42,37 @@ class WhatIfError(InputError):
 
 @dataclass(frozen=True)
 class Conversion:
-    """Racks to convert (halls, rows ``H4-R01`` or rack names, globs allowed) and the catalogue rack type."""
+    """Racks to convert (halls, rows ``H4-R01`` or rack names, globs allowed) and the catalogue rack type.
+
+    ``add_hall_like``: first add a hall built like that one (:func:`twin.site.add_hall.add_hall_like`,
+    named after the site's last hall: H4 → H5) and convert it too, so "a new GB200 hall" is
+    ``Conversion("GB200-NVL72", add_hall_like="H4")``.
+    """
 
     rack_type: str
     halls: tuple[str, ...] = ()
     rows: tuple[str, ...] = ()
     racks: tuple[str, ...] = ()
+    add_hall_like: str = ""
 
-    def edit(self) -> dict[str, Any]:
-        """The site editor's ``set_rack_type`` edit for this conversion."""
-        if not (self.halls or self.rows or self.racks):
+    def edit(self, added_hall: str = "") -> dict[str, Any]:
+        """The site editor's ``set_rack_type`` edit for this conversion (``added_hall``: the hall added)."""
+        halls = self.halls + ((added_hall,) if added_hall else ())
+        if not (halls or self.rows or self.racks):
             raise WhatIfError("conversion: name at least one hall, row or rack to convert")
         out: dict[str, Any] = {"op": "set_rack_type", "type": self.rack_type}
-        for key in ("halls", "rows", "racks"):
-            if getattr(self, key):
-                out[key] = list(getattr(self, key))
+        for key, names in (("halls", halls), ("rows", self.rows), ("racks", self.racks)):
+            if names:
+                out[key] = list(names)
         return out
+
+    def describe(self) -> str:
+        """In words: "add a hall like H4 as GB200-NVL72", "convert H4 to GB200-NVL72", or both."""
+        parts = [f"add a hall like {self.add_hall_like} as {self.rack_type}"] if self.add_hall_like else []
+        names = self.halls + self.rows + self.racks
+        if names:
+            parts.append(f"convert {', '.join(names)} to {self.rack_type}")
+        return "; ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,16 +80,19 @@ class Conversion:
             "halls": list(self.halls),
             "rows": list(self.rows),
             "racks": list(self.racks),
+            "add_hall_like": self.add_hall_like or None,
         }
 
 
 def convert_site(baseline: SiteTables, conversion: Conversion, catalogue: Catalogue | None = None) -> SiteTables:
-    """``baseline`` with the racks of ``conversion`` retyped, built with the design limits as warnings.
+    """``baseline`` with the racks of ``conversion`` retyped (after adding its hall, if it adds one),
+    built with the design limits as warnings.
 
     Raises :class:`WhatIfError` naming the field for an unknown hall, row, rack or rack type,
     or for a site not loaded from a site file.
     """
     from twin.site import design
+    from twin.site.add_hall import AddHallError, add_hall_like
     from twin.site.catalogue import load_catalogue
     from twin.site.edit_schema import EditError, parse_edit
     from twin.site.edits import apply_edits
@@ -85,9 +103,14 @@ def convert_site(baseline: SiteTables, conversion: Conversion, catalogue: Catalo
     if not isinstance(baseline.site_model, SiteFile):
         raise WhatIfError(f"{baseline.name}: not loaded from a site file; its racks cannot be converted")
     cat = catalogue or load_catalogue()
+    model, added = baseline.site_model, ""
     try:
-        edited = apply_edits(baseline.site_model, [parse_edit(conversion.edit(), 0)], cat)
+        if conversion.add_hall_like:
+            model, added = add_hall_like(model, conversion.add_hall_like)
+        edited = apply_edits(model, [parse_edit(conversion.edit(added), 0)], cat)
         return build_site_model(edited.model, baseline.source_file, cat, design.WARN)
+    except AddHallError as exc:
+        raise WhatIfError(f"new hall: {exc}") from None
     except EditError as exc:
         raise WhatIfError(f"conversion: {exc.field}: {exc.problem}") from None
     except (ScenarioError, SiteError) as exc:

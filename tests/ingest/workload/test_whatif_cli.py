@@ -38,3 +38,21 @@ def test_the_command_writes_strict_json_with_listed_keys():
     assert bad.returncode == 2 and bad.stderr.strip() == (
         "error: --retarget: unknown job kind 'lunch'; expected some of pretrain, finetune, eval, debug, trace"
     )
+
+
+@pytest.mark.slow
+def test_a_new_hall_like_h1_with_grown_quotas():
+    cmd = [sys.executable, "-m", "twin.cli", "workload", "whatif", "--site", "demo", "--convert", "H1=demo-dlc-h100"]
+    cmd += ["--by", "new-hall-like", "--grow-quotas", "--generate", "llm-lab:jobs=200,n_pretrain=0", "--days", "0.05"]
+    done = subprocess.run(cmd, cwd=REPO_DIR, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = done.stdout.splitlines()[0]
+    assert first == "add a hall like H1 as demo-dlc-h100; every team's quota grows with the GPUs added over 0.05 days"
+    assert "n_gpus" in done.stdout and "1024 →           2048" in done.stdout.replace(",", "")
+    bad = subprocess.run(
+        [*cmd[:8], "H1,H1=demo-dlc-h100", *cmd[9:]], cwd=REPO_DIR, capture_output=True, text=True, timeout=300
+    )
+    assert (
+        bad.returncode == 2
+        and bad.stderr.strip() == "error: --by new-hall-like: name the one hall to build it like, got 2"
+    )

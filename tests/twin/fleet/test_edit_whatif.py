@@ -81,6 +81,33 @@ def test_a_conversion_adds_gpus_of_the_new_type(case):
 
 
 @pytest.mark.slow
+def test_a_new_hall_runs_jobs_once_the_quotas_grow_with_it(case):
+    # demo's H1 (16 racks of 64 H100) copied as H2: twice the GPUs on the same 1.1 MW supply
+    hall = Conversion("demo-dlc-h100", add_hall_like="H1")
+    grown = _ask(case, FleetEdit(conversion=hall, grow_quotas=True))
+    b, s = grown["baseline"], grown["scenario"]
+    assert grown["diff"]["n_gpus"] == 1024 and s["supply_mw"] == b["supply_mw"]
+    assert grown["edit"] == ["add a hall like H1 as demo-dlc-h100", "every team's quota grows with the GPUs added"]
+    assert s["mean_wait_all_s"] < 0.7 * b["mean_wait_all_s"]  # what the capacity buys: half the waiting
+    assert s["allocated_frac"] * s["n_gpus"] > 1.05 * b["allocated_frac"] * b["n_gpus"]
+    assert s["jobs_power_capped_count"] > 5 * b["jobs_power_capped_count"]  # and what the supply costs it
+    # as Kueue lends only unused quota, without grown quotas the new GPUs mostly stay idle
+    kept = _ask(case, FleetEdit(conversion=hall))["scenario"]
+    assert kept["allocated_frac"] * kept["n_gpus"] < s["allocated_frac"] * s["n_gpus"]
+    assert kept["mean_wait_all_s"] > s["mean_wait_all_s"]
+
+
+def test_grown_quotas_share_the_added_gpus_as_the_quotas_share_the_site():
+    from twin.fleet.edit_whatif import grown_quotas
+    from twin.fleet.policy import TeamQuota
+
+    policy = Policy(quotas=(TeamQuota("a", 600), TeamQuota("b", 424, borrowing_limit_gpus=100)))
+    out = grown_quotas(policy, 1024, 2048).quotas
+    assert [(q.nominal_gpus, q.borrowing_limit_gpus) for q in out] == [(1200, -1), (848, 200)]
+    assert grown_quotas(policy, 1024, 1000) is policy  # a site that shrinks keeps its quotas
+
+
+@pytest.mark.slow
 def test_a_maintenance_window_empties_its_hall_in_it(case):
     out = _ask(case, FleetEdit(maintenance=Maintenance(("H1",), 6 * 3600.0, 6 * 3600.0)))
     b = np.asarray(out["baseline"]["hourly"]["allocated_gpu_count"])
@@ -147,6 +174,7 @@ def test_maintenance_reserves_the_halls_nodes(case):
         (FleetEdit(), 1, "the edit changes nothing"),
         (FleetEdit(conversion=Conversion("NOPE", halls=("H1",))), 1, "conversion: unknown rack type 'NOPE'"),
         (FleetEdit(conversion=Conversion("GB200-NVL72", halls=("H9",))), 1, "conversion: unknown hall 'H9'"),
+        (FleetEdit(conversion=Conversion("GB200-NVL72", add_hall_like="H9")), 1, "new hall like: unknown hall 'H9'"),
         (FleetEdit(quota=QuotaChange("nobody", 10)), 1, "quota: unknown team 'nobody'"),
         (FleetEdit(maintenance=Maintenance(("H7",), 0.0, 3600.0)), 1, "maintenance: unknown hall 'H7'"),
         (FleetEdit(maintenance=Maintenance(("H1",), 90_000.0, 3600.0)), 1, "maintenance: start must be within"),
