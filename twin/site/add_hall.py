@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from twin.site.schema import HallSpec, SiteFile
 
 HALL_GAP_M = 6.0  # between the furthest row of the site and the first row of the new hall [m]
@@ -94,7 +96,12 @@ def add_hall_like(model: SiteFile, like: str, name: str | None = None) -> tuple[
             "cooling": cooling.model_copy(update={"loops": [*cooling.loops, *new_loops]}),
         }
     )
-    return SiteFile.model_validate(edited.model_dump()), name
+    try:
+        return SiteFile.model_validate(edited.model_dump()), name
+    except ValidationError as exc:  # a limit of the site file (halls, loops, elements) run over
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise AddHallError(f"the site with hall {name} is not a valid site file: {where}: {first['msg']}") from None
 
 
 def _renamer(like: str, name: str) -> Callable[[str], str]:

@@ -54,3 +54,14 @@ def test_names_and_refusals(colossus):
         add_hall_like(colossus.site_model, "H9")
     with pytest.raises(AddHallError, match="a hall 'H2' exists already"):
         add_hall_like(colossus.site_model, "H4", "H2")
+
+
+def test_a_hall_past_the_site_files_limit_is_refused_in_one_line():
+    from twin.site import limits
+
+    model = load_site("demo").site_model
+    for _ in range(limits.MAX_HALLS - len(model.halls)):
+        model, _name = add_hall_like(model, "H1")
+    with pytest.raises(AddHallError, match=r"^the site with hall H101 is not a valid site file: halls: ") as err:
+        add_hall_like(model, "H1")
+    assert "\n" not in str(err.value)
