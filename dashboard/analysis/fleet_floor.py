@@ -154,7 +154,8 @@ def fleet_floor(state: SiteTables, frame, job: str | None = None) -> FleetFloor:
     out_racks = state.node_rack[node_ids[known]]
     nodes_out = np.bincount(out_racks, minlength=state.n_racks)
     states: dict[int, dict[str, int]] = {}  # only the racks with nodes out: a few of 1,568
-    for rack, node in zip(out_racks.tolist(), [n for n, k in zip(frame.nodes, known.tolist()) if k]):
+    placed = [n for n, k in zip(frame.nodes, known.tolist()) if k]  # the nodes out that the site has
+    for rack, node in zip(out_racks.tolist(), placed):
         counted = states.setdefault(rack, {})
         counted[node["state"]] = counted.get(node["state"], 0) + 1
     notes = [""] * state.n_racks
@@ -162,7 +163,7 @@ def fleet_floor(state: SiteTables, frame, job: str | None = None) -> FleetFloor:
         notes[rack] = ", ".join(
             f"{k} node{'s' if k > 1 else ''} {s}" for s, k in sorted(d.items(), key=lambda i: (-i[1], i[0]))
         )
-    details = _node_details(out_racks, [n for n, k in zip(frame.nodes, known.tolist()) if k], frame.ts_s, state.n_racks)
+    details = _node_details(out_racks, placed, frame.ts_s, state.n_racks)
     job_racks, job_gpus = None, 0
     if job:
         rows = np.flatnonzero(frame.jobs["job_id"] == job)

@@ -150,6 +150,13 @@ def _num(cid: str, placeholder: str, value=None, step: float = 1, width: str = "
     )
 
 
+def _switch(cid: str, label: str) -> dcc.Checklist:
+    """A one-option checklist, ticked: its value is ``["on"]`` while ticked, ``[]`` when not."""
+    return dcc.Checklist(
+        id=cid, options=[{"label": label, "value": "on"}], value=["on"], inline=True, className="segmented"
+    )
+
+
 def _box(title: str, children: list, note: str | None = None) -> html.Div:
     body: list = [html.H3(title)]
     if note:
@@ -182,13 +189,7 @@ def form(state, teams: list[str], status: str = "") -> html.Div:
                 ),
                 _field(
                     "pretraining",
-                    dcc.Checklist(
-                        id=F.PRETRAIN,
-                        options=[{"label": "with its pretraining runs", "value": "on"}],
-                        value=["on"],
-                        inline=True,
-                        className="segmented",
-                    ),
+                    _switch(F.PRETRAIN, "with its pretraining runs"),
                 ),
                 _field("seed", _num(F.SEED, "0", 0, 1, "70px")),
             ],
@@ -236,13 +237,7 @@ def form(state, teams: list[str], status: str = "") -> html.Div:
                 ),
                 _field(
                     "quotas",
-                    dcc.Checklist(
-                        id=F.GROW_QUOTAS,
-                        options=[{"label": "grow with the GPUs added", "value": "on"}],
-                        value=["on"],
-                        inline=True,
-                        className="segmented",
-                    ),
+                    _switch(F.GROW_QUOTAS, "grow with the GPUs added"),
                 ),
             ],
         ),

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from twin.site.load import POWER_SECTIONS
 from twin.site.schema import HallSpec, SiteFile
 
 HALL_GAP_M = 6.0  # between the furthest row of the site and the first row of the new hall [m]
@@ -55,8 +56,7 @@ def add_hall_like(model: SiteFile, like: str, name: str | None = None) -> tuple[
     source = halls[like]
     rename = _renamer(like, name)
     elements = _hall_only_elements(model, source)
-    loops = {source.loop} | {r.loop for r in source.rows if r.loop}
-    hall_loops = loops - {other_loop for h in model.halls if h.name != like for other_loop in _loops_of(h)}
+    hall_loops = _loops_of(source) - {other for h in model.halls if h.name != like for other in _loops_of(h)}
     dy_m = _furthest_y_m(model) + HALL_GAP_M - min(r.y_m for r in source.rows)
 
     def feed(n: str | None) -> str | None:
@@ -81,7 +81,7 @@ def add_hall_like(model: SiteFile, like: str, name: str | None = None) -> tuple[
     )
     power = model.power
     copies = {}
-    for kind in ("switchgear", "transformers", "ups", "busways"):
+    for kind in POWER_SECTIONS:
         items = getattr(power, kind)
         added = [
             e.model_copy(update={"name": rename(e.name), "parent": feed(e.parent)}) for e in items if e.name in elements
@@ -123,9 +123,7 @@ def _hall_only_elements(model: SiteFile, hall: HallSpec) -> set[str]:
     """Names of the power elements all of whose loads are in ``hall``: its rows' feeds and the
     ancestors no other hall's row hangs below (per-rack feed changes are not looked at)."""
     power = model.power
-    parent = {
-        e.name: e.parent for kind in ("switchgear", "transformers", "ups", "busways") for e in getattr(power, kind)
-    }
+    parent = {e.name: e.parent for kind in POWER_SECTIONS for e in getattr(power, kind)}
 
     def chain(feed: str | None) -> set[str]:
         out: set[str] = set()

@@ -27,7 +27,7 @@ from twin.textfile import read_text
 SITES_DIR = DATA_DIR / "sites"
 JOBS_DIR = DATA_DIR / "jobs"
 WEATHER_FILE = DATA_DIR / "weather.toml"
-_POWER_SECTIONS = ("switchgear", "transformers", "ups", "busways")
+POWER_SECTIONS = ("switchgear", "transformers", "ups", "busways")  # a site file's power element lists, top down
 # allowed parent kind for each element kind (index into POWER_KINDS); None = may be a root
 _PARENT_KINDS = {0: (None, 0), 1: (0,), 2: (1,), 3: (2, 1)}
 
@@ -116,7 +116,7 @@ class _Builder:
     # ------------------------------------------------------------------ power
     def power(self) -> tuple[list[tuple[int, PowerElementSpec]], dict[str, int], IntArray]:
         elements: list[tuple[int, PowerElementSpec]] = []
-        for kind, section in enumerate(_POWER_SECTIONS):
+        for kind, section in enumerate(POWER_SECTIONS):
             elements += [(kind, e) for e in getattr(self.spec.power, section)]
         index = self._unique([e.name for _, e in elements], "power element", self.file)
         depth = np.full(len(elements), -1)
