@@ -21,6 +21,7 @@ import hashlib
 import logging
 import math
 import multiprocessing
+import multiprocessing.connection
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -254,8 +255,11 @@ class Worker:
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
+        # wait on each process's sentinel, not join(): the pool's own thread joins (reaps) them too, and of
+        # two threads in waitpid on one child the loser reads "no such child" and sees no exit code
+        deadline = time.monotonic() + CLOSE_JOIN_S
         for process in processes:
-            process.join(CLOSE_JOIN_S)
+            multiprocessing.connection.wait([process.sentinel], max(0.0, deadline - time.monotonic()))
 
     def _answer(self, run: Run, state, base_policy: Policy) -> None:
         q = run.question

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import multiprocessing.connection as mp_connection
 import threading
 import time
 
@@ -143,7 +144,8 @@ def test_closing_now_drops_the_side_under_way_and_ends_its_process(demo_state):
     assert fut.running()
     processes = list(w._pool._processes.values())
     w.close(now=True)
-    assert processes and all(p.exitcode is not None for p in processes)
+    # a process's sentinel reads ready once it has exited (its exit code belongs to whichever thread reaps it)
+    assert processes and all(mp_connection.wait([p.sentinel], 0) for p in processes)
     # the pool's own thread fails the side once it sees its process gone: wait for that, not for the side
     done, _ = cf.wait([fut], timeout=WAIT_S)
     assert done and (fut.cancelled() or fut.exception() is not None)
