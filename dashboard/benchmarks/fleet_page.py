@@ -18,7 +18,6 @@ import json
 import logging
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 import plotly
 
 from dashboard.benchmarks.fleet import RENDER_BUDGET_MS, busy_fleet
-from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM, served_in_thread
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)
@@ -87,8 +86,6 @@ def dashboard_fleet_page_benchmark() -> dict:
     """Navigation to the fleet section drawn on ``/jobs`` with ~10,000 jobs, against the server's layout time."""
     import importlib
 
-    from werkzeug.serving import make_server
-
     from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
 
@@ -106,16 +103,12 @@ def dashboard_fleet_page_benchmark() -> dict:
         hub.ticker.fleet = fleet  # the pages read the ticker's fleet; the hub is not stepped again
         app = app_for_hub(hub, tick_ms=60_000)  # the figures time the page's load, not live updates
         jobs_page = importlib.import_module("dashboard.pages.jobs")
-        server = make_server("127.0.0.1", 0, app.server, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         try:
-            with app.server.test_request_context("/jobs"):
-                server_ms = [_layout_ms(jobs_page, hub) for _ in range(2)]
-            drawn = browser_figures(f"http://127.0.0.1:{server.server_port}")
+            with served_in_thread(app) as base:
+                with app.server.test_request_context("/jobs"):
+                    server_ms = [_layout_ms(jobs_page, hub) for _ in range(2)]
+                drawn = browser_figures(base)
         finally:
-            server.shutdown()
-            thread.join(timeout=5)
             hub.db.dispose()
     frame = fleet.frame()
     out: dict[str, Any] = {

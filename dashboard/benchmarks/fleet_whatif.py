@@ -19,13 +19,12 @@ from __future__ import annotations
 import logging
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM, served_in_thread
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)
@@ -122,8 +121,6 @@ def browser_figures(base: str, state) -> dict:
 @benchmark("dashboard_fleet_whatif")
 def dashboard_fleet_whatif_benchmark() -> dict:
     """Click on Run to a 7-day fleet what-if answer drawn on colossus, against the worker's own time."""
-    from werkzeug.serving import make_server
-
     from dashboard.app import app_for_hub
     from dashboard.whatif.fleet_runs import WORKER
     from ingest.live.runtime import build_hub
@@ -137,15 +134,11 @@ def dashboard_fleet_whatif_benchmark() -> dict:
         hub = build_hub(SITE, f"sqlite:///{Path(tmp) / 'fleet-whatif.db'}", record=False, start=start)
         hub.step(datetime.now(UTC))
         app = app_for_hub(hub, tick_ms=60_000)  # the figures time the what-if, not live updates
-        server = make_server("127.0.0.1", 0, app.server, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         try:
-            results: dict[str, Any] = {"site": SITE, "gpus": hub.state.n_gpus, "horizon_days": DAYS}
-            results.update(browser_figures(f"http://127.0.0.1:{server.server_port}", hub.state))
+            with served_in_thread(app) as base:
+                results: dict[str, Any] = {"site": SITE, "gpus": hub.state.n_gpus, "horizon_days": DAYS}
+                results.update(browser_figures(base, hub.state))
         finally:
-            server.shutdown()
-            thread.join(timeout=5)
             WORKER.close(now=True)
             hub.db.dispose()
     results["answer_budget_ratio"] = round(results["click_to_answer_drawn_median_ms"] / ANSWER_BUDGET_MS, 3)

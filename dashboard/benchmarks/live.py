@@ -22,6 +22,8 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import plotly
@@ -42,6 +44,21 @@ CHROME_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@contextmanager
+def served_in_thread(app) -> Iterator[str]:
+    """Serve a Dash app from a thread of this process on 127.0.0.1 (a free port); yields its base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app.server, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
 
 
 def payload_bytes(output) -> int:
@@ -119,15 +136,10 @@ def full_trend_overview_bytes(hub) -> int:
 def browser_figures(app, state) -> dict:
     """First full render of / and /floor and a rack drill-down, in headless Chromium (medians, ms)."""
     from playwright.sync_api import sync_playwright
-    from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = make_server("127.0.0.1", 0, app.server, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_port}"
     results: dict[str, float] = {}
-    try:
+    with served_in_thread(app) as base:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS)
             for viewport in ((1366, 768), (1920, 1080)):
@@ -136,13 +148,13 @@ def browser_figures(app, state) -> dict:
                     (
                         "/",
                         "overview",
-                        "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 12"
+                        "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 12"
                         " && document.querySelectorAll('#overview-hot-racks tbody tr').length > 0",
                     ),
                     (
                         "/floor",
                         "floor",
-                        "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image')"
+                        "() => document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image')"
                         f".length >= {len(state.hall_name)}",
                     ),
                 ):
@@ -163,14 +175,14 @@ def browser_figures(app, state) -> dict:
             rack = state.rack_name[state.n_racks // 2]
             page.goto(base + "/floor")
             page.wait_for_function(
-                "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
+                "() => document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
             )
             drilldown_ms = []
             for attempt in range(BROWSER_RUNS):
                 target = state.rack_name[attempt] if attempt else rack
                 page.goto(base + "/floor")
                 page.wait_for_function(
-                    "document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
+                    "() => document.querySelectorAll('#floor-halls .hm image, #floor-halls .heatmaplayer image').length > 0"
                 )
                 start = time.perf_counter()
                 # what a click does: set the selected rack; the drill-down callbacks then run
@@ -190,9 +202,6 @@ def browser_figures(app, state) -> dict:
             results["drilldown_click_to_render_ms"] = round(statistics.median(drilldown_ms), 1)
             context.close()
             browser.close()
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
     return results
 
 

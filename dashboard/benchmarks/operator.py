@@ -26,12 +26,11 @@ from __future__ import annotations
 import logging
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from dashboard.benchmarks.live import BROWSER_RUNS, CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import BROWSER_RUNS, CHROME_FLAGS, CHROMIUM, served_in_thread
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)
@@ -119,8 +118,6 @@ def browser_figures(base: str, cdu: str, group: str) -> dict:
 @benchmark("dashboard_operator")
 def dashboard_operator_benchmark() -> dict:
     """Overview first render and alert → CDU page on colossus with a CDU lost (see module docstring)."""
-    from werkzeug.serving import make_server
-
     from dashboard.app import app_for_hub
 
     if not Path(CHROMIUM).exists():
@@ -134,15 +131,11 @@ def dashboard_operator_benchmark() -> dict:
         cdu = load_site(SITE).cdu_name[cdu_id]
         hub = faulted_hub(f"sqlite:///{Path(tmp) / 'operator.db'}", cdu)
         app = app_for_hub(hub, tick_ms=60_000)  # the figures time rendering, not live updates
-        server = make_server("127.0.0.1", 0, app.server, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         try:
-            results = {"site": SITE, "gpus": hub.state.n_gpus, "lost_cdu": cdu}
-            results.update(browser_figures(f"http://127.0.0.1:{server.server_port}", cdu, f"pump:cdu:{cdu_id}"))
+            with served_in_thread(app) as base:
+                results = {"site": SITE, "gpus": hub.state.n_gpus, "lost_cdu": cdu}
+                results.update(browser_figures(base, cdu, f"pump:cdu:{cdu_id}"))
         finally:
-            server.shutdown()
-            thread.join(timeout=5)
             hub.db.dispose()
     overview = [v for k, v in results.items() if k.startswith("overview_banner_tiles_") and k.endswith("_cold_ms")]
     results["overview_budget_ratio"] = round(max(overview) / OVERVIEW_BUDGET_MS, 2)
@@ -271,8 +264,6 @@ def whatif_server_cpu_ms(app, hub) -> dict:
 @benchmark("dashboard_whatif")
 def dashboard_whatif_benchmark() -> dict:
     """Click on an edit's button to the projection, diff and floor rendered on colossus, against a page switch."""
-    from werkzeug.serving import make_server
-
     from dashboard.app import app_for_hub
     from dashboard.whatif.store import scenario_store
     from ingest.live.runtime import build_hub
@@ -287,16 +278,12 @@ def dashboard_whatif_benchmark() -> dict:
         hub.step(datetime.now(UTC))
         app = app_for_hub(hub, tick_ms=60_000)
         scenario_store(hub.view, hub.db, app.server.config).create("bench")
-        server = make_server("127.0.0.1", 0, app.server, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         try:
-            results = {"site": SITE, "gpus": hub.state.n_gpus}
-            results.update(whatif_server_cpu_ms(app, hub))
-            results.update(whatif_figures(f"http://127.0.0.1:{server.server_port}"))
+            with served_in_thread(app) as base:
+                results = {"site": SITE, "gpus": hub.state.n_gpus}
+                results.update(whatif_server_cpu_ms(app, hub))
+                results.update(whatif_figures(base))
         finally:
-            server.shutdown()
-            thread.join(timeout=5)
             hub.db.dispose()
     worst = max(results["whatif_fail_transformer_ms"], results["whatif_convert_row_gb200_ms"])
     results["whatif_budget_ratio"] = round(worst / WHATIF_BUDGET_MS, 2)

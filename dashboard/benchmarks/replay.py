@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import threading
 from datetime import datetime
 from pathlib import Path
 
-from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM
+from dashboard.benchmarks.live import CHROME_FLAGS, CHROMIUM, served_in_thread
 from twin.bench import benchmark
 
 log = logging.getLogger(__name__)
@@ -74,8 +73,6 @@ def follow_figures(base_url: str, speeds: tuple[int, ...] = (20, 100)) -> dict:
 @benchmark("replay_follow")
 def replay_follow_benchmark() -> dict:
     """The browser playing a colossus incident at 20× and 100× (see module docstring)."""
-    from werkzeug.serving import make_server
-
     from dashboard.app import app_for_hub
     from ingest.live.runtime import build_hub
 
@@ -87,15 +84,11 @@ def replay_follow_benchmark() -> dict:
         hub = build_hub("demo", f"sqlite:///{Path(tmp) / 'replay.db'}", record=False)
         hub.step()
         app = app_for_hub(hub, tick_ms=60_000)
-        server = make_server("127.0.0.1", 0, app.server, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         try:
-            results = {"incident": INCIDENT, "play_s": PLAY_S}
-            results.update(follow_figures(f"http://127.0.0.1:{server.server_port}"))
+            with served_in_thread(app) as base:
+                results = {"incident": INCIDENT, "play_s": PLAY_S}
+                results.update(follow_figures(base))
         finally:
-            server.shutdown()
-            thread.join(timeout=5)
             hub.db.dispose()
     results["ratio_shown_vs_chosen_20"] = round(results.get("shown_speed_x_20", 0.0) / 20.0, 3)
     return results
