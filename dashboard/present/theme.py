@@ -73,7 +73,8 @@ def register_template() -> str:
 
 def base_layout(**overrides) -> dict:
     """Layout keywords shared by every dashboard figure; ``overrides`` win."""
-    register_template()
+    if TEMPLATE_NAME not in pio.templates:  # building the template costs ~2 ms: once per process, not per figure
+        register_template()
     layout = dict(template=TEMPLATE_NAME, autosize=True)
     layout.update(overrides)
     return layout
